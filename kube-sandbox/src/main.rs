@@ -1,0 +1,2 @@
+//! `kube-sandbox serve --kubeconfig PATH`: the sandbox as a process.
+fn main() {}

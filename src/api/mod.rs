@@ -1,0 +1,1 @@
+//! api (filled in by its issue).

@@ -1,0 +1,2 @@
+//! `fleet-operator`: the hub / edge companion operator binary.
+fn main() {}

@@ -1,0 +1,2 @@
+//! `kubectl fleet`: the kubectl plugin binary.
+fn main() {}

@@ -1,0 +1,1 @@
+//! cli (filled in by its issue).

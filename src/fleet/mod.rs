@@ -1,0 +1,1 @@
+//! fleet (filled in by its issue).

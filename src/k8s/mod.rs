@@ -1,0 +1,1 @@
+//! k8s (filled in by its issue).

@@ -1,0 +1,1 @@
+//! operator (filled in by its issue).

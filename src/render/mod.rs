@@ -1,0 +1,1 @@
+//! render (filled in by its issue).
