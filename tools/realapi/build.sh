@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# Builds a real Kubernetes API server (apiextensions-apiserver: CRDs and custom
+# resources only) plus etcd from Debian's packaged Go sources, fully offline
+# after the download, into a cache folder outside the work tree.
+#
+#   tools/realapi/build.sh            # cache: ${REALAPI_CACHE:-$HOME/.cache/kubectl-fleet-realapi}
+#
+# Result: $CACHE/bin/fleet-realapi-server and $CACHE/bin/etcd. Every phase
+# leaves a stamp file, so a second run only redoes what changed (the Go build
+# is keyed on a hash of main.go and this script).
+set -euo pipefail
+
+readonly K8S_VERSION="v1.36.4"
+readonly GO_PKG="golang-1.27-go"
+readonly GO_SRC_PKG="golang-1.27-src"
+readonly GOROOT_REL="usr/lib/go-1.27"
+readonly ROOT_PKG="golang-k8s-apiextensions-apiserver-dev"
+readonly SUITES="trixie sid"
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cache="${REALAPI_CACHE:-$HOME/.cache/kubectl-fleet-realapi}"
+apt_dir="$cache/apt"
+debs="$cache/debs"
+root="$cache/root"
+stamps="$cache/stamps"
+bin="$cache/bin"
+
+die() { echo "realapi build: error: $*" >&2; exit 1; }
+log() { echo "realapi build: $*" >&2; }
+
+phase_start=0
+phase() { phase_name="$1"; phase_start=$(date +%s); log "phase $phase_name ..."; }
+phase_done() { log "phase $phase_name took $(( $(date +%s) - phase_start ))s"; }
+
+for tool in apt-get apt-cache dpkg-deb sha256sum awk; do
+  command -v "$tool" >/dev/null || die "'$tool' not found (this script needs a Debian-based machine)"
+done
+
+mkdir -p "$apt_dir/preferences.d" "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$debs" "$root" "$stamps" "$bin"
+
+# The mirror this machine already uses: first http(s) URI of a Debian archive
+# (not -security) in the system's apt sources, deb822 or one-line format.
+find_mirror() {
+  local f uri
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -r "$f" ] || continue
+    uri=$(awk '/^[Uu][Rr][Ii][Ss]:/ { for (i = 2; i <= NF; i++) print $i }' "$f" \
+      | grep -E '^https?://' | grep -Ev 'security' | grep -E '/debian/?$' | head -n1 || true)
+    [ -n "$uri" ] && { echo "${uri%/}"; return 0; }
+  done
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -r "$f" ] || continue
+    uri=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^https?:\/\//) { print $i; break } }' "$f" \
+      | grep -Ev 'security' | grep -E '/debian/?$' | head -n1 || true)
+    [ -n "$uri" ] && { echo "${uri%/}"; return 0; }
+  done
+  return 1
+}
+
+mirror="${REALAPI_DEBIAN_MIRROR:-}"
+if [ -z "$mirror" ]; then
+  mirror="$(find_mirror)" || die "no Debian mirror found in /etc/apt/sources.list*; set REALAPI_DEBIAN_MIRROR"
+fi
+
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+[ -r "$keyring" ] || die "$keyring missing (install debian-archive-keyring)"
+
+: > "$apt_dir/status"
+: > "$apt_dir/preferences"
+{
+  for s in $SUITES; do
+    echo "deb [signed-by=$keyring] $mirror $s main"
+  done
+} > "$apt_dir/sources.list"
+
+apt_opts=(
+  -o "Dir::Etc::sourcelist=$apt_dir/sources.list"
+  -o "Dir::Etc::sourceparts=-"
+  -o "Dir::Etc::preferences=$apt_dir/preferences"
+  -o "Dir::Etc::preferencesparts=$apt_dir/preferences.d"
+  -o "Dir::State=$apt_dir"
+  -o "Dir::State::Lists=$apt_dir/lists"
+  -o "Dir::State::status=$apt_dir/status"
+  -o "Dir::Cache=$apt_dir/cache"
+  -o "APT::Get::List-Cleanup=0"
+  -o "Debug::NoLocking=1"
+  -o "Acquire::Languages=none"
+  -o "APT::Install-Recommends=0"
+  -o "APT::Sandbox::User=root"
+  -o "Acquire::IndexTargets::deb::DEP-11::DefaultEnabled=false"
+  -o "Acquire::IndexTargets::deb::DEP-11-icons::DefaultEnabled=false"
+  -o "Acquire::IndexTargets::deb::DEP-11-icons-small::DefaultEnabled=false"
+  -o "Acquire::IndexTargets::deb::CNF::DefaultEnabled=false"
+)
+
+# Phase 1: package lists (refreshed at most once a day).
+if [ -z "$(find "$stamps/lists" -mmin -1440 2>/dev/null)" ]; then
+  phase lists
+  apt-get "${apt_opts[@]}" -q update >&2 || die "apt-get update against $mirror ($SUITES) failed"
+  touch "$stamps/lists"
+  phase_done
+fi
+
+# Phase 2: resolve the package set. Virtual packages print as <name>; their
+# providers are recursed into as top-level entries, so only real names count.
+phase resolve
+mapfile -t dev_pkgs < <(
+  apt-cache "${apt_opts[@]}" depends --recurse --no-recommends --no-suggests \
+    --no-conflicts --no-breaks --no-replaces --no-enhances "$ROOT_PKG" \
+    | awk '/^[a-z0-9]/ { print $1 } /Depends:/ { print $2 }' \
+    | grep -E '^golang-.*-dev$' | sort -u
+)
+[ "${#dev_pkgs[@]}" -gt 10 ] || die "resolving $ROOT_PKG found only ${#dev_pkgs[@]} packages (apt lists broken?)"
+pkgs=("${dev_pkgs[@]}" "$GO_PKG" "$GO_SRC_PKG" etcd-server)
+printf '%s\n' "${pkgs[@]}" > "$cache/packages.txt"
+log "resolved ${#pkgs[@]} packages (${#dev_pkgs[@]} Go source packages)"
+phase_done
+
+# Phase 3: download the .debs not yet in the cache (apt verifies each hash).
+# File names follow apt-get download's scheme: NAME_VERSION_ARCH.deb with the
+# epoch colon escaped as %3a.
+phase download
+mapfile -t wanted < <(
+  apt-cache "${apt_opts[@]}" show --no-all-versions "${pkgs[@]}" \
+    | awk '/^Package:/ { p = $2 } /^Version:/ { v = $2 } /^Architecture:/ { a = $2 }
+           /^$/ { if (p != "") { gsub(":", "%3a", v); print p "_" v "_" a ".deb" }; p = "" }
+           END { if (p != "") { gsub(":", "%3a", v); print p "_" v "_" a ".deb" } }'
+)
+[ "${#wanted[@]}" -eq "${#pkgs[@]}" ] || die "apt-cache show described ${#wanted[@]} of ${#pkgs[@]} packages"
+missing=()
+for file in "${wanted[@]}"; do
+  [ -s "$debs/$file" ] || missing+=("${file%%_*}")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  log "downloading ${#missing[@]} packages from $mirror"
+  (cd "$debs" && apt-get "${apt_opts[@]}" -q download "${missing[@]}" >&2) \
+    || die "apt-get download failed"
+  for file in "${wanted[@]}"; do
+    [ -s "$debs/$file" ] || die "expected $debs/$file after download"
+  done
+fi
+phase_done
+
+# Phase 4: unpack each .deb into the private root (never into the system).
+phase unpack
+mkdir -p "$stamps/unpacked"
+todo=()
+for file in "${wanted[@]}"; do
+  [ -e "$stamps/unpacked/$file" ] || todo+=("$file")
+done
+if [ "${#todo[@]}" -gt 0 ]; then
+  log "unpacking ${#todo[@]} packages into $root"
+  printf '%s\n' "${todo[@]}" | xargs -P 2 -I{} sh -c \
+    'dpkg-deb -x "$1/$3" "$2" && touch "$4/unpacked/$3"' _ "$debs" "$root" {} "$stamps" \
+    || die "dpkg-deb -x failed"
+fi
+phase_done
+
+goroot="$root/$GOROOT_REL"
+[ -x "$goroot/bin/go" ] || die "go toolchain missing at $goroot/bin/go"
+[ -d "$goroot/src/runtime" ] || die "go standard library sources missing under $goroot/src ($GO_SRC_PKG not unpacked?)"
+etcd_bin="$root/usr/bin/etcd"
+[ -x "$etcd_bin" ] || die "etcd missing at $etcd_bin"
+ln -sf "$etcd_bin" "$bin/etcd"
+
+# Phase 5: build our server main in GOPATH mode, offline.
+phase build
+gopath="$cache/gopath"
+pkg_dir="$gopath/src/kubectl-fleet.dev/realapi"
+mkdir -p "$pkg_dir"
+install -m 0644 "$here/main.go" "$pkg_dir/main.go"
+key=$(cat "$here/main.go" "$here/build.sh" "$cache/packages.txt" | sha256sum | cut -c1-16)
+if [ -x "$bin/fleet-realapi-server" ] && [ -e "$stamps/build-$key" ]; then
+  log "server binary up to date"
+else
+  ver_pkg="k8s.io/component-base/version"
+  major="${K8S_VERSION#v}"; major="${major%%.*}"
+  minor="${K8S_VERSION#v*.}"; minor="${minor%%.*}"
+  ldflags="-s -w -X $ver_pkg.gitVersion=$K8S_VERSION -X $ver_pkg.gitMajor=$major -X $ver_pkg.gitMinor=$minor"
+  ldflags+=" -X $ver_pkg.gitTreeState=clean -X $ver_pkg.buildDate=1970-01-01T00:00:00Z"
+  (
+    cd "$pkg_dir"
+    env GO111MODULE=off GOFLAGS= GOPATH="$gopath:$root/usr/share/gocode" GOROOT="$goroot" \
+      GOTOOLCHAIN=local GOPROXY=off GOSUMDB=off CGO_ENABLED=0 GOCACHE="$cache/gocache" \
+      "$goroot/bin/go" build -trimpath -ldflags "$ldflags" -o "$bin/fleet-realapi-server.tmp" .
+  ) || die "go build of tools/realapi/main.go failed"
+  mv -f "$bin/fleet-realapi-server.tmp" "$bin/fleet-realapi-server"
+  rm -f "$stamps"/build-*
+  touch "$stamps/build-$key"
+fi
+phase_done
+
+log "ready: $bin/fleet-realapi-server ($K8S_VERSION) and $bin/etcd"
