@@ -16,7 +16,7 @@ use k8s_openapi::api::core::v1::{ContainerStatus, Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
 
 pub use crate::api::MAX_SIGNALS;
-use crate::api::{Severity, Signal, SignalType, WorkloadRef};
+use crate::api::{Signal, SignalType, WorkloadRef};
 use crate::fleet::inventory::{InferenceHealth, InferenceServiceState};
 
 /// Default time a signal that is no longer observed stays in the report,
@@ -364,6 +364,7 @@ pub fn collect_signals(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::Severity;
     use serde_json::json;
 
     fn now() -> Timestamp {
