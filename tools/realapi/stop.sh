@@ -3,6 +3,9 @@
 # data dir and the keys:
 #
 #   tools/realapi/stop.sh DIR
+#
+# With REALAPI_STOP_REMOVES_DIR=1 (set by the test harness, which made DIR
+# itself) the logs and DIR go too.
 set -euo pipefail
 
 [ $# -eq 1 ] || { echo "usage: stop.sh DIR" >&2; exit 2; }
@@ -32,3 +35,6 @@ rm -f "$dir/watcher.pid"
 stop "$dir/apiserver.pid"
 stop "$dir/etcd.pid"
 rm -rf "$dir/data" "$dir/pki" "$dir/kubeconfig" "$dir/url"
+if [ "${REALAPI_STOP_REMOVES_DIR:-}" = 1 ]; then
+  rm -rf "$dir"
+fi
