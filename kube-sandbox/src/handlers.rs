@@ -72,6 +72,10 @@ impl Call<'_> {
     }
 
     fn json_body(&self) -> Result<Value, ApiError> {
+        if crate::protobuf::is_protobuf(&content_type(self)) {
+            return crate::protobuf::decode(&self.body)
+                .map_err(|e| ApiError::unsupported_media_type(e.to_string()));
+        }
         serde_json::from_slice(&self.body).map_err(|e| {
             ApiError::bad_request(format!(
                 "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml ({e})"
@@ -518,6 +522,11 @@ struct PreconditionsBody {
 fn delete_options(call: &Call) -> (Preconditions, bool) {
     let opts: DeleteOptions = if call.body.is_empty() {
         DeleteOptions::default()
+    } else if crate::protobuf::is_protobuf(&content_type(call)) {
+        crate::protobuf::decode(&call.body)
+            .ok()
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default()
     } else {
         serde_json::from_slice(&call.body).unwrap_or_default()
     };
