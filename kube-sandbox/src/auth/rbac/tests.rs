@@ -1,0 +1,3 @@
+//! The RBAC decision table: one row per rule form.
+
+use super::*;
