@@ -273,64 +273,28 @@ impl RbacSnapshot {
         &self,
         user: &UserInfo,
         namespace: &str,
-        visit: &mut dyn FnMut(Result<(&dyn Fn() -> String, &PolicyRule), String>) -> bool,
+        visit: &mut dyn FnMut(Visit<'_>) -> bool,
     ) {
-        for crb in &self.cluster_role_bindings {
-            let Some(subject) = applies_to(user, crb, "") else {
-                continue;
-            };
-            match self.role_ref_rules(crb, "") {
-                Err(e) => {
-                    if !visit(Err(e)) {
-                        return;
-                    }
-                }
-                Ok(rules) => {
-                    let describe = || {
-                        format!(
-                            "ClusterRoleBinding \"{}\" of {} \"{}\" to {}",
-                            str_at(crb, &["metadata", "name"]),
-                            str_at(crb, &["roleRef", "kind"]),
-                            str_at(crb, &["roleRef", "name"]),
-                            describe_subject(subject, "")
-                        )
-                    };
-                    for rule in &rules {
-                        if !visit(Ok((&describe, rule))) {
-                            return;
-                        }
-                    }
-                }
-            }
-        }
-        if namespace.is_empty() {
-            return;
-        }
-        for rb in self
+        let cluster = self.cluster_role_bindings.iter().map(|b| (b, ""));
+        let local = self
             .role_bindings
             .iter()
-            .filter(|rb| str_at(rb, &["metadata", "namespace"]) == namespace)
-        {
-            let Some(subject) = applies_to(user, rb, namespace) else {
+            .filter(|rb| {
+                !namespace.is_empty() && str_at(rb, &["metadata", "namespace"]) == namespace
+            })
+            .map(|b| (b, namespace));
+        for (binding, ns) in cluster.chain(local) {
+            let Some(subject) = applies_to(user, binding, ns) else {
                 continue;
             };
-            match self.role_ref_rules(rb, namespace) {
+            match self.role_ref_rules(binding, ns) {
                 Err(e) => {
                     if !visit(Err(e)) {
                         return;
                     }
                 }
                 Ok(rules) => {
-                    let describe = || {
-                        format!(
-                            "RoleBinding \"{}/{}\" of {} \"{}\" to {}",
-                            str_at(rb, &["metadata", "name"]),
-                            namespace,
-                            str_at(rb, &["roleRef", "kind"]),
-                            str_at(rb, &["roleRef", "name"]),
-                            describe_subject(subject, namespace)
-                        )
-                    };
+                    let describe = || describe_binding(binding, subject, ns);
                     for rule in &rules {
                         if !visit(Ok((&describe, rule))) {
                             return;
@@ -340,6 +304,28 @@ impl RbacSnapshot {
             }
         }
     }
+}
+
+/// One rule met while visiting (with a lazy description of its binding,
+/// built only for the reason of an allow), or the error resolving a binding.
+type Visit<'a> = Result<(&'a dyn Fn() -> String, &'a PolicyRule), String>;
+
+/// The binding as the real authorizer's describers print it:
+/// `ClusterRoleBinding "b" of ClusterRole "r" to User "u"`,
+/// `RoleBinding "b/ns" of Role "r" to ServiceAccount "sa/ns"`.
+fn describe_binding(binding: &Value, subject: &Value, namespace: &str) -> String {
+    let name = str_at(binding, &["metadata", "name"]);
+    let what = if namespace.is_empty() {
+        format!("ClusterRoleBinding \"{name}\"")
+    } else {
+        format!("RoleBinding \"{name}/{namespace}\"")
+    };
+    format!(
+        "{what} of {} \"{}\" to {}",
+        str_at(binding, &["roleRef", "kind"]),
+        str_at(binding, &["roleRef", "name"]),
+        describe_subject(subject, namespace)
+    )
 }
 
 /// The first subject of `binding` naming `user` (`appliesTo`).
