@@ -219,6 +219,43 @@ pub fn self_subject_rules_review(rbac: &RbacSnapshot, user: &UserInfo, review: &
     )
 }
 
+/// `SelfSubjectReview` (`authentication.k8s.io/v1`, `kubectl auth whoami`):
+/// `status.userInfo` of the calling user (after impersonation).
+pub fn self_subject_review(user: &UserInfo, review: &Value) -> Value {
+    let bare = json!({"apiVersion": review.get("apiVersion").cloned().unwrap_or(Value::Null),
+                      "metadata": review.get("metadata").cloned().unwrap_or(Value::Null)});
+    let mut out = response(
+        &bare,
+        "SelfSubjectReview",
+        AUTHENTICATION_V1,
+        Value::Null,
+        json!({"userInfo": user_info_json(user)}),
+    );
+    // SelfSubjectReview has no spec.
+    if let Some(o) = out.as_object_mut() {
+        o.remove("spec");
+    }
+    out
+}
+
+/// `authentication.k8s.io/v1` `UserInfo`, every field omitempty.
+fn user_info_json(u: &UserInfo) -> Value {
+    let mut user = Map::new();
+    if !u.username.is_empty() {
+        user.insert("username".into(), json!(u.username));
+    }
+    if !u.uid.is_empty() {
+        user.insert("uid".into(), json!(u.uid));
+    }
+    if !u.groups.is_empty() {
+        user.insert("groups".into(), json!(u.groups));
+    }
+    if !u.extra.is_empty() {
+        user.insert("extra".into(), json!(u.extra));
+    }
+    Value::Object(user)
+}
+
 /// `TokenReview`: `authenticated` with the user, or an error string.
 /// Audiences in the answer are the review's `spec.audiences` (or the API
 /// server's own); use [`review_token`] to also check them against the token.
@@ -239,18 +276,7 @@ pub fn token_review_with_audiences(
     let spec = spec_of(review);
     let status = match result {
         Ok((u, audiences)) => {
-            let mut user = Map::new();
-            user.insert("username".into(), json!(u.username));
-            if !u.uid.is_empty() {
-                user.insert("uid".into(), json!(u.uid));
-            }
-            if !u.groups.is_empty() {
-                user.insert("groups".into(), json!(u.groups));
-            }
-            if !u.extra.is_empty() {
-                user.insert("extra".into(), json!(u.extra));
-            }
-            json!({"authenticated": true, "user": user, "audiences": audiences})
+            json!({"authenticated": true, "user": user_info_json(&u), "audiences": audiences})
         }
         // `authenticated: false` is omitted and `user` is an empty struct,
         // as the real server serializes them.

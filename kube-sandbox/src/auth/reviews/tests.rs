@@ -317,3 +317,23 @@ fn token_review_for_a_caller_authenticated_user() {
     let failed = token_review(&token_review_request("t", &[]), Err(String::new()));
     assert_eq!(failed["status"], json!({"user": {}}));
 }
+
+#[test]
+fn self_subject_review_reports_the_caller() {
+    let out = self_subject_review(
+        &site_user(),
+        &json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview", "metadata": {}}),
+    );
+    assert_eq!(
+        out,
+        json!({
+            "kind": "SelfSubjectReview",
+            "apiVersion": "authentication.k8s.io/v1",
+            "metadata": {"creationTimestamp": null},
+            "status": {"userInfo": {
+                "username": "system:serviceaccount:fleet-system:fleet-edge-site-a",
+                "uid": "u-1",
+                "groups": ["system:serviceaccounts", "system:serviceaccounts:fleet-system", "system:authenticated"]}},
+        })
+    );
+}
