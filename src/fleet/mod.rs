@@ -5,9 +5,11 @@
 
 pub mod age;
 pub mod correlation;
+pub mod hub_status;
 pub mod inventory;
 pub mod phase;
 pub mod policy;
 pub mod rbac;
 pub mod signals;
+pub mod status_patch;
 pub mod summary;
