@@ -22,7 +22,11 @@ const MERGE: &str = "application/merge-patch+json";
 async fn real_with_crds() -> Option<Server> {
     let server = Server::real()?;
     let docs = support::load_yaml_docs(CRDS_FILE);
-    assert_eq!(docs.len(), 2, "{CRDS_FILE} holds the FederatedCluster and FederationStatus CRDs");
+    assert_eq!(
+        docs.len(),
+        2,
+        "{CRDS_FILE} holds the FederatedCluster and FederationStatus CRDs"
+    );
     for crd in &docs {
         server.install_crd(crd).await;
     }
@@ -48,7 +52,11 @@ async fn create_fc(server: &Server, name: &str, spec: Value) -> Reply {
 }
 
 fn assert_invalid(r: &Reply, fragments: &[&str]) {
-    assert_eq!(r.status, 422, "expected 422 Invalid, got {}: {}", r.status, r.text);
+    assert_eq!(
+        r.status, 422,
+        "expected 422 Invalid, got {}: {}",
+        r.status, r.text
+    );
     assert_eq!(r.json["reason"], "Invalid", "{}", r.text);
     assert_eq!(r.json["kind"], "Status", "{}", r.text);
     let message = r.json["message"].as_str().unwrap_or_default();
@@ -59,36 +67,78 @@ fn assert_invalid(r: &Reply, fragments: &[&str]) {
 
 #[tokio::test]
 async fn generated_crds_are_accepted_structural_and_established() {
-    let Some(server) = real_with_crds().await else { return };
+    let Some(server) = real_with_crds().await else {
+        return;
+    };
     for doc in support::load_yaml_docs(CRDS_FILE) {
         let name = doc["metadata"]["name"].as_str().unwrap();
         let got = server
-            .raw("GET", &format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"), None, None)
+            .raw(
+                "GET",
+                &format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"),
+                None,
+                None,
+            )
             .await;
         assert_eq!(got.status, 200, "{}", got.text);
-        let conditions = got.json["status"]["conditions"].as_array().cloned().unwrap_or_default();
-        let cond = |t: &str| conditions.iter().find(|c| c["type"] == t).map(|c| c["status"].clone());
-        assert_eq!(cond("Established"), Some(json!("True")), "{name}: {conditions:?}");
-        assert_eq!(cond("NamesAccepted"), Some(json!("True")), "{name}: {conditions:?}");
+        let conditions = got.json["status"]["conditions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let cond = |t: &str| {
+            conditions
+                .iter()
+                .find(|c| c["type"] == t)
+                .map(|c| c["status"].clone())
+        };
+        assert_eq!(
+            cond("Established"),
+            Some(json!("True")),
+            "{name}: {conditions:?}"
+        );
+        assert_eq!(
+            cond("NamesAccepted"),
+            Some(json!("True")),
+            "{name}: {conditions:?}"
+        );
         // A non-structural schema would be accepted but flagged; ours must not be.
         assert_eq!(cond("NonStructuralSchema"), None, "{name}: {conditions:?}");
-        assert_eq!(got.json["status"]["acceptedNames"]["kind"], doc["spec"]["names"]["kind"]);
+        assert_eq!(
+            got.json["status"]["acceptedNames"]["kind"],
+            doc["spec"]["names"]["kind"]
+        );
     }
     // Discovery lists both kinds with their short names and category.
-    let disc = server.raw("GET", "/apis/federation.kubectl-fleet.dev/v1alpha1", None, None).await;
+    let disc = server
+        .raw(
+            "GET",
+            "/apis/federation.kubectl-fleet.dev/v1alpha1",
+            None,
+            None,
+        )
+        .await;
     assert_eq!(disc.status, 200, "{}", disc.text);
     let resources = disc.json["resources"].as_array().unwrap();
-    let fc_res = resources.iter().find(|r| r["name"] == "federatedclusters").expect("federatedclusters listed");
+    let fc_res = resources
+        .iter()
+        .find(|r| r["name"] == "federatedclusters")
+        .expect("federatedclusters listed");
     assert_eq!(fc_res["shortNames"], json!(["fc", "fcluster"]));
     assert_eq!(fc_res["categories"], json!(["fleet"]));
     assert_eq!(fc_res["namespaced"], false);
-    assert!(resources.iter().any(|r| r["name"] == "federatedclusters/status"));
+    assert!(
+        resources
+            .iter()
+            .any(|r| r["name"] == "federatedclusters/status")
+    );
     assert!(resources.iter().any(|r| r["name"] == "federationstatuses"));
 }
 
 #[tokio::test]
 async fn federated_cluster_defaults_are_applied_by_the_server() {
-    let Some(server) = real_with_crds().await else { return };
+    let Some(server) = real_with_crds().await else {
+        return;
+    };
     let name = site("defaults");
     let r = create_fc(&server, &name, json!({})).await;
     assert_eq!(r.status, 201, "{}", r.text);
@@ -115,19 +165,58 @@ async fn federated_cluster_defaults_are_applied_by_the_server() {
     assert_eq!(r.json["spec"]["tier"], "critical");
     assert_eq!(r.json["spec"]["environment"], "staging");
     assert_eq!(r.json["spec"]["heartbeatIntervalSeconds"], 10);
-    assert_eq!(r.json["spec"]["capabilities"], json!(["remediation", "chaos-engineering"]));
+    assert_eq!(
+        r.json["spec"]["capabilities"],
+        json!(["remediation", "chaos-engineering"])
+    );
 }
 
 #[tokio::test]
 async fn enums_and_ranges_are_rejected_with_422() {
-    let Some(server) = real_with_crds().await else { return };
+    let Some(server) = real_with_crds().await else {
+        return;
+    };
     let cases: [(&str, Value, &[&str]); 6] = [
-        ("tier", json!({"tier": "gold"}), &["spec.tier", "Unsupported value: \"gold\"", "\"critical\", \"standard\", \"non-critical\""]),
-        ("env", json!({"environment": "prod"}), &["spec.environment", "Unsupported value: \"prod\""]),
-        ("hb-low", json!({"heartbeatIntervalSeconds": 5}), &["spec.heartbeatIntervalSeconds", "should be greater than or equal to 10"]),
-        ("hb-high", json!({"heartbeatIntervalSeconds": 4000}), &["spec.heartbeatIntervalSeconds", "should be less than or equal to 3600"]),
-        ("mode", json!({"mode": "Both"}), &["spec.mode", "Unsupported value: \"Both\""]),
-        ("cap", json!({"capabilities": ["monitoring", "scaling"]}), &["spec.capabilities[1]", "Unsupported value: \"scaling\""]),
+        (
+            "tier",
+            json!({"tier": "gold"}),
+            &[
+                "spec.tier",
+                "Unsupported value: \"gold\"",
+                "\"critical\", \"standard\", \"non-critical\"",
+            ],
+        ),
+        (
+            "env",
+            json!({"environment": "prod"}),
+            &["spec.environment", "Unsupported value: \"prod\""],
+        ),
+        (
+            "hb-low",
+            json!({"heartbeatIntervalSeconds": 5}),
+            &[
+                "spec.heartbeatIntervalSeconds",
+                "should be greater than or equal to 10",
+            ],
+        ),
+        (
+            "hb-high",
+            json!({"heartbeatIntervalSeconds": 4000}),
+            &[
+                "spec.heartbeatIntervalSeconds",
+                "should be less than or equal to 3600",
+            ],
+        ),
+        (
+            "mode",
+            json!({"mode": "Both"}),
+            &["spec.mode", "Unsupported value: \"Both\""],
+        ),
+        (
+            "cap",
+            json!({"capabilities": ["monitoring", "scaling"]}),
+            &["spec.capabilities[1]", "Unsupported value: \"scaling\""],
+        ),
     ];
     for (label, spec, fragments) in cases {
         let name = site(&format!("bad-{label}"));
@@ -136,22 +225,41 @@ async fn enums_and_ranges_are_rejected_with_422() {
         assert_eq!(r.json["details"]["name"], name.as_str());
         assert_eq!(r.json["details"]["kind"], "FederatedCluster");
         // Nothing was stored.
-        assert_eq!(server.raw("GET", &format!("{FC}/{name}"), None, None).await.status, 404);
+        assert_eq!(
+            server
+                .raw("GET", &format!("{FC}/{name}"), None, None)
+                .await
+                .status,
+            404
+        );
     }
     // The range bounds themselves are valid.
     for (label, hb) in [("hb-min", 10), ("hb-max", 3600)] {
-        let r = create_fc(&server, &site(label), json!({"heartbeatIntervalSeconds": hb})).await;
+        let r = create_fc(
+            &server,
+            &site(label),
+            json!({"heartbeatIntervalSeconds": hb}),
+        )
+        .await;
         assert_eq!(r.status, 201, "{label}: {}", r.text);
     }
 }
 
 #[tokio::test]
 async fn pull_push_cel_rule_is_enforced() {
-    let Some(server) = real_with_crds().await else { return };
-    const RULE_MSG: &str = "kubeconfigSecretRef is required when mode is Pull and must not be set when mode is Push";
+    let Some(server) = real_with_crds().await else {
+        return;
+    };
+    const RULE_MSG: &str =
+        "kubeconfigSecretRef is required when mode is Pull and must not be set when mode is Push";
     let secret_ref = json!({"namespace": "fleet-system", "name": "fleet-pull-x"});
 
-    let r = create_fc(&server, &site("pull-ok"), json!({"mode": "Pull", "kubeconfigSecretRef": secret_ref})).await;
+    let r = create_fc(
+        &server,
+        &site("pull-ok"),
+        json!({"mode": "Pull", "kubeconfigSecretRef": secret_ref}),
+    )
+    .await;
     assert_eq!(r.status, 201, "{}", r.text);
     // The nested default applies too.
     assert_eq!(r.json["spec"]["kubeconfigSecretRef"]["key"], "kubeconfig");
@@ -159,11 +267,21 @@ async fn pull_push_cel_rule_is_enforced() {
     let r = create_fc(&server, &site("pull-noref"), json!({"mode": "Pull"})).await;
     assert_invalid(&r, &["spec: Invalid value", RULE_MSG]);
 
-    let r = create_fc(&server, &site("push-ref"), json!({"mode": "Push", "kubeconfigSecretRef": secret_ref})).await;
+    let r = create_fc(
+        &server,
+        &site("push-ref"),
+        json!({"mode": "Push", "kubeconfigSecretRef": secret_ref}),
+    )
+    .await;
     assert_invalid(&r, &[RULE_MSG]);
 
     // Defaulted mode is Push, so a ref without a mode is rejected as well.
-    let r = create_fc(&server, &site("default-ref"), json!({"kubeconfigSecretRef": secret_ref})).await;
+    let r = create_fc(
+        &server,
+        &site("default-ref"),
+        json!({"kubeconfigSecretRef": secret_ref}),
+    )
+    .await;
     assert_invalid(&r, &[RULE_MSG]);
 
     // The rule also guards updates: switching an existing Push site to Pull
@@ -171,18 +289,30 @@ async fn pull_push_cel_rule_is_enforced() {
     let name = site("push-to-pull");
     assert_eq!(create_fc(&server, &name, json!({})).await.status, 201);
     let r = server
-        .raw("PATCH", &format!("{FC}/{name}"), Some(MERGE), Some(&json!({"spec": {"mode": "Pull"}})))
+        .raw(
+            "PATCH",
+            &format!("{FC}/{name}"),
+            Some(MERGE),
+            Some(&json!({"spec": {"mode": "Pull"}})),
+        )
         .await;
     assert_invalid(&r, &[RULE_MSG]);
 
     // The secret ref requires name and namespace.
-    let r = create_fc(&server, &site("pull-partial"), json!({"mode": "Pull", "kubeconfigSecretRef": {"name": "x"}})).await;
+    let r = create_fc(
+        &server,
+        &site("pull-partial"),
+        json!({"mode": "Pull", "kubeconfigSecretRef": {"name": "x"}}),
+    )
+    .await;
     assert_invalid(&r, &["spec.kubeconfigSecretRef.namespace: Required value"]);
 }
 
 #[tokio::test]
 async fn names_must_be_dns_labels_and_the_fleet_status_is_a_singleton() {
-    let Some(server) = real_with_crds().await else { return };
+    let Some(server) = real_with_crds().await else {
+        return;
+    };
     // A DNS subdomain with a dot is a valid object name for the API server but
     // not a DNS-1123 label: the CRD's own rule rejects it.
     let r = create_fc(&server, &format!("a.{}", run_suffix()), json!({})).await;
@@ -195,7 +325,9 @@ async fn names_must_be_dns_labels_and_the_fleet_status_is_a_singleton() {
         json!({"apiVersion": "federation.kubectl-fleet.dev/v1alpha1", "kind": "FederationStatus",
                "metadata": {"name": name}})
     };
-    let r = server.raw("POST", FS, None, Some(&fs(&site("notfleet")))).await;
+    let r = server
+        .raw("POST", FS, None, Some(&fs(&site("notfleet"))))
+        .await;
     assert_invalid(&r, &["the FederationStatus singleton must be named fleet"]);
     let r = server.raw("POST", FS, None, Some(&fs("fleet"))).await;
     // 409 when a previous run on a long-lived server already made it.
@@ -204,13 +336,27 @@ async fn names_must_be_dns_labels_and_the_fleet_status_is_a_singleton() {
 
 #[tokio::test]
 async fn fleet_status_counters_default_to_zero_on_the_status_subresource() {
-    let Some(server) = real_with_crds().await else { return };
-    let got = server.raw("POST", FS, None, Some(&json!({
+    let Some(server) = real_with_crds().await else {
+        return;
+    };
+    let got = server
+        .raw(
+            "POST",
+            FS,
+            None,
+            Some(&json!({
         "apiVersion": "federation.kubectl-fleet.dev/v1alpha1", "kind": "FederationStatus",
-        "metadata": {"name": "fleet"}}))).await;
+        "metadata": {"name": "fleet"}})),
+        )
+        .await;
     assert!(got.status == 201 || got.status == 409, "{}", got.text);
     let r = server
-        .raw("PATCH", &format!("{FS}/fleet/status"), Some(MERGE), Some(&json!({"status": {"totalClusters": 4}})))
+        .raw(
+            "PATCH",
+            &format!("{FS}/fleet/status"),
+            Some(MERGE),
+            Some(&json!({"status": {"totalClusters": 4}})),
+        )
         .await;
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.json["status"]["totalClusters"], 4);
@@ -244,7 +390,9 @@ fn edge_patch(heartbeat: &str) -> Value {
 
 #[tokio::test]
 async fn edge_merge_patch_never_removes_hub_owned_status() {
-    let Some(server) = real_with_crds().await else { return };
+    let Some(server) = real_with_crds().await else {
+        return;
+    };
     let name = site("two-writer");
     let created = create_fc(&server, &name, json!({})).await;
     assert_eq!(created.status, 201, "{}", created.text);
@@ -252,19 +400,35 @@ async fn edge_merge_patch_never_removes_hub_owned_status() {
     // Hub: sets phase + conditions with a resourceVersion-guarded PUT /status.
     let mut obj = created.json.clone();
     obj["status"] = hub_status("Connected");
-    let hub = server.raw("PUT", &format!("{FC}/{name}/status"), None, Some(&obj)).await;
+    let hub = server
+        .raw("PUT", &format!("{FC}/{name}/status"), None, Some(&obj))
+        .await;
     assert_eq!(hub.status, 200, "{}", hub.text);
 
     // Edge: two heartbeats, each a merge patch of edge-owned keys.
     for hb in ["2026-01-01T00:00:30Z", "2026-01-01T00:01:00Z"] {
         let r = server
-            .raw("PATCH", &format!("{FC}/{name}/status"), Some(MERGE), Some(&edge_patch(hb)))
+            .raw(
+                "PATCH",
+                &format!("{FC}/{name}/status"),
+                Some(MERGE),
+                Some(&edge_patch(hb)),
+            )
             .await;
         assert_eq!(r.status, 200, "{}", r.text);
         assert_eq!(r.json["status"]["lastHeartbeatTime"], hb);
-        assert_eq!(r.json["status"]["phase"], "Connected", "edge patch dropped the hub's phase");
-        assert_eq!(r.json["status"]["conditions"], hub.json["status"]["conditions"]);
-        assert_eq!(r.json["status"]["phaseTransitionTime"], "2026-01-01T00:00:00Z");
+        assert_eq!(
+            r.json["status"]["phase"], "Connected",
+            "edge patch dropped the hub's phase"
+        );
+        assert_eq!(
+            r.json["status"]["conditions"],
+            hub.json["status"]["conditions"]
+        );
+        assert_eq!(
+            r.json["status"]["phaseTransitionTime"],
+            "2026-01-01T00:00:00Z"
+        );
         assert_eq!(r.json["status"]["capacity"]["gpusTotal"], 8);
         // Defaults inside the edge's nested object are applied by the server.
         assert_eq!(r.json["status"]["capacity"]["gpusAllocatable"], 0);
@@ -303,24 +467,36 @@ async fn edge_merge_patch_never_removes_hub_owned_status() {
 
 #[tokio::test]
 async fn hub_status_update_with_stale_resource_version_gets_409() {
-    let Some(server) = real_with_crds().await else { return };
+    let Some(server) = real_with_crds().await else {
+        return;
+    };
     let name = site("conflict");
     let created = create_fc(&server, &name, json!({})).await;
     assert_eq!(created.status, 201, "{}", created.text);
 
     // The hub read the object (this resourceVersion) ...
     let read = server.raw("GET", &format!("{FC}/{name}"), None, None).await;
-    let seen_rv = read.json["metadata"]["resourceVersion"].as_str().unwrap().to_string();
+    let seen_rv = read.json["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
     // ... an edge heartbeat lands in between ...
     let edge = server
-        .raw("PATCH", &format!("{FC}/{name}/status"), Some(MERGE), Some(&edge_patch("2026-01-01T00:00:30Z")))
+        .raw(
+            "PATCH",
+            &format!("{FC}/{name}/status"),
+            Some(MERGE),
+            Some(&edge_patch("2026-01-01T00:00:30Z")),
+        )
         .await;
     assert_eq!(edge.status, 200, "{}", edge.text);
     assert_ne!(edge.json["metadata"]["resourceVersion"], seen_rv.as_str());
     // ... so the hub's guarded transition write is refused, not a silent revert.
     let mut stale = read.json.clone();
     stale["status"] = hub_status("Stale");
-    let r = server.raw("PUT", &format!("{FC}/{name}/status"), None, Some(&stale)).await;
+    let r = server
+        .raw("PUT", &format!("{FC}/{name}/status"), None, Some(&stale))
+        .await;
     assert_eq!(r.status, 409, "{}", r.text);
     assert_eq!(r.json["reason"], "Conflict");
     assert_eq!(
@@ -335,7 +511,10 @@ async fn hub_status_update_with_stale_resource_version_gets_409() {
     assert_eq!(r.json["details"]["kind"], "federatedclusters");
     // The edge's write survived.
     let now = server.raw("GET", &format!("{FC}/{name}"), None, None).await;
-    assert_eq!(now.json["status"]["lastHeartbeatTime"], "2026-01-01T00:00:30Z");
+    assert_eq!(
+        now.json["status"]["lastHeartbeatTime"],
+        "2026-01-01T00:00:30Z"
+    );
     assert_eq!(now.json["status"]["phase"], Value::Null);
 
     // Re-read and retry: the hub's write now lands and keeps the edge fields.
@@ -345,7 +524,9 @@ async fn hub_status_update_with_stale_resource_version_gets_409() {
         status[k] = v.clone();
     }
     fresh["status"] = status;
-    let r = server.raw("PUT", &format!("{FC}/{name}/status"), None, Some(&fresh)).await;
+    let r = server
+        .raw("PUT", &format!("{FC}/{name}/status"), None, Some(&fresh))
+        .await;
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.json["status"]["phase"], "Stale");
     assert_eq!(r.json["status"]["nodeCount"], 3);

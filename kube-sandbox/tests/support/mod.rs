@@ -93,8 +93,12 @@ fn bin_dir() -> PathBuf {
 /// Starts (or finds) the real server; `Err` carries a message for the user.
 fn start_real() -> Result<RealServer, String> {
     if let Some(path) = std::env::var_os("REALAPI_KUBECONFIG") {
-        let kubeconfig = std::fs::read_to_string(&path)
-            .map_err(|e| format!("reading REALAPI_KUBECONFIG {}: {e}", PathBuf::from(&path).display()))?;
+        let kubeconfig = std::fs::read_to_string(&path).map_err(|e| {
+            format!(
+                "reading REALAPI_KUBECONFIG {}: {e}",
+                PathBuf::from(&path).display()
+            )
+        })?;
         let url = server_url(&kubeconfig);
         return Ok(RealServer { kubeconfig, url });
     }
@@ -184,8 +188,15 @@ impl Server {
 
     /// One raw request. `body` is sent as JSON text with `content_type`
     /// (default `application/json`).
-    pub async fn raw(&self, method: &str, path: &str, content_type: Option<&str>, body: Option<&Value>) -> Reply {
-        self.raw_accept(method, path, content_type, "application/json", body).await
+    pub async fn raw(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: Option<&str>,
+        body: Option<&Value>,
+    ) -> Reply {
+        self.raw_accept(method, path, content_type, "application/json", body)
+            .await
     }
 
     /// Like [`Server::raw`] with an explicit `Accept` header (Table output).
@@ -210,14 +221,20 @@ impl Server {
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default()
             .to_string();
-        let bytes = resp
-            .into_body()
-            .collect_bytes()
-            .await
-            .unwrap_or_else(|e| panic!("{} server: reading body of {method} {path}: {e}", self.kind()));
+        let bytes = resp.into_body().collect_bytes().await.unwrap_or_else(|e| {
+            panic!(
+                "{} server: reading body of {method} {path}: {e}",
+                self.kind()
+            )
+        });
         let text = String::from_utf8_lossy(&bytes).into_owned();
         let json = serde_json::from_str(&text).unwrap_or(Value::Null);
-        Reply { status, content_type, text, json }
+        Reply {
+            status,
+            content_type,
+            text,
+            json,
+        }
     }
 
     /// Opens a watch (`path` carries `watch=true` and any other query) and
@@ -266,7 +283,10 @@ impl Server {
     /// Creates a CRD (or accepts that it exists) and waits until it is
     /// Established and its resources are served.
     pub async fn install_crd(&self, crd: &Value) {
-        let name = crd["metadata"]["name"].as_str().expect("CRD has a name").to_string();
+        let name = crd["metadata"]["name"]
+            .as_str()
+            .expect("CRD has a name")
+            .to_string();
         let created = self
             .raw(
                 "POST",
@@ -284,7 +304,9 @@ impl Server {
         );
         let group = crd["spec"]["group"].as_str().expect("CRD group");
         let plural = crd["spec"]["names"]["plural"].as_str().expect("CRD plural");
-        let version = crd["spec"]["versions"][0]["name"].as_str().expect("CRD version");
+        let version = crd["spec"]["versions"][0]["name"]
+            .as_str()
+            .expect("CRD version");
         let list = format!("/apis/{group}/{version}/{plural}");
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -298,7 +320,10 @@ impl Server {
                 .await;
             let established = got.json["status"]["conditions"]
                 .as_array()
-                .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Established" && c["status"] == "True"));
+                .is_some_and(|cs| {
+                    cs.iter()
+                        .any(|c| c["type"] == "Established" && c["status"] == "True")
+                });
             if established && self.raw("GET", &list, None, None).await.status == 200 {
                 return;
             }
@@ -313,9 +338,18 @@ impl Server {
     }
 }
 
-fn build_request(method: &str, path: &str, content_type: Option<&str>, accept: &str, body: Option<&Value>) -> Request<Body> {
+fn build_request(
+    method: &str,
+    path: &str,
+    content_type: Option<&str>,
+    accept: &str,
+    body: Option<&Value>,
+) -> Request<Body> {
     let method = Method::from_bytes(method.as_bytes()).expect("valid HTTP method");
-    let mut builder = Request::builder().method(method).uri(path).header("accept", accept);
+    let mut builder = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("accept", accept);
     let bytes = match body {
         Some(b) => {
             builder = builder.header("content-type", content_type.unwrap_or("application/json"));
@@ -330,8 +364,10 @@ fn build_request(method: &str, path: &str, content_type: Option<&str>, accept: &
 /// repository root) as JSON values.
 pub fn load_yaml_docs(rel_path: &str) -> Vec<Value> {
     let path = repo_root().join(rel_path);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    serde_saphyr::from_multiple::<Value>(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()))
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    serde_saphyr::from_multiple::<Value>(&text)
+        .unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()))
 }
 
 /// A short random suffix, the same for the whole test process, so names made
@@ -343,7 +379,10 @@ pub fn run_suffix() -> &'static str {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
             .unwrap_or(0);
-        format!("{:06x}", (nanos ^ std::process::id().rotate_left(13)) & 0xff_ffff)
+        format!(
+            "{:06x}",
+            (nanos ^ std::process::id().rotate_left(13)) & 0xff_ffff
+        )
     })
 }
 
