@@ -437,7 +437,7 @@ fn widget_crd(group: &str) -> Value {
 
 /// Replaces the values that legitimately differ between two servers.
 fn normalize(group: &str, v: Value) -> Value {
-    sort_causes(normalize_at(group, v, ""))
+    sort_causes(normalize_at(group, v))
 }
 
 /// The real server reports the causes of a 422 in Go map order, which
@@ -479,7 +479,7 @@ fn sort_causes(mut v: Value) -> Value {
     v
 }
 
-fn normalize_at(group: &str, v: Value, key: &str) -> Value {
+fn normalize_at(group: &str, v: Value) -> Value {
     match v {
         Value::Object(map) => {
             let is_table = map.get("kind").is_some_and(|k| k == "Table");
@@ -523,22 +523,19 @@ fn normalize_at(group: &str, v: Value, key: &str) -> Value {
                                         }
                                     }
                                 }
-                                normalize_at(group, row, "rows")
+                                normalize_at(group, row)
                             })
                             .collect(),
                     ),
-                    _ => normalize_at(group, val, &k),
+                    _ => normalize_at(group, val),
                 };
                 out.insert(k, nv);
             }
             Value::Object(out)
         }
-        Value::Array(items) => Value::Array(
-            items
-                .into_iter()
-                .map(|i| normalize_at(group, i, key))
-                .collect(),
-        ),
+        Value::Array(items) => {
+            Value::Array(items.into_iter().map(|i| normalize_at(group, i)).collect())
+        }
         Value::String(s) => Value::String(normalize_text(group, &s)),
         other => other,
     }
