@@ -1718,3 +1718,85 @@ mod scenarios {
         .await;
     }
 }
+
+/// The comparison machinery itself: a difference it hides by mistake would
+/// make every scenario above pass for the wrong reason.
+mod harness {
+    use super::*;
+
+    #[test]
+    fn pointer_patterns_match_prefixes_and_single_segment_wildcards() {
+        assert!(pointer_matches("", "/body/spec/size"));
+        assert!(pointer_matches("/body", "/body/spec/size"));
+        assert!(pointer_matches(
+            "/body/items/*/metadata/managedFields",
+            "/body/items/3/metadata/managedFields/0/time"
+        ));
+        assert!(!pointer_matches(
+            "/body/items/*/metadata/managedFields",
+            "/body/items/3/metadata/labels"
+        ));
+        assert!(!pointer_matches(
+            "/body/metadata/continue",
+            "/body/metadata"
+        ));
+        assert!(!pointer_matches("/status", "/body/status"));
+    }
+
+    #[test]
+    fn normalization_hides_server_assigned_values_only() {
+        let group = "g-1.diff.kubectl-fleet.dev";
+        let v = json!({
+            "apiVersion": format!("{group}/v1"),
+            "metadata": {"uid": "abc", "resourceVersion": "17", "creationTimestamp": "2026-01-01T00:00:00Z",
+                         "generation": 3, "name": "gen-x7k2p", "managedFields": [{"time": "t", "manager": "m"}]},
+            "spec": {"size": 17, "resourceVersion": ""},
+        });
+        let n = normalize(group, v);
+        assert_eq!(n["apiVersion"], "<group>/v1");
+        assert_eq!(n["metadata"]["uid"], "<uid>");
+        assert_eq!(n["metadata"]["resourceVersion"], "<rv>");
+        assert_eq!(n["metadata"]["creationTimestamp"], "<time>");
+        assert_eq!(
+            n["metadata"]["managedFields"][0],
+            json!({"time": "<time>", "manager": "m"})
+        );
+        assert_eq!(n["metadata"]["name"], "gen-<random>");
+        // generation and ordinary values stay, so their rules are compared.
+        assert_eq!(n["metadata"]["generation"], 3);
+        assert_eq!(n["spec"], json!({"size": 17, "resourceVersion": ""}));
+        assert_eq!(
+            normalize_text(group, "too old resource version: 12 (345)"),
+            "too old resource version: N (N)"
+        );
+    }
+
+    #[test]
+    fn causes_and_their_message_list_are_sorted_together() {
+        let v = json!({
+            "message": "W \"x\" is invalid: [spec.b: Required value, spec.a: Too long, x]",
+            "details": {"causes": [
+                {"field": "spec.b", "message": "Required value", "reason": "FieldValueRequired"},
+                {"field": "spec.a", "message": "Too long, x", "reason": "FieldValueTooLong"},
+            ]},
+        });
+        let s = sort_causes(v);
+        assert_eq!(
+            s["message"],
+            "W \"x\" is invalid: [spec.a: Too long, x, spec.b: Required value]"
+        );
+        assert_eq!(s["details"]["causes"][0]["field"], "spec.a");
+    }
+
+    #[test]
+    fn diff_paths_reports_missing_changed_and_resized() {
+        let mut out = Vec::new();
+        diff_paths(
+            &json!({"a": 1, "b": {"c": [1, 2]}, "d": [1]}),
+            &json!({"a": 2, "b": {"c": [1, 3]}, "d": [1, 2], "e": null}),
+            "",
+            &mut out,
+        );
+        assert_eq!(out, vec!["/a", "/b/c/1", "/d", "/e"]);
+    }
+}
