@@ -68,7 +68,8 @@ impl Schema {
 
     /// Drops fields the schema does not know (unless
     /// `x-kubernetes-preserve-unknown-fields`); `apiVersion`, `kind` and
-    /// `metadata` at the root are always kept.
+    /// `metadata` at the root (and in embedded resources) are always kept,
+    /// `metadata` with only the fields of `ObjectMeta`.
     pub fn prune(&self, obj: &mut Value) {
         prune(obj, Some(&self.root), true);
     }
@@ -403,7 +404,7 @@ fn prune(x: &mut Value, s: Option<&Value>, resource_root: bool) {
                 return;
             };
             m.retain(|k, v| {
-                if embedded && is_meta_field(k, v) {
+                if embedded && keep_meta_field(k, v) {
                     return true;
                 }
                 if let Some(p) = prop(s, k) {
@@ -437,11 +438,42 @@ fn is_meta_field(k: &str, v: &Value) -> bool {
     }
 }
 
+/// The fields of `ObjectMeta`; others are dropped from a resource's
+/// `metadata`, as the real server's decoding into `ObjectMeta` does.
+const OBJECT_META_FIELDS: [&str; 15] = [
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+
+fn keep_meta_field(k: &str, v: &mut Value) -> bool {
+    let keep = is_meta_field(k, v);
+    if keep
+        && k == "metadata"
+        && let Some(m) = v.as_object_mut()
+    {
+        m.retain(|f, _| OBJECT_META_FIELDS.contains(&f.as_str()));
+    }
+    keep
+}
+
 fn skip_prune(x: &mut Value, s: &Value, embedded: bool) {
     match x {
         Value::Object(m) => {
             for (k, v) in m.iter_mut() {
-                if embedded && is_meta_field(k, v) {
+                if embedded && keep_meta_field(k, v) {
                     continue;
                 }
                 if let Some(p) = prop(s, k) {

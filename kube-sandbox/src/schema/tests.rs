@@ -81,6 +81,7 @@ fn prune_drops_unknown_fields_and_keeps_root_meta() {
                            "labels": {"a": "b"}, "items": [{"type": "A", "junk": true}]}),
     );
     o["metadata"]["annotations"] = json!({"k": "v"});
+    o["metadata"]["notObjectMeta"] = json!(1);
     o["unknownTop"] = json!(true);
     o["status"] = json!({"anything": {"goes": 1}});
     s.prune(&mut o);
