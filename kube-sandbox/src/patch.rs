@@ -1068,7 +1068,6 @@ fn merge_applied(live: &Value, cfg: &Value, shape: Shape<'_>, root: bool) -> Val
                         continue;
                     } else if merged_rhs.contains(&pe) {
                         li += 1;
-                        continue;
                     }
                 }
                 if ri < rhs.len() {
@@ -2223,6 +2222,34 @@ mod tests {
             .map(|e| e["manager"].as_str().unwrap())
             .collect();
         assert_eq!(managers, ["creator", "edge"]);
+    }
+
+    #[test]
+    fn keyed_list_merge_follows_structured_merge_diff_order() {
+        let shape = Shape::Builtin {
+            field: "containers",
+            map_keys: false,
+        };
+        let names = |v: &Value| -> Vec<String> {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["name"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let l = |ns: &[&str]| Value::Array(ns.iter().map(|n| json!({"name": n})).collect());
+        let cases: [(&[&str], &[&str], &[&str]); 6] = [
+            (&["a", "b", "c"], &["b", "d"], &["a", "b", "c", "d"]),
+            (&["a", "b"], &["d", "b"], &["a", "d", "b"]),
+            (&["a", "b"], &["b", "a"], &["b", "a"]),
+            (&["a", "b", "c"], &["c", "a"], &["b", "c", "a"]),
+            (&[], &["x", "y"], &["x", "y"]),
+            (&["a"], &[], &["a"]),
+        ];
+        for (live, cfg, want) in cases {
+            let got = merge_applied(&l(live), &l(cfg), shape, false);
+            assert_eq!(names(&got), want, "live {live:?} applied {cfg:?}");
+        }
     }
 
     #[test]
