@@ -1135,7 +1135,8 @@ fn call(f: &str, target: Option<Val>, args: Vec<Val>) -> Result<Val, String> {
 }
 
 impl Program {
-    /// Evaluates with `self` (and `oldSelf` when given).
+    /// Evaluates with `self` (and `oldSelf` when given), untyped.
+    #[cfg(test)]
     fn run(&self, this: &Value, old: Option<&Value>) -> Result<Val, String> {
         self.run_typed(this, old, None)
     }
