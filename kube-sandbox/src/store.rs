@@ -10,7 +10,7 @@ use tokio::sync::broadcast;
 
 /// Default number of events kept for watch resumption; a watch from an
 /// older resourceVersion gets 410 Gone, as after an etcd compaction.
-pub const HISTORY_CAPACITY: usize = 100_000;
+pub const HISTORY_CAPACITY: usize = 20_000;
 
 /// `(namespace, name)`; namespace is empty for cluster-scoped objects.
 pub type ObjKey = (String, String);
