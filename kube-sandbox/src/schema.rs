@@ -724,7 +724,7 @@ fn validate_string(s: &Value, st: &str, path: &str, errs: &mut Vec<Cause>) {
         return;
     }
     if let Some(p) = s.get("pattern").and_then(Value::as_str) {
-        match regex::Regex::new(p) {
+        match go_regex(p) {
             Ok(re) if re.is_match(st) => {}
             Ok(_) => errs.push(invalid(
                 path,
@@ -738,6 +738,75 @@ fn validate_string(s: &Value, st: &str, path: &str, errs: &mut Vec<Cause>) {
             )),
         }
     }
+}
+
+/// Compiles a pattern with Go's RE2 semantics (the real server's `regexp`):
+/// Perl classes `\d \w \s` and `\b` are ASCII-only there, Unicode-aware in
+/// the `regex` crate, so they are rewritten. Compiled patterns are cached.
+pub(crate) fn go_regex(p: &str) -> Result<regex::Regex, regex::Error> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<HashMap<String, regex::Regex>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(re) = cache.lock().ok().and_then(|c| c.get(p).cloned()) {
+        return Ok(re);
+    }
+    let mut out = String::with_capacity(p.len());
+    let mut chars = p.chars().peekable();
+    let mut in_class = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                let Some(n) = chars.next() else {
+                    out.push('\\');
+                    break;
+                };
+                let class = match n {
+                    'd' => Some("0-9"),
+                    'w' => Some("0-9A-Za-z_"),
+                    's' => Some("\\t\\n\\f\\r "),
+                    _ => None,
+                };
+                let negated = match n {
+                    'D' => Some("0-9"),
+                    'W' => Some("0-9A-Za-z_"),
+                    'S' => Some("\\t\\n\\f\\r "),
+                    _ => None,
+                };
+                match (class, negated, n) {
+                    (Some(c), _, _) => out.push_str(&format!("[{c}]")),
+                    (_, Some(c), _) => out.push_str(&format!("[^{c}]")),
+                    (_, _, 'b' | 'B') if !in_class => out.push_str(&format!("(?-u:\\{n})")),
+                    _ => {
+                        out.push('\\');
+                        out.push(n);
+                    }
+                }
+            }
+            '[' if !in_class => {
+                in_class = true;
+                out.push(c);
+                // A leading `]` (or `^]`) is a literal in the class.
+                if chars.peek() == Some(&'^') {
+                    out.push(chars.next().unwrap_or('^'));
+                }
+                if chars.peek() == Some(&']') {
+                    chars.next();
+                    out.push_str("\\]");
+                }
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    let re = regex::Regex::new(&out)?;
+    if let Ok(mut c) = cache.lock() {
+        c.insert(p.to_string(), re.clone());
+    }
+    Ok(re)
 }
 
 /// The formats the real server checks (others are ignored, as it strips them).

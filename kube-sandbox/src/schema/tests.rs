@@ -687,3 +687,23 @@ fn unchanged_values_failing_a_rule_are_ratcheted() {
     new["spec"]["region"] = json!("us");
     assert_eq!(s.validate(&new, Some(&old)).len(), 1);
 }
+
+#[test]
+fn patterns_follow_go_regexp_semantics() {
+    let cases = [
+        ("^\\d+$", "123", true),
+        ("^\\d+$", "١٢٣", false),
+        ("^\\w+$", "abc_1", true),
+        ("^\\w+$", "héllo", false),
+        ("^[\\d.]+$", "1.2", true),
+        ("^[^\\d]+$", "ab", true),
+        ("^\\D+$", "é", true),
+        ("\\bfoo\\b", "a foo b", true),
+        ("^[]a]+$", "]a", true),
+        ("^\\s$", "\u{a0}", false),
+        ("^é+$", "éé", true),
+    ];
+    for (p, v, want) in cases {
+        assert_eq!(go_regex(p).unwrap().is_match(v), want, "{p} on {v:?}");
+    }
+}
