@@ -101,8 +101,9 @@ pub struct FederatedClusterSpec {
     /// Criticality tier; drives the remediation policy.
     #[serde(default)]
     pub tier: Tier,
-    /// What the fleet may do on this site.
+    /// What the fleet may do on this site (a set: no duplicates).
     #[serde(default = "default_capabilities")]
+    #[x_kube(merge_strategy = ListMerge::Set)]
     pub capabilities: Vec<Capability>,
     /// Reporting cadence in seconds: the edge reports (Push) or the hub
     /// probes (Pull) at this interval; phase thresholds are multiples of it.
@@ -193,11 +194,14 @@ impl FederatedCluster {
 #[serde(rename_all = "camelCase")]
 pub struct SecretKeyRef {
     /// Namespace of the Secret on the hub.
+    #[schemars(length(min = 1))]
     pub namespace: String,
     /// Name of the Secret.
+    #[schemars(length(min = 1))]
     pub name: String,
     /// Key within the Secret's data.
     #[serde(default = "default_kubeconfig_key")]
+    #[schemars(length(min = 1))]
     pub key: String,
 }
 
