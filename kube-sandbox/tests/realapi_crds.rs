@@ -233,6 +233,18 @@ async fn enums_and_ranges_are_rejected_with_422() {
             404
         );
     }
+    // Capabilities are a set: a duplicate is refused, not silently kept.
+    let name = site("dup-cap");
+    let r = create_fc(
+        &server,
+        &name,
+        json!({"capabilities": ["monitoring", "monitoring"]}),
+    )
+    .await;
+    assert_invalid(
+        &r,
+        &["spec.capabilities[1]", "Duplicate value: \"monitoring\""],
+    );
     // The range bounds themselves are valid.
     for (label, hb) in [("hb-min", 10), ("hb-max", 3600)] {
         let r = create_fc(
@@ -297,6 +309,21 @@ async fn pull_push_cel_rule_is_enforced() {
         )
         .await;
     assert_invalid(&r, &[RULE_MSG]);
+
+    // The secret ref's fields must be non-empty.
+    let r = create_fc(
+        &server,
+        &site("pull-empty"),
+        json!({"mode": "Pull", "kubeconfigSecretRef": {"namespace": "fleet-system", "name": ""}}),
+    )
+    .await;
+    assert_invalid(
+        &r,
+        &[
+            "spec.kubeconfigSecretRef.name",
+            "should be at least 1 chars long",
+        ],
+    );
 
     // The secret ref requires name and namespace.
     let r = create_fc(

@@ -302,6 +302,30 @@ impl Server {
             created.status,
             created.text
         );
+        let crd_path = format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}");
+        if created.status == 409 {
+            // A long-lived server (REALAPI_KUBECONFIG) may hold an older
+            // version of this CRD: replace its spec with the one under test.
+            // The CRD controllers (and parallel tests) write it too, so retry
+            // on conflicts; an unchanged spec is a no-op update.
+            let mut attempts = 0;
+            loop {
+                let mut current = self.raw("GET", &crd_path, None, None).await.json;
+                current["spec"] = crd["spec"].clone();
+                let replaced = self.raw("PUT", &crd_path, None, Some(&current)).await;
+                attempts += 1;
+                if replaced.status == 200 {
+                    break;
+                }
+                assert!(
+                    replaced.status == 409 && attempts < 20,
+                    "{} server rejected the update of CRD {name}: {}",
+                    self.kind(),
+                    replaced.text
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
         let group = crd["spec"]["group"].as_str().expect("CRD group");
         let plural = crd["spec"]["names"]["plural"].as_str().expect("CRD plural");
         let version = crd["spec"]["versions"][0]["name"]
@@ -310,14 +334,7 @@ impl Server {
         let list = format!("/apis/{group}/{version}/{plural}");
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let got = self
-                .raw(
-                    "GET",
-                    &format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"),
-                    None,
-                    None,
-                )
-                .await;
+            let got = self.raw("GET", &crd_path, None, None).await;
             let established = got.json["status"]["conditions"]
                 .as_array()
                 .is_some_and(|cs| {
