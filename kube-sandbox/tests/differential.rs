@@ -40,6 +40,19 @@ const ALLOWLIST: &[(&str, &str, &str, &str)] = &[
         "/body/metadata/managedFields/*/subresource",
         SSA_STATUS,
     ),
+    // Our FederatedCluster's capabilities is an `x-kubernetes-list-type: set`.
+    (
+        "fleet_crds",
+        "*",
+        "/body/metadata/managedFields/*/fieldsV1/f:spec/f:capabilities",
+        SET_FIELDS,
+    ),
+    (
+        "fleet_crds",
+        "*",
+        "/body/rows/*/object/metadata/managedFields/*/fieldsV1/f:spec/f:capabilities",
+        SET_FIELDS,
+    ),
     (
         "server_side_apply",
         "apply without fieldManager",
@@ -175,6 +188,8 @@ const ALLOWLIST: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
+const SET_FIELDS: &str = "gap: for a list with x-kubernetes-list-type set the real fieldsV1 names the list and \
+     each member (`\"f:capabilities\": {\".\": {}, \"v:\\\"monitoring\\\"\": {}}`); the sandbox records `{}`";
 const SSA_STATUS: &str = "gap: an apply to the status subresource is recorded in managedFields without \
      `\"subresource\": \"status\"` (real has it, as for updates of /status)";
 
@@ -210,6 +225,15 @@ impl<'a> Run<'a> {
                 scenario.replace('_', "-"),
                 run_suffix()
             ),
+            steps: Vec::new(),
+        }
+    }
+
+    /// A run on an existing API group (no per-scenario CRD).
+    fn for_group(server: &'a Server, group: &str) -> Self {
+        Run {
+            server,
+            group: group.to_string(),
             steps: Vec::new(),
         }
     }
@@ -666,6 +690,35 @@ differential!(
     table_output,
     label_selectors_and_pagination,
 );
+
+/// Our own CRDs (the file `kubectl fleet install` prints) through the same
+/// comparison: the sandbox must treat FederatedCluster and FederationStatus
+/// exactly as a real cluster does, since every other test of this project
+/// trusts it to.
+#[tokio::test]
+async fn fleet_crds() {
+    let Some(real) = Server::real() else { return };
+    let mut a = Run::for_group(&real, FLEET_GROUP);
+    install_fleet_crds(&real).await;
+    scenarios::fleet_crds(&mut a).await;
+    dump("fleet_crds", "real", &a.steps);
+
+    let sandbox = Server::sandbox();
+    let mut b = Run::for_group(&sandbox, FLEET_GROUP);
+    install_fleet_crds(&sandbox).await;
+    scenarios::fleet_crds(&mut b).await;
+    dump("fleet_crds", "sandbox", &b.steps);
+
+    compare("fleet_crds", &a.steps, &b.steps);
+}
+
+const FLEET_GROUP: &str = "federation.kubectl-fleet.dev";
+
+async fn install_fleet_crds(server: &Server) {
+    for crd in support::load_yaml_docs("deploy/crds/federation.kubectl-fleet.dev.yaml") {
+        server.install_crd(&crd).await;
+    }
+}
 
 fn rv(r: &Reply) -> String {
     r.json["metadata"]["resourceVersion"]
@@ -1555,6 +1608,130 @@ mod scenarios {
             "table of the CRD list",
             "GET",
             "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?labelSelector=none%3Dnone",
+            TABLE,
+        )
+        .await;
+    }
+
+    pub async fn fleet_crds(r: &mut Run<'_>) {
+        let fc = format!("/apis/{FLEET_GROUP}/v1alpha1/federatedclusters");
+        let fs = format!("/apis/{FLEET_GROUP}/v1alpha1/federationstatuses");
+        // Object names carry the run suffix: a long-lived real server keeps
+        // the objects of earlier runs.
+        let name = |n: &str| format!("{n}-{}", run_suffix());
+        let site = |n: &str, spec: Value| {
+            json!({"apiVersion": format!("{FLEET_GROUP}/v1alpha1"), "kind": "FederatedCluster",
+                   "metadata": {"name": name(n)}, "spec": spec})
+        };
+        let secret_ref = json!({"namespace": "fleet-system", "name": "fleet-pull-x"});
+        let created = r
+            .call("defaults", "POST", &fc, None, Some(site("d", json!({}))))
+            .await;
+        for (label, spec) in [
+            ("bad tier", json!({"tier": "gold"})),
+            ("bad environment", json!({"environment": "prod"})),
+            ("heartbeat 5", json!({"heartbeatIntervalSeconds": 5})),
+            ("heartbeat 4000", json!({"heartbeatIntervalSeconds": 4000})),
+            (
+                "duplicate capability",
+                json!({"capabilities": ["monitoring", "monitoring"]}),
+            ),
+            ("unknown capability", json!({"capabilities": ["scaling"]})),
+            ("pull without ref", json!({"mode": "Pull"})),
+            (
+                "push with ref",
+                json!({"mode": "Push", "kubeconfigSecretRef": secret_ref}),
+            ),
+            (
+                "pull with empty ref name",
+                json!({"mode": "Pull", "kubeconfigSecretRef": {"namespace": "a", "name": ""}}),
+            ),
+            (
+                "negative remediations",
+                json!({"maxConcurrentRemediations": -1}),
+            ),
+        ] {
+            r.call(label, "POST", &fc, None, Some(site("bad", spec)))
+                .await;
+        }
+        r.call(
+            "pull with ref",
+            "POST",
+            &fc,
+            None,
+            Some(site(
+                "p",
+                json!({"mode": "Pull", "kubeconfigSecretRef": secret_ref}),
+            )),
+        )
+        .await;
+        let mut dotted = site("x", json!({}));
+        dotted["metadata"]["name"] = json!(format!("a.{}", run_suffix()));
+        r.call("name with a dot", "POST", &fc, None, Some(dotted))
+            .await;
+        r.call(
+            "fleet status not named fleet",
+            "POST",
+            &fs,
+            None,
+            Some(
+                json!({"apiVersion": format!("{FLEET_GROUP}/v1alpha1"), "kind": "FederationStatus",
+                        "metadata": {"name": name("nf")}}),
+            ),
+        )
+        .await;
+        // Two writers: the hub's guarded status write, an edge heartbeat, then
+        // the hub's stale write.
+        let d = format!("{fc}/{}", name("d"));
+        let mut hub = created.json.clone();
+        hub["status"] = json!({"phase": "Connected", "phaseTransitionTime": "2026-01-01T00:00:00Z",
+            "conditions": [{"type": "Connected", "status": "True", "reason": "HeartbeatFresh",
+                            "message": "ok", "lastTransitionTime": "2026-01-01T00:00:00Z"}]});
+        let hub_ok = r
+            .call(
+                "hub status write",
+                "PUT",
+                &format!("{d}/status"),
+                None,
+                Some(hub),
+            )
+            .await;
+        r.call(
+            "edge heartbeat merge patch",
+            "PATCH",
+            &format!("{d}/status"),
+            Some(MERGE),
+            Some(
+                json!({"status": {"lastHeartbeatTime": "2026-01-01T00:00:30Z", "nodeCount": 3,
+                                   "capacity": {"nodes": 3, "gpusTotal": 8}}}),
+            ),
+        )
+        .await;
+        let mut stale = hub_ok.json.clone();
+        stale["status"]["phase"] = json!("Stale");
+        r.call(
+            "hub stale status write",
+            "PUT",
+            &format!("{d}/status"),
+            None,
+            Some(stale),
+        )
+        .await;
+        r.call(
+            "bad phase",
+            "PATCH",
+            &format!("{d}/status"),
+            Some(MERGE),
+            Some(json!({"status": {"phase": "Lost"}})),
+        )
+        .await;
+        r.call_accept(
+            "table",
+            "GET",
+            &format!(
+                "{fc}?labelSelector=none%21%3Dx&fieldSelector=metadata.name%3D{}",
+                name("d")
+            ),
             TABLE,
         )
         .await;
