@@ -569,3 +569,100 @@ async fn hub_status_update_with_stale_resource_version_gets_409() {
         .await;
     assert_eq!(r.status, 409, "{}", r.text);
 }
+
+/// The real `kubectl` against the real server: discovery (`kubectl get fc`
+/// resolves the short name), client-side `kubectl apply` of a custom resource
+/// (needs the v2 OpenAPI our `main.go` adds) and the printer columns.
+#[tokio::test]
+async fn kubectl_applies_and_lists_sites_by_short_name() {
+    let Some(server) = real_with_crds().await else {
+        return;
+    };
+    let kubectl = std::path::Path::new("/usr/bin/kubectl");
+    assert!(
+        kubectl.exists(),
+        "this test drives the real kubectl at /usr/bin/kubectl"
+    );
+    let dir = std::env::temp_dir().join(format!(
+        "fleet-realapi-kubectl-{}-{}",
+        std::process::id(),
+        run_suffix()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    std::fs::write(&kubeconfig, server.kubeconfig()).unwrap();
+    let name = site("kubectl");
+    let manifest = dir.join("site.yaml");
+    std::fs::write(
+        &manifest,
+        format!(
+            "apiVersion: federation.kubectl-fleet.dev/v1alpha1\nkind: FederatedCluster\nmetadata:\n  name: {name}\nspec:\n  tier: critical\n  environment: staging\n"
+        ),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(kubectl)
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(args)
+            .env("KUBECACHEDIR", dir.join("cache"))
+            .output()
+            .expect("run kubectl");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let manifest_arg = manifest.to_string_lossy().into_owned();
+    let (ok, out, err) = run(&["apply", "-f", &manifest_arg]);
+    assert!(ok, "kubectl apply failed: {out}{err}");
+    assert!(
+        out.contains(&format!(
+            "federatedcluster.federation.kubectl-fleet.dev/{name} created"
+        )),
+        "{out}"
+    );
+    // A second apply is a no-op (client-side apply's last-applied annotation works).
+    let (ok, out, err) = run(&["apply", "-f", &manifest_arg]);
+    assert!(ok, "second kubectl apply failed: {out}{err}");
+    assert!(out.contains("unchanged"), "{out}");
+    let (ok, out, err) = run(&["get", "fc", &name]);
+    assert!(ok, "kubectl get fc failed: {out}{err}");
+    let header: Vec<&str> = out
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "NAME",
+            "MODE",
+            "TIER",
+            "ENV",
+            "PHASE",
+            "LAST",
+            "HEARTBEAT",
+            "GPUS",
+            "AGE"
+        ],
+        "{out}"
+    );
+    let row: Vec<&str> = out
+        .lines()
+        .nth(1)
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        &row[..4],
+        [name.as_str(), "Push", "critical", "staging"],
+        "{out}"
+    );
+    let (ok, out, err) = run(&["get", "fleet"]);
+    assert!(ok, "kubectl get fleet (category) failed: {out}{err}");
+    assert!(out.contains(&name), "{out}");
+    std::fs::remove_dir_all(&dir).ok();
+}
