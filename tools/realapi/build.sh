@@ -93,53 +93,82 @@ apt_opts=(
   -o "Acquire::IndexTargets::deb::CNF::DefaultEnabled=false"
 )
 
-# Phase 1: package lists (refreshed at most once a day).
-if [ -z "$(find "$stamps/lists" -mmin -1440 2>/dev/null)" ]; then
+refresh_lists() {
   phase lists
   apt-get "${apt_opts[@]}" -q update >&2 || die "apt-get update against $mirror ($SUITES) failed"
   touch "$stamps/lists"
+  lists_refreshed=1
   phase_done
-fi
+}
 
 # Phase 2: resolve the package set. Virtual packages print as <name>; their
 # providers are recursed into as top-level entries, so only real names count.
-phase resolve
-mapfile -t dev_pkgs < <(
-  apt-cache "${apt_opts[@]}" depends --recurse --no-recommends --no-suggests \
-    --no-conflicts --no-breaks --no-replaces --no-enhances "$ROOT_PKG" \
-    | awk '/^[a-z0-9]/ { print $1 } /Depends:/ { print $2 }' \
-    | grep -E '^golang-.*-dev$' | sort -u
-)
-[ "${#dev_pkgs[@]}" -gt 10 ] || die "resolving $ROOT_PKG found only ${#dev_pkgs[@]} packages (apt lists broken?)"
-pkgs=("${dev_pkgs[@]}" "$GO_PKG" "$GO_SRC_PKG" etcd-server)
-printf '%s\n' "${pkgs[@]}" > "$cache/packages.txt"
-log "resolved ${#pkgs[@]} packages (${#dev_pkgs[@]} Go source packages)"
-phase_done
+# Then the exact files: apt-get download's scheme NAME_VERSION_ARCH.deb with
+# the epoch colon escaped as %3a.
+resolve() {
+  phase resolve
+  mapfile -t dev_pkgs < <(
+    apt-cache "${apt_opts[@]}" depends --recurse --no-recommends --no-suggests \
+      --no-conflicts --no-breaks --no-replaces --no-enhances "$ROOT_PKG" \
+      | awk '/^[a-z0-9]/ { print $1 } /Depends:/ { print $2 }' \
+      | grep -E '^golang-.*-dev$' | sort -u
+  )
+  [ "${#dev_pkgs[@]}" -gt 10 ] || die "resolving $ROOT_PKG found only ${#dev_pkgs[@]} packages (apt lists broken?)"
+  pkgs=("${dev_pkgs[@]}" "$GO_PKG" "$GO_SRC_PKG" etcd-server)
+  mapfile -t wanted < <(
+    apt-cache "${apt_opts[@]}" show --no-all-versions "${pkgs[@]}" \
+      | awk '/^Package:/ { p = $2 } /^Version:/ { v = $2 } /^Architecture:/ { a = $2 }
+             /^$/ { if (p != "") { gsub(":", "%3a", v); print p "_" v "_" a ".deb" }; p = "" }
+             END { if (p != "") { gsub(":", "%3a", v); print p "_" v "_" a ".deb" } }'
+  )
+  [ "${#wanted[@]}" -eq "${#pkgs[@]}" ] || die "apt-cache show described ${#wanted[@]} of ${#pkgs[@]} packages"
+  log "resolved ${#pkgs[@]} packages (${#dev_pkgs[@]} Go source packages)"
+  phase_done
+}
 
 # Phase 3: download the .debs not yet in the cache (apt verifies each hash).
-# File names follow apt-get download's scheme: NAME_VERSION_ARCH.deb with the
-# epoch colon escaped as %3a.
-phase download
-mapfile -t wanted < <(
-  apt-cache "${apt_opts[@]}" show --no-all-versions "${pkgs[@]}" \
-    | awk '/^Package:/ { p = $2 } /^Version:/ { v = $2 } /^Architecture:/ { a = $2 }
-           /^$/ { if (p != "") { gsub(":", "%3a", v); print p "_" v "_" a ".deb" }; p = "" }
-           END { if (p != "") { gsub(":", "%3a", v); print p "_" v "_" a ".deb" } }'
-)
-[ "${#wanted[@]}" -eq "${#pkgs[@]}" ] || die "apt-cache show described ${#wanted[@]} of ${#pkgs[@]} packages"
-missing=()
-for file in "${wanted[@]}"; do
-  [ -s "$debs/$file" ] || missing+=("${file%%_*}")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  log "downloading ${#missing[@]} packages from $mirror"
-  (cd "$debs" && apt-get "${apt_opts[@]}" -q download "${missing[@]}" >&2) \
-    || die "apt-get download failed"
+download() {
+  phase download
+  missing=()
   for file in "${wanted[@]}"; do
-    [ -s "$debs/$file" ] || die "expected $debs/$file after download"
+    [ -s "$debs/$file" ] || missing+=("${file%%_*}")
   done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    log "downloading ${#missing[@]} packages from $mirror"
+    (cd "$debs" && apt-get "${apt_opts[@]}" -q download "${missing[@]}" >&2) || return 1
+    for file in "${wanted[@]}"; do
+      [ -s "$debs/$file" ] || { log "expected $debs/$file after download"; return 1; }
+    done
+  fi
+  phase_done
+}
+
+# Phase 1: package lists. Fetched when missing or on REALAPI_REFRESH=1, and
+# again when a download fails (sid drops superseded versions from the
+# mirror). A cache that already holds every file is never re-resolved
+# against newer lists behind the user's back, so a built server stays put.
+lists_refreshed=0
+if [ ! -e "$stamps/lists" ] || [ "${REALAPI_REFRESH:-}" = 1 ]; then
+  refresh_lists
 fi
-phase_done
+resolve
+if ! download; then
+  [ "$lists_refreshed" = 0 ] || die "apt-get download from $mirror failed"
+  log "download failed with cached package lists; refreshing them"
+  refresh_lists
+  resolve
+  download || die "apt-get download from $mirror failed"
+fi
+printf '%s\n' "${wanted[@]}" > "$cache/packages.new"
+
+# A changed package set (new versions) gets a clean root: files a newer
+# source package no longer ships must not linger in the GOPATH.
+if [ -e "$cache/packages.txt" ] && ! cmp -s "$cache/packages.txt" "$cache/packages.new"; then
+  log "package set changed; unpacking into a clean root"
+  rm -rf "$root" "$stamps/unpacked"
+  mkdir -p "$root"
+fi
+mv -f "$cache/packages.new" "$cache/packages.txt"
 
 # Phase 4: unpack each .deb into the private root (never into the system).
 phase unpack
