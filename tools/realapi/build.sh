@@ -10,7 +10,6 @@
 # is keyed on a hash of main.go and this script).
 set -euo pipefail
 
-readonly K8S_VERSION="v1.36.4"
 readonly GO_PKG="golang-1.27-go"
 readonly GO_SRC_PKG="golang-1.27-src"
 readonly GOROOT_REL="usr/lib/go-1.27"
@@ -191,6 +190,13 @@ goroot="$root/$GOROOT_REL"
 etcd_bin="$root/usr/bin/etcd"
 [ -x "$etcd_bin" ] || die "etcd missing at $etcd_bin"
 ln -sf "$etcd_bin" "$bin/etcd"
+
+# The server reports the Kubernetes version matching the packaged sources:
+# apiextensions-apiserver 0.X.Y is Kubernetes v1.X.Y.
+ext_deb=$(printf '%s\n' "${wanted[@]}" | grep "^${ROOT_PKG}_" | head -n1)
+ext_ver="${ext_deb#"${ROOT_PKG}"_}"; ext_ver="${ext_ver%%[-+]*}"; ext_ver="${ext_ver#*%3a}"
+[[ "$ext_ver" =~ ^0\.([0-9]+)\.([0-9]+)$ ]] || die "cannot derive the Kubernetes version from $ext_deb"
+K8S_VERSION="v1.${BASH_REMATCH[1]}.${BASH_REMATCH[2]}"
 
 # Phase 5: build our server main in GOPATH mode, offline.
 phase build
