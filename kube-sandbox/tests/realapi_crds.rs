@@ -108,6 +108,20 @@ async fn generated_crds_are_accepted_structural_and_established() {
             doc["spec"]["names"]["kind"]
         );
     }
+    // The version our build stamps in, parseable by clients.
+    let version = server
+        .client()
+        .await
+        .apiserver_version()
+        .await
+        .expect("GET /version");
+    assert_eq!(version.major, "1");
+    assert!(
+        version
+            .git_version
+            .starts_with(&format!("v1.{}.", version.minor)),
+        "{version:?}"
+    );
     // Discovery lists both kinds with their short names and category.
     let disc = server
         .raw(
