@@ -59,6 +59,8 @@ impl Call<'_> {
             dry_run: self.query.get("dryRun") == Some("All"),
             is_put,
             managed_fields_done: false,
+            field_validation: objects::FieldValidation::parse(self.query.get("fieldValidation")),
+            warnings: Default::default(),
         }
     }
 
@@ -355,7 +357,7 @@ fn create(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
         let mut st = call.shared.state.lock().unwrap();
         objects::create(&mut st, def, ns, body, &opts)?
     };
-    Ok(object_response(call, def, 201, &obj))
+    Ok(with_warnings(object_response(call, def, 201, &obj), &opts))
 }
 
 fn subresource<'a>(call: &'a Call<'_>) -> Option<&'a str> {
@@ -370,7 +372,7 @@ fn update(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
         let mut st = call.shared.state.lock().unwrap();
         objects::update(&mut st, def, &key, body, subresource(call), &opts)?
     };
-    Ok(object_response(call, def, 200, &obj))
+    Ok(with_warnings(object_response(call, def, 200, &obj), &opts))
 }
 
 fn finalize_namespace(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
@@ -442,7 +444,7 @@ fn patch(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
         }
         objects::update(&mut st, def, &key, target, sub, &opts)?
     };
-    Ok(object_response(call, def, 200, &obj))
+    Ok(with_warnings(object_response(call, def, 200, &obj), &opts))
 }
 
 fn apply(
@@ -497,7 +499,18 @@ fn apply(
             }
         }
     };
-    Ok(object_response(call, def, code, &obj))
+    Ok(with_warnings(object_response(call, def, code, &obj), &opts))
+}
+
+/// Adds `Warning: 299 - "..."` headers, as the real server does.
+fn with_warnings(mut resp: Resp, opts: &WriteOpts) -> Resp {
+    for w in opts.warnings.borrow().iter() {
+        let escaped = w.replace('\\', "\\\\").replace('"', "\\\"");
+        if let Ok(v) = HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
+            resp.headers_mut().append("warning", v);
+        }
+    }
+    resp
 }
 
 #[derive(serde::Deserialize, Default)]

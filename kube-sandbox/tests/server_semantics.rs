@@ -329,6 +329,41 @@ async fn crd_schema_defaults_validation_and_deletion() {
         "unknown fields pruned: {c}"
     );
 
+    // Unknown fields: 400 under fieldValidation=Strict, a warning under Warn.
+    let mut typo = site("d", json!({}));
+    typo["spec"]["regoin"] = json!("x");
+    let (code, status) = h
+        .call(
+            "POST",
+            &format!("{SITES}?fieldValidation=Strict"),
+            &[],
+            Some(typo.clone()),
+        )
+        .await;
+    assert_eq!(code, 400);
+    assert!(
+        status["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("strict decoding error: unknown field \"spec.regoin\""),
+        "{status}"
+    );
+    let resp = h
+        .send(
+            "POST",
+            &format!("{SITES}?fieldValidation=Warn"),
+            &[],
+            Some(typo),
+        )
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 201);
+    assert_eq!(
+        resp.headers()["warning"],
+        "299 - \"unknown field \\\"spec.regoin\\\"\""
+    );
+    h.ok("DELETE", &format!("{SITES}/d"), None).await;
+
     // generateName and Table output with the CRD's printer columns.
     let g = h
         .ok(
