@@ -214,6 +214,18 @@ fn is_noop(old: &Value, new: &Value) -> bool {
         .all(|k| a.get(k) == b.get(k))
 }
 
+fn managed_fields_without_times(obj: &Value) -> Value {
+    let mut mf = meta(obj).get("managedFields").cloned().unwrap_or(Value::Null);
+    if let Some(entries) = mf.as_array_mut() {
+        for e in entries {
+            if let Some(o) = e.as_object_mut() {
+                o.remove("time");
+            }
+        }
+    }
+    mf
+}
+
 fn random_suffix() -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     uuid::Uuid::new_v4().as_bytes()[..5]
@@ -635,7 +647,11 @@ pub fn update(
             .unwrap_or(0);
         meta_mut(&mut new).insert("generation".into(), json!(g + 1));
     }
-    if is_noop(&old, &new) {
+    // Server-side apply brings its own managedFields: a change of owners
+    // alone is a real write, a newer timestamp alone is not.
+    let owners_changed = opts.managed_fields_done
+        && managed_fields_without_times(&old) != managed_fields_without_times(&new);
+    if !owners_changed && is_noop(&old, &new) {
         return Ok(old);
     }
     if is_crd && subresource.is_none() {

@@ -178,6 +178,17 @@ const BUILTINS: &[Builtin] = &[
         categories: &[],
         status: false,
     },
+    // kube-runtime's event Recorder writes events.k8s.io/v1 Events.
+    Builtin {
+        group: "events.k8s.io",
+        version: "v1",
+        plural: "events",
+        kind: "Event",
+        namespaced: true,
+        short: &[],
+        categories: &[],
+        status: false,
+    },
     Builtin {
         group: "rbac.authorization.k8s.io",
         version: "v1",
