@@ -215,7 +215,10 @@ fn is_noop(old: &Value, new: &Value) -> bool {
 }
 
 fn managed_fields_without_times(obj: &Value) -> Value {
-    let mut mf = meta(obj).get("managedFields").cloned().unwrap_or(Value::Null);
+    let mut mf = meta(obj)
+        .get("managedFields")
+        .cloned()
+        .unwrap_or(Value::Null);
     if let Some(entries) = mf.as_array_mut() {
         for e in entries {
             if let Some(o) = e.as_object_mut() {
@@ -895,5 +898,16 @@ mod tests {
             &json!({"metadata": {}, "spec": {"a": 1}, "status": {}}),
             true
         ));
+    }
+
+    #[test]
+    fn removed_paths_name_pruned_fields() {
+        let before =
+            json!({"spec": {"a": 1, "typo": 2, "list": [{"k": 1, "x": 2}]}, "extra": true});
+        let after = json!({"spec": {"a": 1, "list": [{"k": 1}]}});
+        let mut out = Vec::new();
+        removed_paths(&before, &after, "", &mut out);
+        out.sort();
+        assert_eq!(out, ["extra", "spec.list[0].x", "spec.typo"]);
     }
 }
