@@ -363,6 +363,13 @@ fn builtin_def(b: &Builtin) -> ResourceDef {
             vec!["create"],
         ));
     }
+    if matches!(b.plural, "deployments" | "replicasets" | "statefulsets") {
+        extra.push((
+            "scale".to_string(),
+            "Scale".to_string(),
+            vec!["get", "patch", "update"],
+        ));
+    }
     if b.plural == "namespaces" {
         extra.push((
             "finalize".to_string(),

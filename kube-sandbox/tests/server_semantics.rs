@@ -520,6 +520,42 @@ async fn namespaces_collections_leases_and_dry_run() {
         Some(renewed),
     )
     .await;
+    // Workloads have a scale subresource (`kubectl scale`).
+    h.ok("POST", "/apis/apps/v1/namespaces/default/deployments", Some(json!({
+        "metadata": {"name": "web"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}}))).await;
+    let (code, scale) = h
+        .call(
+            "PATCH",
+            "/apis/apps/v1/namespaces/default/deployments/web/scale",
+            &[("content-type", "application/merge-patch+json")],
+            Some(json!({"spec": {"replicas": 4}})),
+        )
+        .await;
+    assert_eq!(
+        (
+            code,
+            scale["kind"].as_str(),
+            scale["status"]["selector"].as_str()
+        ),
+        (200, Some("Scale"), Some("app=web"))
+    );
+    let web = h
+        .ok(
+            "GET",
+            "/apis/apps/v1/namespaces/default/deployments/web",
+            None,
+        )
+        .await;
+    assert_eq!(
+        (
+            web["spec"]["replicas"].as_i64(),
+            web["metadata"]["generation"].as_i64()
+        ),
+        (Some(4), Some(2))
+    );
+
     // The loser of a leader race holds a stale resourceVersion.
     let (code, _) = h
         .call(
