@@ -74,9 +74,15 @@ impl Call<'_> {
     }
 
     fn json_body(&self) -> Result<Value, ApiError> {
-        if crate::protobuf::is_protobuf(&content_type(self)) {
+        let ct = content_type(self);
+        if crate::protobuf::is_protobuf(&ct) {
             return crate::protobuf::decode(&self.body)
                 .map_err(|e| ApiError::unsupported_media_type(e.to_string()));
+        }
+        if ct == "application/yaml" {
+            return serde_saphyr::from_slice(&self.body).map_err(|e| {
+                ApiError::bad_request(format!("error decoding YAML request body: {e}"))
+            });
         }
         serde_json::from_slice(&self.body).map_err(|e| {
             ApiError::bad_request(format!(
