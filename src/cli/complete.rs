@@ -4,26 +4,12 @@
 //! word under the cursor): one candidate per line, `name\tdescription`,
 //! then `:DIRECTIVE` (4 = no file completion, 0 = default, files allowed).
 
-use super::{Error, Io, command};
+use super::command;
 
 /// Cobra's "do not fall back to file names".
 const NO_FILE_COMP: u8 = 4;
 /// Cobra's default directive: the shell may complete file names.
 const DEFAULT_COMP: u8 = 0;
-
-/// Arguments of the hidden `__complete` command.
-#[derive(Debug, clap::Args)]
-pub struct CompleteArgs {
-    /// The words typed after `kubectl fleet`, the last being completed
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub words: Vec<String>,
-}
-
-/// Runs the completer.
-pub fn run(args: CompleteArgs, io: &mut Io<'_>) -> Result<(), Error> {
-    io.out.write_all(complete(&args.words).as_bytes())?;
-    Ok(())
-}
 
 fn takes_value(arg: &clap::Arg) -> bool {
     arg.get_num_args().is_some_and(|n| n.takes_values())

@@ -65,7 +65,7 @@ mod tests {
             let text = String::from_utf8(script(shell)).unwrap();
             assert!(text.contains("kubectl-fleet"), "{shell:?}");
             assert!(text.contains("register") && text.contains("unregister"), "{shell:?}");
-            assert!(!text.contains("__generate"), "hidden commands stay hidden ({shell:?})");
+            assert!(!text.contains("__generate"), "internal entry points stay out ({shell:?})");
         }
     }
 }

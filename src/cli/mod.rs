@@ -50,6 +50,7 @@ pub struct Cli {
 
 /// kubectl's connection flags, plus verbosity.
 #[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)
     #[arg(long, global = true, value_name = "FILE")]
@@ -58,8 +59,8 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "NAME")]
     pub context: Option<String>,
     /// Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)
-    #[arg(long, global = true, value_name = "DURATION", default_value = "0", value_parser = parse_timeout)]
-    pub request_timeout: Option<Duration>,
+    #[arg(long, global = true, value_name = "DURATION", default_value = "0", value_parser = parse_duration)]
+    pub request_timeout: Duration,
     /// Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -71,7 +72,7 @@ impl GlobalArgs {
         ConnectOptions {
             kubeconfig: self.kubeconfig.clone(),
             context: self.context.clone(),
-            request_timeout: self.request_timeout,
+            request_timeout: (!self.request_timeout.is_zero()).then_some(self.request_timeout),
         }
     }
 
@@ -102,12 +103,6 @@ pub enum Command {
     Completion(completion::CompletionArgs),
     /// Print the version
     Version(version::VersionArgs),
-    /// Complete a partial command line (for `kubectl_complete-fleet`)
-    #[command(name = "__complete", hide = true)]
-    Complete(complete::CompleteArgs),
-    /// Write the generated artifacts (completions, man page, CRDs, krew manifest)
-    #[command(name = "__generate", hide = true)]
-    Generate(generate::GenerateArgs),
 }
 
 /// Where a command writes, and what it may assume about the terminal.
@@ -135,8 +130,25 @@ pub async fn run(cli: Cli, io: &mut Io<'_>) -> Result<(), Error> {
         Command::Install(args) => install::run(global, args, io).await,
         Command::Completion(args) => completion::run(args, io),
         Command::Version(args) => version::run(args, io),
-        Command::Complete(args) => complete::run(args, io),
-        Command::Generate(args) => generate::run(args),
+    }
+}
+
+/// Internal entry points that are not part of the command tree (so help
+/// and completions never show them), reached by their first word:
+/// `__complete WORDS…` for `kubectl_complete-fleet`, and
+/// `__generate [DIR]` for `tools/regen.sh`. None if `args` is neither.
+pub fn run_internal(args: &[String], io: &mut Io<'_>) -> Option<Result<(), Error>> {
+    match args.split_first() {
+        Some((first, rest)) if first == "__complete" => Some(
+            io.out
+                .write_all(complete::complete(rest).as_bytes())
+                .map_err(Error::from),
+        ),
+        Some((first, rest)) if first == "__generate" => {
+            let root = rest.first().map_or(".", String::as_str);
+            Some(generate::write_all(std::path::Path::new(root)))
+        }
+        _ => None,
     }
 }
 
@@ -161,11 +173,6 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         return Err(format!("{s:?} is negative"));
     }
     Ok(Duration::from_secs_f64(secs))
-}
-
-fn parse_timeout(s: &str) -> Result<Option<Duration>, String> {
-    let d = parse_duration(s)?;
-    Ok((!d.is_zero()).then_some(d))
 }
 
 /// Formats a duration the short way users type it (`30d`, `1h`, `1h30m`).
@@ -249,7 +256,7 @@ mod tests {
         assert_eq!(parse_duration("3600"), Ok(Duration::from_secs(3_600)));
         assert_eq!(parse_duration("2w"), Ok(Duration::from_secs(14 * 86_400)));
         assert!(parse_duration("soon").is_err());
-        assert_eq!(parse_timeout("0"), Ok(None));
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
         assert_eq!(format_duration(Duration::from_secs(30 * 86_400)), "30d");
         assert_eq!(format_duration(Duration::from_secs(5_400)), "1h30m");
         assert_eq!(format_duration(Duration::from_secs(59)), "59s");

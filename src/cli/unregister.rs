@@ -2,7 +2,7 @@
 //! the hub — the FederatedCluster, the edge identity, the pull Secret.
 //! Idempotent: whatever is already gone is skipped.
 
-use std::io::Write as _;
+
 
 use super::{Error, GlobalArgs, Io, parse_site_name};
 

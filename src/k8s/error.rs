@@ -221,7 +221,11 @@ mod tests {
                 message: "boom".into(),
                 details: Some(kube::core::response::StatusDetails {
                     name: name.into(),
-                    ..Default::default()
+                    group: String::new(),
+                    kind: String::new(),
+                    uid: String::new(),
+                    causes: Vec::new(),
+                    retry_after_seconds: 0,
                 }),
                 ..Default::default()
             }

@@ -17,7 +17,7 @@ pub use client::{Cluster, ConnectOptions};
 pub use error::Error;
 pub use identity::{IssuedToken, ObjectRef};
 pub use kubeconfig::TokenKubeconfig;
-pub use sites::FEDERATION_STATUS_NAME;
+
 
 /// Namespace holding the fleet's identities, Secrets and operator.
 pub const NAMESPACE: &str = crate::fleet::rbac::FLEET_NAMESPACE;

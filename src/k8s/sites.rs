@@ -3,17 +3,14 @@
 
 use std::collections::BTreeMap;
 
-use futures::{Stream, StreamExt, TryStreamExt};
+use futures::{Stream, TryStreamExt};
 use kube::api::{Api, ListParams};
 use kube::runtime::watcher;
 
 use super::client::Cluster;
 use super::error::Error;
 use super::identity::ObjectRef;
-use crate::api::{FederatedCluster, FederationStatus};
-
-/// Name of the FederationStatus singleton.
-pub const FEDERATION_STATUS_NAME: &str = "fleet";
+use crate::api::{FEDERATION_STATUS_NAME, FederatedCluster, FederationStatus};
 
 impl Cluster {
     fn sites_api(&self) -> Api<FederatedCluster> {
