@@ -51,7 +51,7 @@ async fn register_interrupted_after_any_call_converges_on_rerun() {
             verb: None,
             path_contains: None,
             status: 500,
-            skip: k,
+            skip: u32::try_from(k).unwrap(),
             count: 1,
         });
         let failed = hub.fleet(&["register", &site, "-o", "json"]);

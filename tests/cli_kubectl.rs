@@ -68,7 +68,7 @@ fn kubectl_fleet_end_to_end() {
     assert_eq!(sites[0]["tier"], "critical");
     assert_eq!(sites[0]["phase"], "Pending");
     assert_eq!(sites[1]["environment"], "staging");
-    assert_eq!(status["summary"]["totalSites"], 2);
+    assert_eq!(status["summary"]["sites"], 2);
 
     let get = shell(&hub, "kubectl get fc").ok();
     let header: Vec<&str> = get.stdout.lines().next().unwrap().split_whitespace().collect();

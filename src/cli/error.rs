@@ -38,6 +38,9 @@ pub enum Error {
     /// Writing to stdout/stderr failed (e.g. a closed pipe).
     #[error("failed to write output: {0}")]
     Output(#[from] std::io::Error),
+    /// A report could not be rendered.
+    #[error(transparent)]
+    Render(#[from] crate::render::RenderError),
     /// The user declined the confirmation prompt.
     #[error("aborted")]
     Aborted,
@@ -53,7 +56,7 @@ impl Error {
             Error::WriteFile { .. } => {
                 Some("check the directory exists and is writable (an existing file is never overwritten with wider permissions)".into())
             }
-            Error::Output(_) | Error::Aborted => None,
+            Error::Output(_) | Error::Render(_) | Error::Aborted => None,
         }
     }
 

@@ -1,16 +1,19 @@
-//! `kubectl fleet incidents`: the hub's active cross-cluster correlations
-//! and cascades, read from the FederationStatus singleton.
+//! `kubectl fleet incidents`: active cross-cluster correlations and
+//! cascades from the hub's FederationStatus, and every site's signals with
+//! the remediation policy that applies to it.
 
-use super::{Error, GlobalArgs, Io};
+
+use super::{ColorChoice, Error, GlobalArgs, Io};
+use crate::render;
 
 /// Output formats of `incidents`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum IncidentsOutput {
-    /// Tables of correlations and cascades
+    /// Correlations, cascades and signals as tables
     Table,
-    /// The FederationStatus status as JSON
+    /// The IncidentsReport document as JSON
     Json,
-    /// The FederationStatus status as YAML
+    /// The IncidentsReport document as YAML
     Yaml,
 }
 
@@ -20,30 +23,37 @@ pub struct IncidentsArgs {
     /// Output format
     #[arg(short, long, value_enum, default_value_t = IncidentsOutput::Table)]
     pub output: IncidentsOutput,
+    /// Label selector limiting the sites whose signals are shown
+    #[arg(short = 'l', long, value_name = "SELECTOR")]
+    pub selector: Option<String>,
+    /// Colour severities
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
 }
 
 /// Runs `kubectl fleet incidents`.
 pub async fn run(global: &GlobalArgs, args: IncidentsArgs, io: &mut Io<'_>) -> Result<(), Error> {
     let hub = global.hub().await?;
-    let Some(status) = hub.get_federation_status().await? else {
-        return Err(Error::Invalid {
-            what: format!(
-                "no FederationStatus {} on {} yet",
-                crate::api::FEDERATION_STATUS_NAME,
-                hub.server()
-            ),
-            hint: "install and start the hub operator: `kubectl fleet install | kubectl apply -f -`".into(),
-        });
-    };
-    let fleet = status.status.unwrap_or_default();
+    let sites = hub.list_sites(args.selector.as_deref()).await?;
+    let fleet = hub.get_federation_status().await?.and_then(|f| f.status);
+    if fleet.is_none() {
+        writeln!(
+            io.err,
+            "note: no FederationStatus on {} yet, so no correlations or cascades: they come from the hub operator (`kubectl fleet install | kubectl apply -f -`)",
+            hub.server()
+        )?;
+    }
+    let (correlations, cascades) = fleet
+        .map(|f| (f.correlations, f.cascades))
+        .unwrap_or_default();
+    let now = jiff::Timestamp::now();
+    let report = render::incidents_report(&sites, correlations, cascades, now);
     let text = match args.output {
-        IncidentsOutput::Table => crate::render::incidents::render(&fleet, jiff::Timestamp::now()),
-        IncidentsOutput::Json => {
-            let mut s = serde_json::to_string_pretty(&fleet).expect("status serialises");
-            s.push('\n');
-            s
+        IncidentsOutput::Table => {
+            render::render_incidents(&report, now, args.color.enabled(io.stdout_tty))
         }
-        IncidentsOutput::Yaml => serde_saphyr::to_string(&fleet).expect("status serialises"),
+        IncidentsOutput::Json => render::to_json(&report)?,
+        IncidentsOutput::Yaml => render::to_yaml(&report)?,
     };
     io.out.write_all(text.as_bytes())?;
     Ok(())

@@ -4,15 +4,16 @@
 use super::{Error, Io, wire_enum};
 use crate::api::Tier;
 use crate::fleet::policy::{policy_rows_for, policy_table};
+use crate::render;
 
 /// Output formats of `policy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum PolicyOutput {
     /// A table
     Table,
-    /// JSON rows
+    /// The PolicyReport document as JSON
     Json,
-    /// YAML rows
+    /// The PolicyReport document as YAML
     Yaml,
 }
 
@@ -34,13 +35,9 @@ pub fn run(args: PolicyArgs, io: &mut Io<'_>) -> Result<(), Error> {
         None => policy_table(),
     };
     let text = match args.output {
-        PolicyOutput::Table => crate::render::policy::policy_table(&rows),
-        PolicyOutput::Json => {
-            let mut s = serde_json::to_string_pretty(&rows).expect("rows serialise");
-            s.push('\n');
-            s
-        }
-        PolicyOutput::Yaml => serde_saphyr::to_string(&rows).expect("rows serialise"),
+        PolicyOutput::Table => render::render_policy_table(&rows),
+        PolicyOutput::Json => render::to_json(&render::policy_report(rows))?,
+        PolicyOutput::Yaml => render::to_yaml(&render::policy_report(rows))?,
     };
     io.out.write_all(text.as_bytes())?;
     Ok(())

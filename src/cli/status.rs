@@ -2,12 +2,13 @@
 //! (design §7), `-o wide|json|yaml`, filters, and `--watch` that redraws on
 //! every change reported by the watch API.
 
-use std::io::Write as _;
 
 use futures::StreamExt as _;
 
 use super::{ColorChoice, Error, GlobalArgs, Io, wire_enum};
 use crate::api::{Environment, FederatedCluster, Phase, Tier};
+use crate::fleet::summary::effective_phase;
+use crate::render;
 
 /// Output formats of `status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -80,9 +81,7 @@ impl SiteFilter {
                 .region
                 .as_deref()
                 .is_none_or(|r| site.spec.region.as_deref() == Some(r))
-            && self
-                .phase
-                .is_none_or(|p| site.phase().unwrap_or(Phase::Pending) == p)
+            && self.phase.is_none_or(|p| effective_phase(site) == p)
     }
 
     /// The sites that pass, keeping their (name-sorted) order.
@@ -105,7 +104,7 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
     let selector = args.selector.as_deref();
     if !args.watch {
         let sites = filter.apply(hub.list_sites(selector).await?);
-        let text = render(&sites, args.output, color);
+        let text = render_sites(&sites, args.output, color)?;
         io.out.write_all(text.as_bytes())?;
         return Ok(());
     }
@@ -113,7 +112,7 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
     let mut last: Option<String> = None;
     while let Some(update) = updates.next().await {
         let sites = filter.apply(update?);
-        let text = render(&sites, args.output, color);
+        let text = render_sites(&sites, args.output, color)?;
         // Ages move on their own; redraw only when the rendered view changed.
         if last.as_deref() == Some(text.as_str()) {
             continue;
@@ -131,15 +130,14 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
     Ok(())
 }
 
-fn render(sites: &[FederatedCluster], output: StatusOutput, color: bool) -> String {
+fn render_sites(sites: &[FederatedCluster], output: StatusOutput, color: bool) -> Result<String, Error> {
     let now = jiff::Timestamp::now();
-    let view = crate::render::status::StatusView::build(sites, now);
-    match output {
-        StatusOutput::Table => crate::render::status::table(&view, false, color),
-        StatusOutput::Wide => crate::render::status::table(&view, true, color),
-        StatusOutput::Json => crate::render::report::to_json(&crate::render::report::Report::build(sites, now)),
-        StatusOutput::Yaml => crate::render::report::to_yaml(&crate::render::report::Report::build(sites, now)),
-    }
+    Ok(match output {
+        StatusOutput::Table => render::render_status_table(&render::status_view(sites, now), false, color),
+        StatusOutput::Wide => render::render_status_table(&render::status_view(sites, now), true, color),
+        StatusOutput::Json => render::to_json(&render::status_report(sites, now))?,
+        StatusOutput::Yaml => render::to_yaml(&render::status_report(sites, now))?,
+    })
 }
 
 #[cfg(test)]
