@@ -153,6 +153,8 @@ const TOKEN_REVIEW: &[Field] = &[
     f(2, "spec", Msg(TOKEN_REVIEW_SPEC)),
 ];
 
+const SELF_SUBJECT_REVIEW: &[Field] = &[f(1, "metadata", Msg(OBJECT_META))];
+
 const SELECTOR_ATTRS: &[Field] = &[
     f(1, "rawSelector", Str),
     r(2, "requirements", Msg(SELECTOR_REQ)),
@@ -275,6 +277,7 @@ fn message_for(api_version: &str, kind: &str) -> Option<&'static [Field]> {
         (_, "DeleteOptions") => DELETE_OPTIONS,
         ("authentication.k8s.io/v1", "TokenRequest") => TOKEN_REQUEST,
         ("authentication.k8s.io/v1", "TokenReview") => TOKEN_REVIEW,
+        ("authentication.k8s.io/v1", "SelfSubjectReview") => SELF_SUBJECT_REVIEW,
         ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => SSAR,
         ("authorization.k8s.io/v1", "SubjectAccessReview") => SAR,
         ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => SSRR,
