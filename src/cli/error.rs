@@ -60,12 +60,18 @@ impl Error {
         }
     }
 
-    /// The one line printed on failure.
+    /// The one line printed on failure (server messages that span lines
+    /// are folded, so the promise of one line holds).
     pub fn user_line(&self) -> String {
-        match self.hint() {
+        let line = match self.hint() {
             Some(hint) => format!("error: {self}: {hint}"),
             None => format!("error: {self}"),
-        }
+        };
+        line.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// The process exit code: 1 for failures, 130 when the user aborted

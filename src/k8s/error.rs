@@ -108,13 +108,20 @@ fn path_suffix(path: &Option<PathBuf>) -> String {
 }
 
 /// The innermost message of an error chain: the part a user recognises
-/// ("Connection refused", "invalid peer certificate: UnknownIssuer").
+/// ("Connection refused", "invalid peer certificate: UnknownIssuer"),
+/// cut to its first line (YAML errors append a source snippet).
 pub(crate) fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
     let mut cur = err;
     while let Some(next) = cur.source() {
         cur = next;
     }
-    cur.to_string()
+    let text = cur.to_string();
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or_default()
+        .trim_start_matches("error: ")
+        .to_owned()
 }
 
 impl Error {
