@@ -6,9 +6,10 @@ use std::path::PathBuf;
 /// Why a command failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A Kubernetes call failed (classified, with its own hint).
+    /// A Kubernetes call failed (classified, with its own hint). Boxed: it
+    /// carries the whole `kube::Error` and would bloat every `Result`.
     #[error(transparent)]
-    Kube(#[from] crate::k8s::Error),
+    Kube(Box<crate::k8s::Error>),
     /// The command line was valid but the request makes no sense.
     #[error("{what}")]
     Invalid {
@@ -44,6 +45,12 @@ pub enum Error {
     /// The user declined the confirmation prompt.
     #[error("aborted")]
     Aborted,
+}
+
+impl From<crate::k8s::Error> for Error {
+    fn from(err: crate::k8s::Error) -> Self {
+        Error::Kube(Box::new(err))
+    }
 }
 
 impl Error {
