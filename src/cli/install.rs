@@ -120,7 +120,7 @@ pub async fn run(global: &GlobalArgs, args: InstallArgs, io: &mut Io<'_>) -> Res
 
 /// Renders documents as one multi-document YAML stream.
 pub fn to_yaml_stream(docs: &[Value]) -> String {
-    serde_saphyr::to_string_multiple(docs).expect("JSON values serialise to YAML")
+    crate::k8s::plain_yaml_stream(docs)
 }
 
 /// The CRDs, as generated from the API types.

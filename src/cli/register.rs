@@ -24,7 +24,9 @@ use crate::api::{
     SecretKeyRef, Tier,
 };
 use crate::fleet::rbac;
-use crate::k8s::{Cluster, ConnectOptions, IssuedToken, NAMESPACE, ObjectRef, TokenKubeconfig};
+use crate::k8s::{
+    Cluster, ConnectOptions, IssuedToken, NAMESPACE, ObjectRef, TokenKubeconfig, plain_yaml_stream,
+};
 
 /// Name of the Secret `--emit secret` produces for the edge cluster, and
 /// that `install --role edge` mounts.
@@ -470,7 +472,7 @@ pub fn edge_secret_manifest(site: &str, kubeconfig: &str) -> String {
             DEFAULT_KUBECONFIG_KEY: base64::engine::general_purpose::STANDARD.encode(kubeconfig),
         },
     });
-    serde_saphyr::to_string_multiple(&[namespace, secret]).expect("JSON values serialise to YAML")
+    plain_yaml_stream(&[namespace, secret])
 }
 
 /// Writes a file holding a secret: created with mode 0600 from the start
