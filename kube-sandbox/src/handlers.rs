@@ -102,9 +102,8 @@ pub async fn dispatch(call: Call<'_>) -> Result<Resp, ApiError> {
             .cloned()
     }
     .ok_or_else(not_served)?;
-    let namespaced_path =
-        !info.namespace.is_empty() && !(def.group.is_empty() && def.plural == "namespaces");
-    if namespaced_path && !def.namespaced {
+    let is_namespace_kind = def.group.is_empty() && def.plural == "namespaces";
+    if !info.namespace.is_empty() && !is_namespace_kind && !def.namespaced {
         return Err(not_served());
     }
     let sub = info.subresource.as_str();
@@ -117,9 +116,9 @@ pub async fn dispatch(call: Call<'_>) -> Result<Resp, ApiError> {
     if def.create_only {
         return match info.verb.as_str() {
             "create" => review(&call, &def),
-            _ => Err(ApiError::method_not_allowed(format!(
-                "the server does not allow this method on the requested resource"
-            ))),
+            _ => Err(ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource".to_string(),
+            )),
         };
     }
     match (info.verb.as_str(), sub) {
@@ -414,9 +413,7 @@ fn patch(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
     let patch_body: Value = serde_json::from_slice(&call.body)
         .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
     if def.crd && ct == "application/strategic-merge-patch+json" {
-        return Err(ApiError::unsupported_media_type(format!(
-            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
-        )));
+        return Err(ApiError::unsupported_media_type("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml".to_string()));
     }
     opts.is_put = false;
     let obj = {
@@ -612,7 +609,7 @@ fn delete_collection(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiErr
 }
 
 fn format_secs(secs: u64) -> String {
-    if secs % 60 == 0 {
+    if secs.is_multiple_of(60) {
         let m = secs / 60;
         if m == 1 {
             "1 minute".to_string()
@@ -724,10 +721,10 @@ fn token_request(call: &Call) -> Result<Resp, ApiError> {
         "status": {"token": token, "expirationTimestamp": expiration},
     });
     let mut resp = server::json_response(201, &out);
-    if let Some(w) = warning {
-        if let Ok(v) = HeaderValue::from_str(&format!("299 - \"{w}\"")) {
-            resp.headers_mut().insert("warning", v);
-        }
+    if let Some(w) = warning
+        && let Ok(v) = HeaderValue::from_str(&format!("299 - \"{w}\""))
+    {
+        resp.headers_mut().insert("warning", v);
     }
     Ok(resp)
 }

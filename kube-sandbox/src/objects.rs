@@ -303,14 +303,13 @@ pub fn create(
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    if name.is_empty() {
-        if let Some(prefix) = m.get("generateName").and_then(Value::as_str) {
-            if !prefix.is_empty() {
-                let prefix: String = prefix.chars().take(58).collect();
-                name = format!("{prefix}{}", random_suffix());
-                m.insert("name".into(), json!(name));
-            }
-        }
+    if name.is_empty()
+        && let Some(prefix) = m.get("generateName").and_then(Value::as_str)
+        && !prefix.is_empty()
+    {
+        let prefix: String = prefix.chars().take(58).collect();
+        name = format!("{prefix}{}", random_suffix());
+        m.insert("name".into(), json!(name));
     }
     if def.namespaced {
         let body_ns = m
@@ -720,10 +719,11 @@ fn delete_namespace(st: &mut State, ns: &str, old: Arc<Value>) -> Deleted {
     if st.get(&ns_gr, &ns_key).is_none() {
         return Deleted::Gone(current);
     }
-    if namespace_is_empty(st, ns) && finalizers(&current).is_empty() {
-        if let Some(gone) = st.remove(&ns_gr, &ns_key) {
-            return Deleted::Gone(gone);
-        }
+    if namespace_is_empty(st, ns)
+        && finalizers(&current).is_empty()
+        && let Some(gone) = st.remove(&ns_gr, &ns_key)
+    {
+        return Deleted::Gone(gone);
     }
     Deleted::Pending(st.get(&ns_gr, &ns_key).cloned().unwrap_or(current))
 }

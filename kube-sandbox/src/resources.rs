@@ -481,7 +481,7 @@ impl Catalogue {
         // Newest CRD versions must be preferred the way the real server
         // orders them (kube-aware version priority), so re-sort the group.
         if let Some(versions) = self.group_versions.get_mut(&group) {
-            versions.sort_by(|a, b| version_priority(a).cmp(&version_priority(b)));
+            versions.sort_by_key(|a| version_priority(a));
         }
         Ok(())
     }
@@ -612,7 +612,7 @@ mod tests {
     #[test]
     fn versions_sort_like_kubernetes() {
         let mut v = vec!["v1alpha1", "v2", "v1beta2", "v1", "v1beta1", "foo"];
-        v.sort_by(|a, b| version_priority(a).cmp(&version_priority(b)));
+        v.sort_by_key(|a| version_priority(a));
         assert_eq!(v, ["v2", "v1", "v1beta2", "v1beta1", "v1alpha1", "foo"]);
     }
 

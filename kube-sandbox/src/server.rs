@@ -218,12 +218,10 @@ pub fn request_info(method: &Method, path: &str, query: &Query) -> RequestInfo {
         }
         .into();
     }
-    if cur.first() == Some(&"namespaces") {
-        if cur.len() > 1 {
-            info.namespace = cur[1].to_string();
-            if cur.len() > 2 && !matches!(cur[2], "status" | "finalize") {
-                cur = &cur[2..];
-            }
+    if cur.first() == Some(&"namespaces") && cur.len() > 1 {
+        info.namespace = cur[1].to_string();
+        if cur.len() > 2 && !matches!(cur[2], "status" | "finalize") {
+            cur = &cur[2..];
         }
     }
     if let Some(r) = cur.first() {
@@ -238,18 +236,13 @@ pub fn request_info(method: &Method, path: &str, query: &Query) -> RequestInfo {
     if info.name.is_empty() && info.verb == "get" {
         info.verb = if query.flag("watch") { "watch" } else { "list" }.into();
     }
-    if info.verb == "watch" || info.verb == "list" {
-        if let Some(fs) = query.get("fieldSelector") {
-            if let Ok(sel) = crate::selector::FieldSelector::parse(fs) {
-                if let Some(n) = sel.exact_name() {
-                    if crate::objects::name_errors(crate::resources::NameRule::PathSegment, n)
-                        .is_empty()
-                    {
-                        info.name = n.to_string();
-                    }
-                }
-            }
-        }
+    if (info.verb == "watch" || info.verb == "list")
+        && let Some(fs) = query.get("fieldSelector")
+        && let Ok(sel) = crate::selector::FieldSelector::parse(fs)
+        && let Some(n) = sel.exact_name()
+        && crate::objects::name_errors(crate::resources::NameRule::PathSegment, n).is_empty()
+    {
+        info.name = n.to_string();
     }
     if info.name.is_empty() && info.verb == "delete" {
         info.verb = "deletecollection".into();

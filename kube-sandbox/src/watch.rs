@@ -232,11 +232,10 @@ async fn pump(
                         continue;
                     }
                     seen_rv = ev.rv;
-                    if let Some((kind, obj)) = filter.translate(&ev) {
-                        if tx.send(enc.event(kind.as_str(), &obj)).await.is_err() {
+                    if let Some((kind, obj)) = filter.translate(&ev)
+                        && tx.send(enc.event(kind.as_str(), &obj)).await.is_err() {
                             return;
                         }
-                    }
                 }
                 // A watcher that fell behind is closed; it resumes from its
                 // last resourceVersion like after any dropped connection.
