@@ -68,7 +68,8 @@ impl Schema {
 
     /// Drops fields the schema does not know (unless
     /// `x-kubernetes-preserve-unknown-fields`); `apiVersion`, `kind` and
-    /// `metadata` at the root are always kept.
+    /// `metadata` at the root (and in embedded resources) are always kept,
+    /// `metadata` with only the fields of `ObjectMeta`.
     pub fn prune(&self, obj: &mut Value) {
         prune(obj, Some(&self.root), true);
     }
@@ -87,8 +88,16 @@ impl Schema {
     /// updates (CEL transition rules use it). Empty = valid.
     pub fn validate(&self, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
         let mut errs = Vec::new();
-        validate_value(&self.root, obj, "", &mut errs);
-        list_types(&self.root, obj, &FieldPath::root(), &mut errs);
+        validate_value(&self.root, obj, old, "", &mut errs);
+        // As the real server, list-type errors on update count only when
+        // the stored object had none.
+        let mut old_list_errs = Vec::new();
+        if let Some(o) = old {
+            list_types(&self.root, o, &FieldPath::root(), &mut old_list_errs);
+        }
+        if old_list_errs.is_empty() {
+            list_types(&self.root, obj, &FieldPath::root(), &mut errs);
+        }
         let blocking = errs.iter().any(|c| {
             matches!(
                 c.reason.as_str(),
@@ -395,7 +404,7 @@ fn prune(x: &mut Value, s: Option<&Value>, resource_root: bool) {
                 return;
             };
             m.retain(|k, v| {
-                if embedded && is_meta_field(k, v) {
+                if embedded && keep_meta_field(k, v) {
                     return true;
                 }
                 if let Some(p) = prop(s, k) {
@@ -429,11 +438,42 @@ fn is_meta_field(k: &str, v: &Value) -> bool {
     }
 }
 
+/// The fields of `ObjectMeta`; others are dropped from a resource's
+/// `metadata`, as the real server's decoding into `ObjectMeta` does.
+const OBJECT_META_FIELDS: [&str; 15] = [
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+
+fn keep_meta_field(k: &str, v: &mut Value) -> bool {
+    let keep = is_meta_field(k, v);
+    if keep
+        && k == "metadata"
+        && let Some(m) = v.as_object_mut()
+    {
+        m.retain(|f, _| OBJECT_META_FIELDS.contains(&f.as_str()));
+    }
+    keep
+}
+
 fn skip_prune(x: &mut Value, s: &Value, embedded: bool) {
     match x {
         Value::Object(m) => {
             for (k, v) in m.iter_mut() {
-                if embedded && is_meta_field(k, v) {
+                if embedded && keep_meta_field(k, v) {
                     continue;
                 }
                 if let Some(p) = prop(s, k) {
@@ -565,7 +605,13 @@ fn types_of(s: &Value) -> Vec<&str> {
         .unwrap_or_default()
 }
 
-fn validate_value(s: &Value, v: &Value, path: &str, errs: &mut Vec<Cause>) {
+/// Validates `v` against `s`. `old` is the correlated stored value on
+/// updates: an unchanged value is not validated again (CRD validation
+/// ratcheting, on by default in the real server).
+fn validate_value(s: &Value, v: &Value, old: Option<&Value>, path: &str, errs: &mut Vec<Cause>) {
+    if old == Some(v) {
+        return;
+    }
     let types = types_of(s);
     let enumv = s.get("enum").and_then(Value::as_array);
     if v.is_null() {
@@ -597,7 +643,7 @@ fn validate_value(s: &Value, v: &Value, path: &str, errs: &mut Vec<Cause>) {
             validate_format(s, st, path, errs);
         }
         Value::Number(n) => validate_number(s, n, path, errs),
-        Value::Array(a) => validate_array(s, a, path, errs),
+        Value::Array(a) => validate_array(s, a, old.and_then(Value::as_array), path, errs),
         _ => {}
     }
     if let Some(e) = enumv
@@ -606,7 +652,7 @@ fn validate_value(s: &Value, v: &Value, path: &str, errs: &mut Vec<Cause>) {
         errs.push(enum_fail(path, v, e));
     }
     if let Value::Object(m) = v {
-        validate_object(s, m, path, errs);
+        validate_object(s, m, old.and_then(Value::as_object), path, errs);
     }
 }
 
@@ -833,10 +879,17 @@ fn validate_number(s: &Value, n: &serde_json::Number, path: &str, errs: &mut Vec
     }
 }
 
-fn validate_array(s: &Value, a: &[Value], path: &str, errs: &mut Vec<Cause>) {
+fn validate_array(
+    s: &Value,
+    a: &[Value],
+    old: Option<&Vec<Value>>,
+    path: &str,
+    errs: &mut Vec<Cause>,
+) {
     if let Some(items) = s.get("items").filter(|i| i.is_object()) {
         for (i, v) in a.iter().enumerate() {
-            validate_value(items, v, &format!("{path}[{i}]"), errs);
+            let ov = old.and_then(|o| cel::correlate(s, v, o));
+            validate_value(items, v, ov, &format!("{path}[{i}]"), errs);
         }
     }
     let size = a.len() as i64;
@@ -868,7 +921,15 @@ fn validate_array(s: &Value, a: &[Value], path: &str, errs: &mut Vec<Cause>) {
     }
 }
 
-fn validate_object(s: &Value, m: &Map<String, Value>, path: &str, errs: &mut Vec<Cause>) {
+fn validate_object(
+    s: &Value,
+    m: &Map<String, Value>,
+    old: Option<&Map<String, Value>>,
+    path: &str,
+    errs: &mut Vec<Cause>,
+) {
+    let granular = s.get("x-kubernetes-map-type").and_then(Value::as_str) != Some("atomic");
+    let old = old.filter(|_| granular);
     let n = m.len() as i64;
     if let Some(min) = int_kw(s, "minProperties")
         && n < min
@@ -895,13 +956,25 @@ fn validate_object(s: &Value, m: &Map<String, Value>, path: &str, errs: &mut Vec
             if props.is_some_and(|p| p.contains_key(k)) {
                 continue;
             }
-            validate_value(a, v, &format!("{path}.{k}"), errs);
+            validate_value(
+                a,
+                v,
+                old.and_then(|o| o.get(k)),
+                &format!("{path}.{k}"),
+                errs,
+            );
         }
     }
     if let Some(props) = props {
         for (k, ps) in props {
             if let Some(v) = m.get(k) {
-                validate_value(ps, v, &child_name(path, k), errs);
+                validate_value(
+                    ps,
+                    v,
+                    old.and_then(|o| o.get(k)),
+                    &child_name(path, k),
+                    errs,
+                );
             }
         }
     }

@@ -1243,6 +1243,11 @@ impl RuleContext<'_> {
                     continue;
                 }
             }
+            // Ratcheting: a rule without oldSelf that fails on an unchanged
+            // value is only a warning on the real server.
+            if !p.uses_old_self && old_this.as_ref() == Some(&this) {
+                continue;
+            }
             let mut at = path.clone();
             if let Some(fp) = r.get("fieldPath").and_then(Value::as_str) {
                 let fp = fp.trim_start_matches('.');
@@ -1314,7 +1319,7 @@ fn root_view(v: &Value) -> Value {
 
 /// The old item a new list item correlates with: same keys in a
 /// `list-type: map`, same value in a `set`; other lists do not correlate.
-fn correlate<'a>(s: &Value, item: &Value, old: &'a [Value]) -> Option<&'a Value> {
+pub(crate) fn correlate<'a>(s: &Value, item: &Value, old: &'a [Value]) -> Option<&'a Value> {
     match s.get("x-kubernetes-list-type").and_then(Value::as_str) {
         Some("set") => old.iter().find(|o| *o == item),
         Some("map") => {

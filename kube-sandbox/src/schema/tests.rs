@@ -81,6 +81,7 @@ fn prune_drops_unknown_fields_and_keeps_root_meta() {
                            "labels": {"a": "b"}, "items": [{"type": "A", "junk": true}]}),
     );
     o["metadata"]["annotations"] = json!({"k": "v"});
+    o["metadata"]["notObjectMeta"] = json!(1);
     o["unknownTop"] = json!(true);
     o["status"] = json!({"anything": {"goes": 1}});
     s.prune(&mut o);
@@ -634,4 +635,55 @@ fn go_float_formatting() {
     for (f, want) in cases {
         assert_eq!(go_float(f), want);
     }
+}
+
+#[test]
+fn unchanged_invalid_values_are_ratcheted_on_update() {
+    let s = schema();
+    let mut old = obj(
+        json!({"region": "eu", "tier": "gold", "heartbeatIntervalSeconds": 5,
+                             "items": [{"type": "A"}, {"type": "A"}]}),
+    );
+    s.apply_defaults(&mut old);
+    // Only the display name changes: the stored invalid values are let through.
+    let mut new = old.clone();
+    new["spec"]["displayName"] = json!("ok");
+    assert_eq!(s.validate(&new, Some(&old)), vec![]);
+    // Changing an invalid value to another invalid one is reported.
+    new["spec"]["heartbeatIntervalSeconds"] = json!(6);
+    assert_eq!(
+        messages(&s.validate(&new, Some(&old))),
+        one(
+            "FieldValueInvalid",
+            "spec.heartbeatIntervalSeconds",
+            "Invalid value: 6: spec.heartbeatIntervalSeconds in body should be greater than or equal to 10"
+        )
+    );
+    // A create validates everything, duplicates in keyed lists included.
+    let fields: Vec<String> = s
+        .validate(&old, None)
+        .into_iter()
+        .map(|c| c.field)
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "spec.heartbeatIntervalSeconds",
+            "spec.tier",
+            "spec.items[1]",
+            "<nil>"
+        ]
+    );
+}
+
+#[test]
+fn unchanged_values_failing_a_rule_are_ratcheted() {
+    let s = schema();
+    let mut old = obj(json!({"region": "eu", "mode": "Pull"}));
+    s.apply_defaults(&mut old);
+    let mut new = old.clone();
+    new["metadata"]["labels"] = json!({"a": "b"});
+    assert_eq!(s.validate(&new, Some(&old)), vec![]);
+    new["spec"]["region"] = json!("us");
+    assert_eq!(s.validate(&new, Some(&old)).len(), 1);
 }
