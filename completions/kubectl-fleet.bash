@@ -613,12 +613,20 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__unregister)
-            opts="-y -v -h -V --yes --kubeconfig --context --request-timeout --verbose --help --version"
+            opts="-y -v -h -V --yes --member-kubeconfig --member-context --kubeconfig --context --request-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --member-kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --member-context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

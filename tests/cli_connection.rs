@@ -37,12 +37,23 @@ fn kubeconfig_env_list_and_context_are_honoured() {
     .unwrap();
     let list = format!("{}:{}", other.display(), hub.kubeconfig.display());
     let dead = run_env(&["status"], &list, hub.dir.path());
-    assert!(dead.one_line_error().contains("https://127.0.0.1:1"), "the first file's current-context wins");
-    let ok = run_env(&["--context", "sandbox", "status", "-o", "json"], &list, hub.dir.path()).ok();
+    assert!(
+        dead.one_line_error().contains("https://127.0.0.1:1"),
+        "the first file's current-context wins"
+    );
+    let ok = run_env(
+        &["--context", "sandbox", "status", "-o", "json"],
+        &list,
+        hub.dir.path(),
+    )
+    .ok();
     assert_eq!(ok.json()["sites"][0]["name"], "site-a");
     let missing = run_env(&["--context", "nope", "status"], &list, hub.dir.path());
     let line = missing.one_line_error();
-    assert!(line.contains("nope") && line.contains("--context"), "{line}");
+    assert!(
+        line.contains("nope") && line.contains("--context"),
+        "{line}"
+    );
 }
 
 #[test]
@@ -63,6 +74,10 @@ fn verbose_adds_the_cause_chain() {
     let run = hub.fleet(&["-v", "status"]);
     hub.sandbox.controls().set_outage(false);
     assert_ne!(run.code, 0);
-    assert!(run.stderr.lines().any(|l| l.starts_with("error: ")), "{}", run.stderr);
+    assert!(
+        run.stderr.lines().any(|l| l.starts_with("error: ")),
+        "{}",
+        run.stderr
+    );
     assert!(run.stderr.contains("caused by:"), "{}", run.stderr);
 }

@@ -15,19 +15,36 @@ use serde_json::json;
 
 async fn set_status(hub: &Hub, site: &str, status: serde_json::Value) {
     let api: Api<FederatedCluster> = Api::all(hub.admin().await);
-    api.patch_status(site, &PatchParams::default(), &Patch::Merge(&json!({ "status": status })))
-        .await
-        .unwrap();
+    api.patch_status(
+        site,
+        &PatchParams::default(),
+        &Patch::Merge(&json!({ "status": status })),
+    )
+    .await
+    .unwrap();
 }
 
 async fn fleet_of_three() -> Hub {
     let hub = Hub::new();
     hub.register("site-c", &["--tier", "non-critical"]);
     hub.register("site-a", &["--tier", "critical", "--region", "eu-west-1"]);
-    hub.register("site-b", &["--environment", "staging", "--region", "us-east-1"]);
+    hub.register(
+        "site-b",
+        &["--environment", "staging", "--region", "us-east-1"],
+    );
     let now = jiff::Timestamp::now().to_string();
-    set_status(&hub, "site-a", json!({ "phase": "Connected", "lastHeartbeatTime": now, "nodeCount": 3 })).await;
-    set_status(&hub, "site-b", json!({ "phase": "Stale", "lastHeartbeatTime": "2020-01-01T00:00:00Z" })).await;
+    set_status(
+        &hub,
+        "site-a",
+        json!({ "phase": "Connected", "lastHeartbeatTime": now, "nodeCount": 3 }),
+    )
+    .await;
+    set_status(
+        &hub,
+        "site-b",
+        json!({ "phase": "Stale", "lastHeartbeatTime": "2020-01-01T00:00:00Z" }),
+    )
+    .await;
     hub
 }
 
@@ -47,8 +64,14 @@ async fn table_is_sorted_with_footer_and_filters_apply() {
     assert!(table.starts_with("NAME "), "{table}");
     assert_eq!(first_column(&table), ["site-a", "site-b", "site-c"]);
     let site_c = table.lines().find(|l| l.starts_with("site-c")).unwrap();
-    assert!(site_c.contains("Pending") && site_c.contains("never"), "{site_c}");
-    assert!(table.contains("Sites: 3 (1 Connected, 1 Stale, 0 Unreachable, 1 Pending)"), "{table}");
+    assert!(
+        site_c.contains("Pending") && site_c.contains("never"),
+        "{site_c}"
+    );
+    assert!(
+        table.contains("Sites: 3 (1 Connected, 1 Stale, 0 Unreachable, 1 Pending)"),
+        "{table}"
+    );
     assert!(!table.contains('\x1b'), "no colour without a TTY");
 
     for (args, expect) in [
@@ -56,8 +79,14 @@ async fn table_is_sorted_with_footer_and_filters_apply() {
         (vec!["status", "--environment", "staging"], vec!["site-b"]),
         (vec!["status", "--region", "us-east-1"], vec!["site-b"]),
         (vec!["status", "--phase", "Pending"], vec!["site-c"]),
-        (vec!["status", "--phase", "Connected", "--tier", "critical"], vec!["site-a"]),
-        (vec!["status", "-l", "federation.kubectl-fleet.dev/site=site-c"], vec!["site-c"]),
+        (
+            vec!["status", "--phase", "Connected", "--tier", "critical"],
+            vec!["site-a"],
+        ),
+        (
+            vec!["status", "-l", "federation.kubectl-fleet.dev/site=site-c"],
+            vec!["site-c"],
+        ),
         (vec!["status", "site-c", "site-a"], vec!["site-a", "site-c"]),
     ] {
         let out = hub.fleet(&args).ok().stdout;
@@ -69,7 +98,11 @@ async fn table_is_sorted_with_footer_and_filters_apply() {
     for column in ["REGION", "VERSION", "K8S", "TOKEN EXPIRES"] {
         assert!(header.contains(column), "{header}");
     }
-    assert!(wide.lines().any(|l| l.starts_with("site-a") && l.contains("eu-west-1")), "{wide}");
+    assert!(
+        wide.lines()
+            .any(|l| l.starts_with("site-a") && l.contains("eu-west-1")),
+        "{wide}"
+    );
 }
 
 #[tokio::test]
@@ -77,15 +110,29 @@ async fn json_and_yaml_reports_are_the_documented_schema() {
     let hub = fleet_of_three().await;
     let report = hub.fleet(&["status", "-o", "json"]).ok().json();
     assert_eq!(report["kind"], "StatusReport");
-    let names: Vec<&str> = report["sites"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = report["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["site-a", "site-b", "site-c"]);
     assert_eq!(report["sites"][0]["phase"], "Connected");
     assert_eq!(report["sites"][0]["nodeCount"], 3);
-    assert_eq!(report["sites"][2]["lastHeartbeatTime"], serde_json::Value::Null);
+    assert_eq!(
+        report["sites"][2]["lastHeartbeatTime"],
+        serde_json::Value::Null
+    );
     assert_eq!(report["summary"]["sites"], 3);
-    assert_eq!(report["summary"]["phases"], json!({ "connected": 1, "stale": 1, "unreachable": 0, "pending": 1 }));
+    assert_eq!(
+        report["summary"]["phases"],
+        json!({ "connected": 1, "stale": 1, "unreachable": 0, "pending": 1 })
+    );
 
-    let yaml = hub.fleet(&["status", "-o", "yaml", "--tier", "critical"]).ok().stdout;
+    let yaml = hub
+        .fleet(&["status", "-o", "yaml", "--tier", "critical"])
+        .ok()
+        .stdout;
     let doc: serde_json::Value = serde_saphyr::from_str(&yaml).unwrap();
     assert_eq!(doc["sites"].as_array().unwrap().len(), 1);
     assert_eq!(doc["sites"][0]["tier"], "critical");
@@ -115,7 +162,14 @@ fn watch_redraws_on_change_through_the_watch_api() {
     let controls = hub.sandbox.controls();
     controls.clear_request_log();
     let mut child = Command::new(BIN)
-        .args(["--kubeconfig", hub.kubeconfig.to_str().unwrap(), "status", "--watch", "-o", "wide"])
+        .args([
+            "--kubeconfig",
+            hub.kubeconfig.to_str().unwrap(),
+            "status",
+            "--watch",
+            "-o",
+            "wide",
+        ])
         .env_remove("KUBECONFIG")
         .env("NO_COLOR", "1")
         .stdout(Stdio::piped())
@@ -150,8 +204,14 @@ fn watch_redraws_on_change_through_the_watch_api() {
     child.wait().unwrap();
 
     let log = controls.request_log();
-    let watches = log.iter().filter(|r| r.verb == "watch" && r.path.ends_with("/federatedclusters")).count();
-    let lists = log.iter().filter(|r| r.verb == "list" && r.path.ends_with("/federatedclusters")).count();
+    let watches = log
+        .iter()
+        .filter(|r| r.verb == "watch" && r.path.ends_with("/federatedclusters"))
+        .count();
+    let lists = log
+        .iter()
+        .filter(|r| r.verb == "list" && r.path.ends_with("/federatedclusters"))
+        .count();
     assert!(watches >= 1, "status --watch must use the watch API");
     assert!(lists <= 1, "one initial list, no polling: {lists} lists");
 }

@@ -154,6 +154,33 @@ pub struct Summary {
     pub config: Option<String>,
 }
 
+/// The `-o json` summary of `register --pull` (a stable schema). Token
+/// fields are null with `--store-kubeconfig-as-is` (nothing was minted).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PullSummary {
+    /// The site.
+    pub site: String,
+    /// Always `Pull`.
+    pub mode: Mode,
+    /// Objects applied on the member cluster (the read-only identity).
+    pub member_objects: Vec<ObjectRef>,
+    /// Objects applied on the hub.
+    pub objects: Vec<ObjectRef>,
+    /// Objects removed from the hub (a former Push identity).
+    pub removed: Vec<ObjectRef>,
+    /// Expiry of the member token the hub will use.
+    pub token_expiration_timestamp: Option<String>,
+    /// The lifetime asked for.
+    #[serde(rename = "requestedTTL")]
+    pub requested_ttl: Option<String>,
+    /// The lifetime the member's API server granted.
+    #[serde(rename = "grantedTTL")]
+    pub granted_ttl: Option<String>,
+    /// True when the member's API server granted less than was asked.
+    pub capped: bool,
+}
+
 /// Runs `kubectl fleet register`.
 pub async fn run(global: &GlobalArgs, args: RegisterArgs, io: &mut Io<'_>) -> Result<(), Error> {
     let hub = global.hub().await?;
@@ -299,21 +326,21 @@ async fn register_pull(
         report_expiry(site, token, "the member's read-only token", io)?;
     }
     if args.edge.output == RegisterOutput::Json {
-        let summary = json!({
-            "site": site,
-            "mode": Mode::Pull,
-            "memberObjects": member_objects,
-            "objects": objects,
-            "removed": removed,
-            "tokenExpirationTimestamp": token.as_ref().map(|t| t.expiration.to_string()),
-            "requestedTTL": token.as_ref().map(|t| format_duration(t.requested)),
-            "grantedTTL": token.as_ref().map(|t| format_duration(t.granted())),
-            "capped": token.as_ref().is_some_and(IssuedToken::capped),
-        });
+        let summary = PullSummary {
+            site: site.clone(),
+            mode: Mode::Pull,
+            member_objects,
+            objects,
+            removed,
+            token_expiration_timestamp: token.as_ref().map(|t| t.expiration.to_string()),
+            requested_ttl: token.as_ref().map(|t| format_duration(t.requested)),
+            granted_ttl: token.as_ref().map(|t| format_duration(t.granted())),
+            capped: token.as_ref().is_some_and(IssuedToken::capped),
+        };
         writeln!(
             io.out,
             "{}",
-            serde_json::to_string_pretty(&summary).expect("JSON value")
+            serde_json::to_string_pretty(&summary).expect("summary serialises")
         )?;
     }
     writeln!(
@@ -398,7 +425,7 @@ pub(super) fn hand_out(
     let hub_kubeconfig_path = match (edge.emit, &edge.output_file) {
         (Emit::Secret, _) => HUB_KUBECONFIG_MOUNT.to_owned(),
         (Emit::Kubeconfig, Some(path)) => path.display().to_string(),
-        (Emit::Kubeconfig, None) => "PATH-TO-THIS-KUBECONFIG".to_owned(),
+        (Emit::Kubeconfig, None) => "FILE".to_owned(),
     };
     let edge_command = format!(
         "fleet-operator --federation-role=edge --site {site} --hub-kubeconfig {hub_kubeconfig_path}"
@@ -414,7 +441,13 @@ pub(super) fn hand_out(
     }
     report_expiry(site, token, "token", io)?;
     match edge.emit {
-        Emit::Kubeconfig => writeln!(io.err, "run on the edge: {edge_command}")?,
+        Emit::Kubeconfig if edge.output_file.is_some() => {
+            writeln!(io.err, "copy it to the edge and run: {edge_command}")?
+        }
+        Emit::Kubeconfig => writeln!(
+            io.err,
+            "save this kubeconfig (0600) as FILE on the edge and run: {edge_command}"
+        )?,
         Emit::Secret => writeln!(
             io.err,
             "apply the manifest on the edge cluster (`kubectl apply -f -`), then `kubectl fleet install --role edge --site {site} | kubectl apply -f -` there"

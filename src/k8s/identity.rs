@@ -372,6 +372,31 @@ impl Cluster {
     }
 }
 
+impl Cluster {
+    /// On a member cluster: removes the read-only identity
+    /// [`Cluster::mint_member_identity`] created (binding, role, account),
+    /// which also invalidates the token the hub held. The namespace stays: it
+    /// may hold the edge operator. Returns what was deleted.
+    pub async fn delete_member_identity(&self) -> Result<Vec<ObjectRef>, Error> {
+        let name = rbac::MEMBER_READER_NAME;
+        let client = &self.client;
+        let mut removed = Vec::new();
+        let crb: Api<ClusterRoleBinding> = Api::all(client.clone());
+        if self.delete_if_exists(&crb, name).await? {
+            removed.push(ObjectRef::of::<ClusterRoleBinding>(name, None));
+        }
+        let cr: Api<ClusterRole> = Api::all(client.clone());
+        if self.delete_if_exists(&cr, name).await? {
+            removed.push(ObjectRef::of::<ClusterRole>(name, None));
+        }
+        let sa: Api<ServiceAccount> = Api::namespaced(client.clone(), NAMESPACE);
+        if self.delete_if_exists(&sa, name).await? {
+            removed.push(ObjectRef::of::<ServiceAccount>(name, Some(NAMESPACE)));
+        }
+        Ok(removed)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
