@@ -88,7 +88,7 @@ pub struct RegisterArgs {
 #[derive(Debug, Clone, clap::Args)]
 pub struct EdgeOutputArgs {
     /// API server URL the edge must dial (default: the server of your kubeconfig context)
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = parse_server_url)]
     pub hub_server: Option<String>,
     /// Tell the edge not to verify the hub's certificate (insecure; only when you must)
     #[arg(long)]
@@ -120,6 +120,18 @@ pub enum RegisterOutput {
     Config,
     /// A JSON summary (objects, token expiry, whether the server capped it)
     Json,
+}
+
+/// Accepts an `https://host[:port][/path]` API server URL.
+fn parse_server_url(s: &str) -> Result<String, String> {
+    let rest = s.strip_prefix("https://").ok_or_else(|| {
+        format!("{s:?} is not an https:// URL (the edge verifies the hub over TLS)")
+    })?;
+    let host = rest.split('/').next().unwrap_or_default();
+    if host.is_empty() || host.contains(char::is_whitespace) {
+        return Err(format!("{s:?} has no host"));
+    }
+    Ok(s.trim_end_matches('/').to_owned())
 }
 
 /// The `-o json` summary of register and rotate (a stable schema).
@@ -613,6 +625,17 @@ mod tests {
                 key: "kubeconfig".into(),
             })
         );
+    }
+
+    #[test]
+    fn hub_server_must_be_https() {
+        assert_eq!(
+            parse_server_url("https://hub:6443/"),
+            Ok("https://hub:6443".into())
+        );
+        assert!(parse_server_url("http://hub:6443").is_err());
+        assert!(parse_server_url("https://").is_err());
+        assert!(parse_server_url("hub:6443").is_err());
     }
 
     #[test]

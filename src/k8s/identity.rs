@@ -100,6 +100,7 @@ impl Cluster {
             + serde::de::DeserializeOwned
             + std::fmt::Debug,
     {
+        tracing::debug!(kind = %K::kind(&()), name, server = self.server(), "server-side apply");
         let params = PatchParams::apply(FIELD_MANAGER).force();
         api.patch(name, &params, &Patch::Apply(obj))
             .await
@@ -111,6 +112,7 @@ impl Cluster {
     where
         K: Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
     {
+        tracing::debug!(kind = %K::kind(&()), name, server = self.server(), "delete");
         match api.delete(name, &DeleteParams::background()).await {
             Ok(_) => Ok(true),
             Err(e) => {
