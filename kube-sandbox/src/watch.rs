@@ -27,7 +27,18 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
 struct Filter {
     def: Arc<ResourceDef>,
     namespace: Option<String>,
+    /// `/watch/.../NAME` (or `fieldSelector=metadata.name=NAME`).
+    name: Option<String>,
     sel: Selectors,
+}
+
+impl Filter {
+    fn selects(&self, obj: &Value) -> bool {
+        self.name
+            .as_deref()
+            .is_none_or(|n| obj["metadata"]["name"].as_str() == Some(n))
+            && self.sel.matches(obj)
+    }
 }
 
 impl Filter {
@@ -46,15 +57,15 @@ impl Filter {
         if !self.in_scope(ev) {
             return None;
         }
-        let now = self.sel.matches(&ev.object);
+        let now = self.selects(&ev.object);
         match ev.kind {
             EventType::Added => now.then(|| (EventType::Added, ev.object.clone())),
             EventType::Deleted => {
-                let was = ev.old.as_ref().is_none_or(|o| self.sel.matches(o));
+                let was = ev.old.as_ref().is_none_or(|o| self.selects(o));
                 was.then(|| (EventType::Deleted, ev.object.clone()))
             }
             EventType::Modified => {
-                let was = ev.old.as_ref().is_some_and(|o| self.sel.matches(o));
+                let was = ev.old.as_ref().is_some_and(|o| self.selects(o));
                 match (was, now) {
                     (true, true) => Some((EventType::Modified, ev.object.clone())),
                     (false, true) => Some((EventType::Added, ev.object.clone())),
@@ -145,6 +156,7 @@ pub fn serve(call: &Call, def: Arc<ResourceDef>) -> Result<Resp, ApiError> {
     let filter = Filter {
         def: def.clone(),
         namespace,
+        name: (!call.info.name.is_empty()).then(|| call.info.name.clone()),
         sel,
     };
     let mut enc = Encoder {
@@ -169,7 +181,7 @@ pub fn serve(call: &Call, def: Arc<ResourceDef>) -> Result<Resp, ApiError> {
         if from_snapshot {
             let ns = filter.namespace.as_deref();
             for (_, obj) in st.range(&def.storage_key(), ns, None) {
-                if filter.sel.matches(obj) {
+                if filter.selects(obj) {
                     initial.push(enc.event("ADDED", obj));
                 }
             }

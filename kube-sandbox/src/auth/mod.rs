@@ -1,11 +1,9 @@
 //! Authentication (bearer tokens, ServiceAccount JWTs, impersonation),
 //! RBAC authorization with the real server's semantics, and the review APIs
 //! (TokenReview, SubjectAccessReview, SelfSubjectAccessReview,
-//! SelfSubjectRulesReview, SelfSubjectReview) answered by the same code, and
-//! decoding of the protobuf bodies kubectl sends for those kinds.
+//! SelfSubjectRulesReview, SelfSubjectReview) answered by the same code.
 
 pub mod authn;
-pub mod protobuf;
 pub mod rbac;
 pub mod reviews;
 

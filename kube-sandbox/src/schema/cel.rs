@@ -87,6 +87,33 @@ impl Val {
         }
     }
 
+    /// Converts with the schema's types: `number` fields are doubles even
+    /// when written as integers, as in the real server's typed CEL values.
+    fn from_typed(v: &Value, s: Option<&Value>) -> Val {
+        let Some(s) = s else {
+            return Val::from_json(v);
+        };
+        match v {
+            Value::Number(n) if s.get("type").and_then(Value::as_str) == Some("number") => {
+                Val::Double(n.as_f64().unwrap_or_default())
+            }
+            Value::Array(a) => Val::List(
+                a.iter()
+                    .map(|x| Val::from_typed(x, s.get("items")))
+                    .collect(),
+            ),
+            Value::Object(m) => Val::Map(
+                m.iter()
+                    .map(|(k, x)| {
+                        let sub = prop(s, k).or_else(|| additional(s));
+                        (Val::Str(k.clone()), Val::from_typed(x, sub))
+                    })
+                    .collect(),
+            ),
+            other => Val::from_json(other),
+        }
+    }
+
     fn type_name(&self) -> &'static str {
         match self {
             Val::Null => "null_type",
@@ -1108,11 +1135,22 @@ fn call(f: &str, target: Option<Val>, args: Vec<Val>) -> Result<Val, String> {
 }
 
 impl Program {
-    /// Evaluates with `self` (and `oldSelf` when given).
+    /// Evaluates with `self` (and `oldSelf` when given), untyped.
+    #[cfg(test)]
     fn run(&self, this: &Value, old: Option<&Value>) -> Result<Val, String> {
-        let mut env: Env<'_> = vec![("self".into(), Val::from_json(this))];
+        self.run_typed(this, old, None)
+    }
+
+    /// Evaluates with `self` typed by the schema node `s`.
+    fn run_typed(
+        &self,
+        this: &Value,
+        old: Option<&Value>,
+        s: Option<&Value>,
+    ) -> Result<Val, String> {
+        let mut env: Env<'_> = vec![("self".into(), Val::from_typed(this, s))];
         if let Some(o) = old {
-            env.push(("oldSelf".into(), Val::from_json(o)));
+            env.push(("oldSelf".into(), Val::from_typed(o, s)));
         }
         eval(&self.expr, &mut env)
     }
@@ -1213,7 +1251,7 @@ impl RuleContext<'_> {
             } else {
                 None
             };
-            match p.run(&this, old_arg) {
+            match p.run_typed(&this, old_arg, Some(s)) {
                 Ok(Val::Bool(true)) => continue,
                 Ok(Val::Bool(false)) => {}
                 Ok(other) => {
@@ -1258,7 +1296,7 @@ impl RuleContext<'_> {
             let mut detail = None;
             if let Some(me) = r.get("messageExpression").and_then(Value::as_str)
                 && let Some(mp) = self.programs.get(me)
-                && let Ok(Val::Str(m)) = mp.run(&this, old_arg)
+                && let Ok(Val::Str(m)) = mp.run_typed(&this, old_arg, Some(s))
                 && !m.trim().is_empty()
                 && !m.contains('\n')
             {
@@ -1404,6 +1442,20 @@ mod tests {
         for (r, want) in cases {
             assert_eq!(run(r, obj.clone()), Err(want.to_string()), "{r}");
         }
+    }
+
+    #[test]
+    fn number_fields_are_doubles_even_when_written_as_integers() {
+        let s = json!({"type": "object", "properties": {"ratio": {"type": "number"}, "n": {"type": "integer"},
+                       "l": {"type": "array", "items": {"type": "number"}}}});
+        let p = compile("self.ratio * 2.0 == 2.0 && self.n * 2 == 4 && self.l[0] / 2.0 == 1.5")
+            .unwrap();
+        let v = json!({"ratio": 1, "n": 2, "l": [3]});
+        assert_eq!(p.run_typed(&v, None, Some(&s)), Ok(Val::Bool(true)));
+        assert_eq!(
+            p.run(&v, None),
+            Err("no such overload: _*_(int, double)".to_string())
+        );
     }
 
     #[test]
