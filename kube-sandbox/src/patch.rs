@@ -14,6 +14,16 @@
 //! conditions, ownerReferences, finalizers, ...) but would, say, treat a
 //! Service's `ports` (keyed by `port` there) as keyed by `containerPort`.
 //! Lists not named there are replaced, as for fields without a strategy.
+//! Note that `metadata.finalizers` is a merged set there, as in `ObjectMeta`.
+//!
+//! JSON patch failures are the real server's generic 422 (whatever the
+//! cause) and decoding failures its 400 with Go's decoder wording.
+//!
+//! Server-side apply and `Update` tracking follow structured-merge-diff and
+//! the API server's field manager (see the section comment below for what
+//! is modelled). Callers that know the CRD schema, the subresource and the
+//! strategy's reset fields should use [`server_side_apply_with`] and
+//! [`record_update_with`]; the plain functions assume a built-in kind.
 
 use crate::errors::ApiError;
 use serde_json::{Map, Value, json};
