@@ -201,3 +201,32 @@ async fn unregister_leaves_nothing_behind_and_is_idempotent() {
         again.stderr
     );
 }
+
+#[tokio::test]
+async fn unregister_interrupted_after_any_call_finishes_on_rerun() {
+    let hub = Hub::new();
+    let admin = hub.admin().await;
+    let controls = hub.sandbox.controls();
+
+    hub.register("probe", &[]);
+    controls.clear_request_log();
+    hub.fleet(&["unregister", "probe", "--yes"]).ok();
+    let calls = controls.request_log().len();
+    assert!(calls >= 7, "unregister deletes at least 7 objects, saw {calls} calls");
+
+    for k in 0..calls {
+        let site = format!("gone-{k}");
+        hub.register(&site, &[]);
+        controls.fail(FaultRule {
+            verb: None,
+            path_contains: None,
+            status: 500,
+            skip: u32::try_from(k).unwrap(),
+            count: 1,
+        });
+        hub.fleet(&["unregister", &site, "--yes"]).one_line_error();
+        controls.clear_faults();
+        hub.fleet(&["unregister", &site, "--yes"]).ok();
+        assert_eq!(counts(&admin, &site).await, [0; 6], "after failing call {k}");
+    }
+}
