@@ -75,7 +75,7 @@ async fn register_interrupted_after_any_call_converges_on_rerun() {
     let calls = controls.request_log().len();
     assert!(
         calls >= 9,
-        "register makes at least 9 calls (read, 7 applies, token), saw {calls}"
+        "register makes at least 9 calls (read, 7 applies, pull Secret cleanup, token), saw {calls}"
     );
 
     for k in 0..calls {
@@ -212,7 +212,10 @@ async fn unregister_interrupted_after_any_call_finishes_on_rerun() {
     controls.clear_request_log();
     hub.fleet(&["unregister", "probe", "--yes"]).ok();
     let calls = controls.request_log().len();
-    assert!(calls >= 7, "unregister deletes at least 7 objects, saw {calls} calls");
+    assert!(
+        calls >= 7,
+        "unregister deletes at least 7 objects, saw {calls} calls"
+    );
 
     for k in 0..calls {
         let site = format!("gone-{k}");
@@ -227,6 +230,10 @@ async fn unregister_interrupted_after_any_call_finishes_on_rerun() {
         hub.fleet(&["unregister", &site, "--yes"]).one_line_error();
         controls.clear_faults();
         hub.fleet(&["unregister", &site, "--yes"]).ok();
-        assert_eq!(counts(&admin, &site).await, [0; 6], "after failing call {k}");
+        assert_eq!(
+            counts(&admin, &site).await,
+            [0; 6],
+            "after failing call {k}"
+        );
     }
 }

@@ -155,3 +155,69 @@ async fn store_kubeconfig_as_is_keeps_the_file_unchanged() {
     );
     assert!(sa.get_opt("fleet-member-reader").await.unwrap().is_none());
 }
+
+#[tokio::test]
+async fn switching_modes_converges_both_ways() {
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    let hub = Hub::new();
+    let member = Sandbox::start();
+    let dir = TempDir::new("member");
+    let path = dir.path().join("member.kubeconfig");
+    member.write_admin_kubeconfig(&path).unwrap();
+    let admin = hub.admin().await;
+    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), "fleet-system");
+    let secrets: Api<Secret> = Api::namespaced(admin.clone(), "fleet-system");
+    let sites: Api<FederatedCluster> = Api::all(admin.clone());
+
+    hub.register("site-s", &["--tier", "critical"]);
+    hub.fleet(&[
+        "register",
+        "site-s",
+        "--pull",
+        "--member-kubeconfig",
+        path.to_str().unwrap(),
+    ])
+    .ok();
+    assert!(
+        accounts
+            .get_opt("fleet-edge-site-s")
+            .await
+            .unwrap()
+            .is_none(),
+        "no edge identity in Pull"
+    );
+    assert!(
+        secrets
+            .get_opt("fleet-pull-site-s")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let site = sites.get("site-s").await.unwrap();
+    assert_eq!(site.spec.mode, Mode::Pull);
+    assert_eq!(
+        site.spec.tier,
+        kubectl_fleet::api::Tier::Critical,
+        "tier kept across the switch"
+    );
+
+    hub.register("site-s", &[]);
+    assert!(
+        secrets
+            .get_opt("fleet-pull-site-s")
+            .await
+            .unwrap()
+            .is_none(),
+        "no pull Secret in Push"
+    );
+    assert!(
+        accounts
+            .get_opt("fleet-edge-site-s")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let site = sites.get("site-s").await.unwrap();
+    assert_eq!(site.spec.mode, Mode::Push);
+    assert!(site.spec.kubeconfig_secret_ref.is_none());
+}

@@ -255,15 +255,19 @@ async fn register_push(
 ) -> Result<(), Error> {
     let site = &args.site;
     let spec = desired_spec(args, existing.as_ref().map(|s| &s.spec), Mode::Push);
-    let was_pull = existing.as_ref().is_some_and(|s| s.spec.mode == Mode::Pull);
+    let has_pull_ref = existing
+        .as_ref()
+        .is_some_and(|s| s.spec.kubeconfig_secret_ref.is_some());
 
     let mut objects = vec![hub.ensure_namespace().await?];
     let (identity, mut removed) = hub.ensure_site_identity(site, !args.no_auto_rotate).await?;
     objects.extend(identity);
-    objects.push(hub.apply_site(&site_object(site, spec)).await?);
-    if was_pull && let Some(secret) = hub.delete_pull_secret(site).await? {
-        removed.push(secret);
+    if has_pull_ref {
+        hub.switch_site_to_push(site).await?;
     }
+    objects.push(hub.apply_site(&site_object(site, spec)).await?);
+    // A Push site keeps no pull Secret (also after an interrupted switch).
+    removed.extend(hub.delete_pull_secret(site).await?);
     let token = hub
         .request_token(&rbac::edge_identity_name(site), args.token_ttl)
         .await?;

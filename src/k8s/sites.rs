@@ -33,6 +33,28 @@ impl Cluster {
         })
     }
 
+    /// Turns a Pull site into a Push site in one JSON merge patch (mode and
+    /// the removal of `kubeconfigSecretRef` together, so the CEL rule that
+    /// ties them holds at every step), before the spec is applied.
+    pub async fn switch_site_to_push(&self, name: &str) -> Result<(), Error> {
+        let patch = serde_json::json!({ "spec": { "mode": "Push", "kubeconfigSecretRef": null } });
+        let params = kube::api::PatchParams {
+            field_manager: Some(super::FIELD_MANAGER.to_owned()),
+            ..Default::default()
+        };
+        self.sites_api()
+            .patch(name, &params, &kube::api::Patch::Merge(&patch))
+            .await
+            .map_err(|e| {
+                Error::api(
+                    format!("switch FederatedCluster {name} to Push"),
+                    self.server(),
+                    e,
+                )
+            })?;
+        Ok(())
+    }
+
     /// Reads one site; Ok(None) if it is not registered.
     pub async fn get_site(&self, name: &str) -> Result<Option<FederatedCluster>, Error> {
         match self.sites_api().get(name).await {
