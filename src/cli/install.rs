@@ -410,18 +410,31 @@ mod tests {
     }
 
     #[test]
-    fn hub_rules_are_least_privilege() {
-        let rules = serde_json::to_string(&hub_cluster_rules()).unwrap();
-        assert!(!rules.contains("\"*\""), "no wildcards: {rules}");
-        assert!(!rules.contains("delete"), "the hub never deletes: {rules}");
-        assert!(
-            !rules.contains("secrets"),
-            "secrets only in fleet-system: {rules}"
+    fn hub_rules_are_exactly_what_the_hub_operator_uses() {
+        let g = "federation.kubectl-fleet.dev";
+        assert_eq!(
+            serde_json::to_value(hub_cluster_rules()).unwrap(),
+            json!([
+                { "apiGroups": [g], "resources": ["federatedclusters"], "verbs": ["get", "list", "watch", "update", "patch"] },
+                { "apiGroups": [g], "resources": ["federatedclusters/status"], "verbs": ["get", "update", "patch"] },
+                { "apiGroups": [g], "resources": ["federationstatuses", "federationstatuses/status"], "verbs": ["get", "list", "watch", "create", "update", "patch"] },
+                { "apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"] },
+                { "apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"] },
+            ])
         );
-        let ns_rules = serde_json::to_value(hub_namespace_rules()).unwrap();
-        assert_eq!(ns_rules[0]["apiGroups"][0], "coordination.k8s.io");
-        assert_eq!(ns_rules[1]["resources"][0], "secrets");
-        assert_eq!(ns_rules[1]["verbs"], json!(["get", "list", "watch"]));
+        // Leases and Secrets only inside fleet-system (a Role, not cluster-wide).
+        assert_eq!(
+            serde_json::to_value(hub_namespace_rules()).unwrap(),
+            json!([
+                { "apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "list", "watch", "create", "update", "patch"] },
+                { "apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list", "watch"] },
+            ])
+        );
+        let role = hub_manifests("img")
+            .into_iter()
+            .find(|d| d["kind"] == "Role")
+            .unwrap();
+        assert_eq!(role["metadata"]["namespace"], "fleet-system");
     }
 
     #[test]
