@@ -40,7 +40,10 @@ impl Schema {
     /// [`validate_crd`] prefixes them with `spec.versions[i].schema.`.
     /// Enforced: every node has a `type` (unless int-or-string or preserving
     /// unknown fields), the root is an object, `uniqueItems` is not true,
-    /// `x-kubernetes-list-type: map` names its keys, CEL rules compile.
+    /// `x-kubernetes-list-type: map` names its keys, CEL rules compile, and
+    /// every `default` has no unknown fields and passes the schema and rules
+    /// of its node (the real server's default validation; metadata inside
+    /// embedded resources is not checked).
     pub fn new(open_api_v3: &Value) -> Result<Self, Vec<Cause>> {
         let mut causes = Vec::new();
         let mut programs = BTreeMap::new();
@@ -51,6 +54,10 @@ impl Schema {
             &mut causes,
             &mut programs,
         );
+        if !causes.is_empty() {
+            return Err(causes);
+        }
+        check_defaults(open_api_v3, "openAPIV3Schema", &programs, &mut causes);
         if causes.is_empty() {
             Ok(Schema {
                 root: open_api_v3.clone(),
@@ -383,6 +390,66 @@ fn check_structural(
             causes,
             programs,
         );
+    }
+}
+
+/// Validates each `default` against its own node, as the real server does
+/// on CRD writes; causes sit at `<node>.default` (plus the field inside it).
+fn check_defaults(
+    s: &Value,
+    path: &str,
+    programs: &BTreeMap<String, cel::Program>,
+    causes: &mut Vec<Cause>,
+) {
+    if let Some(d) = s.get("default") {
+        let at = format!("{path}.default");
+        let mut pruned = d.clone();
+        prune(
+            &mut pruned,
+            Some(s),
+            flag(s, "x-kubernetes-embedded-resource"),
+        );
+        if pruned != *d {
+            causes.push(Cause::new(
+                "FieldValueInvalid",
+                at.clone(),
+                format!(
+                    "Invalid value: {}: must not have unknown fields",
+                    go_value(d)
+                ),
+            ));
+        } else {
+            let mut errs = Vec::new();
+            validate_value(s, d, None, "", &mut errs);
+            if errs.is_empty() && has_rules(s) {
+                let mut ctx = cel::RuleContext {
+                    programs,
+                    errs: &mut errs,
+                };
+                ctx.validate(s, d, None, &FieldPath(Some(at.clone())), false);
+                causes.append(&mut errs);
+            } else {
+                causes.extend(errs.into_iter().map(|c| Cause {
+                    field: if c.field.is_empty() {
+                        at.clone()
+                    } else {
+                        format!("{at}.{}", c.field)
+                    },
+                    ..c
+                }));
+            }
+        }
+    }
+    if let Some(props) = s.get("properties").and_then(Value::as_object) {
+        for (k, v) in props {
+            check_defaults(v, &format!("{path}.properties[{k}]"), programs, causes);
+        }
+    }
+    if let Some(items) = s.get("items").filter(|i| i.is_object()) {
+        check_defaults(items, &format!("{path}.items"), programs, causes);
+    }
+    if let Some(a) = additional(s) {
+        check_defaults(a, &format!("{path}.additionalProperties"), programs, causes);
     }
 }
 
@@ -724,7 +791,7 @@ fn validate_string(s: &Value, st: &str, path: &str, errs: &mut Vec<Cause>) {
         return;
     }
     if let Some(p) = s.get("pattern").and_then(Value::as_str) {
-        match regex::Regex::new(p) {
+        match go_regex(p) {
             Ok(re) if re.is_match(st) => {}
             Ok(_) => errs.push(invalid(
                 path,
@@ -738,6 +805,75 @@ fn validate_string(s: &Value, st: &str, path: &str, errs: &mut Vec<Cause>) {
             )),
         }
     }
+}
+
+/// Compiles a pattern with Go's RE2 semantics (the real server's `regexp`):
+/// Perl classes `\d \w \s` and `\b` are ASCII-only there, Unicode-aware in
+/// the `regex` crate, so they are rewritten. Compiled patterns are cached.
+pub(crate) fn go_regex(p: &str) -> Result<regex::Regex, regex::Error> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<HashMap<String, regex::Regex>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(re) = cache.lock().ok().and_then(|c| c.get(p).cloned()) {
+        return Ok(re);
+    }
+    let mut out = String::with_capacity(p.len());
+    let mut chars = p.chars().peekable();
+    let mut in_class = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                let Some(n) = chars.next() else {
+                    out.push('\\');
+                    break;
+                };
+                let class = match n {
+                    'd' => Some("0-9"),
+                    'w' => Some("0-9A-Za-z_"),
+                    's' => Some("\\t\\n\\f\\r "),
+                    _ => None,
+                };
+                let negated = match n {
+                    'D' => Some("0-9"),
+                    'W' => Some("0-9A-Za-z_"),
+                    'S' => Some("\\t\\n\\f\\r "),
+                    _ => None,
+                };
+                match (class, negated, n) {
+                    (Some(c), _, _) => out.push_str(&format!("[{c}]")),
+                    (_, Some(c), _) => out.push_str(&format!("[^{c}]")),
+                    (_, _, 'b' | 'B') if !in_class => out.push_str(&format!("(?-u:\\{n})")),
+                    _ => {
+                        out.push('\\');
+                        out.push(n);
+                    }
+                }
+            }
+            '[' if !in_class => {
+                in_class = true;
+                out.push(c);
+                // A leading `]` (or `^]`) is a literal in the class.
+                if chars.peek() == Some(&'^') {
+                    out.push(chars.next().unwrap_or('^'));
+                }
+                if chars.peek() == Some(&']') {
+                    chars.next();
+                    out.push_str("\\]");
+                }
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    let re = regex::Regex::new(&out)?;
+    if let Ok(mut c) = cache.lock() {
+        c.insert(p.to_string(), re.clone());
+    }
+    Ok(re)
 }
 
 /// The formats the real server checks (others are ignored, as it strips them).

@@ -980,7 +980,7 @@ fn call(f: &str, target: Option<Val>, args: Vec<Val>) -> Result<Val, String> {
         ("endsWith", Some(s), 1) => Val::Bool(s.ends_with(str_arg(f, rest, 0, &all)?)),
         ("contains", Some(s), 1) => Val::Bool(s.contains(str_arg(f, rest, 0, &all)?)),
         ("matches", Some(s), 1) => {
-            let re = regex::Regex::new(str_arg(f, rest, 0, &all)?)
+            let re = super::go_regex(str_arg(f, rest, 0, &all)?)
                 .map_err(|e| format!("invalid regex: {e}"))?;
             Val::Bool(re.is_match(s))
         }
