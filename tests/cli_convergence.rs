@@ -237,3 +237,48 @@ async fn unregister_interrupted_after_any_call_finishes_on_rerun() {
         );
     }
 }
+
+/// `unregister` asks on a terminal (a pseudo-terminal from util-linux
+/// `script`) and only proceeds on "y".
+#[tokio::test]
+async fn unregister_confirms_on_a_terminal() {
+    assert!(
+        std::process::Command::new("script")
+            .arg("--version")
+            .output()
+            .is_ok(),
+        "util-linux `script` is needed to drive a pseudo-terminal"
+    );
+    let hub = Hub::new();
+    let admin = hub.admin().await;
+    hub.register("site-a", &[]);
+    let answer = |key: &str| {
+        let cmd = format!(
+            "{} --kubeconfig {} unregister site-a",
+            cli_support::BIN,
+            hub.kubeconfig.display()
+        );
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "(sleep 1; printf {key}) | script -qec '{cmd}' /dev/null"
+            ))
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, out) = answer("n");
+    assert_eq!(code, Some(130), "{out}");
+    assert!(out.contains("Unregister site site-a?"), "{out}");
+    assert_eq!(
+        counts(&admin, "site-a").await,
+        [1; 6],
+        "declined: nothing removed"
+    );
+    let (code, out) = answer("y");
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(counts(&admin, "site-a").await, [0; 6]);
+}
