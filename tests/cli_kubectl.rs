@@ -7,15 +7,19 @@ mod cli_support;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use cli_support::{BIN, Hub, Run};
-
-const KUBECTL: &str = "/usr/bin/kubectl";
+use cli_support::{BIN, Hub, Run, kubectl};
 
 /// Runs `sh -c SCRIPT` with kubectl-fleet first on PATH, KUBECONFIG set to
 /// the hub's admin kubeconfig and kubectl's cache in the temp dir.
 fn shell(hub: &Hub, script: &str) -> Run {
     let bin_dir = Path::new(BIN).parent().unwrap();
-    let path = format!("{}:/usr/bin:/bin", bin_dir.display());
+    let kubectl = kubectl();
+    let kubectl_dir = kubectl.parent().unwrap();
+    let path = format!(
+        "{}:{}:/usr/bin:/bin",
+        bin_dir.display(),
+        kubectl_dir.display()
+    );
     let output = Command::new("/bin/sh")
         .arg("-c")
         .arg(script)
@@ -34,16 +38,8 @@ fn shell(hub: &Hub, script: &str) -> Run {
     }
 }
 
-fn kubectl_available() -> bool {
-    Path::new(KUBECTL).exists()
-}
-
 #[test]
 fn kubectl_fleet_end_to_end() {
-    assert!(
-        kubectl_available(),
-        "kubectl must be installed at {KUBECTL}"
-    );
     let hub = Hub::bare(Default::default());
 
     // The plugin is found and the install manifests apply cleanly.

@@ -68,7 +68,7 @@ async fn emit_secret_prints_a_manifest_for_the_edge_cluster() {
     std::fs::write(&manifest, &run.stdout).unwrap();
     let edge_kc = dir.path().join("edge.kubeconfig");
     edge.write_admin_kubeconfig(&edge_kc).unwrap();
-    let kubectl = std::process::Command::new("/usr/bin/kubectl")
+    let kubectl = std::process::Command::new(cli_support::kubectl())
         .args([
             "--kubeconfig",
             edge_kc.to_str().unwrap(),

@@ -13,6 +13,17 @@ use kube_sandbox::{Sandbox, SandboxOptions};
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_kubectl-fleet");
 
+/// The kubectl binary: the first on PATH (the brief's machines have
+/// /usr/bin/kubectl; tools/test.sh may install one elsewhere).
+pub fn kubectl() -> PathBuf {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|dir| dir.join("kubectl"))
+        .find(|p| p.is_file())
+        .expect("kubectl must be on PATH for the kubectl tests")
+}
+
 /// A directory removed on drop.
 pub struct TempDir(PathBuf);
 
