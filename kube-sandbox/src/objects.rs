@@ -214,6 +214,27 @@ fn is_noop(old: &Value, new: &Value) -> bool {
         .all(|k| a.get(k) == b.get(k))
 }
 
+/// Secrets: `stringData` is write-only; the real server folds it into
+/// `data` (base64) when decoding a request.
+fn fold_string_data(def: &ResourceDef, obj: &mut Value) {
+    if !(def.group.is_empty() && def.plural == "secrets") {
+        return;
+    }
+    let Some(o) = obj.as_object_mut() else { return };
+    let Some(Value::Object(string_data)) = o.remove("stringData") else {
+        return;
+    };
+    use base64::Engine;
+    let data = o.entry("data").or_insert_with(|| json!({}));
+    if !data.is_object() {
+        *data = json!({});
+    }
+    for (k, v) in string_data {
+        let text = v.as_str().unwrap_or_default();
+        data[k] = json!(base64::engine::general_purpose::STANDARD.encode(text));
+    }
+}
+
 fn managed_fields_without_times(obj: &Value) -> Value {
     let mut mf = meta(obj)
         .get("managedFields")
@@ -384,6 +405,7 @@ pub fn create(
         ));
     }
     let (group, kind) = kind_group(def);
+    fold_string_data(def, &mut obj);
     obj["apiVersion"] = json!(def.api_version());
     obj["kind"] = json!(def.kind);
     let m = meta_mut(&mut obj);
@@ -519,6 +541,7 @@ pub fn update(
             "the body of the request must be a JSON object",
         ));
     }
+    fold_string_data(def, &mut new);
     let body_name = str_of(meta(&new), "name");
     if !body_name.is_empty() && body_name != key.1 {
         return Err(ApiError::bad_request(format!(
@@ -601,6 +624,30 @@ pub fn update(
         }
         m.insert("resourceVersion".into(), json!(old_rv));
         m.remove("selfLink");
+    }
+    let immutable_kind =
+        def.group.is_empty() && matches!(def.plural.as_str(), "configmaps" | "secrets");
+    if immutable_kind && old.get("immutable") == Some(&Value::Bool(true)) {
+        let mut causes = Vec::new();
+        for field in ["data", "binaryData"] {
+            if old.get(field) != new.get(field) {
+                causes.push(Cause::new(
+                    "FieldValueForbidden",
+                    field,
+                    "Forbidden: field is immutable when `immutable` is set",
+                ));
+            }
+        }
+        if new.get("immutable") != Some(&Value::Bool(true)) {
+            causes.push(Cause::new(
+                "FieldValueForbidden",
+                "immutable",
+                "Forbidden: field is immutable when `immutable` is set",
+            ));
+        }
+        if !causes.is_empty() {
+            return Err(ApiError::invalid(group, kind, &key.1, causes));
+        }
     }
     if is_deleting(&old) {
         let before = finalizers(&old);
@@ -738,6 +785,18 @@ pub fn delete(
         return Ok(Deleted::Gone(old));
     }
     let is_namespace = def.group.is_empty() && def.plural == "namespaces";
+    if is_namespace && matches!(key.1.as_str(), "default" | "kube-system" | "kube-public") {
+        // The NamespaceLifecycle admission plugin protects these.
+        return Err(ApiError::forbidden(
+            format!(
+                "namespaces \"{}\" is forbidden: this namespace may not be deleted",
+                key.1
+            ),
+            "",
+            "namespaces",
+            &key.1,
+        ));
+    }
     if is_namespace {
         return Ok(delete_namespace(st, &key.1, old));
     }
@@ -909,5 +968,16 @@ mod tests {
         removed_paths(&before, &after, "", &mut out);
         out.sort();
         assert_eq!(out, ["extra", "spec.list[0].x", "spec.typo"]);
+    }
+
+    #[test]
+    fn secret_string_data_folds_into_data() {
+        let def = crate::resources::Catalogue::builtin()
+            .get("", "v1", "secrets")
+            .cloned()
+            .unwrap();
+        let mut s = json!({"data": {"a": "YQ=="}, "stringData": {"b": "kubeconfig"}});
+        fold_string_data(&def, &mut s);
+        assert_eq!(s, json!({"data": {"a": "YQ==", "b": "a3ViZWNvbmZpZw=="}}));
     }
 }

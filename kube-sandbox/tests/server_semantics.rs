@@ -520,6 +520,39 @@ async fn namespaces_collections_leases_and_dry_run() {
         Some(renewed),
     )
     .await;
+    // Protected namespaces, immutable ConfigMaps, write-only Secret stringData.
+    let (code, s) = h
+        .call("DELETE", "/api/v1/namespaces/default", &[], None)
+        .await;
+    assert_eq!((code, s["reason"].as_str()), (403, Some("Forbidden")));
+    let frozen = h
+        .ok(
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            Some(json!({"metadata": {"name": "frozen"}, "data": {"a": "1"}, "immutable": true})),
+        )
+        .await;
+    let mut thawed = frozen.clone();
+    thawed["data"]["a"] = json!("2");
+    let (code, _) = h
+        .call(
+            "PUT",
+            "/api/v1/namespaces/default/configmaps/frozen",
+            &[],
+            Some(thawed),
+        )
+        .await;
+    assert_eq!(code, 422);
+    let secret = h
+        .ok(
+            "POST",
+            "/api/v1/namespaces/default/secrets",
+            Some(json!({"metadata": {"name": "kc"}, "stringData": {"kubeconfig": "x"}})),
+        )
+        .await;
+    assert_eq!(secret["data"]["kubeconfig"], "eA==");
+    assert!(secret.get("stringData").is_none());
+
     // Workloads have a scale subresource (`kubectl scale`).
     h.ok("POST", "/apis/apps/v1/namespaces/default/deployments", Some(json!({
         "metadata": {"name": "web"},
