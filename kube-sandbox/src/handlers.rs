@@ -59,6 +59,8 @@ impl Call<'_> {
             dry_run: self.query.get("dryRun") == Some("All"),
             is_put,
             managed_fields_done: false,
+            field_validation: objects::FieldValidation::parse(self.query.get("fieldValidation")),
+            warnings: Default::default(),
         }
     }
 
@@ -72,9 +74,15 @@ impl Call<'_> {
     }
 
     fn json_body(&self) -> Result<Value, ApiError> {
-        if crate::protobuf::is_protobuf(&content_type(self)) {
+        let ct = content_type(self);
+        if crate::protobuf::is_protobuf(&ct) {
             return crate::protobuf::decode(&self.body)
                 .map_err(|e| ApiError::unsupported_media_type(e.to_string()));
+        }
+        if ct == "application/yaml" {
+            return serde_saphyr::from_slice(&self.body).map_err(|e| {
+                ApiError::bad_request(format!("error decoding YAML request body: {e}"))
+            });
         }
         serde_json::from_slice(&self.body).map_err(|e| {
             ApiError::bad_request(format!(
@@ -129,6 +137,8 @@ pub async fn dispatch(call: Call<'_>) -> Result<Resp, ApiError> {
         ("create", "token") => token_request(&call),
         ("update", "" | "status") => update(&call, &def),
         ("update", "finalize") => finalize_namespace(&call, &def),
+        ("get", "scale") => get_scale(&call, &def),
+        ("update" | "patch", "scale") => write_scale(&call, &def),
         ("patch", "" | "status") => patch(&call, &def),
         ("delete", "") => delete(&call, &def),
         ("deletecollection", "") => delete_collection(&call, &def),
@@ -355,7 +365,7 @@ fn create(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
         let mut st = call.shared.state.lock().unwrap();
         objects::create(&mut st, def, ns, body, &opts)?
     };
-    Ok(object_response(call, def, 201, &obj))
+    Ok(with_warnings(object_response(call, def, 201, &obj), &opts))
 }
 
 fn subresource<'a>(call: &'a Call<'_>) -> Option<&'a str> {
@@ -370,7 +380,7 @@ fn update(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
         let mut st = call.shared.state.lock().unwrap();
         objects::update(&mut st, def, &key, body, subresource(call), &opts)?
     };
-    Ok(object_response(call, def, 200, &obj))
+    Ok(with_warnings(object_response(call, def, 200, &obj), &opts))
 }
 
 fn finalize_namespace(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
@@ -388,6 +398,78 @@ fn finalize_namespace(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiEr
         st.put(&def.storage_key(), key, new)
     };
     Ok(object_response(call, def, 200, &obj))
+}
+
+/// The `autoscaling/v1` Scale view of a workload.
+fn scale_of(obj: &Value) -> Value {
+    let m = &obj["metadata"];
+    let selector = obj["spec"]["selector"]["matchLabels"]
+        .as_object()
+        .map(|l| {
+            l.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_default();
+    json!({
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {"name": m["name"], "namespace": m["namespace"], "uid": m["uid"],
+                     "resourceVersion": m["resourceVersion"], "creationTimestamp": m["creationTimestamp"]},
+        "spec": {"replicas": obj["spec"]["replicas"].as_i64().unwrap_or(1)},
+        "status": {"replicas": obj["status"]["replicas"].as_i64().unwrap_or(0), "selector": selector},
+    })
+}
+
+fn get_scale(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
+    let key = call.key(def);
+    let obj = {
+        let st = call.shared.state.lock().unwrap();
+        st.get(&def.storage_key(), &key).cloned()
+    }
+    .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, &key.1))?;
+    Ok(server::json_response(200, &scale_of(&obj)))
+}
+
+fn write_scale(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
+    let key = call.key(def);
+    let body: Value = serde_json::from_slice(&call.body)
+        .map_err(|e| ApiError::bad_request(format!("error decoding scale: {e}")))?;
+    let opts = call.write_opts(false);
+    let obj = {
+        let mut st = call.shared.state.lock().unwrap();
+        let current = st
+            .get(&def.storage_key(), &key)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, &key.1))?;
+        let mut scale = scale_of(&current);
+        if call.method == Method::PUT {
+            scale = body;
+        } else {
+            match content_type(call).as_str() {
+                "application/json-patch+json" => patch::json_patch(&mut scale, &body)?,
+                _ => patch::merge_patch(&mut scale, &body),
+            }
+        }
+        let Some(replicas) = scale["spec"]["replicas"].as_i64() else {
+            return Err(ApiError::invalid(
+                "autoscaling",
+                "Scale",
+                &key.1,
+                vec![Cause::new(
+                    "FieldValueRequired",
+                    "spec.replicas",
+                    "Required value",
+                )],
+            ));
+        };
+        let mut new = (*current).clone();
+        new["spec"]["replicas"] = json!(replicas);
+        new["metadata"]["resourceVersion"] = scale["metadata"]["resourceVersion"].clone();
+        objects::update(&mut st, def, &key, new, None, &opts)?
+    };
+    Ok(server::json_response(200, &scale_of(&obj)))
 }
 
 fn content_type(call: &Call) -> String {
@@ -442,7 +524,7 @@ fn patch(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
         }
         objects::update(&mut st, def, &key, target, sub, &opts)?
     };
-    Ok(object_response(call, def, 200, &obj))
+    Ok(with_warnings(object_response(call, def, 200, &obj), &opts))
 }
 
 fn apply(
@@ -497,7 +579,18 @@ fn apply(
             }
         }
     };
-    Ok(object_response(call, def, code, &obj))
+    Ok(with_warnings(object_response(call, def, code, &obj), &opts))
+}
+
+/// Adds `Warning: 299 - "..."` headers, as the real server does.
+fn with_warnings(mut resp: Resp, opts: &WriteOpts) -> Resp {
+    for w in opts.warnings.borrow().iter() {
+        let escaped = w.replace('\\', "\\\\").replace('"', "\\\"");
+        if let Ok(v) = HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
+            resp.headers_mut().append("warning", v);
+        }
+    }
+    resp
 }
 
 #[derive(serde::Deserialize, Default)]

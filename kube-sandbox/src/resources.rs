@@ -178,6 +178,17 @@ const BUILTINS: &[Builtin] = &[
         categories: &[],
         status: false,
     },
+    // kube-runtime's event Recorder writes events.k8s.io/v1 Events.
+    Builtin {
+        group: "events.k8s.io",
+        version: "v1",
+        plural: "events",
+        kind: "Event",
+        namespaced: true,
+        short: &[],
+        categories: &[],
+        status: false,
+    },
     Builtin {
         group: "rbac.authorization.k8s.io",
         version: "v1",
@@ -350,6 +361,13 @@ fn builtin_def(b: &Builtin) -> ResourceDef {
             "token".to_string(),
             "TokenRequest".to_string(),
             vec!["create"],
+        ));
+    }
+    if matches!(b.plural, "deployments" | "replicasets" | "statefulsets") {
+        extra.push((
+            "scale".to_string(),
+            "Scale".to_string(),
+            vec!["get", "patch", "update"],
         ));
     }
     if b.plural == "namespaces" {

@@ -40,7 +40,10 @@ impl Schema {
     /// [`validate_crd`] prefixes them with `spec.versions[i].schema.`.
     /// Enforced: every node has a `type` (unless int-or-string or preserving
     /// unknown fields), the root is an object, `uniqueItems` is not true,
-    /// `x-kubernetes-list-type: map` names its keys, CEL rules compile.
+    /// `x-kubernetes-list-type: map` names its keys, CEL rules compile, and
+    /// every `default` has no unknown fields and passes the schema and rules
+    /// of its node (the real server's default validation; metadata inside
+    /// embedded resources is not checked).
     pub fn new(open_api_v3: &Value) -> Result<Self, Vec<Cause>> {
         let mut causes = Vec::new();
         let mut programs = BTreeMap::new();
@@ -51,6 +54,10 @@ impl Schema {
             &mut causes,
             &mut programs,
         );
+        if !causes.is_empty() {
+            return Err(causes);
+        }
+        check_defaults(open_api_v3, "openAPIV3Schema", &programs, &mut causes);
         if causes.is_empty() {
             Ok(Schema {
                 root: open_api_v3.clone(),
@@ -383,6 +390,66 @@ fn check_structural(
             causes,
             programs,
         );
+    }
+}
+
+/// Validates each `default` against its own node, as the real server does
+/// on CRD writes; causes sit at `<node>.default` (plus the field inside it).
+fn check_defaults(
+    s: &Value,
+    path: &str,
+    programs: &BTreeMap<String, cel::Program>,
+    causes: &mut Vec<Cause>,
+) {
+    if let Some(d) = s.get("default") {
+        let at = format!("{path}.default");
+        let mut pruned = d.clone();
+        prune(
+            &mut pruned,
+            Some(s),
+            flag(s, "x-kubernetes-embedded-resource"),
+        );
+        if pruned != *d {
+            causes.push(Cause::new(
+                "FieldValueInvalid",
+                at.clone(),
+                format!(
+                    "Invalid value: {}: must not have unknown fields",
+                    go_value(d)
+                ),
+            ));
+        } else {
+            let mut errs = Vec::new();
+            validate_value(s, d, None, "", &mut errs);
+            if errs.is_empty() && has_rules(s) {
+                let mut ctx = cel::RuleContext {
+                    programs,
+                    errs: &mut errs,
+                };
+                ctx.validate(s, d, None, &FieldPath(Some(at.clone())), false);
+                causes.append(&mut errs);
+            } else {
+                causes.extend(errs.into_iter().map(|c| Cause {
+                    field: if c.field.is_empty() {
+                        at.clone()
+                    } else {
+                        format!("{at}.{}", c.field)
+                    },
+                    ..c
+                }));
+            }
+        }
+    }
+    if let Some(props) = s.get("properties").and_then(Value::as_object) {
+        for (k, v) in props {
+            check_defaults(v, &format!("{path}.properties[{k}]"), programs, causes);
+        }
+    }
+    if let Some(items) = s.get("items").filter(|i| i.is_object()) {
+        check_defaults(items, &format!("{path}.items"), programs, causes);
+    }
+    if let Some(a) = additional(s) {
+        check_defaults(a, &format!("{path}.additionalProperties"), programs, causes);
     }
 }
 

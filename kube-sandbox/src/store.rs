@@ -57,8 +57,9 @@ pub struct State {
     history: VecDeque<Arc<Event>>,
     history_capacity: usize,
     tx: broadcast::Sender<Arc<Event>>,
-    /// Bumped whenever an RBAC object changes, so the snapshot is rebuilt lazily.
-    pub rbac_dirty: bool,
+    /// RBAC objects changed since the authorizer's snapshot was last
+    /// brought up to date: (resource, key, object or None when deleted).
+    rbac_changes: Vec<(String, ObjKey, Option<Arc<Value>>)>,
 }
 
 impl State {
@@ -77,7 +78,7 @@ impl State {
             history: VecDeque::new(),
             history_capacity: history_capacity.max(1),
             tx,
-            rbac_dirty: true,
+            rbac_changes: Vec::new(),
         }
     }
 
@@ -204,9 +205,23 @@ impl State {
             .collect()
     }
 
+    /// Takes the RBAC changes recorded since the last call, oldest first.
+    pub fn take_rbac_changes(&mut self) -> Vec<(String, ObjKey, Option<Arc<Value>>)> {
+        std::mem::take(&mut self.rbac_changes)
+    }
+
     fn record(&mut self, event: Event) {
         if event.gr.group == "rbac.authorization.k8s.io" {
-            self.rbac_dirty = true;
+            let key = (
+                event.namespace.clone(),
+                event.object["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            );
+            let obj = (event.kind != EventType::Deleted).then(|| event.object.clone());
+            self.rbac_changes
+                .push((event.gr.resource.clone(), key, obj));
         }
         let event = Arc::new(event);
         if self.history.len() >= self.history_capacity {

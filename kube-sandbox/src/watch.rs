@@ -172,7 +172,10 @@ pub fn serve(call: &Call, def: Arc<ResourceDef>) -> Result<Resp, ApiError> {
 
     // Under one lock: subscribe, then read the past, so no event is lost
     // or duplicated between the two.
-    let mut initial: Vec<Bytes> = Vec::new();
+    // Objects are picked under the lock (Arc clones only) and serialized
+    // after it is released.
+    let mut picked: Vec<(EventType, Arc<Value>)> = Vec::new();
+    let mut end_bookmark = None;
     let (rx, start_rv) = {
         let st = call.shared.state.lock().unwrap();
         let rx = st.subscribe();
@@ -182,11 +185,11 @@ pub fn serve(call: &Call, def: Arc<ResourceDef>) -> Result<Resp, ApiError> {
             let ns = filter.namespace.as_deref();
             for (_, obj) in st.range(&def.storage_key(), ns, None) {
                 if filter.selects(obj) {
-                    initial.push(enc.event("ADDED", obj));
+                    picked.push((EventType::Added, obj.clone()));
                 }
             }
             if send_initial && bookmarks {
-                initial.push(enc.bookmark(current, true));
+                end_bookmark = Some(current);
             }
         } else {
             let rv: u64 = rv_param.parse().map_err(|_| {
@@ -198,18 +201,24 @@ pub fn serve(call: &Call, def: Arc<ResourceDef>) -> Result<Resp, ApiError> {
                     st.oldest_resumable_rv() + 1
                 ))
                 .to_status();
-                initial.push(line(&json!({"type": "ERROR", "object": status})));
-                drop(rx);
-                return Ok(stream_response(initial, None));
+                let error = line(&json!({"type": "ERROR", "object": status}));
+                return Ok(stream_response(vec![error], None));
             }
             for ev in st.events_since(rv) {
-                if let Some((kind, obj)) = filter.translate(ev) {
-                    initial.push(enc.event(kind.as_str(), &obj));
+                if let Some(t) = filter.translate(ev) {
+                    picked.push(t);
                 }
             }
         }
         (rx, current)
     };
+    let mut initial: Vec<Bytes> = picked
+        .iter()
+        .map(|(kind, obj)| enc.event(kind.as_str(), obj))
+        .collect();
+    if let Some(rv) = end_bookmark {
+        initial.push(enc.bookmark(rv, true));
+    }
     let (tx, body_rx) = mpsc::channel::<Bytes>(256);
     tokio::spawn(pump(rx, tx, filter, enc, start_rv, bookmarks, timeout));
     Ok(stream_response(initial, Some(body_rx)))

@@ -613,3 +613,122 @@ fn delete_waits_for_finalizers() {
     let err = k.fails(&["get", "configmap", "inside", "-n", "doomed"], None);
     assert!(err.contains("NotFound"), "{err}");
 }
+
+#[test]
+fn built_ins_through_apply_create_and_typed_commands() {
+    let sb = Sandbox::start();
+    let k = Kubectl::new(&sb);
+    let deployment = |image: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: default\nspec:\n  replicas: 2\n  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      labels: {{app: web}}\n    spec:\n      containers:\n      - name: web\n        image: {image}\n"
+        )
+    };
+    assert!(
+        k.ok_stdin(&["apply", "-f", "-"], Some(&deployment("nginx:1")))
+            .contains("created")
+    );
+    assert!(
+        k.ok_stdin(&["apply", "-f", "-"], Some(&deployment("nginx:2")))
+            .contains("configured")
+    );
+    let out = k.ok(&[
+        "get",
+        "deployment",
+        "web",
+        "-n",
+        "default",
+        "-o",
+        "jsonpath={.spec.template.spec.containers[0].image} {.metadata.generation}",
+    ]);
+    assert_eq!(out, "nginx:2 2");
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: default\ndata:\n  mode: push\n";
+    assert!(
+        k.ok_stdin(&["apply", "--server-side", "-f", "-"], Some(cm))
+            .contains("serverside-applied")
+    );
+    k.ok(&[
+        "scale",
+        "deployment",
+        "web",
+        "-n",
+        "default",
+        "--replicas=5",
+    ]);
+    let out = k.ok(&[
+        "get",
+        "deployment",
+        "web",
+        "-n",
+        "default",
+        "-o",
+        "jsonpath={.spec.replicas}",
+    ]);
+    assert_eq!(out, "5");
+
+    // Generator commands send protobuf bodies.
+    k.ok(&[
+        "create",
+        "deployment",
+        "api",
+        "-n",
+        "default",
+        "--image=example/api:1",
+        "--replicas=2",
+    ]);
+    k.ok(&[
+        "run",
+        "probe",
+        "-n",
+        "default",
+        "--image=busybox",
+        "--env=MODE=check",
+        "--",
+        "sleep",
+        "1",
+    ]);
+    let out = k.ok(&[
+        "get",
+        "pod",
+        "probe",
+        "-n",
+        "default",
+        "-o",
+        "jsonpath={.spec.containers[0].env[0].value} {.status.phase}",
+    ]);
+    assert_eq!(out, "check Pending");
+    k.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "creds",
+        "-n",
+        "default",
+        "--from-literal=token=abc",
+    ]);
+    let out = k.ok(&[
+        "get",
+        "secret",
+        "creds",
+        "-n",
+        "default",
+        "-o",
+        "jsonpath={.data.token}",
+    ]);
+    assert_eq!(out, "YWJj");
+    k.ok(&[
+        "create",
+        "clusterrole",
+        "reader",
+        "--verb=get,list",
+        "--resource=nodes",
+    ]);
+    k.ok(&[
+        "create",
+        "clusterrolebinding",
+        "reader",
+        "--clusterrole=reader",
+        "--user=alice",
+    ]);
+    let yes = k.ok(&["auth", "can-i", "list", "nodes", "--as=alice"]);
+    assert_eq!(yes.trim(), "yes");
+}

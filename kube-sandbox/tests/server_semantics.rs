@@ -329,6 +329,41 @@ async fn crd_schema_defaults_validation_and_deletion() {
         "unknown fields pruned: {c}"
     );
 
+    // Unknown fields: 400 under fieldValidation=Strict, a warning under Warn.
+    let mut typo = site("d", json!({}));
+    typo["spec"]["regoin"] = json!("x");
+    let (code, status) = h
+        .call(
+            "POST",
+            &format!("{SITES}?fieldValidation=Strict"),
+            &[],
+            Some(typo.clone()),
+        )
+        .await;
+    assert_eq!(code, 400);
+    assert!(
+        status["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("strict decoding error: unknown field \"spec.regoin\""),
+        "{status}"
+    );
+    let resp = h
+        .send(
+            "POST",
+            &format!("{SITES}?fieldValidation=Warn"),
+            &[],
+            Some(typo),
+        )
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 201);
+    assert_eq!(
+        resp.headers()["warning"],
+        "299 - \"unknown field \\\"spec.regoin\\\"\""
+    );
+    h.ok("DELETE", &format!("{SITES}/d"), None).await;
+
     // generateName and Table output with the CRD's printer columns.
     let g = h
         .ok(
@@ -485,6 +520,75 @@ async fn namespaces_collections_leases_and_dry_run() {
         Some(renewed),
     )
     .await;
+    // Protected namespaces, immutable ConfigMaps, write-only Secret stringData.
+    let (code, s) = h
+        .call("DELETE", "/api/v1/namespaces/default", &[], None)
+        .await;
+    assert_eq!((code, s["reason"].as_str()), (403, Some("Forbidden")));
+    let frozen = h
+        .ok(
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            Some(json!({"metadata": {"name": "frozen"}, "data": {"a": "1"}, "immutable": true})),
+        )
+        .await;
+    let mut thawed = frozen.clone();
+    thawed["data"]["a"] = json!("2");
+    let (code, _) = h
+        .call(
+            "PUT",
+            "/api/v1/namespaces/default/configmaps/frozen",
+            &[],
+            Some(thawed),
+        )
+        .await;
+    assert_eq!(code, 422);
+    let secret = h
+        .ok(
+            "POST",
+            "/api/v1/namespaces/default/secrets",
+            Some(json!({"metadata": {"name": "kc"}, "stringData": {"kubeconfig": "x"}})),
+        )
+        .await;
+    assert_eq!(secret["data"]["kubeconfig"], "eA==");
+    assert!(secret.get("stringData").is_none());
+
+    // Workloads have a scale subresource (`kubectl scale`).
+    h.ok("POST", "/apis/apps/v1/namespaces/default/deployments", Some(json!({
+        "metadata": {"name": "web"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}}))).await;
+    let (code, scale) = h
+        .call(
+            "PATCH",
+            "/apis/apps/v1/namespaces/default/deployments/web/scale",
+            &[("content-type", "application/merge-patch+json")],
+            Some(json!({"spec": {"replicas": 4}})),
+        )
+        .await;
+    assert_eq!(
+        (
+            code,
+            scale["kind"].as_str(),
+            scale["status"]["selector"].as_str()
+        ),
+        (200, Some("Scale"), Some("app=web"))
+    );
+    let web = h
+        .ok(
+            "GET",
+            "/apis/apps/v1/namespaces/default/deployments/web",
+            None,
+        )
+        .await;
+    assert_eq!(
+        (
+            web["spec"]["replicas"].as_i64(),
+            web["metadata"]["generation"].as_i64()
+        ),
+        (Some(4), Some(2))
+    );
+
     // The loser of a leader race holds a stale resourceVersion.
     let (code, _) = h
         .call(

@@ -707,3 +707,48 @@ fn patterns_follow_go_regexp_semantics() {
         assert_eq!(go_regex(p).unwrap().is_match(v), want, "{p} on {v:?}");
     }
 }
+
+#[test]
+fn defaults_are_validated_when_the_schema_is_compiled() {
+    let cases = [
+        (
+            json!({"type": "object", "properties": {"tier": {"type": "string", "enum": ["a", "b"], "default": "gold"}}}),
+            "openAPIV3Schema.properties[tier].default",
+            "Unsupported value: \"gold\": supported values: \"a\", \"b\"",
+        ),
+        (
+            json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 10, "default": 5}}}),
+            "openAPIV3Schema.properties[n].default",
+            "Invalid value: 5:  in body should be greater than or equal to 10",
+        ),
+        (
+            json!({"type": "object", "properties": {"o": {"type": "object", "properties": {"a": {"type": "string"}}, "default": {"a": 1}}}}),
+            "openAPIV3Schema.properties[o].default.a",
+            "Invalid value: \"integer\": a in body must be of type string: \"integer\"",
+        ),
+        (
+            json!({"type": "object", "properties": {"o": {"type": "object", "properties": {"a": {"type": "string"}}, "default": {"zz": "x"}}}}),
+            "openAPIV3Schema.properties[o].default",
+            "Invalid value: {\"zz\":\"x\"}: must not have unknown fields",
+        ),
+        (
+            json!({"type": "object", "properties": {"o": {"type": "object", "default": {"a": "x"},
+                 "x-kubernetes-validations": [{"rule": "self.a == 'y'", "message": "a must be y"}],
+                 "properties": {"a": {"type": "string"}}}}}),
+            "openAPIV3Schema.properties[o].default",
+            "Invalid value: a must be y",
+        ),
+    ];
+    for (s, field, msg) in cases {
+        let errs = Schema::new(&s).unwrap_err();
+        assert_eq!(
+            messages(&errs)
+                .into_iter()
+                .map(|(_, f, m)| (f, m))
+                .collect::<Vec<_>>(),
+            vec![(field.to_string(), msg.to_string())],
+            "{s}"
+        );
+    }
+    assert!(Schema::new(&fc_schema()).is_ok());
+}

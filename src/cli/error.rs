@@ -1,0 +1,169 @@
+//! Command errors: one line for the user (`error: <what failed>: <hint>`),
+//! the cause chain with `-v`.
+
+use std::path::PathBuf;
+
+/// Why a command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A Kubernetes call failed (classified, with its own hint). Boxed: it
+    /// carries the whole `kube::Error` and would bloat every `Result`.
+    #[error(transparent)]
+    Kube(Box<crate::k8s::Error>),
+    /// The command line was valid but the request makes no sense.
+    #[error("{what}")]
+    Invalid {
+        /// What is wrong.
+        what: String,
+        /// What to do instead.
+        hint: String,
+    },
+    /// A local file could not be read.
+    #[error("failed to read {}: {source}", path.display())]
+    ReadFile {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A local file could not be written.
+    #[error("failed to write {}: {source}", path.display())]
+    WriteFile {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Writing to stdout/stderr failed (e.g. a closed pipe).
+    #[error("failed to write output: {0}")]
+    Output(#[from] std::io::Error),
+    /// A report could not be rendered.
+    #[error(transparent)]
+    Render(#[from] crate::render::RenderError),
+    /// The user declined the confirmation prompt.
+    #[error("aborted")]
+    Aborted,
+}
+
+impl From<crate::k8s::Error> for Error {
+    fn from(err: crate::k8s::Error) -> Self {
+        Error::Kube(Box::new(err))
+    }
+}
+
+impl Error {
+    /// What the user should do next.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Error::Kube(e) => Some(e.hint()),
+            Error::Invalid { hint, .. } => Some(hint.clone()),
+            Error::ReadFile { .. } => Some("check the path and its permissions".into()),
+            Error::WriteFile { .. } => {
+                Some("check the directory exists and is writable (an existing file is never overwritten with wider permissions)".into())
+            }
+            Error::Output(_) | Error::Render(_) | Error::Aborted => None,
+        }
+    }
+
+    /// The one line printed on failure (server messages that span lines
+    /// are folded, so the promise of one line holds).
+    pub fn user_line(&self) -> String {
+        let line = match self.hint() {
+            Some(hint) => format!("error: {self}: {hint}"),
+            None => format!("error: {self}"),
+        };
+        line.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// The process exit code: 1 for failures, 130 when the user aborted
+    /// (like an interrupted prompt).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Aborted => 130,
+            _ => 1,
+        }
+    }
+}
+
+/// The one line printed for a command-line error: clap's first paragraph
+/// (which names the argument and value) folded onto one line, plus the
+/// accepted values or where to find help.
+pub fn usage_error_line(err: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue};
+    let rendered = err.render().to_string();
+    let mut lines = rendered.lines().map(str::trim_end);
+    let paragraph: Vec<&str> = lines
+        .by_ref()
+        .skip_while(|l| l.trim().is_empty())
+        .take_while(|l| !l.trim().is_empty())
+        .collect();
+    let mut first = paragraph
+        .first()
+        .map_or("invalid command line", |l| l.trim())
+        .to_owned();
+    let details: Vec<&str> = paragraph.iter().skip(1).map(|l| l.trim()).collect();
+    if !details.is_empty() {
+        first = format!("{first} {}", details.join(", "));
+    }
+    if !first.starts_with("error:") {
+        first = format!("error: {first}");
+    }
+    // "Usage: kubectl fleet install --site <SITE> ..." names the command.
+    let command = rendered
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Usage: "))
+        .map(|usage| {
+            usage
+                .split_whitespace()
+                .take_while(|w| !w.starts_with(['-', '[', '<']))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| "kubectl fleet".to_owned());
+    let valid = err.get(ContextKind::ValidValue).and_then(|v| match v {
+        ContextValue::Strings(values) => Some(values.join(", ")),
+        ContextValue::String(value) => Some(value.clone()),
+        _ => None,
+    });
+    match valid {
+        Some(values) => format!("{first}: use one of {values}"),
+        // "invalid value 'x' for '--flag': <why>" already says what to fix.
+        None if first.contains("': ") => first,
+        None => format!("{first}: see `{command} --help`"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser as _;
+
+    fn line(args: &[&str]) -> String {
+        let mut argv = vec!["kubectl-fleet"];
+        argv.extend_from_slice(args);
+        usage_error_line(&crate::cli::Cli::try_parse_from(argv).unwrap_err())
+    }
+
+    #[test]
+    fn missing_arguments_are_named_on_the_one_line() {
+        assert_eq!(
+            line(&["install", "--role", "edge"]),
+            "error: the following required arguments were not provided: --site <SITE>: see `kubectl fleet install --help`"
+        );
+        let completion = line(&["completion"]);
+        assert!(completion.contains("<SHELL>"), "{completion}");
+        let unknown = line(&["registr"]);
+        assert!(
+            unknown.starts_with("error: unrecognized subcommand 'registr'"),
+            "{unknown}"
+        );
+        assert!(!unknown.contains('\n'));
+    }
+}
