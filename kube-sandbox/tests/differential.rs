@@ -89,13 +89,6 @@ const ALLOWLIST: &[(&str, &str, &str, &str)] = &[
          (`count in body should be ...`, field still `status.count`)",
     ),
     (
-        "pruning_and_defaulting",
-        "strict field validation rejects unknown fields",
-        "",
-        "gap: ?fieldValidation=Strict is ignored by the sandbox; real answers 400 BadRequest `Widget in version \
-         \"v1\" cannot be handled as a Widget: strict decoding error: unknown field \"spec.unknown\"`",
-    ),
-    (
         "merge_and_json_patch",
         "json patch that is not a list",
         "/body/message",
