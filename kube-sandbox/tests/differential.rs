@@ -166,6 +166,42 @@ const ALLOWLIST: &[(&str, &str, &str, &str)] = &[
         "gap: real answers a non-numeric resourceVersion on watch with HTTP 500 and a Status (code 500, no reason) \
          `resourceVersion: Invalid value: \"abc\": strconv.ParseUint: parsing \"abc\": invalid syntax`; sandbox 400",
     ),
+    // Finalizers and deletion.
+    (
+        "finalizers_and_deletion",
+        "new finalizer while terminating is refused",
+        "/body",
+        "gap: real repeats the cause twice and formats the list Go-style: `found new finalizers \
+         []string{\"example.com/more\"}`",
+    ),
+    (
+        "finalizers_and_deletion",
+        "removing the finalizer deletes",
+        "/body/metadata/finalizers",
+        "gap: the answer to the write that removes the last finalizer still shows the old finalizers; real \
+         returns the object as written (no finalizers)",
+    ),
+    (
+        "finalizers_and_deletion",
+        "removing the finalizer deletes",
+        "/body/metadata/managedFields/*/fieldsV1/f:metadata",
+        "gap: same step, the managedFields entry still owns the removed finalizer",
+    ),
+    (
+        "finalizers_and_deletion",
+        "delete with foreground propagation",
+        "",
+        "gap: real answers 200 with the object (deletionTimestamp, deletionGracePeriodSeconds 0, finalizer \
+         foregroundDeletion) and leaves removal to the garbage collector; the sandbox deletes at once and \
+         answers a Status",
+    ),
+    (
+        "finalizers_and_deletion",
+        "foreground delete leaves a finalizer",
+        "",
+        NO_GC,
+    ),
+    ("finalizers_and_deletion", "dry-run delete", "", NO_GC),
     // Tables.
     (
         "table_output",
@@ -181,6 +217,8 @@ const ALLOWLIST: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
+const NO_GC: &str = "accepted: the real server here runs no garbage collector, so a foregroundDeletion finalizer \
+     stays; in a cluster the GC removes an object without dependents at once, as the sandbox does";
 const SET_FIELDS: &str = "gap: for a list with x-kubernetes-list-type set the real fieldsV1 names the list and \
      each member (`\"f:capabilities\": {\".\": {}, \"v:\\\"monitoring\\\"\": {}}`); the sandbox records `{}`";
 const SSA_STATUS: &str = "gap: an apply to the status subresource is recorded in managedFields without \
@@ -682,6 +720,7 @@ differential!(
     watch_sequences,
     table_output,
     label_selectors_and_pagination,
+    finalizers_and_deletion,
 );
 
 /// Our own CRDs (the file `kubectl fleet install` prints) through the same
@@ -1726,6 +1765,99 @@ mod scenarios {
                 name("d")
             ),
             TABLE,
+        )
+        .await;
+    }
+
+    pub async fn finalizers_and_deletion(r: &mut Run<'_>) {
+        let list = r.call("initial list", "GET", &r.path(""), None, None).await;
+        let start = list.json["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let mut w = r.widget("f", json!({"size": 1}));
+        w["metadata"]["finalizers"] = json!(["example.com/hold"]);
+        r.call("create with finalizer", "POST", &r.path(""), None, Some(w))
+            .await;
+        r.call(
+            "delete marks for deletion",
+            "DELETE",
+            &r.path("/f"),
+            None,
+            None,
+        )
+        .await;
+        r.call(
+            "still readable while finalizing",
+            "GET",
+            &r.path("/f"),
+            None,
+            None,
+        )
+        .await;
+        r.call(
+            "spec change while terminating",
+            "PATCH",
+            &r.path("/f"),
+            Some(MERGE),
+            Some(json!({"spec": {"size": 2}})),
+        )
+        .await;
+        r.call(
+            "new finalizer while terminating is refused",
+            "PATCH",
+            &r.path("/f"),
+            Some(JSON_PATCH),
+            Some(json!([{"op": "add", "path": "/metadata/finalizers/-", "value": "example.com/more"}])),
+        )
+        .await;
+        r.call("second delete", "DELETE", &r.path("/f"), None, None)
+            .await;
+        r.call(
+            "removing the finalizer deletes",
+            "PATCH",
+            &r.path("/f"),
+            Some(MERGE),
+            Some(json!({"metadata": {"finalizers": null}})),
+        )
+        .await;
+        r.call("gone", "GET", &r.path("/f"), None, None).await;
+        r.watch(
+            "events of the finalized delete",
+            &format!("resourceVersion={start}"),
+            6,
+        )
+        .await;
+        r.call(
+            "create for propagation",
+            "POST",
+            &r.path(""),
+            None,
+            Some(r.widget("g", json!({"size": 1}))),
+        )
+        .await;
+        r.call(
+            "delete with foreground propagation",
+            "DELETE",
+            &r.path("/g"),
+            None,
+            Some(json!({"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Foreground"})),
+        )
+        .await;
+        r.call(
+            "foreground delete leaves a finalizer",
+            "GET",
+            &r.path("/g"),
+            None,
+            None,
+        )
+        .await;
+        r.call(
+            "dry-run delete",
+            "DELETE",
+            &format!("{}?dryRun=All", r.path("/g")),
+            None,
+            None,
         )
         .await;
     }
