@@ -17,7 +17,7 @@ readonly ROOT_PKG="golang-k8s-apiextensions-apiserver-dev"
 readonly SUITES="trixie sid"
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-cache="${REALAPI_CACHE:-$HOME/.cache/kubectl-fleet-realapi}"
+cache="${REALAPI_CACHE:-${HOME:-/root}/.cache/kubectl-fleet-realapi}"
 apt_dir="$cache/apt"
 debs="$cache/debs"
 root="$cache/root"

@@ -20,7 +20,7 @@ die() { echo "realapi start: error: $*" >&2; exit 1; }
 
 [ $# -eq 1 ] || die "usage: start.sh DIR"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-bin_dir="${REALAPI_BIN_DIR:-${REALAPI_CACHE:-$HOME/.cache/kubectl-fleet-realapi}/bin}"
+bin_dir="${REALAPI_BIN_DIR:-${REALAPI_CACHE:-${HOME:-/root}/.cache/kubectl-fleet-realapi}/bin}"
 server="$bin_dir/fleet-realapi-server"
 etcd="$bin_dir/etcd"
 [ -x "$server" ] && [ -x "$etcd" ] \
