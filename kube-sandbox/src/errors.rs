@@ -15,6 +15,7 @@ pub struct Cause {
 }
 
 impl Cause {
+    /// A cause with its `reason`, `field` path and `message`.
     pub fn new(reason: &str, field: impl Into<String>, message: impl Into<String>) -> Self {
         Cause {
             reason: reason.to_string(),
@@ -27,9 +28,11 @@ impl Cause {
 /// An error answered to a client: HTTP code plus a `Status` body.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiError {
+    /// HTTP status code (also `Status.code`).
     pub code: u16,
     /// `metav1.StatusReason`: `NotFound`, `AlreadyExists`, `Conflict`, ...
     pub reason: String,
+    /// Human-readable `Status.message`.
     pub message: String,
     /// `Status.details` (name, group, kind, causes, retryAfterSeconds), if any.
     pub details: Option<Value>,
@@ -65,6 +68,7 @@ fn details(name: &str, group: &str, kind: &str) -> Value {
 }
 
 impl ApiError {
+    /// An error with a code, a `StatusReason` and a message.
     pub fn new(code: u16, reason: &str, message: impl Into<String>) -> Self {
         ApiError {
             code,

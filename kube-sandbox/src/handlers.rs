@@ -122,6 +122,9 @@ pub async fn dispatch(call: Call<'_>) -> Result<Resp, ApiError> {
         return Err(not_served());
     }
     if def.create_only {
+        if def.namespaced && info.namespace.is_empty() {
+            return Err(not_served());
+        }
         return match info.verb.as_str() {
             "create" => review(&call, &def),
             _ => Err(ApiError::method_not_allowed(
@@ -853,6 +856,44 @@ fn review(call: &Call, def: &ResourceDef) -> Result<Resp, ApiError> {
         "subjectaccessreviews" => {
             reviews::validate_subject_access_review(&body)?;
             reviews::subject_access_review(snap, &body)
+        }
+        "localsubjectaccessreviews" => {
+            reviews::validate_subject_access_review(&body)?;
+            let ns = call.info.namespace.as_str();
+            let asked = body["spec"]["resourceAttributes"]["namespace"]
+                .as_str()
+                .unwrap_or_default();
+            if body["spec"]
+                .get("nonResourceAttributes")
+                .is_some_and(|v| !v.is_null())
+            {
+                return Err(ApiError::invalid(
+                    "authorization.k8s.io",
+                    "LocalSubjectAccessReview",
+                    "",
+                    vec![Cause::new(
+                        "FieldValueInvalid",
+                        "spec.nonResourceAttributes",
+                        "Invalid value: disallowed on this kind of request",
+                    )],
+                ));
+            }
+            if asked != ns {
+                return Err(ApiError::invalid(
+                    "authorization.k8s.io",
+                    "LocalSubjectAccessReview",
+                    "",
+                    vec![Cause::new(
+                        "FieldValueInvalid",
+                        "spec.resourceAttributes.namespace",
+                        format!("Invalid value: {asked:?}: must match metadata.namespace"),
+                    )],
+                ));
+            }
+            let mut out = reviews::subject_access_review(snap, &body);
+            out["kind"] = json!("LocalSubjectAccessReview");
+            out["metadata"]["namespace"] = json!(ns);
+            out
         }
         "selfsubjectaccessreviews" => {
             reviews::validate_self_subject_access_review(&body)?;

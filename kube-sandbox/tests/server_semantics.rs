@@ -652,6 +652,20 @@ async fn reviews_answer_with_the_server_authn_and_authz() {
             "resourceAttributes": {"verb": "list", "resource": "configmaps", "namespace": "default"}}})))
         .await;
     assert_eq!(sar["status"]["allowed"], false);
+    let lsar = h
+        .ok("POST", "/apis/authorization.k8s.io/v1/namespaces/default/localsubjectaccessreviews", Some(json!({"spec": {
+            "user": "system:serviceaccount:default:reader",
+            "resourceAttributes": {"verb": "get", "resource": "configmaps", "namespace": "default"}}})))
+        .await;
+    assert_eq!(
+        (lsar["kind"].as_str(), lsar["status"]["allowed"].as_bool()),
+        (Some("LocalSubjectAccessReview"), Some(false))
+    );
+    let (code, _) = h
+        .call("POST", "/apis/authorization.k8s.io/v1/namespaces/default/localsubjectaccessreviews", &[], Some(json!({"spec": {
+            "user": "u", "resourceAttributes": {"verb": "get", "resource": "configmaps", "namespace": "other"}}})))
+        .await;
+    assert_eq!(code, 422, "namespace must match the URL");
     let ssar = h
         .ok(
             "POST",
