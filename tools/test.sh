@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The one command that runs every test of kubectl-fleet (the README's, and
 # what .ci/run calls): checks the tools the suites drive, builds the real
-# apiextensions-apiserver reference once (cached outside the work tree), then
-# runs the whole workspace suite with cargo-nextest.
+# apiextensions-apiserver reference once (cached outside the work tree, see
+# docs/realapi.md), starts one shared instance of it for the run, then runs
+# the whole workspace suite with cargo-nextest. Extra arguments go to nextest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,10 +16,14 @@ if ! cargo nextest --version >/dev/null 2>&1; then
   cargo install --locked cargo-nextest
 fi
 
-if [ -x tools/realapi/build.sh ] && [ "${FLEET_SKIP_REALAPI:-}" != "1" ]; then
+if [ "${FLEET_SKIP_REALAPI:-}" != "1" ] && [ -z "${REALAPI_KUBECONFIG:-}" ]; then
   bash tools/realapi/build.sh
+  realapi_dir=$(mktemp -d)
+  trap 'bash tools/realapi/stop.sh "$realapi_dir" || true; rm -rf "$realapi_dir"' EXIT
+  REALAPI_WATCH_PID=$$ bash tools/realapi/start.sh "$realapi_dir"
+  export REALAPI_KUBECONFIG="$realapi_dir/kubeconfig"
 fi
 
 profile=default
 [ "${CI:-}" = "true" ] && profile=ci
-exec cargo nextest run --workspace --profile "$profile" "$@"
+cargo nextest run --workspace --profile "$profile" "$@"
