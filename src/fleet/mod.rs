@@ -1,1 +1,6 @@
-//! fleet (filled in by its issue).
+//! Pure fleet logic over plain data, shared by the CLI and the operator:
+//! phase from heartbeat staleness, the per-site RBAC identity, signal
+//! extraction, cross-cluster correlation and cascades, the remediation
+//! policy, and kubectl-like ages. No I/O happens here.
+
+pub mod rbac;

@@ -54,7 +54,10 @@ pub fn authorize(_rbac: &RbacSnapshot, _attrs: &Attributes) -> Decision {
 /// resource "federatedclusters/status" in API group
 /// "federation.kubectl-fleet.dev" at the cluster scope`.
 pub fn forbidden_message(attrs: &Attributes) -> String {
-    format!("forbidden: User \"{}\" cannot {}", attrs.user.username, attrs.verb)
+    format!(
+        "forbidden: User \"{}\" cannot {}",
+        attrs.user.username, attrs.verb
+    )
 }
 
 /// The ClusterRoles and ClusterRoleBindings every real cluster bootstraps

@@ -26,7 +26,9 @@ pub fn self_subject_rules_review(_rbac: &RbacSnapshot, _user: &UserInfo, review:
 pub fn token_review(review: &Value, result: Result<UserInfo, String>) -> Value {
     let mut out = review.clone();
     out["status"] = match result {
-        Ok(u) => serde_json::json!({"authenticated": true, "user": {"username": u.username, "uid": u.uid, "groups": u.groups}}),
+        Ok(u) => {
+            serde_json::json!({"authenticated": true, "user": {"username": u.username, "uid": u.uid, "groups": u.groups}})
+        }
         Err(e) => serde_json::json!({"authenticated": false, "error": e}),
     };
     out

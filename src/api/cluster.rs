@@ -1,0 +1,570 @@
+//! The `FederatedCluster` custom resource: one object per member cluster
+//! ("site") registered on the hub.
+//!
+//! Status ownership is disjoint and load-bearing (design §4): in Push mode
+//! the edge writes only [`EDGE_OWNED_STATUS_KEYS`] and the hub writes only
+//! [`HUB_OWNED_STATUS_KEYS`]. Every status field is optional and skipped when
+//! unset, so a JSON merge patch built from a partial [`FederatedClusterStatus`]
+//! carries exactly the keys that were set and can never clobber the other
+//! writer's keys.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use kube::{CustomResource, KubeSchema};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Status keys the edge operator writes in Push mode (the hub writes them in
+/// Pull mode). An edge status patch contains only keys from this list.
+pub const EDGE_OWNED_STATUS_KEYS: &[&str] = &[
+    "lastHeartbeatTime",
+    "observedVersion",
+    "kubernetesVersion",
+    "nodeCount",
+    "namespaceCount",
+    "capacity",
+    "inference",
+    "signals",
+    "credentialExpirationTime",
+];
+
+/// Status keys only the hub operator ever writes, in both modes.
+pub const HUB_OWNED_STATUS_KEYS: &[&str] = &["phase", "phaseTransitionTime", "conditions"];
+
+/// Upper bound on `status.signals`, enforced by the CRD schema and by
+/// [`crate::fleet::signals`].
+pub const MAX_SIGNALS: usize = 100;
+
+/// Condition type: the hub hears from the site (phase `Connected`).
+pub const CONDITION_CONNECTED: &str = "Connected";
+/// Condition type (Pull mode): the hub's credential for the member allows remediation.
+pub const CONDITION_REMEDIATION_CAPABLE: &str = "RemediationCapable";
+/// Condition type: the edge's hub token expires soon.
+pub const CONDITION_CREDENTIAL_EXPIRING: &str = "CredentialExpiring";
+/// Condition type: the edge clock differs from the hub clock by more than the
+/// tolerance of [`crate::fleet::phase::skew_tolerance`].
+pub const CONDITION_CLOCK_SKEW: &str = "ClockSkew";
+
+/// Desired state of a member cluster, set by `kubectl fleet register`.
+#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(
+    group = "federation.kubectl-fleet.dev",
+    version = "v1alpha1",
+    kind = "FederatedCluster",
+    plural = "federatedclusters",
+    singular = "federatedcluster",
+    shortname = "fc",
+    shortname = "fcluster",
+    category = "fleet",
+    status = "FederatedClusterStatus",
+    derive = "PartialEq",
+    doc = "A member cluster (site) registered in the fleet",
+    validation = Rule::new(
+        "self.metadata.name.size() <= 63 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')"
+    ).message("metadata.name must be a DNS-1123 label: at most 63 lowercase letters, digits or '-', starting and ending with a letter or digit"),
+    printcolumn(name = "Mode", type_ = "string", json_path = ".spec.mode"),
+    printcolumn(name = "Tier", type_ = "string", json_path = ".spec.tier"),
+    printcolumn(name = "Env", type_ = "string", json_path = ".spec.environment"),
+    printcolumn(name = "Phase", type_ = "string", json_path = ".status.phase"),
+    printcolumn(
+        name = "Last Heartbeat",
+        type_ = "date",
+        json_path = ".status.lastHeartbeatTime"
+    ),
+    printcolumn(
+        name = "GPUs",
+        type_ = "integer",
+        json_path = ".status.capacity.gpusTotal"
+    ),
+    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+)]
+#[x_kube(validation = Rule::new(
+    "(has(self.mode) && self.mode == 'Pull') == has(self.kubeconfigSecretRef)"
+).message("kubeconfigSecretRef is required when mode is Pull and must not be set when mode is Push"))]
+#[serde(rename_all = "camelCase")]
+pub struct FederatedClusterSpec {
+    /// Human-friendly name; readers fall back to the object name when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    /// Who connects: `Push` (the edge dials home) or `Pull` (the hub probes).
+    #[serde(default)]
+    pub mode: Mode,
+    /// Cloud or data-centre region, e.g. us-east-1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    /// Deployment environment; orders cascades (development < staging < production).
+    #[serde(default)]
+    pub environment: Environment,
+    /// Criticality tier; drives the remediation policy.
+    #[serde(default)]
+    pub tier: Tier,
+    /// What the fleet may do on this site.
+    #[serde(default = "default_capabilities")]
+    pub capabilities: Vec<Capability>,
+    /// Reporting cadence in seconds: the edge reports (Push) or the hub
+    /// probes (Pull) at this interval; phase thresholds are multiples of it.
+    #[serde(default = "default_heartbeat_interval")]
+    #[schemars(range(min = 10, max = 3600))]
+    pub heartbeat_interval_seconds: i32,
+    /// Upper bound on remediations running at once on this site.
+    #[serde(default = "default_max_concurrent_remediations")]
+    #[schemars(range(min = 0))]
+    pub max_concurrent_remediations: i32,
+    /// Pull mode only: the hub Secret holding a kubeconfig for the member.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubeconfig_secret_ref: Option<SecretKeyRef>,
+}
+
+/// Default `spec.heartbeatIntervalSeconds`.
+pub const DEFAULT_HEARTBEAT_INTERVAL_SECONDS: i32 = 30;
+/// Default `spec.maxConcurrentRemediations`.
+pub const DEFAULT_MAX_CONCURRENT_REMEDIATIONS: i32 = 3;
+/// Allowed range of `spec.heartbeatIntervalSeconds`.
+pub const HEARTBEAT_INTERVAL_RANGE: std::ops::RangeInclusive<i32> = 10..=3600;
+/// Default key inside the Pull-mode kubeconfig Secret.
+pub const DEFAULT_KUBECONFIG_KEY: &str = "kubeconfig";
+
+fn default_capabilities() -> Vec<Capability> {
+    vec![Capability::Monitoring]
+}
+fn default_heartbeat_interval() -> i32 {
+    DEFAULT_HEARTBEAT_INTERVAL_SECONDS
+}
+fn default_max_concurrent_remediations() -> i32 {
+    DEFAULT_MAX_CONCURRENT_REMEDIATIONS
+}
+fn default_kubeconfig_key() -> String {
+    DEFAULT_KUBECONFIG_KEY.to_owned()
+}
+
+impl Default for FederatedClusterSpec {
+    /// The spec the API server would default an empty `spec: {}` to.
+    fn default() -> Self {
+        Self {
+            display_name: None,
+            mode: Mode::default(),
+            region: None,
+            environment: Environment::default(),
+            tier: Tier::default(),
+            capabilities: default_capabilities(),
+            heartbeat_interval_seconds: DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
+            max_concurrent_remediations: DEFAULT_MAX_CONCURRENT_REMEDIATIONS,
+            kubeconfig_secret_ref: None,
+        }
+    }
+}
+
+impl FederatedCluster {
+    /// The object name (site name); empty only for an unsaved object without a name.
+    pub fn site_name(&self) -> &str {
+        self.metadata.name.as_deref().unwrap_or_default()
+    }
+
+    /// `spec.displayName`, falling back to the site name.
+    pub fn display_name(&self) -> &str {
+        self.spec
+            .display_name
+            .as_deref()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| self.site_name())
+    }
+
+    /// The heartbeat interval as a duration, clamped into the schema's range
+    /// so that a hand-edited or pre-validation object cannot yield zero.
+    pub fn heartbeat_interval(&self) -> std::time::Duration {
+        let secs = self.spec.heartbeat_interval_seconds.clamp(
+            *HEARTBEAT_INTERVAL_RANGE.start(),
+            *HEARTBEAT_INTERVAL_RANGE.end(),
+        );
+        std::time::Duration::from_secs(secs.unsigned_abs().into())
+    }
+
+    /// The phase the hub last wrote, if any.
+    pub fn phase(&self) -> Option<Phase> {
+        self.status.as_ref().and_then(|s| s.phase)
+    }
+}
+
+/// Reference to one key of a Secret.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretKeyRef {
+    /// Namespace of the Secret on the hub.
+    pub namespace: String,
+    /// Name of the Secret.
+    pub name: String,
+    /// Key within the Secret's data.
+    #[serde(default = "default_kubeconfig_key")]
+    pub key: String,
+}
+
+macro_rules! wire_enum {
+    (
+        $(#[$meta:meta])*
+        $name:ident $label:literal { $($(#[$vmeta:meta])* $variant:ident => $wire:literal),+ $(,)? }
+        $(default $default:ident)?
+    ) => {
+        $(#[$meta])*
+        #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
+        pub enum $name {
+            $(
+                $(#[$vmeta])*
+                #[serde(rename = $wire)]
+                $variant,
+            )+
+        }
+
+        $(
+            impl Default for $name {
+                fn default() -> Self {
+                    $name::$default
+                }
+            }
+        )?
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &[$name] = &[$($name::$variant),+];
+
+            /// The value as written on the wire and accepted on the command line.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $wire),+
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.pad(self.as_str())
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = UnknownValue;
+
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                $name::ALL
+                    .iter()
+                    .copied()
+                    .find(|v| v.as_str() == s)
+                    .ok_or_else(|| UnknownValue {
+                        what: $label,
+                        value: s.to_owned(),
+                        allowed: $name::ALL
+                            .iter()
+                            .map(|v| v.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    })
+            }
+        }
+    };
+}
+
+/// A string that is not one of an enum's wire values.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} {value:?}: expected one of {allowed}")]
+pub struct UnknownValue {
+    /// What was being parsed (tier, environment, ...).
+    pub what: &'static str,
+    /// The rejected input.
+    pub value: String,
+    /// Comma-separated allowed values.
+    pub allowed: String,
+}
+
+wire_enum! {
+    /// Connectivity mode of a site.
+    Mode "mode" {
+        /// The edge operator dials home and patches its own status (default).
+        Push => "Push",
+        /// The hub probes the member with a stored kubeconfig.
+        Pull => "Pull",
+    } default Push
+}
+
+wire_enum! {
+    /// Deployment environment. The derived order (development < staging <
+    /// production < dr) is the promotion order cascades follow.
+    Environment "environment" {
+        /// `development`
+        Development => "development",
+        /// `staging`
+        Staging => "staging",
+        /// `production` (default)
+        Production => "production",
+        /// `dr` (disaster recovery)
+        Dr => "dr",
+    } default Production
+}
+
+wire_enum! {
+    /// Criticality tier, which selects the remediation policy.
+    Tier "tier" {
+        /// `critical`: every remediation needs an Admin's approval.
+        Critical => "critical",
+        /// `standard` (default)
+        Standard => "standard",
+        /// `non-critical`: remediation runs automatically.
+        NonCritical => "non-critical",
+    } default Standard
+}
+
+wire_enum! {
+    /// Something the fleet may do on a site.
+    Capability "capability" {
+        /// `monitoring` (default)
+        Monitoring => "monitoring",
+        /// `remediation`
+        Remediation => "remediation",
+        /// `chaos-engineering`
+        ChaosEngineering => "chaos-engineering",
+    }
+}
+
+wire_enum! {
+    /// Connection phase, judged by the hub on its own clock (design §4).
+    Phase "phase" {
+        /// Registered, never heard from.
+        Pending => "Pending",
+        /// Heard from within 3 heartbeat intervals.
+        Connected => "Connected",
+        /// Heard from within 10 heartbeat intervals.
+        Stale => "Stale",
+        /// Silent for more than 10 heartbeat intervals.
+        Unreachable => "Unreachable",
+    }
+}
+
+wire_enum! {
+    /// Severity of a signal, ordered worst first (`Critical < High < ...` in
+    /// `Ord`, so an ascending sort puts the worst first).
+    Severity "severity" {
+        /// `critical`
+        Critical => "critical",
+        /// `high`
+        High => "high",
+        /// `medium`
+        Medium => "medium",
+        /// `low`
+        Low => "low",
+    }
+}
+
+wire_enum! {
+    /// A workload or node failure type (design §5).
+    SignalType "signal type" {
+        /// Node condition Ready is not True.
+        NodeNotReady => "NodeNotReady",
+        /// A container's last termination reason is OOMKilled.
+        OomKilled => "OOMKilled",
+        /// A container is waiting in CrashLoopBackOff.
+        CrashLoopBackOff => "CrashLoopBackOff",
+        /// An inference service reports a failed phase or Ready=False.
+        InferenceServiceFailed => "InferenceServiceFailed",
+        /// A container cannot pull its image (ImagePullBackOff or ErrImagePull).
+        ImagePullBackOff => "ImagePullBackOff",
+        /// A container's configuration (Secret, ConfigMap) is missing.
+        CreateContainerConfigError => "CreateContainerConfigError",
+        /// A pod cannot be scheduled.
+        Unschedulable => "Unschedulable",
+        /// Node condition MemoryPressure is True.
+        MemoryPressure => "MemoryPressure",
+        /// Node condition DiskPressure is True.
+        DiskPressure => "DiskPressure",
+        /// Node condition PIDPressure is True.
+        PidPressure => "PIDPressure",
+        /// A pod was evicted.
+        Evicted => "Evicted",
+    }
+}
+
+impl SignalType {
+    /// The default severity of the signal type (design §5).
+    pub fn default_severity(self) -> Severity {
+        match self {
+            SignalType::NodeNotReady => Severity::Critical,
+            SignalType::OomKilled
+            | SignalType::CrashLoopBackOff
+            | SignalType::InferenceServiceFailed => Severity::High,
+            SignalType::ImagePullBackOff
+            | SignalType::CreateContainerConfigError
+            | SignalType::Unschedulable
+            | SignalType::MemoryPressure
+            | SignalType::DiskPressure
+            | SignalType::PidPressure => Severity::Medium,
+            SignalType::Evicted => Severity::Low,
+        }
+    }
+}
+
+/// Observed state of a site. Every field is optional and omitted when unset,
+/// so each writer patches only its own keys: the hub owns phase,
+/// phaseTransitionTime and conditions; in Push mode the edge owns the rest.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FederatedClusterStatus {
+    /// Hub-owned: connection phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<Phase>,
+    /// Hub-owned: when `phase` last changed (hub clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase_transition_time: Option<Time>,
+    /// Hub-owned: `Connected`, `CredentialExpiring`, `ClockSkew`, and in Pull
+    /// mode `RemediationCapable`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
+    pub conditions: Option<Vec<Condition>>,
+    /// Edge-owned: the edge's clock when it sent its latest report. The hub
+    /// judges age by when it observed a new value here, on its own clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_heartbeat_time: Option<Time>,
+    /// Edge-owned: version of the reporting operator build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_version: Option<String>,
+    /// Edge-owned: the member's Kubernetes version, e.g. v1.33.2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes_version: Option<String>,
+    /// Edge-owned: number of nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_count: Option<i64>,
+    /// Edge-owned: number of namespaces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace_count: Option<i64>,
+    /// Edge-owned: node and accelerator capacity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Capacity>,
+    /// Edge-owned: inference workloads found by discovery.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inference: Option<Inference>,
+    /// Edge-owned: active failures, worst first, at most 100.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 100))]
+    pub signals: Option<Vec<Signal>>,
+    /// Edge-owned: when the edge's hub token expires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential_expiration_time: Option<Time>,
+}
+
+impl FederatedClusterStatus {
+    /// The condition of the given type, if present.
+    pub fn condition(&self, type_: &str) -> Option<&Condition> {
+        self.conditions
+            .as_deref()?
+            .iter()
+            .find(|c| c.type_ == type_)
+    }
+
+    /// Signals reported, or an empty slice.
+    pub fn signals(&self) -> &[Signal] {
+        self.signals.as_deref().unwrap_or_default()
+    }
+}
+
+/// Node and accelerator capacity of a site.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Capacity {
+    /// Number of nodes.
+    #[serde(default)]
+    pub nodes: i64,
+    /// Sum of GPU capacity over all vendors.
+    #[serde(default)]
+    pub gpus_total: i64,
+    /// Sum of allocatable GPUs over all vendors.
+    #[serde(default)]
+    pub gpus_allocatable: i64,
+    /// Per extended-resource name (nvidia.com/gpu, amd.com/gpu, ...).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub gpus_by_vendor: BTreeMap<String, GpuCount>,
+}
+
+/// GPU counts of one vendor resource.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GpuCount {
+    /// Node capacity.
+    #[serde(default)]
+    pub total: i64,
+    /// Node allocatable.
+    #[serde(default)]
+    pub allocatable: i64,
+}
+
+/// Inference workloads on a site (LLMKube and KServe; absent kinds count 0).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Inference {
+    /// LLMKube Model objects.
+    #[serde(default)]
+    pub models: i64,
+    /// Inference services that are ready.
+    #[serde(default)]
+    pub services_ready: i64,
+    /// Inference services that failed.
+    #[serde(default)]
+    pub services_failed: i64,
+    /// All inference services.
+    #[serde(default)]
+    pub services_total: i64,
+}
+
+/// The workload a signal is attributed to.
+#[derive(
+    Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema,
+)]
+pub struct WorkloadRef {
+    /// Deployment, StatefulSet, DaemonSet, Job, Pod, Node or an inference kind.
+    pub kind: String,
+    /// Object name.
+    pub name: String,
+}
+
+impl WorkloadRef {
+    /// A reference to a workload of `kind` named `name`.
+    pub fn new(kind: impl Into<String>, name: impl Into<String>) -> Self {
+        Self {
+            kind: kind.into(),
+            name: name.into(),
+        }
+    }
+}
+
+impl fmt::Display for WorkloadRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.kind, self.name)
+    }
+}
+
+/// One active failure on a site, merged per (type, namespace, workload).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Signal {
+    /// Failure type.
+    #[serde(rename = "type")]
+    pub type_: SignalType,
+    /// Severity (the type's default unless raised).
+    pub severity: Severity,
+    /// Site name; set where signals of many sites are listed together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
+    /// Namespace of the workload; empty for cluster-scoped objects (nodes).
+    #[serde(default)]
+    pub namespace: String,
+    /// The workload the failure belongs to.
+    pub workload: WorkloadRef,
+    /// Human-readable detail from the source object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// When this failure was first seen.
+    pub first_seen: Time,
+    /// When this failure was last seen.
+    pub last_seen: Time,
+    /// How many reports saw this failure (at least 1).
+    #[schemars(range(min = 1))]
+    pub count: i64,
+}

@@ -1,0 +1,211 @@
+//! The `FederationStatus` custom resource: a cluster-scoped singleton named
+//! `fleet`, written only by the hub operator, summarising the whole fleet.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::{CustomResource, KubeSchema};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::cluster::{Environment, Phase, Severity, SignalType, Tier, WorkloadRef};
+
+/// Name of the one `FederationStatus` object.
+pub const FEDERATION_STATUS_NAME: &str = "fleet";
+
+/// `FederationStatus` carries no desired state: the object is only a status
+/// holder, so it has no `spec` on the wire.
+#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[kube(
+    group = "federation.kubectl-fleet.dev",
+    version = "v1alpha1",
+    kind = "FederationStatus",
+    plural = "federationstatuses",
+    singular = "federationstatus",
+    shortname = "fedstatus",
+    category = "fleet",
+    no_spec,
+    status = "FederationStatusStatus",
+    derive = "PartialEq",
+    doc = "Fleet-wide summary kept by the hub operator (singleton named fleet)",
+    validation = Rule::new("self.metadata.name == 'fleet'").message("the FederationStatus singleton must be named fleet"),
+    printcolumn(name = "Clusters", type_ = "integer", json_path = ".status.totalClusters"),
+    printcolumn(name = "Connected", type_ = "integer", json_path = ".status.connectedClusters"),
+    printcolumn(name = "Stale", type_ = "integer", json_path = ".status.staleClusters"),
+    printcolumn(name = "Unreachable", type_ = "integer", json_path = ".status.unreachableClusters"),
+    printcolumn(name = "Issues", type_ = "integer", json_path = ".status.totalActiveIssues"),
+    printcolumn(name = "Correlations", type_ = "integer", json_path = ".status.crossClusterCorrelations"),
+    printcolumn(name = "Cascades", type_ = "integer", json_path = ".status.cascadesDetected"),
+    printcolumn(name = "Last Updated", type_ = "date", json_path = ".status.lastUpdated")
+)]
+pub struct FederationStatusFields {}
+
+impl FederationStatus {
+    /// The singleton object `fleet` with the given status.
+    pub fn singleton(status: FederationStatusStatus) -> Self {
+        let mut fs = FederationStatus::new(FEDERATION_STATUS_NAME, FederationStatusFields {});
+        fs.status = Some(status);
+        fs
+    }
+}
+
+/// Fleet-wide counts, incidents and totals.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FederationStatusStatus {
+    /// Number of registered sites.
+    #[serde(default)]
+    pub total_clusters: i64,
+    /// Sites in phase Connected.
+    #[serde(default)]
+    pub connected_clusters: i64,
+    /// Sites in phase Stale.
+    #[serde(default)]
+    pub stale_clusters: i64,
+    /// Sites in phase Unreachable.
+    #[serde(default)]
+    pub unreachable_clusters: i64,
+    /// Sites in phase Pending.
+    #[serde(default)]
+    pub pending_clusters: i64,
+    /// Sites that are not Connected, sorted by name.
+    #[serde(default)]
+    pub disconnected_clusters: Vec<DisconnectedCluster>,
+    /// Active signals over all sites.
+    #[serde(default)]
+    pub total_active_issues: i64,
+    /// Active signals by severity.
+    #[serde(default)]
+    pub issues_by_severity: IssuesBySeverity,
+    /// Active signals per site (sites without signals are omitted).
+    #[serde(default)]
+    pub issues_by_cluster: BTreeMap<String, i64>,
+    /// Number of active cross-cluster correlations.
+    #[serde(default)]
+    pub cross_cluster_correlations: i64,
+    /// Active cross-cluster correlations.
+    #[serde(default)]
+    pub correlations: Vec<Correlation>,
+    /// Number of cascades detected within the lookback.
+    #[serde(default)]
+    pub cascades_detected: i64,
+    /// Cascades detected within the lookback.
+    #[serde(default)]
+    pub cascades: Vec<Cascade>,
+    /// GPU capacity over all sites.
+    #[serde(default)]
+    pub gpus_total: i64,
+    /// Allocatable GPUs over all sites.
+    #[serde(default)]
+    pub gpus_allocatable: i64,
+    /// Ready inference services over all sites.
+    #[serde(default)]
+    pub services_ready: i64,
+    /// Failed inference services over all sites.
+    #[serde(default)]
+    pub services_failed: i64,
+    /// Inference services over all sites.
+    #[serde(default)]
+    pub services_total: i64,
+    /// When the hub last recomputed this summary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_updated: Option<Time>,
+}
+
+/// A site that is not Connected.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DisconnectedCluster {
+    /// Site name.
+    pub name: String,
+    /// Its phase (Pending, Stale or Unreachable).
+    pub phase: Phase,
+    /// When the hub last observed a heartbeat from it; unset if never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_seen: Option<Time>,
+    /// Why it counts as disconnected, for humans.
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// Signal counts per severity.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub struct IssuesBySeverity {
+    /// Critical signals.
+    #[serde(default)]
+    pub critical: i64,
+    /// High signals.
+    #[serde(default)]
+    pub high: i64,
+    /// Medium signals.
+    #[serde(default)]
+    pub medium: i64,
+    /// Low signals.
+    #[serde(default)]
+    pub low: i64,
+}
+
+impl IssuesBySeverity {
+    /// Count one more signal of `severity`.
+    pub fn add(&mut self, severity: Severity) {
+        match severity {
+            Severity::Critical => self.critical += 1,
+            Severity::High => self.high += 1,
+            Severity::Medium => self.medium += 1,
+            Severity::Low => self.low += 1,
+        }
+    }
+
+    /// Sum over all severities.
+    pub fn total(&self) -> i64 {
+        self.critical + self.high + self.medium + self.low
+    }
+}
+
+/// The same signal type active in several sites at once.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Correlation {
+    /// Stable id, `xc-` and 8 hex digits, kept while the correlation stays active.
+    pub id: String,
+    /// The shared signal type.
+    pub signal: SignalType,
+    /// Always critical: a fleet-wide incident.
+    pub severity: Severity,
+    /// The signal type's own severity (worst seen among members).
+    pub original_severity: Severity,
+    /// Member sites, sorted.
+    pub clusters: Vec<String>,
+    /// When the correlation was first detected.
+    pub first_seen: Time,
+    /// Latest lastSeen among the member signals.
+    pub last_seen: Time,
+}
+
+/// The same failure reaching production after a lower environment.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Cascade {
+    /// Site where the failure appeared first (lower environment).
+    pub source: String,
+    /// Production site where it appeared later.
+    pub target: String,
+    /// Environment of the source site.
+    pub source_environment: Environment,
+    /// Environment of the target site (production).
+    pub target_environment: Environment,
+    /// Tier of the source site.
+    pub source_tier: Tier,
+    /// Tier of the target site.
+    pub target_tier: Tier,
+    /// The shared signal type.
+    pub signal: SignalType,
+    /// The shared workload (kind and name).
+    pub workload: WorkloadRef,
+    /// When the source first saw it.
+    pub source_first_seen: Time,
+    /// When the target first saw it.
+    pub target_first_seen: Time,
+    /// Seconds between the two first sightings.
+    pub delta_seconds: i64,
+}

@@ -1,0 +1,262 @@
+//! Builders for test fixtures: `FederatedCluster::test("site-a").stale().with_gpus(8)`.
+//!
+//! Used by the unit tests of every module and by integration tests; the
+//! builders produce objects as the API server would hold them (defaults
+//! applied, `creationTimestamp` set).
+
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, Time};
+
+use super::{
+    Capacity, DEFAULT_KUBECONFIG_KEY, Environment, FederatedCluster, FederatedClusterSpec,
+    FederatedClusterStatus, GpuCount, Inference, Mode, Phase, SecretKeyRef, Severity, Signal,
+    SignalType, Tier, WorkloadRef,
+};
+
+/// The fixed "now" of every fixture, so snapshots and ages are deterministic.
+pub const FIXTURE_NOW: &str = "2026-01-01T12:00:00Z";
+
+/// [`FIXTURE_NOW`] as a timestamp.
+pub fn fixture_now() -> Timestamp {
+    FIXTURE_NOW.parse().expect("FIXTURE_NOW is RFC 3339")
+}
+
+/// `secs` seconds before [`fixture_now`] (negative: in the future).
+pub fn ago(secs: i64) -> Time {
+    Time(fixture_now() - SignedDuration::from_secs(secs))
+}
+
+impl FederatedCluster {
+    /// A registered Push-mode site with default spec, created 10 days before
+    /// [`fixture_now`], never heard from (no status).
+    pub fn test(name: &str) -> Self {
+        let mut fc = FederatedCluster::new(name, FederatedClusterSpec::default());
+        fc.metadata = ObjectMeta {
+            name: Some(name.to_owned()),
+            uid: Some(format!("00000000-0000-0000-0000-{:0>12}", name.len())),
+            resource_version: Some("1".to_owned()),
+            generation: Some(1),
+            creation_timestamp: Some(ago(10 * 24 * 3600)),
+            ..ObjectMeta::default()
+        };
+        fc
+    }
+
+    fn status_mut(&mut self) -> &mut FederatedClusterStatus {
+        self.status
+            .get_or_insert_with(FederatedClusterStatus::default)
+    }
+
+    fn interval_secs(&self) -> i64 {
+        self.spec.heartbeat_interval_seconds.into()
+    }
+
+    /// Pull mode with the kubeconfig Secret `register --pull` creates.
+    pub fn pull(mut self) -> Self {
+        self.spec.mode = Mode::Pull;
+        self.spec.kubeconfig_secret_ref = Some(SecretKeyRef {
+            namespace: crate::fleet::rbac::FLEET_NAMESPACE.to_owned(),
+            name: crate::fleet::rbac::pull_secret_name(self.site_name()),
+            key: DEFAULT_KUBECONFIG_KEY.to_owned(),
+        });
+        self
+    }
+
+    /// Set `spec.tier`.
+    pub fn with_tier(mut self, tier: Tier) -> Self {
+        self.spec.tier = tier;
+        self
+    }
+
+    /// Set `spec.environment`.
+    pub fn with_environment(mut self, environment: Environment) -> Self {
+        self.spec.environment = environment;
+        self
+    }
+
+    /// Set `spec.region`.
+    pub fn with_region(mut self, region: &str) -> Self {
+        self.spec.region = Some(region.to_owned());
+        self
+    }
+
+    /// Set `spec.displayName`.
+    pub fn with_display_name(mut self, display_name: &str) -> Self {
+        self.spec.display_name = Some(display_name.to_owned());
+        self
+    }
+
+    /// Set `spec.heartbeatIntervalSeconds`.
+    pub fn with_interval(mut self, secs: i32) -> Self {
+        self.spec.heartbeat_interval_seconds = secs;
+        self
+    }
+
+    /// Edge-reported facts of a healthy 3-node site whose last heartbeat
+    /// was `secs` ago, without touching hub-owned fields.
+    pub fn heartbeat_ago(mut self, secs: i64) -> Self {
+        let status = self.status_mut();
+        status.last_heartbeat_time = Some(ago(secs));
+        status
+            .observed_version
+            .get_or_insert_with(|| "0.1.0".to_owned());
+        status
+            .kubernetes_version
+            .get_or_insert_with(|| "v1.33.2".to_owned());
+        status.node_count.get_or_insert(3);
+        status.namespace_count.get_or_insert(12);
+        status.capacity.get_or_insert_with(|| Capacity {
+            nodes: 3,
+            ..Capacity::default()
+        });
+        self
+    }
+
+    /// Set the hub-owned phase, its transition time `since_secs` ago and the
+    /// matching `Connected` condition.
+    pub fn with_phase(mut self, phase: Phase, since_secs: i64) -> Self {
+        let generation = self.metadata.generation;
+        let status = self.status_mut();
+        status.phase = Some(phase);
+        status.phase_transition_time = Some(ago(since_secs));
+        let connected = phase == Phase::Connected;
+        status.conditions = Some(vec![Condition {
+            type_: super::CONDITION_CONNECTED.to_owned(),
+            status: if connected { "True" } else { "False" }.to_owned(),
+            reason: phase.as_str().to_owned(),
+            message: match phase {
+                Phase::Pending => "no heartbeat received yet".to_owned(),
+                Phase::Connected => "heartbeats arriving".to_owned(),
+                Phase::Stale => "heartbeat older than 3 intervals".to_owned(),
+                Phase::Unreachable => "heartbeat older than 10 intervals".to_owned(),
+            },
+            last_transition_time: ago(since_secs),
+            observed_generation: generation,
+        }]);
+        self
+    }
+
+    /// Registered, never heard from: phase Pending, no heartbeat.
+    pub fn pending(self) -> Self {
+        self.with_phase(Phase::Pending, 600)
+    }
+
+    /// Heard from 5 s ago: phase Connected.
+    pub fn connected(self) -> Self {
+        self.heartbeat_ago(5).with_phase(Phase::Connected, 3600)
+    }
+
+    /// Last heartbeat 5 intervals ago: phase Stale.
+    pub fn stale(self) -> Self {
+        let i = self.interval_secs();
+        self.heartbeat_ago(5 * i).with_phase(Phase::Stale, 2 * i)
+    }
+
+    /// Last heartbeat 20 intervals ago: phase Unreachable.
+    pub fn unreachable(self) -> Self {
+        let i = self.interval_secs();
+        self.heartbeat_ago(20 * i)
+            .with_phase(Phase::Unreachable, 10 * i)
+    }
+
+    /// `n` NVIDIA GPUs, all allocatable.
+    pub fn with_gpus(self, n: i64) -> Self {
+        self.with_gpu_vendor("nvidia.com/gpu", n, n)
+    }
+
+    /// Add GPUs of one vendor resource and update the totals.
+    pub fn with_gpu_vendor(mut self, vendor: &str, total: i64, allocatable: i64) -> Self {
+        let capacity = self
+            .status_mut()
+            .capacity
+            .get_or_insert_with(Capacity::default);
+        let entry = capacity
+            .gpus_by_vendor
+            .entry(vendor.to_owned())
+            .or_default();
+        *entry = GpuCount { total, allocatable };
+        capacity.gpus_total = capacity.gpus_by_vendor.values().map(|g| g.total).sum();
+        capacity.gpus_allocatable = capacity
+            .gpus_by_vendor
+            .values()
+            .map(|g| g.allocatable)
+            .sum();
+        self
+    }
+
+    /// Set the inference counts.
+    pub fn with_inference(mut self, models: i64, ready: i64, failed: i64, total: i64) -> Self {
+        self.status_mut().inference = Some(Inference {
+            models,
+            services_ready: ready,
+            services_failed: failed,
+            services_total: total,
+        });
+        self
+    }
+
+    /// Append one signal.
+    pub fn with_signal(mut self, signal: Signal) -> Self {
+        self.status_mut()
+            .signals
+            .get_or_insert_with(Vec::new)
+            .push(signal);
+        self
+    }
+
+    /// The edge's hub token expires `secs` after [`fixture_now`].
+    pub fn with_token_expiring_in(mut self, secs: i64) -> Self {
+        self.status_mut().credential_expiration_time = Some(ago(-secs));
+        self
+    }
+}
+
+impl Signal {
+    /// A signal of `type_` on `kind/name` in `namespace` with the type's
+    /// default severity, first seen 10 min and last seen 1 min before
+    /// [`fixture_now`], count 1.
+    pub fn test(type_: SignalType, namespace: &str, kind: &str, name: &str) -> Self {
+        Signal {
+            type_,
+            severity: type_.default_severity(),
+            cluster: None,
+            namespace: namespace.to_owned(),
+            workload: WorkloadRef::new(kind, name),
+            message: None,
+            first_seen: ago(600),
+            last_seen: ago(60),
+            count: 1,
+        }
+    }
+
+    /// Set firstSeen and lastSeen, in seconds before [`fixture_now`].
+    pub fn seen(mut self, first_ago: i64, last_ago: i64) -> Self {
+        self.first_seen = ago(first_ago);
+        self.last_seen = ago(last_ago);
+        self
+    }
+
+    /// Set the site the signal came from.
+    pub fn on(mut self, cluster: &str) -> Self {
+        self.cluster = Some(cluster.to_owned());
+        self
+    }
+
+    /// Set the severity.
+    pub fn with_severity(mut self, severity: Severity) -> Self {
+        self.severity = severity;
+        self
+    }
+
+    /// Set the count.
+    pub fn with_count(mut self, count: i64) -> Self {
+        self.count = count;
+        self
+    }
+
+    /// Set the message.
+    pub fn with_message(mut self, message: &str) -> Self {
+        self.message = Some(message.to_owned());
+        self
+    }
+}

@@ -1,0 +1,503 @@
+//! The per-site least-privilege identity of design §3, as plain Kubernetes
+//! objects: what `kubectl fleet register` creates on the hub for a Push-mode
+//! site, and the read-only identity it mints on a Pull-mode member.
+//!
+//! Everything here is pure construction; applying the objects is the job of
+//! [`crate::k8s`]. Tests pin the rules exactly, because the site identity is
+//! the security boundary between sites.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::ServiceAccount;
+use k8s_openapi::api::rbac::v1::{
+    ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::api::GROUP;
+
+/// Namespace on the hub (and on Pull-mode members) holding fleet identities.
+pub const FLEET_NAMESPACE: &str = "fleet-system";
+/// Prefix of every per-site object on the hub: `fleet-edge-SITE`.
+pub const EDGE_IDENTITY_PREFIX: &str = "fleet-edge-";
+/// Prefix of the hub Secret holding a Pull-mode member kubeconfig: `fleet-pull-SITE`.
+pub const PULL_SECRET_PREFIX: &str = "fleet-pull-";
+/// Name of the read-only ServiceAccount, ClusterRole and ClusterRoleBinding
+/// minted on a Pull-mode member cluster.
+pub const MEMBER_READER_NAME: &str = "fleet-member-reader";
+/// Label put on every object created for a site, valued with the site name,
+/// so `unregister` and audits can find them.
+pub const SITE_LABEL: &str = "federation.kubectl-fleet.dev/site";
+/// `app.kubernetes.io/managed-by` value on every object we create.
+pub const MANAGED_BY: &str = "kubectl-fleet";
+/// Maximum length of a site name (a DNS-1123 label).
+pub const MAX_SITE_NAME_LEN: usize = 63;
+
+/// A site name that is not a DNS-1123 label.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidSiteName {
+    /// The name is empty.
+    #[error("invalid site name: must not be empty")]
+    Empty,
+    /// The name is longer than 63 characters.
+    #[error("invalid site name {name:?}: {len} characters, at most 63 allowed")]
+    TooLong {
+        /// The rejected name.
+        name: String,
+        /// Its length.
+        len: usize,
+    },
+    /// The name contains something other than `a-z`, `0-9` and `-`.
+    #[error(
+        "invalid site name {name:?}: character {ch:?} not allowed (use lowercase letters, digits and '-')"
+    )]
+    BadCharacter {
+        /// The rejected name.
+        name: String,
+        /// The first offending character.
+        ch: char,
+    },
+    /// The name starts or ends with `-`.
+    #[error("invalid site name {name:?}: must start and end with a lowercase letter or digit")]
+    BadEdge {
+        /// The rejected name.
+        name: String,
+    },
+}
+
+impl InvalidSiteName {
+    /// What the user can do about it, for the line after the error.
+    pub fn hint(&self) -> String {
+        let suggestion = match self {
+            InvalidSiteName::Empty => None,
+            InvalidSiteName::TooLong { name, .. }
+            | InvalidSiteName::BadCharacter { name, .. }
+            | InvalidSiteName::BadEdge { name } => suggest_site_name(name),
+        };
+        match suggestion {
+            Some(s) => {
+                format!("site names are DNS-1123 labels (e.g. site-a, us-east-1-prod); try {s:?}")
+            }
+            None => "site names are DNS-1123 labels (e.g. site-a, us-east-1-prod)".to_owned(),
+        }
+    }
+}
+
+/// Check that `name` is a DNS-1123 label (≤ 63 chars of `a-z0-9-`, alphanumeric
+/// at both ends), so every object name derived from it is valid.
+pub fn validate_site_name(name: &str) -> Result<(), InvalidSiteName> {
+    if name.is_empty() {
+        return Err(InvalidSiteName::Empty);
+    }
+    if let Some(ch) = name
+        .chars()
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
+    {
+        return Err(InvalidSiteName::BadCharacter {
+            name: name.to_owned(),
+            ch,
+        });
+    }
+    if name.len() > MAX_SITE_NAME_LEN {
+        return Err(InvalidSiteName::TooLong {
+            name: name.to_owned(),
+            len: name.len(),
+        });
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        return Err(InvalidSiteName::BadEdge {
+            name: name.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// A valid name close to `name` (lowercased, other characters turned into
+/// `-`, trimmed, cut to 63), or None if nothing usable remains.
+fn suggest_site_name(name: &str) -> Option<String> {
+    let mapped: String = name
+        .chars()
+        .map(|c| {
+            let c = c.to_ascii_lowercase();
+            if c.is_ascii_lowercase() || c.is_ascii_digit() {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let cut: String = mapped
+        .trim_matches('-')
+        .chars()
+        .take(MAX_SITE_NAME_LEN)
+        .collect();
+    let cut = cut.trim_end_matches('-').to_owned();
+    (validate_site_name(&cut).is_ok() && cut != name).then_some(cut)
+}
+
+/// `fleet-edge-SITE`: the ServiceAccount, ClusterRole, ClusterRoleBinding,
+/// Role and RoleBinding of a Push-mode site.
+pub fn edge_identity_name(site: &str) -> String {
+    format!("{EDGE_IDENTITY_PREFIX}{site}")
+}
+
+/// `fleet-pull-SITE`: the hub Secret with a Pull-mode member's kubeconfig.
+pub fn pull_secret_name(site: &str) -> String {
+    format!("{PULL_SECRET_PREFIX}{site}")
+}
+
+/// Labels on every object created for `site`.
+pub fn site_labels(site: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (
+            "app.kubernetes.io/managed-by".to_owned(),
+            MANAGED_BY.to_owned(),
+        ),
+        (SITE_LABEL.to_owned(), site.to_owned()),
+    ])
+}
+
+fn site_meta(site: &str, namespace: Option<&str>) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(edge_identity_name(site)),
+        namespace: namespace.map(str::to_owned),
+        labels: Some(site_labels(site)),
+        ..ObjectMeta::default()
+    }
+}
+
+fn rule(api_group: &str, resource: &str, names: &[&str], verbs: &[&str]) -> PolicyRule {
+    PolicyRule {
+        api_groups: Some(vec![api_group.to_owned()]),
+        resources: Some(vec![resource.to_owned()]),
+        resource_names: (!names.is_empty())
+            .then(|| names.iter().map(|s| (*s).to_owned()).collect()),
+        verbs: verbs.iter().map(|s| (*s).to_owned()).collect(),
+        non_resource_urls: None,
+    }
+}
+
+/// The hub ServiceAccount `fleet-system/fleet-edge-SITE` the edge authenticates as.
+pub fn site_service_account(site: &str) -> ServiceAccount {
+    ServiceAccount {
+        metadata: site_meta(site, Some(FLEET_NAMESPACE)),
+        ..ServiceAccount::default()
+    }
+}
+
+/// ClusterRole `fleet-edge-SITE` with exactly two rules, both limited to
+/// `resourceNames: [SITE]`: get/update/patch on `federatedclusters/status`
+/// and get on `federatedclusters`. Nothing lets the site list, watch, read
+/// another site, write a spec or delete.
+pub fn site_cluster_role(site: &str) -> ClusterRole {
+    ClusterRole {
+        metadata: site_meta(site, None),
+        rules: Some(vec![
+            rule(
+                GROUP,
+                "federatedclusters/status",
+                &[site],
+                &["get", "update", "patch"],
+            ),
+            rule(GROUP, "federatedclusters", &[site], &["get"]),
+        ]),
+        aggregation_rule: None,
+    }
+}
+
+/// ClusterRoleBinding `fleet-edge-SITE` from [`site_cluster_role`] to
+/// [`site_service_account`].
+pub fn site_cluster_role_binding(site: &str) -> ClusterRoleBinding {
+    ClusterRoleBinding {
+        metadata: site_meta(site, None),
+        role_ref: role_ref("ClusterRole", &edge_identity_name(site)),
+        subjects: Some(vec![service_account_subject(
+            &edge_identity_name(site),
+            FLEET_NAMESPACE,
+        )]),
+    }
+}
+
+/// Role `fleet-system/fleet-edge-SITE` (auto-rotation): only `create` on
+/// `serviceaccounts/token` for `fleet-edge-SITE`, so an edge can renew its
+/// own token and mint nothing else.
+pub fn site_token_role(site: &str) -> Role {
+    Role {
+        metadata: site_meta(site, Some(FLEET_NAMESPACE)),
+        rules: Some(vec![rule(
+            "",
+            "serviceaccounts/token",
+            &[&edge_identity_name(site)],
+            &["create"],
+        )]),
+    }
+}
+
+/// RoleBinding `fleet-system/fleet-edge-SITE` from [`site_token_role`] to the
+/// site's ServiceAccount.
+pub fn site_token_role_binding(site: &str) -> RoleBinding {
+    RoleBinding {
+        metadata: site_meta(site, Some(FLEET_NAMESPACE)),
+        role_ref: role_ref("Role", &edge_identity_name(site)),
+        subjects: Some(vec![service_account_subject(
+            &edge_identity_name(site),
+            FLEET_NAMESPACE,
+        )]),
+    }
+}
+
+fn role_ref(kind: &str, name: &str) -> RoleRef {
+    RoleRef {
+        api_group: "rbac.authorization.k8s.io".to_owned(),
+        kind: kind.to_owned(),
+        name: name.to_owned(),
+    }
+}
+
+fn service_account_subject(name: &str, namespace: &str) -> Subject {
+    Subject {
+        kind: "ServiceAccount".to_owned(),
+        name: name.to_owned(),
+        namespace: Some(namespace.to_owned()),
+        api_group: None,
+    }
+}
+
+/// API group of LLMKube (`Model`, `InferenceService`).
+pub const LLMKUBE_GROUP: &str = "inference.llmkube.dev";
+/// API group of KServe (`InferenceService`).
+pub const KSERVE_GROUP: &str = "serving.kserve.io";
+
+fn member_meta(namespace: Option<&str>) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(MEMBER_READER_NAME.to_owned()),
+        namespace: namespace.map(str::to_owned),
+        labels: Some(BTreeMap::from([(
+            "app.kubernetes.io/managed-by".to_owned(),
+            MANAGED_BY.to_owned(),
+        )])),
+        ..ObjectMeta::default()
+    }
+}
+
+/// The ServiceAccount `fleet-system/fleet-member-reader` on a Pull-mode member.
+pub fn member_reader_service_account() -> ServiceAccount {
+    ServiceAccount {
+        metadata: member_meta(Some(FLEET_NAMESPACE)),
+        ..ServiceAccount::default()
+    }
+}
+
+/// The read-only ClusterRole the hub uses on a Pull-mode member: get/list
+/// on exactly what the prober reads — nodes, namespaces and pods (status,
+/// capacity, signals), ReplicaSets (to resolve a pod's Deployment), LLMKube
+/// models and inference services and KServe inference services (inference
+/// counts) — plus the discovery and version endpoints. No write verbs, no
+/// Secrets, no watch.
+pub fn member_reader_cluster_role() -> ClusterRole {
+    let read = &["get", "list"];
+    ClusterRole {
+        metadata: member_meta(None),
+        rules: Some(vec![
+            PolicyRule {
+                api_groups: Some(vec![String::new()]),
+                resources: Some(vec!["nodes".into(), "namespaces".into(), "pods".into()]),
+                resource_names: None,
+                verbs: read.iter().map(|s| (*s).to_owned()).collect(),
+                non_resource_urls: None,
+            },
+            rule("apps", "replicasets", &[], read),
+            PolicyRule {
+                api_groups: Some(vec![LLMKUBE_GROUP.to_owned()]),
+                resources: Some(vec!["models".into(), "inferenceservices".into()]),
+                resource_names: None,
+                verbs: read.iter().map(|s| (*s).to_owned()).collect(),
+                non_resource_urls: None,
+            },
+            rule(KSERVE_GROUP, "inferenceservices", &[], read),
+            PolicyRule {
+                api_groups: None,
+                resources: None,
+                resource_names: None,
+                verbs: vec!["get".to_owned()],
+                non_resource_urls: Some(
+                    ["/api", "/api/*", "/apis", "/apis/*", "/version"]
+                        .iter()
+                        .map(|s| (*s).to_owned())
+                        .collect(),
+                ),
+            },
+        ]),
+        aggregation_rule: None,
+    }
+}
+
+/// ClusterRoleBinding `fleet-member-reader` from [`member_reader_cluster_role`]
+/// to [`member_reader_service_account`].
+pub fn member_reader_cluster_role_binding() -> ClusterRoleBinding {
+    ClusterRoleBinding {
+        metadata: member_meta(None),
+        role_ref: role_ref("ClusterRole", MEMBER_READER_NAME),
+        subjects: Some(vec![service_account_subject(
+            MEMBER_READER_NAME,
+            FLEET_NAMESPACE,
+        )]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn site_cluster_role_is_exactly_design_section_3() {
+        let role = serde_json::to_value(site_cluster_role("site-a")).unwrap();
+        assert_eq!(role["metadata"]["name"], "fleet-edge-site-a");
+        assert_eq!(
+            role["rules"],
+            json!([
+                {
+                    "apiGroups": ["federation.kubectl-fleet.dev"],
+                    "resources": ["federatedclusters/status"],
+                    "resourceNames": ["site-a"],
+                    "verbs": ["get", "update", "patch"],
+                },
+                {
+                    "apiGroups": ["federation.kubectl-fleet.dev"],
+                    "resources": ["federatedclusters"],
+                    "resourceNames": ["site-a"],
+                    "verbs": ["get"],
+                },
+            ])
+        );
+    }
+
+    #[test]
+    fn no_site_rule_is_broader_than_its_own_object() {
+        for rules in [
+            site_cluster_role("b").rules.unwrap(),
+            site_token_role("b").rules.unwrap(),
+        ] {
+            for r in rules {
+                assert!(r.resource_names.as_ref().is_some_and(|n| n.len() == 1));
+                for verb in &r.verbs {
+                    assert!(
+                        !["list", "watch", "delete", "deletecollection", "*"]
+                            .contains(&verb.as_str())
+                    );
+                }
+                assert!(!r.api_groups.unwrap().contains(&"*".to_owned()));
+            }
+        }
+    }
+
+    #[test]
+    fn site_token_role_allows_only_own_token() {
+        let role = serde_json::to_value(site_token_role("site-a")).unwrap();
+        assert_eq!(role["metadata"]["namespace"], "fleet-system");
+        assert_eq!(role["metadata"]["name"], "fleet-edge-site-a");
+        assert_eq!(
+            role["rules"],
+            json!([{
+                "apiGroups": [""],
+                "resources": ["serviceaccounts/token"],
+                "resourceNames": ["fleet-edge-site-a"],
+                "verbs": ["create"],
+            }])
+        );
+    }
+
+    #[test]
+    fn bindings_point_at_the_site_service_account() {
+        let subject = json!([{"kind": "ServiceAccount", "name": "fleet-edge-s1", "namespace": "fleet-system"}]);
+        let crb = serde_json::to_value(site_cluster_role_binding("s1")).unwrap();
+        assert_eq!(
+            crb["roleRef"],
+            json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "fleet-edge-s1"})
+        );
+        assert_eq!(crb["subjects"], subject);
+        let rb = serde_json::to_value(site_token_role_binding("s1")).unwrap();
+        assert_eq!(rb["metadata"]["namespace"], "fleet-system");
+        assert_eq!(
+            rb["roleRef"],
+            json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "fleet-edge-s1"})
+        );
+        assert_eq!(rb["subjects"], subject);
+        let sa = site_service_account("s1");
+        assert_eq!(sa.metadata.name.as_deref(), Some("fleet-edge-s1"));
+        assert_eq!(sa.metadata.namespace.as_deref(), Some("fleet-system"));
+        assert_eq!(sa.metadata.labels.unwrap()[SITE_LABEL], "s1");
+    }
+
+    #[test]
+    fn names() {
+        assert_eq!(edge_identity_name("site-a"), "fleet-edge-site-a");
+        assert_eq!(pull_secret_name("site-a"), "fleet-pull-site-a");
+    }
+
+    #[test]
+    fn member_reader_is_read_only() {
+        let role = member_reader_cluster_role();
+        let rules = role.rules.unwrap();
+        for r in &rules {
+            assert!(r.verbs.iter().all(|v| v == "get" || v == "list"), "{r:?}");
+            assert!(r.resources.iter().flatten().all(|res| res != "secrets"));
+        }
+        let core = &rules[0];
+        assert_eq!(core.api_groups, Some(vec![String::new()]));
+        assert_eq!(
+            core.resources,
+            Some(vec!["nodes".into(), "namespaces".into(), "pods".into()])
+        );
+        let groups: Vec<_> = rules
+            .iter()
+            .flat_map(|r| r.api_groups.clone().unwrap_or_default())
+            .collect();
+        assert_eq!(groups, ["", "apps", LLMKUBE_GROUP, KSERVE_GROUP]);
+        let crb = member_reader_cluster_role_binding();
+        assert_eq!(crb.role_ref.name, MEMBER_READER_NAME);
+        assert_eq!(
+            crb.subjects.unwrap()[0].namespace.as_deref(),
+            Some(FLEET_NAMESPACE)
+        );
+    }
+
+    #[test]
+    fn valid_site_names() {
+        for ok in ["a", "site-a", "us-east-1", "0", &"a".repeat(63)] {
+            assert_eq!(validate_site_name(ok), Ok(()), "{ok}");
+        }
+    }
+
+    #[test]
+    fn invalid_site_names_explain_and_suggest() {
+        assert_eq!(validate_site_name(""), Err(InvalidSiteName::Empty));
+        let err = validate_site_name("Site_A").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            r#"invalid site name "Site_A": character 'S' not allowed (use lowercase letters, digits and '-')"#
+        );
+        assert!(err.hint().contains(r#"try "site-a""#), "{}", err.hint());
+        let err = validate_site_name("-a").unwrap_err();
+        assert!(matches!(err, InvalidSiteName::BadEdge { .. }));
+        assert!(err.hint().contains(r#"try "a""#));
+        let long = "a".repeat(64);
+        let err = validate_site_name(&long).unwrap_err();
+        assert_eq!(
+            err,
+            InvalidSiteName::TooLong {
+                name: long.clone(),
+                len: 64
+            }
+        );
+        assert!(err.hint().contains(&format!("try {:?}", "a".repeat(63))));
+        assert!(validate_site_name("a.b").is_err());
+        assert!(validate_site_name("a b").is_err());
+        assert!(validate_site_name("ü").is_err());
+        assert_eq!(
+            validate_site_name("---").unwrap_err().hint(),
+            "site names are DNS-1123 labels (e.g. site-a, us-east-1-prod)"
+        );
+    }
+}
