@@ -1,1 +1,4 @@
 //! k8s (filled in by its issue).
+pub mod lease;
+pub mod member;
+pub mod site_status;

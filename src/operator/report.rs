@@ -88,8 +88,12 @@ pub fn status_patch(accepted: Option<&Map<String, Value>>, next: &Map<String, Va
         Some(Value::Object(m)) => m,
         _ => Map::new(),
     };
+    // Re-sending an unchanged value is a no-op for the hub's copy, and it
+    // is what tells the hub the site is alive.
     if let Some(hb) = next.get(HEARTBEAT_KEY) {
-        status.insert(HEARTBEAT_KEY.to_owned(), hb.clone());
+        status
+            .entry(HEARTBEAT_KEY.to_owned())
+            .or_insert_with(|| strip_nulls(hb));
     }
     let mut body = Map::new();
     body.insert("status".to_owned(), Value::Object(status));
