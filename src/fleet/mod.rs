@@ -3,4 +3,7 @@
 //! extraction, cross-cluster correlation and cascades, the remediation
 //! policy, and kubectl-like ages. No I/O happens here.
 
+pub mod age;
+pub mod phase;
+pub mod policy;
 pub mod rbac;
