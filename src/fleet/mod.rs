@@ -4,6 +4,8 @@
 //! policy, and kubectl-like ages. No I/O happens here.
 
 pub mod age;
+pub mod inventory;
 pub mod phase;
 pub mod policy;
 pub mod rbac;
+pub mod signals;
