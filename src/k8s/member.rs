@@ -131,7 +131,10 @@ async fn discover(
 
 /// Reads everything one edge report needs from the member cluster.
 pub async fn read_member(client: &kube::Client) -> Result<MemberObjects, MemberError> {
-    let version = client.apiserver_version().await.map_err(read("server version"))?;
+    let version = client
+        .apiserver_version()
+        .await
+        .map_err(read("server version"))?;
     let lp = ListParams::default();
     let nodes = Api::<Node>::all(client.clone())
         .list(&lp)

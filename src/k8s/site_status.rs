@@ -13,7 +13,10 @@ pub fn sites(client: kube::Client) -> Api<FederatedCluster> {
 }
 
 /// Reads one site (the edge identity may read only its own).
-pub async fn get_site(api: &Api<FederatedCluster>, name: &str) -> Result<FederatedCluster, kube::Error> {
+pub async fn get_site(
+    api: &Api<FederatedCluster>,
+    name: &str,
+) -> Result<FederatedCluster, kube::Error> {
     api.get(name).await
 }
 
@@ -35,7 +38,8 @@ pub async fn replace_site_status(
     site: &FederatedCluster,
 ) -> Result<FederatedCluster, kube::Error> {
     let name = site.metadata.name.clone().unwrap_or_default();
-    api.replace_status(&name, &PostParams::default(), site).await
+    api.replace_status(&name, &PostParams::default(), site)
+        .await
 }
 
 /// Whether the API server serves `federatedclusters` in the fleet group

@@ -122,6 +122,7 @@ pub struct HubKubeconfig {
     path: PathBuf,
     text: String,
     token: TokenSource,
+    server: Option<String>,
 }
 
 impl fmt::Debug for HubKubeconfig {
@@ -140,7 +141,7 @@ fn parse_err(path: &Path, e: impl std::error::Error + Send + Sync + 'static) -> 
 }
 
 /// The `users[].user` entry of the current context, as JSON.
-fn current_user_mut<'a>(doc: &'a mut Value) -> Option<&'a mut Value> {
+fn current_user_mut(doc: &mut Value) -> Option<&mut Value> {
     let ctx_name = doc.get("current-context")?.as_str()?.to_owned();
     let user_name = doc
         .get("contexts")?
@@ -158,6 +159,27 @@ fn current_user_mut<'a>(doc: &'a mut Value) -> Option<&'a mut Value> {
         .get_mut("user")
 }
 
+/// The `server` of the current context's cluster.
+fn current_server(doc: &Value) -> Option<String> {
+    let ctx_name = doc.get("current-context")?.as_str()?;
+    let cluster = doc
+        .get("contexts")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("name").and_then(Value::as_str) == Some(ctx_name))?
+        .get("context")?
+        .get("cluster")?
+        .as_str()?;
+    doc.get("clusters")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("name").and_then(Value::as_str) == Some(cluster))?
+        .get("cluster")?
+        .get("server")?
+        .as_str()
+        .map(str::to_owned)
+}
+
 impl HubKubeconfig {
     /// Reads the kubeconfig (and its token file, if it uses one).
     pub fn read(path: &Path) -> Result<Self, CredentialError> {
@@ -166,6 +188,7 @@ impl HubKubeconfig {
             source,
         })?;
         let mut doc: Value = serde_saphyr::from_str(&text).map_err(|e| parse_err(path, e))?;
+        let server = current_server(&doc);
         let user = current_user_mut(&mut doc);
         let token = match user {
             Some(u) => {
@@ -173,12 +196,11 @@ impl HubKubeconfig {
                     TokenSource::Inline(t.to_owned())
                 } else if let Some(f) = u.get("tokenFile").and_then(Value::as_str) {
                     let file = path.parent().unwrap_or(Path::new(".")).join(f);
-                    let t = std::fs::read_to_string(&file).map_err(|source| {
-                        CredentialError::Read {
+                    let t =
+                        std::fs::read_to_string(&file).map_err(|source| CredentialError::Read {
                             path: file.clone(),
                             source,
-                        }
-                    })?;
+                        })?;
                     TokenSource::File(file, t.trim().to_owned())
                 } else {
                     TokenSource::None
@@ -190,7 +212,13 @@ impl HubKubeconfig {
             path: path.to_owned(),
             text,
             token,
+            server,
         })
+    }
+
+    /// The hub API server URL of the current context.
+    pub fn server(&self) -> Option<&str> {
+        self.server.as_deref()
     }
 
     /// The file this was read from.
@@ -268,8 +296,14 @@ pub fn write_private(path: &Path, contents: &[u8]) -> Result<(), CredentialError
         path: path.to_owned(),
         source,
     };
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
     let result = (|| {
         let mut f = std::fs::OpenOptions::new()
@@ -294,12 +328,17 @@ mod tests {
 
     fn jwt(claims: &str) -> String {
         let e = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-        format!("{}.{}.sig", e.encode(r#"{"alg":"RS256"}"#), e.encode(claims))
+        format!(
+            "{}.{}.sig",
+            e.encode(r#"{"alg":"RS256"}"#),
+            e.encode(claims)
+        )
     }
 
     #[test]
     fn decodes_exp_iat_aud() {
-        let c = TokenClaims::decode(&jwt(r#"{"iat":1000,"exp":4600,"aud":["https://hub"]}"#)).unwrap();
+        let c =
+            TokenClaims::decode(&jwt(r#"{"iat":1000,"exp":4600,"aud":["https://hub"]}"#)).unwrap();
         assert_eq!(c.lifetime(), Some(Duration::from_secs(3600)));
         assert_eq!(c.audiences, vec!["https://hub".to_owned()]);
         assert_eq!(c.expires_at, Some(Timestamp::from_second(4600).unwrap()));
@@ -332,6 +371,7 @@ mod tests {
         std::fs::write(&path, KUBECONFIG).unwrap();
         let kc = HubKubeconfig::read(&path).unwrap();
         assert_eq!(kc.token(), Some("old-token"));
+        assert_eq!(kc.server(), Some("https://127.0.0.1:1"));
         let next = kc.store_token("new-token").unwrap();
         assert_eq!(next.token(), Some("new-token"));
         let text = std::fs::read_to_string(&path).unwrap();
@@ -339,7 +379,10 @@ mod tests {
         assert!(!text.contains("old-token"));
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
-        assert!(!format!("{next:?}").contains("new-token"), "Debug must not leak the token");
+        assert!(
+            !format!("{next:?}").contains("new-token"),
+            "Debug must not leak the token"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

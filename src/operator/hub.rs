@@ -222,7 +222,9 @@ fn credential_state(
     };
     let warn_at = exp - SignedDuration::try_from(warning).unwrap_or(SignedDuration::ZERO);
     let until = |t: Timestamp| -> Option<Duration> {
-        Duration::try_from(t.duration_since(now)).ok().map(|d| d + phase::TRANSITION_MARGIN)
+        Duration::try_from(t.duration_since(now))
+            .ok()
+            .map(|d| d + phase::TRANSITION_MARGIN)
     };
     if now >= exp {
         (
@@ -259,7 +261,11 @@ fn credential_state(
 fn skew_state(obs: &HeartbeatObservation, interval: Duration) -> CondState {
     match obs.skew(interval) {
         Some(skew) => {
-            let dir = if skew.is_negative() { "behind" } else { "ahead of" };
+            let dir = if skew.is_negative() {
+                "behind"
+            } else {
+                "ahead of"
+            };
             let abs = Duration::try_from(skew.abs()).unwrap_or_default();
             CondState {
                 status: "True",
@@ -300,10 +306,13 @@ fn judge(
         (Some(obs), true) => Some(skew_state(obs, interval)),
         _ => None,
     };
-    let requeue = [phase::next_transition(observed_at, interval, now), credential_next]
-        .into_iter()
-        .flatten()
-        .min();
+    let requeue = [
+        phase::next_transition(observed_at, interval, now),
+        credential_next,
+    ]
+    .into_iter()
+    .flatten()
+    .min();
     Judgement {
         phase,
         connected: connected_state(phase, interval),
@@ -366,7 +375,13 @@ fn transition(
         changed = true;
     }
     let mut conditions = status.conditions.take().unwrap_or_default();
-    changed |= set_condition(&mut conditions, CONDITION_CONNECTED, &j.connected, generation, now);
+    changed |= set_condition(
+        &mut conditions,
+        CONDITION_CONNECTED,
+        &j.connected,
+        generation,
+        now,
+    );
     changed |= set_condition(
         &mut conditions,
         CONDITION_CREDENTIAL_EXPIRING,
@@ -432,7 +447,12 @@ impl Hub {
                 },
                 (Some(obs), Some(reported)) if obs.reported == reported => *prev,
                 (Some(obs), Some(_)) => LedgerEntry {
-                    observation: HeartbeatObservation::observe(Some(&obs), reported, persisted, now),
+                    observation: HeartbeatObservation::observe(
+                        Some(&obs),
+                        reported,
+                        persisted,
+                        now,
+                    ),
                     live: true,
                 },
             },
@@ -555,7 +575,10 @@ fn error_policy(site: Arc<FederatedCluster>, err: &HubError, hub: Arc<Hub>) -> A
         cause = %super::source_chain(err),
         "reconcile failed, retrying"
     );
-    Action::requeue(super::jitter(Duration::from_secs(2), Duration::from_secs(3)))
+    Action::requeue(super::jitter(
+        Duration::from_secs(2),
+        Duration::from_secs(3),
+    ))
 }
 
 /// Runs the controller until `shutdown` turns true. Every time this replica
@@ -591,8 +614,6 @@ mod tests {
     use super::*;
     use crate::api::fixtures::fixture_now;
 
-    const I: Duration = Duration::from_secs(30);
-
     fn at(secs: i64) -> Timestamp {
         fixture_now() + SignedDuration::from_secs(secs)
     }
@@ -616,14 +637,26 @@ mod tests {
         let cfg = HubConfig::default();
         let j = judge(&site(), &entry(0, 0, true), &cfg, at(10));
         assert_eq!(j.phase, Phase::Connected);
-        assert_eq!(j.requeue, Some(Duration::from_secs(80) + phase::TRANSITION_MARGIN));
+        assert_eq!(
+            j.requeue,
+            Some(Duration::from_secs(80) + phase::TRANSITION_MARGIN)
+        );
         let j = judge(&site(), &entry(0, 0, true), &cfg, at(91));
         assert_eq!(j.phase, Phase::Stale);
-        assert_eq!(j.requeue, Some(Duration::from_secs(209) + phase::TRANSITION_MARGIN));
+        assert_eq!(
+            j.requeue,
+            Some(Duration::from_secs(209) + phase::TRANSITION_MARGIN)
+        );
         let j = judge(&site(), &entry(0, 0, true), &cfg, at(301));
         assert_eq!(j.phase, Phase::Unreachable);
-        assert_eq!(j.requeue, None, "only a new heartbeat can change Unreachable");
-        let never = LedgerEntry { observation: None, live: true };
+        assert_eq!(
+            j.requeue, None,
+            "only a new heartbeat can change Unreachable"
+        );
+        let never = LedgerEntry {
+            observation: None,
+            live: true,
+        };
         assert_eq!(judge(&site(), &never, &cfg, at(0)).requeue, None);
     }
 
@@ -641,10 +674,19 @@ mod tests {
         // Unreachable, so the phase never requeues; the credential does.
         let j = judge(&s, &entry(-1000, -1000, true), &cfg, at(0));
         assert_eq!(j.credential.status, "False");
-        assert_eq!(j.requeue, Some(Duration::from_secs(60) + phase::TRANSITION_MARGIN));
+        assert_eq!(
+            j.requeue,
+            Some(Duration::from_secs(60) + phase::TRANSITION_MARGIN)
+        );
         let j = judge(&s, &entry(-1000, -1000, true), &cfg, at(61));
-        assert_eq!((j.credential.status, j.credential.reason), ("True", "ExpiresSoon"));
-        assert_eq!(j.requeue, Some(Duration::from_secs(3600 - 1) + phase::TRANSITION_MARGIN));
+        assert_eq!(
+            (j.credential.status, j.credential.reason),
+            ("True", "ExpiresSoon")
+        );
+        assert_eq!(
+            j.requeue,
+            Some(Duration::from_secs(3600 - 1) + phase::TRANSITION_MARGIN)
+        );
         let j = judge(&s, &entry(-1000, -1000, true), &cfg, at(3660));
         assert_eq!(j.credential.reason, "Expired");
         assert_eq!(j.requeue, None);
@@ -657,8 +699,14 @@ mod tests {
             ..HubConfig::default()
         };
         // I = 30 s scaled to 3 s: Stale after 9 s.
-        assert_eq!(judge(&site(), &entry(0, 0, true), &cfg, at(9)).phase, Phase::Connected);
-        assert_eq!(judge(&site(), &entry(0, 0, true), &cfg, at(10)).phase, Phase::Stale);
+        assert_eq!(
+            judge(&site(), &entry(0, 0, true), &cfg, at(9)).phase,
+            Phase::Connected
+        );
+        assert_eq!(
+            judge(&site(), &entry(0, 0, true), &cfg, at(10)).phase,
+            Phase::Stale
+        );
     }
 
     #[test]
@@ -671,7 +719,10 @@ mod tests {
         assert_eq!((skew.status, skew.reason), ("True", "ClockSkewDetected"));
         assert!(skew.message.contains("10m behind"), "{}", skew.message);
         // Seeded at hub start: not measurable, left alone.
-        assert_eq!(judge(&site(), &entry(-600, 0, false), &cfg, at(5)).skew, None);
+        assert_eq!(
+            judge(&site(), &entry(-600, 0, false), &cfg, at(5)).skew,
+            None
+        );
         // Within tolerance.
         let j = judge(&site(), &entry(-2, 0, true), &cfg, at(5));
         assert_eq!(j.skew.unwrap().status, "False");
@@ -702,22 +753,35 @@ mod tests {
         assert_eq!(stale.phase, Some(Phase::Stale));
         assert_eq!(stale.phase_transition_time, Some(Time(at(91))));
         let c = stale.condition(CONDITION_CONNECTED).unwrap();
-        assert_eq!((c.status.as_str(), c.reason.as_str()), ("False", "HeartbeatStale"));
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("False", "HeartbeatStale")
+        );
         assert_eq!(c.last_transition_time, Time(at(91)));
         let cred = stale.condition(CONDITION_CREDENTIAL_EXPIRING).unwrap();
-        assert_eq!(cred.last_transition_time, Time(at(1)), "unchanged condition keeps its time");
+        assert_eq!(
+            cred.last_transition_time,
+            Time(at(1)),
+            "unchanged condition keeps its time"
+        );
     }
 
     #[test]
     fn pending_site_gets_one_write() {
         let cfg = HubConfig::default();
         let s = site();
-        let e = LedgerEntry { observation: None, live: false };
+        let e = LedgerEntry {
+            observation: None,
+            live: false,
+        };
         let st = transition(&s, &judge(&s, &e, &cfg, at(0)), at(0)).unwrap();
         assert_eq!(st.phase, Some(Phase::Pending));
         assert_eq!(st.condition(CONDITION_CONNECTED).unwrap().status, "Unknown");
         let mut s2 = s.clone();
         s2.status = Some(st);
-        assert_eq!(transition(&s2, &judge(&s2, &e, &cfg, at(500)), at(500)), None);
+        assert_eq!(
+            transition(&s2, &judge(&s2, &e, &cfg, at(500)), at(500)),
+            None
+        );
     }
 }

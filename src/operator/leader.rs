@@ -257,7 +257,7 @@ pub async fn run(
         let now_leader = match elector.try_acquire_or_renew().await {
             Ok(held) => held,
             Err(err) => {
-                tracing::warn!(error = %err, cause = %source_chain(&err), "leader election round failed");
+                tracing::warn!(error = %err, cause = %super::source_chain(&err), "leader election round failed");
                 was_leader && !elector.past_renew_deadline()
             }
         };
@@ -282,15 +282,4 @@ pub async fn run(
             tracing::info!("released the lease");
         }
     }
-}
-
-/// The `source()` chain of an error, joined with ": ".
-pub fn source_chain(err: &dyn std::error::Error) -> String {
-    let mut parts = Vec::new();
-    let mut cur = err.source();
-    while let Some(e) = cur {
-        parts.push(e.to_string());
-        cur = e.source();
-    }
-    parts.join(": ")
 }

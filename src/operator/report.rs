@@ -7,9 +7,61 @@
 //! so a hub-owned key (`phase`, `phaseTransitionTime`, `conditions`) can never
 //! appear in a patch, whatever the input.
 
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
 use serde_json::{Map, Value};
 
-use crate::api::{EDGE_OWNED_STATUS_KEYS, HUB_OWNED_STATUS_KEYS};
+use crate::api::{EDGE_OWNED_STATUS_KEYS, HUB_OWNED_STATUS_KEYS, Signal};
+
+/// How often unchanged signals are re-sent just to move their `lastSeen`
+/// and `count` forward: well inside the 15-minute correlation window, and
+/// rare enough that a site with a standing failure still sends
+/// heartbeat-only patches almost always.
+pub const SIGNAL_REFRESH: Duration = Duration::from_secs(5 * 60);
+
+/// The signal list to report. Signals carry `lastSeen`/`count`, which move
+/// on every read; re-sending them each heartbeat would make every patch
+/// large. So the last accepted list is kept as long as the same failures
+/// (type, namespace, workload, severity, message, firstSeen) are active and
+/// its oldest `lastSeen` is younger than `refresh`; otherwise the fresh list.
+pub fn signals_to_report(
+    accepted: Option<&[Signal]>,
+    fresh: &[Signal],
+    now: Timestamp,
+    refresh: Duration,
+) -> Vec<Signal> {
+    let Some(accepted) = accepted else {
+        return fresh.to_vec();
+    };
+    let same_failures = accepted.len() == fresh.len()
+        && accepted.iter().zip(fresh).all(|(a, f)| {
+            (
+                a.type_,
+                &a.namespace,
+                &a.workload,
+                a.severity,
+                &a.message,
+                &a.first_seen,
+            ) == (
+                f.type_,
+                &f.namespace,
+                &f.workload,
+                f.severity,
+                &f.message,
+                &f.first_seen,
+            )
+        });
+    let refresh = SignedDuration::try_from(refresh).unwrap_or(SignedDuration::MAX);
+    let recent = accepted
+        .iter()
+        .all(|a| now.duration_since(a.last_seen.0) < refresh);
+    if same_failures && recent {
+        accepted.to_vec()
+    } else {
+        fresh.to_vec()
+    }
+}
 
 /// The key that is sent on every report, even when nothing else changed.
 pub const HEARTBEAT_KEY: &str = "lastHeartbeatTime";
@@ -130,6 +182,53 @@ mod tests {
         v.as_object().unwrap().clone()
     }
 
+    fn signal(workload: &str, last_seen: i64, count: i64) -> Signal {
+        let t0: Timestamp = "2026-01-01T12:00:00Z".parse().unwrap();
+        let at = |s| {
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(t0 + SignedDuration::from_secs(s))
+        };
+        Signal {
+            type_: crate::api::SignalType::CrashLoopBackOff,
+            severity: crate::api::Severity::High,
+            cluster: None,
+            namespace: "shop".into(),
+            workload: crate::api::WorkloadRef::new("Deployment", workload),
+            message: None,
+            first_seen: at(0),
+            last_seen: at(last_seen),
+            count,
+        }
+    }
+
+    #[test]
+    fn standing_signals_are_refreshed_rarely() {
+        let t0: Timestamp = "2026-01-01T12:00:00Z".parse().unwrap();
+        let now = |s| t0 + SignedDuration::from_secs(s);
+        let accepted = vec![signal("web", 0, 1)];
+        let fresh = vec![signal("web", 30, 2)];
+        let r = Duration::from_secs(300);
+        assert_eq!(
+            signals_to_report(Some(&accepted), &fresh, now(30), r),
+            accepted
+        );
+        assert_eq!(
+            signals_to_report(Some(&accepted), &fresh, now(300), r),
+            fresh,
+            "refresh due"
+        );
+        let other = vec![signal("web", 30, 2), signal("api", 30, 1)];
+        assert_eq!(
+            signals_to_report(Some(&accepted), &other, now(30), r),
+            other,
+            "new failure"
+        );
+        assert_eq!(
+            signals_to_report(Some(&accepted), &[], now(30), r),
+            Vec::<Signal>::new()
+        );
+        assert_eq!(signals_to_report(None, &fresh, now(30), r), fresh);
+    }
+
     #[test]
     fn first_report_sends_every_edge_owned_key() {
         let next = obj(json!({
@@ -145,16 +244,23 @@ mod tests {
     fn unchanged_report_is_heartbeat_only() {
         let a = obj(json!({"lastHeartbeatTime": "t1", "nodeCount": 3, "capacity": {"nodes": 3}}));
         let b = obj(json!({"lastHeartbeatTime": "t2", "nodeCount": 3, "capacity": {"nodes": 3}}));
-        assert_eq!(status_patch(Some(&a), &b), json!({"status": {"lastHeartbeatTime": "t2"}}));
+        assert_eq!(
+            status_patch(Some(&a), &b),
+            json!({"status": {"lastHeartbeatTime": "t2"}})
+        );
     }
 
     #[test]
     fn removed_nested_vendor_is_deleted_with_null() {
-        let a = obj(json!({"lastHeartbeatTime": "t1", "capacity": {"gpusByVendor": {
+        let a = obj(
+            json!({"lastHeartbeatTime": "t1", "capacity": {"gpusByVendor": {
             "nvidia.com/gpu": {"total": 8, "allocatable": 8},
-            "amd.com/gpu": {"total": 2, "allocatable": 2}}}}));
-        let b = obj(json!({"lastHeartbeatTime": "t2", "capacity": {"gpusByVendor": {
-            "nvidia.com/gpu": {"total": 8, "allocatable": 6}}}}));
+            "amd.com/gpu": {"total": 2, "allocatable": 2}}}}),
+        );
+        let b = obj(
+            json!({"lastHeartbeatTime": "t2", "capacity": {"gpusByVendor": {
+            "nvidia.com/gpu": {"total": 8, "allocatable": 6}}}}),
+        );
         assert_eq!(
             status_patch(Some(&a), &b),
             json!({"status": {"lastHeartbeatTime": "t2", "capacity": {"gpusByVendor": {
@@ -165,9 +271,14 @@ mod tests {
     #[test]
     fn hub_owned_keys_never_appear() {
         let a = obj(json!({"phase": "Stale", "lastHeartbeatTime": "t1"}));
-        let b = obj(json!({"phase": "Connected", "conditions": [], "phaseTransitionTime": "x",
-                           "lastHeartbeatTime": "t2"}));
-        assert_eq!(status_patch(Some(&a), &b), json!({"status": {"lastHeartbeatTime": "t2"}}));
+        let b = obj(
+            json!({"phase": "Connected", "conditions": [], "phaseTransitionTime": "x",
+                           "lastHeartbeatTime": "t2"}),
+        );
+        assert_eq!(
+            status_patch(Some(&a), &b),
+            json!({"status": {"lastHeartbeatTime": "t2"}})
+        );
     }
 
     /// A small deterministic generator (xorshift), so the property run is
