@@ -4,8 +4,10 @@
 //! policy, and kubectl-like ages. No I/O happens here.
 
 pub mod age;
+pub mod correlation;
 pub mod inventory;
 pub mod phase;
 pub mod policy;
 pub mod rbac;
 pub mod signals;
+pub mod summary;

@@ -1,0 +1,490 @@
+//! Cross-cluster correlation and cascade detection (design §5), over the
+//! signals the sites report in their status.
+//!
+//! - A **correlation** is one signal type active (lastSeen within a window)
+//!   in at least `threshold` distinct sites. It is elevated to critical,
+//!   keeps the original severity, and keeps its id (`xc-` + 8 hex) for as
+//!   long as it stays active, even as sites join or leave it: the id is
+//!   carried over from the previous set, never derived from the members.
+//! - A **cascade** is one signal type on one workload (kind and name) first
+//!   seen in a lower environment (development < staging) and later in
+//!   production, within a lookback. Found by grouping sightings by
+//!   (signal, workload) in a hash map, linear in the number of signals.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use crate::api::{
+    Cascade, Correlation, Environment, FederatedCluster, Severity, SignalType, Tier, WorkloadRef,
+};
+
+/// Default window within which a signal counts as active for correlation.
+pub const DEFAULT_WINDOW: Duration = Duration::from_secs(15 * 60);
+/// Default number of distinct sites that makes a correlation.
+pub const DEFAULT_THRESHOLD: usize = 3;
+/// Default lookback for cascades.
+pub const DEFAULT_LOOKBACK: Duration = Duration::from_secs(24 * 3600);
+
+/// Tunables of [`correlate`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CorrelationConfig {
+    /// A signal is active while `now - lastSeen` is at most this.
+    pub window: Duration,
+    /// Minimum number of distinct sites (values below 1 behave as 1).
+    pub threshold: usize,
+}
+
+impl Default for CorrelationConfig {
+    fn default() -> Self {
+        Self {
+            window: DEFAULT_WINDOW,
+            threshold: DEFAULT_THRESHOLD,
+        }
+    }
+}
+
+fn within(then: Timestamp, now: Timestamp, span: Duration) -> bool {
+    let span = SignedDuration::try_from(span).unwrap_or(SignedDuration::MAX);
+    now.duration_since(then) <= span
+}
+
+struct Group {
+    clusters: BTreeSet<String>,
+    worst: Severity,
+    last_seen: Timestamp,
+}
+
+/// The active correlations at `now`, sorted by signal type. A correlation
+/// present in `previous` for the same signal type keeps its id and
+/// firstSeen; a new one gets a fresh id derived from its signal type and
+/// detection time.
+pub fn correlate(
+    sites: &[FederatedCluster],
+    previous: &[Correlation],
+    now: Timestamp,
+    config: CorrelationConfig,
+) -> Vec<Correlation> {
+    let mut groups: BTreeMap<SignalType, Group> = BTreeMap::new();
+    for site in sites {
+        let Some(status) = site.status.as_ref() else {
+            continue;
+        };
+        for s in status.signals() {
+            if !within(s.last_seen.0, now, config.window) {
+                continue;
+            }
+            let g = groups.entry(s.type_).or_insert_with(|| Group {
+                clusters: BTreeSet::new(),
+                worst: s.severity,
+                last_seen: s.last_seen.0,
+            });
+            g.clusters.insert(site.site_name().to_owned());
+            g.worst = g.worst.min(s.severity);
+            g.last_seen = g.last_seen.max(s.last_seen.0);
+        }
+    }
+    let previous: HashMap<SignalType, &Correlation> =
+        previous.iter().map(|c| (c.signal, c)).collect();
+    groups
+        .into_iter()
+        .filter(|(_, g)| g.clusters.len() >= config.threshold.max(1))
+        .map(|(signal, g)| {
+            let (id, first_seen) = match previous.get(&signal) {
+                Some(p) => (p.id.clone(), p.first_seen.clone()),
+                None => (correlation_id(signal, now), Time(now)),
+            };
+            Correlation {
+                id,
+                signal,
+                severity: Severity::Critical,
+                original_severity: g.worst,
+                clusters: g.clusters.into_iter().collect(),
+                first_seen,
+                last_seen: Time(g.last_seen),
+            }
+        })
+        .collect()
+}
+
+/// `xc-` and 8 hex digits of an FNV-1a hash of the signal type and the
+/// detection time: deterministic, and different for each new occurrence.
+pub fn correlation_id(signal: SignalType, detected_at: Timestamp) -> String {
+    let mut hash: u32 = 0x811c_9dc5;
+    let nanos = detected_at.as_nanosecond().to_le_bytes();
+    for byte in signal.as_str().bytes().chain([0]).chain(nanos) {
+        hash ^= u32::from(byte);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    format!("xc-{hash:08x}")
+}
+
+/// Whether `id` has the `xc-` + 8 lowercase hex shape.
+pub fn is_correlation_id(id: &str) -> bool {
+    id.strip_prefix("xc-").is_some_and(|hex| {
+        hex.len() == 8
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+#[derive(Clone)]
+struct Sighting<'a> {
+    cluster: &'a str,
+    environment: Environment,
+    tier: Tier,
+    first_seen: Timestamp,
+}
+
+/// Rank in the promotion chain; None for environments outside it (dr).
+fn stage(env: Environment) -> Option<u8> {
+    match env {
+        Environment::Development => Some(0),
+        Environment::Staging => Some(1),
+        Environment::Production => Some(2),
+        Environment::Dr => None,
+    }
+}
+
+/// Cascades at `now`: for every production site whose signal on a workload
+/// was first seen within `lookback`, the earliest strictly earlier sighting
+/// of the same signal type on the same workload kind and name in a lower
+/// environment within the lookback is its source. One cascade per
+/// (signal, workload, production site), sorted by target first-seen, then
+/// signal, workload and target.
+pub fn detect_cascades(
+    sites: &[FederatedCluster],
+    now: Timestamp,
+    lookback: Duration,
+) -> Vec<Cascade> {
+    // Earliest firstSeen per (signal, workload) per site, across namespaces.
+    let mut groups: HashMap<(SignalType, &WorkloadRef), HashMap<&str, Sighting<'_>>> =
+        HashMap::new();
+    for site in sites {
+        let env = site.spec.environment;
+        if stage(env).is_none() {
+            continue;
+        }
+        let Some(status) = site.status.as_ref() else {
+            continue;
+        };
+        for s in status.signals() {
+            let first_seen = s.first_seen.0;
+            if !within(first_seen, now, lookback) {
+                continue;
+            }
+            groups
+                .entry((s.type_, &s.workload))
+                .or_default()
+                .entry(site.site_name())
+                .and_modify(|e| e.first_seen = e.first_seen.min(first_seen))
+                .or_insert(Sighting {
+                    cluster: site.site_name(),
+                    environment: env,
+                    tier: site.spec.tier,
+                    first_seen,
+                });
+        }
+    }
+    let mut out = Vec::new();
+    for ((signal, workload), by_site) in groups {
+        let (targets, lower): (Vec<_>, Vec<_>) = by_site
+            .into_values()
+            .partition(|s| s.environment == Environment::Production);
+        // The earliest lower-environment sighting (ties: lower stage, then
+        // name) is the source for every later production sighting.
+        let Some(source) = lower.into_iter().min_by(|a, b| {
+            (a.first_seen, stage(a.environment), a.cluster).cmp(&(
+                b.first_seen,
+                stage(b.environment),
+                b.cluster,
+            ))
+        }) else {
+            continue;
+        };
+        for target in targets
+            .into_iter()
+            .filter(|t| t.first_seen > source.first_seen)
+        {
+            out.push(Cascade {
+                source: source.cluster.to_owned(),
+                target: target.cluster.to_owned(),
+                source_environment: source.environment,
+                target_environment: target.environment,
+                source_tier: source.tier,
+                target_tier: target.tier,
+                signal,
+                workload: workload.clone(),
+                source_first_seen: Time(source.first_seen),
+                target_first_seen: Time(target.first_seen),
+                delta_seconds: target
+                    .first_seen
+                    .duration_since(source.first_seen)
+                    .as_secs(),
+            });
+        }
+    }
+    out.sort_by(|a, b| {
+        (&a.target_first_seen, a.signal, &a.workload, &a.target).cmp(&(
+            &b.target_first_seen,
+            b.signal,
+            &b.workload,
+            &b.target,
+        ))
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::Signal;
+    use crate::api::fixtures::fixture_now;
+
+    fn site(name: &str, env: Environment, signals: Vec<Signal>) -> FederatedCluster {
+        signals.into_iter().fold(
+            FederatedCluster::test(name)
+                .with_environment(env)
+                .connected(),
+            |fc, s| fc.with_signal(s),
+        )
+    }
+
+    fn crash(first_ago: i64, last_ago: i64) -> Signal {
+        Signal::test(SignalType::CrashLoopBackOff, "shop", "Deployment", "web")
+            .seen(first_ago, last_ago)
+    }
+
+    fn prod(name: &str, signals: Vec<Signal>) -> FederatedCluster {
+        site(name, Environment::Production, signals)
+    }
+
+    #[test]
+    fn three_sites_make_one_critical_correlation() {
+        let sites = [
+            prod("a", vec![crash(600, 60)]),
+            prod("b", vec![crash(600, 60)]),
+            prod("c", vec![crash(600, 60)]),
+        ];
+        let out = correlate(&sites, &[], fixture_now(), CorrelationConfig::default());
+        assert_eq!(out.len(), 1);
+        let c = &out[0];
+        assert!(is_correlation_id(&c.id), "{}", c.id);
+        assert_eq!(c.signal, SignalType::CrashLoopBackOff);
+        assert_eq!(c.severity, Severity::Critical);
+        assert_eq!(c.original_severity, Severity::High);
+        assert_eq!(c.clusters, ["a", "b", "c"]);
+        assert_eq!(c.first_seen, Time(fixture_now()));
+    }
+
+    #[test]
+    fn below_threshold_or_outside_window_is_no_correlation() {
+        let two = [
+            prod("a", vec![crash(600, 60)]),
+            prod("b", vec![crash(600, 60)]),
+        ];
+        assert!(correlate(&two, &[], fixture_now(), CorrelationConfig::default()).is_empty());
+        let cfg = CorrelationConfig {
+            threshold: 2,
+            ..CorrelationConfig::default()
+        };
+        assert_eq!(
+            correlate(&two, &[], fixture_now(), cfg).len(),
+            1,
+            "threshold is configurable"
+        );
+        // c's signal was last seen 15 min + 1 s ago: not active.
+        let sites = [
+            prod("a", vec![crash(600, 60)]),
+            prod("b", vec![crash(600, 900)]),
+            prod("c", vec![crash(1200, 901)]),
+        ];
+        assert!(correlate(&sites, &[], fixture_now(), CorrelationConfig::default()).is_empty());
+    }
+
+    #[test]
+    fn same_site_twice_counts_once() {
+        let other = Signal::test(SignalType::CrashLoopBackOff, "shop", "Deployment", "api");
+        let sites = [
+            prod("a", vec![crash(600, 60), other]),
+            prod("b", vec![crash(600, 60)]),
+        ];
+        assert!(correlate(&sites, &[], fixture_now(), CorrelationConfig::default()).is_empty());
+    }
+
+    #[test]
+    fn id_is_stable_while_sites_join_and_leave() {
+        let cfg = CorrelationConfig::default();
+        let abc = [
+            prod("a", vec![crash(600, 60)]),
+            prod("b", vec![crash(600, 60)]),
+            prod("c", vec![crash(600, 60)]),
+        ];
+        let first = correlate(&abc, &[], fixture_now(), cfg);
+        let later = fixture_now() + SignedDuration::from_secs(60);
+        let bcd = [
+            prod("b", vec![crash(600, 0)]),
+            prod("c", vec![crash(600, 0)]),
+            prod("d", vec![crash(600, 0)]),
+            prod("e", vec![crash(600, 0)]),
+        ];
+        let second = correlate(&bcd, &first, later, cfg);
+        assert_eq!(second[0].id, first[0].id);
+        assert_eq!(second[0].first_seen, first[0].first_seen);
+        assert_eq!(second[0].clusters, ["b", "c", "d", "e"]);
+        // It ends, then recurs: a new id.
+        let ended = correlate(&bcd[..2], &second, later, cfg);
+        assert!(ended.is_empty());
+        let again = correlate(&bcd, &ended, later + SignedDuration::from_secs(60), cfg);
+        assert_ne!(again[0].id, first[0].id);
+    }
+
+    #[test]
+    fn original_severity_is_worst_member_severity() {
+        let raised = crash(600, 60).with_severity(Severity::Critical);
+        let sites = [
+            prod("a", vec![crash(600, 60)]),
+            prod("b", vec![raised]),
+            prod("c", vec![crash(600, 60)]),
+        ];
+        let out = correlate(&sites, &[], fixture_now(), CorrelationConfig::default());
+        assert_eq!(out[0].original_severity, Severity::Critical);
+    }
+
+    #[test]
+    fn one_correlation_per_signal_type_sorted() {
+        let evict = || Signal::test(SignalType::Evicted, "x", "Pod", "p");
+        let sites = [
+            prod("a", vec![crash(600, 60), evict()]),
+            prod("b", vec![crash(600, 60), evict()]),
+            prod("c", vec![crash(600, 60), evict()]),
+        ];
+        let out = correlate(&sites, &[], fixture_now(), CorrelationConfig::default());
+        let signals: Vec<_> = out.iter().map(|c| c.signal).collect();
+        assert_eq!(signals, [SignalType::CrashLoopBackOff, SignalType::Evicted]);
+        assert_ne!(out[0].id, out[1].id);
+    }
+
+    #[test]
+    fn ids_are_xc_and_8_hex() {
+        let id = correlation_id(SignalType::OomKilled, fixture_now());
+        assert!(is_correlation_id(&id));
+        assert_eq!(
+            id,
+            correlation_id(SignalType::OomKilled, fixture_now()),
+            "deterministic"
+        );
+        assert!(!is_correlation_id("xc-1234567"));
+        assert!(!is_correlation_id("xc-1234567G"));
+        assert!(!is_correlation_id("yc-12345678"));
+    }
+
+    #[test]
+    fn staging_then_production_is_a_cascade() {
+        let sites = [
+            site("stg", Environment::Staging, vec![crash(3600, 60)]),
+            prod("prod-1", vec![crash(600, 60)]),
+            prod("prod-0", vec![crash(3600, 60)]), // same time as staging: not later
+        ];
+        let out = detect_cascades(&sites, fixture_now(), DEFAULT_LOOKBACK);
+        assert_eq!(out.len(), 1);
+        let c = &out[0];
+        assert_eq!((c.source.as_str(), c.target.as_str()), ("stg", "prod-1"));
+        assert_eq!(c.source_environment, Environment::Staging);
+        assert_eq!(c.target_environment, Environment::Production);
+        assert_eq!(
+            (c.source_tier, c.target_tier),
+            (Tier::Standard, Tier::Standard)
+        );
+        assert_eq!(c.signal, SignalType::CrashLoopBackOff);
+        assert_eq!(c.workload, WorkloadRef::new("Deployment", "web"));
+        assert_eq!(c.delta_seconds, 3000);
+    }
+
+    #[test]
+    fn earliest_lower_environment_is_the_source() {
+        let sites = [
+            site("stg", Environment::Staging, vec![crash(3600, 60)]),
+            site("dev", Environment::Development, vec![crash(7200, 60)]),
+            prod("p", vec![crash(60, 60)]),
+        ];
+        let out = detect_cascades(&sites, fixture_now(), DEFAULT_LOOKBACK);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].source, "dev");
+        assert_eq!(out[0].delta_seconds, 7140);
+    }
+
+    #[test]
+    fn no_cascade_without_same_workload_or_lower_environment() {
+        let api =
+            Signal::test(SignalType::CrashLoopBackOff, "shop", "Deployment", "api").seen(60, 60);
+        let sts =
+            Signal::test(SignalType::CrashLoopBackOff, "shop", "StatefulSet", "web").seen(60, 60);
+        let oom = Signal::test(SignalType::OomKilled, "shop", "Deployment", "web").seen(60, 60);
+        let sites = [
+            site("stg", Environment::Staging, vec![crash(3600, 60)]),
+            prod("p", vec![api, sts, oom]),
+            site("dr", Environment::Dr, vec![crash(7200, 60)]),
+            prod("p2", vec![crash(7200, 60)]),
+        ];
+        assert!(detect_cascades(&sites, fixture_now(), DEFAULT_LOOKBACK).is_empty());
+        // Production first, then staging: not a cascade either.
+        let sites = [
+            prod("p", vec![crash(3600, 60)]),
+            site("stg", Environment::Staging, vec![crash(60, 60)]),
+        ];
+        assert!(detect_cascades(&sites, fixture_now(), DEFAULT_LOOKBACK).is_empty());
+    }
+
+    #[test]
+    fn namespace_does_not_matter_for_cascades() {
+        let other_ns = Signal::test(
+            SignalType::CrashLoopBackOff,
+            "shop-prod",
+            "Deployment",
+            "web",
+        )
+        .seen(60, 60);
+        let sites = [
+            site("stg", Environment::Staging, vec![crash(3600, 60)]),
+            prod("p", vec![other_ns]),
+        ];
+        assert_eq!(
+            detect_cascades(&sites, fixture_now(), DEFAULT_LOOKBACK).len(),
+            1
+        );
+    }
+
+    #[test]
+    fn outside_lookback_is_ignored() {
+        let sites = [
+            site("stg", Environment::Staging, vec![crash(24 * 3600 + 1, 60)]),
+            prod("p", vec![crash(60, 60)]),
+        ];
+        assert!(detect_cascades(&sites, fixture_now(), DEFAULT_LOOKBACK).is_empty());
+        let sites = [
+            site("stg", Environment::Staging, vec![crash(24 * 3600, 60)]),
+            prod("p", vec![crash(60, 60)]),
+        ];
+        assert_eq!(
+            detect_cascades(&sites, fixture_now(), DEFAULT_LOOKBACK).len(),
+            1
+        );
+    }
+
+    #[test]
+    fn many_targets_sorted() {
+        let sites = [
+            site("stg", Environment::Staging, vec![crash(7200, 60)]),
+            prod("p-b", vec![crash(60, 60)]),
+            prod("p-a", vec![crash(60, 60)]),
+            prod("p-c", vec![crash(3600, 60)]),
+        ];
+        let out = detect_cascades(&sites, fixture_now(), DEFAULT_LOOKBACK);
+        let targets: Vec<_> = out.iter().map(|c| c.target.as_str()).collect();
+        assert_eq!(targets, ["p-c", "p-a", "p-b"]);
+    }
+}

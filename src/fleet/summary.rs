@@ -1,0 +1,183 @@
+//! The fleet-wide summary kept in the `FederationStatus` singleton and
+//! shown in the `kubectl fleet status` footer, computed from the sites.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use crate::api::{
+    Cascade, Correlation, DisconnectedCluster, FederatedCluster, FederationStatusStatus,
+    IssuesBySeverity, Phase,
+};
+use crate::fleet::age::human_duration;
+
+/// The phase shown for a site: what the hub wrote, Pending if nothing yet.
+pub fn effective_phase(site: &FederatedCluster) -> Phase {
+    site.phase().unwrap_or(Phase::Pending)
+}
+
+/// Why a site that is not Connected counts as disconnected, for humans.
+pub fn disconnect_reason(site: &FederatedCluster, now: Timestamp) -> String {
+    let last = site
+        .status
+        .as_ref()
+        .and_then(|s| s.last_heartbeat_time.as_ref());
+    match (effective_phase(site), last) {
+        (Phase::Connected, _) => String::new(),
+        (_, None) => "never heard from".to_owned(),
+        (phase, Some(t)) => format!(
+            "{}: last heartbeat {} ago (interval {}s)",
+            phase.as_str().to_lowercase(),
+            human_duration(now.duration_since(t.0)),
+            site.spec.heartbeat_interval_seconds
+        ),
+    }
+}
+
+/// The `FederationStatus` status for `sites` with the given incidents, as of `now`.
+pub fn summarize(
+    sites: &[FederatedCluster],
+    correlations: Vec<Correlation>,
+    cascades: Vec<Cascade>,
+    now: Timestamp,
+) -> FederationStatusStatus {
+    let mut sorted: Vec<&FederatedCluster> = sites.iter().collect();
+    sorted.sort_by(|a, b| a.site_name().cmp(b.site_name()));
+    let mut out = FederationStatusStatus {
+        total_clusters: count(sites.len()),
+        ..FederationStatusStatus::default()
+    };
+    let mut by_severity = IssuesBySeverity::default();
+    let mut by_cluster = BTreeMap::new();
+    for site in sorted {
+        let phase = effective_phase(site);
+        match phase {
+            Phase::Connected => out.connected_clusters += 1,
+            Phase::Stale => out.stale_clusters += 1,
+            Phase::Unreachable => out.unreachable_clusters += 1,
+            Phase::Pending => out.pending_clusters += 1,
+        }
+        if phase != Phase::Connected {
+            out.disconnected_clusters.push(DisconnectedCluster {
+                name: site.site_name().to_owned(),
+                phase,
+                last_seen: site
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.last_heartbeat_time.clone()),
+                reason: disconnect_reason(site, now),
+            });
+        }
+        let Some(status) = site.status.as_ref() else {
+            continue;
+        };
+        let signals = status.signals();
+        for s in signals {
+            by_severity.add(s.severity);
+        }
+        if !signals.is_empty() {
+            by_cluster.insert(site.site_name().to_owned(), count(signals.len()));
+        }
+        if let Some(c) = &status.capacity {
+            out.gpus_total += c.gpus_total;
+            out.gpus_allocatable += c.gpus_allocatable;
+        }
+        if let Some(i) = &status.inference {
+            out.services_ready += i.services_ready;
+            out.services_failed += i.services_failed;
+            out.services_total += i.services_total;
+        }
+    }
+    out.total_active_issues = by_severity.total();
+    out.issues_by_severity = by_severity;
+    out.issues_by_cluster = by_cluster;
+    out.cross_cluster_correlations = count(correlations.len());
+    out.correlations = correlations;
+    out.cascades_detected = count(cascades.len());
+    out.cascades = cascades;
+    out.last_updated = Some(Time(now));
+    out
+}
+
+fn count(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::fixtures::fixture_now;
+    use crate::api::{Signal, SignalType};
+
+    #[test]
+    fn counts_phases_issues_and_totals() {
+        let sites = [
+            FederatedCluster::test("c").unreachable(),
+            FederatedCluster::test("a")
+                .connected()
+                .with_gpus(8)
+                .with_inference(2, 3, 1, 4)
+                .with_signal(Signal::test(SignalType::NodeNotReady, "", "Node", "n1"))
+                .with_signal(Signal::test(SignalType::Evicted, "x", "Pod", "p")),
+            FederatedCluster::test("b")
+                .stale()
+                .with_gpu_vendor("amd.com/gpu", 4, 2),
+            FederatedCluster::test("d"),
+        ];
+        let s = summarize(&sites, vec![], vec![], fixture_now());
+        assert_eq!(s.total_clusters, 4);
+        assert_eq!(
+            (
+                s.connected_clusters,
+                s.stale_clusters,
+                s.unreachable_clusters,
+                s.pending_clusters
+            ),
+            (1, 1, 1, 1)
+        );
+        let names: Vec<_> = s
+            .disconnected_clusters
+            .iter()
+            .map(|d| (d.name.as_str(), d.phase))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("b", Phase::Stale),
+                ("c", Phase::Unreachable),
+                ("d", Phase::Pending)
+            ]
+        );
+        assert_eq!(
+            s.disconnected_clusters[0].reason,
+            "stale: last heartbeat 2m30s ago (interval 30s)"
+        );
+        assert_eq!(s.disconnected_clusters[2].reason, "never heard from");
+        assert_eq!(s.total_active_issues, 2);
+        assert_eq!(
+            s.issues_by_severity,
+            IssuesBySeverity {
+                critical: 1,
+                high: 0,
+                medium: 0,
+                low: 1
+            }
+        );
+        assert_eq!(s.issues_by_cluster, BTreeMap::from([("a".to_owned(), 2)]));
+        assert_eq!((s.gpus_total, s.gpus_allocatable), (12, 10));
+        assert_eq!(
+            (s.services_ready, s.services_failed, s.services_total),
+            (3, 1, 4)
+        );
+        assert_eq!(s.last_updated, Some(Time(fixture_now())));
+    }
+
+    #[test]
+    fn empty_fleet() {
+        let s = summarize(&[], vec![], vec![], fixture_now());
+        assert_eq!(s.total_clusters, 0);
+        assert!(s.disconnected_clusters.is_empty());
+        assert_eq!(s.total_active_issues, 0);
+    }
+}
