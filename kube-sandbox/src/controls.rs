@@ -1,0 +1,250 @@
+//! Test controls: injected failures, latency, outages, token lifetime
+//! limits and the request log. Cheap to clone and usable from any thread.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Most recent requests kept in the log; older ones are dropped so that
+/// benchmarks with millions of requests do not grow memory without bound.
+pub const REQUEST_LOG_CAPACITY: usize = 200_000;
+
+/// Make matching requests fail without executing them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FaultRule {
+    /// Kubernetes verb (`get`, `list`, `watch`, `create`, `update`, `patch`,
+    /// `delete`, `deletecollection`, ...); `None` matches any.
+    pub verb: Option<String>,
+    /// Substring of the request path; `None` matches any path.
+    pub path_contains: Option<String>,
+    /// HTTP status of the injected failure (a real `Status` body is sent).
+    pub status: u16,
+    /// The first `skip` matching requests pass.
+    pub skip: u32,
+    /// The next `count` matching requests fail.
+    pub count: u32,
+}
+
+/// One answered request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestRecord {
+    /// Kubernetes verb, or the lower-cased HTTP method for non-resource paths.
+    pub verb: String,
+    pub method: String,
+    /// Path without the query.
+    pub path: String,
+    pub query: String,
+    /// Authenticated (or impersonated) user name; empty if anonymous.
+    pub user: String,
+    pub status: u16,
+    pub request_bytes: usize,
+}
+
+#[derive(Debug)]
+struct ActiveFault {
+    rule: FaultRule,
+    seen: u32,
+    failed: u32,
+}
+
+#[derive(Debug)]
+struct Inner {
+    faults: Mutex<Vec<ActiveFault>>,
+    latency_ms: AtomicU64,
+    outage: Mutex<Outage>,
+    outage_tx: tokio::sync::watch::Sender<u64>,
+    max_token_expiration: Mutex<Option<Duration>>,
+    min_token_expiration: Mutex<Duration>,
+    log: Mutex<VecDeque<RequestRecord>>,
+}
+
+#[derive(Debug, Default)]
+struct Outage {
+    forever: bool,
+    until: Option<Instant>,
+}
+
+/// Handle on a running sandbox's test controls.
+#[derive(Debug, Clone)]
+pub struct Controls {
+    inner: Arc<Inner>,
+}
+
+impl Controls {
+    pub(crate) fn new(max_token_expiration: Option<Duration>) -> Self {
+        let (outage_tx, _) = tokio::sync::watch::channel(0);
+        Controls {
+            inner: Arc::new(Inner {
+                faults: Mutex::new(Vec::new()),
+                latency_ms: AtomicU64::new(0),
+                outage: Mutex::new(Outage::default()),
+                outage_tx,
+                max_token_expiration: Mutex::new(max_token_expiration),
+                min_token_expiration: Mutex::new(Duration::from_secs(600)),
+                log: Mutex::new(VecDeque::new()),
+            }),
+        }
+    }
+
+    /// Adds a fault rule (rules are checked in the order added).
+    pub fn fail(&self, rule: FaultRule) {
+        self.inner.faults.lock().unwrap().push(ActiveFault {
+            rule,
+            seen: 0,
+            failed: 0,
+        });
+    }
+
+    /// Removes every fault rule.
+    pub fn clear_faults(&self) {
+        self.inner.faults.lock().unwrap().clear();
+    }
+
+    /// Delay added before every response (zero turns it off).
+    pub fn set_latency(&self, latency: Duration) {
+        self.inner
+            .latency_ms
+            .store(latency.as_millis() as u64, Ordering::Relaxed);
+    }
+
+    /// Refuses and closes every connection for `period`.
+    pub fn outage_for(&self, period: Duration) {
+        self.inner.outage.lock().unwrap().until = Some(Instant::now() + period);
+        self.inner.outage_tx.send_modify(|g| *g += 1);
+    }
+
+    /// Turns an open-ended outage on or off.
+    pub fn set_outage(&self, on: bool) {
+        {
+            let mut o = self.inner.outage.lock().unwrap();
+            o.forever = on;
+            if !on {
+                o.until = None;
+            }
+        }
+        if on {
+            self.inner.outage_tx.send_modify(|g| *g += 1);
+        }
+    }
+
+    /// TokenRequest cap, like `--service-account-max-token-expiration`.
+    pub fn set_max_token_expiration(&self, max: Option<Duration>) {
+        *self.inner.max_token_expiration.lock().unwrap() = max;
+    }
+
+    /// Minimum TokenRequest lifetime (600 s as the real server; tests may lower it).
+    pub fn set_min_token_expiration(&self, min: Duration) {
+        *self.inner.min_token_expiration.lock().unwrap() = min;
+    }
+
+    /// Every request answered so far, in order (the most recent
+    /// [`REQUEST_LOG_CAPACITY`] of them).
+    pub fn request_log(&self) -> Vec<RequestRecord> {
+        self.inner.log.lock().unwrap().iter().cloned().collect()
+    }
+
+    /// Empties the request log.
+    pub fn clear_request_log(&self) {
+        self.inner.log.lock().unwrap().clear();
+    }
+
+    pub(crate) fn max_token_expiration(&self) -> Option<Duration> {
+        *self.inner.max_token_expiration.lock().unwrap()
+    }
+
+    pub(crate) fn min_token_expiration(&self) -> Duration {
+        *self.inner.min_token_expiration.lock().unwrap()
+    }
+
+    pub(crate) fn latency(&self) -> Duration {
+        Duration::from_millis(self.inner.latency_ms.load(Ordering::Relaxed))
+    }
+
+    pub(crate) fn in_outage(&self) -> bool {
+        let mut o = self.inner.outage.lock().unwrap();
+        if o.forever {
+            return true;
+        }
+        match o.until {
+            Some(t) if Instant::now() < t => true,
+            Some(_) => {
+                o.until = None;
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// Changes whenever an outage starts, so open connections can be cut.
+    pub(crate) fn outage_signal(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.outage_tx.subscribe()
+    }
+
+    /// The status to fail this request with, if a rule says so.
+    pub(crate) fn fault_for(&self, verb: &str, path: &str) -> Option<u16> {
+        let mut faults = self.inner.faults.lock().unwrap();
+        for f in faults.iter_mut() {
+            let verb_ok = f.rule.verb.as_deref().is_none_or(|v| v == verb);
+            let path_ok = f
+                .rule
+                .path_contains
+                .as_deref()
+                .is_none_or(|p| path.contains(p));
+            if !verb_ok || !path_ok || f.failed >= f.rule.count {
+                continue;
+            }
+            if f.seen < f.rule.skip {
+                f.seen += 1;
+                continue;
+            }
+            f.failed += 1;
+            return Some(f.rule.status);
+        }
+        None
+    }
+
+    pub(crate) fn record(&self, rec: RequestRecord) {
+        let mut log = self.inner.log.lock().unwrap();
+        if log.len() >= REQUEST_LOG_CAPACITY {
+            log.pop_front();
+        }
+        log.push_back(rec);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn faults_skip_then_fail_count_times() {
+        let c = Controls::new(None);
+        c.fail(FaultRule {
+            verb: Some("create".into()),
+            path_contains: Some("/clusterroles".into()),
+            status: 500,
+            skip: 1,
+            count: 2,
+        });
+        assert_eq!(c.fault_for("get", "/apis/x/clusterroles"), None);
+        assert_eq!(c.fault_for("create", "/api/v1/pods"), None);
+        assert_eq!(c.fault_for("create", "/a/clusterroles"), None);
+        assert_eq!(c.fault_for("create", "/a/clusterroles"), Some(500));
+        assert_eq!(c.fault_for("create", "/a/clusterroles"), Some(500));
+        assert_eq!(c.fault_for("create", "/a/clusterroles"), None);
+    }
+
+    #[test]
+    fn outage_for_expires() {
+        let c = Controls::new(None);
+        c.outage_for(Duration::from_millis(30));
+        assert!(c.in_outage());
+        std::thread::sleep(Duration::from_millis(40));
+        assert!(!c.in_outage());
+        c.set_outage(true);
+        assert!(c.in_outage());
+        c.set_outage(false);
+        assert!(!c.in_outage());
+    }
+}

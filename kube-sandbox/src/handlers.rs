@@ -1,0 +1,772 @@
+//! Resource verbs: get, list (JSON and Table), create, update, patch (all
+//! four content types), delete, deletecollection, the `/status`
+//! subresource, TokenRequest and the review APIs.
+
+use crate::auth::authn::{ServiceAccountClaims, UserInfo};
+use crate::auth::rbac::RbacSnapshot;
+use crate::auth::reviews;
+use crate::errors::{ApiError, Cause};
+use crate::objects::{self, Deleted, Preconditions, WriteOpts};
+use crate::patch;
+use crate::resources::ResourceDef;
+use crate::selector::{FieldSelector, LabelSelector};
+use crate::server::{self, Query, RequestInfo, Resp, Shared};
+use crate::store::{ObjKey, State};
+use crate::table::{self, IncludeObject};
+use base64::Engine;
+use bytes::Bytes;
+use hyper::Method;
+use hyper::header::{self, HeaderMap, HeaderValue};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// One resource request, authenticated and authorized.
+pub struct Call<'a> {
+    pub shared: &'a Arc<Shared>,
+    pub method: &'a Method,
+    pub headers: &'a HeaderMap,
+    pub info: &'a RequestInfo,
+    pub query: &'a Query,
+    pub user: &'a UserInfo,
+    pub snapshot: &'a Arc<RbacSnapshot>,
+    pub body: Bytes,
+}
+
+impl Call<'_> {
+    fn wants_table(&self) -> bool {
+        self.headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|a| a.contains("as=Table"))
+    }
+
+    fn manager(&self) -> String {
+        if let Some(m) = self.query.get("fieldManager") {
+            return m.to_string();
+        }
+        self.headers
+            .get(header::USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|ua| ua.split('/').next())
+            .filter(|s| !s.is_empty())
+            .unwrap_or("unknown")
+            .to_string()
+    }
+
+    fn write_opts(&self, is_put: bool) -> WriteOpts {
+        WriteOpts {
+            manager: self.manager(),
+            dry_run: self.query.get("dryRun") == Some("All"),
+            is_put,
+            managed_fields_done: false,
+        }
+    }
+
+    fn key(&self, def: &ResourceDef) -> ObjKey {
+        let ns = if def.namespaced {
+            self.info.namespace.clone()
+        } else {
+            String::new()
+        };
+        (ns, self.info.name.clone())
+    }
+
+    fn json_body(&self) -> Result<Value, ApiError> {
+        serde_json::from_slice(&self.body).map_err(|e| {
+            ApiError::bad_request(format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml ({e})"
+            ))
+        })
+    }
+}
+
+fn not_served() -> ApiError {
+    ApiError::new(
+        404,
+        "NotFound",
+        "the server could not find the requested resource",
+    )
+}
+
+/// Routes a resource request to its verb.
+pub async fn dispatch(call: Call<'_>) -> Result<Resp, ApiError> {
+    let info = call.info;
+    let def = {
+        let st = call.shared.state.lock().unwrap();
+        st.catalogue
+            .get(&info.group, &info.version, &info.resource)
+            .cloned()
+    }
+    .ok_or_else(not_served)?;
+    let namespaced_path =
+        !info.namespace.is_empty() && !(def.group.is_empty() && def.plural == "namespaces");
+    if namespaced_path && !def.namespaced {
+        return Err(not_served());
+    }
+    let sub = info.subresource.as_str();
+    let sub_ok = sub.is_empty()
+        || (sub == "status" && def.has_status)
+        || def.extra_subresources.iter().any(|(n, _, _)| n == sub);
+    if !sub_ok {
+        return Err(not_served());
+    }
+    if def.create_only {
+        return match info.verb.as_str() {
+            "create" => review(&call, &def),
+            _ => Err(ApiError::method_not_allowed(format!(
+                "the server does not allow this method on the requested resource"
+            ))),
+        };
+    }
+    match (info.verb.as_str(), sub) {
+        ("get", "" | "status") => get(&call, &def),
+        ("list", _) => list(&call, &def),
+        ("watch", _) => crate::watch::serve(&call, def),
+        ("create", "") => create(&call, &def),
+        ("create", "token") => token_request(&call),
+        ("update", "" | "status") => update(&call, &def),
+        ("update", "finalize") => finalize_namespace(&call, &def),
+        ("patch", "" | "status") => patch(&call, &def),
+        ("delete", "") => delete(&call, &def),
+        ("deletecollection", "") => delete_collection(&call, &def),
+        _ => Err(ApiError::method_not_allowed(
+            "the server does not allow this method on the requested resource",
+        )),
+    }
+}
+
+/// Serializes an object as served in `def`'s version.
+pub fn to_served(def: &ResourceDef, obj: &Arc<Value>) -> Arc<Value> {
+    let av = def.api_version();
+    if obj["apiVersion"].as_str() == Some(av.as_str()) {
+        obj.clone()
+    } else {
+        // Conversion strategy None: only apiVersion changes between versions.
+        let mut o = (**obj).clone();
+        o["apiVersion"] = json!(av);
+        Arc::new(o)
+    }
+}
+
+fn object_response(call: &Call, def: &ResourceDef, code: u16, obj: &Arc<Value>) -> Resp {
+    if call.wants_table() {
+        let table = table::to_table(
+            &def.columns,
+            std::slice::from_ref(&*to_served(def, obj)),
+            include_object(call.query),
+            json!({"resourceVersion": obj["metadata"]["resourceVersion"]}),
+            jiff::Timestamp::now(),
+        );
+        return server::json_response(code, &table);
+    }
+    let bytes = serde_json::to_vec(&*to_served(def, obj)).unwrap_or_default();
+    server::bytes_response(code, Bytes::from(bytes))
+}
+
+/// `?includeObject=`.
+pub fn include_object(q: &Query) -> IncludeObject {
+    match q.get("includeObject") {
+        Some("None") => IncludeObject::None,
+        Some("Object") => IncludeObject::Object,
+        _ => IncludeObject::Metadata,
+    }
+}
+
+fn get(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
+    let key = call.key(def);
+    let obj = {
+        let st = call.shared.state.lock().unwrap();
+        st.get(&def.storage_key(), &key).cloned()
+    }
+    .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, &key.1))?;
+    Ok(object_response(call, def, 200, &obj))
+}
+
+/// Parsed list/watch selectors.
+pub struct Selectors {
+    pub labels: LabelSelector,
+    pub fields: FieldSelector,
+}
+
+impl Selectors {
+    /// From `labelSelector` / `fieldSelector`; errors are 400s.
+    pub fn from_query(q: &Query) -> Result<Self, ApiError> {
+        let labels = LabelSelector::parse(q.get("labelSelector").unwrap_or_default())
+            .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?;
+        let fields = FieldSelector::parse(q.get("fieldSelector").unwrap_or_default())
+            .map_err(ApiError::bad_request)?;
+        Ok(Selectors { labels, fields })
+    }
+
+    /// Whether an object is selected.
+    pub fn matches(&self, obj: &Value) -> bool {
+        self.labels
+            .matches(obj["metadata"].get("labels").and_then(Value::as_object))
+            && self.fields.matches(obj)
+    }
+}
+
+fn encode_continue(rv: u64, key: &ObjKey) -> String {
+    let token = json!({"v": "meta.k8s.io/v1", "rv": rv, "start": [key.0, key.1]});
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(token.to_string())
+}
+
+fn decode_continue(token: &str) -> Result<(u64, ObjKey), ApiError> {
+    let bad = || {
+        ApiError::bad_request(
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+        )
+    };
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token.trim_end_matches('='))
+        .map_err(|_| bad())?;
+    let v: Value = serde_json::from_slice(&raw).map_err(|_| bad())?;
+    let rv = v["rv"].as_u64().ok_or_else(bad)?;
+    let ns = v["start"][0].as_str().ok_or_else(bad)?.to_string();
+    let name = v["start"][1].as_str().ok_or_else(bad)?.to_string();
+    Ok((rv, (ns, name)))
+}
+
+/// One page of a list.
+pub struct Page {
+    pub items: Vec<Arc<Value>>,
+    pub rv: u64,
+    pub continue_token: Option<String>,
+}
+
+/// Selects a page of objects under the lock (Arc clones only).
+pub fn list_page(
+    st: &State,
+    def: &ResourceDef,
+    namespace: Option<&str>,
+    q: &Query,
+    sel: &Selectors,
+) -> Result<Page, ApiError> {
+    let limit: usize = q
+        .get("limit")
+        .and_then(|l| l.parse::<i64>().ok())
+        .filter(|l| *l > 0)
+        .map(|l| l as usize)
+        .unwrap_or(usize::MAX);
+    let (rv, after) = match q.get("continue").filter(|c| !c.is_empty()) {
+        Some(token) => {
+            let (rv, key) = decode_continue(token)?;
+            if rv < st.oldest_resumable_rv() {
+                return Err(ApiError::gone(
+                    "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue value from the response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.",
+                ));
+            }
+            (rv, Some(key))
+        }
+        None => (st.current_rv(), None),
+    };
+    let gr = def.storage_key();
+    let mut items = Vec::new();
+    let mut last_key = None;
+    let mut more = false;
+    for (k, obj) in st.range(&gr, namespace, after.as_ref()) {
+        if !sel.matches(obj) {
+            continue;
+        }
+        if items.len() == limit {
+            more = true;
+            break;
+        }
+        items.push(obj.clone());
+        last_key = Some(k);
+    }
+    let continue_token = match (more, last_key) {
+        (true, Some(k)) => Some(encode_continue(rv, k)),
+        _ => None,
+    };
+    Ok(Page {
+        items,
+        rv,
+        continue_token,
+    })
+}
+
+fn list(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
+    let sel = Selectors::from_query(call.query)?;
+    let ns =
+        (def.namespaced && !call.info.namespace.is_empty()).then_some(call.info.namespace.as_str());
+    let page = {
+        let st = call.shared.state.lock().unwrap();
+        list_page(&st, def, ns, call.query, &sel)?
+    };
+    let mut meta = json!({"resourceVersion": page.rv.to_string()});
+    if let Some(c) = &page.continue_token {
+        meta["continue"] = json!(c);
+    }
+    if call.wants_table() {
+        let objs: Vec<Value> = page
+            .items
+            .iter()
+            .map(|o| (*to_served(def, o)).clone())
+            .collect();
+        let table = table::to_table(
+            &def.columns,
+            &objs,
+            include_object(call.query),
+            meta,
+            jiff::Timestamp::now(),
+        );
+        return Ok(server::json_response(200, &table));
+    }
+    // Written by hand so a 10,000-item list is serialized straight from the
+    // stored objects, without building one big Value first.
+    let mut out = Vec::with_capacity(256 + page.items.len() * 512);
+    out.extend_from_slice(b"{\"kind\":");
+    serde_json::to_writer(&mut out, &def.list_kind).map_err(internal)?;
+    out.extend_from_slice(b",\"apiVersion\":");
+    serde_json::to_writer(&mut out, &def.api_version()).map_err(internal)?;
+    out.extend_from_slice(b",\"metadata\":");
+    serde_json::to_writer(&mut out, &meta).map_err(internal)?;
+    out.extend_from_slice(b",\"items\":[");
+    for (i, o) in page.items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut out, &*to_served(def, o)).map_err(internal)?;
+    }
+    out.extend_from_slice(b"]}");
+    Ok(server::bytes_response(200, Bytes::from(out)))
+}
+
+fn internal(e: impl std::fmt::Display) -> ApiError {
+    ApiError::internal(e.to_string())
+}
+
+fn create(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
+    let body = call.json_body()?;
+    let opts = call.write_opts(false);
+    let ns = if def.namespaced {
+        call.info.namespace.as_str()
+    } else {
+        ""
+    };
+    if def.namespaced && ns.is_empty() {
+        return Err(not_served());
+    }
+    let obj = {
+        let mut st = call.shared.state.lock().unwrap();
+        objects::create(&mut st, def, ns, body, &opts)?
+    };
+    Ok(object_response(call, def, 201, &obj))
+}
+
+fn subresource<'a>(call: &'a Call<'_>) -> Option<&'a str> {
+    (!call.info.subresource.is_empty()).then_some(call.info.subresource.as_str())
+}
+
+fn update(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
+    let body = call.json_body()?;
+    let opts = call.write_opts(true);
+    let key = call.key(def);
+    let obj = {
+        let mut st = call.shared.state.lock().unwrap();
+        objects::update(&mut st, def, &key, body, subresource(call), &opts)?
+    };
+    Ok(object_response(call, def, 200, &obj))
+}
+
+fn finalize_namespace(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
+    // `PUT /namespaces/NAME/finalize` writes only spec.finalizers.
+    let body = call.json_body()?;
+    let key = call.key(def);
+    let obj = {
+        let mut st = call.shared.state.lock().unwrap();
+        let current = st
+            .get(&def.storage_key(), &key)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found("", "namespaces", &key.1))?;
+        let mut new = (*current).clone();
+        new["spec"]["finalizers"] = body["spec"]["finalizers"].clone();
+        st.put(&def.storage_key(), key, new)
+    };
+    Ok(object_response(call, def, 200, &obj))
+}
+
+fn content_type(call: &Call) -> String {
+    call.headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+fn patch(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
+    let ct = content_type(call);
+    let key = call.key(def);
+    let sub = subresource(call);
+    let mut opts = call.write_opts(false);
+    if ct == "application/apply-patch+yaml" {
+        return apply(call, def, &key, sub, opts);
+    }
+    let patch_body: Value = serde_json::from_slice(&call.body)
+        .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+    if def.crd && ct == "application/strategic-merge-patch+json" {
+        return Err(ApiError::unsupported_media_type(format!(
+            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+        )));
+    }
+    opts.is_put = false;
+    let obj = {
+        let mut st = call.shared.state.lock().unwrap();
+        let current = st
+            .get(&def.storage_key(), &key)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, &key.1))?;
+        let mut target = (*to_served(def, &current)).clone();
+        match ct.as_str() {
+            "application/merge-patch+json" => patch::merge_patch(&mut target, &patch_body),
+            "application/json-patch+json" => patch::json_patch(&mut target, &patch_body)?,
+            "application/strategic-merge-patch+json" => {
+                patch::strategic_merge_patch(&mut target, &patch_body)?
+            }
+            other => {
+                return Err(ApiError::unsupported_media_type(format!(
+                    "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml{}; got {other:?}",
+                    if def.crd {
+                        ""
+                    } else {
+                        ", application/strategic-merge-patch+json"
+                    }
+                )));
+            }
+        }
+        objects::update(&mut st, def, &key, target, sub, &opts)?
+    };
+    Ok(object_response(call, def, 200, &obj))
+}
+
+fn apply(
+    call: &Call,
+    def: &Arc<ResourceDef>,
+    key: &ObjKey,
+    sub: Option<&str>,
+    mut opts: WriteOpts,
+) -> Result<Resp, ApiError> {
+    let Some(manager) = call.query.get("fieldManager").filter(|m| !m.is_empty()) else {
+        return Err(ApiError::invalid(
+            &def.group,
+            &def.kind,
+            &key.1,
+            vec![Cause::new(
+                "FieldValueRequired",
+                "fieldManager",
+                "Required value: is required for apply patch",
+            )],
+        ));
+    };
+    let applied: Value = serde_saphyr::from_slice(&call.body)
+        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    if !applied.is_object() {
+        return Err(ApiError::bad_request("apply patch must be an object"));
+    }
+    let force = call.query.flag("force");
+    opts.managed_fields_done = true;
+    let (code, obj) = {
+        let mut st = call.shared.state.lock().unwrap();
+        let current = st.get(&def.storage_key(), key).cloned();
+        match current {
+            None if sub.is_some() => {
+                return Err(ApiError::not_found(&def.group, &def.plural, &key.1));
+            }
+            None => {
+                let new = patch::server_side_apply(None, &applied, manager, force)?;
+                let mut new = new;
+                if new["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .is_empty()
+                {
+                    new["metadata"]["name"] = json!(key.1);
+                }
+                (201, objects::create(&mut st, def, &key.0, new, &opts)?)
+            }
+            Some(live) => {
+                let live = to_served(def, &live);
+                let new = patch::server_side_apply(Some(&live), &applied, manager, force)?;
+                (200, objects::update(&mut st, def, key, new, sub, &opts)?)
+            }
+        }
+    };
+    Ok(object_response(call, def, code, &obj))
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct DeleteOptions {
+    #[serde(default)]
+    preconditions: Option<PreconditionsBody>,
+    #[serde(default)]
+    dry_run: Option<Vec<String>>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct PreconditionsBody {
+    uid: Option<String>,
+    resource_version: Option<String>,
+}
+
+fn delete_options(call: &Call) -> (Preconditions, bool) {
+    let opts: DeleteOptions = if call.body.is_empty() {
+        DeleteOptions::default()
+    } else {
+        serde_json::from_slice(&call.body).unwrap_or_default()
+    };
+    let pre = opts
+        .preconditions
+        .map(|p| Preconditions {
+            uid: p.uid,
+            resource_version: p.resource_version,
+        })
+        .unwrap_or_default();
+    let dry = call.query.get("dryRun") == Some("All")
+        || opts.dry_run.is_some_and(|d| d.iter().any(|x| x == "All"));
+    (pre, dry)
+}
+
+fn success_status(def: &ResourceDef, obj: &Value) -> Value {
+    let mut details = json!({
+        "name": obj["metadata"]["name"],
+        "kind": def.plural,
+        "uid": obj["metadata"]["uid"],
+    });
+    if !def.group.is_empty() {
+        details["group"] = json!(def.group);
+    }
+    json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    })
+}
+
+fn delete(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
+    let key = call.key(def);
+    let (pre, dry) = delete_options(call);
+    let result = {
+        let mut st = call.shared.state.lock().unwrap();
+        objects::delete(&mut st, def, &key, &pre, dry)?
+    };
+    Ok(match result {
+        Deleted::Pending(obj) => object_response(call, def, 200, &obj),
+        // Namespaces come back as the object, as the real server answers.
+        Deleted::Gone(obj) if def.group.is_empty() && def.plural == "namespaces" => {
+            object_response(call, def, 200, &obj)
+        }
+        Deleted::Gone(obj) => server::json_response(200, &success_status(def, &obj)),
+    })
+}
+
+fn delete_collection(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
+    let sel = Selectors::from_query(call.query)?;
+    let ns =
+        (def.namespaced && !call.info.namespace.is_empty()).then_some(call.info.namespace.as_str());
+    let (pre, dry) = delete_options(call);
+    let (items, rv) = {
+        let mut st = call.shared.state.lock().unwrap();
+        let keys: Vec<ObjKey> = st
+            .range(&def.storage_key(), ns, None)
+            .filter(|(_, o)| sel.matches(o))
+            .map(|(k, _)| k.clone())
+            .collect();
+        let mut items = Vec::new();
+        for k in keys {
+            match objects::delete(&mut st, def, &k, &pre, dry) {
+                Ok(Deleted::Gone(o) | Deleted::Pending(o)) => items.push(o),
+                Err(e) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        (items, st.current_rv())
+    };
+    let items: Vec<Value> = items.iter().map(|o| (*to_served(def, o)).clone()).collect();
+    Ok(server::json_response(
+        200,
+        &json!({
+            "kind": def.list_kind,
+            "apiVersion": def.api_version(),
+            "metadata": {"resourceVersion": rv.to_string()},
+            "items": items,
+        }),
+    ))
+}
+
+fn format_secs(secs: u64) -> String {
+    if secs % 60 == 0 {
+        let m = secs / 60;
+        if m == 1 {
+            "1 minute".to_string()
+        } else {
+            format!("{m} minutes")
+        }
+    } else {
+        format!("{secs} seconds")
+    }
+}
+
+fn token_request(call: &Call) -> Result<Resp, ApiError> {
+    let body = call.json_body()?;
+    let ns = call.info.namespace.clone();
+    let name = call.info.name.clone();
+    let controls = &call.shared.controls;
+    let min = controls.min_token_expiration().as_secs();
+    let requested = body["spec"]["expirationSeconds"].as_i64().unwrap_or(3600);
+    if requested < min as i64 {
+        return Err(ApiError::invalid(
+            "authentication.k8s.io",
+            "TokenRequest",
+            &name,
+            vec![Cause::new(
+                "FieldValueInvalid",
+                "spec.expirationSeconds",
+                format!(
+                    "Invalid value: {requested}: may not specify a duration less than {}",
+                    format_secs(min)
+                ),
+            )],
+        ));
+    }
+    if requested > 1 << 32 {
+        return Err(ApiError::invalid(
+            "authentication.k8s.io",
+            "TokenRequest",
+            &name,
+            vec![Cause::new(
+                "FieldValueTooLong",
+                "spec.expirationSeconds",
+                format!(
+                    "Invalid value: {requested}: may not specify a duration larger than 2^32 seconds"
+                ),
+            )],
+        ));
+    }
+    let mut effective = requested;
+    let mut warning = None;
+    if let Some(max) = controls.max_token_expiration() {
+        let max = max.as_secs() as i64;
+        if max > 0 && effective > max {
+            warning = Some(format!(
+                "requested expiration of {requested} seconds shortened to {max} seconds"
+            ));
+            effective = max;
+        }
+    }
+    let audiences: Vec<String> = body["spec"]["audiences"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(String::from))
+                .collect()
+        })
+        .filter(|a: &Vec<String>| !a.is_empty())
+        .unwrap_or_else(|| vec![server::API_AUDIENCE.to_string()]);
+    let sa_uid = {
+        let st = call.shared.state.lock().unwrap();
+        let gr = crate::resources::GroupResource {
+            group: String::new(),
+            resource: "serviceaccounts".into(),
+        };
+        st.get(&gr, &(ns.clone(), name.clone())).map(|sa| {
+            sa["metadata"]["uid"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+    }
+    .ok_or_else(|| ApiError::not_found("", "serviceaccounts", &name))?;
+    let now = jiff::Timestamp::now().as_second();
+    let claims = ServiceAccountClaims {
+        namespace: ns.clone(),
+        name: name.clone(),
+        uid: sa_uid,
+        audiences: audiences.clone(),
+        issued_at: now,
+        expires_at: now + effective,
+    };
+    let token = call.shared.issuer.issue(&claims);
+    let expiration = jiff::Timestamp::from_second(claims.expires_at)
+        .map(|t| t.to_string())
+        .unwrap_or_default();
+    let mut spec = body["spec"].clone();
+    if !spec.is_object() {
+        spec = json!({});
+    }
+    spec["audiences"] = json!(audiences);
+    spec["expirationSeconds"] = json!(effective);
+    if spec.get("boundObjectRef").is_none() {
+        spec["boundObjectRef"] = Value::Null;
+    }
+    let out = json!({
+        "kind": "TokenRequest",
+        "apiVersion": "authentication.k8s.io/v1",
+        "metadata": {"name": name, "namespace": ns, "creationTimestamp": objects::now_rfc3339()},
+        "spec": spec,
+        "status": {"token": token, "expirationTimestamp": expiration},
+    });
+    let mut resp = server::json_response(201, &out);
+    if let Some(w) = warning {
+        if let Ok(v) = HeaderValue::from_str(&format!("299 - \"{w}\"")) {
+            resp.headers_mut().insert("warning", v);
+        }
+    }
+    Ok(resp)
+}
+
+fn review(call: &Call, def: &ResourceDef) -> Result<Resp, ApiError> {
+    let mut body = call.json_body()?;
+    body["apiVersion"] = json!(def.api_version());
+    body["kind"] = json!(def.kind);
+    let snap = call.snapshot;
+    let out = match def.plural.as_str() {
+        "tokenreviews" => {
+            let token = body["spec"]["token"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let wanted: Vec<String> = body["spec"]["audiences"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let check = if wanted.is_empty() {
+                vec![server::API_AUDIENCE.to_string()]
+            } else {
+                wanted.clone()
+            };
+            let result = server::authenticate_token_for(call.shared, &token, &check);
+            let mut out = reviews::token_review(&body, result.clone());
+            if result.is_ok() {
+                let audiences = if wanted.is_empty() {
+                    vec![server::API_AUDIENCE.to_string()]
+                } else {
+                    wanted
+                };
+                out["status"]["audiences"] = json!(audiences);
+            }
+            out
+        }
+        "subjectaccessreviews" => reviews::subject_access_review(snap, &body),
+        "selfsubjectaccessreviews" => reviews::self_subject_access_review(snap, call.user, &body),
+        "selfsubjectrulesreviews" => reviews::self_subject_rules_review(snap, call.user, &body),
+        _ => return Err(not_served()),
+    };
+    let mut out = out;
+    if out.get("metadata").is_none_or(Value::is_null) {
+        out["metadata"] = json!({});
+    }
+    Ok(server::json_response(201, &out))
+}

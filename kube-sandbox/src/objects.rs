@@ -1,0 +1,809 @@
+//! Object semantics shared by every write: names, server-set metadata,
+//! generation, status-subresource isolation, schema validation of custom
+//! resources, finalizers, and the special lifecycles of namespaces and
+//! CustomResourceDefinitions.
+
+use crate::errors::{ApiError, Cause};
+use crate::patch;
+use crate::resources::{GroupResource, NameRule, ResourceDef, StatusOnCreate};
+use crate::schema;
+use crate::store::{ObjKey, State};
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+
+/// Options common to writes.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOpts {
+    /// `fieldManager`, defaulted from the user agent.
+    pub manager: String,
+    /// `dryRun=All`: validate and answer, store nothing.
+    pub dry_run: bool,
+    /// PUT (whole-object replace) rather than PATCH.
+    pub is_put: bool,
+    /// The object already carries managedFields (server-side apply).
+    pub managed_fields_done: bool,
+}
+
+/// The current time as the API server writes timestamps.
+pub fn now_rfc3339() -> String {
+    let now = jiff::Timestamp::now();
+    jiff::Timestamp::from_second(now.as_second())
+        .unwrap_or(now)
+        .to_string()
+}
+
+const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+fn is_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b[0] != b'-'
+        && b[b.len() - 1] != b'-'
+}
+
+/// Messages of the name rule violated by `name` (empty = valid).
+pub fn name_errors(rule: NameRule, name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    match rule {
+        NameRule::Label => {
+            if name.len() > 63 {
+                out.push("must be no more than 63 characters".to_string());
+            }
+            if !is_label(name) {
+                out.push(LABEL_MSG.to_string());
+            }
+        }
+        NameRule::Subdomain => {
+            if name.len() > 253 {
+                out.push("must be no more than 253 characters".to_string());
+            }
+            if !name.split('.').all(is_label) {
+                out.push(SUBDOMAIN_MSG.to_string());
+            }
+        }
+        NameRule::PathSegment => {
+            if name == "." || name == ".." {
+                out.push(format!("may not be '{name}'"));
+            }
+            for bad in ["/", "%"] {
+                if name.contains(bad) {
+                    out.push(format!("may not contain '{bad}'"));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn invalid_value(v: &Value) -> String {
+    format!(
+        "Invalid value: {}",
+        serde_json::to_string(v).unwrap_or_default()
+    )
+}
+
+/// Whether the real server tracks `metadata.generation` for this kind.
+pub fn tracks_generation(def: &ResourceDef) -> bool {
+    def.crd || def.group == "apps" || def.plural == "customresourcedefinitions"
+}
+
+fn meta(obj: &Value) -> &Value {
+    &obj["metadata"]
+}
+
+fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
+    if !obj["metadata"].is_object() {
+        obj["metadata"] = json!({});
+    }
+    obj["metadata"]
+        .as_object_mut()
+        .expect("metadata is an object")
+}
+
+fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// Name of an object.
+pub fn name_of(obj: &Value) -> &str {
+    str_of(meta(obj), "name")
+}
+
+fn finalizers(obj: &Value) -> Vec<String> {
+    meta(obj)
+        .get("finalizers")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn is_deleting(obj: &Value) -> bool {
+    meta(obj)
+        .get("deletionTimestamp")
+        .is_some_and(|v| !v.is_null())
+}
+
+/// Whether two objects differ outside `metadata` (and `status` when excluded).
+fn content_differs(a: &Value, b: &Value, exclude_status: bool) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return a != b;
+    };
+    let skip = |k: &str| k == "metadata" || (exclude_status && k == "status");
+    let keys = a.keys().chain(b.keys());
+    for k in keys {
+        if skip(k) {
+            continue;
+        }
+        if a.get(k) != b.get(k) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether an update changes anything a client could see, ignoring the
+/// resourceVersion and managedFields timestamps (the real server then skips
+/// the write and keeps the resourceVersion).
+fn is_noop(old: &Value, new: &Value) -> bool {
+    if content_differs(old, new, false) {
+        return false;
+    }
+    let (Some(a), Some(b)) = (meta(old).as_object(), meta(new).as_object()) else {
+        return meta(old) == meta(new);
+    };
+    let skip = |k: &str| k == "resourceVersion" || k == "managedFields";
+    a.keys()
+        .chain(b.keys())
+        .filter(|k| !skip(k))
+        .all(|k| a.get(k) == b.get(k))
+}
+
+fn random_suffix() -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    uuid::Uuid::new_v4().as_bytes()[..5]
+        .iter()
+        .map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)
+        .collect()
+}
+
+fn kind_group(def: &ResourceDef) -> (&str, &str) {
+    (def.group.as_str(), def.kind.as_str())
+}
+
+/// Prune → default → validate, as the real server does for custom resources.
+fn apply_schema(def: &ResourceDef, obj: &mut Value, old: Option<&Value>) -> Vec<Cause> {
+    match &def.schema {
+        Some(schema) => {
+            schema.prune(obj);
+            schema.apply_defaults(obj);
+            schema.validate(obj, old)
+        }
+        None => Vec::new(),
+    }
+}
+
+/// Checks the namespace of a namespaced create exists and is not terminating.
+fn check_namespace(st: &State, ns: &str) -> Result<(), ApiError> {
+    let key = (String::new(), ns.to_string());
+    match st.get(&namespaces_gr(), &key) {
+        None => Err(ApiError::not_found("", "namespaces", ns)),
+        Some(n) if is_deleting(n) => Err(ApiError::forbidden(
+            format!(
+                "unable to create new content in namespace {ns} because it is being terminated"
+            ),
+            "",
+            "namespaces",
+            ns,
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+/// `(group, resource)` of namespaces.
+pub fn namespaces_gr() -> GroupResource {
+    GroupResource {
+        group: String::new(),
+        resource: "namespaces".into(),
+    }
+}
+
+/// Fills in what the real server defaults and reports on a CRD.
+fn prepare_crd(crd: &mut Value) {
+    let kind = crd["spec"]["names"]["kind"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let names = &mut crd["spec"]["names"];
+    if names.get("singular").is_none_or(Value::is_null) {
+        names["singular"] = json!(kind.to_lowercase());
+    }
+    if names.get("listKind").is_none_or(Value::is_null) {
+        names["listKind"] = json!(format!("{kind}List"));
+    }
+    if crd["spec"].get("conversion").is_none_or(Value::is_null) {
+        crd["spec"]["conversion"] = json!({"strategy": "None"});
+    }
+    let accepted = crd["spec"]["names"].clone();
+    let stored: Vec<Value> = crd["spec"]["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|v| v["storage"] == Value::Bool(true))
+        .map(|v| v["name"].clone())
+        .collect();
+    let now = now_rfc3339();
+    let mut stored_versions = crd["status"]["storedVersions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for v in stored {
+        if !stored_versions.contains(&v) {
+            stored_versions.push(v);
+        }
+    }
+    crd["status"] = json!({
+        "conditions": [
+            {"type": "NamesAccepted", "status": "True", "lastTransitionTime": now,
+             "reason": "NoConflicts", "message": "no conflicts found"},
+            {"type": "Established", "status": "True", "lastTransitionTime": now,
+             "reason": "InitialNamesAccepted", "message": "the initial names have been accepted"}
+        ],
+        "acceptedNames": accepted,
+        "storedVersions": stored_versions,
+    });
+}
+
+/// Validates a CRD and checks its name is `plural.group`.
+fn check_crd(crd: &Value, name: &str) -> Vec<Cause> {
+    let mut causes = schema::validate_crd(crd);
+    let expected = format!(
+        "{}.{}",
+        str_of(&crd["spec"]["names"], "plural"),
+        str_of(&crd["spec"], "group")
+    );
+    if name != expected && causes.is_empty() {
+        causes.push(Cause::new(
+            "FieldValueInvalid",
+            "metadata.name",
+            format!(
+                "{}: must be spec.names.plural+\".\"+spec.group",
+                invalid_value(&json!(name))
+            ),
+        ));
+    }
+    causes
+}
+
+/// Creates an object (POST, or server-side apply of a missing object).
+pub fn create(
+    st: &mut State,
+    def: &Arc<ResourceDef>,
+    namespace: &str,
+    mut obj: Value,
+    opts: &WriteOpts,
+) -> Result<Arc<Value>, ApiError> {
+    if !obj.is_object() {
+        return Err(ApiError::bad_request(
+            "the body of the request must be a JSON object",
+        ));
+    }
+    let (group, kind) = kind_group(def);
+    obj["apiVersion"] = json!(def.api_version());
+    obj["kind"] = json!(def.kind);
+    let m = meta_mut(&mut obj);
+    let mut name = m
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    if name.is_empty() {
+        if let Some(prefix) = m.get("generateName").and_then(Value::as_str) {
+            if !prefix.is_empty() {
+                let prefix: String = prefix.chars().take(58).collect();
+                name = format!("{prefix}{}", random_suffix());
+                m.insert("name".into(), json!(name));
+            }
+        }
+    }
+    if def.namespaced {
+        let body_ns = m
+            .get("namespace")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if !body_ns.is_empty() && body_ns != namespace {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        m.insert("namespace".into(), json!(namespace));
+    } else {
+        m.remove("namespace");
+    }
+    for k in [
+        "resourceVersion",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "selfLink",
+    ] {
+        m.remove(k);
+    }
+    m.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
+    m.insert("creationTimestamp".into(), json!(now_rfc3339()));
+    if tracks_generation(def) {
+        m.insert("generation".into(), json!(1));
+    } else {
+        m.remove("generation");
+    }
+
+    let mut causes = Vec::new();
+    if name.is_empty() {
+        causes.push(Cause::new(
+            "FieldValueRequired",
+            "metadata.name",
+            "Required value: name or generateName is required",
+        ));
+    } else {
+        for msg in name_errors(def.name_rule, &name) {
+            causes.push(Cause::new(
+                "FieldValueInvalid",
+                "metadata.name",
+                format!("{}: {msg}", invalid_value(&json!(name))),
+            ));
+        }
+    }
+    match &def.status_on_create {
+        StatusOnCreate::Keep => {}
+        StatusOnCreate::Drop => {
+            if let Some(o) = obj.as_object_mut() {
+                o.remove("status");
+            }
+        }
+        StatusOnCreate::Reset(s) => obj["status"] = s.clone(),
+    }
+    if def.plural == "namespaces" && def.group.is_empty() {
+        obj["spec"] = json!({"finalizers": ["kubernetes"]});
+    }
+    causes.extend(apply_schema(def, &mut obj, None));
+    let is_crd = def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions";
+    if is_crd && causes.is_empty() {
+        causes.extend(check_crd(&obj, &name));
+    }
+    if !causes.is_empty() {
+        return Err(ApiError::invalid(group, kind, &name, causes));
+    }
+    if def.namespaced {
+        check_namespace(st, namespace)?;
+    }
+    let key: ObjKey = (
+        if def.namespaced {
+            namespace.to_string()
+        } else {
+            String::new()
+        },
+        name.clone(),
+    );
+    let gr = def.storage_key();
+    if st.get(&gr, &key).is_some() {
+        return Err(ApiError::already_exists(group, &def.plural, &name));
+    }
+    if is_crd {
+        prepare_crd(&mut obj);
+        let mut probe = st.catalogue.clone();
+        probe
+            .set_crd(&obj)
+            .map_err(|c| ApiError::invalid(group, kind, &name, c))?;
+        if !opts.dry_run {
+            st.catalogue = probe;
+        }
+    }
+    if !opts.managed_fields_done {
+        patch::record_update(None, &mut obj, &opts.manager, None);
+    }
+    if opts.dry_run {
+        return Ok(Arc::new(obj));
+    }
+    Ok(st.put(&gr, key, obj))
+}
+
+/// Writes a new version of an existing object (PUT, PATCH, apply, `/status`).
+pub fn update(
+    st: &mut State,
+    def: &Arc<ResourceDef>,
+    key: &ObjKey,
+    mut new: Value,
+    subresource: Option<&str>,
+    opts: &WriteOpts,
+) -> Result<Arc<Value>, ApiError> {
+    let (group, kind) = kind_group(def);
+    let gr = def.storage_key();
+    let Some(old) = st.get(&gr, key).cloned() else {
+        return Err(ApiError::not_found(group, &def.plural, &key.1));
+    };
+    if !new.is_object() {
+        return Err(ApiError::bad_request(
+            "the body of the request must be a JSON object",
+        ));
+    }
+    let body_name = str_of(meta(&new), "name");
+    if !body_name.is_empty() && body_name != key.1 {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({})",
+            key.1
+        )));
+    }
+    if def.namespaced {
+        let body_ns = str_of(meta(&new), "namespace");
+        if !body_ns.is_empty() && body_ns != key.0 {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+    }
+    let sent_rv = str_of(meta(&new), "resourceVersion").to_string();
+    let old_rv = str_of(meta(&old), "resourceVersion").to_string();
+    if !sent_rv.is_empty() && sent_rv != old_rv {
+        return Err(ApiError::conflict(group, &def.plural, &key.1));
+    }
+    if sent_rv.is_empty() && opts.is_put && !def.allow_unconditional_update {
+        return Err(ApiError::invalid(
+            group,
+            kind,
+            &key.1,
+            vec![Cause::new(
+                "FieldValueInvalid",
+                "metadata.resourceVersion",
+                "Invalid value: 0x0: must be specified for an update",
+            )],
+        ));
+    }
+
+    if subresource == Some("status") {
+        // A status write keeps everything but status (and the managedFields
+        // that track it) from the stored object.
+        let status = new.get("status").cloned();
+        let managed = meta(&new).get("managedFields").cloned();
+        let mut merged = (*old).clone();
+        match status {
+            Some(s) => merged["status"] = s,
+            None => {
+                if let Some(o) = merged.as_object_mut() {
+                    o.remove("status");
+                }
+            }
+        }
+        if let Some(mf) = managed {
+            meta_mut(&mut merged).insert("managedFields".into(), mf);
+        }
+        new = merged;
+    } else if def.has_status {
+        match old.get("status") {
+            Some(s) => new["status"] = s.clone(),
+            None => {
+                if let Some(o) = new.as_object_mut() {
+                    o.remove("status");
+                }
+            }
+        }
+    }
+    new["apiVersion"] = json!(def.api_version());
+    new["kind"] = json!(def.kind);
+    {
+        let old_meta = meta(&old).clone();
+        let m = meta_mut(&mut new);
+        for k in [
+            "name",
+            "namespace",
+            "uid",
+            "creationTimestamp",
+            "generation",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+        ] {
+            match old_meta.get(k) {
+                Some(v) => m.insert(k.into(), v.clone()),
+                None => m.remove(k),
+            };
+        }
+        m.insert("resourceVersion".into(), json!(old_rv));
+        m.remove("selfLink");
+    }
+    if is_deleting(&old) {
+        let before = finalizers(&old);
+        let added: Vec<String> = finalizers(&new)
+            .into_iter()
+            .filter(|f| !before.contains(f))
+            .collect();
+        if !added.is_empty() {
+            return Err(ApiError::invalid(
+                group,
+                kind,
+                &key.1,
+                vec![Cause::new(
+                    "FieldValueForbidden",
+                    "metadata.finalizers",
+                    format!(
+                        "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers {added:?}"
+                    ),
+                )],
+            ));
+        }
+    }
+    let mut causes = apply_schema(def, &mut new, Some(&old));
+    let is_crd = def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions";
+    if is_crd && subresource.is_none() && causes.is_empty() {
+        causes.extend(check_crd(&new, &key.1));
+        let names_changed = new["spec"]["group"] != old["spec"]["group"]
+            || new["spec"]["names"]["plural"] != old["spec"]["names"]["plural"];
+        if names_changed {
+            causes.push(Cause::new(
+                "FieldValueInvalid",
+                "spec.names.plural",
+                "Invalid value: field is immutable",
+            ));
+        }
+    }
+    if !causes.is_empty() {
+        return Err(ApiError::invalid(group, kind, &key.1, causes));
+    }
+    if subresource.is_none()
+        && tracks_generation(def)
+        && content_differs(&old, &new, def.has_status)
+    {
+        let g = meta(&old)
+            .get("generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        meta_mut(&mut new).insert("generation".into(), json!(g + 1));
+    }
+    if is_noop(&old, &new) {
+        return Ok(old);
+    }
+    if is_crd && subresource.is_none() {
+        prepare_crd(&mut new);
+        let mut probe = st.catalogue.clone();
+        probe
+            .set_crd(&new)
+            .map_err(|c| ApiError::invalid(group, kind, &key.1, c))?;
+        if !opts.dry_run {
+            st.catalogue = probe;
+        }
+    }
+    if !opts.managed_fields_done {
+        patch::record_update(Some(&old), &mut new, &opts.manager, subresource);
+    }
+    if opts.dry_run {
+        return Ok(Arc::new(new));
+    }
+    if is_deleting(&new) && finalizers(&new).is_empty() {
+        return Ok(finish_delete(st, def, key).unwrap_or_else(|| Arc::new(new)));
+    }
+    Ok(st.put(&gr, key.clone(), new))
+}
+
+/// Result of a DELETE of one object.
+pub enum Deleted {
+    /// Removed now (the object as deleted).
+    Gone(Arc<Value>),
+    /// Still present, waiting for finalizers (the object with deletionTimestamp).
+    Pending(Arc<Value>),
+}
+
+/// DeleteOptions preconditions.
+#[derive(Debug, Default, Clone)]
+pub struct Preconditions {
+    pub uid: Option<String>,
+    pub resource_version: Option<String>,
+}
+
+/// Deletes one object, honouring finalizers.
+pub fn delete(
+    st: &mut State,
+    def: &Arc<ResourceDef>,
+    key: &ObjKey,
+    pre: &Preconditions,
+    dry_run: bool,
+) -> Result<Deleted, ApiError> {
+    let gr = def.storage_key();
+    let Some(old) = st.get(&gr, key).cloned() else {
+        return Err(ApiError::not_found(&def.group, &def.plural, &key.1));
+    };
+    if let Some(uid) = &pre.uid {
+        let actual = str_of(meta(&old), "uid");
+        if uid != actual {
+            return Err(ApiError::new(
+                409,
+                "Conflict",
+                format!(
+                    "Operation cannot be fulfilled on {} \"{}\": Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}",
+                    crate::errors::qualified(&def.group, &def.plural),
+                    key.1
+                ),
+            ));
+        }
+    }
+    if let Some(rv) = &pre.resource_version {
+        let actual = str_of(meta(&old), "resourceVersion");
+        if rv != actual {
+            return Err(ApiError::new(
+                409,
+                "Conflict",
+                format!(
+                    "Operation cannot be fulfilled on {} \"{}\": Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {actual}",
+                    crate::errors::qualified(&def.group, &def.plural),
+                    key.1
+                ),
+            ));
+        }
+    }
+    if dry_run {
+        return Ok(Deleted::Gone(old));
+    }
+    let is_namespace = def.group.is_empty() && def.plural == "namespaces";
+    if is_namespace {
+        return Ok(delete_namespace(st, &key.1, old));
+    }
+    if !finalizers(&old).is_empty() {
+        if is_deleting(&old) {
+            return Ok(Deleted::Pending(old));
+        }
+        let mut new = (*old).clone();
+        let m = meta_mut(&mut new);
+        m.insert("deletionTimestamp".into(), json!(now_rfc3339()));
+        m.insert("deletionGracePeriodSeconds".into(), json!(0));
+        if let Some(g) = m.get("generation").and_then(Value::as_i64) {
+            m.insert("generation".into(), json!(g + 1));
+        }
+        return Ok(Deleted::Pending(st.put(&gr, key.clone(), new)));
+    }
+    match finish_delete(st, def, key) {
+        Some(gone) => Ok(Deleted::Gone(gone)),
+        None => Err(ApiError::not_found(&def.group, &def.plural, &key.1)),
+    }
+}
+
+/// Removes an object for good, with the cascades the real server's
+/// controllers would perform: a CRD takes its objects with it, and the last
+/// object leaving a terminating namespace lets the namespace go.
+fn finish_delete(st: &mut State, def: &ResourceDef, key: &ObjKey) -> Option<Arc<Value>> {
+    let gr = def.storage_key();
+    let gone = st.remove(&gr, key)?;
+    if def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions" {
+        let group = str_of(&gone["spec"], "group").to_string();
+        let plural = str_of(&gone["spec"]["names"], "plural").to_string();
+        let cr = GroupResource {
+            group: group.clone(),
+            resource: plural.clone(),
+        };
+        for k in st.keys(&cr, None) {
+            st.remove(&cr, &k);
+        }
+        st.catalogue.remove_crd(&group, &plural);
+    }
+    if def.namespaced {
+        maybe_finish_namespace(st, &key.0);
+    }
+    Some(gone)
+}
+
+fn delete_namespace(st: &mut State, ns: &str, old: Arc<Value>) -> Deleted {
+    let ns_gr = namespaces_gr();
+    let ns_key = (String::new(), ns.to_string());
+    let current = if is_deleting(&old) {
+        old
+    } else {
+        let mut new = (*old).clone();
+        meta_mut(&mut new).insert("deletionTimestamp".into(), json!(now_rfc3339()));
+        meta_mut(&mut new).insert("deletionGracePeriodSeconds".into(), json!(0));
+        new["status"]["phase"] = json!("Terminating");
+        st.put(&ns_gr, ns_key.clone(), new)
+    };
+    // What the namespace controller does: delete every namespaced object,
+    // each honouring its own finalizers.
+    let defs: Vec<Arc<ResourceDef>> = st
+        .resources_with_objects()
+        .into_iter()
+        .filter_map(|gr| st.catalogue.any_version(&gr).cloned())
+        .filter(|d| d.namespaced)
+        .collect();
+    for d in defs {
+        for k in st.keys(&d.storage_key(), Some(ns)) {
+            let _ = delete(st, &d, &k, &Preconditions::default(), false);
+        }
+    }
+    if st.get(&ns_gr, &ns_key).is_none() {
+        return Deleted::Gone(current);
+    }
+    if namespace_is_empty(st, ns) && finalizers(&current).is_empty() {
+        if let Some(gone) = st.remove(&ns_gr, &ns_key) {
+            return Deleted::Gone(gone);
+        }
+    }
+    Deleted::Pending(st.get(&ns_gr, &ns_key).cloned().unwrap_or(current))
+}
+
+fn namespace_is_empty(st: &State, ns: &str) -> bool {
+    st.resources_with_objects().iter().all(|gr| {
+        st.catalogue.any_version(gr).is_none_or(|d| !d.namespaced) || st.count(gr, Some(ns)) == 0
+    })
+}
+
+fn maybe_finish_namespace(st: &mut State, ns: &str) {
+    let key = (String::new(), ns.to_string());
+    let terminating = st
+        .get(&namespaces_gr(), &key)
+        .is_some_and(|n| is_deleting(n) && finalizers(n).is_empty());
+    if terminating && namespace_is_empty(st, ns) {
+        st.remove(&namespaces_gr(), &key);
+    }
+}
+
+/// Seeds an object at start (bootstrap RBAC, default namespaces).
+pub fn seed(st: &mut State, obj: Value) {
+    let api_version = str_of(&obj, "apiVersion").to_string();
+    let kind = str_of(&obj, "kind").to_string();
+    let (group, version) = match api_version.split_once('/') {
+        Some((g, v)) => (g.to_string(), v.to_string()),
+        None => (String::new(), api_version.clone()),
+    };
+    let def = st
+        .catalogue
+        .resources_in(&group, &version)
+        .into_iter()
+        .find(|d| d.kind == kind);
+    let Some(def) = def else {
+        tracing::warn!(%api_version, %kind, "bootstrap object of an unknown kind skipped");
+        return;
+    };
+    let ns = str_of(meta(&obj), "namespace").to_string();
+    let opts = WriteOpts {
+        manager: "kube-apiserver".into(),
+        ..Default::default()
+    };
+    if let Err(e) = create(st, &def, &ns, obj, &opts) {
+        tracing::warn!(error = %e, "bootstrap object rejected");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_validated_like_the_real_server() {
+        assert!(name_errors(NameRule::Subdomain, "site-a.example").is_empty());
+        assert_eq!(
+            name_errors(NameRule::Subdomain, "Bad_Name"),
+            [SUBDOMAIN_MSG]
+        );
+        assert!(name_errors(NameRule::Label, "a.b").len() == 1);
+        assert!(name_errors(NameRule::Label, &"a".repeat(64))[0].contains("63"));
+        assert!(name_errors(NameRule::PathSegment, "system:discovery").is_empty());
+        assert!(!name_errors(NameRule::PathSegment, "a/b").is_empty());
+    }
+
+    #[test]
+    fn noop_ignores_resource_version_and_managed_fields() {
+        let a = json!({"metadata": {"name": "x", "resourceVersion": "1", "managedFields": [1]}, "spec": {"a": 1}});
+        let b = json!({"metadata": {"name": "x", "resourceVersion": "1", "managedFields": [2]}, "spec": {"a": 1}});
+        assert!(is_noop(&a, &b));
+        let c = json!({"metadata": {"name": "x", "labels": {"k": "v"}}, "spec": {"a": 1}});
+        assert!(!is_noop(&a, &c));
+        assert!(content_differs(
+            &a,
+            &json!({"metadata": {}, "spec": {"a": 2}}),
+            true
+        ));
+        assert!(!content_differs(
+            &a,
+            &json!({"metadata": {}, "spec": {"a": 1}, "status": {}}),
+            true
+        ));
+    }
+}

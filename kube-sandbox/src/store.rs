@@ -1,0 +1,257 @@
+//! In-memory object storage: one table per resource ordered by
+//! `(namespace, name)`, one global resourceVersion counter, and a bounded
+//! event history so watches can resume from a recent resourceVersion.
+
+use crate::resources::{Catalogue, GroupResource};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
+use tokio::sync::broadcast;
+
+/// Events kept for watch resumption; a watch from an older
+/// resourceVersion gets 410 Gone, as after an etcd compaction.
+pub const HISTORY_CAPACITY: usize = 100_000;
+
+/// `(namespace, name)`; namespace is empty for cluster-scoped objects.
+pub type ObjKey = (String, String);
+
+/// ADDED / MODIFIED / DELETED.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    Added,
+    Modified,
+    Deleted,
+}
+
+impl EventType {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One change to one object.
+#[derive(Debug)]
+pub struct Event {
+    pub rv: u64,
+    pub gr: GroupResource,
+    pub namespace: String,
+    pub kind: EventType,
+    /// The object after the change (for DELETED: as deleted, with the
+    /// deletion's resourceVersion).
+    pub object: Arc<Value>,
+    /// The object before the change, so selector watches can turn a change
+    /// that leaves the selection into DELETED.
+    pub old: Option<Arc<Value>>,
+}
+
+/// Everything the server holds, behind one lock.
+pub struct State {
+    rv: u64,
+    pub catalogue: Catalogue,
+    tables: HashMap<GroupResource, BTreeMap<ObjKey, Arc<Value>>>,
+    history: VecDeque<Arc<Event>>,
+    tx: broadcast::Sender<Arc<Event>>,
+    /// Bumped whenever an RBAC object changes, so the snapshot is rebuilt lazily.
+    pub rbac_dirty: bool,
+}
+
+impl State {
+    /// An empty store serving `catalogue`.
+    pub fn new(catalogue: Catalogue) -> Self {
+        let (tx, _) = broadcast::channel(65_536);
+        State {
+            rv: 1,
+            catalogue,
+            tables: HashMap::new(),
+            history: VecDeque::new(),
+            tx,
+            rbac_dirty: true,
+        }
+    }
+
+    /// The current (latest) resourceVersion.
+    pub fn current_rv(&self) -> u64 {
+        self.rv
+    }
+
+    /// The oldest resourceVersion a watch can resume from.
+    pub fn oldest_resumable_rv(&self) -> u64 {
+        match self.history.front() {
+            // Once events were dropped, only watches from the version just
+            // before the oldest kept event still see every change.
+            Some(e) if self.history.len() >= HISTORY_CAPACITY => e.rv - 1,
+            _ => 0,
+        }
+    }
+
+    /// Subscribes to every future event.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
+        self.tx.subscribe()
+    }
+
+    /// Events after `rv` (exclusive), oldest first.
+    pub fn events_since(&self, rv: u64) -> impl Iterator<Item = &Arc<Event>> {
+        let start = self.history.partition_point(|e| e.rv <= rv);
+        self.history.range(start..)
+    }
+
+    /// One object.
+    pub fn get(&self, gr: &GroupResource, key: &ObjKey) -> Option<&Arc<Value>> {
+        self.tables.get(gr)?.get(key)
+    }
+
+    /// Objects of a resource in key order, in one namespace (`Some`) or all,
+    /// starting strictly after `after`.
+    pub fn range<'a>(
+        &'a self,
+        gr: &GroupResource,
+        namespace: Option<&'a str>,
+        after: Option<&ObjKey>,
+    ) -> Box<dyn Iterator<Item = (&'a ObjKey, &'a Arc<Value>)> + 'a> {
+        use std::ops::Bound;
+        let Some(table) = self.tables.get(gr) else {
+            return Box::new(std::iter::empty());
+        };
+        let lower = match (after, namespace) {
+            (Some(k), _) => Bound::Excluded(k.clone()),
+            (None, Some(ns)) => Bound::Included((ns.to_string(), String::new())),
+            (None, None) => Bound::Unbounded,
+        };
+        let it = table.range((lower, Bound::Unbounded));
+        match namespace {
+            Some(ns) => Box::new(it.take_while(move |(k, _)| k.0 == ns)),
+            None => Box::new(it),
+        }
+    }
+
+    /// Number of objects of a resource in a namespace (or all).
+    pub fn count(&self, gr: &GroupResource, namespace: Option<&str>) -> usize {
+        self.range(gr, namespace, None).count()
+    }
+
+    /// Stores `obj` under `key` with a new resourceVersion and records the
+    /// event; returns the stored object.
+    pub fn put(&mut self, gr: &GroupResource, key: ObjKey, mut obj: Value) -> Arc<Value> {
+        self.rv += 1;
+        let rv = self.rv;
+        obj["metadata"]["resourceVersion"] = Value::String(rv.to_string());
+        let obj = Arc::new(obj);
+        let old = self
+            .tables
+            .entry(gr.clone())
+            .or_default()
+            .insert(key.clone(), obj.clone());
+        let kind = if old.is_some() {
+            EventType::Modified
+        } else {
+            EventType::Added
+        };
+        self.record(Event {
+            rv,
+            gr: gr.clone(),
+            namespace: key.0,
+            kind,
+            object: obj.clone(),
+            old,
+        });
+        obj
+    }
+
+    /// Removes an object, recording a DELETED event; returns it as deleted.
+    pub fn remove(&mut self, gr: &GroupResource, key: &ObjKey) -> Option<Arc<Value>> {
+        let old = self.tables.get_mut(gr)?.remove(key)?;
+        self.rv += 1;
+        let rv = self.rv;
+        let mut deleted = (*old).clone();
+        deleted["metadata"]["resourceVersion"] = Value::String(rv.to_string());
+        let deleted = Arc::new(deleted);
+        self.record(Event {
+            rv,
+            gr: gr.clone(),
+            namespace: key.0.clone(),
+            kind: EventType::Deleted,
+            object: deleted.clone(),
+            old: Some(old),
+        });
+        Some(deleted)
+    }
+
+    /// Keys of every object of a resource in a namespace (or all).
+    pub fn keys(&self, gr: &GroupResource, namespace: Option<&str>) -> Vec<ObjKey> {
+        self.range(gr, namespace, None)
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
+    /// Every resource with at least one stored object.
+    pub fn resources_with_objects(&self) -> Vec<GroupResource> {
+        self.tables
+            .iter()
+            .filter(|(_, t)| !t.is_empty())
+            .map(|(gr, _)| gr.clone())
+            .collect()
+    }
+
+    fn record(&mut self, event: Event) {
+        if event.gr.group == "rbac.authorization.k8s.io" {
+            self.rbac_dirty = true;
+        }
+        let event = Arc::new(event);
+        if self.history.len() >= HISTORY_CAPACITY {
+            self.history.pop_front();
+        }
+        self.history.push_back(event.clone());
+        // No receivers is fine: nobody is watching.
+        let _ = self.tx.send(event);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn gr() -> GroupResource {
+        GroupResource {
+            group: String::new(),
+            resource: "configmaps".into(),
+        }
+    }
+
+    #[test]
+    fn put_bumps_the_global_resource_version_and_records_events() {
+        let mut s = State::new(Catalogue::builtin());
+        let a = s.put(&gr(), ("ns".into(), "a".into()), json!({"metadata": {}}));
+        let b = s.put(&gr(), ("ns".into(), "b".into()), json!({"metadata": {}}));
+        assert_eq!(a["metadata"]["resourceVersion"], "2");
+        assert_eq!(b["metadata"]["resourceVersion"], "3");
+        let d = s.remove(&gr(), &("ns".into(), "a".into())).unwrap();
+        assert_eq!(d["metadata"]["resourceVersion"], "4");
+        let kinds: Vec<_> = s.events_since(2).map(|e| e.kind).collect();
+        assert_eq!(kinds, [EventType::Added, EventType::Deleted]);
+    }
+
+    #[test]
+    fn range_is_scoped_to_a_namespace_and_resumes_after_a_key() {
+        let mut s = State::new(Catalogue::builtin());
+        for (ns, n) in [("a", "1"), ("b", "1"), ("b", "2"), ("c", "1")] {
+            s.put(&gr(), (ns.into(), n.into()), json!({"metadata": {}}));
+        }
+        let names: Vec<_> = s
+            .range(&gr(), Some("b"), None)
+            .map(|(k, _)| k.1.clone())
+            .collect();
+        assert_eq!(names, ["1", "2"]);
+        let after = ("b".to_string(), "1".to_string());
+        let rest: Vec<_> = s
+            .range(&gr(), None, Some(&after))
+            .map(|(k, _)| k.clone())
+            .collect();
+        assert_eq!(rest, [("b".into(), "2".into()), ("c".into(), "1".into())]);
+    }
+}
