@@ -136,8 +136,15 @@ pub struct Args {
 }
 
 fn parse_signed_duration(s: &str) -> Result<SignedDuration, String> {
-    s.parse::<SignedDuration>()
-        .map_err(|e| format!("invalid duration {s:?} (e.g. 15s, 10m, -10m): {e}"))
+    let err = |e: jiff::Error| format!("invalid duration {s:?} (e.g. 15s, 10m, -10m, 7d): {e}");
+    match s.parse::<SignedDuration>() {
+        Ok(d) => Ok(d),
+        // Days are not a fixed length in general; for flags they are 24 h.
+        Err(_) => s
+            .parse::<jiff::Span>()
+            .and_then(|span| span.to_duration(jiff::SpanRelativeTo::days_are_24_hours()))
+            .map_err(err),
+    }
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -362,4 +369,45 @@ async fn run_edge(
     tracing::info!(site = %site, version = VERSION, "edge started");
     edge::run(edge, shutdown).await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_like_kubectl_flags() {
+        assert_eq!(parse_duration("15s"), Ok(Duration::from_secs(15)));
+        assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(7 * 86_400)));
+        assert_eq!(
+            parse_signed_duration("-10m"),
+            Ok(SignedDuration::from_mins(-10))
+        );
+        assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("soon").is_err());
+    }
+
+    #[test]
+    fn edge_role_requires_site_and_hub_kubeconfig() {
+        assert!(Args::try_parse_from(["fleet-operator", "--federation-role", "edge"]).is_err());
+        let a = Args::try_parse_from([
+            "fleet-operator",
+            "--federation-role",
+            "edge",
+            "--site",
+            "a",
+            "--hub-kubeconfig",
+            "/k",
+            "--clock-offset",
+            "-10m",
+        ])
+        .unwrap();
+        assert_eq!(a.clock_offset, SignedDuration::from_mins(-10));
+        assert_eq!(
+            Args::try_parse_from(["fleet-operator"])
+                .unwrap()
+                .federation_role,
+            Role::Hub
+        );
+    }
 }
