@@ -267,7 +267,10 @@ impl Edge {
             }
         };
         let interval = self.interval_of(&site);
-        let now = Timestamp::now();
+        // Whole seconds, as on the wire, so the report compares equal to
+        // what the hub holds.
+        let now = Timestamp::from_second(Timestamp::now().as_second())
+            .unwrap_or_else(|_| Timestamp::now());
         let (member, member_err) = self.observe_member(now).await;
         let hub = self.hub.as_ref().expect("refreshed above");
         let claims = hub.kubeconfig.claims();

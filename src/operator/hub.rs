@@ -34,7 +34,7 @@ use crate::fleet::phase::{self, HeartbeatObservation};
 use crate::k8s::site_status::{get_site, replace_site_status};
 
 /// How many times one reconcile re-reads and retries after a 409.
-pub const MAX_CONFLICT_RETRIES: u32 = 16;
+pub const MAX_CONFLICT_RETRIES: u32 = 32;
 
 /// Hub settings.
 #[derive(Clone, Debug)]
@@ -117,12 +117,16 @@ struct LedgerEntry {
     live: bool,
 }
 
+/// The hub's clock; injectable so tests can run hours of heartbeats in seconds.
+pub type Clock = Arc<dyn Fn() -> Timestamp + Send + Sync>;
+
 /// Shared state of the hub controller.
 pub struct Hub {
     api: Api<FederatedCluster>,
     cfg: HubConfig,
     leading: watch::Receiver<bool>,
     ledger: Mutex<HashMap<String, LedgerEntry>>,
+    clock: Clock,
     /// Counters.
     pub metrics: HubMetrics,
 }
@@ -138,6 +142,8 @@ pub struct Reconciled {
     pub conflicts: u32,
     /// When to look again if nothing changes.
     pub requeue: Option<Duration>,
+    /// The object as the API server returned it after the write.
+    pub written: Option<Box<FederatedCluster>>,
 }
 
 /// The hub-owned part of a site's status as the hub judges it now.
@@ -408,8 +414,15 @@ impl Hub {
             cfg,
             leading,
             ledger: Mutex::new(HashMap::new()),
+            clock: Arc::new(Timestamp::now),
             metrics: HubMetrics::default(),
         }
+    }
+
+    /// The same hub judging time by `clock` instead of the system clock.
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
     }
 
     fn is_leader(&self) -> bool {
@@ -478,7 +491,7 @@ impl Hub {
         let mut current = site.clone();
         let mut conflicts = 0;
         loop {
-            let now = Timestamp::now();
+            let now = (self.clock)();
             let entry = self.observe(&current, now);
             let j = judge(&current, &entry, &self.cfg, now);
             let Some(status) = transition(&current, &j, now) else {
@@ -487,6 +500,7 @@ impl Hub {
                     wrote: false,
                     conflicts,
                     requeue: j.requeue,
+                    written: None,
                 });
             };
             if !self.is_leader() {
@@ -495,13 +509,14 @@ impl Hub {
                     wrote: false,
                     conflicts,
                     requeue: None,
+                    written: None,
                 });
             }
             let from = current.phase();
             let mut next = current.clone();
             next.status = Some(status);
             match replace_site_status(&self.api, &next).await {
-                Ok(_) => {
+                Ok(written) => {
                     HubMetrics::bump(&self.metrics.writes);
                     if from != Some(j.phase) {
                         tracing::info!(
@@ -518,6 +533,7 @@ impl Hub {
                         wrote: true,
                         conflicts,
                         requeue: j.requeue,
+                        written: Some(Box::new(written)),
                     });
                 }
                 Err(e) if is_status(&e, 409) => {
@@ -530,6 +546,12 @@ impl Hub {
                         });
                     }
                     tracing::debug!(site = %name, "status changed under the hub (409), re-reading");
+                    if conflicts > 2 {
+                        // A site patched in a tight loop: step aside briefly
+                        // so the re-read and the write fit between patches.
+                        let step = Duration::from_millis(2 * u64::from(conflicts));
+                        tokio::time::sleep(super::jitter(Duration::ZERO, step)).await;
+                    }
                     current = match get_site(&self.api, &name).await {
                         Ok(fresh) => fresh,
                         Err(e) if is_status(&e, 404) => {
@@ -539,6 +561,7 @@ impl Hub {
                                 wrote: false,
                                 conflicts,
                                 requeue: None,
+                                written: None,
                             });
                         }
                         Err(source) => return Err(HubError::Reread { site: name, source }),
@@ -551,6 +574,7 @@ impl Hub {
                         wrote: false,
                         conflicts,
                         requeue: None,
+                        written: None,
                     });
                 }
                 Err(source) => return Err(HubError::Write { site: name, source }),

@@ -297,3 +297,134 @@ pub fn edge_args(site: &str, member: &Path, hub: &Path, scale: f64) -> Vec<Strin
         scale.to_string(),
     ]
 }
+
+/// A node to seed on a member sandbox.
+pub struct NodeSeed<'a> {
+    pub name: &'a str,
+    /// (extended resource, capacity, allocatable)
+    pub gpus: &'a [(&'a str, i64, i64)],
+    pub ready: bool,
+}
+
+/// A failing Deployment pod to seed: `reason` is a container waiting reason
+/// such as CrashLoopBackOff or ImagePullBackOff.
+pub struct FailingPod<'a> {
+    pub namespace: &'a str,
+    pub deployment: &'a str,
+    pub reason: &'a str,
+}
+
+fn dynamic_api(
+    client: &kube::Client,
+    api_version: &str,
+    kind: &str,
+    plural: &str,
+    ns: Option<&str>,
+) -> Api<kube::api::DynamicObject> {
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let gvk = kube::core::GroupVersionKind::gvk(group, version, kind);
+    let ar = kube::api::ApiResource::from_gvk_with_plural(&gvk, plural);
+    match ns {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
+        None => Api::all_with(client.clone(), &ar),
+    }
+}
+
+async fn create_json(
+    client: &kube::Client,
+    plural: &str,
+    ns: Option<&str>,
+    body: serde_json::Value,
+) -> kube::api::DynamicObject {
+    let obj: kube::api::DynamicObject = serde_json::from_value(body).unwrap();
+    let tm = obj.types.clone().unwrap();
+    dynamic_api(client, &tm.api_version, &tm.kind, plural, ns)
+        .create(&PostParams::default(), &obj)
+        .await
+        .unwrap()
+}
+
+async fn put_status(
+    client: &kube::Client,
+    plural: &str,
+    ns: Option<&str>,
+    obj: &kube::api::DynamicObject,
+) {
+    let tm = obj.types.clone().unwrap();
+    let name = obj.metadata.name.clone().unwrap();
+    dynamic_api(client, &tm.api_version, &tm.kind, plural, ns)
+        .replace_status(&name, &PostParams::default(), obj)
+        .await
+        .unwrap();
+}
+
+/// Seeds a member cluster: nodes with GPU capacity, and failing pods owned
+/// by ReplicaSets of Deployments (so signals resolve to the Deployment).
+pub async fn seed_member(client: &kube::Client, nodes: &[NodeSeed<'_>], pods: &[FailingPod<'_>]) {
+    for n in nodes {
+        let mut capacity = serde_json::Map::new();
+        let mut allocatable = serde_json::Map::new();
+        capacity.insert("cpu".into(), "16".into());
+        for (res, cap, alloc) in n.gpus {
+            capacity.insert((*res).into(), cap.to_string().into());
+            allocatable.insert((*res).into(), alloc.to_string().into());
+        }
+        create_json(
+            client,
+            "nodes",
+            None,
+            serde_json::json!({
+                "apiVersion": "v1", "kind": "Node", "metadata": {"name": n.name},
+                "status": {
+                    "capacity": capacity, "allocatable": allocatable,
+                    "conditions": [{"type": "Ready", "status": if n.ready {"True"} else {"False"},
+                                    "reason": if n.ready {"KubeletReady"} else {"KubeletNotReady"},
+                                    "message": if n.ready {"kubelet is posting ready status"} else {"container runtime is down"}}]
+                }
+            }),
+        )
+        .await;
+    }
+    for (i, p) in pods.iter().enumerate() {
+        ensure_namespace(client, p.namespace).await;
+        let rs = format!("{}-7c9f{i}", p.deployment);
+        let ns = p.namespace;
+        create_json(
+            client,
+            "replicasets",
+            Some(ns),
+            serde_json::json!({
+                "apiVersion": "apps/v1", "kind": "ReplicaSet",
+                "metadata": {"name": rs, "namespace": ns, "ownerReferences": [{
+                    "apiVersion": "apps/v1", "kind": "Deployment", "name": p.deployment,
+                    "uid": format!("00000000-0000-0000-0000-{i:012}"), "controller": true}]},
+                "spec": {"selector": {"matchLabels": {"app": p.deployment}},
+                         "template": {"metadata": {"labels": {"app": p.deployment}},
+                                      "spec": {"containers": [{"name": "app", "image": "app:1"}]}}}
+            }),
+        )
+        .await;
+        let pod = format!("{rs}-x{i}");
+        let mut created = create_json(
+            client,
+            "pods",
+            Some(ns),
+            serde_json::json!({
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": pod, "namespace": ns, "labels": {"app": p.deployment},
+                             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                                  "name": rs, "uid": format!("10000000-0000-0000-0000-{i:012}"),
+                                                  "controller": true}]},
+                "spec": {"containers": [{"name": "app", "image": "app:1"}]}
+            }),
+        )
+        .await;
+        created.data["status"] = serde_json::json!({
+            "phase": "Running",
+            "containerStatuses": [{"name": "app", "image": "app:1", "imageID": "", "ready": false,
+                                   "restartCount": 7,
+                                   "state": {"waiting": {"reason": p.reason, "message": format!("{} in {}", p.reason, p.deployment)}}}]
+        });
+        put_status(client, "pods", Some(ns), &created).await;
+    }
+}

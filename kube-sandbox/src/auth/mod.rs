@@ -7,5 +7,10 @@ pub mod authn;
 pub mod rbac;
 pub mod reviews;
 
-pub use authn::{TokenIssuer, UserInfo};
-pub use rbac::{Attributes, Decision, RbacSnapshot};
+pub use authn::{
+    AuthnError, Impersonation, ServiceAccountClaims, TokenIssuer, UserInfo, VerifiedToken,
+    impersonation_checks,
+};
+pub use rbac::{
+    Attributes, Decision, Evaluation, RbacSnapshot, authorize, evaluate, forbidden_error,
+};
