@@ -15,6 +15,7 @@ pub mod errors;
 pub mod handlers;
 pub mod objects;
 pub mod patch;
+pub mod protobuf;
 pub mod resources;
 pub mod schema;
 pub mod selector;

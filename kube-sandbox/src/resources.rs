@@ -289,6 +289,16 @@ const BUILTINS: &[Builtin] = &[
         status: false,
     },
     Builtin {
+        group: "authentication.k8s.io",
+        version: "v1",
+        plural: "selfsubjectreviews",
+        kind: "SelfSubjectReview",
+        namespaced: false,
+        short: &[],
+        categories: &[],
+        status: false,
+    },
+    Builtin {
         group: "authorization.k8s.io",
         version: "v1",
         plural: "subjectaccessreviews",

@@ -6,6 +6,7 @@
 use crate::auth::TokenIssuer;
 use crate::auth::authn::{self, Impersonation, UserInfo};
 use crate::auth::rbac::{self, Attributes, Decision, RbacSnapshot};
+use crate::auth::reviews;
 use crate::controls::{Controls, RequestRecord};
 use crate::errors::ApiError;
 use crate::store::State;
@@ -27,7 +28,7 @@ pub type Body = BoxBody<Bytes, Infallible>;
 pub type Resp = Response<Body>;
 
 /// The audience every token this server accepts for API access carries.
-pub const API_AUDIENCE: &str = "https://kubernetes.default.svc.cluster.local";
+pub const API_AUDIENCE: &str = authn::ISSUER;
 
 /// User name of the admin token.
 pub const ADMIN_USER: &str = "sandbox-admin";
@@ -265,53 +266,29 @@ fn public_path(path: &str) -> bool {
         || path.starts_with("/readyz/")
 }
 
-/// Authenticates a bearer token: the admin token or a ServiceAccount token
-/// whose ServiceAccount still exists with the uid it was bound to.
-pub fn authenticate_token(shared: &Shared, token: &str) -> Result<UserInfo, String> {
-    authenticate_token_for(shared, token, &[API_AUDIENCE.to_string()])
-}
-
-/// As [`authenticate_token`], for a token that must carry one of `audiences`
-/// (TokenReview `spec.audiences`).
-pub fn authenticate_token_for(
-    shared: &Shared,
-    token: &str,
-    audiences: &[String],
-) -> Result<UserInfo, String> {
-    if token == shared.admin_token {
-        return Ok(admin_user());
-    }
-    let now = jiff::Timestamp::now().as_second();
-    let claims = shared
-        .issuer
-        .verify(token, now)
-        .map_err(|e| e.to_string())?;
+/// The uid of a ServiceAccount, if it exists (tokens are bound to it).
+pub fn service_account_uid(shared: &Shared, namespace: &str, name: &str) -> Option<String> {
     let st = shared.state.lock().unwrap();
     let gr = crate::resources::GroupResource {
         group: String::new(),
         resource: "serviceaccounts".into(),
     };
-    let key = (claims.namespace.clone(), claims.name.clone());
-    match st.get(&gr, &key) {
-        Some(sa) if sa["metadata"]["uid"].as_str() == Some(claims.uid.as_str()) => {
-            Ok(authn::service_account_user(&claims))
-        }
-        Some(_) => Err(format!(
-            "service account {}/{} has been deleted and recreated",
-            claims.namespace, claims.name
-        )),
-        None => Err(format!(
-            "service account {}/{} has been deleted",
-            claims.namespace, claims.name
-        )),
+    st.get(&gr, &(namespace.to_string(), name.to_string()))
+        .and_then(|sa| sa["metadata"]["uid"].as_str().map(String::from))
+}
+
+/// Authenticates a bearer token for API access: the admin token, or a
+/// ServiceAccount token whose ServiceAccount still exists with the uid it
+/// was bound to and whose audiences include the API server's.
+pub fn authenticate_token(shared: &Shared, token: &str) -> Result<UserInfo, String> {
+    if token == shared.admin_token {
+        return Ok(admin_user());
     }
-    .and_then(|u| {
-        if claims.audiences.iter().any(|a| audiences.contains(a)) {
-            Ok(u)
-        } else {
-            Err("token audiences do not match the requested audiences".into())
-        }
+    let now = jiff::Timestamp::now().as_second();
+    reviews::authenticate_service_account_token(&shared.issuer, token, now, &[], |ns, name| {
+        service_account_uid(shared, ns, name)
     })
+    .map(|(user, _)| user)
 }
 
 /// The user of the admin token.
@@ -367,53 +344,22 @@ fn impersonate(
     requester: &UserInfo,
     imp: &Impersonation,
 ) -> Result<UserInfo, ApiError> {
-    let Some(user) = &imp.user else {
+    let Some(target) = imp.target_user() else {
         return Err(ApiError::internal(
             "requested impersonation of groups, uid or extra without impersonating a user",
         ));
     };
-    let check = |resource: &str, namespace: &str, name: &str, group: &str| {
-        let attrs = Attributes {
-            user: requester.clone(),
-            verb: "impersonate".into(),
-            resource_request: true,
-            api_group: group.into(),
-            api_version: "v1".into(),
-            resource: resource.into(),
-            namespace: namespace.into(),
-            name: name.into(),
-            ..Default::default()
-        };
-        match rbac::authorize(rbac_snap, &attrs) {
-            Decision::Allow => Ok(()),
-            Decision::Deny => Err(ApiError::forbidden(
+    for attrs in authn::impersonation_checks(imp, requester) {
+        if rbac::authorize(rbac_snap, &attrs) == Decision::Deny {
+            return Err(ApiError::forbidden(
                 rbac::forbidden_message(&attrs),
-                group,
-                resource,
-                name,
-            )),
-        }
-    };
-    match user
-        .strip_prefix("system:serviceaccount:")
-        .and_then(|r| r.split_once(':'))
-    {
-        Some((ns, name)) => check("serviceaccounts", ns, name, "")?,
-        None => check("users", "", user, "")?,
-    }
-    for g in &imp.groups {
-        check("groups", "", g, "")?;
-    }
-    if let Some(uid) = &imp.uid {
-        check("uids", "", uid, "authentication.k8s.io")?;
-    }
-    for (k, vs) in &imp.extra {
-        for v in vs {
-            check(&format!("userextras/{k}"), "", v, "authentication.k8s.io")?;
+                &attrs.api_group,
+                &attrs.resource,
+                &attrs.name,
+            ));
         }
     }
-    imp.target_user()
-        .ok_or_else(|| ApiError::internal("impersonation without a user"))
+    Ok(target)
 }
 
 /// Builds authorization attributes for a request.

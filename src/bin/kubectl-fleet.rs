@@ -1,2 +1,90 @@
-//! `kubectl fleet`: the kubectl plugin binary.
-fn main() {}
+//! `kubectl fleet`: the kubectl plugin binary. Parses the command line, sets
+//! up logging to stderr (`-v`), runs the command and turns a failure into
+//! one line on stderr and a non-zero exit code.
+
+use std::io::IsTerminal as _;
+use std::process::ExitCode;
+
+use clap::Parser as _;
+use kubectl_fleet::cli::{Cli, Io, run, run_internal, usage_error_line};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // Unlocked handles: tracing on runtime threads writes to stderr too.
+    let (mut stdout, mut stderr) = (std::io::stdout(), std::io::stderr());
+    let stdout_tty = stdout.is_terminal();
+    let interactive = std::io::stdin().is_terminal() && stderr.is_terminal();
+    let mut io = Io {
+        stdout_tty,
+        interactive,
+        out: &mut stdout,
+        err: &mut stderr,
+    };
+    if let Some(result) = run_internal(&args, &mut io) {
+        return match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => {
+                eprintln!("{}", err.user_line());
+                ExitCode::from(err.exit_code())
+            }
+        };
+    }
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) if !err.use_stderr() => {
+            // --help and --version: clap's own output on stdout.
+            let _ = err.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(err) => {
+            eprintln!("{}", usage_error_line(&err));
+            return ExitCode::from(2);
+        }
+    };
+    let verbose = cli.global.verbose;
+    init_tracing(verbose);
+
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: failed to start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(run(cli, &mut io));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("{}", err.user_line());
+            if verbose > 0 {
+                let mut source = std::error::Error::source(&err);
+                while let Some(cause) = source {
+                    eprintln!("  caused by: {cause}");
+                    source = cause.source();
+                }
+            }
+            ExitCode::from(err.exit_code())
+        }
+    }
+}
+
+fn init_tracing(verbose: u8) {
+    let level = match verbose {
+        0 => return,
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    // RUST_LOG, when set, refines -v (e.g. RUST_LOG=kube=debug).
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}

@@ -1,1 +1,291 @@
-//! cli (filled in by its issue).
+//! The `kubectl fleet` commands: the clap tree, global flags, and dispatch.
+//!
+//! Each command lives in its own file and follows fetch → transform →
+//! render: it talks to the cluster only through [`crate::k8s`], builds a
+//! view with pure functions and writes the rendered text to the writers it
+//! is given (data on stdout, human messages on stderr).
+
+mod complete;
+mod completion;
+mod error;
+mod generate;
+mod incidents;
+mod install;
+mod policy;
+mod register;
+mod rotate;
+mod status;
+mod unregister;
+mod version;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{Parser, Subcommand};
+
+pub use error::{Error, usage_error_line};
+
+use crate::k8s::{Cluster, ConnectOptions};
+
+/// Multi-cluster fleet registry for Kubernetes: register sites with a
+/// least-privilege identity, see fleet status, incidents and policy.
+#[derive(Debug, Parser)]
+#[command(
+    name = "kubectl-fleet",
+    bin_name = "kubectl fleet",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// Flags every command accepts.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// kubectl's connection flags, plus verbosity.
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Global options")]
+pub struct GlobalArgs {
+    /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)
+    #[arg(long, global = true, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use (default: the current context)
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Option<String>,
+    /// Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)
+    #[arg(long, global = true, value_name = "DURATION", default_value = "0", value_parser = parse_duration)]
+    pub request_timeout: Duration,
+    /// Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+impl GlobalArgs {
+    /// The connection options these flags describe.
+    pub fn connect_options(&self) -> ConnectOptions {
+        ConnectOptions {
+            kubeconfig: self.kubeconfig.clone(),
+            context: self.context.clone(),
+            request_timeout: (!self.request_timeout.is_zero()).then_some(self.request_timeout),
+        }
+    }
+
+    /// Connects to the hub these flags point at.
+    pub async fn hub(&self) -> Result<Cluster, Error> {
+        Ok(Cluster::connect(&self.connect_options()).await?)
+    }
+}
+
+/// The `kubectl fleet` commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Register a site on the hub and print the edge's configuration
+    Register(register::RegisterArgs),
+    /// Mint a fresh token for a site (optionally revoking all older ones)
+    Rotate(rotate::RotateArgs),
+    /// Remove everything `register` created for a site
+    Unregister(unregister::UnregisterArgs),
+    /// Show per-site and fleet-wide status
+    Status(status::StatusArgs),
+    /// Show the remediation policy per tier and severity
+    Policy(policy::PolicyArgs),
+    /// Show active cross-cluster correlations and cascades
+    Incidents(incidents::IncidentsArgs),
+    /// Print (or apply) the manifests for the CRDs and the operator
+    Install(install::InstallArgs),
+    /// Print a shell completion script
+    Completion(completion::CompletionArgs),
+    /// Print the version
+    Version(version::VersionArgs),
+}
+
+/// Where a command writes, and what it may assume about the terminal.
+pub struct Io<'a> {
+    /// Data: kubeconfigs, tables, JSON.
+    pub out: &'a mut dyn Write,
+    /// Human messages, warnings, prompts.
+    pub err: &'a mut dyn Write,
+    /// Whether stdout is a terminal (colour, redraw).
+    pub stdout_tty: bool,
+    /// Whether stdin and stderr are terminals (interactive prompts).
+    pub interactive: bool,
+}
+
+/// Runs a parsed command line.
+pub async fn run(cli: Cli, io: &mut Io<'_>) -> Result<(), Error> {
+    let global = &cli.global;
+    match cli.command {
+        Command::Register(args) => register::run(global, args, io).await,
+        Command::Rotate(args) => rotate::run(global, args, io).await,
+        Command::Unregister(args) => unregister::run(global, args, io).await,
+        Command::Status(args) => status::run(global, args, io).await,
+        Command::Policy(args) => policy::run(args, io),
+        Command::Incidents(args) => incidents::run(global, args, io).await,
+        Command::Install(args) => install::run(global, args, io).await,
+        Command::Completion(args) => completion::run(args, io),
+        Command::Version(args) => version::run(args, io),
+    }
+}
+
+/// Internal entry points that are not part of the command tree (so help
+/// and completions never show them), reached by their first word:
+/// `__complete WORDS…` for `kubectl_complete-fleet`, and
+/// `__generate [DIR]` for `tools/regen.sh`. None if `args` is neither.
+pub fn run_internal(args: &[String], io: &mut Io<'_>) -> Option<Result<(), Error>> {
+    match args.split_first() {
+        Some((first, rest)) if first == "__complete" => Some(
+            io.out
+                .write_all(complete::complete(rest).as_bytes())
+                .map_err(Error::from),
+        ),
+        Some((first, rest)) if first == "__generate" => {
+            let root = rest.first().map_or(".", String::as_str);
+            Some(generate::write_all(std::path::Path::new(root)))
+        }
+        _ => None,
+    }
+}
+
+/// The clap command tree (for completions, the man page and tests).
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
+/// Parses a duration like `30d`, `1h30m`, `90s` or a bare number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    if let Ok(secs) = s.parse::<u64>() {
+        return Ok(Duration::from_secs(secs));
+    }
+    let span: jiff::Span = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration (use e.g. 30d, 12h, 90m, 3600s)"))?;
+    let secs = span
+        .total((jiff::Unit::Second, jiff::SpanRelativeTo::days_are_24_hours()))
+        .map_err(|_| format!("{s:?} is not a fixed duration (use d, h, m, s)"))?;
+    if secs < 0.0 {
+        return Err(format!("{s:?} is negative"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Formats a duration the short way users type it (`30d`, `1h`, `1h30m`).
+pub fn format_duration(d: Duration) -> String {
+    let mut secs = d.as_secs();
+    if secs == 0 {
+        return "0s".into();
+    }
+    let mut out = String::new();
+    for (unit, size) in [("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1)] {
+        if secs >= size {
+            out.push_str(&format!("{}{unit}", secs / size));
+            secs %= size;
+        }
+    }
+    out
+}
+
+/// A value parser over one of the API's wire enums, offering exactly its
+/// wire values (so help, completion and errors list them).
+fn wire_enum<T>(all: &'static [T], as_str: fn(T) -> &'static str) -> impl TypedValueParser<Value = T>
+where
+    T: Copy + Send + Sync + 'static,
+{
+    PossibleValuesParser::new(all.iter().map(move |v| as_str(*v))).map(move |s| {
+        *all.iter()
+            .find(|v| as_str(**v) == s)
+            .expect("clap only passes one of the possible values")
+    })
+}
+
+/// Validates a site name on the command line, before any API call.
+fn parse_site_name(s: &str) -> Result<String, String> {
+    crate::fleet::rbac::validate_site_name(s)
+        .map(|()| s.to_owned())
+        .map_err(|e| {
+            let msg = e.to_string();
+            let msg = msg.strip_prefix("invalid site name ").unwrap_or(&msg).to_owned();
+            format!("{msg}; {}", e.hint())
+        })
+}
+
+/// How `--color` decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when stdout is a terminal and NO_COLOR is unset
+    Auto,
+    /// Always colour
+    Always,
+    /// Never colour
+    Never,
+}
+
+impl ColorChoice {
+    /// Resolves the choice against the terminal and `NO_COLOR`.
+    pub fn enabled(self, stdout_tty: bool) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                stdout_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clap_tree_is_consistent() {
+        command().debug_assert();
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30d"), Ok(Duration::from_secs(30 * 86_400)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5_400)));
+        assert_eq!(parse_duration("3600s"), Ok(Duration::from_secs(3_600)));
+        assert_eq!(parse_duration("3600"), Ok(Duration::from_secs(3_600)));
+        assert_eq!(parse_duration("2w"), Ok(Duration::from_secs(14 * 86_400)));
+        assert!(parse_duration("soon").is_err());
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        assert_eq!(format_duration(Duration::from_secs(30 * 86_400)), "30d");
+        assert_eq!(format_duration(Duration::from_secs(5_400)), "1h30m");
+        assert_eq!(format_duration(Duration::from_secs(59)), "59s");
+    }
+
+    #[test]
+    fn invalid_site_name_is_rejected_by_the_parser() {
+        let err = Cli::try_parse_from(["kubectl-fleet", "register", "Site_A"]).unwrap_err();
+        let line = usage_error_line(&err);
+        assert!(line.starts_with("error: invalid value 'Site_A' for '<SITE>'"), "{line}");
+        assert!(line.contains("DNS-1123"), "{line}");
+        assert!(!line.contains('\n'));
+    }
+
+    #[test]
+    fn unknown_tier_and_heartbeat_range_are_one_line() {
+        let err = Cli::try_parse_from(["kubectl-fleet", "register", "a", "--tier", "gold"]).unwrap_err();
+        let line = usage_error_line(&err);
+        assert!(line.contains("'gold'") && line.contains("critical, standard, non-critical"), "{line}");
+        let err = Cli::try_parse_from(["kubectl-fleet", "register", "a", "--heartbeat-interval", "5"])
+            .unwrap_err();
+        let line = usage_error_line(&err);
+        assert!(line.contains("10..=3600"), "{line}");
+    }
+
+    #[test]
+    fn no_color_env_and_flag() {
+        assert!(!ColorChoice::Never.enabled(true));
+        assert!(ColorChoice::Always.enabled(false));
+        assert!(!ColorChoice::Auto.enabled(false));
+    }
+}

@@ -1,4 +1,34 @@
-//! k8s (filled in by its issue).
+//! All Kubernetes I/O of `kubectl fleet`, behind domain verbs.
+//!
+//! Commands never build `Api` handles themselves: they connect a
+//! [`Cluster`] and call verbs such as [`Cluster::ensure_site_identity`],
+//! [`Cluster::request_token`], [`Cluster::list_sites`] or
+//! [`Cluster::apply_manifests`]. Every failure comes back as an [`Error`]
+//! that says what failed and carries a hint for the user.
+
+mod client;
+mod error;
+mod identity;
+mod kubeconfig;
+mod manifests;
+mod sites;
+
+pub use client::{Cluster, ConnectOptions};
+pub use error::Error;
+pub use identity::{IssuedToken, ObjectRef};
+pub use kubeconfig::TokenKubeconfig;
+
+
+/// Namespace holding the fleet's identities, Secrets and operator.
+pub const NAMESPACE: &str = crate::fleet::rbac::FLEET_NAMESPACE;
+
+/// The standard managed-by label key.
+pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
+
+/// Field manager of every server-side apply this tool makes.
+pub const FIELD_MANAGER: &str = "kubectl-fleet";
+
+// Operator I/O (fleet-operator): site status, leases, member reads, token renewal.
 pub mod edge_token;
 pub mod lease;
 pub mod member;

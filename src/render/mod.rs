@@ -1,1 +1,25 @@
-//! render (filled in by its issue).
+//! Views and renderers: pure functions from fetched objects to a view
+//! model, and from the view model to a `String` (tables, JSON, YAML).
+//! Nothing here prints or talks to a cluster; callers decide where output
+//! goes and whether colour is on (TTY, `NO_COLOR`, `--color`).
+//!
+//! - [`status`]: `kubectl fleet status` table (`-o table|wide`) and footer.
+//! - [`report`]: the stable `-o json|yaml` schema of `status`.
+//! - [`policy`]: `kubectl fleet policy`.
+//! - [`incidents`]: `kubectl fleet incidents`.
+//! - [`table`]: the shared kubectl-like plain table.
+
+pub mod incidents;
+pub mod policy;
+pub mod report;
+pub mod status;
+pub mod table;
+
+#[cfg(test)]
+mod tests;
+
+pub use incidents::{IncidentsReport, incidents_report, render_incidents};
+pub use policy::{PolicyReport, policy_report, render_policy_table};
+pub use report::{REPORT_API_VERSION, RenderError, StatusReport, status_report, to_json, to_yaml};
+pub use status::{StatusView, render_status_table, status_view};
+pub use table::PlainTable;

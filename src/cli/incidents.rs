@@ -1,0 +1,60 @@
+//! `kubectl fleet incidents`: active cross-cluster correlations and
+//! cascades from the hub's FederationStatus, and every site's signals with
+//! the remediation policy that applies to it.
+
+
+use super::{ColorChoice, Error, GlobalArgs, Io};
+use crate::render;
+
+/// Output formats of `incidents`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum IncidentsOutput {
+    /// Correlations, cascades and signals as tables
+    Table,
+    /// The IncidentsReport document as JSON
+    Json,
+    /// The IncidentsReport document as YAML
+    Yaml,
+}
+
+/// Arguments of `kubectl fleet incidents`.
+#[derive(Debug, clap::Args)]
+pub struct IncidentsArgs {
+    /// Output format
+    #[arg(short, long, value_enum, default_value_t = IncidentsOutput::Table)]
+    pub output: IncidentsOutput,
+    /// Label selector limiting the sites whose signals are shown
+    #[arg(short = 'l', long, value_name = "SELECTOR")]
+    pub selector: Option<String>,
+    /// Colour severities
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+/// Runs `kubectl fleet incidents`.
+pub async fn run(global: &GlobalArgs, args: IncidentsArgs, io: &mut Io<'_>) -> Result<(), Error> {
+    let hub = global.hub().await?;
+    let sites = hub.list_sites(args.selector.as_deref()).await?;
+    let fleet = hub.get_federation_status().await?.and_then(|f| f.status);
+    if fleet.is_none() {
+        writeln!(
+            io.err,
+            "note: no FederationStatus on {} yet, so no correlations or cascades: they come from the hub operator (`kubectl fleet install | kubectl apply -f -`)",
+            hub.server()
+        )?;
+    }
+    let (correlations, cascades) = fleet
+        .map(|f| (f.correlations, f.cascades))
+        .unwrap_or_default();
+    let now = jiff::Timestamp::now();
+    let report = render::incidents_report(&sites, correlations, cascades, now);
+    let text = match args.output {
+        IncidentsOutput::Table => {
+            render::render_incidents(&report, now, args.color.enabled(io.stdout_tty))
+        }
+        IncidentsOutput::Json => render::to_json(&report)?,
+        IncidentsOutput::Yaml => render::to_yaml(&report)?,
+    };
+    io.out.write_all(text.as_bytes())?;
+    Ok(())
+}

@@ -1,0 +1,408 @@
+//! `kubectl fleet install`: everything the operator needs, as manifests to
+//! pipe into `kubectl apply -f -`, or applied directly with `--apply`
+//! (server-side apply, field manager `kubectl-fleet`).
+//!
+//! Hub role: the CRDs, namespace `fleet-system`, ServiceAccount, the least
+//! ClusterRole the hub operator needs (sites and their status, the
+//! FederationStatus, TokenReview and SubjectAccessReview for its REST API),
+//! a Role in `fleet-system` (its leader-election Lease, reading Pull-mode
+//! kubeconfig Secrets), bindings, and a 2-replica Deployment with leader
+//! election.
+//! Edge role: namespace, ServiceAccount, a read-only ClusterRole on the
+//! member (what the edge reports), binding, a 1-replica Deployment with the
+//! hub kubeconfig Secret mounted read-only, and that Secret when
+//! `--hub-kubeconfig` is given.
+
+
+use std::path::PathBuf;
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+
+use super::register::{HUB_KUBECONFIG_MOUNT, HUB_KUBECONFIG_SECRET};
+use super::version::VERSION;
+use super::{Error, GlobalArgs, Io, parse_site_name};
+use crate::api::{DEFAULT_KUBECONFIG_KEY, GROUP};
+use crate::fleet::rbac;
+use crate::k8s::NAMESPACE;
+
+/// Name of the operator's ServiceAccount, (Cluster)Role(Binding)s and
+/// Deployment, suffixed with the role.
+const OPERATOR_NAME: &str = "fleet-operator";
+/// Port of the operator's metrics, REST API and health endpoints.
+pub const OPERATOR_HTTP_PORT: i32 = 8080;
+
+/// Which operator role to install.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Role {
+    /// The hub: phases, correlation, FederationStatus, metrics, REST API
+    Hub,
+    /// An edge: dials home and reports its own site's status
+    Edge,
+}
+
+impl Role {
+    fn as_str(self) -> &'static str {
+        match self {
+            Role::Hub => "hub",
+            Role::Edge => "edge",
+        }
+    }
+}
+
+/// Arguments of `kubectl fleet install`.
+#[derive(Debug, clap::Args)]
+pub struct InstallArgs {
+    /// Which operator role to install
+    #[arg(long, value_enum, default_value_t = Role::Hub)]
+    pub role: Role,
+    /// Edge role: the site this cluster is registered as
+    #[arg(long, value_name = "SITE", value_parser = parse_site_name, required_if_eq("role", "edge"))]
+    pub site: Option<String>,
+    /// Edge role: hub kubeconfig from `register` to include as Secret fleet-system/fleet-hub-kubeconfig
+    #[arg(long, value_name = "FILE")]
+    pub hub_kubeconfig: Option<PathBuf>,
+    /// Operator container image
+    #[arg(long, value_name = "IMAGE", default_value_t = default_image())]
+    pub image: String,
+    /// Apply to the cluster (server-side apply) instead of printing
+    #[arg(long)]
+    pub apply: bool,
+    /// Only the CustomResourceDefinitions
+    #[arg(long)]
+    pub crds_only: bool,
+}
+
+fn default_image() -> String {
+    format!("ghcr.io/kubectl-fleet/fleet-operator:v{VERSION}")
+}
+
+/// Runs `kubectl fleet install`.
+pub async fn run(global: &GlobalArgs, args: InstallArgs, io: &mut Io<'_>) -> Result<(), Error> {
+    if args.hub_kubeconfig.is_some() && args.role != Role::Edge {
+        return Err(Error::Invalid {
+            what: "--hub-kubeconfig only applies to --role edge".into(),
+            hint: "drop it, or add --role edge --site SITE".into(),
+        });
+    }
+    let hub_kubeconfig = match &args.hub_kubeconfig {
+        Some(path) => Some(std::fs::read_to_string(path).map_err(|source| Error::ReadFile {
+            path: path.clone(),
+            source,
+        })?),
+        None => None,
+    };
+    let docs = if args.crds_only {
+        crd_manifests()
+    } else {
+        match args.role {
+            Role::Hub => hub_manifests(&args.image),
+            Role::Edge => edge_manifests(
+                args.site.as_deref().expect("clap requires --site with --role edge"),
+                &args.image,
+                hub_kubeconfig.as_deref(),
+            ),
+        }
+    };
+    if args.apply {
+        let cluster = global.hub().await?;
+        for obj in cluster.apply_manifests(&docs).await? {
+            writeln!(io.err, "{obj} applied")?;
+        }
+    } else {
+        io.out.write_all(to_yaml_stream(&docs).as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Renders documents as one multi-document YAML stream.
+pub fn to_yaml_stream(docs: &[Value]) -> String {
+    serde_saphyr::to_string_multiple(docs).expect("JSON values serialise to YAML")
+}
+
+/// The CRDs, as generated from the API types.
+pub fn crd_manifests() -> Vec<Value> {
+    crate::api::crds()
+        .into_iter()
+        .map(|crd| serde_json::to_value(crd).expect("CRDs serialise"))
+        .collect()
+}
+
+fn labels(role: Role) -> Value {
+    json!({
+        "app.kubernetes.io/name": OPERATOR_NAME,
+        "app.kubernetes.io/component": role.as_str(),
+        "app.kubernetes.io/managed-by": rbac::MANAGED_BY,
+    })
+}
+
+fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
+    json!({ "apiGroups": groups, "resources": resources, "verbs": verbs })
+}
+
+/// The hub operator's cluster-wide rules: exactly what it reads and writes.
+pub fn hub_cluster_rules() -> Vec<Value> {
+    vec![
+        rule(&[GROUP], &["federatedclusters"], &["get", "list", "watch", "update", "patch"]),
+        rule(&[GROUP], &["federatedclusters/status"], &["get", "update", "patch"]),
+        rule(
+            &[GROUP],
+            &["federationstatuses", "federationstatuses/status"],
+            &["get", "list", "watch", "create", "update", "patch"],
+        ),
+        rule(&["authentication.k8s.io"], &["tokenreviews"], &["create"]),
+        rule(&["authorization.k8s.io"], &["subjectaccessreviews"], &["create"]),
+    ]
+}
+
+/// The hub operator's rules inside `fleet-system`: its leader-election
+/// Lease and the Pull-mode kubeconfig Secrets.
+pub fn hub_namespace_rules() -> Vec<Value> {
+    vec![
+        rule(&["coordination.k8s.io"], &["leases"], &["get", "list", "watch", "create", "update", "patch"]),
+        rule(&[""], &["secrets"], &["get", "list", "watch"]),
+    ]
+}
+
+/// The edge operator's read-only rules on its own (member) cluster: the
+/// same reads the hub's Pull prober uses.
+pub fn edge_cluster_rules() -> Vec<Value> {
+    let role = rbac::member_reader_cluster_role();
+    role.rules
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| serde_json::to_value(r).expect("rules serialise"))
+        .collect()
+}
+
+fn namespace() -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": { "name": NAMESPACE, "labels": { "app.kubernetes.io/managed-by": rbac::MANAGED_BY } },
+    })
+}
+
+fn rbac_objects(role: Role, cluster_rules: Vec<Value>, namespace_rules: Option<Vec<Value>>) -> Vec<Value> {
+    let name = format!("{OPERATOR_NAME}-{}", role.as_str());
+    let subject = json!([{ "kind": "ServiceAccount", "name": name, "namespace": NAMESPACE }]);
+    let mut docs = vec![
+        json!({
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": { "name": name, "namespace": NAMESPACE, "labels": labels(role) },
+        }),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": { "name": name, "labels": labels(role) },
+            "rules": cluster_rules,
+        }),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": { "name": name, "labels": labels(role) },
+            "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name },
+            "subjects": subject,
+        }),
+    ];
+    if let Some(rules) = namespace_rules {
+        docs.push(json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": { "name": name, "namespace": NAMESPACE, "labels": labels(role) },
+            "rules": rules,
+        }));
+        docs.push(json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": { "name": name, "namespace": NAMESPACE, "labels": labels(role) },
+            "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name },
+            "subjects": subject,
+        }));
+    }
+    docs
+}
+
+fn deployment(role: Role, image: &str, replicas: i32, args: Vec<String>, volume: Option<(Value, Value)>) -> Value {
+    let name = format!("{OPERATOR_NAME}-{}", role.as_str());
+    let env_from_field = |env: &str, path: &str| {
+        json!({ "name": env, "valueFrom": { "fieldRef": { "fieldPath": path } } })
+    };
+    let probe = |path: &str| {
+        json!({ "httpGet": { "path": path, "port": "http" }, "periodSeconds": 10 })
+    };
+    let mut container = json!({
+        "name": "operator",
+        "image": image,
+        "args": args,
+        "env": [
+            env_from_field("POD_NAME", "metadata.name"),
+            env_from_field("POD_NAMESPACE", "metadata.namespace"),
+        ],
+        "ports": [{ "name": "http", "containerPort": OPERATOR_HTTP_PORT }],
+        "livenessProbe": probe("/healthz"),
+        "readinessProbe": probe("/readyz"),
+        "resources": {
+            "requests": { "cpu": "50m", "memory": "64Mi" },
+            "limits": { "memory": "256Mi" },
+        },
+        "securityContext": {
+            "allowPrivilegeEscalation": false,
+            "readOnlyRootFilesystem": true,
+            "runAsNonRoot": true,
+            "capabilities": { "drop": ["ALL"] },
+        },
+    });
+    let mut pod_spec = json!({
+        "serviceAccountName": name,
+        "securityContext": { "runAsNonRoot": true, "seccompProfile": { "type": "RuntimeDefault" } },
+        "containers": [],
+    });
+    if let Some((mount, vol)) = volume {
+        container["volumeMounts"] = json!([mount]);
+        pod_spec["volumes"] = json!([vol]);
+    }
+    pod_spec["containers"] = json!([container]);
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": { "name": name, "namespace": NAMESPACE, "labels": labels(role) },
+        "spec": {
+            "replicas": replicas,
+            "selector": { "matchLabels": {
+                "app.kubernetes.io/name": OPERATOR_NAME,
+                "app.kubernetes.io/component": role.as_str(),
+            } },
+            "template": {
+                "metadata": { "labels": labels(role) },
+                "spec": pod_spec,
+            },
+        },
+    })
+}
+
+/// Everything the hub operator needs, in apply order.
+pub fn hub_manifests(image: &str) -> Vec<Value> {
+    let mut docs = crd_manifests();
+    docs.push(namespace());
+    docs.extend(rbac_objects(Role::Hub, hub_cluster_rules(), Some(hub_namespace_rules())));
+    docs.push(deployment(
+        Role::Hub,
+        image,
+        2,
+        vec!["--federation-role=hub".into()],
+        None,
+    ));
+    docs
+}
+
+/// Everything an edge operator needs on its member cluster, in apply order.
+pub fn edge_manifests(site: &str, image: &str, hub_kubeconfig: Option<&str>) -> Vec<Value> {
+    let mut docs = vec![namespace()];
+    docs.extend(rbac_objects(Role::Edge, edge_cluster_rules(), None));
+    if let Some(kubeconfig) = hub_kubeconfig {
+        docs.push(json!({
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": { "name": HUB_KUBECONFIG_SECRET, "namespace": NAMESPACE, "labels": rbac::site_labels(site) },
+            "type": "Opaque",
+            "data": { DEFAULT_KUBECONFIG_KEY: base64::engine::general_purpose::STANDARD.encode(kubeconfig) },
+        }));
+    }
+    let mount_dir = std::path::Path::new(HUB_KUBECONFIG_MOUNT)
+        .parent()
+        .expect("the mount path has a directory")
+        .display()
+        .to_string();
+    let mount = json!({ "name": "hub-kubeconfig", "mountPath": mount_dir, "readOnly": true });
+    let volume = json!({
+        "name": "hub-kubeconfig",
+        "secret": {
+            "secretName": HUB_KUBECONFIG_SECRET,
+            "defaultMode": 0o400,
+            "items": [{ "key": DEFAULT_KUBECONFIG_KEY, "path": DEFAULT_KUBECONFIG_KEY }],
+        },
+    });
+    docs.push(deployment(
+        Role::Edge,
+        image,
+        1,
+        vec![
+            "--federation-role=edge".into(),
+            format!("--site={site}"),
+            format!("--hub-kubeconfig={HUB_KUBECONFIG_MOUNT}"),
+        ],
+        Some((mount, volume)),
+    ));
+    docs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(docs: &[Value]) -> Vec<String> {
+        docs.iter()
+            .map(|d| format!("{}/{}", d["kind"].as_str().unwrap(), d["metadata"]["name"].as_str().unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn hub_install_is_complete_and_ordered() {
+        let docs = hub_manifests("img");
+        assert_eq!(
+            kinds(&docs),
+            [
+                "CustomResourceDefinition/federatedclusters.federation.kubectl-fleet.dev",
+                "CustomResourceDefinition/federationstatuses.federation.kubectl-fleet.dev",
+                "Namespace/fleet-system",
+                "ServiceAccount/fleet-operator-hub",
+                "ClusterRole/fleet-operator-hub",
+                "ClusterRoleBinding/fleet-operator-hub",
+                "Role/fleet-operator-hub",
+                "RoleBinding/fleet-operator-hub",
+                "Deployment/fleet-operator-hub",
+            ]
+        );
+        let deploy = docs.last().unwrap();
+        assert_eq!(deploy["spec"]["replicas"], 2);
+        assert_eq!(deploy["spec"]["template"]["spec"]["containers"][0]["image"], "img");
+    }
+
+    #[test]
+    fn hub_rules_are_least_privilege() {
+        let rules = serde_json::to_string(&hub_cluster_rules()).unwrap();
+        assert!(!rules.contains("\"*\""), "no wildcards: {rules}");
+        assert!(!rules.contains("delete"), "the hub never deletes: {rules}");
+        assert!(!rules.contains("secrets"), "secrets only in fleet-system: {rules}");
+        let ns_rules = serde_json::to_value(hub_namespace_rules()).unwrap();
+        assert_eq!(ns_rules[0]["apiGroups"][0], "coordination.k8s.io");
+        assert_eq!(ns_rules[1]["resources"][0], "secrets");
+        assert_eq!(ns_rules[1]["verbs"], json!(["get", "list", "watch"]));
+    }
+
+    #[test]
+    fn edge_mounts_the_hub_kubeconfig_read_only() {
+        let docs = edge_manifests("site-a", "img", Some("KC"));
+        let secret = docs.iter().find(|d| d["kind"] == "Secret").unwrap();
+        assert_eq!(secret["metadata"]["name"], "fleet-hub-kubeconfig");
+        let deploy = docs.last().unwrap();
+        let container = &deploy["spec"]["template"]["spec"]["containers"][0];
+        assert_eq!(container["volumeMounts"][0]["readOnly"], true);
+        assert_eq!(container["volumeMounts"][0]["mountPath"], "/etc/fleet-hub");
+        assert!(container["args"].as_array().unwrap().contains(&json!("--site=site-a")));
+        let rules = serde_json::to_string(&edge_cluster_rules()).unwrap();
+        for verb in ["create", "update", "patch", "delete"] {
+            assert!(!rules.contains(verb), "edge member rules are read-only: {rules}");
+        }
+        assert!(edge_manifests("site-a", "img", None).iter().all(|d| d["kind"] != "Secret"));
+    }
+
+    #[test]
+    fn yaml_stream_round_trips() {
+        let docs = hub_manifests("img");
+        let back: Vec<Value> = serde_saphyr::from_multiple(&to_yaml_stream(&docs)).unwrap();
+        assert_eq!(back, docs);
+    }
+}

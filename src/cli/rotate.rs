@@ -1,0 +1,62 @@
+//! `kubectl fleet rotate SITE [--revoke]`: mint a fresh token for a Push
+//! site and print the edge configuration again. `--revoke` first recreates
+//! the site's ServiceAccount, so every older token is rejected (401).
+
+
+use std::time::Duration;
+
+use super::register::{EdgeOutputArgs, hand_out};
+use super::{Error, GlobalArgs, Io, parse_duration, parse_site_name};
+use crate::api::Mode;
+use crate::fleet::rbac;
+
+/// Arguments of `kubectl fleet rotate`.
+#[derive(Debug, clap::Args)]
+pub struct RotateArgs {
+    /// The registered site
+    #[arg(value_name = "SITE", value_parser = parse_site_name)]
+    pub site: String,
+    /// Recreate the site's ServiceAccount first, so every older token stops working
+    #[arg(long)]
+    pub revoke: bool,
+    /// Requested token lifetime, e.g. 30d, 12h (the API server may cap it)
+    #[arg(long, value_name = "DURATION", default_value = "30d", value_parser = parse_duration)]
+    pub token_ttl: Duration,
+    /// How to hand the configuration to the edge.
+    #[command(flatten)]
+    pub edge: EdgeOutputArgs,
+}
+
+/// Runs `kubectl fleet rotate`.
+pub async fn run(global: &GlobalArgs, args: RotateArgs, io: &mut Io<'_>) -> Result<(), Error> {
+    let site = &args.site;
+    let hub = global.hub().await?;
+    let Some(existing) = hub.get_site(site).await? else {
+        return Err(Error::Invalid {
+            what: format!("site {site} is not registered on {}", hub.server()),
+            hint: format!("register it with `kubectl fleet register {site}`"),
+        });
+    };
+    if existing.spec.mode == Mode::Pull {
+        return Err(Error::Invalid {
+            what: format!("site {site} is in Pull mode and has no edge token"),
+            hint: format!(
+                "refresh the member credential with `kubectl fleet register {site} --pull --member-kubeconfig FILE`"
+            ),
+        });
+    }
+    let mut objects = Vec::new();
+    if args.revoke {
+        objects.push(hub.recreate_service_account(site).await?);
+        writeln!(
+            io.err,
+            "ServiceAccount {}/{} recreated: every older token of {site} is now rejected",
+            crate::k8s::NAMESPACE,
+            rbac::edge_identity_name(site)
+        )?;
+    }
+    let token = hub
+        .request_token(&rbac::edge_identity_name(site), args.token_ttl)
+        .await?;
+    hand_out(&hub, site, objects, Vec::new(), &token, &args.edge, io)
+}

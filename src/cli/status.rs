@@ -1,0 +1,200 @@
+//! `kubectl fleet status [SITE…]`: per-site table and fleet-wide footer
+//! (design §7), `-o wide|json|yaml`, filters, and `--watch` that redraws on
+//! every change reported by the watch API.
+
+
+use futures::StreamExt as _;
+
+use super::{ColorChoice, Error, GlobalArgs, Io, wire_enum};
+use crate::api::{Environment, FederatedCluster, Phase, Tier};
+use crate::fleet::summary::effective_phase;
+use crate::render;
+
+/// Output formats of `status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatusOutput {
+    /// One row per site and a fleet footer
+    Table,
+    /// The table plus region, versions, token expiry and GPUs by vendor
+    Wide,
+    /// The documented JSON report (sites and summary)
+    Json,
+    /// The same report as YAML
+    Yaml,
+}
+
+/// Arguments of `kubectl fleet status`.
+#[derive(Debug, clap::Args)]
+pub struct StatusArgs {
+    /// Only these sites (default: all)
+    #[arg(value_name = "SITE")]
+    pub sites: Vec<String>,
+    /// Output format
+    #[arg(short, long, value_enum, default_value_t = StatusOutput::Table)]
+    pub output: StatusOutput,
+    /// Label selector, as kubectl (e.g. -l team=ml,region!=eu)
+    #[arg(short = 'l', long, value_name = "SELECTOR")]
+    pub selector: Option<String>,
+    /// Only sites of this tier
+    #[arg(long, value_name = "TIER", value_parser = wire_enum(Tier::ALL, Tier::as_str))]
+    pub tier: Option<Tier>,
+    /// Only sites of this environment
+    #[arg(long, value_name = "ENV", value_parser = wire_enum(Environment::ALL, Environment::as_str))]
+    pub environment: Option<Environment>,
+    /// Only sites in this region
+    #[arg(long, value_name = "REGION")]
+    pub region: Option<String>,
+    /// Only sites in this phase
+    #[arg(long, value_name = "PHASE", value_parser = wire_enum(Phase::ALL, Phase::as_str))]
+    pub phase: Option<Phase>,
+    /// Keep running and redraw whenever a site changes
+    #[arg(short, long)]
+    pub watch: bool,
+    /// Colour the phase column
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+/// The site filters of `status` (everything but the label selector, which
+/// the API server applies).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SiteFilter {
+    /// Site names; empty means all.
+    pub names: Vec<String>,
+    /// Tier to keep.
+    pub tier: Option<Tier>,
+    /// Environment to keep.
+    pub environment: Option<Environment>,
+    /// Region to keep.
+    pub region: Option<String>,
+    /// Phase to keep; a site without a phase counts as `Pending`.
+    pub phase: Option<Phase>,
+}
+
+impl SiteFilter {
+    /// Whether `site` passes every filter.
+    pub fn matches(&self, site: &FederatedCluster) -> bool {
+        (self.names.is_empty() || self.names.iter().any(|n| n == site.site_name()))
+            && self.tier.is_none_or(|t| site.spec.tier == t)
+            && self.environment.is_none_or(|e| site.spec.environment == e)
+            && self
+                .region
+                .as_deref()
+                .is_none_or(|r| site.spec.region.as_deref() == Some(r))
+            && self.phase.is_none_or(|p| effective_phase(site) == p)
+    }
+
+    /// The sites that pass, keeping their (name-sorted) order.
+    pub fn apply(&self, sites: Vec<FederatedCluster>) -> Vec<FederatedCluster> {
+        sites.into_iter().filter(|s| self.matches(s)).collect()
+    }
+}
+
+/// Runs `kubectl fleet status`.
+pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Result<(), Error> {
+    let hub = global.hub().await?;
+    let filter = SiteFilter {
+        names: args.sites.clone(),
+        tier: args.tier,
+        environment: args.environment,
+        region: args.region.clone(),
+        phase: args.phase,
+    };
+    let color = args.color.enabled(io.stdout_tty);
+    let selector = args.selector.as_deref();
+    if !args.watch {
+        let sites = filter.apply(hub.list_sites(selector).await?);
+        let text = render_sites(&sites, args.output, color)?;
+        io.out.write_all(text.as_bytes())?;
+        return Ok(());
+    }
+    let mut updates = Box::pin(hub.watch_sites(selector));
+    let mut last: Option<String> = None;
+    while let Some(update) = updates.next().await {
+        let sites = filter.apply(update?);
+        let text = render_sites(&sites, args.output, color)?;
+        // Ages move on their own; redraw only when the rendered view changed.
+        if last.as_deref() == Some(text.as_str()) {
+            continue;
+        }
+        if io.stdout_tty && matches!(args.output, StatusOutput::Table | StatusOutput::Wide) {
+            // Clear the screen and home the cursor, like `watch`.
+            write!(io.out, "\x1b[2J\x1b[H")?;
+        } else if last.is_some() && args.output == StatusOutput::Yaml {
+            writeln!(io.out, "---")?;
+        }
+        io.out.write_all(text.as_bytes())?;
+        io.out.flush()?;
+        last = Some(text);
+    }
+    Ok(())
+}
+
+fn render_sites(sites: &[FederatedCluster], output: StatusOutput, color: bool) -> Result<String, Error> {
+    let now = jiff::Timestamp::now();
+    Ok(match output {
+        StatusOutput::Table => render::render_status_table(&render::status_view(sites, now), false, color),
+        StatusOutput::Wide => render::render_status_table(&render::status_view(sites, now), true, color),
+        StatusOutput::Json => render::to_json(&render::status_report(sites, now))?,
+        StatusOutput::Yaml => render::to_yaml(&render::status_report(sites, now))?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::FederatedClusterSpec;
+
+    fn site(name: &str, tier: Tier, env: Environment, region: Option<&str>) -> FederatedCluster {
+        FederatedCluster::new(
+            name,
+            FederatedClusterSpec {
+                tier,
+                environment: env,
+                region: region.map(str::to_owned),
+                ..Default::default()
+            },
+        )
+    }
+
+    #[test]
+    fn filters_combine() {
+        let sites = vec![
+            site("a", Tier::Critical, Environment::Production, Some("eu")),
+            site("b", Tier::Standard, Environment::Staging, Some("us")),
+            site("c", Tier::Critical, Environment::Staging, None),
+        ];
+        let names = |f: &SiteFilter| {
+            f.apply(sites.clone())
+                .iter()
+                .map(|s| s.site_name().to_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&SiteFilter::default()), ["a", "b", "c"]);
+        let by_tier = SiteFilter {
+            tier: Some(Tier::Critical),
+            ..Default::default()
+        };
+        assert_eq!(names(&by_tier), ["a", "c"]);
+        let tier_env = SiteFilter {
+            environment: Some(Environment::Staging),
+            ..by_tier
+        };
+        assert_eq!(names(&tier_env), ["c"]);
+        let region = SiteFilter {
+            region: Some("us".into()),
+            ..Default::default()
+        };
+        assert_eq!(names(&region), ["b"]);
+        let named = SiteFilter {
+            names: vec!["c".into(), "a".into()],
+            ..Default::default()
+        };
+        assert_eq!(names(&named), ["a", "c"]);
+        let pending = SiteFilter {
+            phase: Some(Phase::Pending),
+            ..Default::default()
+        };
+        assert_eq!(names(&pending), ["a", "b", "c"], "never heard from counts as Pending");
+    }
+}

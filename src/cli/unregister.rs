@@ -1,0 +1,54 @@
+//! `kubectl fleet unregister SITE`: remove everything `register` created on
+//! the hub — the FederatedCluster, the edge identity, the pull Secret.
+//! Idempotent: whatever is already gone is skipped.
+
+
+
+use super::{Error, GlobalArgs, Io, parse_site_name};
+
+/// Arguments of `kubectl fleet unregister`.
+#[derive(Debug, clap::Args)]
+pub struct UnregisterArgs {
+    /// The site to remove
+    #[arg(value_name = "SITE", value_parser = parse_site_name)]
+    pub site: String,
+    /// Do not ask for confirmation (required when stdin is not a terminal)
+    #[arg(short, long)]
+    pub yes: bool,
+}
+
+/// Runs `kubectl fleet unregister`.
+pub async fn run(global: &GlobalArgs, args: UnregisterArgs, io: &mut Io<'_>) -> Result<(), Error> {
+    let site = &args.site;
+    if !args.yes {
+        if !io.interactive {
+            return Err(Error::Invalid {
+                what: format!("refusing to unregister {site} without confirmation"),
+                hint: "pass --yes (no terminal to ask on)".into(),
+            });
+        }
+        let confirmed = dialoguer::Confirm::new()
+            .with_prompt(format!(
+                "Unregister site {site}? Its edge will lose access to the hub"
+            ))
+            .default(false)
+            .interact()
+            .map_err(|e| Error::Output(std::io::Error::other(e)))?;
+        if !confirmed {
+            return Err(Error::Aborted);
+        }
+    }
+    let hub = global.hub().await?;
+    // The FederatedCluster goes first so the hub stops tracking the site
+    // before its identity disappears.
+    let mut removed: Vec<_> = hub.delete_site(site).await?.into_iter().collect();
+    removed.extend(hub.delete_site_identity(site).await?);
+    removed.extend(hub.delete_pull_secret(site).await?);
+    if removed.is_empty() {
+        writeln!(io.err, "site {site} was not registered: nothing to remove")?;
+    }
+    for obj in &removed {
+        writeln!(io.err, "{obj} deleted")?;
+    }
+    Ok(())
+}

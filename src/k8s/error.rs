@@ -1,0 +1,278 @@
+//! Errors of the Kubernetes layer, classified so the user sees what failed
+//! and what to do next.
+//!
+//! Every API call goes through [`Error::api`], which turns a raw
+//! `kube::Error` into the cause a user can act on (bad credentials, missing
+//! rights, missing CRD, unreachable server) while keeping the original error
+//! as the `#[source]` for `-v`.
+
+use std::path::PathBuf;
+
+/// An error from Kubernetes I/O; `Display` says what failed, [`Error::hint`]
+/// what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The kubeconfig could not be read, parsed or resolved.
+    #[error("failed to load kubeconfig{}: {reason}", path_suffix(.path))]
+    Kubeconfig {
+        /// The file given with `--kubeconfig` (None: `KUBECONFIG` or the default).
+        path: Option<PathBuf>,
+        /// The innermost cause, in one line.
+        reason: String,
+        /// The loader error.
+        #[source]
+        source: kube::config::KubeconfigError,
+    },
+    /// The API server rejected the credentials (HTTP 401).
+    #[error("{what}: the API server at {server} rejected the credentials (401 Unauthorized)")]
+    Unauthorized {
+        /// The operation that failed.
+        what: String,
+        /// The API server URL.
+        server: String,
+        /// The API error.
+        #[source]
+        source: kube::Error,
+    },
+    /// The caller lacks the permission for the operation (HTTP 403).
+    #[error("{what}: forbidden: {message}")]
+    Forbidden {
+        /// The operation that failed.
+        what: String,
+        /// The server's message (names user, verb and resource).
+        message: String,
+        /// The API error.
+        #[source]
+        source: kube::Error,
+    },
+    /// The fleet API types are not served (the CRDs are not installed).
+    #[error("{what}: the federation.kubectl-fleet.dev CRDs are not installed on {server}")]
+    CrdMissing {
+        /// The operation that failed.
+        what: String,
+        /// The API server URL.
+        server: String,
+        /// The API error.
+        #[source]
+        source: kube::Error,
+    },
+    /// The named object does not exist.
+    #[error("{what}: not found")]
+    NotFound {
+        /// The operation that failed.
+        what: String,
+        /// The API error.
+        #[source]
+        source: kube::Error,
+    },
+    /// The API server returned another error status.
+    #[error("{what}: {message} ({code})")]
+    Status {
+        /// The operation that failed.
+        what: String,
+        /// HTTP status code.
+        code: u16,
+        /// The server's message.
+        message: String,
+        /// The API error.
+        #[source]
+        source: kube::Error,
+    },
+    /// The API server could not be reached (connection, TLS or timeout).
+    #[error("{what}: cannot reach the API server at {server}: {reason}")]
+    Unreachable {
+        /// The operation that failed.
+        what: String,
+        /// The API server URL.
+        server: String,
+        /// The innermost cause, in one line.
+        reason: String,
+        /// The transport error.
+        #[source]
+        source: kube::Error,
+    },
+    /// The server answered something this client could not use.
+    #[error("{what}: {reason}")]
+    Unexpected {
+        /// The operation that failed.
+        what: String,
+        /// Why the answer was unusable.
+        reason: String,
+    },
+}
+
+fn path_suffix(path: &Option<PathBuf>) -> String {
+    path.as_ref()
+        .map(|p| format!(" {}", p.display()))
+        .unwrap_or_default()
+}
+
+/// The innermost message of an error chain: the part a user recognises
+/// ("Connection refused", "invalid peer certificate: UnknownIssuer"),
+/// cut to its first line (YAML errors append a source snippet).
+pub(crate) fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = err;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    let text = cur.to_string();
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or_default()
+        .trim_start_matches("error: ")
+        .to_owned()
+}
+
+impl Error {
+    /// Classifies a failed API call. `what` names the operation
+    /// ("apply ClusterRole fleet-edge-site-a"); `server` is the URL called.
+    pub fn api(what: impl Into<String>, server: &str, source: kube::Error) -> Self {
+        let what = what.into();
+        let server = server.to_owned();
+        match &source {
+            kube::Error::Api(status) => {
+                let message = status.message.clone();
+                match status.code {
+                    401 => Error::Unauthorized {
+                        what,
+                        server,
+                        source,
+                    },
+                    403 => Error::Forbidden {
+                        what,
+                        message,
+                        source,
+                    },
+                    // A 404 that names no object means the resource type
+                    // itself is not served: for our group, the CRD is missing.
+                    404 if status.details.as_ref().is_none_or(|d| d.name.is_empty())
+                        && (what.contains("FederatedCluster")
+                            || what.contains("FederationStatus")) =>
+                    {
+                        Error::CrdMissing {
+                            what,
+                            server,
+                            source,
+                        }
+                    }
+                    404 => Error::NotFound { what, source },
+                    code => Error::Status {
+                        what,
+                        code,
+                        message,
+                        source,
+                    },
+                }
+            }
+            kube::Error::SerdeError(e) => Error::Unexpected {
+                what,
+                reason: format!("unreadable response: {e}"),
+            },
+            _ => Error::Unreachable {
+                what,
+                server,
+                reason: root_cause(&source),
+                source,
+            },
+        }
+    }
+
+    /// True when the object did not exist (deletes treat this as done).
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Error::NotFound { .. })
+    }
+
+    /// What the user should do next, in one clause.
+    pub fn hint(&self) -> String {
+        match self {
+            Error::Kubeconfig { .. } => {
+                "pass a readable kubeconfig with --kubeconfig or KUBECONFIG, and an existing --context"
+                    .into()
+            }
+            Error::Unauthorized { .. } => {
+                "refresh the credentials in your kubeconfig or choose another --context".into()
+            }
+            Error::Forbidden { .. } => {
+                "use a kubeconfig/--context whose identity has these rights on the hub (for example cluster-admin)"
+                    .into()
+            }
+            Error::CrdMissing { .. } => "run `kubectl fleet install --apply`".into(),
+            Error::NotFound { .. } => "list the registered sites with `kubectl fleet status`".into(),
+            Error::Status { code, .. } if *code >= 500 => {
+                "the API server failed; re-run the command, it converges".into()
+            }
+            Error::Status { .. } | Error::Unexpected { .. } => {
+                "re-run with -v for details".into()
+            }
+            Error::Unreachable { reason, .. } if reason.contains("certificate") => {
+                "the server certificate is not trusted: check certificate-authority-data in your kubeconfig"
+                    .into()
+            }
+            Error::Unreachable { .. } => {
+                "check the server URL of your kubeconfig context and that the API server is running (raise --request-timeout if it is slow)"
+                    .into()
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn api_error(code: u16, name: &str) -> kube::Error {
+        kube::Error::Api(
+            kube::core::Status {
+                code,
+                message: "boom".into(),
+                details: Some(kube::core::response::StatusDetails {
+                    name: name.into(),
+                    group: String::new(),
+                    kind: String::new(),
+                    uid: String::new(),
+                    causes: Vec::new(),
+                    retry_after_seconds: 0,
+                }),
+                ..Default::default()
+            }
+            .boxed(),
+        )
+    }
+
+    #[test]
+    fn classifies_status_codes() {
+        let s = "https://hub";
+        assert!(matches!(
+            Error::api("get x", s, api_error(401, "")),
+            Error::Unauthorized { .. }
+        ));
+        assert!(matches!(
+            Error::api("get x", s, api_error(403, "")),
+            Error::Forbidden { .. }
+        ));
+        assert!(matches!(
+            Error::api("list FederatedCluster", s, api_error(404, "")),
+            Error::CrdMissing { .. }
+        ));
+        assert!(
+            Error::api("get FederatedCluster a", s, api_error(404, "a")).is_not_found(),
+            "a 404 naming the object is a missing object, not a missing CRD"
+        );
+        assert!(Error::api("get Secret a", s, api_error(404, "")).is_not_found());
+        assert!(matches!(
+            Error::api("get x", s, api_error(500, "")),
+            Error::Status { code: 500, .. }
+        ));
+    }
+
+    #[test]
+    fn crd_missing_hint_names_install() {
+        let e = Error::api("list FederatedCluster", "https://hub", api_error(404, ""));
+        assert_eq!(e.hint(), "run `kubectl fleet install --apply`");
+        assert_eq!(
+            e.to_string(),
+            "list FederatedCluster: the federation.kubectl-fleet.dev CRDs are not installed on https://hub"
+        );
+    }
+}

@@ -1,0 +1,358 @@
+//! The per-site identity on the hub (design §3) and the read-only identity
+//! `register --pull` mints on a member: namespace, ServiceAccount, RBAC,
+//! tokens, and their removal.
+//!
+//! Every write is a server-side apply with field manager `kubectl-fleet`
+//! and `force`, so a re-run converges whatever an interrupted run left.
+
+use std::time::Duration;
+
+use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::ByteString;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::Resource;
+use serde::Serialize;
+
+use super::client::Cluster;
+use super::error::Error;
+use super::{FIELD_MANAGER, MANAGED_BY_LABEL, NAMESPACE};
+use crate::fleet::rbac;
+
+/// One object touched by a command, for summaries (`-o json`) and messages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectRef {
+    /// Kind, e.g. `ClusterRole`.
+    pub kind: String,
+    /// Object name.
+    pub name: String,
+    /// Namespace for namespaced kinds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+}
+
+impl ObjectRef {
+    fn of<K: Resource<DynamicType = ()>>(name: &str, namespace: Option<&str>) -> Self {
+        ObjectRef {
+            kind: K::kind(&()).into_owned(),
+            name: name.to_owned(),
+            namespace: namespace.map(str::to_owned),
+        }
+    }
+}
+
+impl std::fmt::Display for ObjectRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.namespace {
+            Some(ns) => write!(f, "{} {}/{}", self.kind, ns, self.name),
+            None => write!(f, "{} {}", self.kind, self.name),
+        }
+    }
+}
+
+/// A token returned by the TokenRequest API.
+#[derive(Clone)]
+pub struct IssuedToken {
+    /// The bearer token (a secret: never log it).
+    pub token: String,
+    /// `status.expirationTimestamp` as the server set it.
+    pub expiration: jiff::Timestamp,
+    /// The lifetime that was asked for.
+    pub requested: Duration,
+    /// When the request was sent, to judge whether the server capped it.
+    pub requested_at: jiff::Timestamp,
+}
+
+impl std::fmt::Debug for IssuedToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IssuedToken")
+            .field("expiration", &self.expiration)
+            .field("requested", &self.requested)
+            .finish_non_exhaustive()
+    }
+}
+
+impl IssuedToken {
+    /// The lifetime the server granted, measured from the request.
+    pub fn granted(&self) -> Duration {
+        let secs = self.expiration.as_second() - self.requested_at.as_second();
+        Duration::from_secs(secs.max(0).unsigned_abs())
+    }
+
+    /// True when the server granted noticeably less than was asked (its
+    /// `--service-account-max-token-expiration`). A minute of slack absorbs
+    /// clock rounding between request and response.
+    pub fn capped(&self) -> bool {
+        self.granted() + Duration::from_secs(60) < self.requested
+    }
+}
+
+impl Cluster {
+    /// Server-side applies one object (field manager `kubectl-fleet`, force).
+    pub(crate) async fn apply<K>(&self, api: &Api<K>, name: &str, obj: &K) -> Result<K, Error>
+    where
+        K: Resource<DynamicType = ()> + Clone + Serialize + serde::de::DeserializeOwned + std::fmt::Debug,
+    {
+        let params = PatchParams::apply(FIELD_MANAGER).force();
+        api.patch(name, &params, &Patch::Apply(obj))
+            .await
+            .map_err(|e| Error::api(format!("apply {} {name}", K::kind(&())), self.server(), e))
+    }
+
+    /// Deletes one object; Ok(false) when it was already gone.
+    pub(crate) async fn delete_if_exists<K>(&self, api: &Api<K>, name: &str) -> Result<bool, Error>
+    where
+        K: Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    {
+        match api.delete(name, &DeleteParams::background()).await {
+            Ok(_) => Ok(true),
+            Err(e) => {
+                let err = Error::api(format!("delete {} {name}", K::kind(&())), self.server(), e);
+                if err.is_not_found() { Ok(false) } else { Err(err) }
+            }
+        }
+    }
+
+    /// Ensures namespace `fleet-system` exists.
+    pub async fn ensure_namespace(&self) -> Result<ObjectRef, Error> {
+        let api: Api<Namespace> = Api::all(self.client.clone());
+        let ns = Namespace {
+            metadata: ObjectMeta {
+                name: Some(NAMESPACE.to_owned()),
+                labels: Some([(MANAGED_BY_LABEL.to_owned(), rbac::MANAGED_BY.to_owned())].into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        self.apply(&api, NAMESPACE, &ns).await?;
+        Ok(ObjectRef::of::<Namespace>(NAMESPACE, None))
+    }
+
+    /// Applies a named object and returns its reference.
+    async fn ensure<K>(&self, api: Api<K>, obj: K) -> Result<ObjectRef, Error>
+    where
+        K: Resource<DynamicType = ()> + Clone + Serialize + serde::de::DeserializeOwned + std::fmt::Debug,
+    {
+        let name = obj.meta().name.clone().unwrap_or_default();
+        let namespace = obj.meta().namespace.clone();
+        self.apply(&api, &name, &obj).await?;
+        Ok(ObjectRef::of::<K>(&name, namespace.as_deref()))
+    }
+
+    /// Ensures the Push-mode identity of `site` (design §3): ServiceAccount,
+    /// ClusterRole with exactly the two site rules, its binding and, with
+    /// `auto_rotate`, the Role/RoleBinding that lets the edge renew only its
+    /// own token. Without `auto_rotate` that Role/RoleBinding is removed, so
+    /// re-running with `--no-auto-rotate` converges.
+    ///
+    /// Returns the objects that now exist and those that were removed.
+    pub async fn ensure_site_identity(
+        &self,
+        site: &str,
+        auto_rotate: bool,
+    ) -> Result<(Vec<ObjectRef>, Vec<ObjectRef>), Error> {
+        let client = &self.client;
+        let mut applied = vec![
+            self.ensure(Api::namespaced(client.clone(), NAMESPACE), rbac::site_service_account(site))
+                .await?,
+            self.ensure(Api::all(client.clone()), rbac::site_cluster_role(site)).await?,
+            self.ensure(Api::all(client.clone()), rbac::site_cluster_role_binding(site))
+                .await?,
+        ];
+        let mut removed = Vec::new();
+        if auto_rotate {
+            applied.push(
+                self.ensure(Api::namespaced(client.clone(), NAMESPACE), rbac::site_token_role(site))
+                    .await?,
+            );
+            applied.push(
+                self.ensure(
+                    Api::namespaced(client.clone(), NAMESPACE),
+                    rbac::site_token_role_binding(site),
+                )
+                .await?,
+            );
+        } else {
+            let name = rbac::edge_identity_name(site);
+            let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), NAMESPACE);
+            if self.delete_if_exists(&bindings, &name).await? {
+                removed.push(ObjectRef::of::<RoleBinding>(&name, Some(NAMESPACE)));
+            }
+            let roles: Api<Role> = Api::namespaced(client.clone(), NAMESPACE);
+            if self.delete_if_exists(&roles, &name).await? {
+                removed.push(ObjectRef::of::<Role>(&name, Some(NAMESPACE)));
+            }
+        }
+        Ok((applied, removed))
+    }
+
+    /// Mints a token for ServiceAccount `fleet-system/NAME` with the
+    /// TokenRequest API.
+    pub async fn request_token(&self, service_account: &str, ttl: Duration) -> Result<IssuedToken, Error> {
+        let api: Api<ServiceAccount> = Api::namespaced(self.client.clone(), NAMESPACE);
+        let request = TokenRequest {
+            spec: TokenRequestSpec {
+                audiences: Vec::new(),
+                expiration_seconds: Some(i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX)),
+                bound_object_ref: None,
+            },
+            ..Default::default()
+        };
+        let requested_at = jiff::Timestamp::now();
+        let what = format!("request a token for ServiceAccount {NAMESPACE}/{service_account}");
+        let response = api
+            .create_token_request(service_account, &PostParams::default(), &request)
+            .await
+            .map_err(|e| Error::api(what.clone(), self.server(), e))?;
+        let status = response.status.ok_or_else(|| Error::Unexpected {
+            what,
+            reason: "the TokenRequest response has no status".into(),
+        })?;
+        Ok(IssuedToken {
+            token: status.token,
+            expiration: status.expiration_timestamp.0,
+            requested: ttl,
+            requested_at,
+        })
+    }
+
+    /// Deletes and recreates the site's ServiceAccount: the new one has a new
+    /// UID, so every token minted for the old one is rejected from now on.
+    pub async fn recreate_service_account(&self, site: &str) -> Result<ObjectRef, Error> {
+        let name = rbac::edge_identity_name(site);
+        let api: Api<ServiceAccount> = Api::namespaced(self.client.clone(), NAMESPACE);
+        if self.delete_if_exists(&api, &name).await? {
+            self.wait_gone(&api, &name).await?;
+        }
+        self.ensure(api, rbac::site_service_account(site)).await
+    }
+
+    /// Waits (bounded) until a deleted object is gone, so that recreating it
+    /// yields a new object rather than racing the old one's finalisation.
+    async fn wait_gone<K>(&self, api: &Api<K>, name: &str) -> Result<(), Error>
+    where
+        K: Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    {
+        let what = format!("wait for {} {name} to be deleted", K::kind(&()));
+        for _ in 0..100 {
+            match api.get_opt(name).await {
+                Ok(None) => return Ok(()),
+                Ok(Some(_)) => tokio::time::sleep(Duration::from_millis(100)).await,
+                Err(e) => return Err(Error::api(what, self.server(), e)),
+            }
+        }
+        Err(Error::Unexpected {
+            what,
+            reason: "it still exists after 10s".into(),
+        })
+    }
+
+    /// Removes the site's Push identity, bindings before roles, the
+    /// ServiceAccount last. Returns what was actually deleted; missing
+    /// objects are skipped, so a re-run after an interruption finishes the job.
+    pub async fn delete_site_identity(&self, site: &str) -> Result<Vec<ObjectRef>, Error> {
+        let name = rbac::edge_identity_name(site);
+        let client = &self.client;
+        let mut removed = Vec::new();
+        let rb: Api<RoleBinding> = Api::namespaced(client.clone(), NAMESPACE);
+        if self.delete_if_exists(&rb, &name).await? {
+            removed.push(ObjectRef::of::<RoleBinding>(&name, Some(NAMESPACE)));
+        }
+        let role: Api<Role> = Api::namespaced(client.clone(), NAMESPACE);
+        if self.delete_if_exists(&role, &name).await? {
+            removed.push(ObjectRef::of::<Role>(&name, Some(NAMESPACE)));
+        }
+        let crb: Api<ClusterRoleBinding> = Api::all(client.clone());
+        if self.delete_if_exists(&crb, &name).await? {
+            removed.push(ObjectRef::of::<ClusterRoleBinding>(&name, None));
+        }
+        let cr: Api<ClusterRole> = Api::all(client.clone());
+        if self.delete_if_exists(&cr, &name).await? {
+            removed.push(ObjectRef::of::<ClusterRole>(&name, None));
+        }
+        let sa: Api<ServiceAccount> = Api::namespaced(client.clone(), NAMESPACE);
+        if self.delete_if_exists(&sa, &name).await? {
+            removed.push(ObjectRef::of::<ServiceAccount>(&name, Some(NAMESPACE)));
+        }
+        Ok(removed)
+    }
+
+    /// Stores a Pull-mode site's member kubeconfig in hub Secret
+    /// `fleet-system/fleet-pull-SITE` (type Opaque, key `kubeconfig`).
+    pub async fn store_pull_secret(&self, site: &str, kubeconfig: &str) -> Result<ObjectRef, Error> {
+        let secret = Secret {
+            metadata: ObjectMeta {
+                name: Some(rbac::pull_secret_name(site)),
+                namespace: Some(NAMESPACE.to_owned()),
+                labels: Some(rbac::site_labels(site)),
+                ..Default::default()
+            },
+            type_: Some("Opaque".into()),
+            data: Some(
+                [(
+                    crate::api::DEFAULT_KUBECONFIG_KEY.to_owned(),
+                    ByteString(kubeconfig.as_bytes().to_vec()),
+                )]
+                .into(),
+            ),
+            ..Default::default()
+        };
+        self.ensure(Api::namespaced(self.client.clone(), NAMESPACE), secret).await
+    }
+
+    /// Deletes the pull Secret of a site if present.
+    pub async fn delete_pull_secret(&self, site: &str) -> Result<Option<ObjectRef>, Error> {
+        let name = rbac::pull_secret_name(site);
+        let api: Api<Secret> = Api::namespaced(self.client.clone(), NAMESPACE);
+        Ok(self
+            .delete_if_exists(&api, &name)
+            .await?
+            .then(|| ObjectRef::of::<Secret>(&name, Some(NAMESPACE))))
+    }
+
+    /// On a member cluster: ensures the read-only identity the hub uses to
+    /// probe it (namespace, ServiceAccount, read-only ClusterRole, binding)
+    /// and mints a token for it.
+    pub async fn mint_member_identity(&self, ttl: Duration) -> Result<(Vec<ObjectRef>, IssuedToken), Error> {
+        let client = &self.client;
+        let objects = vec![
+            self.ensure_namespace().await?,
+            self.ensure(
+                Api::namespaced(client.clone(), NAMESPACE),
+                rbac::member_reader_service_account(),
+            )
+            .await?,
+            self.ensure(Api::all(client.clone()), rbac::member_reader_cluster_role()).await?,
+            self.ensure(Api::all(client.clone()), rbac::member_reader_cluster_role_binding())
+                .await?,
+        ];
+        let token = self.request_token(rbac::MEMBER_READER_NAME, ttl).await?;
+        Ok((objects, token))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn token(requested: u64, granted: i64) -> IssuedToken {
+        let at = jiff::Timestamp::from_second(1_000_000).unwrap();
+        IssuedToken {
+            token: String::new(),
+            expiration: at + jiff::SignedDuration::from_secs(granted),
+            requested: Duration::from_secs(requested),
+            requested_at: at,
+        }
+    }
+
+    #[test]
+    fn capped_only_when_granted_is_clearly_shorter() {
+        assert!(token(30 * 86400, 3600).capped());
+        assert!(!token(3600, 3600).capped());
+        assert!(!token(3600, 3590).capped(), "rounding is not a cap");
+        assert_eq!(token(30 * 86400, 3600).granted(), Duration::from_secs(3600));
+    }
+}

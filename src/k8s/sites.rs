@@ -1,0 +1,147 @@
+//! FederatedCluster and FederationStatus I/O on the hub: apply, read,
+//! list, watch, delete.
+
+use std::collections::BTreeMap;
+
+use futures::{Stream, TryStreamExt};
+use kube::api::{Api, ListParams};
+use kube::runtime::watcher;
+
+use super::client::Cluster;
+use super::error::Error;
+use super::identity::ObjectRef;
+use crate::api::{FEDERATION_STATUS_NAME, FederatedCluster, FederationStatus};
+
+impl Cluster {
+    fn sites_api(&self) -> Api<FederatedCluster> {
+        Api::all(self.client.clone())
+    }
+
+    /// Server-side applies a site's spec (the status is never sent: it has
+    /// its own subresource and writers).
+    pub async fn apply_site(&self, site: &FederatedCluster) -> Result<ObjectRef, Error> {
+        let name = site.site_name().to_owned();
+        let mut body = site.clone();
+        body.status = None;
+        body.metadata.resource_version = None;
+        body.metadata.managed_fields = None;
+        self.apply(&self.sites_api(), &name, &body).await?;
+        Ok(ObjectRef {
+            kind: "FederatedCluster".into(),
+            name,
+            namespace: None,
+        })
+    }
+
+    /// Reads one site; Ok(None) if it is not registered.
+    pub async fn get_site(&self, name: &str) -> Result<Option<FederatedCluster>, Error> {
+        match self.sites_api().get(name).await {
+            Ok(site) => Ok(Some(site)),
+            Err(e) => {
+                let err = Error::api(format!("get FederatedCluster {name}"), self.server(), e);
+                if err.is_not_found() { Ok(None) } else { Err(err) }
+            }
+        }
+    }
+
+    /// Lists sites, optionally filtered by a label selector, sorted by name.
+    pub async fn list_sites(&self, selector: Option<&str>) -> Result<Vec<FederatedCluster>, Error> {
+        let mut params = ListParams::default();
+        if let Some(selector) = selector {
+            params = params.labels(selector);
+        }
+        let list = self
+            .sites_api()
+            .list(&params)
+            .await
+            .map_err(|e| Error::api("list FederatedClusters", self.server(), e))?;
+        let mut sites = list.items;
+        sites.sort_by(|a, b| a.site_name().cmp(b.site_name()));
+        Ok(sites)
+    }
+
+    /// Watches sites with the watch API and yields the full, name-sorted set
+    /// once the initial list is in and again after every change.
+    pub fn watch_sites(
+        &self,
+        selector: Option<&str>,
+    ) -> impl Stream<Item = Result<Vec<FederatedCluster>, Error>> + Send + 'static {
+        let mut config = watcher::Config::default();
+        if let Some(selector) = selector {
+            config = config.labels(selector);
+        }
+        let server = self.server().to_owned();
+        let mut known: BTreeMap<String, FederatedCluster> = BTreeMap::new();
+        let mut initial: BTreeMap<String, FederatedCluster> = BTreeMap::new();
+        watcher(self.sites_api(), config)
+            .map_err(move |e| watch_error(&server, e))
+            .try_filter_map(move |event| {
+                let snapshot = match event {
+                    watcher::Event::Init => {
+                        initial.clear();
+                        None
+                    }
+                    watcher::Event::InitApply(site) => {
+                        initial.insert(site.site_name().to_owned(), site);
+                        None
+                    }
+                    watcher::Event::InitDone => {
+                        known = std::mem::take(&mut initial);
+                        Some(known.values().cloned().collect())
+                    }
+                    watcher::Event::Apply(site) => {
+                        known.insert(site.site_name().to_owned(), site);
+                        Some(known.values().cloned().collect())
+                    }
+                    watcher::Event::Delete(site) => {
+                        known.remove(site.site_name());
+                        Some(known.values().cloned().collect())
+                    }
+                };
+                futures::future::ready(Ok(snapshot))
+            })
+    }
+
+    /// Deletes a site's FederatedCluster; Ok(None) if it was not there.
+    pub async fn delete_site(&self, name: &str) -> Result<Option<ObjectRef>, Error> {
+        Ok(self
+            .delete_if_exists(&self.sites_api(), name)
+            .await?
+            .then(|| ObjectRef {
+                kind: "FederatedCluster".into(),
+                name: name.to_owned(),
+                namespace: None,
+            }))
+    }
+
+    /// Reads the hub's FederationStatus singleton; Ok(None) when the hub
+    /// operator has not written it yet.
+    pub async fn get_federation_status(&self) -> Result<Option<FederationStatus>, Error> {
+        let api: Api<FederationStatus> = Api::all(self.client.clone());
+        match api.get(FEDERATION_STATUS_NAME).await {
+            Ok(status) => Ok(Some(status)),
+            Err(e) => {
+                let err = Error::api(
+                    format!("get FederationStatus {FEDERATION_STATUS_NAME}"),
+                    self.server(),
+                    e,
+                );
+                if err.is_not_found() { Ok(None) } else { Err(err) }
+            }
+        }
+    }
+}
+
+fn watch_error(server: &str, err: watcher::Error) -> Error {
+    let what = "watch FederatedClusters";
+    match err {
+        watcher::Error::InitialListFailed(e)
+        | watcher::Error::WatchStartFailed(e)
+        | watcher::Error::WatchFailed(e) => Error::api(what, server, e),
+        watcher::Error::WatchError(status) => Error::api(what, server, kube::Error::Api(status)),
+        watcher::Error::NoResourceVersion => Error::Unexpected {
+            what: what.into(),
+            reason: "the list response has no resourceVersion".into(),
+        },
+    }
+}

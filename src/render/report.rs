@@ -1,0 +1,308 @@
+//! Machine-readable output of `kubectl fleet status -o json|yaml`: the
+//! `StatusReport` schema, stable for scripts.
+//!
+//! ```yaml
+//! apiVersion: fleet.kubectl-fleet.dev/v1   # REPORT_API_VERSION; bumped on breaking change
+//! kind: StatusReport
+//! generatedAt: "2026-01-01T12:00:00Z"      # client clock when rendered
+//! sites:                                   # sorted by name
+//! - name: site-a
+//!   displayName: site-a                    # spec.displayName or the name
+//!   mode: Push                             # Push | Pull
+//!   tier: standard                         # critical | standard | non-critical
+//!   environment: production                # development | staging | production | dr
+//!   region: us-east-1                      # null when unset
+//!   phase: Connected                       # Pending | Connected | Stale | Unreachable
+//!   phaseTransitionTime: "..."             # null when never judged
+//!   heartbeatIntervalSeconds: 30
+//!   lastHeartbeatTime: "..."               # null when never heard from
+//!   lastHeartbeatAgeSeconds: 5             # null when never heard from
+//!   observedVersion: 0.1.0                 # null when unknown (same for the next 3)
+//!   kubernetesVersion: v1.33.2
+//!   nodeCount: 3
+//!   namespaceCount: 12
+//!   gpus: {total: 8, allocatable: 8, byVendor: {nvidia.com/gpu: {total: 8, allocatable: 8}}}  # null when unknown
+//!   services: {models: 1, ready: 1, failed: 0, total: 1}   # null when unknown
+//!   credentialExpirationTime: "..."        # null when unknown or Pull mode
+//!   signals: [...]                         # as in FederatedCluster status.signals; [] when none
+//!   conditions: [...]                      # hub conditions; [] when none
+//! summary:
+//!   sites: 1
+//!   phases: {connected: 1, stale: 0, unreachable: 0, pending: 0}
+//!   gpus: {total: 8, allocatable: 8}
+//!   services: {ready: 1, failed: 0, total: 1}
+//!   signals: {active: 0, critical: 0, high: 0, medium: 0, low: 0}
+//! ```
+//!
+//! Every key is always present (null when unknown), so `jq` paths never
+//! need to test for absence. New keys may be added; none are removed or
+//! renamed without changing `apiVersion`.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use serde::Serialize;
+
+use crate::api::{Environment, FederatedCluster, GpuCount, Mode, Phase, Severity, Signal, Tier};
+use crate::fleet::summary::effective_phase;
+
+/// `apiVersion` of every report this module renders.
+pub const REPORT_API_VERSION: &str = "fleet.kubectl-fleet.dev/v1";
+
+/// The `kubectl fleet status -o json|yaml` document.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusReport {
+    /// Always [`REPORT_API_VERSION`].
+    pub api_version: &'static str,
+    /// Always `StatusReport`.
+    pub kind: &'static str,
+    /// When the report was rendered (client clock).
+    pub generated_at: Time,
+    /// One entry per site, sorted by name.
+    pub sites: Vec<SiteReport>,
+    /// Fleet-wide totals over `sites`.
+    pub summary: SummaryReport,
+}
+
+/// One site in a [`StatusReport`].
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SiteReport {
+    /// Site (object) name.
+    pub name: String,
+    /// Display name, falling back to the name.
+    pub display_name: String,
+    /// Push or Pull.
+    pub mode: Mode,
+    /// Tier.
+    pub tier: Tier,
+    /// Environment.
+    pub environment: Environment,
+    /// Region, if set.
+    pub region: Option<String>,
+    /// Phase (Pending when not judged yet).
+    pub phase: Phase,
+    /// When the phase last changed.
+    pub phase_transition_time: Option<Time>,
+    /// The reporting cadence.
+    pub heartbeat_interval_seconds: i32,
+    /// Edge clock at the last report.
+    pub last_heartbeat_time: Option<Time>,
+    /// Seconds since `lastHeartbeatTime` on the client clock (0 if in the future).
+    pub last_heartbeat_age_seconds: Option<i64>,
+    /// Edge operator version.
+    pub observed_version: Option<String>,
+    /// Member Kubernetes version.
+    pub kubernetes_version: Option<String>,
+    /// Nodes.
+    pub node_count: Option<i64>,
+    /// Namespaces.
+    pub namespace_count: Option<i64>,
+    /// GPU capacity.
+    pub gpus: Option<GpuReport>,
+    /// Inference workloads.
+    pub services: Option<ServicesReport>,
+    /// Expiry of the edge's hub token (Push mode).
+    pub credential_expiration_time: Option<Time>,
+    /// Active signals, worst first.
+    pub signals: Vec<Signal>,
+    /// Hub-written conditions.
+    pub conditions: Vec<Condition>,
+}
+
+/// GPUs of one site.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct GpuReport {
+    /// Capacity.
+    pub total: i64,
+    /// Allocatable.
+    pub allocatable: i64,
+    /// Per vendor resource.
+    pub by_vendor: BTreeMap<String, GpuCount>,
+}
+
+/// Inference workloads of one site.
+#[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServicesReport {
+    /// LLMKube models.
+    pub models: i64,
+    /// Ready services.
+    pub ready: i64,
+    /// Failed services.
+    pub failed: i64,
+    /// All services.
+    pub total: i64,
+}
+
+/// Fleet-wide totals of a [`StatusReport`].
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct SummaryReport {
+    /// Number of sites.
+    pub sites: i64,
+    /// Sites per phase.
+    pub phases: PhaseCounts,
+    /// GPU totals.
+    pub gpus: GpuTotals,
+    /// Service totals.
+    pub services: ServiceTotals,
+    /// Signal totals.
+    pub signals: SignalTotals,
+}
+
+/// Sites per phase.
+#[derive(Serialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PhaseCounts {
+    /// Connected sites.
+    pub connected: i64,
+    /// Stale sites.
+    pub stale: i64,
+    /// Unreachable sites.
+    pub unreachable: i64,
+    /// Pending sites.
+    pub pending: i64,
+}
+
+/// GPU totals.
+#[derive(Serialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GpuTotals {
+    /// Capacity.
+    pub total: i64,
+    /// Allocatable.
+    pub allocatable: i64,
+}
+
+/// Inference service totals.
+#[derive(Serialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServiceTotals {
+    /// Ready.
+    pub ready: i64,
+    /// Failed.
+    pub failed: i64,
+    /// All.
+    pub total: i64,
+}
+
+/// Active signal totals.
+#[derive(Serialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SignalTotals {
+    /// All active signals.
+    pub active: i64,
+    /// Critical.
+    pub critical: i64,
+    /// High.
+    pub high: i64,
+    /// Medium.
+    pub medium: i64,
+    /// Low.
+    pub low: i64,
+}
+
+fn site_report(site: &FederatedCluster, now: Timestamp) -> SiteReport {
+    let status = site.status.clone().unwrap_or_default();
+    SiteReport {
+        name: site.site_name().to_owned(),
+        display_name: site.display_name().to_owned(),
+        mode: site.spec.mode,
+        tier: site.spec.tier,
+        environment: site.spec.environment,
+        region: site.spec.region.clone(),
+        phase: effective_phase(site),
+        phase_transition_time: status.phase_transition_time,
+        heartbeat_interval_seconds: site.spec.heartbeat_interval_seconds,
+        last_heartbeat_age_seconds: status
+            .last_heartbeat_time
+            .as_ref()
+            .map(|t| now.duration_since(t.0).as_secs().max(0)),
+        last_heartbeat_time: status.last_heartbeat_time,
+        observed_version: status.observed_version,
+        kubernetes_version: status.kubernetes_version,
+        node_count: status.node_count,
+        namespace_count: status.namespace_count,
+        gpus: status.capacity.map(|c| GpuReport {
+            total: c.gpus_total,
+            allocatable: c.gpus_allocatable,
+            by_vendor: c.gpus_by_vendor,
+        }),
+        services: status.inference.map(|i| ServicesReport {
+            models: i.models,
+            ready: i.services_ready,
+            failed: i.services_failed,
+            total: i.services_total,
+        }),
+        credential_expiration_time: status.credential_expiration_time,
+        signals: status.signals.unwrap_or_default(),
+        conditions: status.conditions.unwrap_or_default(),
+    }
+}
+
+/// The report for `sites` at `now`, sorted by name.
+pub fn status_report(sites: &[FederatedCluster], now: Timestamp) -> StatusReport {
+    let mut sites: Vec<SiteReport> = sites.iter().map(|s| site_report(s, now)).collect();
+    sites.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut summary = SummaryReport {
+        sites: i64::try_from(sites.len()).unwrap_or(i64::MAX),
+        phases: PhaseCounts::default(),
+        gpus: GpuTotals::default(),
+        services: ServiceTotals::default(),
+        signals: SignalTotals::default(),
+    };
+    for s in &sites {
+        match s.phase {
+            Phase::Connected => summary.phases.connected += 1,
+            Phase::Stale => summary.phases.stale += 1,
+            Phase::Unreachable => summary.phases.unreachable += 1,
+            Phase::Pending => summary.phases.pending += 1,
+        }
+        if let Some(g) = &s.gpus {
+            summary.gpus.total += g.total;
+            summary.gpus.allocatable += g.allocatable;
+        }
+        if let Some(v) = &s.services {
+            summary.services.ready += v.ready;
+            summary.services.failed += v.failed;
+            summary.services.total += v.total;
+        }
+        for sig in &s.signals {
+            summary.signals.active += 1;
+            match sig.severity {
+                Severity::Critical => summary.signals.critical += 1,
+                Severity::High => summary.signals.high += 1,
+                Severity::Medium => summary.signals.medium += 1,
+                Severity::Low => summary.signals.low += 1,
+            }
+        }
+    }
+    StatusReport {
+        api_version: REPORT_API_VERSION,
+        kind: "StatusReport",
+        generated_at: Time(now),
+        sites,
+        summary,
+    }
+}
+
+/// Errors turning a report into text.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// JSON serialisation failed.
+    #[error("failed to render JSON")]
+    Json(#[source] serde_json::Error),
+    /// YAML serialisation failed.
+    #[error("failed to render YAML")]
+    Yaml(#[source] serde_saphyr::SerializeError),
+}
+
+/// Pretty JSON with a trailing newline.
+pub fn to_json<T: Serialize>(value: &T) -> Result<String, RenderError> {
+    let mut s = serde_json::to_string_pretty(value).map_err(RenderError::Json)?;
+    s.push('\n');
+    Ok(s)
+}
+
+/// YAML (serde-saphyr).
+pub fn to_yaml<T: Serialize>(value: &T) -> Result<String, RenderError> {
+    serde_saphyr::to_string(value).map_err(RenderError::Yaml)
+}

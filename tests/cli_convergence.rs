@@ -1,0 +1,128 @@
+//! `register` converges: make it fail at each of its API calls in turn
+//! (sandbox fault injection), re-run it, and find exactly one of each object
+//! and a working token. Also `rotate --revoke` and `unregister`.
+
+mod cli_support;
+
+use cli_support::{Hub, client_from_yaml, status_code, token_of};
+use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+use kube::api::{Api, ListParams};
+use kube_sandbox::FaultRule;
+use kubectl_fleet::api::FederatedCluster;
+
+const SITE_LABEL: &str = "federation.kubectl-fleet.dev/site";
+
+/// How many objects of each kind carry the site's label.
+async fn counts(client: &kube::Client, site: &str) -> [usize; 6] {
+    let lp = ListParams::default().labels(&format!("{SITE_LABEL}={site}"));
+    [
+        Api::<ServiceAccount>::all(client.clone()).list(&lp).await.unwrap().items.len(),
+        Api::<ClusterRole>::all(client.clone()).list(&lp).await.unwrap().items.len(),
+        Api::<ClusterRoleBinding>::all(client.clone()).list(&lp).await.unwrap().items.len(),
+        Api::<Role>::all(client.clone()).list(&lp).await.unwrap().items.len(),
+        Api::<RoleBinding>::all(client.clone()).list(&lp).await.unwrap().items.len(),
+        Api::<FederatedCluster>::all(client.clone()).list(&lp).await.unwrap().items.len(),
+    ]
+}
+
+async fn token_works(config: &str, site: &str) {
+    let client = client_from_yaml(config).await;
+    Api::<FederatedCluster>::all(client)
+        .get(site)
+        .await
+        .unwrap_or_else(|e| panic!("the token of {site} must work: {e}"));
+}
+
+#[tokio::test]
+async fn register_interrupted_after_any_call_converges_on_rerun() {
+    let hub = Hub::new();
+    let admin = hub.admin().await;
+    let controls = hub.sandbox.controls();
+
+    controls.clear_request_log();
+    hub.register("probe", &[]);
+    let calls = controls.request_log().len();
+    assert!(calls >= 9, "register makes at least 9 calls (read, 7 applies, token), saw {calls}");
+
+    for k in 0..calls {
+        let site = format!("conv-{k}");
+        controls.fail(FaultRule {
+            verb: None,
+            path_contains: None,
+            status: 500,
+            skip: u32::try_from(k).unwrap(),
+            count: 1,
+        });
+        let failed = hub.fleet(&["register", &site, "-o", "json"]);
+        let line = failed.one_line_error();
+        assert!(line.contains("(500)"), "call {k}: {line}");
+        assert!(line.contains("re-run"), "the hint says a re-run fixes it: {line}");
+        controls.clear_faults();
+
+        let summary = hub.register(&site, &[]);
+        assert_eq!(counts(&admin, &site).await, [1; 6], "after failing call {k}");
+        token_works(summary["config"].as_str().unwrap(), &site).await;
+    }
+    let namespaces = Api::<Namespace>::all(admin.clone()).list(&ListParams::default()).await.unwrap();
+    assert_eq!(
+        namespaces.items.iter().filter(|n| n.metadata.name.as_deref() == Some("fleet-system")).count(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn rotate_revoke_rejects_the_old_token_and_the_new_one_works() {
+    let hub = Hub::new();
+    let first = hub.register("site-a", &[]);
+    let old_config = first["config"].as_str().unwrap().to_owned();
+    token_works(&old_config, "site-a").await;
+
+    // Without --revoke, the old token stays valid.
+    let plain = hub.fleet(&["rotate", "site-a", "-o", "json"]).ok().json();
+    token_works(&old_config, "site-a").await;
+    token_works(plain["config"].as_str().unwrap(), "site-a").await;
+
+    let revoked = hub.fleet(&["rotate", "site-a", "--revoke", "-o", "json"]).ok().json();
+    let new_config = revoked["config"].as_str().unwrap();
+    assert_ne!(token_of(new_config), token_of(&old_config));
+    let old = client_from_yaml(&old_config).await;
+    assert_eq!(status_code(Api::<FederatedCluster>::all(old).get("site-a").await), 401);
+    let older = client_from_yaml(plain["config"].as_str().unwrap()).await;
+    assert_eq!(status_code(Api::<FederatedCluster>::all(older).get("site-a").await), 401);
+    token_works(new_config, "site-a").await;
+
+    let missing = hub.fleet(&["rotate", "site-z"]);
+    let line = missing.one_line_error();
+    assert!(line.contains("not registered") && line.contains("kubectl fleet register site-z"), "{line}");
+}
+
+#[tokio::test]
+async fn unregister_leaves_nothing_behind_and_is_idempotent() {
+    let hub = Hub::new();
+    let admin = hub.admin().await;
+    hub.register("site-a", &[]);
+    hub.register("site-b", &[]);
+
+    let refused = hub.fleet(&["unregister", "site-a"]);
+    let line = refused.one_line_error();
+    assert!(line.contains("--yes"), "{line}");
+    assert_eq!(counts(&admin, "site-a").await, [1; 6], "nothing removed without confirmation");
+
+    let run = hub.fleet(&["unregister", "site-a", "--yes"]).ok();
+    assert!(run.stderr.contains("FederatedCluster site-a deleted"), "{}", run.stderr);
+    assert_eq!(counts(&admin, "site-a").await, [0; 6]);
+    let secrets = Api::<Secret>::namespaced(admin.clone(), "fleet-system");
+    assert!(
+        secrets
+            .list(&ListParams::default().labels(&format!("{SITE_LABEL}=site-a")))
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+    assert_eq!(counts(&admin, "site-b").await, [1; 6], "other sites untouched");
+
+    let again = hub.fleet(&["unregister", "site-a", "--yes"]).ok();
+    assert!(again.stderr.contains("nothing to remove"), "{}", again.stderr);
+}

@@ -1,0 +1,93 @@
+//! `register --pull`: a read-only identity minted on the member, its
+//! kubeconfig in hub Secret fleet-system/fleet-pull-SITE, the site in Pull
+//! mode; `--store-kubeconfig-as-is` stores the given file unchanged.
+
+mod cli_support;
+
+use cli_support::{Hub, TempDir, client_from_yaml, status_code};
+use k8s_openapi::api::core::v1::{Namespace, Secret};
+use kube::api::{Api, ListParams, PostParams};
+use kube_sandbox::Sandbox;
+use kubectl_fleet::api::{FederatedCluster, Mode};
+
+async fn pull_secret(hub: &Hub, site: &str) -> (Secret, String) {
+    let secrets: Api<Secret> = Api::namespaced(hub.admin().await, "fleet-system");
+    let secret = secrets.get(&format!("fleet-pull-{site}")).await.expect("pull Secret");
+    let kubeconfig = String::from_utf8(secret.data.as_ref().unwrap()["kubeconfig"].0.clone()).unwrap();
+    (secret, kubeconfig)
+}
+
+#[tokio::test]
+async fn pull_mints_a_read_only_member_identity_and_stores_it_on_the_hub() {
+    let hub = Hub::new();
+    let member = Sandbox::start();
+    let dir = TempDir::new("member");
+    let member_kubeconfig = dir.path().join("member.kubeconfig");
+    member.write_admin_kubeconfig(&member_kubeconfig).unwrap();
+
+    let run = hub
+        .fleet(&["register", "site-p", "--pull", "--member-kubeconfig", member_kubeconfig.to_str().unwrap()])
+        .ok();
+    assert!(run.stdout.is_empty(), "nothing secret on stdout: {}", run.stdout);
+    assert!(!run.stderr.contains("token:"), "{}", run.stderr);
+
+    let (secret, stored) = pull_secret(&hub, "site-p").await;
+    assert_eq!(secret.type_.as_deref(), Some("Opaque"));
+    assert!(!stored.contains(member.admin_token()), "the admin credential is not stored");
+
+    let site = Api::<FederatedCluster>::all(hub.admin().await).get("site-p").await.unwrap();
+    assert_eq!(site.spec.mode, Mode::Pull);
+    let secret_ref = site.spec.kubeconfig_secret_ref.unwrap();
+    assert_eq!((secret_ref.namespace.as_str(), secret_ref.name.as_str(), secret_ref.key.as_str()), ("fleet-system", "fleet-pull-site-p", "kubeconfig"));
+    // Pull sites have no edge identity on the hub.
+    assert!(run.stderr.lines().all(|l| !l.contains("fleet-edge-site-p")), "{}", run.stderr);
+
+    // The stored kubeconfig reaches the member (CA embedded) and only reads.
+    let reader = client_from_yaml(&stored).await;
+    Api::<Namespace>::all(reader.clone())
+        .list(&ListParams::default())
+        .await
+        .expect("the member identity can list namespaces");
+    let ns = Namespace {
+        metadata: kube::api::ObjectMeta {
+            name: Some("evil".into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    assert_eq!(status_code(Api::<Namespace>::all(reader.clone()).create(&PostParams::default(), &ns).await), 403);
+    assert_eq!(
+        status_code(Api::<Secret>::all(reader).list(&ListParams::default()).await),
+        403,
+        "the member identity cannot read Secrets"
+    );
+
+    // Re-running converges; unregister removes the Secret too.
+    hub.fleet(&["register", "site-p", "--pull", "--member-kubeconfig", member_kubeconfig.to_str().unwrap()]).ok();
+    hub.fleet(&["unregister", "site-p", "--yes"]).ok();
+    let secrets: Api<Secret> = Api::namespaced(hub.admin().await, "fleet-system");
+    assert!(secrets.get_opt("fleet-pull-site-p").await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn store_kubeconfig_as_is_keeps_the_file_unchanged() {
+    let hub = Hub::new();
+    let member = Sandbox::start();
+    let dir = TempDir::new("member");
+    let path = dir.path().join("member.kubeconfig");
+    member.write_admin_kubeconfig(&path).unwrap();
+    let original = std::fs::read_to_string(&path).unwrap();
+
+    let run = hub
+        .fleet(&["register", "site-q", "--pull", "--member-kubeconfig", path.to_str().unwrap(), "--store-kubeconfig-as-is"])
+        .ok();
+    assert!(!run.stdout.contains(member.admin_token()) && !run.stderr.contains(member.admin_token()));
+    let (_, stored) = pull_secret(&hub, "site-q").await;
+    assert_eq!(stored, original);
+    // No identity was minted on the member.
+    let sa = Api::<k8s_openapi::api::core::v1::ServiceAccount>::namespaced(
+        client_from_yaml(&member.admin_kubeconfig()).await,
+        "fleet-system",
+    );
+    assert!(sa.get_opt("fleet-member-reader").await.unwrap().is_none());
+}

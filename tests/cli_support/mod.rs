@@ -1,0 +1,191 @@
+//! Shared harness of the black-box `kubectl fleet` tests: a kube-sandbox hub,
+//! a private temp directory with its admin kubeconfig, and helpers to run
+//! the built binary and to talk to the hub as admin or as a minted token.
+
+#![allow(dead_code)] // each test binary uses a different subset of the helpers
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use kube_sandbox::{Sandbox, SandboxOptions};
+
+/// The binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_kubectl-fleet");
+
+/// A directory removed on drop.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> Self {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "kubectl-fleet-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&path).unwrap();
+        TempDir(path)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The result of one run of the binary.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(output: Output) -> Self {
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(output.stdout).unwrap(),
+            stderr: String::from_utf8(output.stderr).unwrap(),
+        }
+    }
+
+    /// Panics with both streams unless the run succeeded.
+    #[track_caller]
+    pub fn ok(self) -> Self {
+        assert_eq!(self.code, 0, "expected success\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        self
+    }
+
+    /// Asserts a failure reported as exactly one `error: …` line, and
+    /// returns that line.
+    #[track_caller]
+    pub fn one_line_error(&self) -> String {
+        assert_ne!(self.code, 0, "expected failure\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        let lines: Vec<&str> = self.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "expected one line on stderr, got:\n{}", self.stderr);
+        assert!(lines[0].starts_with("error: "), "{}", lines[0]);
+        lines[0].to_owned()
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", self.stdout, self.stderr))
+    }
+}
+
+/// A hub (kube-sandbox) plus a temp dir holding its admin kubeconfig.
+pub struct Hub {
+    pub sandbox: Sandbox,
+    pub dir: TempDir,
+    pub kubeconfig: PathBuf,
+}
+
+impl Hub {
+    /// A hub with the fleet CRDs installed.
+    pub fn new() -> Self {
+        let hub = Self::bare(SandboxOptions::default());
+        hub.install_crds();
+        hub
+    }
+
+    /// A hub whose TokenRequest lifetime is capped, with CRDs.
+    pub fn with_token_cap(cap: std::time::Duration) -> Self {
+        let hub = Self::bare(SandboxOptions {
+            max_token_expiration: Some(cap),
+            ..Default::default()
+        });
+        hub.install_crds();
+        hub
+    }
+
+    /// A hub without the fleet CRDs.
+    pub fn bare(options: SandboxOptions) -> Self {
+        let sandbox = Sandbox::start_with(options).expect("start kube-sandbox");
+        let dir = TempDir::new("hub");
+        let kubeconfig = dir.path().join("admin.kubeconfig");
+        sandbox.write_admin_kubeconfig(&kubeconfig).unwrap();
+        Hub {
+            sandbox,
+            dir,
+            kubeconfig,
+        }
+    }
+
+    pub fn install_crds(&self) {
+        self.fleet(&["install", "--crds-only", "--apply"]).ok();
+    }
+
+    /// Runs `kubectl-fleet --kubeconfig ADMIN ARGS…` (no TTY, no colour,
+    /// no ambient kubeconfig).
+    pub fn fleet(&self, args: &[&str]) -> Run {
+        let mut full = vec!["--kubeconfig", self.kubeconfig.to_str().unwrap()];
+        full.extend_from_slice(args);
+        run_bin(&full, self.dir.path())
+    }
+
+    /// Runs the binary with a kubeconfig that authenticates with `token`.
+    pub fn fleet_as(&self, token: &str, args: &[&str]) -> Run {
+        let path = self.dir.path().join(format!("token-{}.kubeconfig", token.len() ^ args.len()));
+        std::fs::write(&path, self.sandbox.kubeconfig_for_token(token)).unwrap();
+        let mut full = vec!["--kubeconfig", path.to_str().unwrap()];
+        full.extend_from_slice(args);
+        run_bin(&full, self.dir.path())
+    }
+
+    /// `register SITE -o json EXTRA…`, returning the parsed summary.
+    pub fn register(&self, site: &str, extra: &[&str]) -> serde_json::Value {
+        let mut args = vec!["register", site, "-o", "json"];
+        args.extend_from_slice(extra);
+        self.fleet(&args).ok().json()
+    }
+
+    pub async fn admin(&self) -> kube::Client {
+        client_from_yaml(&self.sandbox.admin_kubeconfig()).await
+    }
+}
+
+/// Runs the binary with a clean environment rooted at `home`.
+pub fn run_bin(args: &[&str], home: &Path) -> Run {
+    let output = Command::new(BIN)
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .env("HOME", home)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run kubectl-fleet");
+    Run::from(output)
+}
+
+/// A client from kubeconfig YAML (e.g. the one `register` printed).
+pub async fn client_from_yaml(yaml: &str) -> kube::Client {
+    let kc = kube::config::Kubeconfig::from_yaml(yaml).expect("valid kubeconfig");
+    let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .expect("usable kubeconfig");
+    kube::Client::try_from(cfg).unwrap()
+}
+
+/// The token inside a kubeconfig's first user.
+pub fn token_of(kubeconfig_yaml: &str) -> String {
+    let doc: serde_json::Value = serde_saphyr::from_str(kubeconfig_yaml).expect("kubeconfig YAML");
+    doc["users"][0]["user"]["token"]
+        .as_str()
+        .expect("token auth")
+        .to_owned()
+}
+
+/// The HTTP status code of a failed API call (0 if it did not fail with one).
+pub fn status_code<T: std::fmt::Debug>(result: Result<T, kube::Error>) -> u16 {
+    match result {
+        Err(kube::Error::Api(status)) => status.code,
+        Err(other) => panic!("expected an API status, got {other:?}"),
+        Ok(v) => panic!("expected a failure, got {v:?}"),
+    }
+}
