@@ -3,6 +3,7 @@
 //! Parses flags, sets up tracing, runs [`kubectl_fleet::operator::run`] and
 //! maps its error to one line on stderr and a non-zero exit code.
 
+use std::io::IsTerminal as _;
 use std::process::ExitCode;
 
 use clap::Parser as _;
@@ -19,8 +20,11 @@ fn init_tracing(args: &Args) {
     // the bearer token cannot reach the log at any level.
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new(format!("{default},hyper=warn,rustls=warn,tower=warn")));
+    // Colour only on a terminal; log files and collectors get plain text.
+    let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(ansi)
         .with_writer(std::io::stderr);
     match args.log_format {
         LogFormat::Json => builder.json().init(),

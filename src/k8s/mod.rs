@@ -18,7 +18,6 @@ pub use error::Error;
 pub use identity::{IssuedToken, ObjectRef};
 pub use kubeconfig::TokenKubeconfig;
 
-
 /// Namespace holding the fleet's identities, Secrets and operator.
 pub const NAMESPACE: &str = crate::fleet::rbac::FLEET_NAMESPACE;
 

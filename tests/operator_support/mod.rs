@@ -428,3 +428,49 @@ pub async fn seed_member(client: &kube::Client, nodes: &[NodeSeed<'_>], pods: &[
         put_status(client, "pods", Some(ns), &created).await;
     }
 }
+
+/// Path of the built kubectl-fleet binary.
+pub fn cli_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_kubectl-fleet"))
+}
+
+/// Runs `kubectl-fleet --kubeconfig HUB ARGS...`, panicking on failure;
+/// returns stderr (the human messages).
+pub fn fleet_cli(hub_kc: &Path, args: &[&str]) -> String {
+    let cache = hub_kc.parent().unwrap().join("kube-cache");
+    let out = Command::new(cli_bin())
+        .arg("--kubeconfig")
+        .arg(hub_kc)
+        .args(args)
+        .env("KUBECACHEDIR", cache)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "kubectl fleet {args:?} failed: {stderr}"
+    );
+    stderr + &String::from_utf8_lossy(&out.stdout)
+}
+
+/// `kubectl fleet install --apply` on the hub.
+pub fn fleet_install(hub_kc: &Path) {
+    fleet_cli(hub_kc, &["install", "--apply"]);
+}
+
+/// `kubectl fleet register SITE --heartbeat-interval N --output-file OUT [extra]`.
+pub fn fleet_register(hub_kc: &Path, site: &str, interval: u32, out: &Path, extra: &[&str]) {
+    let interval = interval.to_string();
+    let out_s = out.display().to_string();
+    let mut args = vec![
+        "register",
+        site,
+        "--heartbeat-interval",
+        &interval,
+        "--output-file",
+        &out_s,
+    ];
+    args.extend_from_slice(extra);
+    fleet_cli(hub_kc, &args);
+}
