@@ -101,8 +101,9 @@ pub struct FederatedClusterSpec {
     /// Criticality tier; drives the remediation policy.
     #[serde(default)]
     pub tier: Tier,
-    /// What the fleet may do on this site.
+    /// What the fleet may do on this site (a set: no duplicates).
     #[serde(default = "default_capabilities")]
+    #[x_kube(merge_strategy = ListMerge::Set)]
     pub capabilities: Vec<Capability>,
     /// Reporting cadence in seconds: the edge reports (Push) or the hub
     /// probes (Pull) at this interval; phase thresholds are multiples of it.
@@ -193,11 +194,14 @@ impl FederatedCluster {
 #[serde(rename_all = "camelCase")]
 pub struct SecretKeyRef {
     /// Namespace of the Secret on the hub.
+    #[schemars(length(min = 1))]
     pub namespace: String,
     /// Name of the Secret.
+    #[schemars(length(min = 1))]
     pub name: String,
     /// Key within the Secret's data.
     #[serde(default = "default_kubeconfig_key")]
+    #[schemars(length(min = 1))]
     pub key: String,
 }
 
@@ -462,6 +466,73 @@ impl FederatedClusterStatus {
     /// Signals reported, or an empty slice.
     pub fn signals(&self) -> &[Signal] {
         self.signals.as_deref().unwrap_or_default()
+    }
+}
+
+/// The edge-owned part of a site's status: exactly the keys of
+/// [`EDGE_OWNED_STATUS_KEYS`], so a patch built from it can never carry a
+/// hub-owned key. The edge (Push) or the hub prober (Pull) fills it from
+/// the member cluster.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct EdgeStatus {
+    /// See [`FederatedClusterStatus::last_heartbeat_time`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_heartbeat_time: Option<Time>,
+    /// See [`FederatedClusterStatus::observed_version`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_version: Option<String>,
+    /// See [`FederatedClusterStatus::kubernetes_version`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes_version: Option<String>,
+    /// See [`FederatedClusterStatus::node_count`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_count: Option<i64>,
+    /// See [`FederatedClusterStatus::namespace_count`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace_count: Option<i64>,
+    /// See [`FederatedClusterStatus::capacity`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Capacity>,
+    /// See [`FederatedClusterStatus::inference`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inference: Option<Inference>,
+    /// See [`FederatedClusterStatus::signals`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signals: Option<Vec<Signal>>,
+    /// See [`FederatedClusterStatus::credential_expiration_time`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential_expiration_time: Option<Time>,
+}
+
+impl EdgeStatus {
+    /// The edge-owned fields of `status`.
+    pub fn from_status(status: &FederatedClusterStatus) -> Self {
+        Self {
+            last_heartbeat_time: status.last_heartbeat_time.clone(),
+            observed_version: status.observed_version.clone(),
+            kubernetes_version: status.kubernetes_version.clone(),
+            node_count: status.node_count,
+            namespace_count: status.namespace_count,
+            capacity: status.capacity.clone(),
+            inference: status.inference,
+            signals: status.signals.clone(),
+            credential_expiration_time: status.credential_expiration_time.clone(),
+        }
+    }
+
+    /// Overwrite the edge-owned fields of `status` with these, leaving the
+    /// hub-owned fields alone.
+    pub fn apply_to(&self, status: &mut FederatedClusterStatus) {
+        status.last_heartbeat_time = self.last_heartbeat_time.clone();
+        status.observed_version = self.observed_version.clone();
+        status.kubernetes_version = self.kubernetes_version.clone();
+        status.node_count = self.node_count;
+        status.namespace_count = self.namespace_count;
+        status.capacity = self.capacity.clone();
+        status.inference = self.inference;
+        status.signals = self.signals.clone();
+        status.credential_expiration_time = self.credential_expiration_time.clone();
     }
 }
 

@@ -182,6 +182,17 @@ pub struct Correlation {
     pub last_seen: Time,
 }
 
+impl Cascade {
+    /// Identity of a cascade across evaluations (source, target, signal,
+    /// workload), e.g. to count each new cascade once.
+    pub fn key(&self) -> String {
+        format!(
+            "{}->{}:{}:{}",
+            self.source, self.target, self.signal, self.workload
+        )
+    }
+}
+
 /// The same failure reaching production after a lower environment.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -5,7 +5,7 @@
 //! applied, `creationTimestamp` set).
 
 use jiff::{SignedDuration, Timestamp};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
 use super::{
     Capacity, DEFAULT_KUBECONFIG_KEY, Environment, FederatedCluster, FederatedClusterSpec,
@@ -116,23 +116,16 @@ impl FederatedCluster {
     /// matching `Connected` condition.
     pub fn with_phase(mut self, phase: Phase, since_secs: i64) -> Self {
         let generation = self.metadata.generation;
+        let interval = self.heartbeat_interval();
         let status = self.status_mut();
         status.phase = Some(phase);
         status.phase_transition_time = Some(ago(since_secs));
-        let connected = phase == Phase::Connected;
-        status.conditions = Some(vec![Condition {
-            type_: super::CONDITION_CONNECTED.to_owned(),
-            status: if connected { "True" } else { "False" }.to_owned(),
-            reason: phase.as_str().to_owned(),
-            message: match phase {
-                Phase::Pending => "no heartbeat received yet".to_owned(),
-                Phase::Connected => "heartbeats arriving".to_owned(),
-                Phase::Stale => "heartbeat older than 3 intervals".to_owned(),
-                Phase::Unreachable => "heartbeat older than 10 intervals".to_owned(),
-            },
-            last_transition_time: ago(since_secs),
-            observed_generation: generation,
-        }]);
+        status.conditions = Some(vec![crate::fleet::hub_status::connected_condition(
+            phase,
+            interval,
+            ago(since_secs).0,
+            generation,
+        )]);
         self
     }
 

@@ -81,6 +81,32 @@ mod tests {
     }
 
     #[test]
+    fn printer_columns_are_design_section_2() {
+        let crd = FederatedCluster::crd();
+        let cols: Vec<(String, String, String)> = crd.spec.versions[0]
+            .additional_printer_columns
+            .clone()
+            .unwrap()
+            .into_iter()
+            .map(|c| (c.name, c.type_, c.json_path))
+            .collect();
+        let want = [
+            ("Mode", "string", ".spec.mode"),
+            ("Tier", "string", ".spec.tier"),
+            ("Env", "string", ".spec.environment"),
+            ("Phase", "string", ".status.phase"),
+            ("Last Heartbeat", "date", ".status.lastHeartbeatTime"),
+            ("GPUs", "integer", ".status.capacity.gpusTotal"),
+            ("Age", "date", ".metadata.creationTimestamp"),
+        ];
+        let want: Vec<(String, String, String)> = want
+            .iter()
+            .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+            .collect();
+        assert_eq!(cols, want);
+    }
+
+    #[test]
     fn status_ownership_is_disjoint_and_covers_every_key() {
         let fc = FederatedCluster::test("s")
             .connected()

@@ -1,13 +1,25 @@
-//! Pure fleet logic over plain data, shared by the CLI and the operator:
-//! phase from heartbeat staleness, the per-site RBAC identity, signal
-//! extraction, cross-cluster correlation and cascades, the remediation
-//! policy, and kubectl-like ages. No I/O happens here.
+//! Pure fleet logic over plain data, shared by the CLI and the operator.
+//! No I/O happens here; every function takes the clock (`now`) as an
+//! argument so behaviour is reproducible in tests.
+//!
+//! - [`phase`]: phase from hub-observed heartbeat age, next requeue, clock skew.
+//! - [`hub_status`]: the hub-owned status (phase, conditions) to write, and when.
+//! - [`status_patch`]: change-only edge merge patches and the hub's guarded patch.
+//! - [`rbac`]: the per-site least-privilege identity and site-name validation.
+//! - [`signals`]: failure signals from Pods, Nodes and inference services.
+//! - [`inventory`]: GPU capacity and inference service counts.
+//! - [`correlation`]: cross-cluster correlations and cascades.
+//! - [`policy`]: the remediation policy per tier and severity.
+//! - [`summary`]: fleet-wide totals for `FederationStatus` and the CLI footer.
+//! - [`age`]: kubectl-like ages.
 
 pub mod age;
 pub mod correlation;
+pub mod hub_status;
 pub mod inventory;
 pub mod phase;
 pub mod policy;
 pub mod rbac;
 pub mod signals;
+pub mod status_patch;
 pub mod summary;

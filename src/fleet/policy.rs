@@ -92,6 +92,33 @@ pub fn policy_for_tier_name(tier: &str, severity: Severity) -> Policy {
     policy_for(tier.parse().ok(), severity)
 }
 
+impl Policy {
+    /// How restrictive the policy is: manual with Admin approval, then
+    /// manual with Operator approval, then automatic.
+    fn strictness(&self) -> u8 {
+        match (self.mode, self.role) {
+            (RemediationMode::Manual, Some(ApproverRole::Admin)) => 3,
+            (RemediationMode::Manual, _) => 2,
+            (RemediationMode::Auto, _) => 1,
+        }
+    }
+}
+
+/// The policy for an incident spanning several sites (a cross-cluster
+/// correlation): the strictest of the per-site policies, so an incident
+/// touching a critical site always needs an Admin. No sites: the
+/// unknown-tier fallback.
+pub fn policy_for_sites(
+    tiers: impl IntoIterator<Item = Option<Tier>>,
+    severity: Severity,
+) -> Policy {
+    tiers
+        .into_iter()
+        .map(|t| policy_for(t, severity))
+        .max_by_key(Policy::strictness)
+        .unwrap_or_else(|| policy_for(None, severity))
+}
+
 /// Label of the unknown-tier rows.
 pub const UNKNOWN_TIER: &str = "unknown";
 
@@ -182,6 +209,32 @@ mod tests {
             policy_for_tier_name("Standard", Low),
             MANUAL_ADMIN,
             "tier names are exact"
+        );
+    }
+
+    #[test]
+    fn multi_site_incidents_take_the_strictest_policy() {
+        use Severity::*;
+        let t = |v: &[Tier]| v.iter().map(|t| Some(*t)).collect::<Vec<_>>();
+        assert_eq!(
+            policy_for_sites(t(&[Tier::NonCritical, Tier::Standard]), Critical),
+            MANUAL_OPERATOR
+        );
+        assert_eq!(
+            policy_for_sites(
+                t(&[Tier::NonCritical, Tier::Critical, Tier::Standard]),
+                Critical
+            ),
+            MANUAL_ADMIN
+        );
+        assert_eq!(
+            policy_for_sites(t(&[Tier::NonCritical, Tier::Standard]), Low),
+            AUTO
+        );
+        assert_eq!(policy_for_sites([], Low), MANUAL_ADMIN);
+        assert_eq!(
+            policy_for_sites([Some(Tier::NonCritical), None], Low),
+            MANUAL_ADMIN
         );
     }
 

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::api::{Cascade, Correlation, FederatedCluster, Signal, Tier};
 use crate::fleet::age::{age, human_duration};
-use crate::fleet::policy::{Policy, policy_for};
+use crate::fleet::policy::{Policy, policy_for, policy_for_sites};
 use crate::fleet::signals::sort_signals;
 use crate::render::report::REPORT_API_VERSION;
 use crate::render::table::{PlainTable, severity_style};
@@ -24,11 +24,23 @@ pub struct SiteSignal {
     pub remediation: Policy,
 }
 
+/// A correlation with the policy that applies to it (the strictest over
+/// its member sites).
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct CorrelationIncident {
+    /// The correlation.
+    #[serde(flatten)]
+    pub correlation: Correlation,
+    /// The remediation policy for it.
+    pub remediation: Policy,
+}
+
 /// The `kubectl fleet incidents -o json|yaml` document:
 /// `{apiVersion, kind: IncidentsReport, generatedAt, correlations, cascades, signals}`
-/// with correlations and cascades as in `FederationStatus` status and
-/// signals as in `FederatedCluster` status plus `cluster`, `tier` and
-/// `remediation {mode, approvalRequired, role}`.
+/// with correlations and cascades as in `FederationStatus` status (plus
+/// `remediation` on correlations) and signals as in `FederatedCluster`
+/// status plus `cluster`, `tier` and `remediation {mode, approvalRequired, role}`.
 #[derive(Serialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct IncidentsReport {
@@ -39,7 +51,7 @@ pub struct IncidentsReport {
     /// When the report was rendered (client clock).
     pub generated_at: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     /// Active cross-cluster correlations.
-    pub correlations: Vec<Correlation>,
+    pub correlations: Vec<CorrelationIncident>,
     /// Cascades within the lookback.
     pub cascades: Vec<Cascade>,
     /// Every site's signals, worst first.
@@ -82,6 +94,21 @@ pub fn incidents_report(
             }
         })
         .collect();
+    let correlations = correlations
+        .into_iter()
+        .map(|correlation| CorrelationIncident {
+            remediation: policy_for_sites(
+                correlation.clusters.iter().map(|name| {
+                    sites
+                        .iter()
+                        .find(|s| s.site_name() == name)
+                        .map(|s| s.spec.tier)
+                }),
+                correlation.severity,
+            ),
+            correlation,
+        })
+        .collect();
     IncidentsReport {
         api_version: REPORT_API_VERSION,
         kind: "IncidentsReport",
@@ -116,9 +143,11 @@ pub fn render_incidents(report: &IncidentsReport, now: Timestamp, color: bool) -
             "SITES",
             "FIRST SEEN",
             "LAST SEEN",
+            "REMEDIATION",
             "CLUSTERS",
         ]);
-        for c in &report.correlations {
+        for incident in &report.correlations {
+            let c = &incident.correlation;
             t.push_styled(
                 vec![
                     c.id.clone(),
@@ -128,6 +157,7 @@ pub fn render_incidents(report: &IncidentsReport, now: Timestamp, color: bool) -
                     c.clusters.len().to_string(),
                     age(Some(c.first_seen.0), now),
                     age(Some(c.last_seen.0), now),
+                    remediation_label(&incident.remediation),
                     c.clusters.join(","),
                 ],
                 vec![
@@ -135,6 +165,7 @@ pub fn render_incidents(report: &IncidentsReport, now: Timestamp, color: bool) -
                     None,
                     severity_style(c.severity),
                     severity_style(c.original_severity),
+                    None,
                     None,
                     None,
                     None,

@@ -18,7 +18,7 @@ pub mod table;
 #[cfg(test)]
 mod tests;
 
-pub use incidents::{IncidentsReport, incidents_report, render_incidents};
+pub use incidents::{CorrelationIncident, IncidentsReport, incidents_report, render_incidents};
 pub use policy::{PolicyReport, policy_report, render_policy_table};
 pub use report::{REPORT_API_VERSION, RenderError, StatusReport, status_report, to_json, to_yaml};
 pub use status::{StatusView, render_status_table, status_view};

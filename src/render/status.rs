@@ -95,10 +95,13 @@ pub fn site_row(site: &FederatedCluster, now: Timestamp) -> SiteRow {
         tier: site.spec.tier.to_string(),
         environment: site.spec.environment.to_string(),
         phase: effective_phase(site),
+        // A heartbeat dated in the future comes from an edge clock running
+        // ahead (the hub flags it with ClockSkew); show it as just now
+        // rather than kubectl's `<invalid>`.
         last_heartbeat: age(
             status
                 .and_then(|s| s.last_heartbeat_time.as_ref())
-                .map(|t| t.0),
+                .map(|t| t.0.min(now)),
             now,
         ),
         nodes: or_missing(

@@ -142,6 +142,15 @@ fn status_missing_fields() {
 }
 
 #[test]
+fn future_heartbeat_shows_as_now() {
+    let ahead = FederatedCluster::test("ahead")
+        .heartbeat_ago(-600)
+        .with_phase(crate::api::Phase::Connected, 60);
+    let view = status_view(&[ahead], fixture_now());
+    assert_eq!(view.rows[0].last_heartbeat, "0s");
+}
+
+#[test]
 fn status_rows_are_sorted_whatever_the_input_order() {
     let mut sites = fleet();
     let a = render_status_table(&status_view(&sites, fixture_now()), true, false);
