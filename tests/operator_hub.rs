@@ -148,6 +148,21 @@ async fn phase_moves_at_3i_and_10i_with_one_write_per_transition() {
         unreachable_after >= Duration::from_millis(9500),
         "Unreachable too early: {unreachable_after:?}"
     );
+    // The leader keeps the fleet summary.
+    let fleet: Api<kubectl_fleet::api::FederationStatus> = Api::all(client.clone());
+    wait_until(
+        Duration::from_secs(10),
+        "FederationStatus counts the site Unreachable",
+        || async {
+            fleet
+                .get_opt("fleet")
+                .await
+                .unwrap()
+                .and_then(|f| f.status)
+                .is_some_and(|s| s.total_clusters == 1 && s.unreachable_clusters == 1)
+        },
+    )
+    .await;
     // Nothing more happens on its own.
     tokio::time::sleep(Duration::from_secs(2)).await;
     tx.send_replace(true);

@@ -46,7 +46,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(operator::run(args)) {
+    let result = runtime.block_on(operator::run(args));
+    // Never hang on exit because of a request still stuck on a dead peer.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");

@@ -29,6 +29,7 @@ pub const FIELD_MANAGER: &str = "kubectl-fleet";
 
 // Operator I/O (fleet-operator): site status, leases, member reads, token renewal.
 pub mod edge_token;
+pub mod federation_status;
 pub mod lease;
 pub mod member;
 pub mod site_status;

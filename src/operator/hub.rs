@@ -127,6 +127,8 @@ pub struct Hub {
     leading: watch::Receiver<bool>,
     ledger: Mutex<HashMap<String, LedgerEntry>>,
     clock: Clock,
+    /// Signalled after every reconcile, so the fleet summary follows.
+    changed: Arc<tokio::sync::Notify>,
     /// Counters.
     pub metrics: HubMetrics,
 }
@@ -415,6 +417,7 @@ impl Hub {
             leading,
             ledger: Mutex::new(HashMap::new()),
             clock: Arc::new(Timestamp::now),
+            changed: Arc::new(tokio::sync::Notify::new()),
             metrics: HubMetrics::default(),
         }
     }
@@ -584,7 +587,9 @@ impl Hub {
 }
 
 async fn reconcile(site: Arc<FederatedCluster>, hub: Arc<Hub>) -> Result<Action, HubError> {
-    let r = hub.reconcile_site(&site).await?;
+    let r = hub.reconcile_site(&site).await;
+    hub.changed.notify_one();
+    let r = r?;
     Ok(match r.requeue {
         Some(d) => Action::requeue(d),
         None => Action::await_change(),
@@ -619,7 +624,15 @@ pub async fn run_controller(hub: Arc<Hub>, mut shutdown: watch::Receiver<bool>) 
         }
     });
     let api = hub.api.clone();
-    Controller::new(api, watcher::Config::default().any_semantic())
+    let controller = Controller::new(api, watcher::Config::default().any_semantic());
+    let summary = tokio::spawn(super::federation::run(
+        crate::k8s::federation_status::federation_statuses(hub.api.clone().into_client()),
+        controller.store(),
+        hub.changed.clone(),
+        hub.leading.clone(),
+        shutdown.clone(),
+    ));
+    controller
         .reconcile_all_on(became_leader)
         .graceful_shutdown_on(async move {
             let _ = shutdown.wait_for(|s| *s).await;
@@ -631,6 +644,7 @@ pub async fn run_controller(hub: Arc<Hub>, mut shutdown: watch::Receiver<bool>) 
             }
         })
         .await;
+    let _ = summary.await;
 }
 
 #[cfg(test)]

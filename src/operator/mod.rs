@@ -5,6 +5,7 @@
 //! - [`collect`] and [`report`]: what the edge reports, as change-only
 //!   merge patches (pure).
 //! - [`credential`]: the edge's hub kubeconfig and token lifetime.
+//! - [`federation`]: the fleet-wide `FederationStatus` singleton.
 //! - [`leader`]: Lease-based leader election.
 //! - [`health`]: `/healthz` and `/readyz`.
 //!
@@ -14,6 +15,7 @@
 pub mod collect;
 pub mod credential;
 pub mod edge;
+pub mod federation;
 pub mod health;
 pub mod hub;
 pub mod leader;
@@ -250,15 +252,31 @@ async fn termination() {
     }
 }
 
+/// How long a graceful shutdown may take before the process just exits
+/// (a Kubernetes pod gets 30 s by default before SIGKILL).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
 /// Runs the operator until SIGTERM/SIGINT.
 pub async fn run(args: Args) -> Result<(), OperatorError> {
     let (stop_tx, stop_rx) = watch::channel(false);
+    let mut stopping = stop_rx.clone();
     tokio::spawn(async move {
         termination().await;
         tracing::info!("shutting down");
         stop_tx.send_replace(true);
     });
-    run_until(args, stop_rx).await
+    let work = run_until(args, stop_rx);
+    tokio::pin!(work);
+    tokio::select! {
+        r = &mut work => r,
+        _ = async {
+            let _ = stopping.wait_for(|s| *s).await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        } => {
+            tracing::warn!(grace = ?SHUTDOWN_GRACE, "graceful shutdown took too long, exiting");
+            Ok(())
+        }
+    }
 }
 
 /// Runs the operator until `shutdown` turns true (tests drive this).
