@@ -295,7 +295,46 @@ async fn fleet_lifecycle_kill_outage_failover_and_skew() {
             e.name
         );
     }
-    drop(hub_b);
+    // Probes answer on the standby-turned-leader and on an edge; SIGTERM
+    // stops the hub cleanly and it gives the Lease up.
+    assert_eq!(probe(&hub_b.log_text(), "/healthz"), 200);
+    assert_eq!(probe(&hub_b.log_text(), "/readyz"), 200);
+    assert_eq!(probe(&edges[0].log_text(), "/readyz"), 200);
+    let mut hub_b = hub_b;
+    let st = hub_b.terminate().unwrap();
+    assert!(st.success(), "hub exit status {st:?}: {}", hub_b.log_text());
+    assert!(
+        hub_b.log_text().contains("released the lease"),
+        "{}",
+        hub_b.log_text()
+    );
+    wait_until(Duration::from_secs(5), "lease released", || async {
+        lease_holder(&admin_c).await.is_none()
+    })
+    .await;
+}
+
+/// GET `path` from the probe server whose address the process logged.
+fn probe(log: &str, path: &str) -> u16 {
+    use std::io::{Read as _, Write as _};
+    let addr = log
+        .lines()
+        .find(|l| l.contains("serving /healthz and /readyz"))
+        .and_then(|l| l.split("addr=").nth(1))
+        .map(|a| a.trim().to_owned())
+        .expect("probe address logged");
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out.split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

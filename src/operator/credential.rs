@@ -259,6 +259,27 @@ impl HubKubeconfig {
         })
     }
 
+    /// The same credential with `token` instead, in memory only (for a
+    /// read-only mount such as a Secret volume).
+    pub fn with_token(&self, token: &str) -> Result<Self, CredentialError> {
+        let mut doc: Value =
+            serde_saphyr::from_str(&self.text).map_err(|e| parse_err(&self.path, e))?;
+        let user = current_user_mut(&mut doc).ok_or_else(|| CredentialError::NoToken {
+            path: self.path.clone(),
+        })?;
+        if let Some(m) = user.as_object_mut() {
+            m.remove("tokenFile");
+        }
+        user["token"] = Value::String(token.to_owned());
+        let text = serde_saphyr::to_string(&doc).map_err(|e| parse_err(&self.path, e))?;
+        Ok(Self {
+            path: self.path.clone(),
+            text,
+            token: TokenSource::Inline(token.to_owned()),
+            server: self.server.clone(),
+        })
+    }
+
     /// Stores `token` where this credential came from: the token file, or
     /// the kubeconfig itself (rewritten atomically, mode 0600). Returns the
     /// credential as it now reads.

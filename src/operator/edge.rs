@@ -118,6 +118,10 @@ pub struct Tick {
 }
 
 struct HubConn {
+    /// The file as last read from disk.
+    on_disk: HubKubeconfig,
+    /// What the client uses: the file, or a renewed token kept in memory
+    /// when the file could not be rewritten (read-only Secret mount).
     kubeconfig: HubKubeconfig,
     client: kube::Client,
     url: String,
@@ -197,7 +201,7 @@ impl Edge {
     /// Re-reads the hub kubeconfig; rebuilds the client when it changed.
     async fn refresh_hub(&mut self) -> Result<(), CredentialError> {
         let fresh = HubKubeconfig::read(&self.cfg.hub_kubeconfig)?;
-        if self.hub.as_ref().is_some_and(|h| h.kubeconfig == fresh) {
+        if self.hub.as_ref().is_some_and(|h| h.on_disk == fresh) {
             return Ok(());
         }
         let client = fresh.client().await?;
@@ -206,6 +210,7 @@ impl Edge {
             tracing::info!(path = %fresh.path().display(), "hub kubeconfig changed on disk, using the new credential");
         }
         self.hub = Some(HubConn {
+            on_disk: fresh.clone(),
             kubeconfig: fresh,
             client,
             url,
@@ -369,16 +374,39 @@ impl Edge {
                 message: empty.to_string(),
             },
         })?;
-        let stored = hub.kubeconfig.store_token(&minted.token)?;
         self.stats.rotations += 1;
-        tracing::info!(
-            site = %self.cfg.site,
-            expires = %minted.expires_at,
-            path = %stored.path().display(),
-            "renewed the site token"
-        );
-        // The next tick re-reads the file and switches to the new token.
-        Ok(())
+        match hub.kubeconfig.store_token(&minted.token) {
+            Ok(stored) => {
+                tracing::info!(
+                    site = %self.cfg.site,
+                    expires = %minted.expires_at,
+                    path = %stored.path().display(),
+                    "renewed the site token"
+                );
+                // The next tick re-reads the file and switches to the new token.
+                Ok(())
+            }
+            Err(e) => {
+                // A read-only mount (a Secret volume): use the new token from
+                // memory; a restart falls back to the file's token.
+                let in_memory = hub.kubeconfig.with_token(&minted.token)?;
+                let client = in_memory.client().await?;
+                tracing::warn!(
+                    site = %self.cfg.site,
+                    expires = %minted.expires_at,
+                    error = %e,
+                    cause = %super::source_chain(&e),
+                    "renewed the site token but could not store it; using it from memory until restart \
+                     (mount the hub kubeconfig writable, or update its Secret with `kubectl fleet rotate {}`)",
+                    self.cfg.site
+                );
+                if let Some(h) = self.hub.as_mut() {
+                    h.kubeconfig = in_memory;
+                    h.client = client;
+                }
+                Ok(())
+            }
+        }
     }
 }
 
