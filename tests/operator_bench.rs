@@ -121,7 +121,7 @@ async fn hub_2000_sites() {
                 let round = Instant::now();
                 let quiet = silenced.load(Ordering::SeqCst);
                 let active = if quiet { SITES - SILENCED } else { SITES };
-                futures::stream::iter(names[..active].to_vec().into_iter().enumerate())
+                futures::stream::iter(names[..active].iter().cloned().enumerate())
                     .map(|(i, n)| {
                         let (api, sent) = (api.clone(), sent.clone());
                         let at = round + INTERVAL.mul_f64(i as f64 / SITES as f64);
