@@ -372,8 +372,16 @@ async fn auto_rotation_keeps_a_short_lived_token_connected() {
         .unwrap()
         .credential_expiration_time
         .unwrap();
-    // Well past the first token's 12 s lifetime.
-    tokio::time::sleep(Duration::from_secs(16)).await;
+    // Two renewals (each once less than half of the 12 s lifetime is left),
+    // then well past the first token's expiry.
+    wait_until(Duration::from_secs(40), "two token renewals", || async {
+        e.log_text().matches("renewed the site token").count() >= 2
+    })
+    .await;
+    let past_first = first_exp.0 + jiff::SignedDuration::from_secs(3);
+    if let Ok(d) = Duration::try_from(past_first.duration_since(jiff::Timestamp::now())) {
+        tokio::time::sleep(d).await;
+    }
     assert_eq!(
         phase(&api, "site-r").await,
         Some(Phase::Connected),
