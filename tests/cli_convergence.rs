@@ -17,42 +17,12 @@ const SITE_LABEL: &str = "federation.kubectl-fleet.dev/site";
 async fn counts(client: &kube::Client, site: &str) -> [usize; 6] {
     let lp = ListParams::default().labels(&format!("{SITE_LABEL}={site}"));
     [
-        Api::<ServiceAccount>::all(client.clone())
-            .list(&lp)
-            .await
-            .unwrap()
-            .items
-            .len(),
-        Api::<ClusterRole>::all(client.clone())
-            .list(&lp)
-            .await
-            .unwrap()
-            .items
-            .len(),
-        Api::<ClusterRoleBinding>::all(client.clone())
-            .list(&lp)
-            .await
-            .unwrap()
-            .items
-            .len(),
-        Api::<Role>::all(client.clone())
-            .list(&lp)
-            .await
-            .unwrap()
-            .items
-            .len(),
-        Api::<RoleBinding>::all(client.clone())
-            .list(&lp)
-            .await
-            .unwrap()
-            .items
-            .len(),
-        Api::<FederatedCluster>::all(client.clone())
-            .list(&lp)
-            .await
-            .unwrap()
-            .items
-            .len(),
+        Api::<ServiceAccount>::all(client.clone()).list(&lp).await.unwrap().items.len(),
+        Api::<ClusterRole>::all(client.clone()).list(&lp).await.unwrap().items.len(),
+        Api::<ClusterRoleBinding>::all(client.clone()).list(&lp).await.unwrap().items.len(),
+        Api::<Role>::all(client.clone()).list(&lp).await.unwrap().items.len(),
+        Api::<RoleBinding>::all(client.clone()).list(&lp).await.unwrap().items.len(),
+        Api::<FederatedCluster>::all(client.clone()).list(&lp).await.unwrap().items.len(),
     ]
 }
 
@@ -73,10 +43,7 @@ async fn register_interrupted_after_any_call_converges_on_rerun() {
     controls.clear_request_log();
     hub.register("probe", &[]);
     let calls = controls.request_log().len();
-    assert!(
-        calls >= 9,
-        "register makes at least 9 calls (read, 7 applies, token), saw {calls}"
-    );
+    assert!(calls >= 9, "register makes at least 9 calls (read, 7 applies, token), saw {calls}");
 
     for k in 0..calls {
         let site = format!("conv-{k}");
@@ -90,30 +57,16 @@ async fn register_interrupted_after_any_call_converges_on_rerun() {
         let failed = hub.fleet(&["register", &site, "-o", "json"]);
         let line = failed.one_line_error();
         assert!(line.contains("(500)"), "call {k}: {line}");
-        assert!(
-            line.contains("re-run"),
-            "the hint says a re-run fixes it: {line}"
-        );
+        assert!(line.contains("re-run"), "the hint says a re-run fixes it: {line}");
         controls.clear_faults();
 
         let summary = hub.register(&site, &[]);
-        assert_eq!(
-            counts(&admin, &site).await,
-            [1; 6],
-            "after failing call {k}"
-        );
+        assert_eq!(counts(&admin, &site).await, [1; 6], "after failing call {k}");
         token_works(summary["config"].as_str().unwrap(), &site).await;
     }
-    let namespaces = Api::<Namespace>::all(admin.clone())
-        .list(&ListParams::default())
-        .await
-        .unwrap();
+    let namespaces = Api::<Namespace>::all(admin.clone()).list(&ListParams::default()).await.unwrap();
     assert_eq!(
-        namespaces
-            .items
-            .iter()
-            .filter(|n| n.metadata.name.as_deref() == Some("fleet-system"))
-            .count(),
+        namespaces.items.iter().filter(|n| n.metadata.name.as_deref() == Some("fleet-system")).count(),
         1
     );
 }
@@ -130,30 +83,18 @@ async fn rotate_revoke_rejects_the_old_token_and_the_new_one_works() {
     token_works(&old_config, "site-a").await;
     token_works(plain["config"].as_str().unwrap(), "site-a").await;
 
-    let revoked = hub
-        .fleet(&["rotate", "site-a", "--revoke", "-o", "json"])
-        .ok()
-        .json();
+    let revoked = hub.fleet(&["rotate", "site-a", "--revoke", "-o", "json"]).ok().json();
     let new_config = revoked["config"].as_str().unwrap();
     assert_ne!(token_of(new_config), token_of(&old_config));
     let old = client_from_yaml(&old_config).await;
-    assert_eq!(
-        status_code(Api::<FederatedCluster>::all(old).get("site-a").await),
-        401
-    );
+    assert_eq!(status_code(Api::<FederatedCluster>::all(old).get("site-a").await), 401);
     let older = client_from_yaml(plain["config"].as_str().unwrap()).await;
-    assert_eq!(
-        status_code(Api::<FederatedCluster>::all(older).get("site-a").await),
-        401
-    );
+    assert_eq!(status_code(Api::<FederatedCluster>::all(older).get("site-a").await), 401);
     token_works(new_config, "site-a").await;
 
     let missing = hub.fleet(&["rotate", "site-z"]);
     let line = missing.one_line_error();
-    assert!(
-        line.contains("not registered") && line.contains("kubectl fleet register site-z"),
-        "{line}"
-    );
+    assert!(line.contains("not registered") && line.contains("kubectl fleet register site-z"), "{line}");
 }
 
 #[tokio::test]
@@ -166,18 +107,10 @@ async fn unregister_leaves_nothing_behind_and_is_idempotent() {
     let refused = hub.fleet(&["unregister", "site-a"]);
     let line = refused.one_line_error();
     assert!(line.contains("--yes"), "{line}");
-    assert_eq!(
-        counts(&admin, "site-a").await,
-        [1; 6],
-        "nothing removed without confirmation"
-    );
+    assert_eq!(counts(&admin, "site-a").await, [1; 6], "nothing removed without confirmation");
 
     let run = hub.fleet(&["unregister", "site-a", "--yes"]).ok();
-    assert!(
-        run.stderr.contains("FederatedCluster site-a deleted"),
-        "{}",
-        run.stderr
-    );
+    assert!(run.stderr.contains("FederatedCluster site-a deleted"), "{}", run.stderr);
     assert_eq!(counts(&admin, "site-a").await, [0; 6]);
     let secrets = Api::<Secret>::namespaced(admin.clone(), "fleet-system");
     assert!(
@@ -188,16 +121,8 @@ async fn unregister_leaves_nothing_behind_and_is_idempotent() {
             .items
             .is_empty()
     );
-    assert_eq!(
-        counts(&admin, "site-b").await,
-        [1; 6],
-        "other sites untouched"
-    );
+    assert_eq!(counts(&admin, "site-b").await, [1; 6], "other sites untouched");
 
     let again = hub.fleet(&["unregister", "site-a", "--yes"]).ok();
-    assert!(
-        again.stderr.contains("nothing to remove"),
-        "{}",
-        again.stderr
-    );
+    assert!(again.stderr.contains("nothing to remove"), "{}", again.stderr);
 }

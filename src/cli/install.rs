@@ -13,6 +13,7 @@
 //! hub kubeconfig Secret mounted read-only, and that Secret when
 //! `--hub-kubeconfig` is given.
 
+
 use std::path::PathBuf;
 
 use base64::Engine as _;
@@ -85,12 +86,10 @@ pub async fn run(global: &GlobalArgs, args: InstallArgs, io: &mut Io<'_>) -> Res
         });
     }
     let hub_kubeconfig = match &args.hub_kubeconfig {
-        Some(path) => Some(
-            std::fs::read_to_string(path).map_err(|source| Error::ReadFile {
-                path: path.clone(),
-                source,
-            })?,
-        ),
+        Some(path) => Some(std::fs::read_to_string(path).map_err(|source| Error::ReadFile {
+            path: path.clone(),
+            source,
+        })?),
         None => None,
     };
     let docs = if args.crds_only {
@@ -99,9 +98,7 @@ pub async fn run(global: &GlobalArgs, args: InstallArgs, io: &mut Io<'_>) -> Res
         match args.role {
             Role::Hub => hub_manifests(&args.image),
             Role::Edge => edge_manifests(
-                args.site
-                    .as_deref()
-                    .expect("clap requires --site with --role edge"),
+                args.site.as_deref().expect("clap requires --site with --role edge"),
                 &args.image,
                 hub_kubeconfig.as_deref(),
             ),
@@ -146,27 +143,15 @@ fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
 /// The hub operator's cluster-wide rules: exactly what it reads and writes.
 pub fn hub_cluster_rules() -> Vec<Value> {
     vec![
-        rule(
-            &[GROUP],
-            &["federatedclusters"],
-            &["get", "list", "watch", "update", "patch"],
-        ),
-        rule(
-            &[GROUP],
-            &["federatedclusters/status"],
-            &["get", "update", "patch"],
-        ),
+        rule(&[GROUP], &["federatedclusters"], &["get", "list", "watch", "update", "patch"]),
+        rule(&[GROUP], &["federatedclusters/status"], &["get", "update", "patch"]),
         rule(
             &[GROUP],
             &["federationstatuses", "federationstatuses/status"],
             &["get", "list", "watch", "create", "update", "patch"],
         ),
         rule(&["authentication.k8s.io"], &["tokenreviews"], &["create"]),
-        rule(
-            &["authorization.k8s.io"],
-            &["subjectaccessreviews"],
-            &["create"],
-        ),
+        rule(&["authorization.k8s.io"], &["subjectaccessreviews"], &["create"]),
     ]
 }
 
@@ -174,11 +159,7 @@ pub fn hub_cluster_rules() -> Vec<Value> {
 /// Lease and the Pull-mode kubeconfig Secrets.
 pub fn hub_namespace_rules() -> Vec<Value> {
     vec![
-        rule(
-            &["coordination.k8s.io"],
-            &["leases"],
-            &["get", "list", "watch", "create", "update", "patch"],
-        ),
+        rule(&["coordination.k8s.io"], &["leases"], &["get", "list", "watch", "create", "update", "patch"]),
         rule(&[""], &["secrets"], &["get", "list", "watch"]),
     ]
 }
@@ -202,11 +183,7 @@ fn namespace() -> Value {
     })
 }
 
-fn rbac_objects(
-    role: Role,
-    cluster_rules: Vec<Value>,
-    namespace_rules: Option<Vec<Value>>,
-) -> Vec<Value> {
+fn rbac_objects(role: Role, cluster_rules: Vec<Value>, namespace_rules: Option<Vec<Value>>) -> Vec<Value> {
     let name = format!("{OPERATOR_NAME}-{}", role.as_str());
     let subject = json!([{ "kind": "ServiceAccount", "name": name, "namespace": NAMESPACE }]);
     let mut docs = vec![
@@ -247,17 +224,14 @@ fn rbac_objects(
     docs
 }
 
-fn deployment(
-    role: Role,
-    image: &str,
-    replicas: i32,
-    args: Vec<String>,
-    volume: Option<(Value, Value)>,
-) -> Value {
+fn deployment(role: Role, image: &str, replicas: i32, args: Vec<String>, volume: Option<(Value, Value)>) -> Value {
     let name = format!("{OPERATOR_NAME}-{}", role.as_str());
-    let env_from_field = |env: &str, path: &str| json!({ "name": env, "valueFrom": { "fieldRef": { "fieldPath": path } } });
-    let probe =
-        |path: &str| json!({ "httpGet": { "path": path, "port": "http" }, "periodSeconds": 10 });
+    let env_from_field = |env: &str, path: &str| {
+        json!({ "name": env, "valueFrom": { "fieldRef": { "fieldPath": path } } })
+    };
+    let probe = |path: &str| {
+        json!({ "httpGet": { "path": path, "port": "http" }, "periodSeconds": 10 })
+    };
     let mut container = json!({
         "name": "operator",
         "image": image,
@@ -312,11 +286,7 @@ fn deployment(
 pub fn hub_manifests(image: &str) -> Vec<Value> {
     let mut docs = crd_manifests();
     docs.push(namespace());
-    docs.extend(rbac_objects(
-        Role::Hub,
-        hub_cluster_rules(),
-        Some(hub_namespace_rules()),
-    ));
+    docs.extend(rbac_objects(Role::Hub, hub_cluster_rules(), Some(hub_namespace_rules())));
     docs.push(deployment(
         Role::Hub,
         image,
@@ -374,13 +344,7 @@ mod tests {
 
     fn kinds(docs: &[Value]) -> Vec<String> {
         docs.iter()
-            .map(|d| {
-                format!(
-                    "{}/{}",
-                    d["kind"].as_str().unwrap(),
-                    d["metadata"]["name"].as_str().unwrap()
-                )
-            })
+            .map(|d| format!("{}/{}", d["kind"].as_str().unwrap(), d["metadata"]["name"].as_str().unwrap()))
             .collect()
     }
 
@@ -403,10 +367,7 @@ mod tests {
         );
         let deploy = docs.last().unwrap();
         assert_eq!(deploy["spec"]["replicas"], 2);
-        assert_eq!(
-            deploy["spec"]["template"]["spec"]["containers"][0]["image"],
-            "img"
-        );
+        assert_eq!(deploy["spec"]["template"]["spec"]["containers"][0]["image"], "img");
     }
 
     #[test]
@@ -414,10 +375,7 @@ mod tests {
         let rules = serde_json::to_string(&hub_cluster_rules()).unwrap();
         assert!(!rules.contains("\"*\""), "no wildcards: {rules}");
         assert!(!rules.contains("delete"), "the hub never deletes: {rules}");
-        assert!(
-            !rules.contains("secrets"),
-            "secrets only in fleet-system: {rules}"
-        );
+        assert!(!rules.contains("secrets"), "secrets only in fleet-system: {rules}");
         let ns_rules = serde_json::to_value(hub_namespace_rules()).unwrap();
         assert_eq!(ns_rules[0]["apiGroups"][0], "coordination.k8s.io");
         assert_eq!(ns_rules[1]["resources"][0], "secrets");
@@ -433,24 +391,12 @@ mod tests {
         let container = &deploy["spec"]["template"]["spec"]["containers"][0];
         assert_eq!(container["volumeMounts"][0]["readOnly"], true);
         assert_eq!(container["volumeMounts"][0]["mountPath"], "/etc/fleet-hub");
-        assert!(
-            container["args"]
-                .as_array()
-                .unwrap()
-                .contains(&json!("--site=site-a"))
-        );
+        assert!(container["args"].as_array().unwrap().contains(&json!("--site=site-a")));
         let rules = serde_json::to_string(&edge_cluster_rules()).unwrap();
         for verb in ["create", "update", "patch", "delete"] {
-            assert!(
-                !rules.contains(verb),
-                "edge member rules are read-only: {rules}"
-            );
+            assert!(!rules.contains(verb), "edge member rules are read-only: {rules}");
         }
-        assert!(
-            edge_manifests("site-a", "img", None)
-                .iter()
-                .all(|d| d["kind"] != "Secret")
-        );
+        assert!(edge_manifests("site-a", "img", None).iter().all(|d| d["kind"] != "Secret"));
     }
 
     #[test]

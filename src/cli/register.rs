@@ -166,11 +166,7 @@ pub async fn run(global: &GlobalArgs, args: RegisterArgs, io: &mut Io<'_>) -> Re
 }
 
 /// The spec to apply: flags given win, else the current values, else defaults.
-fn desired_spec(
-    args: &RegisterArgs,
-    existing: Option<&FederatedClusterSpec>,
-    mode: Mode,
-) -> FederatedClusterSpec {
+fn desired_spec(args: &RegisterArgs, existing: Option<&FederatedClusterSpec>, mode: Mode) -> FederatedClusterSpec {
     let base = existing.cloned().unwrap_or_default();
     FederatedClusterSpec {
         display_name: args.display_name.clone().or(base.display_name),
@@ -308,11 +304,7 @@ async fn register_pull(
             "grantedTTL": token.as_ref().map(|t| format_duration(t.granted())),
             "capped": token.as_ref().is_some_and(IssuedToken::capped),
         });
-        writeln!(
-            io.out,
-            "{}",
-            serde_json::to_string_pretty(&summary).expect("JSON value")
-        )?;
+        writeln!(io.out, "{}", serde_json::to_string_pretty(&summary).expect("JSON value"))?;
     }
     writeln!(
         io.err,
@@ -336,12 +328,7 @@ async fn connect_member(path: &Path, context: Option<&str>, raw: &str) -> Result
 }
 
 /// Prints when the token expires and warns if the server capped it.
-fn report_expiry(
-    site: &str,
-    token: &IssuedToken,
-    what: &str,
-    io: &mut Io<'_>,
-) -> Result<(), Error> {
+fn report_expiry(site: &str, token: &IssuedToken, what: &str, io: &mut Io<'_>) -> Result<(), Error> {
     writeln!(
         io.err,
         "{what} expires at {} (in {}, requested {})",
@@ -398,17 +385,12 @@ pub(super) fn hand_out(
         (Emit::Kubeconfig, Some(path)) => path.display().to_string(),
         (Emit::Kubeconfig, None) => "PATH-TO-THIS-KUBECONFIG".to_owned(),
     };
-    let edge_command = format!(
-        "fleet-operator --federation-role=edge --site {site} --hub-kubeconfig {hub_kubeconfig_path}"
-    );
+    let edge_command =
+        format!("fleet-operator --federation-role=edge --site {site} --hub-kubeconfig {hub_kubeconfig_path}");
 
     if let Some(path) = &edge.output_file {
         write_private_file(path, config.as_bytes())?;
-        writeln!(
-            io.err,
-            "wrote the edge configuration to {} (mode 0600)",
-            path.display()
-        )?;
+        writeln!(io.err, "wrote the edge configuration to {} (mode 0600)", path.display())?;
     }
     report_expiry(site, token, "token", io)?;
     match edge.emit {
@@ -439,11 +421,7 @@ pub(super) fn hand_out(
                 output_file: edge.output_file.clone(),
                 config: edge.output_file.is_none().then_some(config),
             };
-            writeln!(
-                io.out,
-                "{}",
-                serde_json::to_string_pretty(&summary).expect("summary serialises")
-            )?;
+            writeln!(io.out, "{}", serde_json::to_string_pretty(&summary).expect("summary serialises"))?;
         }
     }
     Ok(())
@@ -481,10 +459,7 @@ pub(super) fn write_private_file(path: &Path, contents: &[u8]) -> Result<(), Err
         path: path.to_owned(),
         source,
     };
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let file_name = path.file_name().ok_or_else(|| {
         err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
@@ -528,21 +503,11 @@ mod tests {
 
     #[test]
     fn new_site_gets_defaults_and_flags() {
-        let a = args(&[
-            "--tier",
-            "critical",
-            "--capability",
-            "remediation",
-            "--capability",
-            "monitoring",
-        ]);
+        let a = args(&["--tier", "critical", "--capability", "remediation", "--capability", "monitoring"]);
         let spec = desired_spec(&a, None, Mode::Push);
         assert_eq!(spec.tier, Tier::Critical);
         assert_eq!(spec.environment, Environment::Production);
-        assert_eq!(
-            spec.capabilities,
-            vec![Capability::Monitoring, Capability::Remediation]
-        );
+        assert_eq!(spec.capabilities, vec![Capability::Monitoring, Capability::Remediation]);
         assert_eq!(spec.heartbeat_interval_seconds, 30);
         assert_eq!(spec.kubeconfig_secret_ref, None);
         assert_eq!(a.token_ttl, Duration::from_secs(30 * 86_400));
@@ -556,11 +521,7 @@ mod tests {
             heartbeat_interval_seconds: 60,
             ..Default::default()
         };
-        let spec = desired_spec(
-            &args(&["--environment", "staging"]),
-            Some(&current),
-            Mode::Push,
-        );
+        let spec = desired_spec(&args(&["--environment", "staging"]), Some(&current), Mode::Push);
         assert_eq!(spec.tier, Tier::Critical);
         assert_eq!(spec.region.as_deref(), Some("eu-west-1"));
         assert_eq!(spec.heartbeat_interval_seconds, 60);

@@ -2,6 +2,8 @@
 //! the hub — the FederatedCluster, the edge identity, the pull Secret.
 //! Idempotent: whatever is already gone is skipped.
 
+
+
 use super::{Error, GlobalArgs, Io, parse_site_name};
 
 /// Arguments of `kubectl fleet unregister`.

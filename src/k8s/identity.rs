@@ -7,13 +7,13 @@
 
 use std::time::Duration;
 
-use k8s_openapi::ByteString;
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::Resource;
+use k8s_openapi::ByteString;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::Resource;
 use serde::Serialize;
 
 use super::client::Cluster;
@@ -94,11 +94,7 @@ impl Cluster {
     /// Server-side applies one object (field manager `kubectl-fleet`, force).
     pub(crate) async fn apply<K>(&self, api: &Api<K>, name: &str, obj: &K) -> Result<K, Error>
     where
-        K: Resource<DynamicType = ()>
-            + Clone
-            + Serialize
-            + serde::de::DeserializeOwned
-            + std::fmt::Debug,
+        K: Resource<DynamicType = ()> + Clone + Serialize + serde::de::DeserializeOwned + std::fmt::Debug,
     {
         let params = PatchParams::apply(FIELD_MANAGER).force();
         api.patch(name, &params, &Patch::Apply(obj))
@@ -115,11 +111,7 @@ impl Cluster {
             Ok(_) => Ok(true),
             Err(e) => {
                 let err = Error::api(format!("delete {} {name}", K::kind(&())), self.server(), e);
-                if err.is_not_found() {
-                    Ok(false)
-                } else {
-                    Err(err)
-                }
+                if err.is_not_found() { Ok(false) } else { Err(err) }
             }
         }
     }
@@ -142,11 +134,7 @@ impl Cluster {
     /// Applies a named object and returns its reference.
     async fn ensure<K>(&self, api: Api<K>, obj: K) -> Result<ObjectRef, Error>
     where
-        K: Resource<DynamicType = ()>
-            + Clone
-            + Serialize
-            + serde::de::DeserializeOwned
-            + std::fmt::Debug,
+        K: Resource<DynamicType = ()> + Clone + Serialize + serde::de::DeserializeOwned + std::fmt::Debug,
     {
         let name = obj.meta().name.clone().unwrap_or_default();
         let namespace = obj.meta().namespace.clone();
@@ -168,27 +156,17 @@ impl Cluster {
     ) -> Result<(Vec<ObjectRef>, Vec<ObjectRef>), Error> {
         let client = &self.client;
         let mut applied = vec![
-            self.ensure(
-                Api::namespaced(client.clone(), NAMESPACE),
-                rbac::site_service_account(site),
-            )
-            .await?,
-            self.ensure(Api::all(client.clone()), rbac::site_cluster_role(site))
+            self.ensure(Api::namespaced(client.clone(), NAMESPACE), rbac::site_service_account(site))
                 .await?,
-            self.ensure(
-                Api::all(client.clone()),
-                rbac::site_cluster_role_binding(site),
-            )
-            .await?,
+            self.ensure(Api::all(client.clone()), rbac::site_cluster_role(site)).await?,
+            self.ensure(Api::all(client.clone()), rbac::site_cluster_role_binding(site))
+                .await?,
         ];
         let mut removed = Vec::new();
         if auto_rotate {
             applied.push(
-                self.ensure(
-                    Api::namespaced(client.clone(), NAMESPACE),
-                    rbac::site_token_role(site),
-                )
-                .await?,
+                self.ensure(Api::namespaced(client.clone(), NAMESPACE), rbac::site_token_role(site))
+                    .await?,
             );
             applied.push(
                 self.ensure(
@@ -213,11 +191,7 @@ impl Cluster {
 
     /// Mints a token for ServiceAccount `fleet-system/NAME` with the
     /// TokenRequest API.
-    pub async fn request_token(
-        &self,
-        service_account: &str,
-        ttl: Duration,
-    ) -> Result<IssuedToken, Error> {
+    pub async fn request_token(&self, service_account: &str, ttl: Duration) -> Result<IssuedToken, Error> {
         let api: Api<ServiceAccount> = Api::namespaced(self.client.clone(), NAMESPACE);
         let request = TokenRequest {
             spec: TokenRequestSpec {
@@ -308,11 +282,7 @@ impl Cluster {
 
     /// Stores a Pull-mode site's member kubeconfig in hub Secret
     /// `fleet-system/fleet-pull-SITE` (type Opaque, key `kubeconfig`).
-    pub async fn store_pull_secret(
-        &self,
-        site: &str,
-        kubeconfig: &str,
-    ) -> Result<ObjectRef, Error> {
+    pub async fn store_pull_secret(&self, site: &str, kubeconfig: &str) -> Result<ObjectRef, Error> {
         let secret = Secret {
             metadata: ObjectMeta {
                 name: Some(rbac::pull_secret_name(site)),
@@ -330,8 +300,7 @@ impl Cluster {
             ),
             ..Default::default()
         };
-        self.ensure(Api::namespaced(self.client.clone(), NAMESPACE), secret)
-            .await
+        self.ensure(Api::namespaced(self.client.clone(), NAMESPACE), secret).await
     }
 
     /// Deletes the pull Secret of a site if present.
@@ -347,10 +316,7 @@ impl Cluster {
     /// On a member cluster: ensures the read-only identity the hub uses to
     /// probe it (namespace, ServiceAccount, read-only ClusterRole, binding)
     /// and mints a token for it.
-    pub async fn mint_member_identity(
-        &self,
-        ttl: Duration,
-    ) -> Result<(Vec<ObjectRef>, IssuedToken), Error> {
+    pub async fn mint_member_identity(&self, ttl: Duration) -> Result<(Vec<ObjectRef>, IssuedToken), Error> {
         let client = &self.client;
         let objects = vec![
             self.ensure_namespace().await?,
@@ -359,13 +325,9 @@ impl Cluster {
                 rbac::member_reader_service_account(),
             )
             .await?,
-            self.ensure(Api::all(client.clone()), rbac::member_reader_cluster_role())
+            self.ensure(Api::all(client.clone()), rbac::member_reader_cluster_role()).await?,
+            self.ensure(Api::all(client.clone()), rbac::member_reader_cluster_role_binding())
                 .await?,
-            self.ensure(
-                Api::all(client.clone()),
-                rbac::member_reader_cluster_role_binding(),
-            )
-            .await?,
         ];
         let token = self.request_token(rbac::MEMBER_READER_NAME, ttl).await?;
         Ok((objects, token))

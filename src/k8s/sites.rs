@@ -39,11 +39,7 @@ impl Cluster {
             Ok(site) => Ok(Some(site)),
             Err(e) => {
                 let err = Error::api(format!("get FederatedCluster {name}"), self.server(), e);
-                if err.is_not_found() {
-                    Ok(None)
-                } else {
-                    Err(err)
-                }
+                if err.is_not_found() { Ok(None) } else { Err(err) }
             }
         }
     }
@@ -130,11 +126,7 @@ impl Cluster {
                     self.server(),
                     e,
                 );
-                if err.is_not_found() {
-                    Ok(None)
-                } else {
-                    Err(err)
-                }
+                if err.is_not_found() { Ok(None) } else { Err(err) }
             }
         }
     }
