@@ -16,10 +16,22 @@ fn invalid_arguments_are_rejected_before_any_api_call() {
     for (args, expect) in [
         (vec!["register", "Site_A"], "DNS-1123"),
         (vec!["register", "-site"], "error:"),
-        (vec!["register", "site-a", "--tier", "gold"], "critical, standard, non-critical"),
-        (vec!["register", "site-a", "--heartbeat-interval", "5"], "10..=3600"),
-        (vec!["register", "site-a", "--heartbeat-interval", "3601"], "10..=3600"),
-        (vec!["register", "site-a", "--token-ttl", "forever"], "duration"),
+        (
+            vec!["register", "site-a", "--tier", "gold"],
+            "critical, standard, non-critical",
+        ),
+        (
+            vec!["register", "site-a", "--heartbeat-interval", "5"],
+            "10..=3600",
+        ),
+        (
+            vec!["register", "site-a", "--heartbeat-interval", "3601"],
+            "10..=3600",
+        ),
+        (
+            vec!["register", "site-a", "--token-ttl", "forever"],
+            "duration",
+        ),
         (vec!["status", "-o", "xml"], "table, wide, json, yaml"),
     ] {
         let run = hub.fleet(&args);
@@ -27,24 +39,54 @@ fn invalid_arguments_are_rejected_before_any_api_call() {
         assert!(line.contains(expect), "{args:?}: {line}");
         assert_eq!(run.code, 2, "usage errors exit 2: {args:?}");
     }
-    assert!(controls.request_log().is_empty(), "no request reached the hub");
+    assert!(
+        controls.request_log().is_empty(),
+        "no request reached the hub"
+    );
 }
 
 #[test]
 fn unreadable_kubeconfig() {
     let dir = TempDir::new("bad");
     let missing = dir.path().join("nope.kubeconfig");
-    let run = run_bin(&["--kubeconfig", missing.to_str().unwrap(), "status"], dir.path());
+    let run = run_bin(
+        &["--kubeconfig", missing.to_str().unwrap(), "status"],
+        dir.path(),
+    );
     let line = run.one_line_error();
-    assert!(line.contains("failed to load kubeconfig") && line.contains("nope.kubeconfig"), "{line}");
+    assert!(
+        line.contains("failed to load kubeconfig") && line.contains("nope.kubeconfig"),
+        "{line}"
+    );
     assert!(line.contains("--kubeconfig"), "hint names the flag: {line}");
 
     let garbage = dir.path().join("garbage.kubeconfig");
     std::fs::write(&garbage, "clusters: [ {").unwrap();
-    let line = run_bin(&["--kubeconfig", garbage.to_str().unwrap(), "register", "site-a"], dir.path()).one_line_error();
+    let line = run_bin(
+        &[
+            "--kubeconfig",
+            garbage.to_str().unwrap(),
+            "register",
+            "site-a",
+        ],
+        dir.path(),
+    )
+    .one_line_error();
     assert!(line.contains("failed to load kubeconfig"), "{line}");
 
-    let line = run_bin(&["--kubeconfig", missing.to_str().unwrap(), "register", "site-a", "--pull", "--member-kubeconfig", missing.to_str().unwrap()], dir.path()).one_line_error();
+    let line = run_bin(
+        &[
+            "--kubeconfig",
+            missing.to_str().unwrap(),
+            "register",
+            "site-a",
+            "--pull",
+            "--member-kubeconfig",
+            missing.to_str().unwrap(),
+        ],
+        dir.path(),
+    )
+    .one_line_error();
     assert!(line.contains("failed to load kubeconfig"), "{line}");
 }
 
@@ -53,16 +95,29 @@ fn unreadable_member_kubeconfig() {
     let hub = Hub::new();
     let missing = hub.dir.path().join("member-missing");
     let line = hub
-        .fleet(&["register", "site-p", "--pull", "--member-kubeconfig", missing.to_str().unwrap()])
+        .fleet(&[
+            "register",
+            "site-p",
+            "--pull",
+            "--member-kubeconfig",
+            missing.to_str().unwrap(),
+        ])
         .one_line_error();
-    assert!(line.contains("failed to read") && line.contains("member-missing"), "{line}");
+    assert!(
+        line.contains("failed to read") && line.contains("member-missing"),
+        "{line}"
+    );
 }
 
 #[test]
 fn unreachable_hub() {
     let dir = TempDir::new("unreachable");
     // A port that was just free: nothing listens there.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let kubeconfig = dir.path().join("kubeconfig");
     std::fs::write(
         &kubeconfig,
@@ -71,9 +126,22 @@ fn unreachable_hub() {
         ),
     )
     .unwrap();
-    let run = run_bin(&["--kubeconfig", kubeconfig.to_str().unwrap(), "register", "site-a"], dir.path());
+    let run = run_bin(
+        &[
+            "--kubeconfig",
+            kubeconfig.to_str().unwrap(),
+            "register",
+            "site-a",
+        ],
+        dir.path(),
+    );
     let line = run.one_line_error();
-    assert!(line.contains(&format!("cannot reach the API server at https://127.0.0.1:{port}")), "{line}");
+    assert!(
+        line.contains(&format!(
+            "cannot reach the API server at https://127.0.0.1:{port}"
+        )),
+        "{line}"
+    );
     assert!(line.contains("check the server URL"), "{line}");
     assert_eq!(run.code, 1);
 }
@@ -99,7 +167,10 @@ fn missing_crds_name_the_install_command() {
     let hub = Hub::bare(SandboxOptions::default());
     for args in [vec!["status"], vec!["register", "site-a"]] {
         let line = hub.fleet(&args).one_line_error();
-        assert!(line.ends_with("run `kubectl fleet install --apply`"), "{args:?}: {line}");
+        assert!(
+            line.ends_with("run `kubectl fleet install --apply`"),
+            "{args:?}: {line}"
+        );
     }
     // Nothing was written before the check.
     hub.install_crds();

@@ -17,12 +17,42 @@ const SITE_LABEL: &str = "federation.kubectl-fleet.dev/site";
 async fn counts(client: &kube::Client, site: &str) -> [usize; 6] {
     let lp = ListParams::default().labels(&format!("{SITE_LABEL}={site}"));
     [
-        Api::<ServiceAccount>::all(client.clone()).list(&lp).await.unwrap().items.len(),
-        Api::<ClusterRole>::all(client.clone()).list(&lp).await.unwrap().items.len(),
-        Api::<ClusterRoleBinding>::all(client.clone()).list(&lp).await.unwrap().items.len(),
-        Api::<Role>::all(client.clone()).list(&lp).await.unwrap().items.len(),
-        Api::<RoleBinding>::all(client.clone()).list(&lp).await.unwrap().items.len(),
-        Api::<FederatedCluster>::all(client.clone()).list(&lp).await.unwrap().items.len(),
+        Api::<ServiceAccount>::all(client.clone())
+            .list(&lp)
+            .await
+            .unwrap()
+            .items
+            .len(),
+        Api::<ClusterRole>::all(client.clone())
+            .list(&lp)
+            .await
+            .unwrap()
+            .items
+            .len(),
+        Api::<ClusterRoleBinding>::all(client.clone())
+            .list(&lp)
+            .await
+            .unwrap()
+            .items
+            .len(),
+        Api::<Role>::all(client.clone())
+            .list(&lp)
+            .await
+            .unwrap()
+            .items
+            .len(),
+        Api::<RoleBinding>::all(client.clone())
+            .list(&lp)
+            .await
+            .unwrap()
+            .items
+            .len(),
+        Api::<FederatedCluster>::all(client.clone())
+            .list(&lp)
+            .await
+            .unwrap()
+            .items
+            .len(),
     ]
 }
 
@@ -43,7 +73,10 @@ async fn register_interrupted_after_any_call_converges_on_rerun() {
     controls.clear_request_log();
     hub.register("probe", &[]);
     let calls = controls.request_log().len();
-    assert!(calls >= 9, "register makes at least 9 calls (read, 7 applies, token), saw {calls}");
+    assert!(
+        calls >= 9,
+        "register makes at least 9 calls (read, 7 applies, pull Secret cleanup, token), saw {calls}"
+    );
 
     for k in 0..calls {
         let site = format!("conv-{k}");
@@ -57,16 +90,30 @@ async fn register_interrupted_after_any_call_converges_on_rerun() {
         let failed = hub.fleet(&["register", &site, "-o", "json"]);
         let line = failed.one_line_error();
         assert!(line.contains("(500)"), "call {k}: {line}");
-        assert!(line.contains("re-run"), "the hint says a re-run fixes it: {line}");
+        assert!(
+            line.contains("re-run"),
+            "the hint says a re-run fixes it: {line}"
+        );
         controls.clear_faults();
 
         let summary = hub.register(&site, &[]);
-        assert_eq!(counts(&admin, &site).await, [1; 6], "after failing call {k}");
+        assert_eq!(
+            counts(&admin, &site).await,
+            [1; 6],
+            "after failing call {k}"
+        );
         token_works(summary["config"].as_str().unwrap(), &site).await;
     }
-    let namespaces = Api::<Namespace>::all(admin.clone()).list(&ListParams::default()).await.unwrap();
+    let namespaces = Api::<Namespace>::all(admin.clone())
+        .list(&ListParams::default())
+        .await
+        .unwrap();
     assert_eq!(
-        namespaces.items.iter().filter(|n| n.metadata.name.as_deref() == Some("fleet-system")).count(),
+        namespaces
+            .items
+            .iter()
+            .filter(|n| n.metadata.name.as_deref() == Some("fleet-system"))
+            .count(),
         1
     );
 }
@@ -83,18 +130,30 @@ async fn rotate_revoke_rejects_the_old_token_and_the_new_one_works() {
     token_works(&old_config, "site-a").await;
     token_works(plain["config"].as_str().unwrap(), "site-a").await;
 
-    let revoked = hub.fleet(&["rotate", "site-a", "--revoke", "-o", "json"]).ok().json();
+    let revoked = hub
+        .fleet(&["rotate", "site-a", "--revoke", "-o", "json"])
+        .ok()
+        .json();
     let new_config = revoked["config"].as_str().unwrap();
     assert_ne!(token_of(new_config), token_of(&old_config));
     let old = client_from_yaml(&old_config).await;
-    assert_eq!(status_code(Api::<FederatedCluster>::all(old).get("site-a").await), 401);
+    assert_eq!(
+        status_code(Api::<FederatedCluster>::all(old).get("site-a").await),
+        401
+    );
     let older = client_from_yaml(plain["config"].as_str().unwrap()).await;
-    assert_eq!(status_code(Api::<FederatedCluster>::all(older).get("site-a").await), 401);
+    assert_eq!(
+        status_code(Api::<FederatedCluster>::all(older).get("site-a").await),
+        401
+    );
     token_works(new_config, "site-a").await;
 
     let missing = hub.fleet(&["rotate", "site-z"]);
     let line = missing.one_line_error();
-    assert!(line.contains("not registered") && line.contains("kubectl fleet register site-z"), "{line}");
+    assert!(
+        line.contains("not registered") && line.contains("kubectl fleet register site-z"),
+        "{line}"
+    );
 }
 
 #[tokio::test]
@@ -107,10 +166,18 @@ async fn unregister_leaves_nothing_behind_and_is_idempotent() {
     let refused = hub.fleet(&["unregister", "site-a"]);
     let line = refused.one_line_error();
     assert!(line.contains("--yes"), "{line}");
-    assert_eq!(counts(&admin, "site-a").await, [1; 6], "nothing removed without confirmation");
+    assert_eq!(
+        counts(&admin, "site-a").await,
+        [1; 6],
+        "nothing removed without confirmation"
+    );
 
     let run = hub.fleet(&["unregister", "site-a", "--yes"]).ok();
-    assert!(run.stderr.contains("FederatedCluster site-a deleted"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("FederatedCluster site-a deleted"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(counts(&admin, "site-a").await, [0; 6]);
     let secrets = Api::<Secret>::namespaced(admin.clone(), "fleet-system");
     assert!(
@@ -121,8 +188,97 @@ async fn unregister_leaves_nothing_behind_and_is_idempotent() {
             .items
             .is_empty()
     );
-    assert_eq!(counts(&admin, "site-b").await, [1; 6], "other sites untouched");
+    assert_eq!(
+        counts(&admin, "site-b").await,
+        [1; 6],
+        "other sites untouched"
+    );
 
     let again = hub.fleet(&["unregister", "site-a", "--yes"]).ok();
-    assert!(again.stderr.contains("nothing to remove"), "{}", again.stderr);
+    assert!(
+        again.stderr.contains("nothing to remove"),
+        "{}",
+        again.stderr
+    );
+}
+
+#[tokio::test]
+async fn unregister_interrupted_after_any_call_finishes_on_rerun() {
+    let hub = Hub::new();
+    let admin = hub.admin().await;
+    let controls = hub.sandbox.controls();
+
+    hub.register("probe", &[]);
+    controls.clear_request_log();
+    hub.fleet(&["unregister", "probe", "--yes"]).ok();
+    let calls = controls.request_log().len();
+    assert!(
+        calls >= 7,
+        "unregister deletes at least 7 objects, saw {calls} calls"
+    );
+
+    for k in 0..calls {
+        let site = format!("gone-{k}");
+        hub.register(&site, &[]);
+        controls.fail(FaultRule {
+            verb: None,
+            path_contains: None,
+            status: 500,
+            skip: u32::try_from(k).unwrap(),
+            count: 1,
+        });
+        hub.fleet(&["unregister", &site, "--yes"]).one_line_error();
+        controls.clear_faults();
+        hub.fleet(&["unregister", &site, "--yes"]).ok();
+        assert_eq!(
+            counts(&admin, &site).await,
+            [0; 6],
+            "after failing call {k}"
+        );
+    }
+}
+
+/// `unregister` asks on a terminal (a pseudo-terminal from util-linux
+/// `script`) and only proceeds on "y".
+#[tokio::test]
+async fn unregister_confirms_on_a_terminal() {
+    assert!(
+        std::process::Command::new("script")
+            .arg("--version")
+            .output()
+            .is_ok(),
+        "util-linux `script` is needed to drive a pseudo-terminal"
+    );
+    let hub = Hub::new();
+    let admin = hub.admin().await;
+    hub.register("site-a", &[]);
+    let answer = |key: &str| {
+        let cmd = format!(
+            "{} --kubeconfig {} unregister site-a",
+            cli_support::BIN,
+            hub.kubeconfig.display()
+        );
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "(sleep 1; printf {key}) | script -qec '{cmd}' /dev/null"
+            ))
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, out) = answer("n");
+    assert_eq!(code, Some(130), "{out}");
+    assert!(out.contains("Unregister site site-a?"), "{out}");
+    assert_eq!(
+        counts(&admin, "site-a").await,
+        [1; 6],
+        "declined: nothing removed"
+    );
+    let (code, out) = answer("y");
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(counts(&admin, "site-a").await, [0; 6]);
 }

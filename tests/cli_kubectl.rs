@@ -7,15 +7,19 @@ mod cli_support;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use cli_support::{BIN, Hub, Run};
-
-const KUBECTL: &str = "/usr/bin/kubectl";
+use cli_support::{BIN, Hub, Run, kubectl};
 
 /// Runs `sh -c SCRIPT` with kubectl-fleet first on PATH, KUBECONFIG set to
 /// the hub's admin kubeconfig and kubectl's cache in the temp dir.
 fn shell(hub: &Hub, script: &str) -> Run {
     let bin_dir = Path::new(BIN).parent().unwrap();
-    let path = format!("{}:/usr/bin:/bin", bin_dir.display());
+    let kubectl = kubectl();
+    let kubectl_dir = kubectl.parent().unwrap();
+    let path = format!(
+        "{}:{}:/usr/bin:/bin",
+        bin_dir.display(),
+        kubectl_dir.display()
+    );
     let output = Command::new("/bin/sh")
         .arg("-c")
         .arg(script)
@@ -34,13 +38,8 @@ fn shell(hub: &Hub, script: &str) -> Run {
     }
 }
 
-fn kubectl_available() -> bool {
-    Path::new(KUBECTL).exists()
-}
-
 #[test]
 fn kubectl_fleet_end_to_end() {
-    assert!(kubectl_available(), "kubectl must be installed at {KUBECTL}");
     let hub = Hub::bare(Default::default());
 
     // The plugin is found and the install manifests apply cleanly.
@@ -51,14 +50,32 @@ fn kubectl_fleet_end_to_end() {
         "clusterrole.rbac.authorization.k8s.io/fleet-operator-hub",
         "deployment.apps/fleet-operator-hub",
     ] {
-        assert!(install.stdout.contains(object), "missing {object} in:\n{}", install.stdout);
+        assert!(
+            install.stdout.contains(object),
+            "missing {object} in:\n{}",
+            install.stdout
+        );
     }
     // Applying again is a no-op, not an error.
     shell(&hub, "set -e; kubectl fleet install | kubectl apply -f -").ok();
 
-    let register = shell(&hub, "kubectl fleet register site-a --tier critical --region eu-west-1").ok();
-    assert!(register.stdout.contains("kind: Config"), "{}", register.stdout);
-    assert!(register.stderr.contains("fleet-operator --federation-role=edge --site site-a"), "{}", register.stderr);
+    let register = shell(
+        &hub,
+        "kubectl fleet register site-a --tier critical --region eu-west-1",
+    )
+    .ok();
+    assert!(
+        register.stdout.contains("kind: Config"),
+        "{}",
+        register.stdout
+    );
+    assert!(
+        register
+            .stderr
+            .contains("fleet-operator --federation-role=edge --site site-a"),
+        "{}",
+        register.stderr
+    );
     shell(&hub, "kubectl fleet register site-b --environment staging").ok();
 
     let status = shell(&hub, "kubectl fleet status -o json").ok().json();
@@ -71,16 +88,48 @@ fn kubectl_fleet_end_to_end() {
     assert_eq!(status["summary"]["sites"], 2);
 
     let get = shell(&hub, "kubectl get fc").ok();
-    let header: Vec<&str> = get.stdout.lines().next().unwrap().split_whitespace().collect();
-    assert_eq!(header, ["NAME", "MODE", "TIER", "ENV", "PHASE", "LAST", "HEARTBEAT", "GPUS", "AGE"]);
-    let row: Vec<&str> = get.stdout.lines().nth(1).unwrap().split_whitespace().collect();
+    let header: Vec<&str> = get
+        .stdout
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "NAME",
+            "MODE",
+            "TIER",
+            "ENV",
+            "PHASE",
+            "LAST",
+            "HEARTBEAT",
+            "GPUS",
+            "AGE"
+        ]
+    );
+    let row: Vec<&str> = get
+        .stdout
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .collect();
     assert_eq!(&row[..4], ["site-a", "Push", "critical", "production"]);
 
     let version = shell(&hub, "kubectl fleet version").ok();
-    assert_eq!(version.stdout.trim(), format!("kubectl-fleet {}", env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        version.stdout.trim(),
+        format!("kubectl-fleet {}", env!("CARGO_PKG_VERSION"))
+    );
 
     // kubectl's plugin completion helper, from completions/.
     let helper = Path::new(env!("CARGO_MANIFEST_DIR")).join("completions/kubectl_complete-fleet");
     let complete = shell(&hub, &format!("{} reg", helper.display())).ok();
-    assert!(complete.stdout.starts_with("register"), "{}", complete.stdout);
+    assert!(
+        complete.stdout.starts_with("register"),
+        "{}",
+        complete.stdout
+    );
 }

@@ -12,8 +12,12 @@ use kubectl_fleet::api::{FederatedCluster, Mode};
 
 async fn pull_secret(hub: &Hub, site: &str) -> (Secret, String) {
     let secrets: Api<Secret> = Api::namespaced(hub.admin().await, "fleet-system");
-    let secret = secrets.get(&format!("fleet-pull-{site}")).await.expect("pull Secret");
-    let kubeconfig = String::from_utf8(secret.data.as_ref().unwrap()["kubeconfig"].0.clone()).unwrap();
+    let secret = secrets
+        .get(&format!("fleet-pull-{site}"))
+        .await
+        .expect("pull Secret");
+    let kubeconfig =
+        String::from_utf8(secret.data.as_ref().unwrap()["kubeconfig"].0.clone()).unwrap();
     (secret, kubeconfig)
 }
 
@@ -26,21 +30,48 @@ async fn pull_mints_a_read_only_member_identity_and_stores_it_on_the_hub() {
     member.write_admin_kubeconfig(&member_kubeconfig).unwrap();
 
     let run = hub
-        .fleet(&["register", "site-p", "--pull", "--member-kubeconfig", member_kubeconfig.to_str().unwrap()])
+        .fleet(&[
+            "register",
+            "site-p",
+            "--pull",
+            "--member-kubeconfig",
+            member_kubeconfig.to_str().unwrap(),
+        ])
         .ok();
-    assert!(run.stdout.is_empty(), "nothing secret on stdout: {}", run.stdout);
+    assert!(
+        run.stdout.is_empty(),
+        "nothing secret on stdout: {}",
+        run.stdout
+    );
     assert!(!run.stderr.contains("token:"), "{}", run.stderr);
 
     let (secret, stored) = pull_secret(&hub, "site-p").await;
     assert_eq!(secret.type_.as_deref(), Some("Opaque"));
-    assert!(!stored.contains(member.admin_token()), "the admin credential is not stored");
+    assert!(
+        !stored.contains(member.admin_token()),
+        "the admin credential is not stored"
+    );
 
-    let site = Api::<FederatedCluster>::all(hub.admin().await).get("site-p").await.unwrap();
+    let site = Api::<FederatedCluster>::all(hub.admin().await)
+        .get("site-p")
+        .await
+        .unwrap();
     assert_eq!(site.spec.mode, Mode::Pull);
     let secret_ref = site.spec.kubeconfig_secret_ref.unwrap();
-    assert_eq!((secret_ref.namespace.as_str(), secret_ref.name.as_str(), secret_ref.key.as_str()), ("fleet-system", "fleet-pull-site-p", "kubeconfig"));
+    assert_eq!(
+        (
+            secret_ref.namespace.as_str(),
+            secret_ref.name.as_str(),
+            secret_ref.key.as_str()
+        ),
+        ("fleet-system", "fleet-pull-site-p", "kubeconfig")
+    );
     // Pull sites have no edge identity on the hub.
-    assert!(run.stderr.lines().all(|l| !l.contains("fleet-edge-site-p")), "{}", run.stderr);
+    assert!(
+        run.stderr.lines().all(|l| !l.contains("fleet-edge-site-p")),
+        "{}",
+        run.stderr
+    );
 
     // The stored kubeconfig reaches the member (CA embedded) and only reads.
     let reader = client_from_yaml(&stored).await;
@@ -55,18 +86,42 @@ async fn pull_mints_a_read_only_member_identity_and_stores_it_on_the_hub() {
         },
         ..Default::default()
     };
-    assert_eq!(status_code(Api::<Namespace>::all(reader.clone()).create(&PostParams::default(), &ns).await), 403);
     assert_eq!(
-        status_code(Api::<Secret>::all(reader).list(&ListParams::default()).await),
+        status_code(
+            Api::<Namespace>::all(reader.clone())
+                .create(&PostParams::default(), &ns)
+                .await
+        ),
+        403
+    );
+    assert_eq!(
+        status_code(
+            Api::<Secret>::all(reader)
+                .list(&ListParams::default())
+                .await
+        ),
         403,
         "the member identity cannot read Secrets"
     );
 
     // Re-running converges; unregister removes the Secret too.
-    hub.fleet(&["register", "site-p", "--pull", "--member-kubeconfig", member_kubeconfig.to_str().unwrap()]).ok();
+    hub.fleet(&[
+        "register",
+        "site-p",
+        "--pull",
+        "--member-kubeconfig",
+        member_kubeconfig.to_str().unwrap(),
+    ])
+    .ok();
     hub.fleet(&["unregister", "site-p", "--yes"]).ok();
     let secrets: Api<Secret> = Api::namespaced(hub.admin().await, "fleet-system");
-    assert!(secrets.get_opt("fleet-pull-site-p").await.unwrap().is_none());
+    assert!(
+        secrets
+            .get_opt("fleet-pull-site-p")
+            .await
+            .unwrap()
+            .is_none()
+    );
 }
 
 #[tokio::test]
@@ -79,9 +134,18 @@ async fn store_kubeconfig_as_is_keeps_the_file_unchanged() {
     let original = std::fs::read_to_string(&path).unwrap();
 
     let run = hub
-        .fleet(&["register", "site-q", "--pull", "--member-kubeconfig", path.to_str().unwrap(), "--store-kubeconfig-as-is"])
+        .fleet(&[
+            "register",
+            "site-q",
+            "--pull",
+            "--member-kubeconfig",
+            path.to_str().unwrap(),
+            "--store-kubeconfig-as-is",
+        ])
         .ok();
-    assert!(!run.stdout.contains(member.admin_token()) && !run.stderr.contains(member.admin_token()));
+    assert!(
+        !run.stdout.contains(member.admin_token()) && !run.stderr.contains(member.admin_token())
+    );
     let (_, stored) = pull_secret(&hub, "site-q").await;
     assert_eq!(stored, original);
     // No identity was minted on the member.
@@ -90,4 +154,70 @@ async fn store_kubeconfig_as_is_keeps_the_file_unchanged() {
         "fleet-system",
     );
     assert!(sa.get_opt("fleet-member-reader").await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn switching_modes_converges_both_ways() {
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    let hub = Hub::new();
+    let member = Sandbox::start();
+    let dir = TempDir::new("member");
+    let path = dir.path().join("member.kubeconfig");
+    member.write_admin_kubeconfig(&path).unwrap();
+    let admin = hub.admin().await;
+    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), "fleet-system");
+    let secrets: Api<Secret> = Api::namespaced(admin.clone(), "fleet-system");
+    let sites: Api<FederatedCluster> = Api::all(admin.clone());
+
+    hub.register("site-s", &["--tier", "critical"]);
+    hub.fleet(&[
+        "register",
+        "site-s",
+        "--pull",
+        "--member-kubeconfig",
+        path.to_str().unwrap(),
+    ])
+    .ok();
+    assert!(
+        accounts
+            .get_opt("fleet-edge-site-s")
+            .await
+            .unwrap()
+            .is_none(),
+        "no edge identity in Pull"
+    );
+    assert!(
+        secrets
+            .get_opt("fleet-pull-site-s")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let site = sites.get("site-s").await.unwrap();
+    assert_eq!(site.spec.mode, Mode::Pull);
+    assert_eq!(
+        site.spec.tier,
+        kubectl_fleet::api::Tier::Critical,
+        "tier kept across the switch"
+    );
+
+    hub.register("site-s", &[]);
+    assert!(
+        secrets
+            .get_opt("fleet-pull-site-s")
+            .await
+            .unwrap()
+            .is_none(),
+        "no pull Secret in Push"
+    );
+    assert!(
+        accounts
+            .get_opt("fleet-edge-site-s")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let site = sites.get("site-s").await.unwrap();
+    assert_eq!(site.spec.mode, Mode::Push);
+    assert!(site.spec.kubeconfig_secret_ref.is_none());
 }

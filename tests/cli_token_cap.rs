@@ -8,41 +8,64 @@ use std::time::Duration;
 use cli_support::Hub;
 
 fn expiry_in_seconds(summary: &serde_json::Value) -> i64 {
-    let ts: jiff::Timestamp = summary["tokenExpirationTimestamp"].as_str().unwrap().parse().unwrap();
+    let ts: jiff::Timestamp = summary["tokenExpirationTimestamp"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     ts.as_second() - jiff::Timestamp::now().as_second()
 }
 
 #[test]
 fn a_capped_token_reports_the_real_expiry_and_warns() {
     let hub = Hub::with_token_cap(Duration::from_secs(3600));
-    let run = hub.fleet(&["register", "site-a", "--token-ttl", "30d", "-o", "json"]).ok();
+    let run = hub
+        .fleet(&["register", "site-a", "--token-ttl", "30d", "-o", "json"])
+        .ok();
     let summary = run.json();
     assert_eq!(summary["capped"], true);
     assert_eq!(summary["requestedTTL"], "30d");
     assert_eq!(summary["grantedTTL"], "1h");
     let left = expiry_in_seconds(&summary);
-    assert!((3500..=3600).contains(&left), "expires in {left}s, expected about 1h");
     assert!(
-        run.stderr.contains("warning: the API server capped the token lifetime to 1h (requested 30d"),
+        (3500..=3600).contains(&left),
+        "expires in {left}s, expected about 1h"
+    );
+    assert!(
+        run.stderr
+            .contains("warning: the API server capped the token lifetime to 1h (requested 30d"),
         "{}",
         run.stderr
     );
     let printed = summary["tokenExpirationTimestamp"].as_str().unwrap();
-    assert!(run.stderr.contains(printed), "the real expiry is printed:\n{}", run.stderr);
+    assert!(
+        run.stderr.contains(printed),
+        "the real expiry is printed:\n{}",
+        run.stderr
+    );
 
     // The same through the default (kubeconfig) output.
     let run = hub.fleet(&["rotate", "site-a"]).ok();
-    assert!(run.stderr.contains("warning: the API server capped"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("warning: the API server capped"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stdout.contains("kind: Config"));
 }
 
 #[test]
 fn an_uncapped_token_gets_what_was_asked_and_no_warning() {
     let hub = Hub::new();
-    let run = hub.fleet(&["register", "site-a", "--token-ttl", "30d", "-o", "json"]).ok();
+    let run = hub
+        .fleet(&["register", "site-a", "--token-ttl", "30d", "-o", "json"])
+        .ok();
     let summary = run.json();
     assert_eq!(summary["capped"], false);
     let left = expiry_in_seconds(&summary);
-    assert!((30 * 86_400 - 120..=30 * 86_400).contains(&left), "expires in {left}s");
+    assert!(
+        (30 * 86_400 - 120..=30 * 86_400).contains(&left),
+        "expires in {left}s"
+    );
     assert!(!run.stderr.contains("warning"), "{}", run.stderr);
 }

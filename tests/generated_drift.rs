@@ -44,5 +44,8 @@ fn generated_files_are_up_to_date() {
         }
     }
     std::fs::remove_dir_all(&out).unwrap();
-    assert!(stale.is_empty(), "stale generated files {stale:?}: run tools/regen.sh and commit the result");
+    assert!(
+        stale.is_empty(),
+        "stale generated files {stale:?}: run tools/regen.sh and commit the result"
+    );
 }

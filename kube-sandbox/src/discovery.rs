@@ -164,6 +164,10 @@ pub fn resource_list(cat: &Catalogue, group: &str, version: &str) -> Value {
                 r["group"] = json!("authentication.k8s.io");
                 r["version"] = json!("v1");
             }
+            if sub == "scale" {
+                r["group"] = json!("autoscaling");
+                r["version"] = json!("v1");
+            }
             resources.push(r);
         }
     }

@@ -59,6 +59,8 @@ impl Call<'_> {
             dry_run: self.query.get("dryRun") == Some("All"),
             is_put,
             managed_fields_done: false,
+            field_validation: objects::FieldValidation::parse(self.query.get("fieldValidation")),
+            warnings: Default::default(),
         }
     }
 
@@ -102,9 +104,8 @@ pub async fn dispatch(call: Call<'_>) -> Result<Resp, ApiError> {
             .cloned()
     }
     .ok_or_else(not_served)?;
-    let namespaced_path =
-        !info.namespace.is_empty() && !(def.group.is_empty() && def.plural == "namespaces");
-    if namespaced_path && !def.namespaced {
+    let is_namespace_kind = def.group.is_empty() && def.plural == "namespaces";
+    if !info.namespace.is_empty() && !is_namespace_kind && !def.namespaced {
         return Err(not_served());
     }
     let sub = info.subresource.as_str();
@@ -117,9 +118,9 @@ pub async fn dispatch(call: Call<'_>) -> Result<Resp, ApiError> {
     if def.create_only {
         return match info.verb.as_str() {
             "create" => review(&call, &def),
-            _ => Err(ApiError::method_not_allowed(format!(
-                "the server does not allow this method on the requested resource"
-            ))),
+            _ => Err(ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource".to_string(),
+            )),
         };
     }
     match (info.verb.as_str(), sub) {
@@ -130,6 +131,8 @@ pub async fn dispatch(call: Call<'_>) -> Result<Resp, ApiError> {
         ("create", "token") => token_request(&call),
         ("update", "" | "status") => update(&call, &def),
         ("update", "finalize") => finalize_namespace(&call, &def),
+        ("get", "scale") => get_scale(&call, &def),
+        ("update" | "patch", "scale") => write_scale(&call, &def),
         ("patch", "" | "status") => patch(&call, &def),
         ("delete", "") => delete(&call, &def),
         ("deletecollection", "") => delete_collection(&call, &def),
@@ -356,7 +359,7 @@ fn create(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
         let mut st = call.shared.state.lock().unwrap();
         objects::create(&mut st, def, ns, body, &opts)?
     };
-    Ok(object_response(call, def, 201, &obj))
+    Ok(with_warnings(object_response(call, def, 201, &obj), &opts))
 }
 
 fn subresource<'a>(call: &'a Call<'_>) -> Option<&'a str> {
@@ -371,7 +374,7 @@ fn update(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
         let mut st = call.shared.state.lock().unwrap();
         objects::update(&mut st, def, &key, body, subresource(call), &opts)?
     };
-    Ok(object_response(call, def, 200, &obj))
+    Ok(with_warnings(object_response(call, def, 200, &obj), &opts))
 }
 
 fn finalize_namespace(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
@@ -389,6 +392,78 @@ fn finalize_namespace(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiEr
         st.put(&def.storage_key(), key, new)
     };
     Ok(object_response(call, def, 200, &obj))
+}
+
+/// The `autoscaling/v1` Scale view of a workload.
+fn scale_of(obj: &Value) -> Value {
+    let m = &obj["metadata"];
+    let selector = obj["spec"]["selector"]["matchLabels"]
+        .as_object()
+        .map(|l| {
+            l.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_default();
+    json!({
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {"name": m["name"], "namespace": m["namespace"], "uid": m["uid"],
+                     "resourceVersion": m["resourceVersion"], "creationTimestamp": m["creationTimestamp"]},
+        "spec": {"replicas": obj["spec"]["replicas"].as_i64().unwrap_or(1)},
+        "status": {"replicas": obj["status"]["replicas"].as_i64().unwrap_or(0), "selector": selector},
+    })
+}
+
+fn get_scale(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
+    let key = call.key(def);
+    let obj = {
+        let st = call.shared.state.lock().unwrap();
+        st.get(&def.storage_key(), &key).cloned()
+    }
+    .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, &key.1))?;
+    Ok(server::json_response(200, &scale_of(&obj)))
+}
+
+fn write_scale(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
+    let key = call.key(def);
+    let body: Value = serde_json::from_slice(&call.body)
+        .map_err(|e| ApiError::bad_request(format!("error decoding scale: {e}")))?;
+    let opts = call.write_opts(false);
+    let obj = {
+        let mut st = call.shared.state.lock().unwrap();
+        let current = st
+            .get(&def.storage_key(), &key)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, &key.1))?;
+        let mut scale = scale_of(&current);
+        if call.method == Method::PUT {
+            scale = body;
+        } else {
+            match content_type(call).as_str() {
+                "application/json-patch+json" => patch::json_patch(&mut scale, &body)?,
+                _ => patch::merge_patch(&mut scale, &body),
+            }
+        }
+        let Some(replicas) = scale["spec"]["replicas"].as_i64() else {
+            return Err(ApiError::invalid(
+                "autoscaling",
+                "Scale",
+                &key.1,
+                vec![Cause::new(
+                    "FieldValueRequired",
+                    "spec.replicas",
+                    "Required value",
+                )],
+            ));
+        };
+        let mut new = (*current).clone();
+        new["spec"]["replicas"] = json!(replicas);
+        new["metadata"]["resourceVersion"] = scale["metadata"]["resourceVersion"].clone();
+        objects::update(&mut st, def, &key, new, None, &opts)?
+    };
+    Ok(server::json_response(200, &scale_of(&obj)))
 }
 
 fn content_type(call: &Call) -> String {
@@ -414,9 +489,7 @@ fn patch(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
     let patch_body: Value = serde_json::from_slice(&call.body)
         .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
     if def.crd && ct == "application/strategic-merge-patch+json" {
-        return Err(ApiError::unsupported_media_type(format!(
-            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
-        )));
+        return Err(ApiError::unsupported_media_type("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml".to_string()));
     }
     opts.is_put = false;
     let obj = {
@@ -445,7 +518,7 @@ fn patch(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
         }
         objects::update(&mut st, def, &key, target, sub, &opts)?
     };
-    Ok(object_response(call, def, 200, &obj))
+    Ok(with_warnings(object_response(call, def, 200, &obj), &opts))
 }
 
 fn apply(
@@ -500,7 +573,18 @@ fn apply(
             }
         }
     };
-    Ok(object_response(call, def, code, &obj))
+    Ok(with_warnings(object_response(call, def, code, &obj), &opts))
+}
+
+/// Adds `Warning: 299 - "..."` headers, as the real server does.
+fn with_warnings(mut resp: Resp, opts: &WriteOpts) -> Resp {
+    for w in opts.warnings.borrow().iter() {
+        let escaped = w.replace('\\', "\\\\").replace('"', "\\\"");
+        if let Ok(v) = HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
+            resp.headers_mut().append("warning", v);
+        }
+    }
+    resp
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -612,7 +696,7 @@ fn delete_collection(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiErr
 }
 
 fn format_secs(secs: u64) -> String {
-    if secs % 60 == 0 {
+    if secs.is_multiple_of(60) {
         let m = secs / 60;
         if m == 1 {
             "1 minute".to_string()
@@ -724,10 +808,10 @@ fn token_request(call: &Call) -> Result<Resp, ApiError> {
         "status": {"token": token, "expirationTimestamp": expiration},
     });
     let mut resp = server::json_response(201, &out);
-    if let Some(w) = warning {
-        if let Ok(v) = HeaderValue::from_str(&format!("299 - \"{w}\"")) {
-            resp.headers_mut().insert("warning", v);
-        }
+    if let Some(w) = warning
+        && let Ok(v) = HeaderValue::from_str(&format!("299 - \"{w}\""))
+    {
+        resp.headers_mut().insert("warning", v);
     }
     Ok(resp)
 }

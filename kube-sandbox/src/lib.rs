@@ -41,6 +41,9 @@ pub struct SandboxOptions {
     pub listen: SocketAddr,
     /// TokenRequest lifetime cap (`--service-account-max-token-expiration`); `None` = no cap.
     pub max_token_expiration: Option<Duration>,
+    /// Events kept for watch resumption and continue tokens (like etcd's
+    /// compaction window); older resourceVersions get 410 Gone.
+    pub watch_history: usize,
 }
 
 impl Default for SandboxOptions {
@@ -48,6 +51,7 @@ impl Default for SandboxOptions {
         SandboxOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             max_token_expiration: None,
+            watch_history: store::HISTORY_CAPACITY,
         }
     }
 }
@@ -74,8 +78,8 @@ impl std::fmt::Debug for Sandbox {
 /// The default namespaces every cluster has.
 const DEFAULT_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
 
-fn initial_state() -> store::State {
-    let mut st = store::State::new(resources::Catalogue::builtin());
+fn initial_state(watch_history: usize) -> store::State {
+    let mut st = store::State::with_history(resources::Catalogue::builtin(), watch_history);
     for ns in DEFAULT_NAMESPACES {
         objects::seed(
             &mut st,
@@ -104,7 +108,7 @@ impl Sandbox {
         let admin_token = format!("sandbox-admin-{}", uuid::Uuid::new_v4().simple());
         let controls = Controls::new(opts.max_token_expiration);
         let shared = Arc::new(server::Shared::new(
-            initial_state(),
+            initial_state(opts.watch_history),
             controls.clone(),
             auth::TokenIssuer::new(),
             admin_token.clone(),

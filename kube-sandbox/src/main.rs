@@ -42,6 +42,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let sb = Sandbox::start_with(SandboxOptions {
                 listen,
                 max_token_expiration,
+                ..Default::default()
             })?;
             sb.write_admin_kubeconfig(&kubeconfig)
                 .map_err(|e| anyhow::anyhow!("writing kubeconfig {}: {e}", kubeconfig.display()))?;

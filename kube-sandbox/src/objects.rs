@@ -22,6 +22,55 @@ pub struct WriteOpts {
     pub is_put: bool,
     /// The object already carries managedFields (server-side apply).
     pub managed_fields_done: bool,
+    /// `?fieldValidation=`: what to do with fields the schema prunes.
+    pub field_validation: FieldValidation,
+    /// Warnings for the `Warning` response header (unknown fields under `Warn`).
+    pub warnings: std::cell::RefCell<Vec<String>>,
+}
+
+/// `fieldValidation` as the real server defines it (default `Warn`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FieldValidation {
+    Ignore,
+    #[default]
+    Warn,
+    Strict,
+}
+
+impl FieldValidation {
+    /// Parses the query parameter; unknown values are the default.
+    pub fn parse(v: Option<&str>) -> Self {
+        match v {
+            Some("Ignore") => FieldValidation::Ignore,
+            Some("Strict") => FieldValidation::Strict,
+            _ => FieldValidation::Warn,
+        }
+    }
+}
+
+/// Paths (`spec.a`, `spec.list[0].b`) present in `before` but not in `after`.
+fn removed_paths(before: &Value, after: &Value, prefix: &str, out: &mut Vec<String>) {
+    match (before, after) {
+        (Value::Object(b), Value::Object(a)) => {
+            for (k, v) in b {
+                let path = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                match a.get(k) {
+                    None => out.push(path),
+                    Some(av) => removed_paths(v, av, &path, out),
+                }
+            }
+        }
+        (Value::Array(b), Value::Array(a)) => {
+            for (i, (bv, av)) in b.iter().zip(a).enumerate() {
+                removed_paths(bv, av, &format!("{prefix}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The current time as the API server writes timestamps.
@@ -165,6 +214,21 @@ fn is_noop(old: &Value, new: &Value) -> bool {
         .all(|k| a.get(k) == b.get(k))
 }
 
+fn managed_fields_without_times(obj: &Value) -> Value {
+    let mut mf = meta(obj)
+        .get("managedFields")
+        .cloned()
+        .unwrap_or(Value::Null);
+    if let Some(entries) = mf.as_array_mut() {
+        for e in entries {
+            if let Some(o) = e.as_object_mut() {
+                o.remove("time");
+            }
+        }
+    }
+    mf
+}
+
 fn random_suffix() -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     uuid::Uuid::new_v4().as_bytes()[..5]
@@ -178,15 +242,40 @@ fn kind_group(def: &ResourceDef) -> (&str, &str) {
 }
 
 /// Prune → default → validate, as the real server does for custom resources.
-fn apply_schema(def: &ResourceDef, obj: &mut Value, old: Option<&Value>) -> Vec<Cause> {
-    match &def.schema {
-        Some(schema) => {
-            schema.prune(obj);
-            schema.apply_defaults(obj);
-            schema.validate(obj, old)
+/// Unknown fields are a 400 under `fieldValidation=Strict` and a warning
+/// under `Warn`, worded as the real server does.
+fn apply_schema(
+    def: &ResourceDef,
+    obj: &mut Value,
+    old: Option<&Value>,
+    opts: &WriteOpts,
+) -> Result<Vec<Cause>, ApiError> {
+    let Some(schema) = &def.schema else {
+        return Ok(Vec::new());
+    };
+    let before = (opts.field_validation != FieldValidation::Ignore).then(|| obj.clone());
+    schema.prune(obj);
+    if let Some(before) = before {
+        let mut unknown = Vec::new();
+        removed_paths(&before, obj, "", &mut unknown);
+        if !unknown.is_empty() {
+            let fields: Vec<String> = unknown
+                .iter()
+                .map(|p| format!("unknown field \"{p}\""))
+                .collect();
+            if opts.field_validation == FieldValidation::Strict {
+                return Err(ApiError::bad_request(format!(
+                    "{kind} in version \"{version}\" cannot be handled as a {kind}: strict decoding error: {}",
+                    fields.join(", "),
+                    kind = def.kind,
+                    version = def.version,
+                )));
+            }
+            opts.warnings.borrow_mut().extend(fields);
         }
-        None => Vec::new(),
     }
+    schema.apply_defaults(obj);
+    Ok(schema.validate(obj, old))
 }
 
 /// Checks the namespace of a namespaced create exists and is not terminating.
@@ -303,14 +392,13 @@ pub fn create(
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    if name.is_empty() {
-        if let Some(prefix) = m.get("generateName").and_then(Value::as_str) {
-            if !prefix.is_empty() {
-                let prefix: String = prefix.chars().take(58).collect();
-                name = format!("{prefix}{}", random_suffix());
-                m.insert("name".into(), json!(name));
-            }
-        }
+    if name.is_empty()
+        && let Some(prefix) = m.get("generateName").and_then(Value::as_str)
+        && !prefix.is_empty()
+    {
+        let prefix: String = prefix.chars().take(58).collect();
+        name = format!("{prefix}{}", random_suffix());
+        m.insert("name".into(), json!(name));
     }
     if def.namespaced {
         let body_ns = m
@@ -370,7 +458,7 @@ pub fn create(
     if def.plural == "namespaces" && def.group.is_empty() {
         obj["spec"] = json!({"finalizers": ["kubernetes"]});
     }
-    causes.extend(apply_schema(def, &mut obj, None));
+    causes.extend(apply_schema(def, &mut obj, None, opts)?);
     let is_crd = def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions";
     if is_crd && causes.is_empty() {
         causes.extend(check_crd(&obj, &name));
@@ -535,7 +623,7 @@ pub fn update(
             ));
         }
     }
-    let mut causes = apply_schema(def, &mut new, Some(&old));
+    let mut causes = apply_schema(def, &mut new, Some(&old), opts)?;
     let is_crd = def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions";
     if is_crd && subresource.is_none() && causes.is_empty() {
         causes.extend(check_crd(&new, &key.1));
@@ -562,7 +650,11 @@ pub fn update(
             .unwrap_or(0);
         meta_mut(&mut new).insert("generation".into(), json!(g + 1));
     }
-    if is_noop(&old, &new) {
+    // Server-side apply brings its own managedFields: a change of owners
+    // alone is a real write, a newer timestamp alone is not.
+    let owners_changed = opts.managed_fields_done
+        && managed_fields_without_times(&old) != managed_fields_without_times(&new);
+    if !owners_changed && is_noop(&old, &new) {
         return Ok(old);
     }
     if is_crd && subresource.is_none() {
@@ -720,10 +812,11 @@ fn delete_namespace(st: &mut State, ns: &str, old: Arc<Value>) -> Deleted {
     if st.get(&ns_gr, &ns_key).is_none() {
         return Deleted::Gone(current);
     }
-    if namespace_is_empty(st, ns) && finalizers(&current).is_empty() {
-        if let Some(gone) = st.remove(&ns_gr, &ns_key) {
-            return Deleted::Gone(gone);
-        }
+    if namespace_is_empty(st, ns)
+        && finalizers(&current).is_empty()
+        && let Some(gone) = st.remove(&ns_gr, &ns_key)
+    {
+        return Deleted::Gone(gone);
     }
     Deleted::Pending(st.get(&ns_gr, &ns_key).cloned().unwrap_or(current))
 }
@@ -805,5 +898,16 @@ mod tests {
             &json!({"metadata": {}, "spec": {"a": 1}, "status": {}}),
             true
         ));
+    }
+
+    #[test]
+    fn removed_paths_name_pruned_fields() {
+        let before =
+            json!({"spec": {"a": 1, "typo": 2, "list": [{"k": 1, "x": 2}]}, "extra": true});
+        let after = json!({"spec": {"a": 1, "list": [{"k": 1}]}});
+        let mut out = Vec::new();
+        removed_paths(&before, &after, "", &mut out);
+        out.sort();
+        assert_eq!(out, ["extra", "spec.list[0].x", "spec.typo"]);
     }
 }

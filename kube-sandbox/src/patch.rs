@@ -14,9 +14,20 @@
 //! conditions, ownerReferences, finalizers, ...) but would, say, treat a
 //! Service's `ports` (keyed by `port` there) as keyed by `containerPort`.
 //! Lists not named there are replaced, as for fields without a strategy.
+//! Note that `metadata.finalizers` is a merged set there, as in `ObjectMeta`.
+//!
+//! JSON patch failures are the real server's generic 422 (whatever the
+//! cause) and decoding failures its 400 with Go's decoder wording.
+//!
+//! Server-side apply and `Update` tracking follow structured-merge-diff and
+//! the API server's field manager (see the section comment below for what
+//! is modelled). Callers that know the CRD schema, the subresource and the
+//! strategy's reset fields should use [`server_side_apply_with`] and
+//! [`record_update_with`]; the plain functions assume a built-in kind.
 
 use crate::errors::ApiError;
 use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
 
 /// `application/merge-patch+json`.
 pub fn merge_patch(target: &mut Value, patch: &Value) {
@@ -483,6 +494,39 @@ fn normalize_order(
     out
 }
 
+// ---------------------------------------------------------------------------
+// Server-side apply and managedFields
+//
+// Field sets use the real `fieldsV1` encoding: `f:<field>`, `k:<json keys>`
+// for items of keyed lists, `v:<json>` for items of sets, `i:<n>` for items
+// of other granular lists, and `.` marking a node that is itself owned. As
+// in structured-merge-diff: an applier owns every scalar, atomic value,
+// list item and map key of its configuration (struct fields with children
+// are not themselves owned); an `Update` owns what it added or changed and
+// takes those fields from everybody else; an apply takes nothing from
+// anybody unless forced, and conflicts when it changes a value another
+// manager owns. Not modelled: the cap of 10 `Update` managers
+// (`ancient-changes`), `last-applied-configuration` interplay, and
+// conversion of field sets between API versions.
+
+/// Options of [`server_side_apply_with`] and [`record_update_with`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FieldManagerOptions<'a> {
+    /// The CRD version's schema: list types (`x-kubernetes-list-type`,
+    /// `x-kubernetes-list-map-keys`) and map types come from it. Without one
+    /// the built-in kinds' list keys ([`merge_key_for`]) apply and other
+    /// lists are atomic.
+    pub schema: Option<&'a crate::schema::Schema>,
+    /// `Some("status")` for writes to `/status`; recorded in the entry.
+    pub subresource: Option<&'a str>,
+    /// Top-level fields the write may not touch and nobody owns through it
+    /// (the real strategies' reset fields: `status` for the main resource of
+    /// a kind with a status subresource, `spec` and `metadata` for `/status`).
+    pub ignored_fields: &'a [&'a str],
+    /// The entry time; `None` = now.
+    pub now: Option<jiff::Timestamp>,
+}
+
 /// `application/apply-patch+yaml` (server-side apply). `live` is the stored
 /// object (None: create), `applied` the parsed request body. Returns the
 /// new object with `metadata.managedFields` updated, or a 409 Conflict
@@ -490,26 +534,997 @@ fn normalize_order(
 pub fn server_side_apply(
     live: Option<&Value>,
     applied: &Value,
-    _manager: &str,
-    _force: bool,
+    manager: &str,
+    force: bool,
 ) -> Result<Value, ApiError> {
-    let mut out = live.cloned().unwrap_or(Value::Null);
-    if out.is_null() {
-        return Ok(applied.clone());
-    }
-    merge_patch(&mut out, applied);
-    Ok(out)
+    server_side_apply_with(
+        live,
+        applied,
+        manager,
+        force,
+        FieldManagerOptions::default(),
+    )
 }
 
 /// Records a non-apply write (create/update/patch) by `manager` in
 /// `new.metadata.managedFields`, as the real server does for `Update` operations.
 /// `subresource` is `Some("status")` for writes to `/status`.
 pub fn record_update(
-    _old: Option<&Value>,
-    _new: &mut Value,
-    _manager: &str,
-    _subresource: Option<&str>,
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    subresource: Option<&str>,
 ) {
+    record_update_with(
+        old,
+        new,
+        manager,
+        FieldManagerOptions {
+            subresource,
+            ..Default::default()
+        },
+    );
+}
+
+/// A set of field paths in `fieldsV1` shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct FieldSet {
+    own: bool,
+    children: BTreeMap<String, FieldSet>,
+}
+
+impl FieldSet {
+    fn from_json(v: &Value) -> FieldSet {
+        let mut s = FieldSet::default();
+        if let Value::Object(m) = v {
+            for (k, c) in m {
+                if k == "." {
+                    s.own = true;
+                } else {
+                    let mut child = FieldSet::from_json(c);
+                    if child.children.is_empty() {
+                        child.own = true;
+                    }
+                    s.children.insert(k.clone(), child);
+                }
+            }
+        }
+        s
+    }
+
+    fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        if self.own && !self.children.is_empty() {
+            m.insert(".".into(), json!({}));
+        }
+        for (k, c) in &self.children {
+            if !c.is_empty() {
+                m.insert(k.clone(), c.to_json());
+            }
+        }
+        Value::Object(m)
+    }
+
+    fn is_empty(&self) -> bool {
+        !self.own && self.children.values().all(FieldSet::is_empty)
+    }
+
+    fn insert(&mut self, path: &[String]) {
+        match path.split_first() {
+            None => self.own = true,
+            Some((h, rest)) => self.children.entry(h.clone()).or_default().insert(rest),
+        }
+    }
+
+    fn union(&mut self, o: &FieldSet) {
+        self.own |= o.own;
+        for (k, c) in &o.children {
+            self.children.entry(k.clone()).or_default().union(c);
+        }
+    }
+
+    /// Paths owned here and not in `o`.
+    fn difference(&self, o: &FieldSet) -> FieldSet {
+        let mut out = FieldSet {
+            own: self.own && !o.own,
+            children: BTreeMap::new(),
+        };
+        for (k, c) in &self.children {
+            let d = match o.children.get(k) {
+                Some(oc) => c.difference(oc),
+                None => c.clone(),
+            };
+            if !d.is_empty() {
+                out.children.insert(k.clone(), d);
+            }
+        }
+        out
+    }
+
+    fn intersection(&self, o: &FieldSet) -> FieldSet {
+        let mut out = FieldSet {
+            own: self.own && o.own,
+            children: BTreeMap::new(),
+        };
+        for (k, c) in &self.children {
+            if let Some(oc) = o.children.get(k) {
+                let i = c.intersection(oc);
+                if !i.is_empty() {
+                    out.children.insert(k.clone(), i);
+                }
+            }
+        }
+        out
+    }
+
+    /// Drops the subtree at each of these top-level field names.
+    fn without_top(&self, names: &[&str]) -> FieldSet {
+        let mut out = self.clone();
+        for n in names {
+            out.children.remove(&format!("f:{n}"));
+        }
+        out
+    }
+
+    /// Whether anything at or below `path` is owned.
+    fn owns_within(&self, path: &[String]) -> bool {
+        match path.split_first() {
+            None => !self.is_empty(),
+            Some((h, rest)) => self.children.get(h).is_some_and(|c| c.owns_within(rest)),
+        }
+    }
+
+    /// Every owned path, in set order.
+    fn paths(&self) -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        let mut cur = Vec::new();
+        self.collect(&mut cur, &mut out);
+        out
+    }
+
+    fn collect(&self, cur: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        if self.own {
+            out.push(cur.clone());
+        }
+        for (k, c) in &self.children {
+            cur.push(k.clone());
+            c.collect(cur, out);
+            cur.pop();
+        }
+    }
+}
+
+/// A path as structured-merge-diff prints it: `.spec.conditions[type="Ready"].status`.
+fn path_string(path: &[String]) -> String {
+    let mut s = String::new();
+    for pe in path {
+        if let Some(f) = pe.strip_prefix("f:") {
+            s.push('.');
+            s.push_str(f);
+        } else if let Some(k) = pe.strip_prefix("k:") {
+            let keys: Map<String, Value> = serde_json::from_str(k).unwrap_or_default();
+            let parts: Vec<String> = keys
+                .iter()
+                .map(|(k, v)| format!("{k}={}", smd_value(v)))
+                .collect();
+            s.push_str(&format!("[{}]", parts.join(",")));
+        } else if let Some(v) = pe.strip_prefix("v:") {
+            let v: Value = serde_json::from_str(v).unwrap_or(Value::Null);
+            s.push_str(&format!("[={}]", smd_value(&v)));
+        } else if let Some(i) = pe.strip_prefix("i:") {
+            s.push_str(&format!("[{i}]"));
+        }
+    }
+    s
+}
+
+/// `value.ToString` of structured-merge-diff.
+fn smd_value(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::String(s) => crate::selector::quote(s),
+        Value::Number(n) => crate::schema::go_number(n),
+        Value::Bool(b) => b.to_string(),
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(smd_value).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(m) => format!(
+            "{{{}}}",
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", smd_value(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum ListKind {
+    Atomic,
+    Set,
+    Map(Vec<String>),
+}
+
+/// What the field manager knows about the type at one position.
+#[derive(Clone, Copy)]
+enum Shape<'a> {
+    /// Described by a CRD schema node.
+    Typed(&'a Value),
+    /// A built-in kind's field (or ObjectMeta), known by its name.
+    Builtin { field: &'a str, map_keys: bool },
+    /// Untyped (preserved unknown fields): granular maps, atomic lists.
+    Deduced,
+}
+
+const MAP_KEYED_FIELDS: [&str; 7] = [
+    "labels",
+    "annotations",
+    "data",
+    "stringData",
+    "binaryData",
+    "nodeSelector",
+    "matchLabels",
+];
+
+impl<'a> Shape<'a> {
+    fn root(schema: Option<&'a Value>) -> Shape<'a> {
+        match schema {
+            Some(s) => Shape::Typed(s),
+            None => Shape::Builtin {
+                field: "",
+                map_keys: false,
+            },
+        }
+    }
+
+    /// The shape of `key` of an object of this shape, and whether `key` is
+    /// a declared field (rather than a key of a map).
+    fn child(&self, key: &'a str, at_root: bool) -> (Shape<'a>, bool) {
+        if at_root && key == "metadata" {
+            return (
+                Shape::Builtin {
+                    field: "metadata",
+                    map_keys: false,
+                },
+                true,
+            );
+        }
+        match self {
+            Shape::Typed(s) => {
+                if let Some(p) = s.get("properties").and_then(|p| p.get(key)) {
+                    (Shape::Typed(p), true)
+                } else if let Some(a) = s.get("additionalProperties").filter(|a| a.is_object()) {
+                    (Shape::Typed(a), false)
+                } else {
+                    (Shape::Deduced, false)
+                }
+            }
+            Shape::Builtin { field, map_keys } => {
+                if *map_keys {
+                    (Shape::Deduced, false)
+                } else {
+                    let _ = field;
+                    (
+                        Shape::Builtin {
+                            field: key,
+                            map_keys: MAP_KEYED_FIELDS.contains(&key),
+                        },
+                        true,
+                    )
+                }
+            }
+            Shape::Deduced => (Shape::Deduced, false),
+        }
+    }
+
+    fn items(&self) -> Shape<'a> {
+        match self {
+            Shape::Typed(s) => s.get("items").map_or(Shape::Deduced, Shape::Typed),
+            Shape::Builtin { .. } => Shape::Builtin {
+                field: "",
+                map_keys: false,
+            },
+            Shape::Deduced => Shape::Deduced,
+        }
+    }
+
+    fn list_kind(&self) -> ListKind {
+        match self {
+            Shape::Typed(s) => match s.get("x-kubernetes-list-type").and_then(Value::as_str) {
+                Some("set") => ListKind::Set,
+                Some("map") => ListKind::Map(
+                    s.get("x-kubernetes-list-map-keys")
+                        .and_then(Value::as_array)
+                        .map(|k| {
+                            k.iter()
+                                .filter_map(Value::as_str)
+                                .map(String::from)
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                ),
+                _ => ListKind::Atomic,
+            },
+            Shape::Builtin { field, .. } => match merge_key_for(field) {
+                Some("") => ListKind::Set,
+                Some(k) => ListKind::Map(vec![k.to_string()]),
+                None => ListKind::Atomic,
+            },
+            Shape::Deduced => ListKind::Atomic,
+        }
+    }
+
+    fn atomic_map(&self) -> bool {
+        matches!(self, Shape::Typed(s) if s.get("x-kubernetes-map-type").and_then(Value::as_str) == Some("atomic"))
+    }
+}
+
+/// The path element of a list item, or `None` when it cannot be keyed.
+fn item_pe(item: &Value, kind: &ListKind) -> Option<String> {
+    match kind {
+        ListKind::Atomic => None,
+        ListKind::Set => Some(format!("v:{item}")),
+        ListKind::Map(keys) => {
+            let mut m = Map::new();
+            for k in keys {
+                if let Some(v) = item.get(k) {
+                    m.insert(k.clone(), v.clone());
+                }
+            }
+            if m.is_empty() {
+                None
+            } else {
+                Some(format!("k:{}", Value::Object(m)))
+            }
+        }
+    }
+}
+
+/// The applier's set: every scalar, atomic value, list item and map key.
+fn apply_set(v: &Value, shape: Shape<'_>, path: &mut Vec<String>, root: bool, out: &mut FieldSet) {
+    match v {
+        Value::Object(m) if !shape.atomic_map() => {
+            for (k, x) in m {
+                let (cs, declared) = shape.child(k, root);
+                path.push(format!("f:{k}"));
+                apply_set(x, cs, path, false, out);
+                let empty_map = x.as_object().is_some_and(Map::is_empty);
+                if x.is_null() || empty_map || !declared {
+                    out.insert(path);
+                }
+                path.pop();
+            }
+        }
+        Value::Array(a) => {
+            let kind = shape.list_kind();
+            if kind == ListKind::Atomic {
+                out.insert(path);
+                return;
+            }
+            for item in a {
+                let Some(pe) = item_pe(item, &kind) else {
+                    continue;
+                };
+                path.push(pe);
+                apply_set(item, shape.items(), path, false, out);
+                out.insert(path);
+                path.pop();
+            }
+        }
+        _ => {
+            if !root {
+                out.insert(path);
+            }
+        }
+    }
+}
+
+/// Every node of a value (compound ones included), as an `Update` adding it owns it.
+fn all_nodes(v: &Value, shape: Shape<'_>, path: &mut Vec<String>, root: bool, out: &mut FieldSet) {
+    if !root {
+        out.insert(path);
+    }
+    match v {
+        Value::Object(m) if !shape.atomic_map() => {
+            for (k, x) in m {
+                path.push(format!("f:{k}"));
+                all_nodes(x, shape.child(k, root).0, path, false, out);
+                path.pop();
+            }
+        }
+        Value::Array(a) => {
+            let kind = shape.list_kind();
+            if kind == ListKind::Atomic {
+                return;
+            }
+            for item in a {
+                let Some(pe) = item_pe(item, &kind) else {
+                    continue;
+                };
+                path.push(pe);
+                all_nodes(item, shape.items(), path, false, out);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+fn keyed_items<'v>(a: &'v [Value], kind: &ListKind) -> Vec<(String, &'v Value)> {
+    let mut out: Vec<(String, &Value)> = Vec::new();
+    for item in a {
+        if let Some(pe) = item_pe(item, kind)
+            && !out.iter().any(|(p, _)| *p == pe)
+        {
+            out.push((pe, item));
+        }
+    }
+    out
+}
+
+/// What changed between two objects, as structured-merge-diff's `Compare`.
+#[derive(Default)]
+struct Comparison {
+    added: FieldSet,
+    modified: FieldSet,
+    removed: FieldSet,
+}
+
+fn compare(
+    old: Option<&Value>,
+    new: Option<&Value>,
+    shape: Shape<'_>,
+    path: &mut Vec<String>,
+    root: bool,
+    c: &mut Comparison,
+) {
+    match (old, new) {
+        (None, None) => {}
+        (None, Some(n)) => all_nodes(n, shape, path, root, &mut c.added),
+        (Some(o), None) => all_nodes(o, shape, path, root, &mut c.removed),
+        (Some(Value::Object(o)), Some(Value::Object(n))) if !shape.atomic_map() => {
+            let keys: std::collections::BTreeSet<&String> = o.keys().chain(n.keys()).collect();
+            for k in keys {
+                path.push(format!("f:{k}"));
+                compare(o.get(k), n.get(k), shape.child(k, root).0, path, false, c);
+                path.pop();
+            }
+        }
+        (Some(Value::Array(o)), Some(Value::Array(n))) if shape.list_kind() != ListKind::Atomic => {
+            let kind = shape.list_kind();
+            let (oi, ni) = (keyed_items(o, &kind), keyed_items(n, &kind));
+            let mut pes: Vec<&String> = oi.iter().map(|(p, _)| p).collect();
+            for (p, _) in &ni {
+                if !pes.contains(&p) {
+                    pes.push(p);
+                }
+            }
+            for pe in pes {
+                let ov = oi.iter().find(|(p, _)| p == pe).map(|(_, v)| *v);
+                let nv = ni.iter().find(|(p, _)| p == pe).map(|(_, v)| *v);
+                path.push(pe.clone());
+                compare(ov, nv, shape.items(), path, false, c);
+                path.pop();
+            }
+        }
+        (Some(o), Some(n)) => {
+            if o != n && !root {
+                c.modified.insert(path);
+            }
+        }
+    }
+}
+
+/// Merges an applied configuration into the live object: maps by key,
+/// keyed lists and sets by item (structured-merge-diff's ordering), other
+/// values replaced.
+fn merge_applied(live: &Value, cfg: &Value, shape: Shape<'_>, root: bool) -> Value {
+    match (live, cfg) {
+        (Value::Object(l), Value::Object(c)) if !shape.atomic_map() => {
+            let mut out = l.clone();
+            for (k, cv) in c {
+                let merged = match l.get(k) {
+                    Some(lv) => merge_applied(lv, cv, shape.child(k, root).0, false),
+                    None => cv.clone(),
+                };
+                out.insert(k.clone(), merged);
+            }
+            Value::Object(out)
+        }
+        (Value::Array(l), Value::Array(c)) if shape.list_kind() != ListKind::Atomic => {
+            let kind = shape.list_kind();
+            let items = shape.items();
+            let lhs = keyed_items(l, &kind);
+            let rhs = keyed_items(c, &kind);
+            let in_rhs = |pe: &str| rhs.iter().find(|(p, _)| p == pe).map(|(_, v)| *v);
+            let in_lhs = |pe: &str| lhs.iter().find(|(p, _)| p == pe).map(|(_, v)| *v);
+            let mut shared: std::collections::VecDeque<&String> = rhs
+                .iter()
+                .map(|(p, _)| p)
+                .filter(|p| in_lhs(p).is_some())
+                .collect();
+            let mut next_shared = shared.pop_front();
+            let mut merged_rhs: Vec<&String> = Vec::new();
+            let mut out = Vec::new();
+            let (mut li, mut ri) = (0, 0);
+            let merge_item = |pe: &str| match (in_lhs(pe), in_rhs(pe)) {
+                (Some(a), Some(b)) => merge_applied(a, b, items, false),
+                (Some(a), None) => a.clone(),
+                (None, Some(b)) => b.clone(),
+                (None, None) => Value::Null,
+            };
+            while li < lhs.len() || ri < rhs.len() {
+                if li < lhs.len() && ri < rhs.len() {
+                    let pe = &lhs[li].0;
+                    if *pe == rhs[ri].0 {
+                        merged_rhs.push(pe);
+                        out.push(merge_item(pe));
+                        li += 1;
+                        ri += 1;
+                        next_shared = shared.pop_front();
+                        continue;
+                    }
+                    if in_rhs(pe).is_some() && next_shared.is_some_and(|n| n != pe) {
+                        li += 1;
+                        continue;
+                    }
+                }
+                if li < lhs.len() {
+                    let pe = &lhs[li].0;
+                    if in_rhs(pe).is_none() {
+                        out.push(lhs[li].1.clone());
+                        li += 1;
+                        continue;
+                    } else if merged_rhs.contains(&pe) {
+                        li += 1;
+                    }
+                }
+                if ri < rhs.len() {
+                    let pe = &rhs[ri].0;
+                    merged_rhs.push(pe);
+                    out.push(merge_item(pe));
+                    ri += 1;
+                    if next_shared.is_some_and(|n| n == pe) {
+                        next_shared = shared.pop_front();
+                    }
+                }
+            }
+            Value::Array(out)
+        }
+        _ => cfg.clone(),
+    }
+}
+
+/// Removes the node at `path` from an object.
+fn remove_path(v: &mut Value, path: &[String], shape: Shape<'_>, root: bool) {
+    let Some((head, rest)) = path.split_first() else {
+        return;
+    };
+    if let Some(f) = head.strip_prefix("f:") {
+        let Value::Object(m) = v else { return };
+        if rest.is_empty() {
+            m.remove(f);
+        } else if let Some(c) = m.get_mut(f) {
+            remove_path(c, rest, shape.child(f, root).0, false);
+        }
+        return;
+    }
+    let Value::Array(a) = v else { return };
+    let kind = shape.list_kind();
+    let Some(i) = a
+        .iter()
+        .position(|item| item_pe(item, &kind).as_deref() == Some(head.as_str()))
+    else {
+        return;
+    };
+    if rest.is_empty() {
+        a.remove(i);
+    } else {
+        remove_path(&mut a[i], rest, shape.items(), false);
+    }
+}
+
+/// The fields never tracked: identity and server-set metadata.
+fn strip(set: &FieldSet) -> FieldSet {
+    let mut s = set.without_top(&["apiVersion", "kind"]);
+    if let Some(meta) = s.children.get_mut("f:metadata") {
+        meta.own = false;
+        for f in [
+            "name",
+            "namespace",
+            "creationTimestamp",
+            "selfLink",
+            "uid",
+            "clusterName",
+            "generation",
+            "managedFields",
+            "resourceVersion",
+        ] {
+            meta.children.remove(&format!("f:{f}"));
+        }
+    }
+    s
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    manager: String,
+    operation: String,
+    api_version: String,
+    time: Option<String>,
+    subresource: String,
+    set: FieldSet,
+}
+
+impl Entry {
+    /// The real server's manager identity: Apply entries are one per
+    /// manager and subresource, Update entries also per API version.
+    fn same_manager(&self, o: &Entry) -> bool {
+        self.manager == o.manager
+            && self.operation == o.operation
+            && self.subresource == o.subresource
+            && (self.operation == "Apply" || self.api_version == o.api_version)
+    }
+
+    /// How a conflict names this manager (`"m"`, `"m" with subresource "status"`, `"m" using v1`).
+    fn printed(&self) -> String {
+        let mut s = crate::selector::quote(&self.manager);
+        if !self.subresource.is_empty() {
+            s.push_str(&format!(
+                " with subresource {}",
+                crate::selector::quote(&self.subresource)
+            ));
+        }
+        if self.operation == "Update" {
+            s.push_str(&format!(" using {}", self.api_version));
+        }
+        s
+    }
+
+    fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("manager".into(), json!(self.manager));
+        m.insert("operation".into(), json!(self.operation));
+        m.insert("apiVersion".into(), json!(self.api_version));
+        if let Some(t) = &self.time {
+            m.insert("time".into(), json!(t));
+        }
+        m.insert("fieldsType".into(), json!("FieldsV1"));
+        m.insert("fieldsV1".into(), self.set.to_json());
+        if !self.subresource.is_empty() {
+            m.insert("subresource".into(), json!(self.subresource));
+        }
+        Value::Object(m)
+    }
+}
+
+fn decode_entries(obj: Option<&Value>) -> Vec<Entry> {
+    let Some(list) = obj.and_then(|o| o["metadata"]["managedFields"].as_array()) else {
+        return Vec::new();
+    };
+    list.iter()
+        .map(|e| Entry {
+            manager: e["manager"].as_str().unwrap_or_default().to_string(),
+            operation: e["operation"].as_str().unwrap_or_default().to_string(),
+            api_version: e["apiVersion"].as_str().unwrap_or_default().to_string(),
+            time: e["time"].as_str().map(String::from),
+            subresource: e["subresource"].as_str().unwrap_or_default().to_string(),
+            set: FieldSet::from_json(&e["fieldsV1"]),
+        })
+        .collect()
+}
+
+fn encode_entries(obj: &mut Value, mut entries: Vec<Entry>) {
+    entries.retain(|e| !e.set.is_empty());
+    // The real server's order: operation, time, manager, apiVersion, subresource.
+    entries.sort_by(|a, b| {
+        (
+            &a.operation,
+            &a.time,
+            &a.manager,
+            &a.api_version,
+            &a.subresource,
+        )
+            .cmp(&(
+                &b.operation,
+                &b.time,
+                &b.manager,
+                &b.api_version,
+                &b.subresource,
+            ))
+    });
+    let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if entries.is_empty() {
+        meta.remove("managedFields");
+    } else {
+        meta.insert(
+            "managedFields".into(),
+            Value::Array(entries.iter().map(Entry::to_json).collect()),
+        );
+    }
+}
+
+fn without_managed_fields(v: &Value) -> Value {
+    let mut v = v.clone();
+    if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+        m.remove("managedFields");
+    }
+    v
+}
+
+fn now_string(opts: &FieldManagerOptions<'_>) -> String {
+    let t = opts.now.unwrap_or_else(jiff::Timestamp::now);
+    jiff::Timestamp::from_second(t.as_second())
+        .unwrap_or(t)
+        .to_string()
+}
+
+/// The Update bookkeeping shared by [`record_update_with`] and the
+/// `before-first-apply` seeding: `self_entry` takes what changed from everybody.
+fn update_entries(entries: &mut Vec<Entry>, cmp: &Comparison, mut me: Entry) {
+    let taken = {
+        let mut t = cmp.added.clone();
+        t.union(&cmp.modified);
+        t
+    };
+    for e in entries.iter_mut() {
+        e.set = e.set.difference(&taken).difference(&cmp.removed);
+    }
+    if taken.is_empty() {
+        entries.retain(|e| !e.set.is_empty());
+        return;
+    }
+    match entries.iter_mut().find(|e| e.same_manager(&me)) {
+        Some(prev) => {
+            prev.set.union(&taken);
+            prev.time = me.time.take();
+        }
+        None => {
+            me.set = taken;
+            entries.push(me);
+        }
+    }
+    entries.retain(|e| !e.set.is_empty());
+}
+
+/// The managers an update starts from, as the real `decodeLiveOrNew`: the
+/// request's own `managedFields` when it carries some (main resource only;
+/// a single empty entry resets them), else the stored object's.
+fn starting_entries(old: Option<&Value>, new: &Value, subresource: bool) -> Vec<Entry> {
+    if subresource {
+        return decode_entries(old);
+    }
+    if let Some(list) = new["metadata"]["managedFields"].as_array() {
+        if list.len() == 1 && list[0].as_object().is_some_and(Map::is_empty) {
+            return Vec::new();
+        }
+        let own = decode_entries(Some(new));
+        if own.iter().any(|e| !e.set.is_empty()) {
+            return own;
+        }
+    }
+    decode_entries(old)
+}
+
+/// [`record_update`] with the CRD schema, reset fields and clock given.
+///
+/// As the real server: an update of an existing object that carries no
+/// `managedFields` is not tracked; a create always is.
+pub fn record_update_with(
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    opts: FieldManagerOptions<'_>,
+) {
+    let mut entries = starting_entries(old, new, opts.subresource.is_some());
+    if old.is_some() && entries.is_empty() {
+        encode_entries(new, Vec::new());
+        return;
+    }
+    let schema = opts.schema.map(crate::schema::Schema::raw);
+    let old_clean = old.map(without_managed_fields);
+    let new_clean = without_managed_fields(new);
+    let mut cmp = Comparison::default();
+    compare(
+        old_clean.as_ref(),
+        Some(&new_clean),
+        Shape::root(schema),
+        &mut Vec::new(),
+        true,
+        &mut cmp,
+    );
+    for s in [&mut cmp.added, &mut cmp.modified, &mut cmp.removed] {
+        *s = strip(s).without_top(opts.ignored_fields);
+    }
+    let me = Entry {
+        manager: manager.to_string(),
+        operation: "Update".into(),
+        api_version: new["apiVersion"].as_str().unwrap_or_default().to_string(),
+        time: Some(now_string(&opts)),
+        subresource: opts.subresource.unwrap_or_default().to_string(),
+        set: FieldSet::default(),
+    };
+    update_entries(&mut entries, &cmp, me);
+    encode_entries(new, entries);
+}
+
+/// [`server_side_apply`] with the CRD schema, subresource, reset fields and clock given.
+pub fn server_side_apply_with(
+    live: Option<&Value>,
+    applied: &Value,
+    manager: &str,
+    force: bool,
+    opts: FieldManagerOptions<'_>,
+) -> Result<Value, ApiError> {
+    if !applied.is_object() {
+        return Err(ApiError::bad_request(
+            "the body of the request must be an object",
+        ));
+    }
+    if applied["metadata"]
+        .get("managedFields")
+        .is_some_and(|m| !m.is_null())
+    {
+        return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+    }
+    let schema = opts.schema.map(crate::schema::Schema::raw);
+    let shape = Shape::root(schema);
+    let api_version = applied["apiVersion"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let time = now_string(&opts);
+    let subresource = opts.subresource.unwrap_or_default().to_string();
+    let mut entries = decode_entries(live);
+    let live_clean = live.map(without_managed_fields);
+
+    // Objects created without field tracking: their fields belong to `before-first-apply`.
+    if let Some(l) = &live_clean
+        && entries.is_empty()
+    {
+        let mut cmp = Comparison::default();
+        compare(None, Some(l), shape, &mut Vec::new(), true, &mut cmp);
+        cmp.added = strip(&cmp.added).without_top(opts.ignored_fields);
+        let seed = Entry {
+            manager: "before-first-apply".into(),
+            operation: "Update".into(),
+            api_version: l["apiVersion"].as_str().unwrap_or_default().to_string(),
+            time: Some(time.clone()),
+            subresource: String::new(),
+            set: FieldSet::default(),
+        };
+        update_entries(&mut entries, &cmp, seed);
+    }
+
+    // The applied configuration, without what the write may not touch.
+    let mut config = applied.clone();
+    if let Some(m) = config.as_object_mut() {
+        for f in opts.ignored_fields {
+            m.remove(*f);
+        }
+        if let Some(meta) = m.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("managedFields");
+        }
+    }
+    let mut set = FieldSet::default();
+    apply_set(&config, shape, &mut Vec::new(), true, &mut set);
+    let set = strip(&set).without_top(opts.ignored_fields);
+
+    let me = Entry {
+        manager: manager.to_string(),
+        operation: "Apply".into(),
+        api_version,
+        time: Some(time),
+        subresource,
+        set: set.clone(),
+    };
+    let mine = entries.iter().position(|e| e.same_manager(&me));
+    let last = mine.map(|i| entries[i].set.clone()).unwrap_or_default();
+
+    let mut merged = match &live_clean {
+        Some(l) => merge_applied(l, &config, shape, true),
+        None => config.clone(),
+    };
+
+    // Fields this manager applied before and dropped now go, unless someone else owns them.
+    let mut others = FieldSet::default();
+    for (i, e) in entries.iter().enumerate() {
+        if Some(i) != mine {
+            others.union(&e.set);
+        }
+    }
+    let mut dropped = last.difference(&set).paths();
+    dropped.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    for p in dropped {
+        if !others.owns_within(&p) && !set.owns_within(&p) {
+            remove_path(&mut merged, &p, shape, true);
+        }
+    }
+
+    // Conflicts: values another manager owns that this apply changes.
+    let mut cmp = Comparison::default();
+    compare(
+        live_clean.as_ref(),
+        Some(&merged),
+        shape,
+        &mut Vec::new(),
+        true,
+        &mut cmp,
+    );
+    let mut changed = strip(&cmp.added).without_top(opts.ignored_fields);
+    changed.union(&strip(&cmp.modified).without_top(opts.ignored_fields));
+    let removed = strip(&cmp.removed);
+    let mut conflicts: Vec<(String, String)> = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        if Some(i) == mine {
+            continue;
+        }
+        for p in e.set.intersection(&changed).paths() {
+            conflicts.push((e.printed(), path_string(&p)));
+        }
+    }
+    if !conflicts.is_empty() && !force {
+        return Err(apply_conflict(conflicts));
+    }
+    for (i, e) in entries.iter_mut().enumerate() {
+        if Some(i) != mine {
+            e.set = e.set.difference(&changed).difference(&removed);
+        }
+    }
+    let unchanged = live_clean.as_ref() == Some(&merged);
+    match mine {
+        Some(i) => {
+            let prev = &mut entries[i];
+            if !(unchanged && prev.set == me.set) {
+                prev.time = me.time.clone();
+            }
+            prev.set = me.set;
+            prev.api_version = me.api_version;
+        }
+        None => entries.push(me),
+    }
+    if merged.get("metadata").is_none_or(|m| !m.is_object()) {
+        merged["metadata"] = json!({});
+    }
+    encode_entries(&mut merged, entries);
+    Ok(merged)
+}
+
+/// The 409 of a refused apply, worded as the real server's field manager.
+fn apply_conflict(mut conflicts: Vec<(String, String)>) -> ApiError {
+    conflicts.sort();
+    let causes: Vec<Value> = conflicts
+        .iter()
+        .map(|(m, p)| json!({"reason": "FieldManagerConflict", "message": format!("conflict with {m}"), "field": p}))
+        .collect();
+    let message = if conflicts.len() == 1 {
+        format!(
+            "Apply failed with 1 conflict: conflict with {}: {}",
+            conflicts[0].0, conflicts[0].1
+        )
+    } else {
+        let mut lines = Vec::new();
+        let mut current: Option<&str> = None;
+        for (m, p) in &conflicts {
+            if current != Some(m.as_str()) {
+                lines.push(format!("conflicts with {m}:"));
+                current = Some(m);
+            }
+            lines.push(format!("- {p}"));
+        }
+        format!(
+            "Apply failed with {} conflicts: {}",
+            conflicts.len(),
+            lines.join("\n")
+        )
+    };
+    ApiError {
+        details: Some(json!({"causes": causes})),
+        ..ApiError::new(409, "Conflict", message)
+    }
 }
 
 #[cfg(test)]
@@ -801,5 +1816,470 @@ mod tests {
             assert_eq!((e.code, e.message.as_str()), (code, msg), "{p}");
             assert_eq!(tt, t);
         }
+    }
+
+    // -- server-side apply and managedFields --------------------------------
+
+    const AV: &str = "federation.kubectl-fleet.dev/v1alpha1";
+
+    fn t0() -> jiff::Timestamp {
+        "2026-01-01T00:00:00Z".parse().unwrap()
+    }
+
+    fn fc_schema() -> crate::schema::Schema {
+        crate::schema::Schema::new(&json!({"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {
+                "tier": {"type": "string"}, "mode": {"type": "string"}, "region": {"type": "string"},
+                "capabilities": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "gpus": {"type": "object", "additionalProperties": {"type": "object", "properties": {"total": {"type": "integer"}}}}}},
+            "status": {"type": "object", "properties": {
+                "phase": {"type": "string"},
+                "conditions": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"],
+                               "items": {"type": "object", "properties": {"type": {"type": "string"}, "status": {"type": "string"}}}}}}}}))
+        .unwrap()
+    }
+
+    fn fc(spec: Value) -> Value {
+        json!({"apiVersion": AV, "kind": "FederatedCluster", "metadata": {"name": "site-a"}, "spec": spec})
+    }
+
+    fn apply(
+        live: Option<&Value>,
+        cfg: &Value,
+        manager: &str,
+        force: bool,
+    ) -> Result<Value, ApiError> {
+        let s = fc_schema();
+        server_side_apply_with(
+            live,
+            cfg,
+            manager,
+            force,
+            FieldManagerOptions {
+                schema: Some(&s),
+                now: Some(t0()),
+                ..Default::default()
+            },
+        )
+    }
+
+    fn fields_of(obj: &Value, manager: &str) -> Value {
+        obj["metadata"]["managedFields"]
+            .as_array()
+            .and_then(|l| l.iter().find(|e| e["manager"] == manager))
+            .map(|e| e["fieldsV1"].clone())
+            .unwrap_or(Value::Null)
+    }
+
+    #[test]
+    fn apply_creates_with_a_real_managed_fields_entry() {
+        let mut cfg = fc(
+            json!({"tier": "critical", "capabilities": ["monitoring"], "tags": ["a"], "gpus": {"nvidia": {"total": 2}}}),
+        );
+        cfg["metadata"]["labels"] = json!({"app": "fleet"});
+        let out = apply(None, &cfg, "kubectl", false).unwrap();
+        assert_eq!(out["spec"], cfg["spec"]);
+        assert_eq!(out["metadata"]["labels"], json!({"app": "fleet"}));
+        assert_eq!(
+            out["metadata"]["managedFields"],
+            json!([{"manager": "kubectl", "operation": "Apply", "apiVersion": AV, "time": "2026-01-01T00:00:00Z",
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": {"f:metadata": {"f:labels": {"f:app": {}}},
+                                 "f:spec": {"f:capabilities": {"v:\"monitoring\"": {}}, "f:tags": {}, "f:tier": {},
+                                            "f:gpus": {"f:nvidia": {".": {}, "f:total": {}}}}}}])
+        );
+    }
+
+    #[test]
+    fn apply_conflicts_with_another_managers_value_unless_forced() {
+        let live = apply(
+            None,
+            &fc(json!({"tier": "critical", "mode": "Push"})),
+            "kubectl",
+            false,
+        )
+        .unwrap();
+        let e = apply(
+            Some(&live),
+            &fc(json!({"tier": "standard"})),
+            "fleet-operator",
+            false,
+        )
+        .unwrap_err();
+        assert_eq!((e.code, e.reason.as_str()), (409, "Conflict"));
+        assert_eq!(
+            e.message,
+            "Apply failed with 1 conflict: conflict with \"kubectl\": .spec.tier"
+        );
+        assert_eq!(
+            e.to_status()["details"],
+            json!({"causes": [{"reason": "FieldManagerConflict", "message": "conflict with \"kubectl\"", "field": ".spec.tier"}]})
+        );
+        // The same value is no conflict: ownership is shared.
+        let shared = apply(
+            Some(&live),
+            &fc(json!({"tier": "critical"})),
+            "fleet-operator",
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            fields_of(&shared, "fleet-operator"),
+            json!({"f:spec": {"f:tier": {}}})
+        );
+        assert_eq!(
+            fields_of(&shared, "kubectl"),
+            json!({"f:spec": {"f:mode": {}, "f:tier": {}}})
+        );
+        // Forced: the value changes and ownership moves.
+        let forced = apply(
+            Some(&live),
+            &fc(json!({"tier": "standard"})),
+            "fleet-operator",
+            true,
+        )
+        .unwrap();
+        assert_eq!(forced["spec"], json!({"tier": "standard", "mode": "Push"}));
+        assert_eq!(
+            fields_of(&forced, "fleet-operator"),
+            json!({"f:spec": {"f:tier": {}}})
+        );
+        assert_eq!(
+            fields_of(&forced, "kubectl"),
+            json!({"f:spec": {"f:mode": {}}})
+        );
+    }
+
+    #[test]
+    fn several_conflicts_are_grouped_by_sorted_manager() {
+        let live = apply(
+            None,
+            &fc(json!({"tier": "critical", "mode": "Push"})),
+            "b-manager",
+            false,
+        )
+        .unwrap();
+        let live = apply(
+            Some(&live),
+            &fc(json!({"region": "eu"})),
+            "a-manager",
+            false,
+        )
+        .unwrap();
+        let mut edited = live.clone();
+        edited["spec"]["mode"] = json!("Pull");
+        record_update_with(
+            Some(&live),
+            &mut edited,
+            "kubectl-edit",
+            FieldManagerOptions {
+                now: Some(t0()),
+                ..Default::default()
+            },
+        );
+        let e = apply(
+            Some(&edited),
+            &fc(json!({"tier": "standard", "mode": "Push", "region": "us"})),
+            "new",
+            false,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.message,
+            "Apply failed with 3 conflicts: conflicts with \"a-manager\":\n- .spec.region\nconflicts with \"b-manager\":\n- .spec.tier\nconflicts with \"kubectl-edit\" using federation.kubectl-fleet.dev/v1alpha1:\n- .spec.mode"
+        );
+        assert_eq!(
+            e.to_status()["details"]["causes"].as_array().unwrap().len(),
+            3
+        );
+    }
+
+    #[test]
+    fn dropped_fields_are_removed_unless_someone_else_owns_them() {
+        let live = apply(
+            None,
+            &fc(json!({"tier": "critical", "mode": "Push", "region": "eu"})),
+            "kubectl",
+            false,
+        )
+        .unwrap();
+        let live = apply(Some(&live), &fc(json!({"region": "eu"})), "other", false).unwrap();
+        let out = apply(
+            Some(&live),
+            &fc(json!({"tier": "critical"})),
+            "kubectl",
+            false,
+        )
+        .unwrap();
+        assert_eq!(out["spec"], json!({"tier": "critical", "region": "eu"}));
+        assert_eq!(
+            fields_of(&out, "kubectl"),
+            json!({"f:spec": {"f:tier": {}}})
+        );
+        assert_eq!(
+            fields_of(&out, "other"),
+            json!({"f:spec": {"f:region": {}}})
+        );
+    }
+
+    #[test]
+    fn keyed_lists_merge_by_key_and_record_k_paths() {
+        let s = fc_schema();
+        let opts = FieldManagerOptions {
+            schema: Some(&s),
+            subresource: Some("status"),
+            now: Some(t0()),
+            ..Default::default()
+        };
+        let mut live = fc(json!({"tier": "critical"}));
+        live["status"] = json!({"conditions": [{"type": "Connected", "status": "True"}]});
+        let mut created = live.clone();
+        record_update_with(None, &mut created, "hub", opts);
+        let cfg = json!({"apiVersion": AV, "kind": "FederatedCluster", "metadata": {"name": "site-a"},
+                         "status": {"phase": "Connected", "conditions": [{"type": "Ready", "status": "True"}]}});
+        let out = server_side_apply_with(Some(&created), &cfg, "edge", false, opts).unwrap();
+        assert_eq!(
+            out["status"]["conditions"],
+            json!([{"type": "Connected", "status": "True"}, {"type": "Ready", "status": "True"}])
+        );
+        assert_eq!(
+            fields_of(&out, "edge"),
+            json!({"f:status": {"f:phase": {}, "f:conditions": {"k:{\"type\":\"Ready\"}": {".": {}, "f:status": {}, "f:type": {}}}}})
+        );
+        let entry = out["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["manager"] == "edge")
+            .unwrap()
+            .clone();
+        assert_eq!(entry["subresource"], "status");
+        // Changing the hub's condition conflicts, naming the subresource.
+        let cfg = json!({"apiVersion": AV, "kind": "FederatedCluster", "metadata": {"name": "site-a"},
+                         "status": {"conditions": [{"type": "Connected", "status": "False"}]}});
+        let e = server_side_apply_with(Some(&out), &cfg, "edge", false, opts).unwrap_err();
+        assert_eq!(
+            e.message,
+            "Apply failed with 1 conflict: conflict with \"hub\" with subresource \"status\" using federation.kubectl-fleet.dev/v1alpha1: .status.conditions[type=\"Connected\"].status"
+        );
+    }
+
+    #[test]
+    fn record_update_tracks_what_each_write_changed() {
+        let opts = FieldManagerOptions {
+            now: Some(t0()),
+            ..Default::default()
+        };
+        let mut created = fc(json!({"tier": "critical"}));
+        created["metadata"]["labels"] = json!({"app": "x"});
+        created["metadata"]["uid"] = json!("u1");
+        record_update_with(None, &mut created, "kubectl-create", opts);
+        assert_eq!(
+            created["metadata"]["managedFields"],
+            json!([{"manager": "kubectl-create", "operation": "Update", "apiVersion": AV, "time": "2026-01-01T00:00:00Z",
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": {"f:metadata": {"f:labels": {".": {}, "f:app": {}}}, "f:spec": {".": {}, "f:tier": {}}}}])
+        );
+        // Another manager's change takes the field; unchanged fields stay.
+        let mut edited = created.clone();
+        edited["spec"]["tier"] = json!("standard");
+        edited["spec"]["mode"] = json!("Pull");
+        record_update_with(
+            Some(&created),
+            &mut edited,
+            "kubectl-edit",
+            FieldManagerOptions {
+                now: Some("2026-01-01T00:01:00Z".parse().unwrap()),
+                ..opts
+            },
+        );
+        assert_eq!(
+            fields_of(&edited, "kubectl-create"),
+            json!({"f:metadata": {"f:labels": {".": {}, "f:app": {}}}, "f:spec": {}})
+        );
+        assert_eq!(
+            fields_of(&edited, "kubectl-edit"),
+            json!({"f:spec": {"f:mode": {}, "f:tier": {}}})
+        );
+        // A no-op write adds no entry.
+        let mut same = edited.clone();
+        record_update_with(Some(&edited), &mut same, "noop", opts);
+        assert_eq!(
+            same["metadata"]["managedFields"],
+            edited["metadata"]["managedFields"]
+        );
+        // Removing a field removes it from its owner.
+        let mut removed = edited.clone();
+        removed["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("labels");
+        record_update(Some(&edited), &mut removed, "kubectl-edit", None);
+        assert_eq!(fields_of(&removed, "kubectl-create"), json!({"f:spec": {}}));
+    }
+
+    #[test]
+    fn untracked_objects_stay_untracked_on_update_and_seed_before_first_apply() {
+        let live = fc(json!({"tier": "critical"}));
+        let mut next = fc(json!({"tier": "standard"}));
+        record_update(Some(&live), &mut next, "kubectl", None);
+        assert!(next["metadata"].get("managedFields").is_none());
+        let e = apply(
+            Some(&live),
+            &fc(json!({"tier": "standard"})),
+            "kubectl",
+            false,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.message,
+            "Apply failed with 1 conflict: conflict with \"before-first-apply\" using federation.kubectl-fleet.dev/v1alpha1: .spec.tier"
+        );
+    }
+
+    #[test]
+    fn ignored_fields_are_neither_applied_nor_owned() {
+        let s = fc_schema();
+        let opts = FieldManagerOptions {
+            schema: Some(&s),
+            ignored_fields: &["status"],
+            now: Some(t0()),
+            ..Default::default()
+        };
+        let mut cfg = fc(json!({"tier": "critical"}));
+        cfg["status"] = json!({"phase": "Connected"});
+        let out = server_side_apply_with(None, &cfg, "kubectl", false, opts).unwrap();
+        assert!(out.get("status").is_none());
+        assert_eq!(
+            fields_of(&out, "kubectl"),
+            json!({"f:spec": {"f:tier": {}}})
+        );
+    }
+
+    #[test]
+    fn builtin_lists_use_their_merge_keys_without_a_schema() {
+        let cfg = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "finalizers": ["a"]},
+                         "spec": {"template": {"spec": {"containers": [{"name": "app", "image": "x:1", "args": ["--v"]}]}}}});
+        let out = server_side_apply(None, &cfg, "kubectl", false).unwrap();
+        let f = &out["metadata"]["managedFields"][0]["fieldsV1"];
+        assert_eq!(
+            *f,
+            json!({"f:metadata": {"f:finalizers": {"v:\"a\"": {}}},
+                   "f:spec": {"f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"app\"}": {".": {}, "f:args": {}, "f:image": {}, "f:name": {}}}}}}})
+        );
+        assert!(
+            out["metadata"]["managedFields"][0]["time"]
+                .as_str()
+                .unwrap()
+                .ends_with('Z')
+        );
+        let cfg2 = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+                          "spec": {"template": {"spec": {"containers": [{"name": "side", "image": "y:1"}]}}}});
+        let out2 = server_side_apply(Some(&out), &cfg2, "other", false).unwrap();
+        let names: Vec<&str> = out2["spec"]["template"]["spec"]["containers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["app", "side"]);
+    }
+
+    #[test]
+    fn managed_fields_in_requests() {
+        let mut cfg = fc(json!({"tier": "x"}));
+        cfg["metadata"]["managedFields"] = json!([]);
+        let e = apply(None, &cfg, "m", false).unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (400, "metadata.managedFields must be nil")
+        );
+        // An update that carries managedFields sets them (then records itself).
+        let opts = FieldManagerOptions {
+            now: Some(t0()),
+            ..Default::default()
+        };
+        let mut live = fc(json!({"tier": "a"}));
+        record_update_with(None, &mut live, "creator", opts);
+        let mut new = live.clone();
+        new["metadata"]["managedFields"][0]["manager"] = json!("renamed");
+        record_update_with(Some(&live), &mut new, "creator", opts);
+        assert_eq!(new["metadata"]["managedFields"][0]["manager"], "renamed");
+        // A single empty entry resets them, and the update is then untracked.
+        let mut reset = live.clone();
+        reset["metadata"]["managedFields"] = json!([{}]);
+        reset["spec"]["tier"] = json!("b");
+        record_update_with(Some(&live), &mut reset, "creator", opts);
+        assert!(reset["metadata"].get("managedFields").is_none());
+        // Writes to a subresource cannot set them.
+        let mut status = live.clone();
+        status["metadata"]["managedFields"] = json!([{}]);
+        status["status"] = json!({"phase": "x"});
+        record_update_with(
+            Some(&live),
+            &mut status,
+            "edge",
+            FieldManagerOptions {
+                subresource: Some("status"),
+                ..opts
+            },
+        );
+        let managers: Vec<&str> = status["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["manager"].as_str().unwrap())
+            .collect();
+        assert_eq!(managers, ["creator", "edge"]);
+    }
+
+    #[test]
+    fn keyed_list_merge_follows_structured_merge_diff_order() {
+        let shape = Shape::Builtin {
+            field: "containers",
+            map_keys: false,
+        };
+        let names = |v: &Value| -> Vec<String> {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["name"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let l = |ns: &[&str]| Value::Array(ns.iter().map(|n| json!({"name": n})).collect());
+        let cases: [(&[&str], &[&str], &[&str]); 6] = [
+            (&["a", "b", "c"], &["b", "d"], &["a", "b", "c", "d"]),
+            (&["a", "b"], &["d", "b"], &["a", "d", "b"]),
+            (&["a", "b"], &["b", "a"], &["b", "a"]),
+            (&["a", "b", "c"], &["c", "a"], &["b", "c", "a"]),
+            (&[], &["x", "y"], &["x", "y"]),
+            (&["a"], &[], &["a"]),
+        ];
+        for (live, cfg, want) in cases {
+            let got = merge_applied(&l(live), &l(cfg), shape, false);
+            assert_eq!(names(&got), want, "live {live:?} applied {cfg:?}");
+        }
+    }
+
+    #[test]
+    fn fieldsv1_round_trips_and_prints_paths() {
+        let v = json!({"f:metadata": {"f:labels": {".": {}, "f:app": {}}}, "f:spec": {"f:l": {"v:\"x\"": {}, "i:3": {}}}});
+        let s = FieldSet::from_json(&v);
+        assert_eq!(s.to_json(), v);
+        let printed: Vec<String> = s.paths().iter().map(|p| path_string(p)).collect();
+        assert_eq!(
+            printed,
+            [
+                ".metadata.labels",
+                ".metadata.labels.app",
+                ".spec.l[3]",
+                ".spec.l[=\"x\"]"
+            ]
+        );
+        assert_eq!(
+            path_string(&["f:s".into(), "k:{\"port\":80,\"protocol\":\"TCP\"}".into()]),
+            ".s[port=80,protocol=\"TCP\"]"
+        );
     }
 }

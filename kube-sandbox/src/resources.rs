@@ -178,6 +178,17 @@ const BUILTINS: &[Builtin] = &[
         categories: &[],
         status: false,
     },
+    // kube-runtime's event Recorder writes events.k8s.io/v1 Events.
+    Builtin {
+        group: "events.k8s.io",
+        version: "v1",
+        plural: "events",
+        kind: "Event",
+        namespaced: true,
+        short: &[],
+        categories: &[],
+        status: false,
+    },
     Builtin {
         group: "rbac.authorization.k8s.io",
         version: "v1",
@@ -352,6 +363,13 @@ fn builtin_def(b: &Builtin) -> ResourceDef {
             vec!["create"],
         ));
     }
+    if matches!(b.plural, "deployments" | "replicasets" | "statefulsets") {
+        extra.push((
+            "scale".to_string(),
+            "Scale".to_string(),
+            vec!["get", "patch", "update"],
+        ));
+    }
     if b.plural == "namespaces" {
         extra.push((
             "finalize".to_string(),
@@ -481,7 +499,7 @@ impl Catalogue {
         // Newest CRD versions must be preferred the way the real server
         // orders them (kube-aware version priority), so re-sort the group.
         if let Some(versions) = self.group_versions.get_mut(&group) {
-            versions.sort_by(|a, b| version_priority(a).cmp(&version_priority(b)));
+            versions.sort_by_key(|a| version_priority(a));
         }
         Ok(())
     }
@@ -612,7 +630,7 @@ mod tests {
     #[test]
     fn versions_sort_like_kubernetes() {
         let mut v = vec!["v1alpha1", "v2", "v1beta2", "v1", "v1beta1", "foo"];
-        v.sort_by(|a, b| version_priority(a).cmp(&version_priority(b)));
+        v.sort_by_key(|a| version_priority(a));
         assert_eq!(v, ["v2", "v1", "v1beta2", "v1beta1", "v1alpha1", "foo"]);
     }
 

@@ -61,27 +61,37 @@ impl Shared {
         }
     }
 
-    /// The RBAC objects as of now, rebuilt only after an RBAC object changed.
+    /// The RBAC objects as of now. Changes are applied to the cached
+    /// snapshot one by one (in place when no request still holds the old
+    /// one), so registering many sites does not rebuild it from scratch.
     pub fn rbac(&self) -> Arc<RbacSnapshot> {
-        let mut st = self.state.lock().unwrap();
+        // Lock order rbac → state: a request that starts after a change
+        // was stored always sees it.
         let mut cached = self.rbac.lock().unwrap();
-        if st.rbac_dirty {
-            st.rbac_dirty = false;
-            let collect = |resource: &str| -> Vec<Value> {
-                let gr = crate::resources::GroupResource {
-                    group: "rbac.authorization.k8s.io".into(),
-                    resource: resource.into(),
+        let changes = self.state.lock().unwrap().take_rbac_changes();
+        if !changes.is_empty() {
+            let snap = Arc::make_mut(&mut cached);
+            for (resource, key, obj) in changes {
+                let list = match resource.as_str() {
+                    "roles" => &mut snap.roles,
+                    "rolebindings" => &mut snap.role_bindings,
+                    "clusterroles" => &mut snap.cluster_roles,
+                    "clusterrolebindings" => &mut snap.cluster_role_bindings,
+                    _ => continue,
                 };
-                st.range(&gr, None, None)
-                    .map(|(_, v)| (**v).clone())
-                    .collect()
-            };
-            *cached = Arc::new(RbacSnapshot {
-                roles: collect("roles"),
-                role_bindings: collect("rolebindings"),
-                cluster_roles: collect("clusterroles"),
-                cluster_role_bindings: collect("clusterrolebindings"),
-            });
+                let pos = list.iter().position(|o| {
+                    o["metadata"]["name"].as_str() == Some(key.1.as_str())
+                        && o["metadata"]["namespace"].as_str().unwrap_or_default() == key.0
+                });
+                match (pos, obj) {
+                    (Some(i), Some(o)) => list[i] = (*o).clone(),
+                    (Some(i), None) => {
+                        list.remove(i);
+                    }
+                    (None, Some(o)) => list.push((*o).clone()),
+                    (None, None) => {}
+                }
+            }
         }
         cached.clone()
     }
@@ -218,12 +228,10 @@ pub fn request_info(method: &Method, path: &str, query: &Query) -> RequestInfo {
         }
         .into();
     }
-    if cur.first() == Some(&"namespaces") {
-        if cur.len() > 1 {
-            info.namespace = cur[1].to_string();
-            if cur.len() > 2 && !matches!(cur[2], "status" | "finalize") {
-                cur = &cur[2..];
-            }
+    if cur.first() == Some(&"namespaces") && cur.len() > 1 {
+        info.namespace = cur[1].to_string();
+        if cur.len() > 2 && !matches!(cur[2], "status" | "finalize") {
+            cur = &cur[2..];
         }
     }
     if let Some(r) = cur.first() {
@@ -238,18 +246,13 @@ pub fn request_info(method: &Method, path: &str, query: &Query) -> RequestInfo {
     if info.name.is_empty() && info.verb == "get" {
         info.verb = if query.flag("watch") { "watch" } else { "list" }.into();
     }
-    if info.verb == "watch" || info.verb == "list" {
-        if let Some(fs) = query.get("fieldSelector") {
-            if let Ok(sel) = crate::selector::FieldSelector::parse(fs) {
-                if let Some(n) = sel.exact_name() {
-                    if crate::objects::name_errors(crate::resources::NameRule::PathSegment, n)
-                        .is_empty()
-                    {
-                        info.name = n.to_string();
-                    }
-                }
-            }
-        }
+    if (info.verb == "watch" || info.verb == "list")
+        && let Some(fs) = query.get("fieldSelector")
+        && let Ok(sel) = crate::selector::FieldSelector::parse(fs)
+        && let Some(n) = sel.exact_name()
+        && crate::objects::name_errors(crate::resources::NameRule::PathSegment, n).is_empty()
+    {
+        info.name = n.to_string();
     }
     if info.name.is_empty() && info.verb == "delete" {
         info.verb = "deletecollection".into();

@@ -8,9 +8,9 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 use tokio::sync::broadcast;
 
-/// Events kept for watch resumption; a watch from an older
-/// resourceVersion gets 410 Gone, as after an etcd compaction.
-pub const HISTORY_CAPACITY: usize = 100_000;
+/// Default number of events kept for watch resumption; a watch from an
+/// older resourceVersion gets 410 Gone, as after an etcd compaction.
+pub const HISTORY_CAPACITY: usize = 20_000;
 
 /// `(namespace, name)`; namespace is empty for cluster-scoped objects.
 pub type ObjKey = (String, String);
@@ -55,22 +55,30 @@ pub struct State {
     pub catalogue: Catalogue,
     tables: HashMap<GroupResource, BTreeMap<ObjKey, Arc<Value>>>,
     history: VecDeque<Arc<Event>>,
+    history_capacity: usize,
     tx: broadcast::Sender<Arc<Event>>,
-    /// Bumped whenever an RBAC object changes, so the snapshot is rebuilt lazily.
-    pub rbac_dirty: bool,
+    /// RBAC objects changed since the authorizer's snapshot was last
+    /// brought up to date: (resource, key, object or None when deleted).
+    rbac_changes: Vec<(String, ObjKey, Option<Arc<Value>>)>,
 }
 
 impl State {
     /// An empty store serving `catalogue`.
     pub fn new(catalogue: Catalogue) -> Self {
+        Self::with_history(catalogue, HISTORY_CAPACITY)
+    }
+
+    /// An empty store keeping the last `history_capacity` events.
+    pub fn with_history(catalogue: Catalogue, history_capacity: usize) -> Self {
         let (tx, _) = broadcast::channel(65_536);
         State {
             rv: 1,
             catalogue,
             tables: HashMap::new(),
             history: VecDeque::new(),
+            history_capacity: history_capacity.max(1),
             tx,
-            rbac_dirty: true,
+            rbac_changes: Vec::new(),
         }
     }
 
@@ -84,7 +92,7 @@ impl State {
         match self.history.front() {
             // Once events were dropped, only watches from the version just
             // before the oldest kept event still see every change.
-            Some(e) if self.history.len() >= HISTORY_CAPACITY => e.rv - 1,
+            Some(e) if self.history.len() >= self.history_capacity => e.rv - 1,
             _ => 0,
         }
     }
@@ -197,12 +205,26 @@ impl State {
             .collect()
     }
 
+    /// Takes the RBAC changes recorded since the last call, oldest first.
+    pub fn take_rbac_changes(&mut self) -> Vec<(String, ObjKey, Option<Arc<Value>>)> {
+        std::mem::take(&mut self.rbac_changes)
+    }
+
     fn record(&mut self, event: Event) {
         if event.gr.group == "rbac.authorization.k8s.io" {
-            self.rbac_dirty = true;
+            let key = (
+                event.namespace.clone(),
+                event.object["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            );
+            let obj = (event.kind != EventType::Deleted).then(|| event.object.clone());
+            self.rbac_changes
+                .push((event.gr.resource.clone(), key, obj));
         }
         let event = Arc::new(event);
-        if self.history.len() >= HISTORY_CAPACITY {
+        if self.history.len() >= self.history_capacity {
             self.history.pop_front();
         }
         self.history.push_back(event.clone());

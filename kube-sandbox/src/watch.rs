@@ -27,7 +27,18 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
 struct Filter {
     def: Arc<ResourceDef>,
     namespace: Option<String>,
+    /// `/watch/.../NAME` (or `fieldSelector=metadata.name=NAME`).
+    name: Option<String>,
     sel: Selectors,
+}
+
+impl Filter {
+    fn selects(&self, obj: &Value) -> bool {
+        self.name
+            .as_deref()
+            .is_none_or(|n| obj["metadata"]["name"].as_str() == Some(n))
+            && self.sel.matches(obj)
+    }
 }
 
 impl Filter {
@@ -46,15 +57,15 @@ impl Filter {
         if !self.in_scope(ev) {
             return None;
         }
-        let now = self.sel.matches(&ev.object);
+        let now = self.selects(&ev.object);
         match ev.kind {
             EventType::Added => now.then(|| (EventType::Added, ev.object.clone())),
             EventType::Deleted => {
-                let was = ev.old.as_ref().is_none_or(|o| self.sel.matches(o));
+                let was = ev.old.as_ref().is_none_or(|o| self.selects(o));
                 was.then(|| (EventType::Deleted, ev.object.clone()))
             }
             EventType::Modified => {
-                let was = ev.old.as_ref().is_some_and(|o| self.sel.matches(o));
+                let was = ev.old.as_ref().is_some_and(|o| self.selects(o));
                 match (was, now) {
                     (true, true) => Some((EventType::Modified, ev.object.clone())),
                     (false, true) => Some((EventType::Added, ev.object.clone())),
@@ -145,6 +156,7 @@ pub fn serve(call: &Call, def: Arc<ResourceDef>) -> Result<Resp, ApiError> {
     let filter = Filter {
         def: def.clone(),
         namespace,
+        name: (!call.info.name.is_empty()).then(|| call.info.name.clone()),
         sel,
     };
     let mut enc = Encoder {
@@ -160,7 +172,10 @@ pub fn serve(call: &Call, def: Arc<ResourceDef>) -> Result<Resp, ApiError> {
 
     // Under one lock: subscribe, then read the past, so no event is lost
     // or duplicated between the two.
-    let mut initial: Vec<Bytes> = Vec::new();
+    // Objects are picked under the lock (Arc clones only) and serialized
+    // after it is released.
+    let mut picked: Vec<(EventType, Arc<Value>)> = Vec::new();
+    let mut end_bookmark = None;
     let (rx, start_rv) = {
         let st = call.shared.state.lock().unwrap();
         let rx = st.subscribe();
@@ -169,12 +184,12 @@ pub fn serve(call: &Call, def: Arc<ResourceDef>) -> Result<Resp, ApiError> {
         if from_snapshot {
             let ns = filter.namespace.as_deref();
             for (_, obj) in st.range(&def.storage_key(), ns, None) {
-                if filter.sel.matches(obj) {
-                    initial.push(enc.event("ADDED", obj));
+                if filter.selects(obj) {
+                    picked.push((EventType::Added, obj.clone()));
                 }
             }
             if send_initial && bookmarks {
-                initial.push(enc.bookmark(current, true));
+                end_bookmark = Some(current);
             }
         } else {
             let rv: u64 = rv_param.parse().map_err(|_| {
@@ -186,18 +201,24 @@ pub fn serve(call: &Call, def: Arc<ResourceDef>) -> Result<Resp, ApiError> {
                     st.oldest_resumable_rv() + 1
                 ))
                 .to_status();
-                initial.push(line(&json!({"type": "ERROR", "object": status})));
-                drop(rx);
-                return Ok(stream_response(initial, None));
+                let error = line(&json!({"type": "ERROR", "object": status}));
+                return Ok(stream_response(vec![error], None));
             }
             for ev in st.events_since(rv) {
-                if let Some((kind, obj)) = filter.translate(ev) {
-                    initial.push(enc.event(kind.as_str(), &obj));
+                if let Some(t) = filter.translate(ev) {
+                    picked.push(t);
                 }
             }
         }
         (rx, current)
     };
+    let mut initial: Vec<Bytes> = picked
+        .iter()
+        .map(|(kind, obj)| enc.event(kind.as_str(), obj))
+        .collect();
+    if let Some(rv) = end_bookmark {
+        initial.push(enc.bookmark(rv, true));
+    }
     let (tx, body_rx) = mpsc::channel::<Bytes>(256);
     tokio::spawn(pump(rx, tx, filter, enc, start_rv, bookmarks, timeout));
     Ok(stream_response(initial, Some(body_rx)))
@@ -232,11 +253,10 @@ async fn pump(
                         continue;
                     }
                     seen_rv = ev.rv;
-                    if let Some((kind, obj)) = filter.translate(&ev) {
-                        if tx.send(enc.event(kind.as_str(), &obj)).await.is_err() {
+                    if let Some((kind, obj)) = filter.translate(&ev)
+                        && tx.send(enc.event(kind.as_str(), &obj)).await.is_err() {
                             return;
                         }
-                    }
                 }
                 // A watcher that fell behind is closed; it resumes from its
                 // last resourceVersion like after any dropped connection.

@@ -63,10 +63,18 @@ pub fn complete(words: &[String]) -> String {
     let directive = if let Some(arg) = pending_value {
         for value in arg.get_possible_values() {
             if !value.is_hide_set() && value.get_name().starts_with(partial) {
-                push(&mut out, value.get_name(), value.get_help().map(|h| h.to_string()));
+                push(
+                    &mut out,
+                    value.get_name(),
+                    value.get_help().map(|h| h.to_string()),
+                );
             }
         }
-        if is_path(arg) { DEFAULT_COMP } else { NO_FILE_COMP }
+        if is_path(arg) {
+            DEFAULT_COMP
+        } else {
+            NO_FILE_COMP
+        }
     } else if partial.starts_with('-') {
         let mut flags: Vec<(String, Option<String>)> = cmd
             .get_arguments()
@@ -85,13 +93,21 @@ pub fn complete(words: &[String]) -> String {
     } else {
         for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
             if sub.get_name().starts_with(partial) {
-                push(&mut out, sub.get_name(), sub.get_about().map(|h| h.to_string()));
+                push(
+                    &mut out,
+                    sub.get_name(),
+                    sub.get_about().map(|h| h.to_string()),
+                );
             }
         }
         for positional in cmd.get_positionals() {
             for value in positional.get_possible_values() {
                 if value.get_name().starts_with(partial) {
-                    push(&mut out, value.get_name(), value.get_help().map(|h| h.to_string()));
+                    push(
+                        &mut out,
+                        value.get_name(),
+                        value.get_help().map(|h| h.to_string()),
+                    );
                 }
             }
         }
@@ -129,8 +145,14 @@ mod tests {
     fn completes_subcommands() {
         let out = complete(&words(&[""]));
         let names = names(&out);
-        assert!(names.contains(&"register") && names.contains(&"status"), "{out}");
-        assert!(!names.iter().any(|n| n.starts_with("__")), "hidden commands stay hidden");
+        assert!(
+            names.contains(&"register") && names.contains(&"status"),
+            "{out}"
+        );
+        assert!(
+            !names.iter().any(|n| n.starts_with("__")),
+            "hidden commands stay hidden"
+        );
         assert!(out.ends_with(":4\n"));
         assert_eq!(self::names(&complete(&words(&["re"]))), ["register"]);
     }

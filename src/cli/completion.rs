@@ -64,8 +64,14 @@ mod tests {
         for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
             let text = String::from_utf8(script(shell)).unwrap();
             assert!(text.contains("kubectl-fleet"), "{shell:?}");
-            assert!(text.contains("register") && text.contains("unregister"), "{shell:?}");
-            assert!(!text.contains("__generate"), "internal entry points stay out ({shell:?})");
+            assert!(
+                text.contains("register") && text.contains("unregister"),
+                "{shell:?}"
+            );
+            assert!(
+                !text.contains("__generate"),
+                "internal entry points stay out ({shell:?})"
+            );
         }
     }
 }

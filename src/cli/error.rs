@@ -6,9 +6,10 @@ use std::path::PathBuf;
 /// Why a command failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A Kubernetes call failed (classified, with its own hint).
+    /// A Kubernetes call failed (classified, with its own hint). Boxed: it
+    /// carries the whole `kube::Error` and would bloat every `Result`.
     #[error(transparent)]
-    Kube(#[from] crate::k8s::Error),
+    Kube(Box<crate::k8s::Error>),
     /// The command line was valid but the request makes no sense.
     #[error("{what}")]
     Invalid {
@@ -44,6 +45,12 @@ pub enum Error {
     /// The user declined the confirmation prompt.
     #[error("aborted")]
     Aborted,
+}
+
+impl From<crate::k8s::Error> for Error {
+    fn from(err: crate::k8s::Error) -> Self {
+        Error::Kube(Box::new(err))
+    }
 }
 
 impl Error {
@@ -84,22 +91,42 @@ impl Error {
     }
 }
 
-/// The one line printed for a command-line error: clap's first line (which
-/// names the argument and value) plus the accepted values or the help hint.
+/// The one line printed for a command-line error: clap's first paragraph
+/// (which names the argument and value) folded onto one line, plus the
+/// accepted values or where to find help.
 pub fn usage_error_line(err: &clap::Error) -> String {
     use clap::error::{ContextKind, ContextValue};
     let rendered = err.render().to_string();
-    let first = rendered
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("error: invalid command line")
-        .trim_end()
+    let mut lines = rendered.lines().map(str::trim_end);
+    let paragraph: Vec<&str> = lines
+        .by_ref()
+        .skip_while(|l| l.trim().is_empty())
+        .take_while(|l| !l.trim().is_empty())
+        .collect();
+    let mut first = paragraph
+        .first()
+        .map_or("invalid command line", |l| l.trim())
         .to_owned();
-    let first = if first.starts_with("error:") {
-        first
-    } else {
-        format!("error: {first}")
-    };
+    let details: Vec<&str> = paragraph.iter().skip(1).map(|l| l.trim()).collect();
+    if !details.is_empty() {
+        first = format!("{first} {}", details.join(", "));
+    }
+    if !first.starts_with("error:") {
+        first = format!("error: {first}");
+    }
+    // "Usage: kubectl fleet install --site <SITE> ..." names the command.
+    let command = rendered
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Usage: "))
+        .map(|usage| {
+            usage
+                .split_whitespace()
+                .take_while(|w| !w.starts_with(['-', '[', '<']))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| "kubectl fleet".to_owned());
     let valid = err.get(ContextKind::ValidValue).and_then(|v| match v {
         ContextValue::Strings(values) => Some(values.join(", ")),
         ContextValue::String(value) => Some(value.clone()),
@@ -107,7 +134,36 @@ pub fn usage_error_line(err: &clap::Error) -> String {
     });
     match valid {
         Some(values) => format!("{first}: use one of {values}"),
-        None if first.contains(": ") && first.matches(':').count() >= 2 => first,
-        None => format!("{first}: see `kubectl fleet --help`"),
+        // "invalid value 'x' for '--flag': <why>" already says what to fix.
+        None if first.contains("': ") => first,
+        None => format!("{first}: see `{command} --help`"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser as _;
+
+    fn line(args: &[&str]) -> String {
+        let mut argv = vec!["kubectl-fleet"];
+        argv.extend_from_slice(args);
+        usage_error_line(&crate::cli::Cli::try_parse_from(argv).unwrap_err())
+    }
+
+    #[test]
+    fn missing_arguments_are_named_on_the_one_line() {
+        assert_eq!(
+            line(&["install", "--role", "edge"]),
+            "error: the following required arguments were not provided: --site <SITE>: see `kubectl fleet install --help`"
+        );
+        let completion = line(&["completion"]);
+        assert!(completion.contains("<SHELL>"), "{completion}");
+        let unknown = line(&["registr"]);
+        assert!(
+            unknown.starts_with("error: unrecognized subcommand 'registr'"),
+            "{unknown}"
+        );
+        assert!(!unknown.contains('\n'));
     }
 }

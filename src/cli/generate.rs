@@ -13,7 +13,7 @@ use super::{Error, command};
 /// and whether it is an executable script.
 pub struct Artifact {
     /// Path relative to the repository root.
-    pub path: &'static str,
+    pub path: String,
     /// File contents.
     pub contents: Vec<u8>,
     /// Whether to mark it executable.
@@ -34,42 +34,54 @@ pub fn artifacts() -> Vec<Artifact> {
     let mut out = Vec::new();
     for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
         out.push(Artifact {
-            path: match shell {
-                Shell::Bash => "completions/kubectl-fleet.bash",
-                Shell::Zsh => "completions/_kubectl-fleet",
-                Shell::Fish => "completions/kubectl-fleet.fish",
-            },
+            path: format!("completions/{}", shell.file_name()),
             contents: script(shell),
             executable: false,
         });
     }
     out.push(Artifact {
-        path: "completions/kubectl_complete-fleet",
+        path: "completions/kubectl_complete-fleet".into(),
         contents: KUBECTL_COMPLETE_SCRIPT.as_bytes().to_vec(),
         executable: true,
     });
     out.push(Artifact {
-        path: "man/kubectl-fleet.1",
-        contents: man_page(),
+        path: "man/kubectl-fleet.1".into(),
+        contents: man_page(command(), "kubectl-fleet"),
         executable: false,
     });
+    // One page per command, as git does (`man kubectl-fleet-register`).
+    let mut root = command();
+    root.build();
+    for sub in root.get_subcommands().filter(|s| s.get_name() != "help") {
+        let name = format!("kubectl-fleet-{}", sub.get_name());
+        out.push(Artifact {
+            path: format!("man/{name}.1"),
+            contents: man_page(
+                sub.clone()
+                    .display_name(name.clone())
+                    .bin_name(format!("kubectl fleet {}", sub.get_name())),
+                &name,
+            ),
+            executable: false,
+        });
+    }
     out.push(Artifact {
-        path: "deploy/crds/federation.kubectl-fleet.dev.yaml",
+        path: "deploy/crds/federation.kubectl-fleet.dev.yaml".into(),
         contents: crate::api::crds_yaml().into_bytes(),
         executable: false,
     });
     out.push(Artifact {
-        path: "krew-manifest.yaml",
+        path: "krew-manifest.yaml".into(),
         contents: krew_manifest().into_bytes(),
         executable: false,
     });
     out
 }
 
-fn man_page() -> Vec<u8> {
+fn man_page(cmd: clap::Command, title: &str) -> Vec<u8> {
     let mut out = Vec::new();
-    clap_mangen::Man::new(command())
-        .title("kubectl-fleet")
+    clap_mangen::Man::new(cmd)
+        .title(title)
         .section("1")
         .source(format!("kubectl-fleet {VERSION}"))
         .manual("kubectl plugins")
@@ -124,7 +136,7 @@ pub fn krew_manifest() -> String {
 /// Writes all artifacts under `root`.
 pub fn write_all(root: &Path) -> Result<(), Error> {
     for artifact in artifacts() {
-        let path = root.join(artifact.path);
+        let path = root.join(&artifact.path);
         let err = |source| Error::WriteFile {
             path: path.clone(),
             source,
@@ -161,7 +173,25 @@ mod tests {
 
     #[test]
     fn man_page_documents_the_commands() {
-        let man = String::from_utf8(man_page()).unwrap();
+        let man = String::from_utf8(man_page(command(), "kubectl-fleet")).unwrap();
         assert!(man.contains("register") && man.contains("kubeconfig"));
+        let pages: Vec<String> = artifacts()
+            .into_iter()
+            .map(|a| a.path)
+            .filter(|p| p.starts_with("man/"))
+            .collect();
+        assert!(
+            pages.contains(&"man/kubectl-fleet-register.1".to_owned()),
+            "{pages:?}"
+        );
+        let register = artifacts()
+            .into_iter()
+            .find(|a| a.path == "man/kubectl-fleet-register.1")
+            .unwrap();
+        let text = String::from_utf8(register.contents).unwrap();
+        assert!(
+            text.contains("token\\-ttl"),
+            "per-command pages list their flags"
+        );
     }
 }

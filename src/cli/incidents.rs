@@ -2,7 +2,6 @@
 //! cascades from the hub's FederationStatus, and every site's signals with
 //! the remediation policy that applies to it.
 
-
 use super::{ColorChoice, Error, GlobalArgs, Io};
 use crate::render;
 

@@ -167,7 +167,10 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         .parse()
         .map_err(|_| format!("{s:?} is not a duration (use e.g. 30d, 12h, 90m, 3600s)"))?;
     let secs = span
-        .total((jiff::Unit::Second, jiff::SpanRelativeTo::days_are_24_hours()))
+        .total((
+            jiff::Unit::Second,
+            jiff::SpanRelativeTo::days_are_24_hours(),
+        ))
         .map_err(|_| format!("{s:?} is not a fixed duration (use d, h, m, s)"))?;
     if secs < 0.0 {
         return Err(format!("{s:?} is negative"));
@@ -193,7 +196,10 @@ pub fn format_duration(d: Duration) -> String {
 
 /// A value parser over one of the API's wire enums, offering exactly its
 /// wire values (so help, completion and errors list them).
-fn wire_enum<T>(all: &'static [T], as_str: fn(T) -> &'static str) -> impl TypedValueParser<Value = T>
+fn wire_enum<T>(
+    all: &'static [T],
+    as_str: fn(T) -> &'static str,
+) -> impl TypedValueParser<Value = T>
 where
     T: Copy + Send + Sync + 'static,
 {
@@ -210,7 +216,10 @@ fn parse_site_name(s: &str) -> Result<String, String> {
         .map(|()| s.to_owned())
         .map_err(|e| {
             let msg = e.to_string();
-            let msg = msg.strip_prefix("invalid site name ").unwrap_or(&msg).to_owned();
+            let msg = msg
+                .strip_prefix("invalid site name ")
+                .unwrap_or(&msg)
+                .to_owned();
             format!("{msg}; {}", e.hint())
         })
 }
@@ -266,18 +275,31 @@ mod tests {
     fn invalid_site_name_is_rejected_by_the_parser() {
         let err = Cli::try_parse_from(["kubectl-fleet", "register", "Site_A"]).unwrap_err();
         let line = usage_error_line(&err);
-        assert!(line.starts_with("error: invalid value 'Site_A' for '<SITE>'"), "{line}");
+        assert!(
+            line.starts_with("error: invalid value 'Site_A' for '<SITE>'"),
+            "{line}"
+        );
         assert!(line.contains("DNS-1123"), "{line}");
         assert!(!line.contains('\n'));
     }
 
     #[test]
     fn unknown_tier_and_heartbeat_range_are_one_line() {
-        let err = Cli::try_parse_from(["kubectl-fleet", "register", "a", "--tier", "gold"]).unwrap_err();
+        let err =
+            Cli::try_parse_from(["kubectl-fleet", "register", "a", "--tier", "gold"]).unwrap_err();
         let line = usage_error_line(&err);
-        assert!(line.contains("'gold'") && line.contains("critical, standard, non-critical"), "{line}");
-        let err = Cli::try_parse_from(["kubectl-fleet", "register", "a", "--heartbeat-interval", "5"])
-            .unwrap_err();
+        assert!(
+            line.contains("'gold'") && line.contains("critical, standard, non-critical"),
+            "{line}"
+        );
+        let err = Cli::try_parse_from([
+            "kubectl-fleet",
+            "register",
+            "a",
+            "--heartbeat-interval",
+            "5",
+        ])
+        .unwrap_err();
         let line = usage_error_line(&err);
         assert!(line.contains("10..=3600"), "{line}");
     }

@@ -24,7 +24,9 @@ use crate::api::{
     SecretKeyRef, Tier,
 };
 use crate::fleet::rbac;
-use crate::k8s::{Cluster, ConnectOptions, IssuedToken, NAMESPACE, ObjectRef, TokenKubeconfig};
+use crate::k8s::{
+    Cluster, ConnectOptions, IssuedToken, NAMESPACE, ObjectRef, TokenKubeconfig, plain_yaml_stream,
+};
 
 /// Name of the Secret `--emit secret` produces for the edge cluster, and
 /// that `install --role edge` mounts.
@@ -86,7 +88,7 @@ pub struct RegisterArgs {
 #[derive(Debug, Clone, clap::Args)]
 pub struct EdgeOutputArgs {
     /// API server URL the edge must dial (default: the server of your kubeconfig context)
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = parse_server_url)]
     pub hub_server: Option<String>,
     /// Tell the edge not to verify the hub's certificate (insecure; only when you must)
     #[arg(long)]
@@ -118,6 +120,18 @@ pub enum RegisterOutput {
     Config,
     /// A JSON summary (objects, token expiry, whether the server capped it)
     Json,
+}
+
+/// Accepts an `https://host[:port][/path]` API server URL.
+fn parse_server_url(s: &str) -> Result<String, String> {
+    let rest = s.strip_prefix("https://").ok_or_else(|| {
+        format!("{s:?} is not an https:// URL (the edge verifies the hub over TLS)")
+    })?;
+    let host = rest.split('/').next().unwrap_or_default();
+    if host.is_empty() || host.contains(char::is_whitespace) {
+        return Err(format!("{s:?} has no host"));
+    }
+    Ok(s.trim_end_matches('/').to_owned())
 }
 
 /// The `-o json` summary of register and rotate (a stable schema).
@@ -152,6 +166,33 @@ pub struct Summary {
     pub config: Option<String>,
 }
 
+/// The `-o json` summary of `register --pull` (a stable schema). Token
+/// fields are null with `--store-kubeconfig-as-is` (nothing was minted).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PullSummary {
+    /// The site.
+    pub site: String,
+    /// Always `Pull`.
+    pub mode: Mode,
+    /// Objects applied on the member cluster (the read-only identity).
+    pub member_objects: Vec<ObjectRef>,
+    /// Objects applied on the hub.
+    pub objects: Vec<ObjectRef>,
+    /// Objects removed from the hub (a former Push identity).
+    pub removed: Vec<ObjectRef>,
+    /// Expiry of the member token the hub will use.
+    pub token_expiration_timestamp: Option<String>,
+    /// The lifetime asked for.
+    #[serde(rename = "requestedTTL")]
+    pub requested_ttl: Option<String>,
+    /// The lifetime the member's API server granted.
+    #[serde(rename = "grantedTTL")]
+    pub granted_ttl: Option<String>,
+    /// True when the member's API server granted less than was asked.
+    pub capped: bool,
+}
+
 /// Runs `kubectl fleet register`.
 pub async fn run(global: &GlobalArgs, args: RegisterArgs, io: &mut Io<'_>) -> Result<(), Error> {
     let hub = global.hub().await?;
@@ -166,7 +207,11 @@ pub async fn run(global: &GlobalArgs, args: RegisterArgs, io: &mut Io<'_>) -> Re
 }
 
 /// The spec to apply: flags given win, else the current values, else defaults.
-fn desired_spec(args: &RegisterArgs, existing: Option<&FederatedClusterSpec>, mode: Mode) -> FederatedClusterSpec {
+fn desired_spec(
+    args: &RegisterArgs,
+    existing: Option<&FederatedClusterSpec>,
+    mode: Mode,
+) -> FederatedClusterSpec {
     let base = existing.cloned().unwrap_or_default();
     FederatedClusterSpec {
         display_name: args.display_name.clone().or(base.display_name),
@@ -210,15 +255,19 @@ async fn register_push(
 ) -> Result<(), Error> {
     let site = &args.site;
     let spec = desired_spec(args, existing.as_ref().map(|s| &s.spec), Mode::Push);
-    let was_pull = existing.as_ref().is_some_and(|s| s.spec.mode == Mode::Pull);
+    let has_pull_ref = existing
+        .as_ref()
+        .is_some_and(|s| s.spec.kubeconfig_secret_ref.is_some());
 
     let mut objects = vec![hub.ensure_namespace().await?];
     let (identity, mut removed) = hub.ensure_site_identity(site, !args.no_auto_rotate).await?;
     objects.extend(identity);
-    objects.push(hub.apply_site(&site_object(site, spec)).await?);
-    if was_pull && let Some(secret) = hub.delete_pull_secret(site).await? {
-        removed.push(secret);
+    if has_pull_ref {
+        hub.switch_site_to_push(site).await?;
     }
+    objects.push(hub.apply_site(&site_object(site, spec)).await?);
+    // A Push site keeps no pull Secret (also after an interrupted switch).
+    removed.extend(hub.delete_pull_secret(site).await?);
     let token = hub
         .request_token(&rbac::edge_identity_name(site), args.token_ttl)
         .await?;
@@ -293,18 +342,22 @@ async fn register_pull(
         report_expiry(site, token, "the member's read-only token", io)?;
     }
     if args.edge.output == RegisterOutput::Json {
-        let summary = json!({
-            "site": site,
-            "mode": Mode::Pull,
-            "memberObjects": member_objects,
-            "objects": objects,
-            "removed": removed,
-            "tokenExpirationTimestamp": token.as_ref().map(|t| t.expiration.to_string()),
-            "requestedTTL": token.as_ref().map(|t| format_duration(t.requested)),
-            "grantedTTL": token.as_ref().map(|t| format_duration(t.granted())),
-            "capped": token.as_ref().is_some_and(IssuedToken::capped),
-        });
-        writeln!(io.out, "{}", serde_json::to_string_pretty(&summary).expect("JSON value"))?;
+        let summary = PullSummary {
+            site: site.clone(),
+            mode: Mode::Pull,
+            member_objects,
+            objects,
+            removed,
+            token_expiration_timestamp: token.as_ref().map(|t| t.expiration.to_string()),
+            requested_ttl: token.as_ref().map(|t| format_duration(t.requested)),
+            granted_ttl: token.as_ref().map(|t| format_duration(t.granted())),
+            capped: token.as_ref().is_some_and(IssuedToken::capped),
+        };
+        writeln!(
+            io.out,
+            "{}",
+            serde_json::to_string_pretty(&summary).expect("summary serialises")
+        )?;
     }
     writeln!(
         io.err,
@@ -328,7 +381,12 @@ async fn connect_member(path: &Path, context: Option<&str>, raw: &str) -> Result
 }
 
 /// Prints when the token expires and warns if the server capped it.
-fn report_expiry(site: &str, token: &IssuedToken, what: &str, io: &mut Io<'_>) -> Result<(), Error> {
+fn report_expiry(
+    site: &str,
+    token: &IssuedToken,
+    what: &str,
+    io: &mut Io<'_>,
+) -> Result<(), Error> {
     writeln!(
         io.err,
         "{what} expires at {} (in {}, requested {})",
@@ -383,18 +441,29 @@ pub(super) fn hand_out(
     let hub_kubeconfig_path = match (edge.emit, &edge.output_file) {
         (Emit::Secret, _) => HUB_KUBECONFIG_MOUNT.to_owned(),
         (Emit::Kubeconfig, Some(path)) => path.display().to_string(),
-        (Emit::Kubeconfig, None) => "PATH-TO-THIS-KUBECONFIG".to_owned(),
+        (Emit::Kubeconfig, None) => "FILE".to_owned(),
     };
-    let edge_command =
-        format!("fleet-operator --federation-role=edge --site {site} --hub-kubeconfig {hub_kubeconfig_path}");
+    let edge_command = format!(
+        "fleet-operator --federation-role=edge --site {site} --hub-kubeconfig {hub_kubeconfig_path}"
+    );
 
     if let Some(path) = &edge.output_file {
         write_private_file(path, config.as_bytes())?;
-        writeln!(io.err, "wrote the edge configuration to {} (mode 0600)", path.display())?;
+        writeln!(
+            io.err,
+            "wrote the edge configuration to {} (mode 0600)",
+            path.display()
+        )?;
     }
     report_expiry(site, token, "token", io)?;
     match edge.emit {
-        Emit::Kubeconfig => writeln!(io.err, "run on the edge: {edge_command}")?,
+        Emit::Kubeconfig if edge.output_file.is_some() => {
+            writeln!(io.err, "copy it to the edge and run: {edge_command}")?
+        }
+        Emit::Kubeconfig => writeln!(
+            io.err,
+            "save this kubeconfig (0600) as FILE on the edge and run: {edge_command}"
+        )?,
         Emit::Secret => writeln!(
             io.err,
             "apply the manifest on the edge cluster (`kubectl apply -f -`), then `kubectl fleet install --role edge --site {site} | kubectl apply -f -` there"
@@ -421,7 +490,11 @@ pub(super) fn hand_out(
                 output_file: edge.output_file.clone(),
                 config: edge.output_file.is_none().then_some(config),
             };
-            writeln!(io.out, "{}", serde_json::to_string_pretty(&summary).expect("summary serialises"))?;
+            writeln!(
+                io.out,
+                "{}",
+                serde_json::to_string_pretty(&summary).expect("summary serialises")
+            )?;
         }
     }
     Ok(())
@@ -448,7 +521,7 @@ pub fn edge_secret_manifest(site: &str, kubeconfig: &str) -> String {
             DEFAULT_KUBECONFIG_KEY: base64::engine::general_purpose::STANDARD.encode(kubeconfig),
         },
     });
-    serde_saphyr::to_string_multiple(&[namespace, secret]).expect("JSON values serialise to YAML")
+    plain_yaml_stream(&[namespace, secret])
 }
 
 /// Writes a file holding a secret: created with mode 0600 from the start
@@ -459,7 +532,10 @@ pub(super) fn write_private_file(path: &Path, contents: &[u8]) -> Result<(), Err
         path: path.to_owned(),
         source,
     };
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let file_name = path.file_name().ok_or_else(|| {
         err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
@@ -503,11 +579,21 @@ mod tests {
 
     #[test]
     fn new_site_gets_defaults_and_flags() {
-        let a = args(&["--tier", "critical", "--capability", "remediation", "--capability", "monitoring"]);
+        let a = args(&[
+            "--tier",
+            "critical",
+            "--capability",
+            "remediation",
+            "--capability",
+            "monitoring",
+        ]);
         let spec = desired_spec(&a, None, Mode::Push);
         assert_eq!(spec.tier, Tier::Critical);
         assert_eq!(spec.environment, Environment::Production);
-        assert_eq!(spec.capabilities, vec![Capability::Monitoring, Capability::Remediation]);
+        assert_eq!(
+            spec.capabilities,
+            vec![Capability::Monitoring, Capability::Remediation]
+        );
         assert_eq!(spec.heartbeat_interval_seconds, 30);
         assert_eq!(spec.kubeconfig_secret_ref, None);
         assert_eq!(a.token_ttl, Duration::from_secs(30 * 86_400));
@@ -521,7 +607,11 @@ mod tests {
             heartbeat_interval_seconds: 60,
             ..Default::default()
         };
-        let spec = desired_spec(&args(&["--environment", "staging"]), Some(&current), Mode::Push);
+        let spec = desired_spec(
+            &args(&["--environment", "staging"]),
+            Some(&current),
+            Mode::Push,
+        );
         assert_eq!(spec.tier, Tier::Critical);
         assert_eq!(spec.region.as_deref(), Some("eu-west-1"));
         assert_eq!(spec.heartbeat_interval_seconds, 60);
@@ -539,6 +629,17 @@ mod tests {
                 key: "kubeconfig".into(),
             })
         );
+    }
+
+    #[test]
+    fn hub_server_must_be_https() {
+        assert_eq!(
+            parse_server_url("https://hub:6443/"),
+            Ok("https://hub:6443".into())
+        );
+        assert!(parse_server_url("http://hub:6443").is_err());
+        assert!(parse_server_url("https://").is_err());
+        assert!(parse_server_url("hub:6443").is_err());
     }
 
     #[test]

@@ -2,7 +2,6 @@
 //! site and print the edge configuration again. `--revoke` first recreates
 //! the site's ServiceAccount, so every older token is rejected (401).
 
-
 use std::time::Duration;
 
 use super::register::{EdgeOutputArgs, hand_out};

@@ -2,7 +2,6 @@
 //! (design §7), `-o wide|json|yaml`, filters, and `--watch` that redraws on
 //! every change reported by the watch API.
 
-
 use futures::StreamExt as _;
 
 use super::{ColorChoice, Error, GlobalArgs, Io, wire_enum};
@@ -130,11 +129,19 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
     Ok(())
 }
 
-fn render_sites(sites: &[FederatedCluster], output: StatusOutput, color: bool) -> Result<String, Error> {
+fn render_sites(
+    sites: &[FederatedCluster],
+    output: StatusOutput,
+    color: bool,
+) -> Result<String, Error> {
     let now = jiff::Timestamp::now();
     Ok(match output {
-        StatusOutput::Table => render::render_status_table(&render::status_view(sites, now), false, color),
-        StatusOutput::Wide => render::render_status_table(&render::status_view(sites, now), true, color),
+        StatusOutput::Table => {
+            render::render_status_table(&render::status_view(sites, now), false, color)
+        }
+        StatusOutput::Wide => {
+            render::render_status_table(&render::status_view(sites, now), true, color)
+        }
         StatusOutput::Json => render::to_json(&render::status_report(sites, now))?,
         StatusOutput::Yaml => render::to_yaml(&render::status_report(sites, now))?,
     })
@@ -195,6 +202,10 @@ mod tests {
             phase: Some(Phase::Pending),
             ..Default::default()
         };
-        assert_eq!(names(&pending), ["a", "b", "c"], "never heard from counts as Pending");
+        assert_eq!(
+            names(&pending),
+            ["a", "b", "c"],
+            "never heard from counts as Pending"
+        );
     }
 }

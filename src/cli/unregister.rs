@@ -1,10 +1,13 @@
 //! `kubectl fleet unregister SITE`: remove everything `register` created on
 //! the hub — the FederatedCluster, the edge identity, the pull Secret.
-//! Idempotent: whatever is already gone is skipped.
+//! With `--member-kubeconfig`, also the read-only identity a Pull-mode
+//! `register` minted on the member. Idempotent: whatever is already gone is
+//! skipped.
 
-
+use std::path::PathBuf;
 
 use super::{Error, GlobalArgs, Io, parse_site_name};
+use crate::k8s::{Cluster, ConnectOptions};
 
 /// Arguments of `kubectl fleet unregister`.
 #[derive(Debug, clap::Args)]
@@ -15,6 +18,12 @@ pub struct UnregisterArgs {
     /// Do not ask for confirmation (required when stdin is not a terminal)
     #[arg(short, long)]
     pub yes: bool,
+    /// Pull mode: also remove the read-only identity `register --pull` minted on the member
+    #[arg(long, value_name = "FILE")]
+    pub member_kubeconfig: Option<PathBuf>,
+    /// Context of the member kubeconfig (default: its current context)
+    #[arg(long, value_name = "NAME", requires = "member_kubeconfig")]
+    pub member_context: Option<String>,
 }
 
 /// Runs `kubectl fleet unregister`.
@@ -39,11 +48,29 @@ pub async fn run(global: &GlobalArgs, args: UnregisterArgs, io: &mut Io<'_>) -> 
         }
     }
     let hub = global.hub().await?;
+    // Connect to the member before deleting anything, so a bad member
+    // kubeconfig fails the command while the hub is still intact.
+    let member = match &args.member_kubeconfig {
+        Some(path) => Some(
+            Cluster::connect(&ConnectOptions {
+                kubeconfig: Some(path.clone()),
+                context: args.member_context.clone(),
+                request_timeout: global.connect_options().request_timeout,
+            })
+            .await?,
+        ),
+        None => None,
+    };
     // The FederatedCluster goes first so the hub stops tracking the site
     // before its identity disappears.
     let mut removed: Vec<_> = hub.delete_site(site).await?.into_iter().collect();
     removed.extend(hub.delete_site_identity(site).await?);
     removed.extend(hub.delete_pull_secret(site).await?);
+    if let Some(member) = &member {
+        for obj in member.delete_member_identity().await? {
+            writeln!(io.err, "member: {obj} deleted")?;
+        }
+    }
     if removed.is_empty() {
         writeln!(io.err, "site {site} was not registered: nothing to remove")?;
     }

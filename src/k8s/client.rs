@@ -57,19 +57,24 @@ impl Cluster {
             None => Kubeconfig::read(),
         }
         .map_err(kubeconfig_error)?;
-        Self::from_kubeconfig(kubeconfig, opts).await.map_err(|e| match e {
-            Error::Kubeconfig { reason, source, .. } => Error::Kubeconfig {
-                path: opts.kubeconfig.clone(),
-                reason,
-                source,
-            },
-            other => other,
-        })
+        Self::from_kubeconfig(kubeconfig, opts)
+            .await
+            .map_err(|e| match e {
+                Error::Kubeconfig { reason, source, .. } => Error::Kubeconfig {
+                    path: opts.kubeconfig.clone(),
+                    reason,
+                    source,
+                },
+                other => other,
+            })
     }
 
     /// Builds a client from an already parsed kubeconfig (the member
     /// kubeconfig of `register --pull`, or a test's).
-    pub async fn from_kubeconfig(kubeconfig: Kubeconfig, opts: &ConnectOptions) -> Result<Self, Error> {
+    pub async fn from_kubeconfig(
+        kubeconfig: Kubeconfig,
+        opts: &ConnectOptions,
+    ) -> Result<Self, Error> {
         let kubeconfig_error = |source: kube::config::KubeconfigError| Error::Kubeconfig {
             path: None,
             reason: root_cause(&source),
@@ -150,11 +155,16 @@ fn cluster_facts(
         .and_then(|c| c.cluster.as_ref())
         .ok_or_else(|| E::LoadClusterOfContext(ctx.cluster.clone()))?;
     let server = cluster.server.clone().ok_or(E::MissingClusterUrl)?;
-    let ca_pem = match (&cluster.certificate_authority_data, &cluster.certificate_authority) {
+    let ca_pem = match (
+        &cluster.certificate_authority_data,
+        &cluster.certificate_authority,
+    ) {
         (Some(data), _) => Some(
             base64::engine::general_purpose::STANDARD
                 .decode(data.trim())
-                .map_err(|e| E::LoadCertificateAuthority(kube::config::LoadDataError::DecodeBase64(e)))?,
+                .map_err(|e| {
+                    E::LoadCertificateAuthority(kube::config::LoadDataError::DecodeBase64(e))
+                })?,
         ),
         (None, Some(file)) => Some(read_file(Path::new(file)).map_err(|e| {
             E::LoadCertificateAuthority(kube::config::LoadDataError::ReadFile(e, file.into()))

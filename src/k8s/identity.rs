@@ -7,13 +7,13 @@
 
 use std::time::Duration;
 
+use k8s_openapi::ByteString;
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use k8s_openapi::ByteString;
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::Resource;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde::Serialize;
 
 use super::client::Cluster;
@@ -94,8 +94,13 @@ impl Cluster {
     /// Server-side applies one object (field manager `kubectl-fleet`, force).
     pub(crate) async fn apply<K>(&self, api: &Api<K>, name: &str, obj: &K) -> Result<K, Error>
     where
-        K: Resource<DynamicType = ()> + Clone + Serialize + serde::de::DeserializeOwned + std::fmt::Debug,
+        K: Resource<DynamicType = ()>
+            + Clone
+            + Serialize
+            + serde::de::DeserializeOwned
+            + std::fmt::Debug,
     {
+        tracing::debug!(kind = %K::kind(&()), name, server = self.server(), "server-side apply");
         let params = PatchParams::apply(FIELD_MANAGER).force();
         api.patch(name, &params, &Patch::Apply(obj))
             .await
@@ -107,11 +112,16 @@ impl Cluster {
     where
         K: Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
     {
+        tracing::debug!(kind = %K::kind(&()), name, server = self.server(), "delete");
         match api.delete(name, &DeleteParams::background()).await {
             Ok(_) => Ok(true),
             Err(e) => {
                 let err = Error::api(format!("delete {} {name}", K::kind(&())), self.server(), e);
-                if err.is_not_found() { Ok(false) } else { Err(err) }
+                if err.is_not_found() {
+                    Ok(false)
+                } else {
+                    Err(err)
+                }
             }
         }
     }
@@ -134,7 +144,11 @@ impl Cluster {
     /// Applies a named object and returns its reference.
     async fn ensure<K>(&self, api: Api<K>, obj: K) -> Result<ObjectRef, Error>
     where
-        K: Resource<DynamicType = ()> + Clone + Serialize + serde::de::DeserializeOwned + std::fmt::Debug,
+        K: Resource<DynamicType = ()>
+            + Clone
+            + Serialize
+            + serde::de::DeserializeOwned
+            + std::fmt::Debug,
     {
         let name = obj.meta().name.clone().unwrap_or_default();
         let namespace = obj.meta().namespace.clone();
@@ -156,17 +170,27 @@ impl Cluster {
     ) -> Result<(Vec<ObjectRef>, Vec<ObjectRef>), Error> {
         let client = &self.client;
         let mut applied = vec![
-            self.ensure(Api::namespaced(client.clone(), NAMESPACE), rbac::site_service_account(site))
+            self.ensure(
+                Api::namespaced(client.clone(), NAMESPACE),
+                rbac::site_service_account(site),
+            )
+            .await?,
+            self.ensure(Api::all(client.clone()), rbac::site_cluster_role(site))
                 .await?,
-            self.ensure(Api::all(client.clone()), rbac::site_cluster_role(site)).await?,
-            self.ensure(Api::all(client.clone()), rbac::site_cluster_role_binding(site))
-                .await?,
+            self.ensure(
+                Api::all(client.clone()),
+                rbac::site_cluster_role_binding(site),
+            )
+            .await?,
         ];
         let mut removed = Vec::new();
         if auto_rotate {
             applied.push(
-                self.ensure(Api::namespaced(client.clone(), NAMESPACE), rbac::site_token_role(site))
-                    .await?,
+                self.ensure(
+                    Api::namespaced(client.clone(), NAMESPACE),
+                    rbac::site_token_role(site),
+                )
+                .await?,
             );
             applied.push(
                 self.ensure(
@@ -191,7 +215,11 @@ impl Cluster {
 
     /// Mints a token for ServiceAccount `fleet-system/NAME` with the
     /// TokenRequest API.
-    pub async fn request_token(&self, service_account: &str, ttl: Duration) -> Result<IssuedToken, Error> {
+    pub async fn request_token(
+        &self,
+        service_account: &str,
+        ttl: Duration,
+    ) -> Result<IssuedToken, Error> {
         let api: Api<ServiceAccount> = Api::namespaced(self.client.clone(), NAMESPACE);
         let request = TokenRequest {
             spec: TokenRequestSpec {
@@ -282,7 +310,11 @@ impl Cluster {
 
     /// Stores a Pull-mode site's member kubeconfig in hub Secret
     /// `fleet-system/fleet-pull-SITE` (type Opaque, key `kubeconfig`).
-    pub async fn store_pull_secret(&self, site: &str, kubeconfig: &str) -> Result<ObjectRef, Error> {
+    pub async fn store_pull_secret(
+        &self,
+        site: &str,
+        kubeconfig: &str,
+    ) -> Result<ObjectRef, Error> {
         let secret = Secret {
             metadata: ObjectMeta {
                 name: Some(rbac::pull_secret_name(site)),
@@ -300,7 +332,8 @@ impl Cluster {
             ),
             ..Default::default()
         };
-        self.ensure(Api::namespaced(self.client.clone(), NAMESPACE), secret).await
+        self.ensure(Api::namespaced(self.client.clone(), NAMESPACE), secret)
+            .await
     }
 
     /// Deletes the pull Secret of a site if present.
@@ -316,7 +349,10 @@ impl Cluster {
     /// On a member cluster: ensures the read-only identity the hub uses to
     /// probe it (namespace, ServiceAccount, read-only ClusterRole, binding)
     /// and mints a token for it.
-    pub async fn mint_member_identity(&self, ttl: Duration) -> Result<(Vec<ObjectRef>, IssuedToken), Error> {
+    pub async fn mint_member_identity(
+        &self,
+        ttl: Duration,
+    ) -> Result<(Vec<ObjectRef>, IssuedToken), Error> {
         let client = &self.client;
         let objects = vec![
             self.ensure_namespace().await?,
@@ -325,12 +361,41 @@ impl Cluster {
                 rbac::member_reader_service_account(),
             )
             .await?,
-            self.ensure(Api::all(client.clone()), rbac::member_reader_cluster_role()).await?,
-            self.ensure(Api::all(client.clone()), rbac::member_reader_cluster_role_binding())
+            self.ensure(Api::all(client.clone()), rbac::member_reader_cluster_role())
                 .await?,
+            self.ensure(
+                Api::all(client.clone()),
+                rbac::member_reader_cluster_role_binding(),
+            )
+            .await?,
         ];
         let token = self.request_token(rbac::MEMBER_READER_NAME, ttl).await?;
         Ok((objects, token))
+    }
+}
+
+impl Cluster {
+    /// On a member cluster: removes the read-only identity
+    /// [`Cluster::mint_member_identity`] created (binding, role, account),
+    /// which also invalidates the token the hub held. The namespace stays: it
+    /// may hold the edge operator. Returns what was deleted.
+    pub async fn delete_member_identity(&self) -> Result<Vec<ObjectRef>, Error> {
+        let name = rbac::MEMBER_READER_NAME;
+        let client = &self.client;
+        let mut removed = Vec::new();
+        let crb: Api<ClusterRoleBinding> = Api::all(client.clone());
+        if self.delete_if_exists(&crb, name).await? {
+            removed.push(ObjectRef::of::<ClusterRoleBinding>(name, None));
+        }
+        let cr: Api<ClusterRole> = Api::all(client.clone());
+        if self.delete_if_exists(&cr, name).await? {
+            removed.push(ObjectRef::of::<ClusterRole>(name, None));
+        }
+        let sa: Api<ServiceAccount> = Api::namespaced(client.clone(), NAMESPACE);
+        if self.delete_if_exists(&sa, name).await? {
+            removed.push(ObjectRef::of::<ServiceAccount>(name, Some(NAMESPACE)));
+        }
+        Ok(removed)
     }
 }
 

@@ -43,8 +43,21 @@ impl TokenKubeconfig<'_> {
             }],
             "current-context": self.cluster_name,
         });
-        serde_saphyr::to_string(&doc).expect("a JSON value always serialises to YAML")
+        plain_yaml_stream(std::slice::from_ref(&doc))
     }
+}
+
+/// YAML documents with plain (unfolded) scalars, as kubectl writes them:
+/// long base64 values stay on one line so they can be copied and grepped.
+pub fn plain_yaml_stream<T: serde::Serialize>(docs: &[T]) -> String {
+    let mut options = serde_saphyr::SerializerOptions::default();
+    options.prefer_block_scalars = false;
+    let result = if let [doc] = docs {
+        serde_saphyr::to_string_with_options(doc, options)
+    } else {
+        serde_saphyr::to_string_multiple_with_options(docs, options)
+    };
+    result.expect("JSON-shaped values always serialise to YAML")
 }
 
 #[cfg(test)]
@@ -73,6 +86,17 @@ mod tests {
         assert_eq!(kc.current_context.as_deref(), Some("fleet-hub"));
         let user = kc.auth_infos[0].auth_info.as_ref().unwrap();
         assert!(user.token.is_some());
+    }
+
+    #[test]
+    fn long_values_stay_on_one_line() {
+        let long = "x".repeat(300);
+        let yaml = TokenKubeconfig {
+            token: &long,
+            ..sample(false)
+        }
+        .to_yaml();
+        assert!(yaml.contains(&format!("token: {long}")), "{yaml}");
     }
 
     #[test]

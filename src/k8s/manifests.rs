@@ -12,13 +12,17 @@ use super::identity::ObjectRef;
 impl Cluster {
     /// Applies the documents in order (CRDs and namespaces first is the
     /// caller's job) and returns what was applied.
-    pub async fn apply_manifests(&self, docs: &[serde_json::Value]) -> Result<Vec<ObjectRef>, Error> {
+    pub async fn apply_manifests(
+        &self,
+        docs: &[serde_json::Value],
+    ) -> Result<Vec<ObjectRef>, Error> {
         let mut applied = Vec::with_capacity(docs.len());
         for doc in docs {
-            let obj: DynamicObject = serde_json::from_value(doc.clone()).map_err(|e| Error::Unexpected {
-                what: "read manifest".into(),
-                reason: e.to_string(),
-            })?;
+            let obj: DynamicObject =
+                serde_json::from_value(doc.clone()).map_err(|e| Error::Unexpected {
+                    what: "read manifest".into(),
+                    reason: e.to_string(),
+                })?;
             let types = obj.types.clone().unwrap_or_default();
             let name = obj.metadata.name.clone().unwrap_or_default();
             let what = format!("apply {} {name}", types.kind);
@@ -31,13 +35,21 @@ impl Cluster {
                 .map_err(|e| Error::api(format!("discover {}", types.kind), self.server(), e))?;
             let namespace = obj.metadata.namespace.clone();
             let api: Api<DynamicObject> = match (&caps.scope, &namespace) {
-                (Scope::Namespaced, Some(ns)) => Api::namespaced_with(self.client.clone(), ns, &resource),
-                (Scope::Namespaced, None) => Api::default_namespaced_with(self.client.clone(), &resource),
+                (Scope::Namespaced, Some(ns)) => {
+                    Api::namespaced_with(self.client.clone(), ns, &resource)
+                }
+                (Scope::Namespaced, None) => {
+                    Api::default_namespaced_with(self.client.clone(), &resource)
+                }
                 (Scope::Cluster, _) => Api::all_with(self.client.clone(), &resource),
             };
-            api.patch(&name, &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(&obj))
-                .await
-                .map_err(|e| Error::api(what, self.server(), e))?;
+            api.patch(
+                &name,
+                &PatchParams::apply(FIELD_MANAGER).force(),
+                &Patch::Apply(&obj),
+            )
+            .await
+            .map_err(|e| Error::api(what, self.server(), e))?;
             applied.push(ObjectRef {
                 kind: types.kind,
                 name,

@@ -16,7 +16,7 @@ mod sites;
 pub use client::{Cluster, ConnectOptions};
 pub use error::Error;
 pub use identity::{IssuedToken, ObjectRef};
-pub use kubeconfig::TokenKubeconfig;
+pub use kubeconfig::{TokenKubeconfig, plain_yaml_stream};
 
 /// Namespace holding the fleet's identities, Secrets and operator.
 pub const NAMESPACE: &str = crate::fleet::rbac::FLEET_NAMESPACE;
@@ -27,7 +27,8 @@ pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 /// Field manager of every server-side apply this tool makes.
 pub const FIELD_MANAGER: &str = "kubectl-fleet";
 
-// Operator I/O (fleet-operator): site status, leases, member reads, token renewal.
+// Operator I/O (fleet-operator): site status, leases, member reads, token
+// renewal and the FederationStatus singleton.
 pub mod edge_token;
 pub mod federation_status;
 pub mod lease;

@@ -33,13 +33,42 @@ impl Cluster {
         })
     }
 
+    /// Turns a Pull site into a Push site in one JSON merge patch (mode and
+    /// the removal of `kubeconfigSecretRef` together, so the CEL rule that
+    /// ties them holds), before the spec is applied. A real API server drops
+    /// the map by itself when the applier stops sending it, but an explicit
+    /// removal does not depend on how a server prunes a map whose `key` was
+    /// defaulted (kube-sandbox keeps it and then rejects the object).
+    pub async fn switch_site_to_push(&self, name: &str) -> Result<(), Error> {
+        let patch = serde_json::json!({ "spec": { "mode": "Push", "kubeconfigSecretRef": null } });
+        let params = kube::api::PatchParams {
+            field_manager: Some(super::FIELD_MANAGER.to_owned()),
+            ..Default::default()
+        };
+        self.sites_api()
+            .patch(name, &params, &kube::api::Patch::Merge(&patch))
+            .await
+            .map_err(|e| {
+                Error::api(
+                    format!("switch FederatedCluster {name} to Push"),
+                    self.server(),
+                    e,
+                )
+            })?;
+        Ok(())
+    }
+
     /// Reads one site; Ok(None) if it is not registered.
     pub async fn get_site(&self, name: &str) -> Result<Option<FederatedCluster>, Error> {
         match self.sites_api().get(name).await {
             Ok(site) => Ok(Some(site)),
             Err(e) => {
                 let err = Error::api(format!("get FederatedCluster {name}"), self.server(), e);
-                if err.is_not_found() { Ok(None) } else { Err(err) }
+                if err.is_not_found() {
+                    Ok(None)
+                } else {
+                    Err(err)
+                }
             }
         }
     }
@@ -126,7 +155,11 @@ impl Cluster {
                     self.server(),
                     e,
                 );
-                if err.is_not_found() { Ok(None) } else { Err(err) }
+                if err.is_not_found() {
+                    Ok(None)
+                } else {
+                    Err(err)
+                }
             }
         }
     }

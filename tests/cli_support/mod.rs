@@ -13,6 +13,17 @@ use kube_sandbox::{Sandbox, SandboxOptions};
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_kubectl-fleet");
 
+/// The kubectl binary: the first on PATH (the brief's machines have
+/// /usr/bin/kubectl; tools/test.sh may install one elsewhere).
+pub fn kubectl() -> PathBuf {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|dir| dir.join("kubectl"))
+        .find(|p| p.is_file())
+        .expect("kubectl must be on PATH for the kubectl tests")
+}
+
 /// A directory removed on drop.
 pub struct TempDir(PathBuf);
 
@@ -58,7 +69,11 @@ impl Run {
     /// Panics with both streams unless the run succeeded.
     #[track_caller]
     pub fn ok(self) -> Self {
-        assert_eq!(self.code, 0, "expected success\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        assert_eq!(
+            self.code, 0,
+            "expected success\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
         self
     }
 
@@ -66,16 +81,29 @@ impl Run {
     /// returns that line.
     #[track_caller]
     pub fn one_line_error(&self) -> String {
-        assert_ne!(self.code, 0, "expected failure\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        assert_ne!(
+            self.code, 0,
+            "expected failure\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
         let lines: Vec<&str> = self.stderr.lines().collect();
-        assert_eq!(lines.len(), 1, "expected one line on stderr, got:\n{}", self.stderr);
+        assert_eq!(
+            lines.len(),
+            1,
+            "expected one line on stderr, got:\n{}",
+            self.stderr
+        );
         assert!(lines[0].starts_with("error: "), "{}", lines[0]);
         lines[0].to_owned()
     }
 
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", self.stdout, self.stderr))
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
     }
 }
 
@@ -131,7 +159,10 @@ impl Hub {
 
     /// Runs the binary with a kubeconfig that authenticates with `token`.
     pub fn fleet_as(&self, token: &str, args: &[&str]) -> Run {
-        let path = self.dir.path().join(format!("token-{}.kubeconfig", token.len() ^ args.len()));
+        let path = self
+            .dir
+            .path()
+            .join(format!("token-{}.kubeconfig", token.len() ^ args.len()));
         std::fs::write(&path, self.sandbox.kubeconfig_for_token(token)).unwrap();
         let mut full = vec!["--kubeconfig", path.to_str().unwrap()];
         full.extend_from_slice(args);

@@ -1,7 +1,7 @@
 //! Authentication (bearer tokens, ServiceAccount JWTs, impersonation),
 //! RBAC authorization with the real server's semantics, and the review APIs
 //! (TokenReview, SubjectAccessReview, SelfSubjectAccessReview,
-//! SelfSubjectRulesReview) answered by the same code.
+//! SelfSubjectRulesReview, SelfSubjectReview) answered by the same code.
 
 pub mod authn;
 pub mod rbac;

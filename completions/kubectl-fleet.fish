@@ -1,0 +1,187 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_kubectl_fleet_global_optspecs
+    string join \n kubeconfig= context= request-timeout= v/verbose h/help V/version
+end
+
+function __fish_kubectl_fleet_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_kubectl_fleet_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_kubectl_fleet_using_subcommand
+    set -l cmd (__fish_kubectl_fleet_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -s h -l help -d 'Print help'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -s V -l version -d 'Print version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "register" -d 'Register a site on the hub and print the edge\'s configuration'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "rotate" -d 'Mint a fresh token for a site (optionally revoking all older ones)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "unregister" -d 'Remove everything `register` created for a site'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "status" -d 'Show per-site and fleet-wide status'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "policy" -d 'Show the remediation policy per tier and severity'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "incidents" -d 'Show active cross-cluster correlations and cascades'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "install" -d 'Print (or apply) the manifests for the CRDs and the operator'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "completion" -d 'Print a shell completion script'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "version" -d 'Print the version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l display-name -d 'Human-friendly name shown by `status` (default: the site name)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l region -d 'Region of the site, e.g. us-east-1' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l environment -d 'Environment of the site (default for a new site: production)' -r -f -a "development\t''
+staging\t''
+production\t''
+dr\t''"
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l tier -d 'Criticality tier, drives the remediation policy (default for a new site: standard)' -r -f -a "critical\t''
+standard\t''
+non-critical\t''"
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l capability -d 'What the fleet may do on the site; repeat for several (default for a new site: monitoring)' -r -f -a "monitoring\t''
+remediation\t''
+chaos-engineering\t''"
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l heartbeat-interval -d 'Seconds between heartbeats (Push) or probes (Pull), 10..3600 (default for a new site: 30)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l max-concurrent-remediations -d 'Upper bound on remediations running at once on the site (default for a new site: 3)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l token-ttl -d 'Requested token lifetime, e.g. 30d, 12h (the API server may cap it)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l member-kubeconfig -d 'Pull mode: kubeconfig with admin access to the member cluster' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l member-context -d 'Pull mode: context of the member kubeconfig to use (default: its current context)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l hub-server -d 'API server URL the edge must dial (default: the server of your kubeconfig context)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l emit -d 'What to print: a hub kubeconfig, or a Secret manifest to apply on the edge cluster' -r -f -a "kubeconfig\t'A kubeconfig for the hub'
+secret\t'Namespace + Secret `fleet-system/fleet-hub-kubeconfig` for the edge cluster'"
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l output-file -d 'Write the configuration to this file (mode 0600) instead of stdout' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s o -l output -d 'Output format of stdout: the configuration itself, or a JSON summary' -r -f -a "config\t'The configuration (kubeconfig or Secret manifest)'
+json\t'A JSON summary (objects, token expiry, whether the server capped it)'"
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l no-auto-rotate -d 'Do not let the edge renew its own token (removes that permission on a re-run)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l pull -d 'Pull mode: the hub connects to the member with a read-only identity minted there'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l store-kubeconfig-as-is -d 'Pull mode: store the member kubeconfig unchanged instead of minting a read-only identity'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l insecure-skip-tls-verify -d 'Tell the edge not to verify the hub\'s certificate (insecure; only when you must)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s V -l version -d 'Print version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l token-ttl -d 'Requested token lifetime, e.g. 30d, 12h (the API server may cap it)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l hub-server -d 'API server URL the edge must dial (default: the server of your kubeconfig context)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l emit -d 'What to print: a hub kubeconfig, or a Secret manifest to apply on the edge cluster' -r -f -a "kubeconfig\t'A kubeconfig for the hub'
+secret\t'Namespace + Secret `fleet-system/fleet-hub-kubeconfig` for the edge cluster'"
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l output-file -d 'Write the configuration to this file (mode 0600) instead of stdout' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -s o -l output -d 'Output format of stdout: the configuration itself, or a JSON summary' -r -f -a "config\t'The configuration (kubeconfig or Secret manifest)'
+json\t'A JSON summary (objects, token expiry, whether the server capped it)'"
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l revoke -d 'Recreate the site\'s ServiceAccount first, so every older token stops working'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l insecure-skip-tls-verify -d 'Tell the edge not to verify the hub\'s certificate (insecure; only when you must)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -s V -l version -d 'Print version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -l member-kubeconfig -d 'Pull mode: also remove the read-only identity `register --pull` minted on the member' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -l member-context -d 'Context of the member kubeconfig (default: its current context)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -s h -l help -d 'Print help'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -s V -l version -d 'Print version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s o -l output -d 'Output format' -r -f -a "table\t'One row per site and a fleet footer'
+wide\t'The table plus region, versions, token expiry and GPUs by vendor'
+json\t'The documented JSON report (sites and summary)'
+yaml\t'The same report as YAML'"
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s l -l selector -d 'Label selector, as kubectl (e.g. -l team=ml,region!=eu)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l tier -d 'Only sites of this tier' -r -f -a "critical\t''
+standard\t''
+non-critical\t''"
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l environment -d 'Only sites of this environment' -r -f -a "development\t''
+staging\t''
+production\t''
+dr\t''"
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l region -d 'Only sites in this region' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l phase -d 'Only sites in this phase' -r -f -a "Pending\t''
+Connected\t''
+Stale\t''
+Unreachable\t''"
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l color -d 'Colour the phase column' -r -f -a "auto\t'Colour when stdout is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s w -l watch -d 'Keep running and redraw whenever a site changes'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s V -l version -d 'Print version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -l tier -d 'Only this tier' -r -f -a "critical\t''
+standard\t''
+non-critical\t''"
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -s o -l output -d 'Output format' -r -f -a "table\t'A table'
+json\t'The PolicyReport document as JSON'
+yaml\t'The PolicyReport document as YAML'"
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -s V -l version -d 'Print version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -s o -l output -d 'Output format' -r -f -a "table\t'Correlations, cascades and signals as tables'
+json\t'The IncidentsReport document as JSON'
+yaml\t'The IncidentsReport document as YAML'"
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -s l -l selector -d 'Label selector limiting the sites whose signals are shown' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -l color -d 'Colour severities' -r -f -a "auto\t'Colour when stdout is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -s V -l version -d 'Print version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l role -d 'Which operator role to install' -r -f -a "hub\t'The hub: phases, correlation, FederationStatus, metrics, REST API'
+edge\t'An edge: dials home and reports its own site\'s status'"
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l site -d 'Edge role: the site this cluster is registered as' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l hub-kubeconfig -d 'Edge role: hub kubeconfig from `register` to include as Secret fleet-system/fleet-hub-kubeconfig' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l image -d 'Operator container image' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l apply -d 'Apply to the cluster (server-side apply) instead of printing'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l crds-only -d 'Only the CustomResourceDefinitions'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -s V -l version -d 'Print version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand completion" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand completion" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand completion" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand completion" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand completion" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand completion" -s V -l version -d 'Print version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -l short -d 'Print only the version number'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -s h -l help -d 'Print help'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -s V -l version -d 'Print version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "register" -d 'Register a site on the hub and print the edge\'s configuration'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "rotate" -d 'Mint a fresh token for a site (optionally revoking all older ones)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "unregister" -d 'Remove everything `register` created for a site'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "status" -d 'Show per-site and fleet-wide status'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "policy" -d 'Show the remediation policy per tier and severity'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "incidents" -d 'Show active cross-cluster correlations and cascades'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "install" -d 'Print (or apply) the manifests for the CRDs and the operator'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "completion" -d 'Print a shell completion script'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "version" -d 'Print the version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -1,0 +1,86 @@
+//! `kube-sandbox serve`: writes a private kubeconfig once ready, serves
+//! kubectl with it, honours the token cap flag, and exits cleanly on SIGTERM.
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[test]
+fn serve_writes_kubeconfig_and_stops_on_sigterm() {
+    let dir = std::env::temp_dir().join(format!("kube-sandbox-serve-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("nested-name.kubeconfig");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kube-sandbox"))
+        .args(["serve", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .args(["--listen", "127.0.0.1:0", "--max-token-expiration", "30m"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !kubeconfig.exists() {
+        assert!(Instant::now() < deadline, "kubeconfig written in time");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mode = std::fs::metadata(&kubeconfig).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let text = std::fs::read_to_string(&kubeconfig).unwrap();
+    assert!(
+        text.contains("certificate-authority-data:") && text.contains("current-context: sandbox")
+    );
+    assert!(
+        !text.contains("127.0.0.1:0"),
+        "the real bound port is written"
+    );
+
+    let kubectl = |args: &[&str]| {
+        Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(args)
+            .env("KUBECACHEDIR", dir.join("cache"))
+            .output()
+            .unwrap()
+    };
+    let out = kubectl(&["get", "namespace", "default", "-o", "name"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "namespace/default"
+    );
+    assert!(
+        kubectl(&["create", "serviceaccount", "edge"])
+            .status
+            .success()
+    );
+    let out = kubectl(&[
+        "create",
+        "token",
+        "edge",
+        "--duration=2h",
+        "-o",
+        "jsonpath={.status.expirationTimestamp}",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let expires: jiff::Timestamp = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    let lifetime = expires.as_second() - jiff::Timestamp::now().as_second();
+    assert!(
+        (1790..=1800).contains(&lifetime),
+        "capped at 30m: {lifetime}s"
+    );
+
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = child.wait().unwrap();
+    assert!(exit.success(), "clean exit on SIGTERM: {exit:?}");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(stderr.contains("serving on https://127.0.0.1:"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

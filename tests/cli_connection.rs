@@ -1,0 +1,83 @@
+//! kubectl's connection flags: KUBECONFIG (a list of files), --context,
+//! --request-timeout; -v adds the cause chain.
+
+mod cli_support;
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use cli_support::{BIN, Hub, Run};
+
+fn run_env(args: &[&str], kubeconfig_env: &str, home: &std::path::Path) -> Run {
+    let out = Command::new(BIN)
+        .args(args)
+        .env("KUBECONFIG", kubeconfig_env)
+        .env("HOME", home)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+#[test]
+fn kubeconfig_env_list_and_context_are_honoured() {
+    let hub = Hub::new();
+    hub.register("site-a", &[]);
+    // A second file whose current context points nowhere; the admin
+    // context of the first file is picked with --context.
+    let other = hub.dir.path().join("other.kubeconfig");
+    std::fs::write(
+        &other,
+        "apiVersion: v1\nkind: Config\ncurrent-context: dead\nclusters:\n- name: dead\n  cluster: {server: 'https://127.0.0.1:1'}\ncontexts:\n- name: dead\n  context: {cluster: dead, user: dead}\nusers:\n- name: dead\n  user: {token: x}\n",
+    )
+    .unwrap();
+    let list = format!("{}:{}", other.display(), hub.kubeconfig.display());
+    let dead = run_env(&["status"], &list, hub.dir.path());
+    assert!(
+        dead.one_line_error().contains("https://127.0.0.1:1"),
+        "the first file's current-context wins"
+    );
+    let ok = run_env(
+        &["--context", "sandbox", "status", "-o", "json"],
+        &list,
+        hub.dir.path(),
+    )
+    .ok();
+    assert_eq!(ok.json()["sites"][0]["name"], "site-a");
+    let missing = run_env(&["--context", "nope", "status"], &list, hub.dir.path());
+    let line = missing.one_line_error();
+    assert!(
+        line.contains("nope") && line.contains("--context"),
+        "{line}"
+    );
+}
+
+#[test]
+fn request_timeout_bounds_a_slow_server() {
+    let hub = Hub::new();
+    hub.sandbox.controls().set_latency(Duration::from_secs(3));
+    let run = hub.fleet(&["--request-timeout", "500ms", "status"]);
+    let line = run.one_line_error();
+    assert!(line.contains("--request-timeout"), "{line}");
+    hub.sandbox.controls().set_latency(Duration::ZERO);
+    hub.fleet(&["--request-timeout", "10s", "status"]).ok();
+}
+
+#[test]
+fn verbose_adds_the_cause_chain() {
+    let hub = Hub::new();
+    hub.sandbox.controls().set_outage(true);
+    let run = hub.fleet(&["-v", "status"]);
+    hub.sandbox.controls().set_outage(false);
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr.lines().any(|l| l.starts_with("error: ")),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("caused by:"), "{}", run.stderr);
+}

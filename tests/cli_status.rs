@@ -1,0 +1,217 @@
+//! `kubectl fleet status`: sorted table with footer, filters, JSON/YAML
+//! report, colour rules, and `--watch` redrawing from the watch API.
+
+mod cli_support;
+
+use std::io::{BufRead as _, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use cli_support::{BIN, Hub};
+use kube::api::{Api, Patch, PatchParams};
+use kubectl_fleet::api::FederatedCluster;
+use serde_json::json;
+
+async fn set_status(hub: &Hub, site: &str, status: serde_json::Value) {
+    let api: Api<FederatedCluster> = Api::all(hub.admin().await);
+    api.patch_status(
+        site,
+        &PatchParams::default(),
+        &Patch::Merge(&json!({ "status": status })),
+    )
+    .await
+    .unwrap();
+}
+
+async fn fleet_of_three() -> Hub {
+    let hub = Hub::new();
+    hub.register("site-c", &["--tier", "non-critical"]);
+    hub.register("site-a", &["--tier", "critical", "--region", "eu-west-1"]);
+    hub.register(
+        "site-b",
+        &["--environment", "staging", "--region", "us-east-1"],
+    );
+    let now = jiff::Timestamp::now().to_string();
+    set_status(
+        &hub,
+        "site-a",
+        json!({ "phase": "Connected", "lastHeartbeatTime": now, "nodeCount": 3 }),
+    )
+    .await;
+    set_status(
+        &hub,
+        "site-b",
+        json!({ "phase": "Stale", "lastHeartbeatTime": "2020-01-01T00:00:00Z" }),
+    )
+    .await;
+    hub
+}
+
+fn first_column(table: &str) -> Vec<String> {
+    table
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| l.split_whitespace().next().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn table_is_sorted_with_footer_and_filters_apply() {
+    let hub = fleet_of_three().await;
+    let table = hub.fleet(&["status"]).ok().stdout;
+    assert!(table.starts_with("NAME "), "{table}");
+    assert_eq!(first_column(&table), ["site-a", "site-b", "site-c"]);
+    let site_c = table.lines().find(|l| l.starts_with("site-c")).unwrap();
+    assert!(
+        site_c.contains("Pending") && site_c.contains("never"),
+        "{site_c}"
+    );
+    assert!(
+        table.contains("Sites: 3 (1 Connected, 1 Stale, 0 Unreachable, 1 Pending)"),
+        "{table}"
+    );
+    assert!(!table.contains('\x1b'), "no colour without a TTY");
+
+    for (args, expect) in [
+        (vec!["status", "--tier", "critical"], vec!["site-a"]),
+        (vec!["status", "--environment", "staging"], vec!["site-b"]),
+        (vec!["status", "--region", "us-east-1"], vec!["site-b"]),
+        (vec!["status", "--phase", "Pending"], vec!["site-c"]),
+        (
+            vec!["status", "--phase", "Connected", "--tier", "critical"],
+            vec!["site-a"],
+        ),
+        (
+            vec!["status", "-l", "federation.kubectl-fleet.dev/site=site-c"],
+            vec!["site-c"],
+        ),
+        (vec!["status", "site-c", "site-a"], vec!["site-a", "site-c"]),
+    ] {
+        let out = hub.fleet(&args).ok().stdout;
+        assert_eq!(first_column(&out), expect, "{args:?}\n{out}");
+    }
+
+    let wide = hub.fleet(&["status", "-o", "wide"]).ok().stdout;
+    let header = wide.lines().next().unwrap();
+    for column in ["REGION", "VERSION", "K8S", "TOKEN EXPIRES"] {
+        assert!(header.contains(column), "{header}");
+    }
+    assert!(
+        wide.lines()
+            .any(|l| l.starts_with("site-a") && l.contains("eu-west-1")),
+        "{wide}"
+    );
+}
+
+#[tokio::test]
+async fn json_and_yaml_reports_are_the_documented_schema() {
+    let hub = fleet_of_three().await;
+    let report = hub.fleet(&["status", "-o", "json"]).ok().json();
+    assert_eq!(report["kind"], "StatusReport");
+    let names: Vec<&str> = report["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["site-a", "site-b", "site-c"]);
+    assert_eq!(report["sites"][0]["phase"], "Connected");
+    assert_eq!(report["sites"][0]["nodeCount"], 3);
+    assert_eq!(
+        report["sites"][2]["lastHeartbeatTime"],
+        serde_json::Value::Null
+    );
+    assert_eq!(report["summary"]["sites"], 3);
+    assert_eq!(
+        report["summary"]["phases"],
+        json!({ "connected": 1, "stale": 1, "unreachable": 0, "pending": 1 })
+    );
+
+    let yaml = hub
+        .fleet(&["status", "-o", "yaml", "--tier", "critical"])
+        .ok()
+        .stdout;
+    let doc: serde_json::Value = serde_saphyr::from_str(&yaml).unwrap();
+    assert_eq!(doc["sites"].as_array().unwrap().len(), 1);
+    assert_eq!(doc["sites"][0]["tier"], "critical");
+}
+
+#[tokio::test]
+async fn colour_only_when_asked_or_on_a_terminal() {
+    let hub = fleet_of_three().await;
+    let coloured = hub.fleet(&["status", "--color", "always"]).ok().stdout;
+    assert!(coloured.contains("\x1b["), "{coloured:?}");
+    let plain = hub.fleet(&["status", "--color", "never"]).ok().stdout;
+    assert!(!plain.contains('\x1b'));
+    // --color=auto without a TTY: plain even without NO_COLOR.
+    let out = Command::new(BIN)
+        .args(["--kubeconfig", hub.kubeconfig.to_str().unwrap(), "status"])
+        .env_remove("NO_COLOR")
+        .env_remove("KUBECONFIG")
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8(out.stdout).unwrap().contains('\x1b'));
+}
+
+#[test]
+fn watch_redraws_on_change_through_the_watch_api() {
+    let hub = Hub::new();
+    hub.register("site-a", &[]);
+    let controls = hub.sandbox.controls();
+    controls.clear_request_log();
+    let mut child = Command::new(BIN)
+        .args([
+            "--kubeconfig",
+            hub.kubeconfig.to_str().unwrap(),
+            "status",
+            "--watch",
+            "-o",
+            "wide",
+        ])
+        .env_remove("KUBECONFIG")
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let wait_for = |needle: &str| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(line) if line.starts_with(needle) => return line,
+                Ok(_) => {}
+                Err(e) => panic!("no line starting with {needle:?} from --watch: {e}"),
+            }
+        }
+    };
+    wait_for("site-a");
+    hub.register("site-b", &["--tier", "critical"]);
+    let row = wait_for("site-b");
+    assert!(row.contains("critical"), "{row}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let log = controls.request_log();
+    let watches = log
+        .iter()
+        .filter(|r| r.verb == "watch" && r.path.ends_with("/federatedclusters"))
+        .count();
+    let lists = log
+        .iter()
+        .filter(|r| r.verb == "list" && r.path.ends_with("/federatedclusters"))
+        .count();
+    assert!(watches >= 1, "status --watch must use the watch API");
+    assert!(lists <= 1, "one initial list, no polling: {lists} lists");
+}
