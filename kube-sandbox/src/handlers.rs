@@ -564,7 +564,13 @@ fn apply(
                 return Err(ApiError::not_found(&def.group, &def.plural, &key.1));
             }
             None => {
-                let new = patch::server_side_apply(None, &applied, manager, force)?;
+                let new = patch::server_side_apply_with(
+                    None,
+                    &applied,
+                    manager,
+                    force,
+                    objects::field_manager_options(def, None),
+                )?;
                 let mut new = new;
                 if new["metadata"]["name"]
                     .as_str()
@@ -577,7 +583,13 @@ fn apply(
             }
             Some(live) => {
                 let live = to_served(def, &live);
-                let new = patch::server_side_apply(Some(&live), &applied, manager, force)?;
+                let new = patch::server_side_apply_with(
+                    Some(&live),
+                    &applied,
+                    manager,
+                    force,
+                    objects::field_manager_options(def, sub),
+                )?;
                 (200, objects::update(&mut st, def, key, new, sub, &opts)?)
             }
         }

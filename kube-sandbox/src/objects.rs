@@ -28,6 +28,31 @@ pub struct WriteOpts {
     pub warnings: std::cell::RefCell<Vec<String>>,
 }
 
+/// How field ownership is tracked for a write to `def` (`subresource` is
+/// `Some("status")` for `/status`): the CRD version's schema gives list and
+/// map types, and the strategy's reset fields are neither written nor owned
+/// (`status` through the main resource of a kind with a status subresource;
+/// `spec` and `metadata` through `/status`).
+pub fn field_manager_options<'a>(
+    def: &'a ResourceDef,
+    subresource: Option<&'a str>,
+) -> patch::FieldManagerOptions<'a> {
+    const MAIN_RESET: &[&str] = &["status"];
+    const STATUS_RESET: &[&str] = &["spec", "metadata"];
+    let ignored_fields: &[&str] = match subresource {
+        Some("status") => STATUS_RESET,
+        Some(_) => &[],
+        None if def.has_status => MAIN_RESET,
+        None => &[],
+    };
+    patch::FieldManagerOptions {
+        schema: def.schema.as_deref(),
+        subresource,
+        ignored_fields,
+        now: None,
+    }
+}
+
 /// `fieldValidation` as the real server defines it (default `Warn`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum FieldValidation {
@@ -514,7 +539,12 @@ pub fn create(
         }
     }
     if !opts.managed_fields_done {
-        patch::record_update(None, &mut obj, &opts.manager, None);
+        patch::record_update_with(
+            None,
+            &mut obj,
+            &opts.manager,
+            field_manager_options(def, None),
+        );
     }
     if opts.dry_run {
         return Ok(Arc::new(obj));
@@ -715,7 +745,12 @@ pub fn update(
         }
     }
     if !opts.managed_fields_done {
-        patch::record_update(Some(&old), &mut new, &opts.manager, subresource);
+        patch::record_update_with(
+            Some(&old),
+            &mut new,
+            &opts.manager,
+            field_manager_options(def, subresource),
+        );
     }
     if opts.dry_run {
         return Ok(Arc::new(new));
