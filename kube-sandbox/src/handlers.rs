@@ -208,10 +208,15 @@ impl Selectors {
     /// From `labelSelector` / `fieldSelector`; errors are 400s.
     pub fn from_query(q: &Query) -> Result<Self, ApiError> {
         let labels = LabelSelector::parse(q.get("labelSelector").unwrap_or_default())
-            .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?;
+            .map_err(ApiError::bad_request)?;
         let fields = FieldSelector::parse(q.get("fieldSelector").unwrap_or_default())
             .map_err(ApiError::bad_request)?;
         Ok(Selectors { labels, fields })
+    }
+
+    /// Whether neither selector restricts anything.
+    pub fn is_everything(&self) -> bool {
+        self.labels.is_empty() && self.fields.terms.is_empty()
     }
 
     /// Whether an object is selected.
@@ -248,6 +253,8 @@ pub struct Page {
     pub items: Vec<Arc<Value>>,
     pub rv: u64,
     pub continue_token: Option<String>,
+    /// `metadata.remainingItemCount` of a page that is not the last.
+    pub remaining_item_count: Option<u64>,
 }
 
 /// Selects a page of objects under the lock (Arc clones only).
@@ -295,10 +302,19 @@ pub fn list_page(
         (true, Some(k)) => Some(encode_continue(rv, k)),
         _ => None,
     };
+    // As the real storage: the count of what is left, when no selector
+    // filters the list (otherwise it is unknown without reading it all).
+    let remaining_item_count = match (&continue_token, last_key) {
+        (Some(_), Some(k)) if sel.is_everything() => {
+            Some(st.range(&gr, namespace, Some(k)).count() as u64)
+        }
+        _ => None,
+    };
     Ok(Page {
         items,
         rv,
         continue_token,
+        remaining_item_count,
     })
 }
 
@@ -314,6 +330,9 @@ fn list(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
     if let Some(c) = &page.continue_token {
         meta["continue"] = json!(c);
     }
+    if let Some(n) = page.remaining_item_count {
+        meta["remainingItemCount"] = json!(n);
+    }
     if call.wants_table() {
         let objs: Vec<Value> = page
             .items
@@ -328,6 +347,12 @@ fn list(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
             jiff::Timestamp::now(),
         );
         return Ok(server::json_response(200, &table));
+    }
+    if def.crd && page.continue_token.is_none() {
+        // Custom resource lists are unstructured: the real server keeps
+        // the empty `continue` of the last page that typed lists (and
+        // Tables) omit.
+        meta["continue"] = json!("");
     }
     // Written by hand so a 10,000-item list is serialized straight from the
     // stored objects, without building one big Value first.
@@ -514,9 +539,9 @@ fn patch(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
             "application/strategic-merge-patch+json" => {
                 patch::strategic_merge_patch(&mut target, &patch_body)?
             }
-            other => {
+            _ => {
                 return Err(ApiError::unsupported_media_type(format!(
-                    "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml{}; got {other:?}",
+                    "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml{}",
                     if def.crd {
                         ""
                     } else {
@@ -538,10 +563,11 @@ fn apply(
     mut opts: WriteOpts,
 ) -> Result<Resp, ApiError> {
     let Some(manager) = call.query.get("fieldManager").filter(|m| !m.is_empty()) else {
+        // The real validation is of the PatchOptions, which have no name.
         return Err(ApiError::invalid(
-            &def.group,
-            &def.kind,
-            &key.1,
+            "meta.k8s.io",
+            "PatchOptions",
+            "",
             vec![Cause::new(
                 "FieldValueRequired",
                 "fieldManager",
@@ -710,7 +736,11 @@ fn delete_collection(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiErr
         &json!({
             "kind": def.list_kind,
             "apiVersion": def.api_version(),
-            "metadata": {"resourceVersion": rv.to_string()},
+            "metadata": if def.crd {
+                json!({"resourceVersion": rv.to_string(), "continue": ""})
+            } else {
+                json!({"resourceVersion": rv.to_string()})
+            },
             "items": items,
         }),
     ))

@@ -283,6 +283,19 @@ fn random_suffix() -> String {
         .collect()
 }
 
+/// On `/status` the real server validates `.status` with a validator of its
+/// own schema: the field paths still start at `status.`, but the details
+/// name the field relative to it (`count in body should be ...`).
+fn relative_to_status(causes: &mut [Cause]) {
+    for c in causes {
+        if let Some(rest) = c.field.strip_prefix("status.") {
+            c.message = c
+                .message
+                .replace(&format!("{} in body", c.field), &format!("{rest} in body"));
+        }
+    }
+}
+
 fn kind_group(def: &ResourceDef) -> (&str, &str) {
     (def.group.as_str(), def.kind.as_str())
 }
@@ -593,14 +606,15 @@ pub fn update(
         return Err(ApiError::conflict(group, &def.plural, &key.1));
     }
     if sent_rv.is_empty() && opts.is_put && !def.allow_unconditional_update {
+        // The registry names the resource here (`widgets.group`), not the Kind.
         return Err(ApiError::invalid(
             group,
-            kind,
+            &def.plural,
             &key.1,
             vec![Cause::new(
                 "FieldValueInvalid",
                 "metadata.resourceVersion",
-                "Invalid value: 0x0: must be specified for an update",
+                "Invalid value: 0: must be specified for an update",
             )],
         ));
     }
@@ -686,21 +700,36 @@ pub fn update(
             .filter(|f| !before.contains(f))
             .collect();
         if !added.is_empty() {
+            // Go's `%#v` of the sorted list; the real server validates
+            // object metadata twice on update (common fields, then the
+            // strategy), so the cause is listed twice.
+            let mut added: Vec<&str> = added.iter().map(|f| f.as_ref()).collect();
+            added.sort_unstable();
+            added.dedup();
+            let list = added
+                .iter()
+                .map(|f| format!("{f:?}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let cause = Cause::new(
+                "FieldValueForbidden",
+                "metadata.finalizers",
+                format!(
+                    "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{list}}}"
+                ),
+            );
             return Err(ApiError::invalid(
                 group,
                 kind,
                 &key.1,
-                vec![Cause::new(
-                    "FieldValueForbidden",
-                    "metadata.finalizers",
-                    format!(
-                        "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers {added:?}"
-                    ),
-                )],
+                vec![cause.clone(), cause],
             ));
         }
     }
     let mut causes = apply_schema(def, &mut new, Some(&old), opts)?;
+    if subresource == Some("status") {
+        relative_to_status(&mut causes);
+    }
     let is_crd = def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions";
     if is_crd && subresource.is_none() && causes.is_empty() {
         causes.extend(check_crd(&new, &key.1));
@@ -756,7 +785,9 @@ pub fn update(
         return Ok(Arc::new(new));
     }
     if is_deleting(&new) && finalizers(&new).is_empty() {
-        return Ok(finish_delete(st, def, key).unwrap_or_else(|| Arc::new(new)));
+        // The answer is the object as written; storage then deletes it.
+        finish_delete(st, def, key);
+        return Ok(Arc::new(new));
     }
     Ok(st.put(&gr, key.clone(), new))
 }
@@ -791,13 +822,13 @@ pub fn delete(
     if let Some(uid) = &pre.uid {
         let actual = str_of(meta(&old), "uid");
         if uid != actual {
-            return Err(ApiError::new(
-                409,
-                "Conflict",
-                format!(
-                    "Operation cannot be fulfilled on {} \"{}\": Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}",
-                    crate::errors::qualified(&def.group, &def.plural),
-                    key.1
+            // `rest.BeforeDelete`: the conflict names the Kind, not the resource.
+            return Err(ApiError::conflict_because(
+                &def.group,
+                &def.kind,
+                &key.1,
+                &format!(
+                    "the UID in the precondition ({uid}) does not match the UID in record ({actual}). The object might have been deleted and then recreated"
                 ),
             ));
         }
@@ -805,13 +836,12 @@ pub fn delete(
     if let Some(rv) = &pre.resource_version {
         let actual = str_of(meta(&old), "resourceVersion");
         if rv != actual {
-            return Err(ApiError::new(
-                409,
-                "Conflict",
-                format!(
-                    "Operation cannot be fulfilled on {} \"{}\": Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {actual}",
-                    crate::errors::qualified(&def.group, &def.plural),
-                    key.1
+            return Err(ApiError::conflict_because(
+                &def.group,
+                &def.kind,
+                &key.1,
+                &format!(
+                    "the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in record ({actual}). The object might have been modified"
                 ),
             ));
         }

@@ -74,14 +74,14 @@ pub fn json_patch(target: &mut Value, patch: &Value) -> Result<(), ApiError> {
         Value::Array(ops) => ops,
         other => {
             return Err(ApiError::bad_request(format!(
-                "json: cannot unmarshal {} into Go value of type jsonpatch.Patch",
+                "error decoding patch: json: cannot unmarshal {} into Go value of type []handlers.jsonPatchOp",
                 go_json_type(other)
             )));
         }
     };
     if let Some(bad) = ops.iter().find(|o| !o.is_object() && !o.is_null()) {
         return Err(ApiError::bad_request(format!(
-            "json: cannot unmarshal {} into Go value of type jsonpatch.Operation",
+            "error decoding patch: json: cannot unmarshal {} into Go value of type handlers.jsonPatchOp",
             go_json_type(bad)
         )));
     }
@@ -1645,19 +1645,19 @@ mod tests {
         let cases = [
             (
                 json!({"op": "add"}),
-                "json: cannot unmarshal object into Go value of type jsonpatch.Patch",
+                "error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp",
             ),
             (
                 json!("x"),
-                "json: cannot unmarshal string into Go value of type jsonpatch.Patch",
+                "error decoding patch: json: cannot unmarshal string into Go value of type []handlers.jsonPatchOp",
             ),
             (
                 json!(["x"]),
-                "json: cannot unmarshal string into Go value of type jsonpatch.Operation",
+                "error decoding patch: json: cannot unmarshal string into Go value of type handlers.jsonPatchOp",
             ),
             (
                 json!([1]),
-                "json: cannot unmarshal number into Go value of type jsonpatch.Operation",
+                "error decoding patch: json: cannot unmarshal number into Go value of type handlers.jsonPatchOp",
             ),
         ];
         for (p, want) in cases {
