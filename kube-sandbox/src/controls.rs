@@ -31,13 +31,17 @@ pub struct FaultRule {
 pub struct RequestRecord {
     /// Kubernetes verb, or the lower-cased HTTP method for non-resource paths.
     pub verb: String,
+    /// HTTP method (`GET`, `PATCH`, ...).
     pub method: String,
     /// Path without the query.
     pub path: String,
+    /// Raw query string, without the `?`.
     pub query: String,
     /// Authenticated (or impersonated) user name; empty if anonymous.
     pub user: String,
+    /// HTTP status of the response.
     pub status: u16,
+    /// Size of the request body.
     pub request_bytes: usize,
 }
 

@@ -15,6 +15,7 @@ pub struct Cause {
 }
 
 impl Cause {
+    /// A cause with its `reason`, `field` path and `message`.
     pub fn new(reason: &str, field: impl Into<String>, message: impl Into<String>) -> Self {
         Cause {
             reason: reason.to_string(),
@@ -27,9 +28,11 @@ impl Cause {
 /// An error answered to a client: HTTP code plus a `Status` body.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiError {
+    /// HTTP status code (also `Status.code`).
     pub code: u16,
     /// `metav1.StatusReason`: `NotFound`, `AlreadyExists`, `Conflict`, ...
     pub reason: String,
+    /// Human-readable `Status.message`.
     pub message: String,
     /// `Status.details` (name, group, kind, causes, retryAfterSeconds), if any.
     pub details: Option<Value>,
@@ -65,6 +68,7 @@ fn details(name: &str, group: &str, kind: &str) -> Value {
 }
 
 impl ApiError {
+    /// An error with a code, a `StatusReason` and a message.
     pub fn new(code: u16, reason: &str, message: impl Into<String>) -> Self {
         ApiError {
             code,
@@ -113,6 +117,22 @@ impl ApiError {
         }
     }
 
+    /// 409 Conflict with its own reason (`apierrors.NewConflict`):
+    /// `Operation cannot be fulfilled on RESOURCE.group "name": DETAIL`.
+    pub fn conflict_because(group: &str, resource: &str, name: &str, detail: &str) -> Self {
+        ApiError {
+            details: Some(details(name, group, resource)),
+            ..Self::new(
+                409,
+                "Conflict",
+                format!(
+                    "Operation cannot be fulfilled on {} \"{name}\": {detail}",
+                    qualified(group, resource)
+                ),
+            )
+        }
+    }
+
     /// 422 with field causes: `Kind.group "name" is invalid: field: message, field2: message2`.
     pub fn invalid(group: &str, kind: &str, name: &str, causes: Vec<Cause>) -> Self {
         let qual_kind = if group.is_empty() {
@@ -129,7 +149,13 @@ impl ApiError {
                     format!("{}: {}", c.field, c.message)
                 }
             })
-            .collect::<Vec<_>>();
+            .fold(Vec::new(), |mut seen: Vec<String>, m| {
+                // As `utilerrors.Aggregate`: a repeated message is shown once.
+                if !seen.contains(&m) {
+                    seen.push(m);
+                }
+                seen
+            });
         let summary = if summary.len() == 1 {
             summary[0].clone()
         } else {

@@ -74,9 +74,15 @@ impl Call<'_> {
     }
 
     fn json_body(&self) -> Result<Value, ApiError> {
-        if crate::protobuf::is_protobuf(&content_type(self)) {
+        let ct = content_type(self);
+        if crate::protobuf::is_protobuf(&ct) {
             return crate::protobuf::decode(&self.body)
                 .map_err(|e| ApiError::unsupported_media_type(e.to_string()));
+        }
+        if ct == "application/yaml" {
+            return serde_saphyr::from_slice(&self.body).map_err(|e| {
+                ApiError::bad_request(format!("error decoding YAML request body: {e}"))
+            });
         }
         serde_json::from_slice(&self.body).map_err(|e| {
             ApiError::bad_request(format!(
@@ -116,6 +122,9 @@ pub async fn dispatch(call: Call<'_>) -> Result<Resp, ApiError> {
         return Err(not_served());
     }
     if def.create_only {
+        if def.namespaced && info.namespace.is_empty() {
+            return Err(not_served());
+        }
         return match info.verb.as_str() {
             "create" => review(&call, &def),
             _ => Err(ApiError::method_not_allowed(
@@ -199,10 +208,15 @@ impl Selectors {
     /// From `labelSelector` / `fieldSelector`; errors are 400s.
     pub fn from_query(q: &Query) -> Result<Self, ApiError> {
         let labels = LabelSelector::parse(q.get("labelSelector").unwrap_or_default())
-            .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?;
+            .map_err(ApiError::bad_request)?;
         let fields = FieldSelector::parse(q.get("fieldSelector").unwrap_or_default())
             .map_err(ApiError::bad_request)?;
         Ok(Selectors { labels, fields })
+    }
+
+    /// Whether neither selector restricts anything.
+    pub fn is_everything(&self) -> bool {
+        self.labels.is_empty() && self.fields.terms.is_empty()
     }
 
     /// Whether an object is selected.
@@ -239,6 +253,8 @@ pub struct Page {
     pub items: Vec<Arc<Value>>,
     pub rv: u64,
     pub continue_token: Option<String>,
+    /// `metadata.remainingItemCount` of a page that is not the last.
+    pub remaining_item_count: Option<u64>,
 }
 
 /// Selects a page of objects under the lock (Arc clones only).
@@ -286,10 +302,19 @@ pub fn list_page(
         (true, Some(k)) => Some(encode_continue(rv, k)),
         _ => None,
     };
+    // As the real storage: the count of what is left, when no selector
+    // filters the list (otherwise it is unknown without reading it all).
+    let remaining_item_count = match (&continue_token, last_key) {
+        (Some(_), Some(k)) if sel.is_everything() => {
+            Some(st.range(&gr, namespace, Some(k)).count() as u64)
+        }
+        _ => None,
+    };
     Ok(Page {
         items,
         rv,
         continue_token,
+        remaining_item_count,
     })
 }
 
@@ -305,6 +330,9 @@ fn list(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
     if let Some(c) = &page.continue_token {
         meta["continue"] = json!(c);
     }
+    if let Some(n) = page.remaining_item_count {
+        meta["remainingItemCount"] = json!(n);
+    }
     if call.wants_table() {
         let objs: Vec<Value> = page
             .items
@@ -319,6 +347,12 @@ fn list(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
             jiff::Timestamp::now(),
         );
         return Ok(server::json_response(200, &table));
+    }
+    if def.crd && page.continue_token.is_none() {
+        // Custom resource lists are unstructured: the real server keeps
+        // the empty `continue` of the last page that typed lists (and
+        // Tables) omit.
+        meta["continue"] = json!("");
     }
     // Written by hand so a 10,000-item list is serialized straight from the
     // stored objects, without building one big Value first.
@@ -505,9 +539,9 @@ fn patch(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
             "application/strategic-merge-patch+json" => {
                 patch::strategic_merge_patch(&mut target, &patch_body)?
             }
-            other => {
+            _ => {
                 return Err(ApiError::unsupported_media_type(format!(
-                    "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml{}; got {other:?}",
+                    "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml{}",
                     if def.crd {
                         ""
                     } else {
@@ -529,10 +563,11 @@ fn apply(
     mut opts: WriteOpts,
 ) -> Result<Resp, ApiError> {
     let Some(manager) = call.query.get("fieldManager").filter(|m| !m.is_empty()) else {
+        // The real validation is of the PatchOptions, which have no name.
         return Err(ApiError::invalid(
-            &def.group,
-            &def.kind,
-            &key.1,
+            "meta.k8s.io",
+            "PatchOptions",
+            "",
             vec![Cause::new(
                 "FieldValueRequired",
                 "fieldManager",
@@ -555,7 +590,13 @@ fn apply(
                 return Err(ApiError::not_found(&def.group, &def.plural, &key.1));
             }
             None => {
-                let new = patch::server_side_apply(None, &applied, manager, force)?;
+                let new = patch::server_side_apply_with(
+                    None,
+                    &applied,
+                    manager,
+                    force,
+                    objects::field_manager_options(def, None),
+                )?;
                 let mut new = new;
                 if new["metadata"]["name"]
                     .as_str()
@@ -568,7 +609,13 @@ fn apply(
             }
             Some(live) => {
                 let live = to_served(def, &live);
-                let new = patch::server_side_apply(Some(&live), &applied, manager, force)?;
+                let new = patch::server_side_apply_with(
+                    Some(&live),
+                    &applied,
+                    manager,
+                    force,
+                    objects::field_manager_options(def, sub),
+                )?;
                 (200, objects::update(&mut st, def, key, new, sub, &opts)?)
             }
         }
@@ -689,7 +736,11 @@ fn delete_collection(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiErr
         &json!({
             "kind": def.list_kind,
             "apiVersion": def.api_version(),
-            "metadata": {"resourceVersion": rv.to_string()},
+            "metadata": if def.crd {
+                json!({"resourceVersion": rv.to_string(), "continue": ""})
+            } else {
+                json!({"resourceVersion": rv.to_string()})
+            },
             "items": items,
         }),
     ))
@@ -847,6 +898,44 @@ fn review(call: &Call, def: &ResourceDef) -> Result<Resp, ApiError> {
         "subjectaccessreviews" => {
             reviews::validate_subject_access_review(&body)?;
             reviews::subject_access_review(snap, &body)
+        }
+        "localsubjectaccessreviews" => {
+            reviews::validate_subject_access_review(&body)?;
+            let ns = call.info.namespace.as_str();
+            let asked = body["spec"]["resourceAttributes"]["namespace"]
+                .as_str()
+                .unwrap_or_default();
+            if body["spec"]
+                .get("nonResourceAttributes")
+                .is_some_and(|v| !v.is_null())
+            {
+                return Err(ApiError::invalid(
+                    "authorization.k8s.io",
+                    "LocalSubjectAccessReview",
+                    "",
+                    vec![Cause::new(
+                        "FieldValueInvalid",
+                        "spec.nonResourceAttributes",
+                        "Invalid value: disallowed on this kind of request",
+                    )],
+                ));
+            }
+            if asked != ns {
+                return Err(ApiError::invalid(
+                    "authorization.k8s.io",
+                    "LocalSubjectAccessReview",
+                    "",
+                    vec![Cause::new(
+                        "FieldValueInvalid",
+                        "spec.resourceAttributes.namespace",
+                        format!("Invalid value: {asked:?}: must match metadata.namespace"),
+                    )],
+                ));
+            }
+            let mut out = reviews::subject_access_review(snap, &body);
+            out["kind"] = json!("LocalSubjectAccessReview");
+            out["metadata"]["namespace"] = json!(ns);
+            out
         }
         "selfsubjectaccessreviews" => {
             reviews::validate_self_subject_access_review(&body)?;

@@ -28,6 +28,31 @@ pub struct WriteOpts {
     pub warnings: std::cell::RefCell<Vec<String>>,
 }
 
+/// How field ownership is tracked for a write to `def` (`subresource` is
+/// `Some("status")` for `/status`): the CRD version's schema gives list and
+/// map types, and the strategy's reset fields are neither written nor owned
+/// (`status` through the main resource of a kind with a status subresource;
+/// `spec` and `metadata` through `/status`).
+pub fn field_manager_options<'a>(
+    def: &'a ResourceDef,
+    subresource: Option<&'a str>,
+) -> patch::FieldManagerOptions<'a> {
+    const MAIN_RESET: &[&str] = &["status"];
+    const STATUS_RESET: &[&str] = &["spec", "metadata"];
+    let ignored_fields: &[&str] = match subresource {
+        Some("status") => STATUS_RESET,
+        Some(_) => &[],
+        None if def.has_status => MAIN_RESET,
+        None => &[],
+    };
+    patch::FieldManagerOptions {
+        schema: def.schema.as_deref(),
+        subresource,
+        ignored_fields,
+        now: None,
+    }
+}
+
 /// `fieldValidation` as the real server defines it (default `Warn`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum FieldValidation {
@@ -214,6 +239,27 @@ fn is_noop(old: &Value, new: &Value) -> bool {
         .all(|k| a.get(k) == b.get(k))
 }
 
+/// Secrets: `stringData` is write-only; the real server folds it into
+/// `data` (base64) when decoding a request.
+fn fold_string_data(def: &ResourceDef, obj: &mut Value) {
+    if !(def.group.is_empty() && def.plural == "secrets") {
+        return;
+    }
+    let Some(o) = obj.as_object_mut() else { return };
+    let Some(Value::Object(string_data)) = o.remove("stringData") else {
+        return;
+    };
+    use base64::Engine;
+    let data = o.entry("data").or_insert_with(|| json!({}));
+    if !data.is_object() {
+        *data = json!({});
+    }
+    for (k, v) in string_data {
+        let text = v.as_str().unwrap_or_default();
+        data[k] = json!(base64::engine::general_purpose::STANDARD.encode(text));
+    }
+}
+
 fn managed_fields_without_times(obj: &Value) -> Value {
     let mut mf = meta(obj)
         .get("managedFields")
@@ -235,6 +281,19 @@ fn random_suffix() -> String {
         .iter()
         .map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)
         .collect()
+}
+
+/// On `/status` the real server validates `.status` with a validator of its
+/// own schema: the field paths still start at `status.`, but the details
+/// name the field relative to it (`count in body should be ...`).
+fn relative_to_status(causes: &mut [Cause]) {
+    for c in causes {
+        if let Some(rest) = c.field.strip_prefix("status.") {
+            c.message = c
+                .message
+                .replace(&format!("{} in body", c.field), &format!("{rest} in body"));
+        }
+    }
 }
 
 fn kind_group(def: &ResourceDef) -> (&str, &str) {
@@ -384,6 +443,7 @@ pub fn create(
         ));
     }
     let (group, kind) = kind_group(def);
+    fold_string_data(def, &mut obj);
     obj["apiVersion"] = json!(def.api_version());
     obj["kind"] = json!(def.kind);
     let m = meta_mut(&mut obj);
@@ -492,7 +552,12 @@ pub fn create(
         }
     }
     if !opts.managed_fields_done {
-        patch::record_update(None, &mut obj, &opts.manager, None);
+        patch::record_update_with(
+            None,
+            &mut obj,
+            &opts.manager,
+            field_manager_options(def, None),
+        );
     }
     if opts.dry_run {
         return Ok(Arc::new(obj));
@@ -519,6 +584,7 @@ pub fn update(
             "the body of the request must be a JSON object",
         ));
     }
+    fold_string_data(def, &mut new);
     let body_name = str_of(meta(&new), "name");
     if !body_name.is_empty() && body_name != key.1 {
         return Err(ApiError::bad_request(format!(
@@ -540,14 +606,15 @@ pub fn update(
         return Err(ApiError::conflict(group, &def.plural, &key.1));
     }
     if sent_rv.is_empty() && opts.is_put && !def.allow_unconditional_update {
+        // The registry names the resource here (`widgets.group`), not the Kind.
         return Err(ApiError::invalid(
             group,
-            kind,
+            &def.plural,
             &key.1,
             vec![Cause::new(
                 "FieldValueInvalid",
                 "metadata.resourceVersion",
-                "Invalid value: 0x0: must be specified for an update",
+                "Invalid value: 0: must be specified for an update",
             )],
         ));
     }
@@ -602,6 +669,30 @@ pub fn update(
         m.insert("resourceVersion".into(), json!(old_rv));
         m.remove("selfLink");
     }
+    let immutable_kind =
+        def.group.is_empty() && matches!(def.plural.as_str(), "configmaps" | "secrets");
+    if immutable_kind && old.get("immutable") == Some(&Value::Bool(true)) {
+        let mut causes = Vec::new();
+        for field in ["data", "binaryData"] {
+            if old.get(field) != new.get(field) {
+                causes.push(Cause::new(
+                    "FieldValueForbidden",
+                    field,
+                    "Forbidden: field is immutable when `immutable` is set",
+                ));
+            }
+        }
+        if new.get("immutable") != Some(&Value::Bool(true)) {
+            causes.push(Cause::new(
+                "FieldValueForbidden",
+                "immutable",
+                "Forbidden: field is immutable when `immutable` is set",
+            ));
+        }
+        if !causes.is_empty() {
+            return Err(ApiError::invalid(group, kind, &key.1, causes));
+        }
+    }
     if is_deleting(&old) {
         let before = finalizers(&old);
         let added: Vec<String> = finalizers(&new)
@@ -609,21 +700,36 @@ pub fn update(
             .filter(|f| !before.contains(f))
             .collect();
         if !added.is_empty() {
+            // Go's `%#v` of the sorted list; the real server validates
+            // object metadata twice on update (common fields, then the
+            // strategy), so the cause is listed twice.
+            let mut added: Vec<&str> = added.iter().map(|f| f.as_ref()).collect();
+            added.sort_unstable();
+            added.dedup();
+            let list = added
+                .iter()
+                .map(|f| format!("{f:?}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let cause = Cause::new(
+                "FieldValueForbidden",
+                "metadata.finalizers",
+                format!(
+                    "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{list}}}"
+                ),
+            );
             return Err(ApiError::invalid(
                 group,
                 kind,
                 &key.1,
-                vec![Cause::new(
-                    "FieldValueForbidden",
-                    "metadata.finalizers",
-                    format!(
-                        "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers {added:?}"
-                    ),
-                )],
+                vec![cause.clone(), cause],
             ));
         }
     }
     let mut causes = apply_schema(def, &mut new, Some(&old), opts)?;
+    if subresource == Some("status") {
+        relative_to_status(&mut causes);
+    }
     let is_crd = def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions";
     if is_crd && subresource.is_none() && causes.is_empty() {
         causes.extend(check_crd(&new, &key.1));
@@ -668,13 +774,20 @@ pub fn update(
         }
     }
     if !opts.managed_fields_done {
-        patch::record_update(Some(&old), &mut new, &opts.manager, subresource);
+        patch::record_update_with(
+            Some(&old),
+            &mut new,
+            &opts.manager,
+            field_manager_options(def, subresource),
+        );
     }
     if opts.dry_run {
         return Ok(Arc::new(new));
     }
     if is_deleting(&new) && finalizers(&new).is_empty() {
-        return Ok(finish_delete(st, def, key).unwrap_or_else(|| Arc::new(new)));
+        // The answer is the object as written; storage then deletes it.
+        finish_delete(st, def, key);
+        return Ok(Arc::new(new));
     }
     Ok(st.put(&gr, key.clone(), new))
 }
@@ -709,13 +822,13 @@ pub fn delete(
     if let Some(uid) = &pre.uid {
         let actual = str_of(meta(&old), "uid");
         if uid != actual {
-            return Err(ApiError::new(
-                409,
-                "Conflict",
-                format!(
-                    "Operation cannot be fulfilled on {} \"{}\": Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}",
-                    crate::errors::qualified(&def.group, &def.plural),
-                    key.1
+            // `rest.BeforeDelete`: the conflict names the Kind, not the resource.
+            return Err(ApiError::conflict_because(
+                &def.group,
+                &def.kind,
+                &key.1,
+                &format!(
+                    "the UID in the precondition ({uid}) does not match the UID in record ({actual}). The object might have been deleted and then recreated"
                 ),
             ));
         }
@@ -723,13 +836,12 @@ pub fn delete(
     if let Some(rv) = &pre.resource_version {
         let actual = str_of(meta(&old), "resourceVersion");
         if rv != actual {
-            return Err(ApiError::new(
-                409,
-                "Conflict",
-                format!(
-                    "Operation cannot be fulfilled on {} \"{}\": Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {actual}",
-                    crate::errors::qualified(&def.group, &def.plural),
-                    key.1
+            return Err(ApiError::conflict_because(
+                &def.group,
+                &def.kind,
+                &key.1,
+                &format!(
+                    "the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in record ({actual}). The object might have been modified"
                 ),
             ));
         }
@@ -738,6 +850,18 @@ pub fn delete(
         return Ok(Deleted::Gone(old));
     }
     let is_namespace = def.group.is_empty() && def.plural == "namespaces";
+    if is_namespace && matches!(key.1.as_str(), "default" | "kube-system" | "kube-public") {
+        // The NamespaceLifecycle admission plugin protects these.
+        return Err(ApiError::forbidden(
+            format!(
+                "namespaces \"{}\" is forbidden: this namespace may not be deleted",
+                key.1
+            ),
+            "",
+            "namespaces",
+            &key.1,
+        ));
+    }
     if is_namespace {
         return Ok(delete_namespace(st, &key.1, old));
     }
@@ -909,5 +1033,16 @@ mod tests {
         removed_paths(&before, &after, "", &mut out);
         out.sort();
         assert_eq!(out, ["extra", "spec.list[0].x", "spec.typo"]);
+    }
+
+    #[test]
+    fn secret_string_data_folds_into_data() {
+        let def = crate::resources::Catalogue::builtin()
+            .get("", "v1", "secrets")
+            .cloned()
+            .unwrap();
+        let mut s = json!({"data": {"a": "YQ=="}, "stringData": {"b": "kubeconfig"}});
+        fold_string_data(&def, &mut s);
+        assert_eq!(s, json!({"data": {"a": "YQ==", "b": "a3ViZWNvbmZpZw=="}}));
     }
 }

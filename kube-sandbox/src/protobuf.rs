@@ -7,6 +7,9 @@
 //! accept it). This module turns the protobuf envelope (`k8s\0` +
 //! `runtime.Unknown`) of the kinds below into the JSON the handlers take,
 //! from field tables transcribed from the upstream `generated.proto` files.
+//! Pods and Deployments cover what `kubectl run` / `kubectl create
+//! deployment` send (containers, ports, env, resources, scheduling basics);
+//! fields outside the tables are skipped.
 
 use base64::Engine;
 use serde_json::{Map, Value, json};
@@ -17,8 +20,18 @@ const MAGIC: &[u8] = b"k8s\0";
 #[derive(Clone, Copy)]
 enum Ty {
     Str,
+    /// A pointer integer in Go: present means set, even when 0.
     Int,
+    /// A plain Go integer: always encoded, 0 means absent in JSON.
+    Count,
+    /// A pointer bool in Go: present means set, even when false.
     Bool,
+    /// A plain Go bool: always encoded, false means absent in JSON.
+    Flag,
+    /// `intstr.IntOrString` ({type, intVal, strVal}) → number or string.
+    IntOrString,
+    /// `map<string, resource.Quantity>` ({string = 1} values → strings).
+    MapQuantity,
     /// `meta.v1.Time` / `MicroTime`: {seconds, nanos} → RFC 3339.
     Time,
     Msg(&'static [Field]),
@@ -70,7 +83,7 @@ const OBJECT_META: &[Field] = &[
     f(3, "namespace", Str),
     f(5, "uid", Str),
     f(6, "resourceVersion", Str),
-    f(7, "generation", Int),
+    f(7, "generation", Count),
     f(8, "creationTimestamp", Time),
     f(9, "deletionTimestamp", Time),
     f(10, "deletionGracePeriodSeconds", Int),
@@ -258,6 +271,106 @@ const LEASE: &[Field] = &[
     f(2, "spec", Msg(LEASE_SPEC)),
 ];
 
+const CONTAINER_PORT: &[Field] = &[
+    f(1, "name", Str),
+    f(2, "hostPort", Count),
+    f(3, "containerPort", Count),
+    f(4, "protocol", Str),
+    f(5, "hostIP", Str),
+];
+
+const ENV_VAR: &[Field] = &[f(1, "name", Str), f(2, "value", Str)];
+
+const RESOURCES: &[Field] = &[f(1, "limits", MapQuantity), f(2, "requests", MapQuantity)];
+
+const CONTAINER: &[Field] = &[
+    f(1, "name", Str),
+    f(2, "image", Str),
+    r(3, "command", Str),
+    r(4, "args", Str),
+    f(5, "workingDir", Str),
+    r(6, "ports", Msg(CONTAINER_PORT)),
+    r(7, "env", Msg(ENV_VAR)),
+    f(8, "resources", Msg(RESOURCES)),
+    f(13, "terminationMessagePath", Str),
+    f(20, "terminationMessagePolicy", Str),
+    f(14, "imagePullPolicy", Str),
+    f(24, "restartPolicy", Str),
+    f(16, "stdin", Flag),
+    f(17, "stdinOnce", Flag),
+    f(18, "tty", Flag),
+];
+
+const TOLERATION: &[Field] = &[
+    f(1, "key", Str),
+    f(2, "operator", Str),
+    f(3, "value", Str),
+    f(4, "effect", Str),
+    f(5, "tolerationSeconds", Int),
+];
+
+const POD_SPEC: &[Field] = &[
+    r(20, "initContainers", Msg(CONTAINER)),
+    r(2, "containers", Msg(CONTAINER)),
+    f(3, "restartPolicy", Str),
+    f(4, "terminationGracePeriodSeconds", Int),
+    f(5, "activeDeadlineSeconds", Int),
+    f(6, "dnsPolicy", Str),
+    f(7, "nodeSelector", MapStr),
+    f(8, "serviceAccountName", Str),
+    f(9, "serviceAccount", Str),
+    f(21, "automountServiceAccountToken", Bool),
+    f(10, "nodeName", Str),
+    f(11, "hostNetwork", Flag),
+    f(12, "hostPID", Flag),
+    f(13, "hostIPC", Flag),
+    r(15, "imagePullSecrets", Msg(LOCAL_REF)),
+    f(16, "hostname", Str),
+    f(17, "subdomain", Str),
+    f(19, "schedulerName", Str),
+    r(22, "tolerations", Msg(TOLERATION)),
+    f(24, "priorityClassName", Str),
+    f(25, "priority", Int),
+    f(30, "enableServiceLinks", Bool),
+    f(31, "preemptionPolicy", Str),
+];
+
+const POD_TEMPLATE: &[Field] = &[
+    f(1, "metadata", Msg(OBJECT_META)),
+    f(2, "spec", Msg(POD_SPEC)),
+];
+
+const POD: &[Field] = &[
+    f(1, "metadata", Msg(OBJECT_META)),
+    f(2, "spec", Msg(POD_SPEC)),
+];
+
+const ROLLING_UPDATE: &[Field] = &[
+    f(1, "maxUnavailable", IntOrString),
+    f(2, "maxSurge", IntOrString),
+];
+
+const DEPLOYMENT_STRATEGY: &[Field] = &[
+    f(1, "type", Str),
+    f(2, "rollingUpdate", Msg(ROLLING_UPDATE)),
+];
+
+const DEPLOYMENT_SPEC: &[Field] = &[
+    f(1, "replicas", Int),
+    f(2, "selector", Msg(LABEL_SELECTOR)),
+    f(3, "template", Msg(POD_TEMPLATE)),
+    f(4, "strategy", Msg(DEPLOYMENT_STRATEGY)),
+    f(5, "minReadySeconds", Count),
+    f(6, "revisionHistoryLimit", Int),
+    f(7, "paused", Flag),
+    f(9, "progressDeadlineSeconds", Int),
+];
+
+const DEPLOYMENT: &[Field] = &[
+    f(1, "metadata", Msg(OBJECT_META)),
+    f(2, "spec", Msg(DEPLOYMENT_SPEC)),
+];
+
 const PRECONDITIONS: &[Field] = &[f(1, "uid", Str), f(2, "resourceVersion", Str)];
 
 const DELETE_OPTIONS: &[Field] = &[
@@ -285,6 +398,8 @@ fn message_for(api_version: &str, kind: &str) -> Option<&'static [Field]> {
         ("rbac.authorization.k8s.io/v1", "ClusterRole") => CLUSTER_ROLE,
         ("rbac.authorization.k8s.io/v1", "RoleBinding" | "ClusterRoleBinding") => BINDING,
         ("coordination.k8s.io/v1", "Lease") => LEASE,
+        ("v1", "Pod") => POD,
+        ("apps/v1", "Deployment") => DEPLOYMENT,
         _ => return None,
     })
 }
@@ -380,6 +495,36 @@ fn time(b: &[u8]) -> Result<Value, ProtobufError> {
     Ok(json!(ts.to_string()))
 }
 
+fn quantity(b: &[u8]) -> Result<Value, ProtobufError> {
+    let mut out = Value::Null;
+    Reader::fields(b, |num, wire, rd| {
+        match (num, wire) {
+            (1, 2) => out = json!(utf8(rd.bytes()?)?),
+            _ => rd.skip(wire)?,
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+fn int_or_string(b: &[u8]) -> Result<Value, ProtobufError> {
+    let (mut is_string, mut int_val, mut str_val) = (false, 0i64, String::new());
+    Reader::fields(b, |num, wire, rd| {
+        match (num, wire) {
+            (1, 0) => is_string = rd.varint()? == 1,
+            (2, 0) => int_val = rd.varint()? as i64,
+            (3, 2) => str_val = utf8(rd.bytes()?)?,
+            _ => rd.skip(wire)?,
+        }
+        Ok(())
+    })?;
+    Ok(if is_string {
+        json!(str_val)
+    } else {
+        json!(int_val as i32)
+    })
+}
+
 fn map_entry(b: &[u8], value_ty: Ty) -> Result<(String, Value), ProtobufError> {
     let mut key = String::new();
     let mut value = match value_ty {
@@ -395,6 +540,7 @@ fn map_entry(b: &[u8], value_ty: Ty) -> Result<(String, Value), ProtobufError> {
                 value = match value_ty {
                     MapStr => json!(utf8(raw)?),
                     MapBytes => json!(base64::engine::general_purpose::STANDARD.encode(raw)),
+                    MapQuantity => quantity(raw)?,
                     MapMsg(fields) => message(raw, fields)?,
                     _ => Value::Null,
                 };
@@ -415,10 +561,19 @@ fn message(b: &[u8], fields: &'static [Field]) -> Result<Value, ProtobufError> {
         let value = match (fd.ty, wire) {
             (Str, 2) => json!(utf8(rd.bytes()?)?),
             (Int, 0) => json!(rd.varint()? as i64),
+            (Count, 0) => match rd.varint()? as i64 {
+                0 => Value::Null,
+                n => json!(n),
+            },
             (Bool, 0) => json!(rd.varint()? != 0),
+            (Flag, 0) => match rd.varint()? {
+                0 => Value::Null,
+                _ => json!(true),
+            },
+            (IntOrString, 2) => int_or_string(rd.bytes()?)?,
             (Time, 2) => time(rd.bytes()?)?,
             (Msg(sub), 2) => message(rd.bytes()?, sub)?,
-            (MapStr | MapBytes | MapMsg(_), 2) => {
+            (MapStr | MapBytes | MapQuantity | MapMsg(_), 2) => {
                 let (k, v) = map_entry(rd.bytes()?, fd.ty)?;
                 let entry = out.entry(fd.name).or_insert_with(|| json!({}));
                 entry[k] = v;
@@ -477,6 +632,9 @@ pub fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
     obj["kind"] = json!(kind);
     Ok(obj)
 }
+
+#[cfg(test)]
+mod golden;
 
 #[cfg(test)]
 mod tests {
@@ -549,9 +707,53 @@ mod tests {
         let v = decode(&envelope("v1", "Secret", &secret)).unwrap();
         assert_eq!(v["data"]["k"], "AAE=");
         assert_eq!(
-            decode(&envelope("v1", "Pod", &[])),
-            Err(ProtobufError::UnsupportedKind("v1, Kind=Pod".into()))
+            decode(&envelope("v1", "Service", &[])),
+            Err(ProtobufError::UnsupportedKind("v1, Kind=Service".into()))
         );
         assert_eq!(decode(b"{}"), Err(ProtobufError::NoMagic));
+    }
+
+    #[test]
+    fn decodes_workload_quantities_and_int_or_string() {
+        let mut qty = Vec::new();
+        ld(1, b"200m", &mut qty);
+        let mut entry = Vec::new();
+        ld(1, b"cpu", &mut entry);
+        ld(2, &qty, &mut entry);
+        let mut resources = Vec::new();
+        ld(1, &entry, &mut resources);
+        let mut container = Vec::new();
+        ld(1, b"web", &mut container);
+        ld(8, &resources, &mut container);
+        varint(16 << 3, &mut container); // stdin: false, always encoded by Go
+        varint(0, &mut container);
+        let mut pod_spec = Vec::new();
+        ld(2, &container, &mut pod_spec);
+        let mut template = Vec::new();
+        ld(2, &pod_spec, &mut template);
+        let mut surge = Vec::new();
+        varint(1 << 3, &mut surge);
+        varint(1, &mut surge); // type: String
+        ld(3, b"25%", &mut surge);
+        let mut rolling = Vec::new();
+        ld(2, &surge, &mut rolling);
+        let mut strategy = Vec::new();
+        ld(2, &rolling, &mut strategy);
+        let mut spec = Vec::new();
+        varint(1 << 3, &mut spec);
+        varint(3, &mut spec);
+        ld(3, &template, &mut spec);
+        ld(4, &strategy, &mut spec);
+        let mut dep = Vec::new();
+        ld(2, &spec, &mut dep);
+        let v = decode(&envelope("apps/v1", "Deployment", &dep)).unwrap();
+        assert_eq!(v["spec"]["replicas"], 3);
+        assert_eq!(v["spec"]["strategy"]["rollingUpdate"]["maxSurge"], "25%");
+        let c = &v["spec"]["template"]["spec"]["containers"][0];
+        assert_eq!(c["resources"]["limits"]["cpu"], "200m");
+        assert!(
+            c.get("stdin").is_none(),
+            "false plain bools are omitted: {c}"
+        );
     }
 }

@@ -339,6 +339,16 @@ const BUILTINS: &[Builtin] = &[
         categories: &[],
         status: false,
     },
+    Builtin {
+        group: "authorization.k8s.io",
+        version: "v1",
+        plural: "localsubjectaccessreviews",
+        kind: "LocalSubjectAccessReview",
+        namespaced: true,
+        short: &[],
+        categories: &[],
+        status: false,
+    },
 ];
 
 fn builtin_def(b: &Builtin) -> ResourceDef {

@@ -613,3 +613,168 @@ fn delete_waits_for_finalizers() {
     let err = k.fails(&["get", "configmap", "inside", "-n", "doomed"], None);
     assert!(err.contains("NotFound"), "{err}");
 }
+
+#[test]
+fn built_ins_through_apply_create_and_typed_commands() {
+    let sb = Sandbox::start();
+    let k = Kubectl::new(&sb);
+    let deployment = |image: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: default\nspec:\n  replicas: 2\n  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      labels: {{app: web}}\n    spec:\n      containers:\n      - name: web\n        image: {image}\n"
+        )
+    };
+    assert!(
+        k.ok_stdin(&["apply", "-f", "-"], Some(&deployment("nginx:1")))
+            .contains("created")
+    );
+    assert!(
+        k.ok_stdin(&["apply", "-f", "-"], Some(&deployment("nginx:2")))
+            .contains("configured")
+    );
+    let out = k.ok(&[
+        "get",
+        "deployment",
+        "web",
+        "-n",
+        "default",
+        "-o",
+        "jsonpath={.spec.template.spec.containers[0].image} {.metadata.generation}",
+    ]);
+    assert_eq!(out, "nginx:2 2");
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: default\ndata:\n  mode: push\n";
+    assert!(
+        k.ok_stdin(&["apply", "--server-side", "-f", "-"], Some(cm))
+            .contains("serverside-applied")
+    );
+    k.ok(&[
+        "scale",
+        "deployment",
+        "web",
+        "-n",
+        "default",
+        "--replicas=5",
+    ]);
+    let out = k.ok(&[
+        "get",
+        "deployment",
+        "web",
+        "-n",
+        "default",
+        "-o",
+        "jsonpath={.spec.replicas}",
+    ]);
+    assert_eq!(out, "5");
+
+    // Generator commands send protobuf bodies.
+    k.ok(&[
+        "create",
+        "deployment",
+        "api",
+        "-n",
+        "default",
+        "--image=example/api:1",
+        "--replicas=2",
+    ]);
+    k.ok(&[
+        "run",
+        "probe",
+        "-n",
+        "default",
+        "--image=busybox",
+        "--env=MODE=check",
+        "--",
+        "sleep",
+        "1",
+    ]);
+    let out = k.ok(&[
+        "get",
+        "pod",
+        "probe",
+        "-n",
+        "default",
+        "-o",
+        "jsonpath={.spec.containers[0].env[0].value} {.status.phase}",
+    ]);
+    assert_eq!(out, "check Pending");
+    k.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "creds",
+        "-n",
+        "default",
+        "--from-literal=token=abc",
+    ]);
+    let out = k.ok(&[
+        "get",
+        "secret",
+        "creds",
+        "-n",
+        "default",
+        "-o",
+        "jsonpath={.data.token}",
+    ]);
+    assert_eq!(out, "YWJj");
+    k.ok(&[
+        "create",
+        "clusterrole",
+        "reader",
+        "--verb=get,list",
+        "--resource=nodes",
+    ]);
+    k.ok(&[
+        "create",
+        "clusterrolebinding",
+        "reader",
+        "--clusterrole=reader",
+        "--user=alice",
+    ]);
+    let yes = k.ok(&["auth", "can-i", "list", "nodes", "--as=alice"]);
+    assert_eq!(yes.trim(), "yes");
+}
+
+/// The project's own FederatedCluster CRD (defaults, CEL Pull/Push rule).
+const FLEET_CRDS: &str = include_str!("../../deploy/crds/federation.kubectl-fleet.dev.yaml");
+
+#[test]
+fn server_side_apply_removes_a_struct_its_manager_stopped_applying() {
+    // As on a real apiextensions-apiserver: switching a site from Pull to
+    // Push by re-applying without `kubeconfigSecretRef` removes it whole,
+    // including its defaulted `key`, instead of leaving `{key: kubeconfig}`
+    // behind and failing validation.
+    let sb = Sandbox::start();
+    let k = Kubectl::new(&sb);
+    k.ok_stdin(&["apply", "-f", "-"], Some(FLEET_CRDS));
+    let apply = |body: &str| {
+        k.ok_stdin(
+            &[
+                "apply",
+                "--server-side",
+                "--force-conflicts",
+                "--field-manager=M",
+                "-f",
+                "-",
+            ],
+            Some(body),
+        )
+    };
+    let head = "apiVersion: federation.kubectl-fleet.dev/v1alpha1\nkind: FederatedCluster\nmetadata: {name: site-a}\n";
+    apply(&format!(
+        "{head}spec:\n  mode: Pull\n  kubeconfigSecretRef: {{name: s, namespace: fleet-system}}\n"
+    ));
+    let spec = k.ok(&["get", "fc", "site-a", "-o", "jsonpath={.spec}"]);
+    let spec: serde_json::Value = serde_json::from_str(&spec).unwrap();
+    assert_eq!(
+        spec["kubeconfigSecretRef"],
+        serde_json::json!({"key": "kubeconfig", "name": "s", "namespace": "fleet-system"})
+    );
+    let out = apply(&format!("{head}spec:\n  mode: Push\n"));
+    assert!(out.contains("serverside-applied"), "{out}");
+    let spec = k.ok(&["get", "fc", "site-a", "-o", "jsonpath={.spec}"]);
+    let spec: serde_json::Value = serde_json::from_str(&spec).unwrap();
+    assert_eq!(spec["mode"], "Push");
+    assert!(spec.get("kubeconfigSecretRef").is_none(), "{spec}");
+    // Fields nobody applied (defaults) stay.
+    assert_eq!(spec["tier"], "standard");
+    assert_eq!(spec["heartbeatIntervalSeconds"], 30);
+}

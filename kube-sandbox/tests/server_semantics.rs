@@ -520,6 +520,39 @@ async fn namespaces_collections_leases_and_dry_run() {
         Some(renewed),
     )
     .await;
+    // Protected namespaces, immutable ConfigMaps, write-only Secret stringData.
+    let (code, s) = h
+        .call("DELETE", "/api/v1/namespaces/default", &[], None)
+        .await;
+    assert_eq!((code, s["reason"].as_str()), (403, Some("Forbidden")));
+    let frozen = h
+        .ok(
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            Some(json!({"metadata": {"name": "frozen"}, "data": {"a": "1"}, "immutable": true})),
+        )
+        .await;
+    let mut thawed = frozen.clone();
+    thawed["data"]["a"] = json!("2");
+    let (code, _) = h
+        .call(
+            "PUT",
+            "/api/v1/namespaces/default/configmaps/frozen",
+            &[],
+            Some(thawed),
+        )
+        .await;
+    assert_eq!(code, 422);
+    let secret = h
+        .ok(
+            "POST",
+            "/api/v1/namespaces/default/secrets",
+            Some(json!({"metadata": {"name": "kc"}, "stringData": {"kubeconfig": "x"}})),
+        )
+        .await;
+    assert_eq!(secret["data"]["kubeconfig"], "eA==");
+    assert!(secret.get("stringData").is_none());
+
     // Workloads have a scale subresource (`kubectl scale`).
     h.ok("POST", "/apis/apps/v1/namespaces/default/deployments", Some(json!({
         "metadata": {"name": "web"},
@@ -619,6 +652,20 @@ async fn reviews_answer_with_the_server_authn_and_authz() {
             "resourceAttributes": {"verb": "list", "resource": "configmaps", "namespace": "default"}}})))
         .await;
     assert_eq!(sar["status"]["allowed"], false);
+    let lsar = h
+        .ok("POST", "/apis/authorization.k8s.io/v1/namespaces/default/localsubjectaccessreviews", Some(json!({"spec": {
+            "user": "system:serviceaccount:default:reader",
+            "resourceAttributes": {"verb": "get", "resource": "configmaps", "namespace": "default"}}})))
+        .await;
+    assert_eq!(
+        (lsar["kind"].as_str(), lsar["status"]["allowed"].as_bool()),
+        (Some("LocalSubjectAccessReview"), Some(false))
+    );
+    let (code, _) = h
+        .call("POST", "/apis/authorization.k8s.io/v1/namespaces/default/localsubjectaccessreviews", &[], Some(json!({"spec": {
+            "user": "u", "resourceAttributes": {"verb": "get", "resource": "configmaps", "namespace": "other"}}})))
+        .await;
+    assert_eq!(code, 422, "namespace must match the URL");
     let ssar = h
         .ok(
             "POST",
