@@ -240,12 +240,19 @@ fn is_noop(old: &Value, new: &Value) -> bool {
 }
 
 /// Secrets: `stringData` is write-only; the real server folds it into
-/// `data` (base64) when decoding a request.
+/// `data` (base64) when decoding a request, and defaults `type` to `Opaque`.
 fn fold_string_data(def: &ResourceDef, obj: &mut Value) {
     if !(def.group.is_empty() && def.plural == "secrets") {
         return;
     }
     let Some(o) = obj.as_object_mut() else { return };
+    // `SetDefaults_Secret`: a Secret without a type is `Opaque`.
+    if o.get("type")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        o.insert("type".into(), json!("Opaque"));
+    }
     let Some(Value::Object(string_data)) = o.remove("stringData") else {
         return;
     };
