@@ -1050,6 +1050,12 @@ mod tests {
             .unwrap();
         let mut s = json!({"data": {"a": "YQ=="}, "stringData": {"b": "kubeconfig"}});
         fold_string_data(&def, &mut s);
-        assert_eq!(s, json!({"data": {"a": "YQ==", "b": "a3ViZWNvbmZpZw=="}}));
+        assert_eq!(
+            s,
+            json!({"data": {"a": "YQ==", "b": "a3ViZWNvbmZpZw=="}, "type": "Opaque"})
+        );
+        let mut typed = json!({"type": "kubernetes.io/tls", "data": {}});
+        fold_string_data(&def, &mut typed);
+        assert_eq!(typed["type"], "kubernetes.io/tls");
     }
 }
