@@ -100,6 +100,16 @@ fn not_served() -> ApiError {
     )
 }
 
+/// The plain-text 404 of the real server's mux, for a path no API serves.
+fn page_not_found() -> Resp {
+    let mut r = server::bytes_response(404, bytes::Bytes::from_static(b"404 page not found\n"));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
 /// Routes a resource request to its verb.
 pub async fn dispatch(call: Call<'_>) -> Result<Resp, ApiError> {
     let info = call.info;
@@ -108,8 +118,15 @@ pub async fn dispatch(call: Call<'_>) -> Result<Resp, ApiError> {
         st.catalogue
             .get(&info.group, &info.version, &info.resource)
             .cloned()
-    }
-    .ok_or_else(not_served)?;
+    };
+    let Some(def) = def else {
+        // Under /apis no handler claims an unknown resource or version
+        // (the custom resource handler delegates), so the mux answers.
+        if !info.group.is_empty() {
+            return Ok(page_not_found());
+        }
+        return Err(not_served());
+    };
     let is_namespace_kind = def.group.is_empty() && def.plural == "namespaces";
     if !info.namespace.is_empty() && !is_namespace_kind && !def.namespaced {
         return Err(not_served());

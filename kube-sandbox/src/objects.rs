@@ -556,6 +556,10 @@ pub fn create(
             .map_err(|c| ApiError::invalid(group, kind, &name, c))?;
         if !opts.dry_run {
             st.catalogue = probe;
+            st.start_watch_cache(GroupResource {
+                group: str_of(&obj["spec"], "group").to_string(),
+                resource: str_of(&obj["spec"]["names"], "plural").to_string(),
+            });
         }
     }
     if !opts.managed_fields_done {
