@@ -100,6 +100,16 @@ fn not_served() -> ApiError {
     )
 }
 
+/// The plain-text 404 of the real server's mux, for a path no API serves.
+fn page_not_found() -> Resp {
+    let mut r = server::bytes_response(404, bytes::Bytes::from_static(b"404 page not found\n"));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
 /// Routes a resource request to its verb.
 pub async fn dispatch(call: Call<'_>) -> Result<Resp, ApiError> {
     let info = call.info;
@@ -108,8 +118,15 @@ pub async fn dispatch(call: Call<'_>) -> Result<Resp, ApiError> {
         st.catalogue
             .get(&info.group, &info.version, &info.resource)
             .cloned()
-    }
-    .ok_or_else(not_served)?;
+    };
+    let Some(def) = def else {
+        // Under /apis no handler claims an unknown resource or version
+        // (the custom resource handler delegates), so the mux answers.
+        if !info.group.is_empty() {
+            return Ok(page_not_found());
+        }
+        return Err(not_served());
+    };
     let is_namespace_kind = def.group.is_empty() && def.plural == "namespaces";
     if !info.namespace.is_empty() && !is_namespace_kind && !def.namespaced {
         return Err(not_served());
@@ -641,6 +658,8 @@ struct DeleteOptions {
     preconditions: Option<PreconditionsBody>,
     #[serde(default)]
     dry_run: Option<Vec<String>>,
+    #[serde(default)]
+    propagation_policy: Option<String>,
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -650,7 +669,14 @@ struct PreconditionsBody {
     resource_version: Option<String>,
 }
 
+/// Parsed DeleteOptions: preconditions, dry run, and the GC finalizer a
+/// `propagationPolicy` of `Foreground` or `Orphan` puts on the object.
 fn delete_options(call: &Call) -> (Preconditions, bool) {
+    let (pre, dry, _) = delete_options_with_policy(call);
+    (pre, dry)
+}
+
+fn delete_options_with_policy(call: &Call) -> (Preconditions, bool, Option<&'static str>) {
     let opts: DeleteOptions = if call.body.is_empty() {
         DeleteOptions::default()
     } else if crate::protobuf::is_protobuf(&content_type(call)) {
@@ -670,7 +696,45 @@ fn delete_options(call: &Call) -> (Preconditions, bool) {
         .unwrap_or_default();
     let dry = call.query.get("dryRun") == Some("All")
         || opts.dry_run.is_some_and(|d| d.iter().any(|x| x == "All"));
-    (pre, dry)
+    let policy = call
+        .query
+        .get("propagationPolicy")
+        .map(str::to_string)
+        .or(opts.propagation_policy);
+    let gc_finalizer = match policy.as_deref() {
+        Some("Foreground") => Some("foregroundDeletion"),
+        Some("Orphan") => Some("orphan"),
+        _ => None,
+    };
+    (pre, dry, gc_finalizer)
+}
+
+/// The object as the real server answers a delete that the garbage
+/// collector finishes: marked for deletion and carrying its GC finalizer.
+/// The sandbox has no dependents to wait for, so it does the collector's
+/// part at once and the object is already gone (or only waits for its
+/// other finalizers).
+fn marked_for_gc(def: &ResourceDef, obj: &Value, finalizer: &str, was_gone: bool) -> Value {
+    let mut out = obj.clone();
+    let Some(m) = out.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return out;
+    };
+    if was_gone {
+        m.insert("deletionTimestamp".into(), json!(objects::now_rfc3339()));
+        m.insert("deletionGracePeriodSeconds".into(), json!(0));
+        if objects::tracks_generation(def)
+            && let Some(g) = m.get("generation").and_then(Value::as_i64)
+        {
+            m.insert("generation".into(), json!(g + 1));
+        }
+    }
+    let list = m.entry("finalizers").or_insert_with(|| json!([]));
+    if let Some(a) = list.as_array_mut()
+        && !a.iter().any(|f| f == finalizer)
+    {
+        a.push(json!(finalizer));
+    }
+    out
 }
 
 fn success_status(def: &ResourceDef, obj: &Value) -> Value {
@@ -693,11 +757,20 @@ fn success_status(def: &ResourceDef, obj: &Value) -> Value {
 
 fn delete(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
     let key = call.key(def);
-    let (pre, dry) = delete_options(call);
+    let (pre, dry, gc_finalizer) = delete_options_with_policy(call);
     let result = {
         let mut st = call.shared.state.lock().unwrap();
         objects::delete(&mut st, def, &key, &pre, dry)?
     };
+    let is_namespace = def.group.is_empty() && def.plural == "namespaces";
+    if let Some(f) = gc_finalizer.filter(|_| !is_namespace) {
+        let (obj, was_gone) = match &result {
+            Deleted::Gone(o) => (o, true),
+            Deleted::Pending(o) => (o, false),
+        };
+        let shown = marked_for_gc(def, &to_served(def, obj), f, was_gone);
+        return Ok(object_response(call, def, 200, &Arc::new(shown)));
+    }
     Ok(match result {
         Deleted::Pending(obj) => object_response(call, def, 200, &obj),
         // Namespaces come back as the object, as the real server answers.

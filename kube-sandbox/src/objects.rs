@@ -240,12 +240,19 @@ fn is_noop(old: &Value, new: &Value) -> bool {
 }
 
 /// Secrets: `stringData` is write-only; the real server folds it into
-/// `data` (base64) when decoding a request.
+/// `data` (base64) when decoding a request, and defaults `type` to `Opaque`.
 fn fold_string_data(def: &ResourceDef, obj: &mut Value) {
     if !(def.group.is_empty() && def.plural == "secrets") {
         return;
     }
     let Some(o) = obj.as_object_mut() else { return };
+    // `SetDefaults_Secret`: a Secret without a type is `Opaque`.
+    if o.get("type")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        o.insert("type".into(), json!("Opaque"));
+    }
     let Some(Value::Object(string_data)) = o.remove("stringData") else {
         return;
     };
@@ -549,6 +556,10 @@ pub fn create(
             .map_err(|c| ApiError::invalid(group, kind, &name, c))?;
         if !opts.dry_run {
             st.catalogue = probe;
+            st.start_watch_cache(GroupResource {
+                group: str_of(&obj["spec"], "group").to_string(),
+                resource: str_of(&obj["spec"]["names"], "plural").to_string(),
+            });
         }
     }
     if !opts.managed_fields_done {
@@ -1043,6 +1054,12 @@ mod tests {
             .unwrap();
         let mut s = json!({"data": {"a": "YQ=="}, "stringData": {"b": "kubeconfig"}});
         fold_string_data(&def, &mut s);
-        assert_eq!(s, json!({"data": {"a": "YQ==", "b": "a3ViZWNvbmZpZw=="}}));
+        assert_eq!(
+            s,
+            json!({"data": {"a": "YQ==", "b": "a3ViZWNvbmZpZw=="}, "type": "Opaque"})
+        );
+        let mut typed = json!({"type": "kubernetes.io/tls", "data": {}});
+        fold_string_data(&def, &mut typed);
+        assert_eq!(typed["type"], "kubernetes.io/tls");
     }
 }
