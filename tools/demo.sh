@@ -181,6 +181,9 @@ echo
 echo "\$ kubectl fleet incidents"
 hubctl fleet incidents || true
 echo
+echo "\$ kubectl get fc   # the CRD's printer columns"
+hubctl get fc
+echo
 echo "\$ kubectl get fc prod-ap -o jsonpath='{.status.conditions[?(@.type==\"ClockSkew\")].message}'"
 hubctl get fc prod-ap -o jsonpath='{.status.conditions[?(@.type=="ClockSkew")].message}'
 echo
