@@ -117,6 +117,22 @@ impl ApiError {
         }
     }
 
+    /// 409 Conflict with its own reason (`apierrors.NewConflict`):
+    /// `Operation cannot be fulfilled on RESOURCE.group "name": DETAIL`.
+    pub fn conflict_because(group: &str, resource: &str, name: &str, detail: &str) -> Self {
+        ApiError {
+            details: Some(details(name, group, resource)),
+            ..Self::new(
+                409,
+                "Conflict",
+                format!(
+                    "Operation cannot be fulfilled on {} \"{name}\": {detail}",
+                    qualified(group, resource)
+                ),
+            )
+        }
+    }
+
     /// 422 with field causes: `Kind.group "name" is invalid: field: message, field2: message2`.
     pub fn invalid(group: &str, kind: &str, name: &str, causes: Vec<Cause>) -> Self {
         let qual_kind = if group.is_empty() {
@@ -133,7 +149,13 @@ impl ApiError {
                     format!("{}: {}", c.field, c.message)
                 }
             })
-            .collect::<Vec<_>>();
+            .fold(Vec::new(), |mut seen: Vec<String>, m| {
+                // As `utilerrors.Aggregate`: a repeated message is shown once.
+                if !seen.contains(&m) {
+                    seen.push(m);
+                }
+                seen
+            });
         let summary = if summary.len() == 1 {
             summary[0].clone()
         } else {

@@ -100,6 +100,16 @@ fn not_served() -> ApiError {
     )
 }
 
+/// The plain-text 404 of the real server's mux, for a path no API serves.
+fn page_not_found() -> Resp {
+    let mut r = server::bytes_response(404, bytes::Bytes::from_static(b"404 page not found\n"));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
 /// Routes a resource request to its verb.
 pub async fn dispatch(call: Call<'_>) -> Result<Resp, ApiError> {
     let info = call.info;
@@ -108,8 +118,15 @@ pub async fn dispatch(call: Call<'_>) -> Result<Resp, ApiError> {
         st.catalogue
             .get(&info.group, &info.version, &info.resource)
             .cloned()
-    }
-    .ok_or_else(not_served)?;
+    };
+    let Some(def) = def else {
+        // Under /apis no handler claims an unknown resource or version
+        // (the custom resource handler delegates), so the mux answers.
+        if !info.group.is_empty() {
+            return Ok(page_not_found());
+        }
+        return Err(not_served());
+    };
     let is_namespace_kind = def.group.is_empty() && def.plural == "namespaces";
     if !info.namespace.is_empty() && !is_namespace_kind && !def.namespaced {
         return Err(not_served());
@@ -208,10 +225,15 @@ impl Selectors {
     /// From `labelSelector` / `fieldSelector`; errors are 400s.
     pub fn from_query(q: &Query) -> Result<Self, ApiError> {
         let labels = LabelSelector::parse(q.get("labelSelector").unwrap_or_default())
-            .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?;
+            .map_err(ApiError::bad_request)?;
         let fields = FieldSelector::parse(q.get("fieldSelector").unwrap_or_default())
             .map_err(ApiError::bad_request)?;
         Ok(Selectors { labels, fields })
+    }
+
+    /// Whether neither selector restricts anything.
+    pub fn is_everything(&self) -> bool {
+        self.labels.is_empty() && self.fields.terms.is_empty()
     }
 
     /// Whether an object is selected.
@@ -248,6 +270,8 @@ pub struct Page {
     pub items: Vec<Arc<Value>>,
     pub rv: u64,
     pub continue_token: Option<String>,
+    /// `metadata.remainingItemCount` of a page that is not the last.
+    pub remaining_item_count: Option<u64>,
 }
 
 /// Selects a page of objects under the lock (Arc clones only).
@@ -295,10 +319,19 @@ pub fn list_page(
         (true, Some(k)) => Some(encode_continue(rv, k)),
         _ => None,
     };
+    // As the real storage: the count of what is left, when no selector
+    // filters the list (otherwise it is unknown without reading it all).
+    let remaining_item_count = match (&continue_token, last_key) {
+        (Some(_), Some(k)) if sel.is_everything() => {
+            Some(st.range(&gr, namespace, Some(k)).count() as u64)
+        }
+        _ => None,
+    };
     Ok(Page {
         items,
         rv,
         continue_token,
+        remaining_item_count,
     })
 }
 
@@ -314,6 +347,9 @@ fn list(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
     if let Some(c) = &page.continue_token {
         meta["continue"] = json!(c);
     }
+    if let Some(n) = page.remaining_item_count {
+        meta["remainingItemCount"] = json!(n);
+    }
     if call.wants_table() {
         let objs: Vec<Value> = page
             .items
@@ -328,6 +364,12 @@ fn list(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
             jiff::Timestamp::now(),
         );
         return Ok(server::json_response(200, &table));
+    }
+    if def.crd && page.continue_token.is_none() {
+        // Custom resource lists are unstructured: the real server keeps
+        // the empty `continue` of the last page that typed lists (and
+        // Tables) omit.
+        meta["continue"] = json!("");
     }
     // Written by hand so a 10,000-item list is serialized straight from the
     // stored objects, without building one big Value first.
@@ -514,9 +556,9 @@ fn patch(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
             "application/strategic-merge-patch+json" => {
                 patch::strategic_merge_patch(&mut target, &patch_body)?
             }
-            other => {
+            _ => {
                 return Err(ApiError::unsupported_media_type(format!(
-                    "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml{}; got {other:?}",
+                    "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml{}",
                     if def.crd {
                         ""
                     } else {
@@ -538,10 +580,11 @@ fn apply(
     mut opts: WriteOpts,
 ) -> Result<Resp, ApiError> {
     let Some(manager) = call.query.get("fieldManager").filter(|m| !m.is_empty()) else {
+        // The real validation is of the PatchOptions, which have no name.
         return Err(ApiError::invalid(
-            &def.group,
-            &def.kind,
-            &key.1,
+            "meta.k8s.io",
+            "PatchOptions",
+            "",
             vec![Cause::new(
                 "FieldValueRequired",
                 "fieldManager",
@@ -564,7 +607,13 @@ fn apply(
                 return Err(ApiError::not_found(&def.group, &def.plural, &key.1));
             }
             None => {
-                let new = patch::server_side_apply(None, &applied, manager, force)?;
+                let new = patch::server_side_apply_with(
+                    None,
+                    &applied,
+                    manager,
+                    force,
+                    objects::field_manager_options(def, None),
+                )?;
                 let mut new = new;
                 if new["metadata"]["name"]
                     .as_str()
@@ -577,7 +626,13 @@ fn apply(
             }
             Some(live) => {
                 let live = to_served(def, &live);
-                let new = patch::server_side_apply(Some(&live), &applied, manager, force)?;
+                let new = patch::server_side_apply_with(
+                    Some(&live),
+                    &applied,
+                    manager,
+                    force,
+                    objects::field_manager_options(def, sub),
+                )?;
                 (200, objects::update(&mut st, def, key, new, sub, &opts)?)
             }
         }
@@ -603,6 +658,8 @@ struct DeleteOptions {
     preconditions: Option<PreconditionsBody>,
     #[serde(default)]
     dry_run: Option<Vec<String>>,
+    #[serde(default)]
+    propagation_policy: Option<String>,
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -612,7 +669,14 @@ struct PreconditionsBody {
     resource_version: Option<String>,
 }
 
+/// Parsed DeleteOptions: preconditions, dry run, and the GC finalizer a
+/// `propagationPolicy` of `Foreground` or `Orphan` puts on the object.
 fn delete_options(call: &Call) -> (Preconditions, bool) {
+    let (pre, dry, _) = delete_options_with_policy(call);
+    (pre, dry)
+}
+
+fn delete_options_with_policy(call: &Call) -> (Preconditions, bool, Option<&'static str>) {
     let opts: DeleteOptions = if call.body.is_empty() {
         DeleteOptions::default()
     } else if crate::protobuf::is_protobuf(&content_type(call)) {
@@ -632,7 +696,45 @@ fn delete_options(call: &Call) -> (Preconditions, bool) {
         .unwrap_or_default();
     let dry = call.query.get("dryRun") == Some("All")
         || opts.dry_run.is_some_and(|d| d.iter().any(|x| x == "All"));
-    (pre, dry)
+    let policy = call
+        .query
+        .get("propagationPolicy")
+        .map(str::to_string)
+        .or(opts.propagation_policy);
+    let gc_finalizer = match policy.as_deref() {
+        Some("Foreground") => Some("foregroundDeletion"),
+        Some("Orphan") => Some("orphan"),
+        _ => None,
+    };
+    (pre, dry, gc_finalizer)
+}
+
+/// The object as the real server answers a delete that the garbage
+/// collector finishes: marked for deletion and carrying its GC finalizer.
+/// The sandbox has no dependents to wait for, so it does the collector's
+/// part at once and the object is already gone (or only waits for its
+/// other finalizers).
+fn marked_for_gc(def: &ResourceDef, obj: &Value, finalizer: &str, was_gone: bool) -> Value {
+    let mut out = obj.clone();
+    let Some(m) = out.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return out;
+    };
+    if was_gone {
+        m.insert("deletionTimestamp".into(), json!(objects::now_rfc3339()));
+        m.insert("deletionGracePeriodSeconds".into(), json!(0));
+        if objects::tracks_generation(def)
+            && let Some(g) = m.get("generation").and_then(Value::as_i64)
+        {
+            m.insert("generation".into(), json!(g + 1));
+        }
+    }
+    let list = m.entry("finalizers").or_insert_with(|| json!([]));
+    if let Some(a) = list.as_array_mut()
+        && !a.iter().any(|f| f == finalizer)
+    {
+        a.push(json!(finalizer));
+    }
+    out
 }
 
 fn success_status(def: &ResourceDef, obj: &Value) -> Value {
@@ -655,11 +757,20 @@ fn success_status(def: &ResourceDef, obj: &Value) -> Value {
 
 fn delete(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
     let key = call.key(def);
-    let (pre, dry) = delete_options(call);
+    let (pre, dry, gc_finalizer) = delete_options_with_policy(call);
     let result = {
         let mut st = call.shared.state.lock().unwrap();
         objects::delete(&mut st, def, &key, &pre, dry)?
     };
+    let is_namespace = def.group.is_empty() && def.plural == "namespaces";
+    if let Some(f) = gc_finalizer.filter(|_| !is_namespace) {
+        let (obj, was_gone) = match &result {
+            Deleted::Gone(o) => (o, true),
+            Deleted::Pending(o) => (o, false),
+        };
+        let shown = marked_for_gc(def, &to_served(def, obj), f, was_gone);
+        return Ok(object_response(call, def, 200, &Arc::new(shown)));
+    }
     Ok(match result {
         Deleted::Pending(obj) => object_response(call, def, 200, &obj),
         // Namespaces come back as the object, as the real server answers.
@@ -698,7 +809,11 @@ fn delete_collection(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiErr
         &json!({
             "kind": def.list_kind,
             "apiVersion": def.api_version(),
-            "metadata": {"resourceVersion": rv.to_string()},
+            "metadata": if def.crd {
+                json!({"resourceVersion": rv.to_string(), "continue": ""})
+            } else {
+                json!({"resourceVersion": rv.to_string()})
+            },
             "items": items,
         }),
     ))

@@ -86,7 +86,21 @@ fn initial_state(watch_history: usize) -> store::State {
             serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
         );
     }
-    for obj in auth::rbac::bootstrap_objects() {
+    // The aggregated roles (admin, edit, view) are stored with the rules the
+    // aggregation controller writes into them on a real cluster, so reading
+    // them shows what they grant. Authorization aggregates live anyway.
+    let aggregated: std::collections::BTreeMap<String, Vec<serde_json::Value>> =
+        auth::rbac::aggregated_cluster_roles(&auth::rbac::bootstrap_snapshot())
+            .into_iter()
+            .collect();
+    for mut obj in auth::rbac::bootstrap_objects() {
+        if obj["kind"] == "ClusterRole"
+            && let Some(rules) = obj["metadata"]["name"]
+                .as_str()
+                .and_then(|n| aggregated.get(n))
+        {
+            obj["rules"] = serde_json::Value::Array(rules.clone());
+        }
         objects::seed(&mut st, obj);
     }
     st

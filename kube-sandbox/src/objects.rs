@@ -28,6 +28,31 @@ pub struct WriteOpts {
     pub warnings: std::cell::RefCell<Vec<String>>,
 }
 
+/// How field ownership is tracked for a write to `def` (`subresource` is
+/// `Some("status")` for `/status`): the CRD version's schema gives list and
+/// map types, and the strategy's reset fields are neither written nor owned
+/// (`status` through the main resource of a kind with a status subresource;
+/// `spec` and `metadata` through `/status`).
+pub fn field_manager_options<'a>(
+    def: &'a ResourceDef,
+    subresource: Option<&'a str>,
+) -> patch::FieldManagerOptions<'a> {
+    const MAIN_RESET: &[&str] = &["status"];
+    const STATUS_RESET: &[&str] = &["spec", "metadata"];
+    let ignored_fields: &[&str] = match subresource {
+        Some("status") => STATUS_RESET,
+        Some(_) => &[],
+        None if def.has_status => MAIN_RESET,
+        None => &[],
+    };
+    patch::FieldManagerOptions {
+        schema: def.schema.as_deref(),
+        subresource,
+        ignored_fields,
+        now: None,
+    }
+}
+
 /// `fieldValidation` as the real server defines it (default `Warn`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum FieldValidation {
@@ -215,12 +240,19 @@ fn is_noop(old: &Value, new: &Value) -> bool {
 }
 
 /// Secrets: `stringData` is write-only; the real server folds it into
-/// `data` (base64) when decoding a request.
+/// `data` (base64) when decoding a request, and defaults `type` to `Opaque`.
 fn fold_string_data(def: &ResourceDef, obj: &mut Value) {
     if !(def.group.is_empty() && def.plural == "secrets") {
         return;
     }
     let Some(o) = obj.as_object_mut() else { return };
+    // `SetDefaults_Secret`: a Secret without a type is `Opaque`.
+    if o.get("type")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        o.insert("type".into(), json!("Opaque"));
+    }
     let Some(Value::Object(string_data)) = o.remove("stringData") else {
         return;
     };
@@ -256,6 +288,19 @@ fn random_suffix() -> String {
         .iter()
         .map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)
         .collect()
+}
+
+/// On `/status` the real server validates `.status` with a validator of its
+/// own schema: the field paths still start at `status.`, but the details
+/// name the field relative to it (`count in body should be ...`).
+fn relative_to_status(causes: &mut [Cause]) {
+    for c in causes {
+        if let Some(rest) = c.field.strip_prefix("status.") {
+            c.message = c
+                .message
+                .replace(&format!("{} in body", c.field), &format!("{rest} in body"));
+        }
+    }
 }
 
 fn kind_group(def: &ResourceDef) -> (&str, &str) {
@@ -511,10 +556,19 @@ pub fn create(
             .map_err(|c| ApiError::invalid(group, kind, &name, c))?;
         if !opts.dry_run {
             st.catalogue = probe;
+            st.start_watch_cache(GroupResource {
+                group: str_of(&obj["spec"], "group").to_string(),
+                resource: str_of(&obj["spec"]["names"], "plural").to_string(),
+            });
         }
     }
     if !opts.managed_fields_done {
-        patch::record_update(None, &mut obj, &opts.manager, None);
+        patch::record_update_with(
+            None,
+            &mut obj,
+            &opts.manager,
+            field_manager_options(def, None),
+        );
     }
     if opts.dry_run {
         return Ok(Arc::new(obj));
@@ -563,14 +617,15 @@ pub fn update(
         return Err(ApiError::conflict(group, &def.plural, &key.1));
     }
     if sent_rv.is_empty() && opts.is_put && !def.allow_unconditional_update {
+        // The registry names the resource here (`widgets.group`), not the Kind.
         return Err(ApiError::invalid(
             group,
-            kind,
+            &def.plural,
             &key.1,
             vec![Cause::new(
                 "FieldValueInvalid",
                 "metadata.resourceVersion",
-                "Invalid value: 0x0: must be specified for an update",
+                "Invalid value: 0: must be specified for an update",
             )],
         ));
     }
@@ -656,21 +711,36 @@ pub fn update(
             .filter(|f| !before.contains(f))
             .collect();
         if !added.is_empty() {
+            // Go's `%#v` of the sorted list; the real server validates
+            // object metadata twice on update (common fields, then the
+            // strategy), so the cause is listed twice.
+            let mut added: Vec<&str> = added.iter().map(|f| f.as_ref()).collect();
+            added.sort_unstable();
+            added.dedup();
+            let list = added
+                .iter()
+                .map(|f| format!("{f:?}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let cause = Cause::new(
+                "FieldValueForbidden",
+                "metadata.finalizers",
+                format!(
+                    "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{list}}}"
+                ),
+            );
             return Err(ApiError::invalid(
                 group,
                 kind,
                 &key.1,
-                vec![Cause::new(
-                    "FieldValueForbidden",
-                    "metadata.finalizers",
-                    format!(
-                        "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers {added:?}"
-                    ),
-                )],
+                vec![cause.clone(), cause],
             ));
         }
     }
     let mut causes = apply_schema(def, &mut new, Some(&old), opts)?;
+    if subresource == Some("status") {
+        relative_to_status(&mut causes);
+    }
     let is_crd = def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions";
     if is_crd && subresource.is_none() && causes.is_empty() {
         causes.extend(check_crd(&new, &key.1));
@@ -715,13 +785,20 @@ pub fn update(
         }
     }
     if !opts.managed_fields_done {
-        patch::record_update(Some(&old), &mut new, &opts.manager, subresource);
+        patch::record_update_with(
+            Some(&old),
+            &mut new,
+            &opts.manager,
+            field_manager_options(def, subresource),
+        );
     }
     if opts.dry_run {
         return Ok(Arc::new(new));
     }
     if is_deleting(&new) && finalizers(&new).is_empty() {
-        return Ok(finish_delete(st, def, key).unwrap_or_else(|| Arc::new(new)));
+        // The answer is the object as written; storage then deletes it.
+        finish_delete(st, def, key);
+        return Ok(Arc::new(new));
     }
     Ok(st.put(&gr, key.clone(), new))
 }
@@ -756,13 +833,13 @@ pub fn delete(
     if let Some(uid) = &pre.uid {
         let actual = str_of(meta(&old), "uid");
         if uid != actual {
-            return Err(ApiError::new(
-                409,
-                "Conflict",
-                format!(
-                    "Operation cannot be fulfilled on {} \"{}\": Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}",
-                    crate::errors::qualified(&def.group, &def.plural),
-                    key.1
+            // `rest.BeforeDelete`: the conflict names the Kind, not the resource.
+            return Err(ApiError::conflict_because(
+                &def.group,
+                &def.kind,
+                &key.1,
+                &format!(
+                    "the UID in the precondition ({uid}) does not match the UID in record ({actual}). The object might have been deleted and then recreated"
                 ),
             ));
         }
@@ -770,13 +847,12 @@ pub fn delete(
     if let Some(rv) = &pre.resource_version {
         let actual = str_of(meta(&old), "resourceVersion");
         if rv != actual {
-            return Err(ApiError::new(
-                409,
-                "Conflict",
-                format!(
-                    "Operation cannot be fulfilled on {} \"{}\": Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {actual}",
-                    crate::errors::qualified(&def.group, &def.plural),
-                    key.1
+            return Err(ApiError::conflict_because(
+                &def.group,
+                &def.kind,
+                &key.1,
+                &format!(
+                    "the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in record ({actual}). The object might have been modified"
                 ),
             ));
         }
@@ -978,6 +1054,12 @@ mod tests {
             .unwrap();
         let mut s = json!({"data": {"a": "YQ=="}, "stringData": {"b": "kubeconfig"}});
         fold_string_data(&def, &mut s);
-        assert_eq!(s, json!({"data": {"a": "YQ==", "b": "a3ViZWNvbmZpZw=="}}));
+        assert_eq!(
+            s,
+            json!({"data": {"a": "YQ==", "b": "a3ViZWNvbmZpZw=="}, "type": "Opaque"})
+        );
+        let mut typed = json!({"type": "kubernetes.io/tls", "data": {}});
+        fold_string_data(&def, &mut typed);
+        assert_eq!(typed["type"], "kubernetes.io/tls");
     }
 }

@@ -74,14 +74,14 @@ pub fn json_patch(target: &mut Value, patch: &Value) -> Result<(), ApiError> {
         Value::Array(ops) => ops,
         other => {
             return Err(ApiError::bad_request(format!(
-                "json: cannot unmarshal {} into Go value of type jsonpatch.Patch",
+                "error decoding patch: json: cannot unmarshal {} into Go value of type []handlers.jsonPatchOp",
                 go_json_type(other)
             )));
         }
     };
     if let Some(bad) = ops.iter().find(|o| !o.is_object() && !o.is_null()) {
         return Err(ApiError::bad_request(format!(
-            "json: cannot unmarshal {} into Go value of type jsonpatch.Operation",
+            "error decoding patch: json: cannot unmarshal {} into Go value of type handlers.jsonPatchOp",
             go_json_type(bad)
         )));
     }
@@ -1096,6 +1096,34 @@ fn merge_applied(live: &Value, cfg: &Value, shape: Shape<'_>, root: bool) -> Val
     }
 }
 
+/// The proper ancestors of the owned paths of `set` that are declared
+/// fields of a struct (not map keys, list items or `metadata` itself): the
+/// fields `EnsureNamedFieldsAreMembers` adds to a manager's set.
+fn named_parents(set: &FieldSet, shape: Shape<'_>) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    for path in set.paths() {
+        let mut cur = shape;
+        for (i, pe) in path.iter().enumerate() {
+            let is_last = i + 1 == path.len();
+            let Some(f) = pe.strip_prefix("f:") else {
+                cur = cur.items();
+                continue;
+            };
+            let (next, declared) = cur.child(f, i == 0);
+            let prefix = &path[..=i];
+            if !is_last
+                && declared
+                && prefix != ["f:metadata".to_string()]
+                && !out.iter().any(|p| p.as_slice() == prefix)
+            {
+                out.push(prefix.to_vec());
+            }
+            cur = next;
+        }
+    }
+    out
+}
+
 /// Removes the node at `path` from an object.
 fn remove_path(v: &mut Value, path: &[String], shape: Shape<'_>, root: bool) {
     let Some((head, rest)) = path.split_first() else {
@@ -1443,6 +1471,16 @@ pub fn server_side_apply_with(
             remove_path(&mut merged, &p, shape, true);
         }
     }
+    // As structured-merge-diff's prune: a struct field that held fields this
+    // manager applied goes as a whole, with what nobody owns in it (such as
+    // defaults), once nobody owns anything in it any more.
+    let mut parents = named_parents(&last, shape);
+    parents.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    for p in parents {
+        if !others.owns_within(&p) && !set.owns_within(&p) {
+            remove_path(&mut merged, &p, shape, true);
+        }
+    }
 
     // Conflicts: values another manager owns that this apply changes.
     let mut cmp = Comparison::default();
@@ -1607,19 +1645,19 @@ mod tests {
         let cases = [
             (
                 json!({"op": "add"}),
-                "json: cannot unmarshal object into Go value of type jsonpatch.Patch",
+                "error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp",
             ),
             (
                 json!("x"),
-                "json: cannot unmarshal string into Go value of type jsonpatch.Patch",
+                "error decoding patch: json: cannot unmarshal string into Go value of type []handlers.jsonPatchOp",
             ),
             (
                 json!(["x"]),
-                "json: cannot unmarshal string into Go value of type jsonpatch.Operation",
+                "error decoding patch: json: cannot unmarshal string into Go value of type handlers.jsonPatchOp",
             ),
             (
                 json!([1]),
-                "json: cannot unmarshal number into Go value of type jsonpatch.Operation",
+                "error decoding patch: json: cannot unmarshal number into Go value of type handlers.jsonPatchOp",
             ),
         ];
         for (p, want) in cases {
@@ -1888,6 +1926,39 @@ mod tests {
                     "fieldsV1": {"f:metadata": {"f:labels": {"f:app": {}}},
                                  "f:spec": {"f:capabilities": {"v:\"monitoring\"": {}}, "f:tags": {}, "f:tier": {},
                                             "f:gpus": {"f:nvidia": {".": {}, "f:total": {}}}}}}])
+        );
+    }
+
+    #[test]
+    fn dropping_every_applied_field_of_a_struct_field_removes_it_whole() {
+        let first = apply(
+            None,
+            &fc(json!({"tier": "critical", "gpus": {"nvidia": {"total": 2}}})),
+            "m",
+            false,
+        )
+        .unwrap();
+        // A key nobody owns (as a default would be) inside the applied field.
+        let mut live = first.clone();
+        live["spec"]["gpus"]["amd"] = json!({"total": 1});
+        let out = apply(Some(&live), &fc(json!({"tier": "critical"})), "m", false).unwrap();
+        assert_eq!(out["spec"], json!({"tier": "critical"}));
+        // Once another manager owns something in it, only the dropped fields go.
+        let mut other = live.clone();
+        record_update_with(
+            Some(&first),
+            &mut other,
+            "other",
+            FieldManagerOptions {
+                schema: Some(&fc_schema()),
+                now: Some(t0()),
+                ..Default::default()
+            },
+        );
+        let out = apply(Some(&other), &fc(json!({"tier": "critical"})), "m", false).unwrap();
+        assert_eq!(
+            out["spec"],
+            json!({"tier": "critical", "gpus": {"amd": {"total": 1}}})
         );
     }
 

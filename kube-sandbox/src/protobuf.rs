@@ -634,6 +634,9 @@ pub fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
 }
 
 #[cfg(test)]
+mod golden;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

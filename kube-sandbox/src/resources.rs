@@ -409,7 +409,7 @@ fn builtin_def(b: &Builtin) -> ResourceDef {
         allow_unconditional_update: true,
         create_only,
         schema: None,
-        columns: table::default_columns(),
+        columns: table::builtin_columns(b.group, b.plural).unwrap_or_else(table::default_columns),
         crd: false,
     }
 }

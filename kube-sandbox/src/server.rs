@@ -353,13 +353,9 @@ fn impersonate(
         ));
     };
     for attrs in authn::impersonation_checks(imp, requester) {
-        if rbac::authorize(rbac_snap, &attrs) == Decision::Deny {
-            return Err(ApiError::forbidden(
-                rbac::forbidden_message(&attrs),
-                &attrs.api_group,
-                &attrs.resource,
-                &attrs.name,
-            ));
+        let eval = rbac::evaluate(rbac_snap, &attrs);
+        if eval.decision == Decision::Deny {
+            return Err(rbac::forbidden_error(&attrs, &eval.reason));
         }
     }
     Ok(target)
@@ -492,13 +488,9 @@ async fn serve(
         return (username, error_response(&fault_error(status)));
     }
     let attrs = attributes(&user, info);
-    if rbac::authorize(&snapshot, &attrs) == Decision::Deny {
-        let e = ApiError::forbidden(
-            rbac::forbidden_message(&attrs),
-            &info.group,
-            &info.resource,
-            &info.name,
-        );
+    let eval = rbac::evaluate(&snapshot, &attrs);
+    if eval.decision == Decision::Deny {
+        let e = rbac::forbidden_error(&attrs, &eval.reason);
         return (username, error_response(&e));
     }
     let resp = if info.resource_request {

@@ -60,6 +60,9 @@ pub struct State {
     /// RBAC objects changed since the authorizer's snapshot was last
     /// brought up to date: (resource, key, object or None when deleted).
     rbac_changes: Vec<(String, ObjKey, Option<Arc<Value>>)>,
+    /// Custom resources: the resourceVersion their CRD was created at,
+    /// where the real server's watch cache of them starts.
+    watch_floors: HashMap<GroupResource, u64>,
 }
 
 impl State {
@@ -79,6 +82,7 @@ impl State {
             history_capacity: history_capacity.max(1),
             tx,
             rbac_changes: Vec::new(),
+            watch_floors: HashMap::new(),
         }
     }
 
@@ -95,6 +99,19 @@ impl State {
             Some(e) if self.history.len() >= self.history_capacity => e.rv - 1,
             _ => 0,
         }
+    }
+
+    /// Marks that watches of `gr` start now: older resourceVersions are
+    /// too old for them (set when a CRD is created).
+    pub fn start_watch_cache(&mut self, gr: GroupResource) {
+        self.watch_floors.insert(gr, self.rv);
+    }
+
+    /// The oldest resourceVersion a watch of `gr` can resume from: the
+    /// global history's, or the start of the resource's watch cache.
+    pub fn oldest_resumable_rv_of(&self, gr: &GroupResource) -> u64 {
+        let floor = self.watch_floors.get(gr).copied().unwrap_or(0);
+        self.oldest_resumable_rv().max(floor)
     }
 
     /// Subscribes to every future event.

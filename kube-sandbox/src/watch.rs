@@ -192,15 +192,26 @@ pub fn serve(call: &Call, def: Arc<ResourceDef>) -> Result<Resp, ApiError> {
                 end_bookmark = Some(current);
             }
         } else {
-            let rv: u64 = rv_param.parse().map_err(|_| {
-                ApiError::bad_request(format!("invalid resource version: {rv_param}"))
+            // The real server answers an unparsable version with a 500
+            // whose Status carries no reason.
+            let rv: u64 = rv_param.parse().map_err(|e: std::num::ParseIntError| {
+                let reason = match e.kind() {
+                    std::num::IntErrorKind::PosOverflow => "value out of range",
+                    _ => "invalid syntax",
+                };
+                ApiError::new(
+                    500,
+                    "",
+                    format!(
+                        "resourceVersion: Invalid value: {rv_param:?}: strconv.ParseUint: parsing {rv_param:?}: {reason}"
+                    ),
+                )
             })?;
-            if rv < st.oldest_resumable_rv() {
-                let status = ApiError::gone(format!(
-                    "too old resource version: {rv} ({})",
-                    st.oldest_resumable_rv() + 1
-                ))
-                .to_status();
+            let oldest = st.oldest_resumable_rv_of(&def.storage_key());
+            if rv < oldest {
+                let status =
+                    ApiError::gone(format!("too old resource version: {rv} ({})", oldest + 1))
+                        .to_status();
                 let error = line(&json!({"type": "ERROR", "object": status}));
                 return Ok(stream_response(vec![error], None));
             }

@@ -732,3 +732,49 @@ fn built_ins_through_apply_create_and_typed_commands() {
     let yes = k.ok(&["auth", "can-i", "list", "nodes", "--as=alice"]);
     assert_eq!(yes.trim(), "yes");
 }
+
+/// The project's own FederatedCluster CRD (defaults, CEL Pull/Push rule).
+const FLEET_CRDS: &str = include_str!("../../deploy/crds/federation.kubectl-fleet.dev.yaml");
+
+#[test]
+fn server_side_apply_removes_a_struct_its_manager_stopped_applying() {
+    // As on a real apiextensions-apiserver: switching a site from Pull to
+    // Push by re-applying without `kubeconfigSecretRef` removes it whole,
+    // including its defaulted `key`, instead of leaving `{key: kubeconfig}`
+    // behind and failing validation.
+    let sb = Sandbox::start();
+    let k = Kubectl::new(&sb);
+    k.ok_stdin(&["apply", "-f", "-"], Some(FLEET_CRDS));
+    let apply = |body: &str| {
+        k.ok_stdin(
+            &[
+                "apply",
+                "--server-side",
+                "--force-conflicts",
+                "--field-manager=M",
+                "-f",
+                "-",
+            ],
+            Some(body),
+        )
+    };
+    let head = "apiVersion: federation.kubectl-fleet.dev/v1alpha1\nkind: FederatedCluster\nmetadata: {name: site-a}\n";
+    apply(&format!(
+        "{head}spec:\n  mode: Pull\n  kubeconfigSecretRef: {{name: s, namespace: fleet-system}}\n"
+    ));
+    let spec = k.ok(&["get", "fc", "site-a", "-o", "jsonpath={.spec}"]);
+    let spec: serde_json::Value = serde_json::from_str(&spec).unwrap();
+    assert_eq!(
+        spec["kubeconfigSecretRef"],
+        serde_json::json!({"key": "kubeconfig", "name": "s", "namespace": "fleet-system"})
+    );
+    let out = apply(&format!("{head}spec:\n  mode: Push\n"));
+    assert!(out.contains("serverside-applied"), "{out}");
+    let spec = k.ok(&["get", "fc", "site-a", "-o", "jsonpath={.spec}"]);
+    let spec: serde_json::Value = serde_json::from_str(&spec).unwrap();
+    assert_eq!(spec["mode"], "Push");
+    assert!(spec.get("kubeconfigSecretRef").is_none(), "{spec}");
+    // Fields nobody applied (defaults) stay.
+    assert_eq!(spec["tier"], "standard");
+    assert_eq!(spec["heartbeatIntervalSeconds"], 30);
+}

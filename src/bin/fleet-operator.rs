@@ -1,2 +1,63 @@
 //! `fleet-operator`: the hub / edge companion operator binary.
-fn main() {}
+//!
+//! Parses flags, sets up tracing, runs [`kubectl_fleet::operator::run`] and
+//! maps its error to one line on stderr and a non-zero exit code.
+
+use std::io::IsTerminal as _;
+use std::process::ExitCode;
+
+use clap::Parser as _;
+use kubectl_fleet::operator::{self, Args, LogFormat};
+use tracing_subscriber::EnvFilter;
+
+fn init_tracing(args: &Args) {
+    let default = match args.verbose {
+        0 => "info",
+        1 => "debug",
+        _ => "trace",
+    };
+    // kube's own debug output includes request URLs but never headers, so
+    // the bearer token cannot reach the log at any level.
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new(format!("{default},hyper=warn,rustls=warn,tower=warn")));
+    // Colour only on a terminal; log files and collectors get plain text.
+    let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(ansi)
+        .with_writer(std::io::stderr);
+    match args.log_format {
+        LogFormat::Json => builder.json().init(),
+        LogFormat::Text => builder.init(),
+    }
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    init_tracing(&args);
+    let verbose = args.verbose > 0;
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: starting the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(operator::run(args));
+    // Never hang on exit because of a request still stuck on a dead peer.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            let chain = operator::source_chain(&e);
+            if verbose && !chain.is_empty() {
+                eprintln!("  caused by: {chain}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}

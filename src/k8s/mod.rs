@@ -26,3 +26,11 @@ pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 
 /// Field manager of every server-side apply this tool makes.
 pub const FIELD_MANAGER: &str = "kubectl-fleet";
+
+// Operator I/O (fleet-operator): site status, leases, member reads, token
+// renewal and the FederationStatus singleton.
+pub mod edge_token;
+pub mod federation_status;
+pub mod lease;
+pub mod member;
+pub mod site_status;

@@ -1,1 +1,431 @@
-//! operator (filled in by its issue).
+//! `fleet-operator`: one binary, two roles (design §1).
+//!
+//! - [`hub`]: phase controller over FederatedClusters, leader-elected.
+//! - [`edge`]: the agent on a member cluster that dials home.
+//! - [`collect`] and [`report`]: what the edge reports, as change-only
+//!   merge patches (pure).
+//! - [`credential`]: the edge's hub kubeconfig and token lifetime.
+//! - [`federation`]: the fleet-wide `FederationStatus` singleton.
+//! - [`leader`]: Lease-based leader election.
+//! - [`health`]: `/healthz` and `/readyz`.
+//!
+//! [`run`] is what `main` calls: it checks the CRDs, starts the probes and
+//! the role, and returns when SIGTERM/SIGINT arrives (graceful shutdown).
+
+pub mod collect;
+pub mod credential;
+pub mod edge;
+pub mod federation;
+pub mod health;
+pub mod hub;
+pub mod leader;
+pub mod report;
+
+use std::hash::{BuildHasher as _, Hasher as _};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+use jiff::SignedDuration;
+use tokio::sync::watch;
+
+use crate::k8s::site_status::{crds_installed, sites};
+
+/// The build version, reported as `status.observedVersion`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Name of the CRD whose absence stops the operator.
+pub const CRD_NAME: &str = "federatedclusters.federation.kubectl-fleet.dev";
+
+/// The role this process plays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Role {
+    /// Runs on the hub: phases, conditions, leader election.
+    Hub,
+    /// Runs on a member cluster: reports its site's status to the hub.
+    Edge,
+}
+
+/// Log line format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// `fleet-operator` command line.
+#[derive(Clone, Debug, Parser)]
+#[command(
+    name = "fleet-operator",
+    version,
+    about = "Companion operator of kubectl-fleet: hub phase controller or edge agent"
+)]
+pub struct Args {
+    /// Which role to run.
+    #[arg(long, value_enum, default_value = "hub")]
+    pub federation_role: Role,
+
+    /// Kubeconfig of the cluster this process runs against (the hub for the
+    /// hub role, the member for the edge role); default: KUBECONFIG, then
+    /// in-cluster.
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// Kubeconfig context to use with --kubeconfig.
+    #[arg(long)]
+    pub context: Option<String>,
+
+    /// Address of the /healthz and /readyz server.
+    #[arg(long, default_value = "0.0.0.0:8080")]
+    pub health_addr: SocketAddr,
+
+    /// Log format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+
+    /// More logging (-v debug, -vv trace); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    /// Hub: elect one active replica through a coordination.k8s.io Lease.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub leader_elect: bool,
+
+    /// Hub: namespace of the leader Lease.
+    #[arg(long, default_value = crate::fleet::rbac::FLEET_NAMESPACE)]
+    pub lease_namespace: String,
+
+    /// Hub: name of the leader Lease.
+    #[arg(long, default_value = "fleet-operator-hub")]
+    pub lease_name: String,
+
+    /// Hub: how long the Lease stays valid without renewal (renewed every third).
+    #[arg(long, default_value = "15s", value_parser = parse_duration)]
+    pub lease_duration: Duration,
+
+    /// Hub: this replica's identity in the Lease (default: POD_NAME or hostname, plus the pid).
+    #[arg(long)]
+    pub leader_identity: Option<String>,
+
+    /// Hub: CredentialExpiring turns True when less than this remains of a site's token.
+    #[arg(long, default_value = "7d", value_parser = parse_duration)]
+    pub credential_warning: Duration,
+
+    /// Edge: the site this edge reports for.
+    #[arg(long, required_if_eq("federation_role", "edge"))]
+    pub site: Option<String>,
+
+    /// Edge: kubeconfig for the hub with the site token (`kubectl fleet register` output).
+    /// Re-read when it changes, so a rotated token is used without a restart.
+    #[arg(long, required_if_eq("federation_role", "edge"))]
+    pub hub_kubeconfig: Option<PathBuf>,
+
+    /// Edge: do not renew the site token automatically.
+    #[arg(long)]
+    pub no_auto_rotate: bool,
+
+    /// Testing: shift the edge's reported clock (signed, e.g. -10m).
+    #[arg(long, hide = true, default_value = "0s", allow_hyphen_values = true, value_parser = parse_signed_duration)]
+    pub clock_offset: SignedDuration,
+
+    /// Testing: multiply heartbeat intervals (both roles must agree).
+    #[arg(long, hide = true, default_value_t = 1.0)]
+    pub interval_scale: f64,
+}
+
+fn parse_signed_duration(s: &str) -> Result<SignedDuration, String> {
+    let err = |e: jiff::Error| format!("invalid duration {s:?} (e.g. 15s, 10m, -10m, 7d): {e}");
+    match s.parse::<SignedDuration>() {
+        Ok(d) => Ok(d),
+        // Days are not a fixed length in general; for flags they are 24 h.
+        Err(_) => s
+            .parse::<jiff::Span>()
+            .and_then(|span| span.to_duration(jiff::SpanRelativeTo::days_are_24_hours()))
+            .map_err(err),
+    }
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let d = parse_signed_duration(s)?;
+    Duration::try_from(d).map_err(|_| format!("duration {s:?} must not be negative"))
+}
+
+/// Why the operator could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum OperatorError {
+    /// The fleet CRDs are not installed.
+    #[error("CRD {CRD_NAME} not found: run `kubectl fleet install --apply`")]
+    CrdMissing,
+    /// No usable kubeconfig / in-cluster config.
+    #[error("loading the Kubernetes client configuration")]
+    Config(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The API server could not be asked whether the CRDs exist.
+    #[error("checking that the fleet CRDs are installed")]
+    Discovery(#[source] kube::Error),
+    /// The hub kubeconfig of an edge is unusable.
+    #[error(transparent)]
+    Credential(#[from] credential::CredentialError),
+    /// The probe server could not bind.
+    #[error("binding the health server on {addr}")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The `source()` chain of an error, joined with ": ".
+pub fn source_chain(err: &dyn std::error::Error) -> String {
+    let mut parts = Vec::new();
+    let mut cur = err.source();
+    while let Some(e) = cur {
+        parts.push(e.to_string());
+        cur = e.source();
+    }
+    parts.join(": ")
+}
+
+/// `base` plus a random part of up to `spread`, so that many replicas or
+/// sites retrying at once spread out.
+pub fn jitter(base: Duration, spread: Duration) -> Duration {
+    // A fresh RandomState is randomly keyed; that is all the randomness
+    // jitter needs, without another dependency.
+    let r = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    base + spread.mul_f64((r % 10_000) as f64 / 10_000.0)
+}
+
+/// A client for the cluster this process runs against.
+pub async fn client_for(
+    kubeconfig: Option<&std::path::Path>,
+    context: Option<&str>,
+) -> Result<kube::Client, OperatorError> {
+    let boxed = |e: Box<dyn std::error::Error + Send + Sync>| OperatorError::Config(e);
+    let options = kube::config::KubeConfigOptions {
+        context: context.map(str::to_owned),
+        ..Default::default()
+    };
+    let config = match kubeconfig {
+        Some(path) => {
+            let kc = kube::config::Kubeconfig::read_from(path).map_err(|e| boxed(Box::new(e)))?;
+            kube::Config::from_custom_kubeconfig(kc, &options)
+                .await
+                .map_err(|e| boxed(Box::new(e)))?
+        }
+        None if context.is_some() => kube::Config::from_kubeconfig(&options)
+            .await
+            .map_err(|e| boxed(Box::new(e)))?,
+        None => kube::Config::infer()
+            .await
+            .map_err(|e| boxed(Box::new(e)))?,
+    };
+    kube::Client::try_from(config).map_err(|e| boxed(Box::new(e)))
+}
+
+fn default_identity() -> String {
+    let host = std::env::var("POD_NAME")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .or_else(|| {
+            std::fs::read_to_string("/etc/hostname")
+                .ok()
+                .map(|s| s.trim().to_owned())
+        })
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "fleet-operator".to_owned());
+    format!("{host}-{}", std::process::id())
+}
+
+/// Resolves on SIGTERM or SIGINT.
+async fn termination() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).ok();
+    let mut int = signal(SignalKind::interrupt()).ok();
+    tokio::select! {
+        _ = async { match term.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending().await } } => {}
+        _ = async { match int.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending().await } } => {}
+    }
+}
+
+/// How long a graceful shutdown may take before the process just exits
+/// (a Kubernetes pod gets 30 s by default before SIGKILL).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// Runs the operator until SIGTERM/SIGINT.
+pub async fn run(args: Args) -> Result<(), OperatorError> {
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut stopping = stop_rx.clone();
+    tokio::spawn(async move {
+        termination().await;
+        tracing::info!("shutting down");
+        stop_tx.send_replace(true);
+    });
+    let work = run_until(args, stop_rx);
+    tokio::pin!(work);
+    tokio::select! {
+        r = &mut work => r,
+        _ = async {
+            let _ = stopping.wait_for(|s| *s).await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        } => {
+            tracing::warn!(grace = ?SHUTDOWN_GRACE, "graceful shutdown took too long, exiting");
+            Ok(())
+        }
+    }
+}
+
+/// Runs the operator until `shutdown` turns true (tests drive this).
+pub async fn run_until(args: Args, shutdown: watch::Receiver<bool>) -> Result<(), OperatorError> {
+    let listener = health::bind(args.health_addr)
+        .await
+        .map_err(|source| OperatorError::Bind {
+            addr: args.health_addr,
+            source,
+        })?;
+    let bound = listener.local_addr().unwrap_or(args.health_addr);
+    let ready = health::Readiness::default();
+    tracing::info!(addr = %bound, "serving /healthz and /readyz");
+    let probes = tokio::spawn(health::serve(listener, ready.clone(), shutdown.clone()));
+    let result = match args.federation_role {
+        Role::Hub => run_hub(&args, ready, shutdown).await,
+        Role::Edge => run_edge(&args, ready, shutdown).await,
+    };
+    probes.abort();
+    result
+}
+
+async fn run_hub(
+    args: &Args,
+    ready: health::Readiness,
+    shutdown: watch::Receiver<bool>,
+) -> Result<(), OperatorError> {
+    let client = client_for(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
+    if !crds_installed(&client)
+        .await
+        .map_err(OperatorError::Discovery)?
+    {
+        return Err(OperatorError::CrdMissing);
+    }
+    let (lead_tx, lead_rx) = watch::channel(!args.leader_elect);
+    let elector = if args.leader_elect {
+        let cfg = leader::ElectionConfig {
+            namespace: args.lease_namespace.clone(),
+            name: args.lease_name.clone(),
+            identity: args
+                .leader_identity
+                .clone()
+                .unwrap_or_else(default_identity),
+            lease_duration: args.lease_duration,
+        };
+        tracing::info!(identity = %cfg.identity, lease = %format!("{}/{}", cfg.namespace, cfg.name), "leader election on");
+        let api = crate::k8s::lease::lease_api(client.clone(), &cfg.namespace);
+        Some(tokio::spawn(leader::run(
+            leader::LeaderElector::new(api, cfg),
+            lead_tx,
+            shutdown.clone(),
+        )))
+    } else {
+        drop(lead_tx);
+        None
+    };
+    let hub = Arc::new(hub::Hub::new(
+        sites(client),
+        hub::HubConfig {
+            credential_warning: args.credential_warning,
+            interval_scale: args.interval_scale,
+        },
+        lead_rx,
+    ));
+    ready.set(true);
+    tracing::info!(version = VERSION, "hub started");
+    hub::run_controller(hub.clone(), shutdown).await;
+    if let Some(e) = elector {
+        let _ = e.await;
+    }
+    let (reconciles, writes, conflicts, errors) = hub.metrics.snapshot();
+    tracing::info!(reconciles, writes, conflicts, errors, "hub stopped");
+    Ok(())
+}
+
+async fn run_edge(
+    args: &Args,
+    ready: health::Readiness,
+    shutdown: watch::Receiver<bool>,
+) -> Result<(), OperatorError> {
+    let site = args.site.clone().unwrap_or_default();
+    let hub_path = args.hub_kubeconfig.clone().unwrap_or_default();
+    let member = client_for(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
+    let hub_kc = credential::HubKubeconfig::read(&hub_path)?;
+    let hub_client = hub_kc.client().await?;
+    // The hub being down must not stop the edge; only a hub that answers
+    // "no such API" does.
+    match crds_installed(&hub_client).await {
+        Ok(true) => {}
+        Ok(false) => return Err(OperatorError::CrdMissing),
+        Err(e) => tracing::warn!(
+            error = %e,
+            "could not check the fleet CRDs on the hub yet; reporting anyway"
+        ),
+    }
+    let edge = edge::Edge::new(
+        edge::EdgeConfig {
+            site: site.clone(),
+            hub_kubeconfig: hub_path,
+            clock_offset: args.clock_offset,
+            interval_scale: args.interval_scale,
+            auto_rotate: !args.no_auto_rotate,
+            version: VERSION.to_owned(),
+        },
+        member,
+    );
+    ready.set(true);
+    tracing::info!(site = %site, version = VERSION, "edge started");
+    edge::run(edge, shutdown).await;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_like_kubectl_flags() {
+        assert_eq!(parse_duration("15s"), Ok(Duration::from_secs(15)));
+        assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(7 * 86_400)));
+        assert_eq!(
+            parse_signed_duration("-10m"),
+            Ok(SignedDuration::from_mins(-10))
+        );
+        assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("soon").is_err());
+    }
+
+    #[test]
+    fn edge_role_requires_site_and_hub_kubeconfig() {
+        assert!(Args::try_parse_from(["fleet-operator", "--federation-role", "edge"]).is_err());
+        let a = Args::try_parse_from([
+            "fleet-operator",
+            "--federation-role",
+            "edge",
+            "--site",
+            "a",
+            "--hub-kubeconfig",
+            "/k",
+            "--clock-offset",
+            "-10m",
+        ])
+        .unwrap();
+        assert_eq!(a.clock_offset, SignedDuration::from_mins(-10));
+        assert_eq!(
+            Args::try_parse_from(["fleet-operator"])
+                .unwrap()
+                .federation_role,
+            Role::Hub
+        );
+    }
+}

@@ -1,0 +1,165 @@
+//! Turns what the edge read from its member cluster into the edge-owned
+//! part of a site's status. Pure: the reads happen in `k8s::member`.
+
+use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use crate::api::{FederatedClusterStatus, Signal};
+use crate::fleet::inventory::{capacity_from_nodes, inference_counts, inference_service_state};
+use crate::fleet::signals::{SignalSources, collect_signals};
+use crate::k8s::member::{InferenceKind, MemberObjects};
+
+/// The edge-owned status fields from one member read. `history` is the
+/// previous signal list (carries `firstSeen` and `count`).
+pub fn edge_status(
+    objs: &MemberObjects,
+    history: &[Signal],
+    now: Timestamp,
+) -> FederatedClusterStatus {
+    let mut models = 0;
+    let mut services = Vec::new();
+    for (kind, items) in &objs.inference {
+        match kind {
+            InferenceKind::LlmkubeModel => models += items.len(),
+            InferenceKind::LlmkubeInferenceService | InferenceKind::KserveInferenceService => {
+                services.extend(
+                    items
+                        .iter()
+                        .map(|o| inference_service_state(kind.kind(), o)),
+                );
+            }
+        }
+    }
+    let signals = collect_signals(
+        SignalSources {
+            pods: &objs.pods,
+            nodes: &objs.nodes,
+            replica_sets: &objs.replica_sets,
+            inference_services: &services,
+        },
+        history,
+        now,
+    );
+    let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+    FederatedClusterStatus {
+        kubernetes_version: Some(objs.kubernetes_version.clone()).filter(|v| !v.is_empty()),
+        node_count: Some(count(objs.nodes.len())),
+        namespace_count: Some(count(objs.namespace_count)),
+        capacity: Some(capacity_from_nodes(&objs.nodes)),
+        inference: Some(inference_counts(models, &services)),
+        signals: Some(signals),
+        ..Default::default()
+    }
+}
+
+/// Adds what the edge knows about itself: heartbeat time (its own clock),
+/// build version and credential expiry.
+pub fn with_identity(
+    mut status: FederatedClusterStatus,
+    heartbeat: Timestamp,
+    version: &str,
+    credential_expires: Option<Timestamp>,
+) -> FederatedClusterStatus {
+    status.last_heartbeat_time = Some(Time(heartbeat));
+    status.observed_version = Some(version.to_owned());
+    status.credential_expiration_time = credential_expires.map(Time);
+    status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::{Node, Pod};
+    use kube::api::DynamicObject;
+    use serde_json::json;
+
+    fn now() -> Timestamp {
+        "2026-01-01T12:00:00Z".parse().unwrap()
+    }
+
+    fn objects() -> MemberObjects {
+        let node: Node = serde_json::from_value(json!({
+            "metadata": {"name": "gpu-1"},
+            "status": {
+                "capacity": {"nvidia.com/gpu": "8", "cpu": "64"},
+                "allocatable": {"nvidia.com/gpu": "6"},
+                "conditions": [{"type": "Ready", "status": "True"}]
+            }
+        }))
+        .unwrap();
+        let intel: Node = serde_json::from_value(json!({
+            "metadata": {"name": "intel-1"},
+            "status": {
+                "capacity": {"gpu.intel.com/xe": "2", "habana.ai/gaudi": "4"},
+                "allocatable": {"gpu.intel.com/xe": "2", "habana.ai/gaudi": "4"},
+                "conditions": [{"type": "Ready", "status": "False"}]
+            }
+        }))
+        .unwrap();
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "web-1", "namespace": "shop"},
+            "status": {"containerStatuses": [{
+                "name": "c", "image": "i", "imageID": "", "ready": false, "restartCount": 5,
+                "state": {"waiting": {"reason": "CrashLoopBackOff"}}
+            }]}
+        }))
+        .unwrap();
+        let isvc: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+            "metadata": {"name": "llm", "namespace": "ml"},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]}
+        }))
+        .unwrap();
+        let model: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "inference.llmkube.dev/v1alpha1", "kind": "Model",
+            "metadata": {"name": "m", "namespace": "ml"}
+        }))
+        .unwrap();
+        MemberObjects {
+            kubernetes_version: "v1.33.1".into(),
+            nodes: vec![node, intel],
+            namespace_count: 4,
+            pods: vec![pod],
+            replica_sets: vec![],
+            inference: vec![
+                (InferenceKind::LlmkubeModel, vec![model]),
+                (InferenceKind::KserveInferenceService, vec![isvc]),
+            ],
+        }
+    }
+
+    #[test]
+    fn gpus_by_vendor_inference_and_signals() {
+        let s = edge_status(&objects(), &[], now());
+        let cap = s.capacity.unwrap();
+        assert_eq!(
+            (cap.nodes, cap.gpus_total, cap.gpus_allocatable),
+            (2, 14, 12)
+        );
+        assert_eq!(cap.gpus_by_vendor["nvidia.com/gpu"].allocatable, 6);
+        assert_eq!(cap.gpus_by_vendor["habana.ai/gaudi"].total, 4);
+        let inf = s.inference.unwrap();
+        assert_eq!(
+            (inf.models, inf.services_ready, inf.services_total),
+            (1, 1, 1)
+        );
+        let types: Vec<_> = s
+            .signals
+            .unwrap()
+            .iter()
+            .map(|x| x.type_.as_str())
+            .collect();
+        assert_eq!(types, ["NodeNotReady", "CrashLoopBackOff"], "worst first");
+        assert_eq!(s.node_count, Some(2));
+        assert_eq!(s.namespace_count, Some(4));
+        assert_eq!(s.phase, None, "never a hub-owned field");
+    }
+
+    #[test]
+    fn absent_inference_kinds_count_zero() {
+        let mut o = objects();
+        o.inference.clear();
+        let inf = edge_status(&o, &[], now()).inference.unwrap();
+        assert_eq!((inf.models, inf.services_total), (0, 0));
+    }
+}

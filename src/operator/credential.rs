@@ -1,0 +1,409 @@
+//! The edge's hub credential: the kubeconfig file it reads, the token's
+//! lifetime (from the JWT claims) and writing a rotated token back.
+//!
+//! The token is only ever held in memory and written to the file it came
+//! from (mode 0600); it never reaches a log line or a `Debug` output.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use base64::Engine as _;
+use jiff::Timestamp;
+use serde_json::Value;
+
+/// Errors reading or rewriting the hub kubeconfig.
+#[derive(Debug, thiserror::Error)]
+pub enum CredentialError {
+    /// The file could not be read.
+    #[error("reading hub kubeconfig {path}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not a kubeconfig kube can use.
+    #[error("parsing hub kubeconfig {path}")]
+    Parse {
+        path: PathBuf,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A client could not be built from it.
+    #[error("building a hub client from {path}")]
+    Client {
+        path: PathBuf,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The kubeconfig names no token to rotate (e.g. client certificates).
+    #[error("hub kubeconfig {path} has no bearer token for its current context")]
+    NoToken { path: PathBuf },
+    /// Writing the rotated credential failed.
+    #[error("writing rotated credential to {path}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The claims of a ServiceAccount JWT that the edge needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TokenClaims {
+    /// `iat`: when the token was issued.
+    pub issued_at: Option<Timestamp>,
+    /// `exp`: when the token expires.
+    pub expires_at: Option<Timestamp>,
+    /// `aud`: the audiences it was minted for.
+    pub audiences: Vec<String>,
+}
+
+impl TokenClaims {
+    /// Decodes the payload of a JWT without verifying it: the hub verifies
+    /// the token, the edge only needs to know when to renew it.
+    pub fn decode(token: &str) -> Option<Self> {
+        let payload = token.split('.').nth(1)?;
+        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(payload.trim_end_matches('='))
+            .ok()?;
+        let v: Value = serde_json::from_slice(&bytes).ok()?;
+        let ts = |k: &str| {
+            v.get(k)
+                .and_then(Value::as_i64)
+                .and_then(|s| Timestamp::from_second(s).ok())
+        };
+        let audiences = match v.get("aud") {
+            Some(Value::String(s)) => vec![s.clone()],
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(|x| x.as_str().map(str::to_owned))
+                .collect(),
+            _ => Vec::new(),
+        };
+        Some(Self {
+            issued_at: ts("iat"),
+            expires_at: ts("exp"),
+            audiences,
+        })
+    }
+
+    /// The token's whole lifetime (`exp - iat`).
+    pub fn lifetime(&self) -> Option<Duration> {
+        let (iat, exp) = (self.issued_at?, self.expires_at?);
+        let secs = exp.as_second() - iat.as_second();
+        (secs > 0).then(|| Duration::from_secs(secs as u64))
+    }
+
+    /// Whether less than half of the lifetime remains at `now`.
+    pub fn needs_rotation(&self, now: Timestamp) -> bool {
+        let (Some(lifetime), Some(exp)) = (self.lifetime(), self.expires_at) else {
+            return false;
+        };
+        let remaining = exp.as_second() - now.as_second();
+        remaining < (lifetime.as_secs() / 2) as i64
+    }
+}
+
+/// Where the token of the current context lives.
+#[derive(Clone, PartialEq, Eq)]
+enum TokenSource {
+    /// Inline `token:` in the kubeconfig.
+    Inline(String),
+    /// `tokenFile:` next to it.
+    File(PathBuf, String),
+    /// No bearer token (certificates, exec plugins...).
+    None,
+}
+
+/// A snapshot of the hub kubeconfig file as last read.
+#[derive(Clone, PartialEq, Eq)]
+pub struct HubKubeconfig {
+    path: PathBuf,
+    text: String,
+    token: TokenSource,
+    server: Option<String>,
+}
+
+impl fmt::Debug for HubKubeconfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HubKubeconfig")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+fn parse_err(path: &Path, e: impl std::error::Error + Send + Sync + 'static) -> CredentialError {
+    CredentialError::Parse {
+        path: path.to_owned(),
+        source: Box::new(e),
+    }
+}
+
+/// The `users[].user` entry of the current context, as JSON.
+fn current_user_mut(doc: &mut Value) -> Option<&mut Value> {
+    let ctx_name = doc.get("current-context")?.as_str()?.to_owned();
+    let user_name = doc
+        .get("contexts")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("name").and_then(Value::as_str) == Some(ctx_name.as_str()))?
+        .get("context")?
+        .get("user")?
+        .as_str()?
+        .to_owned();
+    doc.get_mut("users")?
+        .as_array_mut()?
+        .iter_mut()
+        .find(|u| u.get("name").and_then(Value::as_str) == Some(user_name.as_str()))?
+        .get_mut("user")
+}
+
+/// The `server` of the current context's cluster.
+fn current_server(doc: &Value) -> Option<String> {
+    let ctx_name = doc.get("current-context")?.as_str()?;
+    let cluster = doc
+        .get("contexts")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("name").and_then(Value::as_str) == Some(ctx_name))?
+        .get("context")?
+        .get("cluster")?
+        .as_str()?;
+    doc.get("clusters")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("name").and_then(Value::as_str) == Some(cluster))?
+        .get("cluster")?
+        .get("server")?
+        .as_str()
+        .map(str::to_owned)
+}
+
+impl HubKubeconfig {
+    /// Reads the kubeconfig (and its token file, if it uses one).
+    pub fn read(path: &Path) -> Result<Self, CredentialError> {
+        let text = std::fs::read_to_string(path).map_err(|source| CredentialError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let mut doc: Value = serde_saphyr::from_str(&text).map_err(|e| parse_err(path, e))?;
+        let server = current_server(&doc);
+        let user = current_user_mut(&mut doc);
+        let token = match user {
+            Some(u) => {
+                if let Some(t) = u.get("token").and_then(Value::as_str) {
+                    TokenSource::Inline(t.to_owned())
+                } else if let Some(f) = u.get("tokenFile").and_then(Value::as_str) {
+                    let file = path.parent().unwrap_or(Path::new(".")).join(f);
+                    let t =
+                        std::fs::read_to_string(&file).map_err(|source| CredentialError::Read {
+                            path: file.clone(),
+                            source,
+                        })?;
+                    TokenSource::File(file, t.trim().to_owned())
+                } else {
+                    TokenSource::None
+                }
+            }
+            None => TokenSource::None,
+        };
+        Ok(Self {
+            path: path.to_owned(),
+            text,
+            token,
+            server,
+        })
+    }
+
+    /// The hub API server URL of the current context.
+    pub fn server(&self) -> Option<&str> {
+        self.server.as_deref()
+    }
+
+    /// The file this was read from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The bearer token, if the current context uses one.
+    pub fn token(&self) -> Option<&str> {
+        match &self.token {
+            TokenSource::Inline(t) | TokenSource::File(_, t) => Some(t),
+            TokenSource::None => None,
+        }
+    }
+
+    /// The token's claims, if it is a JWT.
+    pub fn claims(&self) -> Option<TokenClaims> {
+        self.token().and_then(TokenClaims::decode)
+    }
+
+    /// A kube client for the hub, honouring the file's current context.
+    pub async fn client(&self) -> Result<kube::Client, CredentialError> {
+        let kc = kube::config::Kubeconfig::from_yaml(&self.text)
+            .map_err(|e| parse_err(&self.path, e))?;
+        let mut cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+            .await
+            .map_err(|e| CredentialError::Client {
+                path: self.path.clone(),
+                source: Box::new(e),
+            })?;
+        // A hung hub must not stall a tick forever; the tick retries anyway.
+        cfg.connect_timeout = Some(Duration::from_secs(5));
+        cfg.read_timeout = Some(Duration::from_secs(15));
+        cfg.write_timeout = Some(Duration::from_secs(15));
+        kube::Client::try_from(cfg).map_err(|e| CredentialError::Client {
+            path: self.path.clone(),
+            source: Box::new(e),
+        })
+    }
+
+    /// The same credential with `token` instead, in memory only (for a
+    /// read-only mount such as a Secret volume).
+    pub fn with_token(&self, token: &str) -> Result<Self, CredentialError> {
+        let mut doc: Value =
+            serde_saphyr::from_str(&self.text).map_err(|e| parse_err(&self.path, e))?;
+        let user = current_user_mut(&mut doc).ok_or_else(|| CredentialError::NoToken {
+            path: self.path.clone(),
+        })?;
+        if let Some(m) = user.as_object_mut() {
+            m.remove("tokenFile");
+        }
+        user["token"] = Value::String(token.to_owned());
+        let text = serde_saphyr::to_string(&doc).map_err(|e| parse_err(&self.path, e))?;
+        Ok(Self {
+            path: self.path.clone(),
+            text,
+            token: TokenSource::Inline(token.to_owned()),
+            server: self.server.clone(),
+        })
+    }
+
+    /// Stores `token` where this credential came from: the token file, or
+    /// the kubeconfig itself (rewritten atomically, mode 0600). Returns the
+    /// credential as it now reads.
+    pub fn store_token(&self, token: &str) -> Result<Self, CredentialError> {
+        match &self.token {
+            TokenSource::File(file, _) => {
+                write_private(file, format!("{token}\n").as_bytes())?;
+            }
+            TokenSource::Inline(_) => {
+                let mut doc: Value =
+                    serde_saphyr::from_str(&self.text).map_err(|e| parse_err(&self.path, e))?;
+                let user = current_user_mut(&mut doc).ok_or_else(|| CredentialError::NoToken {
+                    path: self.path.clone(),
+                })?;
+                user["token"] = Value::String(token.to_owned());
+                let text = serde_saphyr::to_string(&doc).map_err(|e| parse_err(&self.path, e))?;
+                write_private(&self.path, text.as_bytes())?;
+            }
+            TokenSource::None => {
+                return Err(CredentialError::NoToken {
+                    path: self.path.clone(),
+                });
+            }
+        }
+        Self::read(&self.path)
+    }
+}
+
+/// Writes `contents` to `path` atomically (temp file in the same folder,
+/// fsync, rename) with mode 0600, since it holds a credential.
+pub fn write_private(path: &Path, contents: &[u8]) -> Result<(), CredentialError> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let err = |source| CredentialError::Write {
+        path: path.to_owned(),
+        source,
+    };
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        f.write_all(contents)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn jwt(claims: &str) -> String {
+        let e = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        format!(
+            "{}.{}.sig",
+            e.encode(r#"{"alg":"RS256"}"#),
+            e.encode(claims)
+        )
+    }
+
+    #[test]
+    fn decodes_exp_iat_aud() {
+        let c =
+            TokenClaims::decode(&jwt(r#"{"iat":1000,"exp":4600,"aud":["https://hub"]}"#)).unwrap();
+        assert_eq!(c.lifetime(), Some(Duration::from_secs(3600)));
+        assert_eq!(c.audiences, vec!["https://hub".to_owned()]);
+        assert_eq!(c.expires_at, Some(Timestamp::from_second(4600).unwrap()));
+    }
+
+    #[test]
+    fn not_a_jwt_gives_none() {
+        assert_eq!(TokenClaims::decode("opaque-token"), None);
+        assert_eq!(TokenClaims::decode("a.!!!.c"), None);
+    }
+
+    #[test]
+    fn rotation_starts_when_less_than_half_remains() {
+        let c = TokenClaims::decode(&jwt(r#"{"iat":1000,"exp":2000}"#)).unwrap();
+        let at = |s| Timestamp::from_second(s).unwrap();
+        assert!(!c.needs_rotation(at(1000)));
+        assert!(!c.needs_rotation(at(1500)), "exactly half remains");
+        assert!(c.needs_rotation(at(1501)));
+        assert!(c.needs_rotation(at(2500)), "already expired");
+    }
+
+    const KUBECONFIG: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: hub\n  cluster:\n    server: https://127.0.0.1:1\ncontexts:\n- name: other\n  context:\n    cluster: hub\n    user: nobody\n- name: edge\n  context:\n    cluster: hub\n    user: site\ncurrent-context: edge\nusers:\n- name: nobody\n  user:\n    token: not-this-one\n- name: site\n  user:\n    token: old-token\n";
+
+    #[test]
+    fn store_token_rewrites_only_the_current_user_with_mode_0600() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = std::env::temp_dir().join(format!("fleet-cred-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("hub.kubeconfig");
+        std::fs::write(&path, KUBECONFIG).unwrap();
+        let kc = HubKubeconfig::read(&path).unwrap();
+        assert_eq!(kc.token(), Some("old-token"));
+        assert_eq!(kc.server(), Some("https://127.0.0.1:1"));
+        let next = kc.store_token("new-token").unwrap();
+        assert_eq!(next.token(), Some("new-token"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("not-this-one"), "{text}");
+        assert!(!text.contains("old-token"));
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert!(
+            !format!("{next:?}").contains("new-token"),
+            "Debug must not leak the token"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,167 @@
+//! The fleet-wide `FederationStatus` singleton, kept by the hub leader:
+//! phase counts, disconnected sites, issues, cross-cluster correlations and
+//! cascades, GPU and service totals (design §2, §5).
+//!
+//! Recomputed from the controller's cache (no extra reads) when sites
+//! change, debounced, and once a minute so correlations leave their window;
+//! written only when something other than timestamps and ages changed.
+//! With no sites and no singleton it writes nothing.
+
+use std::time::Duration;
+
+use jiff::Timestamp;
+use kube::api::Api;
+use kube::runtime::reflector::Store;
+use tokio::sync::{Notify, watch};
+
+use crate::api::{FederatedCluster, FederationStatus, FederationStatusStatus};
+use crate::fleet::correlation::{CorrelationConfig, DEFAULT_LOOKBACK, correlate, detect_cascades};
+use crate::fleet::summary::summarize;
+use crate::k8s::federation_status::{
+    create_federation_status, get_federation_status, replace_federation_status,
+};
+
+/// At most one recomputation per this period while sites keep changing.
+pub const DEBOUNCE: Duration = Duration::from_secs(2);
+/// Recompute at least this often, so correlations age out of their window.
+pub const REFRESH: Duration = Duration::from_secs(60);
+
+/// The next summary from the sites, carrying correlation ids over.
+pub fn next_summary(
+    sites: &[FederatedCluster],
+    previous: Option<&FederationStatusStatus>,
+    now: Timestamp,
+) -> FederationStatusStatus {
+    let prev_corr = previous
+        .map(|p| p.correlations.as_slice())
+        .unwrap_or_default();
+    let correlations = correlate(sites, prev_corr, now, CorrelationConfig::default());
+    let cascades = detect_cascades(sites, now, DEFAULT_LOOKBACK);
+    summarize(sites, correlations, cascades, now)
+}
+
+/// Whether `next` differs from `current` in more than its timestamps and
+/// human-readable ages (which move every second and are not worth a write).
+pub fn differs(current: Option<&FederationStatusStatus>, next: &FederationStatusStatus) -> bool {
+    let Some(current) = current else {
+        return true;
+    };
+    let strip = |s: &FederationStatusStatus| {
+        let mut s = s.clone();
+        s.last_updated = None;
+        for d in &mut s.disconnected_clusters {
+            d.reason.clear();
+        }
+        s
+    };
+    strip(current) != strip(next)
+}
+
+/// A failed write of the singleton.
+#[derive(Debug, thiserror::Error)]
+#[error("writing FederationStatus fleet")]
+pub struct FederationError(#[source] kube::Error);
+
+/// One recomputation: reads the singleton, writes it if the summary changed.
+/// Returns whether it wrote.
+pub async fn sync_once(
+    api: &Api<FederationStatus>,
+    sites: &[FederatedCluster],
+) -> Result<bool, FederationError> {
+    for _ in 0..8 {
+        let current = get_federation_status(api).await.map_err(FederationError)?;
+        if current.is_none() && sites.is_empty() {
+            return Ok(false);
+        }
+        let held = current.as_ref().and_then(|c| c.status.as_ref());
+        let next = next_summary(sites, held, Timestamp::now());
+        if !differs(held, &next) {
+            return Ok(false);
+        }
+        let base = match current {
+            Some(c) => c,
+            None => match create_federation_status(api, &FederationStatus::singleton(next.clone()))
+                .await
+            {
+                Ok(created) => created,
+                Err(kube::Error::Api(s)) if s.code == 409 => continue,
+                Err(e) => return Err(FederationError(e)),
+            },
+        };
+        let mut obj = base;
+        obj.status = Some(next);
+        match replace_federation_status(api, &obj).await {
+            Ok(_) => return Ok(true),
+            Err(kube::Error::Api(s)) if s.code == 409 => continue,
+            Err(e) => return Err(FederationError(e)),
+        }
+    }
+    Ok(false)
+}
+
+/// Keeps the singleton current while this replica leads, until shutdown.
+pub async fn run(
+    api: Api<FederationStatus>,
+    store: Store<FederatedCluster>,
+    changed: std::sync::Arc<Notify>,
+    leading: watch::Receiver<bool>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    // The first reconcile means the controller has listed the sites, so the
+    // cache is complete; with no sites at all nothing is ever written.
+    tokio::select! {
+        _ = changed.notified() => {}
+        _ = shutdown.wait_for(|s| *s) => return,
+    }
+    loop {
+        if *leading.borrow() {
+            let sites: Vec<FederatedCluster> =
+                store.state().iter().map(|s| (**s).clone()).collect();
+            match sync_once(&api, &sites).await {
+                Ok(true) => tracing::debug!(sites = sites.len(), "FederationStatus updated"),
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, cause = %super::source_chain(&e), "could not update FederationStatus")
+                }
+            }
+        }
+        tokio::select! {
+            _ = changed.notified() => {}
+            _ = tokio::time::sleep(REFRESH) => {}
+            _ = shutdown.wait_for(|s| *s) => return,
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(DEBOUNCE) => {}
+            _ = shutdown.wait_for(|s| *s) => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::fixtures::fixture_now;
+
+    #[test]
+    fn ages_alone_are_no_change() {
+        let sites = [FederatedCluster::test("a").stale()];
+        let a = next_summary(&sites, None, fixture_now());
+        let b = next_summary(
+            &sites,
+            Some(&a),
+            fixture_now() + jiff::SignedDuration::from_secs(30),
+        );
+        assert_ne!(
+            a.disconnected_clusters[0].reason,
+            b.disconnected_clusters[0].reason
+        );
+        assert!(!differs(Some(&a), &b));
+        assert!(differs(None, &b));
+        let c = next_summary(
+            &[FederatedCluster::test("a").connected()],
+            Some(&a),
+            fixture_now(),
+        );
+        assert!(differs(Some(&a), &c), "a phase change is a change");
+    }
+}

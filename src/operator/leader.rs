@@ -1,0 +1,285 @@
+//! Leader election for the hub over a coordination.k8s.io Lease.
+//!
+//! kube-runtime 5 ships no elector, so this is the client-go algorithm in
+//! small: the leader renews the Lease every `lease_duration / 3` with a
+//! resourceVersion-guarded replace; a standby takes over only after it has
+//! seen the same Lease record unchanged for a whole `lease_duration`,
+//! measured on its *own* monotonic clock (so clock skew between replicas
+//! cannot make a standby steal a live lease). A leader that cannot renew
+//! steps down after two thirds of the duration, before any standby may take
+//! over, so two replicas never both believe they lead.
+
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use kube::api::Api;
+use tokio::sync::watch;
+
+use crate::k8s::lease::{create_lease, get_lease, replace_lease};
+
+/// What an elector needs to know.
+#[derive(Clone, Debug)]
+pub struct ElectionConfig {
+    /// Namespace of the Lease.
+    pub namespace: String,
+    /// Name of the Lease.
+    pub name: String,
+    /// This replica's identity, unique per process.
+    pub identity: String,
+    /// How long a lease stays valid without renewal.
+    pub lease_duration: Duration,
+}
+
+impl ElectionConfig {
+    /// How often the leader renews and a standby retries.
+    pub fn retry_period(&self) -> Duration {
+        (self.lease_duration / 3).max(Duration::from_millis(100))
+    }
+
+    /// How long a leader may go without a successful renewal before it
+    /// stops acting as leader (strictly less than the lease duration).
+    pub fn renew_deadline(&self) -> Duration {
+        self.lease_duration * 2 / 3
+    }
+}
+
+/// Errors talking to the Lease API.
+#[derive(Debug, thiserror::Error)]
+pub enum LeaseError {
+    /// Reading the Lease failed.
+    #[error("reading lease {namespace}/{name}")]
+    Get {
+        namespace: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+    /// Writing the Lease failed for another reason than a lost race.
+    #[error("writing lease {namespace}/{name}")]
+    Write {
+        namespace: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+}
+
+/// The part of a Lease that changes when its holder renews it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Record {
+    holder: Option<String>,
+    renew_time: Option<Timestamp>,
+    transitions: i32,
+    resource_version: Option<String>,
+}
+
+/// One replica's elector state.
+pub struct LeaderElector {
+    api: Api<Lease>,
+    cfg: ElectionConfig,
+    /// The last record seen and when (local monotonic clock) it was first seen.
+    observed: Option<(Record, Instant)>,
+    /// When this replica last renewed successfully.
+    last_renewal: Option<Instant>,
+}
+
+fn is_conflict(err: &kube::Error) -> bool {
+    matches!(err, kube::Error::Api(s) if s.code == 409)
+}
+
+impl LeaderElector {
+    /// An elector for `cfg` using `api` (the Lease API in `cfg.namespace`).
+    pub fn new(api: Api<Lease>, cfg: ElectionConfig) -> Self {
+        Self {
+            api,
+            cfg,
+            observed: None,
+            last_renewal: None,
+        }
+    }
+
+    /// The configuration this elector runs with.
+    pub fn config(&self) -> &ElectionConfig {
+        &self.cfg
+    }
+
+    fn spec_for_me(&self, acquire: Option<MicroTime>, transitions: i32) -> LeaseSpec {
+        let now = MicroTime(Timestamp::now());
+        LeaseSpec {
+            holder_identity: Some(self.cfg.identity.clone()),
+            lease_duration_seconds: Some(self.cfg.lease_duration.as_secs().max(1) as i32),
+            acquire_time: Some(acquire.unwrap_or_else(|| now.clone())),
+            renew_time: Some(now),
+            lease_transitions: Some(transitions),
+            ..Default::default()
+        }
+    }
+
+    fn record_of(lease: &Lease) -> Record {
+        let spec = lease.spec.clone().unwrap_or_default();
+        Record {
+            holder: spec.holder_identity.filter(|h| !h.is_empty()),
+            renew_time: spec.renew_time.map(|t| t.0),
+            transitions: spec.lease_transitions.unwrap_or(0),
+            resource_version: lease.metadata.resource_version.clone(),
+        }
+    }
+
+    fn observe(&mut self, lease: &Lease) {
+        let record = Self::record_of(lease);
+        let changed = self.observed.as_ref().is_none_or(|(r, _)| *r != record);
+        if changed {
+            self.observed = Some((record, Instant::now()));
+        }
+    }
+
+    fn write_err(&self, source: kube::Error) -> LeaseError {
+        LeaseError::Write {
+            namespace: self.cfg.namespace.clone(),
+            name: self.cfg.name.clone(),
+            source,
+        }
+    }
+
+    /// One election round: acquire the Lease if free or expired, renew it if
+    /// held. Returns whether this replica holds it now. A lost race (409) is
+    /// not an error, just `Ok(false)`.
+    pub async fn try_acquire_or_renew(&mut self) -> Result<bool, LeaseError> {
+        let current = get_lease(&self.api, &self.cfg.name)
+            .await
+            .map_err(|source| LeaseError::Get {
+                namespace: self.cfg.namespace.clone(),
+                name: self.cfg.name.clone(),
+                source,
+            })?;
+        let Some(lease) = current else {
+            let lease = Lease {
+                metadata: ObjectMeta {
+                    name: Some(self.cfg.name.clone()),
+                    namespace: Some(self.cfg.namespace.clone()),
+                    ..Default::default()
+                },
+                spec: Some(self.spec_for_me(None, 0)),
+            };
+            return match create_lease(&self.api, &lease).await {
+                Ok(created) => {
+                    self.observe(&created);
+                    self.last_renewal = Some(Instant::now());
+                    Ok(true)
+                }
+                Err(e) if is_conflict(&e) => Ok(false),
+                Err(e) => Err(self.write_err(e)),
+            };
+        };
+        self.observe(&lease);
+        let record = Self::record_of(&lease);
+        let spec = lease.spec.clone().unwrap_or_default();
+        let mine = record.holder.as_deref() == Some(self.cfg.identity.as_str());
+        let duration = Duration::from_secs(spec.lease_duration_seconds.unwrap_or(0).max(0) as u64);
+        let unchanged_for = self
+            .observed
+            .as_ref()
+            .map(|(_, at)| at.elapsed())
+            .unwrap_or_default();
+        let free = record.holder.is_none() || unchanged_for > duration;
+        if !mine && !free {
+            self.last_renewal = None;
+            return Ok(false);
+        }
+        let (acquire, transitions) = if mine {
+            (spec.acquire_time.clone(), record.transitions)
+        } else {
+            (None, record.transitions + 1)
+        };
+        let mut next = lease.clone();
+        next.spec = Some(self.spec_for_me(acquire, transitions));
+        match replace_lease(&self.api, &next).await {
+            Ok(written) => {
+                self.observe(&written);
+                self.last_renewal = Some(Instant::now());
+                Ok(true)
+            }
+            Err(e) if is_conflict(&e) => Ok(false),
+            Err(e) => Err(self.write_err(e)),
+        }
+    }
+
+    /// Whether a leader that just failed to renew must stop acting.
+    fn past_renew_deadline(&self) -> bool {
+        self.last_renewal
+            .is_none_or(|at| at.elapsed() >= self.cfg.renew_deadline())
+    }
+
+    /// Gives the Lease up (on graceful shutdown) so a standby takes over at
+    /// once instead of waiting out the lease duration.
+    pub async fn release(&mut self) -> Result<(), LeaseError> {
+        let Some(lease) = get_lease(&self.api, &self.cfg.name)
+            .await
+            .map_err(|source| LeaseError::Get {
+                namespace: self.cfg.namespace.clone(),
+                name: self.cfg.name.clone(),
+                source,
+            })?
+        else {
+            return Ok(());
+        };
+        let spec = lease.spec.clone().unwrap_or_default();
+        if spec.holder_identity.as_deref() != Some(self.cfg.identity.as_str()) {
+            return Ok(());
+        }
+        let mut next = lease.clone();
+        next.spec = Some(LeaseSpec {
+            holder_identity: None,
+            lease_duration_seconds: Some(1),
+            renew_time: Some(MicroTime(Timestamp::now())),
+            ..spec
+        });
+        match replace_lease(&self.api, &next).await {
+            Ok(_) => Ok(()),
+            Err(e) if is_conflict(&e) => Ok(()),
+            Err(e) => Err(self.write_err(e)),
+        }
+    }
+}
+
+/// Runs the election until `shutdown` turns true, publishing leadership on
+/// `leading`. On shutdown a leader releases the Lease.
+pub async fn run(
+    mut elector: LeaderElector,
+    leading: watch::Sender<bool>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let retry = elector.config().retry_period();
+    loop {
+        let was_leader = *leading.borrow();
+        let now_leader = match elector.try_acquire_or_renew().await {
+            Ok(held) => held,
+            Err(err) => {
+                tracing::warn!(error = %err, cause = %super::source_chain(&err), "leader election round failed");
+                was_leader && !elector.past_renew_deadline()
+            }
+        };
+        if now_leader != was_leader {
+            if now_leader {
+                tracing::info!(identity = %elector.config().identity, "became leader");
+            } else {
+                tracing::warn!(identity = %elector.config().identity, "lost leadership, standing by");
+            }
+            leading.send_replace(now_leader);
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(retry) => {}
+            _ = shutdown.wait_for(|s| *s) => break,
+        }
+    }
+    if *leading.borrow() {
+        leading.send_replace(false);
+        if let Err(err) = elector.release().await {
+            tracing::warn!(error = %err, "could not release the lease on shutdown");
+        } else {
+            tracing::info!("released the lease");
+        }
+    }
+}

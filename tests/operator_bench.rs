@@ -1,0 +1,345 @@
+//! Benchmarks of the operator against kube-sandbox (ignored by default; the
+//! figures go to docs/benchmarks-operator.md, they are not asserted):
+//!
+//! ```text
+//! cargo test --test operator_bench -- --ignored --nocapture --test-threads 1
+//! ```
+//!
+//! - `hub_2000_sites`: a real `fleet-operator` hub process over 2,000 sites
+//!   whose simulated edges send heartbeat-only merge patches every 10 s;
+//!   200 of them fall silent so they go Stale. Reports the hub's CPU time and
+//!   peak RSS, and hub status writes per phase transition.
+//! - `edge_footprint`: a real edge process; its peak RSS and the bytes of its
+//!   first (full) and following (heartbeat-only) patches.
+
+mod operator_support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt as _;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube_sandbox::Sandbox;
+use kubectl_fleet::api::{FederatedCluster, FederatedClusterSpec, Phase};
+use operator_support::*;
+use serde_json::json;
+
+const SITES: usize = 2000;
+const SILENCED: usize = 200;
+const INTERVAL: Duration = Duration::from_secs(10);
+
+/// (CPU seconds user+system, peak RSS in MiB) of a process.
+fn cpu_and_peak_rss(pid: u32) -> (f64, f64) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the parenthesised command name; utime and stime are the
+    // 14th and 15th fields overall.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
+    let clk = std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .unwrap_or(100.0);
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let hwm_kb: f64 = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    (ticks / clk, hwm_kb / 1024.0)
+}
+
+fn is_hub_status_write(r: &kube_sandbox::RequestRecord) -> bool {
+    r.verb == "update"
+        && r.path
+            .starts_with("/apis/federation.kubectl-fleet.dev/v1alpha1/federatedclusters/")
+        && r.path.ends_with("/status")
+        && (200..300).contains(&r.status)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "benchmark: run explicitly, see the module docs"]
+async fn hub_2000_sites() {
+    let sb = Sandbox::start();
+    let client = admin(&sb).await;
+    install_crds(&client).await;
+    ensure_namespace(&client, "fleet-system").await;
+    let api: Api<FederatedCluster> = Api::all(client.clone());
+    let names: Vec<String> = (0..SITES).map(|i| format!("site-{i:04}")).collect();
+    let created = Instant::now();
+    futures::stream::iter(names.iter().cloned())
+        .map(|n| {
+            let api = api.clone();
+            async move {
+                let spec = FederatedClusterSpec {
+                    heartbeat_interval_seconds: INTERVAL.as_secs() as i32,
+                    ..FederatedClusterSpec::default()
+                };
+                api.create(&PostParams::default(), &FederatedCluster::new(&n, spec))
+                    .await
+                    .unwrap();
+            }
+        })
+        .buffer_unordered(16)
+        .collect::<Vec<_>>()
+        .await;
+    eprintln!("created {SITES} sites in {:?}", created.elapsed());
+
+    let dir = TempDir::new("bench");
+    let kc = dir.join("admin.kubeconfig");
+    sb.write_admin_kubeconfig(&kc).unwrap();
+    sb.controls().clear_request_log();
+    let mut hub = Proc::spawn(
+        "hub",
+        &operator_bin(),
+        &hub_args(&kc, "hub-bench", 1.0),
+        dir.join("hub.log"),
+    );
+
+    // Simulated edges: every site sends a heartbeat-only patch once per
+    // interval, spread evenly; the last SILENCED sites stop after 20 s.
+    let stop = Arc::new(AtomicBool::new(false));
+    let silenced = Arc::new(AtomicBool::new(false));
+    let sent = Arc::new(AtomicU64::new(0));
+    let late_rounds = Arc::new(AtomicU64::new(0));
+    let edges = {
+        let (api, names, stop, silenced, sent, late) = (
+            api.clone(),
+            names.clone(),
+            stop.clone(),
+            silenced.clone(),
+            sent.clone(),
+            late_rounds.clone(),
+        );
+        tokio::spawn(async move {
+            while !stop.load(Ordering::SeqCst) {
+                let round = Instant::now();
+                let quiet = silenced.load(Ordering::SeqCst);
+                let active = if quiet { SITES - SILENCED } else { SITES };
+                futures::stream::iter(names[..active].iter().cloned().enumerate())
+                    .map(|(i, n)| {
+                        let (api, sent) = (api.clone(), sent.clone());
+                        let at = round + INTERVAL.mul_f64(i as f64 / SITES as f64);
+                        async move {
+                            tokio::time::sleep_until(at.into()).await;
+                            let hb = jiff::Timestamp::now().to_string();
+                            let body = json!({"status": {"lastHeartbeatTime": hb}});
+                            if api
+                                .patch_status(&n, &PatchParams::default(), &Patch::Merge(&body))
+                                .await
+                                .is_ok()
+                            {
+                                sent.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                    })
+                    .buffer_unordered(64)
+                    .collect::<Vec<_>>()
+                    .await;
+                if round.elapsed() > INTERVAL + Duration::from_secs(1) {
+                    late.fetch_add(1, Ordering::Relaxed);
+                }
+                tokio::time::sleep_until((round + INTERVAL).into()).await;
+            }
+        })
+    };
+
+    let start = Instant::now();
+    let count = |p: Phase| {
+        let api = api.clone();
+        async move {
+            api.list(&Default::default())
+                .await
+                .unwrap()
+                .items
+                .iter()
+                .filter(|s| s.phase() == Some(p))
+                .count()
+        }
+    };
+    let mut last_print = Instant::now();
+    loop {
+        let n = count(Phase::Connected).await;
+        if n == SITES {
+            break;
+        }
+        if last_print.elapsed() > Duration::from_secs(10) {
+            let (cpu, rss) = cpu_and_peak_rss(hub.pid());
+            eprintln!(
+                "{:>4.0?}: {n} Connected, {} patches sent, hub cpu {cpu:.1}s rss {rss:.0}MiB",
+                start.elapsed(),
+                sent.load(Ordering::Relaxed)
+            );
+            last_print = Instant::now();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "only {n} Connected after 300 s"
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    let connected_after = start.elapsed();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    silenced.store(true, Ordering::SeqCst);
+    let silenced_at = Instant::now();
+    let silenced_names: std::collections::HashSet<String> =
+        names[SITES - SILENCED..].iter().cloned().collect();
+    let mut others_disconnected = 0;
+    loop {
+        let sites = api.list(&Default::default()).await.unwrap().items;
+        let gone = sites
+            .iter()
+            .filter(|s| {
+                silenced_names.contains(s.site_name()) && s.phase() != Some(Phase::Connected)
+            })
+            .count();
+        others_disconnected = others_disconnected.max(
+            sites
+                .iter()
+                .filter(|s| {
+                    !silenced_names.contains(s.site_name()) && s.phase() != Some(Phase::Connected)
+                })
+                .count(),
+        );
+        if gone == SILENCED {
+            break;
+        }
+        assert!(
+            silenced_at.elapsed() < Duration::from_secs(180),
+            "only {gone} silenced sites left Connected"
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    let stale_after = silenced_at.elapsed();
+    // Steady state: one more minute of heartbeats with nothing changing.
+    let (cpu_before_steady, _) = cpu_and_peak_rss(hub.pid());
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    let (cpu, peak) = cpu_and_peak_rss(hub.pid());
+    let steady_cpu = cpu - cpu_before_steady;
+    stop.store(true, Ordering::SeqCst);
+    edges.await.unwrap();
+    let total = start.elapsed();
+    hub.terminate();
+
+    let log = sb.controls().request_log();
+    let writes = log.iter().filter(|r| is_hub_status_write(r)).count();
+    let conflicts = log
+        .iter()
+        .filter(|r| r.verb == "update" && r.path.ends_with("/status") && r.status == 409)
+        .count();
+    let patches: Vec<_> = log
+        .iter()
+        .filter(|r| {
+            r.verb == "patch" && r.path.ends_with("/status") && (200..300).contains(&r.status)
+        })
+        .collect();
+    let patch_bytes = patches.iter().map(|r| r.request_bytes).sum::<usize>() / patches.len().max(1);
+    // Every write the hub makes is logged as one transition (phase, or a
+    // condition's status); a site whose first heartbeat beat the hub skips
+    // Pending and goes straight to Connected.
+    let hub_log = hub.log_text();
+    let phase_transitions = hub_log.matches("phase transition").count();
+    let condition_transitions = hub_log.matches("condition transition").count();
+    let transitions = phase_transitions + condition_transitions;
+    println!("| sites | {SITES} at {}s |", INTERVAL.as_secs());
+    println!(
+        "| run | {total:.0?} (all Connected after {connected_after:.0?}, silenced Stale after {stale_after:.0?}) |"
+    );
+    println!(
+        "| heartbeat patches accepted | {} ({} rounds late) |",
+        sent.load(Ordering::Relaxed),
+        late_rounds.load(Ordering::Relaxed)
+    );
+    println!("| hub CPU time, whole run | {cpu:.1} s |");
+    println!(
+        "| hub CPU time, steady 60 s | {steady_cpu:.1} s ({:.1} % of one core) |",
+        steady_cpu / 60.0 * 100.0
+    );
+    println!("| hub peak RSS | {peak:.0} MiB |");
+    println!(
+        "| transitions | {phase_transitions} phase + {condition_transitions} condition-only; live sites ever not Connected: {others_disconnected} |"
+    );
+    println!(
+        "| hub status writes | {writes} ({:.3} per transition), {conflicts} answered 409 and retried |",
+        writes as f64 / transitions as f64
+    );
+    println!("| mean heartbeat patch body | {patch_bytes} bytes |");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "benchmark: run explicitly, see the module docs"]
+async fn edge_footprint() {
+    let dir = TempDir::new("bench-edge");
+    let hub_sb = Sandbox::start();
+    let member_sb = Sandbox::start();
+    let hub_kc = dir.join("hub.kubeconfig");
+    hub_sb.write_admin_kubeconfig(&hub_kc).unwrap();
+    fleet_install(&hub_kc);
+    let site_kc = dir.join("site.kubeconfig");
+    fleet_register(&hub_kc, "bench", 10, &site_kc, &[]);
+    let member_kc = dir.join("member.kubeconfig");
+    member_sb.write_admin_kubeconfig(&member_kc).unwrap();
+    let m = admin(&member_sb).await;
+    let nodes: Vec<String> = (0..20).map(|i| format!("node-{i:02}")).collect();
+    let seeds: Vec<NodeSeed> = nodes
+        .iter()
+        .map(|n| NodeSeed {
+            name: n,
+            gpus: &[("nvidia.com/gpu", 8, 8)],
+            ready: true,
+        })
+        .collect();
+    seed_member(
+        &m,
+        &seeds,
+        &[
+            FailingPod {
+                namespace: "shop",
+                deployment: "checkout",
+                reason: "CrashLoopBackOff",
+            },
+            FailingPod {
+                namespace: "ml",
+                deployment: "trainer",
+                reason: "ImagePullBackOff",
+            },
+        ],
+    )
+    .await;
+    hub_sb.controls().clear_request_log();
+    // Scale 1.0: the real 10 s cadence.
+    let mut e = Proc::spawn(
+        "edge",
+        &operator_bin(),
+        &edge_args("bench", &member_kc, &site_kc, 1.0),
+        dir.join("edge.log"),
+    );
+    tokio::time::sleep(Duration::from_secs(65)).await;
+    let (cpu, peak) = cpu_and_peak_rss(e.pid());
+    e.terminate();
+    let patches: Vec<usize> = hub_sb
+        .controls()
+        .request_log()
+        .into_iter()
+        .filter(|r| r.verb == "patch" && r.user.contains("fleet-edge-bench"))
+        .map(|r| r.request_bytes)
+        .collect();
+    let hb: Vec<usize> = patches.iter().skip(1).copied().collect();
+    println!("| edge reports in 65 s | {} |", patches.len());
+    println!(
+        "| first (full) patch | {} bytes (20 nodes, 160 GPUs, 2 signals) |",
+        patches.first().copied().unwrap_or(0)
+    );
+    println!(
+        "| heartbeat-only patches | {}..{} bytes |",
+        hb.iter().min().copied().unwrap_or(0),
+        hb.iter().max().copied().unwrap_or(0)
+    );
+    println!("| edge CPU time | {cpu:.2} s over 65 s |");
+    println!("| edge peak RSS | {peak:.0} MiB |");
+}

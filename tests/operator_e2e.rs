@@ -1,0 +1,460 @@
+//! Multi-process end to end against kube-sandbox: two hub replicas and
+//! several edges as real `fleet-operator` processes, every edge
+//! authenticating with only the token `kubectl fleet register` minted.
+//!
+//! Intervals: `heartbeatIntervalSeconds: 10` scaled by the hidden
+//! `--interval-scale 0.2` on every process, so I = 2 s (Stale after 6 s,
+//! Unreachable after 20 s).
+
+mod operator_support;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::api::Api;
+use kube_sandbox::{Sandbox, SandboxOptions};
+use kubectl_fleet::api::{CONDITION_CLOCK_SKEW, FederatedCluster, Phase};
+use operator_support::*;
+
+const SCALE: f64 = 0.2;
+const I: Duration = Duration::from_secs(2);
+
+async fn phase(api: &Api<FederatedCluster>, site: &str) -> Option<Phase> {
+    api.get(site).await.ok().and_then(|fc| fc.phase())
+}
+
+/// Waits for `want`, returning how long it took.
+async fn wait_phase(
+    api: &Api<FederatedCluster>,
+    site: &str,
+    want: Phase,
+    timeout: Duration,
+) -> Duration {
+    let start = Instant::now();
+    loop {
+        let got = phase(api, site).await;
+        if got == Some(want) {
+            return start.elapsed();
+        }
+        assert!(
+            start.elapsed() < timeout,
+            "{site}: still {got:?} after {timeout:?}, wanted {want}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+struct Member {
+    _sb: Sandbox,
+    kubeconfig: PathBuf,
+}
+
+async fn member(
+    dir: &TempDir,
+    name: &str,
+    gpus: &[(&str, i64, i64)],
+    failing: &[FailingPod<'_>],
+) -> Member {
+    let sb = Sandbox::start();
+    let kubeconfig = dir.join(&format!("{name}-member.kubeconfig"));
+    sb.write_admin_kubeconfig(&kubeconfig).unwrap();
+    let c = admin(&sb).await;
+    seed_member(
+        &c,
+        &[NodeSeed {
+            name: &format!("{name}-node-1"),
+            gpus,
+            ready: true,
+        }],
+        failing,
+    )
+    .await;
+    Member {
+        _sb: sb,
+        kubeconfig,
+    }
+}
+
+fn edge(dir: &TempDir, site: &str, m: &Member, hub_kc: &Path, extra: &[&str]) -> Proc {
+    let mut args = edge_args(site, &m.kubeconfig, hub_kc, SCALE);
+    args.extend(extra.iter().map(|s| s.to_string()));
+    Proc::spawn(
+        site,
+        &operator_bin(),
+        &args,
+        dir.join(&format!("{site}-{}.log", now_ms())),
+    )
+}
+
+fn now_ms() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis()
+}
+
+async fn lease_holder(client: &kube::Client) -> Option<String> {
+    let api: Api<Lease> = Api::namespaced(client.clone(), "fleet-system");
+    api.get_opt("fleet-operator-hub")
+        .await
+        .ok()
+        .flatten()
+        .and_then(|l| l.spec)
+        .and_then(|s| s.holder_identity)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fleet_lifecycle_kill_outage_failover_and_skew() {
+    let dir = TempDir::new("e2e");
+    let hub_sb = Sandbox::start();
+    let hub_kc = dir.join("hub.kubeconfig");
+    hub_sb.write_admin_kubeconfig(&hub_kc).unwrap();
+    fleet_install(&hub_kc);
+    let sites = ["site-a", "site-b", "site-c", "site-d"];
+    for s in sites {
+        fleet_register(&hub_kc, s, 10, &dir.join(&format!("{s}.kubeconfig")), &[]);
+    }
+    let admin_c = admin(&hub_sb).await;
+    let api: Api<FederatedCluster> = Api::all(admin_c.clone());
+
+    let mut hub_a = Proc::spawn(
+        "hub-a",
+        &operator_bin(),
+        &hub_args(&hub_kc, "hub-a", SCALE),
+        dir.join("hub-a.log"),
+    );
+    wait_until(Duration::from_secs(10), "hub-a leads", || async {
+        lease_holder(&admin_c).await.as_deref() == Some("hub-a")
+    })
+    .await;
+    let hub_b = Proc::spawn(
+        "hub-b",
+        &operator_bin(),
+        &hub_args(&hub_kc, "hub-b", SCALE),
+        dir.join("hub-b.log"),
+    );
+    for s in sites {
+        wait_phase(&api, s, Phase::Pending, Duration::from_secs(10)).await;
+    }
+
+    let members = [
+        member(
+            &dir,
+            "a",
+            &[("nvidia.com/gpu", 8, 8)],
+            &[FailingPod {
+                namespace: "shop",
+                deployment: "checkout",
+                reason: "CrashLoopBackOff",
+            }],
+        )
+        .await,
+        member(&dir, "b", &[("amd.com/gpu", 4, 4)], &[]).await,
+        member(&dir, "c", &[], &[]).await,
+        member(&dir, "d", &[("habana.ai/gaudi", 8, 7)], &[]).await,
+    ];
+    let kc = |s: &str| dir.join(&format!("{s}.kubeconfig"));
+    let mut edges: Vec<Proc> = Vec::new();
+    for (s, m) in sites.iter().zip(&members).take(3) {
+        edges.push(edge(&dir, s, m, &kc(s), &[]));
+    }
+    // site-d's clock runs 10 minutes ahead: a dead site-d must still go Stale.
+    edges.push(edge(
+        &dir,
+        "site-d",
+        &members[3],
+        &kc("site-d"),
+        &["--clock-offset", "10m"],
+    ));
+
+    // All Connected, with their member data.
+    for s in sites {
+        wait_phase(&api, s, Phase::Connected, Duration::from_secs(15)).await;
+    }
+    let a = api.get("site-a").await.unwrap().status.unwrap();
+    assert_eq!(
+        a.capacity.unwrap().gpus_by_vendor["nvidia.com/gpu"].total,
+        8
+    );
+    assert_eq!(a.signals.unwrap()[0].workload.name, "checkout");
+    assert_eq!(
+        a.observed_version.as_deref(),
+        Some(env!("CARGO_PKG_VERSION"))
+    );
+    assert!(a.credential_expiration_time.is_some());
+    wait_until(Duration::from_secs(10), "site-d ClockSkew", || async {
+        api.get("site-d")
+            .await
+            .unwrap()
+            .status
+            .unwrap()
+            .condition(CONDITION_CLOCK_SKEW)
+            .is_some_and(|c| c.status == "True")
+    })
+    .await;
+    let d = api.get("site-d").await.unwrap().status.unwrap();
+    assert_eq!(
+        d.phase,
+        Some(Phase::Connected),
+        "a skewed but live site stays Connected"
+    );
+    assert!(
+        d.condition(CONDITION_CLOCK_SKEW)
+            .unwrap()
+            .message
+            .contains("ahead of")
+    );
+
+    // Kill site-b: Stale after 3·I, Unreachable after 10·I (of its last heartbeat).
+    edges[1].kill();
+    let killed = Instant::now();
+    wait_phase(&api, "site-b", Phase::Stale, 3 * I + Duration::from_secs(5)).await;
+    let to_stale = killed.elapsed();
+    assert!(
+        to_stale >= 2 * I,
+        "Stale after {to_stale:?}, before 3·I since the last heartbeat"
+    );
+    wait_phase(
+        &api,
+        "site-b",
+        Phase::Unreachable,
+        10 * I + Duration::from_secs(5),
+    )
+    .await;
+    let to_unreachable = killed.elapsed();
+    assert!(
+        to_unreachable >= 9 * I,
+        "Unreachable after only {to_unreachable:?}"
+    );
+    for s in ["site-a", "site-c", "site-d"] {
+        assert_eq!(
+            phase(&api, s).await,
+            Some(Phase::Connected),
+            "{s} unaffected"
+        );
+    }
+    // Restart it: Connected again.
+    edges[1] = edge(&dir, "site-b", &members[1], &kc("site-b"), &[]);
+    wait_phase(&api, "site-b", Phase::Connected, Duration::from_secs(10)).await;
+
+    // Hub API server outage for 2·I: edges recover by themselves.
+    let pids: Vec<u32> = edges.iter().map(Proc::pid).collect();
+    hub_sb.controls().outage_for(2 * I);
+    tokio::time::sleep(2 * I + Duration::from_millis(200)).await;
+    for s in sites {
+        wait_phase(&api, s, Phase::Connected, Duration::from_secs(15)).await;
+    }
+    wait_until(Duration::from_secs(10), "edges report again", || async {
+        edges
+            .iter()
+            .all(|e| e.log_text().contains("reporting to the hub again"))
+    })
+    .await;
+    assert_eq!(
+        pids,
+        edges.iter().map(Proc::pid).collect::<Vec<_>>(),
+        "no edge restarted"
+    );
+    for e in &edges {
+        assert!(
+            e.log_text()
+                .contains("hub unreachable at https://127.0.0.1:"),
+            "{}: {}",
+            e.name,
+            e.log_text()
+        );
+    }
+
+    // Kill the leader: the standby takes over and phases keep moving.
+    hub_a.kill();
+    wait_until(Duration::from_secs(15), "hub-b leads", || async {
+        lease_holder(&admin_c).await.as_deref() == Some("hub-b")
+    })
+    .await;
+    edges[3].kill();
+    let killed = Instant::now();
+    let to_stale = wait_phase(&api, "site-d", Phase::Stale, 3 * I + Duration::from_secs(6)).await;
+    assert!(
+        killed.elapsed() >= 2 * I,
+        "site-d went Stale after {to_stale:?}: its clock ahead must not matter either way"
+    );
+    assert!(
+        hub_b.log_text().contains("became leader"),
+        "{}",
+        hub_b.log_text()
+    );
+    assert!(
+        hub_b.log_text().contains("site=site-d"),
+        "the new leader wrote site-d's transition"
+    );
+    for e in &edges {
+        assert!(
+            !e.log_text().contains("eyJ"),
+            "a token reached the log of {}",
+            e.name
+        );
+    }
+    // Probes answer on the standby-turned-leader and on an edge; SIGTERM
+    // stops the hub cleanly and it gives the Lease up.
+    assert_eq!(probe(&hub_b.log_text(), "/healthz"), 200);
+    assert_eq!(probe(&hub_b.log_text(), "/readyz"), 200);
+    assert_eq!(probe(&edges[0].log_text(), "/readyz"), 200);
+    let mut hub_b = hub_b;
+    let st = hub_b.terminate().unwrap();
+    assert!(st.success(), "hub exit status {st:?}: {}", hub_b.log_text());
+    assert!(
+        hub_b.log_text().contains("released the lease"),
+        "{}",
+        hub_b.log_text()
+    );
+    wait_until(Duration::from_secs(5), "lease released", || async {
+        lease_holder(&admin_c).await.is_none()
+    })
+    .await;
+}
+
+/// GET `path` from the probe server whose address the process logged.
+fn probe(log: &str, path: &str) -> u16 {
+    use std::io::{Read as _, Write as _};
+    let addr = log
+        .lines()
+        .find(|l| l.contains("serving /healthz and /readyz"))
+        .and_then(|l| l.split("addr=").nth(1))
+        .map(|a| a.trim().to_owned())
+        .expect("probe address logged");
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out.split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_rotation_keeps_a_short_lived_token_connected() {
+    let dir = TempDir::new("rotate");
+    let hub_sb = Sandbox::start_with(SandboxOptions {
+        max_token_expiration: Some(Duration::from_secs(12)),
+        ..Default::default()
+    })
+    .unwrap();
+    hub_sb
+        .controls()
+        .set_min_token_expiration(Duration::from_secs(1));
+    let hub_kc = dir.join("hub.kubeconfig");
+    hub_sb.write_admin_kubeconfig(&hub_kc).unwrap();
+    fleet_install(&hub_kc);
+    let site_kc = dir.join("site-r.kubeconfig");
+    fleet_register(&hub_kc, "site-r", 10, &site_kc, &[]);
+    let first = std::fs::read_to_string(&site_kc).unwrap();
+    let api: Api<FederatedCluster> = Api::all(admin(&hub_sb).await);
+    let _hub = Proc::spawn(
+        "hub",
+        &operator_bin(),
+        &hub_args(&hub_kc, "hub", SCALE),
+        dir.join("hub.log"),
+    );
+    let m = member(&dir, "r", &[], &[]).await;
+    let e = edge(&dir, "site-r", &m, &site_kc, &[]);
+    wait_phase(&api, "site-r", Phase::Connected, Duration::from_secs(15)).await;
+    let first_exp = api
+        .get("site-r")
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .credential_expiration_time
+        .unwrap();
+    // Two renewals (each once less than half of the 12 s lifetime is left),
+    // then well past the first token's expiry.
+    wait_until(Duration::from_secs(40), "two token renewals", || async {
+        e.log_text().matches("renewed the site token").count() >= 2
+    })
+    .await;
+    let past_first = first_exp.0 + jiff::SignedDuration::from_secs(3);
+    if let Ok(d) = Duration::try_from(past_first.duration_since(jiff::Timestamp::now())) {
+        tokio::time::sleep(d).await;
+    }
+    assert_eq!(
+        phase(&api, "site-r").await,
+        Some(Phase::Connected),
+        "{}",
+        e.log_text()
+    );
+    let st = api.get("site-r").await.unwrap().status.unwrap();
+    assert!(
+        st.credential_expiration_time.unwrap() > first_exp,
+        "the reported expiry moved"
+    );
+    let log = e.log_text();
+    assert!(log.matches("renewed the site token").count() >= 2, "{log}");
+    assert!(!log.contains("hub rejected the site token"), "{log}");
+    let now = std::fs::read_to_string(&site_kc).unwrap();
+    assert_ne!(
+        now, first,
+        "the new token was stored where the edge reads it"
+    );
+    use std::os::unix::fs::PermissionsExt as _;
+    assert_eq!(
+        std::fs::metadata(&site_kc).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revoked_token_logs_the_hint_until_the_new_kubeconfig_arrives() {
+    let dir = TempDir::new("revoke");
+    let hub_sb = Sandbox::start();
+    let hub_kc = dir.join("hub.kubeconfig");
+    hub_sb.write_admin_kubeconfig(&hub_kc).unwrap();
+    fleet_install(&hub_kc);
+    let site_kc = dir.join("site-v.kubeconfig");
+    fleet_register(&hub_kc, "site-v", 10, &site_kc, &[]);
+    let api: Api<FederatedCluster> = Api::all(admin(&hub_sb).await);
+    let _hub = Proc::spawn(
+        "hub",
+        &operator_bin(),
+        &hub_args(&hub_kc, "hub", SCALE),
+        dir.join("hub.log"),
+    );
+    let m = member(&dir, "v", &[], &[]).await;
+    let e = edge(&dir, "site-v", &m, &site_kc, &[]);
+    wait_phase(&api, "site-v", Phase::Connected, Duration::from_secs(15)).await;
+
+    // Revoke, writing the new config elsewhere: the edge keeps the old one.
+    let new_kc = dir.join("site-v.new.kubeconfig");
+    fleet_cli(
+        &hub_kc,
+        &[
+            "rotate",
+            "site-v",
+            "--revoke",
+            "--output-file",
+            &new_kc.display().to_string(),
+        ],
+    );
+    let hint =
+        "hub rejected the site token (expired or revoked): run `kubectl fleet rotate site-v`";
+    wait_until(Duration::from_secs(10), "the 401 hint, twice", || async {
+        e.log_text().matches(hint).count() >= 2
+    })
+    .await;
+    wait_phase(&api, "site-v", Phase::Stale, Duration::from_secs(15)).await;
+    // Hand it the new kubeconfig: it switches without a restart.
+    let pid = e.pid();
+    std::fs::copy(&new_kc, &site_kc).unwrap();
+    wait_phase(&api, "site-v", Phase::Connected, Duration::from_secs(10)).await;
+    assert_eq!(e.pid(), pid);
+    assert!(
+        e.log_text().contains("hub kubeconfig changed on disk"),
+        "{}",
+        e.log_text()
+    );
+}

@@ -1,0 +1,476 @@
+//! Shared helpers of the `operator_*` integration tests: sandboxes, CRDs,
+//! site identities minted like `kubectl fleet register` does, operator
+//! processes killed by PID on drop, and polling with a deadline.
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, PostParams};
+use kube_sandbox::Sandbox;
+use kubectl_fleet::api::{Environment, FederatedCluster, FederatedClusterSpec};
+use kubectl_fleet::fleet::rbac;
+
+/// A folder removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> Self {
+        let n = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let p = std::env::temp_dir().join(format!("fleet-op-{tag}-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&p).unwrap();
+        Self(p)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    pub fn join(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A kube client from kubeconfig YAML.
+pub async fn client_from(yaml: &str) -> kube::Client {
+    let kc = kube::config::Kubeconfig::from_yaml(yaml).unwrap();
+    let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .unwrap();
+    kube::Client::try_from(cfg).unwrap()
+}
+
+/// The sandbox admin client.
+pub async fn admin(sb: &Sandbox) -> kube::Client {
+    client_from(&sb.admin_kubeconfig()).await
+}
+
+/// Creates the fleet CRDs (as `kubectl fleet install --apply` would) and
+/// waits until discovery serves them.
+pub async fn install_crds(client: &kube::Client) {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in kubectl_fleet::api::crds() {
+        api.create(&PostParams::default(), &crd).await.unwrap();
+    }
+    wait_until(Duration::from_secs(10), "CRDs served", || async {
+        kubectl_fleet::k8s::site_status::crds_installed(client)
+            .await
+            .unwrap_or(false)
+    })
+    .await;
+}
+
+/// Creates a namespace if missing.
+pub async fn ensure_namespace(client: &kube::Client, name: &str) {
+    let api: Api<Namespace> = Api::all(client.clone());
+    if api.get_opt(name).await.unwrap().is_none() {
+        let ns: Namespace =
+            serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).unwrap();
+        api.create(&PostParams::default(), &ns).await.unwrap();
+    }
+}
+
+/// Creates a Push site.
+pub async fn create_site(client: &kube::Client, name: &str, interval: i32, env: Environment) {
+    let api: Api<FederatedCluster> = Api::all(client.clone());
+    let spec = FederatedClusterSpec {
+        heartbeat_interval_seconds: interval,
+        environment: env,
+        ..FederatedClusterSpec::default()
+    };
+    api.create(&PostParams::default(), &FederatedCluster::new(name, spec))
+        .await
+        .unwrap();
+}
+
+/// Mints the per-site identity of design §3 on the hub (ServiceAccount,
+/// the two-rule ClusterRole, binding, the self-renewal Role and binding)
+/// and returns a hub kubeconfig with a fresh token valid for `ttl`.
+pub async fn mint_site_kubeconfig(
+    sb: &Sandbox,
+    client: &kube::Client,
+    site: &str,
+    ttl: Duration,
+) -> String {
+    ensure_namespace(client, rbac::FLEET_NAMESPACE).await;
+    let pp = PostParams::default();
+    let ns = rbac::FLEET_NAMESPACE;
+    let sa: Api<ServiceAccount> = Api::namespaced(client.clone(), ns);
+    if sa
+        .get_opt(&rbac::edge_identity_name(site))
+        .await
+        .unwrap()
+        .is_none()
+    {
+        sa.create(&pp, &rbac::site_service_account(site))
+            .await
+            .unwrap();
+        Api::<ClusterRole>::all(client.clone())
+            .create(&pp, &rbac::site_cluster_role(site))
+            .await
+            .unwrap();
+        Api::<ClusterRoleBinding>::all(client.clone())
+            .create(&pp, &rbac::site_cluster_role_binding(site))
+            .await
+            .unwrap();
+        Api::<Role>::namespaced(client.clone(), ns)
+            .create(&pp, &rbac::site_token_role(site))
+            .await
+            .unwrap();
+        Api::<RoleBinding>::namespaced(client.clone(), ns)
+            .create(&pp, &rbac::site_token_role_binding(site))
+            .await
+            .unwrap();
+    }
+    let token = mint_token(client, site, ttl).await;
+    sb.kubeconfig_for_token(&token)
+}
+
+/// A fresh token for the site's ServiceAccount.
+pub async fn mint_token(client: &kube::Client, site: &str, ttl: Duration) -> String {
+    let sa: Api<ServiceAccount> = Api::namespaced(client.clone(), rbac::FLEET_NAMESPACE);
+    let req = TokenRequest {
+        metadata: Default::default(),
+        spec: TokenRequestSpec {
+            audiences: vec![],
+            expiration_seconds: Some(ttl.as_secs() as i64),
+            bound_object_ref: None,
+        },
+        status: None,
+    };
+    let resp: TokenRequest = sa
+        .create_subresource(
+            "token",
+            &rbac::edge_identity_name(site),
+            &PostParams::default(),
+            &req,
+        )
+        .await
+        .unwrap();
+    resp.status.unwrap().token
+}
+
+/// Writes a file with mode 0600.
+pub fn write_private(path: &Path, text: &str) {
+    kube_sandbox::write_private_atomic(path, text.as_bytes()).unwrap();
+}
+
+/// Polls `f` until it returns true, panicking after `timeout`.
+pub async fn wait_until<F, Fut>(timeout: Duration, what: &str, mut f: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let start = Instant::now();
+    loop {
+        if f().await {
+            return;
+        }
+        assert!(
+            start.elapsed() < timeout,
+            "timed out after {timeout:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A child process killed (by its PID) and reaped on drop; its stderr goes
+/// to a log file the test can read.
+pub struct Proc {
+    pub child: Option<Child>,
+    pub log: PathBuf,
+    pub name: String,
+}
+
+impl Proc {
+    pub fn spawn(name: &str, program: &Path, args: &[String], log: PathBuf) -> Proc {
+        let file = std::fs::File::create(&log).unwrap();
+        let child = Command::new(program)
+            .args(args)
+            .env("RUST_LOG", "info")
+            .env_remove("KUBECONFIG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(file)
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawning {name}: {e}"));
+        Proc {
+            child: Some(child),
+            log,
+            name: name.to_owned(),
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map(|c| c.id()).unwrap_or(0)
+    }
+
+    /// SIGKILL, as a crash would.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// SIGTERM and wait (graceful shutdown).
+    pub fn terminate(&mut self) -> Option<std::process::ExitStatus> {
+        let mut c = self.child.take()?;
+        let _ = Command::new("kill")
+            .args(["-TERM", &c.id().to_string()])
+            .status();
+        let start = Instant::now();
+        loop {
+            if let Ok(Some(st)) = c.try_wait() {
+                return Some(st);
+            }
+            if start.elapsed() > Duration::from_secs(10) {
+                let _ = c.kill();
+                return c.wait().ok();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Path of the built fleet-operator binary.
+pub fn operator_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_fleet-operator"))
+}
+
+/// Hub operator arguments for tests: loopback probes, short lease.
+pub fn hub_args(kubeconfig: &Path, identity: &str, scale: f64) -> Vec<String> {
+    vec![
+        "--federation-role".into(),
+        "hub".into(),
+        "--kubeconfig".into(),
+        kubeconfig.display().to_string(),
+        "--health-addr".into(),
+        "127.0.0.1:0".into(),
+        "--lease-duration".into(),
+        "3s".into(),
+        "--leader-identity".into(),
+        identity.into(),
+        "--interval-scale".into(),
+        scale.to_string(),
+    ]
+}
+
+/// Edge operator arguments for tests.
+pub fn edge_args(site: &str, member: &Path, hub: &Path, scale: f64) -> Vec<String> {
+    vec![
+        "--federation-role".into(),
+        "edge".into(),
+        "--site".into(),
+        site.into(),
+        "--kubeconfig".into(),
+        member.display().to_string(),
+        "--hub-kubeconfig".into(),
+        hub.display().to_string(),
+        "--health-addr".into(),
+        "127.0.0.1:0".into(),
+        "--interval-scale".into(),
+        scale.to_string(),
+    ]
+}
+
+/// A node to seed on a member sandbox.
+pub struct NodeSeed<'a> {
+    pub name: &'a str,
+    /// (extended resource, capacity, allocatable)
+    pub gpus: &'a [(&'a str, i64, i64)],
+    pub ready: bool,
+}
+
+/// A failing Deployment pod to seed: `reason` is a container waiting reason
+/// such as CrashLoopBackOff or ImagePullBackOff.
+pub struct FailingPod<'a> {
+    pub namespace: &'a str,
+    pub deployment: &'a str,
+    pub reason: &'a str,
+}
+
+fn dynamic_api(
+    client: &kube::Client,
+    api_version: &str,
+    kind: &str,
+    plural: &str,
+    ns: Option<&str>,
+) -> Api<kube::api::DynamicObject> {
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let gvk = kube::core::GroupVersionKind::gvk(group, version, kind);
+    let ar = kube::api::ApiResource::from_gvk_with_plural(&gvk, plural);
+    match ns {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
+        None => Api::all_with(client.clone(), &ar),
+    }
+}
+
+async fn create_json(
+    client: &kube::Client,
+    plural: &str,
+    ns: Option<&str>,
+    body: serde_json::Value,
+) -> kube::api::DynamicObject {
+    let obj: kube::api::DynamicObject = serde_json::from_value(body).unwrap();
+    let tm = obj.types.clone().unwrap();
+    dynamic_api(client, &tm.api_version, &tm.kind, plural, ns)
+        .create(&PostParams::default(), &obj)
+        .await
+        .unwrap()
+}
+
+async fn put_status(
+    client: &kube::Client,
+    plural: &str,
+    ns: Option<&str>,
+    obj: &kube::api::DynamicObject,
+) {
+    let tm = obj.types.clone().unwrap();
+    let name = obj.metadata.name.clone().unwrap();
+    dynamic_api(client, &tm.api_version, &tm.kind, plural, ns)
+        .replace_status(&name, &PostParams::default(), obj)
+        .await
+        .unwrap();
+}
+
+/// Seeds a member cluster: nodes with GPU capacity, and failing pods owned
+/// by ReplicaSets of Deployments (so signals resolve to the Deployment).
+pub async fn seed_member(client: &kube::Client, nodes: &[NodeSeed<'_>], pods: &[FailingPod<'_>]) {
+    for n in nodes {
+        let mut capacity = serde_json::Map::new();
+        let mut allocatable = serde_json::Map::new();
+        capacity.insert("cpu".into(), "16".into());
+        for (res, cap, alloc) in n.gpus {
+            capacity.insert((*res).into(), cap.to_string().into());
+            allocatable.insert((*res).into(), alloc.to_string().into());
+        }
+        create_json(
+            client,
+            "nodes",
+            None,
+            serde_json::json!({
+                "apiVersion": "v1", "kind": "Node", "metadata": {"name": n.name},
+                "status": {
+                    "capacity": capacity, "allocatable": allocatable,
+                    "conditions": [{"type": "Ready", "status": if n.ready {"True"} else {"False"},
+                                    "reason": if n.ready {"KubeletReady"} else {"KubeletNotReady"},
+                                    "message": if n.ready {"kubelet is posting ready status"} else {"container runtime is down"}}]
+                }
+            }),
+        )
+        .await;
+    }
+    for (i, p) in pods.iter().enumerate() {
+        ensure_namespace(client, p.namespace).await;
+        let rs = format!("{}-7c9f{i}", p.deployment);
+        let ns = p.namespace;
+        create_json(
+            client,
+            "replicasets",
+            Some(ns),
+            serde_json::json!({
+                "apiVersion": "apps/v1", "kind": "ReplicaSet",
+                "metadata": {"name": rs, "namespace": ns, "ownerReferences": [{
+                    "apiVersion": "apps/v1", "kind": "Deployment", "name": p.deployment,
+                    "uid": format!("00000000-0000-0000-0000-{i:012}"), "controller": true}]},
+                "spec": {"selector": {"matchLabels": {"app": p.deployment}},
+                         "template": {"metadata": {"labels": {"app": p.deployment}},
+                                      "spec": {"containers": [{"name": "app", "image": "app:1"}]}}}
+            }),
+        )
+        .await;
+        let pod = format!("{rs}-x{i}");
+        let mut created = create_json(
+            client,
+            "pods",
+            Some(ns),
+            serde_json::json!({
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": pod, "namespace": ns, "labels": {"app": p.deployment},
+                             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                                  "name": rs, "uid": format!("10000000-0000-0000-0000-{i:012}"),
+                                                  "controller": true}]},
+                "spec": {"containers": [{"name": "app", "image": "app:1"}]}
+            }),
+        )
+        .await;
+        created.data["status"] = serde_json::json!({
+            "phase": "Running",
+            "containerStatuses": [{"name": "app", "image": "app:1", "imageID": "", "ready": false,
+                                   "restartCount": 7,
+                                   "state": {"waiting": {"reason": p.reason, "message": format!("{} in {}", p.reason, p.deployment)}}}]
+        });
+        put_status(client, "pods", Some(ns), &created).await;
+    }
+}
+
+/// Path of the built kubectl-fleet binary.
+pub fn cli_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_kubectl-fleet"))
+}
+
+/// Runs `kubectl-fleet --kubeconfig HUB ARGS...`, panicking on failure;
+/// returns stderr (the human messages).
+pub fn fleet_cli(hub_kc: &Path, args: &[&str]) -> String {
+    let cache = hub_kc.parent().unwrap().join("kube-cache");
+    let out = Command::new(cli_bin())
+        .arg("--kubeconfig")
+        .arg(hub_kc)
+        .args(args)
+        .env("KUBECACHEDIR", cache)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "kubectl fleet {args:?} failed: {stderr}"
+    );
+    stderr + &String::from_utf8_lossy(&out.stdout)
+}
+
+/// `kubectl fleet install --apply` on the hub.
+pub fn fleet_install(hub_kc: &Path) {
+    fleet_cli(hub_kc, &["install", "--apply"]);
+}
+
+/// `kubectl fleet register SITE --heartbeat-interval N --output-file OUT [extra]`.
+pub fn fleet_register(hub_kc: &Path, site: &str, interval: u32, out: &Path, extra: &[&str]) {
+    let interval = interval.to_string();
+    let out_s = out.display().to_string();
+    let mut args = vec![
+        "register",
+        site,
+        "--heartbeat-interval",
+        &interval,
+        "--output-file",
+        &out_s,
+    ];
+    args.extend_from_slice(extra);
+    fleet_cli(hub_kc, &args);
+}

@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# kubectl-fleet demo, no cluster needed: `tools/demo.sh`
+#
+# Builds the binaries, then starts on loopback:
+#   - a hub kube-sandbox and one member kube-sandbox per site,
+#   - `kubectl fleet install --apply` and `kubectl fleet register` for 5 sites,
+#   - a hub fleet-operator and one edge fleet-operator per running site, each
+#     edge authenticating with only the token `register` minted for it.
+# Then it shows `kubectl fleet status` and `kubectl fleet incidents` as the
+# fleet changes:
+#   - staging-eu, prod-us and prod-eu crash-loop the same way: a cross-cluster
+#     correlation; checkout fails first in staging-eu, then in prod-us: a cascade;
+#   - prod-eu's edge is killed: Stale after 3 intervals, Unreachable after 10;
+#   - prod-ap's clock is 10 minutes behind: still Connected (ClockSkew noted);
+#   - dr-west is registered but its edge never starts: Pending.
+# The heartbeat interval is 10 s (the minimum), so it takes about 2.5 minutes.
+# DEMO_FAST=1 scales every interval by 0.3 (about 1 minute).
+# It ends by itself or on Ctrl-C, and stops every process it started by PID.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+echo "==> building kubectl-fleet, fleet-operator and kube-sandbox"
+cargo build --quiet --bin kubectl-fleet --bin fleet-operator
+cargo build --quiet -p kube-sandbox --bin kube-sandbox
+BIN=$ROOT/target/debug
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/fleet-demo.XXXXXX")
+mkdir -p "$WORK/logs"
+PIDS=()
+
+cleanup() {
+  trap - EXIT INT TERM
+  echo
+  echo "==> stopping ${#PIDS[@]} processes"
+  for pid in "${PIDS[@]}"; do
+    kill -TERM "$pid" 2>/dev/null || true
+  done
+  for pid in "${PIDS[@]}"; do
+    wait "$pid" 2>/dev/null || true
+  done
+  if [[ "${DEMO_KEEP:-}" == 1 ]]; then
+    echo "    logs kept in $WORK/logs"
+  else
+    rm -rf "$WORK"
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+SCALE=1
+if [[ "${DEMO_FAST:-}" == 1 ]]; then SCALE=0.3; fi
+INTERVAL=10
+
+export KUBECACHEDIR=$WORK/kube-cache
+export NO_COLOR=1
+# `kubectl fleet ...` finds the plugin on PATH, as after `krew install fleet`.
+export PATH=$BIN:$PATH
+HUB=$WORK/hub.kubeconfig
+
+start_sandbox() { # NAME
+  local kc=$WORK/$1.kubeconfig
+  "$BIN/kube-sandbox" serve --kubeconfig "$kc" 2>"$WORK/logs/sandbox-$1.log" &
+  PIDS+=($!)
+  for _ in $(seq 100); do [[ -s "$kc" ]] && return 0; sleep 0.1; done
+  echo "kube-sandbox $1 did not start:" >&2
+  cat "$WORK/logs/sandbox-$1.log" >&2
+  exit 1
+}
+
+hubctl() { KUBECONFIG=$HUB kubectl "$@"; }
+memberctl() { local m=$1; shift; kubectl --kubeconfig "$WORK/member-$m.kubeconfig" "$@"; }
+
+seed_node() { # MEMBER NODE GPU-RESOURCE COUNT
+  local gpus=""
+  if [[ -n "$3" ]]; then gpus="\"$3\": \"$4\","; fi
+  memberctl "$1" apply -f - >/dev/null <<EOF
+{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "$2"},
+ "status": {"capacity": {$gpus "cpu": "32", "memory": "128Gi"},
+            "allocatable": {$gpus "cpu": "31", "memory": "120Gi"},
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}}
+EOF
+}
+
+seed_failing_pod() { # MEMBER NAMESPACE DEPLOYMENT WAITING-REASON
+  local m=$1 ns=$2 deploy=$3 reason=$4
+  memberctl "$m" create namespace "$ns" >/dev/null 2>&1 || true
+  memberctl "$m" apply -f - >/dev/null <<EOF
+{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+ "metadata": {"name": "$deploy-5d8f9", "namespace": "$ns",
+              "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "$deploy",
+                                   "uid": "6f1c1a52-0000-4000-8000-000000000001", "controller": true}]},
+ "spec": {"selector": {"matchLabels": {"app": "$deploy"}},
+          "template": {"metadata": {"labels": {"app": "$deploy"}},
+                       "spec": {"containers": [{"name": "app", "image": "registry.example/$deploy:2.4.1"}]}}}}
+EOF
+  memberctl "$m" apply -f - >/dev/null <<EOF
+{"apiVersion": "v1", "kind": "Pod",
+ "metadata": {"name": "$deploy-5d8f9-q2x7k", "namespace": "$ns", "labels": {"app": "$deploy"},
+              "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "$deploy-5d8f9",
+                                   "uid": "6f1c1a52-0000-4000-8000-000000000002", "controller": true}]},
+ "spec": {"containers": [{"name": "app", "image": "registry.example/$deploy:2.4.1"}]}}
+EOF
+  memberctl "$m" -n "$ns" patch pod "$deploy-5d8f9-q2x7k" --subresource=status --type=merge -p "{
+    \"status\": {\"phase\": \"Running\", \"containerStatuses\": [{\"name\": \"app\",
+      \"image\": \"registry.example/$deploy:2.4.1\", \"imageID\": \"\", \"ready\": false, \"restartCount\": 6,
+      \"state\": {\"waiting\": {\"reason\": \"$reason\", \"message\": \"back-off restarting failed container app\"}}}]}}" >/dev/null
+}
+
+start_edge() { # SITE [extra flags...]
+  local site=$1; shift
+  "$BIN/fleet-operator" --federation-role edge --site "$site" \
+    --kubeconfig "$WORK/member-$site.kubeconfig" --hub-kubeconfig "$WORK/$site.edge.kubeconfig" \
+    --health-addr 127.0.0.1:0 --interval-scale "$SCALE" "$@" 2>"$WORK/logs/edge-$site.log" &
+  local pid=$!
+  PIDS+=($pid)
+  EDGE_PID=$pid
+}
+
+show() { # TITLE
+  echo
+  echo "==> [$(date -u +%H:%M:%S)] $1"
+  echo "\$ kubectl fleet status"
+  hubctl fleet status || true
+}
+
+echo "==> starting the hub and 5 member clusters (kube-sandbox) in $WORK"
+start_sandbox hub
+SITES=(staging-eu prod-us prod-eu prod-ap dr-west)
+for s in "${SITES[@]}"; do start_sandbox "member-$s"; done
+
+echo "==> kubectl fleet install --apply"
+hubctl fleet install --apply >/dev/null 2>"$WORK/logs/install.log"
+
+echo "==> registering sites with kubectl fleet register"
+register() { # SITE ENV TIER REGION
+  hubctl fleet register "$1" --environment "$2" --tier "$3" --region "$4" \
+    --heartbeat-interval "$INTERVAL" --output-file "$WORK/$1.edge.kubeconfig" 2>"$WORK/logs/register-$1.log"
+  grep -E "token expires" "$WORK/logs/register-$1.log" | sed "s/^/    $1: /"
+}
+register staging-eu staging standard eu-west-1
+register prod-us production critical us-east-1
+register prod-eu production standard eu-central-1
+register prod-ap production standard ap-south-1
+register dr-west dr non-critical us-west-2
+
+echo "==> seeding member clusters: GPU nodes and failing workloads"
+seed_node staging-eu stg-node-1 nvidia.com/gpu 2
+seed_node prod-us us-gpu-1 nvidia.com/gpu 8
+seed_node prod-us us-gpu-2 nvidia.com/gpu 8
+seed_node prod-eu eu-node-1 amd.com/gpu 4
+seed_node prod-ap ap-node-1 habana.ai/gaudi 8
+seed_node dr-west dr-node-1 "" 0
+seed_failing_pod staging-eu shop checkout CrashLoopBackOff
+seed_failing_pod prod-eu payments ledger CrashLoopBackOff
+seed_failing_pod prod-ap search indexer ImagePullBackOff
+
+echo "==> starting the hub operator"
+"$BIN/fleet-operator" --kubeconfig "$HUB" --health-addr 127.0.0.1:0 --lease-duration 6s \
+  --interval-scale "$SCALE" 2>"$WORK/logs/hub.log" &
+PIDS+=($!)
+
+echo "==> starting edges: staging-eu first (checkout starts failing there)"
+start_edge staging-eu
+sleep 3
+show "staging-eu reports; the rest are still Pending"
+
+# checkout now fails in production too, after staging: a cascade.
+seed_failing_pod prod-us shop checkout CrashLoopBackOff
+echo
+echo "==> starting edges: prod-us, prod-eu, and prod-ap with its clock 10 minutes behind"
+start_edge prod-us
+start_edge prod-eu
+PROD_EU=$EDGE_PID
+start_edge prod-ap --clock-offset=-10m
+step=$(awk "BEGIN {print $INTERVAL * $SCALE}")
+sleep "$(awk "BEGIN {print $step + 3}")"
+show "four edges Connected (prod-ap despite its clock); dr-west never started: Pending"
+echo
+echo "\$ kubectl fleet incidents"
+hubctl fleet incidents || true
+echo
+echo "\$ kubectl get fc   # the CRD's printer columns"
+hubctl get fc
+echo
+echo "\$ kubectl get fc prod-ap -o jsonpath='{.status.conditions[?(@.type==\"ClockSkew\")].message}'"
+hubctl get fc prod-ap -o jsonpath='{.status.conditions[?(@.type=="ClockSkew")].message}'
+echo
+
+echo
+echo "==> killing prod-eu's edge (pid $PROD_EU): its site is cut off"
+kill -KILL "$PROD_EU"
+wait "$PROD_EU" 2>/dev/null || true
+killed=$(date +%s)
+
+wait_phase() { # SITE PHASE TIMEOUT-SECONDS
+  local deadline=$(( $(date +%s) + $3 ))
+  while (( $(date +%s) < deadline )); do
+    if [[ "$(hubctl get fc "$1" -o jsonpath='{.status.phase}')" == "$2" ]]; then return 0; fi
+    sleep 1
+  done
+  echo "    $1 did not become $2 in $3 s" >&2
+  return 1
+}
+
+stale_after=$(awk "BEGIN {printf \"%d\", 3 * $step + 15}")
+wait_phase prod-eu Stale "$stale_after"
+show "prod-eu Stale $(( $(date +%s) - killed )) s after its edge died (3 intervals after its last heartbeat)"
+
+unreachable_after=$(awk "BEGIN {printf \"%d\", 10 * $step + 15}")
+wait_phase prod-eu Unreachable "$unreachable_after"
+show "prod-eu Unreachable $(( $(date +%s) - killed )) s after its edge died (10 intervals)"
+echo
+echo "\$ kubectl fleet incidents"
+hubctl fleet incidents || true
+echo
+echo "==> hub operator log (transitions only):"
+grep -E "phase transition" "$WORK/logs/hub.log" | sed -E 's/^.*hub: //' | head -40
+echo
+echo "==> demo finished"
