@@ -84,7 +84,11 @@ EOF
 }
 
 seed_failing_pod() { # MEMBER NAMESPACE DEPLOYMENT WAITING-REASON
-  local m=$1 ns=$2 deploy=$3 reason=$4
+  local m=$1 ns=$2 deploy=$3 reason=$4 message
+  case $reason in
+    ImagePullBackOff) message="Back-off pulling image \\\"registry.example/$deploy:2.4.1\\\"" ;;
+    *) message="back-off 5m0s restarting failed container=app pod=$deploy-5d8f9-q2x7k" ;;
+  esac
   memberctl "$m" create namespace "$ns" >/dev/null 2>&1 || true
   memberctl "$m" apply -f - >/dev/null <<EOF
 {"apiVersion": "apps/v1", "kind": "ReplicaSet",
@@ -105,7 +109,7 @@ EOF
   memberctl "$m" -n "$ns" patch pod "$deploy-5d8f9-q2x7k" --subresource=status --type=merge -p "{
     \"status\": {\"phase\": \"Running\", \"containerStatuses\": [{\"name\": \"app\",
       \"image\": \"registry.example/$deploy:2.4.1\", \"imageID\": \"\", \"ready\": false, \"restartCount\": 6,
-      \"state\": {\"waiting\": {\"reason\": \"$reason\", \"message\": \"back-off restarting failed container app\"}}}]}}" >/dev/null
+      \"state\": {\"waiting\": {\"reason\": \"$reason\", \"message\": \"$message\"}}}]}}" >/dev/null
 }
 
 start_edge() { # SITE [extra flags...]
