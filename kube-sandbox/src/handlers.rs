@@ -406,7 +406,7 @@ pub fn list_page(
     } else {
         None
     };
-    let objects: Box<dyn Iterator<Item = (&ObjKey, &Arc<Value>)>> = match &snapshot {
+    let mut objects: Box<dyn Iterator<Item = (&ObjKey, &Arc<Value>)>> = match &snapshot {
         Some(snap) => match after.clone() {
             Some(a) => {
                 Box::new(snap.range((std::ops::Bound::Excluded(a), std::ops::Bound::Unbounded)))
@@ -415,11 +415,10 @@ pub fn list_page(
         },
         None => st.range(&gr, namespace, after.as_ref()),
     };
-    let mut objects = objects.peekable();
     let mut items = Vec::new();
     let mut last_key: Option<ObjKey> = None;
     let mut more = false;
-    while let Some((k, obj)) = objects.next() {
+    for (k, obj) in objects.by_ref() {
         if !sel.matches(obj) {
             continue;
         }
