@@ -858,3 +858,46 @@ async fn list_resource_version_semantics_and_consistent_pages() {
     let text = resp.into_body().collect().await.unwrap().to_bytes();
     assert_eq!(&text[..], b"404 page not found\n");
 }
+
+#[tokio::test]
+async fn forbidden_answers_carry_the_rbac_reason_and_the_selected_name() {
+    let sb = Sandbox::start();
+    let h = Http::new(&sb).await;
+    h.ok(
+        "POST",
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
+        Some(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": "dangling"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "missing"},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "jane"}]})),
+    )
+    .await;
+    let (code, body) = h
+        .call(
+            "GET",
+            "/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3Dc1",
+            &[("Impersonate-User", "jane")],
+            None,
+        )
+        .await;
+    assert_eq!(code, 403);
+    assert_eq!(
+        body["message"],
+        "configmaps \"c1\" is forbidden: User \"jane\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"default\": RBAC: role.rbac.authorization.k8s.io \"missing\" not found"
+    );
+    assert_eq!(body["details"], json!({"name": "c1", "kind": "configmaps"}));
+    // Without a dangling binding there is no reason to add.
+    let (code, body) = h
+        .call(
+            "GET",
+            "/api/v1/namespaces/kube-system/secrets",
+            &[("Impersonate-User", "jane")],
+            None,
+        )
+        .await;
+    assert_eq!(code, 403);
+    assert_eq!(
+        body["message"],
+        "secrets is forbidden: User \"jane\" cannot list resource \"secrets\" in API group \"\" in the namespace \"kube-system\""
+    );
+}
