@@ -274,6 +274,98 @@ pub struct Page {
     pub remaining_item_count: Option<u64>,
 }
 
+/// The resourceVersion a list without a continue token is served at, from
+/// `resourceVersion` and `resourceVersionMatch`: unset or `0` = now; a
+/// version not yet reached is a 504 `Too large resource version` (the real
+/// watch cache waits up to 3s for it first; nothing can catch up in the
+/// sandbox while the request holds the store); `Exact` = that version
+/// (rebuilt from the event history), 410 once the history no longer
+/// reaches it; `NotOlderThan` (the default) = now.
+fn list_resource_version(st: &State, def: &ResourceDef, q: &Query) -> Result<u64, ApiError> {
+    let current = st.current_rv();
+    let param = q.get("resourceVersion").unwrap_or_default();
+    let matching = q.get("resourceVersionMatch").unwrap_or_default();
+    let exact = matching == "Exact";
+    if param.is_empty() || param == "0" {
+        return Ok(current);
+    }
+    let rv: u64 = param.parse().map_err(|e: std::num::ParseIntError| {
+        let reason = match e.kind() {
+            std::num::IntErrorKind::PosOverflow => "value out of range",
+            _ => "invalid syntax",
+        };
+        ApiError::bad_request(format!(
+            "invalid resource version: resourceVersion: Invalid value: {param:?}: strconv.ParseUint: parsing {param:?}: {reason}"
+        ))
+    })?;
+    if rv > current {
+        return Err(ApiError {
+            details: Some(json!({
+                "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                "retryAfterSeconds": 1,
+            })),
+            ..ApiError::new(
+                504,
+                "Timeout",
+                format!("Timeout: Too large resource version: {rv}, current: {current}"),
+            )
+        });
+    }
+    if !exact {
+        return Ok(current);
+    }
+    if rv < st.oldest_resumable_rv_of(&def.storage_key()) {
+        return Err(ApiError::gone(
+            "The resourceVersion for the provided list is too old.",
+        ));
+    }
+    Ok(rv)
+}
+
+/// `ValidateListOptions` for `resourceVersionMatch`: a 422 on `ListOptions`.
+fn list_options_valid(rv: &str, matching: &str, continued: bool) -> Result<(), ApiError> {
+    if matching.is_empty() {
+        return Ok(());
+    }
+    let mut causes = Vec::new();
+    let forbidden = |m: &str| {
+        Cause::new(
+            "FieldValueForbidden",
+            "resourceVersionMatch",
+            format!("Forbidden: {m}"),
+        )
+    };
+    if rv.is_empty() {
+        causes.push(forbidden(
+            "resourceVersionMatch is forbidden unless resourceVersion is provided",
+        ));
+    }
+    if continued {
+        causes.push(forbidden(
+            "resourceVersionMatch is forbidden when continue is provided",
+        ));
+    }
+    if matching != "Exact" && matching != "NotOlderThan" {
+        causes.push(Cause::new(
+            "FieldValueNotSupported",
+            "resourceVersionMatch",
+            format!(
+                "Unsupported value: {matching:?}: supported values: \"Exact\", \"NotOlderThan\", \"\""
+            ),
+        ));
+    }
+    if matching == "Exact" && rv == "0" {
+        causes.push(forbidden(
+            "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+        ));
+    }
+    if causes.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid("meta.k8s.io", "ListOptions", "", causes))
+    }
+}
+
 /// Selects a page of objects under the lock (Arc clones only).
 pub fn list_page(
     st: &State,
@@ -288,7 +380,13 @@ pub fn list_page(
         .filter(|l| *l > 0)
         .map(|l| l as usize)
         .unwrap_or(usize::MAX);
-    let (rv, after) = match q.get("continue").filter(|c| !c.is_empty()) {
+    let continued = q.get("continue").filter(|c| !c.is_empty());
+    list_options_valid(
+        q.get("resourceVersion").unwrap_or_default(),
+        q.get("resourceVersionMatch").unwrap_or_default(),
+        continued.is_some(),
+    )?;
+    let (rv, after) = match continued {
         Some(token) => {
             let (rv, key) = decode_continue(token)?;
             if rv < st.oldest_resumable_rv() {
@@ -298,13 +396,29 @@ pub fn list_page(
             }
             (rv, Some(key))
         }
-        None => (st.current_rv(), None),
+        None => (list_resource_version(st, def, q)?, None),
     };
     let gr = def.storage_key();
+    // A continued list, or an exact older version, reads the resource as it
+    // was at `rv` (as etcd does); otherwise the current objects.
+    let snapshot = if rv < st.current_rv() {
+        st.snapshot_at(&gr, namespace, rv)
+    } else {
+        None
+    };
+    let mut objects: Box<dyn Iterator<Item = (&ObjKey, &Arc<Value>)>> = match &snapshot {
+        Some(snap) => match after.clone() {
+            Some(a) => {
+                Box::new(snap.range((std::ops::Bound::Excluded(a), std::ops::Bound::Unbounded)))
+            }
+            None => Box::new(snap.iter()),
+        },
+        None => st.range(&gr, namespace, after.as_ref()),
+    };
     let mut items = Vec::new();
-    let mut last_key = None;
+    let mut last_key: Option<ObjKey> = None;
     let mut more = false;
-    for (k, obj) in st.range(&gr, namespace, after.as_ref()) {
+    for (k, obj) in objects.by_ref() {
         if !sel.matches(obj) {
             continue;
         }
@@ -313,18 +427,15 @@ pub fn list_page(
             break;
         }
         items.push(obj.clone());
-        last_key = Some(k);
+        last_key = Some(k.clone());
     }
-    let continue_token = match (more, last_key) {
-        (true, Some(k)) => Some(encode_continue(rv, k)),
-        _ => None,
-    };
     // As the real storage: the count of what is left, when no selector
     // filters the list (otherwise it is unknown without reading it all).
-    let remaining_item_count = match (&continue_token, last_key) {
-        (Some(_), Some(k)) if sel.is_everything() => {
-            Some(st.range(&gr, namespace, Some(k)).count() as u64)
-        }
+    // The loop stopped on the first object of the next page.
+    let remaining_item_count = (more && sel.is_everything()).then(|| 1 + objects.count() as u64);
+    let last_key = last_key.as_ref();
+    let continue_token = match (more, last_key) {
+        (true, Some(k)) => Some(encode_continue(rv, k)),
         _ => None,
     };
     Ok(Page {
@@ -1025,4 +1136,31 @@ fn review(call: &Call, def: &ResourceDef) -> Result<Resp, ApiError> {
         out["metadata"] = json!({});
     }
     Ok(server::json_response(201, &out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_resource_versions_not_reached_yet_are_504() {
+        let st = State::new(crate::resources::Catalogue::builtin());
+        let def = st.catalogue.get("", "v1", "configmaps").unwrap().clone();
+        let q = Query::parse("resourceVersion=999");
+        let e = list_resource_version(&st, &def, &q).unwrap_err();
+        assert_eq!((e.code, e.reason.as_str()), (504, "Timeout"));
+        assert_eq!(
+            e.message,
+            format!(
+                "Timeout: Too large resource version: 999, current: {}",
+                st.current_rv()
+            )
+        );
+        assert_eq!(e.details.unwrap()["retryAfterSeconds"], 1);
+        let now = Query::parse(&format!("resourceVersion={}", st.current_rv()));
+        assert_eq!(
+            list_resource_version(&st, &def, &now).unwrap(),
+            st.current_rv()
+        );
+    }
 }

@@ -95,6 +95,20 @@ pub fn json_patch(target: &mut Value, patch: &Value) -> Result<(), ApiError> {
             ),
         ));
     }
+    // What the real decoder refuses before applying anything: an unknown
+    // (or missing) operation, and add/replace/test without a value.
+    for op in ops.iter().filter(|o| o.is_object()) {
+        let invalid = |why: &str| ApiError::bad_request(format!("invalid operation {op}: {why}"));
+        match op["op"].as_str() {
+            Some("add" | "replace" | "test") if op.get("value").is_none() => {
+                return Err(invalid(
+                    "failed to decode 'value': operation, missing value field: missing value",
+                ));
+            }
+            Some("add" | "remove" | "replace" | "move" | "copy" | "test") => {}
+            _ => return Err(invalid("unsupported operation")),
+        }
+    }
     let parsed: json_patch::Patch =
         serde_json::from_value(patch.clone()).map_err(|_| json_patch_unprocessable())?;
     let mut out = target.clone();
@@ -1622,8 +1636,6 @@ mod tests {
             json!([{"op": "replace", "path": "/spec/b", "value": 2}]),
             json!([{"op": "remove", "path": "/spec/b"}]),
             json!([{"op": "add", "path": "/nope/b", "value": 2}]),
-            json!([{"op": "frobnicate", "path": "/spec/a"}]),
-            json!([{"path": "/spec/a"}]),
             json!([{"op": "add", "path": "/spec/x", "value": 1}, {"op": "test", "path": "/spec/a", "value": 9}]),
         ];
         for p in cases {
@@ -1667,6 +1679,30 @@ mod tests {
                 (400, "BadRequest", want)
             );
         }
+        for (op, why) in [
+            (
+                json!({"op": "bogus", "path": "/spec"}),
+                "unsupported operation",
+            ),
+            (json!({"path": "/spec"}), "unsupported operation"),
+            (
+                json!({"op": "add", "path": "/spec/x"}),
+                "failed to decode 'value': operation, missing value field: missing value",
+            ),
+        ] {
+            let e = json_patch(&mut json!({"spec": {}}), &json!([op])).unwrap_err();
+            assert_eq!(
+                (e.code, e.message),
+                (400, format!("invalid operation {op}: {why}"))
+            );
+        }
+        // Ops that decode but cannot apply are the generic 422.
+        let e = json_patch(
+            &mut json!({"spec": {}}),
+            &json!([{"op": "remove", "path": "/spec/nope"}]),
+        )
+        .unwrap_err();
+        assert_eq!(e.code, 422);
         let many = Value::Array(vec![json!({"op": "test", "path": "", "value": {}}); 10001]);
         let e = json_patch(&mut json!({}), &many).unwrap_err();
         assert_eq!(e.code, 413);

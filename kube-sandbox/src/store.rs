@@ -154,6 +154,48 @@ impl State {
         }
     }
 
+    /// The objects of `gr` (in `namespace`, or all) as they were at
+    /// resourceVersion `rv`, rebuilt by undoing the kept events after it;
+    /// `None` when the history no longer reaches back that far.
+    pub fn snapshot_at(
+        &self,
+        gr: &GroupResource,
+        namespace: Option<&str>,
+        rv: u64,
+    ) -> Option<BTreeMap<ObjKey, Arc<Value>>> {
+        if rv < self.oldest_resumable_rv_of(gr) || rv > self.rv {
+            return None;
+        }
+        let mut snap: BTreeMap<ObjKey, Arc<Value>> = self
+            .range(gr, namespace, None)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let newer: Vec<&Arc<Event>> = self.events_since(rv).collect();
+        for ev in newer.into_iter().rev() {
+            if &ev.gr != gr || namespace.is_some_and(|ns| ns != ev.namespace) {
+                continue;
+            }
+            let name = ev.object["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let key = (ev.namespace.clone(), name);
+            match (&ev.kind, &ev.old) {
+                (EventType::Added, _) => {
+                    snap.remove(&key);
+                }
+                (EventType::Deleted, old) => {
+                    snap.insert(key, old.clone().unwrap_or_else(|| ev.object.clone()));
+                }
+                (_, Some(old)) => {
+                    snap.insert(key, old.clone());
+                }
+                (_, None) => {}
+            }
+        }
+        Some(snap)
+    }
+
     /// Number of objects of a resource in a namespace (or all).
     pub fn count(&self, gr: &GroupResource, namespace: Option<&str>) -> usize {
         self.range(gr, namespace, None).count()

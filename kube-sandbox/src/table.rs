@@ -8,7 +8,8 @@
 //! JSONPath printer does (maps and lists as JSON), `integer`, `number` and
 //! `boolean` columns keep only values of their type, and `date` columns
 //! become human ages (`45s`, `5m30s`, `3h`, `12d`, `<invalid>` for an
-//! unparsable time) like `HumanDuration`.
+//! unparsable time) like `HumanDuration`. Built-in kinds get the columns of
+//! kube-apiserver's printers ([`printers`]).
 
 use serde_json::{Map, Value, json};
 
@@ -87,7 +88,8 @@ pub fn columns_for_crd_version(version: &Value) -> Vec<Column> {
     cols
 }
 
-/// Name and Age, for built-in kinds and CRDs without printer columns.
+/// Name and Age: CRD versions without printer columns (and any built-in
+/// kind [`builtin_columns`] does not know).
 pub fn default_columns() -> Vec<Column> {
     vec![name_column(), age_column()]
 }
