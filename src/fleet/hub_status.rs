@@ -36,6 +36,43 @@ pub struct Sighting {
     pub live: bool,
 }
 
+impl Sighting {
+    /// Fold the heartbeat a site currently reports into the hub's previous
+    /// sighting of it (None: first sight since this process started).
+    ///
+    /// - First sight: no memory of when the heartbeat arrived, so it is
+    ///   seeded from the persisted phase ([`HeartbeatObservation::seed`]),
+    ///   not live.
+    /// - A new value, or the first heartbeat of a site already watched:
+    ///   observed now, live.
+    /// - The same value: the previous sighting unchanged, so the age keeps
+    ///   growing on the hub clock however the edge clock runs.
+    /// - No heartbeat (any more): never heard from, live.
+    pub fn fold(
+        previous: Option<&Sighting>,
+        reported: Option<Timestamp>,
+        persisted_phase: Option<Phase>,
+        now: Timestamp,
+    ) -> Sighting {
+        let Some(prev) = previous else {
+            return Sighting {
+                observation: HeartbeatObservation::observe(None, reported, persisted_phase, now),
+                live: false,
+            };
+        };
+        match (prev.observation, reported) {
+            (Some(obs), Some(reported)) if obs.reported == reported => *prev,
+            (_, reported) => Sighting {
+                observation: reported.map(|reported| HeartbeatObservation {
+                    reported,
+                    observed_at: now,
+                }),
+                live: true,
+            },
+        }
+    }
+}
+
 /// What the hub wants the hub-owned status of one site to be.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HubStatus {
@@ -374,6 +411,36 @@ mod tests {
     fn written(mut site: FederatedCluster, h: &HubStatus) -> FederatedCluster {
         site.status = h.transition(&site).or(site.status);
         site
+    }
+
+    #[test]
+    fn sightings_are_live_only_once_watched() {
+        // First sight of a Connected site: seeded now, not live.
+        let first = Sighting::fold(None, Some(at(-600)), Some(Phase::Connected), at(0));
+        assert_eq!(first, seen(-600, 0, false));
+        // First sight of a Stale site: the reported time, capped at now.
+        let stale = Sighting::fold(None, Some(at(-600)), Some(Phase::Stale), at(0));
+        assert_eq!(stale, seen(-600, -600, false));
+        assert_eq!(Sighting::fold(None, None, None, at(0)), NEVER);
+        // The same value later: unchanged, the age keeps growing.
+        assert_eq!(
+            Sighting::fold(Some(&first), Some(at(-600)), Some(Phase::Connected), at(50)),
+            first
+        );
+        // A new value: observed now, live.
+        let next = Sighting::fold(Some(&first), Some(at(-570)), Some(Phase::Connected), at(30));
+        assert_eq!(next, seen(-570, 30, true));
+        // The first heartbeat of a site already watched: live.
+        let watched = Sighting::fold(Some(&NEVER), Some(at(5)), Some(Phase::Pending), at(6));
+        assert_eq!(watched, seen(5, 6, true));
+        // The heartbeat went away: never heard from.
+        assert_eq!(
+            Sighting::fold(Some(&next), None, Some(Phase::Connected), at(60)),
+            Sighting {
+                observation: None,
+                live: true
+            }
+        );
     }
 
     #[test]

@@ -3,10 +3,11 @@
 //!
 //! - Every watch event for a site is an *observation*: when its
 //!   `lastHeartbeatTime` value changes, the hub records its own "now" for it
-//!   ([`HeartbeatObservation`]), in memory — recording costs no write.
+//!   (a [`Sighting`], see [`Sighting::fold`]), in memory — recording costs
+//!   no write.
 //! - What to write and when to look again is judged by
-//!   [`crate::fleet::hub_status::hub_status`] from that observation (a
-//!   [`Sighting`]) and the effective interval (`--interval-scale` applied).
+//!   [`crate::fleet::hub_status::hub_status`] from that sighting and the
+//!   effective interval (`--interval-scale` applied).
 //! - The hub writes only on a transition (phase, or the status/reason of the
 //!   `Connected`, `CredentialExpiring` or `ClockSkew` condition), with a
 //!   resourceVersion-guarded replace of `/status`; a 409 means another writer
@@ -31,7 +32,6 @@ use tokio::sync::watch;
 
 use crate::api::{FederatedCluster, Phase};
 use crate::fleet::hub_status::{DEFAULT_CREDENTIAL_WARNING, Sighting, hub_status};
-use crate::fleet::phase::HeartbeatObservation;
 use crate::k8s::site_status::{get_site, replace_site_status};
 
 /// How many times one reconcile re-reads and retries after a 409.
@@ -185,38 +185,7 @@ impl Hub {
             .map(|t| t.0);
         let persisted = status.and_then(|s| s.phase);
         let mut ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());
-        let entry = match ledger.get(&name) {
-            // First sight since this process started: no memory of when the
-            // heartbeat arrived, so seed from the persisted phase.
-            None => Sighting {
-                observation: HeartbeatObservation::observe(None, reported, persisted, now),
-                live: false,
-            },
-            Some(prev) => match (prev.observation, reported) {
-                (_, None) => Sighting {
-                    observation: None,
-                    live: true,
-                },
-                // The first heartbeat of a site we were already watching.
-                (None, Some(reported)) => Sighting {
-                    observation: Some(HeartbeatObservation {
-                        reported,
-                        observed_at: now,
-                    }),
-                    live: true,
-                },
-                (Some(obs), Some(reported)) if obs.reported == reported => *prev,
-                (Some(obs), Some(_)) => Sighting {
-                    observation: HeartbeatObservation::observe(
-                        Some(&obs),
-                        reported,
-                        persisted,
-                        now,
-                    ),
-                    live: true,
-                },
-            },
-        };
+        let entry = Sighting::fold(ledger.get(&name), reported, persisted, now);
         ledger.insert(name, entry);
         entry
     }
@@ -227,6 +196,18 @@ impl Hub {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(site);
+    }
+
+    /// The site was deleted while being reconciled: forget it, no write.
+    fn gone(&self, name: &str, phase: Phase, conflicts: u32) -> Reconciled {
+        self.forget(name);
+        Reconciled {
+            phase,
+            wrote: false,
+            conflicts,
+            requeue: None,
+            written: None,
+        }
     }
 
     /// Observes `site`, and if this is a transition and this replica leads,
@@ -309,28 +290,12 @@ impl Hub {
                     current = match get_site(&self.api, &name).await {
                         Ok(fresh) => fresh,
                         Err(e) if is_status(&e, 404) => {
-                            self.forget(&name);
-                            return Ok(Reconciled {
-                                phase: j.phase,
-                                wrote: false,
-                                conflicts,
-                                requeue: None,
-                                written: None,
-                            });
+                            return Ok(self.gone(&name, j.phase, conflicts));
                         }
                         Err(source) => return Err(HubError::Reread { site: name, source }),
                     };
                 }
-                Err(e) if is_status(&e, 404) => {
-                    self.forget(&name);
-                    return Ok(Reconciled {
-                        phase: j.phase,
-                        wrote: false,
-                        conflicts,
-                        requeue: None,
-                        written: None,
-                    });
-                }
+                Err(e) if is_status(&e, 404) => return Ok(self.gone(&name, j.phase, conflicts)),
                 Err(source) => return Err(HubError::Write { site: name, source }),
             }
         }
