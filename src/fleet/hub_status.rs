@@ -1,12 +1,13 @@
 //! The hub-owned part of a site's status — phase, phaseTransitionTime and
-//! conditions — as the hub should write it, and whether that is a change
-//! worth a write. Pure: the hub operator feeds it the object, its in-memory
-//! [`HeartbeatObservation`] and the clock, and patches only when
-//! [`HubStatus::changed`] says so.
+//! conditions — as the hub should write it, whether that is a transition
+//! worth a write, and when to judge again. Pure: the hub operator feeds it
+//! the object, its in-memory [`Sighting`], the effective heartbeat interval
+//! and the clock, and writes only when [`HubStatus::changed`] says so.
 //!
-//! Condition messages depend only on stable facts (phase, interval, skew
-//! rounded to minutes), never on a growing age, so re-evaluating an
-//! unchanged site yields an identical status and no write.
+//! A write is due only when the phase, or the status or reason of the
+//! `Connected`, `CredentialExpiring` or `ClockSkew` condition, changes;
+//! messages follow the condition they belong to and never cause a write on
+//! their own, so re-judging an unchanged site yields no write.
 
 use std::time::Duration;
 
@@ -15,16 +16,62 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
 use crate::api::{
     CONDITION_CLOCK_SKEW, CONDITION_CONNECTED, CONDITION_CREDENTIAL_EXPIRING, FederatedCluster,
-    Mode, Phase,
+    FederatedClusterStatus, Phase,
 };
-use crate::fleet::age::human_duration;
-use crate::fleet::phase::{
-    CONNECTED_INTERVALS, HeartbeatObservation, STALE_INTERVALS, next_transition, phase,
-};
+use crate::fleet::phase::{self, HeartbeatObservation};
 
 /// Default warning period before the edge token expires for
 /// `CredentialExpiring` to turn True.
-pub const DEFAULT_CREDENTIAL_WARNING: Duration = Duration::from_secs(24 * 3600);
+pub const DEFAULT_CREDENTIAL_WARNING: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// What the hub knows about one site's heartbeats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sighting {
+    /// The latest heartbeat value and when the hub first saw it; None when
+    /// the site never reported one.
+    pub observation: Option<HeartbeatObservation>,
+    /// Whether that value arrived while the hub was watching (so
+    /// `observed_at` is a real observation and the skew measurable), as
+    /// opposed to seeded at hub start or failover. Skew is judged only then.
+    pub live: bool,
+}
+
+impl Sighting {
+    /// Fold the heartbeat a site currently reports into the hub's previous
+    /// sighting of it (None: first sight since this process started).
+    ///
+    /// - First sight: no memory of when the heartbeat arrived, so it is
+    ///   seeded from the persisted phase ([`HeartbeatObservation::seed`]),
+    ///   not live.
+    /// - A new value, or the first heartbeat of a site already watched:
+    ///   observed now, live.
+    /// - The same value: the previous sighting unchanged, so the age keeps
+    ///   growing on the hub clock however the edge clock runs.
+    /// - No heartbeat (any more): never heard from, live.
+    pub fn fold(
+        previous: Option<&Sighting>,
+        reported: Option<Timestamp>,
+        persisted_phase: Option<Phase>,
+        now: Timestamp,
+    ) -> Sighting {
+        let Some(prev) = previous else {
+            return Sighting {
+                observation: HeartbeatObservation::observe(None, reported, persisted_phase, now),
+                live: false,
+            };
+        };
+        match (prev.observation, reported) {
+            (Some(obs), Some(reported)) if obs.reported == reported => *prev,
+            (_, reported) => Sighting {
+                observation: reported.map(|reported| HeartbeatObservation {
+                    reported,
+                    observed_at: now,
+                }),
+                live: true,
+            },
+        }
+    }
+}
 
 /// What the hub wants the hub-owned status of one site to be.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,234 +79,287 @@ pub struct HubStatus {
     /// The phase.
     pub phase: Phase,
     /// When the phase last changed: kept from the object unless it changes now.
-    pub phase_transition_time: Time,
-    /// All hub conditions, sorted by type.
+    pub phase_transition_time: Option<Time>,
+    /// All conditions: the hub's, updated, and any others (e.g. Pull-mode
+    /// `RemediationCapable`, set by the prober) as they were.
     pub conditions: Vec<Condition>,
-    /// Whether this differs from what the object holds (so a write is due).
+    /// Whether this is a transition (so a write is due).
     pub changed: bool,
-    /// When to evaluate again if nothing else happens: the next phase
-    /// threshold or the start of the credential warning, whichever is first.
+    /// When to judge again if nothing else happens: the next phase
+    /// threshold, the start of the credential warning or the credential
+    /// expiry, whichever is first. None when only a change can matter.
     pub requeue_after: Option<Duration>,
 }
 
-fn to_signed(d: Duration) -> SignedDuration {
-    SignedDuration::try_from(d).unwrap_or(SignedDuration::MAX)
-}
+impl HubStatus {
+    /// Write the decision into a status: the one to send, or a cache to
+    /// update after a successful write. Edge-owned keys are left alone.
+    pub fn apply_to(&self, status: &mut FederatedClusterStatus) {
+        status.phase = Some(self.phase);
+        status.phase_transition_time = self.phase_transition_time.clone();
+        status.conditions = Some(self.conditions.clone());
+    }
 
-/// Set `new` into `conditions` (by type), keeping the existing
-/// `lastTransitionTime` when the status did not change, as Kubernetes
-/// conventions require. Returns whether anything changed.
-pub fn set_condition(conditions: &mut Vec<Condition>, mut new: Condition) -> bool {
-    match conditions.iter_mut().find(|c| c.type_ == new.type_) {
-        Some(existing) => {
-            if existing.status == new.status {
-                new.last_transition_time = existing.last_transition_time.clone();
-            }
-            let changed = *existing != new;
-            *existing = new;
-            changed
-        }
-        None => {
-            conditions.push(new);
-            true
-        }
+    /// The full status to write when this is a transition, else None.
+    pub fn transition(&self, site: &FederatedCluster) -> Option<FederatedClusterStatus> {
+        self.changed.then(|| {
+            let mut status = site.status.clone().unwrap_or_default();
+            self.apply_to(&mut status);
+            status
+        })
     }
 }
 
-fn condition(
-    type_: &str,
-    status: bool,
-    reason: &str,
+/// A hub condition's status, reason and message.
+#[derive(Clone, Debug, PartialEq)]
+struct CondState {
+    status: &'static str,
+    reason: &'static str,
     message: String,
+}
+
+fn human(d: Duration) -> String {
+    crate::fleet::age::human_duration(SignedDuration::try_from(d).unwrap_or(SignedDuration::MAX))
+}
+
+fn connected_state(phase: Phase, interval: Duration) -> CondState {
+    match phase {
+        Phase::Pending => CondState {
+            status: "Unknown",
+            reason: "NeverHeardFrom",
+            message: "no heartbeat received yet".to_owned(),
+        },
+        Phase::Connected => CondState {
+            status: "True",
+            reason: "HeartbeatReceived",
+            message: format!(
+                "heartbeat received within {} (3 intervals)",
+                human(interval * phase::CONNECTED_INTERVALS)
+            ),
+        },
+        Phase::Stale => CondState {
+            status: "False",
+            reason: "HeartbeatStale",
+            message: format!(
+                "no heartbeat for more than {} (3 intervals)",
+                human(interval * phase::CONNECTED_INTERVALS)
+            ),
+        },
+        Phase::Unreachable => CondState {
+            status: "False",
+            reason: "HeartbeatMissing",
+            message: format!(
+                "no heartbeat for more than {} (10 intervals)",
+                human(interval * phase::STALE_INTERVALS)
+            ),
+        },
+    }
+}
+
+/// `CredentialExpiring` and when it next changes on its own (the start of
+/// the warning, then the expiry).
+fn credential_state(
+    expires: Option<Timestamp>,
+    warning: Duration,
     now: Timestamp,
+) -> (CondState, Option<Duration>) {
+    let Some(exp) = expires else {
+        return (
+            CondState {
+                status: "Unknown",
+                reason: "NotReported",
+                message: "the edge has not reported when its hub credential expires".to_owned(),
+            },
+            None,
+        );
+    };
+    let warn_at = exp - SignedDuration::try_from(warning).unwrap_or(SignedDuration::ZERO);
+    let until = |t: Timestamp| -> Option<Duration> {
+        Duration::try_from(t.duration_since(now))
+            .ok()
+            .map(|d| d + phase::TRANSITION_MARGIN)
+    };
+    if now >= exp {
+        (
+            CondState {
+                status: "True",
+                reason: "Expired",
+                message: format!("the site's hub credential expired at {exp}"),
+            },
+            None,
+        )
+    } else if now >= warn_at {
+        (
+            CondState {
+                status: "True",
+                reason: "ExpiresSoon",
+                message: format!(
+                    "the site's hub credential expires at {exp}: run `kubectl fleet rotate` or enable auto-rotation"
+                ),
+            },
+            until(exp),
+        )
+    } else {
+        (
+            CondState {
+                status: "False",
+                reason: "Valid",
+                message: format!("the site's hub credential is valid until {exp}"),
+            },
+            until(warn_at),
+        )
+    }
+}
+
+fn skew_state(obs: &HeartbeatObservation, interval: Duration) -> CondState {
+    match obs.skew(interval) {
+        Some(skew) => {
+            let dir = if skew.is_negative() {
+                "behind"
+            } else {
+                "ahead of"
+            };
+            let abs = Duration::try_from(skew.abs()).unwrap_or_default();
+            CondState {
+                status: "True",
+                reason: "ClockSkewDetected",
+                message: format!(
+                    "the edge clock is {} {dir} the hub clock; phase is judged on the hub clock",
+                    human(abs)
+                ),
+            }
+        }
+        None => CondState {
+            status: "False",
+            reason: "WithinTolerance",
+            message: format!(
+                "the edge clock is within {} of the hub clock",
+                human(phase::skew_tolerance(interval))
+            ),
+        },
+    }
+}
+
+fn new_condition(
+    type_: &str,
+    state: &CondState,
     generation: Option<i64>,
+    now: Timestamp,
 ) -> Condition {
     Condition {
         type_: type_.to_owned(),
-        status: if status { "True" } else { "False" }.to_owned(),
-        reason: reason.to_owned(),
-        message,
+        status: state.status.to_owned(),
+        reason: state.reason.to_owned(),
+        message: state.message.clone(),
         last_transition_time: Time(now),
         observed_generation: generation,
     }
 }
 
-/// The `Connected` condition for `phase` with heartbeat `interval`.
+/// Sets condition `type_` to `state`, keeping `lastTransitionTime` when the
+/// status does not change, as Kubernetes conventions require. Returns
+/// whether status or reason changed; only then is the message updated.
+fn set_condition(
+    conditions: &mut Vec<Condition>,
+    type_: &str,
+    state: &CondState,
+    generation: Option<i64>,
+    now: Timestamp,
+) -> bool {
+    match conditions.iter_mut().find(|c| c.type_ == type_) {
+        Some(c) => {
+            let changed = c.status != state.status || c.reason != state.reason;
+            if c.status != state.status {
+                c.last_transition_time = Time(now);
+            }
+            if changed {
+                c.status = state.status.to_owned();
+                c.reason = state.reason.to_owned();
+                c.message = state.message.clone();
+                c.observed_generation = generation;
+            }
+            changed
+        }
+        None => {
+            conditions.push(new_condition(type_, state, generation, now));
+            true
+        }
+    }
+}
+
+/// The `Connected` condition for `phase` with heartbeat `interval`, as the
+/// hub writes it (fixtures use it to build realistic objects).
 pub fn connected_condition(
     phase: Phase,
     interval: Duration,
     now: Timestamp,
     generation: Option<i64>,
 ) -> Condition {
-    let i = interval.as_secs();
-    let message = match phase {
-        Phase::Pending => "no heartbeat received yet".to_owned(),
-        Phase::Connected => format!(
-            "heartbeat observed within {CONNECTED_INTERVALS} intervals ({}s)",
-            i * u64::from(CONNECTED_INTERVALS)
-        ),
-        Phase::Stale => format!(
-            "no new heartbeat for more than {CONNECTED_INTERVALS} intervals ({}s)",
-            i * u64::from(CONNECTED_INTERVALS)
-        ),
-        Phase::Unreachable => format!(
-            "no new heartbeat for more than {STALE_INTERVALS} intervals ({}s)",
-            i * u64::from(STALE_INTERVALS)
-        ),
-    };
-    condition(
+    new_condition(
         CONDITION_CONNECTED,
-        phase == Phase::Connected,
-        phase.as_str(),
-        message,
-        now,
+        &connected_state(phase, interval),
         generation,
+        now,
     )
 }
 
-/// The `ClockSkew` condition: True when the edge clock is off by more than
-/// the tolerance. The message rounds the skew to whole minutes so jitter
-/// does not cause writes.
-pub fn clock_skew_condition(
-    skew: Option<SignedDuration>,
-    now: Timestamp,
-    generation: Option<i64>,
-) -> Condition {
-    match skew {
-        Some(s) => {
-            let minutes = (s.as_secs() as f64 / 60.0).round() as i64;
-            let direction = if s.is_negative() {
-                "behind"
-            } else {
-                "ahead of"
-            };
-            let amount = if minutes == 0 {
-                "about a minute".to_owned()
-            } else {
-                human_duration(SignedDuration::from_mins(minutes.abs()))
-            };
-            condition(
-                CONDITION_CLOCK_SKEW,
-                true,
-                "ClockSkewDetected",
-                format!(
-                    "edge clock is {amount} {direction} the hub clock; phase is judged on the hub clock"
-                ),
-                now,
-                generation,
-            )
-        }
-        None => condition(
-            CONDITION_CLOCK_SKEW,
-            false,
-            "ClocksAgree",
-            "edge and hub clocks agree".to_owned(),
-            now,
-            generation,
-        ),
-    }
-}
-
-/// The `CredentialExpiring` condition from the edge-reported token expiry,
-/// True within `warning` of it (or after). None when not known.
-pub fn credential_expiring_condition(
-    expiration: Option<Timestamp>,
-    warning: Duration,
-    now: Timestamp,
-    generation: Option<i64>,
-) -> Option<Condition> {
-    let expiration = expiration?;
-    let expired = expiration <= now;
-    let expiring = expiration.duration_since(now) <= to_signed(warning);
-    let (reason, message) = if expired {
-        (
-            "TokenExpired",
-            format!("hub token expired at {}", Time(expiration).0),
-        )
-    } else if expiring {
-        (
-            "TokenExpiringSoon",
-            format!("hub token expires at {}", Time(expiration).0),
-        )
-    } else {
-        (
-            "TokenValid",
-            format!("hub token valid until {}", Time(expiration).0),
-        )
-    };
-    Some(condition(
-        CONDITION_CREDENTIAL_EXPIRING,
-        expiring,
-        reason,
-        message,
-        now,
-        generation,
-    ))
-}
-
 /// The hub-owned status `site` should have at `now`, given the hub's
-/// observation of its heartbeats. Conditions the hub does not compute
-/// (e.g. Pull-mode `RemediationCapable`, set by the prober) are kept.
+/// `sighting` of its heartbeats and the effective heartbeat `interval`
+/// (the site's, times any test scale). `ClockSkew` is judged only on a
+/// live sighting; a seeded one leaves it as it is.
 pub fn hub_status(
     site: &FederatedCluster,
-    observation: Option<&HeartbeatObservation>,
+    sighting: &Sighting,
+    interval: Duration,
     credential_warning: Duration,
     now: Timestamp,
 ) -> HubStatus {
-    let interval = site.heartbeat_interval();
-    let generation = site.metadata.generation;
-    let status = site.status.clone().unwrap_or_default();
-    let observed_at = observation.map(|o| o.observed_at);
-    let new_phase = phase(observed_at, interval, now);
-    let phase_changed = status.phase != Some(new_phase);
-    let phase_transition_time = match (&status.phase_transition_time, phase_changed) {
-        (Some(t), false) => t.clone(),
-        _ => Time(now),
+    let observed_at = sighting.observation.map(|o| o.observed_at);
+    let new_phase = phase::phase(observed_at, interval, now);
+    let status = site.status.as_ref();
+    let expires = status
+        .and_then(|s| s.credential_expiration_time.as_ref())
+        .map(|t| t.0);
+    let (credential, credential_next) = credential_state(expires, credential_warning, now);
+    let skew = match (&sighting.observation, sighting.live) {
+        (Some(obs), true) => Some(skew_state(obs, interval)),
+        _ => None,
     };
+    let requeue_after = [
+        phase::next_transition(observed_at, interval, now),
+        credential_next,
+    ]
+    .into_iter()
+    .flatten()
+    .min();
 
-    let mut conditions = status.conditions.clone().unwrap_or_default();
-    let mut changed = phase_changed || status.phase_transition_time.is_none();
-    changed |= set_condition(
-        &mut conditions,
-        connected_condition(new_phase, interval, now, generation),
-    );
-    // Skew is only known once a heartbeat has been observed.
-    if let Some(o) = observation {
-        changed |= set_condition(
-            &mut conditions,
-            clock_skew_condition(o.skew(interval), now, generation),
-        );
-    }
-    let expiration = status.credential_expiration_time.as_ref().map(|t| t.0);
-    // Only a Push-mode edge holds a hub token.
-    if site.spec.mode == Mode::Push
-        && let Some(c) =
-            credential_expiring_condition(expiration, credential_warning, now, generation)
-    {
-        changed |= set_condition(&mut conditions, c);
-    }
-    conditions.sort_by(|a, b| a.type_.cmp(&b.type_));
-    if status.conditions.as_ref().is_some_and(|old| {
-        let mut old = old.clone();
-        old.sort_by(|a, b| a.type_.cmp(&b.type_));
-        old != conditions
-    }) {
+    let generation = site.metadata.generation;
+    let mut changed = false;
+    let mut phase_transition_time = status.and_then(|s| s.phase_transition_time.clone());
+    if status.and_then(|s| s.phase) != Some(new_phase) {
+        phase_transition_time = Some(Time(now));
         changed = true;
     }
-
-    let credential_requeue = expiration.and_then(|exp| {
-        let warn_at = exp - to_signed(credential_warning);
-        Duration::try_from(warn_at.duration_since(now))
-            .ok()
-            .filter(|d| !d.is_zero())
-    });
-    let requeue_after = match (
-        next_transition(observed_at, interval, now),
-        credential_requeue,
-    ) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
+    let mut conditions = status
+        .and_then(|s| s.conditions.clone())
+        .unwrap_or_default();
+    changed |= set_condition(
+        &mut conditions,
+        CONDITION_CONNECTED,
+        &connected_state(new_phase, interval),
+        generation,
+        now,
+    );
+    changed |= set_condition(
+        &mut conditions,
+        CONDITION_CREDENTIAL_EXPIRING,
+        &credential,
+        generation,
+        now,
+    );
+    if let Some(skew) = &skew {
+        changed |= set_condition(&mut conditions, CONDITION_CLOCK_SKEW, skew, generation, now);
+    }
     HubStatus {
         phase: new_phase,
         phase_transition_time,
@@ -269,75 +369,148 @@ pub fn hub_status(
     }
 }
 
-impl HubStatus {
-    /// Write the decision into a status (e.g. to update a cache after a
-    /// successful patch).
-    pub fn apply_to(&self, status: &mut crate::api::FederatedClusterStatus) {
-        status.phase = Some(self.phase);
-        status.phase_transition_time = Some(self.phase_transition_time.clone());
-        status.conditions = Some(self.conditions.clone());
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::fixtures::{ago, fixture_now};
+    use crate::api::fixtures::fixture_now;
+
+    const I: Duration = Duration::from_secs(30);
 
     fn at(secs: i64) -> Timestamp {
         fixture_now() + SignedDuration::from_secs(secs)
     }
 
-    fn obs(reported_ago: i64, observed: Timestamp) -> HeartbeatObservation {
-        HeartbeatObservation {
-            reported: ago(reported_ago).0,
-            observed_at: observed,
+    fn seen(reported: i64, observed: i64, live: bool) -> Sighting {
+        Sighting {
+            observation: Some(HeartbeatObservation {
+                reported: at(reported),
+                observed_at: at(observed),
+            }),
+            live,
         }
     }
 
-    /// Apply a decision to the object, as a successful hub patch would.
+    const NEVER: Sighting = Sighting {
+        observation: None,
+        live: false,
+    };
+
+    fn site() -> FederatedCluster {
+        FederatedCluster::test("site-a")
+    }
+
+    fn judge(site: &FederatedCluster, s: &Sighting, now: Timestamp) -> HubStatus {
+        hub_status(site, s, I, DEFAULT_CREDENTIAL_WARNING, now)
+    }
+
+    fn cond<'a>(h: &'a HubStatus, type_: &str) -> Option<&'a Condition> {
+        h.conditions.iter().find(|c| c.type_ == type_)
+    }
+
+    /// Apply a decision to the object, as a successful hub write would.
     fn written(mut site: FederatedCluster, h: &HubStatus) -> FederatedCluster {
-        h.apply_to(site.status.get_or_insert_with(Default::default));
+        site.status = h.transition(&site).or(site.status);
         site
     }
 
     #[test]
-    fn never_heard_is_pending_and_written_once() {
-        let site = FederatedCluster::test("a");
-        let h = hub_status(&site, None, DEFAULT_CREDENTIAL_WARNING, fixture_now());
-        assert_eq!(h.phase, Phase::Pending);
-        assert!(h.changed);
-        assert_eq!(h.requeue_after, None);
-        let site = written(site, &h);
-        let again = hub_status(&site, None, DEFAULT_CREDENTIAL_WARNING, at(3600));
-        assert!(!again.changed, "no write without a transition");
-        assert_eq!(again.phase_transition_time, Time(fixture_now()));
+    fn sightings_are_live_only_once_watched() {
+        // First sight of a Connected site: seeded now, not live.
+        let first = Sighting::fold(None, Some(at(-600)), Some(Phase::Connected), at(0));
+        assert_eq!(first, seen(-600, 0, false));
+        // First sight of a Stale site: the reported time, capped at now.
+        let stale = Sighting::fold(None, Some(at(-600)), Some(Phase::Stale), at(0));
+        assert_eq!(stale, seen(-600, -600, false));
+        assert_eq!(Sighting::fold(None, None, None, at(0)), NEVER);
+        // The same value later: unchanged, the age keeps growing.
+        assert_eq!(
+            Sighting::fold(Some(&first), Some(at(-600)), Some(Phase::Connected), at(50)),
+            first
+        );
+        // A new value: observed now, live.
+        let next = Sighting::fold(Some(&first), Some(at(-570)), Some(Phase::Connected), at(30));
+        assert_eq!(next, seen(-570, 30, true));
+        // The first heartbeat of a site already watched: live.
+        let watched = Sighting::fold(Some(&NEVER), Some(at(5)), Some(Phase::Pending), at(6));
+        assert_eq!(watched, seen(5, 6, true));
+        // The heartbeat went away: never heard from.
+        assert_eq!(
+            Sighting::fold(Some(&next), None, Some(Phase::Connected), at(60)),
+            Sighting {
+                observation: None,
+                live: true
+            }
+        );
+    }
+
+    #[test]
+    fn requeue_is_the_next_threshold_crossing() {
+        let h = judge(&site(), &seen(0, 0, true), at(10));
+        assert_eq!(h.phase, Phase::Connected);
+        assert_eq!(
+            h.requeue_after,
+            Some(Duration::from_secs(80) + phase::TRANSITION_MARGIN)
+        );
+        let h = judge(&site(), &seen(0, 0, true), at(91));
+        assert_eq!(h.phase, Phase::Stale);
+        assert_eq!(
+            h.requeue_after,
+            Some(Duration::from_secs(209) + phase::TRANSITION_MARGIN)
+        );
+        let h = judge(&site(), &seen(0, 0, true), at(301));
+        assert_eq!(h.phase, Phase::Unreachable);
+        assert_eq!(
+            h.requeue_after, None,
+            "only a new heartbeat can change Unreachable"
+        );
+        let never = Sighting {
+            observation: None,
+            live: true,
+        };
+        assert_eq!(judge(&site(), &never, at(0)).requeue_after, None);
+    }
+
+    #[test]
+    fn the_effective_interval_sets_the_thresholds() {
+        // A 3 s effective interval (e.g. 30 s scaled by 0.1): Stale after 9 s.
+        let i = Duration::from_secs(3);
+        let h = |now| {
+            hub_status(
+                &site(),
+                &seen(0, 0, true),
+                i,
+                DEFAULT_CREDENTIAL_WARNING,
+                now,
+            )
+        };
+        assert_eq!(h(at(9)).phase, Phase::Connected);
+        assert_eq!(h(at(10)).phase, Phase::Stale);
+        assert_eq!(
+            h(at(0)).requeue_after,
+            Some(Duration::from_secs(9) + phase::TRANSITION_MARGIN)
+        );
     }
 
     #[test]
     fn transitions_write_once_each_and_requeue_at_thresholds() {
-        let site = FederatedCluster::test("a").heartbeat_ago(0);
-        let o = obs(0, fixture_now());
-        let h = hub_status(&site, Some(&o), DEFAULT_CREDENTIAL_WARNING, fixture_now());
+        let s = seen(0, 0, true);
+        let h = judge(&site(), &s, fixture_now());
         assert_eq!(h.phase, Phase::Connected);
         assert!(h.changed);
-        let site = written(site, &h);
+        let mut site = written(site(), &h);
         let mut now = fixture_now();
         let mut phases = vec![];
         let mut writes = 0;
-        let mut site = site;
-        while let Some(d) =
-            hub_status(&site, Some(&o), DEFAULT_CREDENTIAL_WARNING, now).requeue_after
-        {
-            now += to_signed(d);
-            let h = hub_status(&site, Some(&o), DEFAULT_CREDENTIAL_WARNING, now);
+        while let Some(d) = judge(&site, &s, now).requeue_after {
+            now += SignedDuration::try_from(d).unwrap();
+            let h = judge(&site, &s, now);
             if h.changed {
                 writes += 1;
                 site = written(site, &h);
             }
             phases.push(h.phase);
-            // Re-evaluating without time passing never writes.
-            assert!(!hub_status(&site, Some(&o), DEFAULT_CREDENTIAL_WARNING, now).changed);
+            // Re-judging without time passing never writes.
+            assert!(!judge(&site, &s, now).changed);
         }
         assert_eq!(phases, [Phase::Stale, Phase::Unreachable]);
         assert_eq!(writes, 2);
@@ -349,148 +522,246 @@ mod tests {
             .unwrap();
         assert_eq!(
             (c.status.as_str(), c.reason.as_str()),
-            ("False", "Unreachable")
+            ("False", "HeartbeatMissing")
         );
-        assert_eq!(
-            c.message,
-            "no new heartbeat for more than 10 intervals (300s)"
-        );
+        assert_eq!(c.message, "no heartbeat for more than 5m (10 intervals)");
     }
 
     #[test]
-    fn skew_sets_clock_skew_and_keeps_phase_on_hub_clock() {
-        let site = FederatedCluster::test("a").heartbeat_ago(600);
-        let o = obs(600, fixture_now());
-        let h = hub_status(&site, Some(&o), DEFAULT_CREDENTIAL_WARNING, fixture_now());
-        assert_eq!(h.phase, Phase::Connected);
-        let skew = h
-            .conditions
-            .iter()
-            .find(|c| c.type_ == CONDITION_CLOCK_SKEW)
-            .unwrap();
-        assert_eq!(skew.status, "True");
+    fn requeue_includes_the_credential_warning_and_expiry() {
+        let warning = Duration::from_secs(3600);
+        let mut s = site();
+        s.status = Some(FederatedClusterStatus {
+            credential_expiration_time: Some(Time(at(3600 + 60))),
+            ..Default::default()
+        });
+        let judge = |now| hub_status(&s, &seen(-1000, -1000, true), I, warning, now);
+        // Unreachable, so the phase never requeues; the credential does.
+        let h = judge(at(0));
+        let c = cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap();
+        assert_eq!((c.status.as_str(), c.reason.as_str()), ("False", "Valid"));
         assert_eq!(
-            skew.message,
-            "edge clock is 10m behind the hub clock; phase is judged on the hub clock"
+            h.requeue_after,
+            Some(Duration::from_secs(60) + phase::TRANSITION_MARGIN)
         );
-        // One second of jitter on the next heartbeat: same message, no write.
-        let site = written(site, &h);
-        let o2 = HeartbeatObservation {
-            reported: at(30 - 601),
-            observed_at: at(30),
-        };
-        assert!(!hub_status(&site, Some(&o2), DEFAULT_CREDENTIAL_WARNING, at(30)).changed);
+        let h = judge(at(61));
+        let c = cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap();
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("True", "ExpiresSoon")
+        );
+        assert_eq!(
+            h.requeue_after,
+            Some(Duration::from_secs(3600 - 1) + phase::TRANSITION_MARGIN),
+            "requeue at the moment the token expires"
+        );
+        let h = judge(at(3660));
+        let c = cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap();
+        assert_eq!((c.status.as_str(), c.reason.as_str()), ("True", "Expired"));
+        assert_eq!(h.requeue_after, None);
     }
 
     #[test]
-    fn credential_expiring_condition_and_requeue() {
-        let site = FederatedCluster::test("a")
+    fn credential_condition_across_its_life() {
+        let warning = Duration::from_secs(86400);
+        let s = FederatedCluster::test("a")
             .heartbeat_ago(0)
             .with_token_expiring_in(2 * 86400);
-        let o = obs(0, fixture_now());
-        let h = hub_status(&site, Some(&o), DEFAULT_CREDENTIAL_WARNING, fixture_now());
-        let c = h
-            .conditions
-            .iter()
-            .find(|c| c.type_ == CONDITION_CREDENTIAL_EXPIRING)
-            .unwrap();
+        let h = hub_status(&s, &seen(0, 0, true), I, warning, fixture_now());
+        let c = cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap();
+        assert_eq!((c.status.as_str(), c.reason.as_str()), ("False", "Valid"));
+        let s = written(s, &h);
+        let h = hub_status(&s, &seen(86400, 86400, true), I, warning, at(86400));
+        let c = cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap();
         assert_eq!(
             (c.status.as_str(), c.reason.as_str()),
-            ("False", "TokenValid")
+            ("True", "ExpiresSoon")
         );
-        let site = written(site, &h);
-        let h = hub_status(
-            &site,
-            Some(&HeartbeatObservation {
-                reported: at(86400),
-                observed_at: at(86400),
-            }),
-            DEFAULT_CREDENTIAL_WARNING,
-            at(86400),
-        );
-        let c = h
-            .conditions
-            .iter()
-            .find(|c| c.type_ == CONDITION_CREDENTIAL_EXPIRING)
-            .unwrap();
+        assert!(h.changed, "entering the warning is a transition");
+        // Not reported: Unknown, no requeue for it.
+        let h = judge(&site(), &NEVER, fixture_now());
+        let c = cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap();
         assert_eq!(
             (c.status.as_str(), c.reason.as_str()),
-            ("True", "TokenExpiringSoon")
-        );
-        assert!(h.changed);
-        let expired = credential_expiring_condition(
-            Some(at(-1)),
-            DEFAULT_CREDENTIAL_WARNING,
-            fixture_now(),
-            None,
-        )
-        .unwrap();
-        assert_eq!(
-            (expired.status.as_str(), expired.reason.as_str()),
-            ("True", "TokenExpired")
-        );
-        assert!(
-            credential_expiring_condition(None, DEFAULT_CREDENTIAL_WARNING, fixture_now(), None)
-                .is_none()
+            ("Unknown", "NotReported")
         );
         // Far from expiry the next evaluation is the phase threshold.
         let far = FederatedCluster::test("b")
             .heartbeat_ago(0)
             .with_token_expiring_in(30 * 86400);
-        let h = hub_status(&far, Some(&o), DEFAULT_CREDENTIAL_WARNING, fixture_now());
+        let h = hub_status(&far, &seen(0, 0, true), I, warning, fixture_now());
         assert_eq!(
             h.requeue_after,
-            Some(Duration::from_secs(90) + crate::fleet::phase::TRANSITION_MARGIN)
+            Some(Duration::from_secs(90) + phase::TRANSITION_MARGIN)
         );
         // Pending with a token expiring in 2 days: requeue when the warning starts.
         let pending = FederatedCluster::test("c").with_token_expiring_in(2 * 86400);
-        let h = hub_status(&pending, None, DEFAULT_CREDENTIAL_WARNING, fixture_now());
-        assert_eq!(h.requeue_after, Some(Duration::from_secs(86400)));
+        let h = hub_status(&pending, &NEVER, I, warning, fixture_now());
+        assert_eq!(
+            h.requeue_after,
+            Some(Duration::from_secs(86400) + phase::TRANSITION_MARGIN)
+        );
+    }
+
+    #[test]
+    fn skew_is_judged_only_on_live_sightings() {
+        // Edge clock 10 minutes behind, seen live: ClockSkew True, phase Connected.
+        let h = judge(&site(), &seen(-600, 0, true), at(5));
+        assert_eq!(h.phase, Phase::Connected);
+        let skew = cond(&h, CONDITION_CLOCK_SKEW).unwrap();
+        assert_eq!(
+            (skew.status.as_str(), skew.reason.as_str()),
+            ("True", "ClockSkewDetected")
+        );
+        assert_eq!(
+            skew.message,
+            "the edge clock is 10m behind the hub clock; phase is judged on the hub clock"
+        );
+        // A second of jitter on the next heartbeat: no write.
+        let s = written(site(), &h);
+        assert!(!judge(&s, &seen(30 - 601, 30, true), at(30)).changed);
+        // Seeded at hub start: not measurable, left alone.
+        assert_eq!(
+            cond(
+                &judge(&site(), &seen(-600, 0, false), at(5)),
+                CONDITION_CLOCK_SKEW
+            ),
+            None
+        );
+        let kept = judge(&s, &seen(-600, 0, false), at(5));
+        assert_eq!(
+            cond(&kept, CONDITION_CLOCK_SKEW).unwrap().status,
+            "True",
+            "a seeded sighting keeps the last live judgement"
+        );
+        // Within tolerance.
+        let h = judge(&site(), &seen(-2, 0, true), at(5));
+        let skew = cond(&h, CONDITION_CLOCK_SKEW).unwrap();
+        assert_eq!(
+            (skew.status.as_str(), skew.reason.as_str()),
+            ("False", "WithinTolerance")
+        );
+    }
+
+    #[test]
+    fn writes_only_on_transition_and_keeps_edge_fields() {
+        let mut s = site();
+        s.status = Some(FederatedClusterStatus {
+            last_heartbeat_time: Some(Time(at(0))),
+            node_count: Some(3),
+            ..Default::default()
+        });
+        let e = seen(0, 0, true);
+        let first = judge(&s, &e, at(1))
+            .transition(&s)
+            .expect("first judgement is a transition");
+        assert_eq!(first.phase, Some(Phase::Connected));
+        assert_eq!(first.node_count, Some(3), "edge-owned fields survive");
+        assert_eq!(first.phase_transition_time, Some(Time(at(1))));
+        s.status = Some(first);
+        // Same judgement later: no write.
+        assert_eq!(judge(&s, &e, at(60)).transition(&s), None);
+        // Crossing 3·I: one write, Connected condition False, time moves.
+        let stale = judge(&s, &e, at(91)).transition(&s).unwrap();
+        assert_eq!(stale.phase, Some(Phase::Stale));
+        assert_eq!(stale.phase_transition_time, Some(Time(at(91))));
+        let c = stale.condition(CONDITION_CONNECTED).unwrap();
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("False", "HeartbeatStale")
+        );
+        assert_eq!(c.last_transition_time, Time(at(91)));
+        let cred = stale.condition(CONDITION_CREDENTIAL_EXPIRING).unwrap();
+        assert_eq!(
+            cred.last_transition_time,
+            Time(at(1)),
+            "unchanged condition keeps its time"
+        );
+    }
+
+    #[test]
+    fn pending_site_gets_one_write() {
+        let h = judge(&site(), &NEVER, at(0));
+        assert_eq!(h.phase, Phase::Pending);
+        assert_eq!(h.requeue_after, None);
+        let st = h.transition(&site()).unwrap();
+        assert_eq!(st.phase, Some(Phase::Pending));
+        assert_eq!(st.condition(CONDITION_CONNECTED).unwrap().status, "Unknown");
+        let mut s2 = site();
+        s2.status = Some(st);
+        let again = judge(&s2, &NEVER, at(3600));
+        assert_eq!(again.transition(&s2), None, "no write without a transition");
+        assert_eq!(again.phase_transition_time, Some(Time(at(0))));
     }
 
     #[test]
     fn set_condition_keeps_transition_time_when_status_is_unchanged() {
         let mut cs = vec![];
+        let state = |p| connected_state(p, I);
+        let type_ = CONDITION_CONNECTED;
         assert!(set_condition(
             &mut cs,
-            connected_condition(
-                Phase::Connected,
-                Duration::from_secs(30),
-                fixture_now(),
-                Some(1)
-            )
+            type_,
+            &state(Phase::Connected),
+            Some(1),
+            fixture_now()
         ));
         assert!(!set_condition(
             &mut cs,
-            connected_condition(Phase::Connected, Duration::from_secs(30), at(60), Some(1))
+            type_,
+            &state(Phase::Connected),
+            Some(1),
+            at(60)
         ));
         assert_eq!(cs[0].last_transition_time, Time(fixture_now()));
-        assert!(set_condition(
-            &mut cs,
-            connected_condition(Phase::Stale, Duration::from_secs(30), at(120), Some(1))
-        ));
+        // A message-only change is not a transition.
+        let reworded = CondState {
+            message: "other words".to_owned(),
+            ..state(Phase::Connected)
+        };
+        assert!(!set_condition(&mut cs, type_, &reworded, Some(1), at(61)));
+        assert_eq!(cs[0].message, state(Phase::Connected).message);
+        // Same status, new reason: a transition that keeps the time.
+        let stale = state(Phase::Stale);
+        let missing = state(Phase::Unreachable);
+        assert!(set_condition(&mut cs, type_, &stale, Some(1), at(120)));
         assert_eq!(cs[0].last_transition_time, Time(at(120)));
+        assert!(set_condition(&mut cs, type_, &missing, Some(2), at(400)));
+        assert_eq!(cs[0].last_transition_time, Time(at(120)));
+        assert_eq!(
+            (cs[0].reason.as_str(), cs[0].observed_generation),
+            ("HeartbeatMissing", Some(2))
+        );
         assert_eq!(cs.len(), 1);
+        assert_eq!(
+            connected_condition(Phase::Stale, I, at(120), Some(1)),
+            new_condition(type_, &stale, Some(1), at(120))
+        );
     }
 
     #[test]
     fn foreign_conditions_are_kept() {
-        let mut site = FederatedCluster::test("a").pull().heartbeat_ago(0);
-        site.status.as_mut().unwrap().conditions = Some(vec![condition(
-            crate::api::CONDITION_REMEDIATION_CAPABLE,
-            false,
-            "ReadOnly",
-            "read-only credential".into(),
-            fixture_now(),
-            None,
-        )]);
-        let h = hub_status(
-            &site,
-            Some(&obs(0, fixture_now())),
-            DEFAULT_CREDENTIAL_WARNING,
-            fixture_now(),
-        );
+        let mut s = FederatedCluster::test("a").pull().heartbeat_ago(0);
+        let remediation = Condition {
+            type_: crate::api::CONDITION_REMEDIATION_CAPABLE.to_owned(),
+            status: "False".to_owned(),
+            reason: "ReadOnly".to_owned(),
+            message: "read-only credential".to_owned(),
+            last_transition_time: Time(fixture_now()),
+            observed_generation: None,
+        };
+        s.status.as_mut().unwrap().conditions = Some(vec![remediation.clone()]);
+        let h = judge(&s, &seen(0, 0, true), fixture_now());
         let types: Vec<_> = h.conditions.iter().map(|c| c.type_.as_str()).collect();
-        assert_eq!(types, ["ClockSkew", "Connected", "RemediationCapable"]);
+        assert_eq!(
+            types,
+            [
+                "RemediationCapable",
+                "Connected",
+                "CredentialExpiring",
+                "ClockSkew"
+            ]
+        );
+        assert_eq!(h.conditions[0], remediation);
     }
 }

@@ -19,12 +19,12 @@ use serde_json::{Map, Value};
 use tokio::sync::watch;
 
 use crate::api::{FederatedCluster, FederatedClusterStatus, Signal};
+use crate::fleet::status_patch::{SIGNAL_REFRESH, edge_owned, signals_to_report, status_patch};
 use crate::k8s::edge_token::request_site_token;
 use crate::k8s::member::{MemberError, read_member};
 use crate::k8s::site_status::{get_site, patch_site_status, sites};
 use crate::operator::collect::{edge_status, with_identity};
 use crate::operator::credential::{CredentialError, HubKubeconfig};
-use crate::operator::report::{SIGNAL_REFRESH, edge_owned, signals_to_report, status_patch};
 
 /// Edge settings.
 #[derive(Clone, Debug)]

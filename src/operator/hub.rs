@@ -3,12 +3,17 @@
 //!
 //! - Every watch event for a site is an *observation*: when its
 //!   `lastHeartbeatTime` value changes, the hub records its own "now" for it
-//!   ([`HeartbeatObservation`]), in memory — recording costs no write.
+//!   (a [`Sighting`], see [`Sighting::fold`]), in memory — recording costs
+//!   no write.
+//! - What to write and when to look again is judged by
+//!   [`crate::fleet::hub_status::hub_status`] from that sighting and the
+//!   effective interval (`--interval-scale` applied).
 //! - The hub writes only on a transition (phase, or the status/reason of the
 //!   `Connected`, `CredentialExpiring` or `ClockSkew` condition), with a
 //!   resourceVersion-guarded replace of `/status`; a 409 means another writer
 //!   (the edge) got in first, so it re-reads, re-judges and retries.
-//! - It requeues a site at its next threshold crossing, never by polling.
+//! - It requeues a site at its next threshold crossing (phase or
+//!   credential), never by polling.
 //! - Only the leader writes; a standby keeps observing, so on failover it
 //!   knows when each heartbeat arrived.
 
@@ -19,18 +24,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use jiff::{SignedDuration, Timestamp};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use jiff::Timestamp;
 use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::watcher;
 use tokio::sync::watch;
 
-use crate::api::{
-    CONDITION_CLOCK_SKEW, CONDITION_CONNECTED, CONDITION_CREDENTIAL_EXPIRING, FederatedCluster,
-    FederatedClusterStatus, Phase,
-};
-use crate::fleet::phase::{self, HeartbeatObservation};
+use crate::api::{FederatedCluster, Phase};
+use crate::fleet::hub_status::{DEFAULT_CREDENTIAL_WARNING, Sighting, hub_status};
 use crate::k8s::site_status::{get_site, replace_site_status};
 
 /// How many times one reconcile re-reads and retries after a 409.
@@ -48,7 +49,7 @@ pub struct HubConfig {
 impl Default for HubConfig {
     fn default() -> Self {
         Self {
-            credential_warning: Duration::from_secs(7 * 24 * 3600),
+            credential_warning: DEFAULT_CREDENTIAL_WARNING,
             interval_scale: 1.0,
         }
     }
@@ -106,17 +107,6 @@ pub enum HubError {
     TooManyConflicts { site: String, retries: u32 },
 }
 
-/// What the hub remembers about one site.
-#[derive(Clone, Copy, Debug)]
-struct LedgerEntry {
-    /// The latest heartbeat value and when the hub first saw it.
-    observation: Option<HeartbeatObservation>,
-    /// Whether that value arrived while the hub was watching (so
-    /// `observed_at` is a real observation and the skew measurable), as
-    /// opposed to seeded at hub start.
-    live: bool,
-}
-
 /// The hub's clock; injectable so tests can run hours of heartbeats in seconds.
 pub type Clock = Arc<dyn Fn() -> Timestamp + Send + Sync>;
 
@@ -125,7 +115,7 @@ pub struct Hub {
     api: Api<FederatedCluster>,
     cfg: HubConfig,
     leading: watch::Receiver<bool>,
-    ledger: Mutex<HashMap<String, LedgerEntry>>,
+    ledger: Mutex<HashMap<String, Sighting>>,
     clock: Clock,
     /// Signalled after every reconcile, so the fleet summary follows.
     changed: Arc<tokio::sync::Notify>,
@@ -148,260 +138,14 @@ pub struct Reconciled {
     pub written: Option<Box<FederatedCluster>>,
 }
 
-/// The hub-owned part of a site's status as the hub judges it now.
-#[derive(Clone, Debug, PartialEq)]
-struct Judgement {
-    phase: Phase,
-    connected: CondState,
-    credential: CondState,
-    /// None: not measurable now, leave what is there.
-    skew: Option<CondState>,
-    requeue: Option<Duration>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-struct CondState {
-    status: &'static str,
-    reason: &'static str,
-    message: String,
-}
-
+/// The effective heartbeat interval: `interval` times the test-only
+/// `--interval-scale` (a nonsensical scale leaves it unchanged).
 fn scaled(interval: Duration, scale: f64) -> Duration {
     if (scale - 1.0).abs() < f64::EPSILON || !(scale.is_finite() && scale > 0.0) {
         interval
     } else {
         interval.mul_f64(scale)
     }
-}
-
-fn human(d: Duration) -> String {
-    crate::fleet::age::human_duration(SignedDuration::try_from(d).unwrap_or(SignedDuration::MAX))
-}
-
-fn connected_state(phase: Phase, interval: Duration) -> CondState {
-    match phase {
-        Phase::Pending => CondState {
-            status: "Unknown",
-            reason: "NeverHeardFrom",
-            message: "no heartbeat received yet".to_owned(),
-        },
-        Phase::Connected => CondState {
-            status: "True",
-            reason: "HeartbeatReceived",
-            message: format!(
-                "heartbeat received within {} (3 intervals)",
-                human(interval * phase::CONNECTED_INTERVALS)
-            ),
-        },
-        Phase::Stale => CondState {
-            status: "False",
-            reason: "HeartbeatStale",
-            message: format!(
-                "no heartbeat for more than {} (3 intervals)",
-                human(interval * phase::CONNECTED_INTERVALS)
-            ),
-        },
-        Phase::Unreachable => CondState {
-            status: "False",
-            reason: "HeartbeatMissing",
-            message: format!(
-                "no heartbeat for more than {} (10 intervals)",
-                human(interval * phase::STALE_INTERVALS)
-            ),
-        },
-    }
-}
-
-/// `CredentialExpiring` and when it next changes on its own.
-fn credential_state(
-    expires: Option<Timestamp>,
-    warning: Duration,
-    now: Timestamp,
-) -> (CondState, Option<Duration>) {
-    let Some(exp) = expires else {
-        return (
-            CondState {
-                status: "Unknown",
-                reason: "NotReported",
-                message: "the edge has not reported when its hub credential expires".to_owned(),
-            },
-            None,
-        );
-    };
-    let warn_at = exp - SignedDuration::try_from(warning).unwrap_or(SignedDuration::ZERO);
-    let until = |t: Timestamp| -> Option<Duration> {
-        Duration::try_from(t.duration_since(now))
-            .ok()
-            .map(|d| d + phase::TRANSITION_MARGIN)
-    };
-    if now >= exp {
-        (
-            CondState {
-                status: "True",
-                reason: "Expired",
-                message: format!("the site's hub credential expired at {exp}"),
-            },
-            None,
-        )
-    } else if now >= warn_at {
-        (
-            CondState {
-                status: "True",
-                reason: "ExpiresSoon",
-                message: format!(
-                    "the site's hub credential expires at {exp}: run `kubectl fleet rotate` or enable auto-rotation"
-                ),
-            },
-            until(exp),
-        )
-    } else {
-        (
-            CondState {
-                status: "False",
-                reason: "Valid",
-                message: format!("the site's hub credential is valid until {exp}"),
-            },
-            until(warn_at),
-        )
-    }
-}
-
-fn skew_state(obs: &HeartbeatObservation, interval: Duration) -> CondState {
-    match obs.skew(interval) {
-        Some(skew) => {
-            let dir = if skew.is_negative() {
-                "behind"
-            } else {
-                "ahead of"
-            };
-            let abs = Duration::try_from(skew.abs()).unwrap_or_default();
-            CondState {
-                status: "True",
-                reason: "ClockSkewDetected",
-                message: format!(
-                    "the edge clock is {} {dir} the hub clock; phase is judged on the hub clock",
-                    human(abs)
-                ),
-            }
-        }
-        None => CondState {
-            status: "False",
-            reason: "WithinTolerance",
-            message: format!(
-                "the edge clock is within {} of the hub clock",
-                human(phase::skew_tolerance(interval))
-            ),
-        },
-    }
-}
-
-fn judge(
-    site: &FederatedCluster,
-    entry: &LedgerEntry,
-    cfg: &HubConfig,
-    now: Timestamp,
-) -> Judgement {
-    let interval = scaled(site.heartbeat_interval(), cfg.interval_scale);
-    let observed_at = entry.observation.map(|o| o.observed_at);
-    let phase = phase::phase(observed_at, interval, now);
-    let expires = site
-        .status
-        .as_ref()
-        .and_then(|s| s.credential_expiration_time.as_ref())
-        .map(|t| t.0);
-    let (credential, credential_next) = credential_state(expires, cfg.credential_warning, now);
-    let skew = match (&entry.observation, entry.live) {
-        (Some(obs), true) => Some(skew_state(obs, interval)),
-        _ => None,
-    };
-    let requeue = [
-        phase::next_transition(observed_at, interval, now),
-        credential_next,
-    ]
-    .into_iter()
-    .flatten()
-    .min();
-    Judgement {
-        phase,
-        connected: connected_state(phase, interval),
-        credential,
-        skew,
-        requeue,
-    }
-}
-
-/// Sets condition `type_` to `state`, keeping `lastTransitionTime` when the
-/// status does not change. Returns whether status or reason changed.
-fn set_condition(
-    conditions: &mut Vec<Condition>,
-    type_: &str,
-    state: &CondState,
-    generation: Option<i64>,
-    now: Timestamp,
-) -> bool {
-    match conditions.iter_mut().find(|c| c.type_ == type_) {
-        Some(c) => {
-            let changed = c.status != state.status || c.reason != state.reason;
-            if c.status != state.status {
-                c.last_transition_time = Time(now);
-            }
-            if changed {
-                c.status = state.status.to_owned();
-                c.reason = state.reason.to_owned();
-                c.message = state.message.clone();
-                c.observed_generation = generation;
-            }
-            changed
-        }
-        None => {
-            conditions.push(Condition {
-                type_: type_.to_owned(),
-                status: state.status.to_owned(),
-                reason: state.reason.to_owned(),
-                message: state.message.clone(),
-                last_transition_time: Time(now),
-                observed_generation: generation,
-            });
-            true
-        }
-    }
-}
-
-/// The status to write if the judgement is a transition, else None. Only
-/// hub-owned keys differ from `current`.
-fn transition(
-    site: &FederatedCluster,
-    j: &Judgement,
-    now: Timestamp,
-) -> Option<FederatedClusterStatus> {
-    let mut status = site.status.clone().unwrap_or_default();
-    let generation = site.metadata.generation;
-    let mut changed = false;
-    if status.phase != Some(j.phase) {
-        status.phase = Some(j.phase);
-        status.phase_transition_time = Some(Time(now));
-        changed = true;
-    }
-    let mut conditions = status.conditions.take().unwrap_or_default();
-    changed |= set_condition(
-        &mut conditions,
-        CONDITION_CONNECTED,
-        &j.connected,
-        generation,
-        now,
-    );
-    changed |= set_condition(
-        &mut conditions,
-        CONDITION_CREDENTIAL_EXPIRING,
-        &j.credential,
-        generation,
-        now,
-    );
-    if let Some(skew) = &j.skew {
-        changed |= set_condition(&mut conditions, CONDITION_CLOCK_SKEW, skew, generation, now);
-    }
-    status.conditions = Some(conditions);
-    changed.then_some(status)
 }
 
 fn is_status(err: &kube::Error, code: u16) -> bool {
@@ -433,7 +177,7 @@ impl Hub {
     }
 
     /// Folds the site's current heartbeat into the ledger.
-    fn observe(&self, site: &FederatedCluster, now: Timestamp) -> LedgerEntry {
+    fn observe(&self, site: &FederatedCluster, now: Timestamp) -> Sighting {
         let name = site.site_name().to_owned();
         let status = site.status.as_ref();
         let reported = status
@@ -441,38 +185,7 @@ impl Hub {
             .map(|t| t.0);
         let persisted = status.and_then(|s| s.phase);
         let mut ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());
-        let entry = match ledger.get(&name) {
-            // First sight since this process started: no memory of when the
-            // heartbeat arrived, so seed from the persisted phase.
-            None => LedgerEntry {
-                observation: HeartbeatObservation::observe(None, reported, persisted, now),
-                live: false,
-            },
-            Some(prev) => match (prev.observation, reported) {
-                (_, None) => LedgerEntry {
-                    observation: None,
-                    live: true,
-                },
-                // The first heartbeat of a site we were already watching.
-                (None, Some(reported)) => LedgerEntry {
-                    observation: Some(HeartbeatObservation {
-                        reported,
-                        observed_at: now,
-                    }),
-                    live: true,
-                },
-                (Some(obs), Some(reported)) if obs.reported == reported => *prev,
-                (Some(obs), Some(_)) => LedgerEntry {
-                    observation: HeartbeatObservation::observe(
-                        Some(&obs),
-                        reported,
-                        persisted,
-                        now,
-                    ),
-                    live: true,
-                },
-            },
-        };
+        let entry = Sighting::fold(ledger.get(&name), reported, persisted, now);
         ledger.insert(name, entry);
         entry
     }
@@ -485,6 +198,18 @@ impl Hub {
             .remove(site);
     }
 
+    /// The site was deleted while being reconciled: forget it, no write.
+    fn gone(&self, name: &str, phase: Phase, conflicts: u32) -> Reconciled {
+        self.forget(name);
+        Reconciled {
+            phase,
+            wrote: false,
+            conflicts,
+            requeue: None,
+            written: None,
+        }
+    }
+
     /// Observes `site`, and if this is a transition and this replica leads,
     /// writes it with the site's resourceVersion, re-reading and retrying on
     /// every 409.
@@ -495,14 +220,21 @@ impl Hub {
         let mut conflicts = 0;
         loop {
             let now = (self.clock)();
-            let entry = self.observe(&current, now);
-            let j = judge(&current, &entry, &self.cfg, now);
-            let Some(status) = transition(&current, &j, now) else {
+            let sighting = self.observe(&current, now);
+            let interval = scaled(current.heartbeat_interval(), self.cfg.interval_scale);
+            let j = hub_status(
+                &current,
+                &sighting,
+                interval,
+                self.cfg.credential_warning,
+                now,
+            );
+            let Some(status) = j.transition(&current) else {
                 return Ok(Reconciled {
                     phase: j.phase,
                     wrote: false,
                     conflicts,
-                    requeue: j.requeue,
+                    requeue: j.requeue_after,
                     written: None,
                 });
             };
@@ -535,7 +267,7 @@ impl Hub {
                         phase: j.phase,
                         wrote: true,
                         conflicts,
-                        requeue: j.requeue,
+                        requeue: j.requeue_after,
                         written: Some(Box::new(written)),
                     });
                 }
@@ -558,28 +290,12 @@ impl Hub {
                     current = match get_site(&self.api, &name).await {
                         Ok(fresh) => fresh,
                         Err(e) if is_status(&e, 404) => {
-                            self.forget(&name);
-                            return Ok(Reconciled {
-                                phase: j.phase,
-                                wrote: false,
-                                conflicts,
-                                requeue: None,
-                                written: None,
-                            });
+                            return Ok(self.gone(&name, j.phase, conflicts));
                         }
                         Err(source) => return Err(HubError::Reread { site: name, source }),
                     };
                 }
-                Err(e) if is_status(&e, 404) => {
-                    self.forget(&name);
-                    return Ok(Reconciled {
-                        phase: j.phase,
-                        wrote: false,
-                        conflicts,
-                        requeue: None,
-                        written: None,
-                    });
-                }
+                Err(e) if is_status(&e, 404) => return Ok(self.gone(&name, j.phase, conflicts)),
                 Err(source) => return Err(HubError::Write { site: name, source }),
             }
         }
@@ -650,176 +366,14 @@ pub async fn run_controller(hub: Arc<Hub>, mut shutdown: watch::Receiver<bool>) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::fixtures::fixture_now;
 
-    fn at(secs: i64) -> Timestamp {
-        fixture_now() + SignedDuration::from_secs(secs)
-    }
-
-    fn entry(reported: i64, observed: i64, live: bool) -> LedgerEntry {
-        LedgerEntry {
-            observation: Some(HeartbeatObservation {
-                reported: at(reported),
-                observed_at: at(observed),
-            }),
-            live,
+    #[test]
+    fn interval_scale_shrinks_the_interval() {
+        let i = Duration::from_secs(30);
+        assert_eq!(scaled(i, 0.1), Duration::from_secs(3));
+        assert_eq!(scaled(i, 1.0), i);
+        for nonsense in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(scaled(i, nonsense), i, "{nonsense}");
         }
-    }
-
-    fn site() -> FederatedCluster {
-        FederatedCluster::test("site-a")
-    }
-
-    #[test]
-    fn requeue_is_the_next_threshold_crossing() {
-        let cfg = HubConfig::default();
-        let j = judge(&site(), &entry(0, 0, true), &cfg, at(10));
-        assert_eq!(j.phase, Phase::Connected);
-        assert_eq!(
-            j.requeue,
-            Some(Duration::from_secs(80) + phase::TRANSITION_MARGIN)
-        );
-        let j = judge(&site(), &entry(0, 0, true), &cfg, at(91));
-        assert_eq!(j.phase, Phase::Stale);
-        assert_eq!(
-            j.requeue,
-            Some(Duration::from_secs(209) + phase::TRANSITION_MARGIN)
-        );
-        let j = judge(&site(), &entry(0, 0, true), &cfg, at(301));
-        assert_eq!(j.phase, Phase::Unreachable);
-        assert_eq!(
-            j.requeue, None,
-            "only a new heartbeat can change Unreachable"
-        );
-        let never = LedgerEntry {
-            observation: None,
-            live: true,
-        };
-        assert_eq!(judge(&site(), &never, &cfg, at(0)).requeue, None);
-    }
-
-    #[test]
-    fn requeue_includes_the_credential_warning() {
-        let cfg = HubConfig {
-            credential_warning: Duration::from_secs(3600),
-            ..HubConfig::default()
-        };
-        let mut s = site();
-        s.status = Some(FederatedClusterStatus {
-            credential_expiration_time: Some(Time(at(3600 + 60))),
-            ..Default::default()
-        });
-        // Unreachable, so the phase never requeues; the credential does.
-        let j = judge(&s, &entry(-1000, -1000, true), &cfg, at(0));
-        assert_eq!(j.credential.status, "False");
-        assert_eq!(
-            j.requeue,
-            Some(Duration::from_secs(60) + phase::TRANSITION_MARGIN)
-        );
-        let j = judge(&s, &entry(-1000, -1000, true), &cfg, at(61));
-        assert_eq!(
-            (j.credential.status, j.credential.reason),
-            ("True", "ExpiresSoon")
-        );
-        assert_eq!(
-            j.requeue,
-            Some(Duration::from_secs(3600 - 1) + phase::TRANSITION_MARGIN)
-        );
-        let j = judge(&s, &entry(-1000, -1000, true), &cfg, at(3660));
-        assert_eq!(j.credential.reason, "Expired");
-        assert_eq!(j.requeue, None);
-    }
-
-    #[test]
-    fn interval_scale_shrinks_thresholds() {
-        let cfg = HubConfig {
-            interval_scale: 0.1,
-            ..HubConfig::default()
-        };
-        // I = 30 s scaled to 3 s: Stale after 9 s.
-        assert_eq!(
-            judge(&site(), &entry(0, 0, true), &cfg, at(9)).phase,
-            Phase::Connected
-        );
-        assert_eq!(
-            judge(&site(), &entry(0, 0, true), &cfg, at(10)).phase,
-            Phase::Stale
-        );
-    }
-
-    #[test]
-    fn skew_is_judged_only_on_live_observations() {
-        let cfg = HubConfig::default();
-        // Edge clock 10 minutes behind, seen live: ClockSkew True, phase Connected.
-        let j = judge(&site(), &entry(-600, 0, true), &cfg, at(5));
-        assert_eq!(j.phase, Phase::Connected);
-        let skew = j.skew.unwrap();
-        assert_eq!((skew.status, skew.reason), ("True", "ClockSkewDetected"));
-        assert!(skew.message.contains("10m behind"), "{}", skew.message);
-        // Seeded at hub start: not measurable, left alone.
-        assert_eq!(
-            judge(&site(), &entry(-600, 0, false), &cfg, at(5)).skew,
-            None
-        );
-        // Within tolerance.
-        let j = judge(&site(), &entry(-2, 0, true), &cfg, at(5));
-        assert_eq!(j.skew.unwrap().status, "False");
-    }
-
-    #[test]
-    fn writes_only_on_transition_and_keeps_edge_fields() {
-        let cfg = HubConfig::default();
-        let mut s = site();
-        s.status = Some(FederatedClusterStatus {
-            last_heartbeat_time: Some(Time(at(0))),
-            node_count: Some(3),
-            ..Default::default()
-        });
-        let e = entry(0, 0, true);
-        let j = judge(&s, &e, &cfg, at(1));
-        let first = transition(&s, &j, at(1)).expect("first judgement is a transition");
-        assert_eq!(first.phase, Some(Phase::Connected));
-        assert_eq!(first.node_count, Some(3), "edge-owned fields survive");
-        assert_eq!(first.phase_transition_time, Some(Time(at(1))));
-        s.status = Some(first);
-        // Same judgement later: no write.
-        let j = judge(&s, &e, &cfg, at(60));
-        assert_eq!(transition(&s, &j, at(60)), None);
-        // Crossing 3·I: one write, Connected condition False, time moves.
-        let j = judge(&s, &e, &cfg, at(91));
-        let stale = transition(&s, &j, at(91)).unwrap();
-        assert_eq!(stale.phase, Some(Phase::Stale));
-        assert_eq!(stale.phase_transition_time, Some(Time(at(91))));
-        let c = stale.condition(CONDITION_CONNECTED).unwrap();
-        assert_eq!(
-            (c.status.as_str(), c.reason.as_str()),
-            ("False", "HeartbeatStale")
-        );
-        assert_eq!(c.last_transition_time, Time(at(91)));
-        let cred = stale.condition(CONDITION_CREDENTIAL_EXPIRING).unwrap();
-        assert_eq!(
-            cred.last_transition_time,
-            Time(at(1)),
-            "unchanged condition keeps its time"
-        );
-    }
-
-    #[test]
-    fn pending_site_gets_one_write() {
-        let cfg = HubConfig::default();
-        let s = site();
-        let e = LedgerEntry {
-            observation: None,
-            live: false,
-        };
-        let st = transition(&s, &judge(&s, &e, &cfg, at(0)), at(0)).unwrap();
-        assert_eq!(st.phase, Some(Phase::Pending));
-        assert_eq!(st.condition(CONDITION_CONNECTED).unwrap().status, "Unknown");
-        let mut s2 = s.clone();
-        s2.status = Some(st);
-        assert_eq!(
-            transition(&s2, &judge(&s2, &e, &cfg, at(500)), at(500)),
-            None
-        );
     }
 }

@@ -2,8 +2,8 @@
 //!
 //! - [`hub`]: phase controller over FederatedClusters, leader-elected.
 //! - [`edge`]: the agent on a member cluster that dials home.
-//! - [`collect`] and [`report`]: what the edge reports, as change-only
-//!   merge patches (pure).
+//! - [`collect`]: what the edge reports; the change-only merge patches
+//!   are built by [`crate::fleet::status_patch`] (pure).
 //! - [`credential`]: the edge's hub kubeconfig and token lifetime.
 //! - [`federation`]: the fleet-wide `FederationStatus` singleton.
 //! - [`leader`]: Lease-based leader election.
@@ -19,7 +19,6 @@ pub mod federation;
 pub mod health;
 pub mod hub;
 pub mod leader;
-pub mod report;
 
 use std::hash::{BuildHasher as _, Hasher as _};
 use std::net::SocketAddr;
