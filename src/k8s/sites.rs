@@ -35,10 +35,10 @@ impl Cluster {
 
     /// Turns a Pull site into a Push site in one JSON merge patch (mode and
     /// the removal of `kubeconfigSecretRef` together, so the CEL rule that
-    /// ties them holds), before the spec is applied. A real API server drops
-    /// the map by itself when the applier stops sending it, but an explicit
-    /// removal does not depend on how a server prunes a map whose `key` was
-    /// defaulted (kube-sandbox keeps it and then rejects the object).
+    /// ties them holds), before the spec is applied. Server-side apply drops
+    /// the map by itself only when this field manager alone owns it; an
+    /// explicit removal also works when another writer (`kubectl edit`, a
+    /// GitOps tool) set or touched `kubeconfigSecretRef`.
     pub async fn switch_site_to_push(&self, name: &str) -> Result<(), Error> {
         let patch = serde_json::json!({ "spec": { "mode": "Push", "kubeconfigSecretRef": null } });
         let params = kube::api::PatchParams {
