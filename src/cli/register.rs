@@ -10,7 +10,6 @@
 //! Flags that are not given keep the site's current values (the defaults for
 //! a new site), so re-running `register` never silently resets a tier.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -524,43 +523,12 @@ pub fn edge_secret_manifest(site: &str, kubeconfig: &str) -> String {
     plain_yaml_stream(&[namespace, secret])
 }
 
-/// Writes a file holding a secret: created with mode 0600 from the start
-/// (a temporary file renamed into place), never widened afterwards.
+/// Writes a file holding a secret with mode 0600, atomically.
 pub(super) fn write_private_file(path: &Path, contents: &[u8]) -> Result<(), Error> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let err = |source| Error::WriteFile {
+    crate::k8s::write_private_file(path, contents).map_err(|source| Error::WriteFile {
         path: path.to_owned(),
         source,
-    };
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let file_name = path.file_name().ok_or_else(|| {
-        err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a file path",
-        ))
-    })?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        file_name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        file.write_all(contents)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(err)
+    })
 }
 
 #[cfg(test)]

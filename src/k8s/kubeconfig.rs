@@ -60,6 +60,44 @@ pub fn plain_yaml_stream<T: serde::Serialize>(docs: &[T]) -> String {
     result.expect("JSON-shaped values always serialise to YAML")
 }
 
+/// Writes a file that holds a secret (a kubeconfig, a token) atomically:
+/// a temporary file in the same folder, created with mode 0600 from the
+/// start (never widened afterwards), synced, then renamed into place. On
+/// failure the temporary file is removed and `path` is left as it was.
+pub fn write_private_file(path: &std::path::Path, contents: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let file_name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        file_name.to_string_lossy(),
+        std::process::id()
+    ));
+    // A leftover from a crashed run with the same pid; `create_new` below
+    // then refuses to follow anything planted at the temporary path.
+    let _ = std::fs::remove_file(&tmp);
+    let result = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        file.write_all(contents)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

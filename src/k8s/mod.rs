@@ -16,7 +16,7 @@ mod sites;
 pub use client::{Cluster, ConnectOptions};
 pub use error::Error;
 pub use identity::{IssuedToken, ObjectRef};
-pub use kubeconfig::{TokenKubeconfig, plain_yaml_stream};
+pub use kubeconfig::{TokenKubeconfig, plain_yaml_stream, write_private_file};
 
 /// Namespace holding the fleet's identities, Secrets and operator.
 pub const NAMESPACE: &str = crate::fleet::rbac::FLEET_NAMESPACE;

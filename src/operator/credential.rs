@@ -308,39 +308,13 @@ impl HubKubeconfig {
     }
 }
 
-/// Writes `contents` to `path` atomically (temp file in the same folder,
-/// fsync, rename) with mode 0600, since it holds a credential.
+/// Writes `contents` to `path` atomically with mode 0600, since it holds a
+/// credential.
 pub fn write_private(path: &Path, contents: &[u8]) -> Result<(), CredentialError> {
-    use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let err = |source| CredentialError::Write {
+    crate::k8s::write_private_file(path, contents).map_err(|source| CredentialError::Write {
         path: path.to_owned(),
         source,
-    };
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        f.write_all(contents)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(err)
+    })
 }
 
 #[cfg(test)]
