@@ -73,6 +73,39 @@ impl Sighting {
     }
 }
 
+impl Sighting {
+    /// The sighting as a replica that became leader at `leader_since` may
+    /// judge it. A heartbeat of a site last judged `Connected` is not held
+    /// against it from before the takeover: what a standby observed may be
+    /// behind (its watch can still be reconnecting after an API outage that
+    /// also kept the edges from reporting), so the new leader gives it the
+    /// same benefit of the doubt as a freshly started hub
+    /// ([`HeartbeatObservation::seed`]) and counts its age from the takeover.
+    /// Such a sighting is not live (skew is not judged from it). Sightings
+    /// newer than the takeover, or of sites not `Connected`, are unchanged,
+    /// so only a promotion, never a demotion, can come from this.
+    pub fn since_takeover(
+        self,
+        leader_since: Option<Timestamp>,
+        persisted_phase: Option<Phase>,
+    ) -> Sighting {
+        match (self.observation, leader_since) {
+            (Some(obs), Some(since))
+                if persisted_phase == Some(Phase::Connected) && obs.observed_at < since =>
+            {
+                Sighting {
+                    observation: Some(HeartbeatObservation {
+                        reported: obs.reported,
+                        observed_at: since,
+                    }),
+                    live: false,
+                }
+            }
+            _ => self,
+        }
+    }
+}
+
 /// What the hub wants the hub-owned status of one site to be.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HubStatus {
@@ -763,5 +796,38 @@ mod tests {
             ]
         );
         assert_eq!(h.conditions[0], remediation);
+    }
+
+    #[test]
+    fn a_new_leader_does_not_demote_a_connected_site_for_time_before_its_takeover() {
+        // Seen live at 0 by the standby; it took over at 200 (after an
+        // outage its watch may not have caught up): still Connected at 200
+        // and until 3·I after the takeover, Stale only after that.
+        let standby = seen(0, 0, true);
+        let led = standby.since_takeover(Some(at(200)), Some(Phase::Connected));
+        assert_eq!(led, seen(0, 200, false));
+        let connected = site().pull().heartbeat_ago(0);
+        assert_eq!(judge(&connected, &standby, at(200)).phase, Phase::Stale);
+        assert_eq!(judge(&connected, &led, at(200)).phase, Phase::Connected);
+        assert_eq!(judge(&connected, &led, at(289)).phase, Phase::Connected);
+        assert_eq!(judge(&connected, &led, at(291)).phase, Phase::Stale);
+        // A sighting newer than the takeover, no leadership, or a site not
+        // judged Connected: unchanged (this can never promote a Stale site).
+        let fresh = seen(250, 250, true);
+        assert_eq!(
+            fresh.since_takeover(Some(at(200)), Some(Phase::Connected)),
+            fresh
+        );
+        assert_eq!(
+            standby.since_takeover(None, Some(Phase::Connected)),
+            standby
+        );
+        for p in [Some(Phase::Stale), Some(Phase::Unreachable), None] {
+            assert_eq!(standby.since_takeover(Some(at(200)), p), standby, "{p:?}");
+        }
+        assert_eq!(
+            NEVER.since_takeover(Some(at(200)), Some(Phase::Connected)),
+            NEVER
+        );
     }
 }

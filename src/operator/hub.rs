@@ -15,7 +15,11 @@
 //! - It requeues a site at its next threshold crossing (phase or
 //!   credential), never by polling.
 //! - Only the leader writes; a standby keeps observing, so on failover it
-//!   knows when each heartbeat arrived.
+//!   knows which heartbeats are new. A new leader does not count against a
+//!   site judged `Connected` the time before its takeover (its watch may
+//!   still be catching up after an API outage that also kept the edges from
+//!   reporting): such a site goes Stale 3·I after the takeover at the
+//!   earliest, as with a freshly started hub.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -116,6 +120,8 @@ pub struct Hub {
     cfg: HubConfig,
     leading: watch::Receiver<bool>,
     ledger: Mutex<HashMap<String, Sighting>>,
+    /// When this replica last became leader (hub clock); None while standby.
+    leader_since: Mutex<Option<Timestamp>>,
     clock: Clock,
     /// Signalled after every reconcile, so the fleet summary follows.
     changed: Arc<tokio::sync::Notify>,
@@ -160,6 +166,7 @@ impl Hub {
             cfg,
             leading,
             ledger: Mutex::new(HashMap::new()),
+            leader_since: Mutex::new(None),
             clock: Arc::new(Timestamp::now),
             changed: Arc::new(tokio::sync::Notify::new()),
             metrics: HubMetrics::default(),
@@ -174,6 +181,25 @@ impl Hub {
 
     fn is_leader(&self) -> bool {
         *self.leading.borrow()
+    }
+
+    /// When this replica became leader, or None while it is standby. The
+    /// first reconcile after a takeover stamps it, so the time is right even
+    /// before the leadership stream is polled.
+    fn leader_since(&self, now: Timestamp) -> Option<Timestamp> {
+        let mut since = self.leader_since.lock().unwrap_or_else(|p| p.into_inner());
+        if self.is_leader() {
+            Some(*since.get_or_insert(now))
+        } else {
+            *since = None;
+            None
+        }
+    }
+
+    /// Records a change of leadership seen by the controller.
+    fn leadership_changed(&self, leading: bool) {
+        let mut since = self.leader_since.lock().unwrap_or_else(|p| p.into_inner());
+        *since = leading.then(|| (self.clock)());
     }
 
     /// Folds the site's current heartbeat into the ledger.
@@ -220,7 +246,11 @@ impl Hub {
         let mut conflicts = 0;
         loop {
             let now = (self.clock)();
-            let sighting = self.observe(&current, now);
+            // Judge as a leader may (see `Sighting::since_takeover`); the
+            // ledger keeps what was really observed.
+            let sighting = self
+                .observe(&current, now)
+                .since_takeover(self.leader_since(now), current.phase());
             let interval = scaled(current.heartbeat_interval(), self.cfg.interval_scale);
             let j = hub_status(
                 &current,
@@ -331,11 +361,17 @@ fn error_policy(site: Arc<FederatedCluster>, err: &HubError, hub: Arc<Hub>) -> A
 /// write what it observed.
 pub async fn run_controller(hub: Arc<Hub>, mut shutdown: watch::Receiver<bool>) {
     let leading = hub.leading.clone();
-    let became_leader = futures::stream::unfold(leading, |mut rx| async move {
-        loop {
-            rx.changed().await.ok()?;
-            if *rx.borrow_and_update() {
-                return Some(((), rx));
+    let on_change = hub.clone();
+    let became_leader = futures::stream::unfold(leading, move |mut rx| {
+        let hub = on_change.clone();
+        async move {
+            loop {
+                rx.changed().await.ok()?;
+                let now_leading = *rx.borrow_and_update();
+                hub.leadership_changed(now_leading);
+                if now_leading {
+                    return Some(((), rx));
+                }
             }
         }
     });
