@@ -44,8 +44,10 @@ use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use serde::Serialize;
 
-use crate::api::{Environment, FederatedCluster, GpuCount, Mode, Phase, Severity, Signal, Tier};
-use crate::fleet::summary::effective_phase;
+use crate::api::{
+    Environment, FederatedCluster, FederationStatusStatus, GpuCount, Mode, Phase, Signal, Tier,
+};
+use crate::fleet::summary::{effective_phase, summarize};
 
 /// `apiVersion` of every report this module renders.
 pub const REPORT_API_VERSION: &str = "fleet.kubectl-fleet.dev/v1";
@@ -239,48 +241,48 @@ fn site_report(site: &FederatedCluster, now: Timestamp) -> SiteReport {
 }
 
 /// The report for `sites` at `now`, sorted by name.
-pub fn status_report(sites: &[FederatedCluster], now: Timestamp) -> StatusReport {
-    let mut sites: Vec<SiteReport> = sites.iter().map(|s| site_report(s, now)).collect();
+pub fn status_report(sites_in: &[FederatedCluster], now: Timestamp) -> StatusReport {
+    let mut sites: Vec<SiteReport> = sites_in.iter().map(|s| site_report(s, now)).collect();
     sites.sort_by(|a, b| a.name.cmp(&b.name));
-    let mut summary = SummaryReport {
-        sites: i64::try_from(sites.len()).unwrap_or(i64::MAX),
-        phases: PhaseCounts::default(),
-        gpus: GpuTotals::default(),
-        services: ServiceTotals::default(),
-        signals: SignalTotals::default(),
-    };
-    for s in &sites {
-        match s.phase {
-            Phase::Connected => summary.phases.connected += 1,
-            Phase::Stale => summary.phases.stale += 1,
-            Phase::Unreachable => summary.phases.unreachable += 1,
-            Phase::Pending => summary.phases.pending += 1,
-        }
-        if let Some(g) = &s.gpus {
-            summary.gpus.total += g.total;
-            summary.gpus.allocatable += g.allocatable;
-        }
-        if let Some(v) = &s.services {
-            summary.services.ready += v.ready;
-            summary.services.failed += v.failed;
-            summary.services.total += v.total;
-        }
-        for sig in &s.signals {
-            summary.signals.active += 1;
-            match sig.severity {
-                Severity::Critical => summary.signals.critical += 1,
-                Severity::High => summary.signals.high += 1,
-                Severity::Medium => summary.signals.medium += 1,
-                Severity::Low => summary.signals.low += 1,
-            }
-        }
-    }
+    let summary = SummaryReport::from(&summarize(sites_in, Vec::new(), Vec::new(), now));
     StatusReport {
         api_version: REPORT_API_VERSION,
         kind: "StatusReport",
         generated_at: Time(now),
         sites,
         summary,
+    }
+}
+
+/// The report's summary: the fleet totals of [`summarize`], in the report's shape.
+impl From<&FederationStatusStatus> for SummaryReport {
+    fn from(f: &FederationStatusStatus) -> Self {
+        let by = &f.issues_by_severity;
+        SummaryReport {
+            sites: f.total_clusters,
+            phases: PhaseCounts {
+                connected: f.connected_clusters,
+                stale: f.stale_clusters,
+                unreachable: f.unreachable_clusters,
+                pending: f.pending_clusters,
+            },
+            gpus: GpuTotals {
+                total: f.gpus_total,
+                allocatable: f.gpus_allocatable,
+            },
+            services: ServiceTotals {
+                ready: f.services_ready,
+                failed: f.services_failed,
+                total: f.services_total,
+            },
+            signals: SignalTotals {
+                active: f.total_active_issues,
+                critical: by.critical,
+                high: by.high,
+                medium: by.medium,
+                low: by.low,
+            },
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use jiff::Timestamp;
 
 use crate::api::{FederatedCluster, Mode, Phase};
 use crate::fleet::age::{age, until};
-use crate::fleet::summary::effective_phase;
+use crate::fleet::summary::{effective_phase, summarize};
 use crate::render::table::{PlainTable, phase_style};
 
 /// Shown where a value is not known (not reported yet, or not applicable).
@@ -145,48 +145,25 @@ pub fn site_row(site: &FederatedCluster, now: Timestamp) -> SiteRow {
 pub fn status_view(sites: &[FederatedCluster], now: Timestamp) -> StatusView {
     let mut sorted: Vec<&FederatedCluster> = sites.iter().collect();
     sorted.sort_by(|a, b| a.site_name().cmp(b.site_name()));
-    let mut totals = FleetTotals {
+    let f = summarize(sites, Vec::new(), Vec::new(), now);
+    let by = &f.issues_by_severity;
+    let totals = FleetTotals {
         sites: sites.len(),
         by_phase: [
-            (Phase::Connected, 0),
-            (Phase::Stale, 0),
-            (Phase::Unreachable, 0),
-            (Phase::Pending, 0),
-        ],
-        gpus_allocatable: 0,
-        gpus_total: 0,
-        services_ready: 0,
-        services_failed: 0,
-        services_total: 0,
-        signals: 0,
-        signals_by_severity: [0; 4],
+            (Phase::Connected, f.connected_clusters),
+            (Phase::Stale, f.stale_clusters),
+            (Phase::Unreachable, f.unreachable_clusters),
+            (Phase::Pending, f.pending_clusters),
+        ]
+        .map(|(p, n)| (p, usize::try_from(n).unwrap_or(0))),
+        gpus_allocatable: f.gpus_allocatable,
+        gpus_total: f.gpus_total,
+        services_ready: f.services_ready,
+        services_failed: f.services_failed,
+        services_total: f.services_total,
+        signals: f.total_active_issues,
+        signals_by_severity: [by.critical, by.high, by.medium, by.low],
     };
-    for site in &sorted {
-        let phase = effective_phase(site);
-        if let Some(entry) = totals.by_phase.iter_mut().find(|(p, _)| *p == phase) {
-            entry.1 += 1;
-        }
-        let Some(status) = site.status.as_ref() else {
-            continue;
-        };
-        if let Some(c) = &status.capacity {
-            totals.gpus_allocatable += c.gpus_allocatable;
-            totals.gpus_total += c.gpus_total;
-        }
-        if let Some(i) = &status.inference {
-            totals.services_ready += i.services_ready;
-            totals.services_failed += i.services_failed;
-            totals.services_total += i.services_total;
-        }
-        for s in status.signals() {
-            totals.signals += 1;
-            let idx = crate::api::Severity::ALL
-                .iter()
-                .position(|sev| *sev == s.severity)
-                .unwrap_or(3);
-            totals.signals_by_severity[idx] += 1;
-        }
-    }
     StatusView {
         rows: sorted.iter().map(|s| site_row(s, now)).collect(),
         totals,
