@@ -215,3 +215,24 @@ fn watch_redraws_on_change_through_the_watch_api() {
     assert!(watches >= 1, "status --watch must use the watch API");
     assert!(lists <= 1, "one initial list, no polling: {lists} lists");
 }
+
+#[tokio::test]
+async fn a_closed_pipe_ends_quietly_with_exit_0() {
+    // `kubectl fleet status -o json | head -c 0`: the reader is gone before
+    // the report is written, so every write meets EPIPE.
+    let hub = fleet_of_three().await;
+    let kubeconfig = hub.kubeconfig.to_str().unwrap().to_owned();
+    let mut child = Command::new(BIN)
+        .args(["--kubeconfig", &kubeconfig, "status", "-o", "json"])
+        .env_remove("KUBECONFIG")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "exit {:?}", out.status);
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}

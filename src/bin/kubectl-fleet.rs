@@ -23,6 +23,7 @@ fn main() -> ExitCode {
     if let Some(result) = run_internal(&args, &mut io) {
         return match result {
             Ok(()) => ExitCode::SUCCESS,
+            Err(err) if err.is_closed_pipe() => ExitCode::SUCCESS,
             Err(err) => {
                 eprintln!("{}", err.user_line());
                 ExitCode::from(err.exit_code())
@@ -58,6 +59,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(run(cli, &mut io));
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(err) if err.is_closed_pipe() => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("{}", err.user_line());
             if verbose > 0 {

@@ -81,6 +81,12 @@ impl Error {
             .join(" ")
     }
 
+    /// Whether the reader of our output went away (`kubectl fleet status |
+    /// head`): not a failure, the command just stops, like any Unix filter.
+    pub fn is_closed_pipe(&self) -> bool {
+        matches!(self, Error::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+
     /// The process exit code: 1 for failures, 130 when the user aborted
     /// (like an interrupted prompt).
     pub fn exit_code(&self) -> u8 {
