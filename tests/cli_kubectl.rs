@@ -133,3 +133,48 @@ fn kubectl_fleet_end_to_end() {
         complete.stdout
     );
 }
+
+/// `kubectl fleet <TAB>`: kubectl runs the plugin's `kubectl_complete-fleet`
+/// helper (the checked-in one, as krew installs it) from PATH.
+fn complete_through_kubectl(hub: &Hub, words: &str) -> Vec<String> {
+    let completions = Path::new(env!("CARGO_MANIFEST_DIR")).join("completions");
+    let out = shell(
+        hub,
+        &format!(
+            "PATH=\"{}:$PATH\" kubectl __complete fleet {words}",
+            completions.display()
+        ),
+    )
+    .ok();
+    out.stdout
+        .lines()
+        .filter(|l| !l.starts_with(':') && !l.is_empty())
+        .map(|l| l.split('\t').next().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn site_names_complete_dynamically_through_kubectl() {
+    let hub = Hub::new();
+    for site in ["site-a", "site-b", "gpu-1"] {
+        hub.register(site, &[]);
+    }
+    for command in ["status", "rotate", "unregister"] {
+        assert_eq!(
+            complete_through_kubectl(&hub, &format!("{command} ''")),
+            ["gpu-1", "site-a", "site-b"],
+            "kubectl fleet {command} <TAB>"
+        );
+    }
+    assert_eq!(
+        complete_through_kubectl(&hub, "rotate site-"),
+        ["site-a", "site-b"]
+    );
+    assert_eq!(
+        complete_through_kubectl(&hub, "status site-a ''"),
+        ["gpu-1", "site-b"]
+    );
+    // A new site's name cannot be completed; subcommands still are.
+    assert!(complete_through_kubectl(&hub, "register ''").is_empty());
+    assert!(complete_through_kubectl(&hub, "st").contains(&"status".to_owned()));
+}

@@ -3,6 +3,11 @@
 //! runs it with the words after `kubectl fleet`, the last one being the
 //! word under the cursor): one candidate per line, `name\tdescription`,
 //! then `:DIRECTIVE` (4 = no file completion, 0 = default, files allowed).
+//!
+//! Site names complete dynamically where a command takes an existing site
+//! (`status`, `rotate`, `unregister`, `describe`, …): the caller passes a
+//! lister that asks the hub named by the `--kubeconfig`/`--context` words
+//! already typed; `register` names a new site, so it gets none.
 
 use super::command;
 
@@ -34,8 +39,24 @@ fn find_flag<'a>(cmd: &'a clap::Command, word: &str) -> Option<&'a clap::Arg> {
     }
 }
 
-/// Completes the last word of `words` (pure; tested below).
-pub fn complete(words: &[String]) -> String {
+/// Where to look up site names: the connection flags typed so far.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct SiteQuery {
+    /// `--kubeconfig FILE`, if typed.
+    pub kubeconfig: Option<String>,
+    /// `--context NAME`, if typed.
+    pub context: Option<String>,
+}
+
+/// Positionals named like this complete to registered site names.
+const SITE_VALUE_NAME: &str = "SITE";
+
+/// Commands whose SITE positional names a site that does not exist yet.
+const NEW_SITE_COMMANDS: &[&str] = &["register"];
+
+/// Completes the last word of `words`; `sites` lists the registered site
+/// names (it may fail silently and return none: completion never errors).
+pub fn complete(words: &[String], sites: &dyn Fn(&SiteQuery) -> Vec<String>) -> String {
     let mut root = command();
     root.build();
     let (partial, before) = match words.split_last() {
@@ -44,9 +65,23 @@ pub fn complete(words: &[String]) -> String {
     };
     let mut cmd = &root;
     let mut pending_value: Option<&clap::Arg> = None;
+    let mut query = SiteQuery::default();
+    let mut positionals: Vec<&str> = Vec::new();
     for word in before {
-        if pending_value.take().is_some() {
+        if let Some(arg) = pending_value.take() {
+            match arg.get_long() {
+                Some("kubeconfig") => query.kubeconfig = Some(word.clone()),
+                Some("context") => query.context = Some(word.clone()),
+                _ => {}
+            }
             continue;
+        }
+        if let Some((flag, value)) = word.split_once('=') {
+            match flag {
+                "--kubeconfig" => query.kubeconfig = Some(value.to_owned()),
+                "--context" => query.context = Some(value.to_owned()),
+                _ => {}
+            }
         }
         if word.starts_with('-') && word.len() > 1 {
             if let Some(arg) = find_flag(cmd, word)
@@ -57,6 +92,9 @@ pub fn complete(words: &[String]) -> String {
             }
         } else if let Some(sub) = cmd.find_subcommand(word) {
             cmd = sub;
+            positionals.clear();
+        } else {
+            positionals.push(word);
         }
     }
     let mut out = String::new();
@@ -111,6 +149,20 @@ pub fn complete(words: &[String]) -> String {
                 }
             }
         }
+        if let Some(site_arg) = cmd.get_positionals().find(|a| {
+            a.get_value_names()
+                .is_some_and(|n| n.iter().any(|n| n == SITE_VALUE_NAME))
+        }) && !NEW_SITE_COMMANDS.contains(&cmd.get_name())
+        {
+            let many = site_arg.get_num_args().is_some_and(|n| n.max_values() > 1);
+            if many || positionals.is_empty() {
+                for name in sites(&query) {
+                    if name.starts_with(partial) && !positionals.contains(&name.as_str()) {
+                        push(&mut out, &name, None);
+                    }
+                }
+            }
+        }
         NO_FILE_COMP
     };
     out.push_str(&format!(":{directive}\n"));
@@ -129,6 +181,14 @@ fn push(out: &mut String, name: &str, help: Option<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn no_sites(_: &SiteQuery) -> Vec<String> {
+        panic!("this completion must not ask the hub")
+    }
+
+    fn complete(words: &[String]) -> String {
+        super::complete(words, &no_sites)
+    }
 
     fn words(w: &[&str]) -> Vec<String> {
         w.iter().map(|s| (*s).to_owned()).collect()
@@ -175,5 +235,49 @@ mod tests {
         assert_eq!(out, ":0\n");
         let out = complete(&words(&["completion", ""]));
         assert_eq!(names(&out), ["bash", "zsh", "fish"]);
+    }
+
+    #[test]
+    fn existing_sites_complete_from_the_hub_the_typed_flags_name() {
+        let asked = std::cell::RefCell::new(Vec::new());
+        let lister = |q: &SiteQuery| {
+            asked.borrow_mut().push(q.clone());
+            vec!["site-a".to_owned(), "site-b".to_owned(), "gpu-1".to_owned()]
+        };
+        let run = |w: &[&str]| super::complete(&words(w), &lister);
+        assert_eq!(names(&run(&["rotate", "si"])), ["site-a", "site-b"]);
+        assert_eq!(
+            asked.borrow().last().unwrap(),
+            &SiteQuery::default(),
+            "no flags typed: the default kubeconfig"
+        );
+        // `status` takes many sites and does not offer one already typed.
+        assert_eq!(
+            names(&run(&[
+                "--kubeconfig",
+                "/k",
+                "status",
+                "--context=hub",
+                "site-a",
+                ""
+            ])),
+            ["site-b", "gpu-1"]
+        );
+        assert_eq!(
+            asked.borrow().last().unwrap(),
+            &SiteQuery {
+                kubeconfig: Some("/k".into()),
+                context: Some("hub".into())
+            }
+        );
+        // `unregister` takes one site: none after it.
+        assert_eq!(
+            names(&run(&["unregister", "site-a", ""])),
+            Vec::<&str>::new()
+        );
+        // `register` names a new site: the hub is not asked.
+        let before = asked.borrow().len();
+        assert_eq!(names(&run(&["register", ""])), Vec::<&str>::new());
+        assert_eq!(asked.borrow().len(), before);
     }
 }

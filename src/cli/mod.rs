@@ -141,7 +141,7 @@ pub fn run_internal(args: &[String], io: &mut Io<'_>) -> Option<Result<(), Error
     match args.split_first() {
         Some((first, rest)) if first == "__complete" => Some(
             io.out
-                .write_all(complete::complete(rest).as_bytes())
+                .write_all(complete::complete(rest, &complete_site_names).as_bytes())
                 .map_err(Error::from),
         ),
         Some((first, rest)) if first == "__generate" => {
@@ -150,6 +150,34 @@ pub fn run_internal(args: &[String], io: &mut Io<'_>) -> Option<Result<(), Error
         }
         _ => None,
     }
+}
+
+/// How long shell completion waits for the hub before offering no site names.
+const COMPLETION_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// The registered site names for shell completion, from the hub the typed
+/// `--kubeconfig`/`--context` point at; any failure (no kubeconfig, hub
+/// down, no right to list) completes nothing rather than printing an error
+/// into the user's command line.
+fn complete_site_names(query: &complete::SiteQuery) -> Vec<String> {
+    let opts = ConnectOptions {
+        kubeconfig: query.kubeconfig.as_ref().map(PathBuf::from),
+        context: query.context.clone(),
+        request_timeout: Some(COMPLETION_TIMEOUT),
+    };
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return Vec::new();
+    };
+    runtime.block_on(async {
+        let list = async { Cluster::connect(&opts).await?.list_site_names().await };
+        match tokio::time::timeout(COMPLETION_TIMEOUT, list).await {
+            Ok(Ok(names)) => names,
+            _ => Vec::new(),
+        }
+    })
 }
 
 /// The clap command tree (for completions, the man page and tests).

@@ -73,6 +73,23 @@ impl Cluster {
         }
     }
 
+    /// The names of every registered site, sorted (a metadata-only list:
+    /// shell completion asks this on every TAB).
+    pub async fn list_site_names(&self) -> Result<Vec<String>, Error> {
+        let list = self
+            .sites_api()
+            .list_metadata(&ListParams::default())
+            .await
+            .map_err(|e| Error::api("list FederatedClusters", self.server(), e))?;
+        let mut names: Vec<String> = list
+            .items
+            .into_iter()
+            .filter_map(|m| m.metadata.name)
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
     /// Lists sites, optionally filtered by a label selector, sorted by name.
     pub async fn list_sites(&self, selector: Option<&str>) -> Result<Vec<FederatedCluster>, Error> {
         let mut params = ListParams::default();
