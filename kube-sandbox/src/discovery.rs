@@ -7,8 +7,9 @@
 //! `application/json`, and a legacy `APIGroupList` answered with that
 //! content type makes client-go and kube-rs fall back to per-group requests.
 
+use crate::http::{self, Resp};
 use crate::resources::{Catalogue, ResourceDef, version_priority};
-use crate::server::{self, Resp, Shared};
+use crate::shared::Shared;
 use hyper::header::HeaderMap;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -17,7 +18,7 @@ use std::sync::Arc;
 pub const GIT_VERSION: &str = "v1.33.0";
 
 fn not_found() -> Resp {
-    server::error_response(&crate::errors::ApiError::new(
+    http::error_response(&crate::errors::ApiError::new(
         404,
         "NotFound",
         "the server could not find the requested resource",
@@ -25,7 +26,7 @@ fn not_found() -> Resp {
 }
 
 fn text(code: u16, body: &'static str) -> Resp {
-    let mut r = server::bytes_response(code, bytes::Bytes::from_static(body.as_bytes()));
+    let mut r = http::bytes_response(code, bytes::Bytes::from_static(body.as_bytes()));
     r.headers_mut().insert(
         hyper::header::CONTENT_TYPE,
         hyper::header::HeaderValue::from_static("text/plain; charset=utf-8"),
@@ -44,9 +45,9 @@ pub fn non_resource(shared: &Arc<Shared>, path: &str, _headers: &HeaderMap) -> R
         {
             return text(200, "ok");
         }
-        "/version" => return server::json_response(200, &version()),
+        "/version" => return http::json_response(200, &version()),
         "/api" => {
-            return server::json_response(
+            return http::json_response(
                 200,
                 &json!({
                     "kind": "APIVersions",
@@ -63,8 +64,8 @@ pub fn non_resource(shared: &Arc<Shared>, path: &str, _headers: &HeaderMap) -> R
     let cat = &st.catalogue;
     let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     match parts.as_slice() {
-        ["api", "v1"] => server::json_response(200, &resource_list(cat, "", "v1")),
-        ["apis"] => server::json_response(
+        ["api", "v1"] => http::json_response(200, &resource_list(cat, "", "v1")),
+        ["apis"] => http::json_response(
             200,
             &json!({
                 "kind": "APIGroupList",
@@ -77,17 +78,17 @@ pub fn non_resource(shared: &Arc<Shared>, path: &str, _headers: &HeaderMap) -> R
                 let mut body = group_json(&g, &v);
                 body["kind"] = json!("APIGroup");
                 body["apiVersion"] = json!("v1");
-                server::json_response(200, &body)
+                http::json_response(200, &body)
             }
             None => not_found(),
         },
         ["apis", group, version] if cat.has_group_version(group, version) => {
-            server::json_response(200, &resource_list(cat, group, version))
+            http::json_response(200, &resource_list(cat, group, version))
         }
-        ["openapi", "v3"] => server::json_response(200, &openapi_root(cat)),
-        ["openapi", "v3", "api", "v1"] => server::json_response(200, &openapi_gv(cat, "", "v1")),
+        ["openapi", "v3"] => http::json_response(200, &openapi_root(cat)),
+        ["openapi", "v3", "api", "v1"] => http::json_response(200, &openapi_gv(cat, "", "v1")),
         ["openapi", "v3", "apis", group, version] if cat.has_group_version(group, version) => {
-            server::json_response(200, &openapi_gv(cat, group, version))
+            http::json_response(200, &openapi_gv(cat, group, version))
         }
         _ => not_found(),
     }

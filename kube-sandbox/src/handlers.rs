@@ -2,95 +2,23 @@
 //! four content types), delete, deletecollection, the `/status`
 //! subresource, TokenRequest and the review APIs.
 
-use crate::auth::authn::{ServiceAccountClaims, UserInfo};
-use crate::auth::rbac::RbacSnapshot;
+use crate::auth::authn::ServiceAccountClaims;
 use crate::auth::reviews;
 use crate::errors::{ApiError, Cause};
+use crate::http::{self, Query, Resp};
 use crate::objects::{self, Deleted, Preconditions, WriteOpts};
 use crate::patch;
+use crate::request::{Call, Selectors, content_type, include_object, to_served};
 use crate::resources::ResourceDef;
-use crate::selector::{FieldSelector, LabelSelector};
-use crate::server::{self, Query, RequestInfo, Resp, Shared};
+use crate::shared;
 use crate::store::{ObjKey, State};
-use crate::table::{self, IncludeObject};
+use crate::table;
 use base64::Engine;
 use bytes::Bytes;
 use hyper::Method;
-use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::header::{self, HeaderValue};
 use serde_json::{Value, json};
 use std::sync::Arc;
-
-/// One resource request, authenticated and authorized.
-pub struct Call<'a> {
-    pub shared: &'a Arc<Shared>,
-    pub method: &'a Method,
-    pub headers: &'a HeaderMap,
-    pub info: &'a RequestInfo,
-    pub query: &'a Query,
-    pub user: &'a UserInfo,
-    pub snapshot: &'a Arc<RbacSnapshot>,
-    pub body: Bytes,
-}
-
-impl Call<'_> {
-    fn wants_table(&self) -> bool {
-        self.headers
-            .get(header::ACCEPT)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|a| a.contains("as=Table"))
-    }
-
-    fn manager(&self) -> String {
-        if let Some(m) = self.query.get("fieldManager") {
-            return m.to_string();
-        }
-        self.headers
-            .get(header::USER_AGENT)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|ua| ua.split('/').next())
-            .filter(|s| !s.is_empty())
-            .unwrap_or("unknown")
-            .to_string()
-    }
-
-    fn write_opts(&self, is_put: bool) -> WriteOpts {
-        WriteOpts {
-            manager: self.manager(),
-            dry_run: self.query.get("dryRun") == Some("All"),
-            is_put,
-            managed_fields_done: false,
-            field_validation: objects::FieldValidation::parse(self.query.get("fieldValidation")),
-            warnings: Default::default(),
-        }
-    }
-
-    fn key(&self, def: &ResourceDef) -> ObjKey {
-        let ns = if def.namespaced {
-            self.info.namespace.clone()
-        } else {
-            String::new()
-        };
-        (ns, self.info.name.clone())
-    }
-
-    fn json_body(&self) -> Result<Value, ApiError> {
-        let ct = content_type(self);
-        if crate::protobuf::is_protobuf(&ct) {
-            return crate::protobuf::decode(&self.body)
-                .map_err(|e| ApiError::unsupported_media_type(e.to_string()));
-        }
-        if ct == "application/yaml" {
-            return serde_saphyr::from_slice(&self.body).map_err(|e| {
-                ApiError::bad_request(format!("error decoding YAML request body: {e}"))
-            });
-        }
-        serde_json::from_slice(&self.body).map_err(|e| {
-            ApiError::bad_request(format!(
-                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml ({e})"
-            ))
-        })
-    }
-}
 
 fn not_served() -> ApiError {
     ApiError::new(
@@ -102,7 +30,7 @@ fn not_served() -> ApiError {
 
 /// The plain-text 404 of the real server's mux, for a path no API serves.
 fn page_not_found() -> Resp {
-    let mut r = server::bytes_response(404, bytes::Bytes::from_static(b"404 page not found\n"));
+    let mut r = http::bytes_response(404, bytes::Bytes::from_static(b"404 page not found\n"));
     r.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; charset=utf-8"),
@@ -168,19 +96,6 @@ pub async fn dispatch(call: Call<'_>) -> Result<Resp, ApiError> {
     }
 }
 
-/// Serializes an object as served in `def`'s version.
-pub fn to_served(def: &ResourceDef, obj: &Arc<Value>) -> Arc<Value> {
-    let av = def.api_version();
-    if obj["apiVersion"].as_str() == Some(av.as_str()) {
-        obj.clone()
-    } else {
-        // Conversion strategy None: only apiVersion changes between versions.
-        let mut o = (**obj).clone();
-        o["apiVersion"] = json!(av);
-        Arc::new(o)
-    }
-}
-
 fn object_response(call: &Call, def: &ResourceDef, code: u16, obj: &Arc<Value>) -> Resp {
     if call.wants_table() {
         let table = table::to_table(
@@ -190,19 +105,10 @@ fn object_response(call: &Call, def: &ResourceDef, code: u16, obj: &Arc<Value>) 
             json!({"resourceVersion": obj["metadata"]["resourceVersion"]}),
             jiff::Timestamp::now(),
         );
-        return server::json_response(code, &table);
+        return http::json_response(code, &table);
     }
     let bytes = serde_json::to_vec(&*to_served(def, obj)).unwrap_or_default();
-    server::bytes_response(code, Bytes::from(bytes))
-}
-
-/// `?includeObject=`.
-pub fn include_object(q: &Query) -> IncludeObject {
-    match q.get("includeObject") {
-        Some("None") => IncludeObject::None,
-        Some("Object") => IncludeObject::Object,
-        _ => IncludeObject::Metadata,
-    }
+    http::bytes_response(code, Bytes::from(bytes))
 }
 
 fn get(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
@@ -213,35 +119,6 @@ fn get(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
     }
     .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, &key.1))?;
     Ok(object_response(call, def, 200, &obj))
-}
-
-/// Parsed list/watch selectors.
-pub struct Selectors {
-    pub labels: LabelSelector,
-    pub fields: FieldSelector,
-}
-
-impl Selectors {
-    /// From `labelSelector` / `fieldSelector`; errors are 400s.
-    pub fn from_query(q: &Query) -> Result<Self, ApiError> {
-        let labels = LabelSelector::parse(q.get("labelSelector").unwrap_or_default())
-            .map_err(ApiError::bad_request)?;
-        let fields = FieldSelector::parse(q.get("fieldSelector").unwrap_or_default())
-            .map_err(ApiError::bad_request)?;
-        Ok(Selectors { labels, fields })
-    }
-
-    /// Whether neither selector restricts anything.
-    pub fn is_everything(&self) -> bool {
-        self.labels.is_empty() && self.fields.terms.is_empty()
-    }
-
-    /// Whether an object is selected.
-    pub fn matches(&self, obj: &Value) -> bool {
-        self.labels
-            .matches(obj["metadata"].get("labels").and_then(Value::as_object))
-            && self.fields.matches(obj)
-    }
 }
 
 fn encode_continue(rv: u64, key: &ObjKey) -> String {
@@ -474,7 +351,7 @@ fn list(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
             meta,
             jiff::Timestamp::now(),
         );
-        return Ok(server::json_response(200, &table));
+        return Ok(http::json_response(200, &table));
     }
     if def.crd && page.continue_token.is_none() {
         // Custom resource lists are unstructured: the real server keeps
@@ -499,7 +376,7 @@ fn list(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
         serde_json::to_writer(&mut out, &*to_served(def, o)).map_err(internal)?;
     }
     out.extend_from_slice(b"]}");
-    Ok(server::bytes_response(200, Bytes::from(out)))
+    Ok(http::bytes_response(200, Bytes::from(out)))
 }
 
 fn internal(e: impl std::fmt::Display) -> ApiError {
@@ -585,7 +462,7 @@ fn get_scale(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
         st.get(&def.storage_key(), &key).cloned()
     }
     .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, &key.1))?;
-    Ok(server::json_response(200, &scale_of(&obj)))
+    Ok(http::json_response(200, &scale_of(&obj)))
 }
 
 fn write_scale(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
@@ -625,19 +502,7 @@ fn write_scale(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
         new["metadata"]["resourceVersion"] = scale["metadata"]["resourceVersion"].clone();
         objects::update(&mut st, def, &key, new, None, &opts)?
     };
-    Ok(server::json_response(200, &scale_of(&obj)))
-}
-
-fn content_type(call: &Call) -> String {
-    call.headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_string()
+    Ok(http::json_response(200, &scale_of(&obj)))
 }
 
 fn patch(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
@@ -888,7 +753,7 @@ fn delete(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
         Deleted::Gone(obj) if def.group.is_empty() && def.plural == "namespaces" => {
             object_response(call, def, 200, &obj)
         }
-        Deleted::Gone(obj) => server::json_response(200, &success_status(def, &obj)),
+        Deleted::Gone(obj) => http::json_response(200, &success_status(def, &obj)),
     })
 }
 
@@ -915,7 +780,7 @@ fn delete_collection(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiErr
         (items, st.current_rv())
     };
     let items: Vec<Value> = items.iter().map(|o| (*to_served(def, o)).clone()).collect();
-    Ok(server::json_response(
+    Ok(http::json_response(
         200,
         &json!({
             "kind": def.list_kind,
@@ -998,7 +863,7 @@ fn token_request(call: &Call) -> Result<Resp, ApiError> {
                 .collect()
         })
         .filter(|a: &Vec<String>| !a.is_empty())
-        .unwrap_or_else(|| vec![server::API_AUDIENCE.to_string()]);
+        .unwrap_or_else(|| vec![shared::API_AUDIENCE.to_string()]);
     let sa_uid = {
         let st = call.shared.state.lock().unwrap();
         let gr = crate::resources::GroupResource {
@@ -1042,7 +907,7 @@ fn token_request(call: &Call) -> Result<Resp, ApiError> {
         "spec": spec,
         "status": {"token": token, "expirationTimestamp": expiration},
     });
-    let mut resp = server::json_response(201, &out);
+    let mut resp = http::json_response(201, &out);
     if let Some(w) = warning
         && let Ok(v) = HeaderValue::from_str(&format!("299 - \"{w}\""))
     {
@@ -1069,12 +934,12 @@ fn review(call: &Call, def: &ResourceDef) -> Result<Resp, ApiError> {
                             .collect()
                     })
                     .filter(|a: &Vec<String>| !a.is_empty())
-                    .unwrap_or_else(|| vec![server::API_AUDIENCE.to_string()]);
-                reviews::token_review_with_audiences(&body, Ok((server::admin_user(), wanted)))
+                    .unwrap_or_else(|| vec![shared::API_AUDIENCE.to_string()]);
+                reviews::token_review_with_audiences(&body, Ok((shared::admin_user(), wanted)))
             } else {
                 let now = jiff::Timestamp::now().as_second();
                 reviews::review_token(&call.shared.issuer, &body, now, |ns, name| {
-                    server::service_account_uid(call.shared, ns, name)
+                    shared::service_account_uid(call.shared, ns, name)
                 })
             }
         }
@@ -1135,7 +1000,7 @@ fn review(call: &Call, def: &ResourceDef) -> Result<Resp, ApiError> {
     if out.get("metadata").is_none_or(Value::is_null) {
         out["metadata"] = json!({});
     }
-    Ok(server::json_response(201, &out))
+    Ok(http::json_response(201, &out))
 }
 
 #[cfg(test)]

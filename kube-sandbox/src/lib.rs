@@ -9,21 +9,24 @@
 //! ```
 
 pub mod auth;
-pub mod controls;
-pub mod discovery;
-pub mod errors;
-pub mod handlers;
-pub mod objects;
-pub mod patch;
-pub mod protobuf;
-pub mod resources;
-pub mod schema;
-pub mod selector;
-pub mod server;
-pub mod store;
-pub mod table;
-pub mod tls;
-pub mod watch;
+mod controls;
+mod discovery;
+mod errors;
+mod handlers;
+mod http;
+mod objects;
+mod patch;
+mod protobuf;
+mod request;
+mod resources;
+mod schema;
+mod selector;
+mod server;
+mod shared;
+mod store;
+mod table;
+mod tls;
+mod watch;
 
 pub use controls::{Controls, FaultRule, RequestRecord};
 
@@ -121,7 +124,7 @@ impl Sandbox {
         let addr = std_listener.local_addr()?;
         let admin_token = format!("sandbox-admin-{}", uuid::Uuid::new_v4().simple());
         let controls = Controls::new(opts.max_token_expiration);
-        let shared = Arc::new(server::Shared::new(
+        let shared = Arc::new(shared::Shared::new(
             initial_state(opts.watch_history),
             controls.clone(),
             auth::TokenIssuer::new(),

@@ -181,11 +181,6 @@ fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 
-/// Name of an object.
-pub fn name_of(obj: &Value) -> &str {
-    str_of(meta(obj), "name")
-}
-
 fn finalizers(obj: &Value) -> Vec<String> {
     meta(obj)
         .get("finalizers")
@@ -596,166 +591,15 @@ pub fn update(
         ));
     }
     fold_string_data(def, &mut new);
-    let body_name = str_of(meta(&new), "name");
-    if !body_name.is_empty() && body_name != key.1 {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({body_name}) does not match the name on the URL ({})",
-            key.1
-        )));
-    }
-    if def.namespaced {
-        let body_ns = str_of(meta(&new), "namespace");
-        if !body_ns.is_empty() && body_ns != key.0 {
-            return Err(ApiError::bad_request(
-                "the namespace of the provided object does not match the namespace sent on the request",
-            ));
-        }
-    }
-    let sent_rv = str_of(meta(&new), "resourceVersion").to_string();
-    let old_rv = str_of(meta(&old), "resourceVersion").to_string();
-    if !sent_rv.is_empty() && sent_rv != old_rv {
-        return Err(ApiError::conflict(group, &def.plural, &key.1));
-    }
-    if sent_rv.is_empty() && opts.is_put && !def.allow_unconditional_update {
-        // The registry names the resource here (`widgets.group`), not the Kind.
-        return Err(ApiError::invalid(
-            group,
-            &def.plural,
-            &key.1,
-            vec![Cause::new(
-                "FieldValueInvalid",
-                "metadata.resourceVersion",
-                "Invalid value: 0: must be specified for an update",
-            )],
-        ));
-    }
-
-    if subresource == Some("status") {
-        // A status write keeps everything but status (and the managedFields
-        // that track it) from the stored object.
-        let status = new.get("status").cloned();
-        let managed = meta(&new).get("managedFields").cloned();
-        let mut merged = (*old).clone();
-        match status {
-            Some(s) => merged["status"] = s,
-            None => {
-                if let Some(o) = merged.as_object_mut() {
-                    o.remove("status");
-                }
-            }
-        }
-        if let Some(mf) = managed {
-            meta_mut(&mut merged).insert("managedFields".into(), mf);
-        }
-        new = merged;
-    } else if def.has_status {
-        match old.get("status") {
-            Some(s) => new["status"] = s.clone(),
-            None => {
-                if let Some(o) = new.as_object_mut() {
-                    o.remove("status");
-                }
-            }
-        }
-    }
-    new["apiVersion"] = json!(def.api_version());
-    new["kind"] = json!(def.kind);
-    {
-        let old_meta = meta(&old).clone();
-        let m = meta_mut(&mut new);
-        for k in [
-            "name",
-            "namespace",
-            "uid",
-            "creationTimestamp",
-            "generation",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-        ] {
-            match old_meta.get(k) {
-                Some(v) => m.insert(k.into(), v.clone()),
-                None => m.remove(k),
-            };
-        }
-        m.insert("resourceVersion".into(), json!(old_rv));
-        m.remove("selfLink");
-    }
-    let immutable_kind =
-        def.group.is_empty() && matches!(def.plural.as_str(), "configmaps" | "secrets");
-    if immutable_kind && old.get("immutable") == Some(&Value::Bool(true)) {
-        let mut causes = Vec::new();
-        for field in ["data", "binaryData"] {
-            if old.get(field) != new.get(field) {
-                causes.push(Cause::new(
-                    "FieldValueForbidden",
-                    field,
-                    "Forbidden: field is immutable when `immutable` is set",
-                ));
-            }
-        }
-        if new.get("immutable") != Some(&Value::Bool(true)) {
-            causes.push(Cause::new(
-                "FieldValueForbidden",
-                "immutable",
-                "Forbidden: field is immutable when `immutable` is set",
-            ));
-        }
-        if !causes.is_empty() {
-            return Err(ApiError::invalid(group, kind, &key.1, causes));
-        }
-    }
-    if is_deleting(&old) {
-        let before = finalizers(&old);
-        let added: Vec<String> = finalizers(&new)
-            .into_iter()
-            .filter(|f| !before.contains(f))
-            .collect();
-        if !added.is_empty() {
-            // Go's `%#v` of the sorted list; the real server validates
-            // object metadata twice on update (common fields, then the
-            // strategy), so the cause is listed twice.
-            let mut added: Vec<&str> = added.iter().map(|f| f.as_ref()).collect();
-            added.sort_unstable();
-            added.dedup();
-            let list = added
-                .iter()
-                .map(|f| format!("{f:?}"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let cause = Cause::new(
-                "FieldValueForbidden",
-                "metadata.finalizers",
-                format!(
-                    "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{list}}}"
-                ),
-            );
-            return Err(ApiError::invalid(
-                group,
-                kind,
-                &key.1,
-                vec![cause.clone(), cause],
-            ));
-        }
-    }
-    let mut causes = apply_schema(def, &mut new, Some(&old), opts)?;
-    if subresource == Some("status") {
-        relative_to_status(&mut causes);
-    }
+    let old_rv = check_update_request(def, key, &old, &new, opts)?;
+    carry_over_stored_fields(def, &old, &mut new, subresource, &old_rv);
+    let invalid = |causes: Vec<Cause>| ApiError::invalid(group, kind, &key.1, causes);
+    check_immutable_data(def, &old, &new).map_err(invalid)?;
+    check_no_new_finalizers(&old, &new).map_err(invalid)?;
     let is_crd = def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions";
-    if is_crd && subresource.is_none() && causes.is_empty() {
-        causes.extend(check_crd(&new, &key.1));
-        let names_changed = new["spec"]["group"] != old["spec"]["group"]
-            || new["spec"]["names"]["plural"] != old["spec"]["names"]["plural"];
-        if names_changed {
-            causes.push(Cause::new(
-                "FieldValueInvalid",
-                "spec.names.plural",
-                "Invalid value: field is immutable",
-            ));
-        }
-    }
+    let causes = validate_update(def, &old, &mut new, subresource, is_crd, key, opts)?;
     if !causes.is_empty() {
-        return Err(ApiError::invalid(group, kind, &key.1, causes));
+        return Err(invalid(causes));
     }
     if subresource.is_none()
         && tracks_generation(def)
@@ -777,9 +621,7 @@ pub fn update(
     if is_crd && subresource.is_none() {
         prepare_crd(&mut new);
         let mut probe = st.catalogue.clone();
-        probe
-            .set_crd(&new)
-            .map_err(|c| ApiError::invalid(group, kind, &key.1, c))?;
+        probe.set_crd(&new).map_err(invalid)?;
         if !opts.dry_run {
             st.catalogue = probe;
         }
@@ -801,6 +643,208 @@ pub fn update(
         return Ok(Arc::new(new));
     }
     Ok(st.put(&gr, key.clone(), new))
+}
+
+/// Update stage 1: the body names the object of the URL, and its
+/// resourceVersion (if any) is the stored one; a PUT without one is
+/// refused where the kind requires it. Returns the stored resourceVersion.
+fn check_update_request(
+    def: &ResourceDef,
+    key: &ObjKey,
+    old: &Value,
+    new: &Value,
+    opts: &WriteOpts,
+) -> Result<String, ApiError> {
+    let (group, _) = kind_group(def);
+    let body_name = str_of(meta(new), "name");
+    if !body_name.is_empty() && body_name != key.1 {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({})",
+            key.1
+        )));
+    }
+    if def.namespaced {
+        let body_ns = str_of(meta(new), "namespace");
+        if !body_ns.is_empty() && body_ns != key.0 {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+    }
+    let sent_rv = str_of(meta(new), "resourceVersion");
+    let old_rv = str_of(meta(old), "resourceVersion").to_string();
+    if !sent_rv.is_empty() && sent_rv != old_rv {
+        return Err(ApiError::conflict(group, &def.plural, &key.1));
+    }
+    if sent_rv.is_empty() && opts.is_put && !def.allow_unconditional_update {
+        // The registry names the resource here (`widgets.group`), not the Kind.
+        return Err(ApiError::invalid(
+            group,
+            &def.plural,
+            &key.1,
+            vec![Cause::new(
+                "FieldValueInvalid",
+                "metadata.resourceVersion",
+                "Invalid value: 0: must be specified for an update",
+            )],
+        ));
+    }
+    Ok(old_rv)
+}
+
+/// Update stage 2: what the write may not change comes from the stored
+/// object — everything but `status` on the status subresource, `status`
+/// on the main resource, type meta, and the server-owned metadata.
+fn carry_over_stored_fields(
+    def: &ResourceDef,
+    old: &Value,
+    new: &mut Value,
+    subresource: Option<&str>,
+    old_rv: &str,
+) {
+    if subresource == Some("status") {
+        // A status write keeps everything but status (and the managedFields
+        // that track it) from the stored object.
+        let status = new.get("status").cloned();
+        let managed = meta(new).get("managedFields").cloned();
+        let mut merged = old.clone();
+        match status {
+            Some(s) => merged["status"] = s,
+            None => {
+                if let Some(o) = merged.as_object_mut() {
+                    o.remove("status");
+                }
+            }
+        }
+        if let Some(mf) = managed {
+            meta_mut(&mut merged).insert("managedFields".into(), mf);
+        }
+        *new = merged;
+    } else if def.has_status {
+        match old.get("status") {
+            Some(s) => new["status"] = s.clone(),
+            None => {
+                if let Some(o) = new.as_object_mut() {
+                    o.remove("status");
+                }
+            }
+        }
+    }
+    new["apiVersion"] = json!(def.api_version());
+    new["kind"] = json!(def.kind);
+    let old_meta = meta(old);
+    let m = meta_mut(new);
+    for k in [
+        "name",
+        "namespace",
+        "uid",
+        "creationTimestamp",
+        "generation",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+    ] {
+        match old_meta.get(k) {
+            Some(v) => m.insert(k.into(), v.clone()),
+            None => m.remove(k),
+        };
+    }
+    m.insert("resourceVersion".into(), json!(old_rv));
+    m.remove("selfLink");
+}
+
+/// Update stage 3: an `immutable` ConfigMap or Secret keeps its data and
+/// stays immutable.
+fn check_immutable_data(def: &ResourceDef, old: &Value, new: &Value) -> Result<(), Vec<Cause>> {
+    let immutable_kind =
+        def.group.is_empty() && matches!(def.plural.as_str(), "configmaps" | "secrets");
+    if !immutable_kind || old.get("immutable") != Some(&Value::Bool(true)) {
+        return Ok(());
+    }
+    let forbidden = |field: &str| {
+        Cause::new(
+            "FieldValueForbidden",
+            field,
+            "Forbidden: field is immutable when `immutable` is set",
+        )
+    };
+    let mut causes: Vec<Cause> = ["data", "binaryData"]
+        .into_iter()
+        .filter(|field| old.get(*field) != new.get(*field))
+        .map(forbidden)
+        .collect();
+    if new.get("immutable") != Some(&Value::Bool(true)) {
+        causes.push(forbidden("immutable"));
+    }
+    if causes.is_empty() {
+        Ok(())
+    } else {
+        Err(causes)
+    }
+}
+
+/// Update stage 4: an object being deleted takes no new finalizers.
+fn check_no_new_finalizers(old: &Value, new: &Value) -> Result<(), Vec<Cause>> {
+    if !is_deleting(old) {
+        return Ok(());
+    }
+    let before = finalizers(old);
+    let added: Vec<String> = finalizers(new)
+        .into_iter()
+        .filter(|f| !before.contains(f))
+        .collect();
+    if added.is_empty() {
+        return Ok(());
+    }
+    // Go's `%#v` of the sorted list; the real server validates object
+    // metadata twice on update (common fields, then the strategy), so the
+    // cause is listed twice.
+    let mut added: Vec<&str> = added.iter().map(|f| f.as_ref()).collect();
+    added.sort_unstable();
+    added.dedup();
+    let list = added
+        .iter()
+        .map(|f| format!("{f:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let cause = Cause::new(
+        "FieldValueForbidden",
+        "metadata.finalizers",
+        format!(
+            "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{list}}}"
+        ),
+    );
+    Err(vec![cause.clone(), cause])
+}
+
+/// Update stage 5: schema pruning, defaulting and validation (paths
+/// relative to `status` on the status subresource), and for a CRD its own
+/// rules and immutable names. Returns the validation causes.
+fn validate_update(
+    def: &ResourceDef,
+    old: &Value,
+    new: &mut Value,
+    subresource: Option<&str>,
+    is_crd: bool,
+    key: &ObjKey,
+    opts: &WriteOpts,
+) -> Result<Vec<Cause>, ApiError> {
+    let mut causes = apply_schema(def, new, Some(old), opts)?;
+    if subresource == Some("status") {
+        relative_to_status(&mut causes);
+    }
+    if is_crd && subresource.is_none() && causes.is_empty() {
+        causes.extend(check_crd(new, &key.1));
+        let names_changed = new["spec"]["group"] != old["spec"]["group"]
+            || new["spec"]["names"]["plural"] != old["spec"]["names"]["plural"];
+        if names_changed {
+            causes.push(Cause::new(
+                "FieldValueInvalid",
+                "spec.names.plural",
+                "Invalid value: field is immutable",
+            ));
+        }
+    }
+    Ok(causes)
 }
 
 /// Result of a DELETE of one object.

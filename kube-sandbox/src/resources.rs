@@ -532,11 +532,6 @@ impl Catalogue {
             }
         }
     }
-
-    /// Every served resource definition.
-    pub fn all(&self) -> impl Iterator<Item = &Arc<ResourceDef>> {
-        self.defs.values()
-    }
 }
 
 /// Kubernetes version priority: GA > beta > alpha, higher numbers first;

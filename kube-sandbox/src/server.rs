@@ -3,262 +3,20 @@
 //! `RequestInfoFactory`, authentication, impersonation, authorization,
 //! injected faults, latency, the request log, and routing to handlers.
 
-use crate::auth::TokenIssuer;
-use crate::auth::authn::{self, Impersonation, UserInfo};
-use crate::auth::rbac::{self, Attributes, Decision, RbacSnapshot};
-use crate::auth::reviews;
-use crate::controls::{Controls, RequestRecord};
+use crate::auth::authn::{self, Impersonation};
+use crate::auth::rbac::{self, Decision, RbacSnapshot};
+use crate::auth::{Attributes, UserInfo};
+use crate::controls::RequestRecord;
 use crate::errors::ApiError;
-use crate::store::State;
+use crate::http::{Query, RequestInfo, Resp, decode, error_response, request_info};
+use crate::shared::{Shared, authenticate_token};
 use crate::{discovery, handlers};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, combinators::BoxBody};
-use hyper::header::{self, HeaderMap, HeaderValue};
-use hyper::{Method, Request, Response, StatusCode};
-use serde_json::Value;
-use std::collections::BTreeMap;
-use std::convert::Infallible;
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use http_body_util::BodyExt;
+use hyper::header::{self, HeaderMap};
+use hyper::{Method, Request};
+use std::sync::Arc;
 use tokio::net::TcpListener;
-
-/// Response body: whole JSON documents or a watch stream.
-pub type Body = BoxBody<Bytes, Infallible>;
-/// One response.
-pub type Resp = Response<Body>;
-
-/// The audience every token this server accepts for API access carries.
-pub const API_AUDIENCE: &str = authn::ISSUER;
-
-/// User name of the admin token.
-pub const ADMIN_USER: &str = "sandbox-admin";
-
-/// State shared by every connection of one sandbox.
-pub struct Shared {
-    pub state: Mutex<State>,
-    rbac: Mutex<Arc<RbacSnapshot>>,
-    pub controls: Controls,
-    pub issuer: TokenIssuer,
-    pub admin_token: String,
-    pub addr: SocketAddr,
-}
-
-impl Shared {
-    pub fn new(
-        state: State,
-        controls: Controls,
-        issuer: TokenIssuer,
-        admin_token: String,
-        addr: SocketAddr,
-    ) -> Self {
-        Shared {
-            state: Mutex::new(state),
-            rbac: Mutex::new(Arc::new(RbacSnapshot::default())),
-            controls,
-            issuer,
-            admin_token,
-            addr,
-        }
-    }
-
-    /// The RBAC objects as of now. Changes are applied to the cached
-    /// snapshot one by one (in place when no request still holds the old
-    /// one), so registering many sites does not rebuild it from scratch.
-    pub fn rbac(&self) -> Arc<RbacSnapshot> {
-        // Lock order rbac → state: a request that starts after a change
-        // was stored always sees it.
-        let mut cached = self.rbac.lock().unwrap();
-        let changes = self.state.lock().unwrap().take_rbac_changes();
-        if !changes.is_empty() {
-            let snap = Arc::make_mut(&mut cached);
-            for (resource, key, obj) in changes {
-                let list = match resource.as_str() {
-                    "roles" => &mut snap.roles,
-                    "rolebindings" => &mut snap.role_bindings,
-                    "clusterroles" => &mut snap.cluster_roles,
-                    "clusterrolebindings" => &mut snap.cluster_role_bindings,
-                    _ => continue,
-                };
-                let pos = list.iter().position(|o| {
-                    o["metadata"]["name"].as_str() == Some(key.1.as_str())
-                        && o["metadata"]["namespace"].as_str().unwrap_or_default() == key.0
-                });
-                match (pos, obj) {
-                    (Some(i), Some(o)) => list[i] = (*o).clone(),
-                    (Some(i), None) => {
-                        list.remove(i);
-                    }
-                    (None, Some(o)) => list.push((*o).clone()),
-                    (None, None) => {}
-                }
-            }
-        }
-        cached.clone()
-    }
-}
-
-/// A full JSON response.
-pub fn json_response(code: u16, body: &Value) -> Resp {
-    bytes_response(
-        code,
-        Bytes::from(serde_json::to_vec(body).unwrap_or_default()),
-    )
-}
-
-/// A JSON response from already serialized bytes.
-pub fn bytes_response(code: u16, body: Bytes) -> Resp {
-    let mut r = Response::new(Full::new(body).boxed());
-    *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    r
-}
-
-/// The `Status` response of an error.
-pub fn error_response(e: &ApiError) -> Resp {
-    json_response(e.code, &e.to_status())
-}
-
-/// What the request is about, as the real server's `RequestInfo`.
-#[derive(Debug, Clone, Default)]
-pub struct RequestInfo {
-    pub resource_request: bool,
-    pub path: String,
-    pub verb: String,
-    /// `api` or `apis`.
-    pub prefix: String,
-    pub group: String,
-    pub version: String,
-    pub namespace: String,
-    pub resource: String,
-    pub subresource: String,
-    pub name: String,
-}
-
-/// Decoded query parameters (last value wins).
-#[derive(Debug, Clone, Default)]
-pub struct Query(pub BTreeMap<String, String>);
-
-impl Query {
-    /// Parses `a=b&c=d` with percent and `+` decoding.
-    pub fn parse(q: &str) -> Self {
-        let mut m = BTreeMap::new();
-        for pair in q.split('&').filter(|p| !p.is_empty()) {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            m.insert(decode(k), decode(v));
-        }
-        Query(m)
-    }
-
-    /// A parameter, if present.
-    pub fn get(&self, k: &str) -> Option<&str> {
-        self.0.get(k).map(String::as_str)
-    }
-
-    /// A boolean parameter (`1`, `true`).
-    pub fn flag(&self, k: &str) -> bool {
-        matches!(self.get(k), Some("1" | "true" | "True"))
-    }
-}
-
-fn decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < b.len() => {
-                let hex = std::str::from_utf8(&b[i + 1..i + 3]).ok();
-                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                    Some(v) => {
-                        out.push(v);
-                        i += 2;
-                    }
-                    None => out.push(b'%'),
-                }
-            }
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// Parses a request like `k8s.io/apiserver`'s RequestInfoFactory.
-pub fn request_info(method: &Method, path: &str, query: &Query) -> RequestInfo {
-    let mut info = RequestInfo {
-        path: path.to_string(),
-        verb: method.as_str().to_lowercase(),
-        ..Default::default()
-    };
-    let parts: Vec<&str> = path
-        .trim_matches('/')
-        .split('/')
-        .filter(|p| !p.is_empty())
-        .collect();
-    if parts.len() < 3 || !(parts[0] == "api" || parts[0] == "apis") {
-        return info;
-    }
-    let mut cur = &parts[1..];
-    if parts[0] == "apis" {
-        if cur.len() < 3 {
-            return info;
-        }
-        info.group = cur[0].to_string();
-        cur = &cur[1..];
-    }
-    info.prefix = parts[0].to_string();
-    info.resource_request = true;
-    info.version = cur[0].to_string();
-    cur = &cur[1..];
-    if cur.first() == Some(&"watch") && cur.len() >= 2 {
-        info.verb = "watch".into();
-        cur = &cur[1..];
-    } else {
-        info.verb = match *method {
-            Method::POST => "create",
-            Method::GET | Method::HEAD => "get",
-            Method::PUT => "update",
-            Method::PATCH => "patch",
-            Method::DELETE => "delete",
-            _ => "",
-        }
-        .into();
-    }
-    if cur.first() == Some(&"namespaces") && cur.len() > 1 {
-        info.namespace = cur[1].to_string();
-        if cur.len() > 2 && !matches!(cur[2], "status" | "finalize") {
-            cur = &cur[2..];
-        }
-    }
-    if let Some(r) = cur.first() {
-        info.resource = r.to_string();
-    }
-    if let Some(n) = cur.get(1) {
-        info.name = n.to_string();
-    }
-    if let Some(s) = cur.get(2) {
-        info.subresource = s.to_string();
-    }
-    if info.name.is_empty() && info.verb == "get" {
-        info.verb = if query.flag("watch") { "watch" } else { "list" }.into();
-    }
-    if (info.verb == "watch" || info.verb == "list")
-        && let Some(fs) = query.get("fieldSelector")
-        && let Ok(sel) = crate::selector::FieldSelector::parse(fs)
-        && let Some(n) = sel.exact_name()
-        && crate::objects::name_errors(crate::resources::NameRule::PathSegment, n).is_empty()
-    {
-        info.name = n.to_string();
-    }
-    if info.name.is_empty() && info.verb == "delete" {
-        info.verb = "deletecollection".into();
-    }
-    info
-}
 
 /// Paths anyone may read without a token, as `system:public-info-viewer`
 /// grants to anonymous users in a real cluster.
@@ -267,41 +25,6 @@ fn public_path(path: &str) -> bool {
         || path.starts_with("/healthz/")
         || path.starts_with("/livez/")
         || path.starts_with("/readyz/")
-}
-
-/// The uid of a ServiceAccount, if it exists (tokens are bound to it).
-pub fn service_account_uid(shared: &Shared, namespace: &str, name: &str) -> Option<String> {
-    let st = shared.state.lock().unwrap();
-    let gr = crate::resources::GroupResource {
-        group: String::new(),
-        resource: "serviceaccounts".into(),
-    };
-    st.get(&gr, &(namespace.to_string(), name.to_string()))
-        .and_then(|sa| sa["metadata"]["uid"].as_str().map(String::from))
-}
-
-/// Authenticates a bearer token for API access: the admin token, or a
-/// ServiceAccount token whose ServiceAccount still exists with the uid it
-/// was bound to and whose audiences include the API server's.
-pub fn authenticate_token(shared: &Shared, token: &str) -> Result<UserInfo, String> {
-    if token == shared.admin_token {
-        return Ok(admin_user());
-    }
-    let now = jiff::Timestamp::now().as_second();
-    reviews::authenticate_service_account_token(&shared.issuer, token, now, &[], |ns, name| {
-        service_account_uid(shared, ns, name)
-    })
-    .map(|(user, _)| user)
-}
-
-/// The user of the admin token.
-pub fn admin_user() -> UserInfo {
-    UserInfo {
-        username: ADMIN_USER.into(),
-        uid: String::new(),
-        groups: vec!["system:masters".into(), "system:authenticated".into()],
-        extra: Default::default(),
-    }
 }
 
 fn bearer(headers: &HeaderMap) -> Option<Result<String, ()>> {
@@ -494,7 +217,7 @@ async fn serve(
         return (username, error_response(&e));
     }
     let resp = if info.resource_request {
-        let call = handlers::Call {
+        let call = crate::request::Call {
             shared,
             method,
             headers,

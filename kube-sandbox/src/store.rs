@@ -67,6 +67,7 @@ pub struct State {
 
 impl State {
     /// An empty store serving `catalogue`.
+    #[cfg(test)]
     pub fn new(catalogue: Catalogue) -> Self {
         Self::with_history(catalogue, HISTORY_CAPACITY)
     }

@@ -11,10 +11,10 @@
 //! unparsable time) like `HumanDuration`. Built-in kinds get the columns of
 //! kube-apiserver's printers ([`printers`]).
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 mod printers;
-pub use printers::{Computed, builtin_columns, default_convertor_columns, is_default_convertor};
+pub use printers::{Computed, builtin_columns, is_default_convertor};
 
 /// One column of a Table (`columnDefinitions[]`) and where its cells come from.
 #[derive(Debug, Clone, PartialEq)]
@@ -582,18 +582,6 @@ fn compare(have: &Value, op: &str, want: &Value) -> bool {
     }
 }
 
-/// The list metadata a Table carries (`resourceVersion`, `continue`,
-/// `remainingItemCount`), taken from a list object.
-pub fn list_metadata_of(list: &Value) -> Value {
-    let mut m = Map::new();
-    for k in ["resourceVersion", "continue", "remainingItemCount"] {
-        if let Some(v) = list["metadata"].get(k).filter(|v| !v.is_null() && *v != "") {
-            m.insert(k.into(), v.clone());
-        }
-    }
-    Value::Object(m)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -827,14 +815,5 @@ mod tests {
         assert_eq!(IncludeObject::parse("None"), Some(IncludeObject::None));
         assert_eq!(IncludeObject::parse("Object"), Some(IncludeObject::Object));
         assert_eq!(IncludeObject::parse("All"), None);
-    }
-
-    #[test]
-    fn list_metadata_is_copied_without_empty_fields() {
-        let l = json!({"metadata": {"resourceVersion": "5", "continue": "", "remainingItemCount": 3, "selfLink": "x"}});
-        assert_eq!(
-            list_metadata_of(&l),
-            json!({"resourceVersion": "5", "remainingItemCount": 3})
-        );
     }
 }

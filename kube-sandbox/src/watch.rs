@@ -3,9 +3,9 @@
 //! that was compacted away, and `sendInitialEvents` (watch-list).
 
 use crate::errors::ApiError;
-use crate::handlers::{Call, Selectors, include_object, to_served};
+use crate::http::{Body, Resp};
+use crate::request::{Call, Selectors, include_object, to_served};
 use crate::resources::ResourceDef;
-use crate::server::{Body, Resp};
 use crate::store::{Event, EventType};
 use crate::table;
 use bytes::Bytes;

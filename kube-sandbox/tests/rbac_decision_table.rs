@@ -4,7 +4,8 @@
 //! once expired, once its ServiceAccount is deleted, or once the
 //! ServiceAccount is recreated with a new uid.
 
-use kube_sandbox::auth::rbac::{self, Attributes, Decision, RbacSnapshot};
+use kube_sandbox::auth::Attributes;
+use kube_sandbox::auth::rbac::{self, Decision, RbacSnapshot};
 use kube_sandbox::auth::reviews::authenticate_service_account_token;
 use kube_sandbox::auth::{ServiceAccountClaims, TokenIssuer};
 use serde_json::json;

@@ -6,7 +6,7 @@
 //! signed with HS256 under a per-server random key instead of RS256: nothing
 //! outside this server ever needs to verify them.
 
-use super::rbac::Attributes;
+use super::types::{Attributes, UserInfo};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
@@ -34,16 +34,6 @@ pub const SERVICE_ACCOUNT_PREFIX: &str = "system:serviceaccount:";
 pub const ANONYMOUS: &str = "system:anonymous";
 
 type HmacSha256 = Hmac<Sha256>;
-
-/// The authenticated user, as `user.Info` in the real server.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct UserInfo {
-    pub username: String,
-    pub uid: String,
-    /// Always includes `system:authenticated` for authenticated users.
-    pub groups: Vec<String>,
-    pub extra: BTreeMap<String, Vec<String>>,
-}
 
 /// The claims of a ServiceAccount token this server minted.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,11 +6,11 @@
 pub mod authn;
 pub mod rbac;
 pub mod reviews;
+mod types;
 
 pub use authn::{
-    AuthnError, Impersonation, ServiceAccountClaims, TokenIssuer, UserInfo, VerifiedToken,
+    AuthnError, Impersonation, ServiceAccountClaims, TokenIssuer, VerifiedToken,
     impersonation_checks,
 };
-pub use rbac::{
-    Attributes, Decision, Evaluation, RbacSnapshot, authorize, evaluate, forbidden_error,
-};
+pub use rbac::{Decision, Evaluation, RbacSnapshot, authorize, evaluate, forbidden_error};
+pub use types::{Attributes, UserInfo};

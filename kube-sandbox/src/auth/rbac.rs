@@ -10,7 +10,7 @@
 //! rules from the ClusterRoles their selectors match, as the real
 //! aggregation controller would have written them.
 
-use super::authn::UserInfo;
+use super::types::{Attributes, UserInfo};
 use crate::errors::{ApiError, qualified};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -19,39 +19,6 @@ use std::collections::BTreeSet;
 /// The group that bypasses authorization entirely.
 pub const SYSTEM_MASTERS: &str = "system:masters";
 const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
-
-/// What one request asks to do (`authorizer.Attributes`).
-#[derive(Debug, Clone, Default)]
-pub struct Attributes {
-    pub user: UserInfo,
-    /// `get list watch create update patch delete deletecollection`, or
-    /// `impersonate`, or the HTTP verb lower-cased for non-resource requests.
-    pub verb: String,
-    pub resource_request: bool,
-    pub api_group: String,
-    pub api_version: String,
-    pub resource: String,
-    pub subresource: String,
-    pub namespace: String,
-    pub name: String,
-    /// Non-resource requests: the URL path.
-    pub path: String,
-    /// `Some(name)` when a list/watch selects exactly `metadata.name=name`.
-    pub field_selector_name: Option<String>,
-}
-
-impl Attributes {
-    /// The name authorization sees: the object name, or for a list/watch
-    /// the name its `metadata.name=NAME` field selector pins (the real
-    /// request-info resolver sets the request's name from it).
-    pub fn effective_name(&self) -> &str {
-        if self.name.is_empty() && (self.verb == "list" || self.verb == "watch") {
-            self.field_selector_name.as_deref().unwrap_or_default()
-        } else {
-            &self.name
-        }
-    }
-}
 
 /// Every RBAC object in the store, rebuilt by the server when one changes.
 #[derive(Debug, Clone, Default)]

@@ -6,8 +6,9 @@
 //! whose real handler returns a fresh object with an empty spec), and a
 //! `status` with the real field names and omitempty rules.
 
-use super::authn::{self, AuthnError, TokenIssuer, UserInfo};
-use super::rbac::{self, Attributes, Decision, RbacSnapshot};
+use super::authn::{self, AuthnError, TokenIssuer};
+use super::rbac::{self, Decision, RbacSnapshot};
+use super::types::{Attributes, UserInfo};
 use crate::errors::{ApiError, Cause};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
