@@ -143,7 +143,7 @@ impl Cluster {
     ) -> Result<Vec<Applied>, Error> {
         let mut applied = Vec::with_capacity(docs.len());
         for doc in docs {
-            let obj = parse(doc)?;
+            let obj = parse(doc).map_err(unreadable)?;
             let object = object_ref(&obj);
             let what = format!("apply {object}");
             let api = self.api_for(&obj).await?.ok_or_else(|| Error::Unexpected {
@@ -201,7 +201,7 @@ impl Cluster {
     pub async fn delete_manifests(&self, docs: &[Value]) -> Result<Vec<ObjectRef>, Error> {
         let mut deleted = Vec::new();
         for doc in docs.iter().rev() {
-            let obj = parse(doc)?;
+            let obj = parse(doc).map_err(unreadable)?;
             let object = object_ref(&obj);
             let Some(api) = self.api_for(&obj).await? else {
                 continue;
@@ -221,11 +221,15 @@ impl Cluster {
     }
 }
 
-fn parse(doc: &Value) -> Result<DynamicObject, Error> {
-    serde_json::from_value(doc.clone()).map_err(|e| Error::Unexpected {
+fn parse(doc: &Value) -> Result<DynamicObject, serde_json::Error> {
+    serde_json::from_value(doc.clone())
+}
+
+fn unreadable(e: serde_json::Error) -> Error {
+    Error::Unexpected {
         what: "read manifest".into(),
         reason: e.to_string(),
-    })
+    }
 }
 
 #[cfg(test)]

@@ -237,6 +237,8 @@ def main():
     labels["org.opencontainers.image.version"] = version
     labels["dev.kubectl-fleet.debian-packages"] = " ".join(packages)
     image_config = {
+        # Fixed, so the same inputs give the same digest.
+        "created": "1970-01-01T00:00:00Z",
         "architecture": arch,
         "os": "linux",
         "config": {
