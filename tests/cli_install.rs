@@ -619,3 +619,60 @@ async fn uninstall_removes_the_operator_and_keeps_sites_unless_asked() {
     );
     assert!(crds.get_opt(CRD).await.unwrap().is_none());
 }
+
+/// Runs `kubectl-fleet ARGS` on a pseudo-terminal (util-linux `script`),
+/// typing `answer`; returns what the terminal showed.
+fn on_terminal(hub: &Hub, args: &str, answer: &str) -> String {
+    use std::io::{Read as _, Write as _};
+    let command = format!(
+        "{} --kubeconfig {} {args}",
+        cli_support::BIN,
+        hub.kubeconfig.display()
+    );
+    let mut child = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("HOME", hub.dir.path())
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("util-linux script");
+    // Stdin stays open until the command ends: the answer waits in the
+    // terminal's input queue until the prompt reads it.
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(answer.as_bytes()).unwrap();
+    let mut shown = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut shown)
+        .unwrap();
+    child.wait().unwrap();
+    drop(stdin);
+    shown
+}
+
+#[tokio::test]
+async fn uninstall_crds_on_a_terminal_asks_naming_the_site_count() {
+    let hub = Hub::new();
+    for site in ["site-a", "site-b", "site-c"] {
+        hub.register(site, &[]);
+    }
+    let crds: Api<CustomResourceDefinition> = Api::all(hub.admin().await);
+
+    let shown = on_terminal(&hub, "uninstall --crds", "n");
+    assert!(
+        shown.contains("Delete the fleet CRDs and with them all 3 registered sites? [y/N]"),
+        "{shown}"
+    );
+    assert!(shown.contains("error: aborted"), "{shown}");
+    crds.get(CRD).await.unwrap();
+
+    let shown = on_terminal(&hub, "uninstall --crds", "y");
+    assert!(
+        shown.contains(&format!("CustomResourceDefinition {CRD} deleted")),
+        "{shown}"
+    );
+    assert!(crds.get_opt(CRD).await.unwrap().is_none());
+}
