@@ -39,13 +39,15 @@ import sys
 import tarfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+# Shares the image builder's reproducible tar entries and error exit; no
+# bytecode cache, which would make the tree dirty.
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(ROOT, "tools", "image"))
+import build as image_build  # noqa: E402
+
+fail = image_build.fail
 MANIFEST = os.path.join(ROOT, "krew-manifest.yaml")
 OS_ARCH = {"x86_64": "amd64", "aarch64": "arm64"}
-
-
-def fail(msg):
-    print(f"error: {msg}", file=sys.stderr)
-    sys.exit(1)
 
 
 def git(*args):
@@ -87,14 +89,6 @@ def check_versions(version, binaries):
              + " (bump them together: edit Cargo.toml, then run tools/regen.sh)")
 
 
-def add(tar, name, data, mode):
-    """Adds a file root-owned with mtime 0, so archives are reproducible."""
-    info = tarfile.TarInfo(name)
-    info.size, info.mode, info.mtime = len(data), mode, 0
-    info.uname = info.gname = "root"
-    tar.addfile(info, io.BytesIO(data))
-
-
 def krew_archive(path, binary):
     """kubectl-fleet, its completion helper and LICENSE, as the manifest's `files` expect."""
     raw = io.BytesIO()
@@ -104,7 +98,7 @@ def krew_archive(path, binary):
             ("kubectl_complete-fleet", os.path.join(ROOT, "completions", "kubectl_complete-fleet"), 0o755),
             ("LICENSE", os.path.join(ROOT, "LICENSE"), 0o644),
         ]:
-            add(tar, name, open(source, "rb").read(), mode)
+            image_build.add_entry(tar, source, name, mode)
     with open(path, "wb") as f, gzip.GzipFile(fileobj=f, mode="wb", compresslevel=6, mtime=0, filename="") as gz:
         gz.write(raw.getvalue())
 
