@@ -7,6 +7,7 @@
 
 mod cli_support;
 
+use base64::Engine as _;
 use cli_support::{Hub, Run, TempDir, run_bin, shell};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ServiceAccount;
@@ -528,6 +529,50 @@ async fn edge_install_with_its_secret_applies_and_its_role_names_the_secret() {
     // Re-running without the file finds the Secret in place.
     edge_args(&[]).ok();
     let client = cli_support::client_from_yaml(&edge.admin_kubeconfig()).await;
+
+    // The edge (here: kubectl) rewrote its credential since; re-installing
+    // an older file stops rather than reverting it, without echoing either.
+    let secrets =
+        Api::<k8s_openapi::api::core::v1::Secret>::namespaced(client.clone(), "fleet-system");
+    let mut secret = secrets.get("fleet-hub-kubeconfig").await.unwrap();
+    let renewed = "renewed-token-kubeconfig";
+    secret.data = Some(
+        [(
+            "kubeconfig".to_owned(),
+            k8s_openapi::ByteString(renewed.into()),
+        )]
+        .into(),
+    );
+    secret.metadata.managed_fields = None;
+    secrets
+        .replace("fleet-hub-kubeconfig", &Default::default(), &secret)
+        .await
+        .unwrap();
+    let run = edge_args(&["--hub-kubeconfig", hub_kc.to_str().unwrap()]);
+    let line = run.one_line_error();
+    assert!(
+        line.contains(".data.kubeconfig") && line.contains("--force-conflicts"),
+        "{line}"
+    );
+    let encoded = base64::engine::general_purpose::STANDARD.encode(renewed);
+    assert!(
+        !line.contains(&encoded) && !line.contains("token"),
+        "{line}"
+    );
+    let kept = secrets.get("fleet-hub-kubeconfig").await.unwrap();
+    assert_eq!(kept.data.unwrap()["kubeconfig"].0, renewed.as_bytes());
+    edge_args(&[
+        "--hub-kubeconfig",
+        hub_kc.to_str().unwrap(),
+        "--force-conflicts",
+    ])
+    .ok();
+    let replaced = secrets.get("fleet-hub-kubeconfig").await.unwrap();
+    assert_eq!(
+        replaced.data.unwrap()["kubeconfig"].0,
+        std::fs::read(&hub_kc).unwrap()
+    );
+
     let role = Api::<k8s_openapi::api::rbac::v1::Role>::namespaced(client, "fleet-system")
         .get("fleet-operator-edge")
         .await

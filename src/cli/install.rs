@@ -22,8 +22,8 @@
 //! Re-running `--apply` upgrades in place and keeps what the cluster's
 //! operators changed since (see [`crate::k8s::ApplyOptions`]): a mirrored
 //! image, a replica count. Each kept value is reported; `--force-conflicts`
-//! replaces them, and an explicit `--image` that a kept value would
-//! override stops the apply.
+//! replaces them, and an explicit `--image` or `--hub-kubeconfig` that a
+//! kept value would override stops the apply. The CRDs are always forced.
 
 use std::path::PathBuf;
 
@@ -156,13 +156,32 @@ pub async fn run(global: &GlobalArgs, args: InstallArgs, io: &mut Io<'_>) -> Res
                 hint: "pass --hub-kubeconfig FILE (from `kubectl fleet register`), or apply the Secret from `register --emit secret` first".into(),
             });
         }
-        // An image the user names must win over a mirrored one on the cluster.
-        let required: Vec<String> = args.image.iter().map(|_| image_field_path()).collect();
+        // What the user names by flag must win over what the cluster holds:
+        // the image (not a mirror set earlier), the hub kubeconfig (not the
+        // token the edge renewed since).
+        let mut required = Vec::new();
+        if args.image.is_some() {
+            required.push(image_field_path());
+        }
+        if hub_kubeconfig.is_some() {
+            required.push(format!(".data.{DEFAULT_KUBECONFIG_KEY}"));
+        }
         let options = ApplyOptions {
             force: args.force_conflicts,
             required: &required,
         };
-        for applied in cluster.apply_manifests(&docs, options).await? {
+        // The CRDs are this version's schema, whole: nobody's edits to them
+        // are kept (a half-old schema would serve neither version).
+        let (crds, rest): (Vec<Value>, Vec<Value>) = docs
+            .into_iter()
+            .partition(|d| d["kind"] == "CustomResourceDefinition");
+        let force_crds = ApplyOptions {
+            force: true,
+            required: &[],
+        };
+        let mut applied = cluster.apply_manifests(&crds, force_crds).await?;
+        applied.extend(cluster.apply_manifests(&rest, options).await?);
+        for applied in applied {
             writeln!(io.err, "{} applied", applied.object)?;
             for kept in &applied.kept {
                 writeln!(

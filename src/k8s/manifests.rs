@@ -46,7 +46,7 @@ pub struct KeptField {
     pub path: String,
     /// Who set it, as the server says (`conflict with "kubectl" with subresource "scale"`).
     pub owner: String,
-    /// The live value that stays.
+    /// The live value that stays (never shown for a Secret).
     pub live: Option<Value>,
 }
 
@@ -78,11 +78,14 @@ fn object_ref(obj: &DynamicObject) -> ObjectRef {
 }
 
 /// How a kept or conflicting field is named in one line: the path, the live
-/// value (JSON, so control characters stay escaped) and who set it.
+/// value if known and not secret (JSON, so control characters stay
+/// escaped) and who set it.
 pub fn describe_field(path: &str, live: Option<&Value>, owner: &str) -> String {
     const MAX: usize = 200;
-    let value = live.map_or_else(|| "unset".to_owned(), Value::to_string);
-    let mut text = format!("{path} = {value} ({owner})");
+    let mut text = match live {
+        Some(value) => format!("{path} = {value} ({owner})"),
+        None => format!("{path} ({owner})"),
+    };
     if text.len() > MAX {
         let cut = (0..=MAX)
             .rev()
@@ -167,7 +170,10 @@ impl Cluster {
                     let live = serde_json::to_value(&live).unwrap_or_default();
                     let mut refused = Vec::new();
                     for (path, owner) in conflicts(&e) {
-                        let value = field_path::get(&live, &path);
+                        // A Secret's values are credentials: never echoed.
+                        let value = (object.kind != "Secret")
+                            .then(|| field_path::get(&live, &path))
+                            .flatten();
                         let keepable = !options.required.contains(&path)
                             && field_path::remove(&mut body, &path);
                         if keepable {
