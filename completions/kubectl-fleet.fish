@@ -154,7 +154,7 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l 
 edge\t'An edge: dials home and reports its own site\'s status'"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l site -d 'Edge role: the site this cluster is registered as' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l hub-kubeconfig -d 'Edge role: hub kubeconfig from `register` to include as Secret fleet-system/fleet-hub-kubeconfig' -r -F
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l image -d 'Operator container image [default: ghcr.io/kubectl-fleet/fleet-operator:vVERSION]' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l image -d 'Operator container image [default: ghcr.io/kubectl-fleet/fleet-operator:v0.1.0]' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r

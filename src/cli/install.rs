@@ -78,8 +78,12 @@ pub struct InstallArgs {
     /// Edge role: hub kubeconfig from `register` to include as Secret fleet-system/fleet-hub-kubeconfig
     #[arg(long, value_name = "FILE")]
     pub hub_kubeconfig: Option<PathBuf>,
-    /// Operator container image [default: ghcr.io/kubectl-fleet/fleet-operator:vVERSION]
-    #[arg(long, value_name = "IMAGE")]
+    /// Operator container image (default: this version's, see `default_image`)
+    #[arg(long, value_name = "IMAGE", help = concat!(
+        "Operator container image [default: ghcr.io/kubectl-fleet/fleet-operator:v",
+        env!("CARGO_PKG_VERSION"),
+        "]"
+    ))]
     pub image: Option<String>,
     /// Apply to the cluster (server-side apply) instead of printing
     #[arg(long)]
@@ -660,6 +664,19 @@ mod tests {
             ".spec.template.spec.containers[name=\"operator\"].image"
         );
         assert!(default_image().ends_with(&format!(":v{VERSION}")));
+        let install = crate::cli::command()
+            .find_subcommand("install")
+            .unwrap()
+            .clone();
+        let image = install
+            .get_arguments()
+            .find(|a| a.get_id() == "image")
+            .unwrap();
+        let help = image.get_help().unwrap().to_string();
+        assert!(
+            help.ends_with(&format!("[default: {}]", default_image())),
+            "{help}"
+        );
     }
 
     #[test]
