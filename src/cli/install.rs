@@ -145,58 +145,71 @@ pub async fn run(global: &GlobalArgs, args: InstallArgs, io: &mut Io<'_>) -> Res
         }
     };
     if args.apply {
-        let cluster = global.hub().await?;
-        if args.role == Role::Edge
-            && !args.crds_only
-            && hub_kubeconfig.is_none()
-            && !cluster
-                .secret_exists(NAMESPACE, HUB_KUBECONFIG_SECRET)
-                .await?
-        {
-            return Err(Error::Invalid {
-                what: format!(
-                    "Secret {NAMESPACE}/{HUB_KUBECONFIG_SECRET} does not exist on the target cluster: the edge would not start"
-                ),
-                hint: "pass --hub-kubeconfig FILE (from `kubectl fleet register`), or apply the Secret from `register --emit secret` first".into(),
-            });
-        }
-        // What the user names by flag must win over what the cluster holds:
-        // the image (not a mirror set earlier), the hub kubeconfig (not the
-        // token the edge renewed since).
-        let mut required = Vec::new();
-        if args.image.is_some() {
-            required.push(image_field_path());
-        }
-        if hub_kubeconfig.is_some() {
-            required.push(format!(".data.{DEFAULT_KUBECONFIG_KEY}"));
-        }
-        let options = ApplyOptions {
-            force: args.force_conflicts,
-            required: &required,
-        };
-        // The CRDs are this version's schema, whole: nobody's edits to them
-        // are kept (a half-old schema would serve neither version).
-        let (crds, rest): (Vec<Value>, Vec<Value>) = docs
-            .into_iter()
-            .partition(|d| d["kind"] == "CustomResourceDefinition");
-        let force_crds = ApplyOptions {
-            force: true,
-            required: &[],
-        };
-        let mut applied = cluster.apply_manifests(&crds, force_crds).await?;
-        applied.extend(cluster.apply_manifests(&rest, options).await?);
-        for applied in applied {
-            writeln!(io.err, "{} applied", applied.object)?;
-            for kept in &applied.kept {
-                writeln!(
-                    io.err,
-                    "  kept {}; --force-conflicts replaces it",
-                    describe_field(&kept.path, kept.live.as_ref(), &kept.owner)
-                )?;
-            }
-        }
+        apply(global, &args, docs, io).await?;
     } else {
         io.out.write_all(to_yaml_stream(&docs).as_bytes())?;
+    }
+    Ok(())
+}
+
+/// `--apply`: checks what the edge needs, then applies the CRDs whole and
+/// the rest keeping what the cluster's operators changed (see the module
+/// documentation), and reports each object and each kept value.
+async fn apply(
+    global: &GlobalArgs,
+    args: &InstallArgs,
+    docs: Vec<Value>,
+    io: &mut Io<'_>,
+) -> Result<(), Error> {
+    let cluster = global.hub().await?;
+    if args.role == Role::Edge
+        && !args.crds_only
+        && args.hub_kubeconfig.is_none()
+        && !cluster
+            .secret_exists(NAMESPACE, HUB_KUBECONFIG_SECRET)
+            .await?
+    {
+        return Err(Error::Invalid {
+            what: format!(
+                "Secret {NAMESPACE}/{HUB_KUBECONFIG_SECRET} does not exist on the target cluster: the edge would not start"
+            ),
+            hint: "pass --hub-kubeconfig FILE (from `kubectl fleet register`), or apply the Secret from `register --emit secret` first".into(),
+        });
+    }
+    // What the user names by flag must win over what the cluster holds:
+    // the image (not a mirror set earlier), the hub kubeconfig (not the
+    // token the edge renewed since).
+    let mut required = Vec::new();
+    if args.image.is_some() {
+        required.push(image_field_path());
+    }
+    if args.hub_kubeconfig.is_some() {
+        required.push(format!(".data.{DEFAULT_KUBECONFIG_KEY}"));
+    }
+    let options = ApplyOptions {
+        force: args.force_conflicts,
+        required: &required,
+    };
+    // The CRDs are this version's schema, whole: nobody's edits to them
+    // are kept (a half-old schema would serve neither version).
+    let (crds, rest): (Vec<Value>, Vec<Value>) = docs
+        .into_iter()
+        .partition(|d| d["kind"] == "CustomResourceDefinition");
+    let force_crds = ApplyOptions {
+        force: true,
+        required: &[],
+    };
+    let mut applied = cluster.apply_manifests(&crds, force_crds).await?;
+    applied.extend(cluster.apply_manifests(&rest, options).await?);
+    for applied in applied {
+        writeln!(io.err, "{} applied", applied.object)?;
+        for kept in &applied.kept {
+            writeln!(
+                io.err,
+                "  kept {}; --force-conflicts replaces it",
+                describe_field(&kept.path, kept.live.as_ref(), &kept.owner)
+            )?;
+        }
     }
     Ok(())
 }
