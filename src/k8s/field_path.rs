@@ -67,9 +67,8 @@ fn parse_bracket(inner: &str) -> Option<Step> {
         return Some(Step::Index(i));
     }
     // `k=v,k2=v2`, values in JSON; a comma inside a string value is data.
-    let stream = format!("[{inner}]");
     let mut keys = Vec::new();
-    let mut rest = &stream[1..stream.len() - 1];
+    let mut rest = inner;
     while !rest.is_empty() {
         let eq = rest.find('=')?;
         let key = rest[..eq].to_owned();
