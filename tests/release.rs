@@ -55,18 +55,15 @@ fn checkout(dir: &Path) -> PathBuf {
 }
 
 fn release(repo: &Path, dist: &Path) -> Run {
-    let out = Command::new("python3")
-        .arg(repo.join("tools/release/release.py"))
-        .arg("--dist")
-        .arg(dist)
-        .env("FLEET_RELEASE_BIN_DIR", Path::new(BIN).parent().unwrap())
-        .output()
-        .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-    }
+    Run::from(
+        Command::new("python3")
+            .arg(repo.join("tools/release/release.py"))
+            .arg("--dist")
+            .arg(dist)
+            .env("FLEET_RELEASE_BIN_DIR", Path::new(BIN).parent().unwrap())
+            .output()
+            .unwrap(),
+    )
 }
 
 fn list_tar(path: &Path) -> Vec<String> {

@@ -58,7 +58,8 @@ pub struct Run {
 }
 
 impl Run {
-    fn from(output: Output) -> Self {
+    /// The result of a finished process.
+    pub fn from(output: Output) -> Self {
         Run {
             code: output.status.code().unwrap_or(-1),
             stdout: String::from_utf8(output.stdout).unwrap(),
