@@ -15,7 +15,7 @@ fi
 # Debian packages (docs/image.md): the CA bundle and strip must be present.
 if [ ! -f /etc/ssl/certs/ca-certificates.crt ] || ! command -v strip >/dev/null 2>&1; then
   echo "ca-certificates or binutils missing: installing them with apt-get" >&2
-  apt-get install -y --no-install-recommends ca-certificates binutils >/dev/null
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends ca-certificates binutils >/dev/null
 fi
 if ! cargo nextest --version >/dev/null 2>&1; then
   echo "cargo-nextest not found: installing it" >&2
