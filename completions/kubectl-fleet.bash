@@ -40,6 +40,9 @@ _kubectl__fleet() {
             kubectl__fleet,status)
                 cmd="kubectl__fleet__subcmd__status"
                 ;;
+            kubectl__fleet,uninstall)
+                cmd="kubectl__fleet__subcmd__uninstall"
+                ;;
             kubectl__fleet,unregister)
                 cmd="kubectl__fleet__subcmd__unregister"
                 ;;
@@ -70,6 +73,9 @@ _kubectl__fleet() {
             kubectl__fleet__subcmd__help,status)
                 cmd="kubectl__fleet__subcmd__help__subcmd__status"
                 ;;
+            kubectl__fleet__subcmd__help,uninstall)
+                cmd="kubectl__fleet__subcmd__help__subcmd__uninstall"
+                ;;
             kubectl__fleet__subcmd__help,unregister)
                 cmd="kubectl__fleet__subcmd__help__subcmd__unregister"
                 ;;
@@ -83,7 +89,7 @@ _kubectl__fleet() {
 
     case "${cmd}" in
         kubectl__fleet)
-            opts="-v -h -V --kubeconfig --context --request-timeout --verbose --help --version register rotate unregister status policy incidents install completion version help"
+            opts="-v -h -V --kubeconfig --context --request-timeout --verbose --help --version register rotate unregister status policy incidents install uninstall completion version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -135,7 +141,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__help)
-            opts="register rotate unregister status policy incidents install completion version help"
+            opts="register rotate unregister status policy incidents install uninstall completion version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -260,6 +266,20 @@ _kubectl__fleet() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kubectl__subcmd__fleet__subcmd__help__subcmd__uninstall)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kubectl__subcmd__fleet__subcmd__help__subcmd__unregister)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -335,7 +355,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__install)
-            opts="-v -h -V --role --site --hub-kubeconfig --image --apply --crds-only --kubeconfig --context --request-timeout --verbose --help --version"
+            opts="-v -h -V --role --site --hub-kubeconfig --image --apply --force-conflicts --crds-only --kubeconfig --context --request-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -593,6 +613,32 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__fleet__subcmd__uninstall)
+            opts="-y -v -h -V --crds --yes --kubeconfig --context --request-timeout --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

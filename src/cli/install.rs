@@ -9,9 +9,21 @@
 //! kubeconfig Secrets), bindings, and a 2-replica Deployment with leader
 //! election.
 //! Edge role: namespace, ServiceAccount, a read-only ClusterRole on the
-//! member (what the edge reports), binding, a 1-replica Deployment with the
-//! hub kubeconfig Secret mounted read-only, and that Secret when
+//! member (what the edge reports), binding, a Role letting it read and
+//! rewrite exactly its hub kubeconfig Secret (token renewal), a 1-replica
+//! Deployment with that Secret mounted read-only, and the Secret itself when
 //! `--hub-kubeconfig` is given.
+//!
+//! Both Deployments run as the image's numeric user [`OPERATOR_UID`] with
+//! `fsGroup` set to it, so the group-readable (0440) Secret files are
+//! readable by the non-root process; they pass the Pod Security
+//! "restricted" profile.
+//!
+//! Re-running `--apply` upgrades in place and keeps what the cluster's
+//! operators changed since (see [`crate::k8s::ApplyOptions`]): a mirrored
+//! image, a replica count. Each kept value is reported; `--force-conflicts`
+//! replaces them, and an explicit `--image` or `--hub-kubeconfig` that a
+//! kept value would override stops the apply. The CRDs are always forced.
 
 use std::path::PathBuf;
 
@@ -23,13 +35,18 @@ use super::version::VERSION;
 use super::{Error, GlobalArgs, Io, parse_site_name};
 use crate::api::{DEFAULT_KUBECONFIG_KEY, GROUP};
 use crate::fleet::rbac;
-use crate::k8s::NAMESPACE;
+use crate::k8s::{ApplyOptions, NAMESPACE, describe_field};
 
 /// Name of the operator's ServiceAccount, (Cluster)Role(Binding)s and
 /// Deployment, suffixed with the role.
 const OPERATOR_NAME: &str = "fleet-operator";
 /// Port of the operator's metrics, REST API and health endpoints.
 pub const OPERATOR_HTTP_PORT: i32 = 8080;
+/// The numeric user and group the operator image runs as (the `USER` of
+/// the Containerfile, the conventional non-root id of distroless images).
+pub const OPERATOR_UID: i64 = 65532;
+/// Name of the operator's container in both Deployments.
+const CONTAINER_NAME: &str = "operator";
 
 /// Which operator role to install.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -61,29 +78,49 @@ pub struct InstallArgs {
     /// Edge role: hub kubeconfig from `register` to include as Secret fleet-system/fleet-hub-kubeconfig
     #[arg(long, value_name = "FILE")]
     pub hub_kubeconfig: Option<PathBuf>,
-    /// Operator container image
-    #[arg(long, value_name = "IMAGE", default_value_t = default_image())]
-    pub image: String,
+    /// Operator container image (default: this version's, see `default_image`)
+    #[arg(long, value_name = "IMAGE", help = concat!(
+        "Operator container image [default: ghcr.io/kubectl-fleet/fleet-operator:v",
+        env!("CARGO_PKG_VERSION"),
+        "]"
+    ))]
+    pub image: Option<String>,
     /// Apply to the cluster (server-side apply) instead of printing
     #[arg(long)]
     pub apply: bool,
+    /// With --apply: replace values someone changed on the cluster (kept by default)
+    #[arg(long, requires = "apply")]
+    pub force_conflicts: bool,
     /// Only the CustomResourceDefinitions
     #[arg(long)]
     pub crds_only: bool,
 }
 
-fn default_image() -> String {
+/// The image of this version: its tag is the crate version.
+pub fn default_image() -> String {
     format!("ghcr.io/kubectl-fleet/fleet-operator:v{VERSION}")
+}
+
+/// The field path of the operator container's image, as the API server
+/// names it in apply conflicts.
+fn image_field_path() -> String {
+    format!(".spec.template.spec.containers[name=\"{CONTAINER_NAME}\"].image")
 }
 
 /// Runs `kubectl fleet install`.
 pub async fn run(global: &GlobalArgs, args: InstallArgs, io: &mut Io<'_>) -> Result<(), Error> {
-    if args.hub_kubeconfig.is_some() && args.role != Role::Edge {
-        return Err(Error::Invalid {
-            what: "--hub-kubeconfig only applies to --role edge".into(),
-            hint: "drop it, or add --role edge --site SITE".into(),
-        });
+    for (given, flag) in [
+        (args.hub_kubeconfig.is_some(), "--hub-kubeconfig"),
+        (args.site.is_some(), "--site"),
+    ] {
+        if given && args.role != Role::Edge {
+            return Err(Error::Invalid {
+                what: format!("{flag} only applies to --role edge"),
+                hint: "drop it, or add --role edge --site SITE".into(),
+            });
+        }
     }
+    let image = args.image.clone().unwrap_or_else(default_image);
     let hub_kubeconfig = match &args.hub_kubeconfig {
         Some(path) => Some(
             std::fs::read_to_string(path).map_err(|source| Error::ReadFile {
@@ -97,23 +134,82 @@ pub async fn run(global: &GlobalArgs, args: InstallArgs, io: &mut Io<'_>) -> Res
         crd_manifests()
     } else {
         match args.role {
-            Role::Hub => hub_manifests(&args.image),
+            Role::Hub => hub_manifests(&image),
             Role::Edge => edge_manifests(
                 args.site
                     .as_deref()
                     .expect("clap requires --site with --role edge"),
-                &args.image,
+                &image,
                 hub_kubeconfig.as_deref(),
             ),
         }
     };
     if args.apply {
-        let cluster = global.hub().await?;
-        for obj in cluster.apply_manifests(&docs).await? {
-            writeln!(io.err, "{obj} applied")?;
-        }
+        apply(global, &args, docs, io).await?;
     } else {
         io.out.write_all(to_yaml_stream(&docs).as_bytes())?;
+    }
+    Ok(())
+}
+
+/// `--apply`: checks what the edge needs, then applies the CRDs whole and
+/// the rest keeping what the cluster's operators changed (see the module
+/// documentation), and reports each object and each kept value.
+async fn apply(
+    global: &GlobalArgs,
+    args: &InstallArgs,
+    docs: Vec<Value>,
+    io: &mut Io<'_>,
+) -> Result<(), Error> {
+    let cluster = global.hub().await?;
+    if args.role == Role::Edge
+        && !args.crds_only
+        && args.hub_kubeconfig.is_none()
+        && !cluster
+            .secret_exists(NAMESPACE, HUB_KUBECONFIG_SECRET)
+            .await?
+    {
+        return Err(Error::Invalid {
+            what: format!(
+                "Secret {NAMESPACE}/{HUB_KUBECONFIG_SECRET} does not exist on the target cluster: the edge would not start"
+            ),
+            hint: "pass --hub-kubeconfig FILE (from `kubectl fleet register`), or apply the Secret from `register --emit secret` first".into(),
+        });
+    }
+    // What the user names by flag must win over what the cluster holds:
+    // the image (not a mirror set earlier), the hub kubeconfig (not the
+    // token the edge renewed since).
+    let mut required = Vec::new();
+    if args.image.is_some() {
+        required.push(image_field_path());
+    }
+    if args.hub_kubeconfig.is_some() {
+        required.push(format!(".data.{DEFAULT_KUBECONFIG_KEY}"));
+    }
+    let options = ApplyOptions {
+        force: args.force_conflicts,
+        required: &required,
+    };
+    // The CRDs are this version's schema, whole: nobody's edits to them
+    // are kept (a half-old schema would serve neither version).
+    let (crds, rest): (Vec<Value>, Vec<Value>) = docs
+        .into_iter()
+        .partition(|d| d["kind"] == "CustomResourceDefinition");
+    let force_crds = ApplyOptions {
+        force: true,
+        required: &[],
+    };
+    let mut applied = cluster.apply_manifests(&crds, force_crds).await?;
+    applied.extend(cluster.apply_manifests(&rest, options).await?);
+    for applied in applied {
+        writeln!(io.err, "{} applied", applied.object)?;
+        for kept in &applied.kept {
+            writeln!(
+                io.err,
+                "  kept {}; --force-conflicts replaces it",
+                describe_field(&kept.path, kept.live.as_ref(), &kept.owner)
+            )?;
+        }
     }
     Ok(())
 }
@@ -186,9 +282,17 @@ pub fn hub_namespace_rules() -> Vec<Value> {
 /// The edge operator's read-only rules on its own (member) cluster: the
 /// same reads the hub's Pull prober uses.
 pub fn edge_cluster_rules() -> Vec<Value> {
-    let role = rbac::member_reader_cluster_role();
-    role.rules
-        .unwrap_or_default()
+    rules_json(rbac::member_reader_cluster_role().rules.unwrap_or_default())
+}
+
+/// The edge operator's rules inside `fleet-system`: get and update on
+/// exactly the Secret holding its hub kubeconfig.
+pub fn edge_namespace_rules() -> Vec<Value> {
+    rules_json(rbac::edge_secret_rules(HUB_KUBECONFIG_SECRET))
+}
+
+fn rules_json(rules: Vec<k8s_openapi::api::rbac::v1::PolicyRule>) -> Vec<Value> {
+    rules
         .into_iter()
         .map(|r| serde_json::to_value(r).expect("rules serialise"))
         .collect()
@@ -259,7 +363,7 @@ fn deployment(
     let probe =
         |path: &str| json!({ "httpGet": { "path": path, "port": "http" }, "periodSeconds": 10 });
     let mut container = json!({
-        "name": "operator",
+        "name": CONTAINER_NAME,
         "image": image,
         "args": args,
         "env": [
@@ -282,7 +386,13 @@ fn deployment(
     });
     let mut pod_spec = json!({
         "serviceAccountName": name,
-        "securityContext": { "runAsNonRoot": true, "seccompProfile": { "type": "RuntimeDefault" } },
+        "securityContext": {
+            "runAsNonRoot": true,
+            "runAsUser": OPERATOR_UID,
+            "runAsGroup": OPERATOR_UID,
+            "fsGroup": OPERATOR_UID,
+            "seccompProfile": { "type": "RuntimeDefault" },
+        },
         "containers": [],
     });
     if let Some((mount, vol)) = volume {
@@ -308,6 +418,25 @@ fn deployment(
     })
 }
 
+/// The objects of one role's operator that `uninstall` removes: the same
+/// documents install applies, without the CRDs, the namespace and the
+/// edge's hub kubeconfig Secret.
+pub fn operator_objects(role: Role) -> Vec<Value> {
+    let docs = match role {
+        Role::Hub => hub_manifests(&default_image()),
+        // The site only appears in the Deployment's args, which deleting ignores.
+        Role::Edge => edge_manifests("any-site", &default_image(), None),
+    };
+    docs.into_iter()
+        .filter(|d| {
+            !matches!(
+                d["kind"].as_str(),
+                Some("CustomResourceDefinition" | "Namespace" | "Secret")
+            )
+        })
+        .collect()
+}
+
 /// Everything the hub operator needs, in apply order.
 pub fn hub_manifests(image: &str) -> Vec<Value> {
     let mut docs = crd_manifests();
@@ -330,7 +459,11 @@ pub fn hub_manifests(image: &str) -> Vec<Value> {
 /// Everything an edge operator needs on its member cluster, in apply order.
 pub fn edge_manifests(site: &str, image: &str, hub_kubeconfig: Option<&str>) -> Vec<Value> {
     let mut docs = vec![namespace()];
-    docs.extend(rbac_objects(Role::Edge, edge_cluster_rules(), None));
+    docs.extend(rbac_objects(
+        Role::Edge,
+        edge_cluster_rules(),
+        Some(edge_namespace_rules()),
+    ));
     if let Some(kubeconfig) = hub_kubeconfig {
         docs.push(json!({
             "apiVersion": "v1",
@@ -350,7 +483,9 @@ pub fn edge_manifests(site: &str, image: &str, hub_kubeconfig: Option<&str>) -> 
         "name": "hub-kubeconfig",
         "secret": {
             "secretName": HUB_KUBECONFIG_SECRET,
-            "defaultMode": 0o400,
+            // Group-readable: the kubelet makes the files root-owned with
+            // group fsGroup, and the operator runs as that group.
+            "defaultMode": 0o440,
             "items": [{ "key": DEFAULT_KUBECONFIG_KEY, "path": DEFAULT_KUBECONFIG_KEY }],
         },
     });
@@ -362,6 +497,7 @@ pub fn edge_manifests(site: &str, image: &str, hub_kubeconfig: Option<&str>) -> 
             "--federation-role=edge".into(),
             format!("--site={site}"),
             format!("--hub-kubeconfig={HUB_KUBECONFIG_MOUNT}"),
+            format!("--hub-kubeconfig-secret={NAMESPACE}/{HUB_KUBECONFIG_SECRET}"),
         ],
         Some((mount, volume)),
     ));
@@ -452,6 +588,11 @@ mod tests {
                 .unwrap()
                 .contains(&json!("--site=site-a"))
         );
+        let volume = &deploy["spec"]["template"]["spec"]["volumes"][0];
+        assert_eq!(volume["secret"]["defaultMode"], 0o440);
+        assert!(container["args"].as_array().unwrap().contains(&json!(
+            "--hub-kubeconfig-secret=fleet-system/fleet-hub-kubeconfig"
+        )));
         let rules = serde_json::to_string(&edge_cluster_rules()).unwrap();
         for verb in ["create", "update", "patch", "delete"] {
             assert!(
@@ -463,6 +604,91 @@ mod tests {
             edge_manifests("site-a", "img", None)
                 .iter()
                 .all(|d| d["kind"] != "Secret")
+        );
+    }
+
+    #[test]
+    fn edge_may_rewrite_only_its_own_secret_in_its_namespace() {
+        let docs = edge_manifests("site-a", "img", None);
+        assert_eq!(
+            kinds(&docs),
+            [
+                "Namespace/fleet-system",
+                "ServiceAccount/fleet-operator-edge",
+                "ClusterRole/fleet-operator-edge",
+                "ClusterRoleBinding/fleet-operator-edge",
+                "Role/fleet-operator-edge",
+                "RoleBinding/fleet-operator-edge",
+                "Deployment/fleet-operator-edge",
+            ]
+        );
+        let role = docs.iter().find(|d| d["kind"] == "Role").unwrap();
+        assert_eq!(role["metadata"]["namespace"], "fleet-system");
+        assert_eq!(
+            role["rules"],
+            json!([{
+                "apiGroups": [""],
+                "resources": ["secrets"],
+                "resourceNames": ["fleet-hub-kubeconfig"],
+                "verbs": ["get", "update"],
+            }])
+        );
+        let binding = docs.iter().find(|d| d["kind"] == "RoleBinding").unwrap();
+        assert_eq!(
+            binding["subjects"],
+            json!([{ "kind": "ServiceAccount", "name": "fleet-operator-edge", "namespace": "fleet-system" }])
+        );
+        assert_eq!(binding["roleRef"]["name"], "fleet-operator-edge");
+    }
+
+    #[test]
+    fn both_operators_run_as_the_image_user_with_fs_group() {
+        for docs in [hub_manifests("img"), edge_manifests("s", "img", None)] {
+            let pod = &docs.last().unwrap()["spec"]["template"]["spec"];
+            let ctx = &pod["securityContext"];
+            for key in ["runAsUser", "runAsGroup", "fsGroup"] {
+                assert_eq!(ctx[key], 65532, "{key}");
+            }
+            assert_eq!(ctx["runAsNonRoot"], true);
+        }
+    }
+
+    #[test]
+    fn uninstall_removes_operator_and_rbac_but_no_crd_namespace_or_secret() {
+        let objects: Vec<String> = [Role::Hub, Role::Edge]
+            .into_iter()
+            .flat_map(|r| kinds(&operator_objects(r)))
+            .collect();
+        assert_eq!(objects.len(), 12, "{objects:?}");
+        assert!(
+            objects
+                .iter()
+                .all(|o| !o.starts_with("CustomResourceDefinition/")
+                    && !o.starts_with("Namespace/")
+                    && !o.starts_with("Secret/"))
+        );
+        assert!(objects.contains(&"Deployment/fleet-operator-edge".to_owned()));
+    }
+
+    #[test]
+    fn the_image_path_is_the_one_the_api_server_names() {
+        assert_eq!(
+            image_field_path(),
+            ".spec.template.spec.containers[name=\"operator\"].image"
+        );
+        assert!(default_image().ends_with(&format!(":v{VERSION}")));
+        let install = crate::cli::command()
+            .find_subcommand("install")
+            .unwrap()
+            .clone();
+        let image = install
+            .get_arguments()
+            .find(|a| a.get_id() == "image")
+            .unwrap();
+        let help = image.get_help().unwrap().to_string();
+        assert!(
+            help.ends_with(&format!("[default: {}]", default_image())),
+            "{help}"
         );
     }
 

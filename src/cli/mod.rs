@@ -15,6 +15,7 @@ mod policy;
 mod register;
 mod rotate;
 mod status;
+mod uninstall;
 mod unregister;
 mod version;
 
@@ -99,6 +100,8 @@ pub enum Command {
     Incidents(incidents::IncidentsArgs),
     /// Print (or apply) the manifests for the CRDs and the operator
     Install(install::InstallArgs),
+    /// Remove the operator and its RBAC (the CRDs and every site only with --crds)
+    Uninstall(uninstall::UninstallArgs),
     /// Print a shell completion script
     Completion(completion::CompletionArgs),
     /// Print the version
@@ -128,6 +131,7 @@ pub async fn run(cli: Cli, io: &mut Io<'_>) -> Result<(), Error> {
         Command::Policy(args) => policy::run(args, io),
         Command::Incidents(args) => incidents::run(global, args, io).await,
         Command::Install(args) => install::run(global, args, io).await,
+        Command::Uninstall(args) => uninstall::run(global, args, io).await,
         Command::Completion(args) => completion::run(args, io),
         Command::Version(args) => version::run(args, io),
     }

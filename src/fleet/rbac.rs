@@ -345,10 +345,30 @@ pub fn member_reader_cluster_role_binding() -> ClusterRoleBinding {
     }
 }
 
+/// The edge operator's rules in its own namespace on the member cluster:
+/// read and rewrite exactly the Secret holding its hub kubeconfig (it
+/// stores the renewed token there), nothing else.
+pub fn edge_secret_rules(secret_name: &str) -> Vec<PolicyRule> {
+    vec![rule("", "secrets", &[secret_name], &["get", "update"])]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn edge_secret_rules_name_exactly_one_secret() {
+        assert_eq!(
+            serde_json::to_value(edge_secret_rules("fleet-hub-kubeconfig")).unwrap(),
+            json!([{
+                "apiGroups": [""],
+                "resources": ["secrets"],
+                "resourceNames": ["fleet-hub-kubeconfig"],
+                "verbs": ["get", "update"],
+            }])
+        );
+    }
 
     #[test]
     fn site_cluster_role_is_exactly_design_section_3() {

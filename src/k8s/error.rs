@@ -91,6 +91,14 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
+    /// An apply would replace values another manager set on the cluster.
+    #[error("{what}: the cluster holds values set by another manager: {fields}")]
+    Conflict {
+        /// The operation that failed.
+        what: String,
+        /// The fields, their live values and managers, in one line.
+        fields: String,
+    },
     /// The server answered something this client could not use.
     #[error("{what}: {reason}")]
     Unexpected {
@@ -201,6 +209,10 @@ impl Error {
             Error::NotFound { .. } => "list the registered sites with `kubectl fleet status`".into(),
             Error::Status { code, .. } if *code >= 500 => {
                 "the API server failed; re-run the command, it converges".into()
+            }
+            Error::Conflict { .. } => {
+                "keep them (drop the flag that asks to change them), or pass --force-conflicts to replace them"
+                    .into()
             }
             Error::Status { .. } | Error::Unexpected { .. } => {
                 "re-run with -v for details".into()

@@ -336,6 +336,15 @@ impl Cluster {
             .await
     }
 
+    /// Whether Secret `namespace/name` exists.
+    pub async fn secret_exists(&self, namespace: &str, name: &str) -> Result<bool, Error> {
+        let api: Api<Secret> = Api::namespaced(self.client.clone(), namespace);
+        api.get_opt(name)
+            .await
+            .map(|s| s.is_some())
+            .map_err(|e| Error::api(format!("get Secret {namespace}/{name}"), self.server(), e))
+    }
+
     /// Deletes the pull Secret of a site if present.
     pub async fn delete_pull_secret(&self, site: &str) -> Result<Option<ObjectRef>, Error> {
         let name = rbac::pull_secret_name(site);

@@ -8,6 +8,7 @@
 
 mod client;
 mod error;
+mod field_path;
 mod identity;
 mod kubeconfig;
 mod manifests;
@@ -17,6 +18,7 @@ pub use client::{Cluster, ConnectOptions};
 pub use error::Error;
 pub use identity::{IssuedToken, ObjectRef};
 pub use kubeconfig::{TokenKubeconfig, plain_yaml_stream, write_private_file};
+pub use manifests::{Applied, ApplyOptions, KeptField, describe_field};
 
 /// Namespace holding the fleet's identities, Secrets and operator.
 pub const NAMESPACE: &str = crate::fleet::rbac::FLEET_NAMESPACE;

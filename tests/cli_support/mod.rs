@@ -58,7 +58,8 @@ pub struct Run {
 }
 
 impl Run {
-    fn from(output: Output) -> Self {
+    /// The result of a finished process.
+    pub fn from(output: Output) -> Self {
         Run {
             code: output.status.code().unwrap_or(-1),
             stdout: String::from_utf8(output.stdout).unwrap(),
@@ -179,6 +180,31 @@ impl Hub {
     pub async fn admin(&self) -> kube::Client {
         client_from_yaml(&self.sandbox.admin_kubeconfig()).await
     }
+}
+
+/// Runs `sh -c SCRIPT` with kubectl-fleet first on PATH, KUBECONFIG set to
+/// the hub's admin kubeconfig and kubectl's cache in the temp dir.
+pub fn shell(hub: &Hub, script: &str) -> Run {
+    let bin_dir = Path::new(BIN).parent().unwrap();
+    let kubectl = kubectl();
+    let kubectl_dir = kubectl.parent().unwrap();
+    let path = format!(
+        "{}:{}:/usr/bin:/bin",
+        bin_dir.display(),
+        kubectl_dir.display()
+    );
+    let output = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(script)
+        .env("PATH", path)
+        .env("KUBECONFIG", &hub.kubeconfig)
+        .env("KUBECACHEDIR", hub.dir.path().join("kube-cache"))
+        .env("HOME", hub.dir.path())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run sh");
+    Run::from(output)
 }
 
 /// Runs the binary with a clean environment rooted at `home`.

@@ -1,0 +1,74 @@
+//! `kubectl fleet uninstall`: remove what `install` created for the
+//! operator — its Deployments and RBAC, hub and edge role alike — and, only
+//! with `--crds`, the CustomResourceDefinitions (which deletes every
+//! FederatedCluster with them). Namespace `fleet-system` stays: it holds the
+//! site identities of `register` (`unregister` removes those) and an edge's
+//! hub kubeconfig Secret. Idempotent: whatever is already gone is skipped.
+
+use super::install::{Role, crd_manifests, operator_objects};
+use super::{Error, GlobalArgs, Io};
+
+/// Arguments of `kubectl fleet uninstall`.
+#[derive(Debug, clap::Args)]
+pub struct UninstallArgs {
+    /// Also delete the CRDs, and with them every registered site
+    #[arg(long)]
+    pub crds: bool,
+    /// Do not ask before deleting the CRDs (required when stdin is not a terminal)
+    #[arg(short, long, requires = "crds")]
+    pub yes: bool,
+}
+
+/// Runs `kubectl fleet uninstall`.
+pub async fn run(global: &GlobalArgs, args: UninstallArgs, io: &mut Io<'_>) -> Result<(), Error> {
+    let cluster = global.hub().await?;
+    if args.crds && !args.yes {
+        let sites = match cluster.list_sites(None).await {
+            Ok(sites) => sites.len(),
+            Err(crate::k8s::Error::CrdMissing { .. }) => 0,
+            Err(e) => return Err(e.into()),
+        };
+        let question = format!(
+            "delete the fleet CRDs and with them all {sites} registered site{}",
+            if sites == 1 { "" } else { "s" }
+        );
+        if !io.interactive {
+            return Err(Error::Invalid {
+                what: format!("refusing to {question} without confirmation"),
+                hint: "pass --yes (no terminal to ask on)".into(),
+            });
+        }
+        let confirmed = dialoguer::Confirm::new()
+            .with_prompt(format!("{}?", capitalise(&question)))
+            .default(false)
+            .interact()
+            .map_err(|e| Error::Output(std::io::Error::other(e)))?;
+        if !confirmed {
+            return Err(Error::Aborted);
+        }
+    }
+    let mut docs = Vec::new();
+    if args.crds {
+        docs.extend(crd_manifests());
+    }
+    for role in [Role::Hub, Role::Edge] {
+        docs.extend(operator_objects(role));
+    }
+    // Reverse order: the Deployments stop before their RBAC goes, the CRDs last.
+    let deleted = cluster.delete_manifests(&docs).await?;
+    if deleted.is_empty() {
+        writeln!(io.err, "no fleet operator installed: nothing to remove")?;
+    }
+    for obj in &deleted {
+        writeln!(io.err, "{obj} deleted")?;
+    }
+    Ok(())
+}
+
+fn capitalise(s: &str) -> String {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}

@@ -1,0 +1,723 @@
+//! `kubectl fleet install` and `uninstall` as a platform team uses them on a
+//! cluster: the manifests pass the Pod Security "restricted" profile, an
+//! upgrade over a populated hub loses nothing and keeps what the cluster's
+//! operators changed (a replica count, a mirrored image), bad combinations
+//! stop before anything is applied, and uninstall removes the operator but
+//! the CRDs (and every site) only when asked.
+
+mod cli_support;
+
+use base64::Engine as _;
+use cli_support::{Hub, Run, TempDir, run_bin, shell};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::ServiceAccount;
+use k8s_openapi::api::rbac::v1::ClusterRole;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, Patch, PatchParams};
+use kube_sandbox::Sandbox;
+use kubectl_fleet::api::FederatedCluster;
+use serde_json::{Value, json};
+
+const CRD: &str = "federatedclusters.federation.kubectl-fleet.dev";
+const IMAGE_PATH: &str = ".spec.template.spec.containers[name=\"operator\"].image";
+
+fn docs(yaml: &str) -> Vec<Value> {
+    serde_saphyr::from_multiple(yaml).unwrap()
+}
+
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+async fn hub_deployment(hub: &Hub) -> Deployment {
+    Api::<Deployment>::namespaced(hub.admin().await, "fleet-system")
+        .get("fleet-operator-hub")
+        .await
+        .unwrap()
+}
+
+fn image_of(deploy: &Deployment) -> String {
+    deploy
+        .spec
+        .as_ref()
+        .unwrap()
+        .template
+        .spec
+        .as_ref()
+        .unwrap()
+        .containers[0]
+        .image
+        .clone()
+        .unwrap()
+}
+
+// ---------------------------------------------------------------------------
+// Pod Security Standards, "restricted" (which includes "baseline"), as
+// published at kubernetes.io/docs/concepts/security/pod-security-standards.
+// Each check returns the violations of one control for one pod template.
+
+const BASELINE_CAPABILITIES: &[&str] = &[
+    "AUDIT_WRITE",
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "FSETID",
+    "KILL",
+    "MKNOD",
+    "NET_BIND_SERVICE",
+    "SETFCAP",
+    "SETGID",
+    "SETPCAP",
+    "SETUID",
+    "SYS_CHROOT",
+];
+const SAFE_SYSCTLS: &[&str] = &[
+    "kernel.shm_rmid_forced",
+    "net.ipv4.ip_local_port_range",
+    "net.ipv4.ip_unprivileged_port_start",
+    "net.ipv4.tcp_syncookies",
+    "net.ipv4.ping_group_range",
+    "net.ipv4.ip_local_reserved_ports",
+    "net.ipv4.tcp_keepalive_time",
+    "net.ipv4.tcp_fin_timeout",
+    "net.ipv4.tcp_keepalive_intvl",
+    "net.ipv4.tcp_keepalive_probes",
+];
+const RESTRICTED_VOLUME_TYPES: &[&str] = &[
+    "configMap",
+    "csi",
+    "downwardAPI",
+    "emptyDir",
+    "ephemeral",
+    "persistentVolumeClaim",
+    "projected",
+    "secret",
+];
+
+/// Every container of a pod spec: containers, initContainers, ephemeralContainers.
+fn all_containers(pod: &Value) -> Vec<&Value> {
+    ["containers", "initContainers", "ephemeralContainers"]
+        .iter()
+        .filter_map(|k| pod[*k].as_array())
+        .flatten()
+        .collect()
+}
+
+fn is_true(v: &Value) -> bool {
+    v.as_bool() == Some(true)
+}
+
+fn pss_restricted_violations(pod: &Value) -> Vec<String> {
+    let mut v = Vec::new();
+    let psc = &pod["securityContext"];
+    let containers = all_containers(pod);
+    // Baseline: host namespaces.
+    for key in ["hostNetwork", "hostPID", "hostIPC"] {
+        if is_true(&pod[key]) {
+            v.push(format!("{key} must be unset or false"));
+        }
+    }
+    // Baseline: HostProcess.
+    if is_true(&psc["windowsOptions"]["hostProcess"]) {
+        v.push("pod windowsOptions.hostProcess".into());
+    }
+    // Baseline: sysctls.
+    for s in psc["sysctls"].as_array().into_iter().flatten() {
+        let name = s["name"].as_str().unwrap_or_default();
+        if !SAFE_SYSCTLS.contains(&name) {
+            v.push(format!("sysctl {name} is not in the safe set"));
+        }
+    }
+    // Baseline: AppArmor, SELinux, seccomp not Unconfined (pod level).
+    let apparmor_ok = |a: &Value| {
+        a.is_null() || matches!(a["type"].as_str(), Some("RuntimeDefault" | "Localhost"))
+    };
+    let selinux_ok = |s: &Value| {
+        s.is_null()
+            || (matches!(
+                s["type"].as_str(),
+                None | Some("")
+                    | Some(
+                        "container_t"
+                            | "container_init_t"
+                            | "container_kvm_t"
+                            | "container_engine_t"
+                    )
+            ) && s["user"].is_null()
+                && s["role"].is_null())
+    };
+    if !apparmor_ok(&psc["appArmorProfile"]) {
+        v.push("pod appArmorProfile".into());
+    }
+    if !selinux_ok(&psc["seLinuxOptions"]) {
+        v.push("pod seLinuxOptions".into());
+    }
+    // Restricted: volume types (baseline's hostPath is covered: not listed).
+    for vol in pod["volumes"].as_array().into_iter().flatten() {
+        let kind = vol
+            .as_object()
+            .unwrap()
+            .keys()
+            .find(|k| *k != "name")
+            .cloned()
+            .unwrap_or_default();
+        if !RESTRICTED_VOLUME_TYPES.contains(&kind.as_str()) {
+            v.push(format!("volume {} has type {kind}", vol["name"]));
+        }
+    }
+    // Restricted: seccomp RuntimeDefault or Localhost, at pod level or on
+    // every container; never Unconfined.
+    let seccomp_set =
+        |s: &Value| matches!(s["type"].as_str(), Some("RuntimeDefault" | "Localhost"));
+    let pod_seccomp = seccomp_set(&psc["seccompProfile"]);
+    // Restricted: runAsNonRoot true at pod level or on every container.
+    let pod_non_root = is_true(&psc["runAsNonRoot"]);
+    if psc["runAsUser"].as_i64() == Some(0) {
+        v.push("pod runAsUser 0".into());
+    }
+    for c in containers {
+        let name = c["name"].as_str().unwrap_or_default();
+        let sc = &c["securityContext"];
+        if is_true(&sc["privileged"]) {
+            v.push(format!("{name}: privileged"));
+        }
+        if is_true(&sc["windowsOptions"]["hostProcess"]) {
+            v.push(format!("{name}: hostProcess"));
+        }
+        for p in c["ports"].as_array().into_iter().flatten() {
+            if p["hostPort"].as_i64().is_some_and(|h| h != 0) {
+                v.push(format!("{name}: hostPort"));
+            }
+        }
+        if !matches!(sc["procMount"].as_str(), None | Some("Default")) {
+            v.push(format!("{name}: procMount"));
+        }
+        if !apparmor_ok(&sc["appArmorProfile"]) {
+            v.push(format!("{name}: appArmorProfile"));
+        }
+        if !selinux_ok(&sc["seLinuxOptions"]) {
+            v.push(format!("{name}: seLinuxOptions"));
+        }
+        if sc["allowPrivilegeEscalation"].as_bool() != Some(false) {
+            v.push(format!("{name}: allowPrivilegeEscalation must be false"));
+        }
+        match sc["runAsNonRoot"].as_bool() {
+            Some(false) => v.push(format!("{name}: runAsNonRoot false")),
+            None if !pod_non_root => v.push(format!("{name}: runAsNonRoot unset")),
+            _ => {}
+        }
+        if sc["runAsUser"].as_i64() == Some(0) {
+            v.push(format!("{name}: runAsUser 0"));
+        }
+        if sc["seccompProfile"]["type"] == "Unconfined"
+            || (!pod_seccomp && !seccomp_set(&sc["seccompProfile"]))
+        {
+            v.push(format!(
+                "{name}: seccompProfile must be RuntimeDefault or Localhost"
+            ));
+        }
+        let caps = &sc["capabilities"];
+        let drops_all = caps["drop"]
+            .as_array()
+            .is_some_and(|d| d.iter().any(|c| c == "ALL"));
+        if !drops_all {
+            v.push(format!("{name}: capabilities must drop ALL"));
+        }
+        for add in caps["add"].as_array().into_iter().flatten() {
+            let cap = add.as_str().unwrap_or_default();
+            if !BASELINE_CAPABILITIES.contains(&cap) {
+                v.push(format!("{name}: adds capability {cap} (baseline)"));
+            } else if cap != "NET_BIND_SERVICE" {
+                v.push(format!("{name}: adds capability {cap}"));
+            }
+        }
+    }
+    v
+}
+
+fn pod_templates(docs: &[Value]) -> Vec<(String, Value)> {
+    docs.iter()
+        .filter(|d| d["kind"] == "Deployment")
+        .map(|d| {
+            (
+                d["metadata"]["name"].as_str().unwrap().to_owned(),
+                d["spec"]["template"]["spec"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn pss_checker_catches_what_the_profile_forbids() {
+    let good = json!({
+        "securityContext": { "runAsNonRoot": true, "seccompProfile": { "type": "RuntimeDefault" } },
+        "containers": [{ "name": "c", "securityContext": {
+            "allowPrivilegeEscalation": false, "capabilities": { "drop": ["ALL"] } } }],
+    });
+    assert!(pss_restricted_violations(&good).is_empty());
+    let breakers: [(&str, Value); 8] = [
+        ("/hostNetwork", json!(true)),
+        ("/securityContext/runAsNonRoot", json!(false)),
+        (
+            "/securityContext/seccompProfile",
+            json!({ "type": "Unconfined" }),
+        ),
+        (
+            "/containers/0/securityContext/allowPrivilegeEscalation",
+            json!(true),
+        ),
+        ("/containers/0/securityContext/privileged", json!(true)),
+        (
+            "/containers/0/securityContext/capabilities",
+            json!({ "add": ["SYS_ADMIN"], "drop": ["ALL"] }),
+        ),
+        ("/containers/0/securityContext/runAsUser", json!(0)),
+        (
+            "/volumes",
+            json!([{ "name": "h", "hostPath": { "path": "/" } }]),
+        ),
+    ];
+    for (pointer, value) in breakers {
+        let mut pod = good.clone();
+        let (parent, key) = pointer.rsplit_once('/').unwrap();
+        pod.pointer_mut(parent).unwrap()[key] = value;
+        assert!(
+            !pss_restricted_violations(&pod).is_empty(),
+            "{pointer} passed"
+        );
+    }
+}
+
+#[test]
+fn hub_and_edge_manifests_pass_the_restricted_profile() {
+    let dir = TempDir::new("pss");
+    let hub = docs(&run_bin(&["install"], dir.path()).ok().stdout);
+    let edge = docs(
+        &run_bin(
+            &["install", "--role", "edge", "--site", "site-a"],
+            dir.path(),
+        )
+        .ok()
+        .stdout,
+    );
+    let pods: Vec<_> = pod_templates(&hub)
+        .into_iter()
+        .chain(pod_templates(&edge))
+        .collect();
+    assert_eq!(pods.len(), 2);
+    for (name, pod) in pods {
+        let violations = pss_restricted_violations(&pod);
+        assert!(violations.is_empty(), "{name}: {violations:?}");
+        // The uid is numeric (the kubelet cannot check a named user against
+        // runAsNonRoot) and the Secret is readable through fsGroup.
+        assert_eq!(pod["securityContext"]["runAsUser"], 65532, "{name}");
+        assert_eq!(pod["securityContext"]["fsGroup"], 65532, "{name}");
+        for vol in pod["volumes"].as_array().into_iter().flatten() {
+            assert_eq!(vol["secret"]["defaultMode"], 0o440, "{name}");
+        }
+        // The namespace carries no exemption: the profile is met, not waived.
+        assert_eq!(pod["hostNetwork"], Value::Null);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Upgrade.
+
+async fn populate(hub: &Hub) {
+    hub.register("site-a", &["--tier", "critical", "--region", "eu-west-1"]);
+    hub.register("site-b", &["--environment", "staging"]);
+    hub.register("site-c", &[]);
+    let api: Api<FederatedCluster> = Api::all(hub.admin().await);
+    api.patch_status(
+        "site-a",
+        &PatchParams::default(),
+        &Patch::Merge(&json!({ "status": {
+            "phase": "Connected",
+            "lastHeartbeatTime": jiff::Timestamp::now().to_string(),
+            "nodeCount": 3,
+        } })),
+    )
+    .await
+    .unwrap();
+}
+
+async fn snapshot(hub: &Hub) -> Vec<Value> {
+    let api: Api<FederatedCluster> = Api::all(hub.admin().await);
+    let mut sites: Vec<Value> = api
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|s| json!({ "name": s.metadata.name, "uid": s.metadata.uid, "spec": s.spec, "status": s.status }))
+        .collect();
+    sites.sort_by_key(|s| s["name"].as_str().unwrap().to_owned());
+    sites
+}
+
+#[tokio::test]
+async fn upgrade_over_a_populated_hub_loses_nothing_and_keeps_the_replica_count() {
+    let hub = Hub::bare(Default::default());
+    // Version N-1 of the operator, as the previous release applied it.
+    hub.fleet(&[
+        "install",
+        "--apply",
+        "--image",
+        "ghcr.io/kubectl-fleet/fleet-operator:v0.0.9",
+    ])
+    .ok();
+    populate(&hub).await;
+    let before = snapshot(&hub).await;
+    assert_eq!(before.len(), 3);
+    // The platform team scales the hub with kubectl.
+    shell(
+        &hub,
+        "kubectl -n fleet-system scale deployment fleet-operator-hub --replicas=3",
+    )
+    .ok();
+
+    let run = hub.fleet(&["install", "--apply"]).ok();
+
+    assert!(
+        run.stderr.contains(
+            "Deployment fleet-system/fleet-operator-hub applied\n  kept .spec.replicas = 3 ("
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("--force-conflicts replaces it"),
+        "{}",
+        run.stderr
+    );
+    let deploy = hub_deployment(&hub).await;
+    assert_eq!(deploy.spec.as_ref().unwrap().replicas, Some(3));
+    // The image install owned moves to this version.
+    assert_eq!(
+        image_of(&deploy),
+        format!("ghcr.io/kubectl-fleet/fleet-operator:v{}", version())
+    );
+    // Every site, with its uid (not recreated), spec and status.
+    assert_eq!(snapshot(&hub).await, before);
+    // The sites' identities are untouched.
+    let client = hub.admin().await;
+    Api::<ServiceAccount>::namespaced(client.clone(), "fleet-system")
+        .get("fleet-edge-site-b")
+        .await
+        .unwrap();
+    Api::<ClusterRole>::all(client.clone())
+        .get("fleet-edge-site-c")
+        .await
+        .unwrap();
+    // And the sites still work: the CRDs are served, a new one registers.
+    hub.register("site-d", &[]);
+    // A forced upgrade takes the replica count back.
+    hub.fleet(&["install", "--apply", "--force-conflicts"]).ok();
+    assert_eq!(hub_deployment(&hub).await.spec.unwrap().replicas, Some(2));
+}
+
+#[tokio::test]
+async fn a_mirrored_image_is_kept_and_a_different_image_needs_force() {
+    let hub = Hub::bare(Default::default());
+    hub.fleet(&["install", "--apply"]).ok();
+    let mirror = format!("registry.internal/fleet-operator:v{}", version());
+    shell(
+        &hub,
+        &format!(
+            "kubectl -n fleet-system set image deployment/fleet-operator-hub operator={mirror}"
+        ),
+    )
+    .ok();
+
+    let run = hub.fleet(&["install", "--apply"]).ok();
+    assert!(
+        run.stderr
+            .contains(&format!("kept {IMAGE_PATH} = \"{mirror}\" (")),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(image_of(&hub_deployment(&hub).await), mirror);
+
+    // Asking for another image by flag while the cluster holds the mirror:
+    // one line naming the field and its live value, nothing changed.
+    let line = hub
+        .fleet(&[
+            "install",
+            "--apply",
+            "--image",
+            "registry.internal/fleet-operator:v9",
+        ])
+        .one_line_error();
+    assert!(
+        line.contains(IMAGE_PATH) && line.contains(&mirror),
+        "{line}"
+    );
+    assert!(line.contains("--force-conflicts"), "{line}");
+    assert_eq!(image_of(&hub_deployment(&hub).await), mirror);
+
+    hub.fleet(&[
+        "install",
+        "--apply",
+        "--image",
+        "registry.internal/fleet-operator:v9",
+        "--force-conflicts",
+    ])
+    .ok();
+    assert_eq!(
+        image_of(&hub_deployment(&hub).await),
+        "registry.internal/fleet-operator:v9"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Bad combinations.
+
+#[tokio::test]
+async fn bad_combinations_stop_before_applying_anything() {
+    let hub = Hub::bare(Default::default());
+    let line = hub.fleet(&["install", "--site", "site-a"]).one_line_error();
+    assert!(
+        line.contains("--site only applies to --role edge"),
+        "{line}"
+    );
+
+    // An edge without its Secret would never start: stop and say how.
+    let line = hub
+        .fleet(&["install", "--role", "edge", "--site", "site-a", "--apply"])
+        .one_line_error();
+    assert!(
+        line.contains("Secret fleet-system/fleet-hub-kubeconfig does not exist")
+            && line.contains("--hub-kubeconfig"),
+        "{line}"
+    );
+    let deploys = Api::<Deployment>::all(hub.admin().await)
+        .list(&Default::default())
+        .await
+        .unwrap();
+    assert!(deploys.items.is_empty(), "applied despite the error");
+
+    // Printing needs no Secret (it may be applied separately).
+    hub.fleet(&["install", "--role", "edge", "--site", "site-a"])
+        .ok();
+}
+
+#[tokio::test]
+async fn edge_install_with_its_secret_applies_and_its_role_names_the_secret() {
+    let hub = Hub::new();
+    let kubeconfig = hub.fleet(&["register", "site-a"]).ok().stdout;
+    let edge = Sandbox::start();
+    let dir = TempDir::new("edge");
+    let edge_kc = dir.path().join("edge.kubeconfig");
+    edge.write_admin_kubeconfig(&edge_kc).unwrap();
+    let hub_kc = dir.path().join("hub.kubeconfig");
+    std::fs::write(&hub_kc, kubeconfig).unwrap();
+    let edge_args = |extra: &[&str]| -> Run {
+        let mut args = vec![
+            "--kubeconfig",
+            edge_kc.to_str().unwrap(),
+            "install",
+            "--role",
+            "edge",
+            "--site",
+            "site-a",
+            "--apply",
+        ];
+        args.extend_from_slice(extra);
+        run_bin(&args, dir.path())
+    };
+    edge_args(&["--hub-kubeconfig", hub_kc.to_str().unwrap()]).ok();
+    // Re-running without the file finds the Secret in place.
+    edge_args(&[]).ok();
+    let client = cli_support::client_from_yaml(&edge.admin_kubeconfig()).await;
+
+    // The edge (here: kubectl) rewrote its credential since; re-installing
+    // an older file stops rather than reverting it, without echoing either.
+    let secrets =
+        Api::<k8s_openapi::api::core::v1::Secret>::namespaced(client.clone(), "fleet-system");
+    let mut secret = secrets.get("fleet-hub-kubeconfig").await.unwrap();
+    let renewed = "renewed-token-kubeconfig";
+    secret.data = Some(
+        [(
+            "kubeconfig".to_owned(),
+            k8s_openapi::ByteString(renewed.into()),
+        )]
+        .into(),
+    );
+    secret.metadata.managed_fields = None;
+    secrets
+        .replace("fleet-hub-kubeconfig", &Default::default(), &secret)
+        .await
+        .unwrap();
+    let run = edge_args(&["--hub-kubeconfig", hub_kc.to_str().unwrap()]);
+    let line = run.one_line_error();
+    assert!(
+        line.contains(".data.kubeconfig") && line.contains("--force-conflicts"),
+        "{line}"
+    );
+    let encoded = base64::engine::general_purpose::STANDARD.encode(renewed);
+    assert!(
+        !line.contains(&encoded) && !line.contains("token"),
+        "{line}"
+    );
+    let kept = secrets.get("fleet-hub-kubeconfig").await.unwrap();
+    assert_eq!(kept.data.unwrap()["kubeconfig"].0, renewed.as_bytes());
+    edge_args(&[
+        "--hub-kubeconfig",
+        hub_kc.to_str().unwrap(),
+        "--force-conflicts",
+    ])
+    .ok();
+    let replaced = secrets.get("fleet-hub-kubeconfig").await.unwrap();
+    assert_eq!(
+        replaced.data.unwrap()["kubeconfig"].0,
+        std::fs::read(&hub_kc).unwrap()
+    );
+
+    let role = Api::<k8s_openapi::api::rbac::v1::Role>::namespaced(client, "fleet-system")
+        .get("fleet-operator-edge")
+        .await
+        .unwrap();
+    let rules = serde_json::to_value(role.rules.unwrap()).unwrap();
+    assert_eq!(
+        rules,
+        json!([{ "apiGroups": [""], "resources": ["secrets"], "resourceNames": ["fleet-hub-kubeconfig"], "verbs": ["get", "update"] }])
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Uninstall.
+
+#[tokio::test]
+async fn uninstall_removes_the_operator_and_keeps_sites_unless_asked() {
+    let hub = Hub::bare(Default::default());
+    hub.fleet(&["install", "--apply"]).ok();
+    hub.register("site-a", &[]);
+    hub.register("site-b", &[]);
+    let client = hub.admin().await;
+
+    let run = hub.fleet(&["uninstall"]).ok();
+    assert!(
+        run.stderr
+            .contains("Deployment fleet-system/fleet-operator-hub deleted")
+            && run
+                .stderr
+                .contains("ClusterRole fleet-operator-hub deleted"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("CustomResourceDefinition"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        Api::<Deployment>::namespaced(client.clone(), "fleet-system")
+            .get_opt("fleet-operator-hub")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        Api::<ClusterRole>::all(client.clone())
+            .get_opt("fleet-operator-hub")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(
+        Api::<FederatedCluster>::all(client.clone())
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        2
+    );
+    // The sites' own identities are not the operator's: they stay.
+    Api::<ClusterRole>::all(client.clone())
+        .get("fleet-edge-site-a")
+        .await
+        .unwrap();
+    // Idempotent.
+    let again = hub.fleet(&["uninstall"]).ok();
+    assert!(
+        again.stderr.contains("nothing to remove"),
+        "{}",
+        again.stderr
+    );
+
+    // Deleting the CRDs deletes every site: without a terminal, only with --yes.
+    let line = hub.fleet(&["uninstall", "--crds"]).one_line_error();
+    assert!(
+        line.contains("delete the fleet CRDs and with them all 2 registered sites")
+            && line.contains("--yes"),
+        "{line}"
+    );
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    crds.get(CRD).await.unwrap();
+    let run = hub.fleet(&["uninstall", "--crds", "--yes"]).ok();
+    assert!(
+        run.stderr
+            .contains(&format!("CustomResourceDefinition {CRD} deleted")),
+        "{}",
+        run.stderr
+    );
+    assert!(crds.get_opt(CRD).await.unwrap().is_none());
+}
+
+/// Runs `kubectl-fleet ARGS` on a pseudo-terminal (util-linux `script`),
+/// typing `answer`; returns what the terminal showed.
+fn on_terminal(hub: &Hub, args: &str, answer: &str) -> String {
+    use std::io::{Read as _, Write as _};
+    let command = format!(
+        "{} --kubeconfig {} {args}",
+        cli_support::BIN,
+        hub.kubeconfig.display()
+    );
+    let mut child = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("HOME", hub.dir.path())
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("util-linux script");
+    // Stdin stays open until the command ends: the answer waits in the
+    // terminal's input queue until the prompt reads it.
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(answer.as_bytes()).unwrap();
+    let mut shown = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut shown)
+        .unwrap();
+    child.wait().unwrap();
+    drop(stdin);
+    shown
+}
+
+#[tokio::test]
+async fn uninstall_crds_on_a_terminal_asks_naming_the_site_count() {
+    let hub = Hub::new();
+    for site in ["site-a", "site-b", "site-c"] {
+        hub.register(site, &[]);
+    }
+    let crds: Api<CustomResourceDefinition> = Api::all(hub.admin().await);
+
+    let shown = on_terminal(&hub, "uninstall --crds", "n");
+    assert!(
+        shown.contains("Delete the fleet CRDs and with them all 3 registered sites? [y/N]"),
+        "{shown}"
+    );
+    assert!(shown.contains("error: aborted"), "{shown}");
+    crds.get(CRD).await.unwrap();
+
+    let shown = on_terminal(&hub, "uninstall --crds", "y");
+    assert!(
+        shown.contains(&format!("CustomResourceDefinition {CRD} deleted")),
+        "{shown}"
+    );
+    assert!(crds.get_opt(CRD).await.unwrap().is_none());
+}

@@ -1,0 +1,222 @@
+//! The operator image, built offline by `tools/image/build.py` from the
+//! Containerfile, is self-contained: its OCI layout is consistent (digests,
+//! diff id, tag = version, user = the install manifests' runAsUser), its
+//! root filesystem has no shell and nothing writable, and from that root
+//! under `chroot`, as the image's numeric user, `fleet-operator --version`
+//! runs and an edge reports to a kube-sandbox hub on loopback, resolving the
+//! kubeconfigs' server name `localhost` through the image's own NSS files
+//! and reading its credential the way the kubelet mounts it (root-owned,
+//! group 65532, mode 0440).
+//!
+//! Starting containers is not possible on the build machines, so `chroot`
+//! (root only) stands in; without root the test says so and skips. It builds
+//! from the debug binary to stay fast; the release image and its size are in
+//! docs/image.md.
+
+mod operator_support;
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use kube::api::Api;
+use kube_sandbox::Sandbox;
+use kubectl_fleet::api::{Environment, FederatedCluster};
+use operator_support::*;
+use serde_json::Value;
+
+const IMAGE_UID: u32 = 65532;
+
+fn run(program: &str, args: &[&str]) -> String {
+    let out = Command::new(program).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{program} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn sha256_of(path: &Path) -> String {
+    run("sha256sum", &[path.to_str().unwrap()])
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// Builds the image from the debug binary into `dir/oci` and returns the
+/// layout's image config and the unpacked root filesystem.
+fn build_and_unpack(dir: &Path) -> (Value, PathBuf) {
+    let layout = dir.join("oci");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/image/build.py");
+    run(
+        "python3",
+        &[
+            script.to_str().unwrap(),
+            "--binary",
+            operator_bin().to_str().unwrap(),
+            "--output",
+            layout.to_str().unwrap(),
+        ],
+    );
+    let blob = |digest: &Value| {
+        let hex = digest.as_str().unwrap().strip_prefix("sha256:").unwrap();
+        let path = layout.join("blobs/sha256").join(hex);
+        assert_eq!(sha256_of(&path), hex, "blob digest");
+        path
+    };
+    let index = read_json(&layout.join("index.json"));
+    let entry = &index["manifests"][0];
+    assert_eq!(
+        entry["annotations"]["org.opencontainers.image.ref.name"],
+        format!("v{}", env!("CARGO_PKG_VERSION")),
+        "the tag is the crate version"
+    );
+    let manifest = read_json(&blob(&entry["digest"]));
+    let config = read_json(&blob(&manifest["config"]["digest"]));
+    let layer = blob(&manifest["layers"][0]["digest"]);
+    let rootfs = dir.join("rootfs");
+    std::fs::create_dir(&rootfs).unwrap();
+    run(
+        "tar",
+        &[
+            "-xzf",
+            layer.to_str().unwrap(),
+            "-C",
+            rootfs.to_str().unwrap(),
+        ],
+    );
+    let uncompressed = dir.join("layer.tar");
+    let out = Command::new("gzip")
+        .args(["-dc", layer.to_str().unwrap()])
+        .output()
+        .unwrap();
+    std::fs::write(&uncompressed, out.stdout).unwrap();
+    assert_eq!(
+        config["rootfs"]["diff_ids"][0],
+        format!("sha256:{}", sha256_of(&uncompressed))
+    );
+    (config, rootfs)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        out.push(path.clone());
+        if path.is_dir() && !path.is_symlink() {
+            walk(&path, out);
+        }
+    }
+}
+
+/// Places a kubeconfig in the root as the kubelet mounts a Secret with
+/// `defaultMode: 0440` and `fsGroup: 65532`: root-owned, group 65532.
+fn mount_secret_file(rootfs: &Path, path: &str, yaml: &str) -> String {
+    let target = rootfs.join(path.trim_start_matches('/'));
+    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+    // The hub's certificate names both 127.0.0.1 and localhost: use the
+    // name, so reaching the hub needs the image's resolver.
+    let yaml = yaml.replace("https://127.0.0.1:", "https://localhost:");
+    assert!(yaml.contains("https://localhost:"));
+    std::fs::write(&target, yaml).unwrap();
+    std::os::unix::fs::chown(&target, Some(0), Some(IMAGE_UID)).unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o440)).unwrap();
+    path.to_owned()
+}
+
+#[tokio::test]
+async fn image_runs_an_edge_from_its_own_root_filesystem() {
+    if run("id", &["-u"]).trim() != "0" {
+        eprintln!("skipped: chroot needs root");
+        return;
+    }
+    let dir = TempDir::new("image");
+    let (config, rootfs) = build_and_unpack(dir.path());
+
+    // The user the Deployments run as, numeric, present in /etc/passwd.
+    assert_eq!(config["config"]["User"], format!("{IMAGE_UID}:{IMAGE_UID}"));
+    let passwd = std::fs::read_to_string(rootfs.join("etc/passwd")).unwrap();
+    assert!(
+        passwd.contains(&format!(":{IMAGE_UID}:{IMAGE_UID}:")),
+        "{passwd}"
+    );
+    let install = Command::new(cli_bin()).arg("install").output().unwrap();
+    let manifests = String::from_utf8(install.stdout).unwrap();
+    assert!(manifests.contains(&format!("runAsUser: {IMAGE_UID}")));
+    // No shell, nothing writable, TLS roots present.
+    assert!(!rootfs.join("bin/sh").exists());
+    let mut files = Vec::new();
+    walk(&rootfs, &mut files);
+    for f in &files {
+        let mode = std::fs::symlink_metadata(f).unwrap().permissions().mode();
+        assert_eq!(mode & 0o222, 0, "{} is writable", f.display());
+    }
+    let bundle = std::fs::read_to_string(rootfs.join("etc/ssl/certs/ca-certificates.crt")).unwrap();
+    assert!(bundle.matches("BEGIN CERTIFICATE").count() > 50);
+
+    let version = run(
+        "chroot",
+        &[
+            &format!("--userspec={IMAGE_UID}:{IMAGE_UID}"),
+            rootfs.to_str().unwrap(),
+            "/usr/local/bin/fleet-operator",
+            "--version",
+        ],
+    );
+    assert_eq!(
+        version.trim(),
+        format!("fleet-operator {}", env!("CARGO_PKG_VERSION"))
+    );
+
+    // An edge inside the root, reporting to a hub outside it.
+    let hub = Sandbox::start();
+    let member = Sandbox::start();
+    let hub_admin = admin(&hub).await;
+    install_crds(&hub_admin).await;
+    create_site(&hub_admin, "site-a", 10, Environment::Production).await;
+    let site_kc = mint_site_kubeconfig(&hub, &hub_admin, "site-a", Duration::from_secs(3600)).await;
+    let hub_kc = mount_secret_file(&rootfs, "/etc/fleet-hub/kubeconfig", &site_kc);
+    let member_kc = mount_secret_file(
+        &rootfs,
+        "/etc/fleet-member/kubeconfig",
+        &member.admin_kubeconfig(),
+    );
+    let mut args = vec![
+        format!("--userspec={IMAGE_UID}:{IMAGE_UID}"),
+        rootfs.display().to_string(),
+        "/usr/local/bin/fleet-operator".to_owned(),
+    ];
+    args.extend(edge_args(
+        "site-a",
+        Path::new(&member_kc),
+        Path::new(&hub_kc),
+        0.2,
+    ));
+    let mut edge = Proc::spawn(
+        "edge-in-image",
+        Path::new("chroot"),
+        &args,
+        dir.path().join("edge.log"),
+    );
+    let sites: Api<FederatedCluster> = Api::all(hub_admin.clone());
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let site = sites.get("site-a").await.unwrap();
+        if site.status.and_then(|s| s.last_heartbeat_time).is_some() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no heartbeat from the edge in the image within 30 s; its log:\n{}",
+            edge.log_text()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    edge.terminate();
+}
