@@ -32,6 +32,9 @@ pub const SITE_LABEL: &str = "federation.kubectl-fleet.dev/site";
 pub const MANAGED_BY: &str = "kubectl-fleet";
 /// Maximum length of a site name (a DNS-1123 label).
 pub const MAX_SITE_NAME_LEN: usize = 63;
+/// The shortest lifetime a TokenRequest may ask for: the API server refuses
+/// `expirationSeconds` under 10 minutes.
+pub const MIN_TOKEN_TTL: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// A site name that is not a DNS-1123 label.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -246,6 +249,14 @@ pub fn site_token_role_binding(site: &str) -> RoleBinding {
     }
 }
 
+/// The rules of the edge's Role on its MEMBER cluster that let it persist a
+/// renewed token: get and update on exactly the Secret `name` holding its
+/// hub kubeconfig (the Role lives in that Secret's namespace). No create,
+/// list or watch: the edge can neither read nor add any other Secret.
+pub fn edge_secret_rules(name: &str) -> Vec<PolicyRule> {
+    vec![rule("", "secrets", &[name], &["get", "update"])]
+}
+
 fn role_ref(kind: &str, name: &str) -> RoleRef {
     RoleRef {
         api_group: "rbac.authorization.k8s.io".to_owned(),
@@ -404,6 +415,20 @@ mod tests {
                 "resources": ["serviceaccounts/token"],
                 "resourceNames": ["fleet-edge-site-a"],
                 "verbs": ["create"],
+            }])
+        );
+    }
+
+    #[test]
+    fn edge_secret_rules_allow_only_its_own_secret() {
+        let rules = serde_json::to_value(edge_secret_rules("fleet-hub-kubeconfig")).unwrap();
+        assert_eq!(
+            rules,
+            json!([{
+                "apiGroups": [""],
+                "resources": ["secrets"],
+                "resourceNames": ["fleet-hub-kubeconfig"],
+                "verbs": ["get", "update"],
             }])
         );
     }

@@ -15,8 +15,9 @@ use serde_json::Value;
 /// Errors reading or rewriting the hub kubeconfig.
 #[derive(Debug, thiserror::Error)]
 pub enum CredentialError {
-    /// The file could not be read.
-    #[error("reading hub kubeconfig {path}")]
+    /// The file could not be read; the cause (e.g. "Permission denied")
+    /// is part of the line, since it says what to fix.
+    #[error("reading hub kubeconfig {path}: {source}{}", read_hint(source))]
     Read {
         path: PathBuf,
         #[source]
@@ -46,6 +47,16 @@ pub enum CredentialError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// What to do about a file the process may not read.
+fn read_hint(e: &std::io::Error) -> &'static str {
+    match e.kind() {
+        std::io::ErrorKind::PermissionDenied => {
+            " (make it readable to the edge's user: a Secret volume with defaultMode 0440 and the pod's fsGroup)"
+        }
+        _ => "",
+    }
 }
 
 /// The claims of a ServiceAccount JWT that the edge needs.
@@ -219,6 +230,11 @@ impl HubKubeconfig {
     /// The hub API server URL of the current context.
     pub fn server(&self) -> Option<&str> {
         self.server.as_deref()
+    }
+
+    /// The kubeconfig text (holds the token: never log it).
+    pub fn text(&self) -> &str {
+        &self.text
     }
 
     /// The file this was read from.

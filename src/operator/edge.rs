@@ -9,7 +9,11 @@
 //! jitter (never beyond one interval, so recovery is quick) and log one line
 //! naming the cause and what to do; the edge never exits because the hub is
 //! down. When less than half of the token's lifetime is left it mints a new
-//! one for its own ServiceAccount and stores it where it reads it from.
+//! one for its own ServiceAccount and persists it where its next start finds
+//! it: the hub kubeconfig Secret on the member cluster when it was given one
+//! (`--hub-kubeconfig-secret`; the mounted file catches up later, and the
+//! new token is used from memory until then), else the file it reads. The
+//! expiry it reports is that of the credential a restart would use.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -19,8 +23,9 @@ use serde_json::{Map, Value};
 use tokio::sync::watch;
 
 use crate::api::{FederatedCluster, FederatedClusterStatus, Signal};
+use crate::fleet::rbac::MIN_TOKEN_TTL;
 use crate::fleet::status_patch::{SIGNAL_REFRESH, edge_owned, signals_to_report, status_patch};
-use crate::k8s::edge_token::request_site_token;
+use crate::k8s::edge_token::{SecretName, request_site_token, store_hub_kubeconfig};
 use crate::k8s::member::{MemberError, read_member};
 use crate::k8s::site_status::{get_site, patch_site_status, sites};
 use crate::operator::collect::{edge_status, with_identity};
@@ -33,6 +38,9 @@ pub struct EdgeConfig {
     pub site: String,
     /// The hub kubeconfig (as printed by `kubectl fleet register`).
     pub hub_kubeconfig: PathBuf,
+    /// The member Secret the hub kubeconfig is mounted from, where a renewed
+    /// token is persisted (None: rewrite the file itself).
+    pub hub_kubeconfig_secret: Option<SecretName>,
     /// Shift of the reported clock (tests and the demo simulate a skewed edge).
     pub clock_offset: SignedDuration,
     /// Multiplies the heartbeat interval (tests only; 1.0 in production).
@@ -73,6 +81,13 @@ pub enum EdgeError {
     /// The member cluster could not be read.
     #[error("reading the member cluster failed: {0}; reporting a heartbeat only")]
     Member(#[source] MemberError),
+    /// A renewed token could not be persisted in the member Secret.
+    #[error(
+        "renewed the site token but could not store it in Secret {secret} on the member cluster ({cause}); \
+         using it from memory, a restart would fall back to the old token: give the edge get and update on that Secret \
+         (`kubectl fleet install --role edge` does); retrying"
+    )]
+    Persist { secret: SecretName, cause: String },
 }
 
 impl EdgeError {
@@ -86,6 +101,7 @@ impl EdgeError {
             EdgeError::Unreachable { .. } => "unreachable",
             EdgeError::Hub { .. } => "hub-error",
             EdgeError::Member(_) => "member",
+            EdgeError::Persist { .. } => "persist-token",
         }
     }
 }
@@ -121,8 +137,12 @@ struct HubConn {
     /// The file as last read from disk.
     on_disk: HubKubeconfig,
     /// What the client uses: the file, or a renewed token kept in memory
-    /// when the file could not be rewritten (read-only Secret mount).
+    /// until the file catches up (a Secret mount) or for good (a read-only
+    /// file and no Secret to persist it in).
     kubeconfig: HubKubeconfig,
+    /// What a restart would use: the file, or the member Secret once the
+    /// renewed token is stored there. Its expiry is the one reported.
+    durable: HubKubeconfig,
     client: kube::Client,
     url: String,
 }
@@ -211,6 +231,7 @@ impl Edge {
         }
         self.hub = Some(HubConn {
             on_disk: fresh.clone(),
+            durable: fresh.clone(),
             kubeconfig: fresh,
             client,
             url,
@@ -278,7 +299,7 @@ impl Edge {
             .unwrap_or_else(|_| Timestamp::now());
         let (member, member_err) = self.observe_member(now).await;
         let hub = self.hub.as_ref().expect("refreshed above");
-        let claims = hub.kubeconfig.claims();
+        let claims = hub.durable.claims();
         let mut status = with_identity(
             member,
             now + self.cfg.clock_offset,
@@ -325,7 +346,10 @@ impl Edge {
                     self.stats.heartbeat_only += 1;
                 }
                 self.accepted = Some(Accepted { uid, status: next });
-                let rotate_err = self.maybe_rotate().await.err();
+                let rotate_err = match self.maybe_rotate().await {
+                    Ok(()) => self.persist().await.err(),
+                    Err(e) => Some(e),
+                };
                 Tick {
                     interval: Some(interval),
                     sent: Some(patch),
@@ -357,10 +381,13 @@ impl Edge {
         let Some(lifetime) = claims.lifetime() else {
             return Ok(());
         };
+        // Ask for the lifetime granted last time, but never below what the
+        // API server accepts (a capped token can be shorter than that; the
+        // server caps the new one the same way).
         let minted = request_site_token(
             &hub.client,
             &self.cfg.site,
-            lifetime.as_secs() as i64,
+            lifetime.max(MIN_TOKEN_TTL).as_secs() as i64,
             claims.audiences.clone(),
         )
         .await
@@ -375,6 +402,13 @@ impl Edge {
             },
         })?;
         self.stats.rotations += 1;
+        let in_memory = hub.kubeconfig.with_token(&minted.token)?;
+        if let Some(secret) = &self.cfg.hub_kubeconfig_secret {
+            // Persisted by `persist` right after; the mounted file catches
+            // up within the kubelet's sync period.
+            tracing::info!(site = %self.cfg.site, expires = %minted.expires_at, secret = %secret, "renewed the site token");
+            return self.use_in_memory(in_memory).await;
+        }
         match hub.kubeconfig.store_token(&minted.token) {
             Ok(stored) => {
                 tracing::info!(
@@ -387,26 +421,66 @@ impl Edge {
                 Ok(())
             }
             Err(e) => {
-                // A read-only mount (a Secret volume): use the new token from
-                // memory; a restart falls back to the file's token.
-                let in_memory = hub.kubeconfig.with_token(&minted.token)?;
-                let client = in_memory.client().await?;
+                // A read-only file and no Secret to persist it in: use the
+                // new token from memory; a restart falls back to the file's
+                // token, whose expiry stays the one reported.
                 tracing::warn!(
                     site = %self.cfg.site,
                     expires = %minted.expires_at,
                     error = %e,
                     cause = %super::source_chain(&e),
                     "renewed the site token but could not store it; using it from memory until restart \
-                     (mount the hub kubeconfig writable, or update its Secret with `kubectl fleet rotate {}`)",
-                    self.cfg.site
+                     (run the edge with --hub-kubeconfig-secret NAMESPACE/NAME of the Secret the file is mounted from, \
+                     or mount it writable)"
                 );
-                if let Some(h) = self.hub.as_mut() {
-                    h.kubeconfig = in_memory;
-                    h.client = client;
-                }
-                Ok(())
+                self.use_in_memory(in_memory).await
             }
         }
+    }
+
+    async fn use_in_memory(&mut self, kubeconfig: HubKubeconfig) -> Result<(), EdgeError> {
+        let client = kubeconfig.client().await?;
+        if let Some(h) = self.hub.as_mut() {
+            h.kubeconfig = kubeconfig;
+            h.client = client;
+        }
+        Ok(())
+    }
+
+    /// Stores a token renewed in memory in the member Secret, until that
+    /// succeeds; after that a restart uses it too.
+    async fn persist(&mut self) -> Result<(), EdgeError> {
+        let (Some(secret), Some(hub)) = (&self.cfg.hub_kubeconfig_secret, self.hub.as_ref()) else {
+            return Ok(());
+        };
+        if hub.durable.token() == hub.kubeconfig.token() {
+            return Ok(());
+        }
+        store_hub_kubeconfig(
+            &self.member,
+            secret,
+            crate::api::DEFAULT_KUBECONFIG_KEY,
+            hub.kubeconfig.text(),
+        )
+        .await
+        .map_err(|e| EdgeError::Persist {
+            secret: secret.clone(),
+            cause: readable(&e),
+        })?;
+        tracing::info!(site = %self.cfg.site, secret = %secret, "stored the renewed token in the member Secret; a restart uses it");
+        if let Some(h) = self.hub.as_mut() {
+            h.durable = h.kubeconfig.clone();
+        }
+        Ok(())
+    }
+}
+
+/// One line for a kube error: the API's code and message, or the root cause
+/// of a transport failure (never a `Debug` dump).
+fn readable(err: &kube::Error) -> String {
+    match err {
+        kube::Error::Api(s) => format!("{} {}: {}", s.code, s.reason, s.message),
+        other => root_cause(other),
     }
 }
 

@@ -123,6 +123,12 @@ pub struct Args {
     #[arg(long, required_if_eq("federation_role", "edge"))]
     pub hub_kubeconfig: Option<PathBuf>,
 
+    /// Edge: the Secret (NAMESPACE/NAME, on the member cluster) the hub
+    /// kubeconfig is mounted from; a renewed token is stored there (key
+    /// `kubeconfig`) so a restart finds it. Needs get and update on it.
+    #[arg(long, value_name = "NAMESPACE/NAME")]
+    pub hub_kubeconfig_secret: Option<crate::k8s::edge_token::SecretName>,
+
     /// Edge: do not renew the site token automatically.
     #[arg(long)]
     pub no_auto_rotate: bool,
@@ -375,6 +381,7 @@ async fn run_edge(
         edge::EdgeConfig {
             site: site.clone(),
             hub_kubeconfig: hub_path,
+            hub_kubeconfig_secret: args.hub_kubeconfig_secret.clone(),
             clock_offset: args.clock_offset,
             interval_scale: args.interval_scale,
             auto_rotate: !args.no_auto_rotate,
