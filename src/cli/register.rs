@@ -17,7 +17,7 @@ use base64::Engine as _;
 use serde::Serialize;
 use serde_json::json;
 
-use super::{Error, GlobalArgs, Io, format_duration, parse_duration, parse_site_name, wire_enum};
+use super::{Error, GlobalArgs, Io, format_duration, parse_site_name, parse_token_ttl, wire_enum};
 use crate::api::{
     Capability, DEFAULT_KUBECONFIG_KEY, Environment, FederatedCluster, FederatedClusterSpec, Mode,
     SecretKeyRef, Tier,
@@ -60,8 +60,8 @@ pub struct RegisterArgs {
     /// Upper bound on remediations running at once on the site (default for a new site: 3)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(0..))]
     pub max_concurrent_remediations: Option<i32>,
-    /// Requested token lifetime, e.g. 30d, 12h (the API server may cap it)
-    #[arg(long, value_name = "DURATION", default_value = "30d", value_parser = parse_duration)]
+    /// Requested token lifetime, at least 10m, e.g. 30d, 12h (the API server may cap it)
+    #[arg(long, value_name = "DURATION", default_value = "30d", value_parser = parse_token_ttl)]
     pub token_ttl: Duration,
     /// Do not let the edge renew its own token (removes that permission on a re-run)
     #[arg(long)]

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::register::{EdgeOutputArgs, hand_out};
-use super::{Error, GlobalArgs, Io, parse_duration, parse_site_name};
+use super::{Error, GlobalArgs, Io, parse_site_name, parse_token_ttl};
 use crate::api::Mode;
 use crate::fleet::rbac;
 
@@ -18,8 +18,8 @@ pub struct RotateArgs {
     /// Recreate the site's ServiceAccount first, so every older token stops working
     #[arg(long)]
     pub revoke: bool,
-    /// Requested token lifetime, e.g. 30d, 12h (the API server may cap it)
-    #[arg(long, value_name = "DURATION", default_value = "30d", value_parser = parse_duration)]
+    /// Requested token lifetime, at least 10m, e.g. 30d, 12h (the API server may cap it)
+    #[arg(long, value_name = "DURATION", default_value = "30d", value_parser = parse_token_ttl)]
     pub token_ttl: Duration,
     /// How to hand the configuration to the edge.
     #[command(flatten)]
