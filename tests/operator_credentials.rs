@@ -16,7 +16,9 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
 use kube_sandbox::Sandbox;
-use kubectl_fleet::api::{DEFAULT_KUBECONFIG_KEY, FederatedCluster, Phase};
+use kubectl_fleet::api::{
+    CONDITION_CREDENTIAL_EXPIRING, DEFAULT_KUBECONFIG_KEY, FederatedCluster, Phase,
+};
 use kubectl_fleet::fleet::rbac::FLEET_NAMESPACE;
 use kubectl_fleet::operator::credential::TokenClaims;
 use operator_support::*;
@@ -207,6 +209,20 @@ async fn a_renewed_token_survives_a_restart_after_the_first_one_expired() {
         },
     )
     .await;
+    // A 20 s token is far below the 7 d warning, but the edge renews it in
+    // time: CredentialExpiring stays False.
+    let fc = s.api.get("site-p").await.unwrap();
+    let cond = fc
+        .status
+        .as_ref()
+        .and_then(|st| st.condition(CONDITION_CREDENTIAL_EXPIRING))
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (cond.status.as_str(), cond.reason.as_str()),
+        ("False", "RenewedByEdge"),
+        "{cond:?}"
+    );
     let log = edge.log_text();
     assert!(
         log.contains("stored the renewed token in the member Secret"),

@@ -106,13 +106,16 @@ impl TokenClaims {
         (secs > 0).then(|| Duration::from_secs(secs as u64))
     }
 
+    /// When half of the lifetime is left: the edge renews after that.
+    pub fn renewal_time(&self) -> Option<Timestamp> {
+        let (lifetime, exp) = (self.lifetime()?, self.expires_at?);
+        Timestamp::from_second(exp.as_second() - (lifetime.as_secs() / 2) as i64).ok()
+    }
+
     /// Whether less than half of the lifetime remains at `now`.
     pub fn needs_rotation(&self, now: Timestamp) -> bool {
-        let (Some(lifetime), Some(exp)) = (self.lifetime(), self.expires_at) else {
-            return false;
-        };
-        let remaining = exp.as_second() - now.as_second();
-        remaining < (lifetime.as_secs() / 2) as i64
+        self.renewal_time()
+            .is_some_and(|r| now.as_second() > r.as_second())
     }
 }
 

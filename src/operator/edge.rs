@@ -305,6 +305,10 @@ impl Edge {
             now + self.cfg.clock_offset,
             &self.cfg.version,
             claims.as_ref().and_then(|c| c.expires_at),
+            claims
+                .as_ref()
+                .filter(|_| self.cfg.auto_rotate)
+                .and_then(|c| c.renewal_time()),
         );
         let uid = site.metadata.uid.clone();
         // The baseline is the last accepted report for this very object; a
