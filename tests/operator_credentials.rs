@@ -329,3 +329,43 @@ async fn a_non_root_edge_reads_its_mounted_credential_through_the_fs_group() {
     let log = edge.log_text();
     assert!(!log.contains("WARN"), "{log}");
 }
+
+/// After `unregister` the edge says so, retries at a slow cadence instead
+/// of once an interval, and is no longer ready (ready means reporting).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unregistered_site_backs_off_and_is_not_ready() {
+    let s = site_with_secret("site-g", None, 0o440, 0).await;
+    let edge = Proc::spawn(
+        "edge",
+        &operator_bin(),
+        &s.edge_args("site-g"),
+        s.log("edge"),
+    );
+    wait_until(Duration::from_secs(15), "Connected", || async {
+        phase(&s.api, "site-g").await == Some(Phase::Connected)
+    })
+    .await;
+    assert_eq!(probe(&edge.log_text(), "/readyz"), 200);
+
+    fleet_cli(
+        &s.dir.join("hub.kubeconfig"),
+        &["unregister", "site-g", "--yes"],
+    );
+    let said = "the site was unregistered";
+    wait_until(Duration::from_secs(30), "four failed retries", || async {
+        edge.log_text().matches(said).count() >= 4
+    })
+    .await;
+    let log = edge.log_text();
+    let waits: Vec<u64> = log
+        .lines()
+        .filter(|l| l.contains(said))
+        .filter_map(|l| l.split("retry_in=").nth(1))
+        .filter_map(|w| w.split('s').next()?.parse().ok())
+        .collect();
+    // Doubling from 1 s: the fourth wait (8 s ± 20 %) is beyond the 2 s
+    // heartbeat interval that bounds the retry of a transient failure.
+    assert!(waits.len() >= 4 && waits[3] > 2, "{waits:?}\n{log}");
+    assert!(!log.contains("Status {"), "no Debug dumps: {log}");
+    assert_eq!(probe(&log, "/readyz"), 503);
+}

@@ -314,29 +314,6 @@ async fn fleet_lifecycle_kill_outage_failover_and_skew() {
     .await;
 }
 
-/// GET `path` from the probe server whose address the process logged.
-fn probe(log: &str, path: &str) -> u16 {
-    use std::io::{Read as _, Write as _};
-    let addr = log
-        .lines()
-        .find(|l| l.contains("serving /healthz and /readyz"))
-        .and_then(|l| l.split("addr=").nth(1))
-        .map(|a| a.trim().to_owned())
-        .expect("probe address logged");
-    let mut s = std::net::TcpStream::connect(&addr).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    out.split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_rotation_keeps_a_short_lived_token_connected() {
     let dir = TempDir::new("rotate");
@@ -440,8 +417,7 @@ async fn revoked_token_logs_the_hint_until_the_new_kubeconfig_arrives() {
             &new_kc.display().to_string(),
         ],
     );
-    let hint =
-        "hub rejected the site token (expired or revoked): run `kubectl fleet rotate site-v`";
+    let hint = "hub rejected the site token (expired or revoked, or the site was unregistered): run `kubectl fleet rotate site-v` if it is still registered";
     wait_until(Duration::from_secs(10), "the 401 hint, twice", || async {
         e.log_text().matches(hint).count() >= 2
     })

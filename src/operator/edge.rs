@@ -57,8 +57,12 @@ pub enum EdgeError {
     /// The hub kubeconfig could not be used.
     #[error(transparent)]
     Credential(#[from] CredentialError),
-    /// 401: the token expired or was revoked.
-    #[error("hub rejected the site token (expired or revoked): run `kubectl fleet rotate {site}`")]
+    /// 401: the token expired or was revoked, or the site was unregistered
+    /// (which deletes its identity); the edge cannot tell which.
+    #[error(
+        "hub rejected the site token (expired or revoked, or the site was unregistered): \
+         run `kubectl fleet rotate {site}` if it is still registered, else stop this edge; retrying slowly"
+    )]
     Unauthorized { site: String },
     /// 403: the identity lacks a right it needs.
     #[error(
@@ -66,7 +70,10 @@ pub enum EdgeError {
     )]
     Forbidden { site: String, doing: &'static str },
     /// 404: no FederatedCluster of that name.
-    #[error("site {site} is not registered on the hub (404): run `kubectl fleet register {site}`")]
+    #[error(
+        "site {site} is no longer registered on the hub (404): run `kubectl fleet register {site}` to register it again, \
+         else stop this edge; retrying slowly"
+    )]
     NotRegistered { site: String },
     /// The hub could not be reached at all.
     #[error("hub unreachable at {url}: {cause}; retrying")]
@@ -91,6 +98,17 @@ pub enum EdgeError {
 }
 
 impl EdgeError {
+    /// Whether only a person can fix this: the edge then retries at a slow
+    /// cadence (and at once when its hub kubeconfig changes on disk).
+    pub fn needs_a_person(&self) -> bool {
+        matches!(
+            self,
+            EdgeError::Unauthorized { .. }
+                | EdgeError::NotRegistered { .. }
+                | EdgeError::Forbidden { .. }
+        )
+    }
+
     /// A short stable name of the cause, for logs and tests.
     pub fn cause_name(&self) -> &'static str {
         match self {
@@ -216,6 +234,14 @@ impl Edge {
                 cause: root_cause(&err),
             },
         }
+    }
+
+    /// Whether the hub kubeconfig on disk differs from the one last read.
+    fn credential_changed(&self) -> bool {
+        let Some(hub) = &self.hub else {
+            return false;
+        };
+        HubKubeconfig::read(&self.cfg.hub_kubeconfig).is_ok_and(|fresh| fresh != hub.on_disk)
     }
 
     /// Re-reads the hub kubeconfig; rebuilds the client when it changed.
@@ -488,15 +514,25 @@ fn readable(err: &kube::Error) -> String {
     }
 }
 
+/// How many heartbeat intervals the slow retry of an error only a person can
+/// fix may reach (30 s intervals: 5 minutes).
+pub const SLOW_RETRY_INTERVALS: u32 = 10;
+
 /// Backoff after `failures` consecutive failed ticks: doubling from 1 s,
-/// never beyond `cap` (one heartbeat interval), with ±20 % jitter.
+/// never beyond `cap` (one heartbeat interval, or [`SLOW_RETRY_INTERVALS`]
+/// for an error only a person can fix), with ±20 % jitter.
 pub fn backoff(failures: u32, cap: Duration) -> Duration {
     let base = Duration::from_secs(1u64 << failures.min(10)).min(cap);
     super::jitter(base.mul_f64(0.8), base.mul_f64(0.4))
 }
 
-/// Runs the edge until `shutdown` turns true.
-pub async fn run(mut edge: Edge, mut shutdown: watch::Receiver<bool>) {
+/// Runs the edge until `shutdown` turns true. `ready` is true while the
+/// edge is reporting: after a report the hub accepted, until one fails.
+pub async fn run(
+    mut edge: Edge,
+    ready: super::health::Readiness,
+    mut shutdown: watch::Receiver<bool>,
+) {
     let mut failures = 0u32;
     let mut last_interval =
         Duration::from_secs(crate::api::DEFAULT_HEARTBEAT_INTERVAL_SECONDS as u64);
@@ -509,6 +545,8 @@ pub async fn run(mut edge: Edge, mut shutdown: watch::Receiver<bool>) {
         if let Some(i) = tick.interval {
             last_interval = i;
         }
+        ready.set(tick.sent.is_some());
+        let mut person = false;
         let wait = match (&tick.sent, &tick.error) {
             (Some(_), err) => {
                 if let Some(e) = err {
@@ -521,14 +559,39 @@ pub async fn run(mut edge: Edge, mut shutdown: watch::Receiver<bool>) {
                 last_interval.saturating_sub(started.elapsed())
             }
             (None, Some(e)) => {
-                tracing::warn!(site = %edge.cfg.site, cause = e.cause_name(), "{e}");
                 failures = failures.saturating_add(1);
-                backoff(failures, last_interval)
+                person = e.needs_a_person();
+                let cap = if person {
+                    last_interval * SLOW_RETRY_INTERVALS
+                } else {
+                    last_interval
+                };
+                let wait = backoff(failures, cap);
+                tracing::warn!(
+                    site = %edge.cfg.site,
+                    cause = e.cause_name(),
+                    retry_in = %format!("{}s", wait.as_secs()),
+                    "{e}"
+                );
+                wait
             }
             (None, None) => last_interval,
         };
+        // A slow retry ends early when a new credential arrives on disk.
+        let credential_arrives = async {
+            if !person {
+                return std::future::pending().await;
+            }
+            loop {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                if edge.credential_changed() {
+                    return;
+                }
+            }
+        };
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
+            _ = credential_arrives => {}
             _ = shutdown.wait_for(|s| *s) => break,
         }
     }

@@ -389,9 +389,9 @@ async fn run_edge(
         },
         member,
     );
-    ready.set(true);
+    // Ready means reporting: the edge flips it after each tick.
     tracing::info!(site = %site, version = VERSION, "edge started");
-    edge::run(edge, shutdown).await;
+    edge::run(edge, ready, shutdown).await;
     Ok(())
 }
 

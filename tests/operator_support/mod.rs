@@ -574,3 +574,26 @@ pub async fn edge_member_kubeconfig(sb: &Sandbox, client: &kube::Client, secret:
         .unwrap();
     sb.kubeconfig_for_token(&resp.status.unwrap().token)
 }
+
+/// GET `path` from the probe server whose address the process logged.
+pub fn probe(log: &str, path: &str) -> u16 {
+    use std::io::{Read as _, Write as _};
+    let addr = log
+        .lines()
+        .find(|l| l.contains("serving /healthz and /readyz"))
+        .and_then(|l| l.split("addr=").nth(1))
+        .map(|a| a.trim().to_owned())
+        .expect("probe address logged");
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out.split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
