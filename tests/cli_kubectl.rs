@@ -133,3 +133,41 @@ fn kubectl_fleet_end_to_end() {
         complete.stdout
     );
 }
+
+/// kubectl's own conventions, met through `kubectl fleet`: no arguments
+/// prints the help and succeeds; `--phase` takes the lower-case spelling
+/// `--tier` and `--environment` use; a named site that does not exist is an
+/// error, like `kubectl get fc NAME`.
+#[test]
+fn kubectl_conventions() {
+    let hub = Hub::new();
+    let help = shell(&hub, "kubectl fleet");
+    assert_eq!(help.code, 0, "{}", help.stderr);
+    assert!(
+        help.stdout.contains("Usage: kubectl fleet"),
+        "{}",
+        help.stdout
+    );
+
+    shell(
+        &hub,
+        "kubectl fleet register site-a --output-file a.kubeconfig",
+    )
+    .ok();
+    for spelling in ["pending", "Pending", "PENDING"] {
+        let run = shell(&hub, &format!("kubectl fleet status --phase {spelling}")).ok();
+        assert!(run.stdout.contains("site-a"), "{spelling}: {}", run.stdout);
+    }
+
+    let get = shell(&hub, "kubectl get fc nope");
+    assert_ne!(get.code, 0);
+    let run = shell(&hub, "kubectl fleet status nope");
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(
+        run.stderr.trim(),
+        "error: site \"nope\" not found: `kubectl fleet status` lists the registered sites"
+    );
+    let both = shell(&hub, "kubectl fleet status site-a nope");
+    assert_eq!(both.code, 1);
+    assert!(both.stdout.contains("site-a"), "{}", both.stdout);
+}

@@ -37,7 +37,8 @@ use crate::k8s::{Cluster, ConnectOptions};
     bin_name = "kubectl fleet",
     version,
     propagate_version = true,
-    max_term_width = 100
+    max_term_width = 100,
+    arg_required_else_help = true
 )]
 pub struct Cli {
     /// Flags every command accepts.
@@ -223,9 +224,10 @@ fn wire_enum<T>(
 where
     T: Copy + Send + Sync + 'static,
 {
+    // Case-insensitive where the argument says `ignore_case`.
     PossibleValuesParser::new(all.iter().map(move |v| as_str(*v))).map(move |s| {
         *all.iter()
-            .find(|v| as_str(**v) == s)
+            .find(|v| as_str(**v).eq_ignore_ascii_case(&s))
             .expect("clap only passes one of the possible values")
     })
 }
