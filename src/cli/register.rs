@@ -277,7 +277,16 @@ async fn register_push(
     for obj in &removed {
         writeln!(io.err, "{obj} removed")?;
     }
-    hand_out(hub, site, objects, removed, &token, &args.edge, io)
+    hand_out(
+        hub,
+        site,
+        objects,
+        removed,
+        &token,
+        Some(!args.no_auto_rotate),
+        &args.edge,
+        io,
+    )
 }
 
 async fn register_pull(
@@ -338,7 +347,7 @@ async fn register_pull(
         writeln!(io.err, "{obj} removed")?;
     }
     if let Some(token) = &token {
-        report_expiry(site, token, "the member's read-only token", io)?;
+        report_expiry(site, token, "the member's read-only token", Some(false), io)?;
     }
     if args.edge.output == RegisterOutput::Json {
         let summary = PullSummary {
@@ -379,11 +388,13 @@ async fn connect_member(path: &Path, context: Option<&str>, raw: &str) -> Result
     Ok(Cluster::from_kubeconfig(kubeconfig, &opts).await?)
 }
 
-/// Prints when the token expires and warns if the server capped it.
+/// Prints when the token expires and warns if the server capped it, saying
+/// what the edge does about it (`auto_rotate`: None when not known here).
 fn report_expiry(
     site: &str,
     token: &IssuedToken,
     what: &str,
+    auto_rotate: Option<bool>,
     io: &mut Io<'_>,
 ) -> Result<(), Error> {
     writeln!(
@@ -394,9 +405,20 @@ fn report_expiry(
         format_duration(token.requested)
     )?;
     if token.capped() {
+        let then = match auto_rotate {
+            Some(true) => {
+                "the edge renews it by itself when half of its lifetime is left".to_owned()
+            }
+            Some(false) => format!(
+                "run `kubectl fleet rotate {site}` before then (nothing renews it automatically)"
+            ),
+            None => format!(
+                "run `kubectl fleet rotate {site}` before then unless the edge renews it by itself"
+            ),
+        };
         writeln!(
             io.err,
-            "warning: the API server capped the token lifetime to {} (requested {}, limited by its --service-account-max-token-expiration): it expires at {}; run `kubectl fleet rotate {site}` before then unless the edge renews it (auto-rotation)",
+            "warning: the API server capped the token lifetime to {} (requested {}, limited by its --service-account-max-token-expiration): it expires at {}; {then}",
             format_duration(token.granted()),
             format_duration(token.requested),
             token.expiration
@@ -413,6 +435,7 @@ pub(super) fn hand_out(
     objects: Vec<ObjectRef>,
     removed: Vec<ObjectRef>,
     token: &IssuedToken,
+    auto_rotate: Option<bool>,
     edge: &EdgeOutputArgs,
     io: &mut Io<'_>,
 ) -> Result<(), Error> {
@@ -442,8 +465,15 @@ pub(super) fn hand_out(
         (Emit::Kubeconfig, Some(path)) => path.display().to_string(),
         (Emit::Kubeconfig, None) => "FILE".to_owned(),
     };
+    // The edge reads its member cluster through --kubeconfig: without it, a
+    // shell pointed at the hub would report the hub as the site.
+    let no_rotate = if auto_rotate == Some(false) {
+        " --no-auto-rotate"
+    } else {
+        ""
+    };
     let edge_command = format!(
-        "fleet-operator --federation-role=edge --site {site} --hub-kubeconfig {hub_kubeconfig_path}"
+        "fleet-operator --federation-role=edge --site {site} --kubeconfig MEMBER_KUBECONFIG --hub-kubeconfig {hub_kubeconfig_path}{no_rotate}"
     );
 
     if let Some(path) = &edge.output_file {
@@ -454,14 +484,15 @@ pub(super) fn hand_out(
             path.display()
         )?;
     }
-    report_expiry(site, token, "token", io)?;
+    report_expiry(site, token, "token", auto_rotate, io)?;
     match edge.emit {
-        Emit::Kubeconfig if edge.output_file.is_some() => {
-            writeln!(io.err, "copy it to the edge and run: {edge_command}")?
-        }
+        Emit::Kubeconfig if edge.output_file.is_some() => writeln!(
+            io.err,
+            "copy it to the edge and run: {edge_command} (MEMBER_KUBECONFIG: a kubeconfig for the site's own cluster)"
+        )?,
         Emit::Kubeconfig => writeln!(
             io.err,
-            "save this kubeconfig (0600) as FILE on the edge and run: {edge_command}"
+            "save this kubeconfig (0600) as FILE on the edge and run: {edge_command} (MEMBER_KUBECONFIG: a kubeconfig for the site's own cluster)"
         )?,
         Emit::Secret => writeln!(
             io.err,

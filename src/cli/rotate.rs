@@ -57,5 +57,14 @@ pub async fn run(global: &GlobalArgs, args: RotateArgs, io: &mut Io<'_>) -> Resu
     let token = hub
         .request_token(&rbac::edge_identity_name(site), args.token_ttl)
         .await?;
-    hand_out(&hub, site, objects, Vec::new(), &token, &args.edge, io)
+    hand_out(
+        &hub,
+        site,
+        objects,
+        Vec::new(),
+        &token,
+        None,
+        &args.edge,
+        io,
+    )
 }
