@@ -277,16 +277,13 @@ async fn register_push(
     for obj in &removed {
         writeln!(io.err, "{obj} removed")?;
     }
-    hand_out(
-        hub,
-        site,
+    let issued = Issued {
         objects,
         removed,
-        &token,
-        Some(!args.no_auto_rotate),
-        &args.edge,
-        io,
-    )
+        token: &token,
+        auto_rotate: Some(!args.no_auto_rotate),
+    };
+    hand_out(hub, site, issued, &args.edge, io)
 }
 
 async fn register_pull(
@@ -427,18 +424,33 @@ fn report_expiry(
     Ok(())
 }
 
+/// What `register` or `rotate` did for a site, to hand out.
+pub(super) struct Issued<'a> {
+    /// Objects applied.
+    pub objects: Vec<ObjectRef>,
+    /// Objects removed.
+    pub removed: Vec<ObjectRef>,
+    /// The minted token.
+    pub token: &'a IssuedToken,
+    /// Whether the edge may renew it by itself (None: not known here).
+    pub auto_rotate: Option<bool>,
+}
+
 /// Renders the edge configuration for a freshly minted token and writes it
 /// to stdout or `--output-file`; shared with `rotate`.
 pub(super) fn hand_out(
     hub: &Cluster,
     site: &str,
-    objects: Vec<ObjectRef>,
-    removed: Vec<ObjectRef>,
-    token: &IssuedToken,
-    auto_rotate: Option<bool>,
+    issued: Issued<'_>,
     edge: &EdgeOutputArgs,
     io: &mut Io<'_>,
 ) -> Result<(), Error> {
+    let Issued {
+        objects,
+        removed,
+        token,
+        auto_rotate,
+    } = issued;
     let server = edge.hub_server.as_deref().unwrap_or(hub.server());
     if !edge.insecure_skip_tls_verify && hub.ca_pem().is_none() {
         writeln!(

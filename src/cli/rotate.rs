@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::register::{EdgeOutputArgs, hand_out};
+use super::register::{EdgeOutputArgs, Issued, hand_out};
 use super::{Error, GlobalArgs, Io, parse_site_name, parse_token_ttl};
 use crate::api::Mode;
 use crate::fleet::rbac;
@@ -57,14 +57,11 @@ pub async fn run(global: &GlobalArgs, args: RotateArgs, io: &mut Io<'_>) -> Resu
     let token = hub
         .request_token(&rbac::edge_identity_name(site), args.token_ttl)
         .await?;
-    hand_out(
-        &hub,
-        site,
+    let issued = Issued {
         objects,
-        Vec::new(),
-        &token,
-        None,
-        &args.edge,
-        io,
-    )
+        removed: Vec::new(),
+        token: &token,
+        auto_rotate: None,
+    };
+    hand_out(&hub, site, issued, &args.edge, io)
 }
