@@ -71,6 +71,8 @@ struct Site {
     member: kube::Client,
     member_kc: PathBuf,
     mount: PathBuf,
+    hub_ca: String,
+    hub_admin: kube::Client,
     _hub: Proc,
 }
 
@@ -128,6 +130,8 @@ async fn site_with_secret(site: &str, token_cap: Option<Duration>, mode: u32, gi
     );
     Site {
         api: Api::all(admin(&hub_sb).await),
+        hub_ca: hub_sb.ca_pem().to_owned(),
+        hub_admin: admin(&hub_sb).await,
         _hub_sb: hub_sb,
         _member_sb: member_sb,
         dir,
@@ -368,4 +372,74 @@ async fn an_unregistered_site_backs_off_and_is_not_ready() {
     assert!(waits.len() >= 4 && waits[3] > 2, "{waits:?}\n{log}");
     assert!(!log.contains("Status {"), "no Debug dumps: {log}");
     assert_eq!(probe(&log, "/readyz"), 503);
+}
+
+/// A hub kubeconfig whose CA does not match the hub: the edge says that,
+/// in one line, not "unreachable", and no library line repeats it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_ca_is_reported_as_such_in_one_line() {
+    use base64::Engine as _;
+    let s = site_with_secret("site-w", None, 0o440, 0).await;
+    let other = Sandbox::start();
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let text = std::fs::read_to_string(&s.mount).unwrap();
+    let right = b64.encode(s.hub_ca.as_bytes());
+    assert!(text.contains(&right));
+    let wrong = text.replace(&right, &b64.encode(other.ca_pem().as_bytes()));
+    project(&s.mount, &wrong, 0o440, 0);
+    let edge = Proc::spawn(
+        "edge",
+        &operator_bin(),
+        &s.edge_args("site-w"),
+        s.log("edge"),
+    );
+    let said = "does not trust";
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while edge.log_text().matches(said).count() < 2 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let log = edge.log_text();
+    assert!(
+        log.matches(said).count() >= 2,
+        "two failed attempts:\n{log}"
+    );
+    assert!(!log.contains("unreachable"), "{log}");
+    assert!(!log.contains("ERROR"), "one line per cause: {log}");
+    let line = log.lines().find(|l| l.contains(said)).unwrap();
+    assert!(line.contains("cause=\"hub-tls\""), "{line}");
+}
+
+/// The fleet CRDs deleted under a running edge: one readable line naming
+/// the missing CRD, not "not registered" and not a `Debug` dump.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleted_crds_are_named_in_one_readable_line() {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let s = site_with_secret("site-d", None, 0o440, 0).await;
+    let edge = Proc::spawn(
+        "edge",
+        &operator_bin(),
+        &s.edge_args("site-d"),
+        s.log("edge"),
+    );
+    wait_until(Duration::from_secs(15), "Connected", || async {
+        phase(&s.api, "site-d").await == Some(Phase::Connected)
+    })
+    .await;
+    let crds: Api<CustomResourceDefinition> = Api::all(s.hub_admin.clone());
+    crds.delete(
+        "federatedclusters.federation.kubectl-fleet.dev",
+        &Default::default(),
+    )
+    .await
+    .unwrap();
+    let said = "the hub does not serve federatedclusters.federation.kubectl-fleet.dev (404)";
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while !edge.log_text().contains(said) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let log = edge.log_text();
+    assert!(log.contains(said), "{log}");
+    assert!(log.contains("kubectl fleet install --apply"), "{log}");
+    assert!(!log.contains("no longer registered"), "{log}");
+    assert!(!log.contains("Status {"), "{log}");
 }

@@ -75,6 +75,22 @@ pub enum EdgeError {
          else stop this edge; retrying slowly"
     )]
     NotRegistered { site: String },
+    /// The hub's certificate is not signed by the CA in the hub kubeconfig.
+    #[error(
+        "the hub at {url} presented a certificate the hub kubeconfig's CA does not trust ({cause}): \
+         its certificate-authority-data must be the hub's CA; re-issue it with `kubectl fleet rotate {site}` \
+         from a kubeconfig that trusts the hub; retrying slowly"
+    )]
+    HubTls {
+        site: String,
+        url: String,
+        cause: String,
+    },
+    /// 404 for the API itself: the fleet CRDs are not installed on the hub.
+    #[error(
+        "the hub does not serve {crd} (404): the fleet CRDs were deleted; run `kubectl fleet install --apply` on the hub; retrying slowly"
+    )]
+    CrdMissing { crd: &'static str },
     /// The hub could not be reached at all.
     #[error("hub unreachable at {url}: {cause}; retrying")]
     Unreachable { url: String, cause: String },
@@ -106,6 +122,8 @@ impl EdgeError {
             EdgeError::Unauthorized { .. }
                 | EdgeError::NotRegistered { .. }
                 | EdgeError::Forbidden { .. }
+                | EdgeError::HubTls { .. }
+                | EdgeError::CrdMissing { .. }
         )
     }
 
@@ -116,6 +134,8 @@ impl EdgeError {
             EdgeError::Unauthorized { .. } => "unauthorized",
             EdgeError::Forbidden { .. } => "forbidden",
             EdgeError::NotRegistered { .. } => "not-registered",
+            EdgeError::HubTls { .. } => "hub-tls",
+            EdgeError::CrdMissing { .. } => "crd-missing",
             EdgeError::Unreachable { .. } => "unreachable",
             EdgeError::Hub { .. } => "hub-error",
             EdgeError::Member(_) => "member",
@@ -220,7 +240,15 @@ impl Edge {
         match api_code(&err) {
             Some(401) => EdgeError::Unauthorized { site },
             Some(403) => EdgeError::Forbidden { site, doing },
-            Some(404) => EdgeError::NotRegistered { site },
+            // The object missing names it; the API missing does not.
+            Some(404) => match &err {
+                kube::Error::Api(s) if !s.message.contains(&format!("\"{site}\"")) => {
+                    EdgeError::CrdMissing {
+                        crd: super::CRD_NAME,
+                    }
+                }
+                _ => EdgeError::NotRegistered { site },
+            },
             Some(code) => EdgeError::Hub {
                 code,
                 doing,
@@ -229,10 +257,15 @@ impl Edge {
                     _ => String::new(),
                 },
             },
-            None => EdgeError::Unreachable {
-                url: self.hub.as_ref().map(|h| h.url.clone()).unwrap_or_default(),
-                cause: root_cause(&err),
-            },
+            None => {
+                let url = self.hub.as_ref().map(|h| h.url.clone()).unwrap_or_default();
+                let cause = root_cause(&err);
+                if cause.contains("certificate") {
+                    EdgeError::HubTls { site, url, cause }
+                } else {
+                    EdgeError::Unreachable { url, cause }
+                }
+            }
         }
     }
 
@@ -507,7 +540,7 @@ impl Edge {
 
 /// One line for a kube error: the API's code and message, or the root cause
 /// of a transport failure (never a `Debug` dump).
-fn readable(err: &kube::Error) -> String {
+pub(crate) fn readable(err: &kube::Error) -> String {
     match err {
         kube::Error::Api(s) => format!("{} {}: {}", s.code, s.reason, s.message),
         other => root_cause(other),

@@ -373,7 +373,7 @@ async fn run_edge(
         Ok(true) => {}
         Ok(false) => return Err(OperatorError::CrdMissing),
         Err(e) => tracing::warn!(
-            error = %e,
+            cause = %edge::readable(&e),
             "could not check the fleet CRDs on the hub yet; reporting anyway"
         ),
     }
