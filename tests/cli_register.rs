@@ -218,12 +218,12 @@ async fn rerun_updates_given_flags_and_keeps_the_rest() {
         kinds,
         [
             "Namespace",
+            "FederatedCluster",
             "ServiceAccount",
             "ClusterRole",
             "ClusterRoleBinding",
             "Role",
-            "RoleBinding",
-            "FederatedCluster"
+            "RoleBinding"
         ]
     );
     hub.register("site-a", &["--environment", "staging"]);

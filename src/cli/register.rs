@@ -259,12 +259,20 @@ async fn register_push(
         .is_some_and(|s| s.spec.kubeconfig_secret_ref.is_some());
 
     let mut objects = vec![hub.ensure_namespace().await?];
-    let (identity, mut removed) = hub.ensure_site_identity(site, !args.no_auto_rotate).await?;
-    objects.extend(identity);
     if has_pull_ref {
         hub.switch_site_to_push(site).await?;
     }
+    // The site first: its identity objects are owned by it.
     objects.push(hub.apply_site(&site_object(site, spec)).await?);
+    let uid = hub
+        .get_site(site)
+        .await?
+        .and_then(|s| s.metadata.uid)
+        .unwrap_or_default();
+    let (identity, mut removed) = hub
+        .ensure_site_identity(site, &uid, !args.no_auto_rotate)
+        .await?;
+    objects.extend(identity);
     // A Push site keeps no pull Secret (also after an interrupted switch).
     removed.extend(hub.delete_pull_secret(site).await?);
     let token = hub

@@ -46,7 +46,8 @@ pub async fn run(global: &GlobalArgs, args: RotateArgs, io: &mut Io<'_>) -> Resu
     }
     let mut objects = Vec::new();
     if args.revoke {
-        objects.push(hub.recreate_service_account(site).await?);
+        let uid = existing.metadata.uid.as_deref().unwrap_or_default();
+        objects.push(hub.recreate_service_account(site, uid).await?);
         writeln!(
             io.err,
             "ServiceAccount {}/{} recreated: every older token of {site} is now rejected",

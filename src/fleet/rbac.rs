@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{
     ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
 use crate::api::GROUP;
 
@@ -255,6 +255,20 @@ pub fn site_token_role_binding(site: &str) -> RoleBinding {
 /// list or watch: the edge can neither read nor add any other Secret.
 pub fn edge_secret_rules(name: &str) -> Vec<PolicyRule> {
     vec![rule("", "secrets", &[name], &["get", "update"])]
+}
+
+/// The ownerReference every per-site identity object carries to its
+/// FederatedCluster (`uid`), so deleting the site (`kubectl delete fc
+/// SITE`) has the garbage collector delete them, revoking its tokens.
+pub fn site_owner_reference(site: &str, uid: &str) -> OwnerReference {
+    OwnerReference {
+        api_version: crate::api::API_VERSION.to_owned(),
+        kind: "FederatedCluster".to_owned(),
+        name: site.to_owned(),
+        uid: uid.to_owned(),
+        controller: None,
+        block_owner_deletion: None,
+    }
 }
 
 fn role_ref(kind: &str, name: &str) -> RoleRef {
