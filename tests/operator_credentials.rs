@@ -152,6 +152,21 @@ impl Site {
         args
     }
 
+    /// An edge process for `site` (as root), once its site is Connected.
+    async fn connected_edge(&self, site: &str) -> Proc {
+        let edge = Proc::spawn(
+            "edge",
+            &operator_bin(),
+            &self.edge_args(site),
+            self.log("edge"),
+        );
+        wait_until(Duration::from_secs(15), "Connected", || async {
+            phase(&self.api, site).await == Some(Phase::Connected)
+        })
+        .await;
+        edge
+    }
+
     fn log(&self, name: &str) -> PathBuf {
         self.dir.join(&format!("{name}.log"))
     }
@@ -339,16 +354,7 @@ async fn a_non_root_edge_reads_its_mounted_credential_through_the_fs_group() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unregistered_site_backs_off_and_is_not_ready() {
     let s = site_with_secret("site-g", None, 0o440, 0).await;
-    let edge = Proc::spawn(
-        "edge",
-        &operator_bin(),
-        &s.edge_args("site-g"),
-        s.log("edge"),
-    );
-    wait_until(Duration::from_secs(15), "Connected", || async {
-        phase(&s.api, "site-g").await == Some(Phase::Connected)
-    })
-    .await;
+    let edge = s.connected_edge("site-g").await;
     assert_eq!(probe(&edge.log_text(), "/readyz"), 200);
 
     fleet_cli(
@@ -415,16 +421,7 @@ async fn a_wrong_ca_is_reported_as_such_in_one_line() {
 async fn deleted_crds_are_named_in_one_readable_line() {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     let s = site_with_secret("site-d", None, 0o440, 0).await;
-    let edge = Proc::spawn(
-        "edge",
-        &operator_bin(),
-        &s.edge_args("site-d"),
-        s.log("edge"),
-    );
-    wait_until(Duration::from_secs(15), "Connected", || async {
-        phase(&s.api, "site-d").await == Some(Phase::Connected)
-    })
-    .await;
+    let edge = s.connected_edge("site-d").await;
     let crds: Api<CustomResourceDefinition> = Api::all(s.hub_admin.clone());
     crds.delete(
         "federatedclusters.federation.kubectl-fleet.dev",
