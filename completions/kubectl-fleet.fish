@@ -55,7 +55,7 @@ remediation\t''
 chaos-engineering\t''"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l heartbeat-interval -d 'Seconds between heartbeats (Push) or probes (Pull), 10..3600 (default for a new site: 30)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l max-concurrent-remediations -d 'Upper bound on remediations running at once on the site (default for a new site: 3)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l token-ttl -d 'Requested token lifetime, e.g. 30d, 12h (the API server may cap it)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l token-ttl -d 'Requested token lifetime, at least 10m, e.g. 30d, 12h (the API server may cap it)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l member-kubeconfig -d 'Pull mode: kubeconfig with admin access to the member cluster' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l member-context -d 'Pull mode: context of the member kubeconfig to use (default: its current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l hub-server -d 'API server URL the edge must dial (default: the server of your kubeconfig context)' -r
@@ -74,7 +74,7 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s V -l version -d 'Print version'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l token-ttl -d 'Requested token lifetime, e.g. 30d, 12h (the API server may cap it)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l token-ttl -d 'Requested token lifetime, at least 10m, e.g. 30d, 12h (the API server may cap it)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l hub-server -d 'API server URL the edge must dial (default: the server of your kubeconfig context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l emit -d 'What to print: a hub kubeconfig, or a Secret manifest to apply on the edge cluster' -r -f -a "kubeconfig\t'A kubeconfig for the hub'
 secret\t'Namespace + Secret `fleet-system/fleet-hub-kubeconfig` for the edge cluster'"
@@ -111,7 +111,7 @@ staging\t''
 production\t''
 dr\t''"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l region -d 'Only sites in this region' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l phase -d 'Only sites in this phase' -r -f -a "Pending\t''
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l phase -d 'Only sites in this phase (any case: connected, Connected)' -r -f -a "Pending\t''
 Connected\t''
 Stale\t''
 Unreachable\t''"

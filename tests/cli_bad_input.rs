@@ -32,6 +32,14 @@ fn invalid_arguments_are_rejected_before_any_api_call() {
             vec!["register", "site-a", "--token-ttl", "forever"],
             "duration",
         ),
+        (
+            vec!["register", "site-a", "--token-ttl", "5m"],
+            "shorter than 10m, the shortest token lifetime the API server issues",
+        ),
+        (
+            vec!["rotate", "site-a", "--token-ttl", "599s"],
+            "shorter than 10m",
+        ),
         (vec!["status", "-o", "xml"], "table, wide, json, yaml"),
     ] {
         let run = hub.fleet(&args);

@@ -148,3 +148,82 @@ fn site_names_complete_dynamically_through_kubectl() {
     assert!(complete_through_kubectl(&hub, "register ''").is_empty());
     assert!(complete_through_kubectl(&hub, "st").contains(&"status".to_owned()));
 }
+
+/// kubectl's own conventions, met through `kubectl fleet`: no arguments
+/// prints the help and succeeds; `--phase` takes the lower-case spelling
+/// `--tier` and `--environment` use; a named site that does not exist is an
+/// error, like `kubectl get fc NAME`.
+#[test]
+fn kubectl_conventions() {
+    let hub = Hub::new();
+    let help = shell(&hub, "kubectl fleet");
+    assert_eq!(help.code, 0, "{}", help.stderr);
+    assert!(
+        help.stdout.contains("Usage: kubectl fleet"),
+        "{}",
+        help.stdout
+    );
+
+    shell(
+        &hub,
+        "kubectl fleet register site-a --output-file a.kubeconfig",
+    )
+    .ok();
+    for spelling in ["pending", "Pending", "PENDING"] {
+        let run = shell(&hub, &format!("kubectl fleet status --phase {spelling}")).ok();
+        assert!(run.stdout.contains("site-a"), "{spelling}: {}", run.stdout);
+    }
+
+    let get = shell(&hub, "kubectl get fc nope");
+    assert_ne!(get.code, 0);
+    let run = shell(&hub, "kubectl fleet status nope");
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(
+        run.stderr.trim(),
+        "error: site \"nope\" not found: `kubectl fleet status` lists the registered sites"
+    );
+    let both = shell(&hub, "kubectl fleet status site-a nope");
+    assert_eq!(both.code, 1);
+    assert!(both.stdout.contains("site-a"), "{}", both.stdout);
+}
+
+/// `kubectl delete fc SITE` revokes the site: its identity objects are
+/// owned by the FederatedCluster, so the garbage collector deletes them and
+/// the token stops working.
+#[test]
+fn deleting_a_site_revokes_its_identity() {
+    let hub = Hub::new();
+    shell(
+        &hub,
+        "kubectl fleet register site-a --output-file a.kubeconfig",
+    )
+    .ok();
+    let as_site = "kubectl --kubeconfig a.kubeconfig get fc site-a -o name";
+    let before = shell(&hub, as_site).ok();
+    assert_eq!(
+        before.stdout.trim(),
+        "federatedcluster.federation.kubectl-fleet.dev/site-a"
+    );
+    let identity = "kubectl get -n fleet-system serviceaccount/fleet-edge-site-a \
+                    role/fleet-edge-site-a rolebinding/fleet-edge-site-a \
+                    clusterrole/fleet-edge-site-a clusterrolebinding/fleet-edge-site-a -o name";
+    assert_eq!(shell(&hub, identity).ok().stdout.lines().count(), 5);
+
+    shell(&hub, "kubectl delete fc site-a").ok();
+    let after = shell(&hub, identity);
+    assert_ne!(after.code, 0, "{}\n{}", after.stdout, after.stderr);
+    assert_eq!(after.stdout.trim(), "", "all five are gone");
+    assert_eq!(
+        after.stderr.matches("NotFound").count(),
+        5,
+        "{}",
+        after.stderr
+    );
+    let rejected = shell(&hub, as_site);
+    assert_ne!(rejected.code, 0);
+    assert!(
+        rejected.stderr.contains("Unauthorized") || rejected.stderr.contains("provide credentials"),
+        "{}",
+        rejected.stderr
+    );
+}

@@ -32,7 +32,7 @@ async fn default_output_is_a_working_hub_kubeconfig_with_the_ca_embedded() {
     assert!(cluster.get("insecure-skip-tls-verify").is_none());
     // Human messages on stderr, the config alone on stdout.
     assert!(run.stderr.contains(
-        "and run: fleet-operator --federation-role=edge --site site-a --hub-kubeconfig FILE"
+        "and run: fleet-operator --federation-role=edge --site site-a --kubeconfig MEMBER_KUBECONFIG --hub-kubeconfig FILE"
     ));
     assert!(!run.stdout.contains("applied"));
     let client = client_from_yaml(&run.stdout).await;
@@ -218,12 +218,12 @@ async fn rerun_updates_given_flags_and_keeps_the_rest() {
         kinds,
         [
             "Namespace",
+            "FederatedCluster",
             "ServiceAccount",
             "ClusterRole",
             "ClusterRoleBinding",
             "Role",
-            "RoleBinding",
-            "FederatedCluster"
+            "RoleBinding"
         ]
     );
     hub.register("site-a", &["--environment", "staging"]);

@@ -69,3 +69,37 @@ fn an_uncapped_token_gets_what_was_asked_and_no_warning() {
     );
     assert!(!run.stderr.contains("warning"), "{}", run.stderr);
 }
+
+#[test]
+fn the_capped_warning_says_what_the_edge_does_about_it() {
+    let hub = Hub::with_token_cap(Duration::from_secs(3600));
+    let auto = hub.fleet(&["register", "site-a", "-o", "json"]).ok();
+    assert!(
+        auto.stderr
+            .contains("the edge renews it by itself when half of its lifetime is left"),
+        "{}",
+        auto.stderr
+    );
+    let manual = hub
+        .fleet(&["register", "site-b", "--no-auto-rotate", "-o", "json"])
+        .ok();
+    assert!(
+        manual.stderr.contains(
+            "run `kubectl fleet rotate site-b` before then (nothing renews it automatically)"
+        ),
+        "{}",
+        manual.stderr
+    );
+    assert!(
+        !manual.stderr.contains("renews it by itself"),
+        "{}",
+        manual.stderr
+    );
+    // The edge command names the member cluster and keeps the edge from
+    // trying a renewal it has no right to.
+    let command = manual.json()["edgeCommand"].as_str().unwrap().to_owned();
+    assert_eq!(
+        command,
+        "fleet-operator --federation-role=edge --site site-b --kubeconfig MEMBER_KUBECONFIG --hub-kubeconfig FILE --no-auto-rotate"
+    );
+}

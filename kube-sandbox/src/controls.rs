@@ -69,6 +69,22 @@ struct Outage {
     until: Option<Instant>,
 }
 
+/// The range the real API server accepts for
+/// `--service-account-max-token-expiration`: 1 hour to 2^32 seconds
+/// (it refuses to start otherwise).
+pub fn validate_max_token_expiration(max: Duration) -> Result<Duration, String> {
+    const LOW: Duration = Duration::from_secs(3600);
+    const HIGH: Duration = Duration::from_secs(1 << 32);
+    if (LOW..=HIGH).contains(&max) {
+        Ok(max)
+    } else {
+        Err(format!(
+            "the service account max token expiration must be between 1 hour and 2^32 seconds, got {}s",
+            max.as_secs()
+        ))
+    }
+}
+
 /// Handle on a running sandbox's test controls.
 #[derive(Debug, Clone)]
 pub struct Controls {
@@ -133,6 +149,10 @@ impl Controls {
     }
 
     /// TokenRequest cap, like `--service-account-max-token-expiration`.
+    /// A test knob: unlike [`validate_max_token_expiration`] (what the
+    /// `--max-token-expiration` flag and [`crate::SandboxOptions`] obey) it
+    /// accepts caps below an hour, so tests can compress token lifetimes
+    /// (together with [`Controls::set_min_token_expiration`]).
     pub fn set_max_token_expiration(&self, max: Option<Duration>) {
         *self.inner.max_token_expiration.lock().unwrap() = max;
     }
@@ -220,6 +240,15 @@ impl Controls {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn max_token_expiration_is_refused_outside_what_the_real_server_accepts() {
+        assert!(validate_max_token_expiration(Duration::from_secs(3600)).is_ok());
+        assert!(validate_max_token_expiration(Duration::from_secs(1 << 32)).is_ok());
+        let short = validate_max_token_expiration(Duration::from_secs(1800)).unwrap_err();
+        assert!(short.contains("between 1 hour and 2^32 seconds"), "{short}");
+        assert!(validate_max_token_expiration(Duration::from_secs((1 << 32) + 1)).is_err());
+    }
 
     #[test]
     fn faults_skip_then_fail_count_times() {

@@ -736,7 +736,12 @@ fn delete(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
     let (pre, dry, gc_finalizer) = delete_options_with_policy(call);
     let result = {
         let mut st = call.shared.state.lock().unwrap();
-        objects::delete(&mut st, def, &key, &pre, dry)?
+        let result = objects::delete(&mut st, def, &key, &pre, dry)?;
+        if let (Deleted::Gone(gone), false) = (&result, dry) {
+            let uid = gone["metadata"]["uid"].as_str().unwrap_or_default();
+            objects::collect_dependents(&mut st, uid, gc_finalizer == Some("orphan"));
+        }
+        result
     };
     let is_namespace = def.group.is_empty() && def.plural == "namespaces";
     if let Some(f) = gc_finalizer.filter(|_| !is_namespace) {

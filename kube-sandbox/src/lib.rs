@@ -28,7 +28,7 @@ mod table;
 mod tls;
 mod watch;
 
-pub use controls::{Controls, FaultRule, RequestRecord};
+pub use controls::{Controls, FaultRule, RequestRecord, validate_max_token_expiration};
 
 use base64::Engine;
 use std::io::Write;
@@ -118,6 +118,9 @@ impl Sandbox {
     /// Starts a sandbox with options, on its own thread and tokio runtime.
     /// Returns once it accepts requests.
     pub fn start_with(opts: SandboxOptions) -> anyhow::Result<Sandbox> {
+        if let Some(max) = opts.max_token_expiration {
+            controls::validate_max_token_expiration(max).map_err(anyhow::Error::msg)?;
+        }
         let tls = tls::generate()?;
         let std_listener = std::net::TcpListener::bind(opts.listen)?;
         std_listener.set_nonblocking(true)?;

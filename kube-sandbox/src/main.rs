@@ -26,10 +26,16 @@ enum Command {
         #[arg(long, default_value = "127.0.0.1:0")]
         listen: SocketAddr,
         /// Cap on TokenRequest lifetimes, like the API server's
-        /// --service-account-max-token-expiration (e.g. 1h, 30m, 3600s).
-        #[arg(long, value_parser = humantime::parse_duration)]
+        /// --service-account-max-token-expiration, and within the same
+        /// range: 1 hour to 2^32 seconds (e.g. 1h, 12h, 3600s).
+        #[arg(long, value_parser = parse_max_token_expiration)]
         max_token_expiration: Option<Duration>,
     },
+}
+
+fn parse_max_token_expiration(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s).map_err(|e| e.to_string())?;
+    kube_sandbox::validate_max_token_expiration(d)
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {

@@ -963,6 +963,59 @@ fn finish_delete(st: &mut State, def: &ResourceDef, key: &ObjKey) -> Option<Arc<
     Some(gone)
 }
 
+/// The garbage collector's part once an owner is gone (background
+/// propagation, done at once): every object listing `owner_uid` in its
+/// `metadata.ownerReferences` loses that reference, and one left with no
+/// owner is deleted (honouring its own finalizers, and collecting its own
+/// dependents in turn). With `orphan` the dependents only lose the
+/// reference, as `propagationPolicy: Orphan` asks.
+pub fn collect_dependents(st: &mut State, owner_uid: &str, orphan: bool) {
+    if owner_uid.is_empty() {
+        return;
+    }
+    let defs: Vec<Arc<ResourceDef>> = st
+        .resources_with_objects()
+        .into_iter()
+        .filter_map(|gr| st.catalogue.any_version(&gr).cloned())
+        .collect();
+    for d in defs {
+        let gr = d.storage_key();
+        for k in st.keys(&gr, None) {
+            let Some(obj) = st.get(&gr, &k).cloned() else {
+                continue;
+            };
+            let Some(refs) = meta(&obj).get("ownerReferences").and_then(Value::as_array) else {
+                continue;
+            };
+            if !refs.iter().any(|r| str_of(r, "uid") == owner_uid) {
+                continue;
+            }
+            let left: Vec<Value> = refs
+                .iter()
+                .filter(|r| str_of(r, "uid") != owner_uid)
+                .cloned()
+                .collect();
+            if left.is_empty() && !orphan {
+                if let Ok(Deleted::Gone(gone)) =
+                    delete(st, &d, &k, &Preconditions::default(), false)
+                {
+                    let uid = str_of(meta(&gone), "uid").to_string();
+                    collect_dependents(st, &uid, false);
+                }
+                continue;
+            }
+            let mut new = (*obj).clone();
+            let m = meta_mut(&mut new);
+            if left.is_empty() {
+                m.remove("ownerReferences");
+            } else {
+                m.insert("ownerReferences".into(), Value::Array(left));
+            }
+            st.put(&gr, k, new);
+        }
+    }
+}
+
 fn delete_namespace(st: &mut State, ns: &str, old: Arc<Value>) -> Deleted {
     let ns_gr = namespaces_gr();
     let ns_key = (String::new(), ns.to_string());

@@ -449,3 +449,59 @@ async fn reqwest_like_get(sb: &Sandbox, path: &str, token: Option<&str>) -> u16 
         Err(e) => panic!("unexpected error {e:?}"),
     }
 }
+
+/// The garbage collector's behaviour for dependents: deleting an owner
+/// deletes the objects it alone owns (background propagation), strips it
+/// from objects that have another owner, and with `Orphan` only strips it.
+#[tokio::test]
+async fn deleting_an_owner_collects_its_dependents() {
+    let sb = Sandbox::start();
+    let c = admin(&sb).await;
+    let cms: Api<ConfigMap> = Api::namespaced(c.clone(), "default");
+    let sas: Api<ServiceAccount> = Api::namespaced(c.clone(), "default");
+    let pp = PostParams::default();
+    let mk = |name: &str| -> ConfigMap {
+        serde_json::from_value(json!({"metadata": {"name": name}})).unwrap()
+    };
+    let owner = cms.create(&pp, &mk("owner")).await.unwrap();
+    let other = cms.create(&pp, &mk("other")).await.unwrap();
+    let kept = cms.create(&pp, &mk("kept")).await.unwrap();
+    let owner_ref = |cm: &ConfigMap| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+               "name": cm.metadata.name, "uid": cm.metadata.uid})
+    };
+    let sa = |name: &str, owners: Vec<serde_json::Value>| -> ServiceAccount {
+        serde_json::from_value(json!({"metadata": {"name": name, "ownerReferences": owners}}))
+            .unwrap()
+    };
+    sas.create(&pp, &sa("only-owned", vec![owner_ref(&owner)]))
+        .await
+        .unwrap();
+    sas.create(
+        &pp,
+        &sa("two-owners", vec![owner_ref(&owner), owner_ref(&other)]),
+    )
+    .await
+    .unwrap();
+    sas.create(&pp, &sa("orphaned", vec![owner_ref(&kept)]))
+        .await
+        .unwrap();
+
+    cms.delete("owner", &DeleteParams::background())
+        .await
+        .unwrap();
+    assert_eq!(api_code(sas.get("only-owned").await), 404);
+    let two = sas.get("two-owners").await.unwrap();
+    let refs = two.metadata.owner_references.unwrap();
+    assert_eq!(refs.len(), 1);
+    assert_eq!(refs[0].name, "other");
+
+    cms.delete("kept", &DeleteParams::orphan()).await.unwrap();
+    let orphan = sas.get("orphaned").await.unwrap();
+    assert!(
+        orphan
+            .metadata
+            .owner_references
+            .is_none_or(|r| r.is_empty())
+    );
+}

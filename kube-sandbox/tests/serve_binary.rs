@@ -13,7 +13,7 @@ fn serve_writes_kubeconfig_and_stops_on_sigterm() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_kube-sandbox"))
         .args(["serve", "--kubeconfig"])
         .arg(&kubeconfig)
-        .args(["--listen", "127.0.0.1:0", "--max-token-expiration", "30m"])
+        .args(["--listen", "127.0.0.1:0", "--max-token-expiration", "1h"])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -56,7 +56,7 @@ fn serve_writes_kubeconfig_and_stops_on_sigterm() {
         "create",
         "token",
         "edge",
-        "--duration=2h",
+        "--duration=3h",
         "-o",
         "jsonpath={.status.expirationTimestamp}",
     ]);
@@ -68,8 +68,8 @@ fn serve_writes_kubeconfig_and_stops_on_sigterm() {
     let expires: jiff::Timestamp = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
     let lifetime = expires.as_second() - jiff::Timestamp::now().as_second();
     assert!(
-        (1790..=1800).contains(&lifetime),
-        "capped at 30m: {lifetime}s"
+        (3590..=3600).contains(&lifetime),
+        "capped at 1h: {lifetime}s"
     );
 
     let status = Command::new("kill")
@@ -83,4 +83,23 @@ fn serve_writes_kubeconfig_and_stops_on_sigterm() {
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
     assert!(stderr.contains("serving on https://127.0.0.1:"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn serve_refuses_a_token_cap_the_real_server_refuses() {
+    let dir = std::env::temp_dir().join(format!("kube-sandbox-cap-{}", uuid::Uuid::new_v4()));
+    let kubeconfig = dir.join("never.kubeconfig");
+    let out = Command::new(env!("CARGO_BIN_EXE_kube-sandbox"))
+        .args(["serve", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .args(["--listen", "127.0.0.1:0", "--max-token-expiration", "30m"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("must be between 1 hour and 2^32 seconds"),
+        "{stderr}"
+    );
+    assert!(!kubeconfig.exists(), "nothing served");
 }

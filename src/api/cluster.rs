@@ -29,6 +29,7 @@ pub const EDGE_OWNED_STATUS_KEYS: &[&str] = &[
     "inference",
     "signals",
     "credentialExpirationTime",
+    "credentialRenewalTime",
 ];
 
 /// Status keys only the hub operator ever writes, in both modes.
@@ -449,9 +450,14 @@ pub struct FederatedClusterStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 100))]
     pub signals: Option<Vec<Signal>>,
-    /// Edge-owned: when the edge's hub token expires.
+    /// Edge-owned: when the edge's hub token expires (the token a restart
+    /// of the edge would use).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credential_expiration_time: Option<Time>,
+    /// Edge-owned: when the edge renews that token by itself (half its
+    /// lifetime before expiry); absent when it does not renew it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential_renewal_time: Option<Time>,
 }
 
 impl FederatedClusterStatus {
@@ -503,6 +509,9 @@ pub struct EdgeStatus {
     /// See [`FederatedClusterStatus::credential_expiration_time`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credential_expiration_time: Option<Time>,
+    /// See [`FederatedClusterStatus::credential_renewal_time`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential_renewal_time: Option<Time>,
 }
 
 impl EdgeStatus {
@@ -518,6 +527,7 @@ impl EdgeStatus {
             inference: status.inference,
             signals: status.signals.clone(),
             credential_expiration_time: status.credential_expiration_time.clone(),
+            credential_renewal_time: status.credential_renewal_time.clone(),
         }
     }
 
@@ -533,6 +543,7 @@ impl EdgeStatus {
         status.inference = self.inference;
         status.signals = self.signals.clone();
         status.credential_expiration_time = self.credential_expiration_time.clone();
+        status.credential_renewal_time = self.credential_renewal_time.clone();
     }
 }
 

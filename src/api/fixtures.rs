@@ -202,6 +202,12 @@ impl FederatedCluster {
         self.status_mut().credential_expiration_time = Some(ago(-secs));
         self
     }
+
+    /// The edge renews its hub token by itself `secs` after [`fixture_now`].
+    pub fn with_token_renewed_in(mut self, secs: i64) -> Self {
+        self.status_mut().credential_renewal_time = Some(ago(-secs));
+        self
+    }
 }
 
 impl Signal {

@@ -17,9 +17,18 @@ fn init_tracing(args: &Args) {
         _ => "trace",
     };
     // kube's own debug output includes request URLs but never headers, so
-    // the bearer token cannot reach the log at any level.
-    let filter = EnvFilter::try_from_default_env()
+    // the bearer token cannot reach the log at any level. kube's client
+    // logs every failed request at ERROR; the operator logs one line per
+    // cause itself, so that one is off unless RUST_LOG names kube_client.
+    let mut filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new(format!("{default},hyper=warn,rustls=warn,tower=warn")));
+    if !std::env::var("RUST_LOG").is_ok_and(|v| v.contains("kube_client")) {
+        filter = filter.add_directive(
+            "kube_client::client::builder=off"
+                .parse()
+                .expect("a valid directive"),
+        );
+    }
     // Colour only on a terminal; log files and collectors get plain text.
     let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let builder = tracing_subscriber::fmt()

@@ -37,6 +37,13 @@ fn main() -> ExitCode {
             let _ = err.print();
             return ExitCode::SUCCESS;
         }
+        Err(err)
+            if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
+        {
+            // No arguments at all: the help on stdout, exit 0, as kubectl does.
+            let _ = <Cli as clap::CommandFactory>::command().print_help();
+            return ExitCode::SUCCESS;
+        }
         Err(err) => {
             eprintln!("{}", usage_error_line(&err));
             return ExitCode::from(2);

@@ -38,7 +38,8 @@ use crate::k8s::{Cluster, ConnectOptions};
     bin_name = "kubectl fleet",
     version,
     propagate_version = true,
-    max_term_width = 100
+    max_term_width = 100,
+    arg_required_else_help = true
 )]
 pub struct Cli {
     /// Flags every command accepts.
@@ -210,6 +211,26 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// Parses `--token-ttl`: a duration the API server's TokenRequest accepts
+/// (at least 10 minutes, at most 2^32 seconds), so a bad value stops before
+/// anything is created.
+pub fn parse_token_ttl(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    let min = crate::fleet::rbac::MIN_TOKEN_TTL;
+    if d < min {
+        return Err(format!(
+            "{s:?} is shorter than {}, the shortest token lifetime the API server issues (use e.g. 1h, 30d)",
+            format_duration(min)
+        ));
+    }
+    if d.as_secs() > 1 << 32 {
+        return Err(format!(
+            "{s:?} is longer than 2^32 seconds, the longest token lifetime the API server issues"
+        ));
+    }
+    Ok(d)
+}
+
 /// Formats a duration the short way users type it (`30d`, `1h`, `1h30m`).
 pub fn format_duration(d: Duration) -> String {
     let mut secs = d.as_secs();
@@ -235,9 +256,10 @@ fn wire_enum<T>(
 where
     T: Copy + Send + Sync + 'static,
 {
+    // Case-insensitive where the argument says `ignore_case`.
     PossibleValuesParser::new(all.iter().map(move |v| as_str(*v))).map(move |s| {
         *all.iter()
-            .find(|v| as_str(**v) == s)
+            .find(|v| as_str(**v).eq_ignore_ascii_case(&s))
             .expect("clap only passes one of the possible values")
     })
 }
@@ -298,6 +320,10 @@ mod tests {
         assert_eq!(parse_duration("2w"), Ok(Duration::from_secs(14 * 86_400)));
         assert!(parse_duration("soon").is_err());
         assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_token_ttl("10m"), Ok(Duration::from_secs(600)));
+        let short = parse_token_ttl("5m").unwrap_err();
+        assert!(short.contains("shorter than 10m"), "{short}");
+        assert!(parse_token_ttl("9999999999").is_err());
         assert_eq!(format_duration(Duration::from_secs(30 * 86_400)), "30d");
         assert_eq!(format_duration(Duration::from_secs(5_400)), "1h30m");
         assert_eq!(format_duration(Duration::from_secs(59)), "59s");

@@ -17,7 +17,7 @@ use base64::Engine as _;
 use serde::Serialize;
 use serde_json::json;
 
-use super::{Error, GlobalArgs, Io, format_duration, parse_duration, parse_site_name, wire_enum};
+use super::{Error, GlobalArgs, Io, format_duration, parse_site_name, parse_token_ttl, wire_enum};
 use crate::api::{
     Capability, DEFAULT_KUBECONFIG_KEY, Environment, FederatedCluster, FederatedClusterSpec, Mode,
     SecretKeyRef, Tier,
@@ -60,8 +60,8 @@ pub struct RegisterArgs {
     /// Upper bound on remediations running at once on the site (default for a new site: 3)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(0..))]
     pub max_concurrent_remediations: Option<i32>,
-    /// Requested token lifetime, e.g. 30d, 12h (the API server may cap it)
-    #[arg(long, value_name = "DURATION", default_value = "30d", value_parser = parse_duration)]
+    /// Requested token lifetime, at least 10m, e.g. 30d, 12h (the API server may cap it)
+    #[arg(long, value_name = "DURATION", default_value = "30d", value_parser = parse_token_ttl)]
     pub token_ttl: Duration,
     /// Do not let the edge renew its own token (removes that permission on a re-run)
     #[arg(long)]
@@ -259,12 +259,20 @@ async fn register_push(
         .is_some_and(|s| s.spec.kubeconfig_secret_ref.is_some());
 
     let mut objects = vec![hub.ensure_namespace().await?];
-    let (identity, mut removed) = hub.ensure_site_identity(site, !args.no_auto_rotate).await?;
-    objects.extend(identity);
     if has_pull_ref {
         hub.switch_site_to_push(site).await?;
     }
+    // The site first: its identity objects are owned by it.
     objects.push(hub.apply_site(&site_object(site, spec)).await?);
+    let uid = hub
+        .get_site(site)
+        .await?
+        .and_then(|s| s.metadata.uid)
+        .unwrap_or_default();
+    let (identity, mut removed) = hub
+        .ensure_site_identity(site, &uid, !args.no_auto_rotate)
+        .await?;
+    objects.extend(identity);
     // A Push site keeps no pull Secret (also after an interrupted switch).
     removed.extend(hub.delete_pull_secret(site).await?);
     let token = hub
@@ -277,7 +285,13 @@ async fn register_push(
     for obj in &removed {
         writeln!(io.err, "{obj} removed")?;
     }
-    hand_out(hub, site, objects, removed, &token, &args.edge, io)
+    let issued = Issued {
+        objects,
+        removed,
+        token: &token,
+        auto_rotate: Some(!args.no_auto_rotate),
+    };
+    hand_out(hub, site, issued, &args.edge, io)
 }
 
 async fn register_pull(
@@ -338,7 +352,7 @@ async fn register_pull(
         writeln!(io.err, "{obj} removed")?;
     }
     if let Some(token) = &token {
-        report_expiry(site, token, "the member's read-only token", io)?;
+        report_expiry(site, token, "the member's read-only token", Some(false), io)?;
     }
     if args.edge.output == RegisterOutput::Json {
         let summary = PullSummary {
@@ -379,11 +393,13 @@ async fn connect_member(path: &Path, context: Option<&str>, raw: &str) -> Result
     Ok(Cluster::from_kubeconfig(kubeconfig, &opts).await?)
 }
 
-/// Prints when the token expires and warns if the server capped it.
+/// Prints when the token expires and warns if the server capped it, saying
+/// what the edge does about it (`auto_rotate`: None when not known here).
 fn report_expiry(
     site: &str,
     token: &IssuedToken,
     what: &str,
+    auto_rotate: Option<bool>,
     io: &mut Io<'_>,
 ) -> Result<(), Error> {
     writeln!(
@@ -394,9 +410,20 @@ fn report_expiry(
         format_duration(token.requested)
     )?;
     if token.capped() {
+        let then = match auto_rotate {
+            Some(true) => {
+                "the edge renews it by itself when half of its lifetime is left".to_owned()
+            }
+            Some(false) => format!(
+                "run `kubectl fleet rotate {site}` before then (nothing renews it automatically)"
+            ),
+            None => format!(
+                "run `kubectl fleet rotate {site}` before then unless the edge renews it by itself"
+            ),
+        };
         writeln!(
             io.err,
-            "warning: the API server capped the token lifetime to {} (requested {}, limited by its --service-account-max-token-expiration): it expires at {}; run `kubectl fleet rotate {site}` before then unless the edge renews it (auto-rotation)",
+            "warning: the API server capped the token lifetime to {} (requested {}, limited by its --service-account-max-token-expiration): it expires at {}; {then}",
             format_duration(token.granted()),
             format_duration(token.requested),
             token.expiration
@@ -405,17 +432,33 @@ fn report_expiry(
     Ok(())
 }
 
+/// What `register` or `rotate` did for a site, to hand out.
+pub(super) struct Issued<'a> {
+    /// Objects applied.
+    pub objects: Vec<ObjectRef>,
+    /// Objects removed.
+    pub removed: Vec<ObjectRef>,
+    /// The minted token.
+    pub token: &'a IssuedToken,
+    /// Whether the edge may renew it by itself (None: not known here).
+    pub auto_rotate: Option<bool>,
+}
+
 /// Renders the edge configuration for a freshly minted token and writes it
 /// to stdout or `--output-file`; shared with `rotate`.
 pub(super) fn hand_out(
     hub: &Cluster,
     site: &str,
-    objects: Vec<ObjectRef>,
-    removed: Vec<ObjectRef>,
-    token: &IssuedToken,
+    issued: Issued<'_>,
     edge: &EdgeOutputArgs,
     io: &mut Io<'_>,
 ) -> Result<(), Error> {
+    let Issued {
+        objects,
+        removed,
+        token,
+        auto_rotate,
+    } = issued;
     let server = edge.hub_server.as_deref().unwrap_or(hub.server());
     if !edge.insecure_skip_tls_verify && hub.ca_pem().is_none() {
         writeln!(
@@ -442,8 +485,15 @@ pub(super) fn hand_out(
         (Emit::Kubeconfig, Some(path)) => path.display().to_string(),
         (Emit::Kubeconfig, None) => "FILE".to_owned(),
     };
+    // The edge reads its member cluster through --kubeconfig: without it, a
+    // shell pointed at the hub would report the hub as the site.
+    let no_rotate = if auto_rotate == Some(false) {
+        " --no-auto-rotate"
+    } else {
+        ""
+    };
     let edge_command = format!(
-        "fleet-operator --federation-role=edge --site {site} --hub-kubeconfig {hub_kubeconfig_path}"
+        "fleet-operator --federation-role=edge --site {site} --kubeconfig MEMBER_KUBECONFIG --hub-kubeconfig {hub_kubeconfig_path}{no_rotate}"
     );
 
     if let Some(path) = &edge.output_file {
@@ -454,14 +504,15 @@ pub(super) fn hand_out(
             path.display()
         )?;
     }
-    report_expiry(site, token, "token", io)?;
+    report_expiry(site, token, "token", auto_rotate, io)?;
     match edge.emit {
-        Emit::Kubeconfig if edge.output_file.is_some() => {
-            writeln!(io.err, "copy it to the edge and run: {edge_command}")?
-        }
+        Emit::Kubeconfig if edge.output_file.is_some() => writeln!(
+            io.err,
+            "copy it to the edge and run: {edge_command} (MEMBER_KUBECONFIG: a kubeconfig for the site's own cluster)"
+        )?,
         Emit::Kubeconfig => writeln!(
             io.err,
-            "save this kubeconfig (0600) as FILE on the edge and run: {edge_command}"
+            "save this kubeconfig (0600) as FILE on the edge and run: {edge_command} (MEMBER_KUBECONFIG: a kubeconfig for the site's own cluster)"
         )?,
         Emit::Secret => writeln!(
             io.err,

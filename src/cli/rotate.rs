@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use super::register::{EdgeOutputArgs, hand_out};
-use super::{Error, GlobalArgs, Io, parse_duration, parse_site_name};
+use super::register::{EdgeOutputArgs, Issued, hand_out};
+use super::{Error, GlobalArgs, Io, parse_site_name, parse_token_ttl};
 use crate::api::Mode;
 use crate::fleet::rbac;
 
@@ -18,8 +18,8 @@ pub struct RotateArgs {
     /// Recreate the site's ServiceAccount first, so every older token stops working
     #[arg(long)]
     pub revoke: bool,
-    /// Requested token lifetime, e.g. 30d, 12h (the API server may cap it)
-    #[arg(long, value_name = "DURATION", default_value = "30d", value_parser = parse_duration)]
+    /// Requested token lifetime, at least 10m, e.g. 30d, 12h (the API server may cap it)
+    #[arg(long, value_name = "DURATION", default_value = "30d", value_parser = parse_token_ttl)]
     pub token_ttl: Duration,
     /// How to hand the configuration to the edge.
     #[command(flatten)]
@@ -46,7 +46,8 @@ pub async fn run(global: &GlobalArgs, args: RotateArgs, io: &mut Io<'_>) -> Resu
     }
     let mut objects = Vec::new();
     if args.revoke {
-        objects.push(hub.recreate_service_account(site).await?);
+        let uid = existing.metadata.uid.as_deref().unwrap_or_default();
+        objects.push(hub.recreate_service_account(site, uid).await?);
         writeln!(
             io.err,
             "ServiceAccount {}/{} recreated: every older token of {site} is now rejected",
@@ -57,5 +58,11 @@ pub async fn run(global: &GlobalArgs, args: RotateArgs, io: &mut Io<'_>) -> Resu
     let token = hub
         .request_token(&rbac::edge_identity_name(site), args.token_ttl)
         .await?;
-    hand_out(&hub, site, objects, Vec::new(), &token, &args.edge, io)
+    let issued = Issued {
+        objects,
+        removed: Vec::new(),
+        token: &token,
+        auto_rotate: None,
+    };
+    hand_out(&hub, site, issued, &args.edge, io)
 }

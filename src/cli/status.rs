@@ -43,8 +43,8 @@ pub struct StatusArgs {
     /// Only sites in this region
     #[arg(long, value_name = "REGION")]
     pub region: Option<String>,
-    /// Only sites in this phase
-    #[arg(long, value_name = "PHASE", value_parser = wire_enum(Phase::ALL, Phase::as_str))]
+    /// Only sites in this phase (any case: connected, Connected)
+    #[arg(long, value_name = "PHASE", ignore_case = true, value_parser = wire_enum(Phase::ALL, Phase::as_str))]
     pub phase: Option<Phase>,
     /// Keep running and redraw whenever a site changes
     #[arg(short, long)]
@@ -102,9 +102,26 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
     let color = args.color.enabled(io.stdout_tty);
     let selector = args.selector.as_deref();
     if !args.watch {
-        let sites = filter.apply(hub.list_sites(selector).await?);
-        let text = render_sites(&sites, args.output, color)?;
-        io.out.write_all(text.as_bytes())?;
+        let listed = hub.list_sites(selector).await?;
+        // Like `kubectl get fc NAME`: what exists is shown, a name that
+        // does not is an error.
+        let missing: Vec<&String> = args
+            .sites
+            .iter()
+            .filter(|n| !listed.iter().any(|s| s.site_name() == n.as_str()))
+            .collect();
+        let sites = filter.apply(listed);
+        if missing.is_empty() || !sites.is_empty() {
+            let text = render_sites(&sites, args.output, color)?;
+            io.out.write_all(text.as_bytes())?;
+        }
+        if !missing.is_empty() {
+            let names: Vec<String> = missing.iter().map(|n| format!("{n:?}")).collect();
+            return Err(Error::Invalid {
+                what: format!("site {} not found", names.join(", ")),
+                hint: "`kubectl fleet status` lists the registered sites".to_owned(),
+            });
+        }
         return Ok(());
     }
     let mut updates = Box::pin(hub.watch_sites(selector));

@@ -189,11 +189,26 @@ fn connected_state(phase: Phase, interval: Duration) -> CondState {
     }
 }
 
-/// `CredentialExpiring` and when it next changes on its own (the start of
-/// the warning, then the expiry).
+/// How long past its renewal time a self-renewing edge may still report
+/// the old credential: it renews on its next report, and persists right
+/// after, so two intervals is generous.
+pub const RENEWAL_GRACE_INTERVALS: u32 = 2;
+
+/// `CredentialExpiring` and when it next changes on its own.
+///
+/// A site whose edge renews its token by itself (`renews` is reported) is
+/// judged against that: True only once the credential a restart would use
+/// is past its renewal time by [`RENEWAL_GRACE_INTERVALS`] (a renewal that
+/// should have happened and did not), however short the lifetime the API
+/// server grants. Otherwise it turns True `warning` before the expiry.
+/// Messages state no times: the expiry is in `credentialExpirationTime`,
+/// and a message is not rewritten when only that moves.
 fn credential_state(
+    site: &str,
     expires: Option<Timestamp>,
+    renews: Option<Timestamp>,
     warning: Duration,
+    interval: Duration,
     now: Timestamp,
 ) -> (CondState, Option<Duration>) {
     let Some(exp) = expires else {
@@ -206,28 +221,56 @@ fn credential_state(
             None,
         );
     };
-    let warn_at = exp - SignedDuration::try_from(warning).unwrap_or(SignedDuration::ZERO);
     let until = |t: Timestamp| -> Option<Duration> {
         Duration::try_from(t.duration_since(now))
             .ok()
             .map(|d| d + phase::TRANSITION_MARGIN)
     };
+    let rotate =
+        format!("run `kubectl fleet rotate {site}` and give the edge the new configuration");
     if now >= exp {
-        (
+        return (
             CondState {
                 status: "True",
                 reason: "Expired",
-                message: format!("the site's hub credential expired at {exp}"),
+                message: format!("the site's hub credential has expired: {rotate}"),
             },
             None,
-        )
-    } else if now >= warn_at {
+        );
+    }
+    if let Some(renews) = renews {
+        let overdue_at = renews
+            + SignedDuration::try_from(interval * RENEWAL_GRACE_INTERVALS)
+                .unwrap_or(SignedDuration::ZERO);
+        return if now >= overdue_at {
+            (
+                CondState {
+                    status: "True",
+                    reason: "RenewalOverdue",
+                    message: "the edge renews its hub credential by itself, but the one a restart would use is past its renewal time: the edge's log names the cause".to_owned(),
+                },
+                until(exp),
+            )
+        } else {
+            (
+                CondState {
+                    status: "False",
+                    reason: "RenewedByEdge",
+                    message: "the edge renews its hub credential by itself when half of its lifetime is left".to_owned(),
+                },
+                until(overdue_at),
+            )
+        };
+    }
+    let warn_at = exp - SignedDuration::try_from(warning).unwrap_or(SignedDuration::ZERO);
+    if now >= warn_at {
         (
             CondState {
                 status: "True",
                 reason: "ExpiresSoon",
                 message: format!(
-                    "the site's hub credential expires at {exp}: run `kubectl fleet rotate` or enable auto-rotation"
+                    "the site's hub credential expires within {} and the edge does not report renewing it by itself: {rotate}",
+                    human(warning)
                 ),
             },
             until(exp),
@@ -237,7 +280,10 @@ fn credential_state(
             CondState {
                 status: "False",
                 reason: "Valid",
-                message: format!("the site's hub credential is valid until {exp}"),
+                message: format!(
+                    "the site's hub credential is valid for more than {}; the edge does not report renewing it by itself",
+                    human(warning)
+                ),
             },
             until(warn_at),
         )
@@ -353,7 +399,18 @@ pub fn hub_status(
     let expires = status
         .and_then(|s| s.credential_expiration_time.as_ref())
         .map(|t| t.0);
-    let (credential, credential_next) = credential_state(expires, credential_warning, now);
+    let renews = status
+        .and_then(|s| s.credential_renewal_time.as_ref())
+        .map(|t| t.0);
+    let site_name = site.metadata.name.as_deref().unwrap_or_default();
+    let (credential, credential_next) = credential_state(
+        site_name,
+        expires,
+        renews,
+        credential_warning,
+        interval,
+        now,
+    );
     let skew = match (&sighting.observation, sighting.live) {
         (Some(obs), true) => Some(skew_state(obs, interval)),
         _ => None,
@@ -592,6 +649,85 @@ mod tests {
         let c = cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap();
         assert_eq!((c.status.as_str(), c.reason.as_str()), ("True", "Expired"));
         assert_eq!(h.requeue_after, None);
+    }
+
+    #[test]
+    fn a_self_renewing_site_is_judged_against_its_renewal_not_the_warning() {
+        // Capped at 1 h, far below the 7 d warning: the edge renews at 30 m.
+        let warning = DEFAULT_CREDENTIAL_WARNING;
+        let s = FederatedCluster::test("a")
+            .heartbeat_ago(0)
+            .with_token_expiring_in(3600)
+            .with_token_renewed_in(1800);
+        let judge = |s: &FederatedCluster, secs| {
+            hub_status(s, &seen(secs, secs, true), I, warning, at(secs))
+        };
+        let h = judge(&s, 0);
+        let c = cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap();
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("False", "RenewedByEdge")
+        );
+        assert_eq!(
+            c.message,
+            "the edge renews its hub credential by itself when half of its lifetime is left"
+        );
+        let (_, next) = credential_state("a", Some(at(3600)), Some(at(1800)), warning, I, at(0));
+        assert_eq!(
+            next,
+            Some(Duration::from_secs(1800 + 60) + phase::TRANSITION_MARGIN),
+            "judged again when the renewal is overdue"
+        );
+        // Renewed in time: the reported times move, the condition does not.
+        let renewed = written(s.clone(), &h)
+            .with_token_expiring_in(1800 + 3600)
+            .with_token_renewed_in(1800 + 1800);
+        let h2 = judge(&renewed, 1810);
+        assert!(!h2.changed, "a renewal rewrites nothing");
+        // Not renewed two intervals past its renewal time: True, and the
+        // message points at the edge's log, not at auto-rotation.
+        let h = judge(&s, 1800 + 60);
+        let c = cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap();
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("True", "RenewalOverdue")
+        );
+        assert!(
+            c.message.contains("the edge's log names the cause"),
+            "{}",
+            c.message
+        );
+        assert!(!c.message.contains("enable auto-rotation"));
+        assert!(h.changed);
+    }
+
+    #[test]
+    fn credential_messages_state_no_times_and_name_the_site() {
+        let warning = Duration::from_secs(86400);
+        for (secs, reason) in [
+            (2 * 86400, "Valid"),
+            (3600, "ExpiresSoon"),
+            (-60, "Expired"),
+        ] {
+            let s = FederatedCluster::test("site-a")
+                .heartbeat_ago(0)
+                .with_token_expiring_in(secs);
+            let h = hub_status(&s, &seen(0, 0, true), I, warning, fixture_now());
+            let c = cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap();
+            assert_eq!(c.reason, reason);
+            assert!(
+                !c.message.contains(&fixture_now().to_string()[..4]),
+                "{}",
+                c.message
+            );
+            if reason != "Valid" {
+                assert!(
+                    c.message.contains("kubectl fleet rotate site-a"),
+                    "{}",
+                    c.message
+                );
+            }
+        }
     }
 
     #[test]

@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{
     ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
 use crate::api::GROUP;
 
@@ -32,6 +32,9 @@ pub const SITE_LABEL: &str = "federation.kubectl-fleet.dev/site";
 pub const MANAGED_BY: &str = "kubectl-fleet";
 /// Maximum length of a site name (a DNS-1123 label).
 pub const MAX_SITE_NAME_LEN: usize = 63;
+/// The shortest lifetime a TokenRequest may ask for: the API server refuses
+/// `expirationSeconds` under 10 minutes.
+pub const MIN_TOKEN_TTL: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// A site name that is not a DNS-1123 label.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -246,6 +249,28 @@ pub fn site_token_role_binding(site: &str) -> RoleBinding {
     }
 }
 
+/// The rules of the edge's Role on its MEMBER cluster that let it persist a
+/// renewed token: get and update on exactly the Secret `name` holding its
+/// hub kubeconfig (the Role lives in that Secret's namespace). No create,
+/// list or watch: the edge can neither read nor add any other Secret.
+pub fn edge_secret_rules(name: &str) -> Vec<PolicyRule> {
+    vec![rule("", "secrets", &[name], &["get", "update"])]
+}
+
+/// The ownerReference every per-site identity object carries to its
+/// FederatedCluster (`uid`), so deleting the site (`kubectl delete fc
+/// SITE`) has the garbage collector delete them, revoking its tokens.
+pub fn site_owner_reference(site: &str, uid: &str) -> OwnerReference {
+    OwnerReference {
+        api_version: crate::api::API_VERSION.to_owned(),
+        kind: "FederatedCluster".to_owned(),
+        name: site.to_owned(),
+        uid: uid.to_owned(),
+        controller: None,
+        block_owner_deletion: None,
+    }
+}
+
 fn role_ref(kind: &str, name: &str) -> RoleRef {
     RoleRef {
         api_group: "rbac.authorization.k8s.io".to_owned(),
@@ -343,13 +368,6 @@ pub fn member_reader_cluster_role_binding() -> ClusterRoleBinding {
             FLEET_NAMESPACE,
         )]),
     }
-}
-
-/// The edge operator's rules in its own namespace on the member cluster:
-/// read and rewrite exactly the Secret holding its hub kubeconfig (it
-/// stores the renewed token there), nothing else.
-pub fn edge_secret_rules(secret_name: &str) -> Vec<PolicyRule> {
-    vec![rule("", "secrets", &[secret_name], &["get", "update"])]
 }
 
 #[cfg(test)]

@@ -232,6 +232,7 @@ mod tests {
             .with_gpus(8)
             .with_inference(1, 1, 0, 1)
             .with_token_expiring_in(3600)
+            .with_token_renewed_in(1800)
             .with_signal(Signal::test(SignalType::OomKilled, "a", "Deployment", "w"));
         EdgeStatus::from_status(fc.status.as_ref().unwrap())
     }

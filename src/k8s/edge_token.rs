@@ -1,10 +1,13 @@
 //! The edge's own token renewal: a TokenRequest for its ServiceAccount on
 //! the hub (`fleet-system/fleet-edge-SITE`), made with the site identity
-//! itself, which `register` allows for exactly that ServiceAccount.
+//! itself, which `register` allows for exactly that ServiceAccount; and
+//! persisting the renewed hub kubeconfig in the Secret on the MEMBER cluster
+//! that the edge pod mounts, so a restart finds the new token.
 
 use jiff::Timestamp;
+use k8s_openapi::ByteString;
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
-use k8s_openapi::api::core::v1::ServiceAccount;
+use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
 use kube::api::{Api, PostParams};
 
 use crate::fleet::rbac::{FLEET_NAMESPACE, edge_identity_name};
@@ -65,4 +68,78 @@ pub async fn request_site_token(
         token: status.token,
         expires_at: status.expiration_timestamp.0,
     })
+}
+
+/// A Secret on the member cluster, `NAMESPACE/NAME`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SecretName {
+    /// Its namespace.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+}
+
+impl std::str::FromStr for SecretName {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.split_once('/') {
+            Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
+                Ok(Self {
+                    namespace: ns.to_owned(),
+                    name: name.to_owned(),
+                })
+            }
+            _ => Err(format!(
+                "{s:?} is not NAMESPACE/NAME (e.g. fleet-system/fleet-hub-kubeconfig)"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for SecretName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+/// Replaces key `key` of the member Secret `secret` with `kubeconfig`
+/// (get, then update at the read resourceVersion: needs exactly the rights
+/// of [`crate::fleet::rbac::edge_secret_rules`]). Other keys are kept.
+pub async fn store_hub_kubeconfig(
+    member: &kube::Client,
+    secret: &SecretName,
+    key: &str,
+    kubeconfig: &str,
+) -> Result<(), kube::Error> {
+    let api: Api<Secret> = Api::namespaced(member.clone(), &secret.namespace);
+    let mut current = api.get(&secret.name).await?;
+    // `stringData` would win over `data` on the write; it is write-only, so
+    // a read never carries it, but a hand-made object might.
+    if let Some(sd) = current.string_data.as_mut() {
+        sd.remove(key);
+    }
+    current
+        .data
+        .get_or_insert_default()
+        .insert(key.to_owned(), ByteString(kubeconfig.as_bytes().to_vec()));
+    api.replace(&secret.name, &PostParams::default(), &current)
+        .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_names_parse_as_namespace_slash_name() {
+        let s: SecretName = "fleet-system/fleet-hub-kubeconfig".parse().unwrap();
+        assert_eq!(s.namespace, "fleet-system");
+        assert_eq!(s.name, "fleet-hub-kubeconfig");
+        assert_eq!(s.to_string(), "fleet-system/fleet-hub-kubeconfig");
+        for bad in ["", "name", "/name", "ns/", "a/b/c"] {
+            assert!(bad.parse::<SecretName>().is_err(), "{bad}");
+        }
+    }
 }

@@ -162,42 +162,46 @@ impl Cluster {
     /// own token. Without `auto_rotate` that Role/RoleBinding is removed, so
     /// re-running with `--no-auto-rotate` converges.
     ///
+    /// Every object is owned by the site's FederatedCluster (`site_uid`),
+    /// so deleting the site deletes them.
+    ///
     /// Returns the objects that now exist and those that were removed.
     pub async fn ensure_site_identity(
         &self,
         site: &str,
+        site_uid: &str,
         auto_rotate: bool,
     ) -> Result<(Vec<ObjectRef>, Vec<ObjectRef>), Error> {
         let client = &self.client;
+        let owned = |mut meta: ObjectMeta| {
+            meta.owner_references = Some(vec![rbac::site_owner_reference(site, site_uid)]);
+            meta
+        };
+        let mut sa = rbac::site_service_account(site);
+        sa.metadata = owned(sa.metadata);
+        let mut cr = rbac::site_cluster_role(site);
+        cr.metadata = owned(cr.metadata);
+        let mut crb = rbac::site_cluster_role_binding(site);
+        crb.metadata = owned(crb.metadata);
         let mut applied = vec![
-            self.ensure(
-                Api::namespaced(client.clone(), NAMESPACE),
-                rbac::site_service_account(site),
-            )
-            .await?,
-            self.ensure(Api::all(client.clone()), rbac::site_cluster_role(site))
+            self.ensure(Api::namespaced(client.clone(), NAMESPACE), sa)
                 .await?,
-            self.ensure(
-                Api::all(client.clone()),
-                rbac::site_cluster_role_binding(site),
-            )
-            .await?,
+            self.ensure(Api::all(client.clone()), cr).await?,
+            self.ensure(Api::all(client.clone()), crb).await?,
         ];
         let mut removed = Vec::new();
         if auto_rotate {
+            let mut role = rbac::site_token_role(site);
+            role.metadata = owned(role.metadata);
+            let mut binding = rbac::site_token_role_binding(site);
+            binding.metadata = owned(binding.metadata);
             applied.push(
-                self.ensure(
-                    Api::namespaced(client.clone(), NAMESPACE),
-                    rbac::site_token_role(site),
-                )
-                .await?,
+                self.ensure(Api::namespaced(client.clone(), NAMESPACE), role)
+                    .await?,
             );
             applied.push(
-                self.ensure(
-                    Api::namespaced(client.clone(), NAMESPACE),
-                    rbac::site_token_role_binding(site),
-                )
-                .await?,
+                self.ensure(Api::namespaced(client.clone(), NAMESPACE), binding)
+                    .await?,
             );
         } else {
             let name = rbac::edge_identity_name(site);
@@ -249,13 +253,19 @@ impl Cluster {
 
     /// Deletes and recreates the site's ServiceAccount: the new one has a new
     /// UID, so every token minted for the old one is rejected from now on.
-    pub async fn recreate_service_account(&self, site: &str) -> Result<ObjectRef, Error> {
+    pub async fn recreate_service_account(
+        &self,
+        site: &str,
+        site_uid: &str,
+    ) -> Result<ObjectRef, Error> {
         let name = rbac::edge_identity_name(site);
         let api: Api<ServiceAccount> = Api::namespaced(self.client.clone(), NAMESPACE);
         if self.delete_if_exists(&api, &name).await? {
             self.wait_gone(&api, &name).await?;
         }
-        self.ensure(api, rbac::site_service_account(site)).await
+        let mut sa = rbac::site_service_account(site);
+        sa.metadata.owner_references = Some(vec![rbac::site_owner_reference(site, site_uid)]);
+        self.ensure(api, sa).await
     }
 
     /// Waits (bounded) until a deleted object is gone, so that recreating it

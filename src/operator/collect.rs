@@ -53,16 +53,19 @@ pub fn edge_status(
 }
 
 /// Adds what the edge knows about itself: heartbeat time (its own clock),
-/// build version and credential expiry.
+/// build version, credential expiry and when it renews the credential by
+/// itself (None: it does not).
 pub fn with_identity(
     mut status: FederatedClusterStatus,
     heartbeat: Timestamp,
     version: &str,
     credential_expires: Option<Timestamp>,
+    credential_renews: Option<Timestamp>,
 ) -> FederatedClusterStatus {
     status.last_heartbeat_time = Some(Time(heartbeat));
     status.observed_version = Some(version.to_owned());
     status.credential_expiration_time = credential_expires.map(Time);
+    status.credential_renewal_time = credential_renews.map(Time);
     status
 }
 

@@ -15,8 +15,9 @@ use serde_json::Value;
 /// Errors reading or rewriting the hub kubeconfig.
 #[derive(Debug, thiserror::Error)]
 pub enum CredentialError {
-    /// The file could not be read.
-    #[error("reading hub kubeconfig {path}")]
+    /// The file could not be read; the cause (e.g. "Permission denied")
+    /// is part of the line, since it says what to fix.
+    #[error("reading hub kubeconfig {path}: {source}{}", read_hint(source))]
     Read {
         path: PathBuf,
         #[source]
@@ -46,6 +47,16 @@ pub enum CredentialError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// What to do about a file the process may not read.
+fn read_hint(e: &std::io::Error) -> &'static str {
+    match e.kind() {
+        std::io::ErrorKind::PermissionDenied => {
+            " (make it readable to the edge's user: a Secret volume with defaultMode 0440 and the pod's fsGroup)"
+        }
+        _ => "",
+    }
 }
 
 /// The claims of a ServiceAccount JWT that the edge needs.
@@ -95,13 +106,16 @@ impl TokenClaims {
         (secs > 0).then(|| Duration::from_secs(secs as u64))
     }
 
+    /// When half of the lifetime is left: the edge renews after that.
+    pub fn renewal_time(&self) -> Option<Timestamp> {
+        let (lifetime, exp) = (self.lifetime()?, self.expires_at?);
+        Timestamp::from_second(exp.as_second() - (lifetime.as_secs() / 2) as i64).ok()
+    }
+
     /// Whether less than half of the lifetime remains at `now`.
     pub fn needs_rotation(&self, now: Timestamp) -> bool {
-        let (Some(lifetime), Some(exp)) = (self.lifetime(), self.expires_at) else {
-            return false;
-        };
-        let remaining = exp.as_second() - now.as_second();
-        remaining < (lifetime.as_secs() / 2) as i64
+        self.renewal_time()
+            .is_some_and(|r| now.as_second() > r.as_second())
     }
 }
 
@@ -219,6 +233,11 @@ impl HubKubeconfig {
     /// The hub API server URL of the current context.
     pub fn server(&self) -> Option<&str> {
         self.server.as_deref()
+    }
+
+    /// The kubeconfig text (holds the token: never log it).
+    pub fn text(&self) -> &str {
+        &self.text
     }
 
     /// The file this was read from.

@@ -9,7 +9,11 @@
 //! jitter (never beyond one interval, so recovery is quick) and log one line
 //! naming the cause and what to do; the edge never exits because the hub is
 //! down. When less than half of the token's lifetime is left it mints a new
-//! one for its own ServiceAccount and stores it where it reads it from.
+//! one for its own ServiceAccount and persists it where its next start finds
+//! it: the hub kubeconfig Secret on the member cluster when it was given one
+//! (`--hub-kubeconfig-secret`; the mounted file catches up later, and the
+//! new token is used from memory until then), else the file it reads. The
+//! expiry it reports is that of the credential a restart would use.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -19,8 +23,9 @@ use serde_json::{Map, Value};
 use tokio::sync::watch;
 
 use crate::api::{FederatedCluster, FederatedClusterStatus, Signal};
+use crate::fleet::rbac::MIN_TOKEN_TTL;
 use crate::fleet::status_patch::{SIGNAL_REFRESH, edge_owned, signals_to_report, status_patch};
-use crate::k8s::edge_token::request_site_token;
+use crate::k8s::edge_token::{SecretName, request_site_token, store_hub_kubeconfig};
 use crate::k8s::member::{MemberError, read_member};
 use crate::k8s::site_status::{get_site, patch_site_status, sites};
 use crate::operator::collect::{edge_status, with_identity};
@@ -33,6 +38,9 @@ pub struct EdgeConfig {
     pub site: String,
     /// The hub kubeconfig (as printed by `kubectl fleet register`).
     pub hub_kubeconfig: PathBuf,
+    /// The member Secret the hub kubeconfig is mounted from, where a renewed
+    /// token is persisted (None: rewrite the file itself).
+    pub hub_kubeconfig_secret: Option<SecretName>,
     /// Shift of the reported clock (tests and the demo simulate a skewed edge).
     pub clock_offset: SignedDuration,
     /// Multiplies the heartbeat interval (tests only; 1.0 in production).
@@ -49,8 +57,12 @@ pub enum EdgeError {
     /// The hub kubeconfig could not be used.
     #[error(transparent)]
     Credential(#[from] CredentialError),
-    /// 401: the token expired or was revoked.
-    #[error("hub rejected the site token (expired or revoked): run `kubectl fleet rotate {site}`")]
+    /// 401: the token expired or was revoked, or the site was unregistered
+    /// (which deletes its identity); the edge cannot tell which.
+    #[error(
+        "hub rejected the site token (expired or revoked, or the site was unregistered): \
+         run `kubectl fleet rotate {site}` if it is still registered, else stop this edge; retrying slowly"
+    )]
     Unauthorized { site: String },
     /// 403: the identity lacks a right it needs.
     #[error(
@@ -58,8 +70,27 @@ pub enum EdgeError {
     )]
     Forbidden { site: String, doing: &'static str },
     /// 404: no FederatedCluster of that name.
-    #[error("site {site} is not registered on the hub (404): run `kubectl fleet register {site}`")]
+    #[error(
+        "site {site} is no longer registered on the hub (404): run `kubectl fleet register {site}` to register it again, \
+         else stop this edge; retrying slowly"
+    )]
     NotRegistered { site: String },
+    /// The hub's certificate is not signed by the CA in the hub kubeconfig.
+    #[error(
+        "the hub at {url} presented a certificate the hub kubeconfig's CA does not trust ({cause}): \
+         its certificate-authority-data must be the hub's CA; re-issue it with `kubectl fleet rotate {site}` \
+         from a kubeconfig that trusts the hub; retrying slowly"
+    )]
+    HubTls {
+        site: String,
+        url: String,
+        cause: String,
+    },
+    /// 404 for the API itself: the fleet CRDs are not installed on the hub.
+    #[error(
+        "the hub does not serve {crd} (404): the fleet CRDs were deleted; run `kubectl fleet install --apply` on the hub; retrying slowly"
+    )]
+    CrdMissing { crd: &'static str },
     /// The hub could not be reached at all.
     #[error("hub unreachable at {url}: {cause}; retrying")]
     Unreachable { url: String, cause: String },
@@ -73,9 +104,29 @@ pub enum EdgeError {
     /// The member cluster could not be read.
     #[error("reading the member cluster failed: {0}; reporting a heartbeat only")]
     Member(#[source] MemberError),
+    /// A renewed token could not be persisted in the member Secret.
+    #[error(
+        "renewed the site token but could not store it in Secret {secret} on the member cluster ({cause}); \
+         using it from memory, a restart would fall back to the old token: give the edge get and update on that Secret \
+         (`kubectl fleet install --role edge` does); retrying"
+    )]
+    Persist { secret: SecretName, cause: String },
 }
 
 impl EdgeError {
+    /// Whether only a person can fix this: the edge then retries at a slow
+    /// cadence (and at once when its hub kubeconfig changes on disk).
+    pub fn needs_a_person(&self) -> bool {
+        matches!(
+            self,
+            EdgeError::Unauthorized { .. }
+                | EdgeError::NotRegistered { .. }
+                | EdgeError::Forbidden { .. }
+                | EdgeError::HubTls { .. }
+                | EdgeError::CrdMissing { .. }
+        )
+    }
+
     /// A short stable name of the cause, for logs and tests.
     pub fn cause_name(&self) -> &'static str {
         match self {
@@ -83,9 +134,12 @@ impl EdgeError {
             EdgeError::Unauthorized { .. } => "unauthorized",
             EdgeError::Forbidden { .. } => "forbidden",
             EdgeError::NotRegistered { .. } => "not-registered",
+            EdgeError::HubTls { .. } => "hub-tls",
+            EdgeError::CrdMissing { .. } => "crd-missing",
             EdgeError::Unreachable { .. } => "unreachable",
             EdgeError::Hub { .. } => "hub-error",
             EdgeError::Member(_) => "member",
+            EdgeError::Persist { .. } => "persist-token",
         }
     }
 }
@@ -121,8 +175,12 @@ struct HubConn {
     /// The file as last read from disk.
     on_disk: HubKubeconfig,
     /// What the client uses: the file, or a renewed token kept in memory
-    /// when the file could not be rewritten (read-only Secret mount).
+    /// until the file catches up (a Secret mount) or for good (a read-only
+    /// file and no Secret to persist it in).
     kubeconfig: HubKubeconfig,
+    /// What a restart would use: the file, or the member Secret once the
+    /// renewed token is stored there. Its expiry is the one reported.
+    durable: HubKubeconfig,
     client: kube::Client,
     url: String,
 }
@@ -182,7 +240,15 @@ impl Edge {
         match api_code(&err) {
             Some(401) => EdgeError::Unauthorized { site },
             Some(403) => EdgeError::Forbidden { site, doing },
-            Some(404) => EdgeError::NotRegistered { site },
+            // The object missing names it; the API missing does not.
+            Some(404) => match &err {
+                kube::Error::Api(s) if !s.message.contains(&format!("\"{site}\"")) => {
+                    EdgeError::CrdMissing {
+                        crd: super::CRD_NAME,
+                    }
+                }
+                _ => EdgeError::NotRegistered { site },
+            },
             Some(code) => EdgeError::Hub {
                 code,
                 doing,
@@ -191,11 +257,24 @@ impl Edge {
                     _ => String::new(),
                 },
             },
-            None => EdgeError::Unreachable {
-                url: self.hub.as_ref().map(|h| h.url.clone()).unwrap_or_default(),
-                cause: root_cause(&err),
-            },
+            None => {
+                let url = self.hub.as_ref().map(|h| h.url.clone()).unwrap_or_default();
+                let cause = root_cause(&err);
+                if cause.contains("certificate") {
+                    EdgeError::HubTls { site, url, cause }
+                } else {
+                    EdgeError::Unreachable { url, cause }
+                }
+            }
         }
+    }
+
+    /// Whether the hub kubeconfig on disk differs from the one last read.
+    fn credential_changed(&self) -> bool {
+        let Some(hub) = &self.hub else {
+            return false;
+        };
+        HubKubeconfig::read(&self.cfg.hub_kubeconfig).is_ok_and(|fresh| fresh != hub.on_disk)
     }
 
     /// Re-reads the hub kubeconfig; rebuilds the client when it changed.
@@ -211,6 +290,7 @@ impl Edge {
         }
         self.hub = Some(HubConn {
             on_disk: fresh.clone(),
+            durable: fresh.clone(),
             kubeconfig: fresh,
             client,
             url,
@@ -278,12 +358,16 @@ impl Edge {
             .unwrap_or_else(|_| Timestamp::now());
         let (member, member_err) = self.observe_member(now).await;
         let hub = self.hub.as_ref().expect("refreshed above");
-        let claims = hub.kubeconfig.claims();
+        let claims = hub.durable.claims();
         let mut status = with_identity(
             member,
             now + self.cfg.clock_offset,
             &self.cfg.version,
             claims.as_ref().and_then(|c| c.expires_at),
+            claims
+                .as_ref()
+                .filter(|_| self.cfg.auto_rotate)
+                .and_then(|c| c.renewal_time()),
         );
         let uid = site.metadata.uid.clone();
         // The baseline is the last accepted report for this very object; a
@@ -325,7 +409,10 @@ impl Edge {
                     self.stats.heartbeat_only += 1;
                 }
                 self.accepted = Some(Accepted { uid, status: next });
-                let rotate_err = self.maybe_rotate().await.err();
+                let rotate_err = match self.maybe_rotate().await {
+                    Ok(()) => self.persist().await.err(),
+                    Err(e) => Some(e),
+                };
                 Tick {
                     interval: Some(interval),
                     sent: Some(patch),
@@ -357,10 +444,13 @@ impl Edge {
         let Some(lifetime) = claims.lifetime() else {
             return Ok(());
         };
+        // Ask for the lifetime granted last time, but never below what the
+        // API server accepts (a capped token can be shorter than that; the
+        // server caps the new one the same way).
         let minted = request_site_token(
             &hub.client,
             &self.cfg.site,
-            lifetime.as_secs() as i64,
+            lifetime.max(MIN_TOKEN_TTL).as_secs() as i64,
             claims.audiences.clone(),
         )
         .await
@@ -375,6 +465,13 @@ impl Edge {
             },
         })?;
         self.stats.rotations += 1;
+        let in_memory = hub.kubeconfig.with_token(&minted.token)?;
+        if let Some(secret) = &self.cfg.hub_kubeconfig_secret {
+            // Persisted by `persist` right after; the mounted file catches
+            // up within the kubelet's sync period.
+            tracing::info!(site = %self.cfg.site, expires = %minted.expires_at, secret = %secret, "renewed the site token");
+            return self.use_in_memory(in_memory).await;
+        }
         match hub.kubeconfig.store_token(&minted.token) {
             Ok(stored) => {
                 tracing::info!(
@@ -387,38 +484,88 @@ impl Edge {
                 Ok(())
             }
             Err(e) => {
-                // A read-only mount (a Secret volume): use the new token from
-                // memory; a restart falls back to the file's token.
-                let in_memory = hub.kubeconfig.with_token(&minted.token)?;
-                let client = in_memory.client().await?;
+                // A read-only file and no Secret to persist it in: use the
+                // new token from memory; a restart falls back to the file's
+                // token, whose expiry stays the one reported.
                 tracing::warn!(
                     site = %self.cfg.site,
                     expires = %minted.expires_at,
                     error = %e,
                     cause = %super::source_chain(&e),
                     "renewed the site token but could not store it; using it from memory until restart \
-                     (mount the hub kubeconfig writable, or update its Secret with `kubectl fleet rotate {}`)",
-                    self.cfg.site
+                     (run the edge with --hub-kubeconfig-secret NAMESPACE/NAME of the Secret the file is mounted from, \
+                     or mount it writable)"
                 );
-                if let Some(h) = self.hub.as_mut() {
-                    h.kubeconfig = in_memory;
-                    h.client = client;
-                }
-                Ok(())
+                self.use_in_memory(in_memory).await
             }
         }
     }
+
+    async fn use_in_memory(&mut self, kubeconfig: HubKubeconfig) -> Result<(), EdgeError> {
+        let client = kubeconfig.client().await?;
+        if let Some(h) = self.hub.as_mut() {
+            h.kubeconfig = kubeconfig;
+            h.client = client;
+        }
+        Ok(())
+    }
+
+    /// Stores a token renewed in memory in the member Secret, until that
+    /// succeeds; after that a restart uses it too.
+    async fn persist(&mut self) -> Result<(), EdgeError> {
+        let (Some(secret), Some(hub)) = (&self.cfg.hub_kubeconfig_secret, self.hub.as_ref()) else {
+            return Ok(());
+        };
+        if hub.durable.token() == hub.kubeconfig.token() {
+            return Ok(());
+        }
+        store_hub_kubeconfig(
+            &self.member,
+            secret,
+            crate::api::DEFAULT_KUBECONFIG_KEY,
+            hub.kubeconfig.text(),
+        )
+        .await
+        .map_err(|e| EdgeError::Persist {
+            secret: secret.clone(),
+            cause: readable(&e),
+        })?;
+        tracing::info!(site = %self.cfg.site, secret = %secret, "stored the renewed token in the member Secret; a restart uses it");
+        if let Some(h) = self.hub.as_mut() {
+            h.durable = h.kubeconfig.clone();
+        }
+        Ok(())
+    }
 }
 
+/// One line for a kube error: the API's code and message, or the root cause
+/// of a transport failure (never a `Debug` dump).
+pub(crate) fn readable(err: &kube::Error) -> String {
+    match err {
+        kube::Error::Api(s) => format!("{} {}: {}", s.code, s.reason, s.message),
+        other => root_cause(other),
+    }
+}
+
+/// How many heartbeat intervals the slow retry of an error only a person can
+/// fix may reach (30 s intervals: 5 minutes).
+pub const SLOW_RETRY_INTERVALS: u32 = 10;
+
 /// Backoff after `failures` consecutive failed ticks: doubling from 1 s,
-/// never beyond `cap` (one heartbeat interval), with ±20 % jitter.
+/// never beyond `cap` (one heartbeat interval, or [`SLOW_RETRY_INTERVALS`]
+/// for an error only a person can fix), with ±20 % jitter.
 pub fn backoff(failures: u32, cap: Duration) -> Duration {
     let base = Duration::from_secs(1u64 << failures.min(10)).min(cap);
     super::jitter(base.mul_f64(0.8), base.mul_f64(0.4))
 }
 
-/// Runs the edge until `shutdown` turns true.
-pub async fn run(mut edge: Edge, mut shutdown: watch::Receiver<bool>) {
+/// Runs the edge until `shutdown` turns true. `ready` is true while the
+/// edge is reporting: after a report the hub accepted, until one fails.
+pub async fn run(
+    mut edge: Edge,
+    ready: super::health::Readiness,
+    mut shutdown: watch::Receiver<bool>,
+) {
     let mut failures = 0u32;
     let mut last_interval =
         Duration::from_secs(crate::api::DEFAULT_HEARTBEAT_INTERVAL_SECONDS as u64);
@@ -431,6 +578,8 @@ pub async fn run(mut edge: Edge, mut shutdown: watch::Receiver<bool>) {
         if let Some(i) = tick.interval {
             last_interval = i;
         }
+        ready.set(tick.sent.is_some());
+        let mut person = false;
         let wait = match (&tick.sent, &tick.error) {
             (Some(_), err) => {
                 if let Some(e) = err {
@@ -443,14 +592,39 @@ pub async fn run(mut edge: Edge, mut shutdown: watch::Receiver<bool>) {
                 last_interval.saturating_sub(started.elapsed())
             }
             (None, Some(e)) => {
-                tracing::warn!(site = %edge.cfg.site, cause = e.cause_name(), "{e}");
                 failures = failures.saturating_add(1);
-                backoff(failures, last_interval)
+                person = e.needs_a_person();
+                let cap = if person {
+                    last_interval * SLOW_RETRY_INTERVALS
+                } else {
+                    last_interval
+                };
+                let wait = backoff(failures, cap);
+                tracing::warn!(
+                    site = %edge.cfg.site,
+                    cause = e.cause_name(),
+                    retry_in = %format!("{}s", wait.as_secs()),
+                    "{e}"
+                );
+                wait
             }
             (None, None) => last_interval,
         };
+        // A slow retry ends early when a new credential arrives on disk.
+        let credential_arrives = async {
+            if !person {
+                return std::future::pending().await;
+            }
+            loop {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                if edge.credential_changed() {
+                    return;
+                }
+            }
+        };
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
+            _ = credential_arrives => {}
             _ = shutdown.wait_for(|s| *s) => break,
         }
     }

@@ -1,8 +1,9 @@
 //! `/healthz` and `/readyz` for the operator's probes.
 //!
 //! A deliberately tiny HTTP/1 server on hyper (already in the dependency
-//! tree through kube): liveness answers while the process runs, readiness
-//! once the role has finished starting (CRDs found, clients built).
+//! tree through kube): liveness answers while the process runs. Readiness:
+//! the hub once it has started (CRDs found, clients built); the edge while
+//! it is reporting (its last report was accepted by the hub).
 
 use std::net::SocketAddr;
 use std::sync::Arc;

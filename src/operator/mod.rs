@@ -123,6 +123,12 @@ pub struct Args {
     #[arg(long, required_if_eq("federation_role", "edge"))]
     pub hub_kubeconfig: Option<PathBuf>,
 
+    /// Edge: the Secret (NAMESPACE/NAME, on the member cluster) the hub
+    /// kubeconfig is mounted from; a renewed token is stored there (key
+    /// `kubeconfig`) so a restart finds it. Needs get and update on it.
+    #[arg(long, value_name = "NAMESPACE/NAME")]
+    pub hub_kubeconfig_secret: Option<crate::k8s::edge_token::SecretName>,
+
     /// Edge: do not renew the site token automatically.
     #[arg(long)]
     pub no_auto_rotate: bool,
@@ -367,7 +373,7 @@ async fn run_edge(
         Ok(true) => {}
         Ok(false) => return Err(OperatorError::CrdMissing),
         Err(e) => tracing::warn!(
-            error = %e,
+            cause = %edge::readable(&e),
             "could not check the fleet CRDs on the hub yet; reporting anyway"
         ),
     }
@@ -375,6 +381,7 @@ async fn run_edge(
         edge::EdgeConfig {
             site: site.clone(),
             hub_kubeconfig: hub_path,
+            hub_kubeconfig_secret: args.hub_kubeconfig_secret.clone(),
             clock_offset: args.clock_offset,
             interval_scale: args.interval_scale,
             auto_rotate: !args.no_auto_rotate,
@@ -382,9 +389,9 @@ async fn run_edge(
         },
         member,
     );
-    ready.set(true);
+    // Ready means reporting: the edge flips it after each tick.
     tracing::info!(site = %site, version = VERSION, "edge started");
-    edge::run(edge, shutdown).await;
+    edge::run(edge, ready, shutdown).await;
     Ok(())
 }
 

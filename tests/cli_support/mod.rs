@@ -185,6 +185,7 @@ impl Hub {
 /// Runs `sh -c SCRIPT` with kubectl-fleet first on PATH, KUBECONFIG set to
 /// the hub's admin kubeconfig and kubectl's cache in the temp dir.
 pub fn shell(hub: &Hub, script: &str) -> Run {
+    // Relative paths in `script` land in the hub's temp dir, never in the repository.
     let bin_dir = Path::new(BIN).parent().unwrap();
     let kubectl = kubectl();
     let kubectl_dir = kubectl.parent().unwrap();
@@ -196,6 +197,7 @@ pub fn shell(hub: &Hub, script: &str) -> Run {
     let output = Command::new("/bin/sh")
         .arg("-c")
         .arg(script)
+        .current_dir(hub.dir.path())
         .env("PATH", path)
         .env("KUBECONFIG", &hub.kubeconfig)
         .env("KUBECACHEDIR", hub.dir.path().join("kube-cache"))

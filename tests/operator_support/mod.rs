@@ -198,8 +198,29 @@ pub struct Proc {
 
 impl Proc {
     pub fn spawn(name: &str, program: &Path, args: &[String], log: PathBuf) -> Proc {
+        Self::spawn_cmd(name, Command::new(program), args, log)
+    }
+
+    /// Like [`Proc::spawn`], as user `uid` with only group `gid` (the test
+    /// runs as root to do this, as the kubelet's container runtime does).
+    pub fn spawn_as(
+        name: &str,
+        program: &Path,
+        args: &[String],
+        log: PathBuf,
+        uid: u32,
+        gid: u32,
+    ) -> Proc {
+        use std::os::unix::process::CommandExt as _;
+        let mut cmd = Command::new(program);
+        // std drops root's supplementary groups when it sets the uid.
+        cmd.uid(uid).gid(gid);
+        Self::spawn_cmd(name, cmd, args, log)
+    }
+
+    fn spawn_cmd(name: &str, mut cmd: Command, args: &[String], log: PathBuf) -> Proc {
         let file = std::fs::File::create(&log).unwrap();
-        let child = Command::new(program)
+        let child = cmd
             .args(args)
             .env("RUST_LOG", "info")
             .env_remove("KUBECONFIG")
@@ -473,4 +494,106 @@ pub fn fleet_register(hub_kc: &Path, site: &str, interval: u32, out: &Path, extr
     ];
     args.extend_from_slice(extra);
     fleet_cli(hub_kc, &args);
+}
+
+/// Whether this process may act as another user (it runs as root).
+pub fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+/// The edge operator's identity on a MEMBER cluster as `install --role
+/// edge` grants it: the read-only member reader rights plus
+/// [`rbac::edge_secret_rules`] on the hub kubeconfig Secret only. Returns a
+/// kubeconfig for that identity.
+pub async fn edge_member_kubeconfig(sb: &Sandbox, client: &kube::Client, secret: &str) -> String {
+    ensure_namespace(client, rbac::FLEET_NAMESPACE).await;
+    let pp = PostParams::default();
+    let ns = rbac::FLEET_NAMESPACE;
+    let name = rbac::MEMBER_READER_NAME;
+    Api::<ServiceAccount>::namespaced(client.clone(), ns)
+        .create(&pp, &rbac::member_reader_service_account())
+        .await
+        .unwrap();
+    Api::<ClusterRole>::all(client.clone())
+        .create(&pp, &rbac::member_reader_cluster_role())
+        .await
+        .unwrap();
+    Api::<ClusterRoleBinding>::all(client.clone())
+        .create(&pp, &rbac::member_reader_cluster_role_binding())
+        .await
+        .unwrap();
+    let meta = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        name: Some(name.to_owned()),
+        namespace: Some(ns.to_owned()),
+        ..Default::default()
+    };
+    Api::<Role>::namespaced(client.clone(), ns)
+        .create(
+            &pp,
+            &Role {
+                metadata: meta.clone(),
+                rules: Some(rbac::edge_secret_rules(secret)),
+            },
+        )
+        .await
+        .unwrap();
+    Api::<RoleBinding>::namespaced(client.clone(), ns)
+        .create(
+            &pp,
+            &RoleBinding {
+                metadata: meta,
+                role_ref: k8s_openapi::api::rbac::v1::RoleRef {
+                    api_group: "rbac.authorization.k8s.io".into(),
+                    kind: "Role".into(),
+                    name: name.into(),
+                },
+                subjects: Some(vec![k8s_openapi::api::rbac::v1::Subject {
+                    kind: "ServiceAccount".into(),
+                    name: name.into(),
+                    namespace: Some(ns.into()),
+                    api_group: None,
+                }]),
+            },
+        )
+        .await
+        .unwrap();
+    let sa: Api<ServiceAccount> = Api::namespaced(client.clone(), ns);
+    let req = TokenRequest {
+        metadata: Default::default(),
+        spec: TokenRequestSpec {
+            audiences: vec![],
+            expiration_seconds: Some(86_400),
+            bound_object_ref: None,
+        },
+        status: None,
+    };
+    let resp: TokenRequest = sa
+        .create_subresource("token", name, &pp, &req)
+        .await
+        .unwrap();
+    sb.kubeconfig_for_token(&resp.status.unwrap().token)
+}
+
+/// GET `path` from the probe server whose address the process logged.
+pub fn probe(log: &str, path: &str) -> u16 {
+    use std::io::{Read as _, Write as _};
+    let addr = log
+        .lines()
+        .find(|l| l.contains("serving /healthz and /readyz"))
+        .and_then(|l| l.split("addr=").nth(1))
+        .map(|a| a.trim().to_owned())
+        .expect("probe address logged");
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out.split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
 }
