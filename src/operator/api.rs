@@ -103,6 +103,59 @@ pub fn error_response(status: StatusCode, message: &str) -> Response {
     (status, axum::Json(body)).into_response()
 }
 
+/// A request the API answers with an error status.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// The one-line message, with what to do.
+    pub message: String,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            message: message.into(),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        error_response(self.status, &self.message)
+    }
+}
+
+/// What a route answers: JSON, or an error (the caller refused included).
+pub enum Answer {
+    /// The caller was refused.
+    Refused(Refused),
+    /// Another error.
+    Error(ApiError),
+}
+
+impl From<Refused> for Answer {
+    fn from(r: Refused) -> Self {
+        Answer::Refused(r)
+    }
+}
+
+impl From<ApiError> for Answer {
+    fn from(e: ApiError) -> Self {
+        Answer::Error(e)
+    }
+}
+
+impl IntoResponse for Answer {
+    fn into_response(self) -> Response {
+        match self {
+            Answer::Refused(r) => r.into_response(),
+            Answer::Error(e) => e.into_response(),
+        }
+    }
+}
+
 type Digest = [u8; 32];
 
 struct Cached<T> {
@@ -252,7 +305,7 @@ fn wire<T: Copy>(
     value: Option<&str>,
     all: &[T],
     name: fn(T) -> &'static str,
-) -> Result<Option<T>, Response> {
+) -> Result<Option<T>, ApiError> {
     let Some(v) = value else { return Ok(None) };
     all.iter()
         .copied()
@@ -260,9 +313,9 @@ fn wire<T: Copy>(
         .map(Some)
         .ok_or_else(|| {
             let valid: Vec<&str> = all.iter().map(|t| name(*t)).collect();
-            error_response(
+            ApiError::new(
                 StatusCode::BAD_REQUEST,
-                &format!(
+                format!(
                     "invalid {key} {:?}: use one of {}",
                     v.chars().take(64).collect::<String>(),
                     valid.join(", ")
@@ -273,7 +326,7 @@ fn wire<T: Copy>(
 
 impl ClusterQuery {
     /// The filter this query asks for, or a 400 naming the bad parameter.
-    pub fn filter(&self) -> Result<SiteFilter, Response> {
+    pub fn filter(&self) -> Result<SiteFilter, ApiError> {
         Ok(SiteFilter {
             names: Vec::new(),
             tier: wire("tier", self.tier.as_deref(), Tier::ALL, Tier::as_str)?,
@@ -289,85 +342,71 @@ impl ClusterQuery {
     }
 }
 
-fn json<T: serde::Serialize>(value: &T) -> Response {
-    match render::to_json(value) {
-        Ok(text) => ([(header::CONTENT_TYPE, "application/json")], text).into_response(),
-        Err(e) => error_response(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    }
+fn json<T: serde::Serialize>(value: &T) -> Result<Response, Answer> {
+    let text = render::to_json(value)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    Ok(([(header::CONTENT_TYPE, "application/json")], text).into_response())
 }
 
 /// The cached sites passing `keep`, or a 503 until the first list is in.
 fn cached(
     view: &FleetView,
     keep: impl Fn(&FederatedCluster) -> bool,
-) -> Result<Vec<FederatedCluster>, Response> {
+) -> Result<Vec<FederatedCluster>, ApiError> {
     view.sites(keep).ok_or_else(|| {
-        error_response(
+        ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "the hub has not listed the sites yet: try again in a few seconds",
         )
     })
 }
 
-async fn status(State(s): State<ApiState>, headers: HeaderMap) -> Response {
-    if let Err(r) = s.auth.check(&headers).await {
-        return r.into_response();
-    }
-    match cached(&s.view, |_| true) {
-        Ok(sites) => json(&status_report(&sites, jiff::Timestamp::now()).summary),
-        Err(r) => r,
-    }
+async fn status(State(s): State<ApiState>, headers: HeaderMap) -> Result<Response, Answer> {
+    s.auth.check(&headers).await?;
+    let sites = cached(&s.view, |_| true)?;
+    json(&status_report(&sites, jiff::Timestamp::now()).summary)
 }
 
 async fn clusters(
     State(s): State<ApiState>,
     headers: HeaderMap,
     query: Result<Query<ClusterQuery>, axum::extract::rejection::QueryRejection>,
-) -> Response {
-    if let Err(r) = s.auth.check(&headers).await {
-        return r.into_response();
-    }
+) -> Result<Response, Answer> {
+    s.auth.check(&headers).await?;
     let Ok(Query(query)) = query else {
-        return error_response(
+        return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             "invalid query: use tier, environment, region and phase",
-        );
+        )
+        .into());
     };
-    let filter = match query.filter() {
-        Ok(f) => f,
-        Err(r) => return r,
-    };
-    match cached(&s.view, |site| filter.matches(site)) {
-        Ok(sites) => json(&status_report(&sites, jiff::Timestamp::now())),
-        Err(r) => r,
-    }
+    let filter = query.filter()?;
+    let sites = cached(&s.view, |site| filter.matches(site))?;
+    json(&status_report(&sites, jiff::Timestamp::now()))
 }
 
 async fn cluster(
     State(s): State<ApiState>,
     headers: HeaderMap,
     Path(name): Path<String>,
-) -> Response {
-    if let Err(r) = s.auth.check(&headers).await {
-        return r.into_response();
-    }
-    match cached(&s.view, |site| site.site_name() == name) {
-        Ok(sites) => match status_report(&sites, jiff::Timestamp::now()).sites.pop() {
-            Some(site) => json(&site),
-            None => error_response(
-                StatusCode::NOT_FOUND,
-                &format!(
-                    "site {:?} is not registered: list them with /api/v1/federation/clusters",
-                    name.chars().take(253).collect::<String>()
-                ),
+) -> Result<Response, Answer> {
+    s.auth.check(&headers).await?;
+    let sites = cached(&s.view, |site| site.site_name() == name)?;
+    match status_report(&sites, jiff::Timestamp::now()).sites.pop() {
+        Some(site) => json(&site),
+        None => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!(
+                "site {:?} is not registered: list them with /api/v1/federation/clusters",
+                name.chars().take(253).collect::<String>()
             ),
-        },
-        Err(r) => r,
+        )
+        .into()),
     }
 }
 
 /// The incidents report from the cache.
-fn incidents(view: &FleetView) -> Result<render::IncidentsReport, Response> {
+fn incidents(view: &FleetView) -> Result<render::IncidentsReport, ApiError> {
     let sites = cached(view, |_| true)?;
     let summary = view.summary().unwrap_or_default();
     Ok(incidents_report(
@@ -378,24 +417,14 @@ fn incidents(view: &FleetView) -> Result<render::IncidentsReport, Response> {
     ))
 }
 
-async fn correlations(State(s): State<ApiState>, headers: HeaderMap) -> Response {
-    if let Err(r) = s.auth.check(&headers).await {
-        return r.into_response();
-    }
-    match incidents(&s.view) {
-        Ok(report) => json(&report.correlations),
-        Err(r) => r,
-    }
+async fn correlations(State(s): State<ApiState>, headers: HeaderMap) -> Result<Response, Answer> {
+    s.auth.check(&headers).await?;
+    json(&incidents(&s.view)?.correlations)
 }
 
-async fn cascades(State(s): State<ApiState>, headers: HeaderMap) -> Response {
-    if let Err(r) = s.auth.check(&headers).await {
-        return r.into_response();
-    }
-    match incidents(&s.view) {
-        Ok(report) => json(&report.cascades),
-        Err(r) => r,
-    }
+async fn cascades(State(s): State<ApiState>, headers: HeaderMap) -> Result<Response, Answer> {
+    s.auth.check(&headers).await?;
+    json(&incidents(&s.view)?.cascades)
 }
 
 #[cfg(test)]
@@ -435,7 +464,12 @@ mod tests {
             ..Default::default()
         };
         let r = q.filter().unwrap_err();
-        assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(r.status, StatusCode::BAD_REQUEST);
+        assert!(
+            r.message.contains("critical, standard, non-critical"),
+            "{}",
+            r.message
+        );
         let ok = ClusterQuery {
             tier: Some("critical".into()),
             phase: Some("Stale".into()),

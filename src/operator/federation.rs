@@ -66,7 +66,7 @@ pub fn differs(current: Option<&FederationStatusStatus>, next: &FederationStatus
 #[derive(Debug, Default)]
 pub struct FleetView {
     store: OnceLock<Store<FederatedCluster>>,
-    /// Set once the store holds the first complete list.
+    /// Set at the first reconcile: the store then holds a complete list.
     listed: std::sync::atomic::AtomicBool,
     summary: RwLock<Option<FederationStatusStatus>>,
     /// The process's metrics.
@@ -88,10 +88,12 @@ impl FleetView {
     }
 
     /// The cached sites matching `keep`, or None until the controller has
-    /// listed them once.
+    /// listed them once (the reflector swaps in the whole first list at
+    /// once, so a non-empty store is complete; an empty fleet counts as
+    /// listed from its first reconcile on, i.e. once a site exists).
     pub fn sites(&self, keep: impl Fn(&FederatedCluster) -> bool) -> Option<Vec<FederatedCluster>> {
         let store = self.store.get()?;
-        if !self.listed.load(std::sync::atomic::Ordering::Acquire) {
+        if store.is_empty() && !self.listed.load(std::sync::atomic::Ordering::Acquire) {
             return None;
         }
         Some(
@@ -190,21 +192,14 @@ pub async fn run(
     mut shutdown: watch::Receiver<bool>,
 ) {
     view.attach(store.clone());
-    tokio::select! {
-        r = store.wait_until_ready() => if r.is_ok() {
-            view.listed.store(true, std::sync::atomic::Ordering::Release);
-        },
-        _ = shutdown.wait_for(|s| *s) => return,
-    }
-    // Gauges and the REST view start from the first list, even with no sites.
-    let listed: Vec<FederatedCluster> = store.state().iter().map(|s| (**s).clone()).collect();
-    view.publish(&listed, &next_summary(&listed, None, Timestamp::now()));
     // The first reconcile means the controller has listed the sites, so the
     // cache is complete; with no sites at all nothing is ever written.
     tokio::select! {
         _ = changed.notified() => {}
         _ = shutdown.wait_for(|s| *s) => return,
     }
+    view.listed
+        .store(true, std::sync::atomic::Ordering::Release);
     loop {
         let sites: Vec<FederatedCluster> = store.state().iter().map(|s| (**s).clone()).collect();
         if !*leading.borrow() {

@@ -249,6 +249,33 @@ impl Metrics {
                     Unit::Seconds,
                     m.event_lag.clone(),
                 );
+                // Every series a fleet can have, present at 0 from the start:
+                // alerts and rate() see the first event, and every name in
+                // the rules and the dashboard is on the wire.
+                for p in Phase::ALL {
+                    let _ = m.clusters.get_or_create(&StatusLabels {
+                        status: phase_label(*p),
+                    });
+                }
+                for t in SignalType::ALL {
+                    let _ = m.issues.get_or_create(&SignalLabels {
+                        signal_type: t.as_str(),
+                    });
+                }
+                for source in Tier::ALL {
+                    for target in Tier::ALL {
+                        let _ = m.cascades.get_or_create(&CascadeLabels {
+                            source_tier: source.as_str(),
+                            target_tier: target.as_str(),
+                        });
+                    }
+                    for severity in Severity::ALL {
+                        let _ = m.policy_applied.get_or_create(&PolicyLabels {
+                            tier: source.as_str(),
+                            mode: policy_for(Some(*source), *severity).mode.as_str(),
+                        });
+                    }
+                }
                 for &reason in HUB_ERROR_REASONS {
                     // Present at 0, so a rate() over them starts right away.
                     let _ = m.reconcile_errors.get_or_create(&ReasonLabels { reason });
@@ -461,5 +488,70 @@ fn phase_label(p: Phase) -> &'static str {
         Phase::Stale => "stale",
         Phase::Unreachable => "unreachable",
         Phase::Pending => "pending",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn families(text: &str) -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("# TYPE "))
+            .map(|l| {
+                let (name, ty) = l.split_once(' ').unwrap();
+                if ty == "counter" {
+                    format!("{name}_total")
+                } else {
+                    name.to_owned()
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_documented_name_is_registered_and_nothing_else() {
+        let mut hub = families(&Metrics::new(MetricsRole::Hub).encode());
+        // No series before the first Pull probe / the first reported site.
+        hub.push("federation_health_check_duration_seconds".into());
+        hub.push("federation_cluster_nodes".into());
+        let mut want: Vec<String> = HUB_METRIC_NAMES.iter().map(|s| s.to_string()).collect();
+        hub.sort();
+        want.sort();
+        assert_eq!(hub, want);
+        let mut edge = families(&Metrics::new(MetricsRole::Edge).encode());
+        edge.push("fleet_edge_report_failures_total".into());
+        let mut want: Vec<String> = EDGE_METRIC_NAMES.iter().map(|s| s.to_string()).collect();
+        edge.sort();
+        want.sort();
+        assert_eq!(edge, want);
+    }
+
+    #[test]
+    fn counters_count_once_per_call_with_the_policy_mode() {
+        let m = Metrics::new(MetricsRole::Hub);
+        m.new_signal(SignalType::CrashLoopBackOff, Tier::Critical, Severity::High);
+        m.new_cascade(Tier::Standard, Tier::Critical);
+        let text = m.encode();
+        let mode = policy_for(Some(Tier::Critical), Severity::High)
+            .mode
+            .as_str();
+        assert!(text.contains("cross_cluster_issues_total{signal_type=\"CrashLoopBackOff\"} 1\n"));
+        assert!(text.contains(&format!(
+            "federation_remediation_policy_applied_total{{tier=\"critical\",mode=\"{mode}\"}} 1\n"
+        )));
+        assert!(text.contains(
+            "cascade_detected_total{source_tier=\"standard\",target_tier=\"critical\"} 1\n"
+        ));
+    }
+
+    #[test]
+    fn the_cluster_label_can_be_dropped() {
+        let m = Metrics::new(MetricsRole::Hub).with_per_cluster_histograms(false);
+        m.observe_health_check("site-a", 0.02);
+        m.observe_health_check("site-b", 0.03);
+        let text = m.encode();
+        assert!(text.contains("federation_health_check_duration_seconds_count{cluster=\"\"} 2\n"));
+        assert!(!text.contains("site-a"));
     }
 }
