@@ -22,6 +22,7 @@ use kube_sandbox::Sandbox;
 use kubectl_fleet::api::{FederatedCluster, Phase, SignalType, Tier};
 use kubectl_fleet::fleet::policy::policy_for;
 use kubectl_fleet::operator::metrics::{EDGE_METRIC_NAMES, HUB_METRIC_NAMES};
+use kubectl_fleet::render::monitoring;
 use operator_support::*;
 use serde_json::Value;
 
@@ -432,6 +433,21 @@ async fn metrics_and_rest_api_on_a_live_fleet() {
             "{name} not exposed"
         );
     }
+    // Every metric the alert rules and the dashboard query is on the wire
+    // (edge metrics: see the edge test; probe durations: Pull sites only).
+    for expr in monitoring::expressions() {
+        for name in monitoring::metric_names(&expr) {
+            if name.starts_with("fleet_edge_")
+                || name.starts_with("federation_health_check_duration_seconds")
+            {
+                continue;
+            }
+            assert!(
+                m.exposes(&name),
+                "{name} (in {expr}) is not exposed by the hub"
+            );
+        }
+    }
     // The standby counts nothing fleet-wide but knows the gauges.
     let sb = b.scrape().await;
     for counter in [
@@ -622,6 +638,16 @@ async fn edge_metrics_count_reports_and_expose_the_credential_expiry() {
     .await;
     let (_, body) = https_get(&addr, "/metrics", None, &ca).await;
     let s = Scrape::parse(&body);
+    for expr in monitoring::expressions() {
+        for name in monitoring::metric_names(&expr) {
+            if name.starts_with("fleet_edge_") {
+                assert!(
+                    s.exposes(&name),
+                    "{name} (in {expr}) is not exposed by the edge"
+                );
+            }
+        }
+    }
     for name in EDGE_METRIC_NAMES {
         assert!(
             s.exposes(name) || s.exposes(&format!("{name}_count")),
