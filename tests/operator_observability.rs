@@ -13,11 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::ServiceAccount;
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
-use kube::api::{Api, PostParams};
+use kube::api::Api;
 use kube_sandbox::Sandbox;
 use kubectl_fleet::api::{FederatedCluster, Phase, SignalType, Tier};
 use kubectl_fleet::fleet::policy::policy_for;
@@ -94,54 +91,6 @@ async fn lease_holder(client: &kube::Client) -> Option<String> {
 
 async fn phase(api: &Api<FederatedCluster>, site: &str) -> Option<Phase> {
     api.get(site).await.ok().and_then(|fc| fc.phase())
-}
-
-/// A ServiceAccount allowed exactly `list federatedclusters` and a token for it.
-async fn reader_token(client: &kube::Client) -> String {
-    let pp = PostParams::default();
-    let ns = "fleet-system";
-    let sa: ServiceAccount = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": "dashboards", "namespace": ns}
-    }))
-    .unwrap();
-    Api::<ServiceAccount>::namespaced(client.clone(), ns)
-        .create(&pp, &sa)
-        .await
-        .unwrap();
-    let role: ClusterRole = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": "fleet-api-reader"},
-        "rules": [{"apiGroups": ["federation.kubectl-fleet.dev"],
-                   "resources": ["federatedclusters"], "verbs": ["list"]}]
-    }))
-    .unwrap();
-    Api::<ClusterRole>::all(client.clone())
-        .create(&pp, &role)
-        .await
-        .unwrap();
-    let binding: ClusterRoleBinding = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": "fleet-api-reader"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "fleet-api-reader"},
-        "subjects": [{"kind": "ServiceAccount", "name": "dashboards", "namespace": ns}]
-    }))
-    .unwrap();
-    Api::<ClusterRoleBinding>::all(client.clone())
-        .create(&pp, &binding)
-        .await
-        .unwrap();
-    let req = TokenRequest {
-        metadata: Default::default(),
-        spec: TokenRequestSpec {
-            audiences: vec![],
-            expiration_seconds: Some(3600),
-            bound_object_ref: None,
-        },
-        status: None,
-    };
-    let minted: TokenRequest = Api::<ServiceAccount>::namespaced(client.clone(), ns)
-        .create_subresource("token", "dashboards", &pp, &req)
-        .await
-        .unwrap();
-    minted.status.unwrap().token
 }
 
 /// The token inside a kubeconfig written by `kubectl fleet register`.

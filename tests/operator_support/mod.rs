@@ -624,3 +624,51 @@ impl Scrape {
             })
     }
 }
+
+/// A ServiceAccount allowed exactly `list federatedclusters` and a token for it.
+pub async fn reader_token(client: &kube::Client) -> String {
+    let pp = PostParams::default();
+    let ns = "fleet-system";
+    let sa: ServiceAccount = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "dashboards", "namespace": ns}
+    }))
+    .unwrap();
+    Api::<ServiceAccount>::namespaced(client.clone(), ns)
+        .create(&pp, &sa)
+        .await
+        .unwrap();
+    let role: ClusterRole = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "fleet-api-reader"},
+        "rules": [{"apiGroups": ["federation.kubectl-fleet.dev"],
+                   "resources": ["federatedclusters"], "verbs": ["list"]}]
+    }))
+    .unwrap();
+    Api::<ClusterRole>::all(client.clone())
+        .create(&pp, &role)
+        .await
+        .unwrap();
+    let binding: ClusterRoleBinding = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "fleet-api-reader"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "fleet-api-reader"},
+        "subjects": [{"kind": "ServiceAccount", "name": "dashboards", "namespace": ns}]
+    }))
+    .unwrap();
+    Api::<ClusterRoleBinding>::all(client.clone())
+        .create(&pp, &binding)
+        .await
+        .unwrap();
+    let req = TokenRequest {
+        metadata: Default::default(),
+        spec: TokenRequestSpec {
+            audiences: vec![],
+            expiration_seconds: Some(3600),
+            bound_object_ref: None,
+        },
+        status: None,
+    };
+    let minted: TokenRequest = Api::<ServiceAccount>::namespaced(client.clone(), ns)
+        .create_subresource("token", "dashboards", &pp, &req)
+        .await
+        .unwrap();
+    minted.status.unwrap().token
+}
