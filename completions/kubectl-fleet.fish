@@ -161,6 +161,7 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l 
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l apply -d 'Apply to the cluster (server-side apply) instead of printing'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l force-conflicts -d 'With --apply: replace values someone changed on the cluster (kept by default)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l crds-only -d 'Only the CustomResourceDefinitions'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l with-monitoring -d 'Hub role: also a ServiceMonitor, the PrometheusRule alerts, the Grafana dashboard ConfigMap and a ClusterRole for Prometheus to read /metrics (needs the Prometheus Operator CRDs)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -s V -l version -d 'Print version'

@@ -57,6 +57,8 @@ fn args(kc: &std::path::Path, extra: &[&str]) -> Args {
         kc.display().to_string(),
         "--health-addr".into(),
         "127.0.0.1:0".into(),
+        "--secure-addr".into(),
+        "127.0.0.1:0".into(),
     ];
     v.extend(extra.iter().map(|s| s.to_string()));
     Args::parse_from(v)

@@ -116,7 +116,7 @@ start_edge() { # SITE [extra flags...]
   local site=$1; shift
   "$BIN/fleet-operator" --federation-role edge --site "$site" \
     --kubeconfig "$WORK/member-$site.kubeconfig" --hub-kubeconfig "$WORK/$site.edge.kubeconfig" \
-    --health-addr 127.0.0.1:0 --interval-scale "$SCALE" "$@" 2>"$WORK/logs/edge-$site.log" &
+    --health-addr 127.0.0.1:0 --secure-addr 127.0.0.1:0 --interval-scale "$SCALE" "$@" 2>"$WORK/logs/edge-$site.log" &
   local pid=$!
   PIDS+=($pid)
   EDGE_PID=$pid
@@ -161,7 +161,7 @@ seed_failing_pod prod-eu payments ledger CrashLoopBackOff
 seed_failing_pod prod-ap search indexer ImagePullBackOff
 
 echo "==> starting the hub operator"
-"$BIN/fleet-operator" --kubeconfig "$HUB" --health-addr 127.0.0.1:0 --lease-duration 6s \
+"$BIN/fleet-operator" --kubeconfig "$HUB" --health-addr 127.0.0.1:0 --secure-addr 127.0.0.1:0 --lease-duration 6s \
   --interval-scale "$SCALE" 2>"$WORK/logs/hub.log" &
 PIDS+=($!)
 

@@ -4,6 +4,7 @@
 # apiextensions-apiserver reference once (cached outside the work tree, see
 # docs/realapi.md), starts one shared instance of it for the run, then runs
 # the whole workspace suite with cargo-nextest. Extra arguments go to nextest.
+# It also fetches promtool (tools/promtool.sh) for the alert rule tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +30,10 @@ if [ "${FLEET_SKIP_REALAPI:-}" != "1" ] && [ -z "${REALAPI_KUBECONFIG:-}" ]; the
   REALAPI_WATCH_PID=$$ bash tools/realapi/start.sh "$realapi_dir"
   export REALAPI_KUBECONFIG="$realapi_dir/kubeconfig"
 fi
+
+# promtool for tests/monitoring_rules.rs (cached outside the work tree).
+PROMTOOL="$(bash tools/promtool.sh)"
+export PROMTOOL
 
 profile=default
 [ "${CI:-}" = "true" ] && profile=ci

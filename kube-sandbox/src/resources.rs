@@ -151,6 +151,16 @@ const BUILTINS: &[Builtin] = &[
     Builtin {
         group: "",
         version: "v1",
+        plural: "services",
+        kind: "Service",
+        namespaced: true,
+        short: &["svc"],
+        categories: &["all"],
+        status: true,
+    },
+    Builtin {
+        group: "",
+        version: "v1",
         plural: "configmaps",
         kind: "ConfigMap",
         namespaced: true,

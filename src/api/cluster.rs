@@ -616,6 +616,14 @@ impl WorkloadRef {
     }
 }
 
+impl Signal {
+    /// Identity of a failure across reports (type, namespace, workload),
+    /// e.g. to count each new signal once.
+    pub fn key(&self) -> String {
+        format!("{}:{}:{}", self.type_, self.namespace, self.workload)
+    }
+}
+
 impl fmt::Display for WorkloadRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.kind, self.name)

@@ -1,6 +1,6 @@
 //! `kubectl-fleet __generate [DIR]`: writes every generated artifact
-//! that is checked in (completions, man page, CRD YAML, krew manifest
-//! template), so `tools/regen.sh` regenerates them with one command and
+//! that is checked in (completions, man page, CRD YAML, monitoring files,
+//! krew manifest template), so `tools/regen.sh` regenerates them with one command and
 //! `tests/generated_drift.rs` can prove the checked-in copies are current.
 
 use std::path::Path;
@@ -70,6 +70,13 @@ pub fn artifacts() -> Vec<Artifact> {
         contents: crate::api::crds_yaml().into_bytes(),
         executable: false,
     });
+    for (name, text) in crate::render::monitoring::files() {
+        out.push(Artifact {
+            path: format!("deploy/monitoring/{name}"),
+            contents: text.into_bytes(),
+            executable: false,
+        });
+    }
     out.push(Artifact {
         path: "krew-manifest.yaml".into(),
         contents: krew_manifest().into_bytes(),

@@ -47,6 +47,9 @@ pub const OPERATOR_HTTP_PORT: i32 = 8080;
 pub const OPERATOR_UID: i64 = 65532;
 /// Name of the operator's container in both Deployments.
 const CONTAINER_NAME: &str = "operator";
+/// Port of the operator's HTTPS server (`--secure-addr`): `/metrics` and
+/// the hub's REST API.
+pub const OPERATOR_HTTPS_PORT: i32 = 8443;
 
 /// Which operator role to install.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -94,6 +97,11 @@ pub struct InstallArgs {
     /// Only the CustomResourceDefinitions
     #[arg(long)]
     pub crds_only: bool,
+    /// Hub role: also a ServiceMonitor, the PrometheusRule alerts, the Grafana
+    /// dashboard ConfigMap and a ClusterRole for Prometheus to read /metrics
+    /// (needs the Prometheus Operator CRDs)
+    #[arg(long, conflicts_with = "crds_only")]
+    pub with_monitoring: bool,
 }
 
 /// The image of this version: its tag is the crate version.
@@ -130,7 +138,13 @@ pub async fn run(global: &GlobalArgs, args: InstallArgs, io: &mut Io<'_>) -> Res
         ),
         None => None,
     };
-    let docs = if args.crds_only {
+    if args.with_monitoring && args.role != Role::Hub {
+        return Err(Error::Invalid {
+            what: "--with-monitoring only applies to --role hub".into(),
+            hint: "install the monitoring objects with the hub: `kubectl fleet install --with-monitoring`".into(),
+        });
+    }
+    let mut docs = if args.crds_only {
         crd_manifests()
     } else {
         match args.role {
@@ -144,6 +158,9 @@ pub async fn run(global: &GlobalArgs, args: InstallArgs, io: &mut Io<'_>) -> Res
             ),
         }
     };
+    if args.with_monitoring {
+        docs.extend(monitoring_manifests());
+    }
     if args.apply {
         apply(global, &args, docs, io).await?;
     } else {
@@ -446,6 +463,7 @@ pub fn hub_manifests(image: &str) -> Vec<Value> {
         hub_cluster_rules(),
         Some(hub_namespace_rules()),
     ));
+    docs.push(hub_service());
     docs.push(deployment(
         Role::Hub,
         image,
@@ -454,6 +472,49 @@ pub fn hub_manifests(image: &str) -> Vec<Value> {
         None,
     ));
     docs
+}
+
+/// The Service of the hub's HTTPS port (REST API and `/metrics`).
+fn hub_service() -> Value {
+    let name = format!("{OPERATOR_NAME}-{}", Role::Hub.as_str());
+    json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": { "name": name, "namespace": NAMESPACE, "labels": labels(Role::Hub) },
+        "spec": {
+            "selector": {
+                "app.kubernetes.io/name": OPERATOR_NAME,
+                "app.kubernetes.io/component": Role::Hub.as_str(),
+            },
+            "ports": [{
+                "name": crate::render::monitoring::METRICS_PORT_NAME,
+                "port": OPERATOR_HTTPS_PORT,
+                "targetPort": OPERATOR_HTTPS_PORT,
+                "protocol": "TCP",
+            }],
+        },
+    })
+}
+
+/// Name of the ClusterRole that lets a scraper read the hub's `/metrics`.
+pub const METRICS_READER_ROLE: &str = "fleet-operator-metrics-reader";
+
+/// `--with-monitoring`: the ServiceMonitor for the hub's Service, the
+/// PrometheusRule, the dashboard ConfigMap, and the ClusterRole the hub's
+/// `/metrics` checks a scraper for (bind it to Prometheus's ServiceAccount).
+pub fn monitoring_manifests() -> Vec<Value> {
+    use crate::render::monitoring;
+    vec![
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": { "name": METRICS_READER_ROLE, "labels": labels(Role::Hub) },
+            "rules": [rule(&[GROUP], &["federatedclusters"], &["list"])],
+        }),
+        monitoring::service_monitor(labels(Role::Hub)),
+        monitoring::prometheus_rule(),
+        monitoring::dashboard_config_map(),
+    ]
 }
 
 /// Everything an edge operator needs on its member cluster, in apply order.
@@ -534,8 +595,15 @@ mod tests {
                 "ClusterRoleBinding/fleet-operator-hub",
                 "Role/fleet-operator-hub",
                 "RoleBinding/fleet-operator-hub",
+                "Service/fleet-operator-hub",
                 "Deployment/fleet-operator-hub",
             ]
+        );
+        let svc = &docs[docs.len() - 2];
+        assert_eq!(svc["spec"]["ports"][0]["port"], OPERATOR_HTTPS_PORT);
+        assert_eq!(
+            svc["spec"]["selector"],
+            deploy_selector(docs.last().unwrap())
         );
         let deploy = docs.last().unwrap();
         assert_eq!(deploy["spec"]["replicas"], 2);
@@ -607,6 +675,31 @@ mod tests {
         );
     }
 
+    fn deploy_selector(deploy: &Value) -> Value {
+        deploy["spec"]["selector"]["matchLabels"].clone()
+    }
+
+    #[test]
+    fn monitoring_scrapes_the_hub_service_over_https() {
+        let docs = monitoring_manifests();
+        assert_eq!(
+            kinds(&docs),
+            [
+                "ClusterRole/fleet-operator-metrics-reader",
+                "ServiceMonitor/fleet-operator",
+                "PrometheusRule/fleet-operator",
+                "ConfigMap/fleet-operator-dashboard",
+            ]
+        );
+        let svc = hub_service();
+        let sm = &docs[1]["spec"];
+        for (k, v) in sm["selector"]["matchLabels"].as_object().unwrap() {
+            assert_eq!(&svc["metadata"]["labels"][k], v, "{k}");
+        }
+        assert_eq!(sm["endpoints"][0]["port"], svc["spec"]["ports"][0]["name"]);
+        assert_eq!(sm["endpoints"][0]["scheme"], "https");
+    }
+
     #[test]
     fn edge_may_rewrite_only_its_own_secret_in_its_namespace() {
         let docs = edge_manifests("site-a", "img", None);
@@ -659,7 +752,7 @@ mod tests {
             .into_iter()
             .flat_map(|r| kinds(&operator_objects(r)))
             .collect();
-        assert_eq!(objects.len(), 12, "{objects:?}");
+        assert_eq!(objects.len(), 13, "{objects:?}");
         assert!(
             objects
                 .iter()
@@ -668,6 +761,7 @@ mod tests {
                     && !o.starts_with("Secret/"))
         );
         assert!(objects.contains(&"Deployment/fleet-operator-edge".to_owned()));
+        assert!(objects.contains(&"Service/fleet-operator-hub".to_owned()));
     }
 
     #[test]

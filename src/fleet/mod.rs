@@ -10,11 +10,13 @@
 //! - [`inventory`]: GPU capacity and inference service counts.
 //! - [`correlation`]: cross-cluster correlations and cascades.
 //! - [`policy`]: the remediation policy per tier and severity.
+//! - [`filter`]: which sites a view shows (tier, environment, region, phase).
 //! - [`summary`]: fleet-wide totals for `FederationStatus` and the CLI footer.
 //! - [`age`]: kubectl-like ages.
 
 pub mod age;
 pub mod correlation;
+pub mod filter;
 pub mod hub_status;
 pub mod inventory;
 pub mod phase;

@@ -35,4 +35,5 @@ pub mod edge_token;
 pub mod federation_status;
 pub mod lease;
 pub mod member;
+pub mod reviews;
 pub mod site_status;

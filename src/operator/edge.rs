@@ -202,6 +202,7 @@ pub struct Edge {
     last_member: Option<FederatedClusterStatus>,
     /// Counters.
     pub stats: EdgeStats,
+    metrics: Option<std::sync::Arc<super::metrics::Metrics>>,
 }
 
 fn api_code(err: &kube::Error) -> Option<u16> {
@@ -232,7 +233,32 @@ impl Edge {
             history: Vec::new(),
             last_member: None,
             stats: EdgeStats::default(),
+            metrics: None,
         }
+    }
+
+    /// The same edge recording each tick into `metrics`.
+    pub fn with_metrics(mut self, metrics: std::sync::Arc<super::metrics::Metrics>) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// Records what one tick did: the report and its size, the failure's
+    /// cause, and the credential's expiry.
+    fn record(&self, tick: &Tick) {
+        let Some(m) = &self.metrics else { return };
+        if tick.sent.is_some() {
+            m.report_sent(self.stats.last_patch_bytes);
+        }
+        if let Some(e) = &tick.error {
+            m.report_failed(e.cause_name());
+        }
+        let expires = self
+            .hub
+            .as_ref()
+            .and_then(|h| h.kubeconfig.claims())
+            .and_then(|c| c.expires_at);
+        m.set_credential_expiry(expires.map_or(0, |t| t.as_second()));
     }
 
     fn classify(&self, err: kube::Error, doing: &'static str) -> EdgeError {
@@ -563,7 +589,7 @@ pub fn backoff(failures: u32, cap: Duration) -> Duration {
 /// edge is reporting: after a report the hub accepted, until one fails.
 pub async fn run(
     mut edge: Edge,
-    ready: super::health::Readiness,
+    ready: super::server::Readiness,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut failures = 0u32;
@@ -575,6 +601,7 @@ pub async fn run(
             t = edge.tick() => t,
             _ = shutdown.wait_for(|s| *s) => break,
         };
+        edge.record(&tick);
         if let Some(i) = tick.interval {
             last_interval = i;
         }

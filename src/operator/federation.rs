@@ -7,6 +7,7 @@
 //! written only when something other than timestamps and ages changed.
 //! With no sites and no singleton it writes nothing.
 
+use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -20,6 +21,8 @@ use crate::fleet::summary::summarize;
 use crate::k8s::federation_status::{
     create_federation_status, get_federation_status, replace_federation_status,
 };
+
+use super::metrics::Metrics;
 
 /// At most one recomputation per this period while sites keep changing.
 pub const DEBOUNCE: Duration = Duration::from_secs(2);
@@ -57,16 +60,79 @@ pub fn differs(current: Option<&FederationStatusStatus>, next: &FederationStatus
     strip(current) != strip(next)
 }
 
+/// What the hub knows about the fleet, from its own cache: the sites (the
+/// controller's reflector store), the latest fleet summary and the metrics.
+/// The REST API and `/metrics` read it; nothing here calls the API server.
+#[derive(Debug, Default)]
+pub struct FleetView {
+    store: OnceLock<Store<FederatedCluster>>,
+    /// Set at the first reconcile: the store then holds a complete list.
+    listed: std::sync::atomic::AtomicBool,
+    summary: RwLock<Option<FederationStatusStatus>>,
+    /// The process's metrics.
+    pub metrics: Arc<Metrics>,
+}
+
+impl FleetView {
+    /// A view recording into `metrics`.
+    pub fn new(metrics: Arc<Metrics>) -> Self {
+        Self {
+            metrics,
+            ..Default::default()
+        }
+    }
+
+    /// Attaches the controller's store (once; later calls are ignored).
+    pub fn attach(&self, store: Store<FederatedCluster>) {
+        let _ = self.store.set(store);
+    }
+
+    /// The cached sites matching `keep`, or None until the controller has
+    /// listed them once (the reflector swaps in the whole first list at
+    /// once, so a non-empty store is complete; an empty fleet counts as
+    /// listed from its first reconcile on, i.e. once a site exists).
+    pub fn sites(&self, keep: impl Fn(&FederatedCluster) -> bool) -> Option<Vec<FederatedCluster>> {
+        let store = self.store.get()?;
+        if store.is_empty() && !self.listed.load(std::sync::atomic::Ordering::Acquire) {
+            return None;
+        }
+        Some(
+            store
+                .state_filter(|s| keep(s))
+                .iter()
+                .map(|s| (**s).clone())
+                .collect(),
+        )
+    }
+
+    /// The latest fleet summary (correlations and cascades included).
+    pub fn summary(&self) -> Option<FederationStatusStatus> {
+        self.summary
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Publishes a freshly computed summary: gauges and the cached copy.
+    fn publish(&self, sites: &[FederatedCluster], summary: &FederationStatusStatus) {
+        self.metrics.set_fleet(sites, summary.correlations.len());
+        *self.summary.write().unwrap_or_else(|p| p.into_inner()) = Some(summary.clone());
+    }
+}
+
 /// A failed write of the singleton.
 #[derive(Debug, thiserror::Error)]
 #[error("writing FederationStatus fleet")]
 pub struct FederationError(#[source] kube::Error);
 
 /// One recomputation: reads the singleton, writes it if the summary changed.
-/// Returns whether it wrote.
+/// Returns whether it wrote. Sets the fleet gauges, and counts each cascade
+/// this write records for the first time (the singleton is the memory of
+/// what was counted, so a new leader does not count a cascade again).
 pub async fn sync_once(
     api: &Api<FederationStatus>,
     sites: &[FederatedCluster],
+    view: &FleetView,
 ) -> Result<bool, FederationError> {
     for _ in 0..8 {
         let current = get_federation_status(api).await.map_err(FederationError)?;
@@ -75,9 +141,19 @@ pub async fn sync_once(
         }
         let held = current.as_ref().and_then(|c| c.status.as_ref());
         let next = next_summary(sites, held, Timestamp::now());
+        view.publish(sites, &next);
         if !differs(held, &next) {
             return Ok(false);
         }
+        let recorded: Vec<String> = held
+            .map(|h| h.cascades.iter().map(|c| c.key()).collect())
+            .unwrap_or_default();
+        let new_cascades: Vec<_> = next
+            .cascades
+            .iter()
+            .filter(|c| !recorded.contains(&c.key()))
+            .map(|c| (c.source_tier, c.target_tier))
+            .collect();
         let base = match current {
             Some(c) => c,
             None => match create_federation_status(api, &FederationStatus::singleton(next.clone()))
@@ -91,7 +167,12 @@ pub async fn sync_once(
         let mut obj = base;
         obj.status = Some(next);
         match replace_federation_status(api, &obj).await {
-            Ok(_) => return Ok(true),
+            Ok(_) => {
+                for (source, target) in new_cascades {
+                    view.metrics.new_cascade(source, target);
+                }
+                return Ok(true);
+            }
             Err(kube::Error::Api(s)) if s.code == 409 => continue,
             Err(e) => return Err(FederationError(e)),
         }
@@ -99,25 +180,36 @@ pub async fn sync_once(
     Ok(false)
 }
 
-/// Keeps the singleton current while this replica leads, until shutdown.
+/// Keeps the singleton current while this replica leads, and the fleet
+/// gauges current on every replica (a standby from its own cache), until
+/// shutdown.
 pub async fn run(
     api: Api<FederationStatus>,
     store: Store<FederatedCluster>,
     changed: std::sync::Arc<Notify>,
     leading: watch::Receiver<bool>,
+    view: Arc<FleetView>,
     mut shutdown: watch::Receiver<bool>,
 ) {
+    view.attach(store.clone());
     // The first reconcile means the controller has listed the sites, so the
     // cache is complete; with no sites at all nothing is ever written.
     tokio::select! {
         _ = changed.notified() => {}
         _ = shutdown.wait_for(|s| *s) => return,
     }
+    view.listed
+        .store(true, std::sync::atomic::Ordering::Release);
     loop {
-        if *leading.borrow() {
-            let sites: Vec<FederatedCluster> =
-                store.state().iter().map(|s| (**s).clone()).collect();
-            match sync_once(&api, &sites).await {
+        let sites: Vec<FederatedCluster> = store.state().iter().map(|s| (**s).clone()).collect();
+        if !*leading.borrow() {
+            let held = view.summary();
+            view.publish(
+                &sites,
+                &next_summary(&sites, held.as_ref(), Timestamp::now()),
+            );
+        } else {
+            match sync_once(&api, &sites, &view).await {
                 Ok(true) => tracing::debug!(sites = sites.len(), "FederationStatus updated"),
                 Ok(false) => {}
                 Err(e) => {

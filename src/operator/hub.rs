@@ -21,10 +21,9 @@
 //!   reporting): such a site goes Stale 3·I after the takeover at the
 //!   earliest, as with a freshly started hub.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures::StreamExt as _;
@@ -37,6 +36,9 @@ use tokio::sync::watch;
 use crate::api::{FederatedCluster, Phase};
 use crate::fleet::hub_status::{DEFAULT_CREDENTIAL_WARNING, Sighting, hub_status};
 use crate::k8s::site_status::{get_site, replace_site_status};
+
+use super::federation::FleetView;
+use super::metrics::Metrics;
 
 /// How many times one reconcile re-reads and retries after a 409.
 pub const MAX_CONFLICT_RETRIES: u32 = 32;
@@ -56,36 +58,6 @@ impl Default for HubConfig {
             credential_warning: DEFAULT_CREDENTIAL_WARNING,
             interval_scale: 1.0,
         }
-    }
-}
-
-/// Counters the hub keeps (also logged at shutdown, read by tests and the
-/// benchmark).
-#[derive(Debug, Default)]
-pub struct HubMetrics {
-    /// Reconciles run.
-    pub reconciles: AtomicU64,
-    /// Status writes that succeeded (one per transition).
-    pub writes: AtomicU64,
-    /// Writes answered 409 and retried after a re-read.
-    pub conflicts: AtomicU64,
-    /// Reconciles that failed for another reason.
-    pub errors: AtomicU64,
-}
-
-impl HubMetrics {
-    fn bump(counter: &AtomicU64) {
-        counter.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// A plain snapshot `(reconciles, writes, conflicts, errors)`.
-    pub fn snapshot(&self) -> (u64, u64, u64, u64) {
-        (
-            self.reconciles.load(Ordering::Relaxed),
-            self.writes.load(Ordering::Relaxed),
-            self.conflicts.load(Ordering::Relaxed),
-            self.errors.load(Ordering::Relaxed),
-        )
     }
 }
 
@@ -111,6 +83,18 @@ pub enum HubError {
     TooManyConflicts { site: String, retries: u32 },
 }
 
+impl HubError {
+    /// The `reason` label of `fleet_hub_reconcile_errors_total`
+    /// (one of [`super::metrics::HUB_ERROR_REASONS`]).
+    pub fn reason(&self) -> &'static str {
+        match self {
+            HubError::Reread { .. } => "reread",
+            HubError::Write { .. } => "write",
+            HubError::TooManyConflicts { .. } => "conflicts",
+        }
+    }
+}
+
 /// The hub's clock; injectable so tests can run hours of heartbeats in seconds.
 pub type Clock = Arc<dyn Fn() -> Timestamp + Send + Sync>;
 
@@ -120,13 +104,21 @@ pub struct Hub {
     cfg: HubConfig,
     leading: watch::Receiver<bool>,
     ledger: Mutex<HashMap<String, Sighting>>,
+    /// The signal keys last seen per site, leader or not, so a new leader
+    /// does not count again what the old one counted.
+    seen_signals: Mutex<HashMap<String, HashSet<String>>>,
+    /// When this process started (hub clock): signals already present in
+    /// the first sighting of a site count only if they began after it.
+    started: Timestamp,
     /// When this replica last became leader (hub clock); None while standby.
     leader_since: Mutex<Option<Timestamp>>,
     clock: Clock,
     /// Signalled after every reconcile, so the fleet summary follows.
     changed: Arc<tokio::sync::Notify>,
-    /// Counters.
-    pub metrics: HubMetrics,
+    /// Metrics (also logged at shutdown, read by tests and the benchmark).
+    pub metrics: Arc<Metrics>,
+    /// The cache the REST API and the fleet gauges read.
+    pub view: Arc<FleetView>,
 }
 
 /// The outcome of reconciling one site.
@@ -161,20 +153,34 @@ fn is_status(err: &kube::Error, code: u16) -> bool {
 impl Hub {
     /// A hub over `api`; it writes only while `leading` is true.
     pub fn new(api: Api<FederatedCluster>, cfg: HubConfig, leading: watch::Receiver<bool>) -> Self {
+        let metrics = Arc::new(Metrics::default());
+        metrics.set_leader(*leading.borrow());
         Self {
             api,
             cfg,
             leading,
             ledger: Mutex::new(HashMap::new()),
+            seen_signals: Mutex::new(HashMap::new()),
+            started: Timestamp::now(),
             leader_since: Mutex::new(None),
             clock: Arc::new(Timestamp::now),
             changed: Arc::new(tokio::sync::Notify::new()),
-            metrics: HubMetrics::default(),
+            view: Arc::new(FleetView::new(metrics.clone())),
+            metrics,
         }
+    }
+
+    /// The same hub recording into `metrics` (the ones `/metrics` serves).
+    pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
+        metrics.set_leader(self.is_leader());
+        self.view = Arc::new(FleetView::new(metrics.clone()));
+        self.metrics = metrics;
+        self
     }
 
     /// The same hub judging time by `clock` instead of the system clock.
     pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.started = clock();
         self.clock = clock;
         self
     }
@@ -200,6 +206,7 @@ impl Hub {
     fn leadership_changed(&self, leading: bool) {
         let mut since = self.leader_since.lock().unwrap_or_else(|p| p.into_inner());
         *since = leading.then(|| (self.clock)());
+        self.metrics.set_leader(leading);
     }
 
     /// Folds the site's current heartbeat into the ledger.
@@ -210,15 +217,58 @@ impl Hub {
             .and_then(|s| s.last_heartbeat_time.as_ref())
             .map(|t| t.0);
         let persisted = status.and_then(|s| s.phase);
+        self.observe_signals(site);
         let mut ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());
-        let entry = Sighting::fold(ledger.get(&name), reported, persisted, now);
+        let before = ledger.get(&name);
+        // A heartbeat that changed while the hub watched: its age says how
+        // far behind the hub judges (includes any edge clock skew).
+        if let Some(t) = reported
+            && before.is_some_and(|b| b.observation.map(|o| o.reported) != Some(t))
+        {
+            self.metrics
+                .event_lag(now.duration_since(t).as_secs_f64().max(0.0));
+        }
+        let entry = Sighting::fold(before, reported, persisted, now);
         ledger.insert(name, entry);
         entry
+    }
+
+    /// Remembers the site's signals; while leading, counts each one not
+    /// seen before (and its policy decision) once. Signals present in the
+    /// first sighting of a site count only if they began after this process
+    /// started: older ones were counted by the replica that led then.
+    fn observe_signals(&self, site: &FederatedCluster) {
+        let signals = site
+            .status
+            .as_ref()
+            .map(|s| s.signals())
+            .unwrap_or_default();
+        let mut seen = self.seen_signals.lock().unwrap_or_else(|p| p.into_inner());
+        let known = seen.get(site.site_name());
+        if self.is_leader() {
+            for s in signals {
+                let new = match known {
+                    Some(k) => !k.contains(&s.key()),
+                    None => s.first_seen.0 > self.started,
+                };
+                if new {
+                    self.metrics.new_signal(s.type_, site.spec.tier, s.severity);
+                }
+            }
+        }
+        seen.insert(
+            site.site_name().to_owned(),
+            signals.iter().map(crate::api::Signal::key).collect(),
+        );
     }
 
     /// Forgets a site (it was deleted).
     pub fn forget(&self, site: &str) {
         self.ledger
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(site);
+        self.seen_signals
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(site);
@@ -240,7 +290,7 @@ impl Hub {
     /// writes it with the site's resourceVersion, re-reading and retrying on
     /// every 409.
     pub async fn reconcile_site(&self, site: &FederatedCluster) -> Result<Reconciled, HubError> {
-        HubMetrics::bump(&self.metrics.reconciles);
+        self.metrics.reconcile();
         let name = site.site_name().to_owned();
         let mut current = site.clone();
         let mut conflicts = 0;
@@ -282,7 +332,7 @@ impl Hub {
             next.status = Some(status);
             match replace_site_status(&self.api, &next).await {
                 Ok(written) => {
-                    HubMetrics::bump(&self.metrics.writes);
+                    self.metrics.status_write();
                     if from != Some(j.phase) {
                         tracing::info!(
                             site = %name,
@@ -302,7 +352,7 @@ impl Hub {
                     });
                 }
                 Err(e) if is_status(&e, 409) => {
-                    HubMetrics::bump(&self.metrics.conflicts);
+                    self.metrics.status_conflict();
                     conflicts += 1;
                     if conflicts > MAX_CONFLICT_RETRIES {
                         return Err(HubError::TooManyConflicts {
@@ -343,7 +393,7 @@ async fn reconcile(site: Arc<FederatedCluster>, hub: Arc<Hub>) -> Result<Action,
 }
 
 fn error_policy(site: Arc<FederatedCluster>, err: &HubError, hub: Arc<Hub>) -> Action {
-    HubMetrics::bump(&hub.metrics.errors);
+    hub.metrics.reconcile_error(err.reason());
     tracing::warn!(
         site = site.site_name(),
         error = %err,
@@ -382,6 +432,7 @@ pub async fn run_controller(hub: Arc<Hub>, mut shutdown: watch::Receiver<bool>) 
         controller.store(),
         hub.changed.clone(),
         hub.leading.clone(),
+        hub.view.clone(),
         shutdown.clone(),
     ));
     controller

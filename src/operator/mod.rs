@@ -7,18 +7,22 @@
 //! - [`credential`]: the edge's hub kubeconfig and token lifetime.
 //! - [`federation`]: the fleet-wide `FederationStatus` singleton.
 //! - [`leader`]: Lease-based leader election.
-//! - [`health`]: `/healthz` and `/readyz`.
+//! - [`server`]: the HTTP stack: probes, `/metrics`, the REST API over TLS.
+//! - [`metrics`]: the Prometheus metrics.
+//! - [`api`]: the hub's read-only REST API and its authentication.
 //!
 //! [`run`] is what `main` calls: it checks the CRDs, starts the probes and
 //! the role, and returns when SIGTERM/SIGINT arrives (graceful shutdown).
 
+pub mod api;
 pub mod collect;
 pub mod credential;
 pub mod edge;
 pub mod federation;
-pub mod health;
 pub mod hub;
 pub mod leader;
+pub mod metrics;
+pub mod server;
 
 use std::hash::{BuildHasher as _, Hasher as _};
 use std::net::SocketAddr;
@@ -78,9 +82,31 @@ pub struct Args {
     #[arg(long)]
     pub context: Option<String>,
 
-    /// Address of the /healthz and /readyz server.
+    /// Address of the plain-HTTP /healthz and /readyz server.
     #[arg(long, default_value = "0.0.0.0:8080")]
     pub health_addr: SocketAddr,
+
+    /// Address of the HTTPS server: /metrics, the probes and (hub) the REST API.
+    #[arg(long, default_value = "0.0.0.0:8443")]
+    pub secure_addr: SocketAddr,
+
+    /// PEM certificate (chain) of the HTTPS server; default: a self-signed one generated at start.
+    #[arg(long, requires = "tls_private_key_file")]
+    pub tls_cert_file: Option<PathBuf>,
+
+    /// PEM private key of --tls-cert-file.
+    #[arg(long, requires = "tls_cert_file")]
+    pub tls_private_key_file: Option<PathBuf>,
+
+    /// Require a bearer token allowed to list federatedclusters for /metrics
+    /// (TokenReview and SubjectAccessReview); default: true on the hub, false on the edge.
+    #[arg(long, action = clap::ArgAction::Set)]
+    pub metrics_auth: Option<bool>,
+
+    /// Hub: keep the `cluster` label of federation_health_check_duration_seconds
+    /// (false: one fleet-wide histogram, for very large fleets).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub metrics_cluster_label: bool,
 
     /// Log format.
     #[arg(long, value_enum, default_value = "text")]
@@ -174,13 +200,9 @@ pub enum OperatorError {
     /// The hub kubeconfig of an edge is unusable.
     #[error(transparent)]
     Credential(#[from] credential::CredentialError),
-    /// The probe server could not bind.
-    #[error("binding the health server on {addr}")]
-    Bind {
-        addr: SocketAddr,
-        #[source]
-        source: std::io::Error,
-    },
+    /// The HTTP servers could not start.
+    #[error("starting the HTTP servers")]
+    Server(#[from] server::ServerError),
 }
 
 /// The `source()` chain of an error, joined with ": ".
@@ -284,21 +306,62 @@ pub async fn run(args: Args) -> Result<(), OperatorError> {
     }
 }
 
+/// The HTTPS listener and its TLS configuration, handed to the role.
+struct Secure {
+    listener: tokio::net::TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+}
+
+impl Secure {
+    /// Serves `router` until `shutdown`.
+    fn serve(
+        self,
+        router: axum::Router,
+        shutdown: watch::Receiver<bool>,
+    ) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(server::serve(
+            self.listener,
+            Some(self.tls),
+            router,
+            shutdown,
+        ))
+    }
+}
+
 /// Runs the operator until `shutdown` turns true (tests drive this).
 pub async fn run_until(args: Args, shutdown: watch::Receiver<bool>) -> Result<(), OperatorError> {
-    let listener = health::bind(args.health_addr)
-        .await
-        .map_err(|source| OperatorError::Bind {
-            addr: args.health_addr,
-            source,
-        })?;
+    let listener = server::bind(args.health_addr).await?;
     let bound = listener.local_addr().unwrap_or(args.health_addr);
-    let ready = health::Readiness::default();
+    let secure = server::bind(args.secure_addr).await?;
+    let secure_bound = secure.local_addr().unwrap_or(args.secure_addr);
+    let (tls, self_signed) = server::tls_config(
+        args.tls_cert_file.as_deref(),
+        args.tls_private_key_file.as_deref(),
+    )?;
+    let ready = server::Readiness::default();
     tracing::info!(addr = %bound, "serving /healthz and /readyz");
-    let probes = tokio::spawn(health::serve(listener, ready.clone(), shutdown.clone()));
+    if self_signed {
+        tracing::info!(
+            addr = %secure_bound,
+            "serving HTTPS with a self-signed certificate generated at start \
+             (give --tls-cert-file and --tls-private-key-file to use your own)"
+        );
+    } else {
+        tracing::info!(addr = %secure_bound, "serving HTTPS");
+    }
+    let probes = tokio::spawn(server::serve(
+        listener,
+        None,
+        server::probe_routes(ready.clone()),
+        shutdown.clone(),
+    ));
+    let secure = Secure {
+        listener: secure,
+        tls,
+    };
     let result = match args.federation_role {
-        Role::Hub => run_hub(&args, ready, shutdown).await,
-        Role::Edge => run_edge(&args, ready, shutdown).await,
+        Role::Hub => run_hub(&args, ready, secure, shutdown).await,
+        Role::Edge => run_edge(&args, ready, secure, shutdown).await,
     };
     probes.abort();
     result
@@ -306,7 +369,8 @@ pub async fn run_until(args: Args, shutdown: watch::Receiver<bool>) -> Result<()
 
 async fn run_hub(
     args: &Args,
-    ready: health::Readiness,
+    ready: server::Readiness,
+    secure: Secure,
     shutdown: watch::Receiver<bool>,
 ) -> Result<(), OperatorError> {
     let client = client_for(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
@@ -338,20 +402,38 @@ async fn run_hub(
         drop(lead_tx);
         None
     };
-    let hub = Arc::new(hub::Hub::new(
-        sites(client),
-        hub::HubConfig {
-            credential_warning: args.credential_warning,
-            interval_scale: args.interval_scale,
-        },
-        lead_rx,
-    ));
+    let metrics = Arc::new(
+        metrics::Metrics::new(metrics::MetricsRole::Hub)
+            .with_per_cluster_histograms(args.metrics_cluster_label),
+    );
+    let hub = Arc::new(
+        hub::Hub::new(
+            sites(client.clone()),
+            hub::HubConfig {
+                credential_warning: args.credential_warning,
+                interval_scale: args.interval_scale,
+            },
+            lead_rx,
+        )
+        .with_metrics(metrics.clone()),
+    );
+    let auth = Arc::new(api::Auth::new(client));
+    let routes = server::probe_routes(ready.clone()).merge(api::routes(api::ApiState {
+        view: hub.view.clone(),
+        auth: auth.clone(),
+    }));
+    let metrics_auth = args.metrics_auth.unwrap_or(true).then_some(auth);
+    let serving = secure.serve(
+        server::with_metrics(routes, metrics, metrics_auth),
+        shutdown.clone(),
+    );
     ready.set(true);
     tracing::info!(version = VERSION, "hub started");
     hub::run_controller(hub.clone(), shutdown).await;
     if let Some(e) = elector {
         let _ = e.await;
     }
+    serving.abort();
     let (reconciles, writes, conflicts, errors) = hub.metrics.snapshot();
     tracing::info!(reconciles, writes, conflicts, errors, "hub stopped");
     Ok(())
@@ -359,7 +441,8 @@ async fn run_hub(
 
 async fn run_edge(
     args: &Args,
-    ready: health::Readiness,
+    ready: server::Readiness,
+    secure: Secure,
     shutdown: watch::Receiver<bool>,
 ) -> Result<(), OperatorError> {
     let site = args.site.clone().unwrap_or_default();
@@ -387,11 +470,23 @@ async fn run_edge(
             auto_rotate: !args.no_auto_rotate,
             version: VERSION.to_owned(),
         },
-        member,
+        member.clone(),
+    );
+    let metrics = Arc::new(metrics::Metrics::new(metrics::MetricsRole::Edge));
+    let edge = edge.with_metrics(metrics.clone());
+    // The edge's callers authenticate against its member cluster.
+    let metrics_auth = args
+        .metrics_auth
+        .unwrap_or(false)
+        .then(|| Arc::new(api::Auth::new(member)));
+    let serving = secure.serve(
+        server::with_metrics(server::probe_routes(ready.clone()), metrics, metrics_auth),
+        shutdown.clone(),
     );
     // Ready means reporting: the edge flips it after each tick.
     tracing::info!(site = %site, version = VERSION, "edge started");
     edge::run(edge, ready, shutdown).await;
+    serving.abort();
     Ok(())
 }
 

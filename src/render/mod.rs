@@ -8,8 +8,10 @@
 //! - [`policy`]: `kubectl fleet policy`.
 //! - [`incidents`]: `kubectl fleet incidents`.
 //! - [`table`]: the shared kubectl-like plain table.
+//! - [`monitoring`]: the alert rules, Grafana dashboard and ServiceMonitor.
 
 pub mod incidents;
+pub mod monitoring;
 pub mod policy;
 pub mod report;
 pub mod status;

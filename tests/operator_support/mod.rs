@@ -142,26 +142,8 @@ pub async fn mint_site_kubeconfig(
 
 /// A fresh token for the site's ServiceAccount.
 pub async fn mint_token(client: &kube::Client, site: &str, ttl: Duration) -> String {
-    let sa: Api<ServiceAccount> = Api::namespaced(client.clone(), rbac::FLEET_NAMESPACE);
-    let req = TokenRequest {
-        metadata: Default::default(),
-        spec: TokenRequestSpec {
-            audiences: vec![],
-            expiration_seconds: Some(ttl.as_secs() as i64),
-            bound_object_ref: None,
-        },
-        status: None,
-    };
-    let resp: TokenRequest = sa
-        .create_subresource(
-            "token",
-            &rbac::edge_identity_name(site),
-            &PostParams::default(),
-            &req,
-        )
-        .await
-        .unwrap();
-    resp.status.unwrap().token
+    let name = rbac::edge_identity_name(site);
+    service_account_token(client, rbac::FLEET_NAMESPACE, &name, ttl).await
 }
 
 /// Writes a file with mode 0600.
@@ -283,7 +265,7 @@ pub fn operator_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_fleet-operator"))
 }
 
-/// Hub operator arguments for tests: loopback probes, short lease.
+/// Hub operator arguments for tests: loopback servers, short lease.
 pub fn hub_args(kubeconfig: &Path, identity: &str, scale: f64) -> Vec<String> {
     vec![
         "--federation-role".into(),
@@ -291,6 +273,8 @@ pub fn hub_args(kubeconfig: &Path, identity: &str, scale: f64) -> Vec<String> {
         "--kubeconfig".into(),
         kubeconfig.display().to_string(),
         "--health-addr".into(),
+        "127.0.0.1:0".into(),
+        "--secure-addr".into(),
         "127.0.0.1:0".into(),
         "--lease-duration".into(),
         "3s".into(),
@@ -313,6 +297,8 @@ pub fn edge_args(site: &str, member: &Path, hub: &Path, scale: f64) -> Vec<Strin
         "--hub-kubeconfig".into(),
         hub.display().to_string(),
         "--health-addr".into(),
+        "127.0.0.1:0".into(),
+        "--secure-addr".into(),
         "127.0.0.1:0".into(),
         "--interval-scale".into(),
         scale.to_string(),
@@ -558,21 +544,9 @@ pub async fn edge_member_kubeconfig(sb: &Sandbox, client: &kube::Client, secret:
         )
         .await
         .unwrap();
-    let sa: Api<ServiceAccount> = Api::namespaced(client.clone(), ns);
-    let req = TokenRequest {
-        metadata: Default::default(),
-        spec: TokenRequestSpec {
-            audiences: vec![],
-            expiration_seconds: Some(86_400),
-            bound_object_ref: None,
-        },
-        status: None,
-    };
-    let resp: TokenRequest = sa
-        .create_subresource("token", name, &pp, &req)
-        .await
-        .unwrap();
-    sb.kubeconfig_for_token(&resp.status.unwrap().token)
+    sb.kubeconfig_for_token(
+        &service_account_token(client, ns, name, Duration::from_secs(86_400)).await,
+    )
 }
 
 /// GET `path` from the probe server whose address the process logged.
@@ -596,4 +570,208 @@ pub fn probe(log: &str, path: &str) -> u16 {
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0)
+}
+
+/// A certificate for `localhost` and its key, written as PEM files (the key
+/// 0600) for `--tls-cert-file`/`--tls-private-key-file`; returns the paths
+/// and the certificate PEM a client trusts.
+pub fn localhost_cert(dir: &TempDir) -> (PathBuf, PathBuf, String) {
+    let generated = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let cert_pem = generated.cert.pem();
+    let (cert, key) = (dir.join("tls.crt"), dir.join("tls.key"));
+    std::fs::write(&cert, &cert_pem).unwrap();
+    write_private(&key, &generated.signing_key.serialize_pem());
+    (cert, key, cert_pem)
+}
+
+/// The address a process logged for `what` (`addr=` of the first log line
+/// containing it).
+pub fn logged_addr(log: &str, what: &str) -> String {
+    log.lines()
+        .find(|l| l.contains(what))
+        .and_then(|l| l.split("addr=").nth(1))
+        .and_then(|a| a.split_whitespace().next())
+        .map(str::to_owned)
+        .unwrap_or_else(|| panic!("no {what:?} address in the log:\n{log}"))
+}
+
+/// GET `path` over HTTPS from `addr`, trusting only `ca_pem`, with an
+/// optional bearer token; returns the status code and the body.
+pub async fn https_get(addr: &str, path: &str, token: Option<&str>, ca_pem: &str) -> (u16, String) {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject as _;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let mut tls = connector.connect(name, tcp).await.unwrap();
+    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    let req = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n{auth}Connection: close\r\n\r\n");
+    tls.write_all(req.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    let _ = tls.read_to_end(&mut raw).await;
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let code = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    (code, body)
+}
+
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// Parsed OpenMetrics text: `# TYPE` of each family and every sample.
+pub struct Scrape {
+    pub types: std::collections::BTreeMap<String, String>,
+    /// (sample name, labels text without braces, value)
+    pub samples: Vec<(String, String, f64)>,
+}
+
+impl Scrape {
+    pub fn parse(text: &str) -> Scrape {
+        let mut types = std::collections::BTreeMap::new();
+        let mut samples = Vec::new();
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("# TYPE ") {
+                let (name, ty) = rest.split_once(' ').unwrap();
+                types.insert(name.to_owned(), ty.to_owned());
+            } else if !line.starts_with('#') && !line.is_empty() {
+                let (series, value) = line.rsplit_once(' ').unwrap();
+                let (name, labels) = match series.split_once('{') {
+                    Some((n, l)) => (n, l.trim_end_matches('}')),
+                    None => (series, ""),
+                };
+                samples.push((name.to_owned(), labels.to_owned(), value.parse().unwrap()));
+            }
+        }
+        Scrape { types, samples }
+    }
+
+    /// The value of the sample `name` whose labels contain every `key="value"` in `labels`.
+    pub fn value(&self, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+        self.samples
+            .iter()
+            .find(|(n, l, _)| {
+                n == name
+                    && labels
+                        .iter()
+                        .all(|(k, v)| l.split(',').any(|kv| kv == format!("{k}=\"{v}\"")))
+            })
+            .map(|(_, _, v)| *v)
+    }
+
+    /// The sum of every sample named `name`.
+    pub fn sum(&self, name: &str) -> f64 {
+        self.samples
+            .iter()
+            .filter(|(n, _, _)| n == name)
+            .map(|(_, _, v)| v)
+            .sum()
+    }
+
+    /// Whether a PromQL metric name is exposed: a sample name, or declared
+    /// by a `# TYPE` line before its first sample (a counter family's
+    /// `_total`, a histogram's `_bucket`/`_sum`/`_count`, a gauge).
+    pub fn exposes(&self, metric: &str) -> bool {
+        let declared = |base: &str, ty: &str| self.types.get(base).is_some_and(|t| t == ty);
+        self.samples.iter().any(|(n, _, _)| n == metric)
+            || declared(metric, "gauge")
+            || metric
+                .strip_suffix("_total")
+                .is_some_and(|base| declared(base, "counter"))
+            || ["_bucket", "_sum", "_count"].iter().any(|sfx| {
+                metric
+                    .strip_suffix(sfx)
+                    .is_some_and(|base| declared(base, "histogram"))
+            })
+    }
+}
+
+/// A ServiceAccount allowed exactly `list federatedclusters` and a token for it.
+pub async fn reader_token(client: &kube::Client) -> String {
+    let pp = PostParams::default();
+    let ns = "fleet-system";
+    let sa: ServiceAccount = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "dashboards", "namespace": ns}
+    }))
+    .unwrap();
+    Api::<ServiceAccount>::namespaced(client.clone(), ns)
+        .create(&pp, &sa)
+        .await
+        .unwrap();
+    let role: ClusterRole = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "fleet-api-reader"},
+        "rules": [{"apiGroups": ["federation.kubectl-fleet.dev"],
+                   "resources": ["federatedclusters"], "verbs": ["list"]}]
+    }))
+    .unwrap();
+    Api::<ClusterRole>::all(client.clone())
+        .create(&pp, &role)
+        .await
+        .unwrap();
+    let binding: ClusterRoleBinding = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "fleet-api-reader"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "fleet-api-reader"},
+        "subjects": [{"kind": "ServiceAccount", "name": "dashboards", "namespace": ns}]
+    }))
+    .unwrap();
+    Api::<ClusterRoleBinding>::all(client.clone())
+        .create(&pp, &binding)
+        .await
+        .unwrap();
+    service_account_token(client, ns, "dashboards", Duration::from_secs(3600)).await
+}
+
+/// A token of lifetime `ttl` for the ServiceAccount `ns/name`.
+pub async fn service_account_token(
+    client: &kube::Client,
+    ns: &str,
+    name: &str,
+    ttl: Duration,
+) -> String {
+    let req = TokenRequest {
+        metadata: Default::default(),
+        spec: TokenRequestSpec {
+            audiences: vec![],
+            expiration_seconds: Some(ttl.as_secs() as i64),
+            bound_object_ref: None,
+        },
+        status: None,
+    };
+    let minted: TokenRequest = Api::<ServiceAccount>::namespaced(client.clone(), ns)
+        .create_subresource("token", name, &PostParams::default(), &req)
+        .await
+        .unwrap();
+    minted.status.unwrap().token
 }

@@ -1,0 +1,832 @@
+//! The monitoring files shipped with the operator (design §6): the
+//! Prometheus alert rules (a plain rule file for `promtool`, and the same
+//! groups as a `PrometheusRule`), a Grafana dashboard, a ServiceMonitor
+//! and the dashboard's ConfigMap. Generated from here into
+//! `deploy/monitoring/` by `tools/regen.sh`, and printed by
+//! `kubectl fleet install --with-monitoring`.
+//!
+//! Every expression queries only metrics the operator exposes (see
+//! `operator::metrics`); `tests/operator_observability.rs` checks each name
+//! against a live scrape.
+
+use serde_json::{Value, json};
+
+/// Namespace of the monitoring objects (the operator's).
+const NAMESPACE: &str = crate::fleet::rbac::FLEET_NAMESPACE;
+
+/// Name of the PrometheusRule, ServiceMonitor and dashboard ConfigMap.
+pub const MONITORING_NAME: &str = "fleet-operator";
+
+/// The name of the HTTPS port of the operator's Service.
+pub const METRICS_PORT_NAME: &str = "https";
+
+/// Seconds after which `CredentialExpiring` warns (7 days, the hub's
+/// default `--credential-warning`) and turns critical (1 day).
+const CREDENTIAL_WARN: u64 = 7 * 86_400;
+const CREDENTIAL_CRITICAL: u64 = 86_400;
+
+fn alert(
+    name: &str,
+    expr: &str,
+    for_: &str,
+    severity: &str,
+    summary: &str,
+    description: &str,
+) -> Value {
+    let mut rule = json!({
+        "alert": name,
+        "expr": expr,
+        "labels": { "severity": severity },
+        "annotations": { "summary": summary, "description": description },
+    });
+    if !for_.is_empty() {
+        rule["for"] = json!(for_);
+    }
+    rule
+}
+
+/// The rule groups (the `spec` of the PrometheusRule, and a rule file).
+pub fn rule_groups() -> Value {
+    let disconnected = |status: &str, severity: &str, for_: &str| {
+        alert(
+            "ClusterDisconnected",
+            &format!("max by (status) (federation_clusters_total{{status=\"{status}\"}}) > 0"),
+            for_,
+            severity,
+            &format!("{{{{ $value }}}} fleet site(s) {status}"),
+            &format!(
+                "{{{{ $value }}}} registered site(s) are {status}: the hub has not seen their heartbeat \
+                 for 3 intervals (stale) or 10 intervals (unreachable). Run `kubectl fleet status \
+                 --phase {}` to see which, then check the edge operator on that member cluster \
+                 (its logs name the cause: token, network, hub).",
+                capitalized(status)
+            ),
+        )
+    };
+    let cascade = |target_tier: &str, severity: &str| {
+        alert(
+            "CascadeDetected",
+            &format!(
+                "sum by (source_tier, target_tier) (increase(cascade_detected_total{{target_tier=\"{target_tier}\"}}[15m])) > 0"
+            ),
+            "",
+            severity,
+            &format!("A failure spread from a lower environment to {target_tier} production"),
+            "A failure first seen on a {{ $labels.source_tier }} site in a lower environment \
+             reached a {{ $labels.target_tier }} production site within 24 hours. Run \
+             `kubectl fleet incidents` to see the workload and both sites, and stop the \
+             rollout that carries it.",
+        )
+    };
+    let credential = |left: u64, severity: &str, within: &str| {
+        alert(
+            "CredentialExpiring",
+            &format!(
+                "(fleet_edge_credential_expiry_timestamp_seconds - time() < {left}) and fleet_edge_credential_expiry_timestamp_seconds > 0"
+            ),
+            "5m",
+            severity,
+            &format!("An edge's hub token expires within {within}"),
+            "The hub token of the edge scraped as {{ $labels.instance }} expires in \
+             {{ $value | humanizeDuration }}. The edge renews it itself at half its lifetime \
+             unless --no-auto-rotate is set; run `kubectl fleet rotate SITE` and update the \
+             edge's hub kubeconfig Secret.",
+        )
+    };
+    json!({
+        "groups": [
+            {
+                "name": "kubectl-fleet.sites",
+                "rules": [
+                    disconnected("stale", "warning", "5m"),
+                    disconnected("unreachable", "critical", "5m"),
+                    alert(
+                        "CrossClusterIncident",
+                        "max(cross_cluster_correlations_active) > 0",
+                        "",
+                        "critical",
+                        "{{ $value }} cross-cluster incident(s): one failure on 3 or more sites",
+                        "The same failure signal is active on several sites at once, which points \
+                         at a shared cause (a release, an image, a dependency) rather than one \
+                         site. Run `kubectl fleet incidents` for the signal, the sites and the \
+                         remediation policy that applies.",
+                    ),
+                    cascade("critical", "critical"),
+                    cascade("standard", "warning"),
+                    cascade("non-critical", "info"),
+                    credential(CREDENTIAL_WARN, "warning", "7 days"),
+                    credential(CREDENTIAL_CRITICAL, "critical", "1 day"),
+                ],
+            },
+            {
+                "name": "kubectl-fleet.hub",
+                "rules": [
+                    alert(
+                        "FleetHubDown",
+                        "(sum(fleet_hub_leader) < 1) or absent(fleet_hub_leader)",
+                        "5m",
+                        "critical",
+                        "No fleet hub operator is leading",
+                        "No hub replica holds the leader Lease (or none is scraped): site phases \
+                         and the fleet summary are not being updated. Check the fleet-operator-hub \
+                         Deployment in the fleet-system namespace (`kubectl -n fleet-system get \
+                         pods`) and its logs.",
+                    ),
+                    alert(
+                        "FleetHubLagging",
+                        "histogram_quantile(0.9, sum by (le) (rate(fleet_hub_watch_event_lag_seconds_bucket[5m]))) > 30",
+                        "10m",
+                        "warning",
+                        "The fleet hub judges heartbeats {{ $value | humanizeDuration }} late",
+                        "90% of new heartbeats were older than 30 s when the hub judged them over \
+                         the last 5 minutes: the hub is falling behind its watch (CPU limits, API \
+                         server latency) or edges' clocks run behind (see the ClockSkew \
+                         condition in `kubectl fleet status -o wide`). Check the hub's CPU and \
+                         fleet_hub_reconcile_errors_total.",
+                    ),
+                ],
+            },
+        ],
+    })
+}
+
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+        .unwrap_or_default()
+}
+
+fn labels() -> Value {
+    json!({
+        "app.kubernetes.io/name": MONITORING_NAME,
+        "app.kubernetes.io/part-of": "kubectl-fleet",
+    })
+}
+
+/// The `PrometheusRule` (monitoring.coreos.com/v1) holding [`rule_groups`].
+pub fn prometheus_rule() -> Value {
+    json!({
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "metadata": { "name": MONITORING_NAME, "namespace": NAMESPACE, "labels": labels() },
+        "spec": rule_groups(),
+    })
+}
+
+/// The `ServiceMonitor` scraping the hub's `/metrics` over HTTPS with the
+/// Prometheus ServiceAccount's token (the hub checks it with TokenReview
+/// and SubjectAccessReview: grant it `list federatedclusters`).
+pub fn service_monitor(selector: Value) -> Value {
+    json!({
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": { "name": MONITORING_NAME, "namespace": NAMESPACE, "labels": labels() },
+        "spec": {
+            "selector": { "matchLabels": selector },
+            "endpoints": [{
+                "port": METRICS_PORT_NAME,
+                "scheme": "https",
+                "path": "/metrics",
+                "interval": "30s",
+                "bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token",
+                // The operator's certificate is self-signed unless one is given.
+                "tlsConfig": { "insecureSkipVerify": true },
+            }],
+        },
+    })
+}
+
+/// The dashboard ConfigMap, labelled for the Grafana sidecar.
+pub fn dashboard_config_map() -> Value {
+    let text = serde_json::to_string_pretty(&dashboard()).unwrap_or_default();
+    json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": format!("{MONITORING_NAME}-dashboard"),
+            "namespace": NAMESPACE,
+            "labels": { "grafana_dashboard": "1", "app.kubernetes.io/part-of": "kubectl-fleet" },
+        },
+        "data": { "kubectl-fleet.json": text },
+    })
+}
+
+struct Panel {
+    title: &'static str,
+    kind: &'static str,
+    unit: &'static str,
+    targets: &'static [(&'static str, &'static str)],
+}
+
+const PANELS: &[Panel] = &[
+    Panel {
+        title: "Sites by phase",
+        kind: "timeseries",
+        unit: "short",
+        targets: &[("max by (status) (federation_clusters_total)", "{{status}}")],
+    },
+    Panel {
+        title: "Sites not Connected",
+        kind: "stat",
+        unit: "short",
+        targets: &[(
+            "sum(max by (status) (federation_clusters_total{status!=\"connected\"}))",
+            "not connected",
+        )],
+    },
+    Panel {
+        title: "Pull probe duration",
+        kind: "timeseries",
+        unit: "s",
+        targets: &[
+            (
+                "histogram_quantile(0.5, sum by (le) (rate(federation_health_check_duration_seconds_bucket[5m])))",
+                "p50",
+            ),
+            (
+                "histogram_quantile(0.9, sum by (le) (rate(federation_health_check_duration_seconds_bucket[5m])))",
+                "p90",
+            ),
+            (
+                "histogram_quantile(0.99, sum by (le) (rate(federation_health_check_duration_seconds_bucket[5m])))",
+                "p99",
+            ),
+        ],
+    },
+    Panel {
+        title: "Active cross-cluster correlations",
+        kind: "timeseries",
+        unit: "short",
+        targets: &[("max(cross_cluster_correlations_active)", "correlations")],
+    },
+    Panel {
+        title: "New signals and cascades (per hour)",
+        kind: "timeseries",
+        unit: "short",
+        targets: &[
+            (
+                "sum by (signal_type) (increase(cross_cluster_issues_total[1h]))",
+                "{{signal_type}}",
+            ),
+            (
+                "sum by (source_tier, target_tier) (increase(cascade_detected_total[1h]))",
+                "cascade {{source_tier}} → {{target_tier}}",
+            ),
+        ],
+    },
+    Panel {
+        title: "Remediation policy decisions (per hour)",
+        kind: "timeseries",
+        unit: "short",
+        targets: &[(
+            "sum by (tier, mode) (increase(federation_remediation_policy_applied_total[1h]))",
+            "{{tier}} {{mode}}",
+        )],
+    },
+    Panel {
+        title: "Edge credential expiry",
+        kind: "timeseries",
+        unit: "s",
+        targets: &[(
+            "fleet_edge_credential_expiry_timestamp_seconds - time() and fleet_edge_credential_expiry_timestamp_seconds > 0",
+            "{{instance}}",
+        )],
+    },
+    Panel {
+        title: "Hub lag (age of a heartbeat when judged)",
+        kind: "timeseries",
+        unit: "s",
+        targets: &[
+            (
+                "histogram_quantile(0.5, sum by (le) (rate(fleet_hub_watch_event_lag_seconds_bucket[5m])))",
+                "p50",
+            ),
+            (
+                "histogram_quantile(0.9, sum by (le) (rate(fleet_hub_watch_event_lag_seconds_bucket[5m])))",
+                "p90",
+            ),
+        ],
+    },
+    Panel {
+        title: "Hub reconciles, writes, conflicts, errors",
+        kind: "timeseries",
+        unit: "ops",
+        targets: &[
+            ("sum(rate(fleet_hub_reconciles_total[5m]))", "reconciles"),
+            ("sum(rate(fleet_hub_status_writes_total[5m]))", "writes"),
+            (
+                "sum(rate(fleet_hub_status_conflicts_total[5m]))",
+                "409 retries",
+            ),
+            (
+                "sum by (reason) (rate(fleet_hub_reconcile_errors_total[5m]))",
+                "errors {{reason}}",
+            ),
+        ],
+    },
+    Panel {
+        title: "Hub leader",
+        kind: "stat",
+        unit: "short",
+        targets: &[("sum(fleet_hub_leader)", "leaders")],
+    },
+    Panel {
+        title: "Nodes per site",
+        kind: "timeseries",
+        unit: "short",
+        targets: &[(
+            "max by (cluster, region) (federation_cluster_nodes)",
+            "{{cluster}} {{region}}",
+        )],
+    },
+    Panel {
+        title: "Edge reports and failures",
+        kind: "timeseries",
+        unit: "ops",
+        targets: &[
+            ("sum(rate(fleet_edge_reports_total[5m]))", "reports"),
+            (
+                "sum by (cause) (rate(fleet_edge_report_failures_total[5m]))",
+                "failures {{cause}}",
+            ),
+            (
+                "sum(rate(fleet_edge_report_bytes_sum[5m])) / sum(rate(fleet_edge_report_bytes_count[5m]))",
+                "bytes per report",
+            ),
+        ],
+    },
+];
+
+/// The Grafana dashboard (JSON model), with a Prometheus data source variable.
+pub fn dashboard() -> Value {
+    let ds = json!({ "type": "prometheus", "uid": "${datasource}" });
+    let panels: Vec<Value> = PANELS
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let targets: Vec<Value> = p
+                .targets
+                .iter()
+                .zip('A'..)
+                .map(|((expr, legend), id)| {
+                    json!({ "datasource": ds, "expr": expr, "legendFormat": legend, "refId": id.to_string() })
+                })
+                .collect();
+            json!({
+                "id": i + 1,
+                "type": p.kind,
+                "title": p.title,
+                "datasource": ds,
+                "gridPos": { "h": 8, "w": 12, "x": (i % 2) * 12, "y": (i / 2) * 8 },
+                "fieldConfig": { "defaults": { "unit": p.unit }, "overrides": [] },
+                "targets": targets,
+            })
+        })
+        .collect();
+    json!({
+        "uid": "kubectl-fleet",
+        "title": "kubectl-fleet",
+        "tags": ["kubectl-fleet"],
+        "timezone": "utc",
+        "schemaVersion": 39,
+        "refresh": "30s",
+        "time": { "from": "now-6h", "to": "now" },
+        "templating": { "list": [{
+            "name": "datasource",
+            "label": "Prometheus",
+            "type": "datasource",
+            "query": "prometheus",
+        }] },
+        "panels": panels,
+    })
+}
+
+const HEADER: &str = "# Generated by tools/regen.sh from src/render/monitoring.rs; do not edit.\n";
+
+/// The files of `deploy/monitoring/`: (file name, contents).
+pub fn files() -> Vec<(&'static str, String)> {
+    let yaml = |v: &Value| format!("{HEADER}{}", super::to_yaml(v).unwrap_or_default());
+    vec![
+        ("fleet-rules.yaml", yaml(&rule_groups())),
+        ("fleet-rules.test.yaml", yaml(&promtool_tests())),
+        ("prometheus-rule.yaml", yaml(&prometheus_rule())),
+        (
+            "grafana-dashboard.json",
+            super::to_json(&dashboard()).unwrap_or_default(),
+        ),
+    ]
+}
+
+/// One `promtool test rules` case: input series (interval 1m), when to
+/// evaluate, which alert, and the alerts expected then as (labels, `$value`).
+struct Case {
+    series: &'static [(&'static str, &'static str)],
+    at: &'static str,
+    alert: &'static str,
+    expect: &'static [(&'static [(&'static str, &'static str)], f64)],
+}
+
+const CASES: &[Case] = &[
+    // Stale for 2 minutes: pending; for 6: firing, warning.
+    Case {
+        series: &[
+            (
+                "federation_clusters_total{status=\"stale\",instance=\"hub\"}",
+                "0 0 1x10",
+            ),
+            (
+                "federation_clusters_total{status=\"unreachable\",instance=\"hub\"}",
+                "0x12",
+            ),
+        ],
+        at: "4m",
+        alert: "ClusterDisconnected",
+        expect: &[],
+    },
+    Case {
+        series: &[
+            (
+                "federation_clusters_total{status=\"stale\",instance=\"hub\"}",
+                "0 0 1x10",
+            ),
+            (
+                "federation_clusters_total{status=\"unreachable\",instance=\"hub\"}",
+                "0x12",
+            ),
+        ],
+        at: "8m",
+        alert: "ClusterDisconnected",
+        expect: &[(&[("severity", "warning"), ("status", "stale")], 1.0)],
+    },
+    Case {
+        series: &[(
+            "federation_clusters_total{status=\"unreachable\",instance=\"hub\"}",
+            "0x3 2x10",
+        )],
+        at: "10m",
+        alert: "ClusterDisconnected",
+        expect: &[(&[("severity", "critical"), ("status", "unreachable")], 2.0)],
+    },
+    Case {
+        series: &[(
+            "cross_cluster_correlations_active{instance=\"hub\"}",
+            "0 0 1 1 0",
+        )],
+        at: "1m",
+        alert: "CrossClusterIncident",
+        expect: &[],
+    },
+    Case {
+        series: &[(
+            "cross_cluster_correlations_active{instance=\"hub\"}",
+            "0 0 1 1 0",
+        )],
+        at: "2m",
+        alert: "CrossClusterIncident",
+        expect: &[(&[("severity", "critical")], 1.0)],
+    },
+    Case {
+        series: &[(
+            "cross_cluster_correlations_active{instance=\"hub\"}",
+            "0 0 1 1 0",
+        )],
+        at: "4m",
+        alert: "CrossClusterIncident",
+        expect: &[],
+    },
+    Case {
+        series: &[(
+            "cascade_detected_total{source_tier=\"standard\",target_tier=\"critical\",instance=\"hub\"}",
+            "0 0 1x40",
+        )],
+        at: "1m",
+        alert: "CascadeDetected",
+        expect: &[],
+    },
+    Case {
+        series: &[(
+            "cascade_detected_total{source_tier=\"standard\",target_tier=\"critical\",instance=\"hub\"}",
+            "0 0 1x40",
+        )],
+        at: "3m",
+        alert: "CascadeDetected",
+        expect: &[(
+            &[
+                ("severity", "critical"),
+                ("source_tier", "standard"),
+                ("target_tier", "critical"),
+            ],
+            f64::NAN,
+        )],
+    },
+    Case {
+        series: &[(
+            "cascade_detected_total{source_tier=\"standard\",target_tier=\"non-critical\",instance=\"hub\"}",
+            "0 0 1x40",
+        )],
+        at: "3m",
+        alert: "CascadeDetected",
+        expect: &[(
+            &[
+                ("severity", "info"),
+                ("source_tier", "standard"),
+                ("target_tier", "non-critical"),
+            ],
+            f64::NAN,
+        )],
+    },
+    // The 15-minute window has passed: resolved.
+    Case {
+        series: &[(
+            "cascade_detected_total{source_tier=\"standard\",target_tier=\"critical\",instance=\"hub\"}",
+            "0 0 1x40",
+        )],
+        at: "30m",
+        alert: "CascadeDetected",
+        expect: &[],
+    },
+    // At 10m (time() = 600): a expires in 3 days, b in 10, c unknown, d in 12 h.
+    Case {
+        series: &[
+            (
+                "fleet_edge_credential_expiry_timestamp_seconds{instance=\"edge-a\"}",
+                "259800x12",
+            ),
+            (
+                "fleet_edge_credential_expiry_timestamp_seconds{instance=\"edge-b\"}",
+                "864600x12",
+            ),
+            (
+                "fleet_edge_credential_expiry_timestamp_seconds{instance=\"edge-c\"}",
+                "0x12",
+            ),
+            (
+                "fleet_edge_credential_expiry_timestamp_seconds{instance=\"edge-d\"}",
+                "43800x12",
+            ),
+        ],
+        at: "10m",
+        alert: "CredentialExpiring",
+        expect: &[
+            (
+                &[("instance", "edge-a"), ("severity", "warning")],
+                259_200.0,
+            ),
+            (&[("instance", "edge-d"), ("severity", "warning")], 43_200.0),
+            (
+                &[("instance", "edge-d"), ("severity", "critical")],
+                43_200.0,
+            ),
+        ],
+    },
+    Case {
+        series: &[
+            (
+                "fleet_edge_credential_expiry_timestamp_seconds{instance=\"edge-b\"}",
+                "864600x12",
+            ),
+            (
+                "fleet_edge_credential_expiry_timestamp_seconds{instance=\"edge-c\"}",
+                "0x12",
+            ),
+        ],
+        at: "10m",
+        alert: "CredentialExpiring",
+        expect: &[],
+    },
+    Case {
+        series: &[
+            ("fleet_hub_leader{instance=\"hub-a\"}", "1 1 1 0x10"),
+            ("fleet_hub_leader{instance=\"hub-b\"}", "0x13"),
+        ],
+        at: "2m",
+        alert: "FleetHubDown",
+        expect: &[],
+    },
+    Case {
+        series: &[
+            ("fleet_hub_leader{instance=\"hub-a\"}", "1 1 1 0x10"),
+            ("fleet_hub_leader{instance=\"hub-b\"}", "0x13"),
+        ],
+        at: "10m",
+        alert: "FleetHubDown",
+        expect: &[(&[("severity", "critical")], 0.0)],
+    },
+    // No hub scraped at all.
+    Case {
+        series: &[("up{job=\"other\"}", "1x10")],
+        at: "7m",
+        alert: "FleetHubDown",
+        expect: &[(&[("severity", "critical")], 1.0)],
+    },
+    // Every heartbeat judged within 1 s.
+    Case {
+        series: &[
+            (
+                "fleet_hub_watch_event_lag_seconds_bucket{le=\"1.0\",instance=\"hub\"}",
+                "0+60x20",
+            ),
+            (
+                "fleet_hub_watch_event_lag_seconds_bucket{le=\"32.0\",instance=\"hub\"}",
+                "0+60x20",
+            ),
+            (
+                "fleet_hub_watch_event_lag_seconds_bucket{le=\"+Inf\",instance=\"hub\"}",
+                "0+60x20",
+            ),
+        ],
+        at: "15m",
+        alert: "FleetHubLagging",
+        expect: &[],
+    },
+    // Every heartbeat older than 32 s when judged.
+    Case {
+        series: &[
+            (
+                "fleet_hub_watch_event_lag_seconds_bucket{le=\"1.0\",instance=\"hub\"}",
+                "0x20",
+            ),
+            (
+                "fleet_hub_watch_event_lag_seconds_bucket{le=\"32.0\",instance=\"hub\"}",
+                "0x20",
+            ),
+            (
+                "fleet_hub_watch_event_lag_seconds_bucket{le=\"+Inf\",instance=\"hub\"}",
+                "0+60x20",
+            ),
+        ],
+        at: "15m",
+        alert: "FleetHubLagging",
+        expect: &[(&[("severity", "warning")], 32.0)],
+    },
+];
+
+/// Go's `humanizeDuration` of Prometheus templates, for whole seconds.
+fn humanize_duration(v: f64) -> String {
+    let d = v as i64;
+    let (days, hours, minutes, seconds) = (d / 86_400, d / 3_600 % 24, d / 60 % 60, d % 60);
+    if days != 0 {
+        format!("{days}d {hours}h {minutes}m {seconds}s")
+    } else if hours != 0 {
+        format!("{hours}h {minutes}m {seconds}s")
+    } else if minutes != 0 {
+        format!("{minutes}m {seconds}s")
+    } else {
+        format!("{v}s")
+    }
+}
+
+/// An annotation template with `$value` and `$labels` filled in (the only
+/// template features the rules use).
+fn expand(template: &str, labels: &[(&str, &str)], value: f64) -> String {
+    let mut out = template
+        .replace("{{ $value | humanizeDuration }}", &humanize_duration(value))
+        .replace("{{ $value }}", &format!("{value}"));
+    for (k, v) in labels {
+        out = out.replace(&format!("{{{{ $labels.{k} }}}}"), v);
+    }
+    out
+}
+
+/// The rule that raises `alert` with `severity` (and, for several such
+/// rules, whose expression mentions every expected label value).
+fn rule_for(alert: &str, labels: &[(&str, &str)]) -> Value {
+    let severity = labels
+        .iter()
+        .find(|(k, _)| *k == "severity")
+        .map(|(_, v)| *v)
+        .unwrap_or_default();
+    rule_groups()["groups"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|g| g["rules"].as_array().cloned().unwrap_or_default())
+        .find(|r| {
+            r["alert"] == alert
+                && r["labels"]["severity"] == severity
+                && labels.iter().all(|(k, v)| {
+                    *k == "severity"
+                        || *k == "instance"
+                        || *k == "source_tier"
+                        || r["expr"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .contains(&format!("\"{v}\""))
+                })
+        })
+        .unwrap_or(Value::Null)
+}
+
+/// The `promtool test rules` file: every alert firing and not firing.
+pub fn promtool_tests() -> Value {
+    let tests: Vec<Value> = CASES
+        .iter()
+        .map(|c| {
+            let series: Vec<Value> = c
+                .series
+                .iter()
+                .map(|(s, v)| json!({ "series": s, "values": v }))
+                .collect();
+            let alerts: Vec<Value> = c
+                .expect
+                .iter()
+                .map(|(labels, value)| {
+                    let rule = rule_for(c.alert, labels);
+                    let ann = |key: &str| {
+                        expand(
+                            rule["annotations"][key].as_str().unwrap_or_default(),
+                            labels,
+                            *value,
+                        )
+                    };
+                    let exp_labels: serde_json::Map<String, Value> =
+                        labels.iter().map(|(k, v)| ((*k).to_owned(), json!(v))).collect();
+                    json!({
+                        "exp_labels": exp_labels,
+                        "exp_annotations": { "summary": ann("summary"), "description": ann("description") },
+                    })
+                })
+                .collect();
+            json!({
+                "interval": "1m",
+                "input_series": series,
+                "alert_rule_test": [{ "eval_time": c.at, "alertname": c.alert, "exp_alerts": alerts }],
+            })
+        })
+        .collect();
+    json!({ "rule_files": ["fleet-rules.yaml"], "evaluation_interval": "1m", "tests": tests })
+}
+
+/// Every PromQL expression of the rules and the dashboard.
+pub fn expressions() -> Vec<String> {
+    let mut out = Vec::new();
+    for group in rule_groups()["groups"].as_array().into_iter().flatten() {
+        for rule in group["rules"].as_array().into_iter().flatten() {
+            out.push(rule["expr"].as_str().unwrap_or_default().to_owned());
+        }
+    }
+    out.extend(
+        PANELS
+            .iter()
+            .flat_map(|p| p.targets.iter().map(|(e, _)| (*e).to_owned())),
+    );
+    out
+}
+
+/// The operator metric names an expression uses (identifiers with the
+/// operator's prefixes).
+pub fn metric_names(expr: &str) -> Vec<String> {
+    const PREFIXES: &[&str] = &["federation_", "cross_cluster_", "cascade_", "fleet_"];
+    let mut out: Vec<String> = expr
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+        .filter(|w| PREFIXES.iter().any(|p| w.starts_with(p)))
+        .map(str::to_owned)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_alert_has_a_severity_summary_and_description() {
+        let groups = rule_groups();
+        let mut names = Vec::new();
+        for g in groups["groups"].as_array().unwrap() {
+            for r in g["rules"].as_array().unwrap() {
+                names.push(r["alert"].as_str().unwrap().to_owned());
+                assert!(r["labels"]["severity"].is_string());
+                assert!(r["annotations"]["summary"].as_str().unwrap().len() > 10);
+                assert!(r["annotations"]["description"].as_str().unwrap().len() > 80);
+            }
+        }
+        names.dedup();
+        for want in [
+            "ClusterDisconnected",
+            "CrossClusterIncident",
+            "CascadeDetected",
+            "CredentialExpiring",
+            "FleetHubDown",
+            "FleetHubLagging",
+        ] {
+            assert!(names.iter().any(|n| n == want), "{want}");
+        }
+    }
+
+    #[test]
+    fn names_are_found_in_expressions() {
+        assert_eq!(
+            metric_names(
+                "sum by (le) (rate(fleet_hub_watch_event_lag_seconds_bucket[5m])) and absent(fleet_hub_leader)"
+            ),
+            [
+                "fleet_hub_leader",
+                "fleet_hub_watch_event_lag_seconds_bucket"
+            ]
+        );
+    }
+}

@@ -1,0 +1,606 @@
+//! Observability against live operators on kube-sandbox: the metrics after
+//! a scripted scenario (sites connect, one goes Stale, a correlation and a
+//! cascade appear; each counter moves once, also across a failover), the
+//! REST API's 401/403/200 matrix with the sandbox's real TokenReview and
+//! SubjectAccessReview, its filters, and its body against
+//! `kubectl fleet status -o json`.
+//!
+//! Intervals: `heartbeatIntervalSeconds: 10` scaled by 0.2, so I = 2 s.
+
+mod operator_support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::api::Api;
+use kube_sandbox::Sandbox;
+use kubectl_fleet::api::{FederatedCluster, Phase, SignalType, Tier};
+use kubectl_fleet::fleet::policy::policy_for;
+use kubectl_fleet::operator::metrics::{EDGE_METRIC_NAMES, HUB_METRIC_NAMES};
+use kubectl_fleet::render::monitoring;
+use operator_support::*;
+use serde_json::Value;
+
+const SCALE: f64 = 0.2;
+
+struct Member {
+    _sb: Sandbox,
+    kubeconfig: PathBuf,
+}
+
+async fn member(dir: &TempDir, name: &str, failing: Option<&str>) -> Member {
+    let sb = Sandbox::start();
+    let kubeconfig = dir.join(&format!("{name}-member.kubeconfig"));
+    sb.write_admin_kubeconfig(&kubeconfig).unwrap();
+    let pods: Vec<FailingPod<'_>> = failing
+        .map(|deployment| FailingPod {
+            namespace: "shop",
+            deployment,
+            reason: "CrashLoopBackOff",
+        })
+        .into_iter()
+        .collect();
+    seed_member(
+        &admin(&sb).await,
+        &[NodeSeed {
+            name: &format!("{name}-node-1"),
+            gpus: &[],
+            ready: true,
+        }],
+        &pods,
+    )
+    .await;
+    Member {
+        _sb: sb,
+        kubeconfig,
+    }
+}
+
+fn edge(dir: &TempDir, site: &str, m: &Member) -> Proc {
+    let hub_kc = dir.join(&format!("{site}.kubeconfig"));
+    Proc::spawn(
+        site,
+        &operator_bin(),
+        &edge_args(site, &m.kubeconfig, &hub_kc, SCALE),
+        dir.join(&format!("{site}.log")),
+    )
+}
+
+fn hub(dir: &TempDir, hub_kc: &Path, id: &str, cert: &Path, key: &Path) -> Proc {
+    let mut args = hub_args(hub_kc, id, SCALE);
+    args.extend([
+        "--tls-cert-file".into(),
+        cert.display().to_string(),
+        "--tls-private-key-file".into(),
+        key.display().to_string(),
+    ]);
+    Proc::spawn(id, &operator_bin(), &args, dir.join(&format!("{id}.log")))
+}
+
+async fn lease_holder(client: &kube::Client) -> Option<String> {
+    let api: Api<Lease> = Api::namespaced(client.clone(), "fleet-system");
+    api.get_opt("fleet-operator-hub")
+        .await
+        .ok()
+        .flatten()
+        .and_then(|l| l.spec)
+        .and_then(|s| s.holder_identity)
+}
+
+async fn phase(api: &Api<FederatedCluster>, site: &str) -> Option<Phase> {
+    api.get(site).await.ok().and_then(|fc| fc.phase())
+}
+
+/// The token inside a kubeconfig written by `kubectl fleet register`.
+fn kubeconfig_token(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("token: "))
+        .map(|t| t.trim().trim_matches('"').to_owned())
+        .expect("token in kubeconfig")
+}
+
+struct Client<'a> {
+    addr: String,
+    token: &'a str,
+    ca: &'a str,
+}
+
+impl Client<'_> {
+    async fn get(&self, path: &str) -> (u16, String) {
+        https_get(&self.addr, path, Some(self.token), self.ca).await
+    }
+
+    async fn json(&self, path: &str) -> Value {
+        let (code, body) = self.get(path).await;
+        assert_eq!(code, 200, "GET {path}: {body}");
+        serde_json::from_str(&body).unwrap()
+    }
+
+    async fn scrape(&self) -> Scrape {
+        let (code, body) = self.get("/metrics").await;
+        assert_eq!(code, 200, "{body}");
+        Scrape::parse(&body)
+    }
+}
+
+fn names(report: &Value) -> Vec<String> {
+    report["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A report without what moves with the reader's clock.
+fn without_clock(mut v: Value) -> Value {
+    v.as_object_mut().unwrap().remove("generatedAt");
+    for s in v["sites"].as_array_mut().unwrap() {
+        s.as_object_mut().unwrap().remove("lastHeartbeatAgeSeconds");
+    }
+    v
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_and_rest_api_on_a_live_fleet() {
+    let dir = TempDir::new("obs");
+    let hub_sb = Sandbox::start();
+    let hub_kc = dir.join("hub.kubeconfig");
+    hub_sb.write_admin_kubeconfig(&hub_kc).unwrap();
+    fleet_install(&hub_kc);
+    let kc = |s: &str| dir.join(&format!("{s}.kubeconfig"));
+    // s1 (staging) and p1 (production) share a failing workload: a cascade.
+    // With p2 (another workload) three sites share CrashLoopBackOff: a
+    // correlation. x is cut off and goes Stale.
+    let sites: [(&str, &[&str]); 4] = [
+        (
+            "site-s1",
+            &["--environment", "staging", "--tier", "standard"],
+        ),
+        (
+            "site-p1",
+            &[
+                "--environment",
+                "production",
+                "--tier",
+                "critical",
+                "--region",
+                "eu-west-1",
+            ],
+        ),
+        (
+            "site-p2",
+            &["--environment", "production", "--tier", "standard"],
+        ),
+        (
+            "site-x",
+            &["--environment", "development", "--tier", "non-critical"],
+        ),
+    ];
+    for (s, extra) in sites {
+        fleet_register(&hub_kc, s, 10, &kc(s), extra);
+    }
+    let admin_c = admin(&hub_sb).await;
+    let api: Api<FederatedCluster> = Api::all(admin_c.clone());
+    let reader = reader_token(&admin_c).await;
+    let site_token = kubeconfig_token(&kc("site-s1"));
+    let (cert, key, ca) = localhost_cert(&dir);
+
+    let hub_a = hub(&dir, &hub_kc, "hub-a", &cert, &key);
+    wait_until(Duration::from_secs(10), "hub-a leads", || async {
+        lease_holder(&admin_c).await.as_deref() == Some("hub-a")
+    })
+    .await;
+    let hub_b = hub(&dir, &hub_kc, "hub-b", &cert, &key);
+    wait_until(Duration::from_secs(10), "both hubs serve", || async {
+        [&hub_a, &hub_b]
+            .iter()
+            .all(|h| h.log_text().contains("hub started"))
+    })
+    .await;
+    let a = Client {
+        addr: logged_addr(&hub_a.log_text(), "serving HTTPS"),
+        token: &reader,
+        ca: &ca,
+    };
+    let b = Client {
+        addr: logged_addr(&hub_b.log_text(), "serving HTTPS"),
+        token: &reader,
+        ca: &ca,
+    };
+
+    // The API answers 503 until the hub has listed the sites once.
+    wait_until(
+        Duration::from_secs(10),
+        "the hub's cache is filled",
+        || async { a.get("/api/v1/federation/status").await.0 == 200 },
+    )
+    .await;
+    // The auth matrix, on the API and on /metrics; probes stay open.
+    for path in ["/api/v1/federation/clusters", "/metrics"] {
+        assert_eq!(https_get(&a.addr, path, None, &ca).await.0, 401, "{path}");
+        assert_eq!(
+            https_get(&a.addr, path, Some("not-a-token"), &ca).await.0,
+            401,
+            "{path}"
+        );
+        let (code, body) = https_get(&a.addr, path, Some(&site_token), &ca).await;
+        assert_eq!(
+            code, 403,
+            "{path}: a site identity may not list sites: {body}"
+        );
+        assert!(body.contains("may not list federatedclusters"), "{body}");
+        assert_eq!(a.get(path).await.0, 200, "{path}");
+    }
+    assert_eq!(https_get(&a.addr, "/readyz", None, &ca).await.0, 200);
+    assert_eq!(https_get(&a.addr, "/healthz", None, &ca).await.0, 200);
+
+    // Every site Pending before any edge runs.
+    let pending = a.scrape().await;
+    assert_eq!(
+        pending.value("federation_clusters_total", &[("status", "pending")]),
+        Some(4.0)
+    );
+    assert_eq!(pending.value("fleet_hub_leader", &[]), Some(1.0));
+    assert_eq!(b.scrape().await.value("fleet_hub_leader", &[]), Some(0.0));
+
+    let members = [
+        member(&dir, "s1", Some("checkout")).await,
+        member(&dir, "p1", Some("checkout")).await,
+        member(&dir, "p2", Some("payments")).await,
+        member(&dir, "x", None).await,
+    ];
+    // s1 first, so its sighting of `checkout` is strictly earlier.
+    let mut edges = vec![edge(&dir, "site-s1", &members[0])];
+    wait_until(Duration::from_secs(15), "site-s1 Connected", || async {
+        phase(&api, "site-s1").await == Some(Phase::Connected)
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    for (i, s) in ["site-p1", "site-p2", "site-x"].iter().enumerate() {
+        edges.push(edge(&dir, s, &members[i + 1]));
+    }
+    wait_until(Duration::from_secs(20), "all Connected", || async {
+        for (s, _) in sites {
+            if phase(&api, s).await != Some(Phase::Connected) {
+                return false;
+            }
+        }
+        true
+    })
+    .await;
+    wait_until(
+        Duration::from_secs(20),
+        "a correlation and a cascade",
+        || async {
+            let m = a.scrape().await;
+            m.value("cross_cluster_correlations_active", &[]) == Some(1.0)
+                && m.value("cascade_detected_total", &[]).is_some()
+        },
+    )
+    .await;
+
+    // x is cut off: Stale.
+    edges[3].kill();
+    wait_until(Duration::from_secs(15), "site-x Stale", || async {
+        phase(&api, "site-x").await == Some(Phase::Stale)
+    })
+    .await;
+    wait_until(Duration::from_secs(10), "gauges follow", || async {
+        a.scrape()
+            .await
+            .value("federation_clusters_total", &[("status", "stale")])
+            == Some(1.0)
+    })
+    .await;
+    let m = a.scrape().await;
+    let expect = |name: &str, labels: &[(&str, &str)], want: f64| {
+        assert_eq!(m.value(name, labels), Some(want), "{name}{labels:?}");
+    };
+    for (status, n) in [
+        ("connected", 3.0),
+        ("stale", 1.0),
+        ("unreachable", 0.0),
+        ("pending", 0.0),
+    ] {
+        expect("federation_clusters_total", &[("status", status)], n);
+    }
+    expect(
+        "federation_cluster_nodes",
+        &[("cluster", "site-p1"), ("region", "eu-west-1")],
+        1.0,
+    );
+    expect("federation_cluster_nodes", &[("cluster", "site-s1")], 1.0);
+    expect("cross_cluster_correlations_active", &[], 1.0);
+    // Exactly once each: three new signals, one cascade.
+    expect(
+        "cross_cluster_issues_total",
+        &[("signal_type", "CrashLoopBackOff")],
+        3.0,
+    );
+    expect(
+        "cascade_detected_total",
+        &[("source_tier", "standard"), ("target_tier", "critical")],
+        1.0,
+    );
+    let sev = SignalType::CrashLoopBackOff.default_severity();
+    for (tier, n) in [(Tier::Standard, 2.0), (Tier::Critical, 1.0)] {
+        expect(
+            "federation_remediation_policy_applied_total",
+            &[
+                ("tier", tier.as_str()),
+                ("mode", policy_for(Some(tier), sev).mode.as_str()),
+            ],
+            n,
+        );
+    }
+    assert_eq!(m.sum("cross_cluster_issues_total"), 3.0);
+    assert_eq!(m.sum("cascade_detected_total"), 1.0);
+    assert_eq!(m.sum("federation_remediation_policy_applied_total"), 3.0);
+    assert!(m.value("fleet_hub_status_writes_total", &[]).unwrap() >= 5.0);
+    assert!(m.value("fleet_hub_reconciles_total", &[]).unwrap() >= 5.0);
+    expect(
+        "fleet_hub_reconcile_errors_total",
+        &[("reason", "write")],
+        0.0,
+    );
+    assert!(
+        m.value("fleet_hub_watch_event_lag_seconds_count", &[])
+            .unwrap()
+            >= 3.0
+    );
+    // Types and every documented name on the wire.
+    for (family, ty) in [
+        ("federation_clusters_total", "gauge"),
+        ("federation_cluster_nodes", "gauge"),
+        ("cross_cluster_issues", "counter"),
+        ("cross_cluster_correlations_active", "gauge"),
+        ("cascade_detected", "counter"),
+        ("federation_remediation_policy_applied", "counter"),
+        ("fleet_hub_watch_event_lag_seconds", "histogram"),
+    ] {
+        assert_eq!(
+            m.types.get(family).map(String::as_str),
+            Some(ty),
+            "{family}"
+        );
+    }
+    // Only the Pull prober observes probe durations; these sites are Push.
+    assert_eq!(
+        m.types.get("federation_health_check_duration_seconds"),
+        None
+    );
+    for name in HUB_METRIC_NAMES
+        .iter()
+        .filter(|n| **n != "federation_health_check_duration_seconds")
+    {
+        assert!(
+            m.exposes(name) || m.exposes(&format!("{name}_count")),
+            "{name} not exposed"
+        );
+    }
+    // Every metric the alert rules and the dashboard query is on the wire
+    // (edge metrics: see the edge test; probe durations: Pull sites only).
+    for expr in monitoring::expressions() {
+        for name in monitoring::metric_names(&expr) {
+            if name.starts_with("fleet_edge_")
+                || name.starts_with("federation_health_check_duration_seconds")
+            {
+                continue;
+            }
+            assert!(
+                m.exposes(&name),
+                "{name} (in {expr}) is not exposed by the hub"
+            );
+        }
+    }
+    // The standby counts nothing fleet-wide but knows the gauges.
+    let sb = b.scrape().await;
+    for counter in [
+        "cascade_detected_total",
+        "cross_cluster_issues_total",
+        "federation_remediation_policy_applied_total",
+    ] {
+        assert_eq!(sb.sum(counter), 0.0, "standby {counter}");
+    }
+    wait_until(
+        Duration::from_secs(10),
+        "the standby's gauges follow",
+        || async {
+            let sb = b.scrape().await;
+            sb.value("federation_clusters_total", &[("status", "connected")]) == Some(3.0)
+                && sb.value("federation_clusters_total", &[("status", "stale")]) == Some(1.0)
+        },
+    )
+    .await;
+
+    // The REST API: filters, one site, incidents.
+    let all = a.json("/api/v1/federation/clusters").await;
+    assert_eq!(names(&all), ["site-p1", "site-p2", "site-s1", "site-x"]);
+    let prod = a
+        .json("/api/v1/federation/clusters?environment=production")
+        .await;
+    assert_eq!(names(&prod), ["site-p1", "site-p2"]);
+    let crit = a
+        .json("/api/v1/federation/clusters?tier=critical&region=eu-west-1")
+        .await;
+    assert_eq!(names(&crit), ["site-p1"]);
+    let stale = a.json("/api/v1/federation/clusters?phase=Stale").await;
+    assert_eq!(names(&stale), ["site-x"]);
+    let (code, body) = a.get("/api/v1/federation/clusters?tier=gold").await;
+    assert_eq!(code, 400);
+    assert!(body.contains("critical, standard, non-critical"), "{body}");
+    let one = a.json("/api/v1/federation/clusters/site-p1").await;
+    assert_eq!(one["tier"], "critical");
+    assert_eq!(a.get("/api/v1/federation/clusters/nope").await.0, 404);
+    let summary = a.json("/api/v1/federation/status").await;
+    assert_eq!(summary["phases"]["stale"], 1);
+    let corr = a.json("/api/v1/federation/correlations").await;
+    assert_eq!(corr.as_array().unwrap().len(), 1);
+    assert_eq!(
+        corr[0]["clusters"],
+        serde_json::json!(["site-p1", "site-p2", "site-s1"])
+    );
+    let casc = a.json("/api/v1/federation/cascades").await;
+    assert_eq!(casc[0]["source"], "site-s1");
+    assert_eq!(casc[0]["target"], "site-p1");
+
+    // Failover: the new leader counts no cascade or signal again.
+    let mut hub_a = hub_a;
+    hub_a.kill();
+    wait_until(Duration::from_secs(15), "hub-b leads", || async {
+        b.scrape().await.value("fleet_hub_leader", &[]) == Some(1.0)
+    })
+    .await;
+    // A fleet summary written by the new leader proves it re-judged.
+    let fs: Api<kubectl_fleet::api::FederationStatus> = Api::all(admin_c.clone());
+    let before = fs.get("fleet").await.unwrap().metadata.resource_version;
+    // Every edge stops: p1, p2 and s1 go Stale (x is Unreachable by now),
+    // written by the new leader; then the fleet is quiet for ~14 s.
+    for e in &mut edges {
+        e.kill();
+    }
+    wait_until(
+        Duration::from_secs(20),
+        "Stale, summary rewritten",
+        || async {
+            for s in ["site-p1", "site-p2", "site-s1"] {
+                if phase(&api, s).await != Some(Phase::Stale) {
+                    return false;
+                }
+            }
+            phase(&api, "site-x").await == Some(Phase::Unreachable)
+                && fs.get("fleet").await.unwrap().metadata.resource_version != before
+        },
+    )
+    .await;
+    let after = b.scrape().await;
+    for counter in [
+        "cascade_detected_total",
+        "cross_cluster_issues_total",
+        "federation_remediation_policy_applied_total",
+    ] {
+        assert_eq!(after.sum(counter), 0.0, "new leader {counter}");
+    }
+
+    // The quiet fleet: the REST body equals `kubectl fleet status -o json`
+    // once the hub's cache has caught up with the API server.
+    wait_until(Duration::from_secs(10), "the cache follows", || async {
+        let r = b.json("/api/v1/federation/clusters?phase=Stale").await;
+        r["sites"].as_array().unwrap().len() == 3
+    })
+    .await;
+    let rest = b.json("/api/v1/federation/clusters").await;
+    let out = Command::new(cli_bin())
+        .args(["--kubeconfig"])
+        .arg(&hub_kc)
+        .args(["status", "-o", "json"])
+        .env("KUBECACHEDIR", dir.join("kube-cache"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let cli: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(without_clock(rest), without_clock(cli));
+
+    // No token value reached any log.
+    for p in [&hub_a, &hub_b] {
+        let log = p.log_text();
+        assert!(
+            !log.contains(&reader) && !log.contains(&site_token),
+            "{}",
+            p.name
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edge_metrics_count_reports_and_expose_the_credential_expiry() {
+    let dir = TempDir::new("obs-edge");
+    let hub_sb = Sandbox::start();
+    let hub_kc = dir.join("hub.kubeconfig");
+    hub_sb.write_admin_kubeconfig(&hub_kc).unwrap();
+    fleet_install(&hub_kc);
+    fleet_register(&hub_kc, "site-e", 10, &dir.join("site-e.kubeconfig"), &[]);
+    let m = member(&dir, "e", None).await;
+    let (cert, key, ca) = localhost_cert(&dir);
+    let mut args = edge_args(
+        "site-e",
+        &m.kubeconfig,
+        &dir.join("site-e.kubeconfig"),
+        SCALE,
+    );
+    args.extend([
+        "--tls-cert-file".into(),
+        cert.display().to_string(),
+        "--tls-private-key-file".into(),
+        key.display().to_string(),
+    ]);
+    let e = Proc::spawn("site-e", &operator_bin(), &args, dir.join("e.log"));
+    wait_until(Duration::from_secs(10), "edge serves", || async {
+        e.log_text().contains("edge started")
+    })
+    .await;
+    let addr = logged_addr(&e.log_text(), "serving HTTPS");
+    wait_until(Duration::from_secs(15), "two reports", || async {
+        let (_, body) = https_get(&addr, "/metrics", None, &ca).await;
+        Scrape::parse(&body)
+            .value("fleet_edge_reports_total", &[])
+            .is_some_and(|n| n >= 2.0)
+    })
+    .await;
+    let (code, body) = https_get(&addr, "/metrics", None, &ca).await;
+    assert_eq!(code, 200);
+    let s = Scrape::parse(&body);
+    let expiry = s
+        .value("fleet_edge_credential_expiry_timestamp_seconds", &[])
+        .unwrap();
+    let api: Api<FederatedCluster> = Api::all(admin(&hub_sb).await);
+    let reported = api
+        .get("site-e")
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .credential_expiration_time
+        .unwrap();
+    assert_eq!(expiry as i64, reported.0.as_second());
+    assert!(s.value("fleet_edge_report_bytes_count", &[]).unwrap() >= 2.0);
+
+    // The hub's API server goes away: failures are counted by cause.
+    hub_sb.controls().outage_for(Duration::from_secs(4));
+    wait_until(
+        Duration::from_secs(15),
+        "an unreachable failure",
+        || async {
+            let (_, body) = https_get(&addr, "/metrics", None, &ca).await;
+            Scrape::parse(&body)
+                .value(
+                    "fleet_edge_report_failures_total",
+                    &[("cause", "unreachable")],
+                )
+                .is_some_and(|n| n >= 1.0)
+        },
+    )
+    .await;
+    let (_, body) = https_get(&addr, "/metrics", None, &ca).await;
+    let s = Scrape::parse(&body);
+    for expr in monitoring::expressions() {
+        for name in monitoring::metric_names(&expr) {
+            if name.starts_with("fleet_edge_") {
+                assert!(
+                    s.exposes(&name),
+                    "{name} (in {expr}) is not exposed by the edge"
+                );
+            }
+        }
+    }
+    for name in EDGE_METRIC_NAMES {
+        assert!(
+            s.exposes(name) || s.exposes(&format!("{name}_count")),
+            "{name}"
+        );
+    }
+}
