@@ -33,4 +33,5 @@ pub mod edge_token;
 pub mod federation_status;
 pub mod lease;
 pub mod member;
+pub mod pull;
 pub mod site_status;

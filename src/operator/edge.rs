@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use tokio::sync::watch;
 
 use crate::api::{FederatedCluster, FederatedClusterStatus, Signal};
-use crate::fleet::status_patch::{SIGNAL_REFRESH, edge_owned, signals_to_report, status_patch};
+use crate::fleet::status_patch::{edge_owned, report_patch};
 use crate::k8s::edge_token::request_site_token;
 use crate::k8s::member::{MemberError, read_member};
 use crate::k8s::site_status::{get_site, patch_site_status, sites};
@@ -279,7 +279,7 @@ impl Edge {
         let (member, member_err) = self.observe_member(now).await;
         let hub = self.hub.as_ref().expect("refreshed above");
         let claims = hub.kubeconfig.claims();
-        let mut status = with_identity(
+        let status = with_identity(
             member,
             now + self.cfg.clock_offset,
             &self.cfg.version,
@@ -301,20 +301,7 @@ impl Edge {
             });
         }
         let baseline = self.accepted.as_ref().map(|a| &a.status);
-        let accepted_signals: Option<Vec<Signal>> = baseline
-            .and_then(|b| b.get("signals"))
-            .and_then(|v| serde_json::from_value(v.clone()).ok());
-        status.signals = Some(signals_to_report(
-            accepted_signals.as_deref(),
-            status.signals.as_deref().unwrap_or_default(),
-            now,
-            SIGNAL_REFRESH,
-        ));
-        let next = match serde_json::to_value(&status) {
-            Ok(Value::Object(m)) => edge_owned(&m),
-            _ => Map::new(),
-        };
-        let patch = status_patch(baseline, &next);
+        let (patch, next) = report_patch(baseline, status, now);
         match patch_site_status(&api, &self.cfg.site, &patch).await {
             Ok(_) => {
                 let bytes = serde_json::to_vec(&patch).map(|b| b.len()).unwrap_or(0) as u64;

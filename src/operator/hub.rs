@@ -34,9 +34,10 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::watcher;
 use tokio::sync::watch;
 
-use crate::api::{FederatedCluster, Phase};
-use crate::fleet::hub_status::{DEFAULT_CREDENTIAL_WARNING, Sighting, hub_status};
+use crate::api::{FederatedCluster, Mode, Phase};
+use crate::fleet::hub_status::{DEFAULT_CREDENTIAL_WARNING, Sighting, hub_status, pull_hub_status};
 use crate::k8s::site_status::{get_site, replace_site_status};
+use crate::operator::prober::{ProbeStats, ProberConfig};
 
 /// How many times one reconcile re-reads and retries after a 409.
 pub const MAX_CONFLICT_RETRIES: u32 = 32;
@@ -48,6 +49,8 @@ pub struct HubConfig {
     pub credential_warning: Duration,
     /// Multiplies every heartbeat interval (tests only; 1.0 in production).
     pub interval_scale: f64,
+    /// How Pull sites are probed.
+    pub prober: ProberConfig,
 }
 
 impl Default for HubConfig {
@@ -55,6 +58,7 @@ impl Default for HubConfig {
         Self {
             credential_warning: DEFAULT_CREDENTIAL_WARNING,
             interval_scale: 1.0,
+            prober: ProberConfig::default(),
         }
     }
 }
@@ -127,6 +131,8 @@ pub struct Hub {
     changed: Arc<tokio::sync::Notify>,
     /// Counters.
     pub metrics: HubMetrics,
+    /// What the Pull prober found, per site.
+    pub probes: Arc<ProbeStats>,
 }
 
 /// The outcome of reconciling one site.
@@ -170,6 +176,7 @@ impl Hub {
             clock: Arc::new(Timestamp::now),
             changed: Arc::new(tokio::sync::Notify::new()),
             metrics: HubMetrics::default(),
+            probes: Arc::new(ProbeStats::default()),
         }
     }
 
@@ -179,8 +186,19 @@ impl Hub {
         self
     }
 
-    fn is_leader(&self) -> bool {
+    /// Whether this replica leads (only the leader writes and probes).
+    pub fn is_leader(&self) -> bool {
         *self.leading.borrow()
+    }
+
+    /// A client for the hub's API server.
+    pub(super) fn client(&self) -> kube::Client {
+        self.api.clone().into_client()
+    }
+
+    /// The site's heartbeat interval as this hub applies it.
+    pub fn effective_interval(&self, site: &FederatedCluster) -> Duration {
+        scaled(site.heartbeat_interval(), self.cfg.interval_scale)
     }
 
     /// When this replica became leader, or None while it is standby. The
@@ -251,14 +269,23 @@ impl Hub {
             let sighting = self
                 .observe(&current, now)
                 .since_takeover(self.leader_since(now), current.phase());
-            let interval = scaled(current.heartbeat_interval(), self.cfg.interval_scale);
-            let j = hub_status(
-                &current,
-                &sighting,
-                interval,
-                self.cfg.credential_warning,
-                now,
-            );
+            let interval = self.effective_interval(&current);
+            let j = match current.spec.mode {
+                Mode::Push => hub_status(
+                    &current,
+                    &sighting,
+                    interval,
+                    self.cfg.credential_warning,
+                    now,
+                ),
+                Mode::Pull => pull_hub_status(
+                    &current,
+                    &sighting,
+                    interval,
+                    self.probes.verdict(&name).as_ref(),
+                    now,
+                ),
+            };
             let Some(status) = j.transition(&current) else {
                 return Ok(Reconciled {
                     phase: j.phase,
@@ -377,6 +404,12 @@ pub async fn run_controller(hub: Arc<Hub>, mut shutdown: watch::Receiver<bool>) 
     });
     let api = hub.api.clone();
     let controller = Controller::new(api, watcher::Config::default().any_semantic());
+    let prober = tokio::spawn(super::prober::run(
+        hub.clone(),
+        controller.store(),
+        hub.cfg.prober.clone(),
+        shutdown.clone(),
+    ));
     let summary = tokio::spawn(super::federation::run(
         crate::k8s::federation_status::federation_statuses(hub.api.clone().into_client()),
         controller.store(),
@@ -397,6 +430,7 @@ pub async fn run_controller(hub: Arc<Hub>, mut shutdown: watch::Receiver<bool>) 
         })
         .await;
     let _ = summary.await;
+    let _ = prober.await;
 }
 
 #[cfg(test)]

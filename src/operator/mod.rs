@@ -7,6 +7,7 @@
 //! - [`credential`]: the edge's hub kubeconfig and token lifetime.
 //! - [`federation`]: the fleet-wide `FederationStatus` singleton.
 //! - [`leader`]: Lease-based leader election.
+//! - [`prober`]: Pull mode: the hub probes member clusters.
 //! - [`health`]: `/healthz` and `/readyz`.
 //!
 //! [`run`] is what `main` calls: it checks the CRDs, starts the probes and
@@ -19,6 +20,7 @@ pub mod federation;
 pub mod health;
 pub mod hub;
 pub mod leader;
+pub mod prober;
 
 use std::hash::{BuildHasher as _, Hasher as _};
 use std::net::SocketAddr;
@@ -113,6 +115,15 @@ pub struct Args {
     /// Hub: CredentialExpiring turns True when less than this remains of a site's token.
     #[arg(long, default_value = "7d", value_parser = parse_duration)]
     pub credential_warning: Duration,
+
+    /// Hub: timeout of one Pull-site probe (default: half the site's
+    /// heartbeat interval, at most 10s).
+    #[arg(long, value_parser = parse_duration)]
+    pub probe_timeout: Option<Duration>,
+
+    /// Hub: Pull-site probes in flight at most.
+    #[arg(long, default_value_t = prober::DEFAULT_PROBE_CONCURRENCY as u32, value_parser = clap::value_parser!(u32).range(1..))]
+    pub probe_concurrency: u32,
 
     /// Edge: the site this edge reports for.
     #[arg(long, required_if_eq("federation_role", "edge"))]
@@ -337,6 +348,10 @@ async fn run_hub(
         hub::HubConfig {
             credential_warning: args.credential_warning,
             interval_scale: args.interval_scale,
+            prober: prober::ProberConfig {
+                timeout: args.probe_timeout,
+                concurrency: args.probe_concurrency as usize,
+            },
         },
         lead_rx,
     ));
