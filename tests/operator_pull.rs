@@ -52,10 +52,11 @@ async fn wait_connected(
     let start = std::time::Instant::now();
     loop {
         let got = condition(api, site, CONDITION_CONNECTED).await;
-        if let Some((s, r, m)) = &got {
-            if s == status && r == reason {
-                return m.clone();
-            }
+        if let Some((s, r, m)) = &got
+            && s == status
+            && r == reason
+        {
+            return m.clone();
         }
         last = got.or(last);
         assert!(
