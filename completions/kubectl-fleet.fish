@@ -34,6 +34,7 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "registe
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "rotate" -d 'Mint a fresh token for a site (optionally revoking all older ones)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "unregister" -d 'Remove everything `register` created for a site'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "status" -d 'Show per-site and fleet-wide status'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "describe" -d 'Show one site in full: conditions with reasons, inventory, signals and policy'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "policy" -d 'Show the remediation policy per tier and severity'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "incidents" -d 'Show active cross-cluster correlations and cascades'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "install" -d 'Print (or apply) the manifests for the CRDs and the operator'
@@ -98,7 +99,7 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" 
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -s h -l help -d 'Print help'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -s V -l version -d 'Print version'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s o -l output -d 'Output format' -r -f -a "table\t'One row per site and a fleet footer'
-wide\t'The table plus region, versions, token expiry and GPUs by vendor'
+wide\t'The table plus region, versions, token expiry, GPUs by vendor and why a site is not Connected'
 json\t'The documented JSON report (sites and summary)'
 yaml\t'The same report as YAML'"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s l -l selector -d 'Label selector, as kubectl (e.g. -l team=ml,region!=eu)' -r
@@ -124,6 +125,15 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s w
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s V -l version -d 'Print version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand describe" -s o -l output -d 'Output format' -r -f -a "text\t'kubectl-describe style text'
+json\t'The SiteDescription document as JSON'
+yaml\t'The SiteDescription document as YAML'"
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand describe" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand describe" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand describe" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand describe" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand describe" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand describe" -s V -l version -d 'Print version'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -l tier -d 'Only this tier' -r -f -a "critical\t''
 standard\t''
 non-critical\t''"
@@ -175,13 +185,14 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -l 
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -s h -l help -d 'Print help'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -s V -l version -d 'Print version'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "register" -d 'Register a site on the hub and print the edge\'s configuration'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "rotate" -d 'Mint a fresh token for a site (optionally revoking all older ones)'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "unregister" -d 'Remove everything `register` created for a site'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "status" -d 'Show per-site and fleet-wide status'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "policy" -d 'Show the remediation policy per tier and severity'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "incidents" -d 'Show active cross-cluster correlations and cascades'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "install" -d 'Print (or apply) the manifests for the CRDs and the operator'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "completion" -d 'Print a shell completion script'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "version" -d 'Print the version'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status policy incidents install completion version help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install completion version help" -f -a "register" -d 'Register a site on the hub and print the edge\'s configuration'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install completion version help" -f -a "rotate" -d 'Mint a fresh token for a site (optionally revoking all older ones)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install completion version help" -f -a "unregister" -d 'Remove everything `register` created for a site'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install completion version help" -f -a "status" -d 'Show per-site and fleet-wide status'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install completion version help" -f -a "describe" -d 'Show one site in full: conditions with reasons, inventory, signals and policy'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install completion version help" -f -a "policy" -d 'Show the remediation policy per tier and severity'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install completion version help" -f -a "incidents" -d 'Show active cross-cluster correlations and cascades'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install completion version help" -f -a "install" -d 'Print (or apply) the manifests for the CRDs and the operator'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install completion version help" -f -a "completion" -d 'Print a shell completion script'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install completion version help" -f -a "version" -d 'Print the version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install completion version help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

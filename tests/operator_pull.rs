@@ -262,6 +262,24 @@ async fn pull_sites_connect_or_say_why_not_and_recover_without_a_restart() {
     // Each failure with its reason, and no secret in the message.
     let m = wait_connected(&api, "revoked", "False", "Unauthorized").await;
     assert!(m.contains("kubectl fleet register revoked --pull"), "{m}");
+    // What the user sees: the reason in `status -o wide` and `describe`.
+    let wide = fleet_cli(&hub_kc, &["status", "-o", "wide", "revoked"]);
+    let row = wide.lines().find(|l| l.starts_with("revoked")).unwrap();
+    assert!(row.trim_end().ends_with("Unauthorized"), "{wide}");
+    let described = fleet_cli(&hub_kc, &["describe", "revoked"]);
+    assert!(
+        described.contains("Pull Secret:        fleet-system/fleet-pull-revoked"),
+        "{described}"
+    );
+    let connected_line = described
+        .lines()
+        .find(|l| l.trim_start().starts_with("Connected "))
+        .unwrap();
+    assert!(connected_line.contains("Unauthorized"), "{described}");
+    let json: serde_json::Value =
+        serde_json::from_str(&fleet_cli(&hub_kc, &["describe", "revoked", "-o", "json"])).unwrap();
+    assert_eq!(json["kind"], "SiteDescription");
+    assert_eq!(json["heartbeatClock"], "hub");
     wait_connected(&api, "forbidden", "False", "Forbidden").await;
     let m = wait_connected(&api, "slow", "False", "Timeout").await;
     assert!(m.contains("2s"), "{m}");

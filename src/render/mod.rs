@@ -7,8 +7,10 @@
 //! - [`report`]: the stable `-o json|yaml` schema of `status`.
 //! - [`policy`]: `kubectl fleet policy`.
 //! - [`incidents`]: `kubectl fleet incidents`.
+//! - [`describe`]: `kubectl fleet describe SITE`.
 //! - [`table`]: the shared kubectl-like plain table.
 
+pub mod describe;
 pub mod incidents;
 pub mod policy;
 pub mod report;
