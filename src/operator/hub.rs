@@ -51,6 +51,8 @@ pub struct HubConfig {
     pub interval_scale: f64,
     /// How Pull sites are probed.
     pub prober: ProberConfig,
+    /// Correlation and cascade parameters of the FederationStatus.
+    pub federation: super::federation::FederationConfig,
 }
 
 impl Default for HubConfig {
@@ -59,6 +61,7 @@ impl Default for HubConfig {
             credential_warning: DEFAULT_CREDENTIAL_WARNING,
             interval_scale: 1.0,
             prober: ProberConfig::default(),
+            federation: Default::default(),
         }
     }
 }
@@ -415,6 +418,7 @@ pub async fn run_controller(hub: Arc<Hub>, mut shutdown: watch::Receiver<bool>) 
         controller.store(),
         hub.changed.clone(),
         hub.leading.clone(),
+        hub.cfg.federation,
         shutdown.clone(),
     ));
     controller
