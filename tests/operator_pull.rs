@@ -121,6 +121,97 @@ fn pull_secret_text(secret: &Secret) -> String {
     String::from_utf8(secret.data.as_ref().unwrap()["kubeconfig"].0.clone()).unwrap()
 }
 
+/// Installs the LLMKube and KServe inference CRDs on a member and creates
+/// two Models, a Ready LLMKube InferenceService and a failed KServe one, so
+/// the prober's discovery finds them through the read-only identity.
+async fn install_inference(member: &kube::Client) {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let crds: Api<CustomResourceDefinition> = Api::all(member.clone());
+    for (group, version, kind, plural) in [
+        ("inference.llmkube.dev", "v1alpha1", "Model", "models"),
+        (
+            "inference.llmkube.dev",
+            "v1alpha1",
+            "InferenceService",
+            "inferenceservices",
+        ),
+        (
+            "serving.kserve.io",
+            "v1beta1",
+            "InferenceService",
+            "inferenceservices",
+        ),
+    ] {
+        let crd: CustomResourceDefinition = serde_json::from_value(serde_json::json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.{group}")},
+            "spec": {"group": group, "scope": "Namespaced",
+                "names": {"kind": kind, "plural": plural, "singular": kind.to_lowercase(), "listKind": format!("{kind}List")},
+                "versions": [{"name": version, "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+        }))
+        .unwrap();
+        crds.create(&Default::default(), &crd).await.unwrap();
+    }
+    ensure_namespace(member, "ml").await;
+    let objects = [
+        (
+            "inference.llmkube.dev/v1alpha1",
+            "Model",
+            "models",
+            "llama",
+            serde_json::json!({}),
+        ),
+        (
+            "inference.llmkube.dev/v1alpha1",
+            "Model",
+            "models",
+            "mistral",
+            serde_json::json!({}),
+        ),
+        (
+            "inference.llmkube.dev/v1alpha1",
+            "InferenceService",
+            "inferenceservices",
+            "chat",
+            serde_json::json!({"phase": "Ready"}),
+        ),
+        (
+            "serving.kserve.io/v1beta1",
+            "InferenceService",
+            "inferenceservices",
+            "vision",
+            serde_json::json!({"conditions": [{"type": "Ready", "status": "False",
+                "reason": "ModelLoadFailed", "message": "weights not found"}]}),
+        ),
+    ];
+    for (api_version, kind, plural, name, status) in objects {
+        let (group, version) = api_version.split_once('/').unwrap();
+        let gvk = kube::core::GroupVersionKind::gvk(group, version, kind);
+        let ar = kube::api::ApiResource::from_gvk_with_plural(&gvk, plural);
+        let api: Api<kube::api::DynamicObject> = Api::namespaced_with(member.clone(), "ml", &ar);
+        let obj: kube::api::DynamicObject = serde_json::from_value(serde_json::json!({
+            "apiVersion": api_version, "kind": kind,
+            "metadata": {"name": name, "namespace": "ml"},
+            "spec": {}, "status": status
+        }))
+        .unwrap();
+        let mut last = None;
+        for _ in 0..50 {
+            match api.create(&Default::default(), &obj).await {
+                Ok(_) => {
+                    last = None;
+                    break;
+                }
+                // The new CRD may not be served yet.
+                Err(e) => last = Some(e),
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(last.is_none(), "creating {kind} {name}: {last:?}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pull_sites_connect_or_say_why_not_and_recover_without_a_restart() {
     let dir = TempDir::new("pull");
@@ -133,6 +224,7 @@ async fn pull_sites_connect_or_say_why_not_and_recover_without_a_restart() {
     let secrets: Api<Secret> = Api::namespaced(hub.clone(), rbac::FLEET_NAMESPACE);
 
     let (healthy_sb, healthy_kc) = member(&dir, "healthy").await;
+    install_inference(&admin(&healthy_sb).await).await;
     let (revoked_sb, revoked_kc) = member(&dir, "revoked").await;
     let (forbidden_sb, forbidden_kc) = member(&dir, "forbidden").await;
     let (slow_sb, slow_kc) = member(&dir, "slow").await;
@@ -249,6 +341,25 @@ async fn pull_sites_connect_or_say_why_not_and_recover_without_a_restart() {
         capacity.gpus_by_vendor["nvidia.com/gpu"].total, 4,
         "GPUs by vendor"
     );
+    // Inference objects found by discovery on the member.
+    let inference = healthy.inference.unwrap();
+    assert_eq!(
+        (
+            inference.models,
+            inference.services_ready,
+            inference.services_failed,
+            inference.services_total
+        ),
+        (2, 1, 1, 2)
+    );
+    let failed: Vec<_> = healthy
+        .signals
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| s.type_.as_str() == "InferenceServiceFailed")
+        .collect();
+    assert_eq!(failed.len(), 1, "the failed KServe service is a signal");
+    assert_eq!(failed[0].workload.name, "vision");
     // The read-only identity cannot restart workloads: said, with the verbs.
     let (status, reason, message) = condition(&api, "healthy", CONDITION_REMEDIATION_CAPABLE)
         .await
