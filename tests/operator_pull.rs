@@ -341,6 +341,10 @@ async fn pull_sites_connect_or_say_why_not_and_recover_without_a_restart() {
         capacity.gpus_by_vendor["nvidia.com/gpu"].total, 4,
         "GPUs by vendor"
     );
+    // From here on, count what probing the steady healthy site costs.
+    healthy_sb.controls().clear_request_log();
+    hub_sb.controls().clear_request_log();
+
     // Inference objects found by discovery on the member.
     let inference = healthy.inference.unwrap();
     assert_eq!(
@@ -447,6 +451,35 @@ async fn pull_sites_connect_or_say_why_not_and_recover_without_a_restart() {
     .await;
     slow_sb.controls().set_latency(Duration::ZERO);
     wait_connected(&api, "slow", "True", "ProbeSucceeded").await;
+
+    // A steady Pull site costs one status write per probe: the prober's
+    // change-only merge patch (no hub PUT without a transition), and the
+    // member sees one read of /version per probe.
+    let probes_seen = || {
+        healthy_sb
+            .controls()
+            .request_log()
+            .iter()
+            .filter(|r| r.path == "/version" && r.user.contains("fleet-member-reader"))
+            .count()
+    };
+    wait_until(WAIT, "three probes of the steady site", || async {
+        probes_seen() >= 3
+    })
+    .await;
+    let probes = probes_seen();
+    let writes: Vec<_> = hub_sb
+        .controls()
+        .request_log()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/federatedclusters/healthy/status") && r.method != "GET")
+        .collect();
+    assert!(writes.iter().all(|r| r.method == "PATCH"), "{writes:?}");
+    assert!(
+        writes.len().abs_diff(probes) <= 1,
+        "{} writes for {probes} probes",
+        writes.len()
+    );
 
     // A member that stops answering: Connected=False at once, and Stale
     // after three intervals without a successful probe (hub clock).
