@@ -162,8 +162,9 @@ impl MemberKubeconfig {
 }
 
 /// The failure class of an error from a member call, and a one-line
-/// message naming `server` (never a credential: kube errors carry none).
-pub fn classify(err: &kube::Error, server: &str) -> (ProbeFailure, String) {
+/// message naming `server` and what to do for `site` (never a credential,
+/// never text the member sent).
+pub fn classify(err: &kube::Error, server: &str, site: &str) -> (ProbeFailure, String) {
     if let kube::Error::Api(s) = err {
         let class = match s.code {
             401 => ProbeFailure::Unauthorized,
@@ -172,10 +173,10 @@ pub fn classify(err: &kube::Error, server: &str) -> (ProbeFailure, String) {
         };
         let message = match class {
             ProbeFailure::Unauthorized => format!(
-                "{server} rejected the credential (401: expired or revoked): re-run `kubectl fleet register SITE --pull` to store a fresh one"
+                "{server} rejected the credential (401: expired or revoked): re-run `kubectl fleet register {site} --pull` to store a fresh one"
             ),
             ProbeFailure::Forbidden => format!(
-                "{server} denied the member identity ({}): re-run `kubectl fleet register SITE --pull` to restore its read-only role",
+                "{server} denied the member identity ({}): re-run `kubectl fleet register {site} --pull` to restore its read-only role",
                 s.code
             ),
             _ => format!("{server} answered {}", s.code),

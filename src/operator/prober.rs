@@ -198,8 +198,10 @@ impl SiteProber {
             self.cached = None;
             return Err((
                 ProbeFailure::SecretNotFound,
-                "spec.kubeconfigSecretRef is not set: re-run `kubectl fleet register SITE --pull …`"
-                    .to_owned(),
+                format!(
+                    "spec.kubeconfigSecretRef is not set: re-run `kubectl fleet register {} --pull …`",
+                    self.name
+                ),
             ));
         };
         if r.namespace != FLEET_NAMESPACE {
@@ -321,8 +323,7 @@ impl SiteProber {
                 return (verdict(failed(ProbeFailure::Timeout, message), None), None);
             }
             Ok(Err(MemberError::Read { source, .. })) => {
-                let (f, m) = classify(&source, &server);
-                let m = m.replace("SITE", &self.name);
+                let (f, m) = classify(&source, &server, &self.name);
                 return (verdict(failed(f, m), None), None);
             }
             Ok(Ok(x)) => x,
