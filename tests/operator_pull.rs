@@ -326,6 +326,7 @@ async fn pull_sites_connect_or_say_why_not_and_recover_without_a_restart() {
     })
     .await;
     let healthy = api.get("healthy").await.unwrap().status.unwrap();
+    assert!(healthy.last_probe_duration_milliseconds.is_some());
     assert!(
         healthy
             .kubernetes_version
@@ -385,6 +386,10 @@ async fn pull_sites_connect_or_say_why_not_and_recover_without_a_restart() {
     assert!(
         described.contains("Pull Secret:        fleet-system/fleet-pull-revoked"),
         "{described}"
+    );
+    assert!(
+        !described.contains("Last Probe:"),
+        "never probed successfully: {described}"
     );
     let connected_line = described
         .lines()

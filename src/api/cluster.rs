@@ -29,6 +29,7 @@ pub const EDGE_OWNED_STATUS_KEYS: &[&str] = &[
     "inference",
     "signals",
     "credentialExpirationTime",
+    "lastProbeDurationMilliseconds",
 ];
 
 /// Status keys only the hub operator ever writes, in both modes.
@@ -449,9 +450,14 @@ pub struct FederatedClusterStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 100))]
     pub signals: Option<Vec<Signal>>,
-    /// Edge-owned: when the edge's hub token expires.
+    /// Edge-owned: when the edge's hub token expires (Pull: the member
+    /// token's, when it is a JWT).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credential_expiration_time: Option<Time>,
+    /// Pull only: how long the hub's latest successful probe of the member
+    /// took, sent with the heartbeat it stamps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_probe_duration_milliseconds: Option<i64>,
 }
 
 impl FederatedClusterStatus {
@@ -503,6 +509,9 @@ pub struct EdgeStatus {
     /// See [`FederatedClusterStatus::credential_expiration_time`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credential_expiration_time: Option<Time>,
+    /// See [`FederatedClusterStatus::last_probe_duration_milliseconds`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_probe_duration_milliseconds: Option<i64>,
 }
 
 impl EdgeStatus {
@@ -518,6 +527,7 @@ impl EdgeStatus {
             inference: status.inference,
             signals: status.signals.clone(),
             credential_expiration_time: status.credential_expiration_time.clone(),
+            last_probe_duration_milliseconds: status.last_probe_duration_milliseconds,
         }
     }
 
@@ -533,6 +543,7 @@ impl EdgeStatus {
         status.inference = self.inference;
         status.signals = self.signals.clone();
         status.credential_expiration_time = self.credential_expiration_time.clone();
+        status.last_probe_duration_milliseconds = self.last_probe_duration_milliseconds;
     }
 }
 

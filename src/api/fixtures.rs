@@ -152,6 +152,12 @@ impl FederatedCluster {
         self
     }
 
+    /// A Pull site's latest successful probe took `ms` milliseconds.
+    pub fn probed_in(mut self, ms: i64) -> Self {
+        self.status_mut().last_probe_duration_milliseconds = Some(ms);
+        self
+    }
+
     /// Registered, never heard from: phase Pending, no heartbeat.
     pub fn pending(self) -> Self {
         self.with_phase(Phase::Pending, 600)

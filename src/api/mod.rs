@@ -113,6 +113,7 @@ mod tests {
             .with_gpus(2)
             .with_inference(1, 1, 0, 1)
             .with_token_expiring_in(60)
+            .probed_in(12)
             .with_signal(Signal::test(SignalType::Evicted, "ns", "Pod", "p"));
         let status = serde_json::to_value(fc.status.unwrap()).unwrap();
         let mut keys: Vec<&str> = status

@@ -259,6 +259,7 @@ mod tests {
             .with_gpus(8)
             .with_inference(1, 1, 0, 1)
             .with_token_expiring_in(3600)
+            .probed_in(12)
             .with_signal(Signal::test(SignalType::OomKilled, "a", "Deployment", "w"));
         EdgeStatus::from_status(fc.status.as_ref().unwrap())
     }

@@ -338,7 +338,9 @@ impl SiteProber {
             .unwrap_or_else(|_| Timestamp::now());
         let status = edge_status(&objs, &self.history, now);
         self.history = status.signals.clone().unwrap_or_default();
-        let status = with_identity(status, now, super::VERSION, expires);
+        let mut status = with_identity(status, now, super::VERSION, expires);
+        status.last_probe_duration_milliseconds =
+            Some(i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX));
         let uid = site.metadata.uid.clone();
         if self.accepted.as_ref().is_none_or(|a| a.uid != uid) {
             let held = site

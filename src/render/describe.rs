@@ -72,6 +72,8 @@ pub struct SiteDescription {
     /// Which clock stamped `lastHeartbeatTime`: `hub` (Pull: the prober's
     /// successful probe) or `edge` (Push: the edge's report).
     pub heartbeat_clock: &'static str,
+    /// Pull: how long the latest successful probe took.
+    pub last_probe_duration_milliseconds: Option<i64>,
     /// Every signal with its remediation policy.
     pub policies: Vec<SignalPolicy>,
 }
@@ -100,6 +102,10 @@ pub fn site_description(site: &FederatedCluster, now: Timestamp) -> SiteDescript
             Mode::Pull => "hub",
             Mode::Push => "edge",
         },
+        last_probe_duration_milliseconds: site
+            .status
+            .as_ref()
+            .and_then(|s| s.last_probe_duration_milliseconds),
         policies,
     }
 }
@@ -167,6 +173,12 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
         None => MISSING.to_owned(),
     };
     field("Credential Expires", &credential);
+    if let Some(ms) = d.last_probe_duration_milliseconds {
+        field(
+            "Last Probe",
+            &format!("{ms}ms (the latest successful probe)"),
+        );
+    }
 
     out.push_str("Conditions:\n");
     if s.conditions.is_empty() {

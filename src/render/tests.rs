@@ -293,6 +293,7 @@ fn unauthorized_pull_site() -> FederatedCluster {
         .with_region("eu-central-1")
         .stale()
         .with_gpus(4)
+        .probed_in(42)
         .with_token_expiring_in(86400)
         .with_condition(
             "Connected",
