@@ -159,6 +159,16 @@ pub fn status_patch(accepted: Option<&Map<String, Value>>, next: &Map<String, Va
     Value::Object(body)
 }
 
+/// The edge-owned part of the status the hub holds: the baseline of the
+/// first report a new reporter (or a re-created site) sends.
+pub fn held_edge_owned(status: Option<&crate::api::FederatedClusterStatus>) -> Map<String, Value> {
+    let held = status
+        .and_then(|s| serde_json::to_value(s).ok())
+        .and_then(|v| v.as_object().cloned())
+        .unwrap_or_default();
+    edge_owned(&held)
+}
+
 /// One change-only report, as the edge (Push) and the hub prober (Pull)
 /// send it: `status` is the edge-owned status just collected, `accepted`
 /// the edge-owned status the hub holds from the last accepted report.

@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use tokio::sync::watch;
 
 use crate::api::{FederatedCluster, FederatedClusterStatus, Signal};
-use crate::fleet::status_patch::{edge_owned, report_patch};
+use crate::fleet::status_patch::{held_edge_owned, report_patch};
 use crate::k8s::edge_token::request_site_token;
 use crate::k8s::member::{MemberError, read_member};
 use crate::k8s::site_status::{get_site, patch_site_status, sites};
@@ -289,15 +289,9 @@ impl Edge {
         // The baseline is the last accepted report for this very object; a
         // new edge process (or a re-created site) starts from what the hub holds.
         if self.accepted.as_ref().is_none_or(|a| a.uid != uid) {
-            let held = site
-                .status
-                .as_ref()
-                .and_then(|s| serde_json::to_value(s).ok())
-                .and_then(|v| v.as_object().cloned())
-                .unwrap_or_default();
             self.accepted = Some(Accepted {
                 uid: uid.clone(),
-                status: edge_owned(&held),
+                status: held_edge_owned(site.status.as_ref()),
             });
         }
         let baseline = self.accepted.as_ref().map(|a| &a.status);

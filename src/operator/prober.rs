@@ -37,7 +37,7 @@ use crate::fleet::probe::{
     remediation_needs,
 };
 use crate::fleet::rbac::FLEET_NAMESPACE;
-use crate::fleet::status_patch::{edge_owned, report_patch};
+use crate::fleet::status_patch::{held_edge_owned, report_patch};
 use crate::k8s::member::{MemberError, read_member};
 use crate::k8s::pull::{MemberKubeconfig, can_i, classify, pull_secret_watch, pull_secrets};
 use crate::k8s::site_status::{patch_site_status, sites};
@@ -343,15 +343,9 @@ impl SiteProber {
             Some(i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX));
         let uid = site.metadata.uid.clone();
         if self.accepted.as_ref().is_none_or(|a| a.uid != uid) {
-            let held = site
-                .status
-                .as_ref()
-                .and_then(|s| serde_json::to_value(s).ok())
-                .and_then(|v| v.as_object().cloned())
-                .unwrap_or_default();
             self.accepted = Some(Accepted {
                 uid: uid.clone(),
-                status: edge_owned(&held),
+                status: held_edge_owned(site.status.as_ref()),
             });
         }
         let (patch, next) = report_patch(self.accepted.as_ref().map(|a| &a.status), status, now);
