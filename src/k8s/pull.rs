@@ -306,4 +306,28 @@ users:
         assert!(!e.0.contains("hunter2"), "{e}");
         assert!(MemberKubeconfig::parse(&[0xff, 0xfe]).is_err());
     }
+
+    #[test]
+    fn api_answers_map_to_reasons_without_the_members_text() {
+        let api = |code| {
+            kube::Error::Api(
+                kube::core::Status::failure("\u{1b}]0;pwned\u{7}", "x")
+                    .with_code(code)
+                    .boxed(),
+            )
+        };
+        let (f, m) = classify(&api(401), "https://m:6443", "site-a");
+        assert_eq!(f, ProbeFailure::Unauthorized);
+        assert!(m.contains("kubectl fleet register site-a --pull"), "{m}");
+        assert_eq!(
+            classify(&api(403), "https://m:6443", "site-a").0,
+            ProbeFailure::Forbidden
+        );
+        let (f, m) = classify(&api(500), "https://m:6443", "site-a");
+        assert_eq!(f, ProbeFailure::Failed);
+        assert!(
+            !m.contains("pwned"),
+            "the member's message is not repeated: {m}"
+        );
+    }
 }
