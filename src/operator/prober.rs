@@ -405,7 +405,15 @@ impl SiteProber {
             if let Err(e) = self.hub.reconcile_site(&judged).await {
                 tracing::warn!(site = %self.name, error = %e, "judging the probed site failed");
             }
-            due = next_due;
+            // A probe that ended past its next slot (it queued behind hung
+            // members, or the hub was starved) is not followed by catch-up
+            // probes: the next one is an interval from now.
+            let now = tokio::time::Instant::now();
+            due = if next_due > now {
+                next_due
+            } else {
+                now + super::jitter(interval.mul_f64(0.9), interval.mul_f64(0.2))
+            };
         }
     }
 }
