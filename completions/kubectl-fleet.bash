@@ -19,6 +19,9 @@ _kubectl__fleet() {
             kubectl__fleet,completion)
                 cmd="kubectl__fleet__subcmd__completion"
                 ;;
+            kubectl__fleet,describe)
+                cmd="kubectl__fleet__subcmd__describe"
+                ;;
             kubectl__fleet,help)
                 cmd="kubectl__fleet__subcmd__help"
                 ;;
@@ -51,6 +54,9 @@ _kubectl__fleet() {
                 ;;
             kubectl__fleet__subcmd__help,completion)
                 cmd="kubectl__fleet__subcmd__help__subcmd__completion"
+                ;;
+            kubectl__fleet__subcmd__help,describe)
+                cmd="kubectl__fleet__subcmd__help__subcmd__describe"
                 ;;
             kubectl__fleet__subcmd__help,help)
                 cmd="kubectl__fleet__subcmd__help__subcmd__help"
@@ -89,7 +95,7 @@ _kubectl__fleet() {
 
     case "${cmd}" in
         kubectl__fleet)
-            opts="-v -h -V --kubeconfig --context --request-timeout --verbose --help --version register rotate unregister status policy incidents install uninstall completion version help"
+            opts="-v -h -V --kubeconfig --context --request-timeout --verbose --help --version register rotate unregister status describe policy incidents install uninstall completion version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -140,8 +146,42 @@ _kubectl__fleet() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kubectl__subcmd__fleet__subcmd__describe)
+            opts="-o -v -h -V --output --kubeconfig --context --request-timeout --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --output)
+                    COMPREPLY=($(compgen -W "text json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "text json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kubectl__subcmd__fleet__subcmd__help)
-            opts="register rotate unregister status policy incidents install uninstall completion version help"
+            opts="register rotate unregister status describe policy incidents install uninstall completion version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -155,6 +195,20 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__help__subcmd__completion)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__fleet__subcmd__help__subcmd__describe)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

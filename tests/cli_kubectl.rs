@@ -227,3 +227,54 @@ fn deleting_a_site_revokes_its_identity() {
         rejected.stderr
     );
 }
+
+#[test]
+fn register_labels_select_sites_with_kubectl_and_follow_re_registration() {
+    let hub = Hub::new();
+    hub.fleet(&[
+        "register",
+        "site-a",
+        "--tier",
+        "critical",
+        "--environment",
+        "staging",
+        "--region",
+        "eu-west-1",
+    ])
+    .ok();
+    hub.fleet(&["register", "site-b", "--tier", "standard"])
+        .ok();
+    let get = |selector: &str| {
+        shell(
+            &hub,
+            &format!(
+                "kubectl get fc -l {selector} -o custom-columns=NAME:.metadata.name --no-headers"
+            ),
+        )
+        .ok()
+        .stdout
+    };
+    assert_eq!(
+        get("federation.kubectl-fleet.dev/tier=critical"),
+        "site-a\n"
+    );
+    assert_eq!(
+        get(
+            "federation.kubectl-fleet.dev/environment=staging,federation.kubectl-fleet.dev/region=eu-west-1"
+        ),
+        "site-a\n"
+    );
+    // Re-registering with another tier moves the label with the spec.
+    hub.fleet(&["register", "site-a", "--tier", "standard"])
+        .ok();
+    assert_eq!(get("federation.kubectl-fleet.dev/tier=critical"), "");
+    assert_eq!(
+        get("federation.kubectl-fleet.dev/tier=standard"),
+        "site-a\nsite-b\n"
+    );
+    assert_eq!(
+        get("federation.kubectl-fleet.dev/region=eu-west-1"),
+        "site-a\n",
+        "a value not given again is kept, label included"
+    );
+}

@@ -9,6 +9,9 @@
 //!   whose simulated edges send heartbeat-only merge patches every 10 s;
 //!   200 of them fall silent so they go Stale. Reports the hub's CPU time and
 //!   peak RSS, and hub status writes per phase transition.
+//! - `pull_1000_sites`: a real hub probing 1,000 Pull sites at 30 s, 5 % of
+//!   them on a member that never answers in time: hub CPU per probe, peak
+//!   RSS, late probes.
 //! - `edge_footprint`: a real edge process; its peak RSS and the bytes of its
 //!   first (full) and following (heartbeat-only) patches.
 
@@ -342,4 +345,208 @@ async fn edge_footprint() {
     );
     println!("| edge CPU time | {cpu:.2} s over 65 s |");
     println!("| edge peak RSS | {peak:.0} MiB |");
+}
+
+const PULL_SITES: usize = 1000;
+/// 5 % of the Pull sites point at a member that never answers in time.
+const PULL_HUNG: usize = 50;
+const PULL_INTERVAL: Duration = Duration::from_secs(30);
+const PULL_STEADY: Duration = Duration::from_secs(150);
+
+/// Creates a labelled pull Secret and a Pull site reading it, as
+/// `kubectl fleet register --pull` would.
+async fn create_pull_site(client: &kube::Client, site: &str, kubeconfig: &str) {
+    use k8s_openapi::api::core::v1::Secret;
+    use kubectl_fleet::api::{Mode, SecretKeyRef};
+    use kubectl_fleet::fleet::rbac;
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), rbac::FLEET_NAMESPACE);
+    let mut secret: Secret = serde_json::from_value(json!({
+        "metadata": {"name": rbac::pull_secret_name(site), "namespace": rbac::FLEET_NAMESPACE},
+        "stringData": {"kubeconfig": kubeconfig}
+    }))
+    .unwrap();
+    secret.metadata.labels = Some(rbac::site_labels(site));
+    secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+    let spec = FederatedClusterSpec {
+        mode: Mode::Pull,
+        heartbeat_interval_seconds: PULL_INTERVAL.as_secs() as i32,
+        kubeconfig_secret_ref: Some(SecretKeyRef {
+            namespace: rbac::FLEET_NAMESPACE.into(),
+            name: rbac::pull_secret_name(site),
+            key: "kubeconfig".into(),
+        }),
+        ..FederatedClusterSpec::default()
+    };
+    Api::<FederatedCluster>::all(client.clone())
+        .create(&PostParams::default(), &FederatedCluster::new(site, spec))
+        .await
+        .unwrap();
+}
+
+/// 1,000 Pull sites probed by a real hub at a 30 s interval; three member
+/// sandboxes share 950 healthy sites, a fourth answers only after 60 s
+/// (the 50 hung sites). Reports hub CPU per probe, peak RSS and the
+/// healthy probes that came later than their interval allows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "benchmark: run explicitly, see the module docs"]
+async fn pull_1000_sites() {
+    let sb = Sandbox::start();
+    let client = admin(&sb).await;
+    install_crds(&client).await;
+    ensure_namespace(&client, "fleet-system").await;
+    let members: Vec<Sandbox> = (0..4).map(|_| Sandbox::start()).collect();
+    for m in &members {
+        seed_member(
+            &admin(m).await,
+            &[NodeSeed {
+                name: "node-1",
+                gpus: &[("nvidia.com/gpu", 8, 8)],
+                ready: true,
+            }],
+            &[],
+        )
+        .await;
+    }
+    members[3].controls().set_latency(Duration::from_secs(60));
+    let names: Vec<String> = (0..PULL_SITES).map(|i| format!("pull-{i:04}")).collect();
+    let hung = |i: usize| i >= PULL_SITES - PULL_HUNG;
+    let kubeconfigs: Vec<String> = members.iter().map(|m| m.admin_kubeconfig()).collect();
+    futures::stream::iter(names.iter().enumerate())
+        .map(|(i, n)| {
+            let (client, kc) = (
+                client.clone(),
+                kubeconfigs[if hung(i) { 3 } else { i % 3 }].clone(),
+            );
+            async move { create_pull_site(&client, n, &kc).await }
+        })
+        .buffer_unordered(16)
+        .collect::<Vec<_>>()
+        .await;
+
+    let dir = TempDir::new("pull-bench");
+    let kc = dir.join("admin.kubeconfig");
+    sb.write_admin_kubeconfig(&kc).unwrap();
+    let mut hub = Proc::spawn(
+        "hub",
+        &operator_bin(),
+        &hub_args(&kc, "hub-pull-bench", 1.0),
+        dir.join("hub.log"),
+    );
+    let api: Api<FederatedCluster> = Api::all(client.clone());
+    let start = Instant::now();
+    let healthy = PULL_SITES - PULL_HUNG;
+    loop {
+        let n = api
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .iter()
+            .filter(|s| s.phase() == Some(Phase::Connected))
+            .count();
+        if n == healthy {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "only {n} Connected after 300 s"
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    let connected_after = start.elapsed();
+
+    // Steady state: every healthy site's heartbeat values, as the hub
+    // writes them (hub clock, whole seconds), from a watch.
+    let beats: Arc<std::sync::Mutex<std::collections::HashMap<String, Vec<i64>>>> =
+        Default::default();
+    let watch = {
+        let (api, beats) = (api.clone(), beats.clone());
+        tokio::spawn(async move {
+            let mut events = Box::pin(kube::runtime::watcher::watcher(
+                api,
+                kube::runtime::watcher::Config::default(),
+            ));
+            while let Some(ev) = events.next().await {
+                let Ok(kube::runtime::watcher::Event::Apply(site)) = ev else {
+                    continue;
+                };
+                let Some(t) = site
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.last_heartbeat_time.as_ref())
+                else {
+                    continue;
+                };
+                let mut beats = beats.lock().unwrap();
+                let v = beats.entry(site.site_name().to_owned()).or_default();
+                let s = t.0.as_second();
+                if v.last() != Some(&s) {
+                    v.push(s);
+                }
+            }
+        })
+    };
+    sb.controls().clear_request_log();
+    let (cpu_before, _) = cpu_and_peak_rss(hub.pid());
+    tokio::time::sleep(PULL_STEADY).await;
+    let (cpu_after, peak) = cpu_and_peak_rss(hub.pid());
+    watch.abort();
+    hub.terminate();
+    let log = sb.controls().request_log();
+    let patches = log
+        .iter()
+        .filter(|r| {
+            r.verb == "patch" && r.path.ends_with("/status") && (200..300).contains(&r.status)
+        })
+        .count();
+    let hub_writes = log.iter().filter(|r| is_hub_status_write(r)).count();
+    let patch_bytes = log
+        .iter()
+        .filter(|r| r.verb == "patch" && r.path.ends_with("/status"))
+        .map(|r| r.request_bytes)
+        .sum::<usize>()
+        / patches.max(1);
+    // A probe is late when the gap to the previous successful one exceeds
+    // the interval plus its 10 % jitter, plus a second of rounding.
+    let limit = (PULL_INTERVAL.as_secs_f64() * 1.1).ceil() as i64 + 1;
+    let beats = beats.lock().unwrap();
+    let mut gaps = 0;
+    let mut late = 0;
+    let mut worst = 0;
+    for (name, v) in beats.iter() {
+        if name.as_str() >= names[PULL_SITES - PULL_HUNG].as_str() {
+            continue;
+        }
+        for w in v.windows(2) {
+            let gap = w[1] - w[0];
+            gaps += 1;
+            worst = worst.max(gap);
+            late += usize::from(gap > limit);
+        }
+    }
+    let hung_rounds = PULL_HUNG as f64 * PULL_STEADY.as_secs_f64() / PULL_INTERVAL.as_secs_f64();
+    let cpu = cpu_after - cpu_before;
+    println!(
+        "| sites | {PULL_SITES} Pull at {}s ({healthy} on 3 shared members, {PULL_HUNG} on a member answering after 60 s) |",
+        PULL_INTERVAL.as_secs()
+    );
+    println!("| all healthy sites Connected after hub start | {connected_after:.0?} |");
+    println!(
+        "| steady window | {}s: {patches} successful probes (status patches), ~{hung_rounds:.0} timed-out probes |",
+        PULL_STEADY.as_secs()
+    );
+    println!(
+        "| hub CPU, steady window | {cpu:.1} s = {:.1} % of one core; {:.2} ms per probe (timed-out ones included) |",
+        cpu / PULL_STEADY.as_secs_f64() * 100.0,
+        cpu * 1000.0 / (patches as f64 + hung_rounds)
+    );
+    println!("| hub peak RSS | {peak:.0} MiB |");
+    println!(
+        "| healthy probes later than 1.1·I + 1 s after the previous one | {late} of {gaps} (worst gap {worst} s) |"
+    );
+    println!("| hub PUTs of status in the window (transitions) | {hub_writes} |");
+    println!("| mean status patch body | {patch_bytes} bytes |");
 }

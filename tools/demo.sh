@@ -12,7 +12,13 @@
 #     correlation; checkout fails first in staging-eu, then in prod-us: a cascade;
 #   - prod-eu's edge is killed: Stale after 3 intervals, Unreachable after 10;
 #   - prod-ap's clock is 10 minutes behind: still Connected (ClockSkew noted);
-#   - dr-west is registered but its edge never starts: Pending.
+#   - dr-west is registered but its edge never starts: Pending;
+#   - lab-pull and factory-pull are Pull sites: nothing runs on them, the hub
+#     probes them through the kubeconfig Secret `register --pull` stored;
+#     lab-pull is Connected, factory-pull's token was revoked on the member
+#     (Connected=False, reason Unauthorized, in `status -o wide` and
+#     `describe`) until `kubectl fleet register factory-pull --pull` runs
+#     again and the running hub picks up the new Secret.
 # The heartbeat interval is 10 s (the minimum), so it takes about 2.5 minutes.
 # DEMO_FAST=1 scales every interval by 0.3 (about 1 minute).
 # It ends by itself or on Ctrl-C, and stops every process it started by PID.
@@ -129,9 +135,9 @@ show() { # TITLE
   hubctl fleet status || true
 }
 
-echo "==> starting the hub and 5 member clusters (kube-sandbox) in $WORK"
+echo "==> starting the hub and 7 member clusters (kube-sandbox) in $WORK"
 start_sandbox hub
-SITES=(staging-eu prod-us prod-eu prod-ap dr-west)
+SITES=(staging-eu prod-us prod-eu prod-ap dr-west lab-pull factory-pull)
 for s in "${SITES[@]}"; do start_sandbox "member-$s"; done
 
 echo "==> kubectl fleet install --apply"
@@ -148,6 +154,16 @@ register prod-us production critical us-east-1
 register prod-eu production standard eu-central-1
 register prod-ap production standard ap-south-1
 register dr-west dr non-critical us-west-2
+register_pull() { # SITE ENV TIER REGION
+  hubctl fleet register "$1" --pull --member-kubeconfig "$WORK/member-$1.kubeconfig" \
+    --environment "$2" --tier "$3" --region "$4" --heartbeat-interval "$INTERVAL" \
+    2>"$WORK/logs/register-$1.log"
+  tail -n 1 "$WORK/logs/register-$1.log" | sed "s/^/    $1: /"
+}
+register_pull lab-pull development non-critical eu-west-1
+register_pull factory-pull production standard eu-central-1
+echo "==> revoking factory-pull's read-only token on its member (its ServiceAccount is deleted)"
+memberctl factory-pull -n fleet-system delete serviceaccount fleet-member-reader >/dev/null
 
 echo "==> seeding member clusters: GPU nodes and failing workloads"
 seed_node staging-eu stg-node-1 nvidia.com/gpu 2
@@ -156,6 +172,8 @@ seed_node prod-us us-gpu-2 nvidia.com/gpu 8
 seed_node prod-eu eu-node-1 amd.com/gpu 4
 seed_node prod-ap ap-node-1 habana.ai/gaudi 8
 seed_node dr-west dr-node-1 "" 0
+seed_node lab-pull lab-node-1 nvidia.com/gpu 4
+seed_node factory-pull plc-node-1 "" 0
 seed_failing_pod staging-eu shop checkout CrashLoopBackOff
 seed_failing_pod prod-eu payments ledger CrashLoopBackOff
 seed_failing_pod prod-ap search indexer ImagePullBackOff
@@ -181,6 +199,12 @@ start_edge prod-ap --clock-offset=-10m
 step=$(awk "BEGIN {print $INTERVAL * $SCALE}")
 sleep "$(awk "BEGIN {print $step + 3}")"
 show "four edges Connected (prod-ap despite its clock); dr-west never started: Pending"
+echo
+echo "\$ kubectl fleet status -o wide   # REASON: why a site is not Connected"
+hubctl fleet status -o wide || true
+echo
+echo "\$ kubectl fleet describe factory-pull"
+hubctl fleet describe factory-pull || true
 echo
 echo "\$ kubectl fleet incidents"
 hubctl fleet incidents || true
@@ -211,6 +235,14 @@ wait_phase() { # SITE PHASE TIMEOUT-SECONDS
 stale_after=$(awk "BEGIN {printf \"%d\", 3 * $step + 15}")
 wait_phase prod-eu Stale "$stale_after"
 show "prod-eu Stale $(( $(date +%s) - killed )) s after its edge died (3 intervals after its last heartbeat)"
+
+echo
+echo "==> fixing factory-pull: kubectl fleet register factory-pull --pull … (the hub keeps running)"
+register_pull factory-pull production standard eu-central-1
+wait_phase factory-pull Connected "$(awk "BEGIN {printf \"%d\", 2 * $step + 15}")"
+echo "\$ kubectl get fc factory-pull -o jsonpath='{.status.conditions[?(@.type==\"Connected\")].reason}'"
+hubctl get fc factory-pull -o jsonpath='{.status.conditions[?(@.type=="Connected")].reason}'
+echo
 
 unreachable_after=$(awk "BEGIN {printf \"%d\", 10 * $step + 15}")
 wait_phase prod-eu Unreachable "$unreachable_after"

@@ -30,6 +30,7 @@ pub const EDGE_OWNED_STATUS_KEYS: &[&str] = &[
     "signals",
     "credentialExpirationTime",
     "credentialRenewalTime",
+    "lastProbeDurationMilliseconds",
 ];
 
 /// Status keys only the hub operator ever writes, in both modes.
@@ -458,6 +459,10 @@ pub struct FederatedClusterStatus {
     /// lifetime before expiry); absent when it does not renew it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credential_renewal_time: Option<Time>,
+    /// Pull only: how long the hub's latest successful probe of the member
+    /// took, sent with the heartbeat it stamps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_probe_duration_milliseconds: Option<i64>,
 }
 
 impl FederatedClusterStatus {
@@ -512,6 +517,9 @@ pub struct EdgeStatus {
     /// See [`FederatedClusterStatus::credential_renewal_time`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credential_renewal_time: Option<Time>,
+    /// See [`FederatedClusterStatus::last_probe_duration_milliseconds`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_probe_duration_milliseconds: Option<i64>,
 }
 
 impl EdgeStatus {
@@ -528,6 +536,7 @@ impl EdgeStatus {
             signals: status.signals.clone(),
             credential_expiration_time: status.credential_expiration_time.clone(),
             credential_renewal_time: status.credential_renewal_time.clone(),
+            last_probe_duration_milliseconds: status.last_probe_duration_milliseconds,
         }
     }
 
@@ -544,6 +553,7 @@ impl EdgeStatus {
         status.signals = self.signals.clone();
         status.credential_expiration_time = self.credential_expiration_time.clone();
         status.credential_renewal_time = self.credential_renewal_time.clone();
+        status.last_probe_duration_milliseconds = self.last_probe_duration_milliseconds;
     }
 }
 

@@ -129,6 +129,35 @@ impl FederatedCluster {
         self
     }
 
+    /// Replace (or add) condition `type_`, as of `since_secs` ago.
+    pub fn with_condition(
+        mut self,
+        type_: &str,
+        status: &str,
+        reason: &str,
+        message: &str,
+        since_secs: i64,
+    ) -> Self {
+        let generation = self.metadata.generation;
+        let conditions = self.status_mut().conditions.get_or_insert_with(Vec::new);
+        conditions.retain(|c| c.type_ != type_);
+        conditions.push(k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+            type_: type_.to_owned(),
+            status: status.to_owned(),
+            reason: reason.to_owned(),
+            message: message.to_owned(),
+            last_transition_time: ago(since_secs),
+            observed_generation: generation,
+        });
+        self
+    }
+
+    /// A Pull site's latest successful probe took `ms` milliseconds.
+    pub fn probed_in(mut self, ms: i64) -> Self {
+        self.status_mut().last_probe_duration_milliseconds = Some(ms);
+        self
+    }
+
     /// Registered, never heard from: phase Pending, no heartbeat.
     pub fn pending(self) -> Self {
         self.with_phase(Phase::Pending, 600)

@@ -7,6 +7,7 @@
 
 mod complete;
 mod completion;
+mod describe;
 mod error;
 mod generate;
 mod incidents;
@@ -95,6 +96,8 @@ pub enum Command {
     Unregister(unregister::UnregisterArgs),
     /// Show per-site and fleet-wide status
     Status(status::StatusArgs),
+    /// Show one site in full: conditions with reasons, inventory, signals and policy
+    Describe(describe::DescribeArgs),
     /// Show the remediation policy per tier and severity
     Policy(policy::PolicyArgs),
     /// Show active cross-cluster correlations and cascades
@@ -129,6 +132,7 @@ pub async fn run(cli: Cli, io: &mut Io<'_>) -> Result<(), Error> {
         Command::Rotate(args) => rotate::run(global, args, io).await,
         Command::Unregister(args) => unregister::run(global, args, io).await,
         Command::Status(args) => status::run(global, args, io).await,
+        Command::Describe(args) => describe::run(global, args, io).await,
         Command::Policy(args) => policy::run(args, io),
         Command::Incidents(args) => incidents::run(global, args, io).await,
         Command::Install(args) => install::run(global, args, io).await,

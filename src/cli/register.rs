@@ -241,8 +241,9 @@ fn desired_spec(
 }
 
 fn site_object(site: &str, spec: FederatedClusterSpec) -> FederatedCluster {
+    let labels = rbac::site_object_labels(site, &spec);
     let mut fc = FederatedCluster::new(site, spec);
-    fc.metadata.labels = Some(rbac::site_labels(site));
+    fc.metadata.labels = Some(labels);
     fc
 }
 

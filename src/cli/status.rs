@@ -14,7 +14,7 @@ use crate::render;
 pub enum StatusOutput {
     /// One row per site and a fleet footer
     Table,
-    /// The table plus region, versions, token expiry and GPUs by vendor
+    /// The table plus region, versions, token expiry, GPUs by vendor and why a site is not Connected
     Wide,
     /// The documented JSON report (sites and summary)
     Json,

@@ -15,10 +15,11 @@ use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
 use crate::api::{
-    CONDITION_CLOCK_SKEW, CONDITION_CONNECTED, CONDITION_CREDENTIAL_EXPIRING, FederatedCluster,
-    FederatedClusterStatus, Phase,
+    CONDITION_CLOCK_SKEW, CONDITION_CONNECTED, CONDITION_CREDENTIAL_EXPIRING,
+    CONDITION_REMEDIATION_CAPABLE, FederatedCluster, FederatedClusterStatus, Phase,
 };
 use crate::fleet::phase::{self, HeartbeatObservation};
+use crate::fleet::probe::{ProbeOutcome, ProbeVerdict};
 
 /// Default warning period before the edge token expires for
 /// `CredentialExpiring` to turn True.
@@ -456,6 +457,92 @@ pub fn hub_status(
         conditions,
         changed,
         requeue_after,
+    }
+}
+
+/// The hub-owned status of a Pull site. The phase comes from the same
+/// thresholds as Push, over the heartbeats the prober writes on the hub
+/// clock after each successful probe; `Connected` carries the latest
+/// probe's outcome (its failure class as reason) and `RemediationCapable`
+/// what the member said the identity may do. Before the first probe of
+/// this process the conditions stay as they are. `CredentialExpiring` and
+/// `ClockSkew` are Push conditions: the hub's own clock stamps a Pull
+/// heartbeat, and the Pull token's expiry is shown as
+/// `credentialExpirationTime`.
+pub fn pull_hub_status(
+    site: &FederatedCluster,
+    sighting: &Sighting,
+    interval: Duration,
+    probe: Option<&ProbeVerdict>,
+    now: Timestamp,
+) -> HubStatus {
+    let observed_at = sighting.observation.map(|o| o.observed_at);
+    let new_phase = phase::phase(observed_at, interval, now);
+    let status = site.status.as_ref();
+    let generation = site.metadata.generation;
+    let mut changed = false;
+    let mut phase_transition_time = status.and_then(|s| s.phase_transition_time.clone());
+    if status.and_then(|s| s.phase) != Some(new_phase) {
+        phase_transition_time = Some(Time(now));
+        changed = true;
+    }
+    let mut conditions = status
+        .and_then(|s| s.conditions.clone())
+        .unwrap_or_default();
+    let mut set = |type_: &str, state: &CondState| {
+        changed |= set_condition(&mut conditions, type_, state, generation, now);
+    };
+    match probe {
+        Some(probe) => {
+            set(CONDITION_CONNECTED, &probe_connected_state(probe));
+            if let Some(r) = &probe.remediation {
+                let state = CondState {
+                    status: if r.capable { "True" } else { "False" },
+                    reason: r.reason,
+                    message: r.message.clone(),
+                };
+                set(CONDITION_REMEDIATION_CAPABLE, &state);
+            }
+        }
+        None if status
+            .and_then(|s| s.condition(CONDITION_CONNECTED))
+            .is_none() =>
+        {
+            let state = CondState {
+                status: "Unknown",
+                reason: "NotProbedYet",
+                message: "the hub has not probed the member cluster yet".to_owned(),
+            };
+            set(CONDITION_CONNECTED, &state);
+        }
+        None => {}
+    }
+    HubStatus {
+        phase: new_phase,
+        phase_transition_time,
+        conditions,
+        changed,
+        requeue_after: phase::next_transition(observed_at, interval, now),
+    }
+}
+
+fn probe_connected_state(probe: &ProbeVerdict) -> CondState {
+    match &probe.outcome {
+        ProbeOutcome::Reached { insecure: false } => CondState {
+            status: "True",
+            reason: "ProbeSucceeded",
+            message: "the hub read the member cluster through its kubeconfig Secret".to_owned(),
+        },
+        ProbeOutcome::Reached { insecure: true } => CondState {
+            status: "True",
+            reason: "InsecureSkipTLSVerify",
+            message: "the hub read the member cluster without verifying its certificate (the kubeconfig sets insecure-skip-tls-verify)".to_owned(),
+        },
+        ProbeOutcome::Failed { failure, message } => CondState {
+            status: "False",
+            reason: failure.reason(),
+            message: message.clone(),
+        },
     }
 }
 
@@ -964,6 +1051,56 @@ mod tests {
         assert_eq!(
             NEVER.since_takeover(Some(at(200)), Some(Phase::Connected)),
             NEVER
+        );
+    }
+
+    fn verdict(outcome: ProbeOutcome) -> ProbeVerdict {
+        ProbeVerdict {
+            outcome,
+            duration: Duration::from_millis(12),
+            remediation: None,
+        }
+    }
+
+    #[test]
+    fn pull_connected_carries_the_probe_failure_class_and_writes_once() {
+        use crate::fleet::probe::ProbeFailure;
+        let pending = site().pull();
+        let failed = verdict(ProbeOutcome::Failed {
+            failure: ProbeFailure::Unauthorized,
+            message: "rejected".into(),
+        });
+        let h = pull_hub_status(&pending, &NEVER, I, Some(&failed), at(0));
+        assert!(h.changed);
+        assert_eq!(h.phase, Phase::Pending, "never reached: still Pending");
+        let c = cond(&h, CONDITION_CONNECTED).unwrap();
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("False", "Unauthorized")
+        );
+        // The same failure again: nothing to write.
+        let after = written(pending, &h);
+        assert!(!pull_hub_status(&after, &NEVER, I, Some(&failed), at(30)).changed);
+        // No probe yet in this process: the condition stays as it is.
+        assert!(!pull_hub_status(&after, &NEVER, I, None, at(30)).changed);
+        // A successful probe wrote a heartbeat: Connected, reason from the
+        // probe, and the insecure kubeconfig is said so.
+        let reached = verdict(ProbeOutcome::Reached { insecure: true });
+        let h = pull_hub_status(&after, &seen(40, 40, true), I, Some(&reached), at(41));
+        assert_eq!(h.phase, Phase::Connected);
+        let c = cond(&h, CONDITION_CONNECTED).unwrap();
+        assert_eq!(c.reason, "InsecureSkipTLSVerify");
+        assert!(c.message.contains("insecure-skip-tls-verify"));
+        assert!(cond(&h, CONDITION_CREDENTIAL_EXPIRING).is_none());
+    }
+
+    #[test]
+    fn pull_site_never_probed_is_unknown() {
+        let h = pull_hub_status(&site().pull(), &NEVER, I, None, at(0));
+        let c = cond(&h, CONDITION_CONNECTED).unwrap();
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("Unknown", "NotProbedYet")
         );
     }
 }

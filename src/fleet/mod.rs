@@ -11,6 +11,8 @@
 //! - [`correlation`]: cross-cluster correlations and cascades.
 //! - [`policy`]: the remediation policy per tier and severity.
 //! - [`filter`]: which sites a view shows (tier, environment, region, phase).
+//! - [`probe`]: Pull-mode probe outcomes, failure reasons and the access
+//!   remediation needs.
 //! - [`summary`]: fleet-wide totals for `FederationStatus` and the CLI footer.
 //! - [`age`]: kubectl-like ages.
 
@@ -21,6 +23,7 @@ pub mod hub_status;
 pub mod inventory;
 pub mod phase;
 pub mod policy;
+pub mod probe;
 pub mod rbac;
 pub mod signals;
 pub mod status_patch;

@@ -160,6 +160,43 @@ pub fn site_labels(site: &str) -> BTreeMap<String, String> {
     ])
 }
 
+/// Label keys `register` keeps in step with a site's spec, so
+/// `kubectl get fc -l federation.kubectl-fleet.dev/tier=critical` works.
+pub const ENVIRONMENT_LABEL: &str = "federation.kubectl-fleet.dev/environment";
+/// See [`ENVIRONMENT_LABEL`].
+pub const REGION_LABEL: &str = "federation.kubectl-fleet.dev/region";
+/// See [`ENVIRONMENT_LABEL`].
+pub const TIER_LABEL: &str = "federation.kubectl-fleet.dev/tier";
+
+/// The labels of a FederatedCluster: [`site_labels`] plus environment,
+/// tier and (when it is a valid label value) region from its spec.
+pub fn site_object_labels(
+    site: &str,
+    spec: &crate::api::FederatedClusterSpec,
+) -> BTreeMap<String, String> {
+    let mut labels = site_labels(site);
+    labels.insert(
+        ENVIRONMENT_LABEL.to_owned(),
+        spec.environment.as_str().to_owned(),
+    );
+    labels.insert(TIER_LABEL.to_owned(), spec.tier.as_str().to_owned());
+    if let Some(region) = spec.region.as_deref().filter(|r| is_label_value(r)) {
+        labels.insert(REGION_LABEL.to_owned(), region.to_owned());
+    }
+    labels
+}
+
+/// A Kubernetes label value: at most 63 characters, alphanumerics with
+/// `-`, `_` or `.` inside.
+fn is_label_value(v: &str) -> bool {
+    let ok = |c: char| c.is_ascii_alphanumeric();
+    !v.is_empty()
+        && v.len() <= 63
+        && v.starts_with(ok)
+        && v.ends_with(ok)
+        && v.chars().all(|c| ok(c) || matches!(c, '-' | '_' | '.'))
+}
+
 fn site_meta(site: &str, namespace: Option<&str>) -> ObjectMeta {
     ObjectMeta {
         name: Some(edge_identity_name(site)),
@@ -537,5 +574,24 @@ mod tests {
             validate_site_name("---").unwrap_err().hint(),
             "site names are DNS-1123 labels (e.g. site-a, us-east-1-prod)"
         );
+    }
+
+    #[test]
+    fn site_object_labels_follow_the_spec() {
+        let spec = crate::api::FederatedClusterSpec {
+            region: Some("eu-west-1".into()),
+            tier: crate::api::Tier::Critical,
+            ..Default::default()
+        };
+        let l = site_object_labels("a", &spec);
+        assert_eq!(l[TIER_LABEL], "critical");
+        assert_eq!(l[ENVIRONMENT_LABEL], "production");
+        assert_eq!(l[REGION_LABEL], "eu-west-1");
+        assert_eq!(l[SITE_LABEL], "a");
+        let odd = crate::api::FederatedClusterSpec {
+            region: Some("eu west/1".into()),
+            ..Default::default()
+        };
+        assert!(!site_object_labels("a", &odd).contains_key(REGION_LABEL));
     }
 }

@@ -159,6 +159,43 @@ pub fn status_patch(accepted: Option<&Map<String, Value>>, next: &Map<String, Va
     Value::Object(body)
 }
 
+/// The edge-owned part of the status the hub holds: the baseline of the
+/// first report a new reporter (or a re-created site) sends.
+pub fn held_edge_owned(status: Option<&crate::api::FederatedClusterStatus>) -> Map<String, Value> {
+    let held = status
+        .and_then(|s| serde_json::to_value(s).ok())
+        .and_then(|v| v.as_object().cloned())
+        .unwrap_or_default();
+    edge_owned(&held)
+}
+
+/// One change-only report, as the edge (Push) and the hub prober (Pull)
+/// send it: `status` is the edge-owned status just collected, `accepted`
+/// the edge-owned status the hub holds from the last accepted report.
+/// Standing signals are kept as accepted (see [`signals_to_report`]).
+/// Returns the merge patch and the edge-owned status it leads to (the next
+/// `accepted`, once the hub accepts it).
+pub fn report_patch(
+    accepted: Option<&Map<String, Value>>,
+    mut status: crate::api::FederatedClusterStatus,
+    now: Timestamp,
+) -> (Value, Map<String, Value>) {
+    let accepted_signals: Option<Vec<Signal>> = accepted
+        .and_then(|b| b.get("signals"))
+        .and_then(|v| serde_json::from_value(v.clone()).ok());
+    status.signals = Some(signals_to_report(
+        accepted_signals.as_deref(),
+        status.signals.as_deref().unwrap_or_default(),
+        now,
+        SIGNAL_REFRESH,
+    ));
+    let next = match serde_json::to_value(&status) {
+        Ok(Value::Object(m)) => edge_owned(&m),
+        _ => Map::new(),
+    };
+    (status_patch(accepted, &next), next)
+}
+
 /// Applies a merge patch (RFC 7386) to `target`; the hub does the same, so
 /// the edge can keep its "last accepted" view without re-reading.
 pub fn apply_merge_patch(target: &mut Value, patch: &Value) {
@@ -233,6 +270,7 @@ mod tests {
             .with_inference(1, 1, 0, 1)
             .with_token_expiring_in(3600)
             .with_token_renewed_in(1800)
+            .probed_in(12)
             .with_signal(Signal::test(SignalType::OomKilled, "a", "Deployment", "w"));
         EdgeStatus::from_status(fc.status.as_ref().unwrap())
     }

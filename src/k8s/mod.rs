@@ -35,5 +35,6 @@ pub mod edge_token;
 pub mod federation_status;
 pub mod lease;
 pub mod member;
+pub mod pull;
 pub mod reviews;
 pub mod site_status;

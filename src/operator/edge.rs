@@ -24,7 +24,7 @@ use tokio::sync::watch;
 
 use crate::api::{FederatedCluster, FederatedClusterStatus, Signal};
 use crate::fleet::rbac::MIN_TOKEN_TTL;
-use crate::fleet::status_patch::{SIGNAL_REFRESH, edge_owned, signals_to_report, status_patch};
+use crate::fleet::status_patch::{held_edge_owned, report_patch};
 use crate::k8s::edge_token::{SecretName, request_site_token, store_hub_kubeconfig};
 use crate::k8s::member::{MemberError, read_member};
 use crate::k8s::site_status::{get_site, patch_site_status, sites};
@@ -385,7 +385,7 @@ impl Edge {
         let (member, member_err) = self.observe_member(now).await;
         let hub = self.hub.as_ref().expect("refreshed above");
         let claims = hub.durable.claims();
-        let mut status = with_identity(
+        let status = with_identity(
             member,
             now + self.cfg.clock_offset,
             &self.cfg.version,
@@ -399,32 +399,13 @@ impl Edge {
         // The baseline is the last accepted report for this very object; a
         // new edge process (or a re-created site) starts from what the hub holds.
         if self.accepted.as_ref().is_none_or(|a| a.uid != uid) {
-            let held = site
-                .status
-                .as_ref()
-                .and_then(|s| serde_json::to_value(s).ok())
-                .and_then(|v| v.as_object().cloned())
-                .unwrap_or_default();
             self.accepted = Some(Accepted {
                 uid: uid.clone(),
-                status: edge_owned(&held),
+                status: held_edge_owned(site.status.as_ref()),
             });
         }
         let baseline = self.accepted.as_ref().map(|a| &a.status);
-        let accepted_signals: Option<Vec<Signal>> = baseline
-            .and_then(|b| b.get("signals"))
-            .and_then(|v| serde_json::from_value(v.clone()).ok());
-        status.signals = Some(signals_to_report(
-            accepted_signals.as_deref(),
-            status.signals.as_deref().unwrap_or_default(),
-            now,
-            SIGNAL_REFRESH,
-        ));
-        let next = match serde_json::to_value(&status) {
-            Ok(Value::Object(m)) => edge_owned(&m),
-            _ => Map::new(),
-        };
-        let patch = status_patch(baseline, &next);
+        let (patch, next) = report_patch(baseline, status, now);
         match patch_site_status(&api, &self.cfg.site, &patch).await {
             Ok(_) => {
                 let bytes = serde_json::to_vec(&patch).map(|b| b.len()).unwrap_or(0) as u64;

@@ -29,17 +29,37 @@ pub const DEBOUNCE: Duration = Duration::from_secs(2);
 /// Recompute at least this often, so correlations age out of their window.
 pub const REFRESH: Duration = Duration::from_secs(60);
 
+/// Correlation and cascade parameters (`--correlation-window`,
+/// `--correlation-min-clusters`, `--cascade-lookback`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FederationConfig {
+    /// Window and minimum number of clusters of a correlation.
+    pub correlation: CorrelationConfig,
+    /// How far back a cascade's source may lie.
+    pub cascade_lookback: Duration,
+}
+
+impl Default for FederationConfig {
+    fn default() -> Self {
+        Self {
+            correlation: CorrelationConfig::default(),
+            cascade_lookback: DEFAULT_LOOKBACK,
+        }
+    }
+}
+
 /// The next summary from the sites, carrying correlation ids over.
 pub fn next_summary(
     sites: &[FederatedCluster],
     previous: Option<&FederationStatusStatus>,
     now: Timestamp,
+    cfg: FederationConfig,
 ) -> FederationStatusStatus {
     let prev_corr = previous
         .map(|p| p.correlations.as_slice())
         .unwrap_or_default();
-    let correlations = correlate(sites, prev_corr, now, CorrelationConfig::default());
-    let cascades = detect_cascades(sites, now, DEFAULT_LOOKBACK);
+    let correlations = correlate(sites, prev_corr, now, cfg.correlation);
+    let cascades = detect_cascades(sites, now, cfg.cascade_lookback);
     summarize(sites, correlations, cascades, now)
 }
 
@@ -133,6 +153,7 @@ pub async fn sync_once(
     api: &Api<FederationStatus>,
     sites: &[FederatedCluster],
     view: &FleetView,
+    cfg: FederationConfig,
 ) -> Result<bool, FederationError> {
     for _ in 0..8 {
         let current = get_federation_status(api).await.map_err(FederationError)?;
@@ -140,7 +161,7 @@ pub async fn sync_once(
             return Ok(false);
         }
         let held = current.as_ref().and_then(|c| c.status.as_ref());
-        let next = next_summary(sites, held, Timestamp::now());
+        let next = next_summary(sites, held, Timestamp::now(), cfg);
         view.publish(sites, &next);
         if !differs(held, &next) {
             return Ok(false);
@@ -189,6 +210,7 @@ pub async fn run(
     changed: std::sync::Arc<Notify>,
     leading: watch::Receiver<bool>,
     view: Arc<FleetView>,
+    cfg: FederationConfig,
     mut shutdown: watch::Receiver<bool>,
 ) {
     view.attach(store.clone());
@@ -206,10 +228,10 @@ pub async fn run(
             let held = view.summary();
             view.publish(
                 &sites,
-                &next_summary(&sites, held.as_ref(), Timestamp::now()),
+                &next_summary(&sites, held.as_ref(), Timestamp::now(), cfg),
             );
         } else {
-            match sync_once(&api, &sites, &view).await {
+            match sync_once(&api, &sites, &view, cfg).await {
                 Ok(true) => tracing::debug!(sites = sites.len(), "FederationStatus updated"),
                 Ok(false) => {}
                 Err(e) => {
@@ -237,11 +259,12 @@ mod tests {
     #[test]
     fn ages_alone_are_no_change() {
         let sites = [FederatedCluster::test("a").stale()];
-        let a = next_summary(&sites, None, fixture_now());
+        let a = next_summary(&sites, None, fixture_now(), FederationConfig::default());
         let b = next_summary(
             &sites,
             Some(&a),
             fixture_now() + jiff::SignedDuration::from_secs(30),
+            FederationConfig::default(),
         );
         assert_ne!(
             a.disconnected_clusters[0].reason,
@@ -253,6 +276,7 @@ mod tests {
             &[FederatedCluster::test("a").connected()],
             Some(&a),
             fixture_now(),
+            FederationConfig::default(),
         );
         assert!(differs(Some(&a), &c), "a phase change is a change");
     }

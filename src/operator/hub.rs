@@ -33,9 +33,10 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::watcher;
 use tokio::sync::watch;
 
-use crate::api::{FederatedCluster, Phase};
-use crate::fleet::hub_status::{DEFAULT_CREDENTIAL_WARNING, Sighting, hub_status};
+use crate::api::{FederatedCluster, Mode, Phase};
+use crate::fleet::hub_status::{DEFAULT_CREDENTIAL_WARNING, Sighting, hub_status, pull_hub_status};
 use crate::k8s::site_status::{get_site, replace_site_status};
+use crate::operator::prober::{ProbeStats, ProberConfig};
 
 use super::federation::FleetView;
 use super::metrics::Metrics;
@@ -50,6 +51,10 @@ pub struct HubConfig {
     pub credential_warning: Duration,
     /// Multiplies every heartbeat interval (tests only; 1.0 in production).
     pub interval_scale: f64,
+    /// How Pull sites are probed.
+    pub prober: ProberConfig,
+    /// Correlation and cascade parameters of the FederationStatus.
+    pub federation: super::federation::FederationConfig,
 }
 
 impl Default for HubConfig {
@@ -57,6 +62,8 @@ impl Default for HubConfig {
         Self {
             credential_warning: DEFAULT_CREDENTIAL_WARNING,
             interval_scale: 1.0,
+            prober: ProberConfig::default(),
+            federation: Default::default(),
         }
     }
 }
@@ -119,6 +126,8 @@ pub struct Hub {
     pub metrics: Arc<Metrics>,
     /// The cache the REST API and the fleet gauges read.
     pub view: Arc<FleetView>,
+    /// What the Pull prober found, per site.
+    pub probes: Arc<ProbeStats>,
 }
 
 /// The outcome of reconciling one site.
@@ -167,6 +176,7 @@ impl Hub {
             changed: Arc::new(tokio::sync::Notify::new()),
             view: Arc::new(FleetView::new(metrics.clone())),
             metrics,
+            probes: Arc::new(ProbeStats::default()),
         }
     }
 
@@ -185,8 +195,19 @@ impl Hub {
         self
     }
 
-    fn is_leader(&self) -> bool {
+    /// Whether this replica leads (only the leader writes and probes).
+    pub fn is_leader(&self) -> bool {
         *self.leading.borrow()
+    }
+
+    /// A client for the hub's API server.
+    pub(super) fn client(&self) -> kube::Client {
+        self.api.clone().into_client()
+    }
+
+    /// The site's heartbeat interval as this hub applies it.
+    pub fn effective_interval(&self, site: &FederatedCluster) -> Duration {
+        scaled(site.heartbeat_interval(), self.cfg.interval_scale)
     }
 
     /// When this replica became leader, or None while it is standby. The
@@ -301,14 +322,23 @@ impl Hub {
             let sighting = self
                 .observe(&current, now)
                 .since_takeover(self.leader_since(now), current.phase());
-            let interval = scaled(current.heartbeat_interval(), self.cfg.interval_scale);
-            let j = hub_status(
-                &current,
-                &sighting,
-                interval,
-                self.cfg.credential_warning,
-                now,
-            );
+            let interval = self.effective_interval(&current);
+            let j = match current.spec.mode {
+                Mode::Push => hub_status(
+                    &current,
+                    &sighting,
+                    interval,
+                    self.cfg.credential_warning,
+                    now,
+                ),
+                Mode::Pull => pull_hub_status(
+                    &current,
+                    &sighting,
+                    interval,
+                    self.probes.verdict(&name).as_ref(),
+                    now,
+                ),
+            };
             let Some(status) = j.transition(&current) else {
                 return Ok(Reconciled {
                     phase: j.phase,
@@ -427,12 +457,19 @@ pub async fn run_controller(hub: Arc<Hub>, mut shutdown: watch::Receiver<bool>) 
     });
     let api = hub.api.clone();
     let controller = Controller::new(api, watcher::Config::default().any_semantic());
+    let prober = tokio::spawn(super::prober::run(
+        hub.clone(),
+        controller.store(),
+        hub.cfg.prober.clone(),
+        shutdown.clone(),
+    ));
     let summary = tokio::spawn(super::federation::run(
         crate::k8s::federation_status::federation_statuses(hub.api.clone().into_client()),
         controller.store(),
         hub.changed.clone(),
         hub.leading.clone(),
         hub.view.clone(),
+        hub.cfg.federation,
         shutdown.clone(),
     ));
     controller
@@ -448,6 +485,7 @@ pub async fn run_controller(hub: Arc<Hub>, mut shutdown: watch::Receiver<bool>) 
         })
         .await;
     let _ = summary.await;
+    let _ = prober.await;
 }
 
 #[cfg(test)]

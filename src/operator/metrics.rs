@@ -344,6 +344,16 @@ impl Metrics {
             .observe(seconds);
     }
 
+    /// Drops the probe-duration series of a site no longer probed (deleted,
+    /// or moved to Push), so the series do not outgrow the fleet.
+    pub fn forget_health_check(&self, cluster: &str) {
+        if self.per_cluster_histograms.load(Ordering::Relaxed) {
+            self.health_check.remove(&ClusterLabels {
+                cluster: cluster.to_owned(),
+            });
+        }
+    }
+
     /// Sets the per-phase and per-site gauges from the hub's cache.
     pub fn set_fleet(&self, sites: &[FederatedCluster], correlations_active: usize) {
         let mut counts = [0i64; 4];

@@ -10,6 +10,7 @@
 //! - [`server`]: the HTTP stack: probes, `/metrics`, the REST API over TLS.
 //! - [`metrics`]: the Prometheus metrics.
 //! - [`api`]: the hub's read-only REST API and its authentication.
+//! - [`prober`]: Pull mode: the hub probes member clusters.
 //!
 //! [`run`] is what `main` calls: it checks the CRDs, starts the probes and
 //! the role, and returns when SIGTERM/SIGINT arrives (graceful shutdown).
@@ -22,6 +23,7 @@ pub mod federation;
 pub mod hub;
 pub mod leader;
 pub mod metrics;
+pub mod prober;
 pub mod server;
 
 use std::hash::{BuildHasher as _, Hasher as _};
@@ -139,6 +141,29 @@ pub struct Args {
     /// Hub: CredentialExpiring turns True when less than this remains of a site's token.
     #[arg(long, default_value = "7d", value_parser = parse_duration)]
     pub credential_warning: Duration,
+
+    /// Hub: timeout of one Pull-site probe (default: half the site's
+    /// heartbeat interval, at most 10s).
+    #[arg(long, value_parser = parse_duration)]
+    pub probe_timeout: Option<Duration>,
+
+    /// Hub: Pull-site probes in flight at most.
+    #[arg(long, default_value_t = prober::DEFAULT_PROBE_CONCURRENCY as u32, value_parser = clap::value_parser!(u32).range(1..))]
+    pub probe_concurrency: u32,
+
+    /// Hub: a signal counts toward a cross-cluster correlation while its
+    /// lastSeen is within this window.
+    #[arg(long, default_value = "15m", value_parser = parse_duration)]
+    pub correlation_window: Duration,
+
+    /// Hub: distinct clusters with the same active signal that make a correlation.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub correlation_min_clusters: u32,
+
+    /// Hub: how far back a lower environment's signal may lie to make a
+    /// cascade into production.
+    #[arg(long, default_value = "24h", value_parser = parse_duration)]
+    pub cascade_lookback: Duration,
 
     /// Edge: the site this edge reports for.
     #[arg(long, required_if_eq("federation_role", "edge"))]
@@ -412,6 +437,17 @@ async fn run_hub(
             hub::HubConfig {
                 credential_warning: args.credential_warning,
                 interval_scale: args.interval_scale,
+                prober: prober::ProberConfig {
+                    timeout: args.probe_timeout,
+                    concurrency: args.probe_concurrency as usize,
+                },
+                federation: federation::FederationConfig {
+                    correlation: crate::fleet::correlation::CorrelationConfig {
+                        window: args.correlation_window,
+                        threshold: args.correlation_min_clusters as usize,
+                    },
+                    cascade_lookback: args.cascade_lookback,
+                },
             },
             lead_rx,
         )
@@ -504,6 +540,27 @@ mod tests {
         );
         assert!(parse_duration("-1s").is_err());
         assert!(parse_duration("soon").is_err());
+    }
+
+    #[test]
+    fn hub_probe_and_correlation_flags_default_to_the_design() {
+        let a = Args::try_parse_from(["fleet-operator"]).unwrap();
+        assert_eq!(a.probe_timeout, None, "min(interval/2, 10s) per site");
+        assert_eq!(a.probe_concurrency, 32);
+        assert_eq!(a.correlation_window, Duration::from_secs(15 * 60));
+        assert_eq!(a.correlation_min_clusters, 3);
+        assert_eq!(a.cascade_lookback, Duration::from_secs(24 * 3600));
+        let a = Args::try_parse_from([
+            "fleet-operator",
+            "--probe-timeout",
+            "3s",
+            "--correlation-min-clusters",
+            "2",
+        ])
+        .unwrap();
+        assert_eq!(a.probe_timeout, Some(Duration::from_secs(3)));
+        assert_eq!(a.correlation_min_clusters, 2);
+        assert!(Args::try_parse_from(["fleet-operator", "--probe-concurrency", "0"]).is_err());
     }
 
     #[test]

@@ -7,9 +7,11 @@
 //! - [`report`]: the stable `-o json|yaml` schema of `status`.
 //! - [`policy`]: `kubectl fleet policy`.
 //! - [`incidents`]: `kubectl fleet incidents`.
+//! - [`describe`]: `kubectl fleet describe SITE`.
 //! - [`table`]: the shared kubectl-like plain table.
 //! - [`monitoring`]: the alert rules, Grafana dashboard and ServiceMonitor.
 
+pub mod describe;
 pub mod incidents;
 pub mod monitoring;
 pub mod policy;

@@ -202,7 +202,8 @@ pub struct SignalTotals {
     pub low: i64,
 }
 
-fn site_report(site: &FederatedCluster, now: Timestamp) -> SiteReport {
+/// One site as the report shows it.
+pub(crate) fn site_report(site: &FederatedCluster, now: Timestamp) -> SiteReport {
     let status = site.status.clone().unwrap_or_default();
     SiteReport {
         name: site.site_name().to_owned(),

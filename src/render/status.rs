@@ -3,9 +3,10 @@
 
 use jiff::Timestamp;
 
-use crate::api::{FederatedCluster, Mode, Phase};
+use crate::api::{CONDITION_CONNECTED, FederatedCluster, Mode, Phase};
 use crate::fleet::age::{age, until};
 use crate::fleet::summary::{effective_phase, summarize};
+use crate::render::describe::untrusted;
 use crate::render::table::{PlainTable, phase_style};
 
 /// Shown where a value is not known (not reported yet, or not applicable).
@@ -45,6 +46,9 @@ pub struct SiteRow {
     pub token_expires: String,
     /// Wide: `vendor=allocatable/total` per GPU resource, comma-separated, or `-`.
     pub gpus_by_vendor: String,
+    /// Wide: why the site is not Connected (the `Connected` condition's
+    /// reason when it is not True), or `-`.
+    pub reason: String,
 }
 
 /// Fleet-wide totals for the footer.
@@ -138,6 +142,10 @@ pub fn site_row(site: &FederatedCluster, now: Timestamp) -> SiteRow {
                 .join(","),
             _ => MISSING.to_owned(),
         },
+        reason: match status.and_then(|s| s.condition(CONDITION_CONNECTED)) {
+            Some(c) if c.status != "True" && !c.reason.is_empty() => untrusted(&c.reason, 32),
+            _ => MISSING.to_owned(),
+        },
     }
 }
 
@@ -182,17 +190,18 @@ const HEADERS: [&str; 10] = [
     "SERVICES",
     "SIGNALS",
 ];
-const WIDE_HEADERS: [&str; 5] = [
+const WIDE_HEADERS: [&str; 6] = [
     "REGION",
     "VERSION",
     "K8S",
     "TOKEN EXPIRES",
     "GPUS BY VENDOR",
+    "REASON",
 ];
 const PHASE_COLUMN: usize = 4;
 
-/// The status table (`wide` adds REGION, VERSION, K8S, TOKEN EXPIRES and
-/// GPUS BY VENDOR), then a blank line and the fleet footer. The PHASE
+/// The status table (`wide` adds REGION, VERSION, K8S, TOKEN EXPIRES,
+/// GPUS BY VENDOR and REASON), then a blank line and the fleet footer. The PHASE
 /// column is coloured only when `color` is true. An empty fleet renders
 /// as the single line `No sites found`.
 pub fn render_status_table(view: &StatusView, wide: bool, color: bool) -> String {
@@ -225,6 +234,7 @@ pub fn render_status_table(view: &StatusView, wide: bool, color: bool) -> String
                 r.kubernetes_version.clone(),
                 r.token_expires.clone(),
                 r.gpus_by_vendor.clone(),
+                r.reason.clone(),
             ]);
         }
         let mut styles = vec![None; cells.len()];

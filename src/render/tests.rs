@@ -283,3 +283,59 @@ fn incidents_none() {
 fn incidents_json() {
     insta::assert_snapshot!(to_json(&incidents(&incident_fleet())).unwrap());
 }
+
+/// A Pull site the hub could not probe after it had been Connected: the
+/// reason, the Secret, inventory, signals with their policy, and a hostile
+/// message escaped.
+fn unauthorized_pull_site() -> FederatedCluster {
+    FederatedCluster::test("factory-7")
+        .pull()
+        .with_region("eu-central-1")
+        .stale()
+        .with_gpus(4)
+        .probed_in(42)
+        .with_token_expiring_in(86400)
+        .with_condition(
+            "Connected",
+            "False",
+            "Unauthorized",
+            "https://10.0.0.7:6443 rejected the credential (401: expired or revoked): re-run `kubectl fleet register factory-7 --pull` to store a fresh one",
+            120,
+        )
+        .with_condition(
+            "RemediationCapable",
+            "False",
+            "AccessDenied",
+            "tier standard automatic remediation needs what the member identity may not do: delete pods",
+            900,
+        )
+        .with_signal(
+            Signal::test(SignalType::ImagePullBackOff, "line", "Deployment", "plc-gw")
+                .with_message("pull \u{1b}[2Jfailed\u{7}"),
+        )
+}
+
+#[test]
+fn describe_pull_site_text() {
+    let d = describe::site_description(&unauthorized_pull_site(), fixture_now());
+    let text = describe::render_description(&d, fixture_now());
+    assert!(
+        !text.contains('\u{1b}'),
+        "no raw escape reaches the terminal"
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn describe_json() {
+    let d = describe::site_description(&unauthorized_pull_site(), fixture_now());
+    insta::assert_snapshot!(to_json(&d).unwrap());
+}
+
+#[test]
+fn status_wide_shows_why_not_connected() {
+    let view = status_view(&[unauthorized_pull_site()], fixture_now());
+    assert_eq!(view.rows[0].reason, "Unauthorized");
+    let connected = status_view(&[FederatedCluster::test("ok").connected()], fixture_now());
+    assert_eq!(connected.rows[0].reason, "-");
+}

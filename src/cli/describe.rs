@@ -1,0 +1,49 @@
+//! `kubectl fleet describe SITE`: one site in full — why it is or is not
+//! Connected, from the hub's conditions — as text or `-o json|yaml`.
+
+use super::{Error, GlobalArgs, Io, parse_site_name};
+use crate::render;
+use crate::render::describe::{render_description, site_description};
+
+/// Output formats of `describe`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DescribeOutput {
+    /// kubectl-describe style text
+    Text,
+    /// The SiteDescription document as JSON
+    Json,
+    /// The SiteDescription document as YAML
+    Yaml,
+}
+
+/// Arguments of `kubectl fleet describe`.
+#[derive(Debug, clap::Args)]
+pub struct DescribeArgs {
+    /// The registered site
+    #[arg(value_name = "SITE", value_parser = parse_site_name)]
+    pub site: String,
+    /// Output format
+    #[arg(short, long, value_enum, default_value_t = DescribeOutput::Text)]
+    pub output: DescribeOutput,
+}
+
+/// Runs `kubectl fleet describe`.
+pub async fn run(global: &GlobalArgs, args: DescribeArgs, io: &mut Io<'_>) -> Result<(), Error> {
+    let site = &args.site;
+    let hub = global.hub().await?;
+    let Some(found) = hub.get_site(site).await? else {
+        return Err(Error::Invalid {
+            what: format!("site {site} is not registered on {}", hub.server()),
+            hint: "list the registered sites with `kubectl fleet status`".into(),
+        });
+    };
+    let now = jiff::Timestamp::now();
+    let description = site_description(&found, now);
+    let text = match args.output {
+        DescribeOutput::Text => render_description(&description, now),
+        DescribeOutput::Json => render::to_json(&description)?,
+        DescribeOutput::Yaml => render::to_yaml(&description)?,
+    };
+    io.out.write_all(text.as_bytes())?;
+    Ok(())
+}

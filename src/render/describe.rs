@@ -1,0 +1,288 @@
+//! `kubectl fleet describe SITE`: one site in full, kubectl-describe style
+//! (spec, phase, last contact and which clock stamped it, every condition
+//! with reason and message, inventory, signals with the remediation policy
+//! that applies, credential expiry, the Pull Secret), and its stable
+//! `-o json|yaml` document.
+
+use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use serde::Serialize;
+
+use crate::api::{Capability, FederatedCluster, Mode, SecretKeyRef};
+use crate::fleet::age::{age, until};
+use crate::fleet::policy::{Policy, policy_for};
+use crate::render::report::{REPORT_API_VERSION, SiteReport, site_report};
+use crate::render::status::MISSING;
+use crate::render::table::PlainTable;
+
+/// Longest untrusted value shown in text output (whole in JSON/YAML).
+const MAX_TEXT: usize = 200;
+
+/// Text a site or member cluster controls (messages, versions, names it
+/// reports), made safe for a terminal: control characters escaped, cut to
+/// `max` characters. The one place describe and the status REASON column
+/// pass such text through.
+pub fn untrusted(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i == max {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// One signal with the policy that applies to it on this site.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SignalPolicy {
+    /// Signal type.
+    pub signal: String,
+    /// Severity.
+    pub severity: String,
+    /// Namespace.
+    pub namespace: String,
+    /// Workload `Kind/name`.
+    pub workload: String,
+    /// The policy for this tier and severity.
+    pub policy: Policy,
+}
+
+/// The `kubectl fleet describe -o json|yaml` document.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SiteDescription {
+    /// Always [`REPORT_API_VERSION`].
+    pub api_version: &'static str,
+    /// Always `SiteDescription`.
+    pub kind: &'static str,
+    /// The site as `status -o json` shows it.
+    #[serde(flatten)]
+    pub site: SiteReport,
+    /// Capabilities from the spec.
+    pub capabilities: Vec<Capability>,
+    /// Pull mode: the Secret holding the member kubeconfig.
+    pub kubeconfig_secret_ref: Option<SecretKeyRef>,
+    /// Which clock stamped `lastHeartbeatTime`: `hub` (Pull: the prober's
+    /// successful probe) or `edge` (Push: the edge's report).
+    pub heartbeat_clock: &'static str,
+    /// Pull: how long the latest successful probe took.
+    pub last_probe_duration_milliseconds: Option<i64>,
+    /// Every signal with its remediation policy.
+    pub policies: Vec<SignalPolicy>,
+}
+
+/// The description of `site` at `now`.
+pub fn site_description(site: &FederatedCluster, now: Timestamp) -> SiteDescription {
+    let report = site_report(site, now);
+    let policies = report
+        .signals
+        .iter()
+        .map(|s| SignalPolicy {
+            signal: s.type_.to_string(),
+            severity: s.severity.to_string(),
+            namespace: s.namespace.clone(),
+            workload: format!("{}/{}", s.workload.kind, s.workload.name),
+            policy: policy_for(Some(site.spec.tier), s.severity),
+        })
+        .collect();
+    SiteDescription {
+        api_version: REPORT_API_VERSION,
+        kind: "SiteDescription",
+        site: report,
+        capabilities: site.spec.capabilities.clone(),
+        kubeconfig_secret_ref: site.spec.kubeconfig_secret_ref.clone(),
+        heartbeat_clock: match site.spec.mode {
+            Mode::Pull => "hub",
+            Mode::Push => "edge",
+        },
+        last_probe_duration_milliseconds: site
+            .status
+            .as_ref()
+            .and_then(|s| s.last_probe_duration_milliseconds),
+        policies,
+    }
+}
+
+fn policy_text(p: &Policy) -> String {
+    match (p.approval_required, p.role) {
+        (true, Some(role)) => format!("{}, approval by {}", p.mode.as_str(), role.as_str()),
+        (true, None) => format!("{}, approval required", p.mode.as_str()),
+        (false, _) => format!("{}, no approval", p.mode.as_str()),
+    }
+}
+
+fn time_and_age(t: Option<&Time>, now: Timestamp) -> String {
+    match t {
+        // A time in the future comes from a clock running ahead: age 0.
+        Some(t) => format!("{} ({} ago)", t.0, age(Some(t.0.min(now)), now)),
+        None => "never".to_owned(),
+    }
+}
+
+/// The kubectl-describe style text of `d` at `now`.
+pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
+    let s = &d.site;
+    let mut out = String::new();
+    let mut field = |k: &str, v: &str| out.push_str(&format!("{:<20}{v}\n", format!("{k}:")));
+    field("Name", &s.name);
+    field("Display Name", &untrusted(&s.display_name, MAX_TEXT));
+    field("Mode", s.mode.as_str());
+    field("Tier", s.tier.as_str());
+    field("Environment", s.environment.as_str());
+    field("Region", s.region.as_deref().unwrap_or(MISSING));
+    let caps: Vec<&str> = d.capabilities.iter().map(|c| c.as_str()).collect();
+    field("Capabilities", &caps.join(", "));
+    field(
+        "Heartbeat Interval",
+        &format!("{}s", s.heartbeat_interval_seconds),
+    );
+    if let Some(r) = &d.kubeconfig_secret_ref {
+        field(
+            "Pull Secret",
+            &format!("{}/{} (key {})", r.namespace, r.name, r.key),
+        );
+    }
+    let since = s
+        .phase_transition_time
+        .as_ref()
+        .map(|t| format!(" (for {})", age(Some(t.0.min(now)), now)))
+        .unwrap_or_default();
+    field("Phase", &format!("{}{since}", s.phase));
+    let clock = match d.heartbeat_clock {
+        "hub" => "hub clock, last successful probe",
+        _ => "edge clock; phase is judged on the hub clock",
+    };
+    let heard = time_and_age(s.last_heartbeat_time.as_ref(), now);
+    field(
+        "Last Heartbeat",
+        &if s.last_heartbeat_time.is_some() {
+            format!("{heard}, {clock}")
+        } else {
+            heard
+        },
+    );
+    let credential = match &s.credential_expiration_time {
+        Some(t) => format!("{} (in {})", t.0, until(t.0, now)),
+        None => MISSING.to_owned(),
+    };
+    field("Credential Expires", &credential);
+    if let Some(ms) = d.last_probe_duration_milliseconds {
+        field(
+            "Last Probe",
+            &format!("{ms}ms (the latest successful probe)"),
+        );
+    }
+
+    out.push_str("Conditions:\n");
+    if s.conditions.is_empty() {
+        out.push_str("  <none>\n");
+    } else {
+        let mut t = PlainTable::new(["TYPE", "STATUS", "REASON", "AGE", "MESSAGE"]);
+        for c in &s.conditions {
+            t.push(vec![
+                untrusted(&c.type_, 64),
+                untrusted(&c.status, 16),
+                untrusted(&c.reason, 64),
+                age(Some(c.last_transition_time.0.min(now)), now),
+                untrusted(&c.message, MAX_TEXT),
+            ]);
+        }
+        indent(&mut out, &t.render(false));
+    }
+
+    out.push_str("Inventory:\n");
+    let opt = |v: Option<String>| v.unwrap_or_else(|| MISSING.to_owned());
+    let mut inv = |k: &str, v: String| out.push_str(&format!("  {:<18}{v}\n", format!("{k}:")));
+    inv(
+        "Kubernetes",
+        opt(s.kubernetes_version.as_deref().map(|v| untrusted(v, 64))),
+    );
+    inv(
+        "Operator",
+        opt(s.observed_version.as_deref().map(|v| untrusted(v, 64))),
+    );
+    inv("Nodes", opt(s.node_count.map(|n| n.to_string())));
+    inv("Namespaces", opt(s.namespace_count.map(|n| n.to_string())));
+    inv(
+        "GPUs",
+        opt(s.gpus.as_ref().map(|g| {
+            let vendors: Vec<String> = g
+                .by_vendor
+                .iter()
+                .map(|(v, c)| format!("{}={}/{}", untrusted(v, 64), c.allocatable, c.total))
+                .collect();
+            let mut text = format!("{}/{} allocatable", g.allocatable, g.total);
+            if !vendors.is_empty() {
+                text.push_str(&format!(" ({})", vendors.join(", ")));
+            }
+            text
+        })),
+    );
+    inv(
+        "Inference",
+        opt(s.services.as_ref().map(|i| {
+            format!(
+                "{} models; services {} ready, {} failed, {} total",
+                i.models, i.ready, i.failed, i.total
+            )
+        })),
+    );
+
+    out.push_str("Signals:\n");
+    if s.signals.is_empty() {
+        out.push_str("  <none>\n");
+    } else {
+        let mut t = PlainTable::new([
+            "SIGNAL",
+            "SEVERITY",
+            "NAMESPACE",
+            "WORKLOAD",
+            "COUNT",
+            "LAST SEEN",
+            "POLICY",
+            "MESSAGE",
+        ]);
+        for (sig, p) in s.signals.iter().zip(&d.policies) {
+            t.push(vec![
+                sig.type_.to_string(),
+                sig.severity.to_string(),
+                untrusted(&sig.namespace, 64),
+                untrusted(&p.workload, 80),
+                sig.count.to_string(),
+                age(Some(sig.last_seen.0.min(now)), now),
+                policy_text(&p.policy),
+                untrusted(sig.message.as_deref().unwrap_or(MISSING), 80),
+            ]);
+        }
+        indent(&mut out, &t.render(false));
+    }
+    out
+}
+
+fn indent(out: &mut String, table: &str) {
+    for line in table.lines() {
+        out.push_str("  ");
+        out.push_str(line);
+        out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn untrusted_text_is_escaped_and_bounded() {
+        assert_eq!(untrusted("ok", 10), "ok");
+        assert_eq!(untrusted("\u{1b}[31mred", 20), "\\u{1b}[31mred");
+        assert_eq!(untrusted("abcdef", 3), "abc…");
+        assert_eq!(untrusted("a\nb", 10), "a\\nb");
+    }
+}
