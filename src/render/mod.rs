@@ -8,10 +8,12 @@
 //! - [`policy`]: `kubectl fleet policy`.
 //! - [`incidents`]: `kubectl fleet incidents`.
 //! - [`table`]: the shared kubectl-like plain table.
+//! - [`safe`]: untrusted text made terminal-safe and cut to a cell width.
 
 pub mod incidents;
 pub mod policy;
 pub mod report;
+pub mod safe;
 pub mod status;
 pub mod table;
 
