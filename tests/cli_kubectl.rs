@@ -5,38 +5,8 @@
 mod cli_support;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
-use cli_support::{BIN, Hub, Run, kubectl};
-
-/// Runs `sh -c SCRIPT` with kubectl-fleet first on PATH, KUBECONFIG set to
-/// the hub's admin kubeconfig and kubectl's cache in the temp dir.
-fn shell(hub: &Hub, script: &str) -> Run {
-    let bin_dir = Path::new(BIN).parent().unwrap();
-    let kubectl = kubectl();
-    let kubectl_dir = kubectl.parent().unwrap();
-    let path = format!(
-        "{}:{}:/usr/bin:/bin",
-        bin_dir.display(),
-        kubectl_dir.display()
-    );
-    let output = Command::new("/bin/sh")
-        .arg("-c")
-        .arg(script)
-        .env("PATH", path)
-        .env("KUBECONFIG", &hub.kubeconfig)
-        .env("KUBECACHEDIR", hub.dir.path().join("kube-cache"))
-        .env("HOME", hub.dir.path())
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run sh");
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
-    }
-}
+use cli_support::{Hub, shell};
 
 #[test]
 fn kubectl_fleet_end_to_end() {

@@ -220,3 +220,29 @@ pub fn status_code<T: std::fmt::Debug>(result: Result<T, kube::Error>) -> u16 {
         Ok(v) => panic!("expected a failure, got {v:?}"),
     }
 }
+
+/// Runs `sh -c SCRIPT` with kubectl-fleet first on PATH, KUBECONFIG set to
+/// the hub's admin kubeconfig and kubectl's cache in the temp dir, so
+/// `kubectl fleet …` runs the plugin through the real kubectl.
+pub fn shell(hub: &Hub, script: &str) -> Run {
+    let bin_dir = Path::new(BIN).parent().unwrap();
+    let kubectl = kubectl();
+    let kubectl_dir = kubectl.parent().unwrap();
+    let path = format!(
+        "{}:{}:/usr/bin:/bin",
+        bin_dir.display(),
+        kubectl_dir.display()
+    );
+    let output = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(script)
+        .env("PATH", path)
+        .env("KUBECONFIG", &hub.kubeconfig)
+        .env("KUBECACHEDIR", hub.dir.path().join("kube-cache"))
+        .env("HOME", hub.dir.path())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run sh");
+    Run::from(output)
+}
