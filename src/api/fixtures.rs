@@ -197,6 +197,70 @@ impl FederatedCluster {
         self
     }
 
+    /// Every edge-owned field at its cap (`MAX_SIGNALS` signals, every
+    /// string at its `maxLength`, `MAX_GPU_VENDORS` GPU resources, counts
+    /// at `i64::MAX`), text in NUL characters, the longest once stored as
+    /// JSON (`\u0000`). Signal `i` has type `i` mod the number of types on
+    /// workload `Kind/NNN…`, the same on every site built this way, so
+    /// correlation and cascade detection over such sites do the most work.
+    pub fn at_caps(mut self) -> Self {
+        use super::{
+            MAX_GPU_VENDORS, MAX_LABEL_CHARS, MAX_MESSAGE_CHARS, MAX_OBJECT_NAME_CHARS,
+            MAX_SIGNALS, MAX_VERSION_CHARS,
+        };
+        let fill = |prefix: String, n: usize| {
+            let mut s = prefix;
+            while s.chars().count() < n {
+                s.push('\0');
+            }
+            s
+        };
+        let at = Time(fixture_now());
+        let signal = |i: usize| Signal {
+            type_: SignalType::ALL[i % SignalType::ALL.len()],
+            severity: Severity::ALL[i % Severity::ALL.len()],
+            cluster: Some(fill(String::new(), MAX_LABEL_CHARS)),
+            namespace: fill(String::new(), MAX_LABEL_CHARS),
+            workload: WorkloadRef::new(
+                fill("Kind".into(), MAX_LABEL_CHARS),
+                fill(format!("{i:03}"), MAX_OBJECT_NAME_CHARS),
+            ),
+            message: Some(fill(String::new(), MAX_MESSAGE_CHARS)),
+            first_seen: at.clone(),
+            last_seen: at.clone(),
+            count: i64::MAX,
+        };
+        let gpus = GpuCount {
+            total: i64::MAX,
+            allocatable: i64::MAX,
+        };
+        self.status = Some(FederatedClusterStatus {
+            last_heartbeat_time: Some(at.clone()),
+            observed_version: Some(fill(String::new(), MAX_VERSION_CHARS)),
+            kubernetes_version: Some(fill(String::new(), MAX_VERSION_CHARS)),
+            node_count: Some(i64::MAX),
+            namespace_count: Some(i64::MAX),
+            capacity: Some(Capacity {
+                nodes: i64::MAX,
+                gpus_total: i64::MAX,
+                gpus_allocatable: i64::MAX,
+                gpus_by_vendor: (0..MAX_GPU_VENDORS)
+                    .map(|i| (fill(format!("{i:02}"), MAX_OBJECT_NAME_CHARS), gpus))
+                    .collect(),
+            }),
+            inference: Some(Inference {
+                models: i64::MAX,
+                services_ready: i64::MAX,
+                services_failed: i64::MAX,
+                services_total: i64::MAX,
+            }),
+            signals: Some((0..MAX_SIGNALS).map(signal).collect()),
+            credential_expiration_time: Some(at),
+            ..self.status.unwrap_or_default()
+        });
+        self
+    }
+
     /// The edge's hub token expires `secs` after [`fixture_now`].
     pub fn with_token_expiring_in(mut self, secs: i64) -> Self {
         self.status_mut().credential_expiration_time = Some(ago(-secs));

@@ -71,12 +71,7 @@ pub fn clip_edge_status(status: &mut FederatedClusterStatus) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::fixtures::fixture_now;
-    use crate::api::{
-        Capacity, FederatedCluster, GpuCount, Inference, MAX_GPU_VENDORS, MAX_SIGNALS, Severity,
-        SignalType, WorkloadRef,
-    };
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use crate::api::{FederatedCluster, SignalType};
 
     #[test]
     fn cut_to_counts_characters_and_marks_the_cut() {
@@ -121,70 +116,17 @@ mod tests {
         assert_eq!(chars(s.cluster.as_deref().unwrap()), MAX_LABEL_CHARS);
     }
 
-    /// A status with every edge-owned field at its cap, in the character
-    /// that takes the most bytes once stored as JSON (NUL, `\u0000`).
-    pub(crate) fn status_at_caps() -> FederatedClusterStatus {
-        let wide = |n: usize| "\u{0}".repeat(n);
-        let at = Time(fixture_now());
-        let signal = |i: usize| Signal {
-            type_: SignalType::ALL[i % SignalType::ALL.len()],
-            severity: Severity::ALL[i % Severity::ALL.len()],
-            cluster: Some(wide(MAX_LABEL_CHARS)),
-            namespace: wide(MAX_LABEL_CHARS),
-            workload: WorkloadRef::new(wide(MAX_LABEL_CHARS), wide(MAX_OBJECT_NAME_CHARS)),
-            message: Some(wide(MAX_MESSAGE_CHARS)),
-            first_seen: at.clone(),
-            last_seen: at.clone(),
-            count: i64::MAX,
-        };
-        FederatedClusterStatus {
-            last_heartbeat_time: Some(at.clone()),
-            observed_version: Some(wide(MAX_VERSION_CHARS)),
-            kubernetes_version: Some(wide(MAX_VERSION_CHARS)),
-            node_count: Some(i64::MAX),
-            namespace_count: Some(i64::MAX),
-            capacity: Some(Capacity {
-                nodes: i64::MAX,
-                gpus_total: i64::MAX,
-                gpus_allocatable: i64::MAX,
-                gpus_by_vendor: (0..MAX_GPU_VENDORS)
-                    .map(|i| {
-                        let mut name = format!("{i:02}");
-                        name.push_str(&wide(MAX_OBJECT_NAME_CHARS - 2));
-                        (
-                            name,
-                            GpuCount {
-                                total: i64::MAX,
-                                allocatable: i64::MAX,
-                            },
-                        )
-                    })
-                    .collect(),
-            }),
-            inference: Some(Inference {
-                models: i64::MAX,
-                services_ready: i64::MAX,
-                services_failed: i64::MAX,
-                services_total: i64::MAX,
-            }),
-            signals: Some((0..MAX_SIGNALS).map(signal).collect()),
-            credential_expiration_time: Some(at),
-            ..Default::default()
-        }
-    }
-
     #[test]
     fn a_status_at_every_cap_stays_far_under_the_object_size_limit() {
         // etcd's default request limit is 1.5 MiB and the API server's
         // write limit 3 MiB; one site must stay well under either (half).
-        let mut site = FederatedCluster::test("at-caps");
-        site.status = Some(status_at_caps());
+        let site = FederatedCluster::test("at-caps").at_caps();
         let bytes = serde_json::to_vec(&site).unwrap().len();
         assert!(bytes < 768 * 1024, "{bytes} bytes");
         eprintln!("worst-case site object: {bytes} bytes of JSON");
         // Clipping a status already at its caps changes nothing.
-        let mut clipped = status_at_caps();
+        let mut clipped = site.status.clone().unwrap();
         clip_edge_status(&mut clipped);
-        assert_eq!(clipped, status_at_caps());
+        assert_eq!(Some(clipped), site.status);
     }
 }
