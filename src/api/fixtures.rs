@@ -26,6 +26,38 @@ pub fn ago(secs: i64) -> Time {
     Time(fixture_now() - SignedDuration::from_secs(secs))
 }
 
+/// `n` Connected sites `site-000`, … with every edge-owned field at its cap
+/// ([`FederatedCluster::at_caps`]), even ones staging sites that saw every
+/// signal 10 minutes before the odd ones (production): the most
+/// correlation and cascade work, and the largest FederationStatus, that
+/// sites can cause.
+pub fn fleet_at_caps(n: usize) -> Vec<FederatedCluster> {
+    (0..n)
+        .map(|i| {
+            let env = if i % 2 == 0 {
+                Environment::Staging
+            } else {
+                Environment::Production
+            };
+            let mut site = FederatedCluster::test(&format!("site-{i:03}"))
+                .with_environment(env)
+                .connected()
+                .at_caps();
+            if env == Environment::Staging {
+                for s in site
+                    .status
+                    .as_mut()
+                    .into_iter()
+                    .flat_map(|s| s.signals.iter_mut().flatten())
+                {
+                    s.first_seen = ago(600);
+                }
+            }
+            site
+        })
+        .collect()
+}
+
 impl FederatedCluster {
     /// A registered Push-mode site with default spec, created 10 days before
     /// [`fixture_now`], never heard from (no status).

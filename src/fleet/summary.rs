@@ -118,38 +118,11 @@ mod tests {
     use crate::api::fixtures::fixture_now;
     use crate::api::{Signal, SignalType};
 
-    /// 200 sites with every edge-owned field at its cap, half of them
-    /// staging sites that saw every signal first: the most correlation and
-    /// cascade work and the largest FederationStatus sites can cause.
-    fn fleet_at_caps() -> Vec<FederatedCluster> {
-        use crate::api::Environment;
-        use crate::api::fixtures::ago;
-        (0..200)
-            .map(|i| {
-                let env = if i % 2 == 0 {
-                    Environment::Staging
-                } else {
-                    Environment::Production
-                };
-                let mut site = FederatedCluster::test(&format!("site-{i:03}"))
-                    .with_environment(env)
-                    .connected()
-                    .at_caps();
-                if env == Environment::Staging {
-                    for s in site.status.as_mut().unwrap().signals.iter_mut().flatten() {
-                        s.first_seen = ago(600);
-                    }
-                }
-                site
-            })
-            .collect()
-    }
-
     #[test]
     fn sites_at_their_caps_yield_a_bounded_fleet_status() {
         use crate::fleet::correlation::detect_cascades;
         use crate::fleet::correlation::{CorrelationConfig, DEFAULT_LOOKBACK, correlate};
-        let sites = fleet_at_caps();
+        let sites = crate::api::fixtures::fleet_at_caps(200);
         let now = fixture_now();
         let correlations = correlate(&sites, &[], now, CorrelationConfig::default());
         let cascades = detect_cascades(&sites, now, DEFAULT_LOOKBACK);
