@@ -138,4 +138,19 @@ mod tests {
         assert!(!cell.contains('\u{1b}'));
         assert!(cell.starts_with(r"\x1b\x1b"));
     }
+
+    proptest::proptest! {
+        #[test]
+        fn no_control_or_layout_character_survives(s in "\\PC*|[\\x00-\\x{a0}\\x{2000}-\\x{206f}\\x{feff}]*") {
+            let safe = terminal_safe(&s);
+            proptest::prop_assert!(!safe.chars().any(needs_escape), "{safe:?}");
+            // Nothing is lost: printable input comes back unchanged.
+            if !s.chars().any(needs_escape) {
+                proptest::prop_assert_eq!(safe.as_ref(), s.as_str());
+            }
+            let cell = safe_cell(&s);
+            proptest::prop_assert!(cell.chars().count() <= MAX_CELL_CHARS);
+            proptest::prop_assert!(!cell.chars().any(needs_escape));
+        }
+    }
 }
