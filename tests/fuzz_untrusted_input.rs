@@ -196,7 +196,7 @@ fn good_site() -> FederatedCluster {
 proptest! {
     // Failures are kept as explicit regression tests, not in a seed file.
     #![proptest_config(ProptestConfig {
-        cases: 256,
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256),
         failure_persistence: None,
         ..ProptestConfig::default()
     })]
