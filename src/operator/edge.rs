@@ -25,6 +25,7 @@ use crate::k8s::member::{MemberError, read_member};
 use crate::k8s::site_status::{get_site, patch_site_status, sites};
 use crate::operator::collect::{edge_status, with_identity};
 use crate::operator::credential::{CredentialError, HubKubeconfig};
+use crate::render::safe::Untrusted;
 
 /// Edge settings.
 #[derive(Clone, Debug)]
@@ -434,7 +435,7 @@ pub async fn run(mut edge: Edge, mut shutdown: watch::Receiver<bool>) {
         let wait = match (&tick.sent, &tick.error) {
             (Some(_), err) => {
                 if let Some(e) = err {
-                    tracing::warn!(site = %edge.cfg.site, cause = e.cause_name(), "{e}");
+                    tracing::warn!(site = %edge.cfg.site, cause = e.cause_name(), "{}", Untrusted(e));
                 }
                 if failures > 0 {
                     tracing::info!(site = %edge.cfg.site, "reporting to the hub again");
@@ -443,7 +444,7 @@ pub async fn run(mut edge: Edge, mut shutdown: watch::Receiver<bool>) {
                 last_interval.saturating_sub(started.elapsed())
             }
             (None, Some(e)) => {
-                tracing::warn!(site = %edge.cfg.site, cause = e.cause_name(), "{e}");
+                tracing::warn!(site = %edge.cfg.site, cause = e.cause_name(), "{}", Untrusted(e));
                 failures = failures.saturating_add(1);
                 backoff(failures, last_interval)
             }

@@ -37,6 +37,7 @@ use tokio::sync::watch;
 use crate::api::{FederatedCluster, Phase};
 use crate::fleet::hub_status::{DEFAULT_CREDENTIAL_WARNING, Sighting, hub_status};
 use crate::k8s::site_status::{get_site, replace_site_status};
+use crate::render::safe::Untrusted;
 
 /// How many times one reconcile re-reads and retries after a 409.
 pub const MAX_CONFLICT_RETRIES: u32 = 32;
@@ -346,8 +347,8 @@ fn error_policy(site: Arc<FederatedCluster>, err: &HubError, hub: Arc<Hub>) -> A
     HubMetrics::bump(&hub.metrics.errors);
     tracing::warn!(
         site = site.site_name(),
-        error = %err,
-        cause = %super::source_chain(err),
+        error = %Untrusted(err),
+        cause = %Untrusted(super::source_chain(err)),
         "reconcile failed, retrying"
     );
     Action::requeue(super::jitter(

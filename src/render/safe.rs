@@ -82,6 +82,23 @@ pub fn safe_cell(s: &str) -> Cow<'_, str> {
     }
 }
 
+/// Upper bound, in characters, on one untrusted value in a log line.
+pub const MAX_LOG_CHARS: usize = 1024;
+
+/// Displays a value that may carry untrusted text (an error quoting a
+/// member cluster or an API server) escaped and cut to [`MAX_LOG_CHARS`]:
+/// `tracing::warn!(error = %Untrusted(&e), "…")`. tracing-subscriber
+/// escapes ESC and BEL itself, but not line breaks (forged log lines) or
+/// bidirectional overrides, and it bounds nothing.
+pub struct Untrusted<T>(pub T);
+
+impl<T: std::fmt::Display> std::fmt::Display for Untrusted<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = self.0.to_string();
+        f.write_str(&truncate_cell(&terminal_safe(&text), MAX_LOG_CHARS))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,6 +154,21 @@ mod tests {
         assert_eq!(cell.chars().count(), MAX_CELL_CHARS);
         assert!(!cell.contains('\u{1b}'));
         assert!(cell.starts_with(r"\x1b\x1b"));
+    }
+
+    #[test]
+    fn untrusted_log_values_stay_on_one_bounded_line() {
+        let forged = format!(
+            "denied\n2026-01-01T00:00:00Z INFO hub: all good{}",
+            "x".repeat(5000)
+        );
+        let shown = Untrusted(&forged).to_string();
+        assert!(
+            shown.starts_with(r"denied\n2026-01-01T00:00:00Z INFO"),
+            "{shown}"
+        );
+        assert!(!shown.contains('\n'));
+        assert_eq!(shown.chars().count(), MAX_LOG_CHARS);
     }
 
     proptest::proptest! {
