@@ -178,7 +178,7 @@ async fn failover_time_over_20_leader_deaths() {
         let mut step = 0u32;
         let mut died_at = None;
         loop {
-            if step < death && step % steps_per_retry == 0 {
+            if step < death && step.is_multiple_of(steps_per_retry) {
                 assert!(a.try_acquire_or_renew().await.unwrap());
             }
             if step == death {
