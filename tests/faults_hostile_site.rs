@@ -10,13 +10,12 @@ mod cli_support;
 
 use std::time::Duration;
 
-use clap::Parser as _;
-use cli_support::{Hub, client_from_yaml, shell, status_code};
+use cli_support::{Hub, client_from_yaml, hub_operator_args, shell, status_code};
 use kube::api::{Api, Patch, PatchParams};
 use kubectl_fleet::api::{
     FederatedCluster, MAX_MESSAGE_CHARS, MAX_SIGNALS, MAX_VERSION_CHARS, Phase,
 };
-use kubectl_fleet::operator::{self, Args};
+use kubectl_fleet::operator;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
@@ -56,19 +55,6 @@ fn hostile_status() -> Value {
     }})
 }
 
-fn hub_args(kubeconfig: &std::path::Path) -> Args {
-    Args::parse_from([
-        "fleet-operator",
-        "--kubeconfig",
-        kubeconfig.to_str().unwrap(),
-        "--health-addr",
-        "127.0.0.1:0",
-        "--leader-elect=false",
-        "--interval-scale",
-        "0.1",
-    ])
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hostile_site_cannot_hurt_the_hub_or_the_admins_terminal() {
     let hub = Hub::new();
@@ -105,7 +91,10 @@ async fn a_hostile_site_cannot_hurt_the_hub_or_the_admins_terminal() {
 
     // The hub judges both sites while the hostile one is at its caps.
     let (stop, stopped) = watch::channel(false);
-    let hub_task = tokio::spawn(operator::run_until(hub_args(&hub.kubeconfig), stopped));
+    let hub_task = tokio::spawn(operator::run_until(
+        hub_operator_args(&hub.kubeconfig, 0.1),
+        stopped,
+    ));
     let admin: Api<FederatedCluster> = Api::all(hub.admin().await);
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {

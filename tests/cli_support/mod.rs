@@ -246,3 +246,19 @@ pub fn shell(hub: &Hub, script: &str) -> Run {
         .expect("run sh");
     Run::from(output)
 }
+
+/// Arguments of an in-process hub operator over `kubeconfig`: no leader
+/// election, a loopback probe port, every interval scaled by `scale`.
+pub fn hub_operator_args(kubeconfig: &Path, scale: f64) -> kubectl_fleet::operator::Args {
+    use clap::Parser as _;
+    kubectl_fleet::operator::Args::parse_from([
+        "fleet-operator",
+        "--kubeconfig",
+        kubeconfig.to_str().unwrap(),
+        "--health-addr",
+        "127.0.0.1:0",
+        "--leader-elect=false",
+        "--interval-scale",
+        &scale.to_string(),
+    ])
+}
