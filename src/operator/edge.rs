@@ -143,6 +143,8 @@ pub struct Edge {
     accepted: Option<Accepted>,
     history: Vec<Signal>,
     last_member: Option<FederatedClusterStatus>,
+    /// The edge's clock (before `clock_offset`); injectable for tests.
+    clock: super::hub::Clock,
     /// Counters.
     pub stats: EdgeStats,
 }
@@ -174,8 +176,16 @@ impl Edge {
             accepted: None,
             history: Vec::new(),
             last_member: None,
+            clock: std::sync::Arc::new(Timestamp::now),
             stats: EdgeStats::default(),
         }
+    }
+
+    /// The same edge reading `clock` instead of the system clock (its
+    /// heartbeats, signal times and token-renewal decisions).
+    pub fn with_clock(mut self, clock: super::hub::Clock) -> Self {
+        self.clock = clock;
+        self
     }
 
     fn classify(&self, err: kube::Error, doing: &'static str) -> EdgeError {
@@ -275,8 +285,8 @@ impl Edge {
         let interval = self.interval_of(&site);
         // Whole seconds, as on the wire, so the report compares equal to
         // what the hub holds.
-        let now = Timestamp::from_second(Timestamp::now().as_second())
-            .unwrap_or_else(|_| Timestamp::now());
+        let clock_now = (self.clock)();
+        let now = Timestamp::from_second(clock_now.as_second()).unwrap_or(clock_now);
         let (member, member_err) = self.observe_member(now).await;
         let hub = self.hub.as_ref().expect("refreshed above");
         let claims = hub.kubeconfig.claims();
@@ -352,7 +362,7 @@ impl Edge {
         let Some(claims) = hub.kubeconfig.claims() else {
             return Ok(());
         };
-        if !claims.needs_rotation(Timestamp::now()) {
+        if !claims.needs_rotation((self.clock)()) {
             return Ok(());
         }
         let Some(lifetime) = claims.lifetime() else {
