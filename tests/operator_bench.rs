@@ -13,8 +13,8 @@
 //!   first (full) and following (heartbeat-only) patches.
 //! - `hub_worst_case_sites_at_caps`: the hub's and the CLI's work over 200
 //!   sites that each wrote every edge-owned field at its CRD cap (in-process,
-//!   the same functions the hub and `kubectl fleet` call). Run it in a
-//!   release build:
+//!   the same functions the hub and `kubectl fleet` call); figures in
+//!   docs/reliability.md. Run it in a release build:
 //!   `cargo test --release --test operator_bench hub_worst_case -- --ignored --nocapture`
 
 mod operator_support;
