@@ -14,6 +14,11 @@
 //!   RSS, late probes.
 //! - `edge_footprint`: a real edge process; its peak RSS and the bytes of its
 //!   first (full) and following (heartbeat-only) patches.
+//! - `hub_worst_case_sites_at_caps`: the hub's and the CLI's work over 200
+//!   sites that each wrote every edge-owned field at its CRD cap (in-process,
+//!   the same functions the hub and `kubectl fleet` call); figures in
+//!   docs/reliability.md. Run it in a release build:
+//!   `cargo test --release --test operator_bench hub_worst_case -- --ignored --nocapture`
 
 mod operator_support;
 
@@ -549,4 +554,93 @@ async fn pull_1000_sites() {
     );
     println!("| hub PUTs of status in the window (transitions) | {hub_writes} |");
     println!("| mean status patch body | {patch_bytes} bytes |");
+}
+
+/// Peak resident set size of this process so far, in MiB.
+fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(0.0)
+        / 1024.0
+}
+
+/// Median and worst of `runs` timings of `f`, in milliseconds.
+fn time_ms<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, f64) {
+    let mut ms: Vec<f64> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            std::hint::black_box(f());
+            start.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    ms.sort_by(f64::total_cmp);
+    (ms[runs / 2], ms[runs - 1])
+}
+
+#[test]
+#[ignore = "benchmark: run explicitly in a release build, see the module docs"]
+fn hub_worst_case_sites_at_caps() {
+    use kubectl_fleet::api::fixtures::{fixture_now, fleet_at_caps};
+    use kubectl_fleet::operator::federation::next_summary;
+    use kubectl_fleet::render;
+
+    const N: usize = 200;
+    const RUNS: usize = 20;
+    let now = fixture_now();
+    let list = serde_json::to_vec(&json!({
+        "apiVersion": "federation.kubectl-fleet.dev/v1alpha1",
+        "kind": "FederatedClusterList",
+        "items": fleet_at_caps(N),
+    }))
+    .unwrap();
+    let decoded: kube::core::ObjectList<FederatedCluster> = serde_json::from_slice(&list).unwrap();
+    let sites = decoded.items;
+    let (decode, decode_max) = time_ms(RUNS, || {
+        serde_json::from_slice::<kube::core::ObjectList<FederatedCluster>>(&list).unwrap()
+    });
+    let (summary, summary_max) =
+        time_ms(RUNS, || next_summary(&sites, None, now, Default::default()));
+    let fleet = next_summary(&sites, None, now, Default::default());
+    let fleet_bytes = serde_json::to_vec(&fleet).unwrap().len();
+    let (status, _) = time_ms(RUNS, || {
+        render::render_status_table(&render::status_view(&sites, now), true, false)
+    });
+    let report = render::incidents_report(
+        &sites,
+        fleet.correlations.clone(),
+        fleet.cascades.clone(),
+        now,
+    );
+    let (incidents, _) = time_ms(RUNS, || render::render_incidents(&report, now, false));
+    let incidents_text = render::render_incidents(&report, now, false);
+    let peak = peak_rss_mib();
+    println!("| sites | {N}, every edge-owned field at its cap |");
+    println!(
+        "| site list as JSON | {:.1} MiB |",
+        list.len() as f64 / 1048576.0
+    );
+    println!(
+        "| decode the list (hub watch/list) | {decode:.0} ms median, {decode_max:.0} ms worst |"
+    );
+    println!(
+        "| correlation + cascades + summary (one FederationStatus recompute) | {summary:.0} ms median, {summary_max:.0} ms worst |"
+    );
+    println!(
+        "| FederationStatus | {} correlations, {} of {} cascades kept, {} bytes |",
+        fleet.correlations.len(),
+        fleet.cascades.len(),
+        fleet.cascades_detected,
+        fleet_bytes
+    );
+    println!("| `status -o wide` render | {status:.0} ms |");
+    println!(
+        "| `incidents` render ({} signal rows, {} KiB) | {incidents:.0} ms |",
+        report.signals.len(),
+        incidents_text.len() / 1024
+    );
+    println!("| peak RSS of the whole run (list JSON, decoded copies, reports) | {peak:.0} MiB |");
 }

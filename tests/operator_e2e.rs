@@ -104,75 +104,103 @@ async fn lease_holder(client: &kube::Client) -> Option<String> {
         .and_then(|s| s.holder_identity)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn fleet_lifecycle_kill_outage_failover_and_skew() {
-    let dir = TempDir::new("e2e");
-    let hub_sb = Sandbox::start();
-    let hub_kc = dir.join("hub.kubeconfig");
-    hub_sb.write_admin_kubeconfig(&hub_kc).unwrap();
-    fleet_install(&hub_kc);
-    let sites = ["site-a", "site-b", "site-c", "site-d"];
-    for s in sites {
-        fleet_register(&hub_kc, s, 10, &dir.join(&format!("{s}.kubeconfig")), &[]);
-    }
-    let admin_c = admin(&hub_sb).await;
-    let api: Api<FederatedCluster> = Api::all(admin_c.clone());
+/// A hub sandbox with the fleet installed and `sites` registered, hub
+/// replicas `hubs` running (the first one leading), and one member
+/// sandbox plus edge per site (`skewed` sites run 10 minutes ahead).
+/// Returns once every site is Connected.
+struct Fleet {
+    dir: TempDir,
+    hub_sb: Sandbox,
+    admin: kube::Client,
+    api: Api<FederatedCluster>,
+    hubs: Vec<Proc>,
+    members: Vec<Member>,
+    edges: Vec<Proc>,
+}
 
-    let mut hub_a = Proc::spawn(
-        "hub-a",
-        &operator_bin(),
-        &hub_args(&hub_kc, "hub-a", SCALE),
-        dir.join("hub-a.log"),
-    );
-    wait_until(Duration::from_secs(10), "hub-a leads", || async {
-        lease_holder(&admin_c).await.as_deref() == Some("hub-a")
-    })
-    .await;
-    let hub_b = Proc::spawn(
-        "hub-b",
-        &operator_bin(),
-        &hub_args(&hub_kc, "hub-b", SCALE),
-        dir.join("hub-b.log"),
-    );
-    for s in sites {
-        wait_phase(&api, s, Phase::Pending, Duration::from_secs(10)).await;
-    }
-
-    let members = [
-        member(
-            &dir,
-            "a",
-            &[("nvidia.com/gpu", 8, 8)],
-            &[FailingPod {
+impl Fleet {
+    async fn start(tag: &str, sites: &[&str], hubs: &[&str], skewed: &[&str]) -> Fleet {
+        let dir = TempDir::new(tag);
+        let hub_sb = Sandbox::start();
+        let hub_kc = dir.join("hub.kubeconfig");
+        hub_sb.write_admin_kubeconfig(&hub_kc).unwrap();
+        fleet_install(&hub_kc);
+        for s in sites {
+            fleet_register(&hub_kc, s, 10, &dir.join(&format!("{s}.kubeconfig")), &[]);
+        }
+        let admin_c = admin(&hub_sb).await;
+        let api: Api<FederatedCluster> = Api::all(admin_c.clone());
+        let mut procs = Vec::new();
+        for h in hubs {
+            procs.push(Proc::spawn(
+                h,
+                &operator_bin(),
+                &hub_args(&hub_kc, h, SCALE),
+                dir.join(&format!("{h}.log")),
+            ));
+            // The first replica leads: wait for it before starting the next.
+            if procs.len() == 1 {
+                wait_until(Duration::from_secs(10), "the first hub leads", || async {
+                    lease_holder(&admin_c).await.as_deref() == Some(*h)
+                })
+                .await;
+            }
+        }
+        for s in sites {
+            wait_phase(&api, s, Phase::Pending, Duration::from_secs(10)).await;
+        }
+        let mut fleet = Fleet {
+            dir,
+            hub_sb,
+            admin: admin_c,
+            api,
+            hubs: procs,
+            members: Vec::new(),
+            edges: Vec::new(),
+        };
+        for (i, s) in sites.iter().enumerate() {
+            let failing = [FailingPod {
                 namespace: "shop",
                 deployment: "checkout",
                 reason: "CrashLoopBackOff",
-            }],
-        )
-        .await,
-        member(&dir, "b", &[("amd.com/gpu", 4, 4)], &[]).await,
-        member(&dir, "c", &[], &[]).await,
-        member(&dir, "d", &[("habana.ai/gaudi", 8, 7)], &[]).await,
-    ];
-    let kc = |s: &str| dir.join(&format!("{s}.kubeconfig"));
-    let mut edges: Vec<Proc> = Vec::new();
-    for (s, m) in sites.iter().zip(&members).take(3) {
-        edges.push(edge(&dir, s, m, &kc(s), &[]));
+            }];
+            let m = member(
+                &fleet.dir,
+                s,
+                &[("nvidia.com/gpu", 8, 8)],
+                if i == 0 { &failing } else { &[] },
+            )
+            .await;
+            fleet.members.push(m);
+            let extra: &[&str] = if skewed.contains(s) {
+                &["--clock-offset", "10m"]
+            } else {
+                &[]
+            };
+            let e = fleet.edge(i, s, extra);
+            fleet.edges.push(e);
+        }
+        for s in sites {
+            wait_phase(&fleet.api, s, Phase::Connected, Duration::from_secs(15)).await;
+        }
+        fleet
     }
-    // site-d's clock runs 10 minutes ahead: a dead site-d must still go Stale.
-    edges.push(edge(
-        &dir,
-        "site-d",
-        &members[3],
-        &kc("site-d"),
-        &["--clock-offset", "10m"],
-    ));
 
-    // All Connected, with their member data.
-    for s in sites {
-        wait_phase(&api, s, Phase::Connected, Duration::from_secs(15)).await;
+    fn edge(&self, i: usize, site: &str, extra: &[&str]) -> Proc {
+        edge(
+            &self.dir,
+            site,
+            &self.members[i],
+            &self.dir.join(&format!("{site}.kubeconfig")),
+            extra,
+        )
     }
-    let a = api.get("site-a").await.unwrap().status.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edges_report_their_member_data_with_only_their_token() {
+    let f = Fleet::start("e2e-data", &["site-a"], &["hub-a"], &[]).await;
+    let a = f.api.get("site-a").await.unwrap().status.unwrap();
     assert_eq!(
         a.capacity.unwrap().gpus_by_vendor["nvidia.com/gpu"].total,
         8
@@ -183,8 +211,18 @@ async fn fleet_lifecycle_kill_outage_failover_and_skew() {
         Some(env!("CARGO_PKG_VERSION"))
     );
     assert!(a.credential_expiration_time.is_some());
+    assert!(
+        !f.edges[0].log_text().contains("eyJ"),
+        "a token reached the edge log"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skewed_live_site_stays_connected_and_is_flagged() {
+    let f = Fleet::start("e2e-skew", &["site-d"], &["hub-a"], &["site-d"]).await;
     wait_until(Duration::from_secs(10), "site-d ClockSkew", || async {
-        api.get("site-d")
+        f.api
+            .get("site-d")
             .await
             .unwrap()
             .status
@@ -193,7 +231,7 @@ async fn fleet_lifecycle_kill_outage_failover_and_skew() {
             .is_some_and(|c| c.status == "True")
     })
     .await;
-    let d = api.get("site-d").await.unwrap().status.unwrap();
+    let d = f.api.get("site-d").await.unwrap().status.unwrap();
     assert_eq!(
         d.phase,
         Some(Phase::Connected),
@@ -205,18 +243,28 @@ async fn fleet_lifecycle_kill_outage_failover_and_skew() {
             .message
             .contains("ahead of")
     );
+}
 
-    // Kill site-b: Stale after 3·I, Unreachable after 10·I (of its last heartbeat).
-    edges[1].kill();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_edge_goes_stale_then_unreachable_and_reconnects() {
+    let mut f = Fleet::start("e2e-kill", &["site-a", "site-b"], &["hub-a"], &[]).await;
+    // Stale after 3·I, Unreachable after 10·I (of its last heartbeat).
+    f.edges[1].kill();
     let killed = Instant::now();
-    wait_phase(&api, "site-b", Phase::Stale, 3 * I + Duration::from_secs(5)).await;
+    wait_phase(
+        &f.api,
+        "site-b",
+        Phase::Stale,
+        3 * I + Duration::from_secs(5),
+    )
+    .await;
     let to_stale = killed.elapsed();
     assert!(
         to_stale >= 2 * I,
         "Stale after {to_stale:?}, before 3·I since the last heartbeat"
     );
     wait_phase(
-        &api,
+        &f.api,
         "site-b",
         Phase::Unreachable,
         10 * I + Duration::from_secs(5),
@@ -227,89 +275,108 @@ async fn fleet_lifecycle_kill_outage_failover_and_skew() {
         to_unreachable >= 9 * I,
         "Unreachable after only {to_unreachable:?}"
     );
-    for s in ["site-a", "site-c", "site-d"] {
-        assert_eq!(
-            phase(&api, s).await,
-            Some(Phase::Connected),
-            "{s} unaffected"
-        );
-    }
-    // Restart it: Connected again.
-    edges[1] = edge(&dir, "site-b", &members[1], &kc("site-b"), &[]);
-    wait_phase(&api, "site-b", Phase::Connected, Duration::from_secs(10)).await;
+    assert_eq!(
+        phase(&f.api, "site-a").await,
+        Some(Phase::Connected),
+        "site-a unaffected"
+    );
+    f.edges[1] = f.edge(1, "site-b", &[]);
+    wait_phase(&f.api, "site-b", Phase::Connected, Duration::from_secs(10)).await;
+}
 
-    // Hub API server outage for 2·I: edges recover by themselves.
-    let pids: Vec<u32> = edges.iter().map(Proc::pid).collect();
-    hub_sb.controls().outage_for(2 * I);
-    tokio::time::sleep(2 * I + Duration::from_millis(200)).await;
-    for s in sites {
-        wait_phase(&api, s, Phase::Connected, Duration::from_secs(15)).await;
-    }
-    wait_until(Duration::from_secs(10), "edges report again", || async {
-        edges
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edges_recover_from_a_hub_api_outage_without_restarting() {
+    let f = Fleet::start("e2e-outage", &["site-a", "site-b"], &["hub-a"], &[]).await;
+    let pids: Vec<u32> = f.edges.iter().map(Proc::pid).collect();
+    f.hub_sb.controls().outage_for(2 * I);
+    // Sync points instead of sleeps: every edge saw the outage, then every
+    // edge reported again, then every site is (still) Connected.
+    wait_until(Duration::from_secs(10), "edges see the outage", || async {
+        f.edges.iter().all(|e| {
+            e.log_text()
+                .contains("hub unreachable at https://127.0.0.1:")
+        })
+    })
+    .await;
+    wait_until(Duration::from_secs(15), "edges report again", || async {
+        f.edges
             .iter()
             .all(|e| e.log_text().contains("reporting to the hub again"))
     })
     .await;
+    for s in ["site-a", "site-b"] {
+        wait_phase(&f.api, s, Phase::Connected, Duration::from_secs(15)).await;
+    }
     assert_eq!(
         pids,
-        edges.iter().map(Proc::pid).collect::<Vec<_>>(),
+        f.edges.iter().map(Proc::pid).collect::<Vec<_>>(),
         "no edge restarted"
     );
-    for e in &edges {
-        assert!(
-            e.log_text()
-                .contains("hub unreachable at https://127.0.0.1:"),
-            "{}: {}",
-            e.name,
-            e.log_text()
-        );
-    }
+}
 
-    // Kill the leader: the standby takes over and phases keep moving.
-    hub_a.kill();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_standby_takes_over_when_the_leader_is_killed() {
+    let mut f = Fleet::start(
+        "e2e-failover",
+        &["site-a", "site-d"],
+        &["hub-a", "hub-b"],
+        &["site-d"],
+    )
+    .await;
+    f.hubs[0].kill();
     wait_until(Duration::from_secs(15), "hub-b leads", || async {
-        lease_holder(&admin_c).await.as_deref() == Some("hub-b")
+        lease_holder(&f.admin).await.as_deref() == Some("hub-b")
     })
     .await;
-    edges[3].kill();
+    // The Lease is written before the replica logs and starts acting on it.
+    wait_until(Duration::from_secs(5), "hub-b acts as leader", || async {
+        f.hubs[1].log_text().contains("became leader")
+    })
+    .await;
+    // A site that dies after the takeover is judged by the new leader; its
+    // clock running ahead must not matter either way.
+    f.edges[1].kill();
     let killed = Instant::now();
-    let to_stale = wait_phase(&api, "site-d", Phase::Stale, 3 * I + Duration::from_secs(6)).await;
+    let to_stale = wait_phase(
+        &f.api,
+        "site-d",
+        Phase::Stale,
+        3 * I + Duration::from_secs(6),
+    )
+    .await;
     assert!(
         killed.elapsed() >= 2 * I,
-        "site-d went Stale after {to_stale:?}: its clock ahead must not matter either way"
+        "site-d went Stale after {to_stale:?}"
+    );
+    // The transition is logged right after the write the API showed.
+    wait_until(
+        Duration::from_secs(5),
+        "hub-b logs site-d's transition",
+        || async { f.hubs[1].log_text().contains("site=site-d") },
+    )
+    .await;
+    assert_eq!(phase(&f.api, "site-a").await, Some(Phase::Connected));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_the_leader_cleanly_and_releases_the_lease() {
+    let mut f = Fleet::start("e2e-sigterm", &["site-a"], &["hub-a"], &[]).await;
+    assert_eq!(probe(&f.hubs[0].log_text(), "/healthz"), 200);
+    assert_eq!(probe(&f.hubs[0].log_text(), "/readyz"), 200);
+    assert_eq!(probe(&f.edges[0].log_text(), "/readyz"), 200);
+    let st = f.hubs[0].terminate().unwrap();
+    assert!(
+        st.success(),
+        "hub exit status {st:?}: {}",
+        f.hubs[0].log_text()
     );
     assert!(
-        hub_b.log_text().contains("became leader"),
+        f.hubs[0].log_text().contains("released the lease"),
         "{}",
-        hub_b.log_text()
-    );
-    assert!(
-        hub_b.log_text().contains("site=site-d"),
-        "the new leader wrote site-d's transition"
-    );
-    for e in &edges {
-        assert!(
-            !e.log_text().contains("eyJ"),
-            "a token reached the log of {}",
-            e.name
-        );
-    }
-    // Probes answer on the standby-turned-leader and on an edge; SIGTERM
-    // stops the hub cleanly and it gives the Lease up.
-    assert_eq!(probe(&hub_b.log_text(), "/healthz"), 200);
-    assert_eq!(probe(&hub_b.log_text(), "/readyz"), 200);
-    assert_eq!(probe(&edges[0].log_text(), "/readyz"), 200);
-    let mut hub_b = hub_b;
-    let st = hub_b.terminate().unwrap();
-    assert!(st.success(), "hub exit status {st:?}: {}", hub_b.log_text());
-    assert!(
-        hub_b.log_text().contains("released the lease"),
-        "{}",
-        hub_b.log_text()
+        f.hubs[0].log_text()
     );
     wait_until(Duration::from_secs(5), "lease released", || async {
-        lease_holder(&admin_c).await.is_none()
+        lease_holder(&f.admin).await.is_none()
     })
     .await;
 }

@@ -83,10 +83,20 @@ async fn hub_phase_and_conditions_survive_edge_ticks() {
     assert!(seeded.condition(CONDITION_CONNECTED).is_some());
     assert!(seeded.condition(CONDITION_CREDENTIAL_EXPIRING).is_some());
 
-    // The edge, with only its minted token, reports several times.
-    let mut edge = Edge::new(edge_config("site-a", &hub_kc), member.clone());
+    // The edge, with only its minted token, reports several times, one
+    // second apart on its own (stepped) clock.
+    let start = Timestamp::from_second(Timestamp::now().as_second()).unwrap();
+    let ticks = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(0));
+    let clock = {
+        let ticks = ticks.clone();
+        std::sync::Arc::new(move || {
+            start + SignedDuration::from_secs(ticks.load(std::sync::atomic::Ordering::SeqCst))
+        })
+    };
+    let mut edge = Edge::new(edge_config("site-a", &hub_kc), member.clone()).with_clock(clock);
     let mut patches = Vec::new();
-    for _ in 0..4 {
+    for i in 0..4 {
+        ticks.store(i, std::sync::atomic::Ordering::SeqCst);
         let t = edge.tick().await;
         assert!(t.error.is_none(), "{:?}", t.error);
         assert_eq!(
@@ -94,8 +104,13 @@ async fn hub_phase_and_conditions_survive_edge_ticks() {
             Some(Duration::from_secs(30)),
             "cadence read from the object"
         );
-        patches.push(t.sent.expect("accepted"));
-        tokio::time::sleep(Duration::from_millis(1100)).await;
+        let sent = t.sent.expect("accepted");
+        assert_eq!(
+            sent["status"]["lastHeartbeatTime"],
+            (start + SignedDuration::from_secs(i)).to_string(),
+            "the heartbeat is the edge's clock"
+        );
+        patches.push(sent);
     }
     for p in &patches {
         for k in HUB_OWNED_STATUS_KEYS {

@@ -30,6 +30,16 @@ mod watch;
 
 pub use controls::{Controls, FaultRule, RequestRecord, validate_max_token_expiration};
 
+/// The parsers of untrusted request input, public only so the property
+/// tests (`tests/fuzz_request_parsing.rs`) can drive them directly; the
+/// server is the API everything else uses.
+pub mod parsers {
+    pub use crate::http::Query;
+    pub use crate::patch::{json_patch, merge_patch, strategic_merge_patch};
+    pub use crate::protobuf::decode as decode_protobuf;
+    pub use crate::selector::{FieldSelector, LabelSelector};
+}
+
 use base64::Engine;
 use std::io::Write;
 use std::net::SocketAddr;

@@ -20,7 +20,11 @@ const MERGE: &str = "application/merge-patch+json";
 
 /// The real server with both CRDs installed, or `None` when skipped.
 async fn real_with_crds() -> Option<Server> {
-    let server = Server::real()?;
+    Some(with_crds(Server::real()?).await)
+}
+
+/// `server` with both CRDs installed.
+async fn with_crds(server: Server) -> Server {
     let docs = support::load_yaml_docs(CRDS_FILE);
     assert_eq!(
         docs.len(),
@@ -30,7 +34,7 @@ async fn real_with_crds() -> Option<Server> {
     for crd in &docs {
         server.install_crd(crd).await;
     }
-    Some(server)
+    server
 }
 
 /// A unique site name for one test (the real server is shared by the tests).
@@ -676,4 +680,135 @@ async fn kubectl_applies_and_lists_sites_by_short_name() {
     assert!(ok, "kubectl get fleet (category) failed: {out}{err}");
     assert!(out.contains(&name), "{out}");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The caps on what a site token can write into its status (issue 11): a
+/// string, count or map over its bound is refused with 422 naming the
+/// field, on the real server and on kube-sandbox alike; values at the caps
+/// are stored.
+#[tokio::test]
+async fn edge_status_bounds_are_enforced_on_both_servers() {
+    let mut servers = vec![with_crds(Server::sandbox()).await];
+    servers.extend(real_with_crds().await);
+    let at = "2026-01-01T00:00:00Z";
+    let signal = |message: String, namespace: String, kind: String, name: String| {
+        json!({"type": "OOMKilled", "severity": "high", "namespace": namespace,
+               "workload": {"kind": kind, "name": name}, "message": message,
+               "firstSeen": at, "lastSeen": at, "count": 1})
+    };
+    let ok_signal = || signal("m".into(), "ns".into(), "Pod".into(), "p".into());
+    let vendors = |n: usize, key_len: usize| -> Value {
+        (0..n)
+            .map(|i| {
+                let key = format!("{i:03}{}", "g".repeat(key_len - 3));
+                (key, json!({"total": 1, "allocatable": 1}))
+            })
+            .collect::<serde_json::Map<_, _>>()
+            .into()
+    };
+    let over: Vec<(&str, Value, &str)> = vec![
+        (
+            "message",
+            json!({"signals": [signal("é".repeat(513), "ns".into(), "Pod".into(), "p".into())]}),
+            "status.signals[0].message",
+        ),
+        (
+            "namespace",
+            json!({"signals": [signal("m".into(), "n".repeat(64), "Pod".into(), "p".into())]}),
+            "status.signals[0].namespace",
+        ),
+        (
+            "kind",
+            json!({"signals": [signal("m".into(), "ns".into(), "K".repeat(64), "p".into())]}),
+            "status.signals[0].workload.kind",
+        ),
+        (
+            "workload",
+            json!({"signals": [signal("m".into(), "ns".into(), "Pod".into(), "w".repeat(254))]}),
+            "status.signals[0].workload.name",
+        ),
+        (
+            "signals",
+            json!({"signals": vec![ok_signal(); 101]}),
+            "status.signals",
+        ),
+        (
+            "k8s",
+            json!({"kubernetesVersion": format!("v1.33.0-{}", "x".repeat(121))}),
+            "status.kubernetesVersion",
+        ),
+        (
+            "observed",
+            json!({"observedVersion": "\u{1b}[2J".repeat(40)}),
+            "status.observedVersion",
+        ),
+        (
+            "vendors",
+            json!({"capacity": {"gpusByVendor": vendors(33, 10)}}),
+            "status.capacity.gpusByVendor",
+        ),
+        (
+            "vendor-key",
+            json!({"capacity": {"gpusByVendor": vendors(1, 254)}}),
+            "status.capacity.gpusByVendor",
+        ),
+        ("nodes", json!({"nodeCount": -1}), "status.nodeCount"),
+        (
+            "gpus",
+            json!({"capacity": {"gpusTotal": -5}}),
+            "status.capacity.gpusTotal",
+        ),
+        (
+            "services",
+            json!({"inference": {"servicesFailed": -1}}),
+            "status.inference.servicesFailed",
+        ),
+    ];
+    for server in &servers {
+        let kind = server.kind();
+        let name = site("bounds");
+        assert_eq!(create_fc(server, &name, json!({})).await.status, 201);
+        let status_path = format!("{FC}/{name}/status");
+        for (label, status, field) in &over {
+            let r = server
+                .raw(
+                    "PATCH",
+                    &status_path,
+                    Some(MERGE),
+                    Some(&json!({"status": status})),
+                )
+                .await;
+            assert_eq!(r.status, 422, "{kind} {label}: {}", r.text);
+            let message = r.json["message"].as_str().unwrap_or_default();
+            assert!(message.contains(field), "{kind} {label}: {message}");
+        }
+        // Exactly at every cap: stored, and read back unchanged.
+        let at_caps = json!({
+            "kubernetesVersion": "v".repeat(128),
+            "observedVersion": "o".repeat(128),
+            "nodeCount": 0,
+            "capacity": {"gpusByVendor": vendors(32, 253)},
+            "signals": (0..100)
+                .map(|i| signal("é".repeat(512), "n".repeat(63), "K".repeat(63),
+                                format!("{i:03}{}", "w".repeat(250))))
+                .collect::<Vec<_>>(),
+        });
+        let r = server
+            .raw(
+                "PATCH",
+                &status_path,
+                Some(MERGE),
+                Some(&json!({"status": at_caps})),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{kind} at caps: {}", r.text);
+        let got = server.raw("GET", &format!("{FC}/{name}"), None, None).await;
+        for key in ["kubernetesVersion", "observedVersion", "signals"] {
+            assert_eq!(got.json["status"][key], at_caps[key], "{kind} {key}");
+        }
+        assert_eq!(
+            got.json["status"]["capacity"]["gpusByVendor"], at_caps["capacity"]["gpusByVendor"],
+            "{kind}"
+        );
+    }
 }

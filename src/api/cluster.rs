@@ -40,6 +40,26 @@ pub const HUB_OWNED_STATUS_KEYS: &[&str] = &["phase", "phaseTransitionTime", "co
 /// [`crate::fleet::signals`].
 pub const MAX_SIGNALS: usize = 100;
 
+// Bounds on what an edge can write (design §4: a site token writes its own
+// status; the hub and every admin's terminal read it). The CRD schema
+// enforces them on the API server; `crate::fleet::bounds` clips what a
+// well-behaved edge collects so its patch is never rejected. Together they
+// keep one site's status far under the API server's object size limit
+// (see `fleet::bounds` tests for the worst-case size).
+
+/// Upper bound, in characters, on a signal's `message`.
+pub const MAX_MESSAGE_CHARS: usize = 512;
+/// Upper bound, in characters, on `observedVersion` and `kubernetesVersion`.
+pub const MAX_VERSION_CHARS: usize = 128;
+/// Upper bound, in characters, on a Kubernetes object name or resource name
+/// (workload names, GPU resource names): a DNS-1123 subdomain.
+pub const MAX_OBJECT_NAME_CHARS: usize = 253;
+/// Upper bound, in characters, on a namespace, a workload kind or a site
+/// name in a signal: a DNS-1123 label.
+pub const MAX_LABEL_CHARS: usize = 63;
+/// Upper bound on the number of entries of `capacity.gpusByVendor`.
+pub const MAX_GPU_VENDORS: usize = 32;
+
 /// Condition type: the hub hears from the site (phase `Connected`).
 pub const CONDITION_CONNECTED: &str = "Connected";
 /// Condition type (Pull mode): the hub's credential for the member allows remediation.
@@ -431,15 +451,19 @@ pub struct FederatedClusterStatus {
     pub last_heartbeat_time: Option<Time>,
     /// Edge-owned: version of the reporting operator build.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_VERSION_CHARS))]
     pub observed_version: Option<String>,
     /// Edge-owned: the member's Kubernetes version, e.g. v1.33.2.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_VERSION_CHARS))]
     pub kubernetes_version: Option<String>,
     /// Edge-owned: number of nodes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
     pub node_count: Option<i64>,
     /// Edge-owned: number of namespaces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
     pub namespace_count: Option<i64>,
     /// Edge-owned: node and accelerator capacity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -563,15 +587,25 @@ impl EdgeStatus {
 pub struct Capacity {
     /// Number of nodes.
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub nodes: i64,
     /// Sum of GPU capacity over all vendors.
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub gpus_total: i64,
     /// Sum of allocatable GPUs over all vendors.
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub gpus_allocatable: i64,
     /// Per extended-resource name (nvidia.com/gpu, amd.com/gpu, ...).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(extend(
+        "maxProperties" = MAX_GPU_VENDORS,
+        "x-kubernetes-validations" = [{
+            "rule": "self.all(k, k.size() <= 253)",
+            "message": "GPU resource names are at most 253 characters"
+        }]
+    ))]
     pub gpus_by_vendor: BTreeMap<String, GpuCount>,
 }
 
@@ -581,9 +615,11 @@ pub struct Capacity {
 pub struct GpuCount {
     /// Node capacity.
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub total: i64,
     /// Node allocatable.
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub allocatable: i64,
 }
 
@@ -593,15 +629,19 @@ pub struct GpuCount {
 pub struct Inference {
     /// LLMKube Model objects.
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub models: i64,
     /// Inference services that are ready.
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub services_ready: i64,
     /// Inference services that failed.
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub services_failed: i64,
     /// All inference services.
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub services_total: i64,
 }
 
@@ -611,8 +651,10 @@ pub struct Inference {
 )]
 pub struct WorkloadRef {
     /// Deployment, StatefulSet, DaemonSet, Job, Pod, Node or an inference kind.
+    #[schemars(length(max = MAX_LABEL_CHARS))]
     pub kind: String,
     /// Object name.
+    #[schemars(length(max = MAX_OBJECT_NAME_CHARS))]
     pub name: String,
 }
 
@@ -651,14 +693,17 @@ pub struct Signal {
     pub severity: Severity,
     /// Site name; set where signals of many sites are listed together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_LABEL_CHARS))]
     pub cluster: Option<String>,
     /// Namespace of the workload; empty for cluster-scoped objects (nodes).
     #[serde(default)]
+    #[schemars(length(max = MAX_LABEL_CHARS))]
     pub namespace: String,
     /// The workload the failure belongs to.
     pub workload: WorkloadRef,
     /// Human-readable detail from the source object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_MESSAGE_CHARS))]
     pub message: Option<String>,
     /// When this failure was first seen.
     pub first_seen: Time,

@@ -15,6 +15,11 @@ pub const FEDERATION_STATUS_NAME: &str = "fleet";
 
 /// `FederationStatus` carries no desired state: the object is only a status
 /// holder, so it has no `spec` on the wire.
+/// Upper bound on `FederationStatus` `status.cascades`: each production
+/// site can be the target of up to `MAX_SIGNALS` cascades, so the full list
+/// over a large fleet could pass the API server's object size limit.
+pub const MAX_CASCADES: usize = 100;
+
 #[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[kube(
     group = "federation.kubectl-fleet.dev",
@@ -89,8 +94,10 @@ pub struct FederationStatusStatus {
     /// Number of cascades detected within the lookback.
     #[serde(default)]
     pub cascades_detected: i64,
-    /// Cascades detected within the lookback.
+    /// Cascades detected within the lookback, the most recent
+    /// [`MAX_CASCADES`] (`cascadesDetected` counts them all).
     #[serde(default)]
+    #[schemars(length(max = MAX_CASCADES))]
     pub cascades: Vec<Cascade>,
     /// GPU capacity over all sites.
     #[serde(default)]

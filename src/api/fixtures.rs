@@ -26,6 +26,38 @@ pub fn ago(secs: i64) -> Time {
     Time(fixture_now() - SignedDuration::from_secs(secs))
 }
 
+/// `n` Connected sites `site-000`, … with every edge-owned field at its cap
+/// ([`FederatedCluster::at_caps`]), even ones staging sites that saw every
+/// signal 10 minutes before the odd ones (production): the most
+/// correlation and cascade work, and the largest FederationStatus, that
+/// sites can cause.
+pub fn fleet_at_caps(n: usize) -> Vec<FederatedCluster> {
+    (0..n)
+        .map(|i| {
+            let env = if i % 2 == 0 {
+                Environment::Staging
+            } else {
+                Environment::Production
+            };
+            let mut site = FederatedCluster::test(&format!("site-{i:03}"))
+                .with_environment(env)
+                .connected()
+                .at_caps();
+            if env == Environment::Staging {
+                for s in site
+                    .status
+                    .as_mut()
+                    .into_iter()
+                    .flat_map(|s| s.signals.iter_mut().flatten())
+                {
+                    s.first_seen = ago(600);
+                }
+            }
+            site
+        })
+        .collect()
+}
+
 impl FederatedCluster {
     /// A registered Push-mode site with default spec, created 10 days before
     /// [`fixture_now`], never heard from (no status).
@@ -223,6 +255,70 @@ impl FederatedCluster {
             .signals
             .get_or_insert_with(Vec::new)
             .push(signal);
+        self
+    }
+
+    /// Every edge-owned field at its cap (`MAX_SIGNALS` signals, every
+    /// string at its `maxLength`, `MAX_GPU_VENDORS` GPU resources, counts
+    /// at `i64::MAX`), text in NUL characters, the longest once stored as
+    /// JSON (`\u0000`). Signal `i` has type `i` mod the number of types on
+    /// workload `Kind/NNN…`, the same on every site built this way, so
+    /// correlation and cascade detection over such sites do the most work.
+    pub fn at_caps(mut self) -> Self {
+        use super::{
+            MAX_GPU_VENDORS, MAX_LABEL_CHARS, MAX_MESSAGE_CHARS, MAX_OBJECT_NAME_CHARS,
+            MAX_SIGNALS, MAX_VERSION_CHARS,
+        };
+        let fill = |prefix: String, n: usize| {
+            let mut s = prefix;
+            while s.chars().count() < n {
+                s.push('\0');
+            }
+            s
+        };
+        let at = Time(fixture_now());
+        let signal = |i: usize| Signal {
+            type_: SignalType::ALL[i % SignalType::ALL.len()],
+            severity: Severity::ALL[i % Severity::ALL.len()],
+            cluster: Some(fill(String::new(), MAX_LABEL_CHARS)),
+            namespace: fill(String::new(), MAX_LABEL_CHARS),
+            workload: WorkloadRef::new(
+                fill("Kind".into(), MAX_LABEL_CHARS),
+                fill(format!("{i:03}"), MAX_OBJECT_NAME_CHARS),
+            ),
+            message: Some(fill(String::new(), MAX_MESSAGE_CHARS)),
+            first_seen: at.clone(),
+            last_seen: at.clone(),
+            count: i64::MAX,
+        };
+        let gpus = GpuCount {
+            total: i64::MAX,
+            allocatable: i64::MAX,
+        };
+        self.status = Some(FederatedClusterStatus {
+            last_heartbeat_time: Some(at.clone()),
+            observed_version: Some(fill(String::new(), MAX_VERSION_CHARS)),
+            kubernetes_version: Some(fill(String::new(), MAX_VERSION_CHARS)),
+            node_count: Some(i64::MAX),
+            namespace_count: Some(i64::MAX),
+            capacity: Some(Capacity {
+                nodes: i64::MAX,
+                gpus_total: i64::MAX,
+                gpus_allocatable: i64::MAX,
+                gpus_by_vendor: (0..MAX_GPU_VENDORS)
+                    .map(|i| (fill(format!("{i:02}"), MAX_OBJECT_NAME_CHARS), gpus))
+                    .collect(),
+            }),
+            inference: Some(Inference {
+                models: i64::MAX,
+                services_ready: i64::MAX,
+                services_failed: i64::MAX,
+                services_total: i64::MAX,
+            }),
+            signals: Some((0..MAX_SIGNALS).map(signal).collect()),
+            credential_expiration_time: Some(at),
+            ..self.status.unwrap_or_default()
+        });
         self
     }
 

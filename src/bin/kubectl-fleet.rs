@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::Parser as _;
 use kubectl_fleet::cli::{Cli, Io, run, run_internal, usage_error_line};
+use kubectl_fleet::render::safe::terminal_safe;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -72,7 +73,8 @@ fn main() -> ExitCode {
             if verbose > 0 {
                 let mut source = std::error::Error::source(&err);
                 while let Some(cause) = source {
-                    eprintln!("  caused by: {cause}");
+                    let text = cause.to_string();
+                    eprintln!("  caused by: {}", terminal_safe(&text));
                     source = cause.source();
                 }
             }

@@ -74,11 +74,15 @@ impl Error {
             Some(hint) => format!("error: {self}: {hint}"),
             None => format!("error: {self}"),
         };
-        line.lines()
+        let line = line
+            .lines()
             .map(str::trim)
             .filter(|l| !l.is_empty())
             .collect::<Vec<_>>()
-            .join(" ")
+            .join(" ");
+        // An API server's or member cluster's message may carry text a site
+        // wrote; it reaches the terminal escaped.
+        crate::render::safe::terminal_safe(&line).into_owned()
     }
 
     /// Whether the reader of our output went away (`kubectl fleet status |

@@ -172,7 +172,9 @@ pub fn detect_cascades(
             continue;
         };
         for s in status.signals() {
-            let first_seen = s.first_seen.0;
+            // A sighting cannot come from the future: an edge clock running
+            // ahead (or a lie) counts as seen now, on the hub's clock.
+            let first_seen = s.first_seen.0.min(now);
             if !within(first_seen, now, lookback) {
                 continue;
             }
@@ -402,6 +404,25 @@ mod tests {
         assert_eq!(c.signal, SignalType::CrashLoopBackOff);
         assert_eq!(c.workload, WorkloadRef::new("Deployment", "web"));
         assert_eq!(c.delta_seconds, 3000);
+    }
+
+    #[test]
+    fn a_sighting_dated_in_the_future_counts_as_seen_now() {
+        let future = 10 * 365 * 24 * 3600;
+        let sites = [
+            site("stg", Environment::Staging, vec![crash(3600, 60)]),
+            prod("prod-1", vec![crash(-future, -future)]),
+            // A lying staging site cannot claim to come after everyone.
+            site("dev", Environment::Development, vec![crash(-future, 60)]),
+        ];
+        let out = detect_cascades(&sites, fixture_now(), DEFAULT_LOOKBACK);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(
+            (out[0].source.as_str(), out[0].target.as_str()),
+            ("stg", "prod-1")
+        );
+        assert_eq!(out[0].target_first_seen.0, fixture_now());
+        assert_eq!(out[0].delta_seconds, 3600);
     }
 
     #[test]

@@ -39,19 +39,24 @@ pub fn capacity_from_nodes(nodes: &[Node]) -> Capacity {
     for status in nodes.iter().filter_map(|n| n.status.as_ref()) {
         for (resource, q) in status.capacity.iter().flatten() {
             if is_gpu_resource(resource) {
-                by_vendor.entry(resource.clone()).or_default().total += device_count(q);
+                let g = by_vendor.entry(resource.clone()).or_default();
+                g.total = g.total.saturating_add(device_count(q));
             }
         }
         for (resource, q) in status.allocatable.iter().flatten() {
             if is_gpu_resource(resource) {
-                by_vendor.entry(resource.clone()).or_default().allocatable += device_count(q);
+                let g = by_vendor.entry(resource.clone()).or_default();
+                g.allocatable = g.allocatable.saturating_add(device_count(q));
             }
         }
     }
     Capacity {
         nodes: i64::try_from(nodes.len()).unwrap_or(i64::MAX),
-        gpus_total: by_vendor.values().map(|g| g.total).sum(),
-        gpus_allocatable: by_vendor.values().map(|g| g.allocatable).sum(),
+        // A member's node can publish any integer; sums saturate, never wrap.
+        gpus_total: by_vendor.values().fold(0, |n, g| n.saturating_add(g.total)),
+        gpus_allocatable: by_vendor
+            .values()
+            .fold(0, |n, g| n.saturating_add(g.allocatable)),
         gpus_by_vendor: by_vendor,
     }
 }
@@ -231,6 +236,23 @@ mod tests {
         );
         assert_eq!(c.gpus_by_vendor["gpu.intel.com/i915"], GpuCount::default());
         assert!(!c.gpus_by_vendor.contains_key("example.com/fpga"));
+    }
+
+    #[test]
+    fn huge_device_counts_saturate_instead_of_overflowing() {
+        let max = i64::MAX.to_string();
+        let nodes = [
+            node(
+                "a",
+                &[("nvidia.com/gpu", &max)],
+                &[("nvidia.com/gpu", &max)],
+            ),
+            node("b", &[("nvidia.com/gpu", &max), ("amd.com/gpu", &max)], &[]),
+        ];
+        let c = capacity_from_nodes(&nodes);
+        assert_eq!(c.gpus_by_vendor["nvidia.com/gpu"].total, i64::MAX);
+        assert_eq!(c.gpus_total, i64::MAX);
+        assert_eq!(c.gpus_allocatable, i64::MAX);
     }
 
     #[test]

@@ -15,8 +15,10 @@
 //!   remediation needs.
 //! - [`summary`]: fleet-wide totals for `FederationStatus` and the CLI footer.
 //! - [`age`]: kubectl-like ages.
+//! - [`bounds`]: the caps on edge-owned status text, applied before writing.
 
 pub mod age;
+pub mod bounds;
 pub mod correlation;
 pub mod filter;
 pub mod hub_status;

@@ -8,7 +8,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::api::{
     Cascade, Correlation, DisconnectedCluster, FederatedCluster, FederationStatusStatus,
-    IssuesBySeverity, Phase,
+    IssuesBySeverity, MAX_CASCADES, Phase,
 };
 use crate::fleet::age::human_duration;
 
@@ -79,14 +79,16 @@ pub fn summarize(
         if !signals.is_empty() {
             by_cluster.insert(site.site_name().to_owned(), count(signals.len()));
         }
+        // Counts are what the sites wrote: sums saturate rather than
+        // overflow, so no site's numbers can stop the hub or the CLI.
         if let Some(c) = &status.capacity {
-            out.gpus_total += c.gpus_total;
-            out.gpus_allocatable += c.gpus_allocatable;
+            add(&mut out.gpus_total, c.gpus_total);
+            add(&mut out.gpus_allocatable, c.gpus_allocatable);
         }
         if let Some(i) = &status.inference {
-            out.services_ready += i.services_ready;
-            out.services_failed += i.services_failed;
-            out.services_total += i.services_total;
+            add(&mut out.services_ready, i.services_ready);
+            add(&mut out.services_failed, i.services_failed);
+            add(&mut out.services_total, i.services_total);
         }
     }
     out.total_active_issues = by_severity.total();
@@ -95,9 +97,15 @@ pub fn summarize(
     out.cross_cluster_correlations = count(correlations.len());
     out.correlations = correlations;
     out.cascades_detected = count(cascades.len());
-    out.cascades = cascades;
+    // Cascades come sorted oldest first; keep the most recent.
+    let mut cascades = cascades;
+    out.cascades = cascades.split_off(cascades.len().saturating_sub(MAX_CASCADES));
     out.last_updated = Some(Time(now));
     out
+}
+
+fn add(total: &mut i64, n: i64) {
+    *total = total.saturating_add(n);
 }
 
 fn count(n: usize) -> i64 {
@@ -109,6 +117,32 @@ mod tests {
     use super::*;
     use crate::api::fixtures::fixture_now;
     use crate::api::{Signal, SignalType};
+
+    #[test]
+    fn sites_at_their_caps_yield_a_bounded_fleet_status() {
+        use crate::fleet::correlation::detect_cascades;
+        use crate::fleet::correlation::{CorrelationConfig, DEFAULT_LOOKBACK, correlate};
+        let sites = crate::api::fixtures::fleet_at_caps(200);
+        let now = fixture_now();
+        let correlations = correlate(&sites, &[], now, CorrelationConfig::default());
+        let cascades = detect_cascades(&sites, now, DEFAULT_LOOKBACK);
+        let all = cascades.len();
+        assert_eq!(
+            all,
+            100 * 100,
+            "every production site is a target of every signal"
+        );
+        let f = summarize(&sites, correlations, cascades, now);
+        assert_eq!(f.cascades_detected, 10_000);
+        assert_eq!(f.cascades.len(), MAX_CASCADES);
+        assert_eq!(f.correlations.len(), SignalType::ALL.len());
+        // Counts at i64::MAX on every site saturate instead of overflowing.
+        assert_eq!(f.gpus_total, i64::MAX);
+        assert_eq!(f.services_total, i64::MAX);
+        assert_eq!(f.connected_clusters, 200);
+        let bytes = serde_json::to_vec(&f).unwrap().len();
+        assert!(bytes < 768 * 1024, "FederationStatus of {bytes} bytes");
+    }
 
     #[test]
     fn counts_phases_issues_and_totals() {

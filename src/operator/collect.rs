@@ -5,6 +5,7 @@ use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::api::{FederatedClusterStatus, Signal};
+use crate::fleet::bounds::clip_edge_status;
 use crate::fleet::inventory::{capacity_from_nodes, inference_counts, inference_service_state};
 use crate::fleet::signals::{SignalSources, collect_signals};
 use crate::k8s::member::{InferenceKind, MemberObjects};
@@ -41,7 +42,7 @@ pub fn edge_status(
         now,
     );
     let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
-    FederatedClusterStatus {
+    let mut status = FederatedClusterStatus {
         kubernetes_version: Some(objs.kubernetes_version.clone()).filter(|v| !v.is_empty()),
         node_count: Some(count(objs.nodes.len())),
         namespace_count: Some(count(objs.namespace_count)),
@@ -49,7 +50,10 @@ pub fn edge_status(
         inference: Some(inference_counts(models, &services)),
         signals: Some(signals),
         ..Default::default()
-    }
+    };
+    // Member text is unbounded; the CRD would reject the whole report.
+    clip_edge_status(&mut status);
+    status
 }
 
 /// Adds what the edge knows about itself: heartbeat time (its own clock),

@@ -30,6 +30,7 @@ use crate::k8s::member::{MemberError, read_member};
 use crate::k8s::site_status::{get_site, patch_site_status, sites};
 use crate::operator::collect::{edge_status, with_identity};
 use crate::operator::credential::{CredentialError, HubKubeconfig};
+use crate::render::safe::Untrusted;
 
 /// Edge settings.
 #[derive(Clone, Debug)]
@@ -200,6 +201,8 @@ pub struct Edge {
     accepted: Option<Accepted>,
     history: Vec<Signal>,
     last_member: Option<FederatedClusterStatus>,
+    /// The edge's clock (before `clock_offset`); injectable for tests.
+    clock: super::hub::Clock,
     /// Counters.
     pub stats: EdgeStats,
     metrics: Option<std::sync::Arc<super::metrics::Metrics>>,
@@ -232,6 +235,7 @@ impl Edge {
             accepted: None,
             history: Vec::new(),
             last_member: None,
+            clock: std::sync::Arc::new(Timestamp::now),
             stats: EdgeStats::default(),
             metrics: None,
         }
@@ -259,6 +263,13 @@ impl Edge {
             .and_then(|h| h.kubeconfig.claims())
             .and_then(|c| c.expires_at);
         m.set_credential_expiry(expires.map_or(0, |t| t.as_second()));
+    }
+
+    /// The same edge reading `clock` instead of the system clock (its
+    /// heartbeats, signal times and token-renewal decisions).
+    pub fn with_clock(mut self, clock: super::hub::Clock) -> Self {
+        self.clock = clock;
+        self
     }
 
     fn classify(&self, err: kube::Error, doing: &'static str) -> EdgeError {
@@ -380,8 +391,8 @@ impl Edge {
         let interval = self.interval_of(&site);
         // Whole seconds, as on the wire, so the report compares equal to
         // what the hub holds.
-        let now = Timestamp::from_second(Timestamp::now().as_second())
-            .unwrap_or_else(|_| Timestamp::now());
+        let clock_now = (self.clock)();
+        let now = Timestamp::from_second(clock_now.as_second()).unwrap_or(clock_now);
         let (member, member_err) = self.observe_member(now).await;
         let hub = self.hub.as_ref().expect("refreshed above");
         let claims = hub.durable.claims();
@@ -445,7 +456,7 @@ impl Edge {
         let Some(claims) = hub.kubeconfig.claims() else {
             return Ok(());
         };
-        if !claims.needs_rotation(Timestamp::now()) {
+        if !claims.needs_rotation((self.clock)()) {
             return Ok(());
         }
         let Some(lifetime) = claims.lifetime() else {
@@ -591,7 +602,7 @@ pub async fn run(
         let wait = match (&tick.sent, &tick.error) {
             (Some(_), err) => {
                 if let Some(e) = err {
-                    tracing::warn!(site = %edge.cfg.site, cause = e.cause_name(), "{e}");
+                    tracing::warn!(site = %edge.cfg.site, cause = e.cause_name(), "{}", Untrusted(e));
                 }
                 if failures > 0 {
                     tracing::info!(site = %edge.cfg.site, "reporting to the hub again");
@@ -612,7 +623,8 @@ pub async fn run(
                     site = %edge.cfg.site,
                     cause = e.cause_name(),
                     retry_in = %format!("{}s", wait.as_secs()),
-                    "{e}"
+                    "{}",
+                    Untrusted(e)
                 );
                 wait
             }

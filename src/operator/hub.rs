@@ -40,6 +40,7 @@ use crate::operator::prober::{ProbeStats, ProberConfig};
 
 use super::federation::FleetView;
 use super::metrics::Metrics;
+use crate::render::safe::Untrusted;
 
 /// How many times one reconcile re-reads and retries after a 409.
 pub const MAX_CONFLICT_RETRIES: u32 = 32;
@@ -426,8 +427,8 @@ fn error_policy(site: Arc<FederatedCluster>, err: &HubError, hub: Arc<Hub>) -> A
     hub.metrics.reconcile_error(err.reason());
     tracing::warn!(
         site = site.site_name(),
-        error = %err,
-        cause = %super::source_chain(err),
+        error = %Untrusted(err),
+        cause = %Untrusted(super::source_chain(err)),
         "reconcile failed, retrying"
     );
     Action::requeue(super::jitter(

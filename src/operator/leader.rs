@@ -8,7 +8,11 @@
 //! cannot make a standby steal a live lease). A leader that cannot renew
 //! steps down after two thirds of the duration, before any standby may take
 //! over, so two replicas never both believe they lead.
+//!
+//! Both clocks are injectable ([`LeaderElector::with_clocks`]) so tests can
+//! step time instead of sleeping through lease durations.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
@@ -17,7 +21,19 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::api::Api;
 use tokio::sync::watch;
 
+use super::hub::Clock;
 use crate::k8s::lease::{create_lease, get_lease, replace_lease};
+
+/// A monotonic clock: time elapsed since an arbitrary fixed origin. The
+/// elector measures how long a Lease record stayed unchanged, and how long
+/// ago it renewed, on this clock only.
+pub type Monotonic = Arc<dyn Fn() -> Duration + Send + Sync>;
+
+/// The process's monotonic clock ([`Instant`]), from the moment of the call.
+pub fn system_monotonic() -> Monotonic {
+    let origin = Instant::now();
+    Arc::new(move || origin.elapsed())
+}
 
 /// What an elector needs to know.
 #[derive(Clone, Debug)]
@@ -80,9 +96,14 @@ pub struct LeaderElector {
     api: Api<Lease>,
     cfg: ElectionConfig,
     /// The last record seen and when (local monotonic clock) it was first seen.
-    observed: Option<(Record, Instant)>,
-    /// When this replica last renewed successfully.
-    last_renewal: Option<Instant>,
+    observed: Option<(Record, Duration)>,
+    /// When this replica last renewed successfully (monotonic clock).
+    last_renewal: Option<Duration>,
+    /// Wall clock for the Lease's acquire and renew times (informational
+    /// for other readers; never used to judge expiry).
+    wall: Clock,
+    /// The clock expiry and the renew deadline are judged on.
+    monotonic: Monotonic,
 }
 
 fn is_conflict(err: &kube::Error) -> bool {
@@ -97,7 +118,17 @@ impl LeaderElector {
             cfg,
             observed: None,
             last_renewal: None,
+            wall: Arc::new(Timestamp::now),
+            monotonic: system_monotonic(),
         }
+    }
+
+    /// The same elector reading `wall` and `monotonic` instead of the
+    /// system clocks.
+    pub fn with_clocks(mut self, wall: Clock, monotonic: Monotonic) -> Self {
+        self.wall = wall;
+        self.monotonic = monotonic;
+        self
     }
 
     /// The configuration this elector runs with.
@@ -106,7 +137,7 @@ impl LeaderElector {
     }
 
     fn spec_for_me(&self, acquire: Option<MicroTime>, transitions: i32) -> LeaseSpec {
-        let now = MicroTime(Timestamp::now());
+        let now = MicroTime((self.wall)());
         LeaseSpec {
             holder_identity: Some(self.cfg.identity.clone()),
             lease_duration_seconds: Some(self.cfg.lease_duration.as_secs().max(1) as i32),
@@ -131,7 +162,7 @@ impl LeaderElector {
         let record = Self::record_of(lease);
         let changed = self.observed.as_ref().is_none_or(|(r, _)| *r != record);
         if changed {
-            self.observed = Some((record, Instant::now()));
+            self.observed = Some((record, (self.monotonic)()));
         }
     }
 
@@ -166,7 +197,7 @@ impl LeaderElector {
             return match create_lease(&self.api, &lease).await {
                 Ok(created) => {
                     self.observe(&created);
-                    self.last_renewal = Some(Instant::now());
+                    self.last_renewal = Some((self.monotonic)());
                     Ok(true)
                 }
                 Err(e) if is_conflict(&e) => Ok(false),
@@ -178,10 +209,11 @@ impl LeaderElector {
         let spec = lease.spec.clone().unwrap_or_default();
         let mine = record.holder.as_deref() == Some(self.cfg.identity.as_str());
         let duration = Duration::from_secs(spec.lease_duration_seconds.unwrap_or(0).max(0) as u64);
+        let now = (self.monotonic)();
         let unchanged_for = self
             .observed
             .as_ref()
-            .map(|(_, at)| at.elapsed())
+            .map(|(_, at)| now.saturating_sub(*at))
             .unwrap_or_default();
         let free = record.holder.is_none() || unchanged_for > duration;
         if !mine && !free {
@@ -198,7 +230,7 @@ impl LeaderElector {
         match replace_lease(&self.api, &next).await {
             Ok(written) => {
                 self.observe(&written);
-                self.last_renewal = Some(Instant::now());
+                self.last_renewal = Some((self.monotonic)());
                 Ok(true)
             }
             Err(e) if is_conflict(&e) => Ok(false),
@@ -207,9 +239,10 @@ impl LeaderElector {
     }
 
     /// Whether a leader that just failed to renew must stop acting.
-    fn past_renew_deadline(&self) -> bool {
+    pub fn past_renew_deadline(&self) -> bool {
+        let now = (self.monotonic)();
         self.last_renewal
-            .is_none_or(|at| at.elapsed() >= self.cfg.renew_deadline())
+            .is_none_or(|at| now.saturating_sub(at) >= self.cfg.renew_deadline())
     }
 
     /// Gives the Lease up (on graceful shutdown) so a standby takes over at
@@ -233,7 +266,7 @@ impl LeaderElector {
         next.spec = Some(LeaseSpec {
             holder_identity: None,
             lease_duration_seconds: Some(1),
-            renew_time: Some(MicroTime(Timestamp::now())),
+            renew_time: Some(MicroTime((self.wall)())),
             ..spec
         });
         match replace_lease(&self.api, &next).await {

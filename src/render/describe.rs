@@ -12,30 +12,15 @@ use crate::api::{Capability, FederatedCluster, Mode, SecretKeyRef};
 use crate::fleet::age::{age, until};
 use crate::fleet::policy::{Policy, policy_for};
 use crate::render::report::{REPORT_API_VERSION, SiteReport, site_report};
+use crate::render::safe::terminal_safe;
 use crate::render::status::MISSING;
 use crate::render::table::PlainTable;
 
-/// Longest untrusted value shown in text output (whole in JSON/YAML).
-const MAX_TEXT: usize = 200;
-
 /// Text a site or member cluster controls (messages, versions, names it
-/// reports), made safe for a terminal: control characters escaped, cut to
-/// `max` characters. The one place describe and the status REASON column
-/// pass such text through.
-pub fn untrusted(s: &str, max: usize) -> String {
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i == max {
-            out.push('…');
-            break;
-        }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+/// reports), made safe for a terminal; whole, as describe promises (the
+/// CRD bounds its length).
+fn untrusted(s: &str) -> String {
+    terminal_safe(s).into_owned()
 }
 
 /// One signal with the policy that applies to it on this site.
@@ -132,7 +117,7 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
     let mut out = String::new();
     let mut field = |k: &str, v: &str| out.push_str(&format!("{:<20}{v}\n", format!("{k}:")));
     field("Name", &s.name);
-    field("Display Name", &untrusted(&s.display_name, MAX_TEXT));
+    field("Display Name", &untrusted(&s.display_name));
     field("Mode", s.mode.as_str());
     field("Tier", s.tier.as_str());
     field("Environment", s.environment.as_str());
@@ -184,14 +169,14 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
     if s.conditions.is_empty() {
         out.push_str("  <none>\n");
     } else {
-        let mut t = PlainTable::new(["TYPE", "STATUS", "REASON", "AGE", "MESSAGE"]);
+        let mut t = PlainTable::new(["TYPE", "STATUS", "REASON", "AGE", "MESSAGE"]).whole_cells();
         for c in &s.conditions {
             t.push(vec![
-                untrusted(&c.type_, 64),
-                untrusted(&c.status, 16),
-                untrusted(&c.reason, 64),
+                untrusted(&c.type_),
+                untrusted(&c.status),
+                untrusted(&c.reason),
                 age(Some(c.last_transition_time.0.min(now)), now),
-                untrusted(&c.message, MAX_TEXT),
+                untrusted(&c.message),
             ]);
         }
         indent(&mut out, &t.render(false));
@@ -202,11 +187,11 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
     let mut inv = |k: &str, v: String| out.push_str(&format!("  {:<18}{v}\n", format!("{k}:")));
     inv(
         "Kubernetes",
-        opt(s.kubernetes_version.as_deref().map(|v| untrusted(v, 64))),
+        opt(s.kubernetes_version.as_deref().map(untrusted)),
     );
     inv(
         "Operator",
-        opt(s.observed_version.as_deref().map(|v| untrusted(v, 64))),
+        opt(s.observed_version.as_deref().map(untrusted)),
     );
     inv("Nodes", opt(s.node_count.map(|n| n.to_string())));
     inv("Namespaces", opt(s.namespace_count.map(|n| n.to_string())));
@@ -216,7 +201,7 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
             let vendors: Vec<String> = g
                 .by_vendor
                 .iter()
-                .map(|(v, c)| format!("{}={}/{}", untrusted(v, 64), c.allocatable, c.total))
+                .map(|(v, c)| format!("{}={}/{}", untrusted(v), c.allocatable, c.total))
                 .collect();
             let mut text = format!("{}/{} allocatable", g.allocatable, g.total);
             if !vendors.is_empty() {
@@ -248,17 +233,18 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
             "LAST SEEN",
             "POLICY",
             "MESSAGE",
-        ]);
+        ])
+        .whole_cells();
         for (sig, p) in s.signals.iter().zip(&d.policies) {
             t.push(vec![
                 sig.type_.to_string(),
                 sig.severity.to_string(),
-                untrusted(&sig.namespace, 64),
-                untrusted(&p.workload, 80),
+                untrusted(&sig.namespace),
+                untrusted(&p.workload),
                 sig.count.to_string(),
                 age(Some(sig.last_seen.0.min(now)), now),
                 policy_text(&p.policy),
-                untrusted(sig.message.as_deref().unwrap_or(MISSING), 80),
+                untrusted(sig.message.as_deref().unwrap_or(MISSING)),
             ]);
         }
         indent(&mut out, &t.render(false));
@@ -271,18 +257,5 @@ fn indent(out: &mut String, table: &str) {
         out.push_str("  ");
         out.push_str(line);
         out.push('\n');
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn untrusted_text_is_escaped_and_bounded() {
-        assert_eq!(untrusted("ok", 10), "ok");
-        assert_eq!(untrusted("\u{1b}[31mred", 20), "\\u{1b}[31mred");
-        assert_eq!(untrusted("abcdef", 3), "abc…");
-        assert_eq!(untrusted("a\nb", 10), "a\\nb");
     }
 }

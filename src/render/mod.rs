@@ -10,12 +10,14 @@
 //! - [`describe`]: `kubectl fleet describe SITE`.
 //! - [`table`]: the shared kubectl-like plain table.
 //! - [`monitoring`]: the alert rules, Grafana dashboard and ServiceMonitor.
+//! - [`safe`]: untrusted text made terminal-safe and cut to a cell width.
 
 pub mod describe;
 pub mod incidents;
 pub mod monitoring;
 pub mod policy;
 pub mod report;
+pub mod safe;
 pub mod status;
 pub mod table;
 

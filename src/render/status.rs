@@ -6,7 +6,6 @@ use jiff::Timestamp;
 use crate::api::{CONDITION_CONNECTED, FederatedCluster, Mode, Phase};
 use crate::fleet::age::{age, until};
 use crate::fleet::summary::{effective_phase, summarize};
-use crate::render::describe::untrusted;
 use crate::render::table::{PlainTable, phase_style};
 
 /// Shown where a value is not known (not reported yet, or not applicable).
@@ -143,7 +142,9 @@ pub fn site_row(site: &FederatedCluster, now: Timestamp) -> SiteRow {
             _ => MISSING.to_owned(),
         },
         reason: match status.and_then(|s| s.condition(CONDITION_CONNECTED)) {
-            Some(c) if c.status != "True" && !c.reason.is_empty() => untrusted(&c.reason, 32),
+            Some(c) if c.status != "True" && !c.reason.is_empty() => {
+                crate::render::safe::safe_text(&c.reason, 32).into_owned()
+            }
             _ => MISSING.to_owned(),
         },
     }

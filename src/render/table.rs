@@ -1,6 +1,10 @@
 //! The kubectl-like plain table all renderers share: uppercase headers, no
 //! borders, two spaces between columns, no trailing whitespace, optional
-//! ANSI colour per cell.
+//! ANSI colour per cell. Every cell is made terminal-safe and cut to a width
+//! on the way in ([`crate::render::safe::safe_cell`]), so no view can print
+//! a site's text raw.
+
+use std::borrow::Cow;
 
 use owo_colors::{OwoColorize, Style};
 use tabled::builder::Builder;
@@ -8,6 +12,7 @@ use tabled::settings::object::Columns;
 use tabled::settings::{Padding, Style as TableStyle};
 
 use crate::api::{Phase, Severity};
+use crate::render::safe::{MAX_CELL_CHARS, safe_text, terminal_safe};
 
 /// Gap between columns, as in `kubectl get` output.
 const GAP: usize = 2;
@@ -19,6 +24,8 @@ pub struct PlainTable {
     headers: Vec<String>,
     rows: Vec<Vec<String>>,
     styles: Vec<Vec<Option<Style>>>,
+    /// Longest cell, in characters, once escaped; `None` keeps cells whole.
+    max_cell: Option<usize>,
 }
 
 impl PlainTable {
@@ -26,8 +33,17 @@ impl PlainTable {
     pub fn new<S: Into<String>>(headers: impl IntoIterator<Item = S>) -> Self {
         Self {
             headers: headers.into_iter().map(Into::into).collect(),
+            max_cell: Some(MAX_CELL_CHARS),
             ..Self::default()
         }
+    }
+
+    /// The same table keeping long cells whole (still escaped): for views
+    /// that promise the whole text, such as `describe`. What a site can
+    /// write is bounded by the CRD's `maxLength`s.
+    pub fn whole_cells(mut self) -> Self {
+        self.max_cell = None;
+        self
     }
 
     /// Append a row of cells with no colour.
@@ -36,8 +52,24 @@ impl PlainTable {
         self.push_styled(cells, vec![None; n]);
     }
 
-    /// Append a row and the colour of each of its cells.
+    /// Append a row and the colour of each of its cells. Cells are escaped
+    /// and cut to [`MAX_CELL_CHARS`] characters with a marker (unless
+    /// [`PlainTable::whole_cells`]).
     pub fn push_styled(&mut self, cells: Vec<String>, styles: Vec<Option<Style>>) {
+        let cells = cells
+            .into_iter()
+            .map(|cell| {
+                let safe = match self.max_cell {
+                    Some(max) => safe_text(&cell, max),
+                    None => terminal_safe(&cell),
+                };
+                let escaped = match safe {
+                    Cow::Owned(escaped) => Some(escaped),
+                    Cow::Borrowed(_) => None,
+                };
+                escaped.unwrap_or(cell)
+            })
+            .collect();
         self.rows.push(cells);
         self.styles.push(styles);
     }
@@ -168,6 +200,28 @@ mod tests {
             colored,
             "NAME       PHASE      NOTE\na          \u{1b}[32mConnected\u{1b}[0m  x\nlong-name  \u{1b}[33mStale\u{1b}[0m\n"
         );
+    }
+
+    #[test]
+    fn hostile_cells_are_escaped_and_cut_without_moving_columns() {
+        let mut t = PlainTable::new(["NAME", "MESSAGE", "PHASE"]);
+        t.push_styled(
+            vec![
+                "a".into(),
+                format!("\u{1b}[2J\u{1b}]0;title\u{7}{}", "x".repeat(500)),
+                "Stale".into(),
+            ],
+            vec![None, None, Some(phase_style(Phase::Stale))],
+        );
+        let out = t.render(true);
+        let row = out.lines().nth(1).unwrap();
+        assert!(
+            row.starts_with(r"a     \x1b[2J\x1b]0;title\x07xxx"),
+            "{row}"
+        );
+        assert!(row.contains("x…  \u{1b}[33mStale\u{1b}[0m"), "{row}");
+        // The only escape sequence left is the colour the table added.
+        assert_eq!(out.matches('\u{1b}').count(), 2, "{out}");
     }
 
     #[test]

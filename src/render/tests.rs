@@ -339,3 +339,54 @@ fn status_wide_shows_why_not_connected() {
     let connected = status_view(&[FederatedCluster::test("ok").connected()], fixture_now());
     assert_eq!(connected.rows[0].reason, "-");
 }
+
+/// A site that writes terminal escapes and a 200 KB message into every
+/// string it owns.
+fn hostile_site() -> FederatedCluster {
+    let esc = "\u{1b}[2J\u{1b}]0;owned\u{7}\u{1b}[31m";
+    let mut site = FederatedCluster::test("hostile")
+        .connected()
+        .with_gpu_vendor(&format!("evil.com/gpu{esc}"), 2, 1)
+        .with_signal(
+            Signal::test(
+                SignalType::CrashLoopBackOff,
+                "ns\u{1b}[8m",
+                "Deployment\r",
+                "web\n",
+            )
+            .with_message(&format!("{esc}{}", "A".repeat(200_000))),
+        );
+    let status = site.status.as_mut().unwrap();
+    status.kubernetes_version = Some(format!("v1.33{esc}"));
+    status.observed_version = Some(format!("0.1\u{202e}{esc}"));
+    site
+}
+
+#[test]
+fn hostile_site_text_is_escaped_and_cut_in_every_human_view() {
+    let sites = [hostile_site()];
+    let status = render_status_table(&status_view(&sites, fixture_now()), true, false);
+    let incidents = render_incidents(&incidents(&sites), fixture_now(), false);
+    for out in [&status, &incidents] {
+        assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out}");
+        assert!(!out.contains('\u{202e}') && !out.contains('\r'), "{out}");
+        assert!(out.lines().all(|l| l.chars().count() < 400), "{out}");
+    }
+    insta::assert_snapshot!(status);
+    insta::assert_snapshot!(incidents);
+}
+
+#[test]
+fn hostile_site_text_stays_exact_in_json() {
+    let sites = [hostile_site()];
+    let json: serde_json::Value =
+        serde_json::from_str(&to_json(&incidents(&sites)).unwrap()).unwrap();
+    let message = json["signals"][0]["message"].as_str().unwrap();
+    assert_eq!(
+        message,
+        sites[0].status.as_ref().unwrap().signals()[0]
+            .message
+            .as_deref()
+            .unwrap()
+    );
+}

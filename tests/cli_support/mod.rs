@@ -248,3 +248,21 @@ pub fn status_code<T: std::fmt::Debug>(result: Result<T, kube::Error>) -> u16 {
         Ok(v) => panic!("expected a failure, got {v:?}"),
     }
 }
+
+/// Arguments of an in-process hub operator over `kubeconfig`: no leader
+/// election, loopback probe and HTTPS ports, every interval scaled by `scale`.
+pub fn hub_operator_args(kubeconfig: &Path, scale: f64) -> kubectl_fleet::operator::Args {
+    use clap::Parser as _;
+    kubectl_fleet::operator::Args::parse_from([
+        "fleet-operator",
+        "--kubeconfig",
+        kubeconfig.to_str().unwrap(),
+        "--health-addr",
+        "127.0.0.1:0",
+        "--secure-addr",
+        "127.0.0.1:0",
+        "--leader-elect=false",
+        "--interval-scale",
+        &scale.to_string(),
+    ])
+}

@@ -208,6 +208,21 @@ impl Server {
         accept: &str,
         body: Option<&Value>,
     ) -> Reply {
+        let bytes = body.map(|b| serde_json::to_vec(b).expect("serialize body"));
+        let content_type = body.map(|_| content_type.unwrap_or("application/json"));
+        self.raw_bytes(method, path, content_type, accept, bytes)
+            .await
+    }
+
+    /// One raw request with `body` sent as is (any bytes, any content type).
+    pub async fn raw_bytes(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: Option<&str>,
+        accept: &str,
+        body: Option<Vec<u8>>,
+    ) -> Reply {
         let client = self.client().await;
         let req = build_request(method, path, content_type, accept, body);
         let resp = client
@@ -360,21 +375,19 @@ fn build_request(
     path: &str,
     content_type: Option<&str>,
     accept: &str,
-    body: Option<&Value>,
+    body: Option<Vec<u8>>,
 ) -> Request<Body> {
     let method = Method::from_bytes(method.as_bytes()).expect("valid HTTP method");
     let mut builder = Request::builder()
         .method(method)
         .uri(path)
         .header("accept", accept);
-    let bytes = match body {
-        Some(b) => {
-            builder = builder.header("content-type", content_type.unwrap_or("application/json"));
-            serde_json::to_vec(b).expect("serialize body")
-        }
-        None => Vec::new(),
-    };
-    builder.body(Body::from(bytes)).expect("build request")
+    if let Some(ct) = content_type {
+        builder = builder.header("content-type", ct);
+    }
+    builder
+        .body(Body::from(body.unwrap_or_default()))
+        .expect("build request")
 }
 
 /// Reads all documents of a multi-document YAML file (path relative to the
