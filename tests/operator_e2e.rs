@@ -11,7 +11,6 @@ mod operator_support;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::Api;
 use kube_sandbox::Sandbox;
 use kubectl_fleet::api::{CONDITION_CLOCK_SKEW, FederatedCluster, Phase};
@@ -92,16 +91,6 @@ fn now_ms() -> u128 {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis()
-}
-
-async fn lease_holder(client: &kube::Client) -> Option<String> {
-    let api: Api<Lease> = Api::namespaced(client.clone(), "fleet-system");
-    api.get_opt("fleet-operator-hub")
-        .await
-        .ok()
-        .flatten()
-        .and_then(|l| l.spec)
-        .and_then(|s| s.holder_identity)
 }
 
 /// A hub sandbox with the fleet installed and `sites` registered, hub

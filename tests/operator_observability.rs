@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::Api;
 use kube_sandbox::Sandbox;
 use kubectl_fleet::api::{FederatedCluster, Phase, SignalType, Tier};
@@ -77,16 +76,6 @@ fn hub(dir: &TempDir, hub_kc: &Path, id: &str, cert: &Path, key: &Path) -> Proc 
         key.display().to_string(),
     ]);
     Proc::spawn(id, &operator_bin(), &args, dir.join(&format!("{id}.log")))
-}
-
-async fn lease_holder(client: &kube::Client) -> Option<String> {
-    let api: Api<Lease> = Api::namespaced(client.clone(), "fleet-system");
-    api.get_opt("fleet-operator-hub")
-        .await
-        .ok()
-        .flatten()
-        .and_then(|l| l.spec)
-        .and_then(|s| s.holder_identity)
 }
 
 async fn phase(api: &Api<FederatedCluster>, site: &str) -> Option<Phase> {

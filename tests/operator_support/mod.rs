@@ -775,3 +775,15 @@ pub async fn service_account_token(
         .unwrap();
     minted.status.unwrap().token
 }
+
+/// Who holds the hub's leader Lease, if anyone.
+pub async fn lease_holder(client: &kube::Client) -> Option<String> {
+    let api: Api<k8s_openapi::api::coordination::v1::Lease> =
+        Api::namespaced(client.clone(), rbac::FLEET_NAMESPACE);
+    api.get_opt("fleet-operator-hub")
+        .await
+        .ok()
+        .flatten()
+        .and_then(|l| l.spec)
+        .and_then(|s| s.holder_identity)
+}
