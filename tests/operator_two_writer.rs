@@ -1,4 +1,4 @@
-//! The two-writer invariant (design §4) against kube-sandbox: the edge's
+//! The two-writer invariant (docs/architecture.md#who-writes-which-status-key) against kube-sandbox: the edge's
 //! merge patches and the hub's resourceVersion-guarded status replaces never
 //! lose each other's fields.
 

@@ -1,5 +1,5 @@
 //! The authn → authz path a request takes, through the public `auth` API
-//! only: a ServiceAccount token for the design §3 site identity is accepted
+//! only: a ServiceAccount token for the per-site identity is accepted
 //! while live, authorizes exactly its own site, and stops authenticating
 //! once expired, once its ServiceAccount is deleted, or once the
 //! ServiceAccount is recreated with a new uid.

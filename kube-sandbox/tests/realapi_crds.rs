@@ -1,7 +1,7 @@
 //! Our generated CRDs (`deploy/crds/federation.kubectl-fleet.dev.yaml`, the
 //! file `kubectl fleet install` prints) held against a real Kubernetes API
 //! server: accepted as structural, defaults, enums, ranges and CEL rules as
-//! design §2 says, and the two-writer status contract of design §4 (edge merge
+//! docs/architecture.md says, and the two-writer status contract (docs/architecture.md#who-writes-which-status-key) (edge merge
 //! patch never drops hub-owned fields; the hub's resourceVersion-guarded
 //! status write gets a real 409 after an edge write).
 //!
@@ -422,7 +422,7 @@ fn hub_status(phase: &str) -> Value {
     })
 }
 
-/// The edge's status merge patch: edge-owned keys only (design §4).
+/// The edge's status merge patch: edge-owned keys only (docs/architecture.md#who-writes-which-status-key).
 fn edge_patch(heartbeat: &str) -> Value {
     json!({"status": {
         "lastHeartbeatTime": heartbeat,

@@ -1,4 +1,4 @@
-//! `kubectl fleet policy [--tier T]`: the remediation policy of design §5,
+//! `kubectl fleet policy [--tier T]`: the remediation policy (docs/architecture.md#signals-correlation-and-remediation-policy),
 //! from the same pure function the operator evaluates.
 
 use super::{Error, Io, wire_enum};

@@ -1,5 +1,5 @@
 //! `kubectl fleet register SITE`: create or converge a site on the hub
-//! (design §3) and hand out the edge's configuration.
+//! (docs/architecture.md#the-life-of-a-site) and hand out the edge's configuration.
 //!
 //! Push (default): namespace, ServiceAccount, ClusterRole, binding,
 //! auto-rotation Role/RoleBinding, FederatedCluster, then a token, printed

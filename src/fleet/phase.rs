@@ -1,4 +1,4 @@
-//! Phase from heartbeat staleness, judged on the hub's clock (design §4).
+//! Phase from heartbeat staleness, judged on the hub's clock (docs/architecture.md#who-writes-which-status-key).
 //!
 //! With `I = heartbeatIntervalSeconds` and `age` the time since the hub
 //! *observed* the latest new heartbeat: `Pending` if never heard from,

@@ -1,4 +1,4 @@
-//! The remediation policy per tier (design §5), as one pure function,
+//! The remediation policy per tier (docs/architecture.md#signals-correlation-and-remediation-policy), as one pure function,
 //! [`policy_for`], that the operator evaluates for every signal and
 //! correlation and `kubectl fleet policy` prints as a table.
 

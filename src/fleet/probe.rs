@@ -139,7 +139,7 @@ const DRAIN: [Permission; 2] = [
 ];
 
 /// The member permissions the automatic remediations of `tier` need
-/// (design §5): none for `critical` (every action is manual), restarts for
+/// (docs/architecture.md#signals-correlation-and-remediation-policy): none for `critical` (every action is manual), restarts for
 /// `standard` (medium and low signals are automatic: image pulls, config
 /// errors, scheduling, pressure, evictions), restarts and drains for
 /// `non-critical` (every signal, NodeNotReady included, is automatic).

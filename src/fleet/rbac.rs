@@ -1,4 +1,4 @@
-//! The per-site least-privilege identity of design §3, as plain Kubernetes
+//! The per-site least-privilege identity (docs/architecture.md#the-life-of-a-site), as plain Kubernetes
 //! objects: what `kubectl fleet register` creates on the hub for a Push-mode
 //! site, and the read-only identity it mints on a Pull-mode member.
 //!

@@ -1,4 +1,4 @@
-//! Signal extraction (design §5): active workload and node failures of one
+//! Signal extraction (docs/architecture.md#signals-correlation-and-remediation-policy): active workload and node failures of one
 //! member cluster, from listed Pods, Nodes and ReplicaSets (for owner
 //! resolution) plus classified inference services.
 //!

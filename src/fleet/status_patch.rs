@@ -1,4 +1,4 @@
-//! Status patches that keep the two-writer invariant (design §4); the one
+//! Status patches that keep the two-writer invariant (docs/architecture.md#who-writes-which-status-key); the one
 //! home of this logic for the edge agent and any other caller.
 //!
 //! - The edge sends a JSON merge patch (RFC 7386) of edge-owned keys only,

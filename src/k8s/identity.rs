@@ -1,4 +1,4 @@
-//! The per-site identity on the hub (design §3) and the read-only identity
+//! The per-site identity on the hub (docs/architecture.md#the-life-of-a-site) and the read-only identity
 //! `register --pull` mints on a member: namespace, ServiceAccount, RBAC,
 //! tokens, and their removal.
 //!
@@ -156,7 +156,7 @@ impl Cluster {
         Ok(ObjectRef::of::<K>(&name, namespace.as_deref()))
     }
 
-    /// Ensures the Push-mode identity of `site` (design §3): ServiceAccount,
+    /// Ensures the Push-mode identity of `site` (docs/architecture.md#the-life-of-a-site): ServiceAccount,
     /// ClusterRole with exactly the two site rules, its binding and, with
     /// `auto_rotate`, the Role/RoleBinding that lets the edge renew only its
     /// own token. Without `auto_rotate` that Role/RoleBinding is removed, so

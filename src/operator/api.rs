@@ -1,4 +1,4 @@
-//! The hub's read-only REST API (design §6) and the Kubernetes-native
+//! The hub's read-only REST API (docs/observability.md) and the Kubernetes-native
 //! authentication in front of it and of `/metrics`.
 //!
 //! Routes, all `GET`, JSON from the hub's cache ([`FleetView`]) with the

@@ -1,6 +1,6 @@
 //! The fleet-wide `FederationStatus` singleton, kept by the hub leader:
 //! phase counts, disconnected sites, issues, cross-cluster correlations and
-//! cascades, GPU and service totals (design §2, §5).
+//! cascades, GPU and service totals (docs/architecture.md#signals-correlation-and-remediation-policy).
 //!
 //! Recomputed from the controller's cache (no extra reads) when sites
 //! change, debounced, and once a minute so correlations leave their window;

@@ -1,5 +1,5 @@
 //! The hub role: sets each site's phase and hub-owned conditions from
-//! heartbeat staleness judged on the hub's own clock (design §4).
+//! heartbeat staleness judged on the hub's own clock (docs/architecture.md#who-writes-which-status-key).
 //!
 //! - Every watch event for a site is an *observation*: when its
 //!   `lastHeartbeatTime` value changes, the hub records its own "now" for it

@@ -1,4 +1,4 @@
-//! The operator's Prometheus metrics (design §6), exposed as OpenMetrics
+//! The operator's Prometheus metrics (docs/observability.md), exposed as OpenMetrics
 //! text at `/metrics` by [`super::server`].
 //!
 //! One [`Metrics`] per process; the hub and the edge register different

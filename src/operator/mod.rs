@@ -1,4 +1,4 @@
-//! `fleet-operator`: one binary, two roles (design §1).
+//! `fleet-operator`: one binary, two roles (docs/architecture.md#components).
 //!
 //! - [`hub`]: phase controller over FederatedClusters, leader-elected.
 //! - [`edge`]: the agent on a member cluster that dials home.

@@ -1,5 +1,5 @@
 //! Pull mode on the hub: the leader probes every `mode: Pull` site through
-//! the kubeconfig in its `spec.kubeconfigSecretRef` (design §1–§3).
+//! the kubeconfig in its `spec.kubeconfigSecretRef` (docs/architecture.md#the-life-of-a-site).
 //!
 //! - The pull Secrets of `fleet-system` are watched (only those labelled by
 //!   `kubectl fleet register`); each site keeps one client, rebuilt only when

@@ -1,4 +1,4 @@
-//! The monitoring files shipped with the operator (design §6): the
+//! The monitoring files shipped with the operator (docs/observability.md): the
 //! Prometheus alert rules (a plain rule file for `promtool`, and the same
 //! groups as a `PrometheusRule`), a Grafana dashboard, a ServiceMonitor
 //! and the dashboard's ConfigMap. Generated from here into

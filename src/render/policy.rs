@@ -1,4 +1,4 @@
-//! `kubectl fleet policy`: the remediation policy table of design §5,
+//! `kubectl fleet policy`: the remediation policy table (docs/architecture.md#signals-correlation-and-remediation-policy),
 //! rendered from [`crate::fleet::policy`] (never from a copy of it).
 
 use serde::Serialize;

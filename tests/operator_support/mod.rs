@@ -97,7 +97,7 @@ pub async fn create_site(client: &kube::Client, name: &str, interval: i32, env: 
         .unwrap();
 }
 
-/// Mints the per-site identity of design §3 on the hub (ServiceAccount,
+/// Mints the per-site identity (docs/architecture.md#the-life-of-a-site) on the hub (ServiceAccount,
 /// the two-rule ClusterRole, binding, the self-renewal Role and binding)
 /// and returns a hub kubeconfig with a fresh token valid for `ttl`.
 pub async fn mint_site_kubeconfig(

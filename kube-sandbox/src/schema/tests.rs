@@ -3,7 +3,7 @@
 use super::*;
 use serde_json::json;
 
-/// A FederatedCluster-like schema (design §2) with every keyword under test.
+/// A FederatedCluster-like schema (docs/architecture.md#components) with every keyword under test.
 fn fc_schema() -> Value {
     json!({
         "type": "object",

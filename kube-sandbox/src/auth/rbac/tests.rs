@@ -84,7 +84,7 @@ fn rb(ns: &str, name: &str, kind: &str, role: &str, subjects: Vec<Value>) -> Val
            "subjects": subjects})
 }
 
-/// What `kubectl fleet register SITE` creates (design §3).
+/// What `kubectl fleet register SITE` creates (docs/architecture.md#the-life-of-a-site).
 fn site_identity(snap: &mut RbacSnapshot, site: &str) {
     let id = format!("fleet-edge-{site}");
     snap.cluster_roles.push(cr(
@@ -813,7 +813,7 @@ fn decision_table() {
             res(&ns_admin, "list", "", "configmaps").ns("team-a"),
             true,
         ),
-        // design §3: the per-site identity
+        // the per-site identity register mints
         (
             "site: get own FederatedCluster",
             res(&site, "get", FLEET, "federatedclusters").name("site-a"),
