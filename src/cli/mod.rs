@@ -29,6 +29,7 @@ use clap::{Parser, Subcommand};
 
 pub use error::{Error, usage_error_line};
 
+use crate::fleet::duration::{format_duration, parse_duration};
 use crate::k8s::{Cluster, ConnectOptions};
 
 /// Multi-cluster fleet registry for Kubernetes: register sites with a
@@ -194,27 +195,6 @@ pub fn command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
 }
 
-/// Parses a duration like `30d`, `1h30m`, `90s` or a bare number of seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    if let Ok(secs) = s.parse::<u64>() {
-        return Ok(Duration::from_secs(secs));
-    }
-    let span: jiff::Span = s
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration (use e.g. 30d, 12h, 90m, 3600s)"))?;
-    let secs = span
-        .total((
-            jiff::Unit::Second,
-            jiff::SpanRelativeTo::days_are_24_hours(),
-        ))
-        .map_err(|_| format!("{s:?} is not a fixed duration (use d, h, m, s)"))?;
-    if secs < 0.0 {
-        return Err(format!("{s:?} is negative"));
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
-
 /// Parses `--token-ttl`: a duration the API server's TokenRequest accepts
 /// (at least 10 minutes, at most 2^32 seconds), so a bad value stops before
 /// anything is created.
@@ -233,22 +213,6 @@ pub fn parse_token_ttl(s: &str) -> Result<Duration, String> {
         ));
     }
     Ok(d)
-}
-
-/// Formats a duration the short way users type it (`30d`, `1h`, `1h30m`).
-pub fn format_duration(d: Duration) -> String {
-    let mut secs = d.as_secs();
-    if secs == 0 {
-        return "0s".into();
-    }
-    let mut out = String::new();
-    for (unit, size) in [("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1)] {
-        if secs >= size {
-            out.push_str(&format!("{}{unit}", secs / size));
-            secs %= size;
-        }
-    }
-    out
 }
 
 /// A value parser over one of the API's wire enums, offering exactly its
@@ -317,20 +281,10 @@ mod tests {
 
     #[test]
     fn durations() {
-        assert_eq!(parse_duration("30d"), Ok(Duration::from_secs(30 * 86_400)));
-        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5_400)));
-        assert_eq!(parse_duration("3600s"), Ok(Duration::from_secs(3_600)));
-        assert_eq!(parse_duration("3600"), Ok(Duration::from_secs(3_600)));
-        assert_eq!(parse_duration("2w"), Ok(Duration::from_secs(14 * 86_400)));
-        assert!(parse_duration("soon").is_err());
-        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
         assert_eq!(parse_token_ttl("10m"), Ok(Duration::from_secs(600)));
         let short = parse_token_ttl("5m").unwrap_err();
         assert!(short.contains("shorter than 10m"), "{short}");
         assert!(parse_token_ttl("9999999999").is_err());
-        assert_eq!(format_duration(Duration::from_secs(30 * 86_400)), "30d");
-        assert_eq!(format_duration(Duration::from_secs(5_400)), "1h30m");
-        assert_eq!(format_duration(Duration::from_secs(59)), "59s");
     }
 
     #[test]

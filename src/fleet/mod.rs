@@ -15,11 +15,13 @@
 //!   remediation needs.
 //! - [`summary`]: fleet-wide totals for `FederationStatus` and the CLI footer.
 //! - [`age`]: kubectl-like ages.
+//! - [`duration`]: durations as flags take them, and back.
 //! - [`bounds`]: the caps on edge-owned status text, applied before writing.
 
 pub mod age;
 pub mod bounds;
 pub mod correlation;
+pub mod duration;
 pub mod filter;
 pub mod hub_status;
 pub mod inventory;

@@ -36,6 +36,7 @@ use clap::{Parser, ValueEnum};
 use jiff::SignedDuration;
 use tokio::sync::watch;
 
+use crate::fleet::duration::{parse_duration, parse_signed_duration};
 use crate::k8s::site_status::{crds_installed, sites};
 
 /// The build version, reported as `status.observedVersion`.
@@ -191,23 +192,6 @@ pub struct Args {
     /// Testing: multiply heartbeat intervals (both roles must agree).
     #[arg(long, hide = true, default_value_t = 1.0)]
     pub interval_scale: f64,
-}
-
-fn parse_signed_duration(s: &str) -> Result<SignedDuration, String> {
-    let err = |e: jiff::Error| format!("invalid duration {s:?} (e.g. 15s, 10m, -10m, 7d): {e}");
-    match s.parse::<SignedDuration>() {
-        Ok(d) => Ok(d),
-        // Days are not a fixed length in general; for flags they are 24 h.
-        Err(_) => s
-            .parse::<jiff::Span>()
-            .and_then(|span| span.to_duration(jiff::SpanRelativeTo::days_are_24_hours()))
-            .map_err(err),
-    }
-}
-
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    let d = parse_signed_duration(s)?;
-    Duration::try_from(d).map_err(|_| format!("duration {s:?} must not be negative"))
 }
 
 /// Why the operator could not run.
@@ -529,18 +513,6 @@ async fn run_edge(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_parse_like_kubectl_flags() {
-        assert_eq!(parse_duration("15s"), Ok(Duration::from_secs(15)));
-        assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(7 * 86_400)));
-        assert_eq!(
-            parse_signed_duration("-10m"),
-            Ok(SignedDuration::from_mins(-10))
-        );
-        assert!(parse_duration("-1s").is_err());
-        assert!(parse_duration("soon").is_err());
-    }
 
     #[test]
     fn hub_probe_and_correlation_flags_default_to_the_design() {
