@@ -115,10 +115,50 @@ fn path_suffix(path: &Option<PathBuf>) -> String {
         .unwrap_or_default()
 }
 
+/// The HTTP status code of a failed API call; `None` when the call failed
+/// before an answer (transport, TLS, decoding).
+pub fn status_code(err: &kube::Error) -> Option<u16> {
+    match err {
+        kube::Error::Api(s) => Some(s.code),
+        _ => None,
+    }
+}
+
+/// A 409: the object changed since it was read (or already exists).
+pub fn is_conflict(err: &kube::Error) -> bool {
+    status_code(err) == Some(409)
+}
+
+/// A 404: the object (or its resource type) is not there.
+pub fn is_missing(err: &kube::Error) -> bool {
+    status_code(err) == Some(404)
+}
+
+/// One line for a kube error: the API's code and message, or the root
+/// cause of a transport failure (never a `Debug` dump).
+pub fn readable(err: &kube::Error) -> String {
+    match err {
+        kube::Error::Api(s) => format!("{} {}: {}", s.code, s.reason, s.message),
+        other => root_cause(other),
+    }
+}
+
+/// The `source()` chain below an error, joined with ": " (for logs that
+/// show the error itself next to it).
+pub fn source_chain(err: &dyn std::error::Error) -> String {
+    let mut parts = Vec::new();
+    let mut cur = err.source();
+    while let Some(e) = cur {
+        parts.push(e.to_string());
+        cur = e.source();
+    }
+    parts.join(": ")
+}
+
 /// The innermost message of an error chain: the part a user recognises
 /// ("Connection refused", "invalid peer certificate: UnknownIssuer"),
 /// cut to its first line (YAML errors append a source snippet).
-pub(crate) fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
+pub fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
     let mut cur = err;
     while let Some(next) = cur.source() {
         cur = next;

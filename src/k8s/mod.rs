@@ -15,7 +15,7 @@ mod manifests;
 mod sites;
 
 pub use client::{Cluster, ConnectOptions};
-pub use error::Error;
+pub use error::{Error, is_conflict, is_missing, readable, root_cause, source_chain, status_code};
 pub use identity::{IssuedToken, ObjectRef};
 pub use kubeconfig::{TokenKubeconfig, plain_yaml_stream, write_private_file};
 pub use manifests::{Applied, ApplyOptions, KeptField, describe_field};

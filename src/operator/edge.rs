@@ -28,6 +28,7 @@ use crate::fleet::status_patch::{held_edge_owned, report_patch};
 use crate::k8s::edge_token::{SecretName, request_site_token, store_hub_kubeconfig};
 use crate::k8s::member::{MemberError, read_member};
 use crate::k8s::site_status::{get_site, patch_site_status, sites};
+use crate::k8s::{readable, root_cause, source_chain, status_code};
 use crate::operator::collect::{edge_status, with_identity};
 use crate::operator::credential::{CredentialError, HubKubeconfig};
 use crate::render::safe::Untrusted;
@@ -208,23 +209,6 @@ pub struct Edge {
     metrics: Option<std::sync::Arc<super::metrics::Metrics>>,
 }
 
-fn api_code(err: &kube::Error) -> Option<u16> {
-    match err {
-        kube::Error::Api(s) => Some(s.code),
-        _ => None,
-    }
-}
-
-/// The innermost cause of a transport error, without anything secret
-/// (kube errors never carry the token).
-fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut cur = err;
-    while let Some(next) = cur.source() {
-        cur = next;
-    }
-    cur.to_string()
-}
-
 impl Edge {
     /// An edge for `cfg` reading its member cluster through `member`.
     pub fn new(cfg: EdgeConfig, member: kube::Client) -> Self {
@@ -274,7 +258,7 @@ impl Edge {
 
     fn classify(&self, err: kube::Error, doing: &'static str) -> EdgeError {
         let site = self.cfg.site.clone();
-        match api_code(&err) {
+        match status_code(&err) {
             Some(401) => EdgeError::Unauthorized { site },
             Some(403) => EdgeError::Forbidden { site, doing },
             // The object missing names it; the API missing does not.
@@ -509,7 +493,7 @@ impl Edge {
                     site = %self.cfg.site,
                     expires = %minted.expires_at,
                     error = %e,
-                    cause = %super::source_chain(&e),
+                    cause = %source_chain(&e),
                     "renewed the site token but could not store it; using it from memory until restart \
                      (run the edge with --hub-kubeconfig-secret NAMESPACE/NAME of the Secret the file is mounted from, \
                      or mount it writable)"
@@ -553,15 +537,6 @@ impl Edge {
             h.durable = h.kubeconfig.clone();
         }
         Ok(())
-    }
-}
-
-/// One line for a kube error: the API's code and message, or the root cause
-/// of a transport failure (never a `Debug` dump).
-pub(crate) fn readable(err: &kube::Error) -> String {
-    match err {
-        kube::Error::Api(s) => format!("{} {}: {}", s.code, s.reason, s.message),
-        other => root_cause(other),
     }
 }
 

@@ -21,6 +21,7 @@ use crate::fleet::summary::summarize;
 use crate::k8s::federation_status::{
     create_federation_status, get_federation_status, replace_federation_status,
 };
+use crate::k8s::{is_conflict, source_chain};
 
 use super::metrics::Metrics;
 
@@ -181,7 +182,7 @@ pub async fn sync_once(
                 .await
             {
                 Ok(created) => created,
-                Err(kube::Error::Api(s)) if s.code == 409 => continue,
+                Err(e) if is_conflict(&e) => continue,
                 Err(e) => return Err(FederationError(e)),
             },
         };
@@ -194,7 +195,7 @@ pub async fn sync_once(
                 }
                 return Ok(true);
             }
-            Err(kube::Error::Api(s)) if s.code == 409 => continue,
+            Err(e) if is_conflict(&e) => continue,
             Err(e) => return Err(FederationError(e)),
         }
     }
@@ -235,7 +236,7 @@ pub async fn run(
                 Ok(true) => tracing::debug!(sites = sites.len(), "FederationStatus updated"),
                 Ok(false) => {}
                 Err(e) => {
-                    tracing::warn!(error = %e, cause = %super::source_chain(&e), "could not update FederationStatus")
+                    tracing::warn!(error = %e, cause = %source_chain(&e), "could not update FederationStatus")
                 }
             }
         }

@@ -36,6 +36,7 @@ use tokio::sync::watch;
 use crate::api::{FederatedCluster, Mode, Phase};
 use crate::fleet::hub_status::{DEFAULT_CREDENTIAL_WARNING, Sighting, hub_status, pull_hub_status};
 use crate::k8s::site_status::{get_site, replace_site_status};
+use crate::k8s::{is_conflict, is_missing, source_chain};
 use crate::operator::prober::{ProbeStats, ProberConfig};
 
 use super::federation::FleetView;
@@ -154,10 +155,6 @@ fn scaled(interval: Duration, scale: f64) -> Duration {
     } else {
         interval.mul_f64(scale)
     }
-}
-
-fn is_status(err: &kube::Error, code: u16) -> bool {
-    matches!(err, kube::Error::Api(s) if s.code == code)
 }
 
 impl Hub {
@@ -382,7 +379,7 @@ impl Hub {
                         written: Some(Box::new(written)),
                     });
                 }
-                Err(e) if is_status(&e, 409) => {
+                Err(e) if is_conflict(&e) => {
                     self.metrics.status_conflict();
                     conflicts += 1;
                     if conflicts > MAX_CONFLICT_RETRIES {
@@ -400,13 +397,13 @@ impl Hub {
                     }
                     current = match get_site(&self.api, &name).await {
                         Ok(fresh) => fresh,
-                        Err(e) if is_status(&e, 404) => {
+                        Err(e) if is_missing(&e) => {
                             return Ok(self.gone(&name, j.phase, conflicts));
                         }
                         Err(source) => return Err(HubError::Reread { site: name, source }),
                     };
                 }
-                Err(e) if is_status(&e, 404) => return Ok(self.gone(&name, j.phase, conflicts)),
+                Err(e) if is_missing(&e) => return Ok(self.gone(&name, j.phase, conflicts)),
                 Err(source) => return Err(HubError::Write { site: name, source }),
             }
         }
@@ -428,7 +425,7 @@ fn error_policy(site: Arc<FederatedCluster>, err: &HubError, hub: Arc<Hub>) -> A
     tracing::warn!(
         site = site.site_name(),
         error = %Untrusted(err),
-        cause = %Untrusted(super::source_chain(err)),
+        cause = %Untrusted(source_chain(err)),
         "reconcile failed, retrying"
     );
     Action::requeue(super::jitter(

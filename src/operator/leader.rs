@@ -23,6 +23,7 @@ use tokio::sync::watch;
 
 use super::hub::Clock;
 use crate::k8s::lease::{create_lease, get_lease, replace_lease};
+use crate::k8s::{is_conflict, source_chain};
 
 /// A monotonic clock: time elapsed since an arbitrary fixed origin. The
 /// elector measures how long a Lease record stayed unchanged, and how long
@@ -104,10 +105,6 @@ pub struct LeaderElector {
     wall: Clock,
     /// The clock expiry and the renew deadline are judged on.
     monotonic: Monotonic,
-}
-
-fn is_conflict(err: &kube::Error) -> bool {
-    matches!(err, kube::Error::Api(s) if s.code == 409)
 }
 
 impl LeaderElector {
@@ -290,7 +287,7 @@ pub async fn run(
         let now_leader = match elector.try_acquire_or_renew().await {
             Ok(held) => held,
             Err(err) => {
-                tracing::warn!(error = %err, cause = %super::source_chain(&err), "leader election round failed");
+                tracing::warn!(error = %err, cause = %source_chain(&err), "leader election round failed");
                 was_leader && !elector.past_renew_deadline()
             }
         };

@@ -214,16 +214,7 @@ pub enum OperatorError {
     Server(#[from] server::ServerError),
 }
 
-/// The `source()` chain of an error, joined with ": ".
-pub fn source_chain(err: &dyn std::error::Error) -> String {
-    let mut parts = Vec::new();
-    let mut cur = err.source();
-    while let Some(e) = cur {
-        parts.push(e.to_string());
-        cur = e.source();
-    }
-    parts.join(": ")
-}
+pub use crate::k8s::source_chain;
 
 /// `base` plus a random part of up to `spread`, so that many replicas or
 /// sites retrying at once spread out.
@@ -476,7 +467,7 @@ async fn run_edge(
         Ok(true) => {}
         Ok(false) => return Err(OperatorError::CrdMissing),
         Err(e) => tracing::warn!(
-            cause = %edge::readable(&e),
+            cause = %crate::k8s::readable(&e),
             "could not check the fleet CRDs on the hub yet; reporting anyway"
         ),
     }
