@@ -1,6 +1,7 @@
-//! The edge's own token renewal: a TokenRequest for its ServiceAccount on
-//! the hub (`fleet-system/fleet-edge-SITE`), made with the site identity
-//! itself, which `register` allows for exactly that ServiceAccount; and
+//! Site tokens: the one TokenRequest path ([`request_token`]), used by
+//! `register` and `rotate` with the admin's credentials and by the edge's
+//! own renewal ([`request_site_token`]: made with the site identity itself,
+//! which `register` allows for exactly its ServiceAccount); and
 //! persisting the renewed hub kubeconfig in the Secret on the MEMBER cluster
 //! that the edge pod mounts, so a restart finds the new token.
 
@@ -28,7 +29,7 @@ pub enum TokenError {
     #[error("requesting a token for the site's ServiceAccount")]
     Request(#[source] kube::Error),
     /// The answer carried no token.
-    #[error("the token request for the site's ServiceAccount returned no token")]
+    #[error("the API server answered the token request without a token")]
     Empty,
 }
 
@@ -41,7 +42,24 @@ pub async fn request_site_token(
     expiration_seconds: i64,
     audiences: Vec<String>,
 ) -> Result<MintedToken, TokenError> {
-    let api: Api<ServiceAccount> = Api::namespaced(hub.clone(), FLEET_NAMESPACE);
+    request_token(
+        hub,
+        &edge_identity_name(site),
+        expiration_seconds,
+        audiences,
+    )
+    .await
+}
+
+/// The one TokenRequest of the product (`register`, `rotate` and the edge's
+/// renewal): a token for ServiceAccount `fleet-system/SERVICE_ACCOUNT`.
+pub async fn request_token(
+    client: &kube::Client,
+    service_account: &str,
+    expiration_seconds: i64,
+    audiences: Vec<String>,
+) -> Result<MintedToken, TokenError> {
+    let api: Api<ServiceAccount> = Api::namespaced(client.clone(), FLEET_NAMESPACE);
     let req = TokenRequest {
         metadata: Default::default(),
         spec: TokenRequestSpec {
@@ -52,12 +70,7 @@ pub async fn request_site_token(
         status: None,
     };
     let resp: TokenRequest = api
-        .create_subresource(
-            "token",
-            &edge_identity_name(site),
-            &PostParams::default(),
-            &req,
-        )
+        .create_token_request(service_account, &PostParams::default(), &req)
         .await
         .map_err(TokenError::Request)?;
     let status = resp

@@ -8,12 +8,11 @@
 use std::time::Duration;
 
 use k8s_openapi::ByteString;
-use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde::Serialize;
 
 use super::client::Cluster;
@@ -224,28 +223,22 @@ impl Cluster {
         service_account: &str,
         ttl: Duration,
     ) -> Result<IssuedToken, Error> {
-        let api: Api<ServiceAccount> = Api::namespaced(self.client.clone(), NAMESPACE);
-        let request = TokenRequest {
-            spec: TokenRequestSpec {
-                audiences: Vec::new(),
-                expiration_seconds: Some(i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX)),
-                bound_object_ref: None,
-            },
-            ..Default::default()
-        };
         let requested_at = jiff::Timestamp::now();
         let what = format!("request a token for ServiceAccount {NAMESPACE}/{service_account}");
-        let response = api
-            .create_token_request(service_account, &PostParams::default(), &request)
-            .await
-            .map_err(|e| Error::api(what.clone(), self.server(), e))?;
-        let status = response.status.ok_or_else(|| Error::Unexpected {
-            what,
-            reason: "the TokenRequest response has no status".into(),
-        })?;
+        let seconds = i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX);
+        let minted =
+            super::edge_token::request_token(&self.client, service_account, seconds, Vec::new())
+                .await
+                .map_err(|e| match e {
+                    super::edge_token::TokenError::Request(e) => Error::api(what, self.server(), e),
+                    empty => Error::Unexpected {
+                        what,
+                        reason: empty.to_string(),
+                    },
+                })?;
         Ok(IssuedToken {
-            token: status.token,
-            expiration: status.expiration_timestamp.0,
+            token: minted.token,
+            expiration: minted.expires_at,
             requested: ttl,
             requested_at,
         })

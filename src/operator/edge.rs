@@ -104,6 +104,9 @@ pub enum EdgeError {
         message: String,
     },
     /// The member cluster could not be read.
+    /// The hub answered a token renewal without a usable token.
+    #[error("renewing its own token failed: {0}; keeping the current token and retrying")]
+    Renewal(String),
     #[error("reading the member cluster failed: {0}; reporting a heartbeat only")]
     Member(#[source] MemberError),
     /// A renewed token could not be persisted in the member Secret.
@@ -141,6 +144,7 @@ impl EdgeError {
             EdgeError::Unreachable { .. } => "unreachable",
             EdgeError::Hub { .. } => "hub-error",
             EdgeError::Member(_) => "member",
+            EdgeError::Renewal(_) => "renewal",
             EdgeError::Persist { .. } => "persist-token",
         }
     }
@@ -460,11 +464,7 @@ impl Edge {
             crate::k8s::edge_token::TokenError::Request(e) => {
                 self.classify(e, "renewing its own token")
             }
-            empty => EdgeError::Hub {
-                code: 200,
-                doing: "renewing its own token",
-                message: empty.to_string(),
-            },
+            empty => EdgeError::Renewal(empty.to_string()),
         })?;
         self.stats.rotations += 1;
         let in_memory = hub.kubeconfig.with_token(&minted.token)?;
