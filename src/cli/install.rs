@@ -33,7 +33,7 @@ use serde_json::{Value, json};
 use super::register::{HUB_KUBECONFIG_MOUNT, HUB_KUBECONFIG_SECRET};
 use super::version::VERSION;
 use super::{Error, GlobalArgs, Io, parse_site_name};
-use crate::api::{DEFAULT_KUBECONFIG_KEY, GROUP};
+use crate::api::DEFAULT_KUBECONFIG_KEY;
 use crate::fleet::rbac;
 use crate::k8s::{ApplyOptions, NAMESPACE, describe_field};
 
@@ -252,48 +252,15 @@ fn labels(role: Role) -> Value {
     })
 }
 
-fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
-    json!({ "apiGroups": groups, "resources": resources, "verbs": verbs })
-}
-
-/// The hub operator's cluster-wide rules: exactly what it reads and writes.
+/// The hub operator's cluster-wide rules ([`rbac::hub_operator_cluster_rules`]).
 pub fn hub_cluster_rules() -> Vec<Value> {
-    vec![
-        rule(
-            &[GROUP],
-            &["federatedclusters"],
-            &["get", "list", "watch", "update", "patch"],
-        ),
-        rule(
-            &[GROUP],
-            &["federatedclusters/status"],
-            &["get", "update", "patch"],
-        ),
-        rule(
-            &[GROUP],
-            &["federationstatuses", "federationstatuses/status"],
-            &["get", "list", "watch", "create", "update", "patch"],
-        ),
-        rule(&["authentication.k8s.io"], &["tokenreviews"], &["create"]),
-        rule(
-            &["authorization.k8s.io"],
-            &["subjectaccessreviews"],
-            &["create"],
-        ),
-    ]
+    rules_json(rbac::hub_operator_cluster_rules())
 }
 
-/// The hub operator's rules inside `fleet-system`: its leader-election
-/// Lease and the Pull-mode kubeconfig Secrets.
+/// The hub operator's rules inside `fleet-system`
+/// ([`rbac::hub_operator_namespace_rules`]).
 pub fn hub_namespace_rules() -> Vec<Value> {
-    vec![
-        rule(
-            &["coordination.k8s.io"],
-            &["leases"],
-            &["get", "list", "watch", "create", "update", "patch"],
-        ),
-        rule(&[""], &["secrets"], &["get", "list", "watch"]),
-    ]
+    rules_json(rbac::hub_operator_namespace_rules())
 }
 
 /// The edge operator's read-only rules on its own (member) cluster: the
@@ -509,7 +476,7 @@ pub fn monitoring_manifests() -> Vec<Value> {
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "ClusterRole",
             "metadata": { "name": METRICS_READER_ROLE, "labels": labels(Role::Hub) },
-            "rules": [rule(&[GROUP], &["federatedclusters"], &["list"])],
+            "rules": rules_json(rbac::fleet_reader_rules()),
         }),
         monitoring::service_monitor(labels(Role::Hub)),
         monitoring::prometheus_rule(),

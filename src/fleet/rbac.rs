@@ -217,6 +217,69 @@ fn rule(api_group: &str, resource: &str, names: &[&str], verbs: &[&str]) -> Poli
     }
 }
 
+fn resources_rule(api_group: &str, resources: &[&str], verbs: &[&str]) -> PolicyRule {
+    PolicyRule {
+        resources: Some(resources.iter().map(|s| (*s).to_owned()).collect()),
+        ..rule(api_group, "", &[], verbs)
+    }
+}
+
+/// The hub operator's cluster-wide rules (ClusterRole
+/// `fleet-operator-hub`): exactly what it reads and writes — sites and
+/// their status, the FederationStatus singleton, and the reviews that
+/// authenticate callers of its REST API and `/metrics`.
+pub fn hub_operator_cluster_rules() -> Vec<PolicyRule> {
+    let g = crate::api::GROUP;
+    vec![
+        rule(
+            g,
+            "federatedclusters",
+            &[],
+            &["get", "list", "watch", "update", "patch"],
+        ),
+        rule(
+            g,
+            "federatedclusters/status",
+            &[],
+            &["get", "update", "patch"],
+        ),
+        resources_rule(
+            g,
+            &["federationstatuses", "federationstatuses/status"],
+            &["get", "list", "watch", "create", "update", "patch"],
+        ),
+        rule("authentication.k8s.io", "tokenreviews", &[], &["create"]),
+        rule(
+            "authorization.k8s.io",
+            "subjectaccessreviews",
+            &[],
+            &["create"],
+        ),
+    ]
+}
+
+/// The hub operator's rules inside `fleet-system` (Role
+/// `fleet-operator-hub`): its leader-election Lease and the Pull-mode
+/// kubeconfig Secrets `register --pull` stores there.
+pub fn hub_operator_namespace_rules() -> Vec<PolicyRule> {
+    vec![
+        rule(
+            "coordination.k8s.io",
+            "leases",
+            &[],
+            &["get", "list", "watch", "create", "update", "patch"],
+        ),
+        rule("", "secrets", &[], &["get", "list", "watch"]),
+    ]
+}
+
+/// What a caller of the hub's REST API and `/metrics` must be allowed
+/// (the operator checks it with a SubjectAccessReview): list
+/// FederatedClusters. The `--with-monitoring` ClusterRole grants it.
+pub fn fleet_reader_rules() -> Vec<PolicyRule> {
+    vec![rule(crate::api::GROUP, "federatedclusters", &[], &["list"])]
+}
+
 /// The hub ServiceAccount `fleet-system/fleet-edge-SITE` the edge authenticates as.
 pub fn site_service_account(site: &str) -> ServiceAccount {
     ServiceAccount {
