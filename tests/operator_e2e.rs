@@ -282,6 +282,36 @@ async fn a_skewed_live_site_stays_connected_is_flagged_and_shows_its_hub_clock_a
         jiff::Timestamp::now().duration_since(reported) >= jiff::SignedDuration::from_mins(9),
         "lastHeartbeatTime is the edge's slow clock, unchanged: {site}"
     );
+    // Further heartbeats measure the same offset within tolerance: the hub
+    // writes nothing for them (it logs every write that is not a phase
+    // transition as a condition transition).
+    let before = f.api.get("site-d").await.unwrap().status.unwrap();
+    wait_until(Duration::from_secs(10), "three more heartbeats", || async {
+        let now = f.api.get("site-d").await.unwrap().status.unwrap();
+        now.last_heartbeat_time.unwrap().0
+            >= before.last_heartbeat_time.clone().unwrap().0 + jiff::SignedDuration::from_secs(6)
+    })
+    .await;
+    let after = f.api.get("site-d").await.unwrap().status.unwrap();
+    assert_eq!(after.clock_offset_seconds, Some(offset));
+    assert_eq!(after.phase_transition_time, before.phase_transition_time);
+    let hub_log = f.hubs[0].log_text();
+    let writes_for = |what: &str| {
+        hub_log
+            .lines()
+            .filter(|l| l.contains(what) && l.contains("site-d"))
+            .count()
+    };
+    assert_eq!(
+        writes_for("phase transition"),
+        2,
+        "Pending, then Connected with ClockSkew and the offset in one write: {hub_log}"
+    );
+    assert_eq!(
+        writes_for("condition transition"),
+        0,
+        "no hub write per heartbeat: {hub_log}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
