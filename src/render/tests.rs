@@ -498,3 +498,26 @@ fn an_unmeasured_fast_clock_is_never_a_negative_age() {
         "stale: last heartbeat 0s ago (interval 30s)"
     );
 }
+
+#[test]
+fn a_forged_clock_offset_cannot_panic_or_give_a_negative_age() {
+    // A site token can write any status key, clockOffsetSeconds included
+    // (the hub rewrites it on its next live sighting): whatever the value,
+    // every view renders and no age is negative.
+    let now = fixture_now();
+    for offset in [i64::MIN, -1, 1, i64::MAX, 10_i64.pow(12), -(10_i64.pow(12))] {
+        let site = FederatedCluster::test("forged")
+            .connected()
+            .with_clock_offset(offset);
+        let row = &status_view(std::slice::from_ref(&site), now).rows[0];
+        assert!(!row.last_heartbeat.contains("invalid"), "{offset}: {row:?}");
+        let v = serde_json::to_value(status_report(std::slice::from_ref(&site), now)).unwrap();
+        assert!(
+            v["sites"][0]["lastHeartbeatAgeSeconds"].as_i64().unwrap() >= 0,
+            "{offset}"
+        );
+        let text = describe::render_description(&describe::site_description(&site, now), now);
+        assert!(text.contains("Last Heartbeat:"), "{offset}");
+        crate::fleet::summary::summarize(&[site], vec![], vec![], now);
+    }
+}
