@@ -60,10 +60,14 @@ pub fn summarize(
             out.disconnected_clusters.push(DisconnectedCluster {
                 name: site.site_name().to_owned(),
                 phase,
+                // On the hub clock (the edge's time minus the offset the
+                // hub measured), not clamped to `now`, so it changes only
+                // when a heartbeat or the offset does.
                 last_seen: site
                     .status
                     .as_ref()
-                    .and_then(|s| s.last_heartbeat_time.clone()),
+                    .and_then(|s| s.heartbeat_on_hub_clock())
+                    .map(Time),
                 reason: disconnect_reason(site, now),
             });
         }

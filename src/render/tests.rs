@@ -474,6 +474,13 @@ fn skewed_edge_clocks_do_not_skew_the_ages_shown() {
         summary.disconnected_clusters[0].reason,
         "unreachable: last heartbeat 20m ago (interval 30s)"
     );
+    assert_eq!(
+        summary.disconnected_clusters[0].last_seen,
+        Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            now - jiff::SignedDuration::from_secs(1200)
+        )),
+        "lastSeen is when the hub saw it"
+    );
 }
 
 #[test]
