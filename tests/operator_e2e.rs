@@ -95,7 +95,7 @@ fn now_ms() -> u128 {
 
 /// A hub sandbox with the fleet installed and `sites` registered, hub
 /// replicas `hubs` running (the first one leading), and one member
-/// sandbox plus edge per site (`skewed` sites run 10 minutes ahead).
+/// sandbox plus edge per site (`skewed` sites' clocks run 10 minutes behind).
 /// Returns once every site is Connected.
 struct Fleet {
     dir: TempDir,
@@ -162,7 +162,7 @@ impl Fleet {
             .await;
             fleet.members.push(m);
             let extra: &[&str] = if skewed.contains(s) {
-                &["--clock-offset", "10m"]
+                &["--clock-offset", "-10m"]
             } else {
                 &[]
             };
@@ -207,7 +207,7 @@ async fn edges_report_their_member_data_with_only_their_token() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_skewed_live_site_stays_connected_and_is_flagged() {
+async fn a_skewed_live_site_stays_connected_is_flagged_and_shows_its_hub_clock_age() {
     let f = Fleet::start("e2e-skew", &["site-d"], &["hub-a"], &["site-d"]).await;
     wait_until(Duration::from_secs(10), "site-d ClockSkew", || async {
         f.api
@@ -230,7 +230,76 @@ async fn a_skewed_live_site_stays_connected_and_is_flagged() {
         d.condition(CONDITION_CLOCK_SKEW)
             .unwrap()
             .message
-            .contains("ahead of")
+            .contains("status.clockOffsetSeconds"),
+        "the message points at the offset instead of stating it"
+    );
+    // Edge clock minus hub clock, measured when a heartbeat arrived (the
+    // report latency makes it a little more negative than -600).
+    let offset = d
+        .clock_offset_seconds
+        .expect("the hub persisted the offset");
+    assert!(
+        (-615..=-595).contains(&offset),
+        "clockOffsetSeconds {offset}"
+    );
+    // What a user sees: the heartbeat a few seconds old, not 10 minutes,
+    // while lastHeartbeatTime stays what the edge wrote.
+    let hub_kc = f.dir.join("hub.kubeconfig");
+    let table = fleet_cli(&hub_kc, &["status"]);
+    let row: Vec<&str> = table
+        .lines()
+        .find(|l| l.starts_with("site-d "))
+        .unwrap_or_else(|| panic!("no site-d row in {table}"))
+        .split_whitespace()
+        .collect();
+    assert_eq!(row[4], "Connected", "{table}");
+    let age: u64 = row[5]
+        .strip_suffix('s')
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("LAST HEARTBEAT {:?} is not seconds: {table}", row[5]));
+    assert!(age <= 3 * I.as_secs() + 2, "LAST HEARTBEAT {age}s: {table}");
+    let out = fleet_cli(&hub_kc, &["status", "-o", "json"]);
+    let json: serde_json::Value = serde_json::from_str(&out[out.find('{').unwrap()..]).unwrap();
+    let site = &json["sites"][0];
+    assert_eq!(site["name"], "site-d");
+    assert!(
+        site["lastHeartbeatAgeSeconds"].as_u64().unwrap() <= 3 * I.as_secs() + 2,
+        "{site}"
+    );
+    let reported: jiff::Timestamp = site["lastHeartbeatTime"].as_str().unwrap().parse().unwrap();
+    assert!(
+        jiff::Timestamp::now().duration_since(reported) >= jiff::SignedDuration::from_mins(9),
+        "lastHeartbeatTime is the edge's slow clock, unchanged: {site}"
+    );
+    // Further heartbeats measure the same offset within tolerance: the hub
+    // writes nothing for them (it logs every write that is not a phase
+    // transition as a condition transition).
+    let before = f.api.get("site-d").await.unwrap().status.unwrap();
+    wait_until(Duration::from_secs(10), "three more heartbeats", || async {
+        let now = f.api.get("site-d").await.unwrap().status.unwrap();
+        now.last_heartbeat_time.unwrap().0
+            >= before.last_heartbeat_time.clone().unwrap().0 + jiff::SignedDuration::from_secs(6)
+    })
+    .await;
+    let after = f.api.get("site-d").await.unwrap().status.unwrap();
+    assert_eq!(after.clock_offset_seconds, Some(offset));
+    assert_eq!(after.phase_transition_time, before.phase_transition_time);
+    let hub_log = f.hubs[0].log_text();
+    let writes_for = |what: &str| {
+        hub_log
+            .lines()
+            .filter(|l| l.contains(what) && l.contains("site-d"))
+            .count()
+    };
+    assert_eq!(
+        writes_for("phase transition"),
+        2,
+        "Pending, then Connected with ClockSkew and the offset in one write: {hub_log}"
+    );
+    assert_eq!(
+        writes_for("condition transition"),
+        0,
+        "no hub write per heartbeat: {hub_log}"
     );
 }
 

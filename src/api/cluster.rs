@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
+use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
@@ -34,7 +35,12 @@ pub const EDGE_OWNED_STATUS_KEYS: &[&str] = &[
 ];
 
 /// Status keys only the hub operator ever writes, in both modes.
-pub const HUB_OWNED_STATUS_KEYS: &[&str] = &["phase", "phaseTransitionTime", "conditions"];
+pub const HUB_OWNED_STATUS_KEYS: &[&str] = &[
+    "phase",
+    "phaseTransitionTime",
+    "conditions",
+    "clockOffsetSeconds",
+];
 
 /// Upper bound on `status.signals`, enforced by the CRD schema and by
 /// [`crate::fleet::signals`].
@@ -430,7 +436,8 @@ impl SignalType {
 
 /// Observed state of a site. Every field is optional and omitted when unset,
 /// so each writer patches only its own keys: the hub owns phase,
-/// phaseTransitionTime and conditions; in Push mode the edge owns the rest.
+/// phaseTransitionTime, conditions and clockOffsetSeconds; in Push mode the
+/// edge owns the rest.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FederatedClusterStatus {
@@ -445,6 +452,16 @@ pub struct FederatedClusterStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
     pub conditions: Option<Vec<Condition>>,
+    /// Hub-owned: how far the edge clock is ahead of the hub clock (negative:
+    /// behind), in whole seconds, as the hub last measured it when a new
+    /// heartbeat arrived. Absent while the difference is within the
+    /// `ClockSkew` tolerance, and always for Pull sites (the hub stamps their
+    /// heartbeat). Written only with the `ClockSkew` condition or when it
+    /// moves by more than the tolerance, so it may lag by up to that much.
+    /// `lastHeartbeatTime - clockOffsetSeconds` is the heartbeat on the hub
+    /// clock, which every age shown to a user is computed from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_offset_seconds: Option<i64>,
     /// Edge-owned: the edge's clock when it sent its latest report. The hub
     /// judges age by when it observed a new value here, on its own clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -490,6 +507,29 @@ pub struct FederatedClusterStatus {
 }
 
 impl FederatedClusterStatus {
+    /// `lastHeartbeatTime` moved onto the hub clock: minus
+    /// `clockOffsetSeconds` when the hub measured one. None when never
+    /// heard from. Ages shown to users are taken from this, not from the
+    /// edge-stamped time, so a slow edge clock does not make a live site
+    /// look old and a fast one does not make a dead site look fresh.
+    pub fn heartbeat_on_hub_clock(&self) -> Option<Timestamp> {
+        let reported = self.last_heartbeat_time.as_ref()?.0;
+        let offset = self.clock_offset_seconds.unwrap_or(0);
+        Some(
+            reported
+                .checked_sub(SignedDuration::from_secs(offset))
+                .unwrap_or(reported),
+        )
+    }
+
+    /// The age of the latest heartbeat on the hub clock at `now` (see
+    /// [`Self::heartbeat_on_hub_clock`]), never negative; None when never
+    /// heard from.
+    pub fn heartbeat_age(&self, now: Timestamp) -> Option<SignedDuration> {
+        self.heartbeat_on_hub_clock()
+            .map(|t| now.duration_since(t).max(SignedDuration::ZERO))
+    }
+
     /// The condition of the given type, if present.
     pub fn condition(&self, type_: &str) -> Option<&Condition> {
         self.conditions

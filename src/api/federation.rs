@@ -127,7 +127,8 @@ pub struct DisconnectedCluster {
     pub name: String,
     /// Its phase (Pending, Stale or Unreachable).
     pub phase: Phase,
-    /// When the hub last observed a heartbeat from it; unset if never.
+    /// When the hub last observed a heartbeat from it, on the hub clock
+    /// (its `lastHeartbeatTime` minus `clockOffsetSeconds`); unset if never.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_seen: Option<Time>,
     /// Why it counts as disconnected, for humans.

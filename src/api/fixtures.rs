@@ -190,6 +190,13 @@ impl FederatedCluster {
         self
     }
 
+    /// The hub measured the edge clock `secs` seconds ahead of its own
+    /// (negative: behind) and wrote `clockOffsetSeconds`.
+    pub fn with_clock_offset(mut self, secs: i64) -> Self {
+        self.status_mut().clock_offset_seconds = Some(secs);
+        self
+    }
+
     /// Registered, never heard from: phase Pending, no heartbeat.
     pub fn pending(self) -> Self {
         self.with_phase(Phase::Pending, 600)

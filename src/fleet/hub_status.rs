@@ -5,9 +5,12 @@
 //! and the clock, and writes only when [`HubStatus::changed`] says so.
 //!
 //! A write is due only when the phase, or the status or reason of the
-//! `Connected`, `CredentialExpiring` or `ClockSkew` condition, changes;
-//! messages follow the condition they belong to and never cause a write on
-//! their own, so re-judging an unchanged site yields no write.
+//! `Connected`, `CredentialExpiring` or `ClockSkew` condition, changes, or
+//! when the measured edge clock offset (`clockOffsetSeconds`) moves by more
+//! than the skew tolerance; messages follow the condition they belong to
+//! and never cause a write on their own, so re-judging an unchanged site
+//! yields no write, and a skewed edge's jittering heartbeats yield none
+//! either.
 
 use std::time::Duration;
 
@@ -117,6 +120,9 @@ pub struct HubStatus {
     /// All conditions: the hub's, updated, and any others (e.g. Pull-mode
     /// `RemediationCapable`, set by the prober) as they were.
     pub conditions: Vec<Condition>,
+    /// `clockOffsetSeconds`: the latest live measurement when this is a
+    /// write, else what the object already holds (see [`clock_offset`]).
+    pub clock_offset_seconds: Option<i64>,
     /// Whether this is a transition (so a write is due).
     pub changed: bool,
     /// When to judge again if nothing else happens: the next phase
@@ -132,6 +138,7 @@ impl HubStatus {
         status.phase = Some(self.phase);
         status.phase_transition_time = self.phase_transition_time.clone();
         status.conditions = Some(self.conditions.clone());
+        status.clock_offset_seconds = self.clock_offset_seconds;
     }
 
     /// The full status to write when this is a transition, else None.
@@ -291,24 +298,21 @@ fn credential_state(
     }
 }
 
+/// `ClockSkew` from a live observation. The message states no amount or
+/// direction: a message is rewritten only when the condition's status or
+/// reason changes, so a drifting clock would leave any stated amount stale.
+/// The amount is in `clockOffsetSeconds`, which is rewritten whenever it
+/// moves by more than the tolerance.
 fn skew_state(obs: &HeartbeatObservation, interval: Duration) -> CondState {
     match obs.skew(interval) {
-        Some(skew) => {
-            let dir = if skew.is_negative() {
-                "behind"
-            } else {
-                "ahead of"
-            };
-            let abs = Duration::try_from(skew.abs()).unwrap_or_default();
-            CondState {
-                status: "True",
-                reason: "ClockSkewDetected",
-                message: format!(
-                    "the edge clock is {} {dir} the hub clock; phase is judged on the hub clock",
-                    human(abs)
-                ),
-            }
-        }
+        Some(_) => CondState {
+            status: "True",
+            reason: "ClockSkewDetected",
+            message: format!(
+                "the edge clock differs from the hub clock by more than {}: status.clockOffsetSeconds holds the offset (edge minus hub); phase and heartbeat ages are judged on the hub clock",
+                human(phase::skew_tolerance(interval))
+            ),
+        },
         None => CondState {
             status: "False",
             reason: "WithinTolerance",
@@ -317,6 +321,44 @@ fn skew_state(obs: &HeartbeatObservation, interval: Duration) -> CondState {
                 human(phase::skew_tolerance(interval))
             ),
         },
+    }
+}
+
+/// The `clockOffsetSeconds` a live observation measures: the edge clock
+/// minus the hub clock in whole seconds when beyond the skew tolerance,
+/// else None (absent).
+fn measured_offset(obs: &HeartbeatObservation, interval: Duration) -> Option<i64> {
+    obs.skew(interval).map(|skew| skew.as_secs())
+}
+
+/// What `clockOffsetSeconds` should hold, and whether it alone warrants a
+/// write. `measured` is None when the sighting is not live (nothing to
+/// measure: the object's value is kept), else the measurement.
+///
+/// The offset is written whenever the hub writes anyway, and on its own
+/// only when it moved by more than the skew tolerance from what the object
+/// holds (absent counting as 0). Report latency and second precision make
+/// every heartbeat's measurement jitter by up to that much, so a skewed
+/// but steady edge costs no write per heartbeat.
+fn clock_offset(
+    persisted: Option<i64>,
+    measured: Option<Option<i64>>,
+    writing_anyway: bool,
+    interval: Duration,
+) -> (Option<i64>, bool) {
+    let Some(measured) = measured else {
+        return (persisted, false);
+    };
+    let tolerance = i64::try_from(phase::skew_tolerance(interval).as_secs()).unwrap_or(i64::MAX);
+    let moved = measured
+        .unwrap_or(0)
+        .saturating_sub(persisted.unwrap_or(0))
+        .saturating_abs()
+        > tolerance;
+    if writing_anyway || moved {
+        (measured, moved)
+    } else {
+        (persisted, false)
     }
 }
 
@@ -412,10 +454,8 @@ pub fn hub_status(
         interval,
         now,
     );
-    let skew = match (&sighting.observation, sighting.live) {
-        (Some(obs), true) => Some(skew_state(obs, interval)),
-        _ => None,
-    };
+    let live = sighting.observation.filter(|_| sighting.live);
+    let skew = live.as_ref().map(|obs| skew_state(obs, interval));
     let requeue_after = [
         phase::next_transition(observed_at, interval, now),
         credential_next,
@@ -451,10 +491,18 @@ pub fn hub_status(
     if let Some(skew) = &skew {
         changed |= set_condition(&mut conditions, CONDITION_CLOCK_SKEW, skew, generation, now);
     }
+    let (clock_offset_seconds, offset_moved) = clock_offset(
+        status.and_then(|s| s.clock_offset_seconds),
+        live.as_ref().map(|obs| measured_offset(obs, interval)),
+        changed,
+        interval,
+    );
+    changed |= offset_moved;
     HubStatus {
         phase: new_phase,
         phase_transition_time,
         conditions,
+        clock_offset_seconds,
         changed,
         requeue_after,
     }
@@ -467,7 +515,8 @@ pub fn hub_status(
 /// what the member said the identity may do. Before the first probe of
 /// this process the conditions stay as they are. `CredentialExpiring` and
 /// `ClockSkew` are Push conditions: the hub's own clock stamps a Pull
-/// heartbeat, and the Pull token's expiry is shown as
+/// heartbeat (so there is no `clockOffsetSeconds`; one left from a time the
+/// site was Push is removed), and the Pull token's expiry is shown as
 /// `credentialExpirationTime`.
 pub fn pull_hub_status(
     site: &FederatedCluster,
@@ -489,6 +538,9 @@ pub fn pull_hub_status(
     let mut conditions = status
         .and_then(|s| s.conditions.clone())
         .unwrap_or_default();
+    if status.is_some_and(|s| s.clock_offset_seconds.is_some()) {
+        changed = true;
+    }
     let mut set = |type_: &str, state: &CondState| {
         changed |= set_condition(&mut conditions, type_, state, generation, now);
     };
@@ -521,6 +573,7 @@ pub fn pull_hub_status(
         phase: new_phase,
         phase_transition_time,
         conditions,
+        clock_offset_seconds: None,
         changed,
         requeue_after: phase::next_transition(observed_at, interval, now),
     }
@@ -871,8 +924,9 @@ mod tests {
         );
         assert_eq!(
             skew.message,
-            "the edge clock is 10m behind the hub clock; phase is judged on the hub clock"
+            "the edge clock differs from the hub clock by more than 60s: status.clockOffsetSeconds holds the offset (edge minus hub); phase and heartbeat ages are judged on the hub clock"
         );
+        assert_eq!(h.clock_offset_seconds, Some(-600));
         // A second of jitter on the next heartbeat: no write.
         let s = written(site(), &h);
         assert!(!judge(&s, &seen(30 - 601, 30, true), at(30)).changed);
@@ -897,6 +951,97 @@ mod tests {
             (skew.status.as_str(), skew.reason.as_str()),
             ("False", "WithinTolerance")
         );
+    }
+
+    /// The offset a written object holds.
+    fn offset(site: &FederatedCluster) -> Option<i64> {
+        site.status.as_ref().and_then(|s| s.clock_offset_seconds)
+    }
+
+    #[test]
+    fn the_clock_offset_is_written_with_the_condition_not_per_heartbeat() {
+        // Edge 10 minutes behind, heartbeats every 30 s with report latency
+        // and second rounding: the first live sighting writes ClockSkew and
+        // the offset together, then a steady edge costs nothing.
+        let h = judge(&site(), &seen(-600, 0, true), at(1));
+        assert!(h.changed);
+        let mut s = written(site(), &h);
+        assert_eq!(offset(&s), Some(-600));
+        let json = serde_json::to_value(s.status.as_ref().unwrap()).unwrap();
+        assert_eq!(json["clockOffsetSeconds"], -600);
+        let skew_since = cond(&h, CONDITION_CLOCK_SKEW)
+            .unwrap()
+            .last_transition_time
+            .clone();
+        let mut writes = 0;
+        for (i, jitter) in [0, -1, 3, -20, 29, -45, 10, 59, -59, 1].iter().enumerate() {
+            let t = 30 * (i as i64 + 1);
+            let h = judge(&s, &seen(t - 600 + jitter, t, true), at(t));
+            assert_eq!(h.phase, Phase::Connected);
+            assert_eq!(h.clock_offset_seconds, Some(-600), "kept at {t}");
+            if h.changed {
+                writes += 1;
+                s = written(s, &h);
+            }
+        }
+        assert_eq!(writes, 0, "no write per heartbeat");
+        // The edge clock drifts by more than the tolerance: one write of
+        // the new offset; the condition (status, time, message) is as it was.
+        let h = judge(&s, &seen(330 - 700, 330, true), at(330));
+        assert!(h.changed, "the offset moved by more than 1m");
+        s = written(s, &h);
+        assert_eq!(offset(&s), Some(-700));
+        let c = s
+            .status
+            .as_ref()
+            .unwrap()
+            .condition(CONDITION_CLOCK_SKEW)
+            .unwrap();
+        assert_eq!(
+            (c.status.as_str(), &c.last_transition_time),
+            ("True", &skew_since)
+        );
+        assert!(
+            !c.message.contains("10m") && !c.message.contains("11m"),
+            "{}",
+            c.message
+        );
+        // A phase transition writes the freshest measurement with it.
+        let h = judge(&s, &seen(330 - 730, 330, true), at(421));
+        assert_eq!(h.phase, Phase::Stale);
+        assert_eq!(h.clock_offset_seconds, Some(-730));
+        s = written(s, &h);
+        // A seeded sighting (hub restart) measures nothing: kept, no write.
+        let h = judge(&s, &seen(330 - 730, 330, false), at(422));
+        assert!(!h.changed);
+        assert_eq!(h.clock_offset_seconds, Some(-730));
+        // The clock is fixed: back within tolerance, cleared with the
+        // condition turning False, in one write, and gone from the JSON.
+        let h = judge(&s, &seen(450 - 5, 450, true), at(450));
+        assert!(h.changed);
+        s = written(s, &h);
+        assert_eq!(offset(&s), None);
+        assert_eq!(
+            cond(&h, CONDITION_CLOCK_SKEW).unwrap().reason,
+            "WithinTolerance"
+        );
+        let json = serde_json::to_value(s.status.as_ref().unwrap()).unwrap();
+        assert!(json.get("clockOffsetSeconds").is_none(), "{json}");
+        assert!(!judge(&s, &seen(480 - 3, 480, true), at(480)).changed);
+    }
+
+    #[test]
+    fn skew_within_tolerance_writes_no_offset_and_pull_sites_have_none() {
+        let h = judge(&site(), &seen(-59, 0, true), at(0));
+        assert_eq!(h.clock_offset_seconds, None);
+        // A site switched from Push to Pull: the hub stamps its heartbeat
+        // now, so an offset left over is removed (one write).
+        let s = site().pull().heartbeat_ago(0).with_clock_offset(-600);
+        let h = pull_hub_status(&s, &seen(0, 0, true), I, None, at(1));
+        assert!(h.changed);
+        let s = written(s, &h);
+        assert_eq!(offset(&s), None);
+        assert!(!pull_hub_status(&s, &seen(0, 0, true), I, None, at(2)).changed);
     }
 
     #[test]

@@ -238,11 +238,13 @@ pub fn edge_status_patch(last_accepted: Option<&EdgeStatus>, current: &EdgeStatu
 /// `metadata.resourceVersion` so the API server rejects it with 409 if the
 /// object changed since it was read. Conditions are sent whole (a merge
 /// patch replaces lists), which is fine because only the hub writes them.
+/// A `clockOffsetSeconds` of None is sent as null, which removes it.
 pub fn hub_status_patch(
     resource_version: &str,
     phase: Phase,
     phase_transition_time: &Time,
     conditions: &[Condition],
+    clock_offset_seconds: Option<i64>,
 ) -> Value {
     json!({
         "metadata": { "resourceVersion": resource_version },
@@ -250,6 +252,7 @@ pub fn hub_status_patch(
             "phase": phase,
             "phaseTransitionTime": phase_transition_time,
             "conditions": conditions,
+            "clockOffsetSeconds": clock_offset_seconds,
         }
     })
 }
@@ -396,7 +399,7 @@ mod tests {
 
     #[test]
     fn hub_patch_carries_resource_version_and_only_hub_keys() {
-        let patch = hub_status_patch("42", Phase::Stale, &ago(0), &[]);
+        let patch = hub_status_patch("42", Phase::Stale, &ago(0), &[], None);
         assert_eq!(patch["metadata"]["resourceVersion"], "42");
         let mut keys: Vec<&str> = patch["status"]
             .as_object()

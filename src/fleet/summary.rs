@@ -19,17 +19,15 @@ pub fn effective_phase(site: &FederatedCluster) -> Phase {
 
 /// Why a site that is not Connected counts as disconnected, for humans.
 pub fn disconnect_reason(site: &FederatedCluster, now: Timestamp) -> String {
-    let last = site
-        .status
-        .as_ref()
-        .and_then(|s| s.last_heartbeat_time.as_ref());
-    match (effective_phase(site), last) {
+    // The age on the hub clock (see `heartbeat_on_hub_clock`), never negative.
+    let age = site.status.as_ref().and_then(|s| s.heartbeat_age(now));
+    match (effective_phase(site), age) {
         (Phase::Connected, _) => String::new(),
         (_, None) => "never heard from".to_owned(),
-        (phase, Some(t)) => format!(
+        (phase, Some(age)) => format!(
             "{}: last heartbeat {} ago (interval {}s)",
             phase.as_str().to_lowercase(),
-            human_duration(now.duration_since(t.0)),
+            human_duration(age),
             site.spec.heartbeat_interval_seconds
         ),
     }
@@ -62,10 +60,14 @@ pub fn summarize(
             out.disconnected_clusters.push(DisconnectedCluster {
                 name: site.site_name().to_owned(),
                 phase,
+                // On the hub clock (the edge's time minus the offset the
+                // hub measured), not clamped to `now`, so it changes only
+                // when a heartbeat or the offset does.
                 last_seen: site
                     .status
                     .as_ref()
-                    .and_then(|s| s.last_heartbeat_time.clone()),
+                    .and_then(|s| s.heartbeat_on_hub_clock())
+                    .map(Time),
                 reason: disconnect_reason(site, now),
             });
         }

@@ -9,7 +9,9 @@
 //!   [`crate::fleet::hub_status::hub_status`] from that sighting and the
 //!   effective interval (`--interval-scale` applied).
 //! - The hub writes only on a transition (phase, or the status/reason of the
-//!   `Connected`, `CredentialExpiring` or `ClockSkew` condition), with a
+//!   `Connected`, `CredentialExpiring` or `ClockSkew` condition, or the edge
+//!   clock offset `clockOffsetSeconds` moving by more than the skew
+//!   tolerance), with a
 //!   resourceVersion-guarded replace of `/status`; a 409 means another writer
 //!   (the edge) got in first, so it re-reads, re-judges and retries.
 //! - It requeues a site at its next threshold crossing (phase or

@@ -4,12 +4,11 @@
 //! that applies, credential expiry, the Pull Secret), and its stable
 //! `-o json|yaml` document.
 
-use jiff::Timestamp;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use crate::api::{Capability, FederatedCluster, Mode, SecretKeyRef};
-use crate::fleet::age::{age, until};
+use crate::fleet::age::{age, human_duration, until};
 use crate::fleet::policy::{Policy, policy_for};
 use crate::render::report::{REPORT_API_VERSION, SiteReport, site_report};
 use crate::render::safe::terminal_safe;
@@ -103,14 +102,6 @@ fn policy_text(p: &Policy) -> String {
     }
 }
 
-fn time_and_age(t: Option<&Time>, now: Timestamp) -> String {
-    match t {
-        // A time in the future comes from a clock running ahead: age 0.
-        Some(t) => format!("{} ({} ago)", t.0, age(Some(t.0.min(now)), now)),
-        None => "never".to_owned(),
-    }
-}
-
 /// The kubectl-describe style text of `d` at `now`.
 pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
     let s = &d.site;
@@ -140,19 +131,26 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
         .map(|t| format!(" (for {})", age(Some(t.0.min(now)), now)))
         .unwrap_or_default();
     field("Phase", &format!("{}{since}", s.phase));
-    let clock = match d.heartbeat_clock {
-        "hub" => "hub clock, last successful probe",
-        _ => "edge clock; phase is judged on the hub clock",
+    let clock = match (d.heartbeat_clock, s.clock_offset_seconds) {
+        ("hub", _) => "hub clock, last successful probe".to_owned(),
+        (_, Some(offset)) if offset != 0 => format!(
+            "edge clock, {} {} the hub clock; age and phase are on the hub clock",
+            human_duration(SignedDuration::from_secs(offset.saturating_abs())),
+            if offset < 0 { "behind" } else { "ahead of" }
+        ),
+        _ => "edge clock; phase is judged on the hub clock".to_owned(),
     };
-    let heard = time_and_age(s.last_heartbeat_time.as_ref(), now);
-    field(
-        "Last Heartbeat",
-        &if s.last_heartbeat_time.is_some() {
-            format!("{heard}, {clock}")
-        } else {
-            heard
-        },
-    );
+    // The age is the report's: on the hub clock, never negative.
+    let heard = match (&s.last_heartbeat_time, s.last_heartbeat_age_seconds) {
+        (Some(t), Some(secs)) => format!(
+            "{} ({} ago), {clock}",
+            t.0,
+            human_duration(SignedDuration::from_secs(secs))
+        ),
+        (Some(t), None) => format!("{}, {clock}", t.0),
+        (None, _) => "never".to_owned(),
+    };
+    field("Last Heartbeat", &heard);
     let credential = match &s.credential_expiration_time {
         Some(t) => format!("{} (in {})", t.0, until(t.0, now)),
         None => MISSING.to_owned(),

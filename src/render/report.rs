@@ -16,7 +16,8 @@
 //!   phaseTransitionTime: "..."             # null when never judged
 //!   heartbeatIntervalSeconds: 30
 //!   lastHeartbeatTime: "..."               # null when never heard from
-//!   lastHeartbeatAgeSeconds: 5             # null when never heard from
+//!   lastHeartbeatAgeSeconds: 5             # on the hub clock, >= 0; null when never heard from
+//!   clockOffsetSeconds: null               # edge clock minus hub clock, as the hub measured it; null when within tolerance or Pull
 //!   observedVersion: 0.1.0                 # null when unknown (same for the next 3)
 //!   kubernetesVersion: v1.33.2
 //!   nodeCount: 3
@@ -92,8 +93,14 @@ pub struct SiteReport {
     pub heartbeat_interval_seconds: i32,
     /// Edge clock at the last report.
     pub last_heartbeat_time: Option<Time>,
-    /// Seconds since `lastHeartbeatTime` on the client clock (0 if in the future).
+    /// Seconds since the last heartbeat on the hub clock
+    /// (`lastHeartbeatTime - clockOffsetSeconds` of the site's status),
+    /// never negative; so a skewed edge clock does not skew it.
     pub last_heartbeat_age_seconds: Option<i64>,
+    /// The site's `status.clockOffsetSeconds`: how far the edge clock is
+    /// ahead of the hub clock (negative: behind), null when within the
+    /// `ClockSkew` tolerance or for Pull sites.
+    pub clock_offset_seconds: Option<i64>,
     /// Edge operator version.
     pub observed_version: Option<String>,
     /// Member Kubernetes version.
@@ -205,6 +212,7 @@ pub struct SignalTotals {
 /// One site as the report shows it.
 pub(crate) fn site_report(site: &FederatedCluster, now: Timestamp) -> SiteReport {
     let status = site.status.clone().unwrap_or_default();
+    let last_heartbeat_age_seconds = status.heartbeat_age(now).map(|d| d.as_secs());
     SiteReport {
         name: site.site_name().to_owned(),
         display_name: site.display_name().to_owned(),
@@ -215,10 +223,8 @@ pub(crate) fn site_report(site: &FederatedCluster, now: Timestamp) -> SiteReport
         phase: effective_phase(site),
         phase_transition_time: status.phase_transition_time,
         heartbeat_interval_seconds: site.spec.heartbeat_interval_seconds,
-        last_heartbeat_age_seconds: status
-            .last_heartbeat_time
-            .as_ref()
-            .map(|t| now.duration_since(t.0).as_secs().max(0)),
+        last_heartbeat_age_seconds,
+        clock_offset_seconds: status.clock_offset_seconds,
         last_heartbeat_time: status.last_heartbeat_time,
         observed_version: status.observed_version,
         kubernetes_version: status.kubernetes_version,

@@ -25,7 +25,7 @@ pub struct SiteRow {
     pub environment: String,
     /// Phase (Pending when the hub has not judged it yet).
     pub phase: Phase,
-    /// Age of the last heartbeat, or `never`.
+    /// Age of the last heartbeat on the hub clock, or `never`.
     pub last_heartbeat: String,
     /// Node count or `-`.
     pub nodes: String,
@@ -98,13 +98,14 @@ pub fn site_row(site: &FederatedCluster, now: Timestamp) -> SiteRow {
         tier: site.spec.tier.to_string(),
         environment: site.spec.environment.to_string(),
         phase: effective_phase(site),
-        // A heartbeat dated in the future comes from an edge clock running
-        // ahead (the hub flags it with ClockSkew); show it as just now
-        // rather than kubectl's `<invalid>`.
+        // On the hub clock: the edge's time minus the offset the hub
+        // measured (`clockOffsetSeconds`), so a slow edge clock does not age
+        // a live site and a fast one does not freshen a dead one. Never in
+        // the future (an unmeasured fast clock shows `0s`, not `<invalid>`).
         last_heartbeat: age(
             status
-                .and_then(|s| s.last_heartbeat_time.as_ref())
-                .map(|t| t.0.min(now)),
+                .and_then(|s| s.heartbeat_on_hub_clock())
+                .map(|t| t.min(now)),
             now,
         ),
         nodes: or_missing(

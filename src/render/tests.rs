@@ -390,3 +390,141 @@ fn hostile_site_text_stays_exact_in_json() {
             .unwrap()
     );
 }
+
+/// Two Push sites whose edge clocks the hub measured 10 and 30 minutes
+/// off (`clockOffsetSeconds`): one live with a slow clock (heard from 5 s
+/// ago on the hub clock, stamped 10m5s ago), one dead for 20 minutes whose
+/// clock runs 30 minutes fast (stamped 10 minutes in the future).
+fn skewed_fleet() -> Vec<FederatedCluster> {
+    use crate::api::Phase;
+    vec![
+        FederatedCluster::test("slow-live")
+            .heartbeat_ago(605)
+            .with_phase(Phase::Connected, 3600)
+            .with_clock_offset(-600),
+        FederatedCluster::test("fast-dead")
+            .heartbeat_ago(-600)
+            .with_phase(Phase::Unreachable, 900)
+            .with_clock_offset(1800),
+    ]
+}
+
+#[test]
+fn skewed_edge_clocks_do_not_skew_the_ages_shown() {
+    let sites = skewed_fleet();
+    let now = fixture_now();
+    let view = status_view(&sites, now);
+    let row = |name: &str| view.rows.iter().find(|r| r.name == name).unwrap();
+    assert_eq!(row("slow-live").last_heartbeat, "5s", "not 10m");
+    assert_eq!(row("fast-dead").last_heartbeat, "20m", "not 0s");
+    insta::assert_snapshot!(render_status_table(&view, false, false));
+
+    let v = serde_json::to_value(status_report(&sites, now)).unwrap();
+    let site = |name: &str| {
+        v["sites"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let slow = site("slow-live");
+    assert_eq!(slow["lastHeartbeatAgeSeconds"], 5);
+    assert_eq!(slow["clockOffsetSeconds"], -600);
+    assert_eq!(
+        slow["lastHeartbeatTime"],
+        sites[0]
+            .status
+            .as_ref()
+            .unwrap()
+            .last_heartbeat_time
+            .as_ref()
+            .unwrap()
+            .0
+            .to_string(),
+        "lastHeartbeatTime stays exactly what the edge wrote"
+    );
+    let fast = site("fast-dead");
+    assert_eq!(fast["lastHeartbeatAgeSeconds"], 1200);
+    assert_eq!(fast["clockOffsetSeconds"], 1800);
+    assert_eq!(
+        fast["lastHeartbeatTime"],
+        (now + jiff::SignedDuration::from_secs(600)).to_string()
+    );
+
+    let describe = |site: &FederatedCluster| {
+        describe::render_description(&describe::site_description(site, now), now)
+    };
+    let text = describe(&sites[0]);
+    assert!(
+        text.contains("(5s ago), edge clock, 10m behind the hub clock"),
+        "{text}"
+    );
+    let text = describe(&sites[1]);
+    assert!(
+        text.contains("(20m ago), edge clock, 30m ahead of the hub clock"),
+        "{text}"
+    );
+    assert!(!text.contains("<invalid>"), "{text}");
+
+    let summary = crate::fleet::summary::summarize(&sites, vec![], vec![], now);
+    assert_eq!(summary.disconnected_clusters.len(), 1);
+    assert_eq!(
+        summary.disconnected_clusters[0].reason,
+        "unreachable: last heartbeat 20m ago (interval 30s)"
+    );
+    assert_eq!(
+        summary.disconnected_clusters[0].last_seen,
+        Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            now - jiff::SignedDuration::from_secs(1200)
+        )),
+        "lastSeen is when the hub saw it"
+    );
+}
+
+#[test]
+fn an_unmeasured_fast_clock_is_never_a_negative_age() {
+    // A heartbeat in the future with no offset measured (e.g. the hub
+    // restarted since): 0 in every view, never negative or `<invalid>`.
+    let ahead = FederatedCluster::test("ahead")
+        .heartbeat_ago(-600)
+        .with_phase(crate::api::Phase::Stale, 60);
+    let now = fixture_now();
+    let v = serde_json::to_value(status_report(std::slice::from_ref(&ahead), now)).unwrap();
+    assert_eq!(v["sites"][0]["lastHeartbeatAgeSeconds"], 0);
+    assert!(v["sites"][0]["clockOffsetSeconds"].is_null());
+    let text = describe::render_description(&describe::site_description(&ahead, now), now);
+    assert!(
+        text.contains("(0s ago), edge clock; phase is judged"),
+        "{text}"
+    );
+    let summary = crate::fleet::summary::summarize(&[ahead], vec![], vec![], now);
+    assert_eq!(
+        summary.disconnected_clusters[0].reason,
+        "stale: last heartbeat 0s ago (interval 30s)"
+    );
+}
+
+#[test]
+fn a_forged_clock_offset_cannot_panic_or_give_a_negative_age() {
+    // A site token can write any status key, clockOffsetSeconds included
+    // (the hub rewrites it on its next live sighting): whatever the value,
+    // every view renders and no age is negative.
+    let now = fixture_now();
+    for offset in [i64::MIN, -1, 1, i64::MAX, 10_i64.pow(12), -(10_i64.pow(12))] {
+        let site = FederatedCluster::test("forged")
+            .connected()
+            .with_clock_offset(offset);
+        let row = &status_view(std::slice::from_ref(&site), now).rows[0];
+        assert!(!row.last_heartbeat.contains("invalid"), "{offset}: {row:?}");
+        let v = serde_json::to_value(status_report(std::slice::from_ref(&site), now)).unwrap();
+        assert!(
+            v["sites"][0]["lastHeartbeatAgeSeconds"].as_i64().unwrap() >= 0,
+            "{offset}"
+        );
+        let text = describe::render_description(&describe::site_description(&site, now), now);
+        assert!(text.contains("Last Heartbeat:"), "{offset}");
+        crate::fleet::summary::summarize(&[site], vec![], vec![], now);
+    }
+}
