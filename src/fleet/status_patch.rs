@@ -1,25 +1,26 @@
 //! Status patches that keep the two-writer invariant (docs/architecture.md#who-writes-which-status-key); the one
 //! home of this logic for the edge agent and any other caller.
 //!
-//! - The edge sends a JSON merge patch (RFC 7386) of edge-owned keys only,
-//!   containing only what changed since its last accepted report; when only
-//!   time has passed it is just `{"status":{"lastHeartbeatTime":...}}`.
-//!   Keys outside the edge-owned set are dropped before diffing, so a
-//!   hub-owned key (`phase`, `phaseTransitionTime`, `conditions`) can never
-//!   appear in a patch, whatever the input.
+//! - The edge (and the Pull prober) sends a JSON merge patch (RFC 7386)
+//!   built from a typed [`EdgeStatus`], containing only what changed since
+//!   its last accepted report; when only time has passed it is just
+//!   `{"status":{"lastHeartbeatTime":...}}`. `EdgeStatus` has no hub-owned
+//!   field, so a hub-owned key (`phase`, `phaseTransitionTime`,
+//!   `conditions`, `clockOffsetSeconds`) cannot appear in a patch: by type,
+//!   not by a filter.
 //! - Standing signals are re-sent only every [`SIGNAL_REFRESH`], so a site
 //!   with a lasting failure still sends heartbeat-only patches.
-//! - The hub sends phase, phaseTransitionTime and conditions with the
-//!   object's resourceVersion, so a concurrent edge write makes it fail with
-//!   409 instead of silently reverting anything.
+//! - The hub writes its keys with a resourceVersion-guarded replace of
+//!   `/status` (`crate::k8s::site_status::replace_site_status`), so a
+//!   concurrent edge write makes it fail with 409 instead of silently
+//!   reverting anything.
 
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use serde_json::{Map, Value, json};
 
-use crate::api::{EDGE_OWNED_STATUS_KEYS, EdgeStatus, HUB_OWNED_STATUS_KEYS, Phase, Signal};
+use crate::api::{EdgeStatus, FederatedClusterStatus, Signal};
 
 /// How often unchanged signals are re-sent just to move their `lastSeen`
 /// and `count` forward: well inside the 15-minute correlation window, and
@@ -73,19 +74,6 @@ pub fn signals_to_report(
 /// The key that is sent on every report, even when nothing else changed.
 pub const HEARTBEAT_KEY: &str = "lastHeartbeatTime";
 
-/// Keeps only edge-owned keys with a non-null value.
-pub fn edge_owned(status: &Map<String, Value>) -> Map<String, Value> {
-    status
-        .iter()
-        .filter(|(k, v)| {
-            EDGE_OWNED_STATUS_KEYS.contains(&k.as_str())
-                && !HUB_OWNED_STATUS_KEYS.contains(&k.as_str())
-                && !v.is_null()
-        })
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
-}
-
 /// RFC 7386 diff: the merge patch that turns `prev` into `next`, or `None`
 /// when they are equal. Objects are diffed key by key (a removed key becomes
 /// `null`); anything else, arrays included, is replaced whole.
@@ -138,123 +126,62 @@ fn strip_nulls(v: &Value) -> Value {
 }
 
 /// The `/status` merge patch body for one report: `{"status": {...}}` with
-/// the heartbeat and every edge-owned key that differs from `accepted` (the
-/// last report the hub accepted, `None` before the first one).
-pub fn status_patch(accepted: Option<&Map<String, Value>>, next: &Map<String, Value>) -> Value {
-    let next = edge_owned(next);
-    let prev = accepted.map(edge_owned).unwrap_or_default();
-    let mut status = match merge_patch_diff(&Value::Object(prev), &Value::Object(next.clone())) {
+/// every field of `current` that differs from `last_accepted` (everything
+/// when there is no accepted report yet), and always `lastHeartbeatTime`:
+/// re-sending an unchanged value is a no-op for the hub's copy, and it is
+/// what tells the hub the site is alive.
+pub fn edge_status_patch(last_accepted: Option<&EdgeStatus>, current: &EdgeStatus) -> Value {
+    let next = to_value(current);
+    let prev = last_accepted.map(to_value).unwrap_or_else(|| json!({}));
+    let mut status = match merge_patch_diff(&prev, &next) {
         Some(Value::Object(m)) => m,
         _ => Map::new(),
     };
-    // Re-sending an unchanged value is a no-op for the hub's copy, and it
-    // is what tells the hub the site is alive.
     if let Some(hb) = next.get(HEARTBEAT_KEY) {
         status
             .entry(HEARTBEAT_KEY.to_owned())
             .or_insert_with(|| strip_nulls(hb));
     }
-    let mut body = Map::new();
-    body.insert("status".to_owned(), Value::Object(status));
-    Value::Object(body)
-}
-
-/// The edge-owned part of the status the hub holds: the baseline of the
-/// first report a new reporter (or a re-created site) sends.
-pub fn held_edge_owned(status: Option<&crate::api::FederatedClusterStatus>) -> Map<String, Value> {
-    let held = status
-        .and_then(|s| serde_json::to_value(s).ok())
-        .and_then(|v| v.as_object().cloned())
-        .unwrap_or_default();
-    edge_owned(&held)
+    json!({ "status": status })
 }
 
 /// One change-only report, as the edge (Push) and the hub prober (Pull)
-/// send it: `status` is the edge-owned status just collected, `accepted`
-/// the edge-owned status the hub holds from the last accepted report.
-/// Standing signals are kept as accepted (see [`signals_to_report`]).
-/// Returns the merge patch and the edge-owned status it leads to (the next
-/// `accepted`, once the hub accepts it).
+/// send it: `status` is the status just collected (only its edge-owned
+/// fields are used), `accepted` what the hub holds from the last accepted
+/// report (`EdgeStatus::from_status` of the site's status for the first
+/// report of a process). Standing signals are kept as accepted (see
+/// [`signals_to_report`]). Returns the merge patch and the edge status it
+/// leads to (the next `accepted`, once the hub accepts it).
 pub fn report_patch(
-    accepted: Option<&Map<String, Value>>,
-    mut status: crate::api::FederatedClusterStatus,
+    accepted: Option<&EdgeStatus>,
+    status: &FederatedClusterStatus,
     now: Timestamp,
-) -> (Value, Map<String, Value>) {
-    let accepted_signals: Option<Vec<Signal>> = accepted
-        .and_then(|b| b.get("signals"))
-        .and_then(|v| serde_json::from_value(v.clone()).ok());
-    status.signals = Some(signals_to_report(
-        accepted_signals.as_deref(),
-        status.signals.as_deref().unwrap_or_default(),
+) -> (Value, EdgeStatus) {
+    let mut next = EdgeStatus::from_status(status);
+    next.signals = Some(signals_to_report(
+        accepted.and_then(|a| a.signals.as_deref()),
+        next.signals.as_deref().unwrap_or_default(),
         now,
         SIGNAL_REFRESH,
     ));
-    let next = match serde_json::to_value(&status) {
-        Ok(Value::Object(m)) => edge_owned(&m),
-        _ => Map::new(),
-    };
-    (status_patch(accepted, &next), next)
+    (edge_status_patch(accepted, &next), next)
 }
 
-/// Applies a merge patch (RFC 7386) to `target`; the hub does the same, so
-/// the edge can keep its "last accepted" view without re-reading.
-pub fn apply_merge_patch(target: &mut Value, patch: &Value) {
-    match patch {
-        Value::Object(pm) => {
-            if !target.is_object() {
-                *target = Value::Object(Map::new());
-            }
-            let tm = target.as_object_mut().expect("made an object above");
-            for (k, pv) in pm {
-                if pv.is_null() {
-                    tm.remove(k);
-                } else {
-                    apply_merge_patch(tm.entry(k.clone()).or_insert(Value::Null), pv);
-                }
-            }
-        }
-        other => *target = other.clone(),
-    }
+/// The last report the hub accepted, for one site object: the baseline of
+/// the next [`report_patch`]. A re-created site (another uid) starts again
+/// from what the hub holds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Accepted {
+    /// The site object's `metadata.uid`.
+    pub uid: Option<String>,
+    /// Its edge-owned status as the hub holds it.
+    pub status: EdgeStatus,
 }
 
-fn to_object(edge: &EdgeStatus) -> Map<String, Value> {
+fn to_value(edge: &EdgeStatus) -> Value {
     // EdgeStatus holds only strings, numbers, maps and lists: serialising
-    // it to a JSON object cannot fail.
-    match serde_json::to_value(edge) {
-        Ok(Value::Object(m)) => m,
-        _ => Map::new(),
-    }
-}
-
-/// [`status_patch`] for typed reports: the keys of `current` that differ
-/// from `last_accepted` (everything when there is no accepted report yet),
-/// and always `lastHeartbeatTime`.
-pub fn edge_status_patch(last_accepted: Option<&EdgeStatus>, current: &EdgeStatus) -> Value {
-    let prev = last_accepted.map(to_object);
-    status_patch(prev.as_ref(), &to_object(current))
-}
-
-/// The hub's status merge patch for a phase transition, carrying
-/// `metadata.resourceVersion` so the API server rejects it with 409 if the
-/// object changed since it was read. Conditions are sent whole (a merge
-/// patch replaces lists), which is fine because only the hub writes them.
-/// A `clockOffsetSeconds` of None is sent as null, which removes it.
-pub fn hub_status_patch(
-    resource_version: &str,
-    phase: Phase,
-    phase_transition_time: &Time,
-    conditions: &[Condition],
-    clock_offset_seconds: Option<i64>,
-) -> Value {
-    json!({
-        "metadata": { "resourceVersion": resource_version },
-        "status": {
-            "phase": phase,
-            "phaseTransitionTime": phase_transition_time,
-            "conditions": conditions,
-            "clockOffsetSeconds": clock_offset_seconds,
-        }
-    })
+    // it cannot fail.
+    serde_json::to_value(edge).unwrap_or_else(|_| json!({}))
 }
 
 #[cfg(test)]
@@ -262,7 +189,7 @@ mod tests {
     use super::*;
     use crate::api::fixtures::ago;
     use crate::api::{
-        Capacity, EDGE_OWNED_STATUS_KEYS, FederatedCluster, GpuCount, HUB_OWNED_STATUS_KEYS,
+        Capacity, EDGE_OWNED_STATUS_KEYS, FederatedCluster, GpuCount, HUB_OWNED_STATUS_KEYS, Phase,
         Signal, SignalType,
     };
 
@@ -397,27 +324,6 @@ mod tests {
         );
     }
 
-    #[test]
-    fn hub_patch_carries_resource_version_and_only_hub_keys() {
-        let patch = hub_status_patch("42", Phase::Stale, &ago(0), &[], None);
-        assert_eq!(patch["metadata"]["resourceVersion"], "42");
-        let mut keys: Vec<&str> = patch["status"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(String::as_str)
-            .collect();
-        keys.sort();
-        let mut want = HUB_OWNED_STATUS_KEYS.to_vec();
-        want.sort();
-        assert_eq!(keys, want);
-        assert_eq!(patch["status"]["phase"], "Stale");
-    }
-
-    fn obj(v: Value) -> Map<String, Value> {
-        v.as_object().unwrap().clone()
-    }
-
     fn signal(workload: &str, last_seen: i64, count: i64) -> Signal {
         let t0: Timestamp = "2026-01-01T12:00:00Z".parse().unwrap();
         let at = |s| {
@@ -465,58 +371,6 @@ mod tests {
         assert_eq!(signals_to_report(None, &fresh, now(30), r), fresh);
     }
 
-    #[test]
-    fn first_report_sends_every_edge_owned_key() {
-        let next = obj(json!({
-            "lastHeartbeatTime": "2026-01-01T00:00:00Z",
-            "nodeCount": 3,
-            "capacity": {"nodes": 3, "gpusTotal": 8},
-        }));
-        let p = status_patch(None, &next);
-        assert_eq!(p, json!({"status": next}));
-    }
-
-    #[test]
-    fn unchanged_report_is_heartbeat_only() {
-        let a = obj(json!({"lastHeartbeatTime": "t1", "nodeCount": 3, "capacity": {"nodes": 3}}));
-        let b = obj(json!({"lastHeartbeatTime": "t2", "nodeCount": 3, "capacity": {"nodes": 3}}));
-        assert_eq!(
-            status_patch(Some(&a), &b),
-            json!({"status": {"lastHeartbeatTime": "t2"}})
-        );
-    }
-
-    #[test]
-    fn removed_nested_vendor_is_deleted_with_null() {
-        let a = obj(
-            json!({"lastHeartbeatTime": "t1", "capacity": {"gpusByVendor": {
-            "nvidia.com/gpu": {"total": 8, "allocatable": 8},
-            "amd.com/gpu": {"total": 2, "allocatable": 2}}}}),
-        );
-        let b = obj(
-            json!({"lastHeartbeatTime": "t2", "capacity": {"gpusByVendor": {
-            "nvidia.com/gpu": {"total": 8, "allocatable": 6}}}}),
-        );
-        assert_eq!(
-            status_patch(Some(&a), &b),
-            json!({"status": {"lastHeartbeatTime": "t2", "capacity": {"gpusByVendor": {
-                "nvidia.com/gpu": {"allocatable": 6}, "amd.com/gpu": null}}}})
-        );
-    }
-
-    #[test]
-    fn hub_owned_keys_never_appear() {
-        let a = obj(json!({"phase": "Stale", "lastHeartbeatTime": "t1"}));
-        let b = obj(
-            json!({"phase": "Connected", "conditions": [], "phaseTransitionTime": "x",
-                           "lastHeartbeatTime": "t2"}),
-        );
-        assert_eq!(
-            status_patch(Some(&a), &b),
-            json!({"status": {"lastHeartbeatTime": "t2"}})
-        );
-    }
-
     /// A small deterministic generator (xorshift), so the property run is
     /// reproducible without a dependency.
     struct Gen(u64);
@@ -546,51 +400,45 @@ mod tests {
                 }
             }
         }
-        fn status(&mut self) -> Map<String, Value> {
-            let keys: Vec<&str> = EDGE_OWNED_STATUS_KEYS
-                .iter()
-                .chain(HUB_OWNED_STATUS_KEYS.iter())
-                .copied()
-                .chain(["unknownKey"])
-                .collect();
-            let mut m = Map::new();
-            for _ in 0..self.next() % 12 {
-                let k = self.pick(&keys);
-                m.insert(k.to_owned(), self.value(0));
+    }
+
+    #[test]
+    fn property_diff_applied_to_prev_gives_next() {
+        // Checked against kube-sandbox's RFC 7386 merge patch (the same
+        // semantics as the API server's).
+        let mut g = Gen(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..5000 {
+            let (prev, next) = (g.value(0), g.value(0));
+            let mut held = prev.clone();
+            if let Some(patch) = merge_patch_diff(&prev, &next) {
+                kube_sandbox::parsers::merge_patch(&mut held, &patch);
             }
-            m
+            let (mut got, mut want) = (held, next.clone());
+            normalize(&mut got);
+            normalize(&mut want);
+            assert_eq!(got, want, "prev={prev} next={next}");
         }
     }
 
     #[test]
-    fn property_patch_is_edge_only_and_applies_to_next() {
-        let mut g = Gen(0x9e37_79b9_7f4a_7c15);
-        for _ in 0..5000 {
-            let prev = g.status();
-            let next = g.status();
-            let patch = status_patch(Some(&prev), &next);
-            let status = patch["status"].as_object().unwrap();
-            for k in status.keys() {
-                assert!(
-                    EDGE_OWNED_STATUS_KEYS.contains(&k.as_str()),
-                    "non edge-owned key {k} in {patch}"
-                );
-                assert!(!HUB_OWNED_STATUS_KEYS.contains(&k.as_str()), "{patch}");
-            }
-            // Applying the patch to what the hub held (the previous report
-            // plus hub-owned keys) yields the next report and keeps every
-            // hub-owned key untouched.
-            let mut held = Value::Object(prev.clone());
-            apply_merge_patch(&mut held, &patch["status"]);
-            let mut want = Value::Object(edge_owned(&next));
-            let mut got = Value::Object(edge_owned(held.as_object().unwrap()));
-            normalize(&mut want);
-            normalize(&mut got);
-            assert_eq!(got, want, "prev={prev:?} next={next:?} patch={patch}");
-            for k in HUB_OWNED_STATUS_KEYS {
-                assert_eq!(held.get(*k), prev.get(*k), "hub key {k} changed by {patch}");
-            }
+    fn report_keeps_standing_signals_and_sends_only_the_heartbeat() {
+        let fc = FederatedCluster::test("s")
+            .heartbeat_ago(30)
+            .with_signal(Signal::test(SignalType::OomKilled, "a", "Deployment", "w"));
+        let status = fc.status.unwrap();
+        let (_, accepted) = report_patch(None, &status, ago(30).0);
+        let mut later = status.clone();
+        later.last_heartbeat_time = Some(ago(0));
+        for s in later.signals.iter_mut().flatten() {
+            s.last_seen = ago(0);
+            s.count += 1;
         }
+        let (patch, next) = report_patch(Some(&accepted), &later, ago(0).0);
+        assert_eq!(
+            patch,
+            json!({"status": {"lastHeartbeatTime": "2026-01-01T12:00:00Z"}})
+        );
+        assert_eq!(next.signals, accepted.signals);
     }
 
     /// Drops nulls and empty objects that a merge patch cannot distinguish

@@ -19,12 +19,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio::sync::watch;
 
+use crate::api::EdgeStatus;
 use crate::api::{FederatedCluster, FederatedClusterStatus, Signal};
 use crate::fleet::rbac::MIN_TOKEN_TTL;
-use crate::fleet::status_patch::{held_edge_owned, report_patch};
+use crate::fleet::status_patch::{Accepted, report_patch};
 use crate::k8s::edge_token::{SecretName, request_site_token, store_hub_kubeconfig};
 use crate::k8s::member::{MemberError, read_member};
 use crate::k8s::site_status::{get_site, patch_site_status, sites};
@@ -189,13 +190,6 @@ struct HubConn {
     durable: HubKubeconfig,
     client: kube::Client,
     url: String,
-}
-
-/// The last report the hub accepted, per site object (a re-created site
-/// starts from scratch).
-struct Accepted {
-    uid: Option<String>,
-    status: Map<String, Value>,
 }
 
 /// One edge agent.
@@ -400,11 +394,15 @@ impl Edge {
         if self.accepted.as_ref().is_none_or(|a| a.uid != uid) {
             self.accepted = Some(Accepted {
                 uid: uid.clone(),
-                status: held_edge_owned(site.status.as_ref()),
+                status: site
+                    .status
+                    .as_ref()
+                    .map(EdgeStatus::from_status)
+                    .unwrap_or_default(),
             });
         }
         let baseline = self.accepted.as_ref().map(|a| &a.status);
-        let (patch, next) = report_patch(baseline, status, now);
+        let (patch, next) = report_patch(baseline, &status, now);
         match patch_site_status(&api, &self.cfg.site, &patch).await {
             Ok(_) => {
                 let bytes = serde_json::to_vec(&patch).map(|b| b.len()).unwrap_or(0) as u64;

@@ -28,16 +28,17 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Secret;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
-use serde_json::{Map, Value};
+
 use tokio::sync::{Semaphore, watch};
 
+use crate::api::EdgeStatus;
 use crate::api::{FederatedCluster, Mode, Signal};
 use crate::fleet::probe::{
     ProbeFailure, ProbeOutcome, ProbeVerdict, RemediationAccess, remediation_access,
     remediation_needs,
 };
 use crate::fleet::rbac::FLEET_NAMESPACE;
-use crate::fleet::status_patch::{held_edge_owned, report_patch};
+use crate::fleet::status_patch::{Accepted, report_patch};
 use crate::k8s::member::{MemberError, read_member};
 use crate::k8s::pull::{MemberKubeconfig, can_i, classify, pull_secret_watch, pull_secrets};
 use crate::k8s::site_status::{patch_site_status, sites};
@@ -155,12 +156,6 @@ struct Member {
     expires: Option<Timestamp>,
     /// Asked once per client.
     remediation: Option<RemediationAccess>,
-}
-
-/// The last report the hub accepted for a site object.
-struct Accepted {
-    uid: Option<String>,
-    status: Map<String, Value>,
 }
 
 /// The prober of one site: its client cache and change-only baseline.
@@ -345,10 +340,14 @@ impl SiteProber {
         if self.accepted.as_ref().is_none_or(|a| a.uid != uid) {
             self.accepted = Some(Accepted {
                 uid: uid.clone(),
-                status: held_edge_owned(site.status.as_ref()),
+                status: site
+                    .status
+                    .as_ref()
+                    .map(EdgeStatus::from_status)
+                    .unwrap_or_default(),
             });
         }
-        let (patch, next) = report_patch(self.accepted.as_ref().map(|a| &a.status), status, now);
+        let (patch, next) = report_patch(self.accepted.as_ref().map(|a| &a.status), &status, now);
         let outcome = ProbeOutcome::Reached { insecure };
         match patch_site_status(&sites(self.hub.client()), &self.name, &patch).await {
             Ok(written) => {
