@@ -1,7 +1,7 @@
 //! The `FederatedCluster` custom resource: one object per member cluster
 //! ("site") registered on the hub.
 //!
-//! Status ownership is disjoint and load-bearing (design §4): in Push mode
+//! Status ownership is disjoint and load-bearing (docs/architecture.md#who-writes-which-status-key): in Push mode
 //! the edge writes only [`EDGE_OWNED_STATUS_KEYS`] and the hub writes only
 //! [`HUB_OWNED_STATUS_KEYS`]. Every status field is optional and skipped when
 //! unset, so a JSON merge patch built from a partial [`FederatedClusterStatus`]
@@ -46,7 +46,7 @@ pub const HUB_OWNED_STATUS_KEYS: &[&str] = &[
 /// [`crate::fleet::signals`].
 pub const MAX_SIGNALS: usize = 100;
 
-// Bounds on what an edge can write (design §4: a site token writes its own
+// Bounds on what an edge can write (docs/architecture.md#who-writes-which-status-key: a site token writes its own
 // status; the hub and every admin's terminal read it). The CRD schema
 // enforces them on the API server; `crate::fleet::bounds` clips what a
 // well-behaved edge collects so its patch is never rejected. Together they
@@ -359,7 +359,7 @@ wire_enum! {
 }
 
 wire_enum! {
-    /// Connection phase, judged by the hub on its own clock (design §4).
+    /// Connection phase, judged by the hub on its own clock (docs/architecture.md#who-writes-which-status-key).
     Phase "phase" {
         /// Registered, never heard from.
         Pending => "Pending",
@@ -388,7 +388,7 @@ wire_enum! {
 }
 
 wire_enum! {
-    /// A workload or node failure type (design §5).
+    /// A workload or node failure type (docs/architecture.md#signals-correlation-and-remediation-policy).
     SignalType "signal type" {
         /// Node condition Ready is not True.
         NodeNotReady => "NodeNotReady",
@@ -416,7 +416,7 @@ wire_enum! {
 }
 
 impl SignalType {
-    /// The default severity of the signal type (design §5).
+    /// The default severity of the signal type (docs/architecture.md#signals-correlation-and-remediation-policy).
     pub fn default_severity(self) -> Severity {
         match self {
             SignalType::NodeNotReady => Severity::Critical,
