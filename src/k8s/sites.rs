@@ -10,7 +10,10 @@ use kube::runtime::watcher;
 use super::client::Cluster;
 use super::error::Error;
 use super::identity::ObjectRef;
-use crate::api::{FEDERATION_STATUS_NAME, FederatedCluster, FederationStatus};
+use crate::api::{
+    FEDERATION_STATUS_NAME, FederatedCluster, FederatedClusterSpec, FederatedClusterStatus,
+    FederationStatus,
+};
 
 impl Cluster {
     fn sites_api(&self) -> Api<FederatedCluster> {
@@ -106,6 +109,65 @@ impl Cluster {
         Ok(sites)
     }
 
+    /// Lists sites a page at a time (`limit`/`continue`, [`SITE_PAGE_SIZE`]
+    /// per request) and hands each page to `each`, sorted by name; pages
+    /// follow each other in name order, so the concatenation is the sorted
+    /// list of [`Cluster::list_sites`] without ever holding it. Each site is
+    /// decoded lean: metadata only as far as its name (no `managedFields`,
+    /// labels or annotations), with the full spec and status.
+    pub async fn for_each_site_page<E: From<Error>>(
+        &self,
+        selector: Option<&str>,
+        mut each: impl FnMut(Vec<FederatedCluster>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let request =
+            kube::core::Request::new(<FederatedCluster as kube::Resource>::url_path(&(), None));
+        let what = "list FederatedClusters";
+        let mut token: Option<String> = None;
+        let mut last: Option<String> = None;
+        loop {
+            let mut params = ListParams::default().limit(SITE_PAGE_SIZE);
+            if let Some(selector) = selector {
+                params = params.labels(selector);
+            }
+            if let Some(token) = &token {
+                params = params.continue_token(token);
+            }
+            let req = request.list(&params).map_err(|e| Error::Unexpected {
+                what: what.into(),
+                reason: e.to_string(),
+            })?;
+            let page: LeanList = self
+                .client
+                .request(req)
+                .await
+                .map_err(|e| Error::api(what, self.server(), e))?;
+            let mut sites: Vec<FederatedCluster> =
+                page.items.into_iter().map(LeanSite::into_site).collect();
+            sites.sort_by(|a, b| a.site_name().cmp(b.site_name()));
+            if let (Some(last), Some(first)) = (&last, sites.first())
+                && first.site_name() <= last.as_str()
+            {
+                return Err(Error::Unexpected {
+                    what: what.into(),
+                    reason: format!(
+                        "the server returned pages out of name order ({} after {last})",
+                        first.site_name()
+                    ),
+                }
+                .into());
+            }
+            if let Some(site) = sites.last() {
+                last = Some(site.site_name().to_owned());
+            }
+            each(sites)?;
+            token = page.metadata.continue_.filter(|c| !c.is_empty());
+            if token.is_none() {
+                return Ok(());
+            }
+        }
+    }
+
     /// Watches sites with the watch API and yields the full, name-sorted set
     /// once the initial list is in and again after every change.
     pub fn watch_sites(
@@ -179,6 +241,49 @@ impl Cluster {
                 }
             }
         }
+    }
+}
+
+/// Sites per list request of [`Cluster::for_each_site_page`]: kubectl's
+/// own chunk size, enough to keep round trips few and a page small.
+pub const SITE_PAGE_SIZE: u32 = 500;
+
+/// A list response decoded only as far as `kubectl fleet status` needs.
+#[derive(serde::Deserialize)]
+struct LeanList {
+    #[serde(default)]
+    metadata: LeanListMeta,
+    #[serde(default)]
+    items: Vec<LeanSite>,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct LeanListMeta {
+    #[serde(default, rename = "continue")]
+    continue_: Option<String>,
+}
+
+/// A FederatedCluster without the metadata nobody reads here.
+#[derive(serde::Deserialize)]
+struct LeanSite {
+    metadata: LeanMeta,
+    spec: FederatedClusterSpec,
+    #[serde(default)]
+    status: Option<FederatedClusterStatus>,
+}
+
+#[derive(serde::Deserialize)]
+struct LeanMeta {
+    #[serde(default)]
+    name: Option<String>,
+}
+
+impl LeanSite {
+    fn into_site(self) -> FederatedCluster {
+        let mut site =
+            FederatedCluster::new(self.metadata.name.as_deref().unwrap_or_default(), self.spec);
+        site.status = self.status;
+        site
     }
 }
 

@@ -10,7 +10,7 @@ use tabled::settings::{Padding, Style as TableStyle};
 use crate::api::{Phase, Severity};
 
 /// Gap between columns, as in `kubectl get` output.
-const GAP: usize = 2;
+pub(crate) const GAP: usize = 2;
 
 /// A table of plain-text cells plus the colour each cell gets when colour
 /// is on. Colour is applied after layout, so alignment never depends on it.
