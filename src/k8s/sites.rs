@@ -137,9 +137,7 @@ impl Cluster {
                 what: what.into(),
                 reason: e.to_string(),
             })?;
-            let page: LeanList = self
-                .client
-                .request(req)
+            let page: LeanList = decode_response(&self.client, req)
                 .await
                 .map_err(|e| Error::api(what, self.server(), e))?;
             let mut sites: Vec<FederatedCluster> =
@@ -285,6 +283,30 @@ impl LeanSite {
         site.status = self.status;
         site
     }
+}
+
+/// Sends `req` and decodes the JSON answer straight from the received
+/// bytes (`Client::request` first copies the body into a `String`); error
+/// answers become `kube::Error::Api` as kube makes them.
+async fn decode_response<T: serde::de::DeserializeOwned>(
+    client: &kube::Client,
+    req: hyper::Request<Vec<u8>>,
+) -> Result<T, kube::Error> {
+    use http_body_util::BodyExt as _;
+    let res = client.send(req.map(kube::client::Body::from)).await?;
+    let code = res.status();
+    let body = res.into_body().collect().await?.to_bytes();
+    if code.is_client_error() || code.is_server_error() {
+        let status = serde_json::from_slice::<kube::core::Status>(&body).unwrap_or_else(|_| {
+            kube::core::Status::failure(
+                String::from_utf8_lossy(&body).trim(),
+                "Failed to parse error data",
+            )
+            .with_code(code.as_u16())
+        });
+        return Err(kube::Error::Api(status.boxed()));
+    }
+    serde_json::from_slice(&body).map_err(kube::Error::SerdeError)
 }
 
 fn watch_error(server: &str, err: watcher::Error) -> Error {
