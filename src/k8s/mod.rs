@@ -17,6 +17,7 @@ pub use client::{Cluster, ConnectOptions};
 pub use error::Error;
 pub use identity::{IssuedToken, ObjectRef};
 pub use kubeconfig::{TokenKubeconfig, plain_yaml_stream, write_private_file};
+pub use sites::SITE_PAGE_SIZE;
 
 /// Namespace holding the fleet's identities, Secrets and operator.
 pub const NAMESPACE: &str = crate::fleet::rbac::FLEET_NAMESPACE;

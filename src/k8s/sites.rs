@@ -93,19 +93,16 @@ impl Cluster {
         Ok(names)
     }
 
-    /// Lists sites, optionally filtered by a label selector, sorted by name.
+    /// Lists sites, optionally filtered by a label selector, sorted by name;
+    /// each site lean, as [`Cluster::for_each_site_page`] decodes it.
     pub async fn list_sites(&self, selector: Option<&str>) -> Result<Vec<FederatedCluster>, Error> {
-        let mut params = ListParams::default();
-        if let Some(selector) = selector {
-            params = params.labels(selector);
-        }
-        let list = self
-            .sites_api()
-            .list(&params)
-            .await
-            .map_err(|e| Error::api("list FederatedClusters", self.server(), e))?;
-        let mut sites = list.items;
-        sites.sort_by(|a, b| a.site_name().cmp(b.site_name()));
+        let mut sites = Vec::new();
+        self.for_each_site_page(selector, |page| {
+            sites.extend(page);
+            Ok::<_, Box<Error>>(())
+        })
+        .await
+        .map_err(|e| *e)?;
         Ok(sites)
     }
 
@@ -167,7 +164,8 @@ impl Cluster {
     }
 
     /// Watches sites with the watch API and yields the full, name-sorted set
-    /// once the initial list is in and again after every change.
+    /// once the initial list is in and again after every change; sites are
+    /// kept lean (metadata only as far as the name).
     pub fn watch_sites(
         &self,
         selector: Option<&str>,
@@ -188,7 +186,7 @@ impl Cluster {
                         None
                     }
                     watcher::Event::InitApply(site) => {
-                        initial.insert(site.site_name().to_owned(), site);
+                        initial.insert(site.site_name().to_owned(), lean(site));
                         None
                     }
                     watcher::Event::InitDone => {
@@ -196,7 +194,7 @@ impl Cluster {
                         Some(known.values().cloned().collect())
                     }
                     watcher::Event::Apply(site) => {
-                        known.insert(site.site_name().to_owned(), site);
+                        known.insert(site.site_name().to_owned(), lean(site));
                         Some(known.values().cloned().collect())
                     }
                     watcher::Event::Delete(site) => {
@@ -259,6 +257,19 @@ struct LeanList {
 struct LeanListMeta {
     #[serde(default, rename = "continue")]
     continue_: Option<String>,
+}
+
+/// `site` with its metadata cut down to the name, which is all the views
+/// read (managedFields alone is often most of an object).
+fn lean(site: FederatedCluster) -> FederatedCluster {
+    LeanSite {
+        metadata: LeanMeta {
+            name: site.metadata.name,
+        },
+        spec: site.spec,
+        status: site.status,
+    }
+    .into_site()
 }
 
 /// A FederatedCluster without the metadata nobody reads here.
