@@ -236,7 +236,7 @@ def measure(argv, env, stdout=subprocess.DEVNULL):
     return wall, ru.ru_utime + ru.ru_stime, rss_kib * 1024
 
 
-def commands(sb, release, env):
+def commands(sb, release, env, baseline=None):
     fleet = str(release / "kubectl-fleet")
     curl = ["curl", "-sS", "--fail", "--cacert", str(sb.ca_file), "-H", f"@{sb.header_file}",
             "-o", "/dev/null", sb.server + LIST_PATH]
@@ -246,10 +246,13 @@ def commands(sb, release, env):
         ("kubectl get fc", ["kubectl", "get", "fc"]),
         ("kubectl fleet status -o json", [fleet, "status", "-o", "json"]),
         ("kubectl fleet status", [fleet, "status"]),
-    ]
+    ] + ([
+        ("baseline: status -o json", [baseline, "status", "-o", "json"]),
+        ("baseline: status", [baseline, "status"]),
+    ] if baseline else [])
 
 
-def bench_size(sb, release, env, n, repeat):
+def bench_size(sb, release, env, n, repeat, baseline=None):
     # The output is checked once: every site is there.
     out = subprocess.run([str(release / "kubectl-fleet"), "status", "-o", "json"], env=env,
                          check=True, capture_output=True).stdout
@@ -258,7 +261,7 @@ def bench_size(sb, release, env, n, repeat):
     list_bytes = len(subprocess.run(
         ["curl", "-sS", "--fail", "--cacert", str(sb.ca_file), "-H", f"@{sb.header_file}",
          sb.server + LIST_PATH], check=True, capture_output=True).stdout)
-    cmds = commands(sb, release, env)
+    cmds = commands(sb, release, env, baseline)
     samples = {name: [] for name, _ in cmds}
     for name, argv in cmds:  # warm-up: discovery cache, server, page cache
         measure(argv, env)
@@ -298,6 +301,9 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--smoke", action="store_true", help="tiny sizes, one repeat, skip P4/P6")
     ap.add_argument("--no-build", action="store_true", help="use the existing target/release binaries")
+    ap.add_argument("--bin-dir", help="take the three binaries from here instead (implies --no-build; "
+                    "the test suite's smoke run passes its debug binaries)")
+    ap.add_argument("--baseline", help="another kubectl-fleet binary (e.g. built from main) to run alongside")
     ap.add_argument("--skip-p4", action="store_true")
     ap.add_argument("--skip-p6", action="store_true")
     args = ap.parse_args()
@@ -309,6 +315,8 @@ def main():
             sys.exit(f"{tool} is required")
     target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
     release = target / "release"
+    if args.bin_dir:
+        release, args.no_build = Path(args.bin_dir), True
     if not args.no_build:
         run_checked(["cargo", "build", "--release", "--workspace", "--bins"], cwd=ROOT)
     started = datetime.datetime.now(datetime.timezone.utc)
@@ -331,7 +339,7 @@ def main():
         for n in sorted(sizes):
             seed(sb, have, n)
             have = n
-            results[n] = bench_size(sb, release, env, n, args.repeat)
+            results[n] = bench_size(sb, release, env, n, args.repeat, args.baseline)
             log(f"{n} sites done")
     finally:
         sb.stop()
