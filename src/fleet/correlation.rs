@@ -246,7 +246,8 @@ pub fn detect_cascades(
             });
         }
     }
-    out.sort_by(|a, b| {
+    // (signal, workload, target) is unique, so an unstable sort is exact.
+    out.sort_unstable_by(|a, b| {
         (&a.target_first_seen, a.signal, &a.workload, &a.target).cmp(&(
             &b.target_first_seen,
             b.signal,
