@@ -236,3 +236,83 @@ async fn a_closed_pipe_ends_quietly_with_exit_0() {
     assert!(out.status.success(), "exit {:?}", out.status);
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
+
+/// A fleet larger than one list page: `status` reads it in pages
+/// (`limit`/`continue`) and still shows every site once, sorted, with the
+/// totals of all of them, and the label selector applies on every page.
+#[tokio::test]
+async fn a_fleet_of_several_pages_is_complete_and_sorted() {
+    use futures::StreamExt as _;
+    use kube::api::PostParams;
+    use kubectl_fleet::api::{FederatedClusterSpec, Tier};
+    use kubectl_fleet::k8s::SITE_PAGE_SIZE;
+
+    let hub = Hub::new();
+    let api: Api<FederatedCluster> = Api::all(hub.admin().await);
+    let n = 2 * SITE_PAGE_SIZE as usize + 7;
+    // Created in a shuffled order, so name order is the server's doing.
+    futures::stream::iter((0..n).map(|i| (i * 7919) % n))
+        .map(|i| {
+            let api = api.clone();
+            async move {
+                let mut site = FederatedCluster::new(
+                    &format!("page-site-{i:04}"),
+                    FederatedClusterSpec {
+                        tier: if i % 2 == 0 {
+                            Tier::Critical
+                        } else {
+                            Tier::Standard
+                        },
+                        ..Default::default()
+                    },
+                );
+                site.metadata.labels = Some([("half".to_owned(), (i % 2).to_string())].into());
+                api.create(&PostParams::default(), &site).await.unwrap();
+            }
+        })
+        .buffer_unordered(16)
+        .collect::<Vec<_>>()
+        .await;
+    hub.sandbox.controls().clear_request_log();
+
+    let report = hub.fleet(&["status", "-o", "json"]).ok().json();
+    let names: Vec<&str> = report["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    let expected: Vec<String> = (0..n).map(|i| format!("page-site-{i:04}")).collect();
+    assert_eq!(names, expected);
+    assert_eq!(report["summary"]["sites"], n);
+    assert_eq!(report["summary"]["phases"]["pending"], n);
+    let lists: Vec<String> = hub
+        .sandbox
+        .controls()
+        .request_log()
+        .into_iter()
+        .filter(|r| r.verb == "list")
+        .map(|r| r.query)
+        .collect();
+    assert_eq!(lists.len(), 3, "{lists:?}");
+    assert!(lists.iter().all(|q| q.contains("limit=500")), "{lists:?}");
+    assert!(
+        lists[1..].iter().all(|q| q.contains("continue=")),
+        "{lists:?}"
+    );
+
+    let table = hub.fleet(&["status", "-l", "half=1"]).ok().stdout;
+    let odd: Vec<String> = expected.iter().skip(1).step_by(2).cloned().collect();
+    assert_eq!(first_column(&table), odd);
+    assert!(
+        table.contains(&format!("Sites: {} (0 Connected", odd.len())),
+        "{table}"
+    );
+    let yaml = hub
+        .fleet(&["status", "-o", "yaml", "--tier", "critical"])
+        .ok()
+        .stdout;
+    let doc: serde_json::Value = serde_saphyr::from_str(&yaml).unwrap();
+    assert_eq!(doc["sites"].as_array().unwrap().len(), n.div_ceil(2));
+    assert_eq!(doc["summary"]["sites"], n.div_ceil(2));
+}

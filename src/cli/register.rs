@@ -264,12 +264,9 @@ async fn register_push(
         hub.switch_site_to_push(site).await?;
     }
     // The site first: its identity objects are owned by it.
-    objects.push(hub.apply_site(&site_object(site, spec)).await?);
-    let uid = hub
-        .get_site(site)
-        .await?
-        .and_then(|s| s.metadata.uid)
-        .unwrap_or_default();
+    let applied = hub.apply_site(&site_object(site, spec)).await?;
+    objects.push(applied.object);
+    let uid = applied.uid;
     let (identity, mut removed) = hub
         .ensure_site_identity(site, &uid, !args.no_auto_rotate)
         .await?;
@@ -339,7 +336,7 @@ async fn register_pull(
     let mut objects = vec![hub.ensure_namespace().await?];
     objects.push(hub.store_pull_secret(site, &stored).await?);
     let spec = desired_spec(args, existing.as_ref().map(|s| &s.spec), Mode::Pull);
-    objects.push(hub.apply_site(&site_object(site, spec)).await?);
+    objects.push(hub.apply_site(&site_object(site, spec)).await?.object);
     // A site switching from Push keeps no edge identity behind.
     let removed = hub.delete_site_identity(site).await?;
 

@@ -1,6 +1,8 @@
 //! `kubectl fleet status [SITE…]`: per-site table and fleet-wide footer
-//! (design §7), `-o wide|json|yaml`, filters, and `--watch` that redraws on
+//! (docs/architecture.md#the-life-of-a-site), `-o wide|json|yaml`, filters, and `--watch` that redraws on
 //! every change reported by the watch API.
+
+use std::io::Write as _;
 
 use futures::StreamExt as _;
 
@@ -67,6 +69,9 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
     let color = args.color.enabled(io.stdout_tty);
     let selector = args.selector.as_deref();
     if !args.watch {
+        if args.sites.is_empty() {
+            return render_paged(&hub, selector, &filter, args.output, color, io).await;
+        }
         let listed = hub.list_sites(selector).await?;
         // Like `kubectl get fc NAME`: what exists is shown, a name that
         // does not is an error.
@@ -108,6 +113,59 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
         io.out.flush()?;
         last = Some(text);
     }
+    Ok(())
+}
+
+/// One snapshot of the fleet, listed a page at a time and folded into the
+/// output as it arrives: memory stays at one page plus the compact table
+/// rows (`-o json|yaml` is written out page by page, keeping only totals),
+/// however many sites there are. Same bytes as [`render_sites`].
+async fn render_paged(
+    hub: &crate::k8s::Cluster,
+    selector: Option<&str>,
+    filter: &SiteFilter,
+    output: StatusOutput,
+    color: bool,
+    io: &mut Io<'_>,
+) -> Result<(), Error> {
+    let now = jiff::Timestamp::now();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, &mut *io.out);
+    match output {
+        StatusOutput::Table | StatusOutput::Wide => {
+            let mut table = render::status::StatusTable::new(now, output == StatusOutput::Wide);
+            hub.for_each_site_page(selector, |page| {
+                page.iter()
+                    .filter(|s| filter.matches(s))
+                    .for_each(|s| table.push(s));
+                Ok::<_, Error>(())
+            })
+            .await?;
+            for line in table.lines(color) {
+                out.write_all(line.as_bytes())?;
+            }
+        }
+        StatusOutput::Json | StatusOutput::Yaml => {
+            let format = if output == StatusOutput::Json {
+                render::report::ReportFormat::Json
+            } else {
+                render::report::ReportFormat::Yaml
+            };
+            let mut buf = Vec::with_capacity(1 << 16);
+            let mut report = render::report::ReportStream::begin(format, now, &mut buf)?;
+            hub.for_each_site_page(selector, |page| {
+                for site in page.iter().filter(|s| filter.matches(s)) {
+                    report.site(site, &mut buf)?;
+                }
+                out.write_all(&buf)?;
+                buf.clear();
+                Ok::<_, Error>(())
+            })
+            .await?;
+            report.finish(&mut buf)?;
+            out.write_all(&buf)?;
+        }
+    }
+    out.flush()?;
     Ok(())
 }
 

@@ -1,4 +1,4 @@
-//! Cross-cluster correlation and cascade detection (design §5), over the
+//! Cross-cluster correlation and cascade detection (docs/architecture.md#signals-correlation-and-remediation-policy), over the
 //! signals the sites report in their status.
 //!
 //! - A **correlation** is one signal type active (lastSeen within a window)
@@ -11,7 +11,7 @@
 //!   production, within a lookback. Found by grouping sightings by
 //!   (signal, workload) in a hash map, linear in the number of signals.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
@@ -51,8 +51,11 @@ fn within(then: Timestamp, now: Timestamp, span: Duration) -> bool {
     now.duration_since(then) <= span
 }
 
-struct Group {
-    clusters: BTreeSet<String>,
+struct Group<'a> {
+    /// Member sites, each once (a site's signals are contiguous, so a
+    /// repeat is always the last entry).
+    clusters: Vec<&'a str>,
+    last_site: usize,
     worst: Severity,
     last_seen: Timestamp,
 }
@@ -61,14 +64,17 @@ struct Group {
 /// present in `previous` for the same signal type keeps its id and
 /// firstSeen; a new one gets a fresh id derived from its signal type and
 /// detection time.
+///
+/// Linear in the number of signals: per signal one lookup among the signal
+/// types; site names are borrowed, and copied once per correlation member.
 pub fn correlate(
     sites: &[FederatedCluster],
     previous: &[Correlation],
     now: Timestamp,
     config: CorrelationConfig,
 ) -> Vec<Correlation> {
-    let mut groups: BTreeMap<SignalType, Group> = BTreeMap::new();
-    for site in sites {
+    let mut groups: BTreeMap<SignalType, Group<'_>> = BTreeMap::new();
+    for (index, site) in sites.iter().enumerate() {
         let Some(status) = site.status.as_ref() else {
             continue;
         };
@@ -77,11 +83,15 @@ pub fn correlate(
                 continue;
             }
             let g = groups.entry(s.type_).or_insert_with(|| Group {
-                clusters: BTreeSet::new(),
+                clusters: Vec::new(),
+                last_site: usize::MAX,
                 worst: s.severity,
                 last_seen: s.last_seen.0,
             });
-            g.clusters.insert(site.site_name().to_owned());
+            if g.last_site != index {
+                g.last_site = index;
+                g.clusters.push(site.site_name());
+            }
             g.worst = g.worst.min(s.severity);
             g.last_seen = g.last_seen.max(s.last_seen.0);
         }
@@ -90,21 +100,25 @@ pub fn correlate(
         previous.iter().map(|c| (c.signal, c)).collect();
     groups
         .into_iter()
-        .filter(|(_, g)| g.clusters.len() >= config.threshold.max(1))
-        .map(|(signal, g)| {
+        .filter_map(|(signal, mut g)| {
+            g.clusters.sort_unstable();
+            g.clusters.dedup();
+            if g.clusters.len() < config.threshold.max(1) {
+                return None;
+            }
             let (id, first_seen) = match previous.get(&signal) {
                 Some(p) => (p.id.clone(), p.first_seen.clone()),
                 None => (correlation_id(signal, now), Time(now)),
             };
-            Correlation {
+            Some(Correlation {
                 id,
                 signal,
                 severity: Severity::Critical,
                 original_severity: g.worst,
-                clusters: g.clusters.into_iter().collect(),
+                clusters: g.clusters.into_iter().map(str::to_owned).collect(),
                 first_seen,
                 last_seen: Time(g.last_seen),
-            }
+            })
         })
         .collect()
 }
@@ -160,10 +174,12 @@ pub fn detect_cascades(
     now: Timestamp,
     lookback: Duration,
 ) -> Vec<Cascade> {
-    // Earliest firstSeen per (signal, workload) per site, across namespaces.
-    let mut groups: HashMap<(SignalType, &WorkloadRef), HashMap<&str, Sighting<'_>>> =
+    // Earliest firstSeen per (signal, workload) per site, across
+    // namespaces. A site's signals are contiguous, so its sighting in a
+    // group, if any, is that group's last entry.
+    let mut groups: HashMap<(SignalType, &WorkloadRef), Vec<(usize, Sighting<'_>)>> =
         HashMap::new();
-    for site in sites {
+    for (index, site) in sites.iter().enumerate() {
         let env = site.spec.environment;
         if stage(env).is_none() {
             continue;
@@ -178,23 +194,26 @@ pub fn detect_cascades(
             if !within(first_seen, now, lookback) {
                 continue;
             }
-            groups
-                .entry((s.type_, &s.workload))
-                .or_default()
-                .entry(site.site_name())
-                .and_modify(|e| e.first_seen = e.first_seen.min(first_seen))
-                .or_insert(Sighting {
-                    cluster: site.site_name(),
-                    environment: env,
-                    tier: site.spec.tier,
-                    first_seen,
-                });
+            let by_site = groups.entry((s.type_, &s.workload)).or_default();
+            match by_site.last_mut() {
+                Some((i, e)) if *i == index => e.first_seen = e.first_seen.min(first_seen),
+                _ => by_site.push((
+                    index,
+                    Sighting {
+                        cluster: site.site_name(),
+                        environment: env,
+                        tier: site.spec.tier,
+                        first_seen,
+                    },
+                )),
+            }
         }
     }
     let mut out = Vec::new();
     for ((signal, workload), by_site) in groups {
         let (targets, lower): (Vec<_>, Vec<_>) = by_site
-            .into_values()
+            .into_iter()
+            .map(|(_, sighting)| sighting)
             .partition(|s| s.environment == Environment::Production);
         // The earliest lower-environment sighting (ties: lower stage, then
         // name) is the source for every later production sighting.
@@ -229,7 +248,8 @@ pub fn detect_cascades(
             });
         }
     }
-    out.sort_by(|a, b| {
+    // (signal, workload, target) is unique, so an unstable sort is exact.
+    out.sort_unstable_by(|a, b| {
         (&a.target_first_seen, a.signal, &a.workload, &a.target).cmp(&(
             &b.target_first_seen,
             b.signal,

@@ -33,6 +33,69 @@ pub fn disconnect_reason(site: &FederatedCluster, now: Timestamp) -> String {
     }
 }
 
+/// Fleet-wide totals folded one site at a time, so a caller that sees the
+/// fleet in pages (`kubectl fleet status`) never needs the whole list.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Sites added.
+    pub sites: i64,
+    /// Connected sites.
+    pub connected: i64,
+    /// Stale sites.
+    pub stale: i64,
+    /// Unreachable sites.
+    pub unreachable: i64,
+    /// Pending sites (never judged).
+    pub pending: i64,
+    /// GPU capacity.
+    pub gpus_total: i64,
+    /// Allocatable GPUs.
+    pub gpus_allocatable: i64,
+    /// Ready inference services.
+    pub services_ready: i64,
+    /// Failed inference services.
+    pub services_failed: i64,
+    /// All inference services.
+    pub services_total: i64,
+    /// Active signals per severity.
+    pub by_severity: IssuesBySeverity,
+}
+
+impl Totals {
+    /// Counts one site in.
+    pub fn add(&mut self, site: &FederatedCluster) {
+        self.sites += 1;
+        match effective_phase(site) {
+            Phase::Connected => self.connected += 1,
+            Phase::Stale => self.stale += 1,
+            Phase::Unreachable => self.unreachable += 1,
+            Phase::Pending => self.pending += 1,
+        }
+        let Some(status) = site.status.as_ref() else {
+            return;
+        };
+        for s in status.signals() {
+            self.by_severity.add(s.severity);
+        }
+        // Counts are what the sites wrote: sums saturate rather than
+        // overflow, so no site's numbers can stop the hub or the CLI.
+        if let Some(c) = &status.capacity {
+            add(&mut self.gpus_total, c.gpus_total);
+            add(&mut self.gpus_allocatable, c.gpus_allocatable);
+        }
+        if let Some(i) = &status.inference {
+            add(&mut self.services_ready, i.services_ready);
+            add(&mut self.services_failed, i.services_failed);
+            add(&mut self.services_total, i.services_total);
+        }
+    }
+
+    /// All active signals.
+    pub fn active_signals(&self) -> i64 {
+        self.by_severity.total()
+    }
+}
+
 /// The `FederationStatus` status for `sites` with the given incidents, as of `now`.
 pub fn summarize(
     sites: &[FederatedCluster],
@@ -42,22 +105,14 @@ pub fn summarize(
 ) -> FederationStatusStatus {
     let mut sorted: Vec<&FederatedCluster> = sites.iter().collect();
     sorted.sort_by(|a, b| a.site_name().cmp(b.site_name()));
-    let mut out = FederationStatusStatus {
-        total_clusters: count(sites.len()),
-        ..FederationStatusStatus::default()
-    };
-    let mut by_severity = IssuesBySeverity::default();
+    let mut totals = Totals::default();
+    let mut disconnected = Vec::new();
     let mut by_cluster = BTreeMap::new();
     for site in sorted {
+        totals.add(site);
         let phase = effective_phase(site);
-        match phase {
-            Phase::Connected => out.connected_clusters += 1,
-            Phase::Stale => out.stale_clusters += 1,
-            Phase::Unreachable => out.unreachable_clusters += 1,
-            Phase::Pending => out.pending_clusters += 1,
-        }
         if phase != Phase::Connected {
-            out.disconnected_clusters.push(DisconnectedCluster {
+            disconnected.push(DisconnectedCluster {
                 name: site.site_name().to_owned(),
                 phase,
                 // On the hub clock (the edge's time minus the offset the
@@ -71,39 +126,38 @@ pub fn summarize(
                 reason: disconnect_reason(site, now),
             });
         }
-        let Some(status) = site.status.as_ref() else {
-            continue;
-        };
-        let signals = status.signals();
-        for s in signals {
-            by_severity.add(s.severity);
-        }
+        let signals = site.status.as_ref().map_or(&[][..], |s| s.signals());
         if !signals.is_empty() {
             by_cluster.insert(site.site_name().to_owned(), count(signals.len()));
         }
-        // Counts are what the sites wrote: sums saturate rather than
-        // overflow, so no site's numbers can stop the hub or the CLI.
-        if let Some(c) = &status.capacity {
-            add(&mut out.gpus_total, c.gpus_total);
-            add(&mut out.gpus_allocatable, c.gpus_allocatable);
-        }
-        if let Some(i) = &status.inference {
-            add(&mut out.services_ready, i.services_ready);
-            add(&mut out.services_failed, i.services_failed);
-            add(&mut out.services_total, i.services_total);
-        }
     }
-    out.total_active_issues = by_severity.total();
-    out.issues_by_severity = by_severity;
-    out.issues_by_cluster = by_cluster;
-    out.cross_cluster_correlations = count(correlations.len());
-    out.correlations = correlations;
-    out.cascades_detected = count(cascades.len());
-    // Cascades come sorted oldest first; keep the most recent.
-    let mut cascades = cascades;
-    out.cascades = cascades.split_off(cascades.len().saturating_sub(MAX_CASCADES));
-    out.last_updated = Some(Time(now));
-    out
+    FederationStatusStatus {
+        total_clusters: count(sites.len()),
+        connected_clusters: totals.connected,
+        stale_clusters: totals.stale,
+        unreachable_clusters: totals.unreachable,
+        pending_clusters: totals.pending,
+        disconnected_clusters: disconnected,
+        gpus_total: totals.gpus_total,
+        gpus_allocatable: totals.gpus_allocatable,
+        services_ready: totals.services_ready,
+        services_failed: totals.services_failed,
+        services_total: totals.services_total,
+        total_active_issues: totals.active_signals(),
+        issues_by_severity: totals.by_severity,
+        issues_by_cluster: by_cluster,
+        cross_cluster_correlations: count(correlations.len()),
+        correlations,
+        cascades_detected: count(cascades.len()),
+        cascades: most_recent(cascades),
+        last_updated: Some(Time(now)),
+    }
+}
+
+/// Cascades come sorted oldest first; the FederationStatus keeps the most
+/// recent [`MAX_CASCADES`], so its size stays bounded.
+fn most_recent(mut cascades: Vec<Cascade>) -> Vec<Cascade> {
+    cascades.split_off(cascades.len().saturating_sub(MAX_CASCADES))
 }
 
 fn add(total: &mut i64, n: i64) {

@@ -10,7 +10,19 @@ use kube::runtime::watcher;
 use super::client::Cluster;
 use super::error::Error;
 use super::identity::ObjectRef;
-use crate::api::{FEDERATION_STATUS_NAME, FederatedCluster, FederationStatus};
+use crate::api::{
+    FEDERATION_STATUS_NAME, FederatedCluster, FederatedClusterSpec, FederatedClusterStatus,
+    FederationStatus,
+};
+
+/// A FederatedCluster as the server applied it.
+pub struct AppliedSite {
+    /// What was applied, for the "… applied" line.
+    pub object: ObjectRef,
+    /// Its `metadata.uid`, which the site's identity objects are owned by
+    /// (read from the apply's answer: no second round trip).
+    pub uid: String,
+}
 
 impl Cluster {
     fn sites_api(&self) -> Api<FederatedCluster> {
@@ -19,17 +31,20 @@ impl Cluster {
 
     /// Server-side applies a site's spec (the status is never sent: it has
     /// its own subresource and writers).
-    pub async fn apply_site(&self, site: &FederatedCluster) -> Result<ObjectRef, Error> {
+    pub async fn apply_site(&self, site: &FederatedCluster) -> Result<AppliedSite, Error> {
         let name = site.site_name().to_owned();
         let mut body = site.clone();
         body.status = None;
         body.metadata.resource_version = None;
         body.metadata.managed_fields = None;
-        self.apply(&self.sites_api(), &name, &body).await?;
-        Ok(ObjectRef {
-            kind: "FederatedCluster".into(),
-            name,
-            namespace: None,
+        let applied = self.apply(&self.sites_api(), &name, &body).await?;
+        Ok(AppliedSite {
+            object: ObjectRef {
+                kind: "FederatedCluster".into(),
+                name,
+                namespace: None,
+            },
+            uid: applied.metadata.uid.unwrap_or_default(),
         })
     }
 
@@ -90,24 +105,79 @@ impl Cluster {
         Ok(names)
     }
 
-    /// Lists sites, optionally filtered by a label selector, sorted by name.
+    /// Lists sites, optionally filtered by a label selector, sorted by name;
+    /// each site lean, as [`Cluster::for_each_site_page`] decodes it.
     pub async fn list_sites(&self, selector: Option<&str>) -> Result<Vec<FederatedCluster>, Error> {
-        let mut params = ListParams::default();
-        if let Some(selector) = selector {
-            params = params.labels(selector);
-        }
-        let list = self
-            .sites_api()
-            .list(&params)
-            .await
-            .map_err(|e| Error::api("list FederatedClusters", self.server(), e))?;
-        let mut sites = list.items;
-        sites.sort_by(|a, b| a.site_name().cmp(b.site_name()));
+        let mut sites = Vec::new();
+        self.for_each_site_page(selector, |page| {
+            sites.extend(page);
+            Ok::<_, Box<Error>>(())
+        })
+        .await
+        .map_err(|e| *e)?;
         Ok(sites)
     }
 
+    /// Lists sites a page at a time (`limit`/`continue`, [`SITE_PAGE_SIZE`]
+    /// per request) and hands each page to `each`, sorted by name; pages
+    /// follow each other in name order, so the concatenation is the sorted
+    /// list of [`Cluster::list_sites`] without ever holding it. Each site is
+    /// decoded lean: metadata only as far as its name (no `managedFields`,
+    /// labels or annotations), with the full spec and status.
+    pub async fn for_each_site_page<E: From<Error>>(
+        &self,
+        selector: Option<&str>,
+        mut each: impl FnMut(Vec<FederatedCluster>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let request =
+            kube::core::Request::new(<FederatedCluster as kube::Resource>::url_path(&(), None));
+        let what = "list FederatedClusters";
+        let mut token: Option<String> = None;
+        let mut last: Option<String> = None;
+        loop {
+            let mut params = ListParams::default().limit(SITE_PAGE_SIZE);
+            if let Some(selector) = selector {
+                params = params.labels(selector);
+            }
+            if let Some(token) = &token {
+                params = params.continue_token(token);
+            }
+            let req = request.list(&params).map_err(|e| Error::Unexpected {
+                what: what.into(),
+                reason: e.to_string(),
+            })?;
+            let page: LeanList = decode_response(&self.client, req)
+                .await
+                .map_err(|e| Error::api(what, self.server(), e))?;
+            let mut sites: Vec<FederatedCluster> =
+                page.items.into_iter().map(LeanSite::into_site).collect();
+            sites.sort_by(|a, b| a.site_name().cmp(b.site_name()));
+            if let (Some(last), Some(first)) = (&last, sites.first())
+                && first.site_name() <= last.as_str()
+            {
+                return Err(Error::Unexpected {
+                    what: what.into(),
+                    reason: format!(
+                        "the server returned pages out of name order ({} after {last})",
+                        first.site_name()
+                    ),
+                }
+                .into());
+            }
+            if let Some(site) = sites.last() {
+                last = Some(site.site_name().to_owned());
+            }
+            each(sites)?;
+            token = page.metadata.continue_.filter(|c| !c.is_empty());
+            if token.is_none() {
+                return Ok(());
+            }
+        }
+    }
+
     /// Watches sites with the watch API and yields the full, name-sorted set
-    /// once the initial list is in and again after every change.
+    /// once the initial list is in and again after every change; sites are
+    /// kept lean (metadata only as far as the name).
     pub fn watch_sites(
         &self,
         selector: Option<&str>,
@@ -128,7 +198,7 @@ impl Cluster {
                         None
                     }
                     watcher::Event::InitApply(site) => {
-                        initial.insert(site.site_name().to_owned(), site);
+                        initial.insert(site.site_name().to_owned(), lean(site));
                         None
                     }
                     watcher::Event::InitDone => {
@@ -136,7 +206,7 @@ impl Cluster {
                         Some(known.values().cloned().collect())
                     }
                     watcher::Event::Apply(site) => {
-                        known.insert(site.site_name().to_owned(), site);
+                        known.insert(site.site_name().to_owned(), lean(site));
                         Some(known.values().cloned().collect())
                     }
                     watcher::Event::Delete(site) => {
@@ -180,6 +250,86 @@ impl Cluster {
             }
         }
     }
+}
+
+/// Sites per list request of [`Cluster::for_each_site_page`]: kubectl's
+/// own chunk size, enough to keep round trips few and a page small.
+pub const SITE_PAGE_SIZE: u32 = 500;
+
+/// A list response decoded only as far as `kubectl fleet status` needs.
+#[derive(serde::Deserialize)]
+struct LeanList {
+    #[serde(default)]
+    metadata: LeanListMeta,
+    #[serde(default)]
+    items: Vec<LeanSite>,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct LeanListMeta {
+    #[serde(default, rename = "continue")]
+    continue_: Option<String>,
+}
+
+/// `site` with its metadata cut down to the name, which is all the views
+/// read (managedFields alone is often most of an object).
+fn lean(site: FederatedCluster) -> FederatedCluster {
+    LeanSite {
+        metadata: LeanMeta {
+            name: site.metadata.name,
+        },
+        spec: site.spec,
+        status: site.status,
+    }
+    .into_site()
+}
+
+/// A FederatedCluster without the metadata nobody reads here.
+#[derive(serde::Deserialize)]
+struct LeanSite {
+    metadata: LeanMeta,
+    spec: FederatedClusterSpec,
+    #[serde(default)]
+    status: Option<FederatedClusterStatus>,
+}
+
+#[derive(serde::Deserialize)]
+struct LeanMeta {
+    #[serde(default)]
+    name: Option<String>,
+}
+
+impl LeanSite {
+    fn into_site(self) -> FederatedCluster {
+        let mut site =
+            FederatedCluster::new(self.metadata.name.as_deref().unwrap_or_default(), self.spec);
+        site.status = self.status;
+        site
+    }
+}
+
+/// Sends `req` and decodes the JSON answer straight from the received
+/// bytes (`Client::request` first copies the body into a `String`); error
+/// answers become `kube::Error::Api` as kube makes them.
+async fn decode_response<T: serde::de::DeserializeOwned>(
+    client: &kube::Client,
+    req: hyper::Request<Vec<u8>>,
+) -> Result<T, kube::Error> {
+    use http_body_util::BodyExt as _;
+    let res = client.send(req.map(kube::client::Body::from)).await?;
+    let code = res.status();
+    let body = res.into_body().collect().await?.to_bytes();
+    if code.is_client_error() || code.is_server_error() {
+        let status = serde_json::from_slice::<kube::core::Status>(&body).unwrap_or_else(|_| {
+            kube::core::Status::failure(
+                String::from_utf8_lossy(&body).trim(),
+                "Failed to parse error data",
+            )
+            .with_code(code.as_u16())
+        });
+        return Err(kube::Error::Api(status.boxed()));
+    }
+    serde_json::from_slice(&body).map_err(kube::Error::SerdeError)
 }
 
 fn watch_error(server: &str, err: watcher::Error) -> Error {

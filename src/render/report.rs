@@ -48,7 +48,7 @@ use serde::Serialize;
 use crate::api::{
     Environment, FederatedCluster, FederationStatusStatus, GpuCount, Mode, Phase, Signal, Tier,
 };
-use crate::fleet::summary::{effective_phase, summarize};
+use crate::fleet::summary::{Totals, effective_phase};
 
 /// `apiVersion` of every report this module renders.
 pub const REPORT_API_VERSION: &str = "fleet.kubectl-fleet.dev/v1";
@@ -251,17 +251,198 @@ pub(crate) fn site_report(site: &FederatedCluster, now: Timestamp) -> SiteReport
 pub fn status_report(sites_in: &[FederatedCluster], now: Timestamp) -> StatusReport {
     let mut sites: Vec<SiteReport> = sites_in.iter().map(|s| site_report(s, now)).collect();
     sites.sort_by(|a, b| a.name.cmp(&b.name));
-    let summary = SummaryReport::from(&summarize(sites_in, Vec::new(), Vec::new(), now));
+    let mut totals = Totals::default();
+    for site in sites_in {
+        totals.add(site);
+    }
     StatusReport {
         api_version: REPORT_API_VERSION,
         kind: "StatusReport",
         generated_at: Time(now),
         sites,
-        summary,
+        summary: SummaryReport::from(&totals),
     }
 }
 
-/// The report's summary: the fleet totals of [`summarize`], in the report's shape.
+/// The text formats of a [`StatusReport`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReportFormat {
+    /// [`to_json`].
+    Json,
+    /// [`to_yaml`].
+    Yaml,
+}
+
+/// A [`StatusReport`] rendered site by site, for fleets too large to hold:
+/// the caller feeds sites in name order and writes out each piece as it
+/// comes; the concatenation is byte for byte what [`to_json`] or
+/// [`to_yaml`] make of [`status_report`] over the same sites. Only the
+/// running totals are kept.
+#[derive(Debug)]
+pub struct ReportStream {
+    format: ReportFormat,
+    now: Timestamp,
+    totals: Totals,
+    scratch: Vec<u8>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReportHead {
+    api_version: &'static str,
+    kind: &'static str,
+    generated_at: Time,
+}
+
+#[derive(Serialize)]
+struct SitesPart<'a> {
+    sites: &'a [SiteReport],
+}
+
+#[derive(Serialize)]
+struct SummaryPart<'a> {
+    summary: &'a SummaryReport,
+}
+
+impl ReportStream {
+    /// A report generated at `now`; appends its opening to `out`.
+    pub fn begin(
+        format: ReportFormat,
+        now: Timestamp,
+        out: &mut Vec<u8>,
+    ) -> Result<Self, RenderError> {
+        let head = ReportHead {
+            api_version: REPORT_API_VERSION,
+            kind: "StatusReport",
+            generated_at: Time(now),
+        };
+        match format {
+            ReportFormat::Json => {
+                out.extend_from_slice(b"{\n  \"apiVersion\": ");
+                serde_json::to_writer(&mut *out, head.api_version).map_err(RenderError::Json)?;
+                out.extend_from_slice(b",\n  \"kind\": ");
+                serde_json::to_writer(&mut *out, head.kind).map_err(RenderError::Json)?;
+                out.extend_from_slice(b",\n  \"generatedAt\": ");
+                serde_json::to_writer(&mut *out, &head.generated_at).map_err(RenderError::Json)?;
+                out.extend_from_slice(b",\n");
+            }
+            ReportFormat::Yaml => out.extend_from_slice(to_yaml(&head)?.as_bytes()),
+        }
+        Ok(Self {
+            format,
+            now,
+            totals: Totals::default(),
+            scratch: Vec::new(),
+        })
+    }
+
+    /// Appends one site; sites must come in name order.
+    pub fn site(&mut self, site: &FederatedCluster, out: &mut Vec<u8>) -> Result<(), RenderError> {
+        let first = self.totals.sites == 0;
+        self.totals.add(site);
+        let report = site_report(site, self.now);
+        match self.format {
+            ReportFormat::Json => {
+                out.extend_from_slice(if first { b"  \"sites\": [\n" } else { b",\n" });
+                self.scratch.clear();
+                serde_json::to_writer_pretty(&mut self.scratch, &report)
+                    .map_err(RenderError::Json)?;
+                indent_into(out, &self.scratch, b"    ", true);
+            }
+            ReportFormat::Yaml => {
+                let part = to_yaml(&SitesPart {
+                    sites: std::slice::from_ref(&report),
+                })?;
+                // `sites:` opens the sequence once; each later site is only
+                // its `- ...` lines.
+                let body = if first {
+                    part.as_str()
+                } else {
+                    part.split_once('\n').map_or("", |(_, rest)| rest)
+                };
+                out.extend_from_slice(body.as_bytes());
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends the end of the sites and the summary.
+    pub fn finish(self, out: &mut Vec<u8>) -> Result<(), RenderError> {
+        let summary = SummaryReport::from(&self.totals);
+        match self.format {
+            ReportFormat::Json => {
+                out.extend_from_slice(if self.totals.sites == 0 {
+                    b"  \"sites\": [],\n"
+                } else {
+                    b"\n  ],\n"
+                });
+                out.extend_from_slice(b"  \"summary\": ");
+                let pretty = serde_json::to_vec_pretty(&summary).map_err(RenderError::Json)?;
+                indent_into(out, &pretty, b"  ", false);
+                out.extend_from_slice(b"\n}\n");
+            }
+            ReportFormat::Yaml => {
+                if self.totals.sites == 0 {
+                    out.extend_from_slice(to_yaml(&SitesPart { sites: &[] })?.as_bytes());
+                }
+                out.extend_from_slice(to_yaml(&SummaryPart { summary: &summary })?.as_bytes());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Copies `text` into `out` with `prefix` after every newline (and before
+/// the first line when `first_line` is set). JSON strings escape their
+/// newlines, so every raw newline is a line break of the layout.
+fn indent_into(out: &mut Vec<u8>, text: &[u8], prefix: &[u8], first_line: bool) {
+    if first_line {
+        out.extend_from_slice(prefix);
+    }
+    let mut lines = text.split(|b| *b == b'\n');
+    if let Some(line) = lines.next() {
+        out.extend_from_slice(line);
+    }
+    for line in lines {
+        out.push(b'\n');
+        out.extend_from_slice(prefix);
+        out.extend_from_slice(line);
+    }
+}
+
+/// The report's summary from folded fleet totals.
+impl From<&Totals> for SummaryReport {
+    fn from(t: &Totals) -> Self {
+        let by = &t.by_severity;
+        SummaryReport {
+            sites: t.sites,
+            phases: PhaseCounts {
+                connected: t.connected,
+                stale: t.stale,
+                unreachable: t.unreachable,
+                pending: t.pending,
+            },
+            gpus: GpuTotals {
+                total: t.gpus_total,
+                allocatable: t.gpus_allocatable,
+            },
+            services: ServiceTotals {
+                ready: t.services_ready,
+                failed: t.services_failed,
+                total: t.services_total,
+            },
+            signals: SignalTotals {
+                active: t.active_signals(),
+                critical: by.critical,
+                high: by.high,
+                medium: by.medium,
+                low: by.low,
+            },
+        }
+    }
+}
+
+/// The report's summary: the fleet totals of [`crate::fleet::summary::summarize`], in the report's shape.
 impl From<&FederationStatusStatus> for SummaryReport {
     fn from(f: &FederationStatusStatus) -> Self {
         let by = &f.issues_by_severity;

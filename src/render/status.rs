@@ -5,8 +5,10 @@ use jiff::Timestamp;
 
 use crate::api::{CONDITION_CONNECTED, FederatedCluster, Mode, Phase};
 use crate::fleet::age::{age, until};
-use crate::fleet::summary::{effective_phase, summarize};
-use crate::render::table::{PlainTable, phase_style};
+use crate::fleet::summary::{Totals, effective_phase};
+use owo_colors::Style;
+
+use crate::render::table::{GAP as TABLE_GAP, PlainTable, phase_style};
 
 /// Shown where a value is not known (not reported yet, or not applicable).
 pub const MISSING: &str = "-";
@@ -155,28 +157,36 @@ pub fn site_row(site: &FederatedCluster, now: Timestamp) -> SiteRow {
 pub fn status_view(sites: &[FederatedCluster], now: Timestamp) -> StatusView {
     let mut sorted: Vec<&FederatedCluster> = sites.iter().collect();
     sorted.sort_by(|a, b| a.site_name().cmp(b.site_name()));
-    let f = summarize(sites, Vec::new(), Vec::new(), now);
-    let by = &f.issues_by_severity;
-    let totals = FleetTotals {
-        sites: sites.len(),
-        by_phase: [
-            (Phase::Connected, f.connected_clusters),
-            (Phase::Stale, f.stale_clusters),
-            (Phase::Unreachable, f.unreachable_clusters),
-            (Phase::Pending, f.pending_clusters),
-        ]
-        .map(|(p, n)| (p, usize::try_from(n).unwrap_or(0))),
-        gpus_allocatable: f.gpus_allocatable,
-        gpus_total: f.gpus_total,
-        services_ready: f.services_ready,
-        services_failed: f.services_failed,
-        services_total: f.services_total,
-        signals: f.total_active_issues,
-        signals_by_severity: [by.critical, by.high, by.medium, by.low],
-    };
+    let mut totals = Totals::default();
+    for site in sites {
+        totals.add(site);
+    }
     StatusView {
         rows: sorted.iter().map(|s| site_row(s, now)).collect(),
-        totals,
+        totals: FleetTotals::from(&totals),
+    }
+}
+
+impl From<&Totals> for FleetTotals {
+    fn from(t: &Totals) -> Self {
+        let by = &t.by_severity;
+        FleetTotals {
+            sites: usize::try_from(t.sites).unwrap_or(0),
+            by_phase: [
+                (Phase::Connected, t.connected),
+                (Phase::Stale, t.stale),
+                (Phase::Unreachable, t.unreachable),
+                (Phase::Pending, t.pending),
+            ]
+            .map(|(p, n)| (p, usize::try_from(n).unwrap_or(0))),
+            gpus_allocatable: t.gpus_allocatable,
+            gpus_total: t.gpus_total,
+            services_ready: t.services_ready,
+            services_failed: t.services_failed,
+            services_total: t.services_total,
+            signals: t.active_signals(),
+            signals_by_severity: [by.critical, by.high, by.medium, by.low],
+        }
     }
 }
 
@@ -217,28 +227,7 @@ pub fn render_status_table(view: &StatusView, wide: bool, color: bool) -> String
     };
     let mut table = PlainTable::new(headers.iter().copied());
     for r in &view.rows {
-        let mut cells = vec![
-            r.name.clone(),
-            r.mode.clone(),
-            r.tier.clone(),
-            r.environment.clone(),
-            r.phase.to_string(),
-            r.last_heartbeat.clone(),
-            r.nodes.clone(),
-            r.gpus.clone(),
-            r.services.clone(),
-            r.signals.clone(),
-        ];
-        if wide {
-            cells.extend([
-                r.region.clone(),
-                r.version.clone(),
-                r.kubernetes_version.clone(),
-                r.token_expires.clone(),
-                r.gpus_by_vendor.clone(),
-                r.reason.clone(),
-            ]);
-        }
+        let cells = row_cells(r, wide);
         let mut styles = vec![None; cells.len()];
         styles[PHASE_COLUMN] = Some(phase_style(r.phase));
         table.push_styled(cells, styles);
@@ -247,6 +236,164 @@ pub fn render_status_table(view: &StatusView, wide: bool, color: bool) -> String
     out.push('\n');
     out.push_str(&render_footer(&view.totals, color));
     out
+}
+
+/// The text cells of a row, in column order.
+fn row_cells(r: &SiteRow, wide: bool) -> Vec<String> {
+    let mut cells = vec![
+        r.name.clone(),
+        r.mode.clone(),
+        r.tier.clone(),
+        r.environment.clone(),
+        r.phase.to_string(),
+        r.last_heartbeat.clone(),
+        r.nodes.clone(),
+        r.gpus.clone(),
+        r.services.clone(),
+        r.signals.clone(),
+    ];
+    if wide {
+        cells.extend([
+            r.region.clone(),
+            r.version.clone(),
+            r.kubernetes_version.clone(),
+            r.token_expires.clone(),
+            r.gpus_by_vendor.clone(),
+            r.reason.clone(),
+        ]);
+    }
+    cells
+}
+
+/// The status table built site by site for large fleets: each row is kept
+/// only as its cell text in one shared buffer (no per-site objects), with
+/// the running column widths and fleet totals. [`StatusTable::lines`]
+/// yields exactly the lines of [`render_status_table`] over the same
+/// sites, sorted by name whatever order they came in.
+#[derive(Debug)]
+pub struct StatusTable {
+    now: Timestamp,
+    wide: bool,
+    columns: usize,
+    /// Every cell's text, back to back.
+    text: String,
+    /// End offset in `text` of each cell, `columns` per row.
+    ends: Vec<usize>,
+    phases: Vec<Phase>,
+    widths: Vec<usize>,
+    /// Whether every cell is one plain line (no newline, tab or escape),
+    /// which the direct layout handles; otherwise the shared table does it.
+    simple: bool,
+    totals: Totals,
+}
+
+impl StatusTable {
+    /// An empty table of the sites seen at `now`.
+    pub fn new(now: Timestamp, wide: bool) -> Self {
+        let headers = Self::headers(wide);
+        Self {
+            now,
+            wide,
+            columns: headers.len(),
+            text: String::new(),
+            ends: Vec::new(),
+            phases: Vec::new(),
+            widths: headers.iter().map(|h| cell_width(h)).collect(),
+            simple: true,
+            totals: Totals::default(),
+        }
+    }
+
+    fn headers(wide: bool) -> Vec<&'static str> {
+        if wide {
+            HEADERS.iter().chain(WIDE_HEADERS.iter()).copied().collect()
+        } else {
+            HEADERS.to_vec()
+        }
+    }
+
+    /// Adds one site.
+    pub fn push(&mut self, site: &FederatedCluster) {
+        self.totals.add(site);
+        let row = site_row(site, self.now);
+        self.phases.push(row.phase);
+        for (i, cell) in row_cells(&row, self.wide).iter().enumerate() {
+            // Escaped and cut exactly as PlainTable does it on the way in,
+            // so the fast layout below never prints site text raw.
+            let cell = crate::render::safe::safe_cell(cell);
+            let cell = cell.as_ref();
+            self.simple &= !cell.contains(['\n', '\r', '\t', '\x1b']);
+            self.widths[i] = self.widths[i].max(cell_width(cell));
+            self.text.push_str(cell);
+            self.ends.push(self.text.len());
+        }
+    }
+
+    fn cell(&self, row: usize, column: usize) -> &str {
+        let i = row * self.columns + column;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.text[start..self.ends[i]]
+    }
+
+    /// The rendered table, one line (with its `\n`) at a time.
+    pub fn lines(&self, color: bool) -> Box<dyn Iterator<Item = String> + '_> {
+        if self.phases.is_empty() {
+            return Box::new(std::iter::once("No sites found\n".to_owned()));
+        }
+        let mut order: Vec<usize> = (0..self.phases.len()).collect();
+        order.sort_by(|a, b| self.cell(*a, 0).cmp(self.cell(*b, 0)));
+        let footer = std::iter::once(format!(
+            "\n{}",
+            render_footer(&FleetTotals::from(&self.totals), color)
+        ));
+        if !self.simple {
+            let mut table = PlainTable::new(Self::headers(self.wide));
+            for &row in &order {
+                let cells = (0..self.columns)
+                    .map(|c| self.cell(row, c).to_owned())
+                    .collect();
+                let mut styles = vec![None; self.columns];
+                styles[PHASE_COLUMN] = Some(phase_style(self.phases[row]));
+                table.push_styled(cells, styles);
+            }
+            let text = table.render(color);
+            let lines: Vec<String> = text.split_inclusive('\n').map(str::to_owned).collect();
+            return Box::new(lines.into_iter().chain(footer));
+        }
+        let header = self.layout(Self::headers(self.wide).into_iter(), None);
+        let rows = order.into_iter().map(move |row| {
+            let style = color.then(|| phase_style(self.phases[row]));
+            self.layout((0..self.columns).map(|c| self.cell(row, c)), style)
+        });
+        Box::new(std::iter::once(header).chain(rows).chain(footer))
+    }
+
+    /// One line: each cell padded to its column's width plus the gap, the
+    /// last unpadded, trailing blanks trimmed (as [`PlainTable`] lays out).
+    fn layout<'a>(&self, cells: impl Iterator<Item = &'a str>, phase: Option<Style>) -> String {
+        use owo_colors::OwoColorize;
+        let mut line = String::with_capacity(128);
+        for (i, cell) in cells.enumerate() {
+            match phase {
+                Some(style) if i == PHASE_COLUMN && !cell.is_empty() => {
+                    line.push_str(&cell.style(style).to_string());
+                }
+                _ => line.push_str(cell),
+            }
+            if i + 1 < self.columns {
+                let pad = self.widths[i] - cell_width(cell) + TABLE_GAP;
+                line.extend(std::iter::repeat_n(' ', pad));
+            }
+        }
+        line.truncate(line.trim_end().len());
+        line.push('\n');
+        line
+    }
+}
+
+/// Display width of a one-line cell, as the table layout measures it.
+fn cell_width(cell: &str) -> usize {
+    tabled::grid::util::string::get_text_width(cell)
 }
 
 /// The fleet-wide footer: sites per phase, GPUs, services, active signals.

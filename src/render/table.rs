@@ -15,7 +15,7 @@ use crate::api::{Phase, Severity};
 use crate::render::safe::{MAX_CELL_CHARS, safe_text, terminal_safe};
 
 /// Gap between columns, as in `kubectl get` output.
-const GAP: usize = 2;
+pub(crate) const GAP: usize = 2;
 
 /// A table of plain-text cells plus the colour each cell gets when colour
 /// is on. Colour is applied after layout, so alignment never depends on it.
@@ -110,7 +110,7 @@ impl PlainTable {
     }
 }
 
-/// Char offset of each column, found from the (ASCII) header line.
+/// Display column of each column's start, found from the (ASCII) header line.
 fn column_starts(header_line: &str, headers: &[String]) -> Vec<usize> {
     let mut starts = Vec::with_capacity(headers.len());
     let mut from = 0;
@@ -131,16 +131,28 @@ fn colorize_line(
     styles: &[Option<Style>],
 ) -> String {
     let chars: Vec<char> = line.chars().collect();
+    // `starts` are display columns; a wide character (an emoji, CJK) takes
+    // two columns but one char, so map columns to char indices.
+    let mut column_of = Vec::with_capacity(chars.len() + 1);
+    let mut column = 0;
+    for c in &chars {
+        column_of.push(column);
+        column += tabled::grid::util::string::get_text_width(c.encode_utf8(&mut [0; 4]));
+    }
+    column_of.push(column);
     let mut out = String::with_capacity(line.len() + 32);
     let mut pos = 0;
-    for ((start, cell), style) in starts.iter().zip(cells).zip(styles) {
+    for ((start_column, cell), style) in starts.iter().zip(cells).zip(styles) {
         let Some(style) = style else { continue };
+        let Some(start) = column_of.iter().position(|c| c == start_column) else {
+            continue;
+        };
         let len = cell.chars().count();
-        if cell.is_empty() || *start < pos || start + len > chars.len() {
+        if cell.is_empty() || start < pos || start + len > chars.len() {
             continue;
         }
-        out.extend(&chars[pos..*start]);
-        let text: String = chars[*start..start + len].iter().collect();
+        out.extend(&chars[pos..start]);
+        let text: String = chars[start..start + len].iter().collect();
         out.push_str(&text.style(*style).to_string());
         pos = start + len;
     }

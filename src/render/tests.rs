@@ -201,6 +201,77 @@ fn status_yaml() {
     insta::assert_snapshot!(yaml);
 }
 
+/// The paged `status` path feeds sites one by one into a stream; what it
+/// writes must be byte for byte the document of the whole-list renderers.
+fn streamed_report(sites: &[FederatedCluster], format: report::ReportFormat) -> String {
+    let mut sorted: Vec<&FederatedCluster> = sites.iter().collect();
+    sorted.sort_by(|a, b| a.site_name().cmp(b.site_name()));
+    let mut out = Vec::new();
+    let mut stream = report::ReportStream::begin(format, fixture_now(), &mut out).unwrap();
+    for site in sorted {
+        stream.site(site, &mut out).unwrap();
+    }
+    stream.finish(&mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+fn fleets() -> Vec<Vec<FederatedCluster>> {
+    let mut odd = FederatedCluster::test("odd\nname\t\"quoted\" \u{1f680}").with_region("日本");
+    odd.spec.display_name = Some("line one\nline two: x".into());
+    vec![
+        vec![],
+        fleet()[..1].to_vec(),
+        fleet()[..2].to_vec(),
+        fleet(),
+        [fleet(), vec![odd]].concat(),
+    ]
+}
+
+#[test]
+fn status_report_streamed_is_the_same_document() {
+    for sites in fleets() {
+        let whole = status_report(&sites, fixture_now());
+        assert_eq!(
+            streamed_report(&sites, report::ReportFormat::Json),
+            to_json(&whole).unwrap()
+        );
+        assert_eq!(
+            streamed_report(&sites, report::ReportFormat::Yaml),
+            to_yaml(&whole).unwrap()
+        );
+    }
+}
+
+#[test]
+fn status_table_streamed_is_the_same_table() {
+    let wide_region = |name: &str, region: &str| FederatedCluster::test(name).with_region(region);
+    let mut inputs = fleets();
+    // Wide characters, and a cell the direct layout hands to the shared table.
+    inputs.push(vec![wide_region("b", "東京-1"), wide_region("a", "x")]);
+    inputs.push(vec![wide_region("b", "two\nlines"), wide_region("a", "x")]);
+    // Escapes, a bidi override, a BEL and over-long cells: escaped and cut
+    // the same way on both paths.
+    inputs.push(vec![
+        hostile_site(),
+        wide_region("a", &format!("x\u{7}\u{202e}{}", "r".repeat(100))),
+    ]);
+    for mut sites in inputs {
+        for _ in 0..2 {
+            for (wide, color) in [(false, false), (true, false), (false, true), (true, true)] {
+                let mut table = status::StatusTable::new(fixture_now(), wide);
+                sites.iter().for_each(|s| table.push(s));
+                let streamed: String = table.lines(color).collect();
+                assert_eq!(
+                    streamed,
+                    render_status_table(&status_view(&sites, fixture_now()), wide, color),
+                    "wide={wide} color={color}"
+                );
+            }
+            sites.reverse();
+        }
+    }
+}
+
 #[test]
 fn policy_table_snapshot() {
     insta::assert_snapshot!(render_policy_table(&policy_table()));

@@ -1,0 +1,57 @@
+//! A smoke-sized run of the release benchmark harness
+//! (`tools/bench/cli.py --smoke`) on this build's binaries, so the harness
+//! cannot rot between the runs written down in docs/benchmarks-cli.md.
+//! Only that it runs and reports every measure is checked, never a figure.
+
+use std::path::Path;
+use std::process::Command;
+
+fn on_path(tool: &str) -> bool {
+    Path::new(tool).is_file()
+        || std::env::var_os("PATH")
+            .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(tool).is_file()))
+}
+
+#[test]
+fn cli_bench_harness_smoke() {
+    let missing: Vec<&str> = ["python3", "curl", "kubectl", "/usr/bin/time"]
+        .into_iter()
+        .filter(|t| !on_path(t))
+        .collect();
+    if !missing.is_empty() {
+        println!("skipped: the harness needs {missing:?}");
+        return;
+    }
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_kubectl-fleet"))
+        .parent()
+        .unwrap();
+    if !bin_dir.join("kube-sandbox").is_file() {
+        // Built with the rest of the workspace; alone, build it here.
+        let built = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args(["build", "-p", "kube-sandbox", "--bin", "kube-sandbox"])
+            .status()
+            .expect("run cargo");
+        assert!(built.success());
+    }
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = Command::new("python3")
+        .arg(Path::new(root).join("tools/bench/cli.py"))
+        .args(["--smoke", "--bin-dir"])
+        .arg(bin_dir)
+        .output()
+        .expect("run python3");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    for expected in [
+        "| 120 | `curl GET list` |",
+        "| 120 | `kubectl get fc -o json` |",
+        "| 120 | `kubectl fleet status -o json` |",
+        "| 120 | `kubectl fleet status` |",
+        "| P1 json peak RSS ≤ 30 MiB |",
+        "| `kubectl-fleet` |",
+        "| `fleet-operator` |",
+    ] {
+        assert!(stdout.contains(expected), "no {expected:?} in:\n{stdout}");
+    }
+}
