@@ -14,9 +14,12 @@ if ! command -v kubectl >/dev/null 2>&1; then
 fi
 # tests/operator_image.rs builds the operator image from this machine's
 # Debian packages (docs/image.md): the CA bundle and strip must be present.
-if [ ! -f /etc/ssl/certs/ca-certificates.crt ] || ! command -v strip >/dev/null 2>&1; then
-  echo "ca-certificates or binutils missing: installing them with apt-get" >&2
-  apt-get update -qq && apt-get install -y -qq --no-install-recommends ca-certificates binutils >/dev/null
+# tests/bench_smoke.rs drives the benchmark harness, which measures with
+# curl and /usr/bin/time.
+if [ ! -f /etc/ssl/certs/ca-certificates.crt ] || ! command -v strip >/dev/null 2>&1 \
+  || ! command -v curl >/dev/null 2>&1 || [ ! -x /usr/bin/time ]; then
+  echo "ca-certificates, binutils, curl or time missing: installing them with apt-get" >&2
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends ca-certificates binutils curl time >/dev/null
 fi
 if ! cargo nextest --version >/dev/null 2>&1; then
   echo "cargo-nextest not found: installing it" >&2
