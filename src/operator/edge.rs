@@ -318,13 +318,7 @@ impl Edge {
     }
 
     fn interval_of(&self, site: &FederatedCluster) -> Duration {
-        let i = site.heartbeat_interval();
-        let s = self.cfg.interval_scale;
-        if s.is_finite() && s > 0.0 && (s - 1.0).abs() > f64::EPSILON {
-            i.mul_f64(s)
-        } else {
-            i
-        }
+        super::hub::scaled(site.heartbeat_interval(), self.cfg.interval_scale)
     }
 
     /// The edge-owned status to report now.

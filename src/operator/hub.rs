@@ -150,8 +150,9 @@ pub struct Reconciled {
 }
 
 /// The effective heartbeat interval: `interval` times the test-only
-/// `--interval-scale` (a nonsensical scale leaves it unchanged).
-fn scaled(interval: Duration, scale: f64) -> Duration {
+/// `--interval-scale` (a nonsensical scale leaves it unchanged). The hub
+/// and the edge both scale through this one function.
+pub(crate) fn scaled(interval: Duration, scale: f64) -> Duration {
     if (scale - 1.0).abs() < f64::EPSILON || !(scale.is_finite() && scale > 0.0) {
         interval
     } else {
