@@ -248,7 +248,7 @@ fn labels(role: Role) -> Value {
     json!({
         "app.kubernetes.io/name": OPERATOR_NAME,
         "app.kubernetes.io/component": role.as_str(),
-        "app.kubernetes.io/managed-by": rbac::MANAGED_BY,
+        rbac::MANAGED_BY_LABEL: rbac::MANAGED_BY,
     })
 }
 
@@ -286,7 +286,7 @@ fn namespace() -> Value {
     json!({
         "apiVersion": "v1",
         "kind": "Namespace",
-        "metadata": { "name": NAMESPACE, "labels": { "app.kubernetes.io/managed-by": rbac::MANAGED_BY } },
+        "metadata": { "name": NAMESPACE, "labels": { rbac::MANAGED_BY_LABEL: rbac::MANAGED_BY } },
     })
 }
 

@@ -30,6 +30,10 @@ pub const MEMBER_READER_NAME: &str = "fleet-member-reader";
 pub const SITE_LABEL: &str = "federation.kubectl-fleet.dev/site";
 /// `app.kubernetes.io/managed-by` value on every object we create.
 pub const MANAGED_BY: &str = "kubectl-fleet";
+
+/// The standard managed-by label key, set to [`MANAGED_BY`] on everything
+/// this project creates.
+pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 /// Maximum length of a site name (a DNS-1123 label).
 pub const MAX_SITE_NAME_LEN: usize = 63;
 /// The shortest lifetime a TokenRequest may ask for: the API server refuses
@@ -152,10 +156,7 @@ pub fn pull_secret_name(site: &str) -> String {
 /// Labels on every object created for `site`.
 pub fn site_labels(site: &str) -> BTreeMap<String, String> {
     BTreeMap::from([
-        (
-            "app.kubernetes.io/managed-by".to_owned(),
-            MANAGED_BY.to_owned(),
-        ),
+        (MANAGED_BY_LABEL.to_owned(), MANAGED_BY.to_owned()),
         (SITE_LABEL.to_owned(), site.to_owned()),
     ])
 }
@@ -398,7 +399,7 @@ fn member_meta(namespace: Option<&str>) -> ObjectMeta {
         name: Some(MEMBER_READER_NAME.to_owned()),
         namespace: namespace.map(str::to_owned),
         labels: Some(BTreeMap::from([(
-            "app.kubernetes.io/managed-by".to_owned(),
+            MANAGED_BY_LABEL.to_owned(),
             MANAGED_BY.to_owned(),
         )])),
         ..ObjectMeta::default()

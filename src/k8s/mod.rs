@@ -24,8 +24,7 @@ pub use sites::SITE_PAGE_SIZE;
 /// Namespace holding the fleet's identities, Secrets and operator.
 pub const NAMESPACE: &str = crate::fleet::rbac::FLEET_NAMESPACE;
 
-/// The standard managed-by label key.
-pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
+pub use crate::fleet::rbac::MANAGED_BY_LABEL;
 
 /// Field manager of every server-side apply this tool makes.
 pub const FIELD_MANAGER: &str = "kubectl-fleet";
