@@ -262,9 +262,8 @@ proptest! {
             2 => format!("apiVersion: v1\nkind: Config\ncurrent-context: {garbage}\nclusters: {garbage}\n"),
             _ => serde_json::to_string(&doc).unwrap().replace('"', &garbage),
         };
-        let dir = std::env::temp_dir().join(format!("fleet-fuzz-kc-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("hub.kubeconfig");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hub.kubeconfig");
         std::fs::write(&path, &text).unwrap();
         let read = HubKubeconfig::read(&path);
         let _ = std::fs::remove_file(&path);

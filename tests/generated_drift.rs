@@ -24,8 +24,8 @@ fn files_under(root: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn generated_files_are_up_to_date() {
-    let out = std::env::temp_dir().join(format!("kubectl-fleet-drift-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("generated");
     let status = Command::new(env!("CARGO_BIN_EXE_kubectl-fleet"))
         .arg("__generate")
         .arg(&out)
@@ -43,7 +43,6 @@ fn generated_files_are_up_to_date() {
             _ => stale.push(rel.display().to_string()),
         }
     }
-    std::fs::remove_dir_all(&out).unwrap();
     assert!(
         stale.is_empty(),
         "stale generated files {stale:?}: run tools/regen.sh and commit the result"

@@ -12,32 +12,18 @@ use std::time::{Duration, Instant};
 struct Kubectl {
     kubeconfig: PathBuf,
     cache: PathBuf,
-    _dir: TempDir,
-}
-
-/// A temporary directory removed on drop (no extra dev-dependency needed).
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> TempDir {
-        let p = std::env::temp_dir().join(format!("kube-sandbox-kubectl-{}", uuid::Uuid::new_v4()));
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    _dir: tempfile::TempDir,
 }
 
 impl Kubectl {
     fn new(sb: &Sandbox) -> Kubectl {
-        let dir = TempDir::new();
-        let kubeconfig = dir.0.join("kubeconfig");
+        let dir = tempfile::Builder::new()
+            .prefix("kube-sandbox-kubectl-")
+            .tempdir()
+            .unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
         sb.write_admin_kubeconfig(&kubeconfig).unwrap();
-        let cache = dir.0.join("cache");
+        let cache = dir.path().join("cache");
         Kubectl {
             kubeconfig,
             cache,

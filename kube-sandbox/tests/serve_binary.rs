@@ -7,9 +7,8 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn serve_writes_kubeconfig_and_stops_on_sigterm() {
-    let dir = std::env::temp_dir().join(format!("kube-sandbox-serve-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let kubeconfig = dir.join("nested-name.kubeconfig");
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("nested-name.kubeconfig");
     let mut child = Command::new(env!("CARGO_BIN_EXE_kube-sandbox"))
         .args(["serve", "--kubeconfig"])
         .arg(&kubeconfig)
@@ -38,7 +37,7 @@ fn serve_writes_kubeconfig_and_stops_on_sigterm() {
             .arg("--kubeconfig")
             .arg(&kubeconfig)
             .args(args)
-            .env("KUBECACHEDIR", dir.join("cache"))
+            .env("KUBECACHEDIR", dir.path().join("cache"))
             .output()
             .unwrap()
     };
@@ -82,13 +81,12 @@ fn serve_writes_kubeconfig_and_stops_on_sigterm() {
     let mut stderr = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
     assert!(stderr.contains("serving on https://127.0.0.1:"), "{stderr}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn serve_refuses_a_token_cap_the_real_server_refuses() {
-    let dir = std::env::temp_dir().join(format!("kube-sandbox-cap-{}", uuid::Uuid::new_v4()));
-    let kubeconfig = dir.join("never.kubeconfig");
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("never.kubeconfig");
     let out = Command::new(env!("CARGO_BIN_EXE_kube-sandbox"))
         .args(["serve", "--kubeconfig"])
         .arg(&kubeconfig)

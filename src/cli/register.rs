@@ -672,15 +672,13 @@ mod tests {
     #[test]
     fn private_file_is_0600_even_over_a_wider_file() {
         use std::os::unix::fs::PermissionsExt as _;
-        let dir = std::env::temp_dir().join(format!("kf-register-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("hub.kubeconfig");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hub.kubeconfig");
         std::fs::write(&path, "old").unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         write_private_file(&path, b"secret").unwrap();
         let meta = std::fs::metadata(&path).unwrap();
         assert_eq!(meta.permissions().mode() & 0o777, 0o600);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "secret");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

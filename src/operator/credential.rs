@@ -379,9 +379,8 @@ mod tests {
     #[test]
     fn store_token_rewrites_only_the_current_user_with_mode_0600() {
         use std::os::unix::fs::PermissionsExt as _;
-        let dir = std::env::temp_dir().join(format!("fleet-cred-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("hub.kubeconfig");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hub.kubeconfig");
         std::fs::write(&path, KUBECONFIG).unwrap();
         let kc = HubKubeconfig::read(&path).unwrap();
         assert_eq!(kc.token(), Some("old-token"));
@@ -397,6 +396,5 @@ mod tests {
             !format!("{next:?}").contains("new-token"),
             "Debug must not leak the token"
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -17,31 +17,23 @@ use kubectl_fleet::api::{Environment, FederatedCluster, FederatedClusterSpec};
 use kubectl_fleet::fleet::rbac;
 
 /// A folder removed on drop.
-pub struct TempDir(pub PathBuf);
+pub struct TempDir(tempfile::TempDir);
 
 impl TempDir {
     pub fn new(tag: &str) -> Self {
-        let n = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let p = std::env::temp_dir().join(format!("fleet-op-{tag}-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&p).unwrap();
-        Self(p)
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("fleet-op-{tag}-"))
+            .tempdir()
+            .unwrap();
+        Self(dir)
     }
 
     pub fn path(&self) -> &Path {
-        &self.0
+        self.0.path()
     }
 
     pub fn join(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        self.0.path().join(name)
     }
 }
 
