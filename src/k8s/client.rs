@@ -124,11 +124,6 @@ impl Cluster {
     pub fn insecure(&self) -> bool {
         self.insecure
     }
-
-    /// The underlying client, for callers in this layer.
-    pub fn client(&self) -> &kube::Client {
-        &self.client
-    }
 }
 
 /// Resolves the context to its cluster and returns (server, CA PEM,
