@@ -20,7 +20,7 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Map, Value, json};
 
-use crate::api::{EdgeStatus, FederatedClusterStatus, Signal};
+use crate::api::{EdgeStatus, FederatedCluster, FederatedClusterStatus, Signal};
 
 /// How often unchanged signals are re-sent just to move their `lastSeen`
 /// and `count` forward: well inside the 15-minute correlation window, and
@@ -176,6 +176,26 @@ pub struct Accepted {
     pub uid: Option<String>,
     /// Its edge-owned status as the hub holds it.
     pub status: EdgeStatus,
+}
+
+impl Accepted {
+    /// The baseline of the next report on `site`: the last report accepted
+    /// for this very object, else (a new process, or a re-created site with
+    /// another uid) what the hub holds, which `slot` then remembers.
+    pub fn baseline<'a>(slot: &'a mut Option<Accepted>, site: &FederatedCluster) -> &'a EdgeStatus {
+        let uid = &site.metadata.uid;
+        if slot.as_ref().is_none_or(|a| &a.uid != uid) {
+            *slot = Some(Accepted {
+                uid: uid.clone(),
+                status: site
+                    .status
+                    .as_ref()
+                    .map(EdgeStatus::from_status)
+                    .unwrap_or_default(),
+            });
+        }
+        &slot.as_ref().expect("set above").status
+    }
 }
 
 fn to_value(edge: &EdgeStatus) -> Value {

@@ -22,7 +22,6 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::api::EdgeStatus;
 use crate::api::{FederatedCluster, FederatedClusterStatus, Signal};
 use crate::fleet::rbac::MIN_TOKEN_TTL;
 use crate::fleet::status_patch::{Accepted, report_patch};
@@ -385,18 +384,8 @@ impl Edge {
         let uid = site.metadata.uid.clone();
         // The baseline is the last accepted report for this very object; a
         // new edge process (or a re-created site) starts from what the hub holds.
-        if self.accepted.as_ref().is_none_or(|a| a.uid != uid) {
-            self.accepted = Some(Accepted {
-                uid: uid.clone(),
-                status: site
-                    .status
-                    .as_ref()
-                    .map(EdgeStatus::from_status)
-                    .unwrap_or_default(),
-            });
-        }
-        let baseline = self.accepted.as_ref().map(|a| &a.status);
-        let (patch, next) = report_patch(baseline, &status, now);
+        let baseline = Accepted::baseline(&mut self.accepted, &site);
+        let (patch, next) = report_patch(Some(baseline), &status, now);
         match patch_site_status(&api, &self.cfg.site, &patch).await {
             Ok(_) => {
                 let bytes = serde_json::to_vec(&patch).map(|b| b.len()).unwrap_or(0) as u64;

@@ -31,7 +31,6 @@ use kube::runtime::{WatchStreamExt as _, watcher};
 
 use tokio::sync::{Semaphore, watch};
 
-use crate::api::EdgeStatus;
 use crate::api::{FederatedCluster, Mode, Signal};
 use crate::fleet::probe::{
     ProbeFailure, ProbeOutcome, ProbeVerdict, RemediationAccess, remediation_access,
@@ -337,17 +336,8 @@ impl SiteProber {
         status.last_probe_duration_milliseconds =
             Some(i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX));
         let uid = site.metadata.uid.clone();
-        if self.accepted.as_ref().is_none_or(|a| a.uid != uid) {
-            self.accepted = Some(Accepted {
-                uid: uid.clone(),
-                status: site
-                    .status
-                    .as_ref()
-                    .map(EdgeStatus::from_status)
-                    .unwrap_or_default(),
-            });
-        }
-        let (patch, next) = report_patch(self.accepted.as_ref().map(|a| &a.status), &status, now);
+        let baseline = Accepted::baseline(&mut self.accepted, site);
+        let (patch, next) = report_patch(Some(baseline), &status, now);
         let outcome = ProbeOutcome::Reached { insecure };
         match patch_site_status(&sites(self.hub.client()), &self.name, &patch).await {
             Ok(written) => {
@@ -366,10 +356,15 @@ impl SiteProber {
 
     /// Probes every interval until the site goes away or leaves Pull mode.
     async fn run(mut self, gate: Arc<Semaphore>, stats: Arc<ProbeStats>) {
-        // Spread the first probes of many sites over a tenth of an interval.
+        // Spread the first probes of many sites over a whole interval: the
+        // probes of hung members (each holding a concurrency slot up to the
+        // timeout) then stay spread out too, instead of arriving together
+        // every interval and queueing the healthy ones behind them. A new
+        // leader's first judgement of a Pull site thus takes up to one
+        // interval, well inside the 3·I before it could turn Stale.
         let first = self
             .site()
-            .map(|s| self.hub.effective_interval(&s) / 10)
+            .map(|s| self.hub.effective_interval(&s))
             .unwrap_or_default();
         let mut due = tokio::time::Instant::now() + super::jitter(Duration::ZERO, first);
         loop {
