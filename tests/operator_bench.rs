@@ -285,9 +285,7 @@ async fn edge_footprint() {
     let dir = TempDir::new("bench-edge");
     let hub_sb = Sandbox::start();
     let member_sb = Sandbox::start();
-    let hub_kc = dir.join("hub.kubeconfig");
-    hub_sb.write_admin_kubeconfig(&hub_kc).unwrap();
-    fleet_install(&hub_kc);
+    let hub_kc = installed_hub(&hub_sb, &dir);
     let site_kc = dir.join("site.kubeconfig");
     fleet_register(&hub_kc, "bench", 10, &site_kc, &[]);
     let member_kc = dir.join("member.kubeconfig");

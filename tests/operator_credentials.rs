@@ -89,9 +89,7 @@ async fn site_with_secret(site: &str, token_cap: Option<Duration>, mode: u32, gi
             .set_min_token_expiration(Duration::from_secs(1));
         hub_sb.controls().set_max_token_expiration(Some(cap));
     }
-    let hub_kc = dir.join("hub.kubeconfig");
-    hub_sb.write_admin_kubeconfig(&hub_kc).unwrap();
-    fleet_install(&hub_kc);
+    let hub_kc = installed_hub(&hub_sb, &dir);
     let manifest = dir.join("secret.yaml");
     fleet_register(&hub_kc, site, 10, &manifest, &["--emit", "secret"]);
 

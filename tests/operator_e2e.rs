@@ -111,9 +111,7 @@ impl Fleet {
     async fn start(tag: &str, sites: &[&str], hubs: &[&str], skewed: &[&str]) -> Fleet {
         let dir = TempDir::new(tag);
         let hub_sb = Sandbox::start();
-        let hub_kc = dir.join("hub.kubeconfig");
-        hub_sb.write_admin_kubeconfig(&hub_kc).unwrap();
-        fleet_install(&hub_kc);
+        let hub_kc = installed_hub(&hub_sb, &dir);
         for s in sites {
             fleet_register(&hub_kc, s, 10, &dir.join(&format!("{s}.kubeconfig")), &[]);
         }
@@ -450,9 +448,7 @@ async fn auto_rotation_keeps_a_short_lived_token_connected() {
     hub_sb
         .controls()
         .set_max_token_expiration(Some(Duration::from_secs(12)));
-    let hub_kc = dir.join("hub.kubeconfig");
-    hub_sb.write_admin_kubeconfig(&hub_kc).unwrap();
-    fleet_install(&hub_kc);
+    let hub_kc = installed_hub(&hub_sb, &dir);
     let site_kc = dir.join("site-r.kubeconfig");
     fleet_register(&hub_kc, "site-r", 10, &site_kc, &[]);
     let first = std::fs::read_to_string(&site_kc).unwrap();
@@ -514,9 +510,7 @@ async fn auto_rotation_keeps_a_short_lived_token_connected() {
 async fn revoked_token_logs_the_hint_until_the_new_kubeconfig_arrives() {
     let dir = TempDir::new("revoke");
     let hub_sb = Sandbox::start();
-    let hub_kc = dir.join("hub.kubeconfig");
-    hub_sb.write_admin_kubeconfig(&hub_kc).unwrap();
-    fleet_install(&hub_kc);
+    let hub_kc = installed_hub(&hub_sb, &dir);
     let site_kc = dir.join("site-v.kubeconfig");
     fleet_register(&hub_kc, "site-v", 10, &site_kc, &[]);
     let api: Api<FederatedCluster> = Api::all(admin(&hub_sb).await);

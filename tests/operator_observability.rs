@@ -137,9 +137,7 @@ fn without_clock(mut v: Value) -> Value {
 async fn metrics_and_rest_api_on_a_live_fleet() {
     let dir = TempDir::new("obs");
     let hub_sb = Sandbox::start();
-    let hub_kc = dir.join("hub.kubeconfig");
-    hub_sb.write_admin_kubeconfig(&hub_kc).unwrap();
-    fleet_install(&hub_kc);
+    let hub_kc = installed_hub(&hub_sb, &dir);
     let kc = |s: &str| dir.join(&format!("{s}.kubeconfig"));
     // s1 (staging) and p1 (production) share a failing workload: a cascade.
     // With p2 (another workload) three sites share CrashLoopBackOff: a
@@ -509,9 +507,7 @@ async fn metrics_and_rest_api_on_a_live_fleet() {
 async fn edge_metrics_count_reports_and_expose_the_credential_expiry() {
     let dir = TempDir::new("obs-edge");
     let hub_sb = Sandbox::start();
-    let hub_kc = dir.join("hub.kubeconfig");
-    hub_sb.write_admin_kubeconfig(&hub_kc).unwrap();
-    fleet_install(&hub_kc);
+    let hub_kc = installed_hub(&hub_sb, &dir);
     fleet_register(&hub_kc, "site-e", 10, &dir.join("site-e.kubeconfig"), &[]);
     let m = member(&dir, "e", None).await;
     let (cert, key, ca) = localhost_cert(&dir);

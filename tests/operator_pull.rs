@@ -217,9 +217,7 @@ async fn install_inference(member: &kube::Client) {
 async fn pull_sites_connect_or_say_why_not_and_recover_without_a_restart() {
     let dir = TempDir::new("pull");
     let hub_sb = Sandbox::start();
-    let hub_kc = dir.join("hub.kubeconfig");
-    hub_sb.write_admin_kubeconfig(&hub_kc).unwrap();
-    fleet_install(&hub_kc);
+    let hub_kc = installed_hub(&hub_sb, &dir);
     let hub = admin(&hub_sb).await;
     let api: Api<FederatedCluster> = Api::all(hub.clone());
     let secrets: Api<Secret> = Api::namespaced(hub.clone(), rbac::FLEET_NAMESPACE);

@@ -303,6 +303,26 @@ fn credential_state(
 /// reason changes, so a drifting clock would leave any stated amount stale.
 /// The amount is in `clockOffsetSeconds`, which is rewritten whenever it
 /// moves by more than the tolerance.
+/// What a judgement starts from: the phase transition time (now when the
+/// phase changes), the conditions the hub holds, and whether the phase
+/// changed (which alone makes a write).
+fn starting_point(
+    status: Option<&FederatedClusterStatus>,
+    new_phase: Phase,
+    now: Timestamp,
+) -> (Option<Time>, Vec<Condition>, bool) {
+    let changed = status.and_then(|s| s.phase) != Some(new_phase);
+    let phase_transition_time = if changed {
+        Some(Time(now))
+    } else {
+        status.and_then(|s| s.phase_transition_time.clone())
+    };
+    let conditions = status
+        .and_then(|s| s.conditions.clone())
+        .unwrap_or_default();
+    (phase_transition_time, conditions, changed)
+}
+
 fn skew_state(obs: &HeartbeatObservation, interval: Duration) -> CondState {
     match obs.skew(interval) {
         Some(_) => CondState {
@@ -465,15 +485,8 @@ pub fn hub_status(
     .min();
 
     let generation = site.metadata.generation;
-    let mut changed = false;
-    let mut phase_transition_time = status.and_then(|s| s.phase_transition_time.clone());
-    if status.and_then(|s| s.phase) != Some(new_phase) {
-        phase_transition_time = Some(Time(now));
-        changed = true;
-    }
-    let mut conditions = status
-        .and_then(|s| s.conditions.clone())
-        .unwrap_or_default();
+    let (phase_transition_time, mut conditions, mut changed) =
+        starting_point(status, new_phase, now);
     changed |= set_condition(
         &mut conditions,
         CONDITION_CONNECTED,
@@ -529,15 +542,8 @@ pub fn pull_hub_status(
     let new_phase = phase::phase(observed_at, interval, now);
     let status = site.status.as_ref();
     let generation = site.metadata.generation;
-    let mut changed = false;
-    let mut phase_transition_time = status.and_then(|s| s.phase_transition_time.clone());
-    if status.and_then(|s| s.phase) != Some(new_phase) {
-        phase_transition_time = Some(Time(now));
-        changed = true;
-    }
-    let mut conditions = status
-        .and_then(|s| s.conditions.clone())
-        .unwrap_or_default();
+    let (phase_transition_time, mut conditions, mut changed) =
+        starting_point(status, new_phase, now);
     if status.is_some_and(|s| s.clock_offset_seconds.is_some()) {
         changed = true;
     }

@@ -45,9 +45,7 @@ use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use serde::Serialize;
 
-use crate::api::{
-    Environment, FederatedCluster, FederationStatusStatus, GpuCount, Mode, Phase, Signal, Tier,
-};
+use crate::api::{Environment, FederatedCluster, GpuCount, Mode, Phase, Signal, Tier};
 use crate::fleet::summary::{Totals, effective_phase};
 
 /// `apiVersion` of every report this module renders.
@@ -433,38 +431,6 @@ impl From<&Totals> for SummaryReport {
             },
             signals: SignalTotals {
                 active: t.active_signals(),
-                critical: by.critical,
-                high: by.high,
-                medium: by.medium,
-                low: by.low,
-            },
-        }
-    }
-}
-
-/// The report's summary: the fleet totals of [`crate::fleet::summary::summarize`], in the report's shape.
-impl From<&FederationStatusStatus> for SummaryReport {
-    fn from(f: &FederationStatusStatus) -> Self {
-        let by = &f.issues_by_severity;
-        SummaryReport {
-            sites: f.total_clusters,
-            phases: PhaseCounts {
-                connected: f.connected_clusters,
-                stale: f.stale_clusters,
-                unreachable: f.unreachable_clusters,
-                pending: f.pending_clusters,
-            },
-            gpus: GpuTotals {
-                total: f.gpus_total,
-                allocatable: f.gpus_allocatable,
-            },
-            services: ServiceTotals {
-                ready: f.services_ready,
-                failed: f.services_failed,
-                total: f.services_total,
-            },
-            signals: SignalTotals {
-                active: f.total_active_issues,
                 critical: by.critical,
                 high: by.high,
                 medium: by.medium,

@@ -458,6 +458,15 @@ pub fn fleet_install(hub_kc: &Path) {
     fleet_cli(hub_kc, &["install", "--apply"]);
 }
 
+/// Writes `hub`'s admin kubeconfig to `dir/hub.kubeconfig`, installs the
+/// fleet there with `kubectl fleet install --apply`, and returns the path.
+pub fn installed_hub(hub: &Sandbox, dir: &TempDir) -> PathBuf {
+    let hub_kc = dir.join("hub.kubeconfig");
+    hub.write_admin_kubeconfig(&hub_kc).unwrap();
+    fleet_install(&hub_kc);
+    hub_kc
+}
+
 /// `kubectl fleet register SITE --heartbeat-interval N --output-file OUT [extra]`.
 pub fn fleet_register(hub_kc: &Path, site: &str, interval: u32, out: &Path, extra: &[&str]) {
     let interval = interval.to_string();
