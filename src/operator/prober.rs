@@ -44,6 +44,7 @@ use crate::k8s::site_status::{patch_site_status, sites};
 use crate::operator::collect::{edge_status, with_identity};
 use crate::operator::credential::TokenClaims;
 use crate::operator::hub::Hub;
+use crate::render::safe::Untrusted;
 
 /// Default of `--probe-concurrency`.
 pub const DEFAULT_PROBE_CONCURRENCY: usize = 32;
@@ -396,7 +397,8 @@ impl SiteProber {
                 .observe_health_check(&self.name, verdict.duration.as_secs_f64());
             drop(_permit);
             if let ProbeOutcome::Failed { failure, message } = &verdict.outcome {
-                tracing::debug!(site = %self.name, reason = failure.reason(), "{message}");
+                // The message may quote the member's answer: escaped and bounded.
+                tracing::debug!(site = %self.name, reason = failure.reason(), "{}", Untrusted(message));
             }
             let judged = written.map(Arc::new).unwrap_or(site);
             if let Err(e) = self.hub.reconcile_site(&judged).await {
