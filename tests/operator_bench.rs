@@ -2,13 +2,21 @@
 //! figures go to docs/benchmarks-operator.md, they are not asserted):
 //!
 //! ```text
-//! cargo test --test operator_bench -- --ignored --nocapture --test-threads 1
+//! CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+//!   cargo test --release --test operator_bench -- --ignored --nocapture --test-threads 1
 //! ```
 //!
-//! - `hub_2000_sites`: a real `fleet-operator` hub process over 2,000 sites
-//!   whose simulated edges send heartbeat-only merge patches every 10 s;
-//!   200 of them fall silent so they go Stale. Reports the hub's CPU time and
-//!   peak RSS, and hub status writes per phase transition.
+//! Every figure is also printed as a `BENCH-RESULT {json}` line
+//! ([`operator_support::bench_result`]) for the one-command runner.
+//!
+//! - `hub_10000_sites` (P3; release build): a real `fleet-operator` hub
+//!   process over 10,000 sites whose simulated edges send heartbeat-only
+//!   merge patches every 30 s; 1,000 of them fall silent and must go Stale,
+//!   then Unreachable. Reports the silence→Stale/Unreachable distribution,
+//!   the hub's steady CPU and RSS (kube-sandbox's and the simulator's CPU
+//!   apart), its watch event lag, status writes per transition, and a
+//!   restart over the existing fleet. `hub_bench_smoke` (not ignored) runs
+//!   the same harness over 50 sites at 2 s and asserts its correctness.
 //! - `pull_1000_sites`: a real hub probing 1,000 Pull sites at 30 s, 5 % of
 //!   them on a member that never answers in time: hub CPU per probe, peak
 //!   RSS, late probes.
@@ -27,39 +35,80 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt as _;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube_sandbox::Sandbox;
-use kubectl_fleet::api::{FederatedCluster, FederatedClusterSpec, Phase};
+use kubectl_fleet::api::{EdgeStatus, FederatedCluster, FederatedClusterSpec, Phase};
+use kubectl_fleet::fleet::status_patch::edge_status_patch;
 use operator_support::*;
 use serde_json::json;
 
-const SITES: usize = 2000;
-const SILENCED: usize = 200;
-const INTERVAL: Duration = Duration::from_secs(10);
-
-/// (CPU seconds user+system, peak RSS in MiB) of a process.
-fn cpu_and_peak_rss(pid: u32) -> (f64, f64) {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+/// Ticks of `utime + stime` in a `/proc/.../stat` line.
+fn stat_ticks(stat: &str) -> f64 {
     // Fields after the parenthesised command name; utime and stime are the
     // 14th and 15th fields overall.
     let rest = &stat[stat.rfind(')').unwrap() + 2..];
     let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
-    let clk = std::process::Command::new("getconf")
+    f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap()
+}
+
+fn clock_ticks_per_second() -> f64 {
+    std::process::Command::new("getconf")
         .arg("CLK_TCK")
         .output()
         .ok()
         .and_then(|o| String::from_utf8(o.stdout).ok())
         .and_then(|s| s.trim().parse::<f64>().ok())
-        .unwrap_or(100.0);
+        .unwrap_or(100.0)
+}
+
+/// A `kB` field of `/proc/PID/status`, in MiB.
+fn status_mib(pid: &str, field: &str) -> f64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let hwm_kb: f64 = status
+    status
         .lines()
-        .find(|l| l.starts_with("VmHWM:"))
+        .find(|l| l.starts_with(field))
         .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.0);
-    (ticks / clk, hwm_kb / 1024.0)
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(0.0)
+        / 1024.0
+}
+
+/// (CPU seconds user+system, peak RSS in MiB) of a process.
+fn cpu_and_peak_rss(pid: u32) -> (f64, f64) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    (
+        stat_ticks(&stat) / clock_ticks_per_second(),
+        status_mib(&pid.to_string(), "VmHWM:"),
+    )
+}
+
+/// Resident set size of a process now, in MiB.
+fn rss_mib(pid: u32) -> f64 {
+    status_mib(&pid.to_string(), "VmRSS:")
+}
+
+/// CPU seconds of this benchmark process, split into kube-sandbox's threads
+/// (named `kube-sandbox-*`) and everything else (the simulated edges, the
+/// benchmark's own watch, the test harness).
+fn bench_process_cpu() -> (f64, f64) {
+    let clk = clock_ticks_per_second();
+    let total = stat_ticks(&std::fs::read_to_string("/proc/self/stat").unwrap());
+    let mut sandbox = 0.0;
+    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+            continue;
+        };
+        let comm = stat
+            .split_once('(')
+            .and_then(|(_, r)| r.rsplit_once(')'))
+            .map(|(c, _)| c)
+            .unwrap_or_default();
+        if comm.starts_with("kube-sandbox") {
+            sandbox += stat_ticks(&stat);
+        }
+    }
+    (sandbox / clk, (total - sandbox) / clk)
 }
 
 fn is_hub_status_write(r: &kube_sandbox::RequestRecord) -> bool {
@@ -70,22 +119,265 @@ fn is_hub_status_write(r: &kube_sandbox::RequestRecord) -> bool {
         && (200..300).contains(&r.status)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "benchmark: run explicitly, see the module docs"]
-async fn hub_2000_sites() {
+/// The site a `/federatedclusters/NAME/status` request was about.
+fn status_request_site(r: &kube_sandbox::RequestRecord) -> &str {
+    r.path
+        .trim_end_matches("/status")
+        .rsplit('/')
+        .next()
+        .unwrap_or_default()
+}
+
+/// The shape of one hub benchmark run.
+#[derive(Clone, Copy, Debug)]
+struct HubRun {
+    /// `BENCH-RESULT` goal of the figures.
+    goal: &'static str,
+    sites: usize,
+    /// The last `silenced` sites stop reporting once all are Connected.
+    silenced: usize,
+    /// `heartbeatIntervalSeconds` of every site.
+    spec_interval: u32,
+    /// The hub's `--interval-scale` (1.0 but in the smoke run).
+    scale: f64,
+}
+
+impl HubRun {
+    /// The interval the hub judges by and the simulated edges keep.
+    fn interval(&self) -> Duration {
+        Duration::from_secs(self.spec_interval.into()).mul_f64(self.scale)
+    }
+}
+
+/// Every phase the benchmark's own watch saw each site in, in order, and
+/// when it first saw it.
+#[derive(Default)]
+struct Seen {
+    phases: std::collections::HashMap<String, Vec<(Phase, Instant)>>,
+}
+
+impl Seen {
+    fn count(&self, names: &[String], p: Phase) -> usize {
+        names
+            .iter()
+            .filter(|n| {
+                self.phases
+                    .get(n.as_str())
+                    .and_then(|v| v.last())
+                    .is_some_and(|(q, _)| *q == p)
+            })
+            .count()
+    }
+
+    /// When `site` was first seen in `p`.
+    fn first(&self, site: &str, p: Phase) -> Option<Instant> {
+        self.phases
+            .get(site)?
+            .iter()
+            .find(|(q, _)| *q == p)
+            .map(|(_, t)| *t)
+    }
+}
+
+/// Watches every site and records its phases into `seen`.
+fn watch_phases(
+    api: Api<FederatedCluster>,
+    seen: Arc<std::sync::Mutex<Seen>>,
+) -> tokio::task::JoinHandle<()> {
+    use kube::runtime::watcher::{Config, Event, watcher};
+    tokio::spawn(async move {
+        let mut events = std::pin::pin!(watcher(api, Config::default()));
+        while let Some(ev) = events.next().await {
+            let (Ok(Event::Apply(site)) | Ok(Event::InitApply(site))) = ev else {
+                continue;
+            };
+            let Some(p) = site.phase() else { continue };
+            let mut seen = seen.lock().unwrap();
+            let v = seen.phases.entry(site.site_name().to_owned()).or_default();
+            if v.last().map(|(q, _)| *q) != Some(p) {
+                v.push((p, Instant::now()));
+            }
+        }
+    })
+}
+
+/// Simulated edges: each site sends one heartbeat-only merge patch per
+/// interval (the body the edge sends when nothing else changed), spread
+/// evenly over the interval; the last `silenced` sites stop once told.
+struct Edges {
+    stop: AtomicBool,
+    silenced: AtomicBool,
+    sent: AtomicU64,
+    late_rounds: AtomicU64,
+    /// Per site: milliseconds after `epoch` its last accepted heartbeat was made.
+    last_sent: Vec<AtomicU64>,
+    epoch: Instant,
+}
+
+impl Edges {
+    fn last_sent(&self, i: usize) -> Instant {
+        self.epoch + Duration::from_millis(self.last_sent[i].load(Ordering::SeqCst))
+    }
+}
+
+fn run_edges(
+    api: Api<FederatedCluster>,
+    names: Arc<Vec<String>>,
+    run: HubRun,
+    edges: Arc<Edges>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let interval = run.interval();
+        let n = names.len();
+        while !edges.stop.load(Ordering::SeqCst) {
+            let round = Instant::now();
+            futures::stream::iter(names.iter().cloned().enumerate())
+                .map(|(i, name)| {
+                    let (api, edges) = (api.clone(), edges.clone());
+                    let at = round + interval.mul_f64(i as f64 / n as f64);
+                    async move {
+                        tokio::time::sleep_until(at.into()).await;
+                        if edges.stop.load(Ordering::SeqCst)
+                            || (i >= n - run.silenced && edges.silenced.load(Ordering::SeqCst))
+                        {
+                            return;
+                        }
+                        let made = Instant::now();
+                        // The edge's own patch for a report where nothing
+                        // but the heartbeat changed.
+                        let beat = EdgeStatus {
+                            last_heartbeat_time: Some(Time(jiff::Timestamp::now())),
+                            ..EdgeStatus::default()
+                        };
+                        let body = edge_status_patch(Some(&EdgeStatus::default()), &beat);
+                        if api
+                            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&body))
+                            .await
+                            .is_ok()
+                        {
+                            edges.sent.fetch_add(1, Ordering::Relaxed);
+                            let ms = made.duration_since(edges.epoch).as_millis() as u64;
+                            edges.last_sent[i].fetch_max(ms, Ordering::SeqCst);
+                        }
+                    }
+                })
+                .buffer_unordered(64)
+                .collect::<Vec<_>>()
+                .await;
+            if round.elapsed() > interval + Duration::from_secs(1) {
+                edges.late_rounds.fetch_add(1, Ordering::Relaxed);
+            }
+            tokio::time::sleep_until((round + interval).into()).await;
+        }
+    })
+}
+
+/// The hub's `/metrics`, read over HTTPS without a token (`--metrics-auth false`).
+async fn scrape_hub(addr: &str, ca: &str) -> Scrape {
+    let (code, body) = https_get(addr, "/metrics", None, ca).await;
+    assert_eq!(code, 200, "{body}");
+    Scrape::parse(&body)
+}
+
+/// The upper bound of the histogram bucket holding quantile `q` of
+/// `fleet_hub_watch_event_lag_seconds`, and the mean.
+fn lag_quantile(s: &Scrape, q: f64) -> f64 {
+    let mut buckets: Vec<(f64, f64)> = s
+        .samples
+        .iter()
+        .filter(|(n, _, _)| n == "fleet_hub_watch_event_lag_seconds_bucket")
+        .map(|(_, l, v)| {
+            let le = l
+                .split(',')
+                .find_map(|kv| kv.strip_prefix("le=\""))
+                .map(|v| v.trim_end_matches('"'))
+                .unwrap_or("+Inf");
+            (le.parse::<f64>().unwrap_or(f64::INFINITY), *v)
+        })
+        .collect();
+    buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total = buckets.last().map(|b| b.1).unwrap_or(0.0);
+    buckets
+        .iter()
+        .find(|(_, c)| *c >= q * total)
+        .map(|(le, _)| *le)
+        .unwrap_or(f64::NAN)
+}
+
+/// (min, median, p99, max) of `v`, in seconds.
+fn distribution(v: &mut [f64]) -> (f64, f64, f64, f64) {
+    if v.is_empty() {
+        return (f64::NAN, f64::NAN, f64::NAN, f64::NAN);
+    }
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+    (v[0], at(0.5), at(0.99), v[v.len() - 1])
+}
+
+/// What one hub run measured.
+#[derive(Debug, Default)]
+struct HubFigures {
+    create_secs: f64,
+    connected_secs: f64,
+    /// Seconds from each silenced site's last heartbeat to its Stale, Unreachable.
+    to_stale: Vec<f64>,
+    to_unreachable: Vec<f64>,
+    silenced_never_stale: usize,
+    silenced_never_unreachable: usize,
+    /// Silenced sites whose phases were not Connected, Stale, Unreachable in that order.
+    silenced_out_of_order: usize,
+    /// The phases of one such site, for the report.
+    out_of_order_example: String,
+    /// A few `condition transition` lines of the hub log.
+    condition_examples: Vec<String>,
+    live_left_connected: usize,
+    steady_secs: f64,
+    steady_hub_cpu: f64,
+    steady_sandbox_cpu: f64,
+    steady_bench_cpu: f64,
+    steady_rss: f64,
+    hub_peak_rss: f64,
+    heartbeats: u64,
+    late_rounds: u64,
+    mean_patch_bytes: usize,
+    lag_mean: f64,
+    lag_p50: f64,
+    lag_p99: f64,
+    lag_count: f64,
+    phase_transitions: usize,
+    condition_transitions: usize,
+    hub_writes: usize,
+    /// Sites whose hub writes differ from the phase changes the watch saw.
+    sites_writes_not_transitions: usize,
+    conflicts: usize,
+    log_overflowed: bool,
+    restart_judged_secs: f64,
+    restart_writes: usize,
+    restart_hub_cpu: f64,
+}
+
+/// One hub benchmark: `run.sites` sites, simulated edges at the interval,
+/// a real hub process; the last `run.silenced` sites fall silent once all
+/// are Connected and must go Stale then Unreachable; steady-state cost is
+/// measured between the two (no transitions due); then the hub restarts
+/// over the existing fleet.
+async fn hub_bench(run: HubRun) -> HubFigures {
+    let interval = run.interval();
+    let mut fig = HubFigures::default();
     let sb = Sandbox::start();
     let client = admin(&sb).await;
     install_crds(&client).await;
     ensure_namespace(&client, "fleet-system").await;
     let api: Api<FederatedCluster> = Api::all(client.clone());
-    let names: Vec<String> = (0..SITES).map(|i| format!("site-{i:04}")).collect();
+    let names: Arc<Vec<String>> =
+        Arc::new((0..run.sites).map(|i| format!("site-{i:05}")).collect());
     let created = Instant::now();
     futures::stream::iter(names.iter().cloned())
         .map(|n| {
             let api = api.clone();
             async move {
                 let spec = FederatedClusterSpec {
-                    heartbeat_interval_seconds: INTERVAL.as_secs() as i32,
+                    heartbeat_interval_seconds: run.spec_interval as i32,
                     ..FederatedClusterSpec::default()
                 };
                 api.create(&PostParams::default(), &FederatedCluster::new(&n, spec))
@@ -96,147 +388,194 @@ async fn hub_2000_sites() {
         .buffer_unordered(16)
         .collect::<Vec<_>>()
         .await;
-    eprintln!("created {SITES} sites in {:?}", created.elapsed());
+    fig.create_secs = created.elapsed().as_secs_f64();
+    eprintln!("created {} sites in {:.0} s", run.sites, fig.create_secs);
 
+    let seen: Arc<std::sync::Mutex<Seen>> = Default::default();
+    let watch = watch_phases(api.clone(), seen.clone());
     let dir = TempDir::new("bench");
     let kc = dir.join("admin.kubeconfig");
     sb.write_admin_kubeconfig(&kc).unwrap();
+    let (cert, key, ca) = localhost_cert(&dir);
+    let hub_args_with_metrics = |id: &str| {
+        let mut args = hub_args(&kc, id, run.scale);
+        args.extend([
+            "--metrics-auth".into(),
+            "false".into(),
+            "--tls-cert-file".into(),
+            cert.display().to_string(),
+            "--tls-private-key-file".into(),
+            key.display().to_string(),
+        ]);
+        args
+    };
     sb.controls().clear_request_log();
     let mut hub = Proc::spawn(
         "hub",
         &operator_bin(),
-        &hub_args(&kc, "hub-bench", 1.0),
+        &hub_args_with_metrics("hub-bench"),
         dir.join("hub.log"),
     );
+    let edges = Arc::new(Edges {
+        stop: AtomicBool::new(false),
+        silenced: AtomicBool::new(false),
+        sent: AtomicU64::new(0),
+        late_rounds: AtomicU64::new(0),
+        last_sent: (0..run.sites).map(|_| AtomicU64::new(0)).collect(),
+        epoch: Instant::now(),
+    });
+    let simulator = run_edges(api.clone(), names.clone(), run, edges.clone());
 
-    // Simulated edges: every site sends a heartbeat-only patch once per
-    // interval, spread evenly; the last SILENCED sites stop after 20 s.
-    let stop = Arc::new(AtomicBool::new(false));
-    let silenced = Arc::new(AtomicBool::new(false));
-    let sent = Arc::new(AtomicU64::new(0));
-    let late_rounds = Arc::new(AtomicU64::new(0));
-    let edges = {
-        let (api, names, stop, silenced, sent, late) = (
-            api.clone(),
-            names.clone(),
-            stop.clone(),
-            silenced.clone(),
-            sent.clone(),
-            late_rounds.clone(),
-        );
-        tokio::spawn(async move {
-            while !stop.load(Ordering::SeqCst) {
-                let round = Instant::now();
-                let quiet = silenced.load(Ordering::SeqCst);
-                let active = if quiet { SITES - SILENCED } else { SITES };
-                futures::stream::iter(names[..active].iter().cloned().enumerate())
-                    .map(|(i, n)| {
-                        let (api, sent) = (api.clone(), sent.clone());
-                        let at = round + INTERVAL.mul_f64(i as f64 / SITES as f64);
-                        async move {
-                            tokio::time::sleep_until(at.into()).await;
-                            let hb = jiff::Timestamp::now().to_string();
-                            let body = json!({"status": {"lastHeartbeatTime": hb}});
-                            if api
-                                .patch_status(&n, &PatchParams::default(), &Patch::Merge(&body))
-                                .await
-                                .is_ok()
-                            {
-                                sent.fetch_add(1, Ordering::Relaxed);
-                            }
-                        }
-                    })
-                    .buffer_unordered(64)
-                    .collect::<Vec<_>>()
-                    .await;
-                if round.elapsed() > INTERVAL + Duration::from_secs(1) {
-                    late.fetch_add(1, Ordering::Relaxed);
-                }
-                tokio::time::sleep_until((round + INTERVAL).into()).await;
-            }
-        })
-    };
-
+    // Ramp-up: wait until the watch saw every site Connected.
     let start = Instant::now();
-    let count = |p: Phase| {
-        let api = api.clone();
-        async move {
-            api.list(&Default::default())
-                .await
-                .unwrap()
-                .items
-                .iter()
-                .filter(|s| s.phase() == Some(p))
-                .count()
-        }
-    };
     let mut last_print = Instant::now();
     loop {
-        let n = count(Phase::Connected).await;
-        if n == SITES {
+        let n = seen.lock().unwrap().count(&names, Phase::Connected);
+        if n == run.sites {
             break;
         }
         if last_print.elapsed() > Duration::from_secs(10) {
             let (cpu, rss) = cpu_and_peak_rss(hub.pid());
             eprintln!(
-                "{:>4.0?}: {n} Connected, {} patches sent, hub cpu {cpu:.1}s rss {rss:.0}MiB",
+                "{:>4.0?}: {n} Connected, {} heartbeats sent, hub cpu {cpu:.1}s rss {rss:.0}MiB",
                 start.elapsed(),
-                sent.load(Ordering::Relaxed)
+                edges.sent.load(Ordering::Relaxed)
             );
             last_print = Instant::now();
         }
         assert!(
-            start.elapsed() < Duration::from_secs(300),
-            "only {n} Connected after 300 s"
+            start.elapsed() < interval * 3 + Duration::from_secs(300),
+            "only {n} of {} Connected",
+            run.sites
         );
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    let connected_after = start.elapsed();
-    tokio::time::sleep(Duration::from_secs(5)).await;
-    silenced.store(true, Ordering::SeqCst);
+    fig.connected_secs = start.elapsed().as_secs_f64();
+    eprintln!("all Connected after {:.0} s", fig.connected_secs);
+    let addr = logged_addr(&hub.log_text(), "serving HTTPS");
+
+    // One quiet interval, then silence.
+    tokio::time::sleep(interval).await;
+    edges.silenced.store(true, Ordering::SeqCst);
     let silenced_at = Instant::now();
-    let silenced_names: std::collections::HashSet<String> =
-        names[SITES - SILENCED..].iter().cloned().collect();
-    let mut others_disconnected = 0;
+    let silenced_names = &names[run.sites - run.silenced..];
+    let live_names = &names[..run.sites - run.silenced];
+
+    // Steady state: after every silenced site is Stale (due within 3·I plus
+    // one interval of simulated rounds) until 10·I, when Unreachable is
+    // due: no transitions, 90 % live sites heartbeating.
+    let deadline = interval * 30 + Duration::from_secs(120);
+    let mut steady_from = None;
+    let mut steady_to = None;
+    let mut steady_rss = 0.0f64;
+    let mut steady_lag = None;
     loop {
-        let sites = api.list(&Default::default()).await.unwrap().items;
-        let gone = sites
-            .iter()
-            .filter(|s| {
-                silenced_names.contains(s.site_name()) && s.phase() != Some(Phase::Connected)
-            })
-            .count();
-        others_disconnected = others_disconnected.max(
-            sites
-                .iter()
-                .filter(|s| {
-                    !silenced_names.contains(s.site_name()) && s.phase() != Some(Phase::Connected)
-                })
-                .count(),
-        );
-        if gone == SILENCED {
+        let (stale_or_worse, unreachable) = {
+            let seen = seen.lock().unwrap();
+            (
+                silenced_names
+                    .iter()
+                    .filter(|n| seen.first(n, Phase::Stale).is_some())
+                    .count(),
+                seen.count(silenced_names, Phase::Unreachable),
+            )
+        };
+        let t = silenced_at.elapsed();
+        if steady_from.is_none() && stale_or_worse == run.silenced {
+            let at = Instant::now();
+            steady_from = Some((at, cpu_and_peak_rss(hub.pid()).0, bench_process_cpu()));
+            eprintln!(
+                "{:>4.0?} after silence: all {} Stale; steady window starts",
+                t, run.silenced
+            );
+        }
+        if let Some((from, ..)) = steady_from
+            && steady_to.is_none()
+        {
+            steady_rss = steady_rss.max(rss_mib(hub.pid()));
+            if t + Duration::from_secs(2) >= interval * 10 && from.elapsed() > interval {
+                steady_to = Some((
+                    Instant::now(),
+                    cpu_and_peak_rss(hub.pid()).0,
+                    bench_process_cpu(),
+                ));
+                steady_lag = Some(scrape_hub(&addr, &ca).await);
+                eprintln!("{t:>4.0?} after silence: steady window ends");
+            }
+        }
+        if unreachable == run.silenced {
             break;
         }
-        assert!(
-            silenced_at.elapsed() < Duration::from_secs(180),
-            "only {gone} silenced sites left Connected"
-        );
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        if t > deadline {
+            eprintln!(
+                "only {unreachable} of {} silenced sites Unreachable",
+                run.silenced
+            );
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    let stale_after = silenced_at.elapsed();
-    // Steady state: one more minute of heartbeats with nothing changing.
-    let (cpu_before_steady, _) = cpu_and_peak_rss(hub.pid());
-    tokio::time::sleep(Duration::from_secs(60)).await;
-    let (cpu, peak) = cpu_and_peak_rss(hub.pid());
-    let steady_cpu = cpu - cpu_before_steady;
-    stop.store(true, Ordering::SeqCst);
-    edges.await.unwrap();
-    let total = start.elapsed();
-    hub.terminate();
+    if let (Some((a, hub_a, (sb_a, bench_a))), Some((b, hub_b, (sb_b, bench_b)))) =
+        (steady_from, steady_to)
+    {
+        fig.steady_secs = b.duration_since(a).as_secs_f64();
+        fig.steady_hub_cpu = hub_b - hub_a;
+        fig.steady_sandbox_cpu = sb_b - sb_a;
+        fig.steady_bench_cpu = bench_b - bench_a;
+    }
+    fig.steady_rss = steady_rss;
+    if let Some(s) = steady_lag.as_ref() {
+        fig.lag_mean = s.sum("fleet_hub_watch_event_lag_seconds_sum")
+            / s.sum("fleet_hub_watch_event_lag_seconds_count").max(1.0);
+        fig.lag_count = s.sum("fleet_hub_watch_event_lag_seconds_count");
+        fig.lag_p50 = lag_quantile(s, 0.5);
+        fig.lag_p99 = lag_quantile(s, 0.99);
+    }
+    fig.hub_peak_rss = cpu_and_peak_rss(hub.pid()).1;
+    {
+        let seen = seen.lock().unwrap();
+        for (k, name) in silenced_names.iter().enumerate() {
+            let last = edges.last_sent(run.sites - run.silenced + k);
+            match seen.first(name, Phase::Stale) {
+                Some(t) => fig.to_stale.push(t.duration_since(last).as_secs_f64()),
+                None => fig.silenced_never_stale += 1,
+            }
+            match seen.first(name, Phase::Unreachable) {
+                Some(t) => fig
+                    .to_unreachable
+                    .push(t.duration_since(last).as_secs_f64()),
+                None => fig.silenced_never_unreachable += 1,
+            }
+            let tail: Vec<Phase> = seen.phases[name.as_str()]
+                .iter()
+                .map(|(p, _)| *p)
+                .skip_while(|p| *p == Phase::Pending)
+                .collect();
+            if tail != [Phase::Connected, Phase::Stale, Phase::Unreachable] {
+                fig.silenced_out_of_order += 1;
+                fig.out_of_order_example = format!("{name}: {tail:?}");
+            }
+        }
+        fig.live_left_connected = live_names
+            .iter()
+            .filter(|n| {
+                seen.phases[n.as_str()]
+                    .iter()
+                    .skip_while(|(p, _)| *p == Phase::Pending)
+                    .any(|(p, _)| *p != Phase::Connected)
+            })
+            .count();
+    }
 
+    // Writes per transition, from the request log and the watch.
     let log = sb.controls().request_log();
-    let writes = log.iter().filter(|r| is_hub_status_write(r)).count();
-    let conflicts = log
+    fig.log_overflowed = log.len() >= kube_sandbox::REQUEST_LOG_CAPACITY;
+    let mut writes: std::collections::HashMap<&str, usize> = Default::default();
+    for r in log.iter().filter(|r| is_hub_status_write(r)) {
+        *writes.entry(status_request_site(r)).or_default() += 1;
+    }
+    fig.hub_writes = writes.values().sum();
+    fig.conflicts = log
         .iter()
         .filter(|r| r.verb == "update" && r.path.ends_with("/status") && r.status == 409)
         .count();
@@ -246,37 +585,293 @@ async fn hub_2000_sites() {
             r.verb == "patch" && r.path.ends_with("/status") && (200..300).contains(&r.status)
         })
         .collect();
-    let patch_bytes = patches.iter().map(|r| r.request_bytes).sum::<usize>() / patches.len().max(1);
-    // Every write the hub makes is logged as one transition (phase, or a
-    // condition's status); a site whose first heartbeat beat the hub skips
-    // Pending and goes straight to Connected.
+    fig.mean_patch_bytes =
+        patches.iter().map(|r| r.request_bytes).sum::<usize>() / patches.len().max(1);
     let hub_log = hub.log_text();
-    let phase_transitions = hub_log.matches("phase transition").count();
-    let condition_transitions = hub_log.matches("condition transition").count();
-    let transitions = phase_transitions + condition_transitions;
-    println!("| sites | {SITES} at {}s |", INTERVAL.as_secs());
+    fig.phase_transitions = hub_log.matches("phase transition").count();
+    fig.condition_transitions = hub_log.matches("condition transition").count();
+    fig.condition_examples = hub_log
+        .lines()
+        .filter(|l| l.contains("condition transition"))
+        .take(3)
+        .map(str::to_owned)
+        .collect();
+    {
+        let seen = seen.lock().unwrap();
+        // A condition-only transition (e.g. `ClockSkew` first judged on a
+        // site whose first heartbeat predates the hub) is logged per site.
+        let mut condition_only: std::collections::HashMap<&str, usize> = Default::default();
+        for l in hub_log
+            .lines()
+            .filter(|l| l.contains("condition transition"))
+        {
+            if let Some(site) = l
+                .split("site=")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next())
+            {
+                *condition_only.entry(site).or_default() += 1;
+            }
+        }
+        fig.sites_writes_not_transitions = names
+            .iter()
+            .filter(|n| {
+                let changes = seen.phases.get(n.as_str()).map_or(0, Vec::len)
+                    + condition_only.get(n.as_str()).copied().unwrap_or(0);
+                writes.get(n.as_str()).copied().unwrap_or(0) != changes
+            })
+            .count();
+    }
+    fig.heartbeats = edges.sent.load(Ordering::Relaxed);
+    fig.late_rounds = edges.late_rounds.load(Ordering::Relaxed);
+
+    // Start-up over the existing fleet, edges still reporting: time until
+    // the new hub made one reconcile per site, and the writes in that time.
+    hub.terminate();
+    let logged = sb.controls().request_log().len();
+    let restarted = Instant::now();
+    // Without leader election, so the time is the judgement's, not the
+    // lease hand-over's (each takeover re-judges every site anyway).
+    let mut args2 = hub_args_with_metrics("hub-bench-2");
+    args2.extend(["--leader-elect".into(), "false".into()]);
+    let hub2 = Proc::spawn("hub2", &operator_bin(), &args2, dir.join("hub2.log"));
+    wait_until(Duration::from_secs(60), "restarted hub serves", || async {
+        hub2.log_text().contains("serving HTTPS")
+    })
+    .await;
+    let addr2 = logged_addr(&hub2.log_text(), "serving HTTPS");
+    loop {
+        let s = scrape_hub(&addr2, &ca).await;
+        if s.sum("fleet_hub_reconciles_total") >= run.sites as f64 {
+            break;
+        }
+        assert!(
+            restarted.elapsed() < Duration::from_secs(300),
+            "restarted hub judged only {} sites",
+            s.sum("fleet_hub_reconciles_total")
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    fig.restart_judged_secs = restarted.elapsed().as_secs_f64();
+    fig.restart_hub_cpu = cpu_and_peak_rss(hub2.pid()).0;
+    // Writes a first judgement causes land right after it; give them a
+    // second, then count every hub write since the restart.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let log = sb.controls().request_log();
+    fig.restart_writes = log[logged.min(log.len())..]
+        .iter()
+        .filter(|r| is_hub_status_write(r))
+        .count();
+    drop(hub2);
+    edges.stop.store(true, Ordering::SeqCst);
+    simulator.await.unwrap();
+    watch.abort();
+    fig
+}
+
+/// Prints the figures of a hub run as text and `BENCH-RESULT` lines.
+fn report_hub(run: HubRun, f: &HubFigures) {
+    let i = run.interval().as_secs_f64();
+    let (s_min, s_med, s_p99, s_max) = distribution(&mut f.to_stale.clone());
+    let (u_min, u_med, u_p99, u_max) = distribution(&mut f.to_unreachable.clone());
+    let pct = |cpu: f64| cpu / f.steady_secs.max(1e-9) * 100.0;
     println!(
-        "| run | {total:.0?} (all Connected after {connected_after:.0?}, silenced Stale after {stale_after:.0?}) |"
+        "| sites | {} at {i} s, {} silenced |",
+        run.sites, run.silenced
+    );
+    println!("| created in | {:.0} s |", f.create_secs);
+    println!(
+        "| all Connected after hub start | {:.1} s |",
+        f.connected_secs
     );
     println!(
-        "| heartbeat patches accepted | {} ({} rounds late) |",
-        sent.load(Ordering::Relaxed),
-        late_rounds.load(Ordering::Relaxed)
-    );
-    println!("| hub CPU time, whole run | {cpu:.1} s |");
-    println!(
-        "| hub CPU time, steady 60 s | {steady_cpu:.1} s ({:.1} % of one core) |",
-        steady_cpu / 60.0 * 100.0
-    );
-    println!("| hub peak RSS | {peak:.0} MiB |");
-    println!(
-        "| transitions | {phase_transitions} phase + {condition_transitions} condition-only; live sites ever not Connected: {others_disconnected} |"
+        "| silence → Stale (min / median / p99 / max) | {s_min:.1} / {s_med:.1} / {s_p99:.1} / {s_max:.1} s (goal ≤ {:.0} s); never Stale: {} |",
+        3.0 * i + 5.0,
+        f.silenced_never_stale
     );
     println!(
-        "| hub status writes | {writes} ({:.3} per transition), {conflicts} answered 409 and retried |",
-        writes as f64 / transitions as f64
+        "| silence → Unreachable (min / median / p99 / max) | {u_min:.1} / {u_med:.1} / {u_p99:.1} / {u_max:.1} s (goal ≤ {:.0} s); never Unreachable: {} |",
+        10.0 * i + 5.0,
+        f.silenced_never_unreachable
     );
-    println!("| mean heartbeat patch body | {patch_bytes} bytes |");
+    println!(
+        "| silenced sites not Connected → Stale → Unreachable | {} |",
+        f.silenced_out_of_order
+    );
+    println!(
+        "| live sites that ever left Connected | {} |",
+        f.live_left_connected
+    );
+    println!(
+        "| steady window ({:.0} s, no transitions due) | hub {:.2} s CPU = {:.2} % of one core; kube-sandbox {:.1} % ; simulator + bench watch {:.1} % |",
+        f.steady_secs,
+        f.steady_hub_cpu,
+        pct(f.steady_hub_cpu),
+        pct(f.steady_sandbox_cpu),
+        pct(f.steady_bench_cpu)
+    );
+    println!(
+        "| hub RSS | {:.0} MiB steady (max sampled), {:.0} MiB peak |",
+        f.steady_rss, f.hub_peak_rss
+    );
+    println!(
+        "| watch event lag at the hub (steady window end, whole run) | mean {:.2} s, p50 ≤ {} s, p99 ≤ {} s over {:.0} heartbeats |",
+        f.lag_mean, f.lag_p50, f.lag_p99, f.lag_count
+    );
+    println!(
+        "| heartbeats accepted | {} ({} rounds late), mean patch body {} bytes |",
+        f.heartbeats, f.late_rounds, f.mean_patch_bytes
+    );
+    println!(
+        "| transitions (hub log) | {} phase + {} condition-only |",
+        f.phase_transitions, f.condition_transitions
+    );
+    println!(
+        "| hub status writes | {} = {:.3} per transition; sites whose writes ≠ phase changes seen: {}; {} answered 409 |",
+        f.hub_writes,
+        f.hub_writes as f64 / (f.phase_transitions + f.condition_transitions).max(1) as f64,
+        f.sites_writes_not_transitions,
+        f.conflicts
+    );
+    if f.log_overflowed {
+        println!("| NOTE | request log overflowed: write counts incomplete |");
+    }
+    println!(
+        "| restart over the existing fleet | one reconcile per site after {:.1} s, {} status writes, {:.1} s hub CPU |",
+        f.restart_judged_secs, f.restart_writes, f.restart_hub_cpu
+    );
+    let g = run.goal;
+    let n = run.sites;
+    let stale_target = format!("<= {:.0} s", 3.0 * i + 5.0);
+    let unr_target = format!("<= {:.0} s", 10.0 * i + 5.0);
+    for (m, v, t) in [
+        ("silence to Stale, min", s_min, &stale_target),
+        ("silence to Stale, median", s_med, &stale_target),
+        ("silence to Stale, p99", s_p99, &stale_target),
+        ("silence to Stale, max", s_max, &stale_target),
+        ("silence to Unreachable, min", u_min, &unr_target),
+        ("silence to Unreachable, median", u_med, &unr_target),
+        ("silence to Unreachable, p99", u_p99, &unr_target),
+        ("silence to Unreachable, max", u_max, &unr_target),
+    ] {
+        bench_result(g, &format!("hub {n} sites: {m}"), v, "s", t);
+    }
+    bench_result(
+        g,
+        &format!("hub {n} sites: steady CPU"),
+        pct(f.steady_hub_cpu),
+        "% of one core",
+        "<= 5 %",
+    );
+    bench_result(
+        g,
+        &format!("hub {n} sites: steady RSS"),
+        f.steady_rss,
+        "MiB",
+        "<= 100 MiB",
+    );
+    bench_result(
+        g,
+        &format!("hub {n} sites: peak RSS"),
+        f.hub_peak_rss,
+        "MiB",
+        "<= 100 MiB",
+    );
+    bench_result(
+        g,
+        &format!("hub {n} sites: status writes per transition"),
+        f.hub_writes as f64 / (f.phase_transitions + f.condition_transitions).max(1) as f64,
+        "writes",
+        "== 1",
+    );
+    bench_result(
+        g,
+        &format!("hub {n} sites: kube-sandbox CPU, steady"),
+        pct(f.steady_sandbox_cpu),
+        "% of one core",
+        "info",
+    );
+    bench_result(
+        g,
+        &format!("hub {n} sites: simulated edges CPU, steady"),
+        pct(f.steady_bench_cpu),
+        "% of one core",
+        "info",
+    );
+    bench_result(
+        g,
+        &format!("hub {n} sites: watch event lag p99"),
+        f.lag_p99,
+        "s",
+        "info",
+    );
+    bench_result(
+        g,
+        &format!("hub {n} sites: start-up, one reconcile per site"),
+        f.restart_judged_secs,
+        "s",
+        "info",
+    );
+    bench_result(
+        g,
+        &format!("hub {n} sites: start-up status writes"),
+        f.restart_writes as f64,
+        "writes",
+        "info",
+    );
+}
+
+/// P3: 10,000 sites at a 30 s interval (run it in a release build).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "benchmark: run explicitly, see the module docs"]
+async fn hub_10000_sites() {
+    let run = HubRun {
+        goal: "P3",
+        sites: 10_000,
+        silenced: 1_000,
+        spec_interval: 30,
+        scale: 1.0,
+    };
+    let f = hub_bench(run).await;
+    report_hub(run, &f);
+}
+
+/// The hub harness at smoke size (50 sites at 2 s) so it cannot rot:
+/// asserts what the benchmark reports is right, never how fast.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hub_bench_smoke() {
+    let run = HubRun {
+        goal: "smoke",
+        sites: 50,
+        silenced: 10,
+        spec_interval: 10,
+        scale: 0.2,
+    };
+    let f = hub_bench(run).await;
+    report_hub(run, &f);
+    assert_eq!(f.silenced_never_stale, 0, "{f:?}");
+    assert_eq!(f.silenced_never_unreachable, 0, "{f:?}");
+    assert_eq!(f.silenced_out_of_order, 0, "{f:?}");
+    assert_eq!(f.live_left_connected, 0, "{f:?}");
+    assert!(f.heartbeats > 0 && f.steady_secs > 0.0, "{f:?}");
+    // Exactly one status write per transition, per site: every phase the
+    // watch saw it take, plus its condition-only transitions.
+    assert_eq!(f.sites_writes_not_transitions, 0, "{f:?}");
+    assert_eq!(
+        f.hub_writes,
+        f.phase_transitions + f.condition_transitions,
+        "{f:?}"
+    );
+    // Each site's phases are one write each: Pending (when the hub judged
+    // it before its first heartbeat), Connected; silenced ones Stale and
+    // Unreachable too.
+    let silenced_phases = 2 * run.silenced;
+    assert!(
+        f.phase_transitions >= run.sites + silenced_phases
+            && f.phase_transitions <= 2 * run.sites + silenced_phases,
+        "{f:?}"
+    );
+    assert!(!f.log_overflowed);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -347,7 +942,16 @@ async fn edge_footprint() {
         hb.iter().max().copied().unwrap_or(0)
     );
     println!("| edge CPU time | {cpu:.2} s over 65 s |");
-    println!("| edge peak RSS | {peak:.0} MiB |");
+    println!("| edge peak RSS | {peak:.1} MiB |");
+    bench_result("P5", "edge peak RSS", peak, "MiB", "<= 25 MiB");
+    bench_result(
+        "P5",
+        "edge heartbeat-only patch, largest",
+        hb.iter().max().copied().unwrap_or(0) as f64,
+        "bytes",
+        "<= 300 B",
+    );
+    bench_result("P5", "edge CPU over 65 s", cpu, "s", "info");
 }
 
 const PULL_SITES: usize = 1000;

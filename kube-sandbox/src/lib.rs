@@ -28,7 +28,9 @@ mod table;
 mod tls;
 mod watch;
 
-pub use controls::{Controls, FaultRule, RequestRecord, validate_max_token_expiration};
+pub use controls::{
+    Controls, FaultRule, REQUEST_LOG_CAPACITY, RequestRecord, validate_max_token_expiration,
+};
 
 /// The parsers of untrusted request input, public only so the property
 /// tests (`tests/fuzz_request_parsing.rs`) can drive them directly; the

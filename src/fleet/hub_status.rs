@@ -40,6 +40,16 @@ pub struct Sighting {
     pub live: bool,
 }
 
+/// Whether two `lastHeartbeatTime` values are the same heartbeat: equal
+/// to the second, the precision of the wire format. A writer that sent
+/// fractional seconds would otherwise see its value truncated by the hub's
+/// own status write, which would look like a new heartbeat and reset the
+/// site's age (intervals are at least 10 s, so two heartbeats never share
+/// a second).
+pub fn same_heartbeat(a: Timestamp, b: Timestamp) -> bool {
+    a.as_second() == b.as_second()
+}
+
 impl Sighting {
     /// Fold the heartbeat a site currently reports into the hub's previous
     /// sighting of it (None: first sight since this process started).
@@ -65,7 +75,7 @@ impl Sighting {
             };
         };
         match (prev.observation, reported) {
-            (Some(obs), Some(reported)) if obs.reported == reported => *prev,
+            (Some(obs), Some(reported)) if same_heartbeat(obs.reported, reported) => *prev,
             (_, reported) => Sighting {
                 observation: reported.map(|reported| HeartbeatObservation {
                     reported,
@@ -624,6 +634,17 @@ mod tests {
             }),
             live,
         }
+    }
+
+    #[test]
+    fn the_hub_truncating_a_fractional_heartbeat_is_no_new_heartbeat() {
+        let sent = at(0) + SignedDuration::from_millis(750);
+        let first = Sighting::fold(Some(&NEVER), Some(sent), Some(Phase::Connected), at(1));
+        // The hub's own status write stored the value at second precision.
+        let rewritten = Sighting::fold(Some(&first), Some(at(0)), Some(Phase::Stale), at(95));
+        assert_eq!(rewritten, first, "same second, same heartbeat");
+        let next = Sighting::fold(Some(&first), Some(at(30)), Some(Phase::Stale), at(96));
+        assert_eq!(next.observation.unwrap().observed_at, at(96));
     }
 
     const NEVER: Sighting = Sighting {

@@ -36,7 +36,9 @@ use kube::runtime::watcher;
 use tokio::sync::watch;
 
 use crate::api::{FederatedCluster, Mode, Phase};
-use crate::fleet::hub_status::{DEFAULT_CREDENTIAL_WARNING, Sighting, hub_status, pull_hub_status};
+use crate::fleet::hub_status::{
+    DEFAULT_CREDENTIAL_WARNING, Sighting, hub_status, pull_hub_status, same_heartbeat,
+};
 use crate::k8s::site_status::{get_site, replace_site_status};
 use crate::k8s::{is_conflict, is_missing, source_chain};
 use crate::operator::prober::{ProbeStats, ProberConfig};
@@ -245,7 +247,7 @@ impl Hub {
         // A heartbeat that changed while the hub watched: its age says how
         // far behind the hub judges (includes any edge clock skew).
         if let Some(t) = reported
-            && before.is_some_and(|b| b.observation.map(|o| o.reported) != Some(t))
+            && before.is_some_and(|b| b.observation.is_none_or(|o| !same_heartbeat(o.reported, t)))
         {
             self.metrics
                 .event_lag(now.duration_since(t).as_secs_f64().max(0.0));

@@ -788,3 +788,18 @@ pub async fn lease_holder(client: &kube::Client) -> Option<String> {
         .and_then(|l| l.spec)
         .and_then(|s| s.holder_identity)
 }
+
+/// Prints one figure of a benchmark for the one-command runner, besides
+/// the human text: `BENCH-RESULT {json}` on one line, `value` a number
+/// (NaN, when nothing was measured, prints as `null`) and `target` the goal
+/// as text (`"info"` when the figure has none).
+pub fn bench_result(goal: &str, measure: &str, value: f64, unit: &str, target: &str) {
+    let line = serde_json::json!({
+        "goal": goal,
+        "measure": measure,
+        "value": value,
+        "unit": unit,
+        "target": target,
+    });
+    println!("BENCH-RESULT {line}");
+}
