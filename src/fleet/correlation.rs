@@ -67,14 +67,15 @@ struct Group<'a> {
 ///
 /// Linear in the number of signals: per signal one lookup among the signal
 /// types; site names are borrowed, and copied once per correlation member.
-pub fn correlate(
-    sites: &[FederatedCluster],
+pub fn correlate<S: std::borrow::Borrow<FederatedCluster>>(
+    sites: &[S],
     previous: &[Correlation],
     now: Timestamp,
     config: CorrelationConfig,
 ) -> Vec<Correlation> {
     let mut groups: BTreeMap<SignalType, Group<'_>> = BTreeMap::new();
     for (index, site) in sites.iter().enumerate() {
+        let site: &FederatedCluster = S::borrow(site);
         let Some(status) = site.status.as_ref() else {
             continue;
         };
@@ -169,8 +170,8 @@ fn stage(env: Environment) -> Option<u8> {
 /// environment within the lookback is its source. One cascade per
 /// (signal, workload, production site), sorted by target first-seen, then
 /// signal, workload and target.
-pub fn detect_cascades(
-    sites: &[FederatedCluster],
+pub fn detect_cascades<S: std::borrow::Borrow<FederatedCluster>>(
+    sites: &[S],
     now: Timestamp,
     lookback: Duration,
 ) -> Vec<Cascade> {
@@ -180,6 +181,7 @@ pub fn detect_cascades(
     let mut groups: HashMap<(SignalType, &WorkloadRef), Vec<(usize, Sighting<'_>)>> =
         HashMap::new();
     for (index, site) in sites.iter().enumerate() {
+        let site: &FederatedCluster = S::borrow(site);
         let env = site.spec.environment;
         if stage(env).is_none() {
             continue;

@@ -97,13 +97,13 @@ impl Totals {
 }
 
 /// The `FederationStatus` status for `sites` with the given incidents, as of `now`.
-pub fn summarize(
-    sites: &[FederatedCluster],
+pub fn summarize<S: std::borrow::Borrow<FederatedCluster>>(
+    sites: &[S],
     correlations: Vec<Correlation>,
     cascades: Vec<Cascade>,
     now: Timestamp,
 ) -> FederationStatusStatus {
-    let mut sorted: Vec<&FederatedCluster> = sites.iter().collect();
+    let mut sorted: Vec<&FederatedCluster> = sites.iter().map(S::borrow).collect();
     sorted.sort_by(|a, b| a.site_name().cmp(b.site_name()));
     let mut totals = Totals::default();
     let mut disconnected = Vec::new();
@@ -265,7 +265,7 @@ mod tests {
 
     #[test]
     fn empty_fleet() {
-        let s = summarize(&[], vec![], vec![], fixture_now());
+        let s = summarize::<FederatedCluster>(&[], vec![], vec![], fixture_now());
         assert_eq!(s.total_clusters, 0);
         assert!(s.disconnected_clusters.is_empty());
         assert_eq!(s.total_active_issues, 0);

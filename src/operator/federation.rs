@@ -50,8 +50,8 @@ impl Default for FederationConfig {
 }
 
 /// The next summary from the sites, carrying correlation ids over.
-pub fn next_summary(
-    sites: &[FederatedCluster],
+pub fn next_summary<S: std::borrow::Borrow<FederatedCluster>>(
+    sites: &[S],
     previous: Option<&FederationStatusStatus>,
     now: Timestamp,
     cfg: FederationConfig,
@@ -135,7 +135,11 @@ impl FleetView {
     }
 
     /// Publishes a freshly computed summary: gauges and the cached copy.
-    fn publish(&self, sites: &[FederatedCluster], summary: &FederationStatusStatus) {
+    fn publish<S: std::borrow::Borrow<FederatedCluster>>(
+        &self,
+        sites: &[S],
+        summary: &FederationStatusStatus,
+    ) {
         self.metrics.set_fleet(sites, summary.correlations.len());
         *self.summary.write().unwrap_or_else(|p| p.into_inner()) = Some(summary.clone());
     }
@@ -150,9 +154,9 @@ pub struct FederationError(#[source] kube::Error);
 /// Returns whether it wrote. Sets the fleet gauges, and counts each cascade
 /// this write records for the first time (the singleton is the memory of
 /// what was counted, so a new leader does not count a cascade again).
-pub async fn sync_once(
+pub async fn sync_once<S: std::borrow::Borrow<FederatedCluster> + Sync>(
     api: &Api<FederationStatus>,
-    sites: &[FederatedCluster],
+    sites: &[S],
     view: &FleetView,
     cfg: FederationConfig,
 ) -> Result<bool, FederationError> {
@@ -224,7 +228,9 @@ pub async fn run(
     view.listed
         .store(true, std::sync::atomic::Ordering::Release);
     loop {
-        let sites: Vec<FederatedCluster> = store.state().iter().map(|s| (**s).clone()).collect();
+        // The cached objects themselves, shared: a deep copy of every site
+        // at each recomputation was most of a large hub's steady CPU.
+        let sites: Vec<Arc<FederatedCluster>> = store.state();
         if !*leading.borrow() {
             let held = view.summary();
             view.publish(

@@ -355,9 +355,13 @@ impl Metrics {
     }
 
     /// Sets the per-phase and per-site gauges from the hub's cache.
-    pub fn set_fleet(&self, sites: &[FederatedCluster], correlations_active: usize) {
+    pub fn set_fleet<S: std::borrow::Borrow<FederatedCluster>>(
+        &self,
+        sites: &[S],
+        correlations_active: usize,
+    ) {
         let mut counts = [0i64; 4];
-        for s in sites {
+        for s in sites.iter().map(S::borrow) {
             counts[phase_index(effective_phase(s))] += 1;
         }
         for p in Phase::ALL {
@@ -369,7 +373,7 @@ impl Metrics {
         }
         // Deleted sites must disappear, so the family is rebuilt.
         self.nodes.clear();
-        for s in sites {
+        for s in sites.iter().map(S::borrow) {
             let Some(n) = s.status.as_ref().and_then(|st| st.node_count) else {
                 continue;
             };
