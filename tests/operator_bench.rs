@@ -16,8 +16,7 @@
 //!   the hub's steady CPU and RSS (kube-sandbox's and the simulator's CPU
 //!   apart), its watch event lag, status writes per transition, and a
 //!   restart over the existing fleet. `hub_bench_smoke` (not ignored) runs
-//!   the same harness over 50 sites at 2 s and asserts its correctness;
-//!   `hub_2000_sites` has the shape of the earlier debug-build run.
+//!   the same harness over 50 sites at 2 s and asserts its correctness.
 //! - `pull_1000_sites`: a real hub probing 1,000 Pull sites at 30 s, 5 % of
 //!   them on a member that never answers in time: hub CPU per probe, peak
 //!   RSS, late probes.
@@ -832,22 +831,6 @@ async fn hub_10000_sites() {
         sites: 10_000,
         silenced: 1_000,
         spec_interval: 30,
-        scale: 1.0,
-    };
-    let f = hub_bench(run).await;
-    report_hub(run, &f);
-}
-
-/// The shape of the earlier debug-build run (2,000 sites at 10 s), to
-/// compare builds and machines.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "benchmark: run explicitly, see the module docs"]
-async fn hub_2000_sites() {
-    let run = HubRun {
-        goal: "P3",
-        sites: 2_000,
-        silenced: 200,
-        spec_interval: 10,
         scale: 1.0,
     };
     let f = hub_bench(run).await;
