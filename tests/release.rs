@@ -468,7 +468,10 @@ fn installed_by_krew_runs_through_kubectl(
     let store = root.join("store").join(name).join(version);
     let entries = list_tar(&archive);
     for op in platform["files"].as_array().unwrap() {
-        let to = store.join(op["to"].as_str().unwrap());
+        let to = match op["to"].as_str().unwrap().trim_end_matches('/') {
+            "" | "." => store.clone(),
+            dir => store.join(dir),
+        };
         std::fs::create_dir_all(&to).unwrap();
         for entry in entries
             .iter()
