@@ -308,7 +308,9 @@ fn installed_files(platform: &Value, entries: &[String]) -> (Vec<String>, Vec<St
             .filter(|e| glob(from.as_bytes(), e.as_bytes()))
             .collect();
         if matched.is_empty() {
-            violations.push(format!("files.from {from:?} matches nothing in the archive"));
+            violations.push(format!(
+                "files.from {from:?} matches nothing in the archive"
+            ));
         }
         for entry in matched {
             let base = entry.rsplit('/').next().unwrap();
@@ -355,11 +357,15 @@ fn krew_violations(file_name: &str, manifest: &Value, archives: &Path) -> Vec<St
             })
     });
     if !semver {
-        out.push(format!("version {version:?} is not semver with a leading v"));
+        out.push(format!(
+            "version {version:?} is not semver with a leading v"
+        ));
     }
     let short = spec["shortDescription"].as_str().unwrap_or("");
     if short.is_empty() || short.chars().count() > 50 {
-        out.push(format!("shortDescription {short:?} is empty or over 50 characters"));
+        out.push(format!(
+            "shortDescription {short:?} is empty or over 50 characters"
+        ));
     }
     let platforms = spec["platforms"].as_array().cloned().unwrap_or_default();
     if platforms.is_empty() {
@@ -377,11 +383,15 @@ fn krew_violations(file_name: &str, manifest: &Value, archives: &Path) -> Vec<St
         if labels.is_none_or(|l| l.is_empty() || l.keys().any(|k| k != "os" && k != "arch"))
             || !p["selector"]["matchExpressions"].is_null()
         {
-            out.push(format!("{at}: selector missing, empty or not os/arch matchLabels"));
+            out.push(format!(
+                "{at}: selector missing, empty or not os/arch matchLabels"
+            ));
         }
         let sha = p["sha256"].as_str().unwrap_or("");
         if sha.len() != 64 || !sha.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
-            out.push(format!("{at}: sha256 {sha:?} is not 64 lowercase hex digits"));
+            out.push(format!(
+                "{at}: sha256 {sha:?} is not 64 lowercase hex digits"
+            ));
         }
         let uri = p["uri"].as_str().unwrap_or("");
         if !uri.starts_with("https://") {
@@ -410,7 +420,9 @@ fn krew_violations(file_name: &str, manifest: &Value, archives: &Path) -> Vec<St
         }
         let bin = p["bin"].as_str().unwrap_or("").trim_start_matches("./");
         if bin.is_empty() || !installed.iter().any(|f| f == bin) {
-            out.push(format!("{at}: bin {bin:?} is not an installed file ({installed:?})"));
+            out.push(format!(
+                "{at}: bin {bin:?} is not an installed file ({installed:?})"
+            ));
         }
     }
     out
@@ -603,7 +615,11 @@ fn krew_rule_checks_catch_each_violation() {
         Vec::<String>::new()
     );
     let cases: Vec<(&str, Box<dyn Fn(&mut Value)>, &str)> = vec![
-        ("other.yaml", Box::new(|_| {}), "file other.yaml holds plugin"),
+        (
+            "other.yaml",
+            Box::new(|_| {}),
+            "file other.yaml holds plugin",
+        ),
         (
             "fleet.yaml",
             Box::new(|m| m["spec"]["version"] = json!("0.1.0")),
@@ -678,6 +694,37 @@ fn krew_rule_checks_catch_each_violation() {
             Box::new(|m| m["spec"]["shortDescription"] = json!("x".repeat(51))),
             "over 50 characters",
         ),
+        (
+            "fleet x.yaml",
+            Box::new(|m| m["metadata"]["name"] = json!("fleet x")),
+            "is not [A-Za-z0-9_-]+",
+        ),
+        (
+            "fleet.yaml",
+            Box::new(|m| m["kind"] = json!("Plugins")),
+            "not a krew v1alpha2 Plugin",
+        ),
+        (
+            "fleet.yaml",
+            Box::new(|m| {
+                let uri = m["spec"]["platforms"][0]["uri"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned();
+                m["spec"]["platforms"][0]["uri"] = json!(uri.replace("https:", "http:"));
+            }),
+            "is not https",
+        ),
+        (
+            "fleet.yaml",
+            Box::new(|m| m["spec"]["platforms"][0]["files"] = json!([])),
+            "no files",
+        ),
+        (
+            "fleet.yaml",
+            Box::new(|m| m["spec"]["platforms"] = json!([])),
+            "no platforms",
+        ),
     ];
     for (file, mutate, expected) in cases {
         let mut manifest = good.clone();
@@ -701,7 +748,9 @@ fn krew_rule_checks_catch_each_violation() {
     let manifest = filled_manifest(bare.path(), false);
     let found = krew_violations("fleet.yaml", &manifest, bare.path());
     assert!(
-        found.iter().any(|v| v.contains("\"LICENSE\" matches nothing"))
+        found
+            .iter()
+            .any(|v| v.contains("\"LICENSE\" matches nothing"))
             && found.iter().any(|v| v.contains("installs no license file")),
         "{found:?}"
     );
