@@ -614,7 +614,8 @@ fn krew_rule_checks_catch_each_violation() {
         krew_violations("fleet.yaml", &good, dir.path()),
         Vec::<String>::new()
     );
-    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>, &str)> = vec![
+    type Break = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(&str, Break, &str)> = vec![
         (
             "other.yaml",
             Box::new(|_| {}),
