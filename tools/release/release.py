@@ -178,7 +178,7 @@ def krew_manifest(dist):
         check_archive(path, block)
         kept.append(re.sub(r"sha256: SHA256_\w+", f"sha256: {sha256(path)}", block))
     if missing:
-        print(f"note: no archive for {', '.join(missing)}: fleet.yaml leaves those platforms out",
+        print(f"note: no archive for {', '.join(missing)}: the krew manifest leaves those platforms out",
               file=sys.stderr)
     return head + "".join(kept)
 
