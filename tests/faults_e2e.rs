@@ -66,19 +66,21 @@ fn edge_user(site: &str) -> String {
     )
 }
 
+/// The site whose status a request path names, if it names one.
+fn site_of_status_path(path: &str) -> Option<String> {
+    path.strip_suffix("/status")?
+        .rsplit_once("/federatedclusters/")
+        .map(|(_, site)| site.to_owned())
+}
+
 /// Status writes by the hub (it replaces `/status`; edges patch it) that
 /// the API server accepted, per site, from the request log.
 fn hub_writes(sb: &Sandbox) -> Vec<String> {
     sb.controls()
         .request_log()
         .iter()
-        .filter(|r| r.verb == "update" && r.status == 200 && r.path.ends_with("/status"))
-        .filter_map(|r| {
-            r.path
-                .strip_suffix("/status")?
-                .rsplit_once("/federatedclusters/")
-                .map(|(_, site)| site.to_owned())
-        })
+        .filter(|r| r.verb == "update" && r.status == 200)
+        .filter_map(|r| site_of_status_path(&r.path))
         .collect()
 }
 
@@ -265,7 +267,10 @@ async fn a_leader_killed_mid_status_writes_loses_and_duplicates_nothing() {
         dir.join("hub-b.log"),
     );
     // One heartbeat each, as an edge writes it, then silence.
-    let beat = jiff::Timestamp::now().to_string();
+    // Whole seconds, as an edge writes it (and as the API server keeps it).
+    let beat = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second())
+        .unwrap()
+        .to_string();
     for (k, s) in sites.iter().enumerate() {
         let body = json!({"status": {"lastHeartbeatTime": beat, "nodeCount": k, "kubernetesVersion": format!("v1.33.{k}")}});
         api.patch_status(s, &PatchParams::default(), &Patch::Merge(&body))
@@ -307,22 +312,14 @@ async fn a_leader_killed_mid_status_writes_loses_and_duplicates_nothing() {
     hub_a.kill();
     let before_kill = controls.request_log();
     controls.clear_faults();
-    let site_of = |path: &str| {
-        path.strip_suffix("/status")
-            .and_then(|p| p.rsplit_once("/federatedclusters/"))
-            .map(|(_, s)| s.to_owned())
-            .unwrap()
+    let sites_written = |status: u16| -> BTreeSet<String> {
+        before_kill
+            .iter()
+            .filter(|r| r.verb == "update" && r.status == status)
+            .filter_map(|r| site_of_status_path(&r.path))
+            .collect()
     };
-    let answered: BTreeSet<String> = before_kill
-        .iter()
-        .filter(|r| r.verb == "update" && r.status == 200)
-        .map(|r| site_of(&r.path))
-        .collect();
-    let refused: BTreeSet<String> = before_kill
-        .iter()
-        .filter(|r| r.verb == "update" && r.status == 500)
-        .map(|r| site_of(&r.path))
-        .collect();
+    let (answered, refused) = (sites_written(200), sites_written(500));
     assert_eq!((answered.len(), refused.len()), (10, 20));
     controls.clear_request_log();
     for (k, s) in sites.iter().enumerate() {
