@@ -8,8 +8,8 @@
 //!   leaves the server's history): the hub lists again, a live site never
 //!   leaves Connected, a silent site still goes Stale;
 //! - 2 s of latency on every request: the same;
-//! - the hub's watch kept down (every watch answered 500) while the rest of
-//!   the API works: the same, judged from fresh reads instead of the cache
+//! - the hub's watch kept down (every watch and list answered 500) while
+//!   the rest of the API works: the same, judged from fresh reads instead of the cache
 //!   the dead watch left behind.
 
 mod cli_support;
@@ -208,14 +208,16 @@ async fn a_watch_that_stays_down_holds_the_hub_to_fresh_reads() {
     let r = start("watch-down", SandboxOptions::default()).await;
     let before = status_of(&r, "live").await;
     let controls = r.hub.sandbox.controls();
-    controls.fail(FaultRule {
-        verb: Some("watch".into()),
-        path_contains: Some("federatedclusters".into()),
-        status: 500,
-        count: u32::MAX,
-        ..Default::default()
-    });
-    // End the open watch; every re-watch then fails until the end.
+    for verb in ["watch", "list"] {
+        controls.fail(FaultRule {
+            verb: Some(verb.into()),
+            path_contains: Some("federatedclusters".into()),
+            status: 500,
+            count: u32::MAX,
+            ..Default::default()
+        });
+    }
+    // End the open watch; every re-watch and relist then fails until the end.
     controls.outage_for(Duration::from_millis(300));
     let failed_watches = || {
         controls

@@ -336,6 +336,7 @@ pub async fn run(
         elector.api.clone(),
         &elector.config().name
     ));
+    let mut first = true;
     'rounds: loop {
         let was_leader = *leading.borrow();
         let now_leader = match elector.try_acquire_or_renew().await {
@@ -352,7 +353,10 @@ pub async fn run(
                 tracing::warn!(identity = %elector.config().identity, "lost leadership, standing by");
             }
             leading.send_replace(now_leader);
+        } else if first && !now_leader {
+            tracing::info!(identity = %elector.config().identity, "another replica leads, standing by");
         }
+        first = false;
         // The leader renews every retry period. A standby reads the Lease
         // every retry period too (in case the watch is down), and sooner
         // when the record it watches will have stood still long enough.
