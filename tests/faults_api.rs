@@ -223,12 +223,17 @@ async fn a_watch_that_stays_down_holds_the_hub_to_fresh_reads() {
         controls
             .request_log()
             .iter()
-            .filter(|r| r.verb == "watch" && r.status == 500 && r.path.contains("federatedclusters"))
+            .filter(|r| {
+                r.verb == "watch" && r.status == 500 && r.path.contains("federatedclusters")
+            })
             .count()
     };
     let started = Instant::now();
     while failed_watches() == 0 {
-        assert!(started.elapsed() < Duration::from_secs(30), "the hub never re-watched");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the hub never re-watched"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     controls.clear_request_log();
@@ -239,7 +244,9 @@ async fn a_watch_that_stays_down_holds_the_hub_to_fresh_reads() {
         controls
             .request_log()
             .iter()
-            .filter(|r| r.verb == "watch" && r.status == status && r.path.contains("federatedclusters"))
+            .filter(|r| {
+                r.verb == "watch" && r.status == status && r.path.contains("federatedclusters")
+            })
             .count()
     };
     assert_eq!(watches(200), 0, "the watch came back during the check");

@@ -51,10 +51,26 @@ async fn member(dir: &TempDir, site: &str) -> (Sandbox, PathBuf) {
     (sb, kubeconfig)
 }
 
-fn edge(dir: &TempDir, site: &str, member_kc: &std::path::Path, scale: f64, extra: &[&str]) -> Proc {
-    let mut args = edge_args(site, member_kc, &dir.join(&format!("{site}.kubeconfig")), scale);
+fn edge(
+    dir: &TempDir,
+    site: &str,
+    member_kc: &std::path::Path,
+    scale: f64,
+    extra: &[&str],
+) -> Proc {
+    let mut args = edge_args(
+        site,
+        member_kc,
+        &dir.join(&format!("{site}.kubeconfig")),
+        scale,
+    );
     args.extend(extra.iter().map(|s| s.to_string()));
-    Proc::spawn(site, &operator_bin(), &args, dir.join(&format!("{site}.log")))
+    Proc::spawn(
+        site,
+        &operator_bin(),
+        &args,
+        dir.join(&format!("{site}.log")),
+    )
 }
 
 /// The user name a site's edge authenticates as on the hub.
@@ -130,8 +146,9 @@ async fn a_hub_api_outage_of_12_intervals_flaps_no_live_site() {
     for s in live {
         wait_phase(&api, s, Phase::Connected, Duration::from_secs(20)).await;
     }
-    let silent: Api<FederatedCluster> =
-        Api::all(client_from(&std::fs::read_to_string(dir.join("silent.kubeconfig")).unwrap()).await);
+    let silent: Api<FederatedCluster> = Api::all(
+        client_from(&std::fs::read_to_string(dir.join("silent.kubeconfig")).unwrap()).await,
+    );
     let beat = json!({"status": {"lastHeartbeatTime": jiff::Timestamp::now().to_string()}});
     silent
         .patch_status("silent", &PatchParams::default(), &Patch::Merge(&beat))
@@ -140,7 +157,14 @@ async fn a_hub_api_outage_of_12_intervals_flaps_no_live_site() {
     wait_phase(&api, "silent", Phase::Connected, Duration::from_secs(10)).await;
     let mut before = Vec::new();
     for s in live {
-        before.push(api.get(s).await.unwrap().status.unwrap().phase_transition_time);
+        before.push(
+            api.get(s)
+                .await
+                .unwrap()
+                .status
+                .unwrap()
+                .phase_transition_time,
+        );
     }
     let controls = hub_sb.controls();
     controls.clear_request_log();
@@ -148,10 +172,10 @@ async fn a_hub_api_outage_of_12_intervals_flaps_no_live_site() {
     controls.outage_for(OUTAGE);
     let back = Instant::now() + OUTAGE;
     wait_until(OUTAGE, "every edge and the hub see the outage", || async {
-        edges
-            .iter()
-            .all(|e| e.log_text().contains("hub unreachable at https://127.0.0.1:"))
-            && hub.log_text().contains("lost the site watch")
+        edges.iter().all(|e| {
+            e.log_text()
+                .contains("hub unreachable at https://127.0.0.1:")
+        }) && hub.log_text().contains("lost the site watch")
     })
     .await;
     // Recovery: from the API's return to each edge's first accepted report,
@@ -307,9 +331,11 @@ async fn a_leader_killed_mid_status_writes_loses_and_duplicates_nothing() {
     controls.fail(rule(0, 10, 10, Duration::from_secs(3600)));
     controls.fail(rule(500, 20, u32::MAX, Duration::ZERO));
     // All 40 go Stale 3·I (18 s) after that heartbeat.
-    wait_until(Duration::from_secs(40), "the leader's burst of writes", || async {
-        writes(200) >= 10 && writes(500) >= 20
-    })
+    wait_until(
+        Duration::from_secs(40),
+        "the leader's burst of writes",
+        || async { writes(200) >= 10 && writes(500) >= 20 },
+    )
     .await;
     hub_a.kill();
     let before_kill = controls.request_log();
@@ -338,24 +364,54 @@ async fn a_leader_killed_mid_status_writes_loses_and_duplicates_nothing() {
     assert_eq!(lease_holder(&admin_c).await.as_deref(), Some("hub-b"));
     let rewritten: Vec<String> = hub_writes(&hub_sb);
     let once: BTreeSet<String> = rewritten.iter().cloned().collect();
-    assert_eq!(once.len(), rewritten.len(), "a site written twice: {rewritten:?}");
-    assert_eq!(once, refused, "the new leader writes exactly the refused sites");
+    assert_eq!(
+        once.len(),
+        rewritten.len(),
+        "a site written twice: {rewritten:?}"
+    );
+    assert_eq!(
+        once, refused,
+        "the new leader writes exactly the refused sites"
+    );
     for (k, s) in sites.iter().enumerate() {
         let st = api.get(s).await.unwrap().status.unwrap();
         assert_eq!(st.phase, Some(Phase::Stale), "{s}");
         assert_eq!(st.node_count, Some(100 + k as i64), "{s}: edge field lost");
-        assert_eq!(st.kubernetes_version.as_deref(), Some(format!("v1.33.{k}").as_str()), "{s}");
-        assert_eq!(st.last_heartbeat_time.as_ref().map(|t| t.0.to_string()), Some(beat.clone()), "{s}");
+        assert_eq!(
+            st.kubernetes_version.as_deref(),
+            Some(format!("v1.33.{k}").as_str()),
+            "{s}"
+        );
+        assert_eq!(
+            st.last_heartbeat_time.as_ref().map(|t| t.0.to_string()),
+            Some(beat.clone()),
+            "{s}"
+        );
         let connected = st.condition("Connected").unwrap();
         assert_eq!(connected.reason, "HeartbeatStale", "{s}");
-        assert_eq!(Some(&connected.last_transition_time), st.phase_transition_time.as_ref(), "{s}");
+        assert_eq!(
+            Some(&connected.last_transition_time),
+            st.phase_transition_time.as_ref(),
+            "{s}"
+        );
     }
     let fed: Api<FederationStatus> = Api::all(admin_c.clone());
-    wait_until(Duration::from_secs(15), "the FederationStatus counts 40 Stale", || async {
-        fed.list(&Default::default()).await.ok().and_then(|l| l.items.into_iter().next()).and_then(|f| f.status).is_some_and(|st| {
-            st.stale_clusters == N as i64 && st.connected_clusters == 0 && st.total_clusters == N as i64
-        })
-    })
+    wait_until(
+        Duration::from_secs(15),
+        "the FederationStatus counts 40 Stale",
+        || async {
+            fed.list(&Default::default())
+                .await
+                .ok()
+                .and_then(|l| l.items.into_iter().next())
+                .and_then(|f| f.status)
+                .is_some_and(|st| {
+                    st.stale_clusters == N as i64
+                        && st.connected_clusters == 0
+                        && st.total_clusters == N as i64
+                })
+        },
+    )
     .await;
     assert!(
         hub_b.log_text().contains("became leader"),
@@ -373,7 +429,7 @@ async fn a_leader_killed_mid_status_writes_loses_and_duplicates_nothing() {
 /// back as the next standby. Minutes long, so run by hand:
 ///
 /// ```sh
-/// cargo nextest run --test faults_e2e failover_time_with_real_processes --run-ignored ignored-only --no-capture
+/// cargo test --test faults_e2e failover_time_with_real_processes -- --ignored --nocapture
 /// ```
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "measurement (about 8 minutes); figures in docs/reliability.md"]
@@ -405,10 +461,18 @@ async fn failover_time_with_real_processes() {
         .await;
         // Die k/20 of a renew period after a renewal.
         let rv = || async {
-            leases.get("fleet-operator-hub").await.unwrap().metadata.resource_version
+            leases
+                .get("fleet-operator-hub")
+                .await
+                .unwrap()
+                .metadata
+                .resource_version
         };
         let before = rv().await;
-        wait_until(Duration::from_secs(10), "a renewal", || async { rv().await != before }).await;
+        wait_until(Duration::from_secs(10), "a renewal", || async {
+            rv().await != before
+        })
+        .await;
         tokio::time::sleep(Duration::from_secs(5) * k / 20).await;
         controls.clear_request_log();
         leader.kill();
@@ -424,17 +488,26 @@ async fn failover_time_with_real_processes() {
             if written {
                 break;
             }
-            assert!(died.elapsed() < Duration::from_secs(60), "no new leader wrote");
+            assert!(
+                died.elapsed() < Duration::from_secs(60),
+                "no new leader wrote"
+            );
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         let took = died.elapsed();
-        println!("death {k}: first write by the new leader after {:.2} s", took.as_secs_f64());
+        println!(
+            "death {k}: first write by the new leader after {:.2} s",
+            took.as_secs_f64()
+        );
         times.push(took);
         leader = standby;
         standby = replica(&format!("hub-{}", k + 2));
     }
     times.sort();
-    let secs: Vec<String> = times.iter().map(|t| format!("{:.1}", t.as_secs_f64())).collect();
+    let secs: Vec<String> = times
+        .iter()
+        .map(|t| format!("{:.1}", t.as_secs_f64()))
+        .collect();
     println!(
         "failover with real processes (lease 15 s): min {:.1} s, median {:.1} s, max {:.1} s; all: {}",
         times[0].as_secs_f64(),

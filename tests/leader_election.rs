@@ -189,13 +189,25 @@ async fn failover_time_over_20_leader_deaths() {
                 assert!(a.try_acquire_or_renew().await.unwrap());
                 next_renewal += retry;
                 // Sync point: the standby's watch delivers this version.
-                let rv: u64 = f.api.get("fleet-hub").await.unwrap().metadata.resource_version
+                let rv: u64 = f
+                    .api
+                    .get("fleet-hub")
+                    .await
+                    .unwrap()
+                    .metadata
+                    .resource_version
                     .unwrap()
                     .parse()
                     .unwrap();
                 while delivered < rv {
                     let lease = changes.next().await.unwrap().unwrap();
-                    delivered = lease.metadata.resource_version.as_deref().unwrap().parse().unwrap();
+                    delivered = lease
+                        .metadata
+                        .resource_version
+                        .as_deref()
+                        .unwrap()
+                        .parse()
+                        .unwrap();
                     b.observe(&lease);
                 }
             }

@@ -589,7 +589,8 @@ async fn an_expired_token_is_named_until_rotate_hands_a_new_one() {
     let log = e.log_text();
     let line = log.lines().find(|l| l.contains(said)).unwrap();
     assert!(
-        line.contains("run `kubectl fleet rotate site-x`") && line.contains("cause=\"token-expired\""),
+        line.contains("run `kubectl fleet rotate site-x`")
+            && line.contains("cause=\"token-expired\""),
         "{line}"
     );
     assert!(!log.contains("panicked"), "{log}");
@@ -598,7 +599,12 @@ async fn an_expired_token_is_named_until_rotate_hands_a_new_one() {
     let new_kc = dir.join("site-x.new.kubeconfig");
     fleet_cli(
         &hub_kc,
-        &["rotate", "site-x", "--output-file", &new_kc.display().to_string()],
+        &[
+            "rotate",
+            "site-x",
+            "--output-file",
+            &new_kc.display().to_string(),
+        ],
     );
     let pid = e.pid();
     std::fs::copy(&new_kc, &site_kc).unwrap();
@@ -646,7 +652,12 @@ async fn a_deleted_service_account_is_recreated_by_rotate() {
     let new_kc = dir.join("site-y.new.kubeconfig");
     let out = fleet_cli(
         &hub_kc,
-        &["rotate", "site-y", "--output-file", &new_kc.display().to_string()],
+        &[
+            "rotate",
+            "site-y",
+            "--output-file",
+            &new_kc.display().to_string(),
+        ],
     );
     assert!(out.contains("was missing: recreated"), "{out}");
     let pid = e.pid();

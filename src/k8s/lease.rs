@@ -40,5 +40,8 @@ pub fn lease_changes(
     name: &str,
 ) -> impl Stream<Item = Result<Lease, watcher::Error>> + Send + 'static {
     let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
-    watcher(api, config).default_backoff().applied_objects().boxed()
+    watcher(api, config)
+        .default_backoff()
+        .applied_objects()
+        .boxed()
 }

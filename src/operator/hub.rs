@@ -29,8 +29,11 @@
 //!   heartbeat observed before it is shifted forward by it ([`Hub`]'s
 //!   `credit`), so an API outage that also kept the edges from reporting
 //!   never turns a live site Stale. While its watch is down the hub holds
-//!   judgements: it judges a site only from a fresh GET, never from the
-//!   cache the dead watch left behind.
+//!   judgements: every site is judged again at once, and a transition it
+//!   would write is judged again from a fresh GET first, never written
+//!   from the cache the dead watch left behind (no GET while nothing is
+//!   due; while the API does not answer, the site is looked at again every
+//!   ½–1 interval).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -379,11 +382,7 @@ impl Hub {
             if let Some(obs) = sighting.observation.as_mut()
                 && obs.observed_at < now
             {
-                obs.observed_at = obs
-                    .observed_at
-                    .checked_add(blind)
-                    .unwrap_or(now)
-                    .min(now);
+                obs.observed_at = obs.observed_at.checked_add(blind).unwrap_or(now).min(now);
                 sighting.live = false;
             }
         }
@@ -431,37 +430,8 @@ impl Hub {
         let name = site.site_name().to_owned();
         self.delivered(site);
         let mut current = site.clone();
-        if self.watch_down() {
-            // Held: the cache may be as old as the watch's last delivery.
-            // Only the leader looks (a standby writes nothing anyway).
-            let hold = Reconciled {
-                phase: site.phase().unwrap_or(Phase::Pending),
-                wrote: false,
-                conflicts: 0,
-                requeue: Some(super::jitter(
-                    self.effective_interval(site) / 2,
-                    self.effective_interval(site) / 2,
-                )),
-                written: None,
-            };
-            if !self.is_leader() {
-                return Ok(hold);
-            }
-            match get_site(&self.api, &name).await {
-                Ok(fresh) => {
-                    self.looked(true);
-                    current = fresh;
-                }
-                Err(e) if is_missing(&e) => {
-                    self.looked(true);
-                    return Ok(self.gone(&name, hold.phase, 0));
-                }
-                Err(_) => {
-                    self.looked(false);
-                    return Ok(hold);
-                }
-            }
-        }
+        // Whether `current` was read from the API server in this reconcile.
+        let mut fresh = false;
         let mut conflicts = 0;
         loop {
             let now = (self.clock)();
@@ -505,6 +475,33 @@ impl Hub {
                     written: None,
                 });
             }
+            if self.watch_down() && !fresh {
+                // Held: the cache may be as old as the watch's last
+                // delivery, so a write is judged again from a fresh read.
+                match get_site(&self.api, &name).await {
+                    Ok(read) => {
+                        self.looked(true);
+                        current = read;
+                        fresh = true;
+                        continue;
+                    }
+                    Err(e) if is_missing(&e) => {
+                        self.looked(true);
+                        return Ok(self.gone(&name, j.phase, conflicts));
+                    }
+                    Err(_) => {
+                        self.looked(false);
+                        let interval = self.effective_interval(&current);
+                        return Ok(Reconciled {
+                            phase: current.phase().unwrap_or(j.phase),
+                            wrote: false,
+                            conflicts,
+                            requeue: Some(super::jitter(interval / 2, interval / 2)),
+                            written: None,
+                        });
+                    }
+                }
+            }
             let from = current.phase();
             let mut next = current.clone();
             next.status = Some(status);
@@ -545,8 +542,9 @@ impl Hub {
                         let step = Duration::from_millis(2 * u64::from(conflicts));
                         tokio::time::sleep(super::jitter(Duration::ZERO, step)).await;
                     }
+                    fresh = true;
                     current = match get_site(&self.api, &name).await {
-                        Ok(fresh) => fresh,
+                        Ok(read) => read,
                         Err(e) if is_missing(&e) => {
                             return Ok(self.gone(&name, j.phase, conflicts));
                         }

@@ -332,10 +332,7 @@ pub async fn run(
     mut shutdown: watch::Receiver<bool>,
 ) {
     let retry = elector.config().retry_period();
-    let mut changes = std::pin::pin!(lease_changes(
-        elector.api.clone(),
-        &elector.config().name
-    ));
+    let mut changes = std::pin::pin!(lease_changes(elector.api.clone(), &elector.config().name));
     let mut first = true;
     'rounds: loop {
         let was_leader = *leading.borrow();
