@@ -86,6 +86,7 @@ async fn register_interrupted_after_any_call_converges_on_rerun() {
             status: 500,
             skip: u32::try_from(k).unwrap(),
             count: 1,
+            ..Default::default()
         });
         let failed = hub.fleet(&["register", &site, "-o", "json"]);
         let line = failed.one_line_error();
@@ -226,6 +227,7 @@ async fn unregister_interrupted_after_any_call_finishes_on_rerun() {
             status: 500,
             skip: u32::try_from(k).unwrap(),
             count: 1,
+            ..Default::default()
         });
         hub.fleet(&["unregister", &site, "--yes"]).one_line_error();
         controls.clear_faults();
