@@ -358,12 +358,13 @@ fn same_site(live: &FederatedCluster, desired: &FederatedCluster) -> bool {
 
 /// For a site whose spec is already right: whether its identity is
 /// provably complete, and the token minted on the way (if it got that far;
-/// it stays valid when the identity is then applied). Proof, three requests: the ServiceAccount exists, is owned by this site and
-/// carries the digest of exactly this identity (it is applied last, so
-/// every other object was applied before it by the same run); a token is
-/// minted for it; and the API server's own account of what that token may
-/// do (a SelfSubjectRulesReview) is exactly the identity's rules — so a
-/// role or binding deleted or edited since is noticed and applied again.
+/// it stays valid when the identity is then applied). Proof, in three
+/// requests: the ServiceAccount exists, is owned by this site and carries
+/// the digest of exactly this identity (it is applied last, so every other
+/// object was applied before it by the same run); a token is minted for
+/// it; and the API server's own account of what that token may do (a
+/// SelfSubjectRulesReview) is exactly the identity's rules — so a role or
+/// binding deleted or edited since is noticed and applied again.
 async fn identity_in_place(
     hub: &Cluster,
     site: &str,
