@@ -7,7 +7,10 @@
 //! - watch 410 Gone (the hub's watch is down while its resourceVersion
 //!   leaves the server's history): the hub lists again, a live site never
 //!   leaves Connected, a silent site still goes Stale;
-//! - 2 s of latency on every request: the same.
+//! - 2 s of latency on every request: the same;
+//! - the hub's watch kept down (every watch and list answered 500) while
+//!   the rest of the API works: the same, judged from fresh reads instead of the cache
+//!   the dead watch left behind.
 
 mod cli_support;
 
@@ -197,5 +200,57 @@ async fn two_seconds_of_latency_on_every_request() {
     r.hub.sandbox.controls().set_latency(Duration::from_secs(2));
     live_stays_connected_while_silent_goes_stale(&r, "latency", before, || true).await;
     r.hub.sandbox.controls().set_latency(Duration::ZERO);
+    stop(r).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_that_stays_down_holds_the_hub_to_fresh_reads() {
+    let r = start("watch-down", SandboxOptions::default()).await;
+    let before = status_of(&r, "live").await;
+    let controls = r.hub.sandbox.controls();
+    for verb in ["watch", "list"] {
+        controls.fail(FaultRule {
+            verb: Some(verb.into()),
+            path_contains: Some("federatedclusters".into()),
+            status: 500,
+            count: u32::MAX,
+            ..Default::default()
+        });
+    }
+    // End the open watch; every re-watch and relist then fails until the end.
+    controls.outage_for(Duration::from_millis(300));
+    let failed_watches = || {
+        controls
+            .request_log()
+            .iter()
+            .filter(|r| {
+                r.verb == "watch" && r.status == 500 && r.path.contains("federatedclusters")
+            })
+            .count()
+    };
+    let started = Instant::now();
+    while failed_watches() == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the hub never re-watched"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    controls.clear_request_log();
+    // The watch stays down all along: the cache never sees `live`'s
+    // heartbeats, yet it must not be judged Stale from it.
+    live_stays_connected_while_silent_goes_stale(&r, "watch-down", before, || true).await;
+    let watches = |status: u16| {
+        controls
+            .request_log()
+            .iter()
+            .filter(|r| {
+                r.verb == "watch" && r.status == status && r.path.contains("federatedclusters")
+            })
+            .count()
+    };
+    assert_eq!(watches(200), 0, "the watch came back during the check");
+    assert!(watches(500) > 0, "the hub kept trying to watch");
+    controls.clear_faults();
     stop(r).await;
 }

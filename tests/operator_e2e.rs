@@ -553,3 +553,121 @@ async fn revoked_token_logs_the_hint_until_the_new_kubeconfig_arrives() {
         e.log_text()
     );
 }
+
+/// A token that expired (the edge runs without auto-rotation; the hub caps
+/// tokens at 8 s, a test knob): the edge names the expiry and the command
+/// in one line, keeps running, and reports again once `kubectl fleet
+/// rotate` hands it a new credential.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_token_is_named_until_rotate_hands_a_new_one() {
+    let dir = TempDir::new("expired");
+    let hub_sb = Sandbox::start();
+    hub_sb
+        .controls()
+        .set_min_token_expiration(Duration::from_secs(1));
+    hub_sb
+        .controls()
+        .set_max_token_expiration(Some(Duration::from_secs(8)));
+    let hub_kc = installed_hub(&hub_sb, &dir);
+    let site_kc = dir.join("site-x.kubeconfig");
+    fleet_register(&hub_kc, "site-x", 10, &site_kc, &[]);
+    let api: Api<FederatedCluster> = Api::all(admin(&hub_sb).await);
+    let _hub = Proc::spawn(
+        "hub",
+        &operator_bin(),
+        &hub_args(&hub_kc, "hub", SCALE),
+        dir.join("hub.log"),
+    );
+    let m = member(&dir, "x", &[], &[]).await;
+    let e = edge(&dir, "site-x", &m, &site_kc, &["--no-auto-rotate"]);
+    wait_phase(&api, "site-x", Phase::Connected, Duration::from_secs(15)).await;
+    let said = "hub rejected the site token: it expired at ";
+    wait_until(Duration::from_secs(30), "the expiry hint", || async {
+        e.log_text().contains(said)
+    })
+    .await;
+    let log = e.log_text();
+    let line = log.lines().find(|l| l.contains(said)).unwrap();
+    assert!(
+        line.contains("run `kubectl fleet rotate site-x`")
+            && line.contains("cause=\"token-expired\""),
+        "{line}"
+    );
+    assert!(!log.contains("panicked"), "{log}");
+    wait_phase(&api, "site-x", Phase::Stale, Duration::from_secs(15)).await;
+    hub_sb.controls().set_max_token_expiration(None);
+    let new_kc = dir.join("site-x.new.kubeconfig");
+    fleet_cli(
+        &hub_kc,
+        &[
+            "rotate",
+            "site-x",
+            "--output-file",
+            &new_kc.display().to_string(),
+        ],
+    );
+    let pid = e.pid();
+    std::fs::copy(&new_kc, &site_kc).unwrap();
+    wait_phase(&api, "site-x", Phase::Connected, Duration::from_secs(15)).await;
+    assert_eq!(e.pid(), pid, "no restart");
+    assert!(e.log_text().contains("hub kubeconfig changed on disk"));
+}
+
+/// The site's ServiceAccount deleted under a running edge: the edge gives
+/// the 401 hint in one line, keeps running; `kubectl fleet rotate` (no
+/// `--revoke`) recreates the missing ServiceAccount, says so, and the new
+/// credential reconnects the edge without a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_service_account_is_recreated_by_rotate() {
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    let dir = TempDir::new("sa-gone");
+    let hub_sb = Sandbox::start();
+    let hub_kc = installed_hub(&hub_sb, &dir);
+    let site_kc = dir.join("site-y.kubeconfig");
+    fleet_register(&hub_kc, "site-y", 10, &site_kc, &[]);
+    let admin_c = admin(&hub_sb).await;
+    let api: Api<FederatedCluster> = Api::all(admin_c.clone());
+    let _hub = Proc::spawn(
+        "hub",
+        &operator_bin(),
+        &hub_args(&hub_kc, "hub", SCALE),
+        dir.join("hub.log"),
+    );
+    let m = member(&dir, "y", &[], &[]).await;
+    let e = edge(&dir, "site-y", &m, &site_kc, &[]);
+    wait_phase(&api, "site-y", Phase::Connected, Duration::from_secs(15)).await;
+    let sas: Api<ServiceAccount> =
+        Api::namespaced(admin_c.clone(), kubectl_fleet::fleet::rbac::FLEET_NAMESPACE);
+    sas.delete(
+        &kubectl_fleet::fleet::rbac::edge_identity_name("site-y"),
+        &Default::default(),
+    )
+    .await
+    .unwrap();
+    let hint = "hub rejected the site token (expired or revoked, or the site was unregistered): run `kubectl fleet rotate site-y` if it is still registered";
+    wait_until(Duration::from_secs(15), "the 401 hint", || async {
+        e.log_text().contains(hint)
+    })
+    .await;
+    let new_kc = dir.join("site-y.new.kubeconfig");
+    let out = fleet_cli(
+        &hub_kc,
+        &[
+            "rotate",
+            "site-y",
+            "--output-file",
+            &new_kc.display().to_string(),
+        ],
+    );
+    assert!(out.contains("was missing: recreated"), "{out}");
+    let pid = e.pid();
+    std::fs::copy(&new_kc, &site_kc).unwrap();
+    wait_until(Duration::from_secs(15), "site-y reports again", || async {
+        e.log_text().contains("hub kubeconfig changed on disk")
+            && e.log_text().contains("reporting to the hub again")
+    })
+    .await;
+    wait_phase(&api, "site-y", Phase::Connected, Duration::from_secs(15)).await;
+    assert_eq!(e.pid(), pid, "no restart");
+    assert!(!e.log_text().contains("panicked"));
+}

@@ -19,11 +19,18 @@ pub struct FaultRule {
     /// Substring of the request path; `None` matches any path.
     pub path_contains: Option<String>,
     /// HTTP status of the injected failure (a real `Status` body is sent).
+    /// 0: the request is not failed but executed, and answered `delay` late.
     pub status: u16,
     /// The first `skip` matching requests pass.
     pub skip: u32,
-    /// The next `count` matching requests fail.
+    /// The next `count` matching requests fail (or, with `status: 0`, are
+    /// delayed).
     pub count: u32,
+    /// With `status: 0`: how late matching requests that succeeded are
+    /// answered, after they were executed (a write is applied at once, its
+    /// client learns it only then: a write in flight). Only successful
+    /// requests count against `skip` and `count` of such a rule.
+    pub delay: Duration,
 }
 
 /// One answered request.
@@ -207,8 +214,20 @@ impl Controls {
 
     /// The status to fail this request with, if a rule says so.
     pub(crate) fn fault_for(&self, verb: &str, path: &str) -> Option<u16> {
+        self.matching(verb, path, false).map(|r| r.status)
+    }
+
+    /// How late to answer this (executed) request, if a `status: 0` rule
+    /// says so.
+    pub(crate) fn delay_for(&self, verb: &str, path: &str) -> Option<Duration> {
+        self.matching(verb, path, true).map(|r| r.delay)
+    }
+
+    /// The first rule of the kind asked for (delay rules: `status: 0`) that
+    /// matches and has not used up its count, counting the request against it.
+    fn matching(&self, verb: &str, path: &str, delays: bool) -> Option<FaultRule> {
         let mut faults = self.inner.faults.lock().unwrap();
-        for f in faults.iter_mut() {
+        for f in faults.iter_mut().filter(|f| (f.rule.status == 0) == delays) {
             let verb_ok = f.rule.verb.as_deref().is_none_or(|v| v == verb);
             let path_ok = f
                 .rule
@@ -223,7 +242,7 @@ impl Controls {
                 continue;
             }
             f.failed += 1;
-            return Some(f.rule.status);
+            return Some(f.rule.clone());
         }
         None
     }
@@ -259,6 +278,7 @@ mod tests {
             status: 500,
             skip: 1,
             count: 2,
+            delay: Duration::ZERO,
         });
         assert_eq!(c.fault_for("get", "/apis/x/clusterroles"), None);
         assert_eq!(c.fault_for("create", "/api/v1/pods"), None);
@@ -266,6 +286,23 @@ mod tests {
         assert_eq!(c.fault_for("create", "/a/clusterroles"), Some(500));
         assert_eq!(c.fault_for("create", "/a/clusterroles"), Some(500));
         assert_eq!(c.fault_for("create", "/a/clusterroles"), None);
+    }
+
+    #[test]
+    fn delay_rules_delay_without_failing() {
+        let c = Controls::new(None);
+        c.fail(FaultRule {
+            verb: Some("update".into()),
+            status: 0,
+            skip: 1,
+            count: 1,
+            delay: Duration::from_secs(5),
+            ..Default::default()
+        });
+        assert_eq!(c.fault_for("update", "/x"), None);
+        assert_eq!(c.delay_for("update", "/x"), None, "skipped");
+        assert_eq!(c.delay_for("update", "/x"), Some(Duration::from_secs(5)));
+        assert_eq!(c.delay_for("update", "/x"), None, "count used up");
     }
 
     #[test]

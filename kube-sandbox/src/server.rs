@@ -154,7 +154,13 @@ pub async fn handle(shared: Arc<Shared>, req: Request<hyper::body::Incoming>) ->
     };
     let request_bytes = body.len();
     let (user, resp) = serve(&shared, &parts.method, &parts.headers, &info, &query, body).await;
-    let latency = shared.controls.latency();
+    // Delay rules hold back the answer to requests that were executed.
+    let delay = if resp.status().is_success() {
+        shared.controls.delay_for(&info.verb, &info.path)
+    } else {
+        None
+    };
+    let latency = shared.controls.latency() + delay.unwrap_or_default();
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }

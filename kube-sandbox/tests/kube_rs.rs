@@ -412,6 +412,7 @@ async fn no_token_is_unauthorized_and_faults_are_injected() {
         status: 500,
         skip: 1,
         count: 1,
+        ..Default::default()
     });
     let cm = |n: &str| -> ConfigMap {
         serde_json::from_value(json!({"metadata": {"name": n}})).unwrap()

@@ -6,13 +6,16 @@
 //!   status written by the edge and the hub (disjoint keys, see
 //!   [`EDGE_OWNED_STATUS_KEYS`] and [`HUB_OWNED_STATUS_KEYS`]).
 //! - [`FederationStatus`]: the hub's fleet-wide singleton `fleet`.
-//! - [`fixtures`]: builders for tests of every module.
+//! - `fixtures`: builders for tests of every module, compiled only for
+//!   tests (the crate's own unit tests, and through the `fixtures` feature
+//!   its integration tests, examples and benches; never the binaries).
 //!
 //! All timestamps are [`Time`](k8s_openapi::apimachinery::pkg::apis::meta::v1::Time)
 //! (a `jiff::Timestamp`, RFC 3339 with second precision on the wire).
 
 mod cluster;
 mod federation;
+#[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;

@@ -97,21 +97,31 @@ fn man_page(cmd: clap::Command, title: &str) -> Vec<u8> {
     out
 }
 
-/// The krew platforms: (os, arch) and the Rust target each archive is built for.
-pub const KREW_PLATFORMS: &[(&str, &str, &str)] = &[
-    ("linux", "amd64", "x86_64-unknown-linux-musl"),
-    ("linux", "arm64", "aarch64-unknown-linux-musl"),
-    ("darwin", "amd64", "x86_64-apple-darwin"),
-    ("darwin", "arm64", "aarch64-apple-darwin"),
+/// The krew platforms the manifest template lists, as (os, arch).
+/// `tools/release/release.py` builds the archive of the platform it runs on;
+/// the filled manifest lists only the platforms whose archive exists.
+pub const KREW_PLATFORMS: &[(&str, &str)] = &[
+    ("linux", "amd64"),
+    ("linux", "arm64"),
+    ("darwin", "amd64"),
+    ("darwin", "arm64"),
 ];
+
+/// The krew plugin name: users type `kubectl fleet`, and the custom index
+/// this repository carries serves it as `plugins/fleet.yaml`
+/// (docs/krew.md says why not the central index, and what a rename takes).
+pub const KREW_PLUGIN: &str = "fleet";
+
+/// What `kubectl krew search` shows; krew-index asks for at most 50 characters.
+const KREW_SHORT_DESCRIPTION: &str = "Multi-cluster fleet registry and health status";
 
 /// The krew manifest template. Only the `sha256` values are placeholders
 /// (`SHA256_<OS>_<ARCH>`); `tools/release/release.py` fills them from the
-/// built archives.
+/// built archives and leaves out the platforms it has no archive for.
 pub fn krew_manifest() -> String {
     let repo = "https://github.com/kubectl-fleet/kubectl-fleet";
     let mut platforms = String::new();
-    for (os, arch, _) in KREW_PLATFORMS {
+    for (os, arch) in KREW_PLATFORMS {
         platforms.push_str(&format!(
             "  - selector:\n      matchLabels:\n        os: {os}\n        arch: {arch}\n    uri: {repo}/releases/download/v{VERSION}/kubectl-fleet-v{VERSION}-{os}-{arch}.tar.gz\n    sha256: SHA256_{}_{}\n    bin: kubectl-fleet\n    files:\n      - from: kubectl-fleet\n        to: .\n      - from: kubectl_complete-fleet\n        to: .\n      - from: LICENSE\n        to: .\n",
             os.to_uppercase(),
@@ -124,18 +134,20 @@ pub fn krew_manifest() -> String {
          # replaces with the checksums of the built release archives.\n\
          apiVersion: krew.googlecontainertools.github.com/v1alpha2\n\
          kind: Plugin\n\
-         metadata:\n  name: fleet\n\
+         metadata:\n  name: {KREW_PLUGIN}\n\
          spec:\n  version: v{VERSION}\n  homepage: {repo}\n\
-         \x20 shortDescription: Register clusters in a fleet with least-privilege identities\n\
+         \x20 shortDescription: {KREW_SHORT_DESCRIPTION}\n\
          \x20 description: |\n\
          \x20   Multi-cluster fleet registry: registers member clusters (sites) on a hub\n\
          \x20   with a per-site least-privilege identity, shows per-site and fleet-wide\n\
          \x20   status, cross-cluster incidents and the remediation policy, and prints\n\
          \x20   the manifests of its companion operator.\n\
          \x20 caveats: |\n\
-         \x20   For `kubectl fleet <TAB>` completion, put kubectl_complete-fleet from the\n\
-         \x20   plugin's directory on your PATH. Install the hub side with\n\
-         \x20   `kubectl fleet install | kubectl apply -f -`.\n\
+         \x20   `kubectl fleet <TAB>` completion (kubectl 1.26 or later) needs the helper\n\
+         \x20   kubectl_complete-fleet on your PATH: copy it from the plugin's directory,\n\
+         \x20   ~/.krew/store/{KREW_PLUGIN}/v{VERSION}/ (or $KREW_ROOT/store/{KREW_PLUGIN}/v{VERSION}/),\n\
+         \x20   into a directory on your PATH. It runs `kubectl-fleet __complete`, so the\n\
+         \x20   copy keeps working after upgrades.\n\
          \x20 platforms:\n{platforms}"
     )
 }
@@ -176,6 +188,19 @@ mod tests {
             assert!(p["uri"].as_str().unwrap().ends_with(".tar.gz"));
         }
         assert_eq!(doc["spec"]["version"], format!("v{VERSION}"));
+        assert_eq!(doc["metadata"]["name"], KREW_PLUGIN);
+    }
+
+    /// krew-index's limit for `shortDescription`, and caveats that only
+    /// explain the completion helper (what `kubectl krew install` prints).
+    #[test]
+    fn krew_texts_fit_the_index_rules() {
+        let doc: serde_json::Value = serde_saphyr::from_str(&krew_manifest()).unwrap();
+        let short = doc["spec"]["shortDescription"].as_str().unwrap();
+        assert!(short.chars().count() <= 50, "{short:?}");
+        let caveats = doc["spec"]["caveats"].as_str().unwrap();
+        assert!(caveats.contains("kubectl_complete-fleet"), "{caveats}");
+        assert!(!caveats.contains("install"), "{caveats}");
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! `kubectl fleet rotate SITE [--revoke]`: mint a fresh token for a Push
 //! site and print the edge configuration again. `--revoke` first recreates
-//! the site's ServiceAccount, so every older token is rejected (401).
+//! the site's ServiceAccount, so every older token is rejected (401). A
+//! ServiceAccount that was deleted is recreated (its bindings name it, so
+//! they apply to the new one).
 
 use std::time::Duration;
 
@@ -51,6 +53,16 @@ pub async fn run(global: &GlobalArgs, args: RotateArgs, io: &mut Io<'_>) -> Resu
         writeln!(
             io.err,
             "ServiceAccount {}/{} recreated: every older token of {site} is now rejected",
+            crate::k8s::NAMESPACE,
+            rbac::edge_identity_name(site)
+        )?;
+    }
+    if !args.revoke && !hub.site_service_account_exists(site).await? {
+        let uid = existing.metadata.uid.as_deref().unwrap_or_default();
+        objects.push(hub.recreate_service_account(site, uid).await?);
+        writeln!(
+            io.err,
+            "ServiceAccount {}/{} was missing: recreated (tokens of the deleted one stay rejected)",
             crate::k8s::NAMESPACE,
             rbac::edge_identity_name(site)
         )?;

@@ -6,7 +6,7 @@
 //! [`crate::k8s`]. Tests pin the rules exactly, because the site identity is
 //! the security boundary between sites.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{
@@ -372,6 +372,146 @@ pub fn site_owner_reference(site: &str, uid: &str) -> OwnerReference {
     }
 }
 
+/// Annotation on a site's ServiceAccount recording which identity the run
+/// that wrote it had just applied: a digest of every other identity object
+/// (rules, bindings, labels, owner). The ServiceAccount is applied last, so a
+/// matching digest means one run applied all of them for this very site
+/// object (its uid is part of the digest); see [`SiteIdentity`].
+pub const IDENTITY_DIGEST_ANNOTATION: &str = "federation.kubectl-fleet.dev/identity-digest";
+
+/// The Push-mode identity of one site, every object owned by its
+/// FederatedCluster (`uid`), in the order `register` applies it: roles and
+/// bindings first, the ServiceAccount last, carrying
+/// [`IDENTITY_DIGEST_ANNOTATION`].
+#[derive(Debug, Clone)]
+pub struct SiteIdentity {
+    /// [`site_cluster_role`].
+    pub cluster_role: ClusterRole,
+    /// [`site_cluster_role_binding`].
+    pub cluster_role_binding: ClusterRoleBinding,
+    /// [`site_token_role`] and [`site_token_role_binding`] when the edge may
+    /// renew its own token (auto-rotation), else None (they must not exist).
+    pub token_role: Option<(Role, RoleBinding)>,
+    /// [`site_service_account`], with the digest annotation.
+    pub service_account: ServiceAccount,
+}
+
+impl SiteIdentity {
+    /// The identity of `site` owned by its FederatedCluster `uid`.
+    pub fn new(site: &str, uid: &str, auto_rotate: bool) -> Self {
+        let owned = |mut meta: ObjectMeta| {
+            meta.owner_references = Some(vec![site_owner_reference(site, uid)]);
+            meta
+        };
+        let mut cluster_role = site_cluster_role(site);
+        cluster_role.metadata = owned(cluster_role.metadata);
+        let mut cluster_role_binding = site_cluster_role_binding(site);
+        cluster_role_binding.metadata = owned(cluster_role_binding.metadata);
+        let token_role = auto_rotate.then(|| {
+            let mut role = site_token_role(site);
+            role.metadata = owned(role.metadata);
+            let mut binding = site_token_role_binding(site);
+            binding.metadata = owned(binding.metadata);
+            (role, binding)
+        });
+        let mut service_account = site_service_account(site);
+        service_account.metadata = owned(service_account.metadata);
+        let digest = {
+            use sha2::Digest as _;
+            let objects = serde_json::json!([
+                cluster_role,
+                cluster_role_binding,
+                token_role,
+                service_account
+            ]);
+            let hash = sha2::Sha256::digest(objects.to_string().as_bytes());
+            hash.iter()
+                .take(16)
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        };
+        service_account.metadata.annotations = Some(BTreeMap::from([(
+            IDENTITY_DIGEST_ANNOTATION.to_owned(),
+            digest,
+        )]));
+        SiteIdentity {
+            cluster_role,
+            cluster_role_binding,
+            token_role,
+            service_account,
+        }
+    }
+
+    /// The digest the ServiceAccount carries.
+    pub fn digest(&self) -> &str {
+        self.service_account
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(IDENTITY_DIGEST_ANNOTATION))
+            .map_or("", String::as_str)
+    }
+
+    /// Whether `live` (the site's ServiceAccount as the server has it) was
+    /// written by a run that applied exactly this identity: same digest
+    /// and owned by the same FederatedCluster.
+    pub fn written_by_complete_run(&self, live: &ServiceAccount) -> bool {
+        let digest = live
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(IDENTITY_DIGEST_ANNOTATION));
+        live.metadata.deletion_timestamp.is_none()
+            && digest.map(String::as_str) == Some(self.digest())
+            && live.metadata.owner_references == self.service_account.metadata.owner_references
+    }
+
+    /// What the site's token may do on the hub through this identity, as
+    /// `(apiGroup, resource, resourceName, verb)`, for comparison with
+    /// what the API server says the token may do ([`site_rule_tuples`]).
+    pub fn granted(&self) -> BTreeSet<RuleTuple> {
+        let mut rules = self.cluster_role.rules.clone().unwrap_or_default();
+        if let Some((role, _)) = &self.token_role {
+            rules.extend(role.rules.clone().unwrap_or_default());
+        }
+        site_rule_tuples(&rules)
+    }
+}
+
+/// One permission: `(apiGroup, resource, resourceName, verb)`.
+pub type RuleTuple = (String, String, String, String);
+
+/// The permissions in `rules` that concern what a site identity is about —
+/// the fleet's API group and ServiceAccount tokens, or any wildcard that
+/// would cover them — expanded to one tuple per group, resource, name and
+/// verb (an empty name list is `""`, any name). Used to compare a token's
+/// rules as the API server reports them (a SelfSubjectRulesReview) with
+/// [`SiteIdentity::granted`]: a missing, extra or wider rule makes them differ.
+pub fn site_rule_tuples(rules: &[PolicyRule]) -> BTreeSet<RuleTuple> {
+    let mut out = BTreeSet::new();
+    for r in rules {
+        let names: Vec<String> = match r.resource_names.as_deref() {
+            None | Some([]) => vec![String::new()],
+            Some(names) => names.to_vec(),
+        };
+        for g in r.api_groups.iter().flatten() {
+            for res in r.resources.iter().flatten() {
+                let relevant =
+                    g == GROUP || g == "*" || res == "*" || res.starts_with("serviceaccounts");
+                if !relevant {
+                    continue;
+                }
+                for n in &names {
+                    for v in &r.verbs {
+                        out.insert((g.clone(), res.clone(), n.clone(), v.clone()));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 fn role_ref(kind: &str, name: &str) -> RoleRef {
     RoleRef {
         api_group: "rbac.authorization.k8s.io".to_owned(),
@@ -567,6 +707,73 @@ mod tests {
         assert_eq!(sa.metadata.name.as_deref(), Some("fleet-edge-s1"));
         assert_eq!(sa.metadata.namespace.as_deref(), Some("fleet-system"));
         assert_eq!(sa.metadata.labels.unwrap()[SITE_LABEL], "s1");
+    }
+
+    #[test]
+    fn site_identity_digest_names_the_owner_and_what_is_granted() {
+        let a = SiteIdentity::new("site-a", "uid-1", true);
+        assert_eq!(a.digest().len(), 32);
+        assert_eq!(
+            a.digest(),
+            SiteIdentity::new("site-a", "uid-1", true).digest()
+        );
+        for other in [
+            SiteIdentity::new("site-a", "uid-2", true),
+            SiteIdentity::new("site-a", "uid-1", false),
+            SiteIdentity::new("site-b", "uid-1", true),
+        ] {
+            assert_ne!(a.digest(), other.digest());
+        }
+        // Every object is owned by the site.
+        let owner = Some(vec![site_owner_reference("site-a", "uid-1")]);
+        let (role, binding) = a.token_role.clone().unwrap();
+        assert_eq!(a.cluster_role.metadata.owner_references, owner);
+        assert_eq!(a.cluster_role_binding.metadata.owner_references, owner);
+        assert_eq!(role.metadata.owner_references, owner);
+        assert_eq!(binding.metadata.owner_references, owner);
+        assert_eq!(a.service_account.metadata.owner_references, owner);
+        assert!(a.written_by_complete_run(&a.service_account));
+        let mut stale = a.service_account.clone();
+        stale.metadata.owner_references = Some(vec![site_owner_reference("site-a", "uid-0")]);
+        assert!(!a.written_by_complete_run(&stale));
+        let mut bare = site_service_account("site-a");
+        bare.metadata.owner_references = owner;
+        assert!(!a.written_by_complete_run(&bare), "no digest: not proven");
+    }
+
+    #[test]
+    fn granted_rules_are_the_site_rules_and_nothing_else_counts() {
+        let t = |g: &str, r: &str, n: &str, v: &str| {
+            (g.to_owned(), r.to_owned(), n.to_owned(), v.to_owned())
+        };
+        let with = SiteIdentity::new("s", "u", true).granted();
+        let without = SiteIdentity::new("s", "u", false).granted();
+        assert_eq!(
+            without,
+            BTreeSet::from([
+                t(GROUP, "federatedclusters/status", "s", "get"),
+                t(GROUP, "federatedclusters/status", "s", "update"),
+                t(GROUP, "federatedclusters/status", "s", "patch"),
+                t(GROUP, "federatedclusters", "s", "get"),
+            ])
+        );
+        let mut expected = without.clone();
+        expected.insert(t("", "serviceaccounts/token", "fleet-edge-s", "create"));
+        assert_eq!(with, expected);
+        // What every authenticated identity may do is not about the site;
+        // a wildcard that would cover the site's objects is.
+        let review = vec![
+            resources_rule(
+                "authorization.k8s.io",
+                &["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+                &["create"],
+            ),
+            rule("*", "*", &[], &["*"]),
+        ];
+        assert_eq!(
+            site_rule_tuples(&review),
+            BTreeSet::from([t("*", "*", "", "*")])
+        );
     }
 
     #[test]

@@ -231,6 +231,21 @@ impl Error {
         matches!(self, Error::NotFound { .. })
     }
 
+    /// True when a write into `namespace` failed because that namespace
+    /// does not exist (404 naming the namespace, as the API server answers).
+    pub fn is_namespace_missing(&self, namespace: &str) -> bool {
+        match self {
+            Error::NotFound {
+                source: kube::Error::Api(status),
+                ..
+            } => status
+                .details
+                .as_ref()
+                .is_some_and(|d| d.kind == "namespaces" && d.name == namespace),
+            _ => false,
+        }
+    }
+
     /// What the user should do next, in one clause.
     pub fn hint(&self) -> String {
         match self {

@@ -155,55 +155,81 @@ impl Cluster {
         Ok(ObjectRef::of::<K>(&name, namespace.as_deref()))
     }
 
-    /// Ensures the Push-mode identity of `site` (docs/architecture.md#the-life-of-a-site): ServiceAccount,
-    /// ClusterRole with exactly the two site rules, its binding and, with
-    /// `auto_rotate`, the Role/RoleBinding that lets the edge renew only its
-    /// own token. Without `auto_rotate` that Role/RoleBinding is removed, so
-    /// re-running with `--no-auto-rotate` converges.
+    /// Applies a namespaced object into `fleet-system`. The namespace is not
+    /// applied up front (it exists on every installed hub, and one more
+    /// request per `register` is what issue 10's P6 counts): only when the
+    /// server answers that it does not exist is it created, and the apply
+    /// sent once more. A created namespace is pushed onto `created`.
+    async fn ensure_in_fleet_namespace<K>(
+        &self,
+        obj: K,
+        created: &mut Vec<ObjectRef>,
+    ) -> Result<ObjectRef, Error>
+    where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + Serialize
+            + serde::de::DeserializeOwned
+            + std::fmt::Debug,
+    {
+        let api: Api<K> = Api::namespaced(self.client.clone(), NAMESPACE);
+        let name = obj.meta().name.clone().unwrap_or_default();
+        match self.apply(&api, &name, &obj).await {
+            Err(e) if e.is_namespace_missing(NAMESPACE) => {
+                created.push(self.ensure_namespace().await?);
+                self.apply(&api, &name, &obj).await?;
+            }
+            other => {
+                other?;
+            }
+        }
+        Ok(ObjectRef::of::<K>(&name, Some(NAMESPACE)))
+    }
+
+    /// Applies the Push-mode identity of a site (docs/architecture.md#the-life-of-a-site):
+    /// its ClusterRole with exactly the two site rules and binding, with
+    /// auto-rotation the Role/RoleBinding that lets the edge renew only its
+    /// own token (without it they are removed, so re-running with
+    /// `--no-auto-rotate` converges), and the ServiceAccount **last**: its
+    /// digest annotation then says that everything before it was applied
+    /// ([`rbac::SiteIdentity`]). Every object is owned by the site's
+    /// FederatedCluster, so deleting the site deletes them.
     ///
-    /// Every object is owned by the site's FederatedCluster (`site_uid`),
-    /// so deleting the site deletes them.
-    ///
-    /// Returns the objects that now exist and those that were removed.
+    /// Returns the objects applied (with the namespace when it had to be
+    /// created) and those removed.
     pub async fn ensure_site_identity(
         &self,
-        site: &str,
-        site_uid: &str,
-        auto_rotate: bool,
+        identity: &rbac::SiteIdentity,
     ) -> Result<(Vec<ObjectRef>, Vec<ObjectRef>), Error> {
         let client = &self.client;
-        let owned = |mut meta: ObjectMeta| {
-            meta.owner_references = Some(vec![rbac::site_owner_reference(site, site_uid)]);
-            meta
-        };
-        let mut sa = rbac::site_service_account(site);
-        sa.metadata = owned(sa.metadata);
-        let mut cr = rbac::site_cluster_role(site);
-        cr.metadata = owned(cr.metadata);
-        let mut crb = rbac::site_cluster_role_binding(site);
-        crb.metadata = owned(crb.metadata);
         let mut applied = vec![
-            self.ensure(Api::namespaced(client.clone(), NAMESPACE), sa)
+            self.ensure(Api::all(client.clone()), identity.cluster_role.clone())
                 .await?,
-            self.ensure(Api::all(client.clone()), cr).await?,
-            self.ensure(Api::all(client.clone()), crb).await?,
+            self.ensure(
+                Api::all(client.clone()),
+                identity.cluster_role_binding.clone(),
+            )
+            .await?,
         ];
         let mut removed = Vec::new();
-        if auto_rotate {
-            let mut role = rbac::site_token_role(site);
-            role.metadata = owned(role.metadata);
-            let mut binding = rbac::site_token_role_binding(site);
-            binding.metadata = owned(binding.metadata);
+        let mut created = Vec::new();
+        let name = identity
+            .service_account
+            .metadata
+            .name
+            .clone()
+            .unwrap_or_default();
+        if let Some((role, binding)) = &identity.token_role {
+            let role = self
+                .ensure_in_fleet_namespace(role.clone(), &mut created)
+                .await?;
+            applied.append(&mut created);
+            applied.push(role);
             applied.push(
-                self.ensure(Api::namespaced(client.clone(), NAMESPACE), role)
-                    .await?,
-            );
-            applied.push(
-                self.ensure(Api::namespaced(client.clone(), NAMESPACE), binding)
+                self.ensure_in_fleet_namespace(binding.clone(), &mut created)
                     .await?,
             );
         } else {
-            let name = rbac::edge_identity_name(site);
             let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), NAMESPACE);
             if self.delete_if_exists(&bindings, &name).await? {
                 removed.push(ObjectRef::of::<RoleBinding>(&name, Some(NAMESPACE)));
@@ -213,7 +239,84 @@ impl Cluster {
                 removed.push(ObjectRef::of::<Role>(&name, Some(NAMESPACE)));
             }
         }
+        let sa = self
+            .ensure_in_fleet_namespace(identity.service_account.clone(), &mut created)
+            .await?;
+        applied.append(&mut created);
+        applied.push(sa);
         Ok((applied, removed))
+    }
+
+    /// The site's ServiceAccount `fleet-system/fleet-edge-SITE`, if it exists.
+    pub async fn site_service_account(&self, site: &str) -> Result<Option<ServiceAccount>, Error> {
+        let name = rbac::edge_identity_name(site);
+        let api: Api<ServiceAccount> = Api::namespaced(self.client.clone(), NAMESPACE);
+        api.get_opt(&name).await.map_err(|e| {
+            Error::api(
+                format!("get ServiceAccount {NAMESPACE}/{name}"),
+                self.server(),
+                e,
+            )
+        })
+    }
+
+    /// What a bearer token may do in `fleet-system` (cluster-wide rules
+    /// included), as the API server reports it to the token's own holder
+    /// (a SelfSubjectRulesReview, which every authenticated identity may
+    /// create), reduced to [`rbac::site_rule_tuples`]. `Ok(None)` when the
+    /// server says its answer is incomplete.
+    pub async fn token_site_rules(
+        &self,
+        token: &str,
+    ) -> Result<Option<std::collections::BTreeSet<rbac::RuleTuple>>, Error> {
+        use k8s_openapi::api::authorization::v1::{
+            SelfSubjectRulesReview, SelfSubjectRulesReviewSpec,
+        };
+        let what = "review the rules of the new token";
+        let kubeconfig = super::TokenKubeconfig {
+            cluster_name: "hub",
+            user_name: "site",
+            server: self.server(),
+            ca_pem: self.ca_pem(),
+            insecure_skip_tls_verify: self.insecure(),
+            token,
+        }
+        .to_yaml();
+        let kubeconfig =
+            kube::config::Kubeconfig::from_yaml(&kubeconfig).map_err(|e| Error::Unexpected {
+                what: what.into(),
+                reason: e.to_string(),
+            })?;
+        let as_site = Cluster::from_kubeconfig(kubeconfig, &Default::default()).await?;
+        let review = SelfSubjectRulesReview {
+            spec: SelfSubjectRulesReviewSpec {
+                namespace: Some(NAMESPACE.to_owned()),
+            },
+            ..Default::default()
+        };
+        let api: Api<SelfSubjectRulesReview> = Api::all(as_site.client.clone());
+        let answer = api
+            .create(&kube::api::PostParams::default(), &review)
+            .await
+            .map_err(|e| Error::api(what, self.server(), e))?;
+        let Some(status) = answer.status else {
+            return Ok(None);
+        };
+        if status.incomplete {
+            return Ok(None);
+        }
+        let rules: Vec<k8s_openapi::api::rbac::v1::PolicyRule> = status
+            .resource_rules
+            .into_iter()
+            .map(|r| k8s_openapi::api::rbac::v1::PolicyRule {
+                api_groups: r.api_groups,
+                resources: r.resources,
+                resource_names: r.resource_names,
+                verbs: r.verbs,
+                non_resource_urls: None,
+            })
+            .collect();
+        Ok(Some(rbac::site_rule_tuples(&rules)))
     }
 
     /// Mints a token for ServiceAccount `fleet-system/NAME` with the
@@ -313,16 +416,23 @@ impl Cluster {
 
     /// Stores a Pull-mode site's member kubeconfig in hub Secret
     /// `fleet-system/fleet-pull-SITE` (type Opaque, key `kubeconfig`).
+    ///
+    /// The Secret is owned by the site's FederatedCluster (`site_uid`), so
+    /// deleting the site deletes the member credential too, and a Secret
+    /// can only outlive its site until the garbage collector runs. Returns
+    /// the namespace first when it had to be created.
     pub async fn store_pull_secret(
         &self,
         site: &str,
+        site_uid: &str,
         kubeconfig: &str,
-    ) -> Result<ObjectRef, Error> {
+    ) -> Result<Vec<ObjectRef>, Error> {
         let secret = Secret {
             metadata: ObjectMeta {
                 name: Some(rbac::pull_secret_name(site)),
                 namespace: Some(NAMESPACE.to_owned()),
                 labels: Some(rbac::site_labels(site)),
+                owner_references: Some(vec![rbac::site_owner_reference(site, site_uid)]),
                 ..Default::default()
             },
             type_: Some("Opaque".into()),
@@ -335,8 +445,23 @@ impl Cluster {
             ),
             ..Default::default()
         };
-        self.ensure(Api::namespaced(self.client.clone(), NAMESPACE), secret)
-            .await
+        let mut objects = Vec::new();
+        let stored = self.ensure_in_fleet_namespace(secret, &mut objects).await?;
+        objects.push(stored);
+        Ok(objects)
+    }
+
+    /// Whether the site's ServiceAccount exists.
+    pub async fn site_service_account_exists(&self, site: &str) -> Result<bool, Error> {
+        let name = rbac::edge_identity_name(site);
+        let api: Api<ServiceAccount> = Api::namespaced(self.client.clone(), NAMESPACE);
+        api.get_opt(&name).await.map(|s| s.is_some()).map_err(|e| {
+            Error::api(
+                format!("get ServiceAccount {NAMESPACE}/{name}"),
+                self.server(),
+                e,
+            )
+        })
     }
 
     /// Whether Secret `namespace/name` exists.

@@ -7,7 +7,9 @@
 //! member cluster, and send ONE JSON merge patch of edge-owned keys holding
 //! only what changed since the last accepted report. Errors back off with
 //! jitter (never beyond one interval, so recovery is quick) and log one line
-//! naming the cause and what to do; the edge never exits because the hub is
+//! naming the cause and what to do — once per transient cause (hub
+//! unreachable, hub errors), the retries at debug level, then one line when
+//! reports are accepted again; the edge never exits because the hub is
 //! down. When less than half of the token's lifetime is left it mints a new
 //! one for its own ServiceAccount and persists it where its next start finds
 //! it: the hub kubeconfig Secret on the member cluster when it was given one
@@ -66,6 +68,12 @@ pub enum EdgeError {
          run `kubectl fleet rotate {site}` if it is still registered, else stop this edge; retrying slowly"
     )]
     Unauthorized { site: String },
+    /// 401 with a token past its expiry: only a new token helps.
+    #[error(
+        "hub rejected the site token: it expired at {at}; run `kubectl fleet rotate {site}` and give this edge \
+         the new configuration; retrying slowly"
+    )]
+    Expired { site: String, at: Timestamp },
     /// 403: the identity lacks a right it needs.
     #[error(
         "hub denied the site identity access (403) while {doing}: re-run `kubectl fleet register {site}` to restore its rights"
@@ -125,6 +133,7 @@ impl EdgeError {
         matches!(
             self,
             EdgeError::Unauthorized { .. }
+                | EdgeError::Expired { .. }
                 | EdgeError::NotRegistered { .. }
                 | EdgeError::Forbidden { .. }
                 | EdgeError::HubTls { .. }
@@ -137,6 +146,7 @@ impl EdgeError {
         match self {
             EdgeError::Credential(_) => "credential",
             EdgeError::Unauthorized { .. } => "unauthorized",
+            EdgeError::Expired { .. } => "token-expired",
             EdgeError::Forbidden { .. } => "forbidden",
             EdgeError::NotRegistered { .. } => "not-registered",
             EdgeError::HubTls { .. } => "hub-tls",
@@ -256,7 +266,16 @@ impl Edge {
     fn classify(&self, err: kube::Error, doing: &'static str) -> EdgeError {
         let site = self.cfg.site.clone();
         match status_code(&err) {
-            Some(401) => EdgeError::Unauthorized { site },
+            // The token's own expiry tells an expired token from a revoked one.
+            Some(401) => match self
+                .hub
+                .as_ref()
+                .and_then(|h| h.kubeconfig.claims())
+                .and_then(|c| c.expires_at)
+            {
+                Some(at) if at <= (self.clock)() => EdgeError::Expired { site, at },
+                _ => EdgeError::Unauthorized { site },
+            },
             Some(403) => EdgeError::Forbidden { site, doing },
             // The object missing names it; the API missing does not.
             Some(404) => match &err {
@@ -541,6 +560,9 @@ pub async fn run(
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut failures = 0u32;
+    // The transient cause already logged in this run of failures: its
+    // repeats go to debug, so an outage costs one line, not one per retry.
+    let mut logged: Option<&'static str> = None;
     let mut last_interval =
         Duration::from_secs(crate::api::DEFAULT_HEARTBEAT_INTERVAL_SECONDS as u64);
     loop {
@@ -561,9 +583,10 @@ pub async fn run(
                     tracing::warn!(site = %edge.cfg.site, cause = e.cause_name(), "{}", Untrusted(e));
                 }
                 if failures > 0 {
-                    tracing::info!(site = %edge.cfg.site, "reporting to the hub again");
+                    tracing::info!(site = %edge.cfg.site, failed_reports = failures, "reporting to the hub again");
                 }
                 failures = 0;
+                logged = None;
                 last_interval.saturating_sub(started.elapsed())
             }
             (None, Some(e)) => {
@@ -575,13 +598,15 @@ pub async fn run(
                     last_interval
                 };
                 let wait = backoff(failures, cap);
-                tracing::warn!(
-                    site = %edge.cfg.site,
-                    cause = e.cause_name(),
-                    retry_in = %format!("{}s", wait.as_secs()),
-                    "{}",
-                    Untrusted(e)
-                );
+                let retry_in = format!("{}s", wait.as_secs());
+                // One line per transient cause; a cause only a person can
+                // fix repeats at its slow cadence as a reminder.
+                if !person && logged == Some(e.cause_name()) {
+                    tracing::debug!(site = %edge.cfg.site, cause = e.cause_name(), retry_in = %retry_in, "{}", Untrusted(e));
+                } else {
+                    tracing::warn!(site = %edge.cfg.site, cause = e.cause_name(), retry_in = %retry_in, "{}", Untrusted(e));
+                }
+                logged = (!person).then(|| e.cause_name());
                 wait
             }
             (None, None) => last_interval,

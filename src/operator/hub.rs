@@ -22,6 +22,18 @@
 //!   still be catching up after an API outage that also kept the edges from
 //!   reporting): such a site goes Stale 3·I after the takeover at the
 //!   earliest, as with a freshly started hub.
+//! - The hub judges only on its own clock *while it could see*: from the
+//!   first error of its site watch until the watch delivers an object again
+//!   (or, while it stays down, until a GET of a site answers) the hub is
+//!   blind, and that blind time is not counted against any site — every
+//!   heartbeat observed before it is shifted forward by it ([`Hub`]'s
+//!   `credit`), so an API outage that also kept the edges from reporting
+//!   never turns a live site Stale. While its watch is down the hub holds
+//!   judgements: every site is judged again at once, and a transition it
+//!   would write is judged again from a fresh GET first, never written
+//!   from the cache the dead watch left behind (no GET while nothing is
+//!   due; while the API does not answer, the site is looked at again every
+//!   ½–1 interval).
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -119,6 +131,19 @@ impl HubError {
 /// The hub's clock; injectable so tests can run hours of heartbeats in seconds.
 pub type Clock = Arc<dyn Fn() -> Timestamp + Send + Sync>;
 
+/// Whether the hub can see the sites (see the module documentation).
+#[derive(Debug, Default)]
+struct Sight {
+    /// The site watch reported an error and has delivered nothing since.
+    watch_down: bool,
+    /// Since when the hub has been blind without the time being credited
+    /// to the sites yet.
+    blind_since: Option<Timestamp>,
+    /// The resourceVersion of each site as the cache last handed it to a
+    /// reconcile: a new one proves the watch delivers.
+    delivered: HashMap<String, Option<String>>,
+}
+
 /// Shared state of the hub controller.
 pub struct Hub {
     api: Api<FederatedCluster>,
@@ -133,6 +158,10 @@ pub struct Hub {
     started: Timestamp,
     /// When this replica last became leader (hub clock); None while standby.
     leader_since: Mutex<Option<Timestamp>>,
+    sight: Mutex<Sight>,
+    /// Bumped when the site watch goes down: every site is judged again
+    /// at once, from a fresh read, so the blind time stays short.
+    watch_lost: watch::Sender<u64>,
     clock: Clock,
     /// Signalled after every reconcile, so the fleet summary follows.
     changed: Arc<tokio::sync::Notify>,
@@ -183,6 +212,8 @@ impl Hub {
             seen_signals: Mutex::new(HashMap::new()),
             started: Timestamp::now(),
             leader_since: Mutex::new(None),
+            sight: Mutex::new(Sight::default()),
+            watch_lost: watch::channel(0).0,
             clock: Arc::new(Timestamp::now),
             changed: Arc::new(tokio::sync::Notify::new()),
             view: Arc::new(FleetView::new(metrics.clone())),
@@ -294,11 +325,94 @@ impl Hub {
         );
     }
 
+    /// The site watch failed: the hub is blind from now (if it was not
+    /// already) until the watch delivers again.
+    pub fn watch_failed(&self) {
+        let now = (self.clock)();
+        let mut sight = self.sight.lock().unwrap_or_else(|p| p.into_inner());
+        if !sight.watch_down {
+            sight.watch_down = true;
+            sight.blind_since.get_or_insert(now);
+            tracing::warn!("lost the site watch: holding judgements until it delivers again");
+            self.watch_lost.send_modify(|n| *n += 1);
+        }
+    }
+
+    /// Whether the site watch is down (judgements held, see the module
+    /// documentation).
+    pub fn watch_down(&self) -> bool {
+        self.sight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .watch_down
+    }
+
+    /// Notes the object the cache handed to a reconcile; a resourceVersion
+    /// not handed over before proves the watch delivers again.
+    fn delivered(&self, site: &FederatedCluster) {
+        let now = (self.clock)();
+        let mut sight = self.sight.lock().unwrap_or_else(|p| p.into_inner());
+        let rv = site.metadata.resource_version.clone();
+        let fresh = sight.delivered.get(site.site_name()) != Some(&rv);
+        sight.delivered.insert(site.site_name().to_owned(), rv);
+        if fresh && sight.watch_down {
+            sight.watch_down = false;
+            let blind = sight.blind_since.take();
+            drop(sight);
+            tracing::info!("the site watch delivers again: judging resumes");
+            self.credit(blind, now);
+        }
+    }
+
+    /// A GET made while the watch is down answered (`Ok`) or not.
+    fn looked(&self, answered: bool) {
+        let now = (self.clock)();
+        let mut sight = self.sight.lock().unwrap_or_else(|p| p.into_inner());
+        if answered {
+            let blind = sight.blind_since.take();
+            drop(sight);
+            self.credit(blind, now);
+        } else {
+            sight.blind_since.get_or_insert(now);
+        }
+    }
+
+    /// Does not count the time the hub was blind (since `since`, until
+    /// `now`) against any site: every heartbeat observed before it counts
+    /// as observed that much later. Such a sighting is no longer live (no
+    /// clock skew is measured from it).
+    fn credit(&self, since: Option<Timestamp>, now: Timestamp) {
+        let Some(since) = since else { return };
+        let blind = now.duration_since(since);
+        if blind <= jiff::SignedDuration::ZERO {
+            return;
+        }
+        let mut ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());
+        for sighting in ledger.values_mut() {
+            if let Some(obs) = sighting.observation.as_mut()
+                && obs.observed_at < now
+            {
+                obs.observed_at = obs.observed_at.checked_add(blind).unwrap_or(now).min(now);
+                sighting.live = false;
+            }
+        }
+        tracing::info!(
+            blind = %crate::fleet::age::human_duration(blind),
+            sites = ledger.len(),
+            "not counting the time the hub could not see against any site"
+        );
+    }
+
     /// Forgets a site (it was deleted).
     pub fn forget(&self, site: &str) {
         self.ledger
             .lock()
             .unwrap_or_else(|p| p.into_inner())
+            .remove(site);
+        self.sight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .delivered
             .remove(site);
         self.seen_signals
             .lock()
@@ -324,9 +438,12 @@ impl Hub {
     pub async fn reconcile_site(&self, site: &FederatedCluster) -> Result<Reconciled, HubError> {
         self.metrics.reconcile();
         let name = site.site_name().to_owned();
-        // The watch's object until a conflict makes the hub re-read it: no
-        // copy per heartbeat, only of the objects it writes.
+        self.delivered(site);
+        // The watch's object until the hub re-reads it: no copy per
+        // heartbeat, only of the objects it writes.
         let mut current: Cow<'_, FederatedCluster> = Cow::Borrowed(site);
+        // Whether `current` was read from the API server in this reconcile.
+        let mut fresh = false;
         let mut conflicts = 0;
         loop {
             let now = (self.clock)();
@@ -370,6 +487,33 @@ impl Hub {
                     written: None,
                 });
             }
+            if self.watch_down() && !fresh {
+                // Held: the cache may be as old as the watch's last
+                // delivery, so a write is judged again from a fresh read.
+                match get_site(&self.api, &name).await {
+                    Ok(read) => {
+                        self.looked(true);
+                        current = Cow::Owned(read);
+                        fresh = true;
+                        continue;
+                    }
+                    Err(e) if is_missing(&e) => {
+                        self.looked(true);
+                        return Ok(self.gone(&name, j.phase, conflicts));
+                    }
+                    Err(_) => {
+                        self.looked(false);
+                        let interval = self.effective_interval(&current);
+                        return Ok(Reconciled {
+                            phase: current.phase().unwrap_or(j.phase),
+                            wrote: false,
+                            conflicts,
+                            requeue: Some(super::jitter(interval / 2, interval / 2)),
+                            written: None,
+                        });
+                    }
+                }
+            }
             let from = current.phase();
             let mut next = FederatedCluster::clone(&current);
             next.status = Some(status);
@@ -410,8 +554,9 @@ impl Hub {
                         let step = Duration::from_millis(2 * u64::from(conflicts));
                         tokio::time::sleep(super::jitter(Duration::ZERO, step)).await;
                     }
+                    fresh = true;
                     current = match get_site(&self.api, &name).await {
-                        Ok(fresh) => Cow::Owned(fresh),
+                        Ok(read) => Cow::Owned(read),
                         Err(e) if is_missing(&e) => {
                             return Ok(self.gone(&name, j.phase, conflicts));
                         }
@@ -468,6 +613,10 @@ pub async fn run_controller(hub: Arc<Hub>, mut shutdown: watch::Receiver<bool>) 
             }
         }
     });
+    let lost = futures::stream::unfold(hub.watch_lost.subscribe(), |mut rx| async move {
+        rx.changed().await.ok()?;
+        Some(((), rx))
+    });
     let api = hub.api.clone();
     let controller = Controller::new(api, watcher::Config::default().any_semantic())
         .with_config(controller::Config::default().concurrency(RECONCILE_CONCURRENCY));
@@ -488,13 +637,24 @@ pub async fn run_controller(hub: Arc<Hub>, mut shutdown: watch::Receiver<bool>) 
     ));
     controller
         .reconcile_all_on(became_leader)
+        .reconcile_all_on(lost)
         .graceful_shutdown_on(async move {
             let _ = shutdown.wait_for(|s| *s).await;
         })
-        .run(reconcile, error_policy, hub)
-        .for_each(|res| async move {
-            if let Err(e) = res {
-                tracing::debug!(error = %e, "controller event");
+        .run(reconcile, error_policy, hub.clone())
+        .for_each(|res| {
+            let hub = hub.clone();
+            async move {
+                match res {
+                    // The site watch failed (its stream is the controller's
+                    // only trigger queue).
+                    Err(kube::runtime::controller::Error::QueueError(e)) => {
+                        tracing::debug!(error = %e, "site watch");
+                        hub.watch_failed();
+                    }
+                    Err(e) => tracing::debug!(error = %e, "controller event"),
+                    Ok(_) => {}
+                }
             }
         })
         .await;

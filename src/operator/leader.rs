@@ -6,8 +6,19 @@
 //! seen the same Lease record unchanged for a whole `lease_duration`,
 //! measured on its *own* monotonic clock (so clock skew between replicas
 //! cannot make a standby steal a live lease). A leader that cannot renew
-//! steps down after two thirds of the duration, before any standby may take
-//! over, so two replicas never both believe they lead.
+//! steps down two thirds of the duration after it *sent* its last
+//! successful renewal, before any standby may take over, so two replicas
+//! never both believe they lead.
+//!
+//! A standby watches the Lease as well as reading it once per retry
+//! period: each renewal is observed as it happens, so its "unchanged
+//! since" time tracks the leader's last renewal closely, and it attempts
+//! the takeover at exactly that time plus the lease duration
+//! ([`LeaderElector::takeover_in`]) instead of at its next poll. Failover
+//! after a leader's death is then at most one lease duration after the
+//! leader's last renewal (plus the watch's delivery delay); a standby can
+//! still never count from before a renewal was written, so it never takes
+//! a live lease.
 //!
 //! Both clocks are injectable ([`LeaderElector::with_clocks`]) so tests can
 //! step time instead of sleeping through lease durations.
@@ -22,7 +33,7 @@ use kube::api::Api;
 use tokio::sync::watch;
 
 use super::hub::Clock;
-use crate::k8s::lease::{create_lease, get_lease, replace_lease};
+use crate::k8s::lease::{create_lease, get_lease, lease_changes, replace_lease};
 use crate::k8s::{is_conflict, source_chain};
 
 /// A monotonic clock: time elapsed since an arbitrary fixed origin. The
@@ -90,6 +101,8 @@ struct Record {
     renew_time: Option<Timestamp>,
     transitions: i32,
     resource_version: Option<String>,
+    /// `leaseDurationSeconds` as the holder wrote it.
+    duration: Duration,
 }
 
 /// One replica's elector state.
@@ -152,15 +165,49 @@ impl LeaderElector {
             renew_time: spec.renew_time.map(|t| t.0),
             transitions: spec.lease_transitions.unwrap_or(0),
             resource_version: lease.metadata.resource_version.clone(),
+            duration: Duration::from_secs(spec.lease_duration_seconds.unwrap_or(0).max(0) as u64),
         }
     }
 
-    fn observe(&mut self, lease: &Lease) {
+    /// Records the Lease as read or as a watch delivered it: a record that
+    /// differs from the last one seen starts a new "unchanged since" time on
+    /// the monotonic clock. Feeding it every change as it happens is what
+    /// makes [`LeaderElector::takeover_in`] exact.
+    pub fn observe(&mut self, lease: &Lease) {
         let record = Self::record_of(lease);
-        let changed = self.observed.as_ref().is_none_or(|(r, _)| *r != record);
+        let changed = self.observed.as_ref().is_none_or(|(r, _)| {
+            // A watch may deliver an older version after a newer read:
+            // never go back to it.
+            *r != record && !Self::older(&record, r)
+        });
         if changed {
             self.observed = Some((record, (self.monotonic)()));
         }
+    }
+
+    /// Whether `a` is an older version of the Lease than `b` (both numeric
+    /// resourceVersions, as kube-sandbox and etcd give; otherwise unknown,
+    /// so not older).
+    fn older(a: &Record, b: &Record) -> bool {
+        let n = |r: &Record| r.resource_version.as_deref()?.parse::<u64>().ok();
+        matches!((n(a), n(b)), (Some(a), Some(b)) if a < b)
+    }
+
+    /// For a standby: how long until the Lease record it last observed has
+    /// stood still for its full duration, so that a round then takes it
+    /// over (zero when it is free now). None when this replica holds it or
+    /// has seen no record yet.
+    pub fn takeover_in(&self) -> Option<Duration> {
+        let (record, at) = self.observed.as_ref()?;
+        if record.holder.as_deref() == Some(self.cfg.identity.as_str()) {
+            return None;
+        }
+        if record.holder.is_none() {
+            return Some(Duration::ZERO);
+        }
+        // Strictly past the duration: the round compares with `>`.
+        let due = *at + record.duration + Duration::from_millis(1);
+        Some(due.saturating_sub((self.monotonic)()))
     }
 
     fn write_err(&self, source: kube::Error) -> LeaseError {
@@ -182,6 +229,9 @@ impl LeaderElector {
                 name: self.cfg.name.clone(),
                 source,
             })?;
+        // A renewal counts from before it was sent: the server may have
+        // written it any time after this.
+        let attempt = (self.monotonic)();
         let Some(lease) = current else {
             let lease = Lease {
                 metadata: ObjectMeta {
@@ -194,7 +244,7 @@ impl LeaderElector {
             return match create_lease(&self.api, &lease).await {
                 Ok(created) => {
                     self.observe(&created);
-                    self.last_renewal = Some((self.monotonic)());
+                    self.last_renewal = Some(attempt);
                     Ok(true)
                 }
                 Err(e) if is_conflict(&e) => Ok(false),
@@ -205,7 +255,7 @@ impl LeaderElector {
         let record = Self::record_of(&lease);
         let spec = lease.spec.clone().unwrap_or_default();
         let mine = record.holder.as_deref() == Some(self.cfg.identity.as_str());
-        let duration = Duration::from_secs(spec.lease_duration_seconds.unwrap_or(0).max(0) as u64);
+        let duration = record.duration;
         let now = (self.monotonic)();
         let unchanged_for = self
             .observed
@@ -227,7 +277,7 @@ impl LeaderElector {
         match replace_lease(&self.api, &next).await {
             Ok(written) => {
                 self.observe(&written);
-                self.last_renewal = Some((self.monotonic)());
+                self.last_renewal = Some(attempt);
                 Ok(true)
             }
             Err(e) if is_conflict(&e) => Ok(false),
@@ -282,7 +332,9 @@ pub async fn run(
     mut shutdown: watch::Receiver<bool>,
 ) {
     let retry = elector.config().retry_period();
-    loop {
+    let mut changes = std::pin::pin!(lease_changes(elector.api.clone(), &elector.config().name));
+    let mut first = true;
+    'rounds: loop {
         let was_leader = *leading.borrow();
         let now_leader = match elector.try_acquire_or_renew().await {
             Ok(held) => held,
@@ -298,10 +350,36 @@ pub async fn run(
                 tracing::warn!(identity = %elector.config().identity, "lost leadership, standing by");
             }
             leading.send_replace(now_leader);
+        } else if first && !now_leader {
+            tracing::info!(identity = %elector.config().identity, "another replica leads, standing by");
         }
-        tokio::select! {
-            _ = tokio::time::sleep(retry) => {}
-            _ = shutdown.wait_for(|s| *s) => break,
+        first = false;
+        // The leader renews every retry period. A standby reads the Lease
+        // every retry period too (in case the watch is down), and sooner
+        // when the record it watches will have stood still long enough.
+        let next_round = |e: &LeaderElector, leading: bool| {
+            let wait = if leading {
+                retry
+            } else {
+                e.takeover_in().map_or(retry, |d| d.min(retry))
+            };
+            tokio::time::Instant::now() + wait
+        };
+        let mut deadline = next_round(&elector, now_leader);
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep_until(deadline) => break,
+                Some(change) = futures::StreamExt::next(&mut changes) => match change {
+                    Ok(lease) => {
+                        elector.observe(&lease);
+                        if !*leading.borrow() {
+                            deadline = next_round(&elector, false);
+                        }
+                    }
+                    Err(err) => tracing::debug!(error = %err, "lease watch"),
+                },
+                _ = shutdown.wait_for(|s| *s) => break 'rounds,
+            }
         }
     }
     if *leading.borrow() {

@@ -436,13 +436,35 @@ pub fn cli_bin() -> PathBuf {
 /// Runs `kubectl-fleet --kubeconfig HUB ARGS...`, panicking on failure;
 /// returns stderr (the human messages).
 pub fn fleet_cli(hub_kc: &Path, args: &[&str]) -> String {
-    let cache = hub_kc.parent().unwrap().join("kube-cache");
-    let out = Command::new(cli_bin())
-        .arg("--kubeconfig")
-        .arg(hub_kc)
+    let mut cmd = Command::new(cli_bin());
+    cmd.arg("--kubeconfig").arg(hub_kc).args(args);
+    run_fleet(cmd, hub_kc, args)
+}
+
+/// Runs `kubectl fleet ARGS...` through the real `kubectl` at `kubectl`,
+/// which finds the built plugin on PATH as after `krew install fleet`
+/// (KUBECONFIG is the hub's admin kubeconfig); panics on failure, returns
+/// stderr then stdout.
+pub fn kubectl_fleet(kubectl: &Path, hub_kc: &Path, args: &[&str]) -> String {
+    let path = format!(
+        "{}:{}:/usr/bin:/bin",
+        cli_bin().parent().unwrap().display(),
+        kubectl.parent().unwrap().display()
+    );
+    let mut cmd = Command::new(kubectl);
+    cmd.arg("fleet")
         .args(args)
+        .env("PATH", path)
+        .env("KUBECONFIG", hub_kc);
+    run_fleet(cmd, hub_kc, args)
+}
+
+fn run_fleet(mut cmd: Command, hub_kc: &Path, args: &[&str]) -> String {
+    let cache = hub_kc.parent().unwrap().join("kube-cache");
+    let out = cmd
         .env("KUBECACHEDIR", cache)
         .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -787,6 +809,17 @@ pub async fn lease_holder(client: &kube::Client) -> Option<String> {
         .flatten()
         .and_then(|l| l.spec)
         .and_then(|s| s.holder_identity)
+}
+
+/// The resident set size of process `pid` in KiB (`VmRSS` of
+/// `/proc/PID/status`), or None once it is gone.
+pub fn vm_rss_kib(pid: u32) -> Option<u64> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
 }
 
 /// Prints one figure of a benchmark for the one-command runner, besides

@@ -1,31 +1,41 @@
 #!/usr/bin/env python3
-"""Release-build CLI benchmarks of issue 10, side by side in one run.
+"""Issue 10's benchmarks P1-P6 in release builds, side by side in one run.
 
-    python3 tools/bench/cli.py                      # 5,000 / 10,000 / 20,000 sites
-    python3 tools/bench/cli.py --sizes 5000 --repeat 5
+    python3 tools/bench/cli.py                      # everything: 5,000 / 10,000 / 20,000 sites
+    python3 tools/bench/cli.py --sizes 5000 --write BENCHMARKS.md
+    python3 tools/bench/cli.py --skip-operator      # without P3/P5 (the long part)
+    python3 tools/bench/cli.py --servers sandbox    # P1 against kube-sandbox only
     python3 tools/bench/cli.py --smoke              # tiny run: does the harness still work?
 
-Builds the release binaries (`cargo build --release --workspace --bins`),
-starts a release `kube-sandbox serve`, installs the CRDs with
-`kubectl-fleet install --crds-only --apply`, and fills it with
-FederatedClusters carrying edge-like status (server-side applied spec as
-`register` does, one status merge patch as an edge and the hub together
-would leave it). For every size it measures, interleaved and repeated:
+Builds the release binaries (`cargo build --release --workspace --bins
+--examples`, and the operator_bench test), then:
 
-  curl GET of the list | kubectl get fc -o json | kubectl get fc
-  kubectl-fleet status -o json | kubectl-fleet status
+P1/P1b  on each API server -- a release `kube-sandbox serve` and, when
+        tools/realapi has built it (docs/realapi.md), the real
+        apiextensions-apiserver with etcd -- installs the CRDs with
+        `kubectl-fleet install --crds-only --apply`, fills the server with
+        FederatedClusters carrying edge-like status (server-side applied
+        spec as `register` does, one status merge patch as an edge and the
+        hub together would leave it) and measures, interleaved and repeated:
+          curl GET of the list | kubectl get fc -o json | kubectl get fc
+          kubectl-fleet status -o json | kubectl-fleet status
+        wall time (monotonic clock around the process), CPU (utime + stime)
+        and peak RSS (GNU time's %M, see measure()) of each process.
+P2      `--help` start time (median of 30) and the size of each binary.
+P4      `cargo run --release --example correlation_bench`.
+P6      the `cli_register` test `register_round_trips`, which counts
+        register's requests in kube-sandbox's request log.
+P3/P5   `cargo test --release --test operator_bench -- --ignored
+        --nocapture --test-threads 1`, whose benchmarks print lines
+        `BENCH-RESULT {"goal": ..., "measure": ..., "value": ..., "unit":
+        ..., "target": ...}`.
 
-wall time (monotonic clock around the process), CPU (utime + stime) and
-peak RSS (GNU time's %M, see measure()) of each process, and prints the
-medians and the ratios the issue's goals are stated in. Then `--help`
-start time (median of 30), the size of each release binary, correlation
-and cascades over 10k/100k/1M signals (`cargo run --release --example
-correlation_bench`) and register's API round trips (the `cli_register`
-test `register_round_trips`, which counts them from the sandbox's request
-log).
-
-Python 3 standard library only. Output is Markdown for
-docs/benchmarks-cli.md. Nothing here asserts timings.
+Every figure of this harness is emitted in that same BENCH-RESULT form and
+the goal table is built from those lines alone, the operator's and ours by
+one code path (parse_bench_lines). Output is Markdown (stdout, or --write
+FILE with the header BENCHMARKS.md carries). Python 3 standard library only.
+Nothing here asserts timings: "met" in the table compares one run's figure
+with the issue's target.
 """
 
 import argparse
@@ -35,7 +45,9 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
+import signal
 import ssl
 import statistics
 import subprocess
@@ -55,6 +67,10 @@ ENVS = ["production", "staging", "development", "dr"]
 REGIONS = ["eu-west-1", "us-east-1", "ap-south-1", "us-west-2"]
 MIB = 1024 * 1024
 TIME = "/usr/bin/time"  # GNU time, for peak RSS (see measure)
+PREFIX = "BENCH-RESULT "
+GOAL_ORDER = ["P1", "P1b", "P2", "P3", "P4", "P5", "P6"]
+OPERATOR_CMD = ["cargo", "test", "--release", "--test", "operator_bench", "--",
+                "--ignored", "--nocapture", "--test-threads", "1"]
 
 
 def log(msg):
@@ -66,53 +82,229 @@ def run_checked(argv, **kw):
     return subprocess.run(argv, check=True, **kw)
 
 
-class Sandbox:
-    """A release kube-sandbox process and what it takes to talk to it."""
+# --- BENCH-RESULT records: one form for every figure ------------------------
 
-    def __init__(self, binary, workdir):
-        self.dir = workdir
-        self.kubeconfig = workdir / "admin.kubeconfig"
-        self.proc = subprocess.Popen(
-            [str(binary), "serve", "--kubeconfig", str(self.kubeconfig)],
-            stdout=subprocess.DEVNULL,
-            stderr=open(workdir / "sandbox.log", "wb"),
-        )
-        deadline = time.monotonic() + 60
-        while not self.kubeconfig.exists():
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("kube-sandbox did not start; see sandbox.log")
-            time.sleep(0.05)
-        text = self.kubeconfig.read_text()
-        self.server = re.search(r"server: (\S+)", text).group(1)
-        ca = base64.b64decode(re.search(r"certificate-authority-data: (\S+)", text).group(1))
-        token = re.search(r"token: (\S+)", text).group(1)
-        self.ca_file = workdir / "ca.pem"
+class Results:
+    """Collects this harness's figures as BENCH-RESULT lines (the form
+    tests/operator_bench.rs prints), so the table is built from lines only."""
+
+    def __init__(self):
+        self.lines = []
+
+    def emit(self, goal, measure, value, unit, target=""):
+        rec = {"goal": goal, "measure": measure, "value": value, "unit": unit, "target": target}
+        line = PREFIX + json.dumps(rec, ensure_ascii=False)
+        log(line)
+        self.lines.append(line)
+
+
+def parse_bench_lines(text):
+    """(records, rejected) from any text holding BENCH-RESULT lines.
+
+    A line counts from the marker on (test harness noise before it is
+    fine) and its JSON object may be followed by other text. A record needs
+    string `goal` and `measure` and a finite number `value`; `unit` and
+    `target` default to "". Anything else is counted as rejected, never
+    guessed at."""
+    records, rejected = [], 0
+    decoder = json.JSONDecoder()
+    for line in text.splitlines():
+        at = line.find(PREFIX)
+        if at < 0:
+            continue
+        payload = line[at + len(PREFIX):].strip()
+        try:
+            rec, _ = decoder.raw_decode(payload)
+        except ValueError:
+            rejected += 1
+            continue
+        value = rec.get("value") if isinstance(rec, dict) else None
+        if (not isinstance(rec, dict) or not isinstance(rec.get("goal"), str)
+                or not isinstance(rec.get("measure"), str)
+                or isinstance(value, bool) or not isinstance(value, (int, float))
+                or value != value or value in (float("inf"), float("-inf"))):
+            rejected += 1
+            continue
+        records.append({
+            "goal": rec["goal"].strip(), "measure": rec["measure"].strip(), "value": value,
+            "unit": str(rec.get("unit") or ""), "target": str(rec.get("target") or ""),
+        })
+    return records, rejected
+
+
+TARGET_RE = re.compile(r"^\s*(≤|<=|<|≥|>=|>|==|=|exactly)\s*([0-9][0-9,_]*(?:\.[0-9]+)?)")
+
+
+def judge(value, target):
+    """'met', 'not met', or '' when the target is not a plain comparison
+    with a number at its start (e.g. '≤ 5 ms', '<= 0.25', 'exactly 1')."""
+    m = TARGET_RE.match(target)
+    if not m:
+        return ""
+    op, num = m.group(1), float(m.group(2).replace(",", "").replace("_", ""))
+    ok = {"≤": value <= num, "<=": value <= num, "<": value < num, "≥": value >= num,
+          ">=": value >= num, ">": value > num, "==": value == num, "=": value == num,
+          "exactly": value == num}[op]
+    return "met" if ok else "**not met**"
+
+
+def fmt_value(v):
+    if isinstance(v, int) or float(v).is_integer() and abs(v) >= 100:
+        return f"{int(v):,}"
+    if abs(v) >= 100:
+        return f"{v:,.0f}"
+    if abs(v) >= 10:
+        return f"{v:.1f}"
+    return f"{v:.2f}"
+
+
+def md_escape(text):
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def goal_table(records):
+    key = {g: i for i, g in enumerate(GOAL_ORDER)}
+    rows = sorted(enumerate(records), key=lambda ir: (key.get(ir[1]["goal"], len(key)), ir[0]))
+    out = ["| goal | measure | value | unit | target | |", "| --- | --- | ---: | --- | --- | --- |"]
+    for _, r in rows:
+        out.append(f"| {md_escape(r['goal'])} | {md_escape(r['measure'])} | {fmt_value(r['value'])} "
+                   f"| {md_escape(r['unit'])} | {md_escape(r['target'])} | {judge(r['value'], r['target'])} |")
+    return "\n".join(out)
+
+
+def self_test():
+    """Checks the parser and the judge on hand-made lines (no servers)."""
+    text = "\n".join([
+        'test hub ... BENCH-RESULT {"goal":"P3","measure":"hub CPU","value":3.2,"unit":"% of a core","target":"≤ 5%"}',
+        'BENCH-RESULT {"goal":"P5","measure":"patch","value":55,"unit":"B","target":"<= 300 B"} ok',
+        'BENCH-RESULT {"goal":"P3","measure":"writes per transition","value":1,"target":"exactly 1"}',
+        'BENCH-RESULT {"goal":"P3","measure":"stale p99","value":"late"}',
+        'BENCH-RESULT {"goal":"P3","value":1}',
+        'BENCH-RESULT {"goal":"P3","measure":"x","value":NaN}',
+        'BENCH-RESULT {"goal":"P3","measure":"x","value":true}',
+        'BENCH-RESULT {not json',
+        'some other line',
+    ])
+    records, rejected = parse_bench_lines(text)
+    assert [r["measure"] for r in records] == ["hub CPU", "patch", "writes per transition"], records
+    assert rejected == 5, rejected
+    assert records[2]["unit"] == "" and records[0]["unit"] == "% of a core"
+    assert judge(3.2, "≤ 5%") == "met" and judge(6, "≤ 5 ms") == "**not met**"
+    assert judge(1, "exactly 1") == "met" and judge(2, "exactly 1") == "**not met**"
+    assert judge(0.3, "<= 0.25× kubectl") == "**not met**" and judge(1, "flat") == ""
+    assert judge(1200, "≤ 1,500") == "met"
+    table = goal_table(records + [{"goal": "P1", "measure": "a|b", "value": 1.5, "unit": "×", "target": "≤ 1.5"}])
+    assert table.splitlines()[2].startswith("| P1 | a\\|b | 1.50 |"), table
+    print("self-test ok")
+
+
+# --- API servers -------------------------------------------------------------
+
+def kubeconfig_field(text, key):
+    m = re.search(rf"{key}: (\S+)", text)
+    return m.group(1) if m else None
+
+
+def private_file(path, data):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+
+
+class Server:
+    """An API server under test and what it takes to talk to it: the admin
+    kubeconfig, and the same credentials for curl and for seeding."""
+
+    def _load(self, kubeconfig):
+        self.kubeconfig = kubeconfig
+        text = kubeconfig.read_text()
+        self.server = kubeconfig_field(text, "server")
+        ca = base64.b64decode(kubeconfig_field(text, "certificate-authority-data"))
+        self.ca_file = self.dir / "ca.pem"
         self.ca_file.write_bytes(ca)
-        # curl reads the header from a file, so the token is never in argv.
-        self.header_file = workdir / "auth.header"
-        fd = os.open(self.header_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(f"Authorization: Bearer {token}\n")
-        self._auth = f"Bearer {token}"
         self._ctx = ssl.create_default_context(cadata=ca.decode())
+        self._headers = {"Accept": "application/json"}
+        token = kubeconfig_field(text, "token")
+        if token:
+            # curl reads the header from a file, so the token is never in argv.
+            header_file = self.dir / "auth.header"
+            private_file(header_file, f"Authorization: Bearer {token}\n".encode())
+            self.curl_auth = ["-H", f"@{header_file}"]
+            self._headers["Authorization"] = f"Bearer {token}"
+        else:
+            cert, key = self.dir / "client.crt", self.dir / "client.key"
+            private_file(cert, base64.b64decode(kubeconfig_field(text, "client-certificate-data")))
+            private_file(key, base64.b64decode(kubeconfig_field(text, "client-key-data")))
+            self.curl_auth = ["--cert", str(cert), "--key", str(key)]
+            self._ctx.load_cert_chain(cert, key)
         url = urlparse(self.server)
         self.host, self.port = url.hostname, url.port
 
     def connection(self):
-        return http.client.HTTPSConnection(self.host, self.port, context=self._ctx, timeout=60)
+        return http.client.HTTPSConnection(self.host, self.port, context=self._ctx, timeout=120)
 
     def request(self, conn, method, path, body=None, content_type=None):
-        headers = {"Authorization": self._auth, "Accept": "application/json"}
+        headers = dict(self._headers)
         if content_type:
             headers["Content-Type"] = content_type
         conn.request(method, path, body=body, headers=headers)
         resp = conn.getresponse()
-        data = resp.read()
-        return resp.status, data
+        return resp.status, resp.read()
+
+    def curl(self, *extra):
+        return ["curl", "-sS", "--fail", "--cacert", str(self.ca_file), *self.curl_auth, *extra]
+
+
+class Sandbox(Server):
+    """A release kube-sandbox process."""
+    name = "kube-sandbox"
+
+    def __init__(self, binary, workdir):
+        self.dir = workdir
+        workdir.mkdir(parents=True, exist_ok=True)
+        kubeconfig = workdir / "admin.kubeconfig"
+        self.proc = subprocess.Popen(
+            [str(binary), "serve", "--kubeconfig", str(kubeconfig)],
+            stdout=subprocess.DEVNULL,
+            stderr=open(workdir / "sandbox.log", "wb"),
+        )
+        deadline = time.monotonic() + 60
+        while not kubeconfig.exists():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("kube-sandbox did not start; see sandbox.log")
+            time.sleep(0.05)
+        self._load(kubeconfig)
 
     def stop(self):
         self.proc.terminate()
         self.proc.wait(timeout=30)
+
+
+def realapi_bin_dir():
+    cache = os.environ.get("REALAPI_CACHE") or str(Path(os.environ.get("HOME", "/root")) / ".cache/kubectl-fleet-realapi")
+    return Path(os.environ.get("REALAPI_BIN_DIR") or Path(cache) / "bin")
+
+
+def realapi_available():
+    d = realapi_bin_dir()
+    return (d / "fleet-realapi-server").is_file() and (d / "etcd").is_file()
+
+
+class RealApi(Server):
+    """The real apiextensions-apiserver and etcd that tools/realapi built,
+    started by tools/realapi/start.sh (stopped with this process even if it
+    dies: REALAPI_WATCH_PID)."""
+    name = "real apiserver"
+
+    def __init__(self, workdir):
+        self.dir = workdir
+        workdir.mkdir(parents=True, exist_ok=True)
+        run_checked(["bash", str(ROOT / "tools/realapi/start.sh"), str(workdir)],
+                    env=dict(os.environ, REALAPI_WATCH_PID=str(os.getpid())))
+        self._load(workdir / "kubeconfig")
+
+    def stop(self):
+        subprocess.run(["bash", str(ROOT / "tools/realapi/stop.sh"), str(self.dir)], check=False)
 
 
 def rfc3339(t):
@@ -238,8 +430,7 @@ def measure(argv, env, stdout=subprocess.DEVNULL):
 
 def commands(sb, release, env, baseline=None):
     fleet = str(release / "kubectl-fleet")
-    curl = ["curl", "-sS", "--fail", "--cacert", str(sb.ca_file), "-H", f"@{sb.header_file}",
-            "-o", "/dev/null", sb.server + LIST_PATH]
+    curl = sb.curl("-o", "/dev/null", sb.server + LIST_PATH)
     return [
         ("curl GET list", curl),
         ("kubectl get fc -o json", ["kubectl", "get", "fc", "-o", "json"]),
@@ -258,9 +449,8 @@ def bench_size(sb, release, env, n, repeat, baseline=None):
                          check=True, capture_output=True).stdout
     report = json.loads(out)
     assert len(report["sites"]) == n, (len(report["sites"]), n)
-    list_bytes = len(subprocess.run(
-        ["curl", "-sS", "--fail", "--cacert", str(sb.ca_file), "-H", f"@{sb.header_file}",
-         sb.server + LIST_PATH], check=True, capture_output=True).stdout)
+    list_bytes = len(subprocess.run(sb.curl(sb.server + LIST_PATH), env=env, check=True,
+                                    capture_output=True).stdout)
     cmds = commands(sb, release, env, baseline)
     samples = {name: [] for name, _ in cmds}
     for name, argv in cmds:  # warm-up: discovery cache, server, page cache
@@ -295,118 +485,331 @@ def machine_note():
     return f"{platform.system()} {platform.machine()}, {cpus} CPUs ({model}), load average at start {load[0]:.2f}"
 
 
+def profile_note(bin_dir=None):
+    """How the release binaries were built (the overrides the docs name)."""
+    if bin_dir:
+        return f"taken from `{bin_dir}` (--bin-dir; their profile is not known here)"
+    overrides = {k: v for k, v in os.environ.items() if k.startswith("CARGO_PROFILE_RELEASE_")}
+    if not overrides:
+        return "release profile of Cargo.toml (strip, fat LTO, codegen-units 1)"
+    return "release profile of Cargo.toml with " + ", ".join(f"`{k}={v}`" for k, v in sorted(overrides.items()))
+
+
+def bench_server(server, release, sizes, repeat, baseline, work):
+    """P1/P1b on one API server: {sites: (medians, list bytes, report bytes)}."""
+    env = dict(os.environ, KUBECONFIG=str(server.kubeconfig), KUBECACHEDIR=str(server.dir / "kube-cache"),
+               HOME=str(work), NO_COLOR="1")
+    run_checked([str(release / "kubectl-fleet"), "install", "--crds-only", "--apply"], env=env,
+                stdout=subprocess.DEVNULL)
+    conn = server.connection()
+    for _ in range(300):
+        if server.request(conn, "GET", LIST_PATH + "?limit=1")[0] == 200:
+            break
+        time.sleep(0.1)
+    conn.close()
+    results, have = {}, 0
+    for n in sorted(sizes):
+        seed(server, have, n)
+        have = n
+        results[n] = bench_size(server, release, env, n, repeat, baseline)
+        log(f"{server.name}: {n} sites done")
+    return results
+
+
+def p1_records(out, server_name, results):
+    sizes = sorted(results)
+    for n in sizes:
+        res = results[n][0]
+        curl, kj, kt = res["curl GET list"], res["kubectl get fc -o json"], res["kubectl get fc"]
+        fj, ft = res["kubectl fleet status -o json"], res["kubectl fleet status"]
+        at = f"{n:,} sites, {server_name}"
+        out.emit("P1", f"status -o json wall / curl GET of the list ({at})", fj[0] / curl[0], "×", "≤ 1.5")
+        out.emit("P1", f"status -o json wall / kubectl get fc -o json ({at})", fj[0] / kj[0], "×", "≤ 0.25")
+        out.emit("P1", f"status -o json CPU / curl's CPU ({at})", fj[1] / curl[1], "×", "≤ 3")
+        out.emit("P1", f"status -o json peak RSS ({at})", fj[2] / MIB, "MiB", "≤ 30")
+        out.emit("P1b", f"status (table) wall / kubectl get fc ({at})", ft[0] / kt[0], "×", "≤ 0.5")
+        out.emit("P1b", f"status (table) peak RSS / kubectl get fc's ({at})", ft[2] / kt[2], "×", "≤ 0.3")
+    if len(sizes) > 1:
+        lo, hi = results[sizes[0]][0], results[sizes[-1]][0]
+        name = "kubectl fleet status -o json"
+        out.emit("P1", f"status -o json peak RSS at {sizes[-1]:,} / at {sizes[0]:,} sites ({server_name}; "
+                 "'flat': this harness's reading is within 10 %)", hi[name][2] / lo[name][2], "×", "≤ 1.1")
+
+
+def detail_tables(server_name, results):
+    lines = [f"#### {server_name}", "",
+             "| sites | command | wall ms | CPU ms | peak RSS MiB |", "| ---: | --- | ---: | ---: | ---: |"]
+    for n, (res, _, _) in results.items():
+        for name, (wall, cpu, rss) in res.items():
+            lines.append(f"| {n:,} | `{name}` | {wall * 1000:.0f} | {cpu * 1000:.0f} | {rss / MIB:.1f} |")
+    lines += ["", "| sites | list size | JSON report |", "| ---: | ---: | ---: |"]
+    for n, (_, list_bytes, out_bytes) in results.items():
+        lines.append(f"| {n:,} | {list_bytes / MIB:.1f} MiB | {out_bytes / MIB:.1f} MiB |")
+    return "\n".join(lines)
+
+
+def side_by_side(all_results):
+    """P1/P1b ratios of every server in columns."""
+    names = list(all_results)
+    sizes = sorted({n for r in all_results.values() for n in r})
+    ratios = [
+        ("json wall / curl", lambda r: r["kubectl fleet status -o json"][0] / r["curl GET list"][0], "≤ 1.5×"),
+        ("json wall / kubectl get -o json", lambda r: r["kubectl fleet status -o json"][0] / r["kubectl get fc -o json"][0], "≤ 0.25×"),
+        ("json CPU / curl", lambda r: r["kubectl fleet status -o json"][1] / r["curl GET list"][1], "≤ 3×"),
+        ("json peak RSS MiB", lambda r: r["kubectl fleet status -o json"][2] / MIB, "≤ 30"),
+        ("table wall / kubectl get", lambda r: r["kubectl fleet status"][0] / r["kubectl get fc"][0], "≤ 0.5×"),
+        ("table RSS / kubectl get", lambda r: r["kubectl fleet status"][2] / r["kubectl get fc"][2], "≤ 0.3×"),
+    ]
+    lines = ["| sites | ratio | goal | " + " | ".join(names) + " |",
+             "| ---: | --- | --- |" + " ---: |" * len(names)]
+    for n in sizes:
+        for label, f, goal in ratios:
+            cells = []
+            for name in names:
+                r = all_results[name].get(n)
+                cells.append(f"{f(r[0]):.2f}" if r else "not run")
+            lines.append(f"| {n:,} | {label} | {goal} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def run_operator(timeout):
+    """Runs operator_bench; (BENCH-RESULT text, note)."""
+    log("$ " + " ".join(OPERATOR_CMD))
+    t = time.monotonic()
+    proc = subprocess.Popen(OPERATOR_CMD, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    chunks = []
+    reader = threading.Thread(target=lambda: chunks.extend(proc.stdout), daemon=True)
+    reader.start()
+    try:
+        code = proc.wait(timeout=timeout)
+        note = "" if code == 0 else f"`operator_bench` exited with status {code}"
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait()
+        note = f"`operator_bench` stopped after the {timeout:.0f} s limit (--operator-timeout)"
+    reader.join(timeout=10)
+    text = "".join(chunks)
+    (Path(tempfile.gettempdir()) / "fleet-bench-operator.log").write_text(text)
+    log(f"operator_bench took {time.monotonic() - t:.0f}s")
+    return text, note
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", default="5000,10000,20000")
+    ap.add_argument("--sizes", default="5000,10000,20000", help="sites for P1 (default 5000,10000,20000)")
+    ap.add_argument("--realapi-sizes", help="sites for P1 on the real API server (default: --sizes)")
+    ap.add_argument("--servers", choices=["both", "sandbox", "realapi"], default="both",
+                    help="P1's API servers; 'both' (default) runs the real one only when tools/realapi built it")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes, one repeat, skip P4/P6")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny sizes, one repeat, kube-sandbox only, no P3/P4/P5/P6")
+    ap.add_argument("--self-test", action="store_true", help="check the BENCH-RESULT parser and exit")
     ap.add_argument("--no-build", action="store_true", help="use the existing target/release binaries")
     ap.add_argument("--bin-dir", help="take the three binaries from here instead (implies --no-build; "
                     "the test suite's smoke run passes its debug binaries)")
     ap.add_argument("--baseline", help="another kubectl-fleet binary (e.g. built from main) to run alongside")
     ap.add_argument("--skip-p4", action="store_true")
     ap.add_argument("--skip-p6", action="store_true")
+    ap.add_argument("--skip-operator", action="store_true", help="skip P3/P5 (operator_bench)")
+    ap.add_argument("--operator-timeout", type=float, default=3600, help="seconds (default 3600)")
+    ap.add_argument("--write", metavar="FILE", help="write the report there (as BENCHMARKS.md) instead of stdout")
     args = ap.parse_args()
+    if args.self_test:
+        self_test()
+        return
+    argv_note = "python3 tools/bench/cli.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     sizes = [int(s) for s in args.sizes.split(",")]
+    real_sizes = [int(s) for s in args.realapi_sizes.split(",")] if args.realapi_sizes else sizes
     if args.smoke:
-        sizes, args.repeat, args.skip_p4, args.skip_p6 = [60, 120], 1, True, True
+        sizes, args.repeat, args.servers = [60, 120], 1, "sandbox"
+        args.skip_p4 = args.skip_p6 = args.skip_operator = True
     for tool in ["curl", "kubectl", TIME]:
         if not shutil.which(tool):
             sys.exit(f"{tool} is required")
+    want_real = args.servers in ("both", "realapi")
+    if args.servers == "realapi" and not realapi_available():
+        sys.exit(f"the real API server is not built in {realapi_bin_dir()}: run tools/realapi/build.sh")
+    real_note = ""
+    if args.servers == "both" and not realapi_available():
+        want_real = False
+        real_note = f"The real API server was not run: not built in `{realapi_bin_dir()}` (tools/realapi/build.sh)."
     target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
     release = target / "release"
     if args.bin_dir:
         release, args.no_build = Path(args.bin_dir), True
     if not args.no_build:
-        run_checked(["cargo", "build", "--release", "--workspace", "--bins"], cwd=ROOT)
+        run_checked(["cargo", "build", "--release", "--workspace", "--bins", "--examples"], cwd=ROOT)
+        if not args.skip_operator:
+            run_checked(OPERATOR_CMD[:5] + ["--no-run"], cwd=ROOT)
     started = datetime.datetime.now(datetime.timezone.utc)
     note = machine_note()
     work = Path(tempfile.mkdtemp(prefix="fleet-bench-"))
-    sb = Sandbox(release / "kube-sandbox", work)
-    env = dict(os.environ, KUBECONFIG=str(sb.kubeconfig), KUBECACHEDIR=str(work / "kube-cache"),
-               HOME=str(work), NO_COLOR="1")
-    results = {}
+    out = Results()
+    all_results = {}
     try:
-        run_checked([str(release / "kubectl-fleet"), "install", "--crds-only", "--apply"], env=env,
-                    stdout=subprocess.DEVNULL)
-        conn = sb.connection()
-        for _ in range(100):
-            if sb.request(conn, "GET", LIST_PATH + "?limit=1")[0] == 200:
-                break
-            time.sleep(0.1)
-        conn.close()
-        have = 0
-        for n in sorted(sizes):
-            seed(sb, have, n)
-            have = n
-            results[n] = bench_size(sb, release, env, n, args.repeat, args.baseline)
-            log(f"{n} sites done")
+        if args.servers in ("both", "sandbox"):
+            sb = Sandbox(release / "kube-sandbox", work / "sandbox")
+            try:
+                all_results[sb.name] = bench_server(sb, release, sizes, args.repeat, args.baseline, work)
+            finally:
+                sb.stop()
+        if want_real:
+            real = RealApi(work / "realapi")
+            try:
+                all_results[real.name] = bench_server(real, release, real_sizes, args.repeat, args.baseline, work)
+            finally:
+                real.stop()
     finally:
-        sb.stop()
+        pass
+    for name, results in all_results.items():
+        p1_records(out, name, results)
 
-    print(f"Run of {started:%Y-%m-%d %H:%M} UTC; {note}; "
-          f"median of {args.repeat} interleaved runs after one warm-up.\n")
-    print("| sites | command | wall ms | CPU ms | peak RSS MiB |")
-    print("| ---: | --- | ---: | ---: | ---: |")
-    for n, (res, list_bytes, out_bytes) in results.items():
-        for name, (wall, cpu, rss) in res.items():
-            print(f"| {n:,} | `{name}` | {wall * 1000:.0f} | {cpu * 1000:.0f} | {rss / MIB:.1f} |")
-    print()
-    print("| sites | list size | JSON report | json wall / curl | json wall / kubectl -o json "
-          "| json CPU / curl | json RSS | table wall / kubectl get | table RSS / kubectl get |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    goals = {}
-    for n, (res, list_bytes, out_bytes) in results.items():
-        curl, kj, kt = res["curl GET list"], res["kubectl get fc -o json"], res["kubectl get fc"]
-        fj, ft = res["kubectl fleet status -o json"], res["kubectl fleet status"]
-        r = {
-            "json_wall_curl": fj[0] / curl[0], "json_wall_kubectl": fj[0] / kj[0],
-            "json_cpu_curl": fj[1] / curl[1], "json_rss": fj[2] / MIB,
-            "table_wall_kubectl": ft[0] / kt[0], "table_rss_kubectl": ft[2] / kt[2],
-            "table_rss": ft[2] / MIB,
-        }
-        goals[n] = r
-        print(f"| {n:,} | {list_bytes / MIB:.1f} MiB | {out_bytes / MIB:.1f} MiB | {r['json_wall_curl']:.2f}× | "
-              f"{r['json_wall_kubectl']:.2f}× | {r['json_cpu_curl']:.2f}× | {r['json_rss']:.1f} MiB | "
-              f"{r['table_wall_kubectl']:.2f}× | {r['table_rss_kubectl']:.2f}× |")
-    print()
-    print("| goal | " + " | ".join(f"{n:,}" for n in goals) + " |")
-    print("| --- |" + " --- |" * len(goals))
-    checks = [
-        ("P1 json wall ≤ 1.5× curl", lambda r: r["json_wall_curl"] <= 1.5),
-        ("P1 json wall ≤ 0.25× kubectl -o json", lambda r: r["json_wall_kubectl"] <= 0.25),
-        ("P1 json CPU ≤ 3× curl", lambda r: r["json_cpu_curl"] <= 3),
-        ("P1 json peak RSS ≤ 30 MiB", lambda r: r["json_rss"] <= 30),
-        ("P1b table wall ≤ 0.5× kubectl get", lambda r: r["table_wall_kubectl"] <= 0.5),
-        ("P1b table RSS ≤ 0.3× kubectl get", lambda r: r["table_rss_kubectl"] <= 0.3),
-    ]
-    for label, ok in checks:
-        print(f"| {label} | " + " | ".join("met" if ok(r) else "**not met**" for r in goals.values()) + " |")
-    print()
-
-    print("| binary | size MiB | `--help` median ms | `--help` min ms |")
-    print("| --- | ---: | ---: | ---: |")
+    binaries = []
     for b in ["kubectl-fleet", "fleet-operator", "kube-sandbox"]:
         size = (release / b).stat().st_size / MIB
         med, low = start_time(release / b)
-        print(f"| `{b}` | {size:.1f} | {med * 1000:.1f} | {low * 1000:.1f} |")
-    print()
+        binaries.append((b, size, med, low))
+        shipped = b != "kube-sandbox"
+        out.emit("P2", f"`{b} --help` start, median of 30", med * 1000, "ms", "≤ 5" if shipped else "")
+        out.emit("P2", f"`{b} --help` start, minimum of 30", low * 1000, "ms", "")
+        out.emit("P2", f"`{b}` binary size" + ("" if shipped else " (never shipped)"), size, "MiB",
+                 "≤ 12" if shipped else "")
 
+    p4_table = ""
     if not args.skip_p4:
-        out = run_checked(["cargo", "run", "-q", "--release", "--example", "correlation_bench"],
-                          cwd=ROOT, capture_output=True, text=True).stdout
-        print(out)
+        p4_table = run_checked(["cargo", "run", "-q", "--release", "--example", "correlation_bench"],
+                               cwd=ROOT, capture_output=True, text=True).stdout
+        for row in p4_table.splitlines():
+            cells = [c.strip() for c in row.strip().strip("|").split("|")]
+            if len(cells) >= 5 and cells[0].isdigit():
+                n = int(cells[0])
+                out.emit("P4", f"correlate + cascades, {n:,} signals of 1,000 sites (best of 5)", float(cells[3]),
+                         "ms", "≤ 50" if n == 100_000 else "")
+                out.emit("P4", f"ns per signal at {n:,} signals ('linear': flat across sizes)", float(cells[4]),
+                         "ns", "")
     if not args.skip_p6:
         proc = run_checked(
             ["cargo", "nextest", "run", "-p", "kubectl-fleet", "--test", "cli_register",
              "-E", "test(register_round_trips)", "--no-capture"],
             cwd=ROOT, capture_output=True, text=True)
-        m = re.search(r"register round trips: fresh (\d+), re-run (\d+)", proc.stdout + proc.stderr)
-        fresh, rerun = (int(m.group(1)), int(m.group(2))) if m else (None, None)
-        print(f"| register round trips | count | goal |\n| --- | ---: | ---: |\n"
-              f"| fresh site | {fresh} | ≤ 6 ({'met' if fresh is not None and fresh <= 6 else 'not met'}) |\n"
-              f"| re-run | {rerun} | ≤ 4 ({'met' if rerun is not None and rerun <= 4 else 'not met'}) |\n")
+        m = re.search(r"register round trips: fresh (\d+), re-run (\d+), first site of a hub (\d+)",
+                      proc.stdout + proc.stderr)
+        if m:
+            out.emit("P6", "`register SITE` API requests, new site", int(m.group(1)), "requests", "≤ 6")
+            out.emit("P6", "`register SITE` API requests, re-run that changes nothing", int(m.group(2)),
+                     "requests", "≤ 4")
+            out.emit("P6", "`register SITE` API requests, first site of a hub (creates fleet-system)",
+                     int(m.group(3)), "requests", "")
+
+    operator_text, operator_note = "", ""
+    if not args.skip_operator:
+        operator_text, operator_note = run_operator(args.operator_timeout)
+
+    # One code path for every figure: the table is built from lines.
+    records, rejected = parse_bench_lines("\n".join(out.lines))
+    op_records, op_rejected = parse_bench_lines(operator_text)
+    records += op_records
+    rejected += op_rejected
+    notes = []
+    if args.skip_operator:
+        notes.append("P3/P5 were not run (`--skip-operator`).")
+    else:
+        if not op_records:
+            notes.append("P3/P5: **no BENCH-RESULT line came back** from `" + " ".join(OPERATOR_CMD) + "`.")
+        if operator_note:
+            notes.append(f"P3/P5: {operator_note}; its output is in {tempfile.gettempdir()}/fleet-bench-operator.log.")
+    if rejected:
+        notes.append(f"{rejected} BENCH-RESULT line(s) could not be read and are left out.")
+    if args.skip_p4:
+        notes.append("P4 was not run (`--skip-p4`).")
+    if args.skip_p6:
+        notes.append("P6 was not run (`--skip-p6`).")
+    if real_note:
+        notes.append(real_note)
+    if any(k.startswith("CARGO_PROFILE_RELEASE_") for k in os.environ) and not args.bin_dir:
+        notes.append("The binaries were built with the profile overrides named above: P2's sizes and start "
+                     "times are of that build, not of the shipped profile (docs/benchmarks-cli.md#release-profile "
+                     "has those).")
+    goal_sizes = {5000, 10000, 20000}
+    missing = sorted(goal_sizes - set(sizes))
+    if missing and not args.smoke:
+        notes.append("P1 at " + ", ".join(f"{n:,}" for n in missing) + " sites (named by the goal) was not run.")
+
+    report = []
+    report.append(f"Run of {started:%Y-%m-%d %H:%M} UTC; {note}; binaries: {profile_note(args.bin_dir)}; "
+                  f"P1 medians of {args.repeat} interleaved runs after one warm-up.")
+    report.append("")
+    report.append(f"Command: `{argv_note.strip()}`")
+    report.append("")
+    report.append("### Goals")
+    report.append("")
+    report.append(goal_table(records))
+    report.append("")
+    for n in notes:
+        report.append(f"- {n}")
+    if notes:
+        report.append("")
+    if all_results:
+        report.append("### P1 side by side")
+        report.append("")
+        report.append(side_by_side(all_results))
+        report.append("")
+        report.append("### P1 measurements")
+        report.append("")
+        for name, results in all_results.items():
+            report.append(detail_tables(name, results))
+            report.append("")
+    report.append("### P2 binaries")
+    report.append("")
+    report.append("| binary | size MiB | `--help` median ms | `--help` min ms |")
+    report.append("| --- | ---: | ---: | ---: |")
+    for b, size, med, low in binaries:
+        report.append(f"| `{b}` | {size:.1f} | {med * 1000:.1f} | {low * 1000:.1f} |")
+    report.append("")
+    if p4_table:
+        report.append("### P4 correlation and cascades")
+        report.append("")
+        report.append(p4_table.strip())
+        report.append("")
+    text = "\n".join(report)
+    if args.write:
+        Path(args.write).write_text(BENCHMARKS_HEADER + text + "\n")
+        log(f"wrote {args.write}")
+    else:
+        print(text)
     shutil.rmtree(work, ignore_errors=True)
+
+
+BENCHMARKS_HEADER = """# Benchmarks (issue 10: P1-P6)
+
+The latest run of the one command that measures every scale goal of issue
+10 in release builds, side by side with `curl` and `kubectl` and, for P1,
+on both kube-sandbox and the real Kubernetes apiextensions-apiserver
+(`tools/realapi`). Written by the harness itself; nothing here is asserted
+in tests (the test suite runs a smoke-sized pass of the same harness,
+`tests/bench_smoke.rs`).
+
+## Re-run
+
+```sh
+python3 tools/bench/cli.py --write BENCHMARKS.md            # P1 at 5,000 / 10,000 / 20,000 sites, P2-P6
+python3 tools/bench/cli.py --sizes 5000 --write BENCHMARKS.md
+python3 tools/bench/cli.py --skip-operator                  # without P3/P5 (the long part)
+```
+
+It builds the release binaries first (the real profile uses fat LTO: ~16
+minutes from scratch on the shared 2-core machine; prefix
+`CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16`
+for a quicker build, which the line below then names). The real API server
+needs `tools/realapi/build.sh` once (docs/realapi.md); without it only
+kube-sandbox is measured. What each figure is and how it is taken:
+docs/benchmarks-cli.md (P1, P1b, P2, P4, P6) and
+docs/benchmarks-operator.md (P3, P5).
+
+## Latest run
+
+"""
 
 
 if __name__ == "__main__":

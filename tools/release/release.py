@@ -9,8 +9,9 @@
 - fleet-operator-vVERSION-OS-ARCH        the operator binary
 - fleet-operator-vVERSION-oci.tar        the operator image, an OCI archive
                                          (tools/image/build.py)
-- fleet.yaml                             the krew manifest with the sha256 of
-                                         every archive
+- plugins/fleet.yaml                     the krew manifest with the sha256 of
+                                         every archive: this repository's krew
+                                         index entry (see "publishing" below)
 - SHA256SUMS                             checksums of all of the above
 
 It stops, before building anything, when the git working tree is dirty or
@@ -20,14 +21,21 @@ the built binaries print (`kubectl fleet version --short`,
 `fleet-operator --version`).
 
 Binaries are built with `cargo build --release --locked` for this machine's
-platform. Archives for the other krew platforms (built on their own
-machines, same names) may be put into DIST beforehand; the manifest lists
-exactly the platforms whose archive is present. FLEET_RELEASE_BIN_DIR=DIR
-takes both binaries from DIR instead of building them (the test suite's
-smoke run uses target/debug).
+platform; there is no cross-compilation. Archives for the other krew
+platforms (built by this script on their own machines, same names) may be
+put into DIST beforehand: each must hold every file the manifest's `files`
+name, or the script stops before building. The manifest lists exactly the
+platforms whose archive is present, never one whose archive does not
+exist. FLEET_RELEASE_BIN_DIR=DIR takes both binaries from DIR instead of
+building them (the test suite's smoke run uses target/debug).
+
+Publishing: upload everything but plugins/ to the GitHub release vVERSION,
+then commit DIST/plugins/fleet.yaml as plugins/fleet.yaml at the root of this
+repository, which is the custom krew index users add (README, docs/krew.md).
 """
 
 import argparse
+import fnmatch
 import gzip
 import hashlib
 import io
@@ -47,7 +55,7 @@ import build as image_build  # noqa: E402
 
 fail = image_build.fail
 MANIFEST = os.path.join(ROOT, "krew-manifest.yaml")
-OS_ARCH = {"x86_64": "amd64", "aarch64": "arm64"}
+OS_ARCH = {"x86_64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
 
 
 def git(*args):
@@ -111,28 +119,68 @@ def sha256(path):
     return h.hexdigest()
 
 
-def krew_manifest(dist):
-    """The checked-in template with each platform's sha256 filled in; platforms
-    without an archive in `dist` are left out (and named on stderr)."""
+def manifest_platforms():
+    """The template split into its head and one text block per platform."""
     text = open(MANIFEST, encoding="utf-8").read()
     head, sep, platforms = text.partition("  platforms:\n")
     if not sep:
         fail("krew-manifest.yaml has no platforms: run tools/regen.sh")
+    blocks = [b for b in re.split(r"(?m)^(?=  - selector:)", platforms) if b.strip()]
+    return head + sep, blocks
+
+
+def block_archive(block):
+    return re.search(r"/(kubectl-fleet-v[^/\s]+\.tar\.gz)$", block, re.M).group(1)
+
+
+def check_archive(path, block):
+    """An archive must hold something for each `files.from` of its platform
+    (krew refuses to install it otherwise)."""
+    try:
+        with tarfile.open(path, "r:gz") as tar:
+            names = [m.name.removeprefix("./") for m in tar.getmembers() if not m.isdir()]
+    except (OSError, tarfile.TarError) as e:
+        fail(f"{path} is not a gzipped tar archive: {e}")
+    for pattern in re.findall(r"^      - from: (\S+)$", block, re.M):
+        if not fnmatch.filter(names, pattern):
+            fail(f"{os.path.basename(path)} has no {pattern} (the manifest's files name it): "
+                 "build it with this script on its platform")
+
+
+def check_other_archives(dist, version, platform):
+    """Archives put into DIST for other platforms are checked before anything
+    is built: a platform the manifest knows, with every file it names."""
+    if not os.path.isdir(dist):
+        return
+    _, blocks = manifest_platforms()
+    by_archive = {block_archive(b): b for b in blocks}
+    ours = f"kubectl-fleet-v{version}-{platform}.tar.gz"
+    for name in sorted(os.listdir(dist)):
+        if not re.fullmatch(rf"kubectl-fleet-v{re.escape(version)}-\w+-\w+\.tar\.gz", name) or name == ours:
+            continue
+        if name not in by_archive:
+            fail(f"{name} in {dist} is for a platform the krew manifest does not list")
+        check_archive(os.path.join(dist, name), by_archive[name])
+
+
+def krew_manifest(dist):
+    """The checked-in template with each platform's sha256 filled in; platforms
+    without an archive in `dist` are left out (and named on stderr)."""
+    head, blocks = manifest_platforms()
     head = "".join(l for l in head.splitlines(True) if not l.startswith("# "))
     kept, missing = [], []
-    for block in re.split(r"(?m)^(?=  - selector:)", platforms):
-        if not block.strip():
-            continue
-        archive = re.search(r"/(kubectl-fleet-v[^/\s]+\.tar\.gz)$", block, re.M).group(1)
+    for block in blocks:
+        archive = block_archive(block)
         path = os.path.join(dist, archive)
         if not os.path.isfile(path):
             missing.append(archive)
             continue
+        check_archive(path, block)
         kept.append(re.sub(r"sha256: SHA256_\w+", f"sha256: {sha256(path)}", block))
     if missing:
-        print(f"note: no archive for {', '.join(missing)}: fleet.yaml leaves those platforms out",
+        print(f"note: no archive for {', '.join(missing)}: the krew manifest leaves those platforms out",
               file=sys.stderr)
-    return head + sep + "".join(kept)
+    return head + "".join(kept)
 
 
 def main():
@@ -151,6 +199,7 @@ def main():
     machine = os.uname().machine
     arch = OS_ARCH.get(machine) or fail(f"unsupported machine {machine}")
     platform = f"{sys.platform}-{arch}"
+    check_other_archives(dist, version, platform)
 
     bin_dir = os.environ.get("FLEET_RELEASE_BIN_DIR")
     if not bin_dir:
@@ -182,16 +231,19 @@ def main():
     archives = sorted(os.path.join(dist, f) for f in os.listdir(dist)
                       if re.fullmatch(rf"kubectl-fleet-v{re.escape(version)}-\w+-\w+\.tar\.gz", f))
     published.extend(archives)
-    manifest = os.path.join(dist, "fleet.yaml")
+    # krew reads an index's plugins/NAME.yaml, named after metadata.name.
+    name = re.search(r"^metadata:\n  name: (\S+)$", open(MANIFEST, encoding="utf-8").read(), re.M)
+    manifest = os.path.join(dist, "plugins", f"{name.group(1) if name else fail('no metadata.name')}.yaml")
+    os.makedirs(os.path.dirname(manifest), exist_ok=True)
     with open(manifest, "w", encoding="utf-8") as f:
         f.write(krew_manifest(dist))
     published.append(manifest)
     with open(os.path.join(dist, "SHA256SUMS"), "w", encoding="utf-8") as f:
         for path in sorted(published):
-            f.write(f"{sha256(path)}  {os.path.basename(path)}\n")
+            f.write(f"{sha256(path)}  {os.path.relpath(path, dist)}\n")
     print(f"release v{version} in {dist}:", file=sys.stderr)
     for path in sorted(published) + [os.path.join(dist, "SHA256SUMS")]:
-        print(f"  {os.path.basename(path)}", file=sys.stderr)
+        print(f"  {os.path.relpath(path, dist)}", file=sys.stderr)
 
 
 if __name__ == "__main__":
