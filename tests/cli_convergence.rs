@@ -140,6 +140,7 @@ async fn first_site_interrupted_after_any_call_converges_on_rerun() {
             status: 500,
             skip: u32::try_from(k).unwrap(),
             count: 1,
+            ..Default::default()
         });
         let line = hub
             .fleet(&["register", "first", "-o", "json"])
@@ -242,6 +243,7 @@ async fn rerun_repairs_a_deleted_identity_object() {
             status: 500,
             skip: u32::try_from(k).unwrap(),
             count: 1,
+            ..Default::default()
         });
         // A failing rules review is not an error: the identity is applied.
         let _ = hub.fleet(&["register", "site-a", "-o", "json"]);
