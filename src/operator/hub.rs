@@ -64,7 +64,7 @@ use crate::render::safe::Untrusted;
 /// without a request; the bound is on the status writes in flight, each of
 /// which holds a pooled HTTPS connection to the API server. Unbounded, a
 /// hub starting over 10,000 sites opened ~900 connections for its first
-/// writes and kept ~600 MiB of their buffers (docs/scaling.md).
+/// writes and kept ~600 MiB of their buffers (docs/benchmarks-operator.md).
 pub const RECONCILE_CONCURRENCY: u16 = 16;
 
 /// How many times one reconcile re-reads and retries after a 409.
