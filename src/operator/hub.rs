@@ -45,7 +45,7 @@ use futures::StreamExt as _;
 use jiff::Timestamp;
 use kube::api::Api;
 use kube::runtime::controller::{self, Action, Controller};
-use kube::runtime::watcher;
+use kube::runtime::{WatchStreamExt as _, reflector, watcher};
 use tokio::sync::watch;
 
 use crate::api::{FederatedCluster, Mode, Phase};
@@ -617,8 +617,14 @@ pub async fn run_controller(hub: Arc<Hub>, mut shutdown: watch::Receiver<bool>) 
         rx.changed().await.ok()?;
         Some(((), rx))
     });
-    let api = hub.api.clone();
-    let controller = Controller::new(api, watcher::Config::default().any_semantic())
+    let (store, writer) = reflector::store();
+    // The cache keeps each site without its managedFields: nothing in the
+    // hub reads them, a status write leaves the stored ones in place
+    // (the API server takes them from the stored object when the request
+    // carries none), and they were the larger part of every cached object.
+    let sites = watcher(hub.api.clone(), watcher::Config::default().any_semantic())
+        .modify(|site: &mut FederatedCluster| site.metadata.managed_fields = None);
+    let controller = Controller::for_stream(reflector(writer, sites).applied_objects(), store)
         .with_config(controller::Config::default().concurrency(RECONCILE_CONCURRENCY));
     let prober = tokio::spawn(super::prober::run(
         hub.clone(),
