@@ -45,7 +45,13 @@ fn main() -> ExitCode {
     let args = Args::parse();
     init_tracing(&args);
     let verbose = args.verbose > 0;
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    // One thread: the operator waits on the network almost all the time
+    // and its work per event is microseconds, so a second worker only
+    // cost wake-ups: a 10,000-site hub on two workers spent more of its
+    // CPU in futex and task-switch system calls than in judging sites
+    // (docs/benchmarks-operator.md). Blocking work (DNS, files) still goes
+    // to tokio's blocking pool.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
