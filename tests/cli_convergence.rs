@@ -64,6 +64,24 @@ async fn token_works(config: &str, site: &str) {
         .unwrap_or_else(|e| panic!("the token of {site} must work: {e}"));
 }
 
+/// Fails the `k`-th API call from now (counting from 0) with a 500, once.
+fn fail_call(k: usize) -> FaultRule {
+    FaultRule {
+        status: 500,
+        skip: u32::try_from(k).unwrap(),
+        count: 1,
+        ..Default::default()
+    }
+}
+
+/// A `register` of `site` after a run that failed at call `k`: every
+/// identity object exists exactly once and the printed token works.
+async fn registers_whole(hub: &Hub, admin: &kube::Client, site: &str, k: usize) {
+    let summary = hub.register(site, &[]);
+    assert_eq!(counts(admin, site).await, [1; 6], "after failing call {k}");
+    token_works(summary["config"].as_str().unwrap(), site).await;
+}
+
 #[tokio::test]
 async fn register_interrupted_after_any_call_converges_on_rerun() {
     let hub = Hub::new();
@@ -82,14 +100,7 @@ async fn register_interrupted_after_any_call_converges_on_rerun() {
 
     for k in 0..calls {
         let site = format!("conv-{k}");
-        controls.fail(FaultRule {
-            verb: None,
-            path_contains: None,
-            status: 500,
-            skip: u32::try_from(k).unwrap(),
-            count: 1,
-            ..Default::default()
-        });
+        controls.fail(fail_call(k));
         let failed = hub.fleet(&["register", &site, "-o", "json"]);
         let line = failed.one_line_error();
         assert!(line.contains("(500)"), "call {k}: {line}");
@@ -98,14 +109,7 @@ async fn register_interrupted_after_any_call_converges_on_rerun() {
             "the hint says a re-run fixes it: {line}"
         );
         controls.clear_faults();
-
-        let summary = hub.register(&site, &[]);
-        assert_eq!(
-            counts(&admin, &site).await,
-            [1; 6],
-            "after failing call {k}"
-        );
-        token_works(summary["config"].as_str().unwrap(), &site).await;
+        registers_whole(&hub, &admin, &site, k).await;
     }
     let namespaces = Api::<Namespace>::all(admin.clone())
         .list(&ListParams::default())
@@ -134,26 +138,13 @@ async fn first_site_interrupted_after_any_call_converges_on_rerun() {
     for k in 0..calls {
         let hub = Hub::new();
         let admin = hub.admin().await;
-        hub.sandbox.controls().fail(FaultRule {
-            verb: None,
-            path_contains: None,
-            status: 500,
-            skip: u32::try_from(k).unwrap(),
-            count: 1,
-            ..Default::default()
-        });
+        hub.sandbox.controls().fail(fail_call(k));
         let line = hub
             .fleet(&["register", "first", "-o", "json"])
             .one_line_error();
         assert!(line.contains("(500)"), "call {k}: {line}");
         hub.sandbox.controls().clear_faults();
-        let summary = hub.register("first", &[]);
-        assert_eq!(
-            counts(&admin, "first").await,
-            [1; 6],
-            "after failing call {k}"
-        );
-        token_works(summary["config"].as_str().unwrap(), "first").await;
+        registers_whole(&hub, &admin, "first", k).await;
     }
 }
 
@@ -237,24 +228,11 @@ async fn rerun_repairs_a_deleted_identity_object() {
     hub.register("site-a", &[]);
     let calls = controls.request_log().len();
     for k in 0..calls {
-        controls.fail(FaultRule {
-            verb: None,
-            path_contains: None,
-            status: 500,
-            skip: u32::try_from(k).unwrap(),
-            count: 1,
-            ..Default::default()
-        });
+        controls.fail(fail_call(k));
         // A failing rules review is not an error: the identity is applied.
         let _ = hub.fleet(&["register", "site-a", "-o", "json"]);
         controls.clear_faults();
-        let summary = hub.register("site-a", &[]);
-        assert_eq!(
-            counts(&admin, "site-a").await,
-            [1; 6],
-            "after failing call {k}"
-        );
-        token_works(summary["config"].as_str().unwrap(), "site-a").await;
+        registers_whole(&hub, &admin, "site-a", k).await;
     }
 }
 
@@ -360,14 +338,7 @@ async fn unregister_interrupted_after_any_call_finishes_on_rerun() {
     for k in 0..calls {
         let site = format!("gone-{k}");
         hub.register(&site, &[]);
-        controls.fail(FaultRule {
-            verb: None,
-            path_contains: None,
-            status: 500,
-            skip: u32::try_from(k).unwrap(),
-            count: 1,
-            ..Default::default()
-        });
+        controls.fail(fail_call(k));
         hub.fleet(&["unregister", &site, "--yes"]).one_line_error();
         controls.clear_faults();
         hub.fleet(&["unregister", &site, "--yes"]).ok();

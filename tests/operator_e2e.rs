@@ -437,20 +437,27 @@ async fn sigterm_stops_the_leader_cleanly_and_releases_the_lease() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn auto_rotation_keeps_a_short_lived_token_connected() {
-    let dir = TempDir::new("rotate");
-    // Test knobs below the real server's limits, to compress time.
+/// An installed hub whose API server caps tokens at `max_secs` (a test
+/// knob below the real server's limits, to compress time), with `site`
+/// registered: the sandbox, the admin kubeconfig and the site's.
+fn short_token_hub(dir: &TempDir, site: &str, max_secs: u64) -> (Sandbox, PathBuf, PathBuf) {
     let hub_sb = Sandbox::start();
     hub_sb
         .controls()
         .set_min_token_expiration(Duration::from_secs(1));
     hub_sb
         .controls()
-        .set_max_token_expiration(Some(Duration::from_secs(12)));
-    let hub_kc = installed_hub(&hub_sb, &dir);
-    let site_kc = dir.join("site-r.kubeconfig");
-    fleet_register(&hub_kc, "site-r", 10, &site_kc, &[]);
+        .set_max_token_expiration(Some(Duration::from_secs(max_secs)));
+    let hub_kc = installed_hub(&hub_sb, dir);
+    let site_kc = dir.join(&format!("{site}.kubeconfig"));
+    fleet_register(&hub_kc, site, 10, &site_kc, &[]);
+    (hub_sb, hub_kc, site_kc)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_rotation_keeps_a_short_lived_token_connected() {
+    let dir = TempDir::new("rotate");
+    let (hub_sb, hub_kc, site_kc) = short_token_hub(&dir, "site-r", 12);
     let first = std::fs::read_to_string(&site_kc).unwrap();
     let api: Api<FederatedCluster> = Api::all(admin(&hub_sb).await);
     let _hub = Proc::spawn(
@@ -561,16 +568,7 @@ async fn revoked_token_logs_the_hint_until_the_new_kubeconfig_arrives() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_token_is_named_until_rotate_hands_a_new_one() {
     let dir = TempDir::new("expired");
-    let hub_sb = Sandbox::start();
-    hub_sb
-        .controls()
-        .set_min_token_expiration(Duration::from_secs(1));
-    hub_sb
-        .controls()
-        .set_max_token_expiration(Some(Duration::from_secs(8)));
-    let hub_kc = installed_hub(&hub_sb, &dir);
-    let site_kc = dir.join("site-x.kubeconfig");
-    fleet_register(&hub_kc, "site-x", 10, &site_kc, &[]);
+    let (hub_sb, hub_kc, site_kc) = short_token_hub(&dir, "site-x", 8);
     let api: Api<FederatedCluster> = Api::all(admin(&hub_sb).await);
     let _hub = Proc::spawn(
         "hub",

@@ -342,6 +342,16 @@ struct RealEdge {
     starts: usize,
 }
 
+/// One hub replica (leader election on), logging to `ID.log` in `dir`.
+fn spawn_hub(dir: &TempDir, hub_kc: &Path, id: &str, scale: f64) -> Proc {
+    Proc::spawn(
+        id,
+        &operator_bin(),
+        &hub_args(hub_kc, id, scale),
+        dir.join(&format!("{id}.log")),
+    )
+}
+
 fn spawn_edge(dir: &TempDir, site: &str, member_kc: &Path, scale: f64, n: usize) -> Proc {
     Proc::spawn(
         site,
@@ -565,12 +575,7 @@ async fn soak(size: Size) {
     let hub_pids: Arc<Mutex<HashMap<String, u32>>> = Default::default();
     let mut hubs: Vec<Proc> = Vec::new();
     for id in ["hub-a", "hub-b"] {
-        let p = Proc::spawn(
-            id,
-            &operator_bin(),
-            &hub_args(&hub_kc, id, size.scale),
-            dir.join(&format!("{id}.log")),
-        );
+        let p = spawn_hub(&dir, &hub_kc, id, size.scale);
         hub_pids.lock().unwrap().insert(id.to_owned(), p.pid());
         hubs.push(p);
         if id == "hub-a" {
@@ -878,12 +883,7 @@ async fn soak(size: Size) {
                 // The killed replica comes back as a new standby, as its
                 // Deployment would restart it.
                 let id = "hub-c";
-                let p = Proc::spawn(
-                    id,
-                    &operator_bin(),
-                    &hub_args(&hub_kc, id, size.scale),
-                    dir.join(&format!("{id}.log")),
-                );
+                let p = spawn_hub(&dir, &hub_kc, id, size.scale);
                 hub_pids.lock().unwrap().insert(id.to_owned(), p.pid());
                 hubs.push(p);
                 failover = Some((leader, new, took, t0.elapsed()));
