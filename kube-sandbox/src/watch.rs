@@ -105,7 +105,7 @@ impl Encoder {
         } else {
             (*obj).clone()
         };
-        line(&json!({"type": kind, "object": object}))
+        line(kind, &object)
     }
 
     fn bookmark(&self, rv: u64, initial_end: bool) -> Bytes {
@@ -113,16 +113,30 @@ impl Encoder {
         if initial_end {
             meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
         }
-        line(&json!({"type": "BOOKMARK", "object": {
-            "kind": self.def.kind,
-            "apiVersion": self.def.api_version(),
-            "metadata": meta,
-        }}))
+        line(
+            "BOOKMARK",
+            &json!({
+                "kind": self.def.kind,
+                "apiVersion": self.def.api_version(),
+                "metadata": meta,
+            }),
+        )
     }
 }
 
-fn line(v: &Value) -> Bytes {
-    let mut out = serde_json::to_vec(v).unwrap_or_default();
+/// One line of a watch stream, `{"type":…,"object":…}` with the type first
+/// as the real API server writes it: a client that decodes the event as a
+/// tagged enum (kube-rs does) reads the object directly only when the type
+/// comes first, and otherwise buffers the whole object before decoding it
+/// (a JSON object map would put `object` first).
+fn line(kind: &str, object: &impl serde::Serialize) -> Bytes {
+    #[derive(serde::Serialize)]
+    struct Line<'a, T> {
+        #[serde(rename = "type")]
+        kind: &'a str,
+        object: &'a T,
+    }
+    let mut out = serde_json::to_vec(&Line { kind, object }).unwrap_or_default();
     out.push(b'\n');
     Bytes::from(out)
 }
@@ -212,7 +226,7 @@ pub fn serve(call: &Call, def: Arc<ResourceDef>) -> Result<Resp, ApiError> {
                 let status =
                     ApiError::gone(format!("too old resource version: {rv} ({})", oldest + 1))
                         .to_status();
-                let error = line(&json!({"type": "ERROR", "object": status}));
+                let error = line("ERROR", &status);
                 return Ok(stream_response(vec![error], None));
             }
             for ev in st.events_since(rv) {
@@ -299,4 +313,18 @@ fn stream_response(initial: Vec<Bytes>, rest: Option<mpsc::Receiver<Bytes>>) -> 
         HeaderValue::from_static("no-cache, private"),
     );
     r
+}
+
+#[cfg(test)]
+mod line_tests {
+    use super::*;
+
+    #[test]
+    fn a_watch_line_names_its_type_before_its_object_as_the_real_server() {
+        let l = line("MODIFIED", &json!({"metadata": {"name": "a"}}));
+        assert_eq!(
+            std::str::from_utf8(&l).unwrap(),
+            "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"a\"}}}\n"
+        );
+    }
 }
