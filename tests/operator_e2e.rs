@@ -86,6 +86,30 @@ fn edge(dir: &TempDir, site: &str, m: &Member, hub_kc: &Path, extra: &[&str]) ->
     )
 }
 
+/// A hub process and the edge of `site` (on a member with one plain
+/// node), once the hub shows the site Connected: the hub, the member (kept
+/// alive for the edge) and the edge.
+async fn hub_with_connected_edge(
+    dir: &TempDir,
+    hub_kc: &Path,
+    api: &Api<FederatedCluster>,
+    site: &str,
+    site_kc: &Path,
+    extra: &[&str],
+) -> (Proc, Member, Proc) {
+    let hub = Proc::spawn(
+        "hub",
+        &operator_bin(),
+        &hub_args(hub_kc, "hub", SCALE),
+        dir.join("hub.log"),
+    );
+    let name = site.strip_prefix("site-").unwrap_or(site);
+    let m = member(dir, name, &[], &[]).await;
+    let e = edge(dir, site, &m, site_kc, extra);
+    wait_phase(api, site, Phase::Connected, Duration::from_secs(15)).await;
+    (hub, m, e)
+}
+
 fn now_ms() -> u128 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -460,15 +484,7 @@ async fn auto_rotation_keeps_a_short_lived_token_connected() {
     let (hub_sb, hub_kc, site_kc) = short_token_hub(&dir, "site-r", 12);
     let first = std::fs::read_to_string(&site_kc).unwrap();
     let api: Api<FederatedCluster> = Api::all(admin(&hub_sb).await);
-    let _hub = Proc::spawn(
-        "hub",
-        &operator_bin(),
-        &hub_args(&hub_kc, "hub", SCALE),
-        dir.join("hub.log"),
-    );
-    let m = member(&dir, "r", &[], &[]).await;
-    let e = edge(&dir, "site-r", &m, &site_kc, &[]);
-    wait_phase(&api, "site-r", Phase::Connected, Duration::from_secs(15)).await;
+    let (_hub, _m, e) = hub_with_connected_edge(&dir, &hub_kc, &api, "site-r", &site_kc, &[]).await;
     let first_exp = api
         .get("site-r")
         .await
@@ -521,15 +537,7 @@ async fn revoked_token_logs_the_hint_until_the_new_kubeconfig_arrives() {
     let site_kc = dir.join("site-v.kubeconfig");
     fleet_register(&hub_kc, "site-v", 10, &site_kc, &[]);
     let api: Api<FederatedCluster> = Api::all(admin(&hub_sb).await);
-    let _hub = Proc::spawn(
-        "hub",
-        &operator_bin(),
-        &hub_args(&hub_kc, "hub", SCALE),
-        dir.join("hub.log"),
-    );
-    let m = member(&dir, "v", &[], &[]).await;
-    let e = edge(&dir, "site-v", &m, &site_kc, &[]);
-    wait_phase(&api, "site-v", Phase::Connected, Duration::from_secs(15)).await;
+    let (_hub, _m, e) = hub_with_connected_edge(&dir, &hub_kc, &api, "site-v", &site_kc, &[]).await;
 
     // Revoke, writing the new config elsewhere: the edge keeps the old one.
     let new_kc = dir.join("site-v.new.kubeconfig");
@@ -570,15 +578,15 @@ async fn an_expired_token_is_named_until_rotate_hands_a_new_one() {
     let dir = TempDir::new("expired");
     let (hub_sb, hub_kc, site_kc) = short_token_hub(&dir, "site-x", 8);
     let api: Api<FederatedCluster> = Api::all(admin(&hub_sb).await);
-    let _hub = Proc::spawn(
-        "hub",
-        &operator_bin(),
-        &hub_args(&hub_kc, "hub", SCALE),
-        dir.join("hub.log"),
-    );
-    let m = member(&dir, "x", &[], &[]).await;
-    let e = edge(&dir, "site-x", &m, &site_kc, &["--no-auto-rotate"]);
-    wait_phase(&api, "site-x", Phase::Connected, Duration::from_secs(15)).await;
+    let (_hub, _m, e) = hub_with_connected_edge(
+        &dir,
+        &hub_kc,
+        &api,
+        "site-x",
+        &site_kc,
+        &["--no-auto-rotate"],
+    )
+    .await;
     let said = "hub rejected the site token: it expired at ";
     wait_until(Duration::from_secs(30), "the expiry hint", || async {
         e.log_text().contains(said)
@@ -625,15 +633,7 @@ async fn a_deleted_service_account_is_recreated_by_rotate() {
     fleet_register(&hub_kc, "site-y", 10, &site_kc, &[]);
     let admin_c = admin(&hub_sb).await;
     let api: Api<FederatedCluster> = Api::all(admin_c.clone());
-    let _hub = Proc::spawn(
-        "hub",
-        &operator_bin(),
-        &hub_args(&hub_kc, "hub", SCALE),
-        dir.join("hub.log"),
-    );
-    let m = member(&dir, "y", &[], &[]).await;
-    let e = edge(&dir, "site-y", &m, &site_kc, &[]);
-    wait_phase(&api, "site-y", Phase::Connected, Duration::from_secs(15)).await;
+    let (_hub, _m, e) = hub_with_connected_edge(&dir, &hub_kc, &api, "site-y", &site_kc, &[]).await;
     let sas: Api<ServiceAccount> =
         Api::namespaced(admin_c.clone(), kubectl_fleet::fleet::rbac::FLEET_NAMESPACE);
     sas.delete(
