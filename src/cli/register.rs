@@ -267,11 +267,12 @@ async fn register_push(
 
     // A re-run that changes nothing: prove the identity is in place instead
     // of applying it again (docs/benchmarks-cli.md#register-round-trips).
-    let mut minted = None;
-    if let Some(current) = existing
+    // The site as it stands when `register` would not change it.
+    let unchanged = existing
         .as_ref()
-        .filter(|s| !has_pull_ref && same_site(s, &desired))
-    {
+        .filter(|s| !has_pull_ref && same_site(s, &desired));
+    let mut minted = None;
+    if let Some(current) = unchanged {
         let uid = current.metadata.uid.clone().unwrap_or_default();
         let identity = rbac::SiteIdentity::new(site, &uid, auto_rotate);
         let (in_place, token) = identity_in_place(hub, site, &identity, args.token_ttl).await?;
@@ -303,10 +304,7 @@ async fn register_push(
         hub.switch_site_to_push(site).await?;
     }
     // The site first: its identity objects are owned by it.
-    let uid = match existing
-        .as_ref()
-        .filter(|s| !has_pull_ref && same_site(s, &desired))
-    {
+    let uid = match unchanged {
         Some(current) => current.metadata.uid.clone().unwrap_or_default(),
         None => {
             let applied = hub.apply_site(&desired).await?;

@@ -47,22 +47,23 @@ pub async fn run(global: &GlobalArgs, args: RotateArgs, io: &mut Io<'_>) -> Resu
         });
     }
     let mut objects = Vec::new();
-    if args.revoke {
+    // `--revoke` recreates the ServiceAccount; so does a rotation that
+    // finds it deleted (its tokens can then never work again).
+    let why = if args.revoke {
+        Some(format!(
+            "recreated: every older token of {site} is now rejected"
+        ))
+    } else if hub.site_service_account(site).await?.is_none() {
+        Some("was missing: recreated (tokens of the deleted one stay rejected)".to_owned())
+    } else {
+        None
+    };
+    if let Some(why) = why {
         let uid = existing.metadata.uid.as_deref().unwrap_or_default();
         objects.push(hub.recreate_service_account(site, uid).await?);
         writeln!(
             io.err,
-            "ServiceAccount {}/{} recreated: every older token of {site} is now rejected",
-            crate::k8s::NAMESPACE,
-            rbac::edge_identity_name(site)
-        )?;
-    }
-    if !args.revoke && !hub.site_service_account_exists(site).await? {
-        let uid = existing.metadata.uid.as_deref().unwrap_or_default();
-        objects.push(hub.recreate_service_account(site, uid).await?);
-        writeln!(
-            io.err,
-            "ServiceAccount {}/{} was missing: recreated (tokens of the deleted one stay rejected)",
+            "ServiceAccount {}/{} {why}",
             crate::k8s::NAMESPACE,
             rbac::edge_identity_name(site)
         )?;

@@ -444,25 +444,15 @@ impl SiteIdentity {
 
     /// The digest the ServiceAccount carries.
     pub fn digest(&self) -> &str {
-        self.service_account
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(IDENTITY_DIGEST_ANNOTATION))
-            .map_or("", String::as_str)
+        identity_digest(&self.service_account).unwrap_or_default()
     }
 
     /// Whether `live` (the site's ServiceAccount as the server has it) was
     /// written by a run that applied exactly this identity: same digest
     /// and owned by the same FederatedCluster.
     pub fn written_by_complete_run(&self, live: &ServiceAccount) -> bool {
-        let digest = live
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(IDENTITY_DIGEST_ANNOTATION));
         live.metadata.deletion_timestamp.is_none()
-            && digest.map(String::as_str) == Some(self.digest())
+            && identity_digest(live) == Some(self.digest())
             && live.metadata.owner_references == self.service_account.metadata.owner_references
     }
 
@@ -476,6 +466,15 @@ impl SiteIdentity {
         }
         site_rule_tuples(&rules)
     }
+}
+
+/// The [`IDENTITY_DIGEST_ANNOTATION`] a ServiceAccount carries, if any.
+fn identity_digest(sa: &ServiceAccount) -> Option<&str> {
+    sa.metadata
+        .annotations
+        .as_ref()?
+        .get(IDENTITY_DIGEST_ANNOTATION)
+        .map(String::as_str)
 }
 
 /// One permission: `(apiGroup, resource, resourceName, verb)`.

@@ -451,19 +451,6 @@ impl Cluster {
         Ok(objects)
     }
 
-    /// Whether the site's ServiceAccount exists.
-    pub async fn site_service_account_exists(&self, site: &str) -> Result<bool, Error> {
-        let name = rbac::edge_identity_name(site);
-        let api: Api<ServiceAccount> = Api::namespaced(self.client.clone(), NAMESPACE);
-        api.get_opt(&name).await.map(|s| s.is_some()).map_err(|e| {
-            Error::api(
-                format!("get ServiceAccount {NAMESPACE}/{name}"),
-                self.server(),
-                e,
-            )
-        })
-    }
-
     /// Whether Secret `namespace/name` exists.
     pub async fn secret_exists(&self, namespace: &str, name: &str) -> Result<bool, Error> {
         let api: Api<Secret> = Api::namespaced(self.client.clone(), namespace);
