@@ -29,6 +29,18 @@ fn init_tracing(args: &Args) {
                 .expect("a valid directive"),
         );
     }
+    // kube-runtime's controller opens an info-level span per reconcile
+    // ("reconciling object") and formats its fields each time, a steady
+    // part of a large hub's CPU (docs/benchmarks-operator.md); every hub
+    // log line names its site itself. Without -v, and unless RUST_LOG
+    // names kube_runtime, that target logs warnings only.
+    if args.verbose == 0 && !std::env::var("RUST_LOG").is_ok_and(|v| v.contains("kube_runtime")) {
+        filter = filter.add_directive(
+            "kube_runtime::controller=warn"
+                .parse()
+                .expect("a valid directive"),
+        );
+    }
     // Colour only on a terminal; log files and collectors get plain text.
     let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let builder = tracing_subscriber::fmt()

@@ -2,10 +2,16 @@
 //! patch, replace the hub-owned part with the resourceVersion, and check
 //! that the fleet CRDs are served.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use futures::{Stream, TryStreamExt as _};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::runtime::watcher;
 use serde_json::Value;
 
-use crate::api::{API_VERSION, FederatedCluster};
+use crate::api::{API_VERSION, FederatedCluster, FederatedClusterSpec, FederatedClusterStatus};
 
 /// The cluster-scoped FederatedCluster API.
 pub fn sites(client: kube::Client) -> Api<FederatedCluster> {
@@ -40,6 +46,114 @@ pub async fn replace_site_status(
     let name = site.metadata.name.clone().unwrap_or_default();
     api.replace_status(&name, &PostParams::default(), site)
         .await
+}
+
+/// Watches every site (kube-runtime's watcher: list, watch, resume,
+/// relist) and decodes each one without its `metadata.managedFields`: they
+/// are skipped in the JSON, never built. The hub reads none of them, a
+/// status replace without them keeps the stored ones (both API servers take
+/// them from the stored object for `/status`), and decoded they were the
+/// larger part of the work per watch event: each entry's `fieldsV1` is a
+/// tree of JSON maps (docs/benchmarks-operator.md).
+pub fn watch_sites_unmanaged(
+    api: &Api<FederatedCluster>,
+    config: watcher::Config,
+) -> impl Stream<Item = Result<watcher::Event<FederatedCluster>, watcher::Error>> + Send + 'static {
+    let unmanaged: Api<UnmanagedSite> = Api::all(api.clone().into_client());
+    watcher(unmanaged, config).map_ok(|event| match event {
+        watcher::Event::Init => watcher::Event::Init,
+        watcher::Event::InitApply(s) => watcher::Event::InitApply(s.0),
+        watcher::Event::InitDone => watcher::Event::InitDone,
+        watcher::Event::Apply(s) => watcher::Event::Apply(s.0),
+        watcher::Event::Delete(s) => watcher::Event::Delete(s.0),
+    })
+}
+
+/// A FederatedCluster decoded without `metadata.managedFields`.
+#[derive(Clone, Debug)]
+struct UnmanagedSite(FederatedCluster);
+
+impl<'de> serde::Deserialize<'de> for UnmanagedSite {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        /// The wire form; unknown keys (`managedFields`, `apiVersion`,
+        /// `kind`) are skipped by serde without being decoded.
+        #[derive(serde::Deserialize)]
+        struct Wire {
+            #[serde(default)]
+            metadata: Meta,
+            spec: FederatedClusterSpec,
+            #[serde(default)]
+            status: Option<FederatedClusterStatus>,
+        }
+        /// [`ObjectMeta`] but `managedFields`.
+        #[derive(serde::Deserialize, Default)]
+        #[serde(default, rename_all = "camelCase")]
+        struct Meta {
+            annotations: Option<BTreeMap<String, String>>,
+            creation_timestamp: Option<Time>,
+            deletion_grace_period_seconds: Option<i64>,
+            deletion_timestamp: Option<Time>,
+            finalizers: Option<Vec<String>>,
+            generate_name: Option<String>,
+            generation: Option<i64>,
+            labels: Option<BTreeMap<String, String>>,
+            name: Option<String>,
+            namespace: Option<String>,
+            owner_references: Option<Vec<OwnerReference>>,
+            resource_version: Option<String>,
+            self_link: Option<String>,
+            uid: Option<String>,
+        }
+        let Wire {
+            metadata: m,
+            spec,
+            status,
+        } = Wire::deserialize(d)?;
+        let mut site = FederatedCluster::new("", spec);
+        site.metadata = ObjectMeta {
+            annotations: m.annotations,
+            creation_timestamp: m.creation_timestamp,
+            deletion_grace_period_seconds: m.deletion_grace_period_seconds,
+            deletion_timestamp: m.deletion_timestamp,
+            finalizers: m.finalizers,
+            generate_name: m.generate_name,
+            generation: m.generation,
+            labels: m.labels,
+            managed_fields: None,
+            name: m.name,
+            namespace: m.namespace,
+            owner_references: m.owner_references,
+            resource_version: m.resource_version,
+            self_link: m.self_link,
+            uid: m.uid,
+        };
+        site.status = status;
+        Ok(UnmanagedSite(site))
+    }
+}
+
+impl kube::Resource for UnmanagedSite {
+    type DynamicType = ();
+    type Scope = <FederatedCluster as kube::Resource>::Scope;
+
+    fn kind(dt: &()) -> Cow<'_, str> {
+        FederatedCluster::kind(dt)
+    }
+    fn group(dt: &()) -> Cow<'_, str> {
+        FederatedCluster::group(dt)
+    }
+    fn version(dt: &()) -> Cow<'_, str> {
+        FederatedCluster::version(dt)
+    }
+    fn plural(dt: &()) -> Cow<'_, str> {
+        FederatedCluster::plural(dt)
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.0.metadata
+    }
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.0.metadata
+    }
 }
 
 /// Whether the API server serves `federatedclusters` in the fleet group

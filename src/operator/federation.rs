@@ -81,6 +81,28 @@ pub fn differs(current: Option<&FederationStatusStatus>, next: &FederationStatus
     strip(current) != strip(next)
 }
 
+/// Whether `new` differs from `old` in its heartbeat time alone (spec,
+/// labels and every other status field equal): nothing the fleet summary
+/// reads. `new` is left as it was.
+pub fn only_heartbeat_moved(old: &FederatedCluster, new: &mut FederatedCluster) -> bool {
+    if old.spec != new.spec || old.metadata.labels != new.metadata.labels {
+        return false;
+    }
+    match (old.status.as_ref(), new.status.as_mut()) {
+        (Some(before), Some(now)) => {
+            let beat = std::mem::replace(
+                &mut now.last_heartbeat_time,
+                before.last_heartbeat_time.clone(),
+            );
+            let same = before == now;
+            now.last_heartbeat_time = beat;
+            same
+        }
+        (None, None) => true,
+        _ => false,
+    }
+}
+
 /// What the hub knows about the fleet, from its own cache: the sites (the
 /// controller's reflector store), the latest fleet summary and the metrics.
 /// The REST API and `/metrics` read it; nothing here calls the API server.
@@ -219,8 +241,8 @@ pub async fn run(
     mut shutdown: watch::Receiver<bool>,
 ) {
     view.attach(store.clone());
-    // The first reconcile means the controller has listed the sites, so the
-    // cache is complete; with no sites at all nothing is ever written.
+    // The first signal comes once the site watch has listed the sites, so
+    // the cache is complete; with no sites at all nothing is ever written.
     tokio::select! {
         _ = changed.notified() => {}
         _ = shutdown.wait_for(|s| *s) => return,

@@ -41,7 +41,7 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use futures::StreamExt as _;
+use futures::{StreamExt as _, TryStreamExt as _};
 use jiff::Timestamp;
 use kube::api::Api;
 use kube::runtime::controller::{self, Action, Controller};
@@ -50,9 +50,9 @@ use tokio::sync::watch;
 
 use crate::api::{FederatedCluster, Mode, Phase};
 use crate::fleet::hub_status::{
-    DEFAULT_CREDENTIAL_WARNING, Sighting, hub_status, pull_hub_status, same_heartbeat,
+    DEFAULT_CREDENTIAL_WARNING, HubStatus, Sighting, hub_status, pull_hub_status, same_heartbeat,
 };
-use crate::k8s::site_status::{get_site, replace_site_status};
+use crate::k8s::site_status::{get_site, replace_site_status, watch_sites_unmanaged};
 use crate::k8s::{is_conflict, is_missing, source_chain};
 use crate::operator::prober::{ProbeStats, ProberConfig};
 
@@ -158,13 +158,19 @@ pub struct Hub {
     started: Timestamp,
     /// When this replica last became leader (hub clock); None while standby.
     leader_since: Mutex<Option<Timestamp>>,
+    /// When the controller will reconcile each site again by itself (the
+    /// requeue of its last reconcile); absent when nothing is scheduled.
+    due: Mutex<HashMap<String, tokio::time::Instant>>,
     sight: Mutex<Sight>,
     /// Bumped when the site watch goes down: every site is judged again
     /// at once, from a fresh read, so the blind time stays short.
     watch_lost: watch::Sender<u64>,
     clock: Clock,
-    /// Signalled after every reconcile, so the fleet summary follows.
+    /// Signalled when a watch event changes what the fleet summary counts
+    /// (see [`Hub::summary_input`]).
     changed: Arc<tokio::sync::Notify>,
+    /// The watch event on its way into the cache changes the summary.
+    summary_due: std::sync::atomic::AtomicBool,
     /// Metrics (also logged at shutdown, read by tests and the benchmark).
     pub metrics: Arc<Metrics>,
     /// The cache the REST API and the fleet gauges read.
@@ -212,10 +218,12 @@ impl Hub {
             seen_signals: Mutex::new(HashMap::new()),
             started: Timestamp::now(),
             leader_since: Mutex::new(None),
+            due: Mutex::new(HashMap::new()),
             sight: Mutex::new(Sight::default()),
             watch_lost: watch::channel(0).0,
             clock: Arc::new(Timestamp::now),
             changed: Arc::new(tokio::sync::Notify::new()),
+            summary_due: Default::default(),
             view: Arc::new(FleetView::new(metrics.clone())),
             metrics,
             probes: Arc::new(ProbeStats::default()),
@@ -274,7 +282,7 @@ impl Hub {
 
     /// Folds the site's current heartbeat into the ledger.
     fn observe(&self, site: &FederatedCluster, now: Timestamp) -> Sighting {
-        let name = site.site_name().to_owned();
+        let name = site.site_name();
         let status = site.status.as_ref();
         let reported = status
             .and_then(|s| s.last_heartbeat_time.as_ref())
@@ -282,7 +290,7 @@ impl Hub {
         let persisted = status.and_then(|s| s.phase);
         self.observe_signals(site);
         let mut ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());
-        let before = ledger.get(&name);
+        let before = ledger.get(name);
         // A heartbeat that changed while the hub watched: its age says how
         // far behind the hub judges (includes any edge clock skew).
         if let Some(t) = reported
@@ -292,7 +300,13 @@ impl Hub {
                 .event_lag(now.duration_since(t).as_secs_f64().max(0.0));
         }
         let entry = Sighting::fold(before, reported, persisted, now);
-        ledger.insert(name, entry);
+        // In place when the site is known: no key allocated per event.
+        match ledger.get_mut(name) {
+            Some(held) => *held = entry,
+            None => {
+                ledger.insert(name.to_owned(), entry);
+            }
+        }
         entry
     }
 
@@ -308,6 +322,9 @@ impl Hub {
             .unwrap_or_default();
         let mut seen = self.seen_signals.lock().unwrap_or_else(|p| p.into_inner());
         let known = seen.get(site.site_name());
+        if signals.is_empty() && known.is_some_and(HashSet::is_empty) {
+            return;
+        }
         if self.is_leader() {
             for s in signals {
                 let new = match known {
@@ -352,9 +369,20 @@ impl Hub {
     fn delivered(&self, site: &FederatedCluster) {
         let now = (self.clock)();
         let mut sight = self.sight.lock().unwrap_or_else(|p| p.into_inner());
-        let rv = site.metadata.resource_version.clone();
-        let fresh = sight.delivered.get(site.site_name()) != Some(&rv);
-        sight.delivered.insert(site.site_name().to_owned(), rv);
+        let rv = &site.metadata.resource_version;
+        let fresh = match sight.delivered.get_mut(site.site_name()) {
+            Some(held) => {
+                let fresh = held != rv;
+                held.clone_from(rv);
+                fresh
+            }
+            None => {
+                sight
+                    .delivered
+                    .insert(site.site_name().to_owned(), rv.clone());
+                true
+            }
+        };
         if fresh && sight.watch_down {
             sight.watch_down = false;
             let blind = sight.blind_since.take();
@@ -418,6 +446,105 @@ impl Hub {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(site);
+        self.due
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(site);
+    }
+
+    /// Observes `site` and judges it as this replica may now (see
+    /// `Sighting::since_takeover`); the ledger keeps what was really
+    /// observed.
+    fn judge(&self, site: &FederatedCluster, now: Timestamp) -> HubStatus {
+        let sighting = self
+            .observe(site, now)
+            .since_takeover(self.leader_since(now), site.phase());
+        let interval = self.effective_interval(site);
+        match site.spec.mode {
+            Mode::Push => hub_status(site, &sighting, interval, self.cfg.credential_warning, now),
+            Mode::Pull => pull_hub_status(
+                site,
+                &sighting,
+                interval,
+                self.probes.verdict(site.site_name()).as_ref(),
+                now,
+            ),
+        }
+    }
+
+    /// Whether a watch event for `site` needs a reconcile. Every event is
+    /// observed here, as a reconcile would (heartbeat folded into the
+    /// ledger, signals counted, the fleet summary told). An event whose
+    /// judgement writes nothing, of a site whose scheduled reconcile comes
+    /// no later than the threshold this judgement sets, is not handed to the
+    /// controller: that reconcile judges again and requeues at the new
+    /// threshold. So a heartbeat costs a fold and a judgement in memory,
+    /// not a pass through the controller's scheduler and runner, and a site
+    /// is reconciled about once per 3 intervals instead of once per
+    /// heartbeat (docs/benchmarks-operator.md). While the watch is down,
+    /// every event goes through (a delivery ends the blind time).
+    pub fn needs_reconcile(&self, site: &FederatedCluster) -> bool {
+        self.delivered(site);
+        if self.watch_down() {
+            return true;
+        }
+        let j = self.judge(site, (self.clock)());
+        if j.changed {
+            return true;
+        }
+        let due = self.due.lock().unwrap_or_else(|p| p.into_inner());
+        match (due.get(site.site_name()), j.requeue_after) {
+            (None, _) => true,
+            (Some(_), None) => false,
+            (Some(at), Some(after)) => *at > tokio::time::Instant::now() + after,
+        }
+    }
+
+    /// Whether a watch event changes what the fleet summary counts, judged
+    /// before the cache takes it in (`cache` still holds the site as it
+    /// was): the sites listed, one deleted, or one changed in more than
+    /// its heartbeat. A heartbeat alone changes nothing the summary counts
+    /// (a disconnected site that reports again changes phase by the hub's
+    /// write, which is an event of its own), so a fleet that only
+    /// heartbeats is not summed up again every 2 s. The summary is told
+    /// by [`Hub::summary_cached`] once the cache holds the event.
+    fn summary_input(
+        &self,
+        event: &mut watcher::Event<FederatedCluster>,
+        cache: &reflector::Store<FederatedCluster>,
+    ) {
+        let relevant = match event {
+            watcher::Event::Init | watcher::Event::InitApply(_) => false,
+            watcher::Event::InitDone | watcher::Event::Delete(_) => true,
+            watcher::Event::Apply(site) => cache
+                .get(&reflector::ObjectRef::from_obj(site))
+                .is_none_or(|old| !super::federation::only_heartbeat_moved(&old, site)),
+        };
+        self.summary_due
+            .store(relevant, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The cache holds the event [`Hub::summary_input`] judged last.
+    fn summary_cached(&self) {
+        if self
+            .summary_due
+            .swap(false, std::sync::atomic::Ordering::Relaxed)
+        {
+            self.changed.notify_one();
+        }
+    }
+
+    /// Remembers when the controller reconciles `site` again by itself.
+    fn scheduled(&self, site: &str, requeue: Option<Duration>) {
+        let mut due = self.due.lock().unwrap_or_else(|p| p.into_inner());
+        match requeue {
+            Some(after) => {
+                due.insert(site.to_owned(), tokio::time::Instant::now() + after);
+            }
+            None => {
+                due.remove(site);
+            }
+        }
     }
 
     /// The site was deleted while being reconciled: forget it, no write.
@@ -446,29 +573,7 @@ impl Hub {
         let mut fresh = false;
         let mut conflicts = 0;
         loop {
-            let now = (self.clock)();
-            // Judge as a leader may (see `Sighting::since_takeover`); the
-            // ledger keeps what was really observed.
-            let sighting = self
-                .observe(&current, now)
-                .since_takeover(self.leader_since(now), current.phase());
-            let interval = self.effective_interval(&current);
-            let j = match current.spec.mode {
-                Mode::Push => hub_status(
-                    &current,
-                    &sighting,
-                    interval,
-                    self.cfg.credential_warning,
-                    now,
-                ),
-                Mode::Pull => pull_hub_status(
-                    &current,
-                    &sighting,
-                    interval,
-                    self.probes.verdict(&name).as_ref(),
-                    now,
-                ),
-            };
+            let j = self.judge(&current, (self.clock)());
             let Some(status) = j.transition(&current) else {
                 return Ok(Reconciled {
                     phase: j.phase,
@@ -572,7 +677,9 @@ impl Hub {
 
 async fn reconcile(site: Arc<FederatedCluster>, hub: Arc<Hub>) -> Result<Action, HubError> {
     let r = hub.reconcile_site(&site).await;
-    hub.changed.notify_one();
+    // A failed reconcile is retried by the error policy; until then every
+    // event of the site goes to the controller.
+    hub.scheduled(site.site_name(), r.as_ref().ok().and_then(|r| r.requeue));
     let r = r?;
     Ok(match r.requeue {
         Some(d) => Action::requeue(d),
@@ -618,13 +725,20 @@ pub async fn run_controller(hub: Arc<Hub>, mut shutdown: watch::Receiver<bool>) 
         Some(((), rx))
     });
     let (store, writer) = reflector::store();
-    // The cache keeps each site without its managedFields: nothing in the
-    // hub reads them, a status write leaves the stored ones in place
-    // (the API server takes them from the stored object when the request
-    // carries none), and they were the larger part of every cached object.
-    let sites = watcher(hub.api.clone(), watcher::Config::default().any_semantic())
-        .modify(|site: &mut FederatedCluster| site.metadata.managed_fields = None);
-    let controller = Controller::for_stream(reflector(writer, sites).applied_objects(), store)
+    // The cache keeps each site without its managedFields (never decoded).
+    let (notes, cache) = (hub.clone(), store.clone());
+    let sites = watch_sites_unmanaged(&hub.api, watcher::Config::default().any_semantic()).map_ok(
+        move |mut event| {
+            notes.summary_input(&mut event, &cache);
+            event
+        },
+    );
+    let (told, filter) = (hub.clone(), hub.clone());
+    let triggers = reflector(writer, sites)
+        .inspect_ok(move |_| told.summary_cached())
+        .applied_objects()
+        .try_filter(move |site| std::future::ready(filter.needs_reconcile(site)));
+    let controller = Controller::for_stream(triggers, store)
         .with_config(controller::Config::default().concurrency(RECONCILE_CONCURRENCY));
     let prober = tokio::spawn(super::prober::run(
         hub.clone(),
