@@ -137,7 +137,7 @@ impl Cluster {
         mut each: impl FnMut(Vec<FederatedCluster>) -> Result<(), E>,
     ) -> Result<(), E> {
         let what = "list FederatedClusters";
-        let mut pending = self.fetch_site_page(selector, None)?;
+        let mut pending = self.fetch_site_page(selector, None).map_err(|e| *e)?;
         let mut last: Option<String> = None;
         loop {
             let body = pending
@@ -147,7 +147,10 @@ impl Cluster {
             // The next request goes out before this page is decoded.
             let early = list_token::list_meta(&body).map(|meta| nonempty(meta.continue_));
             let mut next = match &early {
-                Some(Some(token)) => Some(self.fetch_site_page(selector, Some(token))?),
+                Some(Some(token)) => Some(
+                    self.fetch_site_page(selector, Some(token))
+                        .map_err(|e| *e)?,
+                ),
                 _ => None,
             };
             if next.is_some() {
@@ -162,7 +165,10 @@ impl Cluster {
             if early.as_ref() != Some(&token) {
                 // Not read early (or, never seen, read wrong): ask now.
                 next = match &token {
-                    Some(token) => Some(self.fetch_site_page(selector, Some(token))?),
+                    Some(token) => Some(
+                        self.fetch_site_page(selector, Some(token))
+                            .map_err(|e| *e)?,
+                    ),
                     None => None,
                 };
             }
@@ -198,7 +204,7 @@ impl Cluster {
         &self,
         selector: Option<&str>,
         token: Option<&str>,
-    ) -> Result<PageFetch, Error> {
+    ) -> Result<PageFetch, Box<Error>> {
         let mut params = ListParams::default().limit(SITE_PAGE_SIZE);
         if let Some(selector) = selector {
             params = params.labels(selector);
@@ -209,9 +215,11 @@ impl Cluster {
         let req =
             kube::core::Request::new(<FederatedCluster as kube::Resource>::url_path(&(), None))
                 .list(&params)
-                .map_err(|e| Error::Unexpected {
-                    what: "list FederatedClusters".into(),
-                    reason: e.to_string(),
+                .map_err(|e| {
+                    Box::new(Error::Unexpected {
+                        what: "list FederatedClusters".into(),
+                        reason: e.to_string(),
+                    })
                 })?;
         let client = self.client.clone();
         Ok(PageFetch(tokio::spawn(response_text(client, req))))
