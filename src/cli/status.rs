@@ -153,7 +153,7 @@ async fn render_paged(
             let mut buf = Vec::with_capacity(1 << 16);
             let mut report = render::report::ReportStream::begin(format, now, &mut buf)?;
             hub.for_each_site_page(selector, |page| {
-                for site in page.iter().filter(|s| filter.matches(s)) {
+                for site in page.into_iter().filter(|s| filter.matches(s)) {
                     report.site(site, &mut buf)?;
                 }
                 out.write_all(&buf)?;

@@ -11,6 +11,7 @@ mod error;
 mod field_path;
 mod identity;
 mod kubeconfig;
+mod list_token;
 mod manifests;
 mod sites;
 

@@ -10,6 +10,7 @@ use kube::runtime::watcher;
 use super::client::Cluster;
 use super::error::Error;
 use super::identity::ObjectRef;
+use super::list_token;
 use crate::api::{
     FEDERATION_STATUS_NAME, FederatedCluster, FederatedClusterSpec, FederatedClusterStatus,
     FederationStatus,
@@ -124,31 +125,53 @@ impl Cluster {
     /// list of [`Cluster::list_sites`] without ever holding it. Each site is
     /// decoded lean: metadata only as far as its name (no `managedFields`,
     /// labels or annotations), with the full spec and status.
+    ///
+    /// One page ahead is fetched while a page is decoded and handed to
+    /// `each`: its request goes out as soon as this page's `continue`
+    /// token is read ([`list_token`]), so the server produces the next page
+    /// while this one is worked on. At most two pages are held: the one
+    /// being worked on and the one arriving.
     pub async fn for_each_site_page<E: From<Error>>(
         &self,
         selector: Option<&str>,
         mut each: impl FnMut(Vec<FederatedCluster>) -> Result<(), E>,
     ) -> Result<(), E> {
-        let request =
-            kube::core::Request::new(<FederatedCluster as kube::Resource>::url_path(&(), None));
         let what = "list FederatedClusters";
-        let mut token: Option<String> = None;
+        let mut pending = self.fetch_site_page(selector, None).map_err(|e| *e)?;
         let mut last: Option<String> = None;
         loop {
-            let mut params = ListParams::default().limit(SITE_PAGE_SIZE);
-            if let Some(selector) = selector {
-                params = params.labels(selector);
-            }
-            if let Some(token) = &token {
-                params = params.continue_token(token);
-            }
-            let req = request.list(&params).map_err(|e| Error::Unexpected {
-                what: what.into(),
-                reason: e.to_string(),
-            })?;
-            let page: LeanList = decode_response(&self.client, req)
+            let body = pending
+                .body()
                 .await
                 .map_err(|e| Error::api(what, self.server(), e))?;
+            // The next request goes out before this page is decoded.
+            let early = list_token::list_meta(&body).map(|meta| nonempty(meta.continue_));
+            let mut next = match &early {
+                Some(Some(token)) => Some(
+                    self.fetch_site_page(selector, Some(token))
+                        .map_err(|e| *e)?,
+                ),
+                _ => None,
+            };
+            if next.is_some() {
+                // Lets the runtime write the request out before the CPU
+                // work below (this runtime has one thread).
+                tokio::task::yield_now().await;
+            }
+            let page: LeanList = serde_json::from_str(&body)
+                .map_err(|e| Error::api(what, self.server(), kube::Error::SerdeError(e)))?;
+            drop(body);
+            let token = nonempty(page.metadata.continue_);
+            if early.as_ref() != Some(&token) {
+                // Not read early (or, never seen, read wrong): ask now.
+                next = match &token {
+                    Some(token) => Some(
+                        self.fetch_site_page(selector, Some(token))
+                            .map_err(|e| *e)?,
+                    ),
+                    None => None,
+                };
+            }
             let mut sites: Vec<FederatedCluster> =
                 page.items.into_iter().map(LeanSite::into_site).collect();
             sites.sort_by(|a, b| a.site_name().cmp(b.site_name()));
@@ -168,11 +191,38 @@ impl Cluster {
                 last = Some(site.site_name().to_owned());
             }
             each(sites)?;
-            token = page.metadata.continue_.filter(|c| !c.is_empty());
-            if token.is_none() {
-                return Ok(());
+            match next {
+                Some(next) => pending = next,
+                None => return Ok(()),
             }
         }
+    }
+
+    /// Starts the request for one page of sites; its answer arrives while
+    /// the caller works (see [`PageFetch`]).
+    fn fetch_site_page(
+        &self,
+        selector: Option<&str>,
+        token: Option<&str>,
+    ) -> Result<PageFetch, Box<Error>> {
+        let mut params = ListParams::default().limit(SITE_PAGE_SIZE);
+        if let Some(selector) = selector {
+            params = params.labels(selector);
+        }
+        if let Some(token) = token {
+            params = params.continue_token(token);
+        }
+        let req =
+            kube::core::Request::new(<FederatedCluster as kube::Resource>::url_path(&(), None))
+                .list(&params)
+                .map_err(|e| {
+                    Box::new(Error::Unexpected {
+                        what: "list FederatedClusters".into(),
+                        reason: e.to_string(),
+                    })
+                })?;
+        let client = self.client.clone();
+        Ok(PageFetch(tokio::spawn(response_text(client, req))))
     }
 
     /// Watches sites with the watch API and yields the full, name-sorted set
@@ -260,15 +310,9 @@ pub const SITE_PAGE_SIZE: u32 = 500;
 #[derive(serde::Deserialize)]
 struct LeanList {
     #[serde(default)]
-    metadata: LeanListMeta,
+    metadata: list_token::ListMeta,
     #[serde(default)]
     items: Vec<LeanSite>,
-}
-
-#[derive(serde::Deserialize, Default)]
-struct LeanListMeta {
-    #[serde(default, rename = "continue")]
-    continue_: Option<String>,
 }
 
 /// `site` with its metadata cut down to the name, which is all the views
@@ -308,28 +352,66 @@ impl LeanSite {
     }
 }
 
-/// Sends `req` and decodes the JSON answer straight from the received
-/// bytes (`Client::request` first copies the body into a `String`); error
-/// answers become `kube::Error::Api` as kube makes them.
-async fn decode_response<T: serde::de::DeserializeOwned>(
-    client: &kube::Client,
+/// A list request under way on the runtime (so it progresses while the
+/// caller decodes the previous page); dropped, it is cancelled.
+struct PageFetch(tokio::task::JoinHandle<Result<String, kube::Error>>);
+
+impl PageFetch {
+    /// The answer's body, once whole.
+    async fn body(&mut self) -> Result<String, kube::Error> {
+        match (&mut self.0).await {
+            Ok(body) => body,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(e) => Err(kube::Error::Service(Box::new(e))),
+        }
+    }
+}
+
+impl Drop for PageFetch {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// An empty `continue` means the last page, as no `continue` does.
+fn nonempty(token: Option<String>) -> Option<String> {
+    token.filter(|t| !t.is_empty())
+}
+
+/// Sends `req` and returns the answer's body as text (checked as UTF-8 once
+/// here, so decoding does not check every string again). `Client::request`
+/// would also copy the body into a `String`, but from a second buffer;
+/// error answers become `kube::Error::Api` as kube makes them.
+async fn response_text(
+    client: kube::Client,
     req: hyper::Request<Vec<u8>>,
-) -> Result<T, kube::Error> {
+) -> Result<String, kube::Error> {
     use http_body_util::BodyExt as _;
+    use hyper::body::Body as _;
     let res = client.send(req.map(kube::client::Body::from)).await?;
     let code = res.status();
-    let body = res.into_body().collect().await?.to_bytes();
+    let mut body = res.into_body();
+    let mut bytes = Vec::with_capacity(body.size_hint().lower().try_into().unwrap_or(0));
+    while let Some(frame) = body.frame().await {
+        if let Ok(data) = frame?.into_data() {
+            bytes.extend_from_slice(&data);
+        }
+    }
     if code.is_client_error() || code.is_server_error() {
-        let status = serde_json::from_slice::<kube::core::Status>(&body).unwrap_or_else(|_| {
+        let status = serde_json::from_slice::<kube::core::Status>(&bytes).unwrap_or_else(|_| {
             kube::core::Status::failure(
-                String::from_utf8_lossy(&body).trim(),
+                String::from_utf8_lossy(&bytes).trim(),
                 "Failed to parse error data",
             )
             .with_code(code.as_u16())
         });
         return Err(kube::Error::Api(status.boxed()));
     }
-    serde_json::from_slice(&body).map_err(kube::Error::SerdeError)
+    String::from_utf8(bytes).map_err(|e| {
+        kube::Error::SerdeError(<serde_json::Error as serde::de::Error>::custom(
+            e.utf8_error(),
+        ))
+    })
 }
 
 fn watch_error(server: &str, err: watcher::Error) -> Error {

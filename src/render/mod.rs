@@ -20,6 +20,7 @@ pub mod report;
 pub mod safe;
 pub mod status;
 pub mod table;
+mod times;
 
 #[cfg(test)]
 mod tests;

@@ -45,6 +45,7 @@ use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use serde::Serialize;
 
+use super::times;
 use crate::api::{Environment, FederatedCluster, GpuCount, Mode, Phase, Signal, Tier};
 use crate::fleet::summary::{Totals, effective_phase};
 
@@ -86,10 +87,12 @@ pub struct SiteReport {
     /// Phase (Pending when not judged yet).
     pub phase: Phase,
     /// When the phase last changed.
+    #[serde(serialize_with = "times::option")]
     pub phase_transition_time: Option<Time>,
     /// The reporting cadence.
     pub heartbeat_interval_seconds: i32,
     /// Edge clock at the last report.
+    #[serde(serialize_with = "times::option")]
     pub last_heartbeat_time: Option<Time>,
     /// Seconds since the last heartbeat on the hub clock
     /// (`lastHeartbeatTime - clockOffsetSeconds` of the site's status),
@@ -112,10 +115,13 @@ pub struct SiteReport {
     /// Inference workloads.
     pub services: Option<ServicesReport>,
     /// Expiry of the edge's hub token (Push mode).
+    #[serde(serialize_with = "times::option")]
     pub credential_expiration_time: Option<Time>,
     /// Active signals, worst first.
+    #[serde(serialize_with = "times::signals")]
     pub signals: Vec<Signal>,
     /// Hub-written conditions.
+    #[serde(serialize_with = "times::conditions")]
     pub conditions: Vec<Condition>,
 }
 
@@ -209,16 +215,25 @@ pub struct SignalTotals {
 
 /// One site as the report shows it.
 pub(crate) fn site_report(site: &FederatedCluster, now: Timestamp) -> SiteReport {
-    let status = site.status.clone().unwrap_or_default();
+    into_site_report(site.clone(), now)
+}
+
+/// [`site_report`] of a site the caller is done with: its strings and
+/// lists move into the report instead of being copied.
+pub(crate) fn into_site_report(site: FederatedCluster, now: Timestamp) -> SiteReport {
+    let phase = effective_phase(&site);
+    let name = site.site_name().to_owned();
+    let display_name = site.display_name().to_owned();
+    let status = site.status.unwrap_or_default();
     let last_heartbeat_age_seconds = status.heartbeat_age(now).map(|d| d.as_secs());
     SiteReport {
-        name: site.site_name().to_owned(),
-        display_name: site.display_name().to_owned(),
+        name,
+        display_name,
         mode: site.spec.mode,
         tier: site.spec.tier,
         environment: site.spec.environment,
-        region: site.spec.region.clone(),
-        phase: effective_phase(site),
+        region: site.spec.region,
+        phase,
         phase_transition_time: status.phase_transition_time,
         heartbeat_interval_seconds: site.spec.heartbeat_interval_seconds,
         last_heartbeat_age_seconds,
@@ -281,7 +296,6 @@ pub struct ReportStream {
     format: ReportFormat,
     now: Timestamp,
     totals: Totals,
-    scratch: Vec<u8>,
 }
 
 #[derive(Serialize)]
@@ -330,22 +344,26 @@ impl ReportStream {
             format,
             now,
             totals: Totals::default(),
-            scratch: Vec::new(),
         })
     }
 
     /// Appends one site; sites must come in name order.
-    pub fn site(&mut self, site: &FederatedCluster, out: &mut Vec<u8>) -> Result<(), RenderError> {
+    pub fn site(&mut self, site: FederatedCluster, out: &mut Vec<u8>) -> Result<(), RenderError> {
         let first = self.totals.sites == 0;
-        self.totals.add(site);
-        let report = site_report(site, self.now);
+        self.totals.add(&site);
+        let report = into_site_report(site, self.now);
         match self.format {
             ReportFormat::Json => {
-                out.extend_from_slice(if first { b"  \"sites\": [\n" } else { b",\n" });
-                self.scratch.clear();
-                serde_json::to_writer_pretty(&mut self.scratch, &report)
-                    .map_err(RenderError::Json)?;
-                indent_into(out, &self.scratch, b"    ", true);
+                out.extend_from_slice(if first {
+                    b"  \"sites\": [\n    "
+                } else {
+                    b",\n    "
+                });
+                // Written in place, already indented as an element of
+                // `sites` (no second pass to indent it).
+                let mut ser =
+                    serde_json::Serializer::with_formatter(&mut *out, IndentedPretty::new(b"    "));
+                report.serialize(&mut ser).map_err(RenderError::Json)?;
             }
             ReportFormat::Yaml => {
                 let part = to_yaml(&SitesPart {
@@ -375,8 +393,9 @@ impl ReportStream {
                     b"\n  ],\n"
                 });
                 out.extend_from_slice(b"  \"summary\": ");
-                let pretty = serde_json::to_vec_pretty(&summary).map_err(RenderError::Json)?;
-                indent_into(out, &pretty, b"  ", false);
+                let mut ser =
+                    serde_json::Serializer::with_formatter(&mut *out, IndentedPretty::new(b"  "));
+                summary.serialize(&mut ser).map_err(RenderError::Json)?;
                 out.extend_from_slice(b"\n}\n");
             }
             ReportFormat::Yaml => {
@@ -390,21 +409,107 @@ impl ReportStream {
     }
 }
 
-/// Copies `text` into `out` with `prefix` after every newline (and before
-/// the first line when `first_line` is set). JSON strings escape their
-/// newlines, so every raw newline is a line break of the layout.
-fn indent_into(out: &mut Vec<u8>, text: &[u8], prefix: &[u8], first_line: bool) {
-    if first_line {
-        out.extend_from_slice(prefix);
+/// serde_json's pretty layout (two spaces per level) for a value nested in
+/// a larger document: every line after the first starts with `base`.
+struct IndentedPretty<'a> {
+    base: &'a [u8],
+    level: usize,
+    has_value: bool,
+}
+
+impl<'a> IndentedPretty<'a> {
+    fn new(base: &'a [u8]) -> Self {
+        Self {
+            base,
+            level: 0,
+            has_value: false,
+        }
     }
-    let mut lines = text.split(|b| *b == b'\n');
-    if let Some(line) = lines.next() {
-        out.extend_from_slice(line);
+
+    fn newline<W: ?Sized + std::io::Write>(&self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b"\n")?;
+        w.write_all(self.base)?;
+        for _ in 0..self.level {
+            w.write_all(b"  ")?;
+        }
+        Ok(())
     }
-    for line in lines {
-        out.push(b'\n');
-        out.extend_from_slice(prefix);
-        out.extend_from_slice(line);
+
+    fn open<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        bracket: &[u8],
+    ) -> std::io::Result<()> {
+        self.level += 1;
+        self.has_value = false;
+        w.write_all(bracket)
+    }
+
+    fn close<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        bracket: &[u8],
+    ) -> std::io::Result<()> {
+        self.level -= 1;
+        if self.has_value {
+            self.newline(w)?;
+        }
+        w.write_all(bracket)
+    }
+
+    fn item<W: ?Sized + std::io::Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
+        if !first {
+            w.write_all(b",")?;
+        }
+        self.newline(w)
+    }
+}
+
+impl serde_json::ser::Formatter for IndentedPretty<'_> {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, b"[")
+    }
+
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(w, first)
+    }
+
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, b"{")
+    }
+
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(w, first)
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
     }
 }
 

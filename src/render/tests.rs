@@ -209,7 +209,7 @@ fn streamed_report(sites: &[FederatedCluster], format: report::ReportFormat) -> 
     let mut out = Vec::new();
     let mut stream = report::ReportStream::begin(format, fixture_now(), &mut out).unwrap();
     for site in sorted {
-        stream.site(site, &mut out).unwrap();
+        stream.site(site.clone(), &mut out).unwrap();
     }
     stream.finish(&mut out).unwrap();
     String::from_utf8(out).unwrap()
