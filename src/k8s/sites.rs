@@ -96,7 +96,7 @@ impl Cluster {
             .sites_api()
             .list_metadata(&ListParams::default())
             .await
-            .map_err(|e| Error::api("list FederatedClusters", self.server(), e))?;
+            .map_err(|e| Error::api(LIST_SITES, self.server(), e))?;
         let mut names: Vec<String> = list
             .items
             .into_iter()
@@ -136,7 +136,13 @@ impl Cluster {
         selector: Option<&str>,
         mut each: impl FnMut(Vec<FederatedCluster>) -> Result<(), E>,
     ) -> Result<(), E> {
-        let what = "list FederatedClusters";
+        let what = LIST_SITES;
+        // The request for the page after `token`, if there is one.
+        let fetch = |token: Option<&str>| {
+            token
+                .map(|t| self.fetch_site_page(selector, Some(t)))
+                .transpose()
+        };
         let mut pending = self.fetch_site_page(selector, None).map_err(|e| *e)?;
         let mut last: Option<String> = None;
         loop {
@@ -146,13 +152,7 @@ impl Cluster {
                 .map_err(|e| Error::api(what, self.server(), e))?;
             // The next request goes out before this page is decoded.
             let early = list_token::list_meta(&body).map(|meta| nonempty(meta.continue_));
-            let mut next = match &early {
-                Some(Some(token)) => Some(
-                    self.fetch_site_page(selector, Some(token))
-                        .map_err(|e| *e)?,
-                ),
-                _ => None,
-            };
+            let mut next = fetch(early.as_ref().and_then(|t| t.as_deref())).map_err(|e| *e)?;
             if next.is_some() {
                 // Lets the runtime write the request out before the CPU
                 // work below (this runtime has one thread).
@@ -164,13 +164,7 @@ impl Cluster {
             let token = nonempty(page.metadata.continue_);
             if early.as_ref() != Some(&token) {
                 // Not read early (or, never seen, read wrong): ask now.
-                next = match &token {
-                    Some(token) => Some(
-                        self.fetch_site_page(selector, Some(token))
-                            .map_err(|e| *e)?,
-                    ),
-                    None => None,
-                };
+                next = fetch(token.as_deref()).map_err(|e| *e)?;
             }
             let mut sites: Vec<FederatedCluster> =
                 page.items.into_iter().map(LeanSite::into_site).collect();
@@ -217,7 +211,7 @@ impl Cluster {
                 .list(&params)
                 .map_err(|e| {
                     Box::new(Error::Unexpected {
-                        what: "list FederatedClusters".into(),
+                        what: LIST_SITES.into(),
                         reason: e.to_string(),
                     })
                 })?;
@@ -301,6 +295,9 @@ impl Cluster {
         }
     }
 }
+
+/// What a failed site list names.
+const LIST_SITES: &str = "list FederatedClusters";
 
 /// Sites per list request of [`Cluster::for_each_site_page`]: kubectl's
 /// own chunk size, enough to keep round trips few and a page small.

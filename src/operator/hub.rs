@@ -474,7 +474,8 @@ impl Hub {
 
     /// Whether a watch event for `site` needs a reconcile. Every event is
     /// observed here, as a reconcile would (heartbeat folded into the
-    /// ledger, signals counted, the fleet summary told). An event whose
+    /// ledger, signals counted; the fleet summary is told apart, by
+    /// [`Hub::summary_input`]). An event whose
     /// judgement writes nothing, of a site whose scheduled reconcile comes
     /// no later than the threshold this judgement sets, is not handed to the
     /// controller: that reconcile judges again and requeues at the new
@@ -483,7 +484,7 @@ impl Hub {
     /// is reconciled about once per 3 intervals instead of once per
     /// heartbeat (docs/benchmarks-operator.md). While the watch is down,
     /// every event goes through (a delivery ends the blind time).
-    pub fn needs_reconcile(&self, site: &FederatedCluster) -> bool {
+    fn needs_reconcile(&self, site: &FederatedCluster) -> bool {
         self.delivered(site);
         if self.watch_down() {
             return true;
