@@ -165,3 +165,36 @@ pub async fn crds_installed(client: &kube::Client) -> Result<bool, kube::Error> 
         Err(e) => Err(e),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_watched_site_keeps_its_metadata_but_managed_fields() {
+        let json = serde_json::json!({
+            "apiVersion": "federation.kubectl-fleet.dev/v1alpha1",
+            "kind": "FederatedCluster",
+            "metadata": {
+                "name": "site-a",
+                "uid": "u-1",
+                "resourceVersion": "42",
+                "generation": 3,
+                "labels": {"tier": "gold"},
+                "annotations": {"a": "b"},
+                "creationTimestamp": "2026-12-03T10:00:00Z",
+                "managedFields": [{"manager": "edge", "operation": "Update",
+                    "fieldsType": "FieldsV1", "fieldsV1": {"f:status": {"f:lastHeartbeatTime": {}}}}]
+            },
+            "spec": {"heartbeatIntervalSeconds": 30},
+            "status": {"lastHeartbeatTime": "2026-12-03T10:00:30Z", "nodeCount": 2}
+        });
+        let full: FederatedCluster = serde_json::from_value(json.clone()).unwrap();
+        let UnmanagedSite(lean) = serde_json::from_value(json).unwrap();
+        assert!(full.metadata.managed_fields.is_some());
+        assert_eq!(lean.metadata.managed_fields, None);
+        let mut expected = full;
+        expected.metadata.managed_fields = None;
+        assert_eq!(lean, expected);
+    }
+}

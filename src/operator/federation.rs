@@ -286,6 +286,28 @@ mod tests {
     use crate::api::fixtures::fixture_now;
 
     #[test]
+    fn only_a_moved_heartbeat_leaves_the_summary_alone() {
+        use crate::api::{Signal, SignalType};
+        let old = FederatedCluster::test("a").connected().heartbeat_ago(30);
+        let mut beat = old.clone().heartbeat_ago(0);
+        let before = beat.clone();
+        assert!(only_heartbeat_moved(&old, &mut beat));
+        assert_eq!(beat, before, "the new object is left as it was");
+        let mut same = old.clone();
+        assert!(only_heartbeat_moved(&old, &mut same));
+        let signal = Signal::test(SignalType::CrashLoopBackOff, "shop", "Deployment", "web");
+        for mut changed in [
+            old.clone().heartbeat_ago(0).with_signal(signal),
+            old.clone().heartbeat_ago(0).stale(),
+            old.clone().with_gpus(8),
+            old.clone().with_region("eu-west"),
+            FederatedCluster::test("a"),
+        ] {
+            assert!(!only_heartbeat_moved(&old, &mut changed), "{changed:?}");
+        }
+    }
+
+    #[test]
     fn ages_alone_are_no_change() {
         let sites = [FederatedCluster::test("a").stale()];
         let a = next_summary(&sites, None, fixture_now(), FederationConfig::default());
