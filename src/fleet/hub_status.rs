@@ -12,6 +12,7 @@
 //! yields no write, and a skewed edge's jittering heartbeats yield none
 //! either.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
@@ -120,16 +121,18 @@ impl Sighting {
     }
 }
 
-/// What the hub wants the hub-owned status of one site to be.
+/// What the hub wants the hub-owned status of one site to be. Borrows the
+/// site's conditions until a judgement changes one, so judging a site
+/// whose status stays as it is copies nothing.
 #[derive(Clone, Debug, PartialEq)]
-pub struct HubStatus {
+pub struct HubStatus<'a> {
     /// The phase.
     pub phase: Phase,
     /// When the phase last changed: kept from the object unless it changes now.
     pub phase_transition_time: Option<Time>,
     /// All conditions: the hub's, updated, and any others (e.g. Pull-mode
     /// `RemediationCapable`, set by the prober) as they were.
-    pub conditions: Vec<Condition>,
+    pub conditions: Cow<'a, [Condition]>,
     /// `clockOffsetSeconds`: the latest live measurement when this is a
     /// write, else what the object already holds (see [`clock_offset`]).
     pub clock_offset_seconds: Option<i64>,
@@ -141,13 +144,26 @@ pub struct HubStatus {
     pub requeue_after: Option<Duration>,
 }
 
-impl HubStatus {
+impl HubStatus<'_> {
+    /// This judgement with its conditions copied, free of the site it
+    /// borrowed them from.
+    pub fn into_owned(self) -> HubStatus<'static> {
+        HubStatus {
+            conditions: Cow::Owned(self.conditions.into_owned()),
+            phase: self.phase,
+            phase_transition_time: self.phase_transition_time,
+            clock_offset_seconds: self.clock_offset_seconds,
+            changed: self.changed,
+            requeue_after: self.requeue_after,
+        }
+    }
+
     /// Write the decision into a status: the one to send, or a cache to
     /// update after a successful write. Edge-owned keys are left alone.
     pub fn apply_to(&self, status: &mut FederatedClusterStatus) {
         status.phase = Some(self.phase);
         status.phase_transition_time = self.phase_transition_time.clone();
-        status.conditions = Some(self.conditions.clone());
+        status.conditions = Some(self.conditions.to_vec());
         status.clock_offset_seconds = self.clock_offset_seconds;
     }
 
@@ -161,50 +177,51 @@ impl HubStatus {
     }
 }
 
-/// A hub condition's status, reason and message.
-#[derive(Clone, Debug, PartialEq)]
-struct CondState {
+/// A hub condition's status and reason, and its message, which is built
+/// only when the condition is written (a judgement that changes nothing
+/// formats nothing).
+struct CondState<M: FnOnce() -> String> {
     status: &'static str,
     reason: &'static str,
-    message: String,
+    message: M,
+}
+
+impl<M: FnOnce() -> String> CondState<M> {
+    fn new(status: &'static str, reason: &'static str, message: M) -> Self {
+        CondState {
+            status,
+            reason,
+            message,
+        }
+    }
 }
 
 fn human(d: Duration) -> String {
     crate::fleet::age::human_duration(SignedDuration::try_from(d).unwrap_or(SignedDuration::MAX))
 }
 
-fn connected_state(phase: Phase, interval: Duration) -> CondState {
-    match phase {
-        Phase::Pending => CondState {
-            status: "Unknown",
-            reason: "NeverHeardFrom",
-            message: "no heartbeat received yet".to_owned(),
-        },
-        Phase::Connected => CondState {
-            status: "True",
-            reason: "HeartbeatReceived",
-            message: format!(
-                "heartbeat received within {} (3 intervals)",
-                human(interval * phase::CONNECTED_INTERVALS)
-            ),
-        },
-        Phase::Stale => CondState {
-            status: "False",
-            reason: "HeartbeatStale",
-            message: format!(
-                "no heartbeat for more than {} (3 intervals)",
-                human(interval * phase::CONNECTED_INTERVALS)
-            ),
-        },
-        Phase::Unreachable => CondState {
-            status: "False",
-            reason: "HeartbeatMissing",
-            message: format!(
-                "no heartbeat for more than {} (10 intervals)",
-                human(interval * phase::STALE_INTERVALS)
-            ),
-        },
-    }
+fn connected_state(phase: Phase, interval: Duration) -> CondState<impl FnOnce() -> String> {
+    let (status, reason) = match phase {
+        Phase::Pending => ("Unknown", "NeverHeardFrom"),
+        Phase::Connected => ("True", "HeartbeatReceived"),
+        Phase::Stale => ("False", "HeartbeatStale"),
+        Phase::Unreachable => ("False", "HeartbeatMissing"),
+    };
+    CondState::new(status, reason, move || match phase {
+        Phase::Pending => "no heartbeat received yet".to_owned(),
+        Phase::Connected => format!(
+            "heartbeat received within {} (3 intervals)",
+            human(interval * phase::CONNECTED_INTERVALS)
+        ),
+        Phase::Stale => format!(
+            "no heartbeat for more than {} (3 intervals)",
+            human(interval * phase::CONNECTED_INTERVALS)
+        ),
+        Phase::Unreachable => format!(
+            "no heartbeat for more than {} (10 intervals)",
+            human(interval * phase::STALE_INTERVALS)
+        ),
+    })
 }
 
 /// How long past its renewal time a self-renewing edge may still report
@@ -228,99 +245,83 @@ fn credential_state(
     warning: Duration,
     interval: Duration,
     now: Timestamp,
-) -> (CondState, Option<Duration>) {
-    let Some(exp) = expires else {
-        return (
-            CondState {
-                status: "Unknown",
-                reason: "NotReported",
-                message: "the edge has not reported when its hub credential expires".to_owned(),
-            },
-            None,
-        );
-    };
+) -> (CondState<impl FnOnce() -> String + '_>, Option<Duration>) {
+    /// The states of `CredentialExpiring`, named by their reasons.
+    #[derive(Clone, Copy)]
+    enum Credential {
+        NotReported,
+        Expired,
+        RenewalOverdue,
+        RenewedByEdge,
+        ExpiresSoon,
+        Valid,
+    }
+    use Credential::*;
     let until = |t: Timestamp| -> Option<Duration> {
         Duration::try_from(t.duration_since(now))
             .ok()
             .map(|d| d + phase::TRANSITION_MARGIN)
     };
-    let rotate =
-        format!("run `kubectl fleet rotate {site}` and give the edge the new configuration");
-    if now >= exp {
-        return (
-            CondState {
-                status: "True",
-                reason: "Expired",
-                message: format!("the site's hub credential has expired: {rotate}"),
-            },
-            None,
-        );
-    }
-    if let Some(renews) = renews {
-        let overdue_at = renews
-            + SignedDuration::try_from(interval * RENEWAL_GRACE_INTERVALS)
-                .unwrap_or(SignedDuration::ZERO);
-        return if now >= overdue_at {
-            (
-                CondState {
-                    status: "True",
-                    reason: "RenewalOverdue",
-                    message: "the edge renews its hub credential by itself, but the one a restart would use is past its renewal time: the edge's log names the cause".to_owned(),
-                },
-                until(exp),
-            )
-        } else {
-            (
-                CondState {
-                    status: "False",
-                    reason: "RenewedByEdge",
-                    message: "the edge renews its hub credential by itself when half of its lifetime is left".to_owned(),
-                },
-                until(overdue_at),
-            )
-        };
-    }
-    let warn_at = exp - SignedDuration::try_from(warning).unwrap_or(SignedDuration::ZERO);
-    if now >= warn_at {
-        (
-            CondState {
-                status: "True",
-                reason: "ExpiresSoon",
-                message: format!(
-                    "the site's hub credential expires within {} and the edge does not report renewing it by itself: {rotate}",
-                    human(warning)
-                ),
-            },
-            until(exp),
-        )
-    } else {
-        (
-            CondState {
-                status: "False",
-                reason: "Valid",
-                message: format!(
-                    "the site's hub credential is valid for more than {}; the edge does not report renewing it by itself",
-                    human(warning)
-                ),
-            },
-            until(warn_at),
-        )
-    }
+    let (state, next) = match (expires, renews) {
+        (None, _) => (NotReported, None),
+        (Some(exp), _) if now >= exp => (Expired, None),
+        (Some(exp), Some(renews)) => {
+            let overdue_at = renews
+                + SignedDuration::try_from(interval * RENEWAL_GRACE_INTERVALS)
+                    .unwrap_or(SignedDuration::ZERO);
+            if now >= overdue_at {
+                (RenewalOverdue, until(exp))
+            } else {
+                (RenewedByEdge, until(overdue_at))
+            }
+        }
+        (Some(exp), None) => {
+            let warn_at = exp - SignedDuration::try_from(warning).unwrap_or(SignedDuration::ZERO);
+            if now >= warn_at {
+                (ExpiresSoon, until(exp))
+            } else {
+                (Valid, until(warn_at))
+            }
+        }
+    };
+    let (status, reason) = match state {
+        NotReported => ("Unknown", "NotReported"),
+        Expired => ("True", "Expired"),
+        RenewalOverdue => ("True", "RenewalOverdue"),
+        RenewedByEdge => ("False", "RenewedByEdge"),
+        ExpiresSoon => ("True", "ExpiresSoon"),
+        Valid => ("False", "Valid"),
+    };
+    let message = move || {
+        let rotate =
+            || format!("run `kubectl fleet rotate {site}` and give the edge the new configuration");
+        match state {
+            NotReported => "the edge has not reported when its hub credential expires".to_owned(),
+            Expired => format!("the site's hub credential has expired: {}", rotate()),
+            RenewalOverdue => "the edge renews its hub credential by itself, but the one a restart would use is past its renewal time: the edge's log names the cause".to_owned(),
+            RenewedByEdge => "the edge renews its hub credential by itself when half of its lifetime is left".to_owned(),
+            ExpiresSoon => format!(
+                "the site's hub credential expires within {} and the edge does not report renewing it by itself: {}",
+                human(warning),
+                rotate()
+            ),
+            Valid => format!(
+                "the site's hub credential is valid for more than {}; the edge does not report renewing it by itself",
+                human(warning)
+            ),
+        }
+    };
+    (CondState::new(status, reason, message), next)
 }
 
-/// `ClockSkew` from a live observation. The message states no amount or
-/// direction: a message is rewritten only when the condition's status or
-/// reason changes, so a drifting clock would leave any stated amount stale.
-/// The amount is in `clockOffsetSeconds`, which is rewritten whenever it
-/// moves by more than the tolerance.
 /// What a judgement starts from: the phase transition time (now when the
-/// phase changes), the conditions the hub holds, and whether the phase
-/// changed (which alone makes a write).
+/// phase changes), the conditions the hub holds (borrowed), and whether the
+/// phase changed (which alone makes a write).
 fn starting_point(
     status: Option<&FederatedClusterStatus>,
     new_phase: Phase,
     now: Timestamp,
-) -> (Option<Time>, Vec<Condition>, bool) {
+) -> (Option<Time>, Cow<'_, [Condition]>, bool) {
     let changed = status.and_then(|s| s.phase) != Some(new_phase);
     let phase_transition_time = if changed {
         Some(Time(now))
@@ -328,30 +329,36 @@ fn starting_point(
         status.and_then(|s| s.phase_transition_time.clone())
     };
     let conditions = status
-        .and_then(|s| s.conditions.clone())
+        .and_then(|s| s.conditions.as_deref())
         .unwrap_or_default();
-    (phase_transition_time, conditions, changed)
+    (phase_transition_time, Cow::Borrowed(conditions), changed)
 }
 
-fn skew_state(obs: &HeartbeatObservation, interval: Duration) -> CondState {
-    match obs.skew(interval) {
-        Some(_) => CondState {
-            status: "True",
-            reason: "ClockSkewDetected",
-            message: format!(
-                "the edge clock differs from the hub clock by more than {}: status.clockOffsetSeconds holds the offset (edge minus hub); phase and heartbeat ages are judged on the hub clock",
-                human(phase::skew_tolerance(interval))
-            ),
-        },
-        None => CondState {
-            status: "False",
-            reason: "WithinTolerance",
-            message: format!(
-                "the edge clock is within {} of the hub clock",
-                human(phase::skew_tolerance(interval))
-            ),
-        },
-    }
+/// `ClockSkew` from a live observation. The message states no amount or
+/// direction: a message is rewritten only when the condition's status or
+/// reason changes, so a drifting clock would leave any stated amount stale.
+/// The amount is in `clockOffsetSeconds`, which is rewritten whenever it
+/// moves by more than the tolerance.
+fn skew_state(
+    obs: &HeartbeatObservation,
+    interval: Duration,
+) -> CondState<impl FnOnce() -> String> {
+    let skewed = obs.skew(interval).is_some();
+    let (status, reason) = if skewed {
+        ("True", "ClockSkewDetected")
+    } else {
+        ("False", "WithinTolerance")
+    };
+    CondState::new(status, reason, move || {
+        let tolerance = human(phase::skew_tolerance(interval));
+        if skewed {
+            format!(
+                "the edge clock differs from the hub clock by more than {tolerance}: status.clockOffsetSeconds holds the offset (edge minus hub); phase and heartbeat ages are judged on the hub clock"
+            )
+        } else {
+            format!("the edge clock is within {tolerance} of the hub clock")
+        }
+    })
 }
 
 /// The `clockOffsetSeconds` a live observation measures: the edge clock
@@ -394,7 +401,7 @@ fn clock_offset(
 
 fn new_condition(
     type_: &str,
-    state: &CondState,
+    state: CondState<impl FnOnce() -> String>,
     generation: Option<i64>,
     now: Timestamp,
 ) -> Condition {
@@ -402,7 +409,7 @@ fn new_condition(
         type_: type_.to_owned(),
         status: state.status.to_owned(),
         reason: state.reason.to_owned(),
-        message: state.message.clone(),
+        message: (state.message)(),
         last_transition_time: Time(now),
         observed_generation: generation,
     }
@@ -410,30 +417,34 @@ fn new_condition(
 
 /// Sets condition `type_` to `state`, keeping `lastTransitionTime` when the
 /// status does not change, as Kubernetes conventions require. Returns
-/// whether status or reason changed; only then is the message updated.
+/// whether status or reason changed; only then is the message built and
+/// updated, and only then are the conditions copied from the site.
 fn set_condition(
-    conditions: &mut Vec<Condition>,
+    conditions: &mut Cow<'_, [Condition]>,
     type_: &str,
-    state: &CondState,
+    state: CondState<impl FnOnce() -> String>,
     generation: Option<i64>,
     now: Timestamp,
 ) -> bool {
-    match conditions.iter_mut().find(|c| c.type_ == type_) {
-        Some(c) => {
-            let changed = c.status != state.status || c.reason != state.reason;
+    match conditions.iter().position(|c| c.type_ == type_) {
+        Some(i) if conditions[i].status == state.status && conditions[i].reason == state.reason => {
+            false
+        }
+        Some(i) => {
+            let c = &mut conditions.to_mut()[i];
             if c.status != state.status {
                 c.last_transition_time = Time(now);
             }
-            if changed {
-                c.status = state.status.to_owned();
-                c.reason = state.reason.to_owned();
-                c.message = state.message.clone();
-                c.observed_generation = generation;
-            }
-            changed
+            c.status = state.status.to_owned();
+            c.reason = state.reason.to_owned();
+            c.message = (state.message)();
+            c.observed_generation = generation;
+            true
         }
         None => {
-            conditions.push(new_condition(type_, state, generation, now));
+            conditions
+                .to_mut()
+                .push(new_condition(type_, state, generation, now));
             true
         }
     }
@@ -449,7 +460,7 @@ pub fn connected_condition(
 ) -> Condition {
     new_condition(
         CONDITION_CONNECTED,
-        &connected_state(phase, interval),
+        connected_state(phase, interval),
         generation,
         now,
     )
@@ -459,13 +470,13 @@ pub fn connected_condition(
 /// `sighting` of its heartbeats and the effective heartbeat `interval`
 /// (the site's, times any test scale). `ClockSkew` is judged only on a
 /// live sighting; a seeded one leaves it as it is.
-pub fn hub_status(
-    site: &FederatedCluster,
+pub fn hub_status<'a>(
+    site: &'a FederatedCluster,
     sighting: &Sighting,
     interval: Duration,
     credential_warning: Duration,
     now: Timestamp,
-) -> HubStatus {
+) -> HubStatus<'a> {
     let observed_at = sighting.observation.map(|o| o.observed_at);
     let new_phase = phase::phase(observed_at, interval, now);
     let status = site.status.as_ref();
@@ -500,18 +511,18 @@ pub fn hub_status(
     changed |= set_condition(
         &mut conditions,
         CONDITION_CONNECTED,
-        &connected_state(new_phase, interval),
+        connected_state(new_phase, interval),
         generation,
         now,
     );
     changed |= set_condition(
         &mut conditions,
         CONDITION_CREDENTIAL_EXPIRING,
-        &credential,
+        credential,
         generation,
         now,
     );
-    if let Some(skew) = &skew {
+    if let Some(skew) = skew {
         changed |= set_condition(&mut conditions, CONDITION_CLOCK_SKEW, skew, generation, now);
     }
     let (clock_offset_seconds, offset_moved) = clock_offset(
@@ -541,13 +552,13 @@ pub fn hub_status(
 /// heartbeat (so there is no `clockOffsetSeconds`; one left from a time the
 /// site was Push is removed), and the Pull token's expiry is shown as
 /// `credentialExpirationTime`.
-pub fn pull_hub_status(
-    site: &FederatedCluster,
+pub fn pull_hub_status<'a>(
+    site: &'a FederatedCluster,
     sighting: &Sighting,
     interval: Duration,
     probe: Option<&ProbeVerdict>,
     now: Timestamp,
-) -> HubStatus {
+) -> HubStatus<'a> {
     let observed_at = sighting.observation.map(|o| o.observed_at);
     let new_phase = phase::phase(observed_at, interval, now);
     let status = site.status.as_ref();
@@ -557,31 +568,35 @@ pub fn pull_hub_status(
     if status.is_some_and(|s| s.clock_offset_seconds.is_some()) {
         changed = true;
     }
-    let mut set = |type_: &str, state: &CondState| {
-        changed |= set_condition(&mut conditions, type_, state, generation, now);
-    };
     match probe {
         Some(probe) => {
-            set(CONDITION_CONNECTED, &probe_connected_state(probe));
+            changed |= set_condition(
+                &mut conditions,
+                CONDITION_CONNECTED,
+                probe_connected_state(probe),
+                generation,
+                now,
+            );
             if let Some(r) = &probe.remediation {
-                let state = CondState {
-                    status: if r.capable { "True" } else { "False" },
-                    reason: r.reason,
-                    message: r.message.clone(),
-                };
-                set(CONDITION_REMEDIATION_CAPABLE, &state);
+                let status = if r.capable { "True" } else { "False" };
+                let state = CondState::new(status, r.reason, || r.message.clone());
+                changed |= set_condition(
+                    &mut conditions,
+                    CONDITION_REMEDIATION_CAPABLE,
+                    state,
+                    generation,
+                    now,
+                );
             }
         }
         None if status
             .and_then(|s| s.condition(CONDITION_CONNECTED))
             .is_none() =>
         {
-            let state = CondState {
-                status: "Unknown",
-                reason: "NotProbedYet",
-                message: "the hub has not probed the member cluster yet".to_owned(),
-            };
-            set(CONDITION_CONNECTED, &state);
+            let state = CondState::new("Unknown", "NotProbedYet", || {
+                "the hub has not probed the member cluster yet".to_owned()
+            });
+            changed |= set_condition(&mut conditions, CONDITION_CONNECTED, state, generation, now);
         }
         None => {}
     }
@@ -595,24 +610,21 @@ pub fn pull_hub_status(
     }
 }
 
-fn probe_connected_state(probe: &ProbeVerdict) -> CondState {
-    match &probe.outcome {
-        ProbeOutcome::Reached { insecure: false } => CondState {
-            status: "True",
-            reason: "ProbeSucceeded",
-            message: "the hub read the member cluster through its kubeconfig Secret".to_owned(),
-        },
-        ProbeOutcome::Reached { insecure: true } => CondState {
-            status: "True",
-            reason: "InsecureSkipTLSVerify",
-            message: "the hub read the member cluster without verifying its certificate (the kubeconfig sets insecure-skip-tls-verify)".to_owned(),
-        },
-        ProbeOutcome::Failed { failure, message } => CondState {
-            status: "False",
-            reason: failure.reason(),
-            message: message.clone(),
-        },
+fn probe_connected_state(probe: &ProbeVerdict) -> CondState<impl FnOnce() -> String + '_> {
+    let (status, reason) = match &probe.outcome {
+        ProbeOutcome::Reached { insecure: false } => ("True", "ProbeSucceeded"),
+        ProbeOutcome::Reached { insecure: true } => ("True", "InsecureSkipTLSVerify"),
+        ProbeOutcome::Failed { failure, .. } => ("False", failure.reason()),
+    };
+    CondState::new(status, reason, || {
+        match &probe.outcome {
+        ProbeOutcome::Reached { insecure: false } => {
+            "the hub read the member cluster through its kubeconfig Secret".to_owned()
+        }
+        ProbeOutcome::Reached { insecure: true } => "the hub read the member cluster without verifying its certificate (the kubeconfig sets insecure-skip-tls-verify)".to_owned(),
+        ProbeOutcome::Failed { message, .. } => message.clone(),
     }
+    })
 }
 
 #[cfg(test)]
@@ -656,8 +668,8 @@ mod tests {
         FederatedCluster::test("site-a")
     }
 
-    fn judge(site: &FederatedCluster, s: &Sighting, now: Timestamp) -> HubStatus {
-        hub_status(site, s, I, DEFAULT_CREDENTIAL_WARNING, now)
+    fn judge(site: &FederatedCluster, s: &Sighting, now: Timestamp) -> HubStatus<'static> {
+        hub_status(site, s, I, DEFAULT_CREDENTIAL_WARNING, now).into_owned()
     }
 
     fn cond<'a>(h: &'a HubStatus, type_: &str) -> Option<&'a Condition> {
@@ -739,6 +751,7 @@ mod tests {
                 DEFAULT_CREDENTIAL_WARNING,
                 now,
             )
+            .into_owned()
         };
         assert_eq!(h(at(9)).phase, Phase::Connected);
         assert_eq!(h(at(10)).phase, Phase::Stale);
@@ -827,7 +840,7 @@ mod tests {
             .with_token_expiring_in(3600)
             .with_token_renewed_in(1800);
         let judge = |s: &FederatedCluster, secs| {
-            hub_status(s, &seen(secs, secs, true), I, warning, at(secs))
+            hub_status(s, &seen(secs, secs, true), I, warning, at(secs)).into_owned()
         };
         let h = judge(&s, 0);
         let c = cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap();
@@ -903,7 +916,7 @@ mod tests {
         let s = FederatedCluster::test("a")
             .heartbeat_ago(0)
             .with_token_expiring_in(2 * 86400);
-        let h = hub_status(&s, &seen(0, 0, true), I, warning, fixture_now());
+        let h = hub_status(&s, &seen(0, 0, true), I, warning, fixture_now()).into_owned();
         let c = cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap();
         assert_eq!((c.status.as_str(), c.reason.as_str()), ("False", "Valid"));
         let s = written(s, &h);
@@ -1064,7 +1077,7 @@ mod tests {
         // A site switched from Push to Pull: the hub stamps its heartbeat
         // now, so an offset left over is removed (one write).
         let s = site().pull().heartbeat_ago(0).with_clock_offset(-600);
-        let h = pull_hub_status(&s, &seen(0, 0, true), I, None, at(1));
+        let h = pull_hub_status(&s, &seen(0, 0, true), I, None, at(1)).into_owned();
         assert!(h.changed);
         let s = written(s, &h);
         assert_eq!(offset(&s), None);
@@ -1124,37 +1137,48 @@ mod tests {
 
     #[test]
     fn set_condition_keeps_transition_time_when_status_is_unchanged() {
-        let mut cs = vec![];
+        let mut cs = Cow::Borrowed(&[][..]);
         let state = |p| connected_state(p, I);
         let type_ = CONDITION_CONNECTED;
         assert!(set_condition(
             &mut cs,
             type_,
-            &state(Phase::Connected),
+            state(Phase::Connected),
             Some(1),
             fixture_now()
         ));
+        // An unchanged condition is neither rewritten nor copied.
+        let held = cs.clone();
+        let mut unchanged = Cow::Borrowed(&held[..]);
         assert!(!set_condition(
-            &mut cs,
+            &mut unchanged,
             type_,
-            &state(Phase::Connected),
+            state(Phase::Connected),
             Some(1),
             at(60)
         ));
+        assert!(matches!(unchanged, Cow::Borrowed(_)));
         assert_eq!(cs[0].last_transition_time, Time(fixture_now()));
         // A message-only change is not a transition.
-        let reworded = CondState {
-            message: "other words".to_owned(),
-            ..state(Phase::Connected)
-        };
-        assert!(!set_condition(&mut cs, type_, &reworded, Some(1), at(61)));
-        assert_eq!(cs[0].message, state(Phase::Connected).message);
+        let reworded = CondState::new("True", "HeartbeatReceived", || "other words".to_owned());
+        assert!(!set_condition(&mut cs, type_, reworded, Some(1), at(61)));
+        assert_eq!(cs[0].message, (state(Phase::Connected).message)());
         // Same status, new reason: a transition that keeps the time.
-        let stale = state(Phase::Stale);
-        let missing = state(Phase::Unreachable);
-        assert!(set_condition(&mut cs, type_, &stale, Some(1), at(120)));
+        assert!(set_condition(
+            &mut cs,
+            type_,
+            state(Phase::Stale),
+            Some(1),
+            at(120)
+        ));
         assert_eq!(cs[0].last_transition_time, Time(at(120)));
-        assert!(set_condition(&mut cs, type_, &missing, Some(2), at(400)));
+        assert!(set_condition(
+            &mut cs,
+            type_,
+            state(Phase::Unreachable),
+            Some(2),
+            at(400)
+        ));
         assert_eq!(cs[0].last_transition_time, Time(at(120)));
         assert_eq!(
             (cs[0].reason.as_str(), cs[0].observed_generation),
@@ -1163,7 +1187,7 @@ mod tests {
         assert_eq!(cs.len(), 1);
         assert_eq!(
             connected_condition(Phase::Stale, I, at(120), Some(1)),
-            new_condition(type_, &stale, Some(1), at(120))
+            new_condition(type_, state(Phase::Stale), Some(1), at(120))
         );
     }
 
@@ -1242,7 +1266,7 @@ mod tests {
             failure: ProbeFailure::Unauthorized,
             message: "rejected".into(),
         });
-        let h = pull_hub_status(&pending, &NEVER, I, Some(&failed), at(0));
+        let h = pull_hub_status(&pending, &NEVER, I, Some(&failed), at(0)).into_owned();
         assert!(h.changed);
         assert_eq!(h.phase, Phase::Pending, "never reached: still Pending");
         let c = cond(&h, CONDITION_CONNECTED).unwrap();
@@ -1268,7 +1292,7 @@ mod tests {
 
     #[test]
     fn pull_site_never_probed_is_unknown() {
-        let h = pull_hub_status(&site().pull(), &NEVER, I, None, at(0));
+        let h = pull_hub_status(&site().pull(), &NEVER, I, None, at(0)).into_owned();
         let c = cond(&h, CONDITION_CONNECTED).unwrap();
         assert_eq!(
             (c.status.as_str(), c.reason.as_str()),

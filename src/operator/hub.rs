@@ -171,6 +171,10 @@ pub struct Hub {
     changed: Arc<tokio::sync::Notify>,
     /// The watch event on its way into the cache changes the summary.
     summary_due: std::sync::atomic::AtomicBool,
+    /// How many watch events the cache has taken that changed more than a
+    /// heartbeat (see [`Hub::summary_input`]): the prober re-reads its
+    /// list of Pull sites only when this moved.
+    fleet_changes: std::sync::atomic::AtomicU64,
     /// Metrics (also logged at shutdown, read by tests and the benchmark).
     pub metrics: Arc<Metrics>,
     /// The cache the REST API and the fleet gauges read.
@@ -224,6 +228,7 @@ impl Hub {
             clock: Arc::new(Timestamp::now),
             changed: Arc::new(tokio::sync::Notify::new()),
             summary_due: Default::default(),
+            fleet_changes: Default::default(),
             view: Arc::new(FleetView::new(metrics.clone())),
             metrics,
             probes: Arc::new(ProbeStats::default()),
@@ -455,7 +460,7 @@ impl Hub {
     /// Observes `site` and judges it as this replica may now (see
     /// `Sighting::since_takeover`); the ledger keeps what was really
     /// observed.
-    fn judge(&self, site: &FederatedCluster, now: Timestamp) -> HubStatus {
+    fn judge<'a>(&self, site: &'a FederatedCluster, now: Timestamp) -> HubStatus<'a> {
         let sighting = self
             .observe(site, now)
             .since_takeover(self.leader_since(now), site.phase());
@@ -531,8 +536,17 @@ impl Hub {
             .summary_due
             .swap(false, std::sync::atomic::Ordering::Relaxed)
         {
+            self.fleet_changes
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             self.changed.notify_one();
         }
+    }
+
+    /// A count that moves whenever the cache takes a site that changed in
+    /// more than its heartbeat, a new one, or a deletion.
+    pub(super) fn fleet_changes(&self) -> u64 {
+        self.fleet_changes
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Remembers when the controller reconciles `site` again by itself.

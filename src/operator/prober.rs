@@ -441,13 +441,22 @@ pub async fn run(
     );
     let gate = Arc::new(Semaphore::new(cfg.concurrency.max(1)));
     let mut tasks: HashMap<String, tokio::task::JoinHandle<()>> = HashMap::new();
+    // The Pull sites, read from the cache again only when a site changed in
+    // more than its heartbeat (or came or went): not a copy of every site
+    // each second.
+    let mut pull: Vec<String> = Vec::new();
+    let mut read_at = None;
     loop {
-        let pull: Vec<String> = sites
-            .state()
-            .iter()
-            .filter(|s| s.spec.mode == Mode::Pull)
-            .map(|s| s.site_name().to_owned())
-            .collect();
+        let changes = hub.fleet_changes();
+        if read_at != Some(changes) {
+            read_at = Some(changes);
+            pull = sites
+                .state()
+                .iter()
+                .filter(|s| s.spec.mode == Mode::Pull)
+                .map(|s| s.site_name().to_owned())
+                .collect();
+        }
         tasks.retain(|name, task| {
             let keep = !task.is_finished() && pull.contains(name);
             if !keep {
@@ -457,10 +466,10 @@ pub async fn run(
             }
             keep
         });
-        for name in pull {
+        for name in &pull {
             tasks.entry(name.clone()).or_insert_with(|| {
                 let prober = SiteProber {
-                    name,
+                    name: name.clone(),
                     hub: hub.clone(),
                     sites: sites.clone(),
                     secrets: secrets.clone(),
