@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 
 use kube::api::{Api, Patch, PatchParams};
 use kube_sandbox::{FaultRule, Sandbox};
-use kubectl_fleet::api::{Environment, FederatedCluster, FederationStatus, Phase};
+use kubectl_fleet::api::{
+    CONDITION_CLOCK_SKEW, Environment, FederatedCluster, FederationStatus, Phase,
+};
 use kubectl_fleet::fleet::rbac;
 use operator_support::*;
 use serde_json::json;
@@ -146,6 +148,24 @@ async fn a_hub_api_outage_of_12_intervals_flaps_no_live_site() {
     for s in live {
         wait_phase(&api, s, Phase::Connected, Duration::from_secs(20)).await;
     }
+    // Settled before the outage: the hub judges ClockSkew from the first
+    // heartbeat it sees arrive, which is one write of its own when the
+    // site's first sighting already carried a heartbeat.
+    wait_until(
+        Duration::from_secs(20),
+        "the live sites' ClockSkew judged",
+        || async {
+            let mut judged = true;
+            for s in live {
+                let site = api.get(s).await.unwrap();
+                judged &= site
+                    .status
+                    .is_some_and(|st| st.condition(CONDITION_CLOCK_SKEW).is_some());
+            }
+            judged
+        },
+    )
+    .await;
     let silent: Api<FederatedCluster> = Api::all(
         client_from(&std::fs::read_to_string(dir.join("silent.kubeconfig")).unwrap()).await,
     );
