@@ -506,6 +506,11 @@ async fn pull_sites_connect_or_say_why_not_and_recover_without_a_restart() {
         writes.len()
     );
 
+    // A Pull site registered while the hub runs is probed without a
+    // restart (the prober re-reads its sites when the fleet changes).
+    register_pull(&hub_kc, "late", &healthy_kc, &[]);
+    wait_connected(&api, "late", "True", "ProbeSucceeded").await;
+
     // A member that stops answering: Connected=False at once, and Stale
     // after three intervals without a successful probe (hub clock).
     healthy_sb.controls().set_outage(true);

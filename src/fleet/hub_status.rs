@@ -611,19 +611,17 @@ pub fn pull_hub_status<'a>(
 }
 
 fn probe_connected_state(probe: &ProbeVerdict) -> CondState<impl FnOnce() -> String + '_> {
+    const THROUGH_SECRET: &str = "the hub read the member cluster through its kubeconfig Secret";
+    const INSECURE: &str = "the hub read the member cluster without verifying its certificate (the kubeconfig sets insecure-skip-tls-verify)";
     let (status, reason) = match &probe.outcome {
         ProbeOutcome::Reached { insecure: false } => ("True", "ProbeSucceeded"),
         ProbeOutcome::Reached { insecure: true } => ("True", "InsecureSkipTLSVerify"),
         ProbeOutcome::Failed { failure, .. } => ("False", failure.reason()),
     };
-    CondState::new(status, reason, || {
-        match &probe.outcome {
-        ProbeOutcome::Reached { insecure: false } => {
-            "the hub read the member cluster through its kubeconfig Secret".to_owned()
-        }
-        ProbeOutcome::Reached { insecure: true } => "the hub read the member cluster without verifying its certificate (the kubeconfig sets insecure-skip-tls-verify)".to_owned(),
+    CondState::new(status, reason, || match &probe.outcome {
+        ProbeOutcome::Reached { insecure: false } => THROUGH_SECRET.to_owned(),
+        ProbeOutcome::Reached { insecure: true } => INSECURE.to_owned(),
         ProbeOutcome::Failed { message, .. } => message.clone(),
-    }
     })
 }
 

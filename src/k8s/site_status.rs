@@ -69,13 +69,12 @@ pub fn watch_sites_unmanaged(
     })
 }
 
-/// A FederatedCluster decoded without `metadata.managedFields`.
 /// `events`, read in bursts: whenever it has nothing ready even after the
 /// other tasks had a turn, it is left alone for `pause` before being
-/// waited on again, so the events that
-/// arrive meanwhile wait in the socket and are read, decrypted and handed
-/// on together (one wake-up and a few reads for a burst instead of one
-/// each). Delays an event by at most `pause`.
+/// waited on again, so the events that arrive meanwhile wait in the
+/// socket and are read, decrypted and handed on together (one wake-up and
+/// a few reads for a burst instead of one each). Delays an event by at
+/// most `pause`.
 pub fn read_in_bursts<S>(
     events: S,
     pause: std::time::Duration,
@@ -106,6 +105,7 @@ where
     })
 }
 
+/// A FederatedCluster decoded without `metadata.managedFields`.
 #[derive(Clone, Debug)]
 struct UnmanagedSite(FederatedCluster);
 
@@ -205,6 +205,51 @@ pub async fn crds_installed(client: &kube::Client) -> Result<bool, kube::Error> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use futures::StreamExt as _;
+    use std::time::Duration;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_drained_watch_is_left_alone_for_the_pause() {
+        let (tx, rx) = futures::channel::mpsc::unbounded::<u32>();
+        let mut events = std::pin::pin!(read_in_bursts(rx, Duration::from_secs(3600)));
+        // What is ready passes straight through.
+        tx.unbounded_send(1).unwrap();
+        tx.unbounded_send(2).unwrap();
+        assert_eq!(events.next().await, Some(1));
+        assert_eq!(events.next().await, Some(2));
+        // An event that comes in while the other tasks have their turn
+        // (as the connection's task reads the socket) starts no pause.
+        let sender = tx.clone();
+        tokio::spawn(async move { sender.unbounded_send(3).unwrap() });
+        let next = tokio::time::timeout(Duration::from_secs(10), events.next()).await;
+        assert_eq!(next.unwrap(), Some(3));
+        // Drained: an event that comes in later waits out the pause.
+        let sender = tx.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            sender.unbounded_send(4).unwrap();
+        });
+        let next = tokio::time::timeout(Duration::from_secs(1), events.next()).await;
+        assert!(next.is_err(), "read before the pause ended: {next:?}");
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn an_event_after_the_pause_is_delivered_and_the_end_passes_through() {
+        let (tx, rx) = futures::channel::mpsc::unbounded::<u32>();
+        let mut events = std::pin::pin!(read_in_bursts(rx, Duration::from_millis(50)));
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            tx.unbounded_send(7).unwrap();
+            tx.unbounded_send(8).unwrap();
+        });
+        assert_eq!(events.next().await, Some(7));
+        assert_eq!(events.next().await, Some(8));
+        assert_eq!(
+            events.next().await,
+            None,
+            "the sender is gone: the stream ends"
+        );
+    }
 
     #[test]
     fn a_watched_site_keeps_its_metadata_but_managed_fields() {
