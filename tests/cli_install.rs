@@ -721,3 +721,93 @@ async fn uninstall_crds_on_a_terminal_asks_naming_the_site_count() {
     );
     assert!(crds.get_opt(CRD).await.unwrap().is_none());
 }
+
+/// A minimal CRD for one of the Prometheus Operator's kinds (the schema
+/// keeps every field: only the kind's being served matters here).
+fn prometheus_operator_crd(kind: &str, plural: &str) -> CustomResourceDefinition {
+    serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": { "name": format!("{plural}.monitoring.coreos.com") },
+        "spec": {
+            "group": "monitoring.coreos.com",
+            "scope": "Namespaced",
+            "names": { "kind": kind, "plural": plural, "singular": kind.to_lowercase(), "listKind": format!("{kind}List") },
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "schema": { "openAPIV3Schema": { "type": "object", "x-kubernetes-preserve-unknown-fields": true } }
+            }]
+        }
+    }))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn monitoring_needs_the_prometheus_operator_and_uninstall_removes_it() {
+    let hub = Hub::bare(Default::default());
+    let client = hub.admin().await;
+    let config_maps: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(client.clone(), "fleet-system");
+    let reader = "fleet-operator-metrics-reader";
+
+    // Without the Prometheus Operator's CRDs, nothing is applied.
+    let line = hub
+        .fleet(&["install", "--with-monitoring", "--apply"])
+        .one_line_error();
+    assert!(
+        line.contains("ServiceMonitor")
+            && line.contains("PrometheusRule")
+            && line.contains("nothing applied")
+            && line.contains("install the Prometheus Operator's CRDs first"),
+        "{line}"
+    );
+    assert!(
+        Api::<ClusterRole>::all(client.clone())
+            .get_opt("fleet-operator-hub")
+            .await
+            .unwrap()
+            .is_none(),
+        "the hub was applied before the check"
+    );
+
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for (kind, plural) in [
+        ("ServiceMonitor", "servicemonitors"),
+        ("PrometheusRule", "prometheusrules"),
+    ] {
+        crds.create(&Default::default(), &prometheus_operator_crd(kind, plural))
+            .await
+            .unwrap();
+    }
+    hub.fleet(&["install", "--with-monitoring", "--apply"]).ok();
+    config_maps.get("fleet-operator-dashboard").await.unwrap();
+    Api::<ClusterRole>::all(client.clone())
+        .get(reader)
+        .await
+        .unwrap();
+
+    let run = hub.fleet(&["uninstall"]).ok();
+    for gone in [
+        "ServiceMonitor fleet-system/fleet-operator deleted",
+        "PrometheusRule fleet-system/fleet-operator deleted",
+        "ConfigMap fleet-system/fleet-operator-dashboard deleted",
+        "ClusterRole fleet-operator-metrics-reader deleted",
+        "Deployment fleet-system/fleet-operator-hub deleted",
+    ] {
+        assert!(run.stderr.contains(gone), "{gone}: {}", run.stderr);
+    }
+    assert!(
+        config_maps
+            .get_opt("fleet-operator-dashboard")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        Api::<ClusterRole>::all(client.clone())
+            .get_opt(reader)
+            .await
+            .unwrap()
+            .is_none()
+    );
+}

@@ -216,6 +216,25 @@ async fn apply(
         force: true,
         required: &[],
     };
+    // A kind the cluster does not serve (the Prometheus Operator's, with
+    // --with-monitoring) would stop the apply half-way: refuse up front.
+    let unserved = cluster.unserved_kinds(&rest).await?;
+    if !unserved.is_empty() {
+        return Err(Error::Invalid {
+            what: format!(
+                "the cluster does not serve {}: nothing applied",
+                unserved.join(", ")
+            ),
+            hint: if unserved
+                .iter()
+                .any(|k| k.starts_with("monitoring.coreos.com/"))
+            {
+                "install the Prometheus Operator's CRDs first, or drop --with-monitoring (without --apply it prints the manifests)".into()
+            } else {
+                "check the cluster's API server version and installed CRDs".into()
+            },
+        });
+    }
     let mut applied = cluster.apply_manifests(&crds, force_crds).await?;
     applied.extend(cluster.apply_manifests(&rest, options).await?);
     for applied in applied {

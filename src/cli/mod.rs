@@ -105,7 +105,7 @@ pub enum Command {
     Incidents(incidents::IncidentsArgs),
     /// Print (or apply) the manifests for the CRDs and the operator
     Install(install::InstallArgs),
-    /// Remove the operator and its RBAC (the CRDs and every site only with --crds)
+    /// Remove the operator, its RBAC and monitoring objects (the CRDs and every site only with --crds)
     Uninstall(uninstall::UninstallArgs),
     /// Print a shell completion script
     Completion(completion::CompletionArgs),

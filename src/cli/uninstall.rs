@@ -1,11 +1,12 @@
 //! `kubectl fleet uninstall`: remove what `install` created for the
-//! operator — its Deployments and RBAC, hub and edge role alike — and, only
+//! operator — its Deployments and RBAC, hub and edge role alike, and the
+//! `--with-monitoring` objects — and, only
 //! with `--crds`, the CustomResourceDefinitions (which deletes every
 //! FederatedCluster with them). Namespace `fleet-system` stays: it holds the
 //! site identities of `register` (`unregister` removes those) and an edge's
 //! hub kubeconfig Secret. Idempotent: whatever is already gone is skipped.
 
-use super::install::{Role, crd_manifests, operator_objects};
+use super::install::{Role, crd_manifests, monitoring_manifests, operator_objects};
 use super::{Error, GlobalArgs, Io};
 
 /// Arguments of `kubectl fleet uninstall`.
@@ -54,7 +55,11 @@ pub async fn run(global: &GlobalArgs, args: UninstallArgs, io: &mut Io<'_>) -> R
     for role in [Role::Hub, Role::Edge] {
         docs.extend(operator_objects(role));
     }
-    // Reverse order: the Deployments stop before their RBAC goes, the CRDs last.
+    // `install --with-monitoring`'s objects; kinds the cluster does not
+    // serve (no Prometheus Operator) are skipped.
+    docs.extend(monitoring_manifests());
+    // Reverse order: the monitoring objects and the Deployments go before
+    // the operator's RBAC, the CRDs last.
     let deleted = cluster.delete_manifests(&docs).await?;
     if deleted.is_empty() {
         writeln!(io.err, "no fleet operator installed: nothing to remove")?;

@@ -137,6 +137,24 @@ impl Cluster {
         }))
     }
 
+    /// The kinds among the documents that the API server does not serve
+    /// (`apiVersion/kind`, each once, in document order), so a caller can
+    /// refuse before applying anything rather than stop half-way.
+    pub async fn unserved_kinds(&self, docs: &[Value]) -> Result<Vec<String>, Error> {
+        let mut unserved: Vec<String> = Vec::new();
+        for doc in docs {
+            let obj = parse(doc).map_err(unreadable)?;
+            if self.api_for(&obj).await?.is_none() {
+                let types = obj.types.unwrap_or_default();
+                let kind = format!("{}/{}", types.api_version, types.kind);
+                if !unserved.contains(&kind) {
+                    unserved.push(kind);
+                }
+            }
+        }
+        Ok(unserved)
+    }
+
     /// Applies the documents in order (CRDs and namespaces first is the
     /// caller's job) and returns what was applied and what was kept.
     pub async fn apply_manifests(
