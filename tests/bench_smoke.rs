@@ -68,6 +68,9 @@ fn cli_bench_harness_smoke() {
         "| 120 | json wall / curl | ≤ 1.5× |",
         "| `kubectl-fleet` |",
         "| `fleet-operator` |",
+        "| P1w | `kubectl fleet status --watch` CPU / `kubectl get fc --watch`'s (60 sites,",
+        "| `kubectl fleet status --watch -o json` |",
+        "| `/bin/true` (the floor) |",
     ] {
         assert!(stdout.contains(expected), "no {expected:?} in:\n{stdout}");
     }

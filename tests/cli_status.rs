@@ -216,6 +216,74 @@ fn watch_redraws_on_change_through_the_watch_api() {
     assert!(lists <= 1, "one initial list, no polling: {lists} lists");
 }
 
+/// A burst of changes (a large fleet heartbeats many times a second) is
+/// drawn as one frame once it is taken in, not one frame per change; the
+/// last frame shows the last change, and a deleted site leaves it.
+#[tokio::test]
+async fn watch_draws_a_burst_of_changes_as_few_frames_ending_in_the_last() {
+    let hub = Hub::new();
+    hub.register("site-a", &[]);
+    hub.register("site-b", &[]);
+    let mut child = Command::new(BIN)
+        .args([
+            "--kubeconfig",
+            hub.kubeconfig.to_str().unwrap(),
+            "status",
+            "--watch",
+            "-o",
+            "json",
+        ])
+        .env_remove("KUBECONFIG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for frame in serde_json::Deserializer::from_reader(stdout).into_iter::<serde_json::Value>()
+        {
+            if tx.send(frame.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let next_frame = || {
+        rx.recv_timeout(Duration::from_secs(20))
+            .expect("a frame from --watch")
+    };
+    let first = next_frame();
+    assert_eq!(first["summary"]["sites"], 2, "{first}");
+
+    const CHANGES: i64 = 40;
+    let api: Api<FederatedCluster> = Api::all(hub.admin().await);
+    for i in 1..=CHANGES {
+        api.patch_status(
+            "site-a",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({ "status": { "nodeCount": i } })),
+        )
+        .await
+        .unwrap();
+    }
+    api.delete("site-b", &Default::default()).await.unwrap();
+    let mut frames = 0;
+    loop {
+        let frame = next_frame();
+        frames += 1;
+        let sites = frame["sites"].as_array().unwrap();
+        if sites.len() == 1 && sites[0]["nodeCount"] == CHANGES {
+            assert_eq!(frame["summary"]["sites"], 1, "{frame}");
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // One frame per change would be 41; the burst takes well under a
+    // second on loopback, so it spans a few frames at most.
+    assert!(frames <= 5, "{frames} frames for {} changes", CHANGES + 1);
+}
+
 #[tokio::test]
 async fn a_closed_pipe_ends_quietly_with_exit_0() {
     // `kubectl fleet status -o json | head -c 0`: the reader is gone before

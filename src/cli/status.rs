@@ -94,26 +94,156 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
         }
         return Ok(());
     }
-    let mut updates = Box::pin(hub.watch_sites(selector));
-    let mut last: Option<String> = None;
-    while let Some(update) = updates.next().await {
-        let sites = filter.apply(update?);
-        let text = render_sites(&sites, args.output, color)?;
-        // Ages move on their own; redraw only when the rendered view changed.
-        if last.as_deref() == Some(text.as_str()) {
+    watch(&hub, selector, &filter, args.output, color, io).await
+}
+
+/// At most this many frames per second are drawn by `--watch`: a large
+/// fleet heartbeats many times a second, and each frame renders every site.
+const FRAME_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// `--watch`: one copy of the fleet, updated by each change the watch API
+/// reports. A frame is drawn once every change that is ready has been
+/// taken in, at most once per [`FRAME_EVERY`] (a change that comes sooner
+/// is drawn at the next frame), and only when it differs from the last.
+async fn watch(
+    hub: &crate::k8s::Cluster,
+    selector: Option<&str>,
+    filter: &SiteFilter,
+    output: StatusOutput,
+    color: bool,
+    io: &mut Io<'_>,
+) -> Result<(), Error> {
+    use crate::k8s::SiteChange;
+    use futures::FutureExt as _;
+    use std::collections::BTreeMap;
+
+    let mut changes = Box::pin(hub.watch_sites(selector));
+    let mut fleet: BTreeMap<String, FederatedCluster> = BTreeMap::new();
+    let mut listed = false;
+    let mut pending = false;
+    let mut next_frame = tokio::time::Instant::now();
+    let mut last: Option<Vec<u8>> = None;
+    loop {
+        // None: the pending frame is due; Some(None): the watch ended.
+        let next = if pending {
+            tokio::select! {
+                change = changes.next() => Some(change),
+                () = tokio::time::sleep_until(next_frame) => None,
+            }
+        } else {
+            Some(changes.next().await)
+        };
+        let mut change = match next {
+            Some(None) => return Ok(()),
+            Some(Some(change)) => Some(change),
+            None => None,
+        };
+        // Take in whatever else is ready before drawing.
+        while let Some(c) = change.take() {
+            match c? {
+                SiteChange::Listed(sites) => {
+                    fleet = sites
+                        .into_iter()
+                        .map(|s| (s.site_name().to_owned(), s))
+                        .collect();
+                    listed = true;
+                }
+                SiteChange::Applied(site) => {
+                    fleet.insert(site.site_name().to_owned(), *site);
+                }
+                SiteChange::Deleted(name) => {
+                    fleet.remove(&name);
+                }
+            }
+            pending = listed;
+            change = changes.next().now_or_never().flatten();
+        }
+        if !pending || tokio::time::Instant::now() < next_frame {
             continue;
         }
-        if io.stdout_tty && matches!(args.output, StatusOutput::Table | StatusOutput::Wide) {
+        pending = false;
+        next_frame = tokio::time::Instant::now() + FRAME_EVERY;
+        let mut frame = Frame::begin(output, jiff::Timestamp::now())?;
+        for site in fleet.values().filter(|s| filter.matches(s)) {
+            frame.push(std::borrow::Cow::Borrowed(site))?;
+        }
+        let mut text = Vec::new();
+        frame.finish(color, &mut text)?;
+        // Ages move on their own; redraw only when the rendered view changed.
+        if last.as_deref() == Some(text.as_slice()) {
+            continue;
+        }
+        if io.stdout_tty && matches!(output, StatusOutput::Table | StatusOutput::Wide) {
             // Clear the screen and home the cursor, like `watch`.
             write!(io.out, "\x1b[2J\x1b[H")?;
-        } else if last.is_some() && args.output == StatusOutput::Yaml {
+        } else if last.is_some() && output == StatusOutput::Yaml {
             writeln!(io.out, "---")?;
         }
-        io.out.write_all(text.as_bytes())?;
+        io.out.write_all(&text)?;
         io.out.flush()?;
         last = Some(text);
     }
-    Ok(())
+}
+
+/// One rendering of the status, folded site by site: the table keeps its
+/// compact rows and totals, the JSON/YAML report is written as it goes
+/// (see [`Frame::drain`]) and keeps only its totals.
+enum Frame {
+    Table(render::status::StatusTable),
+    Report(render::report::ReportStream, Vec<u8>),
+}
+
+impl Frame {
+    fn begin(output: StatusOutput, now: jiff::Timestamp) -> Result<Self, Error> {
+        use render::report::{ReportFormat, ReportStream};
+        let format = match output {
+            StatusOutput::Table | StatusOutput::Wide => {
+                return Ok(Frame::Table(render::status::StatusTable::new(
+                    now,
+                    output == StatusOutput::Wide,
+                )));
+            }
+            StatusOutput::Json => ReportFormat::Json,
+            StatusOutput::Yaml => ReportFormat::Yaml,
+        };
+        let mut buf = Vec::with_capacity(1 << 16);
+        let report = ReportStream::begin(format, now, &mut buf)?;
+        Ok(Frame::Report(report, buf))
+    }
+
+    /// Adds one site; a report needs them in name order.
+    fn push(&mut self, site: std::borrow::Cow<'_, FederatedCluster>) -> Result<(), Error> {
+        match self {
+            Frame::Table(table) => table.push(&site),
+            Frame::Report(report, buf) => report.site(site.into_owned(), buf)?,
+        }
+        Ok(())
+    }
+
+    /// Writes out what is rendered so far (only a report has any).
+    fn drain(&mut self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        if let Frame::Report(_, buf) = self {
+            out.write_all(buf)?;
+            buf.clear();
+        }
+        Ok(())
+    }
+
+    /// Writes out the rest: the whole table, or the end of the report.
+    fn finish(self, color: bool, out: &mut impl std::io::Write) -> Result<(), Error> {
+        match self {
+            Frame::Table(table) => {
+                for line in table.lines(color) {
+                    out.write_all(line.as_bytes())?;
+                }
+            }
+            Frame::Report(report, mut buf) => {
+                report.finish(&mut buf)?;
+                out.write_all(&buf)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// One snapshot of the fleet, listed a page at a time and folded into the
@@ -128,43 +258,17 @@ async fn render_paged(
     color: bool,
     io: &mut Io<'_>,
 ) -> Result<(), Error> {
-    let now = jiff::Timestamp::now();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, &mut *io.out);
-    match output {
-        StatusOutput::Table | StatusOutput::Wide => {
-            let mut table = render::status::StatusTable::new(now, output == StatusOutput::Wide);
-            hub.for_each_site_page(selector, |page| {
-                page.iter()
-                    .filter(|s| filter.matches(s))
-                    .for_each(|s| table.push(s));
-                Ok::<_, Error>(())
-            })
-            .await?;
-            for line in table.lines(color) {
-                out.write_all(line.as_bytes())?;
-            }
+    let mut frame = Frame::begin(output, jiff::Timestamp::now())?;
+    hub.for_each_site_page(selector, |page| {
+        for site in page.into_iter().filter(|s| filter.matches(s)) {
+            frame.push(std::borrow::Cow::Owned(site))?;
         }
-        StatusOutput::Json | StatusOutput::Yaml => {
-            let format = if output == StatusOutput::Json {
-                render::report::ReportFormat::Json
-            } else {
-                render::report::ReportFormat::Yaml
-            };
-            let mut buf = Vec::with_capacity(1 << 16);
-            let mut report = render::report::ReportStream::begin(format, now, &mut buf)?;
-            hub.for_each_site_page(selector, |page| {
-                for site in page.into_iter().filter(|s| filter.matches(s)) {
-                    report.site(site, &mut buf)?;
-                }
-                out.write_all(&buf)?;
-                buf.clear();
-                Ok::<_, Error>(())
-            })
-            .await?;
-            report.finish(&mut buf)?;
-            out.write_all(&buf)?;
-        }
-    }
+        frame.drain(&mut out)?;
+        Ok::<_, Error>(())
+    })
+    .await?;
+    frame.finish(color, &mut out)?;
     out.flush()?;
     Ok(())
 }

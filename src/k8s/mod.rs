@@ -20,7 +20,7 @@ pub use error::{Error, is_conflict, is_missing, readable, root_cause, source_cha
 pub use identity::{IssuedToken, ObjectRef};
 pub use kubeconfig::{TokenKubeconfig, plain_yaml_stream, write_private_file};
 pub use manifests::{Applied, ApplyOptions, KeptField, describe_field};
-pub use sites::SITE_PAGE_SIZE;
+pub use sites::{SITE_PAGE_SIZE, SiteChange};
 
 /// Namespace holding the fleet's identities, Secrets and operator.
 pub const NAMESPACE: &str = crate::fleet::rbac::FLEET_NAMESPACE;

@@ -1,8 +1,6 @@
 //! FederatedCluster and FederationStatus I/O on the hub: apply, read,
 //! list, watch, delete.
 
-use std::collections::BTreeMap;
-
 use futures::{Stream, TryStreamExt};
 use kube::api::{Api, ListParams};
 use kube::runtime::watcher;
@@ -219,46 +217,42 @@ impl Cluster {
         Ok(PageFetch(tokio::spawn(response_text(client, req))))
     }
 
-    /// Watches sites with the watch API and yields the full, name-sorted set
-    /// once the initial list is in and again after every change; sites are
-    /// kept lean (metadata only as far as the name).
+    /// Watches sites with the watch API and yields each change: the whole
+    /// fleet once the initial list (or a re-list) is in, then each site
+    /// applied or deleted. Sites are kept lean (metadata only as far as the
+    /// name). The caller keeps the fleet (one copy), so a change costs what
+    /// the one site costs, not a copy of the fleet.
     pub fn watch_sites(
         &self,
         selector: Option<&str>,
-    ) -> impl Stream<Item = Result<Vec<FederatedCluster>, Error>> + Send + 'static {
+    ) -> impl Stream<Item = Result<SiteChange, Error>> + Send + 'static {
         let mut config = watcher::Config::default();
         if let Some(selector) = selector {
             config = config.labels(selector);
         }
         let server = self.server().to_owned();
-        let mut known: BTreeMap<String, FederatedCluster> = BTreeMap::new();
-        let mut initial: BTreeMap<String, FederatedCluster> = BTreeMap::new();
+        let mut initial: Vec<FederatedCluster> = Vec::new();
         watcher(self.sites_api(), config)
             .map_err(move |e| watch_error(&server, e))
             .try_filter_map(move |event| {
-                let snapshot = match event {
+                let change = match event {
                     watcher::Event::Init => {
                         initial.clear();
                         None
                     }
                     watcher::Event::InitApply(site) => {
-                        initial.insert(site.site_name().to_owned(), lean(site));
+                        initial.push(lean(site));
                         None
                     }
                     watcher::Event::InitDone => {
-                        known = std::mem::take(&mut initial);
-                        Some(known.values().cloned().collect())
+                        Some(SiteChange::Listed(std::mem::take(&mut initial)))
                     }
-                    watcher::Event::Apply(site) => {
-                        known.insert(site.site_name().to_owned(), lean(site));
-                        Some(known.values().cloned().collect())
-                    }
+                    watcher::Event::Apply(site) => Some(SiteChange::Applied(Box::new(lean(site)))),
                     watcher::Event::Delete(site) => {
-                        known.remove(site.site_name());
-                        Some(known.values().cloned().collect())
+                        Some(SiteChange::Deleted(site.site_name().to_owned()))
                     }
                 };
-                futures::future::ready(Ok(snapshot))
+                futures::future::ready(Ok(change))
             })
     }
 
@@ -323,6 +317,17 @@ fn lean(site: FederatedCluster) -> FederatedCluster {
         status: site.status,
     }
     .into_site()
+}
+
+/// One change of the fleet, as [`Cluster::watch_sites`] reports it.
+#[derive(Debug)]
+pub enum SiteChange {
+    /// Every site, as (re)listed: replaces all that was known.
+    Listed(Vec<FederatedCluster>),
+    /// A site was added or changed.
+    Applied(Box<FederatedCluster>),
+    /// The site of this name was deleted.
+    Deleted(String),
 }
 
 /// A FederatedCluster without the metadata nobody reads here.

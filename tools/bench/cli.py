@@ -21,6 +21,10 @@ P1/P1b  on each API server -- a release `kube-sandbox serve` and, when
           kubectl-fleet status -o json | kubectl-fleet status
         wall time (monotonic clock around the process), CPU (utime + stime)
         and peak RSS (GNU time's %M, see measure()) of each process.
+P1w     (no goal in the issue) `status --watch` (table and -o json) beside
+        `kubectl get fc --watch` on kube-sandbox at the smallest size: CPU
+        and peak RSS of each, run side by side, while heartbeat patches
+        arrive as from every site every 30 s (60 s of them).
 P2      `--help` start time (median of 30, spawn to exit, beside /bin/true
         as the machine's floor) and the size of each binary.
 P4      `cargo run --release --example correlation_bench`.
@@ -515,8 +519,99 @@ def profile_note(bin_dir=None):
     return "release profile of Cargo.toml with " + ", ".join(f"`{k}={v}`" for k, v in sorted(overrides.items()))
 
 
-def bench_server(server, release, sizes, repeat, baseline, work):
-    """P1/P1b on one API server: {sites: (medians, list bytes, report bytes)}."""
+def proc_cpu(pid):
+    """utime + stime of a running process, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def proc_peak_rss(pid):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def heartbeat_load(server, n, rate, seconds, workers=4):
+    """Heartbeat patches (lastHeartbeatTime only, as an edge sends them)
+    to sites 0..n round-robin at `rate` per second for `seconds`; returns
+    how many were sent."""
+    sent = [0] * workers
+    errors = []
+    start = time.monotonic()
+
+    def work(k):
+        conn = server.connection()
+        try:
+            i = k
+            while True:
+                due = start + i / rate
+                now = time.monotonic()
+                if due - start >= seconds:
+                    return
+                if due > now:
+                    time.sleep(due - now)
+                name = f"site-{i % n:05d}"
+                body = json.dumps({"status": {"lastHeartbeatTime": rfc3339(time.time())}})
+                code, resp = server.request(conn, "PATCH", f"{LIST_PATH}/{name}/status?fieldManager=fleet-edge",
+                                            body, "application/merge-patch+json")
+                if code >= 300:
+                    raise RuntimeError(f"heartbeat {name}: {code} {resp[:300]!r}")
+                sent[k] += 1
+                i += workers
+        except Exception as e:  # surfaced below
+            errors.append(e)
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(workers)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    if errors:
+        raise errors[0]
+    return sum(sent)
+
+
+def bench_watch(server, release, env, n, seconds, baseline=None):
+    """Watching a fleet of n sites that heartbeats every 30 s: CPU and peak
+    RSS of each watcher, run side by side, while `seconds` of heartbeats
+    arrive. {name: (cpu s, peak RSS bytes)}, heartbeats sent."""
+    fleet = str(release / "kubectl-fleet")
+    watchers = [
+        ("kubectl get fc --watch", ["kubectl", "get", "fc", "--watch"]),
+        ("kubectl fleet status --watch", [fleet, "status", "--watch"]),
+        ("kubectl fleet status --watch -o json", [fleet, "status", "--watch", "-o", "json"]),
+    ] + ([("baseline: status --watch", [baseline, "status", "--watch"])] if baseline else [])
+    procs = [(name, subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     stdin=subprocess.DEVNULL)) for name, argv in watchers]
+    try:
+        # Past the initial list: every watcher's CPU has stopped moving.
+        deadline, last = time.monotonic() + 120, None
+        while time.monotonic() < deadline:
+            time.sleep(1)
+            cpu = [proc_cpu(p.pid) for _, p in procs]
+            if cpu == last:
+                break
+            last = cpu
+        before = {name: proc_cpu(p.pid) for name, p in procs}
+        sent = heartbeat_load(server, n, n / 30, seconds)
+        time.sleep(2)  # the last frames
+        for name, p in procs:
+            if p.poll() is not None:
+                raise RuntimeError(f"{name} exited {p.returncode} while watching")
+        result = {name: (proc_cpu(p.pid) - before[name], proc_peak_rss(p.pid)) for name, p in procs}
+    finally:
+        for _, p in procs:
+            p.terminate()
+            p.wait(timeout=30)
+    return result, sent
+
+
+def bench_server(server, release, sizes, repeat, baseline, work, watch_seconds=0):
+    """P1/P1b on one API server: {sites: (medians, list bytes, report bytes)}, and
+    with watch_seconds the --watch measure at the smallest size (see bench_watch)."""
     env = dict(os.environ, KUBECONFIG=str(server.kubeconfig), KUBECACHEDIR=str(server.dir / "kube-cache"),
                HOME=str(work), NO_COLOR="1")
     run_checked([str(release / "kubectl-fleet"), "install", "--crds-only", "--apply"], env=env,
@@ -527,13 +622,15 @@ def bench_server(server, release, sizes, repeat, baseline, work):
             break
         time.sleep(0.1)
     conn.close()
-    results, have = {}, 0
+    results, have, watch = {}, 0, None
     for n in sorted(sizes):
         seed(server, have, n)
         have = n
         results[n] = bench_size(server, release, env, n, repeat, baseline)
+        if watch is None and watch_seconds:
+            watch = (n, *bench_watch(server, release, env, n, watch_seconds, baseline))
         log(f"{server.name}: {n} sites done")
-    return results
+    return results, watch
 
 
 def p1_records(out, server_name, results):
@@ -666,24 +763,33 @@ def main():
     note = machine_note()
     work = Path(tempfile.mkdtemp(prefix="fleet-bench-"))
     out = Results()
-    all_results = {}
+    all_results, watch = {}, None
     try:
         if args.servers in ("both", "sandbox"):
             sb = Sandbox(release / "kube-sandbox", work / "sandbox")
             try:
-                all_results[sb.name] = bench_server(sb, release, sizes, args.repeat, args.baseline, work)
+                all_results[sb.name], watch = bench_server(sb, release, sizes, args.repeat, args.baseline, work,
+                                                           watch_seconds=5 if args.smoke else 60)
             finally:
                 sb.stop()
         if want_real:
             real = RealApi(work / "realapi")
             try:
-                all_results[real.name] = bench_server(real, release, real_sizes, args.repeat, args.baseline, work)
+                all_results[real.name], _ = bench_server(real, release, real_sizes, args.repeat, args.baseline,
+                                                         work)
             finally:
                 real.stop()
     finally:
         pass
     for name, results in all_results.items():
         p1_records(out, name, results)
+    if watch:
+        n, cpu_rss, sent = watch
+        kubectl = cpu_rss["kubectl get fc --watch"]
+        for name in ["kubectl fleet status --watch", "kubectl fleet status --watch -o json"]:
+            out.emit("P1w", f"`{name}` CPU / `kubectl get fc --watch`'s ({n:,} sites, {sent:,} heartbeats)",
+                     cpu_rss[name][0] / kubectl[0], "×", "")
+            out.emit("P1w", f"`{name}` peak RSS ({n:,} sites)", cpu_rss[name][1] / MIB, "MiB", "")
 
     floor = start_time(["/bin/true"])
     out.emit("P2", "`/bin/true` start, median of 30 (the machine's floor, for reference)", floor[0] * 1000, "ms", "")
@@ -782,6 +888,18 @@ def main():
         for name, results in all_results.items():
             report.append(detail_tables(name, results))
             report.append("")
+    if watch:
+        n, cpu_rss, sent = watch
+        report.append(f"### `--watch` over {n:,} sites (kube-sandbox)")
+        report.append("")
+        report.append(f"Side by side, while {sent:,} heartbeat patches arrived at {n / 30:.0f} per second "
+                      "(every site every 30 s), past the initial list:")
+        report.append("")
+        report.append("| watcher | CPU s | CPU ms per 1,000 heartbeats | peak RSS MiB |")
+        report.append("| --- | ---: | ---: | ---: |")
+        for name, (cpu, rss) in cpu_rss.items():
+            report.append(f"| `{name}` | {cpu:.2f} | {cpu * 1e6 / max(sent, 1):.0f} | {rss / MIB:.1f} |")
+        report.append("")
     report.append("### P2 binaries")
     report.append("")
     report.append("| binary | size MiB | `--help` median ms | `--help` min ms |")
