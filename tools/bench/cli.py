@@ -948,7 +948,7 @@ minutes from scratch on the shared 2-core machine; prefix
 for a quicker build, which the line below then names). The real API server
 needs `tools/realapi/build.sh` once (docs/realapi.md); without it only
 kube-sandbox is measured. What each figure is and how it is taken:
-docs/benchmarks-cli.md (P1, P1b, P2, P4, P6) and
+docs/benchmarks-cli.md (P1, P1b, P1w, P2, P4, P6) and
 docs/benchmarks-operator.md (P3, P5).
 
 ## Latest run
