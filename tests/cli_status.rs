@@ -155,27 +155,26 @@ async fn colour_only_when_asked_or_on_a_terminal() {
     assert!(!String::from_utf8(out.stdout).unwrap().contains('\x1b'));
 }
 
+/// `kubectl-fleet status --watch -o OUTPUT` against the hub, its stdout piped.
+fn watch_status(hub: &Hub, output: &str) -> std::process::Child {
+    Command::new(BIN)
+        .args(["--kubeconfig", hub.kubeconfig.to_str().unwrap()])
+        .args(["status", "--watch", "-o", output])
+        .env_remove("KUBECONFIG")
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn watch_redraws_on_change_through_the_watch_api() {
     let hub = Hub::new();
     hub.register("site-a", &[]);
     let controls = hub.sandbox.controls();
     controls.clear_request_log();
-    let mut child = Command::new(BIN)
-        .args([
-            "--kubeconfig",
-            hub.kubeconfig.to_str().unwrap(),
-            "status",
-            "--watch",
-            "-o",
-            "wide",
-        ])
-        .env_remove("KUBECONFIG")
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = watch_status(&hub, "wide");
     let (tx, rx) = mpsc::channel();
     let stdout = child.stdout.take().unwrap();
     std::thread::spawn(move || {
@@ -224,20 +223,7 @@ async fn watch_draws_a_burst_of_changes_as_few_frames_ending_in_the_last() {
     let hub = Hub::new();
     hub.register("site-a", &[]);
     hub.register("site-b", &[]);
-    let mut child = Command::new(BIN)
-        .args([
-            "--kubeconfig",
-            hub.kubeconfig.to_str().unwrap(),
-            "status",
-            "--watch",
-            "-o",
-            "json",
-        ])
-        .env_remove("KUBECONFIG")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = watch_status(&hub, "json");
     let (tx, rx) = mpsc::channel();
     let stdout = child.stdout.take().unwrap();
     std::thread::spawn(move || {

@@ -374,10 +374,29 @@ def site_objects(i, now):
     return name, json.dumps(spec), json.dumps({"status": status})
 
 
+def in_threads(work, workers):
+    """Runs work(k) for k in 0..workers on as many threads; raises the
+    first error any of them met."""
+    errors = []
+
+    def guarded(k):
+        try:
+            work(k)
+        except Exception as e:  # surfaced below
+            errors.append(e)
+
+    threads = [threading.Thread(target=guarded, args=(k,)) for k in range(workers)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    if errors:
+        raise errors[0]
+
+
 def seed(sb, start, end, workers=4):
     """Creates sites start..end (exclusive), as `register` then the edge would."""
     now = time.time()
-    errors = []
 
     def work(k):
         conn = sb.connection()
@@ -393,19 +412,11 @@ def seed(sb, start, end, workers=4):
                                         status, "application/merge-patch+json")
                 if code >= 300:
                     raise RuntimeError(f"status {name}: {code} {body[:300]!r}")
-        except Exception as e:  # surfaced below
-            errors.append(e)
         finally:
             conn.close()
 
     t = time.monotonic()
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(workers)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    if errors:
-        raise errors[0]
+    in_threads(work, workers)
     log(f"seeded sites {start}..{end} in {time.monotonic() - t:.1f}s")
 
 
@@ -537,7 +548,6 @@ def heartbeat_load(server, n, rate, seconds, workers=4):
     to sites 0..n round-robin at `rate` per second for `seconds`; returns
     how many were sent."""
     sent = [0] * workers
-    errors = []
     start = time.monotonic()
 
     def work(k):
@@ -559,18 +569,10 @@ def heartbeat_load(server, n, rate, seconds, workers=4):
                     raise RuntimeError(f"heartbeat {name}: {code} {resp[:300]!r}")
                 sent[k] += 1
                 i += workers
-        except Exception as e:  # surfaced below
-            errors.append(e)
         finally:
             conn.close()
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(workers)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    if errors:
-        raise errors[0]
+    in_threads(work, workers)
     return sum(sent)
 
 
