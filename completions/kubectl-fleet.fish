@@ -122,7 +122,7 @@ never\t'Never colour'"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s w -l watch -d 'Keep running and redraw whenever a site changes'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s w -l watch -d 'Keep running and redraw when sites change (at most once a second)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s V -l version -d 'Print version'

@@ -1,6 +1,6 @@
 //! `kubectl fleet status [SITE…]`: per-site table and fleet-wide footer
-//! (docs/architecture.md#the-life-of-a-site), `-o wide|json|yaml`, filters, and `--watch` that redraws on
-//! every change reported by the watch API.
+//! (docs/architecture.md#the-life-of-a-site), `-o wide|json|yaml`, filters, and `--watch` that redraws
+//! on the changes reported by the watch API, at most once a second.
 
 use std::io::Write as _;
 
@@ -48,7 +48,7 @@ pub struct StatusArgs {
     /// Only sites in this phase (any case: connected, Connected)
     #[arg(long, value_name = "PHASE", ignore_case = true, value_parser = wire_enum(Phase::ALL, Phase::as_str))]
     pub phase: Option<Phase>,
-    /// Keep running and redraw whenever a site changes
+    /// Keep running and redraw when sites change (at most once a second)
     #[arg(short, long)]
     pub watch: bool,
     /// Colour the phase column
