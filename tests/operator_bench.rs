@@ -787,6 +787,13 @@ fn report_hub(run: HubRun, f: &HubFigures) {
     );
     bench_result(
         g,
+        &format!("hub {n} sites: status writes answered 409 (re-read and retried)"),
+        f.conflicts as f64,
+        "writes",
+        "info",
+    );
+    bench_result(
+        g,
         &format!("hub {n} sites: kube-sandbox CPU, steady"),
         pct(f.steady_sandbox_cpu),
         "% of one core",
