@@ -270,6 +270,64 @@ async fn watch_draws_a_burst_of_changes_as_few_frames_ending_in_the_last() {
     assert!(frames <= 5, "{frames} frames for {} changes", CHANGES + 1);
 }
 
+/// On a terminal the table is redrawn without any change, like `watch`,
+/// so a site that stopped reporting shows its heartbeat age growing.
+#[tokio::test]
+async fn watch_on_a_terminal_moves_the_ages_on_without_changes() {
+    use std::io::Read as _;
+    let hub = Hub::new();
+    hub.register("site-a", &[]);
+    let five_seconds_ago = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(5);
+    set_status(
+        &hub,
+        "site-a",
+        json!({ "phase": "Connected", "lastHeartbeatTime": five_seconds_ago.to_string() }),
+    )
+    .await;
+    let command = format!(
+        "{BIN} --kubeconfig {} status --watch",
+        hub.kubeconfig.display()
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("NO_COLOR", "1")
+        .env_remove("KUBECONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("util-linux script");
+    let mut stdout = child.stdout.take().unwrap();
+    let shown = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = shown.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n @ 1..) = stdout.read(&mut buf) {
+            sink.lock().unwrap().extend_from_slice(&buf[..n]);
+        }
+    });
+    // The distinct rows of site-a drawn so far, one per frame.
+    let rows = || {
+        let text = String::from_utf8_lossy(&shown.lock().unwrap()).into_owned();
+        let rows: std::collections::BTreeSet<String> = text
+            .split("\x1b[2J\x1b[H")
+            .filter_map(|frame| frame.lines().find(|l| l.starts_with("site-a")))
+            .map(|l| l.trim_end().to_owned())
+            .collect();
+        (rows, text)
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while rows().0.len() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let (rows, text) = rows();
+    assert!(
+        rows.len() >= 2,
+        "the row of a quiet site was drawn once, its age never moved: {text:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_closed_pipe_ends_quietly_with_exit_0() {
     // `kubectl fleet status -o json | head -c 0`: the reader is gone before

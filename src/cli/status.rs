@@ -105,6 +105,9 @@ const FRAME_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 /// reports. A frame is drawn once every change that is ready has been
 /// taken in, at most once per [`FRAME_EVERY`] (a change that comes sooner
 /// is drawn at the next frame), and only when it differs from the last.
+/// A table on a terminal is also redrawn every [`FRAME_EVERY`] without a
+/// change, like `watch`, so its ages move on (still only when the text
+/// changed); a stream of tables or reports gets a frame per change.
 async fn watch(
     hub: &crate::k8s::Cluster,
     selector: Option<&str>,
@@ -123,6 +126,7 @@ async fn watch(
     let mut pending = false;
     let mut next_frame = tokio::time::Instant::now();
     let mut last: Option<Vec<u8>> = None;
+    let screen = io.stdout_tty && matches!(output, StatusOutput::Table | StatusOutput::Wide);
     loop {
         // None: the pending frame is due; Some(None): the watch ended.
         let next = if pending {
@@ -161,7 +165,8 @@ async fn watch(
         if !pending || tokio::time::Instant::now() < next_frame {
             continue;
         }
-        pending = false;
+        // On a screen the next frame is always due (ages move on).
+        pending = screen;
         next_frame = tokio::time::Instant::now() + FRAME_EVERY;
         let mut frame = Frame::begin(output, jiff::Timestamp::now())?;
         for site in fleet.values().filter(|s| filter.matches(s)) {
@@ -173,7 +178,7 @@ async fn watch(
         if last.as_deref() == Some(text.as_slice()) {
             continue;
         }
-        if io.stdout_tty && matches!(output, StatusOutput::Table | StatusOutput::Wide) {
+        if screen {
             // Clear the screen and home the cursor, like `watch`.
             write!(io.out, "\x1b[2J\x1b[H")?;
         } else if last.is_some() && output == StatusOutput::Yaml {
