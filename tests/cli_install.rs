@@ -811,3 +811,34 @@ async fn monitoring_needs_the_prometheus_operator_and_uninstall_removes_it() {
             .is_none()
     );
 }
+
+/// `install --apply` checks that every kind is served before it applies
+/// anything, and then applies: discovery is asked once per kind, not once
+/// for the check and again for the apply.
+#[test]
+fn install_asks_discovery_once_per_kind() {
+    let hub = Hub::bare(Default::default());
+    let printed = docs(&hub.fleet(&["install"]).ok().stdout);
+    let kinds: std::collections::BTreeSet<(String, String)> = printed
+        .iter()
+        .map(|d| {
+            (
+                d["apiVersion"].as_str().unwrap().to_owned(),
+                d["kind"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let controls = hub.sandbox.controls();
+    controls.clear_request_log();
+    hub.fleet(&["install", "--apply"]).ok();
+    let discovery = controls
+        .request_log()
+        .iter()
+        .filter(|r| {
+            r.verb == "get"
+                && (r.path == "/api/v1"
+                    || (r.path.starts_with("/apis/") && r.path.matches('/').count() == 3))
+        })
+        .count();
+    assert_eq!(discovery, kinds.len(), "{kinds:?}");
+}

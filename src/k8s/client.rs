@@ -32,6 +32,10 @@ pub struct Cluster {
     server: String,
     ca_pem: Option<Vec<u8>>,
     insecure: bool,
+    /// What discovery said of each kind a manifest named (None: not
+    /// served), so a command that checks its manifests and then applies
+    /// or deletes them asks once per kind (`k8s::manifests`).
+    pub(crate) discovered: std::sync::Arc<std::sync::Mutex<super::manifests::Discovered>>,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -106,6 +110,7 @@ impl Cluster {
             server,
             ca_pem,
             insecure,
+            discovered: Default::default(),
         })
     }
 

@@ -19,6 +19,15 @@ use super::error::Error;
 use super::field_path;
 use super::identity::ObjectRef;
 
+/// Discovery's answer per kind (group, version, kind), remembered for the
+/// life of one [`Cluster`]: None when the API server does not serve it.
+/// A kind a command's own apply starts serving (a CRD applied just before)
+/// would be missed; no command applies objects of a CRD it applies.
+pub(crate) type Discovered = std::collections::HashMap<
+    (String, String, String),
+    Option<(kube::api::ApiResource, kube::discovery::ApiCapabilities)>,
+>;
+
 /// How [`Cluster::apply_manifests`] treats fields another manager changed.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ApplyOptions<'a> {
@@ -114,17 +123,37 @@ impl Cluster {
             what: format!("read manifest {}", types.kind),
             reason: e.to_string(),
         })?;
-        let (resource, caps) = match pinned_kind(&self.client, &gvk).await {
-            Ok(found) => found,
-            Err(kube::Error::Api(status)) if status.code == 404 => return Ok(None),
-            Err(kube::Error::Discovery(_)) => return Ok(None),
-            Err(e) => {
-                return Err(Error::api(
-                    format!("discover {}", types.kind),
-                    self.server(),
-                    e,
-                ));
+        let key = (gvk.group.clone(), gvk.version.clone(), gvk.kind.clone());
+        let known = self
+            .discovered
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .cloned();
+        let found = match known {
+            Some(found) => found,
+            None => {
+                let found = match pinned_kind(&self.client, &gvk).await {
+                    Ok(found) => Some(found),
+                    Err(kube::Error::Api(status)) if status.code == 404 => None,
+                    Err(kube::Error::Discovery(_)) => None,
+                    Err(e) => {
+                        return Err(Error::api(
+                            format!("discover {}", types.kind),
+                            self.server(),
+                            e,
+                        ));
+                    }
+                };
+                self.discovered
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(key, found.clone());
+                found
             }
+        };
+        let Some((resource, caps)) = found else {
+            return Ok(None);
         };
         Ok(Some(match (&caps.scope, &obj.metadata.namespace) {
             (Scope::Namespaced, Some(ns)) => {
