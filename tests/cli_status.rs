@@ -136,6 +136,17 @@ async fn json_and_yaml_reports_are_the_documented_schema() {
     let doc: serde_json::Value = serde_saphyr::from_str(&yaml).unwrap();
     assert_eq!(doc["sites"].as_array().unwrap().len(), 1);
     assert_eq!(doc["sites"][0]["tier"], "critical");
+
+    // Named sites: the same report, of those sites only, in name order.
+    let named = hub
+        .fleet(&["status", "-o", "json", "site-c", "site-a"])
+        .ok()
+        .json();
+    assert_eq!(named["sites"][0]["name"], "site-a");
+    assert_eq!(named["sites"][0]["nodeCount"], 3);
+    assert_eq!(named["sites"][1]["name"], "site-c");
+    assert_eq!(named["sites"].as_array().unwrap().len(), 2);
+    assert_eq!(named["summary"]["sites"], 2);
 }
 
 #[tokio::test]

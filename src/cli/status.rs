@@ -82,8 +82,11 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
             .collect();
         let sites = filter.apply(listed);
         if missing.is_empty() || !sites.is_empty() {
-            let text = render_sites(&sites, args.output, color)?;
-            io.out.write_all(text.as_bytes())?;
+            let mut frame = Frame::begin(args.output, jiff::Timestamp::now())?;
+            for site in sites {
+                frame.push(std::borrow::Cow::Owned(site))?;
+            }
+            frame.finish(color, &mut io.out)?;
         }
         if !missing.is_empty() {
             let names: Vec<String> = missing.iter().map(|n| format!("{n:?}")).collect();
@@ -254,7 +257,8 @@ impl Frame {
 /// One snapshot of the fleet, listed a page at a time and folded into the
 /// output as it arrives: memory stays at one page plus the compact table
 /// rows (`-o json|yaml` is written out page by page, keeping only totals),
-/// however many sites there are. Same bytes as [`render_sites`].
+/// however many sites there are. Same bytes as the whole-list renderers
+/// ([`render::status_view`], [`render::status_report`]) of the same sites.
 async fn render_paged(
     hub: &crate::k8s::Cluster,
     selector: Option<&str>,
@@ -276,22 +280,4 @@ async fn render_paged(
     frame.finish(color, &mut out)?;
     out.flush()?;
     Ok(())
-}
-
-fn render_sites(
-    sites: &[FederatedCluster],
-    output: StatusOutput,
-    color: bool,
-) -> Result<String, Error> {
-    let now = jiff::Timestamp::now();
-    Ok(match output {
-        StatusOutput::Table => {
-            render::render_status_table(&render::status_view(sites, now), false, color)
-        }
-        StatusOutput::Wide => {
-            render::render_status_table(&render::status_view(sites, now), true, color)
-        }
-        StatusOutput::Json => render::to_json(&render::status_report(sites, now))?,
-        StatusOutput::Yaml => render::to_yaml(&render::status_report(sites, now))?,
-    })
 }
