@@ -32,6 +32,7 @@ pub const EDGE_OWNED_STATUS_KEYS: &[&str] = &[
     "credentialExpirationTime",
     "credentialRenewalTime",
     "lastProbeDurationMilliseconds",
+    "lastReportDurationMilliseconds",
 ];
 
 /// Status keys only the hub operator ever writes, in both modes.
@@ -65,6 +66,24 @@ pub const MAX_OBJECT_NAME_CHARS: usize = 253;
 pub const MAX_LABEL_CHARS: usize = 63;
 /// Upper bound on the number of entries of `capacity.gpusByVendor`.
 pub const MAX_GPU_VENDORS: usize = 32;
+/// Upper bound, in characters, on `spec.displayName`.
+pub const MAX_DISPLAY_NAME_CHARS: usize = 128;
+/// `spec.region`: a Kubernetes label value (at most 63 characters, letters,
+/// digits, `-`, `_` and `.`, beginning and ending with a letter or digit), so
+/// it is safe as a Prometheus label value, a label selector value and on a
+/// terminal by construction. Checked by the CRD and by [`validate_region`].
+pub const REGION_PATTERN: &str = "^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$";
+/// `spec.displayName`: free text without control or format characters
+/// (RE2 syntax, as the API server evaluates it).
+pub const DISPLAY_NAME_PATTERN: &str = "^[^\\p{Cc}\\p{Cf}]*$";
+/// Upper bound on `status.conditions`: the hub owns every condition type
+/// (see [`HUB_CONDITION_TYPES`]), so there is room for them and no more.
+pub const MAX_CONDITIONS: usize = 8;
+/// Upper bound, in characters, on a condition's `message` (the hub's own
+/// messages are far shorter; a longer one is cut by the hub).
+pub const MAX_CONDITION_MESSAGE_CHARS: usize = 1024;
+/// Upper bound, in characters, on a condition's `reason` and `type`.
+pub const MAX_CONDITION_REASON_CHARS: usize = 128;
 
 /// Condition type: the hub hears from the site (phase `Connected`).
 pub const CONDITION_CONNECTED: &str = "Connected";
@@ -75,6 +94,84 @@ pub const CONDITION_CREDENTIAL_EXPIRING: &str = "CredentialExpiring";
 /// Condition type: the edge clock differs from the hub clock by more than the
 /// tolerance of [`crate::fleet::phase::skew_tolerance`].
 pub const CONDITION_CLOCK_SKEW: &str = "ClockSkew";
+/// Every condition type the hub writes. No other writer may set conditions
+/// (docs/architecture.md#who-writes-which-status-key), so any other type
+/// found on a site is not the hub's word.
+pub const HUB_CONDITION_TYPES: &[&str] = &[
+    CONDITION_CONNECTED,
+    CONDITION_REMEDIATION_CAPABLE,
+    CONDITION_CREDENTIAL_EXPIRING,
+    CONDITION_CLOCK_SKEW,
+];
+
+/// Whether `region` is a valid `spec.region` ([`REGION_PATTERN`]); the
+/// error says why, in words a command line can print.
+pub fn validate_region(region: &str) -> Result<(), String> {
+    let ok_inner = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if region.is_empty() {
+        return Err("must not be empty".to_owned());
+    }
+    if region.chars().count() > MAX_LABEL_CHARS {
+        return Err(format!("must be at most {MAX_LABEL_CHARS} characters"));
+    }
+    let first_last_ok = region.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && region.ends_with(|c: char| c.is_ascii_alphanumeric());
+    if !first_last_ok || !region.chars().all(ok_inner) {
+        return Err(
+            "must be letters, digits, '-', '_' or '.', beginning and ending with a letter or digit (e.g. us-east-1)"
+                .to_owned(),
+        );
+    }
+    Ok(())
+}
+
+/// Whether `name` is a valid `spec.displayName` ([`DISPLAY_NAME_PATTERN`],
+/// [`MAX_DISPLAY_NAME_CHARS`]).
+pub fn validate_display_name(name: &str) -> Result<(), String> {
+    if name.chars().count() > MAX_DISPLAY_NAME_CHARS {
+        return Err(format!(
+            "must be at most {MAX_DISPLAY_NAME_CHARS} characters"
+        ));
+    }
+    if let Some(c) = name.chars().find(|c| is_control_or_format(*c)) {
+        return Err(format!(
+            "must not contain control or format characters (found U+{:04X})",
+            u32::from(c)
+        ));
+    }
+    Ok(())
+}
+
+/// Unicode general categories Cc (control) and Cf (format), which the
+/// display-name pattern refuses: what RE2's `\p{Cc}` and `\p{Cf}` match for
+/// the characters that matter on a terminal (C0, DEL, C1, soft hyphen,
+/// bidi and zero-width controls, interlinear annotations, tags).
+pub fn is_control_or_format(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            u32::from(c),
+            0xAD | 0x600..=0x605
+                | 0x61C
+                | 0x6DD
+                | 0x70F
+                | 0x890..=0x891
+                | 0x8E2
+                | 0x180E
+                | 0x200B..=0x200F
+                | 0x202A..=0x202E
+                | 0x2060..=0x2064
+                | 0x2066..=0x206F
+                | 0xFEFF
+                | 0xFFF9..=0xFFFB
+                | 0x110BD
+                | 0x110CD
+                | 0x13430..=0x1343F
+                | 0x1BCA0..=0x1BCA3
+                | 0x1D173..=0x1D17A
+                | 0xE0001
+                | 0xE0020..=0xE007F
+        )
+}
 
 /// Desired state of a member cluster, set by `kubectl fleet register`.
 #[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -115,13 +212,18 @@ pub const CONDITION_CLOCK_SKEW: &str = "ClockSkew";
 #[serde(rename_all = "camelCase")]
 pub struct FederatedClusterSpec {
     /// Human-friendly name; readers fall back to the object name when unset.
+    /// At most 128 characters, no control or format characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_DISPLAY_NAME_CHARS), regex(pattern = DISPLAY_NAME_PATTERN))]
     pub display_name: Option<String>,
     /// Who connects: `Push` (the edge dials home) or `Pull` (the hub probes).
     #[serde(default)]
     pub mode: Mode,
-    /// Cloud or data-centre region, e.g. us-east-1.
+    /// Cloud or data-centre region, e.g. us-east-1: a label value (at most
+    /// 63 letters, digits, '-', '_' or '.', beginning and ending with a
+    /// letter or digit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_LABEL_CHARS), regex(pattern = REGION_PATTERN))]
     pub region: Option<String>,
     /// Deployment environment; orders cascades (development < staging < production).
     #[serde(default)]
@@ -155,6 +257,8 @@ pub const DEFAULT_MAX_CONCURRENT_REMEDIATIONS: i32 = 3;
 pub const HEARTBEAT_INTERVAL_RANGE: std::ops::RangeInclusive<i32> = 10..=3600;
 /// Default key inside the Pull-mode kubeconfig Secret.
 pub const DEFAULT_KUBECONFIG_KEY: &str = "kubeconfig";
+/// A Secret data key, as the API server accepts them.
+pub const SECRET_KEY_PATTERN: &str = "^[-._a-zA-Z0-9]+$";
 
 fn default_capabilities() -> Vec<Capability> {
     vec![Capability::Monitoring]
@@ -222,14 +326,14 @@ impl FederatedCluster {
 #[serde(rename_all = "camelCase")]
 pub struct SecretKeyRef {
     /// Namespace of the Secret on the hub.
-    #[schemars(length(min = 1))]
+    #[schemars(length(min = 1, max = MAX_LABEL_CHARS))]
     pub namespace: String,
     /// Name of the Secret.
-    #[schemars(length(min = 1))]
+    #[schemars(length(min = 1, max = MAX_OBJECT_NAME_CHARS))]
     pub name: String,
     /// Key within the Secret's data.
     #[serde(default = "default_kubeconfig_key")]
-    #[schemars(length(min = 1))]
+    #[schemars(length(min = 1, max = MAX_OBJECT_NAME_CHARS), regex(pattern = SECRET_KEY_PATTERN))]
     pub key: String,
 }
 
@@ -450,7 +554,7 @@ pub struct FederatedClusterStatus {
     /// Hub-owned: `Connected`, `CredentialExpiring`, `ClockSkew`, and in Pull
     /// mode `RemediationCapable`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
+    #[schemars(schema_with = "conditions_schema")]
     pub conditions: Option<Vec<Condition>>,
     /// Hub-owned: how far the edge clock is ahead of the hub clock (negative:
     /// behind), in whole seconds, as the hub last measured it when a new
@@ -503,7 +607,71 @@ pub struct FederatedClusterStatus {
     /// Pull only: how long the hub's latest successful probe of the member
     /// took, sent with the heartbeat it stamps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
     pub last_probe_duration_milliseconds: Option<i64>,
+    /// Push only: how long the edge's previous report to the hub took (its
+    /// status write's round trip), sent with the next heartbeat. The hub
+    /// observes it as the site's health-check duration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub last_report_duration_milliseconds: Option<i64>,
+}
+
+/// The schema of `status.conditions`: `metav1.Condition`'s, bounded (at
+/// most [`MAX_CONDITIONS`] entries, status one of True/False/Unknown,
+/// reason and type short identifiers, message at most
+/// [`MAX_CONDITION_MESSAGE_CHARS`]), so no writer can store a megabyte of
+/// text in what every view prints.
+fn conditions_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "array",
+        "nullable": true,
+        "maxItems": MAX_CONDITIONS,
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["type"],
+        "items": {
+            "description": "One aspect of the site's state, as the hub judged it (metav1.Condition).",
+            "type": "object",
+            "required": ["lastTransitionTime", "message", "reason", "status", "type"],
+            "properties": {
+                "lastTransitionTime": {
+                    "description": "When the condition's status last changed (hub clock).",
+                    "type": "string",
+                    "format": "date-time"
+                },
+                "message": {
+                    "description": "Human-readable detail.",
+                    "type": "string",
+                    "maxLength": MAX_CONDITION_MESSAGE_CHARS
+                },
+                "observedGeneration": {
+                    "description": "The metadata.generation the condition was set from.",
+                    "type": "integer",
+                    "format": "int64",
+                    "minimum": 0
+                },
+                "reason": {
+                    "description": "Why, in CamelCase.",
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_CONDITION_REASON_CHARS,
+                    "pattern": "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"
+                },
+                "status": {
+                    "description": "True, False or Unknown.",
+                    "type": "string",
+                    "enum": ["True", "False", "Unknown"]
+                },
+                "type": {
+                    "description": "Condition type in CamelCase.",
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_CONDITION_REASON_CHARS,
+                    "pattern": "^[A-Za-z]([A-Za-z0-9_]*[A-Za-z0-9])?$"
+                }
+            }
+        }
+    })
 }
 
 impl FederatedClusterStatus {
@@ -584,6 +752,9 @@ pub struct EdgeStatus {
     /// See [`FederatedClusterStatus::last_probe_duration_milliseconds`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_probe_duration_milliseconds: Option<i64>,
+    /// See [`FederatedClusterStatus::last_report_duration_milliseconds`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_report_duration_milliseconds: Option<i64>,
 }
 
 impl EdgeStatus {
@@ -601,6 +772,7 @@ impl EdgeStatus {
             credential_expiration_time: status.credential_expiration_time.clone(),
             credential_renewal_time: status.credential_renewal_time.clone(),
             last_probe_duration_milliseconds: status.last_probe_duration_milliseconds,
+            last_report_duration_milliseconds: status.last_report_duration_milliseconds,
         }
     }
 
@@ -618,6 +790,7 @@ impl EdgeStatus {
         status.credential_expiration_time = self.credential_expiration_time.clone();
         status.credential_renewal_time = self.credential_renewal_time.clone();
         status.last_probe_duration_milliseconds = self.last_probe_duration_milliseconds;
+        status.last_report_duration_milliseconds = self.last_report_duration_milliseconds;
     }
 }
 
@@ -752,4 +925,52 @@ pub struct Signal {
     /// How many reports saw this failure (at least 1).
     #[schemars(range(min = 1))]
     pub count: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regions_are_label_values() {
+        for ok in ["us-east-1", "eu_west.2", "westeurope", "A", "9"] {
+            assert_eq!(validate_region(ok), Ok(()), "{ok}");
+        }
+        let long = "a".repeat(64);
+        for bad in [
+            "",
+            "-us",
+            "us-",
+            "us east",
+            "x\"} 0\nfederation_clusters_total{status=\"unreachable\"} 0\n#",
+            "\"",
+            "\u{1b}[2J",
+            long.as_str(),
+        ] {
+            assert!(validate_region(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn display_names_refuse_control_and_format_characters() {
+        assert_eq!(validate_display_name("Store 42 — Lyon (été)"), Ok(()));
+        for bad in [
+            "a\u{1b}[2Jb",
+            "soft\u{ad}hyphen",
+            "mongolian\u{180e}vs",
+            "tag\u{e0041}",
+            "bidi\u{202e}",
+            "anchor\u{fff9}",
+            "nul\u{0}",
+        ] {
+            assert!(validate_display_name(bad).is_err(), "{bad:?}");
+        }
+        assert!(validate_display_name(&"x".repeat(MAX_DISPLAY_NAME_CHARS + 1)).is_err());
+        assert!(validate_display_name(&"x".repeat(MAX_DISPLAY_NAME_CHARS)).is_ok());
+    }
+
+    #[test]
+    fn every_hub_condition_fits_the_schema_bound() {
+        assert!(HUB_CONDITION_TYPES.len() <= MAX_CONDITIONS);
+    }
 }

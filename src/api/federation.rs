@@ -117,6 +117,34 @@ pub struct FederationStatusStatus {
     /// When the hub last recomputed this summary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_updated: Option<Time>,
+    /// The hub leader's own heartbeat: who is judging the fleet and when it
+    /// last did. Absent until a hub has led; readers say the fleet state is
+    /// unjudged when it is absent or older than its thresholds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hub: Option<HubLiveness>,
+}
+
+/// Upper bound, in characters, on the leader identity recorded in
+/// [`HubLiveness`] (a pod name plus a process id).
+pub const MAX_HUB_IDENTITY_CHARS: usize = 253;
+
+/// The hub leader's record that it is judging the fleet, rewritten every
+/// `intervalSeconds` while it leads (a write rate independent of the
+/// fleet's size).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HubLiveness {
+    /// Identity of the leading replica (its Lease holder identity).
+    #[schemars(length(max = MAX_HUB_IDENTITY_CHARS))]
+    pub leader: String,
+    /// When that replica became leader (hub clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leader_since: Option<Time>,
+    /// When the leader last judged every site (hub clock).
+    pub last_judgement_time: Time,
+    /// How often the leader rewrites `lastJudgementTime`, in seconds.
+    #[schemars(range(min = 1))]
+    pub interval_seconds: i64,
 }
 
 /// A site that is not Connected.

@@ -190,6 +190,12 @@ impl FederatedCluster {
         self
     }
 
+    /// A Push site's previous report to the hub took `ms` milliseconds.
+    pub fn reported_in(mut self, ms: i64) -> Self {
+        self.status_mut().last_report_duration_milliseconds = Some(ms);
+        self
+    }
+
     /// The hub measured the edge clock `secs` seconds ahead of its own
     /// (negative: behind) and wrote `clockOffsetSeconds`.
     pub fn with_clock_offset(mut self, secs: i64) -> Self {

@@ -118,6 +118,7 @@ mod tests {
             .with_token_expiring_in(60)
             .with_token_renewed_in(30)
             .probed_in(12)
+            .reported_in(40)
             .with_clock_offset(-600)
             .with_signal(Signal::test(SignalType::Evicted, "ns", "Pod", "p"));
         let status = serde_json::to_value(fc.status.unwrap()).unwrap();

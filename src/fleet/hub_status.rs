@@ -399,6 +399,15 @@ fn clock_offset(
     }
 }
 
+/// A condition message within the CRD's cap (a Pull probe's message
+/// quotes what the member answered, which has no bound of its own).
+fn bounded_message(message: String) -> String {
+    match crate::fleet::bounds::cut_to(&message, crate::api::MAX_CONDITION_MESSAGE_CHARS) {
+        std::borrow::Cow::Borrowed(_) => message,
+        std::borrow::Cow::Owned(cut) => cut,
+    }
+}
+
 fn new_condition(
     type_: &str,
     state: CondState<impl FnOnce() -> String>,
@@ -409,7 +418,7 @@ fn new_condition(
         type_: type_.to_owned(),
         status: state.status.to_owned(),
         reason: state.reason.to_owned(),
-        message: (state.message)(),
+        message: bounded_message((state.message)()),
         last_transition_time: Time(now),
         observed_generation: generation,
     }
@@ -437,7 +446,7 @@ fn set_condition(
             }
             c.status = state.status.to_owned();
             c.reason = state.reason.to_owned();
-            c.message = (state.message)();
+            c.message = bounded_message((state.message)());
             c.observed_generation = generation;
             true
         }

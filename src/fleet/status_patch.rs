@@ -221,6 +221,7 @@ mod tests {
             .with_token_expiring_in(3600)
             .with_token_renewed_in(1800)
             .probed_in(12)
+            .reported_in(40)
             .with_signal(Signal::test(SignalType::OomKilled, "a", "Deployment", "w"));
         EdgeStatus::from_status(fc.status.as_ref().unwrap())
     }

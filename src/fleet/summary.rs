@@ -151,6 +151,9 @@ pub fn summarize<S: std::borrow::Borrow<FederatedCluster>>(
         cascades_detected: count(cascades.len()),
         cascades: most_recent(cascades),
         last_updated: Some(Time(now)),
+        // The hub's own record is the leader's to set (it is kept apart
+        // from the summary's writes).
+        hub: None,
     }
 }
 
