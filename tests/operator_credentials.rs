@@ -120,10 +120,11 @@ async fn site_with_secret(site: &str, token_cap: Option<Duration>, mode: u32, gi
     let mount = mount_dir.join("kubeconfig");
     project(&mount, &secret_kubeconfig(&member_admin).await, mode, gid);
 
+    let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
     let hub = Proc::spawn(
         "hub",
         &operator_bin(),
-        &hub_args(&hub_kc, "hub", SCALE),
+        &hub_args(&operator_kc, "hub", SCALE),
         dir.join("hub.log"),
     );
     Site {
