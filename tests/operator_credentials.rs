@@ -83,13 +83,15 @@ struct Site {
 async fn site_with_secret(site: &str, token_cap: Option<Duration>, mode: u32, gid: u32) -> Site {
     let dir = TempDir::new(site);
     let hub_sb = Sandbox::start();
+    let hub_kc = installed_hub(&hub_sb, &dir);
+    // Minted before the cap: in a cluster the kubelet keeps a pod's token fresh.
+    let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
     if let Some(cap) = token_cap {
         hub_sb
             .controls()
             .set_min_token_expiration(Duration::from_secs(1));
         hub_sb.controls().set_max_token_expiration(Some(cap));
     }
-    let hub_kc = installed_hub(&hub_sb, &dir);
     let manifest = dir.join("secret.yaml");
     fleet_register(&hub_kc, site, 10, &manifest, &["--emit", "secret"]);
 
@@ -120,7 +122,6 @@ async fn site_with_secret(site: &str, token_cap: Option<Duration>, mode: u32, gi
     let mount = mount_dir.join("kubeconfig");
     project(&mount, &secret_kubeconfig(&member_admin).await, mode, gid);
 
-    let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
     let hub = Proc::spawn(
         "hub",
         &operator_bin(),

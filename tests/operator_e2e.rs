@@ -467,28 +467,34 @@ async fn sigterm_stops_the_leader_cleanly_and_releases_the_lease() {
 
 /// An installed hub whose API server caps tokens at `max_secs` (a test
 /// knob below the real server's limits, to compress time), with `site`
-/// registered: the sandbox, the admin kubeconfig and the site's.
-fn short_token_hub(dir: &TempDir, site: &str, max_secs: u64) -> (Sandbox, PathBuf, PathBuf) {
+/// registered: the sandbox, the admin kubeconfig, the hub operator's
+/// (minted before the cap: in a cluster the kubelet keeps a pod's token
+/// fresh) and the site's.
+async fn short_token_hub(
+    dir: &TempDir,
+    site: &str,
+    max_secs: u64,
+) -> (Sandbox, PathBuf, PathBuf, PathBuf) {
     let hub_sb = Sandbox::start();
+    let hub_kc = installed_hub(&hub_sb, dir);
+    let operator_kc = hub_operator_kubeconfig(&hub_sb, dir).await;
     hub_sb
         .controls()
         .set_min_token_expiration(Duration::from_secs(1));
     hub_sb
         .controls()
         .set_max_token_expiration(Some(Duration::from_secs(max_secs)));
-    let hub_kc = installed_hub(&hub_sb, dir);
     let site_kc = dir.join(&format!("{site}.kubeconfig"));
     fleet_register(&hub_kc, site, 10, &site_kc, &[]);
-    (hub_sb, hub_kc, site_kc)
+    (hub_sb, hub_kc, operator_kc, site_kc)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_rotation_keeps_a_short_lived_token_connected() {
     let dir = TempDir::new("rotate");
-    let (hub_sb, _hub_kc, site_kc) = short_token_hub(&dir, "site-r", 12);
+    let (hub_sb, _hub_kc, operator_kc, site_kc) = short_token_hub(&dir, "site-r", 12).await;
     let first = std::fs::read_to_string(&site_kc).unwrap();
     let api: Api<FederatedCluster> = Api::all(admin(&hub_sb).await);
-    let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
     let (_hub, _m, e) =
         hub_with_connected_edge(&dir, &operator_kc, &api, "site-r", &site_kc, &[]).await;
     let first_exp = api
@@ -584,9 +590,8 @@ async fn revoked_token_logs_the_hint_until_the_new_kubeconfig_arrives() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_token_is_named_until_rotate_hands_a_new_one() {
     let dir = TempDir::new("expired");
-    let (hub_sb, hub_kc, site_kc) = short_token_hub(&dir, "site-x", 8);
+    let (hub_sb, hub_kc, operator_kc, site_kc) = short_token_hub(&dir, "site-x", 8).await;
     let api: Api<FederatedCluster> = Api::all(admin(&hub_sb).await);
-    let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
     let (_hub, _m, e) = hub_with_connected_edge(
         &dir,
         &operator_kc,
