@@ -113,7 +113,8 @@ pub struct InstallArgs {
     #[arg(long, conflicts_with = "crds_only")]
     pub with_monitoring: bool,
     /// Serve HTTPS with the certificate in this Secret of fleet-system (tls.crt, tls.key; the hub's
-    /// also ca.crt, and it must name the hub's Service) instead of the one install makes
+    /// also ca.crt, and it must name the hub's Service), not one install makes (hub) or a
+    /// self-signed one (edge)
     #[arg(long, value_name = "NAME", value_parser = parse_secret_name, conflicts_with_all = ["with_cert_manager", "crds_only"])]
     pub tls_secret: Option<String>,
     /// Hub role: have cert-manager make and renew the serving certificate instead of install
