@@ -409,7 +409,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__install)
-            opts="-v -h -V --role --site --hub-kubeconfig --image --apply --force-conflicts --crds-only --with-monitoring --kubeconfig --context --request-timeout --verbose --help --version"
+            opts="-v -h -V --role --site --hub-kubeconfig --image --apply --force-conflicts --crds-only --with-monitoring --tls-secret --with-cert-manager --kubeconfig --context --request-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -428,6 +428,10 @@ _kubectl__fleet() {
                     return 0
                     ;;
                 --image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-secret)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -165,6 +165,7 @@ edge\t'An edge: dials home and reports its own site\'s status'"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l site -d 'Edge role: the site this cluster is registered as' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l hub-kubeconfig -d 'Edge role: hub kubeconfig from `register` to include as Secret fleet-system/fleet-hub-kubeconfig' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l image -d 'Operator container image [default: ghcr.io/kubectl-fleet/fleet-operator:v0.1.0]' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l tls-secret -d 'Serve HTTPS with the certificate in this Secret of fleet-system (tls.crt, tls.key; the hub\'s also ca.crt, and it must name the hub\'s Service), not one install makes (hub) or a self-signed one (edge)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
@@ -172,6 +173,7 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l 
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l force-conflicts -d 'With --apply: replace values someone changed on the cluster (kept by default)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l crds-only -d 'Only the CustomResourceDefinitions'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l with-monitoring -d 'Hub role: also a ServiceMonitor, the PrometheusRule alerts, the Grafana dashboard ConfigMap and a ClusterRole for Prometheus to read /metrics (needs the Prometheus Operator CRDs)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l with-cert-manager -d 'Hub role: have cert-manager make and renew the serving certificate instead of install (needs cert-manager\'s CRDs)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -s V -l version -d 'Print version'

@@ -88,7 +88,7 @@ async fn register_interrupted_after_any_call_converges_on_rerun() {
     let admin = hub.admin().await;
     let controls = hub.sandbox.controls();
 
-    // The first site creates fleet-system; the sites below find it there.
+    // The first site creates fleet-sites; the sites below find it there.
     hub.register("probe", &[]);
     controls.clear_request_log();
     hub.register("probe-2", &[]);
@@ -119,13 +119,13 @@ async fn register_interrupted_after_any_call_converges_on_rerun() {
         namespaces
             .items
             .iter()
-            .filter(|n| n.metadata.name.as_deref() == Some("fleet-system"))
+            .filter(|n| n.metadata.name.as_deref() == Some("fleet-sites"))
             .count(),
         1
     );
 }
 
-/// The first site of a hub creates `fleet-system` when an apply finds it
+/// The first site of a hub creates `fleet-sites` when an apply finds it
 /// missing: interrupted at any call of that run, a re-run converges too.
 #[tokio::test]
 async fn first_site_interrupted_after_any_call_converges_on_rerun() {
@@ -162,13 +162,13 @@ async fn rerun_repairs_a_deleted_identity_object() {
     for kind in ["Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"] {
         match kind {
             "Role" => drop(
-                Api::<Role>::namespaced(admin.clone(), "fleet-system")
+                Api::<Role>::namespaced(admin.clone(), "fleet-sites")
                     .delete(name, &dp)
                     .await
                     .unwrap(),
             ),
             "RoleBinding" => drop(
-                Api::<RoleBinding>::namespaced(admin.clone(), "fleet-system")
+                Api::<RoleBinding>::namespaced(admin.clone(), "fleet-sites")
                     .delete(name, &dp)
                     .await
                     .unwrap(),
@@ -208,7 +208,7 @@ async fn rerun_repairs_a_deleted_identity_object() {
 
     // A ServiceAccount without the digest (e.g. recreated by hand) makes
     // the re-run apply everything again.
-    let accounts = Api::<ServiceAccount>::namespaced(admin.clone(), "fleet-system");
+    let accounts = Api::<ServiceAccount>::namespaced(admin.clone(), "fleet-sites");
     let patch = serde_json::json!({"metadata": {"annotations": {
         "federation.kubectl-fleet.dev/identity-digest": null}}});
     accounts

@@ -2,10 +2,13 @@
 //! cluster: the manifests pass the Pod Security "restricted" profile, an
 //! upgrade over a populated hub loses nothing and keeps what the cluster's
 //! operators changed (a replica count, a mirrored image), bad combinations
-//! stop before anything is applied, and uninstall removes the operator but
-//! the CRDs (and every site) only when asked.
+//! stop before anything is applied, the hub serves a certificate a client
+//! verifies by the Service's name (generated once and kept, given, or
+//! cert-manager's), and uninstall removes the operator but the CRDs (and
+//! every site) only when asked.
 
 mod cli_support;
+mod operator_support;
 
 use base64::Engine as _;
 use cli_support::{Hub, Run, TempDir, run_bin, shell};
@@ -401,7 +404,7 @@ async fn upgrade_over_a_populated_hub_loses_nothing_and_keeps_the_replica_count(
     assert_eq!(snapshot(&hub).await, before);
     // The sites' identities are untouched.
     let client = hub.admin().await;
-    Api::<ServiceAccount>::namespaced(client.clone(), "fleet-system")
+    Api::<ServiceAccount>::namespaced(client.clone(), "fleet-sites")
         .get("fleet-edge-site-b")
         .await
         .unwrap();
@@ -819,7 +822,7 @@ async fn monitoring_needs_the_prometheus_operator_and_uninstall_removes_it() {
 fn install_asks_discovery_once_per_kind() {
     let hub = Hub::bare(Default::default());
     let printed = docs(&hub.fleet(&["install"]).ok().stdout);
-    let kinds: std::collections::BTreeSet<(String, String)> = printed
+    let mut kinds: std::collections::BTreeSet<(String, String)> = printed
         .iter()
         .map(|d| {
             (
@@ -828,6 +831,8 @@ fn install_asks_discovery_once_per_kind() {
             )
         })
         .collect();
+    // What printing leaves out: the serving certificate `--apply` makes.
+    kinds.insert(("v1".into(), "Secret".into()));
     let controls = hub.sandbox.controls();
     controls.clear_request_log();
     hub.fleet(&["install", "--apply"]).ok();
@@ -841,4 +846,447 @@ fn install_asks_discovery_once_per_kind() {
         })
         .count();
     assert_eq!(discovery, kinds.len(), "{kinds:?}");
+}
+
+// ---------------------------------------------------------------------------
+// The hub's serving certificate and what surrounds the operator.
+
+const SERVER_NAME: &str = "fleet-operator-hub.fleet-system.svc";
+
+async fn serving_secret(hub: &Hub, name: &str) -> std::collections::BTreeMap<String, Vec<u8>> {
+    Api::<k8s_openapi::api::core::v1::Secret>::namespaced(hub.admin().await, "fleet-system")
+        .get(name)
+        .await
+        .unwrap()
+        .data
+        .unwrap()
+        .into_iter()
+        .map(|(k, v)| (k, v.0))
+        .collect()
+}
+
+fn pem_files(
+    dir: &TempDir,
+    data: &std::collections::BTreeMap<String, Vec<u8>>,
+) -> (String, String) {
+    let cert = dir.path().join("tls.crt");
+    let key = dir.path().join("tls.key");
+    std::fs::write(&cert, &data["tls.crt"]).unwrap();
+    operator_support::write_private(&key, std::str::from_utf8(&data["tls.key"]).unwrap());
+    (cert.display().to_string(), key.display().to_string())
+}
+
+/// Opens a TLS connection to `addr` as a client that trusts only `ca_pem`
+/// and expects the certificate to name `server_name` (what the
+/// ServiceMonitor's `tlsConfig` does), and asks for `/healthz`.
+async fn verified_get(addr: &str, ca_pem: &[u8], server_name: &str) -> Result<String, String> {
+    use rustls::pki_types::pem::PemObject as _;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(ca_pem) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let name = rustls::pki_types::ServerName::try_from(server_name.to_owned()).unwrap();
+    let mut tls = connector
+        .connect(name, tcp)
+        .await
+        .map_err(|e| e.to_string())?;
+    tls.write_all(b"GET /healthz HTTP/1.1\r\nHost: hub\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut raw = Vec::new();
+    let _ = tls.read_to_end(&mut raw).await;
+    Ok(String::from_utf8_lossy(&raw).into_owned())
+}
+
+/// `install --apply` makes the hub's serving certificate once: a client
+/// that trusts only the Secret's `ca.crt` reaches the operator serving it
+/// under the Service's name (as the ServiceMonitor does), and nothing
+/// else passes for it. A re-run keeps it; one that no longer verifies is
+/// replaced and the pods roll.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn install_makes_a_serving_certificate_a_client_verifies_and_keeps_it() {
+    let hub = Hub::bare(Default::default());
+    let first = hub.fleet(&["install", "--apply"]).ok();
+    assert!(
+        first
+            .stderr
+            .contains("Secret fleet-system/fleet-operator-hub-tls applied"),
+        "{}",
+        first.stderr
+    );
+    let data = serving_secret(&hub, "fleet-operator-hub-tls").await;
+    let rolled = |deploy: &Deployment| {
+        deploy
+            .spec
+            .as_ref()
+            .unwrap()
+            .template
+            .metadata
+            .as_ref()
+            .unwrap()
+            .annotations
+            .as_ref()
+            .unwrap()["federation.kubectl-fleet.dev/serving-cert"]
+            .clone()
+    };
+    let digest = rolled(&hub_deployment(&hub).await);
+
+    // The hub, with its own ServiceAccount's token and the Secret's files
+    // where the Deployment mounts them.
+    let dir = TempDir::new("serving");
+    let (cert, key) = pem_files(&dir, &data);
+    let token = operator_support::service_account_token(
+        &hub.admin().await,
+        "fleet-system",
+        "fleet-operator-hub",
+        std::time::Duration::from_secs(3600),
+    )
+    .await;
+    let kc = dir.path().join("operator.kubeconfig");
+    operator_support::write_private(&kc, &hub.sandbox.kubeconfig_for_token(&token));
+    let mut args = operator_support::hub_args(&kc, "hub", 1.0);
+    args.extend([
+        format!("--tls-cert-file={cert}"),
+        format!("--tls-private-key-file={key}"),
+    ]);
+    let operator = operator_support::Proc::spawn(
+        "hub",
+        &operator_support::operator_bin(),
+        &args,
+        dir.path().join("hub.log"),
+    );
+    operator_support::wait_until(
+        std::time::Duration::from_secs(15),
+        "the hub serves",
+        || async { operator.log_text().contains("hub started") },
+    )
+    .await;
+    let addr = operator_support::logged_addr(&operator.log_text(), "serving HTTPS");
+    for name in [
+        SERVER_NAME,
+        "fleet-operator-hub",
+        "fleet-operator-hub.fleet-system",
+        "fleet-operator-hub.fleet-system.svc.cluster.local",
+    ] {
+        let answer = verified_get(&addr, &data["ca.crt"], name).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "{name}: {answer}");
+    }
+    // Another name, or another CA: refused.
+    let refused = verified_get(&addr, &data["ca.crt"], "fleet-operator-hub.default.svc").await;
+    assert!(refused.is_err(), "{refused:?}");
+    let other = rcgen::generate_simple_self_signed(vec![SERVER_NAME.to_owned()]).unwrap();
+    let refused = verified_get(&addr, other.cert.pem().as_bytes(), SERVER_NAME).await;
+    assert!(refused.is_err(), "{refused:?}");
+    drop(operator);
+
+    // A re-run keeps it, and the pods with it.
+    let again = hub.fleet(&["install", "--apply"]).ok();
+    assert!(
+        again.stderr.contains(&format!(
+            "Secret fleet-system/fleet-operator-hub-tls kept: its certificate verifies for {SERVER_NAME}"
+        )),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(serving_secret(&hub, "fleet-operator-hub-tls").await, data);
+    assert_eq!(rolled(&hub_deployment(&hub).await), digest);
+
+    // A certificate that does not verify for the Service is replaced.
+    let wrong = rcgen::generate_simple_self_signed(vec!["elsewhere".to_owned()]).unwrap();
+    let secrets =
+        Api::<k8s_openapi::api::core::v1::Secret>::namespaced(hub.admin().await, "fleet-system");
+    let b64 = |s: String| base64::engine::general_purpose::STANDARD.encode(s);
+    secrets
+        .patch(
+            "fleet-operator-hub-tls",
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "data": {
+                "tls.crt": b64(wrong.cert.pem()),
+                "tls.key": b64(wrong.signing_key.serialize_pem()),
+                "ca.crt": b64(wrong.cert.pem()),
+            } })),
+        )
+        .await
+        .unwrap();
+    let replaced = hub.fleet(&["install", "--apply"]).ok();
+    assert!(
+        replaced.stderr.contains(
+            "Secret fleet-system/fleet-operator-hub-tls replaced with a new certificate and CA: its tls.crt does not verify"
+        ),
+        "{}",
+        replaced.stderr
+    );
+    let fresh = serving_secret(&hub, "fleet-operator-hub-tls").await;
+    assert_ne!(fresh["ca.crt"], data["ca.crt"]);
+    assert_ne!(rolled(&hub_deployment(&hub).await), digest, "the pods roll");
+    // Nothing in the output is the key.
+    for run in [&first, &again, &replaced] {
+        assert!(!run.stderr.contains("PRIVATE KEY") && !run.stdout.contains("PRIVATE KEY"));
+    }
+}
+
+#[test]
+fn printing_says_how_the_certificate_is_made_and_stays_deterministic() {
+    let dir = TempDir::new("print");
+    let a = run_bin(&["install"], dir.path()).ok();
+    let b = run_bin(&["install"], dir.path()).ok();
+    assert_eq!(
+        a.stdout, b.stdout,
+        "the same flags print the same manifests"
+    );
+    assert!(docs(&a.stdout).iter().all(|d| d["kind"] != "Secret"));
+    assert!(
+        a.stderr
+            .contains("Secret fleet-system/fleet-operator-hub-tls")
+            && a.stderr
+                .contains("`kubectl fleet install --apply` generates it")
+            && a.stderr.contains("--with-cert-manager")
+            && a.stderr.contains("--tls-secret"),
+        "{}",
+        a.stderr
+    );
+    let given = run_bin(&["install", "--tls-secret", "mine"], dir.path()).ok();
+    assert_eq!(given.stderr, "");
+    let printed = docs(&given.stdout);
+    let deploy = printed.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    assert_eq!(
+        deploy["spec"]["template"]["spec"]["volumes"][0]["secret"]["secretName"],
+        "mine"
+    );
+    // Namespaces, and who may reach the operator.
+    for ns in printed.iter().filter(|d| d["kind"] == "Namespace") {
+        assert_eq!(
+            ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"],
+            "restricted"
+        );
+    }
+    let names: Vec<&str> = printed
+        .iter()
+        .filter(|d| d["kind"] == "Namespace")
+        .map(|d| d["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["fleet-system", "fleet-sites"]);
+    assert!(printed.iter().any(|d| d["kind"] == "NetworkPolicy"));
+    let bad = run_bin(&["install", "--tls-secret", "Not_A_Name"], dir.path());
+    assert_ne!(bad.code, 0);
+    let both = run_bin(
+        &["install", "--tls-secret", "mine", "--with-cert-manager"],
+        dir.path(),
+    );
+    assert_ne!(both.code, 0);
+    let edge = run_bin(
+        &[
+            "install",
+            "--role",
+            "edge",
+            "--site",
+            "a",
+            "--with-cert-manager",
+        ],
+        dir.path(),
+    )
+    .one_line_error();
+    assert!(
+        edge.contains("--with-cert-manager only applies to --role hub"),
+        "{edge}"
+    );
+}
+
+/// `--tls-secret`: the Secret must exist and serve the Service's name
+/// before anything is applied; then the hub mounts it and install makes
+/// none.
+#[tokio::test]
+async fn a_given_certificate_is_checked_before_anything_is_applied() {
+    let hub = Hub::bare(Default::default());
+    let client = hub.admin().await;
+    let nothing_applied = || async {
+        Api::<ClusterRole>::all(client.clone())
+            .get_opt("fleet-operator-hub")
+            .await
+            .unwrap()
+            .is_none()
+    };
+    let line = hub
+        .fleet(&["install", "--apply", "--tls-secret", "mine"])
+        .one_line_error();
+    assert!(
+        line.contains("Secret fleet-system/mine (--tls-secret) does not exist")
+            && line.contains(
+                "tls.crt (valid for fleet-operator-hub.fleet-system.svc), tls.key and ca.crt"
+            ),
+        "{line}"
+    );
+    assert!(nothing_applied().await);
+
+    // A certificate for another name.
+    Api::<k8s_openapi::api::core::v1::Namespace>::all(client.clone())
+        .create(
+            &Default::default(),
+            &serde_json::from_value(json!({ "metadata": { "name": "fleet-system" } })).unwrap(),
+        )
+        .await
+        .unwrap();
+    let wrong = rcgen::generate_simple_self_signed(vec!["elsewhere".to_owned()]).unwrap();
+    let secret = |cert: &str, key: &str, ca: &str| -> k8s_openapi::api::core::v1::Secret {
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        serde_json::from_value(json!({
+            "metadata": { "name": "mine", "namespace": "fleet-system" },
+            "type": "kubernetes.io/tls",
+            "data": { "tls.crt": b64(cert), "tls.key": b64(key), "ca.crt": b64(ca) },
+        }))
+        .unwrap()
+    };
+    let secrets =
+        Api::<k8s_openapi::api::core::v1::Secret>::namespaced(client.clone(), "fleet-system");
+    let pem = wrong.cert.pem();
+    secrets
+        .create(
+            &Default::default(),
+            &secret(&pem, &wrong.signing_key.serialize_pem(), &pem),
+        )
+        .await
+        .unwrap();
+    let line = hub
+        .fleet(&["install", "--apply", "--tls-secret", "mine"])
+        .one_line_error();
+    assert!(
+        line.contains("cannot serve: its tls.crt does not verify against its ca.crt for fleet-operator-hub.fleet-system.svc"),
+        "{line}"
+    );
+    assert!(!line.contains("BEGIN"), "{line}");
+    assert!(nothing_applied().await);
+
+    // One for the Service's name (self-signed: its own CA).
+    let right = rcgen::generate_simple_self_signed(vec![SERVER_NAME.to_owned()]).unwrap();
+    let pem = right.cert.pem();
+    secrets.delete("mine", &Default::default()).await.unwrap();
+    secrets
+        .create(
+            &Default::default(),
+            &secret(&pem, &right.signing_key.serialize_pem(), &pem),
+        )
+        .await
+        .unwrap();
+    let run = hub
+        .fleet(&["install", "--apply", "--tls-secret", "mine"])
+        .ok();
+    assert!(
+        !run.stderr.contains("fleet-operator-hub-tls"),
+        "{}",
+        run.stderr
+    );
+    let deploy = hub_deployment(&hub).await;
+    let pod = deploy.spec.unwrap().template.spec.unwrap();
+    assert_eq!(
+        pod.volumes.unwrap()[0]
+            .secret
+            .as_ref()
+            .unwrap()
+            .secret_name
+            .as_deref(),
+        Some("mine")
+    );
+    assert!(
+        secrets
+            .get_opt("fleet-operator-hub-tls")
+            .await
+            .unwrap()
+            .is_none(),
+        "install made no certificate of its own"
+    );
+    // What install made is labelled; the namespaces enforce "restricted".
+    for ns in ["fleet-system", "fleet-sites"] {
+        let labels = Api::<k8s_openapi::api::core::v1::Namespace>::all(client.clone())
+            .get(ns)
+            .await
+            .unwrap()
+            .metadata
+            .labels
+            .unwrap();
+        assert_eq!(
+            labels["pod-security.kubernetes.io/enforce"], "restricted",
+            "{ns}"
+        );
+    }
+    Api::<k8s_openapi::api::networking::v1::NetworkPolicy>::namespaced(client, "fleet-system")
+        .get("fleet-operator-hub")
+        .await
+        .unwrap();
+}
+
+fn cert_manager_crd(kind: &str, plural: &str) -> CustomResourceDefinition {
+    serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": { "name": format!("{plural}.cert-manager.io") },
+        "spec": {
+            "group": "cert-manager.io",
+            "scope": "Namespaced",
+            "names": { "kind": kind, "plural": plural, "singular": kind.to_lowercase(), "listKind": format!("{kind}List") },
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "schema": { "openAPIV3Schema": { "type": "object", "x-kubernetes-preserve-unknown-fields": true } }
+            }]
+        }
+    }))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn cert_manager_needs_its_crds_and_makes_the_certificate_instead() {
+    let hub = Hub::bare(Default::default());
+    let client = hub.admin().await;
+    let line = hub
+        .fleet(&["install", "--apply", "--with-cert-manager"])
+        .one_line_error();
+    assert!(
+        line.contains("cert-manager.io/v1/Issuer")
+            && line.contains("cert-manager.io/v1/Certificate")
+            && line.contains("nothing applied")
+            && line.contains("install cert-manager first"),
+        "{line}"
+    );
+    assert!(
+        Api::<ClusterRole>::all(client.clone())
+            .get_opt("fleet-operator-hub")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for (kind, plural) in [("Issuer", "issuers"), ("Certificate", "certificates")] {
+        crds.create(&Default::default(), &cert_manager_crd(kind, plural))
+            .await
+            .unwrap();
+    }
+    let run = hub
+        .fleet(&["install", "--apply", "--with-cert-manager"])
+        .ok();
+    for applied in [
+        "Issuer fleet-system/fleet-operator-selfsigned applied",
+        "Certificate fleet-system/fleet-operator-ca applied",
+        "Issuer fleet-system/fleet-operator-ca applied",
+        "Certificate fleet-system/fleet-operator-hub applied",
+    ] {
+        assert!(run.stderr.contains(applied), "{applied}: {}", run.stderr);
+    }
+    assert!(!run.stderr.contains("Secret"), "{}", run.stderr);
+
+    let removed = hub.fleet(&["uninstall"]).ok();
+    for gone in [
+        "Certificate fleet-system/fleet-operator-hub deleted",
+        "Issuer fleet-system/fleet-operator-selfsigned deleted",
+        "NetworkPolicy fleet-system/fleet-operator-hub deleted",
+    ] {
+        assert!(removed.stderr.contains(gone), "{gone}: {}", removed.stderr);
+    }
 }

@@ -204,7 +204,7 @@ fn deleting_a_site_revokes_its_identity() {
         before.stdout.trim(),
         "federatedcluster.federation.kubectl-fleet.dev/site-a"
     );
-    let identity = "kubectl get -n fleet-system serviceaccount/fleet-edge-site-a \
+    let identity = "kubectl get -n fleet-sites serviceaccount/fleet-edge-site-a \
                     role/fleet-edge-site-a rolebinding/fleet-edge-site-a \
                     clusterrole/fleet-edge-site-a clusterrolebinding/fleet-edge-site-a -o name";
     assert_eq!(shell(&hub, identity).ok().stdout.lines().count(), 5);

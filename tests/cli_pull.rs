@@ -165,7 +165,7 @@ async fn switching_modes_converges_both_ways() {
     let path = dir.path().join("member.kubeconfig");
     member.write_admin_kubeconfig(&path).unwrap();
     let admin = hub.admin().await;
-    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), "fleet-system");
+    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), "fleet-sites");
     let secrets: Api<Secret> = Api::namespaced(admin.clone(), "fleet-system");
     let sites: Api<FederatedCluster> = Api::all(admin.clone());
 

@@ -214,8 +214,9 @@ async fn rerun_updates_given_flags_and_keeps_the_rest() {
         .iter()
         .map(|o| o["kind"].as_str().unwrap())
         .collect();
-    // The first site of the hub also creates fleet-system, when the first
-    // namespaced apply finds it missing; the ServiceAccount goes last.
+    // The first site of a hub without `install` also creates fleet-sites,
+    // when the first namespaced apply finds it missing; the ServiceAccount
+    // goes last.
     assert_eq!(
         kinds,
         [
@@ -298,7 +299,7 @@ fn policy_and_incidents() {
 }
 
 /// API round trips of `register SITE` (issue 10, P6), counted from the
-/// sandbox's request log: the first site of a hub (no `fleet-system` yet),
+/// sandbox's request log: the first site of a hub (no `fleet-sites` yet),
 /// a fresh site, then a re-run that finds everything in place. Counts, not
 /// timings: each one is a request an administrator waits for on a
 /// far-away hub. docs/benchmarks-cli.md#register-round-trips lists them.
@@ -342,8 +343,8 @@ fn register_round_trips() {
     assert!(
         first
             .iter()
-            .any(|r| r.path == "/api/v1/namespaces/fleet-system" && r.status < 300),
-        "the first site creates fleet-system:\n{}",
+            .any(|r| r.path == "/api/v1/namespaces/fleet-sites" && r.status < 300),
+        "the first site creates fleet-sites:\n{}",
         describe(&first)
     );
     // Re-run, nothing changed: read the site and its ServiceAccount, mint
@@ -357,7 +358,7 @@ fn register_round_trips() {
     assert_eq!(
         writes,
         [
-            "/api/v1/namespaces/fleet-system/serviceaccounts/fleet-edge-rt-site/token",
+            "/api/v1/namespaces/fleet-sites/serviceaccounts/fleet-edge-rt-site/token",
             "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews"
         ],
         "re-run:\n{}",
@@ -368,7 +369,7 @@ fn register_round_trips() {
         .find(|r| r.path.ends_with("selfsubjectrulesreviews"))
         .unwrap();
     assert_eq!(
-        review.user, "system:serviceaccount:fleet-system:fleet-edge-rt-site",
+        review.user, "system:serviceaccount:fleet-sites:fleet-edge-rt-site",
         "the rules reviewed are the new token's own"
     );
     assert_eq!(again["objects"], serde_json::json!([]));

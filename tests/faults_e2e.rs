@@ -79,7 +79,7 @@ fn edge(
 fn edge_user(site: &str) -> String {
     format!(
         "system:serviceaccount:{}:{}",
-        rbac::FLEET_NAMESPACE,
+        rbac::SITES_NAMESPACE,
         rbac::edge_identity_name(site)
     )
 }
@@ -130,12 +130,13 @@ async fn a_hub_api_outage_of_12_intervals_flaps_no_live_site() {
         fleet_register(&hub_kc, s, 10, &dir.join(&format!("{s}.kubeconfig")), &[]);
     }
     let api: Api<FederatedCluster> = Api::all(admin(&hub_sb).await);
+    let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
     // One replica without leader election: it never steps down during the
     // outage, so nothing but its own rule keeps it from judging the
     // outage against the sites when the API returns (with election, a
     // leader that cannot renew steps down, and the takeover rule of
     // docs/reliability.md protects the sites as well).
-    let mut args = hub_args(&hub_kc, "hub", SCALE);
+    let mut args = hub_args(&operator_kc, "hub", SCALE);
     args.extend(["--leader-elect".to_owned(), "false".to_owned()]);
     let hub = Proc::spawn("hub", &operator_bin(), &args, dir.join("hub.log"));
     let mut members = Vec::new();
@@ -289,7 +290,8 @@ async fn a_leader_killed_mid_status_writes_loses_and_duplicates_nothing() {
     const N: usize = 40;
     let dir = TempDir::new("fault-sigkill");
     let hub_sb = Sandbox::start();
-    let hub_kc = installed_hub(&hub_sb, &dir);
+    installed_hub(&hub_sb, &dir);
+    let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
     let admin_c = admin(&hub_sb).await;
     let api: Api<FederatedCluster> = Api::all(admin_c.clone());
     let sites: Vec<String> = (0..N).map(|k| format!("s{k:02}")).collect();
@@ -299,7 +301,7 @@ async fn a_leader_killed_mid_status_writes_loses_and_duplicates_nothing() {
     let mut hub_a = Proc::spawn(
         "hub-a",
         &operator_bin(),
-        &hub_args(&hub_kc, "hub-a", SCALE),
+        &hub_args(&operator_kc, "hub-a", SCALE),
         dir.join("hub-a.log"),
     );
     wait_until(Duration::from_secs(15), "hub-a leads", || async {
@@ -309,7 +311,7 @@ async fn a_leader_killed_mid_status_writes_loses_and_duplicates_nothing() {
     let hub_b = Proc::spawn(
         "hub-b",
         &operator_bin(),
-        &hub_args(&hub_kc, "hub-b", SCALE),
+        &hub_args(&operator_kc, "hub-b", SCALE),
         dir.join("hub-b.log"),
     );
     // One heartbeat each, as an edge writes it, then silence.
@@ -456,12 +458,13 @@ async fn a_leader_killed_mid_status_writes_loses_and_duplicates_nothing() {
 async fn failover_time_with_real_processes() {
     let dir = TempDir::new("fault-failover");
     let hub_sb = Sandbox::start();
-    let hub_kc = installed_hub(&hub_sb, &dir);
+    installed_hub(&hub_sb, &dir);
+    let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
     let admin_c = admin(&hub_sb).await;
     let leases: Api<k8s_openapi::api::coordination::v1::Lease> =
         Api::namespaced(admin_c.clone(), rbac::FLEET_NAMESPACE);
     let replica = |id: &str| {
-        let mut args = hub_args(&hub_kc, id, 1.0);
+        let mut args = hub_args(&operator_kc, id, 1.0);
         let at = args.iter().position(|a| a == "--lease-duration").unwrap();
         args[at + 1] = "15s".into();
         Proc::spawn(id, &operator_bin(), &args, dir.join(&format!("{id}.log")))

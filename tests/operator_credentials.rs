@@ -83,13 +83,15 @@ struct Site {
 async fn site_with_secret(site: &str, token_cap: Option<Duration>, mode: u32, gid: u32) -> Site {
     let dir = TempDir::new(site);
     let hub_sb = Sandbox::start();
+    let hub_kc = installed_hub(&hub_sb, &dir);
+    // Minted before the cap: in a cluster the kubelet keeps a pod's token fresh.
+    let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
     if let Some(cap) = token_cap {
         hub_sb
             .controls()
             .set_min_token_expiration(Duration::from_secs(1));
         hub_sb.controls().set_max_token_expiration(Some(cap));
     }
-    let hub_kc = installed_hub(&hub_sb, &dir);
     let manifest = dir.join("secret.yaml");
     fleet_register(&hub_kc, site, 10, &manifest, &["--emit", "secret"]);
 
@@ -123,7 +125,7 @@ async fn site_with_secret(site: &str, token_cap: Option<Duration>, mode: u32, gi
     let hub = Proc::spawn(
         "hub",
         &operator_bin(),
-        &hub_args(&hub_kc, "hub", SCALE),
+        &hub_args(&operator_kc, "hub", SCALE),
         dir.join("hub.log"),
     );
     Site {

@@ -1,6 +1,8 @@
 //! Multi-process end to end against kube-sandbox: two hub replicas and
 //! several edges as real `fleet-operator` processes, every edge
-//! authenticating with only the token `kubectl fleet register` minted.
+//! authenticating with only the token `kubectl fleet register` minted and
+//! every hub with only its own ServiceAccount's token, bound to exactly the
+//! RBAC `kubectl fleet install` ships.
 //!
 //! Intervals: `heartbeatIntervalSeconds: 10` scaled by the hidden
 //! `--interval-scale 0.2` on every process, so I = 2 s (Stale after 6 s,
@@ -86,12 +88,13 @@ fn edge(dir: &TempDir, site: &str, m: &Member, hub_kc: &Path, extra: &[&str]) ->
     )
 }
 
-/// A hub process and the edge of `site` (on a member with one plain
-/// node), once the hub shows the site Connected: the hub, the member (kept
-/// alive for the edge) and the edge.
+/// A hub process (running with `operator_kc`, see
+/// [`hub_operator_kubeconfig`]) and the edge of `site` (on a member with
+/// one plain node), once the hub shows the site Connected: the hub, the
+/// member (kept alive for the edge) and the edge.
 async fn hub_with_connected_edge(
     dir: &TempDir,
-    hub_kc: &Path,
+    operator_kc: &Path,
     api: &Api<FederatedCluster>,
     site: &str,
     site_kc: &Path,
@@ -100,7 +103,7 @@ async fn hub_with_connected_edge(
     let hub = Proc::spawn(
         "hub",
         &operator_bin(),
-        &hub_args(hub_kc, "hub", SCALE),
+        &hub_args(operator_kc, "hub", SCALE),
         dir.join("hub.log"),
     );
     let name = site.strip_prefix("site-").unwrap_or(site);
@@ -139,6 +142,7 @@ impl Fleet {
         for s in sites {
             fleet_register(&hub_kc, s, 10, &dir.join(&format!("{s}.kubeconfig")), &[]);
         }
+        let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
         let admin_c = admin(&hub_sb).await;
         let api: Api<FederatedCluster> = Api::all(admin_c.clone());
         let mut procs = Vec::new();
@@ -146,7 +150,7 @@ impl Fleet {
             procs.push(Proc::spawn(
                 h,
                 &operator_bin(),
-                &hub_args(&hub_kc, h, SCALE),
+                &hub_args(&operator_kc, h, SCALE),
                 dir.join(&format!("{h}.log")),
             ));
             // The first replica leads: wait for it before starting the next.
@@ -463,28 +467,36 @@ async fn sigterm_stops_the_leader_cleanly_and_releases_the_lease() {
 
 /// An installed hub whose API server caps tokens at `max_secs` (a test
 /// knob below the real server's limits, to compress time), with `site`
-/// registered: the sandbox, the admin kubeconfig and the site's.
-fn short_token_hub(dir: &TempDir, site: &str, max_secs: u64) -> (Sandbox, PathBuf, PathBuf) {
+/// registered: the sandbox, the admin kubeconfig, the hub operator's
+/// (minted before the cap: in a cluster the kubelet keeps a pod's token
+/// fresh) and the site's.
+async fn short_token_hub(
+    dir: &TempDir,
+    site: &str,
+    max_secs: u64,
+) -> (Sandbox, PathBuf, PathBuf, PathBuf) {
     let hub_sb = Sandbox::start();
+    let hub_kc = installed_hub(&hub_sb, dir);
+    let operator_kc = hub_operator_kubeconfig(&hub_sb, dir).await;
     hub_sb
         .controls()
         .set_min_token_expiration(Duration::from_secs(1));
     hub_sb
         .controls()
         .set_max_token_expiration(Some(Duration::from_secs(max_secs)));
-    let hub_kc = installed_hub(&hub_sb, dir);
     let site_kc = dir.join(&format!("{site}.kubeconfig"));
     fleet_register(&hub_kc, site, 10, &site_kc, &[]);
-    (hub_sb, hub_kc, site_kc)
+    (hub_sb, hub_kc, operator_kc, site_kc)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_rotation_keeps_a_short_lived_token_connected() {
     let dir = TempDir::new("rotate");
-    let (hub_sb, hub_kc, site_kc) = short_token_hub(&dir, "site-r", 12);
+    let (hub_sb, _hub_kc, operator_kc, site_kc) = short_token_hub(&dir, "site-r", 12).await;
     let first = std::fs::read_to_string(&site_kc).unwrap();
     let api: Api<FederatedCluster> = Api::all(admin(&hub_sb).await);
-    let (_hub, _m, e) = hub_with_connected_edge(&dir, &hub_kc, &api, "site-r", &site_kc, &[]).await;
+    let (_hub, _m, e) =
+        hub_with_connected_edge(&dir, &operator_kc, &api, "site-r", &site_kc, &[]).await;
     let first_exp = api
         .get("site-r")
         .await
@@ -537,7 +549,9 @@ async fn revoked_token_logs_the_hint_until_the_new_kubeconfig_arrives() {
     let site_kc = dir.join("site-v.kubeconfig");
     fleet_register(&hub_kc, "site-v", 10, &site_kc, &[]);
     let api: Api<FederatedCluster> = Api::all(admin(&hub_sb).await);
-    let (_hub, _m, e) = hub_with_connected_edge(&dir, &hub_kc, &api, "site-v", &site_kc, &[]).await;
+    let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
+    let (_hub, _m, e) =
+        hub_with_connected_edge(&dir, &operator_kc, &api, "site-v", &site_kc, &[]).await;
 
     // Revoke, writing the new config elsewhere: the edge keeps the old one.
     let new_kc = dir.join("site-v.new.kubeconfig");
@@ -576,11 +590,11 @@ async fn revoked_token_logs_the_hint_until_the_new_kubeconfig_arrives() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_token_is_named_until_rotate_hands_a_new_one() {
     let dir = TempDir::new("expired");
-    let (hub_sb, hub_kc, site_kc) = short_token_hub(&dir, "site-x", 8);
+    let (hub_sb, hub_kc, operator_kc, site_kc) = short_token_hub(&dir, "site-x", 8).await;
     let api: Api<FederatedCluster> = Api::all(admin(&hub_sb).await);
     let (_hub, _m, e) = hub_with_connected_edge(
         &dir,
-        &hub_kc,
+        &operator_kc,
         &api,
         "site-x",
         &site_kc,
@@ -633,9 +647,11 @@ async fn a_deleted_service_account_is_recreated_by_rotate() {
     fleet_register(&hub_kc, "site-y", 10, &site_kc, &[]);
     let admin_c = admin(&hub_sb).await;
     let api: Api<FederatedCluster> = Api::all(admin_c.clone());
-    let (_hub, _m, e) = hub_with_connected_edge(&dir, &hub_kc, &api, "site-y", &site_kc, &[]).await;
+    let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
+    let (_hub, _m, e) =
+        hub_with_connected_edge(&dir, &operator_kc, &api, "site-y", &site_kc, &[]).await;
     let sas: Api<ServiceAccount> =
-        Api::namespaced(admin_c.clone(), kubectl_fleet::fleet::rbac::FLEET_NAMESPACE);
+        Api::namespaced(admin_c.clone(), kubectl_fleet::fleet::rbac::SITES_NAMESPACE);
     sas.delete(
         &kubectl_fleet::fleet::rbac::edge_identity_name("site-y"),
         &Default::default(),

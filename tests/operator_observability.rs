@@ -175,13 +175,14 @@ async fn metrics_and_rest_api_on_a_live_fleet() {
     let reader = reader_token(&admin_c).await;
     let site_token = kubeconfig_token(&kc("site-s1"));
     let (cert, key, ca) = localhost_cert(&dir);
+    let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
 
-    let hub_a = hub(&dir, &hub_kc, "hub-a", &cert, &key);
+    let hub_a = hub(&dir, &operator_kc, "hub-a", &cert, &key);
     wait_until(Duration::from_secs(10), "hub-a leads", || async {
         lease_holder(&admin_c).await.as_deref() == Some("hub-a")
     })
     .await;
-    let hub_b = hub(&dir, &hub_kc, "hub-b", &cert, &key);
+    let hub_b = hub(&dir, &operator_kc, "hub-b", &cert, &key);
     wait_until(Duration::from_secs(10), "both hubs serve", || async {
         [&hub_a, &hub_b]
             .iter()

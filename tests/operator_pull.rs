@@ -315,7 +315,8 @@ async fn pull_sites_connect_or_say_why_not_and_recover_without_a_restart() {
     set_pull_secret(&hub, "garbage", b"{not: [a kubeconfig").await;
 
     let (cert, key, ca) = localhost_cert(&dir);
-    let mut args = hub_args(&hub_kc, "hub-1", SCALE.parse().unwrap());
+    let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
+    let mut args = hub_args(&operator_kc, "hub-1", SCALE.parse().unwrap());
     args.extend([
         "--probe-timeout".to_owned(),
         "4s".to_owned(),

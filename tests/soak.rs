@@ -570,12 +570,13 @@ async fn soak(size: Size) {
     let admin_c = admin(&hub_sb).await;
     let api: Api<FederatedCluster> = Api::all(admin_c.clone());
     let fleet = |args: &[&str]| kubectl_fleet(&kubectl, &hub_kc, args);
+    let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
 
     // Two hub replicas; the first leads.
     let hub_pids: Arc<Mutex<HashMap<String, u32>>> = Default::default();
     let mut hubs: Vec<Proc> = Vec::new();
     for id in ["hub-a", "hub-b"] {
-        let p = spawn_hub(&dir, &hub_kc, id, size.scale);
+        let p = spawn_hub(&dir, &operator_kc, id, size.scale);
         hub_pids.lock().unwrap().insert(id.to_owned(), p.pid());
         hubs.push(p);
         if id == "hub-a" {
@@ -883,7 +884,7 @@ async fn soak(size: Size) {
                 // The killed replica comes back as a new standby, as its
                 // Deployment would restart it.
                 let id = "hub-c";
-                let p = spawn_hub(&dir, &hub_kc, id, size.scale);
+                let p = spawn_hub(&dir, &operator_kc, id, size.scale);
                 hub_pids.lock().unwrap().insert(id.to_owned(), p.pid());
                 hubs.push(p);
                 failover = Some((leader, new, took, t0.elapsed()));
@@ -1021,7 +1022,7 @@ async fn soak(size: Size) {
     }
 
     // 3. Unregistered sites and their identities are gone.
-    let ns = rbac::FLEET_NAMESPACE;
+    let ns = rbac::SITES_NAMESPACE;
     for site in &gone {
         let id = rbac::edge_identity_name(site);
         assert!(api.get_opt(site).await.unwrap().is_none(), "{site}");

@@ -299,6 +299,17 @@ const BUILTINS: &[Builtin] = &[
         categories: &["all"],
         status: true,
     },
+    // What `kubectl fleet install` ships around the operator's pods.
+    Builtin {
+        group: "networking.k8s.io",
+        version: "v1",
+        plural: "networkpolicies",
+        kind: "NetworkPolicy",
+        namespaced: true,
+        short: &["netpol"],
+        categories: &[],
+        status: false,
+    },
     Builtin {
         group: "authentication.k8s.io",
         version: "v1",

@@ -2,8 +2,8 @@
 //! (docs/architecture.md#the-life-of-a-site) and hand out the edge's configuration.
 //!
 //! Push (default): FederatedCluster, ClusterRole, binding, auto-rotation
-//! Role/RoleBinding, ServiceAccount (namespace `fleet-system` only when it
-//! is missing), then a token, printed as a hub kubeconfig (or a Secret
+//! Role/RoleBinding, ServiceAccount (in `fleet-sites`, created only when it
+//! is missing; a site's old objects in `fleet-system` removed), then a token, printed as a hub kubeconfig (or a Secret
 //! manifest for the edge cluster). A re-run that would change nothing
 //! proves the identity is in place and only mints the token.
 //! Pull: a read-only identity minted on the member, its kubeconfig stored in
@@ -316,14 +316,15 @@ async fn register_push(
     let (applied, gone) = hub.ensure_site_identity(&identity).await?;
     objects.extend(applied);
     removed.extend(gone);
+    // A site registered before the identities moved to fleet-sites.
+    if existing.is_some() {
+        removed.extend(hub.delete_legacy_site_identity(site).await?);
+    }
     // A token minted while checking stays valid: applying the identity
     // keeps the ServiceAccount (and its uid) as it is.
     let token = match minted {
         Some(token) => token,
-        None => {
-            hub.request_token(&rbac::edge_identity_name(site), args.token_ttl)
-                .await?
-        }
+        None => hub.request_site_token(site, args.token_ttl).await?,
     };
 
     for obj in &objects {
@@ -375,9 +376,7 @@ async fn identity_in_place(
     if !identity.written_by_complete_run(&live) {
         return Ok((false, None));
     }
-    let token = hub
-        .request_token(&rbac::edge_identity_name(site), ttl)
-        .await?;
+    let token = hub.request_site_token(site, ttl).await?;
     let in_place = match hub.token_site_rules(&token.token).await {
         Ok(Some(rules)) => rules == identity.granted(),
         Ok(None) => false,

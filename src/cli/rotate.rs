@@ -2,7 +2,9 @@
 //! site and print the edge configuration again. `--revoke` first recreates
 //! the site's ServiceAccount, so every older token is rejected (401). A
 //! ServiceAccount that was deleted is recreated (its bindings name it, so
-//! they apply to the new one).
+//! they apply to the new one). A site registered before the identities
+//! moved to `fleet-sites` is moved first (its old ServiceAccount's tokens
+//! stop working, as with `--revoke`).
 
 use std::time::Duration;
 
@@ -10,6 +12,7 @@ use super::register::{EdgeOutputArgs, Issued, hand_out};
 use super::{Error, GlobalArgs, Io, parse_site_name, parse_token_ttl};
 use crate::api::Mode;
 use crate::fleet::rbac;
+use crate::fleet::rbac::SITES_NAMESPACE;
 
 /// Arguments of `kubectl fleet rotate`.
 #[derive(Debug, clap::Args)]
@@ -47,33 +50,42 @@ pub async fn run(global: &GlobalArgs, args: RotateArgs, io: &mut Io<'_>) -> Resu
         });
     }
     let mut objects = Vec::new();
+    let mut removed = Vec::new();
+    let uid = existing.metadata.uid.as_deref().unwrap_or_default();
+    let mut present = hub.site_service_account(site).await?.is_some();
+    if !present && let Some((applied, gone)) = hub.migrate_legacy_site_identity(site, uid).await? {
+        writeln!(
+            io.err,
+            "site {site}'s identity moved from {} to {SITES_NAMESPACE}: tokens of the old ServiceAccount are now rejected",
+            crate::k8s::NAMESPACE
+        )?;
+        objects.extend(applied);
+        removed.extend(gone);
+        present = true;
+    }
     // `--revoke` recreates the ServiceAccount; so does a rotation that
     // finds it deleted (its tokens can then never work again).
     let why = if args.revoke {
         Some(format!(
             "recreated: every older token of {site} is now rejected"
         ))
-    } else if hub.site_service_account(site).await?.is_none() {
+    } else if !present {
         Some("was missing: recreated (tokens of the deleted one stay rejected)".to_owned())
     } else {
         None
     };
     if let Some(why) = why {
-        let uid = existing.metadata.uid.as_deref().unwrap_or_default();
         objects.push(hub.recreate_service_account(site, uid).await?);
         writeln!(
             io.err,
-            "ServiceAccount {}/{} {why}",
-            crate::k8s::NAMESPACE,
+            "ServiceAccount {SITES_NAMESPACE}/{} {why}",
             rbac::edge_identity_name(site)
         )?;
     }
-    let token = hub
-        .request_token(&rbac::edge_identity_name(site), args.token_ttl)
-        .await?;
+    let token = hub.request_site_token(site, args.token_ttl).await?;
     let issued = Issued {
         objects,
-        removed: Vec::new(),
+        removed,
         token: &token,
         auto_rotate: None,
     };

@@ -1,12 +1,16 @@
 //! `kubectl fleet uninstall`: remove what `install` created for the
-//! operator — its Deployments and RBAC, hub and edge role alike, and the
-//! `--with-monitoring` objects — and, only
-//! with `--crds`, the CustomResourceDefinitions (which deletes every
-//! FederatedCluster with them). Namespace `fleet-system` stays: it holds the
-//! site identities of `register` (`unregister` removes those) and an edge's
-//! hub kubeconfig Secret. Idempotent: whatever is already gone is skipped.
+//! operator — its Deployments, RBAC, NetworkPolicies, the hub's serving
+//! certificate Secret (and the cert-manager objects of
+//! `--with-cert-manager`), hub and edge role alike, and the
+//! `--with-monitoring` objects — and, only with `--crds`, the
+//! CustomResourceDefinitions (which deletes every FederatedCluster with
+//! them). Namespaces `fleet-system` and `fleet-sites` stay: they hold the
+//! Pull Secrets and the site identities of `register` (`unregister`
+//! removes those) and an edge's hub kubeconfig Secret. A Secret given with
+//! `install --tls-secret` is the user's and stays. Idempotent: whatever is
+//! already gone is skipped.
 
-use super::install::{Role, crd_manifests, monitoring_manifests, operator_objects};
+use super::install::{Role, SERVING_SECRET, crd_manifests, monitoring_manifests, operator_objects};
 use super::{Error, GlobalArgs, Io};
 
 /// Arguments of `kubectl fleet uninstall`.
@@ -57,7 +61,7 @@ pub async fn run(global: &GlobalArgs, args: UninstallArgs, io: &mut Io<'_>) -> R
     }
     // `install --with-monitoring`'s objects; kinds the cluster does not
     // serve (no Prometheus Operator) are skipped.
-    docs.extend(monitoring_manifests());
+    docs.extend(monitoring_manifests(SERVING_SECRET));
     // Reverse order: the monitoring objects and the Deployments go before
     // the operator's RBAC, the CRDs last.
     let deleted = cluster.delete_manifests(&docs).await?;

@@ -16,8 +16,21 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 
 use crate::api::GROUP;
 
-/// Namespace on the hub (and on Pull-mode members) holding fleet identities.
+/// Namespace of the operator on the hub and on edges, of the Pull-mode
+/// kubeconfig Secrets on the hub, and of the read-only identity on Pull-mode
+/// members.
 pub const FLEET_NAMESPACE: &str = "fleet-system";
+/// Namespace on the hub holding the Push sites' identities (their
+/// ServiceAccounts and token Roles), apart from the operator: nothing
+/// granted to `system:serviceaccounts:fleet-system` (the operator's
+/// namespace) reaches a site, and nothing runs here.
+pub const SITES_NAMESPACE: &str = "fleet-sites";
+/// Pod Security admission label every fleet namespace carries, enforcing
+/// the "restricted" profile (the operator's pods meet it; nothing else
+/// should run there).
+pub const POD_SECURITY_ENFORCE_LABEL: &str = "pod-security.kubernetes.io/enforce";
+/// Value of [`POD_SECURITY_ENFORCE_LABEL`].
+pub const POD_SECURITY_RESTRICTED: &str = "restricted";
 /// Prefix of every per-site object on the hub: `fleet-edge-SITE`.
 pub const EDGE_IDENTITY_PREFIX: &str = "fleet-edge-";
 /// Prefix of the hub Secret holding a Pull-mode member kubeconfig: `fleet-pull-SITE`.
@@ -198,6 +211,18 @@ fn is_label_value(v: &str) -> bool {
         && v.chars().all(|c| ok(c) || matches!(c, '-' | '_' | '.'))
 }
 
+/// The labels of every namespace this project creates: managed-by, and
+/// the Pod Security "restricted" profile enforced.
+pub fn namespace_labels() -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (MANAGED_BY_LABEL.to_owned(), MANAGED_BY.to_owned()),
+        (
+            POD_SECURITY_ENFORCE_LABEL.to_owned(),
+            POD_SECURITY_RESTRICTED.to_owned(),
+        ),
+    ])
+}
+
 fn site_meta(site: &str, namespace: Option<&str>) -> ObjectMeta {
     ObjectMeta {
         name: Some(edge_identity_name(site)),
@@ -218,37 +243,31 @@ fn rule(api_group: &str, resource: &str, names: &[&str], verbs: &[&str]) -> Poli
     }
 }
 
-fn resources_rule(api_group: &str, resources: &[&str], verbs: &[&str]) -> PolicyRule {
-    PolicyRule {
-        resources: Some(resources.iter().map(|s| (*s).to_owned()).collect()),
-        ..rule(api_group, "", &[], verbs)
-    }
-}
-
 /// The hub operator's cluster-wide rules (ClusterRole
-/// `fleet-operator-hub`): exactly what it reads and writes — sites and
-/// their status, the FederationStatus singleton, and the reviews that
-/// authenticate callers of its REST API and `/metrics`.
+/// `fleet-operator-hub`): exactly the requests its code makes, each verb
+/// named by the code that needs it, and nothing more (the e2e suites run
+/// the hub with a token bound to exactly these rules):
+///
+/// - `federatedclusters` get, list, watch: the site watch
+///   (`k8s::site_status::watch_sites_unmanaged`) and the GET of a site
+///   while that watch is down (`get_site`). No update or patch: the hub
+///   never writes a spec.
+/// - `federatedclusters/status` update, patch: the hub's guarded replace
+///   (`replace_site_status`) and the Pull prober's merge patch
+///   (`patch_site_status`).
+/// - `federationstatuses` get and, for the singleton `fleet` only, its
+///   `/status` update; create (which RBAC cannot limit by name) makes it.
+/// - `tokenreviews`, `subjectaccessreviews` create: authenticating the
+///   callers of the REST API and `/metrics`.
 pub fn hub_operator_cluster_rules() -> Vec<PolicyRule> {
     let g = crate::api::GROUP;
+    let fleet = crate::api::FEDERATION_STATUS_NAME;
     vec![
-        rule(
-            g,
-            "federatedclusters",
-            &[],
-            &["get", "list", "watch", "update", "patch"],
-        ),
-        rule(
-            g,
-            "federatedclusters/status",
-            &[],
-            &["get", "update", "patch"],
-        ),
-        resources_rule(
-            g,
-            &["federationstatuses", "federationstatuses/status"],
-            &["get", "list", "watch", "create", "update", "patch"],
-        ),
+        rule(g, "federatedclusters", &[], &["get", "list", "watch"]),
+        rule(g, "federatedclusters/status", &[], &["update", "patch"]),
+        rule(g, "federationstatuses", &[], &["create"]),
+        rule(g, "federationstatuses", &[fleet], &["get"]),
+        rule(g, "federationstatuses/status", &[fleet], &["update"]),
         rule("authentication.k8s.io", "tokenreviews", &[], &["create"]),
         rule(
             "authorization.k8s.io",
@@ -260,17 +279,19 @@ pub fn hub_operator_cluster_rules() -> Vec<PolicyRule> {
 }
 
 /// The hub operator's rules inside `fleet-system` (Role
-/// `fleet-operator-hub`): its leader-election Lease and the Pull-mode
-/// kubeconfig Secrets `register --pull` stores there.
+/// `fleet-operator-hub`): its leader-election Lease (get, create,
+/// guarded update, and the list and watch of the standby's Lease watch)
+/// and the list and watch of the Pull prober's Secret watch (no get: the
+/// prober reads the pull Secrets from its watch cache only).
 pub fn hub_operator_namespace_rules() -> Vec<PolicyRule> {
     vec![
         rule(
             "coordination.k8s.io",
             "leases",
             &[],
-            &["get", "list", "watch", "create", "update", "patch"],
+            &["get", "list", "watch", "create", "update"],
         ),
-        rule("", "secrets", &[], &["get", "list", "watch"]),
+        rule("", "secrets", &[], &["list", "watch"]),
     ]
 }
 
@@ -281,10 +302,13 @@ pub fn fleet_reader_rules() -> Vec<PolicyRule> {
     vec![rule(crate::api::GROUP, "federatedclusters", &[], &["list"])]
 }
 
-/// The hub ServiceAccount `fleet-system/fleet-edge-SITE` the edge authenticates as.
+/// The hub ServiceAccount `fleet-sites/fleet-edge-SITE` the edge
+/// authenticates as. No pod runs as it (its tokens come from the
+/// TokenRequest API only), so none gets its token mounted.
 pub fn site_service_account(site: &str) -> ServiceAccount {
     ServiceAccount {
-        metadata: site_meta(site, Some(FLEET_NAMESPACE)),
+        metadata: site_meta(site, Some(SITES_NAMESPACE)),
+        automount_service_account_token: Some(false),
         ..ServiceAccount::default()
     }
 }
@@ -317,17 +341,17 @@ pub fn site_cluster_role_binding(site: &str) -> ClusterRoleBinding {
         role_ref: role_ref("ClusterRole", &edge_identity_name(site)),
         subjects: Some(vec![service_account_subject(
             &edge_identity_name(site),
-            FLEET_NAMESPACE,
+            SITES_NAMESPACE,
         )]),
     }
 }
 
-/// Role `fleet-system/fleet-edge-SITE` (auto-rotation): only `create` on
+/// Role `fleet-sites/fleet-edge-SITE` (auto-rotation): only `create` on
 /// `serviceaccounts/token` for `fleet-edge-SITE`, so an edge can renew its
 /// own token and mint nothing else.
 pub fn site_token_role(site: &str) -> Role {
     Role {
-        metadata: site_meta(site, Some(FLEET_NAMESPACE)),
+        metadata: site_meta(site, Some(SITES_NAMESPACE)),
         rules: Some(vec![rule(
             "",
             "serviceaccounts/token",
@@ -337,15 +361,15 @@ pub fn site_token_role(site: &str) -> Role {
     }
 }
 
-/// RoleBinding `fleet-system/fleet-edge-SITE` from [`site_token_role`] to the
+/// RoleBinding `fleet-sites/fleet-edge-SITE` from [`site_token_role`] to the
 /// site's ServiceAccount.
 pub fn site_token_role_binding(site: &str) -> RoleBinding {
     RoleBinding {
-        metadata: site_meta(site, Some(FLEET_NAMESPACE)),
+        metadata: site_meta(site, Some(SITES_NAMESPACE)),
         role_ref: role_ref("Role", &edge_identity_name(site)),
         subjects: Some(vec![service_account_subject(
             &edge_identity_name(site),
-            FLEET_NAMESPACE,
+            SITES_NAMESPACE,
         )]),
     }
 }
@@ -615,6 +639,13 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn resources_rule(api_group: &str, resources: &[&str], verbs: &[&str]) -> PolicyRule {
+        PolicyRule {
+            resources: Some(resources.iter().map(|s| (*s).to_owned()).collect()),
+            ..rule(api_group, "", &[], verbs)
+        }
+    }
+
     #[test]
     fn edge_secret_rules_name_exactly_one_secret() {
         assert_eq!(
@@ -673,7 +704,7 @@ mod tests {
     #[test]
     fn site_token_role_allows_only_own_token() {
         let role = serde_json::to_value(site_token_role("site-a")).unwrap();
-        assert_eq!(role["metadata"]["namespace"], "fleet-system");
+        assert_eq!(role["metadata"]["namespace"], "fleet-sites");
         assert_eq!(role["metadata"]["name"], "fleet-edge-site-a");
         assert_eq!(
             role["rules"],
@@ -688,7 +719,7 @@ mod tests {
 
     #[test]
     fn bindings_point_at_the_site_service_account() {
-        let subject = json!([{"kind": "ServiceAccount", "name": "fleet-edge-s1", "namespace": "fleet-system"}]);
+        let subject = json!([{"kind": "ServiceAccount", "name": "fleet-edge-s1", "namespace": "fleet-sites"}]);
         let crb = serde_json::to_value(site_cluster_role_binding("s1")).unwrap();
         assert_eq!(
             crb["roleRef"],
@@ -696,7 +727,7 @@ mod tests {
         );
         assert_eq!(crb["subjects"], subject);
         let rb = serde_json::to_value(site_token_role_binding("s1")).unwrap();
-        assert_eq!(rb["metadata"]["namespace"], "fleet-system");
+        assert_eq!(rb["metadata"]["namespace"], "fleet-sites");
         assert_eq!(
             rb["roleRef"],
             json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "fleet-edge-s1"})
@@ -704,8 +735,59 @@ mod tests {
         assert_eq!(rb["subjects"], subject);
         let sa = site_service_account("s1");
         assert_eq!(sa.metadata.name.as_deref(), Some("fleet-edge-s1"));
-        assert_eq!(sa.metadata.namespace.as_deref(), Some("fleet-system"));
+        assert_eq!(sa.metadata.namespace.as_deref(), Some("fleet-sites"));
         assert_eq!(sa.metadata.labels.unwrap()[SITE_LABEL], "s1");
+        // No pod runs as a site; none gets its token mounted.
+        assert_eq!(sa.automount_service_account_token, Some(false));
+    }
+
+    #[test]
+    fn site_identities_live_apart_from_the_operator() {
+        // Whatever is granted to the operator's namespace (the group
+        // system:serviceaccounts:fleet-system) must not reach a site.
+        assert_ne!(SITES_NAMESPACE, FLEET_NAMESPACE);
+        let identity = SiteIdentity::new("s1", "u", true);
+        let (role, binding) = identity.token_role.unwrap();
+        for ns in [
+            identity.service_account.metadata.namespace,
+            role.metadata.namespace,
+            binding.metadata.namespace,
+        ] {
+            assert_eq!(ns.as_deref(), Some(SITES_NAMESPACE));
+        }
+        for subject in [
+            identity.cluster_role_binding.subjects.unwrap(),
+            binding.subjects.unwrap(),
+        ] {
+            assert_eq!(subject[0].namespace.as_deref(), Some(SITES_NAMESPACE));
+        }
+        assert_eq!(namespace_labels()[POD_SECURITY_ENFORCE_LABEL], "restricted");
+    }
+
+    #[test]
+    fn hub_rules_name_no_verb_its_code_does_not_use() {
+        let g = GROUP;
+        assert_eq!(
+            serde_json::to_value(hub_operator_cluster_rules()).unwrap(),
+            json!([
+                { "apiGroups": [g], "resources": ["federatedclusters"], "verbs": ["get", "list", "watch"] },
+                { "apiGroups": [g], "resources": ["federatedclusters/status"], "verbs": ["update", "patch"] },
+                { "apiGroups": [g], "resources": ["federationstatuses"], "verbs": ["create"] },
+                { "apiGroups": [g], "resources": ["federationstatuses"], "resourceNames": ["fleet"], "verbs": ["get"] },
+                { "apiGroups": [g], "resources": ["federationstatuses/status"], "resourceNames": ["fleet"], "verbs": ["update"] },
+                { "apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"] },
+                { "apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"] },
+            ])
+        );
+        // Leases and Secrets only inside fleet-system (a Role); Secrets
+        // only through the prober's watch: no get.
+        assert_eq!(
+            serde_json::to_value(hub_operator_namespace_rules()).unwrap(),
+            json!([
+                { "apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "list", "watch", "create", "update"] },
+                { "apiGroups": [""], "resources": ["secrets"], "verbs": ["list", "watch"] },
+            ])
+        );
     }
 
     #[test]

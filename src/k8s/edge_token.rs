@@ -4,6 +4,11 @@
 //! which `register` allows for exactly its ServiceAccount); and
 //! persisting the renewed hub kubeconfig in the Secret on the MEMBER cluster
 //! that the edge pod mounts, so a restart finds the new token.
+//!
+//! The edge renews the token of the ServiceAccount it *is*: the namespace
+//! comes from its current token's claims (`fleet-sites` for a site
+//! registered now, `fleet-system` for one registered before the site
+//! identities moved), not from a constant.
 
 use jiff::Timestamp;
 use k8s_openapi::ByteString;
@@ -11,7 +16,7 @@ use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
 use kube::api::{Api, PostParams};
 
-use crate::fleet::rbac::{FLEET_NAMESPACE, edge_identity_name};
+use crate::fleet::rbac::{SITES_NAMESPACE, edge_identity_name, validate_site_name};
 
 /// A freshly minted token and its expiry as the API server set it. Not
 /// `Debug`, so the token cannot end up in a log by accident.
@@ -33,17 +38,30 @@ pub enum TokenError {
     Empty,
 }
 
-/// Requests a token for the site's own ServiceAccount, valid for
-/// `expiration_seconds` (the server may cap it) and for `audiences` (empty:
-/// the API server's default audience).
+/// The namespace of the site's ServiceAccount, from the namespace claim
+/// of the token it holds now (`kubernetes.io.namespace`, or the `sub`
+/// `system:serviceaccount:NAMESPACE:NAME`); [`SITES_NAMESPACE`] when the
+/// claims name none that is a valid namespace name.
+pub fn site_namespace(claimed: Option<&str>) -> &str {
+    claimed
+        .filter(|ns| validate_site_name(ns).is_ok())
+        .unwrap_or(SITES_NAMESPACE)
+}
+
+/// Requests a token for the site's own ServiceAccount `fleet-edge-SITE`
+/// in the namespace its current token names (`claimed_namespace`, see
+/// [`site_namespace`]), valid for `expiration_seconds` (the server may
+/// cap it) and for `audiences` (empty: the API server's default audience).
 pub async fn request_site_token(
     hub: &kube::Client,
     site: &str,
+    claimed_namespace: Option<&str>,
     expiration_seconds: i64,
     audiences: Vec<String>,
 ) -> Result<MintedToken, TokenError> {
     request_token(
         hub,
+        site_namespace(claimed_namespace),
         &edge_identity_name(site),
         expiration_seconds,
         audiences,
@@ -52,14 +70,15 @@ pub async fn request_site_token(
 }
 
 /// The one TokenRequest of the product (`register`, `rotate` and the edge's
-/// renewal): a token for ServiceAccount `fleet-system/SERVICE_ACCOUNT`.
+/// renewal): a token for ServiceAccount `NAMESPACE/SERVICE_ACCOUNT`.
 pub async fn request_token(
     client: &kube::Client,
+    namespace: &str,
     service_account: &str,
     expiration_seconds: i64,
     audiences: Vec<String>,
 ) -> Result<MintedToken, TokenError> {
-    let api: Api<ServiceAccount> = Api::namespaced(client.clone(), FLEET_NAMESPACE);
+    let api: Api<ServiceAccount> = Api::namespaced(client.clone(), namespace);
     let req = TokenRequest {
         metadata: Default::default(),
         spec: TokenRequestSpec {
@@ -144,6 +163,18 @@ pub async fn store_hub_kubeconfig(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_site_namespace_is_the_one_the_token_names() {
+        assert_eq!(site_namespace(Some("fleet-sites")), "fleet-sites");
+        // A site registered before the identities moved.
+        assert_eq!(site_namespace(Some("fleet-system")), "fleet-system");
+        assert_eq!(site_namespace(None), "fleet-sites");
+        // Not a namespace name: never put into a request path.
+        for odd in ["", "a/b", "../x", "A"] {
+            assert_eq!(site_namespace(Some(odd)), "fleet-sites", "{odd:?}");
+        }
+    }
 
     #[test]
     fn secret_names_parse_as_namespace_slash_name() {

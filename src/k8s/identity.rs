@@ -2,6 +2,12 @@
 //! `register --pull` mints on a member: namespace, ServiceAccount, RBAC,
 //! tokens, and their removal.
 //!
+//! A Push site's ServiceAccount and token Role live in `fleet-sites`
+//! ([`rbac::SITES_NAMESPACE`]), apart from the operator's `fleet-system`.
+//! Sites registered before that have them in `fleet-system`: `register`
+//! and `rotate` move them ([`Cluster::delete_legacy_site_identity`]) and
+//! `unregister` removes both.
+//!
 //! Every write is a server-side apply with field manager `kubectl-fleet`
 //! and `force`, so a re-run converges whatever an interrupted run left.
 
@@ -17,8 +23,9 @@ use serde::Serialize;
 
 use super::client::Cluster;
 use super::error::Error;
-use super::{FIELD_MANAGER, MANAGED_BY_LABEL, NAMESPACE};
+use super::{FIELD_MANAGER, NAMESPACE};
 use crate::fleet::rbac;
+use crate::fleet::rbac::SITES_NAMESPACE;
 
 /// One object touched by a command, for summaries (`-o json`) and messages.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -125,19 +132,21 @@ impl Cluster {
         }
     }
 
-    /// Ensures namespace `fleet-system` exists.
-    pub async fn ensure_namespace(&self) -> Result<ObjectRef, Error> {
+    /// Ensures namespace `name` exists, labelled like every namespace this
+    /// project creates ([`rbac::namespace_labels`]: Pod Security
+    /// "restricted" enforced).
+    pub async fn ensure_namespace(&self, name: &str) -> Result<ObjectRef, Error> {
         let api: Api<Namespace> = Api::all(self.client.clone());
         let ns = Namespace {
             metadata: ObjectMeta {
-                name: Some(NAMESPACE.to_owned()),
-                labels: Some([(MANAGED_BY_LABEL.to_owned(), rbac::MANAGED_BY.to_owned())].into()),
+                name: Some(name.to_owned()),
+                labels: Some(rbac::namespace_labels()),
                 ..Default::default()
             },
             ..Default::default()
         };
-        self.apply(&api, NAMESPACE, &ns).await?;
-        Ok(ObjectRef::of::<Namespace>(NAMESPACE, None))
+        self.apply(&api, name, &ns).await?;
+        Ok(ObjectRef::of::<Namespace>(name, None))
     }
 
     /// Applies a named object and returns its reference.
@@ -155,12 +164,13 @@ impl Cluster {
         Ok(ObjectRef::of::<K>(&name, namespace.as_deref()))
     }
 
-    /// Applies a namespaced object into `fleet-system`. The namespace is not
-    /// applied up front (it exists on every installed hub, and one more
-    /// request per `register` is what issue 10's P6 counts): only when the
-    /// server answers that it does not exist is it created, and the apply
-    /// sent once more. A created namespace is pushed onto `created`.
-    async fn ensure_in_fleet_namespace<K>(
+    /// Applies a namespaced object into its namespace (`fleet-system` or
+    /// `fleet-sites`). The namespace is not applied up front (`install`
+    /// creates both on a hub, and one more request per `register` is what
+    /// issue 10's P6 counts): only when the server answers that it does
+    /// not exist is it created, and the apply sent once more. A created
+    /// namespace is pushed onto `created`.
+    async fn ensure_in_namespace<K>(
         &self,
         obj: K,
         created: &mut Vec<ObjectRef>,
@@ -172,18 +182,19 @@ impl Cluster {
             + serde::de::DeserializeOwned
             + std::fmt::Debug,
     {
-        let api: Api<K> = Api::namespaced(self.client.clone(), NAMESPACE);
+        let namespace = obj.meta().namespace.clone().unwrap_or_default();
+        let api: Api<K> = Api::namespaced(self.client.clone(), &namespace);
         let name = obj.meta().name.clone().unwrap_or_default();
         match self.apply(&api, &name, &obj).await {
-            Err(e) if e.is_namespace_missing(NAMESPACE) => {
-                created.push(self.ensure_namespace().await?);
+            Err(e) if e.is_namespace_missing(&namespace) => {
+                created.push(self.ensure_namespace(&namespace).await?);
                 self.apply(&api, &name, &obj).await?;
             }
             other => {
                 other?;
             }
         }
-        Ok(ObjectRef::of::<K>(&name, Some(NAMESPACE)))
+        Ok(ObjectRef::of::<K>(&name, Some(&namespace)))
     }
 
     /// Applies the Push-mode identity of a site (docs/architecture.md#the-life-of-a-site):
@@ -220,47 +231,107 @@ impl Cluster {
             .clone()
             .unwrap_or_default();
         if let Some((role, binding)) = &identity.token_role {
-            let role = self
-                .ensure_in_fleet_namespace(role.clone(), &mut created)
-                .await?;
+            let role = self.ensure_in_namespace(role.clone(), &mut created).await?;
             applied.append(&mut created);
             applied.push(role);
             applied.push(
-                self.ensure_in_fleet_namespace(binding.clone(), &mut created)
+                self.ensure_in_namespace(binding.clone(), &mut created)
                     .await?,
             );
         } else {
-            let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), NAMESPACE);
-            if self.delete_if_exists(&bindings, &name).await? {
-                removed.push(ObjectRef::of::<RoleBinding>(&name, Some(NAMESPACE)));
-            }
-            let roles: Api<Role> = Api::namespaced(client.clone(), NAMESPACE);
-            if self.delete_if_exists(&roles, &name).await? {
-                removed.push(ObjectRef::of::<Role>(&name, Some(NAMESPACE)));
-            }
+            removed.extend(self.delete_token_role(SITES_NAMESPACE, &name).await?);
         }
         let sa = self
-            .ensure_in_fleet_namespace(identity.service_account.clone(), &mut created)
+            .ensure_in_namespace(identity.service_account.clone(), &mut created)
             .await?;
         applied.append(&mut created);
         applied.push(sa);
         Ok((applied, removed))
     }
 
-    /// The site's ServiceAccount `fleet-system/fleet-edge-SITE`, if it exists.
+    /// The site's RoleBinding and Role `fleet-edge-SITE` in `namespace`,
+    /// binding first, deleted if they exist; returns what was deleted.
+    async fn delete_token_role(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Vec<ObjectRef>, Error> {
+        let mut removed = Vec::new();
+        let bindings: Api<RoleBinding> = Api::namespaced(self.client.clone(), namespace);
+        if self.delete_if_exists(&bindings, name).await? {
+            removed.push(ObjectRef::of::<RoleBinding>(name, Some(namespace)));
+        }
+        let roles: Api<Role> = Api::namespaced(self.client.clone(), namespace);
+        if self.delete_if_exists(&roles, name).await? {
+            removed.push(ObjectRef::of::<Role>(name, Some(namespace)));
+        }
+        Ok(removed)
+    }
+
+    /// The site's ServiceAccount `fleet-sites/fleet-edge-SITE`, if it exists.
     pub async fn site_service_account(&self, site: &str) -> Result<Option<ServiceAccount>, Error> {
-        let name = rbac::edge_identity_name(site);
-        let api: Api<ServiceAccount> = Api::namespaced(self.client.clone(), NAMESPACE);
-        api.get_opt(&name).await.map_err(|e| {
+        self.service_account(SITES_NAMESPACE, &rbac::edge_identity_name(site))
+            .await
+    }
+
+    async fn service_account(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<ServiceAccount>, Error> {
+        let api: Api<ServiceAccount> = Api::namespaced(self.client.clone(), namespace);
+        api.get_opt(name).await.map_err(|e| {
             Error::api(
-                format!("get ServiceAccount {NAMESPACE}/{name}"),
+                format!("get ServiceAccount {namespace}/{name}"),
                 self.server(),
                 e,
             )
         })
     }
 
-    /// What a bearer token may do in `fleet-system` (cluster-wide rules
+    /// For a site registered before the identities moved to `fleet-sites`
+    /// (its ServiceAccount still in `fleet-system`): applies its identity
+    /// in `fleet-sites` — with the token Role if it had one — and removes
+    /// the old objects, whose tokens stop working with them. `Ok(None)`
+    /// when there is nothing to move. `rotate` calls it; `register`
+    /// applies the identity anyway and calls
+    /// [`Cluster::delete_legacy_site_identity`].
+    pub async fn migrate_legacy_site_identity(
+        &self,
+        site: &str,
+        site_uid: &str,
+    ) -> Result<Option<(Vec<ObjectRef>, Vec<ObjectRef>)>, Error> {
+        let name = rbac::edge_identity_name(site);
+        if self.service_account(NAMESPACE, &name).await?.is_none() {
+            return Ok(None);
+        }
+        let roles: Api<Role> = Api::namespaced(self.client.clone(), NAMESPACE);
+        let auto_rotate = roles
+            .get_opt(&name)
+            .await
+            .map_err(|e| Error::api(format!("get Role {NAMESPACE}/{name}"), self.server(), e))?
+            .is_some();
+        let identity = rbac::SiteIdentity::new(site, site_uid, auto_rotate);
+        let (applied, mut removed) = self.ensure_site_identity(&identity).await?;
+        removed.extend(self.delete_legacy_site_identity(site).await?);
+        Ok(Some((applied, removed)))
+    }
+
+    /// Removes what a site registered before the move to `fleet-sites`
+    /// left in `fleet-system`: its RoleBinding, Role and ServiceAccount
+    /// `fleet-edge-SITE` (tokens of that ServiceAccount stop working).
+    /// Returns what was deleted; nothing there is no error.
+    pub async fn delete_legacy_site_identity(&self, site: &str) -> Result<Vec<ObjectRef>, Error> {
+        let name = rbac::edge_identity_name(site);
+        let mut removed = self.delete_token_role(NAMESPACE, &name).await?;
+        let sa: Api<ServiceAccount> = Api::namespaced(self.client.clone(), NAMESPACE);
+        if self.delete_if_exists(&sa, &name).await? {
+            removed.push(ObjectRef::of::<ServiceAccount>(&name, Some(NAMESPACE)));
+        }
+        Ok(removed)
+    }
+
+    /// What a bearer token may do in `fleet-sites` (cluster-wide rules
     /// included), as the API server reports it to the token's own holder
     /// (a SelfSubjectRulesReview, which every authenticated identity may
     /// create), reduced to [`rbac::site_rule_tuples`]. `Ok(None)` when the
@@ -290,7 +361,7 @@ impl Cluster {
         let as_site = Cluster::from_kubeconfig(kubeconfig, &Default::default()).await?;
         let review = SelfSubjectRulesReview {
             spec: SelfSubjectRulesReviewSpec {
-                namespace: Some(NAMESPACE.to_owned()),
+                namespace: Some(SITES_NAMESPACE.to_owned()),
             },
             ..Default::default()
         };
@@ -319,26 +390,43 @@ impl Cluster {
         Ok(Some(rbac::site_rule_tuples(&rules)))
     }
 
-    /// Mints a token for ServiceAccount `fleet-system/NAME` with the
+    /// Mints a token for the site's ServiceAccount
+    /// `fleet-sites/fleet-edge-SITE` with the TokenRequest API.
+    pub async fn request_site_token(
+        &self,
+        site: &str,
+        ttl: Duration,
+    ) -> Result<IssuedToken, Error> {
+        self.request_token(SITES_NAMESPACE, &rbac::edge_identity_name(site), ttl)
+            .await
+    }
+
+    /// Mints a token for ServiceAccount `NAMESPACE/NAME` with the
     /// TokenRequest API.
     pub async fn request_token(
         &self,
+        namespace: &str,
         service_account: &str,
         ttl: Duration,
     ) -> Result<IssuedToken, Error> {
         let requested_at = jiff::Timestamp::now();
-        let what = format!("request a token for ServiceAccount {NAMESPACE}/{service_account}");
+        let what = format!("request a token for ServiceAccount {namespace}/{service_account}");
         let seconds = i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX);
-        let minted =
-            super::edge_token::request_token(&self.client, service_account, seconds, Vec::new())
-                .await
-                .map_err(|e| match e {
-                    super::edge_token::TokenError::Request(e) => Error::api(what, self.server(), e),
-                    empty => Error::Unexpected {
-                        what,
-                        reason: empty.to_string(),
-                    },
-                })?;
+        let minted = super::edge_token::request_token(
+            &self.client,
+            namespace,
+            service_account,
+            seconds,
+            Vec::new(),
+        )
+        .await
+        .map_err(|e| match e {
+            super::edge_token::TokenError::Request(e) => Error::api(what, self.server(), e),
+            empty => Error::Unexpected {
+                what,
+                reason: empty.to_string(),
+            },
+        })?;
         Ok(IssuedToken {
             token: minted.token,
             expiration: minted.expires_at,
@@ -355,7 +443,7 @@ impl Cluster {
         site_uid: &str,
     ) -> Result<ObjectRef, Error> {
         let name = rbac::edge_identity_name(site);
-        let api: Api<ServiceAccount> = Api::namespaced(self.client.clone(), NAMESPACE);
+        let api: Api<ServiceAccount> = Api::namespaced(self.client.clone(), SITES_NAMESPACE);
         if self.delete_if_exists(&api, &name).await? {
             self.wait_gone(&api, &name).await?;
         }
@@ -385,20 +473,14 @@ impl Cluster {
     }
 
     /// Removes the site's Push identity, bindings before roles, the
-    /// ServiceAccount last. Returns what was actually deleted; missing
-    /// objects are skipped, so a re-run after an interruption finishes the job.
+    /// ServiceAccount last — in `fleet-sites` and, for a site registered
+    /// before the move, in `fleet-system`. Returns what was actually
+    /// deleted; missing objects are skipped, so a re-run after an
+    /// interruption finishes the job.
     pub async fn delete_site_identity(&self, site: &str) -> Result<Vec<ObjectRef>, Error> {
         let name = rbac::edge_identity_name(site);
         let client = &self.client;
-        let mut removed = Vec::new();
-        let rb: Api<RoleBinding> = Api::namespaced(client.clone(), NAMESPACE);
-        if self.delete_if_exists(&rb, &name).await? {
-            removed.push(ObjectRef::of::<RoleBinding>(&name, Some(NAMESPACE)));
-        }
-        let role: Api<Role> = Api::namespaced(client.clone(), NAMESPACE);
-        if self.delete_if_exists(&role, &name).await? {
-            removed.push(ObjectRef::of::<Role>(&name, Some(NAMESPACE)));
-        }
+        let mut removed = self.delete_token_role(SITES_NAMESPACE, &name).await?;
         let crb: Api<ClusterRoleBinding> = Api::all(client.clone());
         if self.delete_if_exists(&crb, &name).await? {
             removed.push(ObjectRef::of::<ClusterRoleBinding>(&name, None));
@@ -407,10 +489,14 @@ impl Cluster {
         if self.delete_if_exists(&cr, &name).await? {
             removed.push(ObjectRef::of::<ClusterRole>(&name, None));
         }
-        let sa: Api<ServiceAccount> = Api::namespaced(client.clone(), NAMESPACE);
+        let sa: Api<ServiceAccount> = Api::namespaced(client.clone(), SITES_NAMESPACE);
         if self.delete_if_exists(&sa, &name).await? {
-            removed.push(ObjectRef::of::<ServiceAccount>(&name, Some(NAMESPACE)));
+            removed.push(ObjectRef::of::<ServiceAccount>(
+                &name,
+                Some(SITES_NAMESPACE),
+            ));
         }
+        removed.extend(self.delete_legacy_site_identity(site).await?);
         Ok(removed)
     }
 
@@ -446,7 +532,7 @@ impl Cluster {
             ..Default::default()
         };
         let mut objects = Vec::new();
-        let stored = self.ensure_in_fleet_namespace(secret, &mut objects).await?;
+        let stored = self.ensure_in_namespace(secret, &mut objects).await?;
         objects.push(stored);
         Ok(objects)
     }
@@ -458,6 +544,27 @@ impl Cluster {
             .await
             .map(|s| s.is_some())
             .map_err(|e| Error::api(format!("get Secret {namespace}/{name}"), self.server(), e))
+    }
+
+    /// The data of Secret `namespace/name`, if it exists. The values are
+    /// credentials: callers check them, never print them.
+    pub async fn secret_data(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<std::collections::BTreeMap<String, Vec<u8>>>, Error> {
+        let api: Api<Secret> = Api::namespaced(self.client.clone(), namespace);
+        let secret = api
+            .get_opt(name)
+            .await
+            .map_err(|e| Error::api(format!("get Secret {namespace}/{name}"), self.server(), e))?;
+        Ok(secret.map(|s| {
+            s.data
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(k, v)| (k, v.0))
+                .collect()
+        }))
     }
 
     /// Deletes the pull Secret of a site if present.
@@ -479,7 +586,7 @@ impl Cluster {
     ) -> Result<(Vec<ObjectRef>, IssuedToken), Error> {
         let client = &self.client;
         let objects = vec![
-            self.ensure_namespace().await?,
+            self.ensure_namespace(NAMESPACE).await?,
             self.ensure(
                 Api::namespaced(client.clone(), NAMESPACE),
                 rbac::member_reader_service_account(),
@@ -493,7 +600,9 @@ impl Cluster {
             )
             .await?,
         ];
-        let token = self.request_token(rbac::MEMBER_READER_NAME, ttl).await?;
+        let token = self
+            .request_token(NAMESPACE, rbac::MEMBER_READER_NAME, ttl)
+            .await?;
         Ok((objects, token))
     }
 }

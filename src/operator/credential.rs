@@ -68,6 +68,10 @@ pub struct TokenClaims {
     pub expires_at: Option<Timestamp>,
     /// `aud`: the audiences it was minted for.
     pub audiences: Vec<String>,
+    /// The namespace of the ServiceAccount it belongs to
+    /// (`kubernetes.io.namespace`, else from `sub`
+    /// `system:serviceaccount:NAMESPACE:NAME`): where the edge renews it.
+    pub namespace: Option<String>,
 }
 
 impl TokenClaims {
@@ -92,10 +96,23 @@ impl TokenClaims {
                 .collect(),
             _ => Vec::new(),
         };
+        let namespace = v
+            .get("kubernetes.io")
+            .and_then(|k| k.get("namespace"))
+            .and_then(Value::as_str)
+            .or_else(|| {
+                v.get("sub")?
+                    .as_str()?
+                    .strip_prefix("system:serviceaccount:")?
+                    .split_once(':')
+                    .map(|(ns, _)| ns)
+            })
+            .map(str::to_owned);
         Some(Self {
             issued_at: ts("iat"),
             expires_at: ts("exp"),
             audiences,
+            namespace,
         })
     }
 
@@ -356,6 +373,22 @@ mod tests {
         assert_eq!(c.lifetime(), Some(Duration::from_secs(3600)));
         assert_eq!(c.audiences, vec!["https://hub".to_owned()]);
         assert_eq!(c.expires_at, Some(Timestamp::from_second(4600).unwrap()));
+    }
+
+    #[test]
+    fn decodes_the_service_account_namespace() {
+        let c = TokenClaims::decode(&jwt(
+            r#"{"sub":"system:serviceaccount:fleet-system:fleet-edge-a","kubernetes.io":{"namespace":"fleet-sites"}}"#,
+        ))
+        .unwrap();
+        assert_eq!(c.namespace.as_deref(), Some("fleet-sites"));
+        let c = TokenClaims::decode(&jwt(
+            r#"{"sub":"system:serviceaccount:fleet-system:fleet-edge-a"}"#,
+        ))
+        .unwrap();
+        assert_eq!(c.namespace.as_deref(), Some("fleet-system"));
+        let c = TokenClaims::decode(&jwt(r#"{"sub":"someone"}"#)).unwrap();
+        assert_eq!(c.namespace, None);
     }
 
     #[test]

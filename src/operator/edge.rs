@@ -456,6 +456,7 @@ impl Edge {
         let minted = request_site_token(
             &hub.client,
             &self.cfg.site,
+            claims.namespace.as_deref(),
             lifetime.max(MIN_TOKEN_TTL).as_secs() as i64,
             claims.audiences.clone(),
         )

@@ -176,8 +176,10 @@ pub fn prometheus_rule() -> Value {
 
 /// The `ServiceMonitor` scraping the hub's `/metrics` over HTTPS with the
 /// Prometheus ServiceAccount's token (the hub checks it with TokenReview
-/// and SubjectAccessReview: grant it `list federatedclusters`).
-pub fn service_monitor(selector: Value) -> Value {
+/// and SubjectAccessReview: grant it `list federatedclusters`), verifying
+/// the hub's certificate as `tls_config` says (`install` names the CA and
+/// the Service's name: the token goes only to the hub).
+pub fn service_monitor(selector: Value, tls_config: Value) -> Value {
     json!({
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "ServiceMonitor",
@@ -190,8 +192,7 @@ pub fn service_monitor(selector: Value) -> Value {
                 "path": "/metrics",
                 "interval": "30s",
                 "bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token",
-                // The operator's certificate is self-signed unless one is given.
-                "tlsConfig": { "insecureSkipVerify": true },
+                "tlsConfig": tls_config,
             }],
         },
     })

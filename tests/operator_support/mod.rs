@@ -98,9 +98,9 @@ pub async fn mint_site_kubeconfig(
     site: &str,
     ttl: Duration,
 ) -> String {
-    ensure_namespace(client, rbac::FLEET_NAMESPACE).await;
+    ensure_namespace(client, rbac::SITES_NAMESPACE).await;
     let pp = PostParams::default();
-    let ns = rbac::FLEET_NAMESPACE;
+    let ns = rbac::SITES_NAMESPACE;
     let sa: Api<ServiceAccount> = Api::namespaced(client.clone(), ns);
     if sa
         .get_opt(&rbac::edge_identity_name(site))
@@ -135,7 +135,7 @@ pub async fn mint_site_kubeconfig(
 /// A fresh token for the site's ServiceAccount.
 pub async fn mint_token(client: &kube::Client, site: &str, ttl: Duration) -> String {
     let name = rbac::edge_identity_name(site);
-    service_account_token(client, rbac::FLEET_NAMESPACE, &name, ttl).await
+    service_account_token(client, rbac::SITES_NAMESPACE, &name, ttl).await
 }
 
 /// Writes a file with mode 0600.
@@ -487,6 +487,26 @@ pub fn installed_hub(hub: &Sandbox, dir: &TempDir) -> PathBuf {
     hub.write_admin_kubeconfig(&hub_kc).unwrap();
     fleet_install(&hub_kc);
     hub_kc
+}
+
+/// The kubeconfig a hub operator runs with in the e2e suites: a token of
+/// its own ServiceAccount `fleet-system/fleet-operator-hub`, whose rights
+/// are exactly the ClusterRole and Role `kubectl fleet install --apply`
+/// ships (applied by [`installed_hub`]; nothing else is bound to it). A
+/// request the hub's code makes that the shipped RBAC does not allow
+/// fails the test with a 403, as it would in a cluster. Written to
+/// `dir/hub-operator.kubeconfig`.
+pub async fn hub_operator_kubeconfig(hub: &Sandbox, dir: &TempDir) -> PathBuf {
+    let token = service_account_token(
+        &admin(hub).await,
+        rbac::FLEET_NAMESPACE,
+        "fleet-operator-hub",
+        Duration::from_secs(86_400),
+    )
+    .await;
+    let path = dir.join("hub-operator.kubeconfig");
+    write_private(&path, &hub.kubeconfig_for_token(&token));
+    path
 }
 
 /// `kubectl fleet register SITE --heartbeat-interval N --output-file OUT [extra]`.

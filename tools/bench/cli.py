@@ -831,7 +831,7 @@ def main():
             out.emit("P6", "`register SITE` API requests, new site", int(m.group(1)), "requests", "≤ 6")
             out.emit("P6", "`register SITE` API requests, re-run that changes nothing", int(m.group(2)),
                      "requests", "≤ 4")
-            out.emit("P6", "`register SITE` API requests, first site of a hub (creates fleet-system)",
+            out.emit("P6", "`register SITE` API requests, first site of a hub (creates fleet-sites)",
                      int(m.group(3)), "requests", "")
 
     operator_text, operator_note = "", ""
