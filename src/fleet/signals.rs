@@ -427,7 +427,7 @@ impl<'a> OwnerIndex<'a> {
 /// Fold the current observations into the previous report at `now`:
 ///
 /// - continuous (same type, namespace and workload in `previous`, last
-///   seen within `retention`): `firstSeen` is the earlier of the previous
+///   seen within `retention` of `now`, before or after): `firstSeen` is the earlier of the previous
 ///   `firstSeen` and the member's onset, `count` + 1;
 /// - new, or back after a gap longer than `retention`: `firstSeen` is the
 ///   member's onset (else `now`), `count` 1;
@@ -450,7 +450,10 @@ pub fn merge(
     retention: Duration,
 ) -> Vec<Signal> {
     let retention = SignedDuration::try_from(retention).unwrap_or(SignedDuration::MAX);
-    let continuous = |s: &Signal| now.duration_since(s.last_seen.0) <= retention;
+    // Within `retention` either way: a lastSeen far ahead of `now` (a
+    // status someone else wrote, taken over by a restarted reader) must
+    // not keep a signal for ever.
+    let continuous = |s: &Signal| now.duration_since(s.last_seen.0).abs() <= retention;
     let mut prev: HashMap<Key, &Signal> = previous
         .iter()
         .filter(|s| continuous(s))
@@ -1373,6 +1376,42 @@ mod tests {
             DEFAULT_RETENTION,
         );
         assert_eq!(out[0].first_seen, Time(now()));
+    }
+
+    #[test]
+    fn a_previous_report_from_far_ahead_is_not_kept_for_ever() {
+        // A status dated 2099 (written with the site's token, or by a
+        // reader whose clock was wrong) is neither carried nor retained.
+        let future = Signal::test(SignalType::OomKilled, "a", "Deployment", "big")
+            .seen(-3_000_000_000, -3_000_000_000);
+        assert!(
+            merge(
+                std::slice::from_ref(&future),
+                vec![],
+                now(),
+                DEFAULT_RETENTION
+            )
+            .is_empty()
+        );
+        let out = merge(
+            &[future],
+            vec![Observation {
+                type_: SignalType::OomKilled,
+                ..obs_since("big", None)
+            }],
+            now(),
+            DEFAULT_RETENTION,
+        );
+        assert_eq!((out[0].first_seen.0, out[0].count), (now(), 1));
+        // A few seconds ahead (a clock stepped back): still continuous.
+        let ahead = Signal::test(SignalType::OomKilled, "a", "Deployment", "big").seen(600, -5);
+        let out = merge(
+            std::slice::from_ref(&ahead),
+            vec![],
+            now(),
+            DEFAULT_RETENTION,
+        );
+        assert_eq!(out, [ahead]);
     }
 
     #[test]
