@@ -29,7 +29,9 @@ struct Member {
     kubeconfig: PathBuf,
 }
 
-async fn member(dir: &TempDir, name: &str, failing: Option<&str>) -> Member {
+/// A member with one ready node and, if `failing` names a Deployment, a
+/// pod of it crash-looping since `since_mins` minutes ago.
+async fn member(dir: &TempDir, name: &str, failing: Option<&str>, since_mins: i64) -> Member {
     let sb = Sandbox::start();
     let kubeconfig = dir.join(&format!("{name}-member.kubeconfig"));
     sb.write_admin_kubeconfig(&kubeconfig).unwrap();
@@ -49,6 +51,11 @@ async fn member(dir: &TempDir, name: &str, failing: Option<&str>) -> Member {
             ready: true,
         }],
         &pods,
+    )
+    .await;
+    record_failing_since(
+        &admin(&sb).await,
+        jiff::Timestamp::now() - jiff::SignedDuration::from_mins(since_mins),
     )
     .await;
     Member {
@@ -236,21 +243,18 @@ async fn metrics_and_rest_api_on_a_live_fleet() {
     assert_eq!(b.scrape().await.value("fleet_hub_leader", &[]), Some(0.0));
 
     let members = [
-        member(&dir, "s1", Some("checkout")).await,
-        member(&dir, "p1", Some("checkout")).await,
-        member(&dir, "p2", Some("payments")).await,
-        member(&dir, "x", None).await,
+        // s1's `checkout` has been failing for longer than p1's: the
+        // members' records make the cascade, whichever edge reports first.
+        member(&dir, "s1", Some("checkout"), 10).await,
+        member(&dir, "p1", Some("checkout"), 5).await,
+        member(&dir, "p2", Some("payments"), 5).await,
+        member(&dir, "x", None, 0).await,
     ];
-    // s1 first, so its sighting of `checkout` is strictly earlier.
-    let mut edges = vec![edge(&dir, "site-s1", &members[0])];
-    wait_until(Duration::from_secs(15), "site-s1 Connected", || async {
-        phase(&api, "site-s1").await == Some(Phase::Connected)
-    })
-    .await;
-    tokio::time::sleep(Duration::from_millis(1100)).await;
-    for (i, s) in ["site-p1", "site-p2", "site-x"].iter().enumerate() {
-        edges.push(edge(&dir, s, &members[i + 1]));
-    }
+    let mut edges: Vec<Proc> = ["site-s1", "site-p1", "site-p2", "site-x"]
+        .iter()
+        .zip(&members)
+        .map(|(s, m)| edge(&dir, s, m))
+        .collect();
     wait_until(Duration::from_secs(20), "all Connected", || async {
         for (s, _) in sites {
             if phase(&api, s).await != Some(Phase::Connected) {
@@ -510,7 +514,7 @@ async fn edge_metrics_count_reports_and_expose_the_credential_expiry() {
     let hub_sb = Sandbox::start();
     let hub_kc = installed_hub(&hub_sb, &dir);
     fleet_register(&hub_kc, "site-e", 10, &dir.join("site-e.kubeconfig"), &[]);
-    let m = member(&dir, "e", None).await;
+    let m = member(&dir, "e", None, 0).await;
     let (cert, key, ca) = localhost_cert(&dir);
     let mut args = edge_args(
         "site-e",

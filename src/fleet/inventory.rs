@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::api::DynamicObject;
@@ -85,6 +86,10 @@ pub struct InferenceServiceState {
     pub health: InferenceHealth,
     /// Message of the failing condition or status, if any.
     pub message: Option<String>,
+    /// When it failed, as the object records it: the `Ready` condition's
+    /// lastTransitionTime while that condition is not True (None when it
+    /// is not failed, or records no such time).
+    pub since: Option<Timestamp>,
 }
 
 /// Reasons on a Ready=False condition that mean "still starting", not failed.
@@ -133,12 +138,16 @@ pub fn inference_service_state(kind: &str, obj: &DynamicObject) -> InferenceServ
     } else {
         (InferenceHealth::Progressing, None)
     };
+    let since = (health == InferenceHealth::Failed && cond("status") != "True")
+        .then(|| cond("lastTransitionTime").parse::<Timestamp>().ok())
+        .flatten();
     InferenceServiceState {
         kind: kind.to_owned(),
         namespace: obj.metadata.namespace.clone().unwrap_or_default(),
         name: obj.metadata.name.clone().unwrap_or_default(),
         health,
         message: message.filter(|m| !m.is_empty()).map(str::to_owned),
+        since,
     }
 }
 
@@ -305,6 +314,41 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_services_onset_is_its_ready_conditions_transition() {
+        let at = |status: Value| inference_service_state("InferenceService", &isvc(status)).since;
+        let t = "2026-01-01T11:00:00Z";
+        assert_eq!(
+            at(
+                json!({"conditions": [{"type": "Ready", "status": "False", "reason": "RevisionFailed",
+                                      "lastTransitionTime": t}]})
+            ),
+            Some(t.parse().unwrap())
+        );
+        assert_eq!(
+            at(
+                json!({"phase": "Failed", "conditions": [{"type": "Ready", "status": "False",
+                                                         "lastTransitionTime": t}]})
+            ),
+            Some(t.parse().unwrap())
+        );
+        // Phase only, no time recorded; or not failed at all: none.
+        assert_eq!(at(json!({"phase": "Failed"})), None);
+        assert_eq!(
+            at(
+                json!({"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": t}]})
+            ),
+            None
+        );
+        assert_eq!(
+            at(
+                json!({"conditions": [{"type": "Ready", "status": "False", "reason": "Progressing",
+                                      "lastTransitionTime": t}]})
+            ),
+            None
+        );
+    }
+
+    #[test]
     fn counts() {
         let mk = |h| InferenceServiceState {
             kind: "InferenceService".into(),
@@ -312,6 +356,7 @@ mod tests {
             name: "x".into(),
             health: h,
             message: None,
+            since: None,
         };
         let services = [
             mk(InferenceHealth::Ready),

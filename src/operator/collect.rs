@@ -11,7 +11,10 @@ use crate::fleet::signals::{SignalSources, collect_signals};
 use crate::k8s::member::{InferenceKind, MemberObjects};
 
 /// The edge-owned status fields from one member read. `history` is the
-/// previous signal list (carries `firstSeen` and `count`).
+/// previous signal list (`SignalHistory::previous`: carries `count`, the
+/// signals kept for the retention window, and `firstSeen` where the member
+/// records no onset); `firstSeen` is otherwise the member's own onset
+/// (docs/architecture.md#signal-onset).
 pub fn edge_status(
     objs: &MemberObjects,
     history: &[Signal],
@@ -160,6 +163,42 @@ mod tests {
         assert_eq!(s.node_count, Some(2));
         assert_eq!(s.namespace_count, Some(4));
         assert_eq!(s.phase, None, "never a hub-owned field");
+    }
+
+    #[test]
+    fn a_restarted_reader_reports_the_members_onset_as_before() {
+        // A pod unready since 11:00 whose container last crashed at 11:58.
+        let crashing: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "web-1", "namespace": "shop"},
+            "status": {
+                "conditions": [{"type": "ContainersReady", "status": "False",
+                                "lastTransitionTime": "2026-01-01T11:00:00Z"}],
+                "containerStatuses": [{
+                    "name": "c", "image": "i", "imageID": "", "ready": false, "restartCount": 9,
+                    "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                    "lastState": {"terminated": {"exitCode": 1,
+                                                 "finishedAt": "2026-01-01T11:58:00Z"}}
+                }]
+            }
+        }))
+        .unwrap();
+        let mut o = objects();
+        o.pods = vec![crashing];
+        let first_seen = |status: FederatedClusterStatus| {
+            status
+                .signals()
+                .iter()
+                .find(|s| s.type_ == crate::api::SignalType::CrashLoopBackOff)
+                .map(|s| s.first_seen.0)
+        };
+        let onset = "2026-01-01T11:00:00Z".parse().ok();
+        let running = edge_status(&o, &[], now());
+        assert_eq!(first_seen(running.clone()), onset);
+        // A restart 20 minutes later without its memory: the same onset.
+        let later = now() + jiff::SignedDuration::from_mins(20);
+        assert_eq!(first_seen(edge_status(&o, &[], later)), onset);
+        // ... and with it, too.
+        assert_eq!(first_seen(edge_status(&o, running.signals(), later)), onset);
     }
 
     #[test]

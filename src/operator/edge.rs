@@ -24,8 +24,9 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::api::{FederatedCluster, FederatedClusterStatus, Signal};
+use crate::api::{FederatedCluster, FederatedClusterStatus};
 use crate::fleet::rbac::MIN_TOKEN_TTL;
+use crate::fleet::signals::SignalHistory;
 use crate::fleet::status_patch::{Accepted, report_patch};
 use crate::k8s::edge_token::{SecretName, request_site_token, store_hub_kubeconfig};
 use crate::k8s::member::{MemberError, read_member};
@@ -207,7 +208,9 @@ pub struct Edge {
     member: kube::Client,
     hub: Option<HubConn>,
     accepted: Option<Accepted>,
-    history: Vec<Signal>,
+    /// The previous signal report (carries `firstSeen` and `count`; from
+    /// the hub when this process starts).
+    history: SignalHistory,
     last_member: Option<FederatedClusterStatus>,
     /// The edge's clock (before `clock_offset`); injectable for tests.
     clock: super::hub::Clock,
@@ -224,7 +227,7 @@ impl Edge {
             member,
             hub: None,
             accepted: None,
-            history: Vec::new(),
+            history: SignalHistory::default(),
             last_member: None,
             clock: std::sync::Arc::new(Timestamp::now),
             stats: EdgeStats::default(),
@@ -339,15 +342,17 @@ impl Edge {
         super::hub::scaled(site.heartbeat_interval(), self.cfg.interval_scale)
     }
 
-    /// The edge-owned status to report now.
+    /// The edge-owned status to report now for `site` (its object on the
+    /// hub, whose signals are the previous report when this process starts).
     async fn observe_member(
         &mut self,
+        site: &FederatedCluster,
         now: Timestamp,
     ) -> (FederatedClusterStatus, Option<EdgeError>) {
         match read_member(&self.member).await {
             Ok(objs) => {
-                let status = edge_status(&objs, &self.history, now);
-                self.history = status.signals.clone().unwrap_or_default();
+                let status = edge_status(&objs, self.history.previous(site), now);
+                self.history.record(status.signals());
                 self.last_member = Some(status.clone());
                 (status, None)
             }
@@ -387,7 +392,7 @@ impl Edge {
         // what the hub holds.
         let clock_now = (self.clock)();
         let now = Timestamp::from_second(clock_now.as_second()).unwrap_or(clock_now);
-        let (member, member_err) = self.observe_member(now).await;
+        let (member, member_err) = self.observe_member(&site, now).await;
         let hub = self.hub.as_ref().expect("refreshed above");
         let claims = hub.durable.claims();
         let status = with_identity(

@@ -31,12 +31,13 @@ use kube::runtime::{WatchStreamExt as _, watcher};
 
 use tokio::sync::{Semaphore, watch};
 
-use crate::api::{FederatedCluster, Mode, Signal};
+use crate::api::{FederatedCluster, Mode};
 use crate::fleet::probe::{
     ProbeFailure, ProbeOutcome, ProbeVerdict, RemediationAccess, remediation_access,
     remediation_needs,
 };
 use crate::fleet::rbac::FLEET_NAMESPACE;
+use crate::fleet::signals::SignalHistory;
 use crate::fleet::status_patch::{Accepted, report_patch};
 use crate::k8s::member::{MemberError, read_member};
 use crate::k8s::pull::{MemberKubeconfig, can_i, classify, pull_secret_watch, pull_secrets};
@@ -167,7 +168,7 @@ struct SiteProber {
     cfg: ProberConfig,
     cached: Option<Cached>,
     accepted: Option<Accepted>,
-    history: Vec<Signal>,
+    history: SignalHistory,
 }
 
 fn failed(failure: ProbeFailure, message: impl Into<String>) -> ProbeOutcome {
@@ -331,8 +332,8 @@ impl SiteProber {
         let expires = member.expires;
         let now = Timestamp::from_second(Timestamp::now().as_second())
             .unwrap_or_else(|_| Timestamp::now());
-        let status = edge_status(&objs, &self.history, now);
-        self.history = status.signals.clone().unwrap_or_default();
+        let status = edge_status(&objs, self.history.previous(site), now);
+        self.history.record(status.signals());
         let mut status = with_identity(status, now, super::VERSION, expires, None);
         status.last_probe_duration_milliseconds =
             Some(i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX));
@@ -476,7 +477,7 @@ pub async fn run(
                     cfg: cfg.clone(),
                     cached: None,
                     accepted: None,
-                    history: Vec::new(),
+                    history: SignalHistory::default(),
                 };
                 tokio::spawn(prober.run(gate.clone(), hub.probes.clone()))
             });

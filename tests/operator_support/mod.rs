@@ -428,6 +428,34 @@ pub async fn seed_member(client: &kube::Client, nodes: &[NodeSeed<'_>], pods: &[
     }
 }
 
+/// Records on every pod of a member, as a kubelet would, that its
+/// containers have not been ready since `since` (pod `startTime` and the
+/// ContainersReady/Ready conditions' `lastTransitionTime`): the onset the
+/// edge reports as the signals' `firstSeen` (docs/architecture.md#signal-onset).
+pub async fn record_failing_since(client: &kube::Client, since: jiff::Timestamp) {
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::all(client.clone());
+    let at = since.to_string();
+    for pod in pods.list(&Default::default()).await.unwrap() {
+        let ns = pod.metadata.namespace.clone().unwrap_or_default();
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        let status = serde_json::json!({"status": {
+            "startTime": at,
+            "conditions": [
+                {"type": "ContainersReady", "status": "False", "reason": "ContainersNotReady", "lastTransitionTime": at},
+                {"type": "Ready", "status": "False", "reason": "ContainersNotReady", "lastTransitionTime": at}
+            ]
+        }});
+        Api::<k8s_openapi::api::core::v1::Pod>::namespaced(client.clone(), &ns)
+            .patch_status(
+                &name,
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(&status),
+            )
+            .await
+            .unwrap();
+    }
+}
+
 /// Path of the built kubectl-fleet binary.
 pub fn cli_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_kubectl-fleet"))
