@@ -509,6 +509,17 @@ async fn a_rerun_with_only_a_tier_keeps_a_pull_site_pull() {
         line.ends_with("or add --push to switch it to Push"),
         "{line}"
     );
+
+    // A site that is not Pull yet cannot become Pull without its member.
+    let line = hub
+        .fleet(&["register", "site-new", "--pull"])
+        .one_line_error();
+    assert!(
+        line.contains("registering site site-new in Pull mode needs the member cluster's kubeconfig: add --member-kubeconfig"),
+        "{line}"
+    );
+    let sites: Api<FederatedCluster> = Api::all(hub.admin().await);
+    assert!(sites.get_opt("site-new").await.unwrap().is_none());
 }
 
 /// A switch from Push to Pull off a terminal needs `--yes`: refused with
@@ -861,4 +872,46 @@ async fn a_failure_after_the_site_exists_names_the_commands_that_finish_or_undo_
         .one_line_error();
     assert!(line.contains("to finish"), "{line}");
     assert!(!line.contains("unregister"), "{line}");
+}
+
+/// A member that caps the read-only token's lifetime: the warning names
+/// the command that stores a fresh one — `rotate` has no Pull token — and
+/// that command runs as written.
+#[tokio::test]
+async fn a_capped_member_token_names_the_command_that_renews_it() {
+    let hub = Hub::new();
+    let member = Sandbox::start_with(kube_sandbox::SandboxOptions {
+        max_token_expiration: Some(std::time::Duration::from_secs(3600)),
+        ..Default::default()
+    })
+    .unwrap();
+    let member_kc = hub.dir.path().join("member.kubeconfig");
+    member.write_admin_kubeconfig(&member_kc).unwrap();
+    let run = hub
+        .fleet(&[
+            "register",
+            "site-c",
+            "--pull",
+            "--member-kubeconfig",
+            member_kc.to_str().unwrap(),
+        ])
+        .ok();
+    let warning = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("warning: the API server capped the token lifetime to 1h"))
+        .unwrap_or_else(|| panic!("{}", run.stderr));
+    let command = quoted_command(warning);
+    assert_eq!(
+        command,
+        format!(
+            "kubectl fleet register site-c --pull --member-kubeconfig {}",
+            member_kc.display()
+        )
+    );
+    let before = pull_kubeconfig(&hub, "site-c").await.unwrap();
+    cli_support::shell(&hub, &command).ok();
+    let after = pull_kubeconfig(&hub, "site-c").await.unwrap();
+    assert_ne!(before, after, "a fresh token is stored");
+    assert_eq!(member_answers(&after).await, 200);
 }

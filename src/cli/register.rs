@@ -825,7 +825,23 @@ async fn register_pull(
         writeln!(io.err, "{obj} removed")?;
     }
     if let Some(token) = &token {
-        report_expiry(site, token, "the member's read-only token", Some(false), io)?;
+        // The hub never renews it: a re-run stores a fresh one.
+        let renew = shell_line(&[
+            "kubectl",
+            "fleet",
+            "register",
+            site.as_str(),
+            "--pull",
+            "--member-kubeconfig",
+            &path.display().to_string(),
+        ]);
+        report_expiry(
+            token,
+            "the member's read-only token",
+            Some(false),
+            &renew,
+            io,
+        )?;
     }
     let summary = PullSummary {
         site: site.clone(),
@@ -952,12 +968,13 @@ async fn connect_member(
 }
 
 /// Prints when the token expires and warns if the server capped it, saying
-/// what the edge does about it (`auto_rotate`: None when not known here).
+/// what the edge does about it (`auto_rotate`: None when not known here)
+/// or the command that mints a new one (`renew`).
 fn report_expiry(
-    site: &str,
     token: &IssuedToken,
     what: &str,
     auto_rotate: Option<bool>,
+    renew: &str,
     io: &mut Io<'_>,
 ) -> Result<(), Error> {
     writeln!(
@@ -972,12 +989,10 @@ fn report_expiry(
             Some(true) => {
                 "the edge renews it by itself when half of its lifetime is left".to_owned()
             }
-            Some(false) => format!(
-                "run `kubectl fleet rotate {site}` before then (nothing renews it automatically)"
-            ),
-            None => format!(
-                "run `kubectl fleet rotate {site}` before then unless the edge renews it by itself"
-            ),
+            Some(false) => {
+                format!("run `{renew}` before then (nothing renews it automatically)")
+            }
+            None => format!("run `{renew}` before then unless the edge renews it by itself"),
         };
         writeln!(
             io.err,
@@ -1062,7 +1077,8 @@ pub(super) fn hand_out(
             path.display()
         )?;
     }
-    report_expiry(site, token, "token", auto_rotate, io)?;
+    let renew = format!("kubectl fleet rotate {site}");
+    report_expiry(token, "token", auto_rotate, &renew, io)?;
     match edge.emit {
         Emit::Kubeconfig if edge.output_file.is_some() => writeln!(
             io.err,
