@@ -1234,6 +1234,120 @@ mod tests {
     }
 
     #[test]
+    fn the_mode_is_kept_unless_a_flag_changes_it() {
+        use Mode::{Pull, Push};
+        let plan = |extra: &[&str], current| Plan::new(&args(extra), current);
+        let m = ["--member-kubeconfig", "m.kubeconfig"];
+        let switch = |from, to| Some(Switch { from, to });
+        // (flags, current mode) -> (mode, switch)
+        for (extra, current, mode, switched) in [
+            (vec![], None, Push, None),
+            (vec![], Some(Push), Push, None),
+            (vec!["--tier", "critical"], Some(Pull), Pull, None),
+            (vec!["--pull"], Some(Pull), Pull, None),
+            (vec!["--pull", m[0], m[1]], None, Pull, None),
+            (
+                vec!["--pull", m[0], m[1]],
+                Some(Push),
+                Pull,
+                switch(Push, Pull),
+            ),
+            (vec!["--push"], Some(Pull), Push, switch(Pull, Push)),
+            (vec!["--push", m[0], m[1]], Some(Push), Push, None),
+        ] {
+            let got = plan(&extra, current).unwrap();
+            assert_eq!(
+                (got.mode, got.switch),
+                (mode, switched),
+                "{extra:?} on {current:?}"
+            );
+        }
+        let no_member = plan(&["--pull"], Some(Push)).unwrap_err();
+        assert!(
+            no_member
+                .to_string()
+                .contains("needs the member cluster's kubeconfig")
+        );
+        assert!(plan(&["--pull"], None).is_err());
+        for flag in [
+            vec!["--output-file", "x"],
+            vec!["--hub-server", "https://hub:6443"],
+            vec!["--insecure-skip-tls-verify"],
+            vec!["--emit", "secret"],
+            vec!["--no-auto-rotate"],
+        ] {
+            let err = plan(&flag, Some(Pull)).unwrap_err();
+            assert!(
+                err.to_string().contains("is in Pull mode"),
+                "{flag:?}: {err}"
+            );
+            assert!(plan(&flag, Some(Push)).is_ok(), "{flag:?}");
+        }
+    }
+
+    #[test]
+    fn the_command_to_finish_parses_back_to_the_same_run() {
+        use clap::Parser as _;
+        let given = [
+            "--tier",
+            "critical",
+            "--display-name",
+            "Site A (lab)",
+            "--region",
+            "eu-west-1",
+            "--environment",
+            "staging",
+            "--capability",
+            "remediation",
+            "--heartbeat-interval",
+            "60",
+            "--max-concurrent-remediations",
+            "1",
+            "--token-ttl",
+            "12h",
+            "--no-auto-rotate",
+            "--push",
+            "--member-kubeconfig",
+            "/tmp/member dir/kc",
+            "--hub-server",
+            "https://hub:6443",
+            "--emit",
+            "secret",
+            "--output-file",
+            "/tmp/it's.yaml",
+            "-o",
+            "json",
+        ];
+        let original = args(&given);
+        let global =
+            super::super::Cli::parse_from(["kubectl-fleet", "--context", "hub", "version"]).global;
+        let words = command_words(&global, &original, true);
+        assert_eq!(
+            &words[..5],
+            ["kubectl", "fleet", "--context", "hub", "register"]
+        );
+        let line = shell_line(&words);
+        assert!(line.contains("'/tmp/member dir/kc'"), "{line}");
+        // What a shell would hand the plugin (kubectl drops "kubectl").
+        let mut argv = vec!["kubectl-fleet".to_owned()];
+        argv.extend(words.into_iter().skip(2));
+        let reparsed = match super::super::Cli::parse_from(argv).command {
+            super::super::Command::Register(a) => a,
+            other => panic!("parsed {other:?}"),
+        };
+        assert_eq!(
+            format!("{reparsed:?}"),
+            format!(
+                "{:?}",
+                RegisterArgs {
+                    yes: true,
+                    ..original
+                }
+            )
+        );
+    }
+
+    #[test]
     fn hub_server_must_be_https() {
         assert_eq!(
             parse_server_url("https://hub:6443/"),
