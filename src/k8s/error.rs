@@ -238,10 +238,17 @@ pub fn with_causes(err: &(dyn std::error::Error + 'static)) -> String {
         if line.contains(&root) {
             break;
         }
-        let text = fold(&e.to_string());
+        // The client library's error says it all in one readable part
+        // (the API's code and message, or the transport's root cause);
+        // its own Display is a `Debug` dump of the API's answer.
+        let kube = e.downcast_ref::<kube::Error>();
+        let text = fold(&kube.map_or_else(|| e.to_string(), readable));
         if !text.is_empty() && !line.contains(&text) {
             line.push_str(": ");
             line.push_str(&text);
+        }
+        if kube.is_some() {
+            break;
         }
         cur = e.source();
     }
@@ -498,6 +505,19 @@ mod tests {
             reason: "two\nlines".into(),
         };
         assert_eq!(with_causes(&e), "x: two lines");
+    }
+
+    #[test]
+    fn a_kube_error_in_the_chain_is_shown_readable_not_dumped() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("checking that the fleet CRDs are installed")]
+        struct Outer(#[source] kube::Error);
+        let line = with_causes(&Outer(api_error(403, "")));
+        assert_eq!(
+            line,
+            "checking that the fleet CRDs are installed: 403 : boom"
+        );
+        assert!(!line.contains("Status"), "{line}");
     }
 
     #[test]
