@@ -493,7 +493,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__register)
-            opts="-o -v -h -V --display-name --region --environment --tier --capability --heartbeat-interval --max-concurrent-remediations --token-ttl --no-auto-rotate --pull --member-kubeconfig --member-context --store-kubeconfig-as-is --hub-server --insecure-skip-tls-verify --emit --output-file --output --kubeconfig --context --request-timeout --verbose --help --version"
+            opts="-y -o -v -h -V --display-name --region --environment --tier --capability --heartbeat-interval --max-concurrent-remediations --token-ttl --no-auto-rotate --pull --push --member-kubeconfig --member-context --store-kubeconfig-as-is --yes --hub-server --insecure-skip-tls-verify --emit --output-file --output --kubeconfig --context --request-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

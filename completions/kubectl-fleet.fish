@@ -42,8 +42,8 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "uninsta
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "completion" -d 'Print a shell completion script'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "version" -d 'Print the version'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l display-name -d 'Human-friendly name shown by `status` (default: the site name)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l region -d 'Region of the site, e.g. us-east-1' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l display-name -d 'Human-friendly name shown by `status`, at most 128 characters (default: the site name)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l region -d 'Region of the site, a label value such as us-east-1' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l environment -d 'Environment of the site (default for a new site: production)' -r -f -a "development\t''
 staging\t''
 production\t''
@@ -57,8 +57,8 @@ chaos-engineering\t''"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l heartbeat-interval -d 'Seconds between heartbeats (Push) or probes (Pull), 10..3600 (default for a new site: 30)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l max-concurrent-remediations -d 'Upper bound on remediations running at once on the site (default for a new site: 3)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l token-ttl -d 'Requested token lifetime, at least 10m, e.g. 30d, 12h (the API server may cap it)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l member-kubeconfig -d 'Pull mode: kubeconfig with admin access to the member cluster' -r -F
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l member-context -d 'Pull mode: context of the member kubeconfig to use (default: its current context)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l member-kubeconfig -d 'Kubeconfig with admin access to the member cluster: with --pull, where the read-only identity is minted; with --push, where a former Pull registration\'s is removed' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l member-context -d 'Context of the member kubeconfig to use (default: its current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l hub-server -d 'API server URL the edge must dial (default: the server of your kubeconfig context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l emit -d 'What to print: a hub kubeconfig, or a Secret manifest to apply on the edge cluster' -r -f -a "kubeconfig\t'A kubeconfig for the hub'
 secret\t'Namespace + Secret `fleet-system/fleet-hub-kubeconfig` for the edge cluster'"
@@ -69,8 +69,10 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l no-auto-rotate -d 'Do not let the edge renew its own token (removes that permission on a re-run)'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l pull -d 'Pull mode: the hub connects to the member with a read-only identity minted there'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l pull -d 'Pull mode: the hub probes the member with a read-only identity minted there (default: the site\'s current mode; Push for a new site)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l push -d 'Push mode: the site\'s edge dials home with a token minted here (switches a Pull site, removing the hub\'s credential for the member)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l store-kubeconfig-as-is -d 'Pull mode: store the member kubeconfig unchanged instead of minting a read-only identity'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s y -l yes -d 'Switch the site\'s mode without asking (required when there is no terminal to ask on)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l insecure-skip-tls-verify -d 'Tell the edge not to verify the hub\'s certificate (insecure; only when you must)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s h -l help -d 'Print help (see more with \'--help\')'

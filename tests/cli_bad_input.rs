@@ -11,6 +11,8 @@ use kubectl_fleet::api::FederatedCluster;
 #[test]
 fn invalid_arguments_are_rejected_before_any_api_call() {
     let hub = Hub::new();
+    let long_region = "a".repeat(64);
+    let long_name = "n".repeat(129);
     let controls = hub.sandbox.controls();
     controls.clear_request_log();
     for (args, expect) in [
@@ -41,10 +43,44 @@ fn invalid_arguments_are_rejected_before_any_api_call() {
             "shorter than 10m",
         ),
         (vec!["status", "-o", "xml"], "table, wide, json, yaml"),
+        (
+            vec!["register", "site-a", "--region", "us east"],
+            "invalid value 'us east' for '--region <REGION>': must be letters, digits",
+        ),
+        (
+            vec!["register", "site-a", "--region", &long_region],
+            "must be at most 63 characters",
+        ),
+        (
+            vec![
+                "register",
+                "site-a",
+                "--display-name",
+                "evil\u{1b}]0;pwned\u{7}",
+            ],
+            r"invalid value 'evil\x1b]0;pwned\x07' for '--display-name <TEXT>': must not contain control or format characters",
+        ),
+        (
+            vec!["register", "site-a", "--display-name", &long_name],
+            "must be at most 128 characters",
+        ),
+        (
+            vec!["register", "site-a", "--pull", "--push"],
+            "cannot be used with",
+        ),
+        (
+            vec!["register", "site-a", "--member-kubeconfig", "m.kubeconfig"],
+            "--pull",
+        ),
+        (
+            vec!["register", "site-a", "--pull", "--output-file", "x"],
+            "cannot be used with",
+        ),
     ] {
         let run = hub.fleet(&args);
         let line = run.one_line_error();
         assert!(line.contains(expect), "{args:?}: {line}");
+        assert!(!line.contains('\u{1b}'), "{args:?}: {line}");
         assert_eq!(run.code, 2, "usage errors exit 2: {args:?}");
     }
     assert!(
@@ -65,6 +101,10 @@ fn unreadable_kubeconfig() {
     assert!(
         line.contains("failed to load kubeconfig") && line.contains("nope.kubeconfig"),
         "{line}"
+    );
+    assert!(
+        line.contains("No such file or directory"),
+        "the cause: {line}"
     );
     assert!(line.contains("--kubeconfig"), "hint names the flag: {line}");
 
@@ -170,18 +210,103 @@ async fn a_caller_without_rights_gets_403_and_leaves_nothing() {
     hub.register("site-b", &[]);
 }
 
+/// A hub kubeconfig pointing at a cluster without the fleet CRDs: the
+/// hint says to check that it is the hub, and its install command runs as
+/// written.
 #[test]
 fn missing_crds_name_the_install_command() {
     let hub = Hub::bare(SandboxOptions::default());
+    let server = hub.sandbox.url();
     for args in [vec!["status"], vec!["register", "site-a"]] {
         let line = hub.fleet(&args).one_line_error();
         assert!(
-            line.ends_with("run `kubectl fleet install --apply`"),
+            line.ends_with(&format!(
+                "check that --kubeconfig/--context point at the hub; if {server} is the hub, run `kubectl fleet install --apply`"
+            )),
             "{args:?}: {line}"
         );
+        assert!(!line.contains("Status {"), "no Debug dump: {line}");
     }
-    // Nothing was written before the check.
-    hub.install_crds();
+    // Nothing was written before the check; the hint's command installs.
+    cli_support::shell(&hub, "kubectl fleet install --apply").ok();
     let run = hub.fleet(&["status", "-o", "json"]).ok();
     assert_eq!(run.json()["sites"], serde_json::json!([]));
+}
+
+/// Issue 22: `--member-context nope` named the hub's flags. The error names
+/// the member flags and lists the contexts there are; nothing is written.
+#[test]
+fn an_unknown_member_context_names_the_member_flags_and_the_contexts() {
+    let hub = Hub::new();
+    let member = kube_sandbox::Sandbox::start();
+    let member_kc = hub.dir.path().join("member.kubeconfig");
+    member.write_admin_kubeconfig(&member_kc).unwrap();
+    let contexts = kube::config::Kubeconfig::read_from(&member_kc)
+        .unwrap()
+        .contexts;
+    let names: Vec<&str> = contexts.iter().map(|c| c.name.as_str()).collect();
+    hub.sandbox.controls().clear_request_log();
+    let line = hub
+        .fleet(&[
+            "register",
+            "site-p",
+            "--pull",
+            "--member-kubeconfig",
+            member_kc.to_str().unwrap(),
+            "--member-context",
+            "nope",
+        ])
+        .one_line_error();
+    assert_eq!(
+        line,
+        format!(
+            "error: --member-kubeconfig {} has no context \"nope\" (its contexts: {}): pass --member-context with one of them, or a --member-kubeconfig that has that context",
+            member_kc.display(),
+            names.join(", ")
+        )
+    );
+    assert!(
+        hub.sandbox
+            .controls()
+            .request_log()
+            .iter()
+            .all(|r| r.verb == "get"),
+        "only the site was read on the hub"
+    );
+    assert!(
+        member.controls().request_log().is_empty(),
+        "the member was not asked"
+    );
+    // The hub's own --context names the hub's flags.
+    let line = hub.fleet(&["--context", "nope", "status"]).one_line_error();
+    assert!(
+        line.ends_with("pass --context with one of them, or a --kubeconfig that has that context"),
+        "{line}"
+    );
+}
+
+/// kubectl skips a file of a KUBECONFIG list that does not exist; so does
+/// the plugin. When none exists, the error names them.
+#[test]
+fn a_missing_file_in_a_kubeconfig_list_is_skipped_as_kubectl_does() {
+    let hub = Hub::new();
+    let missing = hub.dir.path().join("gone.kubeconfig");
+    let list = format!("{}:{}", missing.display(), hub.kubeconfig.display());
+    let script = format!(
+        "KUBECONFIG={list} kubectl get federatedclusters && KUBECONFIG={list} kubectl fleet status"
+    );
+    let run = cli_support::shell(&hub, &script).ok();
+    assert!(run.stdout.contains("No sites found"), "{}", run.stdout);
+    let run = cli_support::shell(
+        &hub,
+        &format!("KUBECONFIG={} kubectl fleet status", missing.display()),
+    );
+    let line = run.one_line_error();
+    assert_eq!(
+        line,
+        format!(
+            "error: failed to load kubeconfig: none of the files KUBECONFIG lists exists ({}): pass a readable kubeconfig with --kubeconfig or KUBECONFIG, and an existing --context",
+            missing.display()
+        )
+    );
 }

@@ -170,10 +170,12 @@ async fn switching_modes_converges_both_ways() {
     let sites: Api<FederatedCluster> = Api::all(admin.clone());
 
     hub.register("site-s", &["--tier", "critical"]);
+    // A mode switch is explicit and, off a terminal, confirmed with --yes.
     hub.fleet(&[
         "register",
         "site-s",
         "--pull",
+        "--yes",
         "--member-kubeconfig",
         path.to_str().unwrap(),
     ])
@@ -201,7 +203,7 @@ async fn switching_modes_converges_both_ways() {
         "tier kept across the switch"
     );
 
-    hub.register("site-s", &[]);
+    hub.register("site-s", &["--push", "--yes"]);
     assert!(
         secrets
             .get_opt("fleet-pull-site-s")

@@ -382,3 +382,537 @@ fn register_round_trips() {
             .unwrap();
     });
 }
+
+// ---- Re-running register is safe: the mode is kept unless asked ----
+
+/// A member sandbox and its admin kubeconfig in the hub's temp dir.
+fn member_cluster(hub: &Hub) -> (Sandbox, std::path::PathBuf) {
+    let member = Sandbox::start();
+    let path = hub.dir.path().join("member.kubeconfig");
+    member.write_admin_kubeconfig(&path).unwrap();
+    (member, path)
+}
+
+async fn site(hub: &Hub, name: &str) -> FederatedCluster {
+    Api::<FederatedCluster>::all(hub.admin().await)
+        .get(name)
+        .await
+        .unwrap()
+}
+
+async fn set_status(hub: &Hub, site: &str, status: serde_json::Value) {
+    use kube::api::{Patch, PatchParams};
+    Api::<FederatedCluster>::all(hub.admin().await)
+        .patch_status(
+            site,
+            &PatchParams::default(),
+            &Patch::Merge(&serde_json::json!({ "status": status })),
+        )
+        .await
+        .unwrap();
+}
+
+/// Whether the site's Push identity is on the hub (its ClusterRole, which is
+/// cluster-scoped and named after the site).
+async fn has_edge_identity(hub: &Hub, site: &str) -> bool {
+    Api::<k8s_openapi::api::rbac::v1::ClusterRole>::all(hub.admin().await)
+        .get_opt(&format!("fleet-edge-{site}"))
+        .await
+        .unwrap()
+        .is_some()
+}
+
+/// The member kubeconfig the hub holds for a Pull site (None: no Secret).
+async fn pull_kubeconfig(hub: &Hub, site: &str) -> Option<String> {
+    let secret = Api::<Secret>::namespaced(hub.admin().await, "fleet-system")
+        .get_opt(&format!("fleet-pull-{site}"))
+        .await
+        .unwrap()?;
+    Some(String::from_utf8(secret.data.unwrap()["kubeconfig"].0.clone()).unwrap())
+}
+
+/// What the member answers the identity of a stored kubeconfig when it
+/// lists namespaces: 200, or 401 once that identity is gone.
+async fn member_answers(kubeconfig: &str) -> u16 {
+    use k8s_openapi::api::core::v1::Namespace;
+    match Api::<Namespace>::all(client_from_yaml(kubeconfig).await)
+        .list(&Default::default())
+        .await
+    {
+        Ok(_) => 200,
+        Err(kube::Error::Api(s)) => s.code,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// The command between the last pair of backticks of a line.
+fn quoted_command(line: &str) -> String {
+    let end = line.rfind('`').expect("a command in backticks");
+    let start = line[..end].rfind('`').expect("a command in backticks");
+    line[start + 1..end].to_owned()
+}
+
+/// Issue 22: `kubectl fleet register pull-2 --tier critical`, the natural
+/// way to change a tier, used to turn a Pull site into a Push site (Secret
+/// removed, a Push token minted) without a word. Omitted flags keep the
+/// mode like every other field.
+#[tokio::test]
+async fn a_rerun_with_only_a_tier_keeps_a_pull_site_pull() {
+    let hub = Hub::new();
+    let (_member, member_kc) = member_cluster(&hub);
+    hub.fleet(&[
+        "register",
+        "pull-2",
+        "--pull",
+        "--member-kubeconfig",
+        member_kc.to_str().unwrap(),
+    ])
+    .ok();
+    let stored = pull_kubeconfig(&hub, "pull-2").await.unwrap();
+
+    let run = cli_support::shell(&hub, "kubectl fleet register pull-2 --tier critical").ok();
+    assert!(
+        run.stdout.is_empty(),
+        "no Push credential printed: {}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains("site pull-2 stays in Pull mode"),
+        "{}",
+        run.stderr
+    );
+    let now = site(&hub, "pull-2").await;
+    assert_eq!(now.spec.mode, kubectl_fleet::api::Mode::Pull);
+    assert_eq!(now.spec.tier, Tier::Critical);
+    assert!(now.spec.kubeconfig_secret_ref.is_some());
+    assert_eq!(
+        pull_kubeconfig(&hub, "pull-2").await.as_ref(),
+        Some(&stored)
+    );
+    assert!(!has_edge_identity(&hub, "pull-2").await, "no Push identity");
+    assert_eq!(
+        member_answers(&stored).await,
+        200,
+        "the member identity stays"
+    );
+
+    // Push-only output flags on a site that stays Pull are refused, not ignored.
+    let line = hub
+        .fleet(&["register", "pull-2", "--output-file", "edge.kubeconfig"])
+        .one_line_error();
+    assert!(
+        line.contains(
+            "site pull-2 is in Pull mode, and --output-file configures the edge of a Push site"
+        ),
+        "{line}"
+    );
+    assert!(
+        line.ends_with("or add --push to switch it to Push"),
+        "{line}"
+    );
+
+    // A site that is not Pull yet cannot become Pull without its member.
+    let line = hub
+        .fleet(&["register", "site-new", "--pull"])
+        .one_line_error();
+    assert!(
+        line.contains("registering site site-new in Pull mode needs the member cluster's kubeconfig: add --member-kubeconfig"),
+        "{line}"
+    );
+    let sites: Api<FederatedCluster> = Api::all(hub.admin().await);
+    assert!(sites.get_opt("site-new").await.unwrap().is_none());
+}
+
+/// A switch from Push to Pull off a terminal needs `--yes`: refused with
+/// nothing changed, naming what it removes and the command that goes
+/// ahead — which, run as written, switches the site, removes the edge
+/// identity and the Push-only status fields, and keeps the inventory.
+#[tokio::test]
+async fn a_mode_switch_off_a_terminal_needs_yes_and_the_hint_runs() {
+    let hub = Hub::new();
+    let (member, member_kc) = member_cluster(&hub);
+    hub.register("site-s", &["--tier", "critical"]);
+    let expiry = (jiff::Timestamp::now() + jiff::SignedDuration::from_hours(24)).to_string();
+    set_status(
+        &hub,
+        "site-s",
+        serde_json::json!({
+            "nodeCount": 3,
+            "credentialExpirationTime": expiry,
+            "credentialRenewalTime": expiry,
+            "lastReportDurationMilliseconds": 12,
+        }),
+    )
+    .await;
+    member.controls().clear_request_log();
+
+    let run = hub.fleet(&[
+        "register",
+        "site-s",
+        "--pull",
+        "--member-kubeconfig",
+        member_kc.to_str().unwrap(),
+    ]);
+    let line = run.one_line_error();
+    assert!(
+        line.starts_with(
+            "error: refusing to switch site site-s from Push to Pull without confirmation: it removes the edge identity of site site-s on the hub"
+        ),
+        "{line}"
+    );
+    let command = quoted_command(&line);
+    assert_eq!(
+        command,
+        format!(
+            "kubectl fleet --kubeconfig {} register site-s --pull --member-kubeconfig {} --yes",
+            hub.kubeconfig.display(),
+            member_kc.display()
+        )
+    );
+    assert_eq!(
+        site(&hub, "site-s").await.spec.mode,
+        kubectl_fleet::api::Mode::Push
+    );
+    assert!(has_edge_identity(&hub, "site-s").await);
+    assert!(
+        member
+            .controls()
+            .request_log()
+            .iter()
+            .all(|r| matches!(r.verb.as_str(), "get" | "list")),
+        "nothing written on the member"
+    );
+
+    let run = cli_support::shell(&hub, &command).ok();
+    assert!(
+        run.stderr
+            .contains("switching site site-s from Push to Pull: this removes the edge identity"),
+        "{}",
+        run.stderr
+    );
+    let now = site(&hub, "site-s").await;
+    assert_eq!(now.spec.mode, kubectl_fleet::api::Mode::Pull);
+    assert_eq!(now.spec.tier, Tier::Critical, "the tier is kept");
+    assert!(!has_edge_identity(&hub, "site-s").await);
+    let status = serde_json::to_value(now.status.unwrap()).unwrap();
+    for key in [
+        "credentialExpirationTime",
+        "credentialRenewalTime",
+        "lastReportDurationMilliseconds",
+    ] {
+        assert!(status.get(key).is_none(), "{key} cleared: {status}");
+    }
+    assert_eq!(status["nodeCount"], 3, "the inventory is kept: {status}");
+}
+
+/// Pull to Push with `--member-kubeconfig`: the hub's Secret and the
+/// member's read-only identity go (its token stops working), and so do the
+/// Pull-only status fields.
+#[tokio::test]
+async fn switching_to_push_removes_the_pull_credential_on_both_sides() {
+    let hub = Hub::new();
+    let (_member, member_kc) = member_cluster(&hub);
+    let member_kc = member_kc.to_str().unwrap();
+    hub.fleet(&[
+        "register",
+        "site-p",
+        "--pull",
+        "--member-kubeconfig",
+        member_kc,
+    ])
+    .ok();
+    let stored = pull_kubeconfig(&hub, "site-p").await.unwrap();
+    assert_eq!(member_answers(&stored).await, 200);
+    let expiry = (jiff::Timestamp::now() + jiff::SignedDuration::from_hours(24)).to_string();
+    set_status(
+        &hub,
+        "site-p",
+        serde_json::json!({
+            "nodeCount": 2,
+            "credentialExpirationTime": expiry,
+            "lastProbeDurationMilliseconds": 40,
+        }),
+    )
+    .await;
+
+    let summary = hub.register(
+        "site-p",
+        &["--push", "--yes", "--member-kubeconfig", member_kc],
+    );
+    assert_eq!(summary["mode"], "Push");
+    assert!(
+        summary["config"].is_string(),
+        "the edge configuration: {summary}"
+    );
+    assert_eq!(pull_kubeconfig(&hub, "site-p").await, None);
+    assert_eq!(
+        member_answers(&stored).await,
+        401,
+        "the member identity is gone"
+    );
+    let now = site(&hub, "site-p").await;
+    assert_eq!(now.spec.mode, kubectl_fleet::api::Mode::Push);
+    assert!(now.spec.kubeconfig_secret_ref.is_none());
+    let status = serde_json::to_value(now.status.unwrap()).unwrap();
+    assert!(status.get("credentialExpirationTime").is_none(), "{status}");
+    assert!(
+        status.get("lastProbeDurationMilliseconds").is_none(),
+        "{status}"
+    );
+    assert_eq!(status["nodeCount"], 2);
+}
+
+/// Pull to Push without the member kubeconfig: the member identity cannot
+/// be reached, so `register` says it is left and how to remove it — and
+/// that command removes it.
+#[tokio::test]
+async fn a_member_identity_left_behind_is_named_with_the_command_that_removes_it() {
+    let hub = Hub::new();
+    let (_member, member_kc) = member_cluster(&hub);
+    hub.fleet(&[
+        "register",
+        "site-q",
+        "--pull",
+        "--member-kubeconfig",
+        member_kc.to_str().unwrap(),
+    ])
+    .ok();
+    let stored = pull_kubeconfig(&hub, "site-q").await.unwrap();
+    let run = hub.fleet(&["register", "site-q", "--push", "--yes"]).ok();
+    let warning = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("warning: a read-only identity"))
+        .unwrap_or_else(|| panic!("{}", run.stderr));
+    let command = quoted_command(warning);
+    assert_eq!(
+        command,
+        "kubectl fleet register site-q --push --member-kubeconfig FILE"
+    );
+    assert_eq!(member_answers(&stored).await, 200, "left behind");
+    let command = command.replace("FILE", member_kc.to_str().unwrap());
+    cli_support::shell(&hub, &command).ok();
+    assert_eq!(member_answers(&stored).await, 401, "removed");
+}
+
+/// On a terminal the switch is a question: "n" changes nothing (exit 130),
+/// "y" switches.
+#[tokio::test]
+async fn a_mode_switch_on_a_terminal_asks_first() {
+    let hub = Hub::new();
+    let (_member, member_kc) = member_cluster(&hub);
+    hub.fleet(&[
+        "register",
+        "site-t",
+        "--pull",
+        "--member-kubeconfig",
+        member_kc.to_str().unwrap(),
+    ])
+    .ok();
+    let answer = |key: &str| {
+        use std::io::{Read as _, Write as _};
+        let command = format!(
+            "{} --kubeconfig {} register site-t --push",
+            cli_support::BIN,
+            hub.kubeconfig.display()
+        );
+        let mut child = std::process::Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            .env("NO_COLOR", "1")
+            .env_remove("KUBECONFIG")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("util-linux script");
+        let mut stdout = child.stdout.take().unwrap();
+        let shown = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = shown.clone();
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = stdout.read(&mut buf) {
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        let text = || String::from_utf8_lossy(&shown.lock().unwrap()).into_owned();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !text().contains("Switch site site-t from Pull to Push?")
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert!(
+            text().contains("This removes Secret fleet-system/fleet-pull-site-t"),
+            "{}",
+            text()
+        );
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(key.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        let status = child.wait().unwrap();
+        reader.join().unwrap();
+        (status.code(), text())
+    };
+    let (code, text) = answer("n");
+    assert_eq!(code, Some(130), "{text}");
+    assert_eq!(
+        site(&hub, "site-t").await.spec.mode,
+        kubectl_fleet::api::Mode::Pull
+    );
+    assert!(pull_kubeconfig(&hub, "site-t").await.is_some());
+    let (code, text) = answer("y");
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(
+        site(&hub, "site-t").await.spec.mode,
+        kubectl_fleet::api::Mode::Push
+    );
+    assert!(pull_kubeconfig(&hub, "site-t").await.is_none());
+}
+
+/// Issue 22: `--output-file /nonexistent-dir/x` created the site, its RBAC
+/// and a token, then failed. The file is checked first: nothing reaches
+/// the hub (nor does `rotate --revoke` revoke anything).
+#[test]
+fn an_unwritable_output_file_stops_before_anything_is_created() {
+    let hub = Hub::new();
+    hub.register("site-a", &[]);
+    let controls = hub.sandbox.controls();
+    controls.clear_request_log();
+    for args in [
+        vec![
+            "register",
+            "site-new",
+            "--output-file",
+            "/nonexistent-dir/x",
+        ],
+        vec![
+            "rotate",
+            "site-a",
+            "--revoke",
+            "--output-file",
+            "/nonexistent-dir/x",
+        ],
+    ] {
+        let line = hub.fleet(&args).one_line_error();
+        assert!(
+            line.starts_with(
+                "error: failed to write /nonexistent-dir/x: No such file or directory"
+            ),
+            "{args:?}: {line}"
+        );
+        assert!(line.contains("check the directory exists"), "{line}");
+    }
+    assert_eq!(
+        controls.request_log(),
+        Vec::new(),
+        "no request reached the hub"
+    );
+}
+
+/// A step failing after the site exists says what exists and the command
+/// that finishes it (a re-run of the same command) or, for a new site,
+/// removes it; both run as written.
+#[tokio::test]
+async fn a_failure_after_the_site_exists_names_the_commands_that_finish_or_undo_it() {
+    let hub = Hub::new();
+    let fail_next_token = || {
+        hub.sandbox.controls().fail(kube_sandbox::FaultRule {
+            verb: Some("create".into()),
+            path_contains: Some("/token".into()),
+            status: 500,
+            count: 1,
+            ..Default::default()
+        })
+    };
+    let out = hub.dir.path().join("site-f.kubeconfig");
+    fail_next_token();
+    let run = hub.fleet(&[
+        "register",
+        "site-f",
+        "--tier",
+        "critical",
+        "--output-file",
+        out.to_str().unwrap(),
+    ]);
+    let line = run.one_line_error();
+    let kubeconfig = hub.kubeconfig.display();
+    let finish = format!(
+        "kubectl fleet --kubeconfig {kubeconfig} register site-f --tier critical --output-file {}",
+        out.display()
+    );
+    let undo = format!("kubectl fleet --kubeconfig {kubeconfig} unregister site-f --yes");
+    assert!(
+        line.ends_with(&format!(
+            "site site-f and its edge identity exist on the hub, but no edge configuration was handed out: run `{finish}` to finish, or `{undo}` to remove it"
+        )),
+        "{line}"
+    );
+    assert!(!out.exists());
+    cli_support::shell(&hub, &finish).ok();
+    let client = client_from_yaml(&std::fs::read_to_string(&out).unwrap()).await;
+    Api::<FederatedCluster>::all(client)
+        .get("site-f")
+        .await
+        .unwrap();
+
+    fail_next_token();
+    let line = hub.fleet(&["register", "site-g"]).one_line_error();
+    let undo = format!("kubectl fleet --kubeconfig {kubeconfig} unregister site-g --yes");
+    assert!(
+        line.ends_with(&format!("or `{undo}` to remove it")),
+        "{line}"
+    );
+    cli_support::shell(&hub, &undo).ok();
+    let sites: Api<FederatedCluster> = Api::all(hub.admin().await);
+    assert!(sites.get_opt("site-g").await.unwrap().is_none());
+    assert!(!has_edge_identity(&hub, "site-g").await);
+
+    // An existing site is never offered for removal.
+    fail_next_token();
+    let line = hub
+        .fleet(&["register", "site-f", "--tier", "standard"])
+        .one_line_error();
+    assert!(line.contains("to finish"), "{line}");
+    assert!(!line.contains("unregister"), "{line}");
+}
+
+/// A member that caps the read-only token's lifetime: the warning names
+/// the command that stores a fresh one — `rotate` has no Pull token — and
+/// that command runs as written.
+#[tokio::test]
+async fn a_capped_member_token_names_the_command_that_renews_it() {
+    let hub = Hub::new();
+    let member = Sandbox::start_with(kube_sandbox::SandboxOptions {
+        max_token_expiration: Some(std::time::Duration::from_secs(3600)),
+        ..Default::default()
+    })
+    .unwrap();
+    let member_kc = hub.dir.path().join("member.kubeconfig");
+    member.write_admin_kubeconfig(&member_kc).unwrap();
+    let run = hub
+        .fleet(&[
+            "register",
+            "site-c",
+            "--pull",
+            "--member-kubeconfig",
+            member_kc.to_str().unwrap(),
+        ])
+        .ok();
+    let warning = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("warning: the API server capped the token lifetime to 1h"))
+        .unwrap_or_else(|| panic!("{}", run.stderr));
+    let command = quoted_command(warning);
+    assert_eq!(
+        command,
+        format!(
+            "kubectl fleet register site-c --pull --member-kubeconfig {}",
+            member_kc.display()
+        )
+    );
+    let before = pull_kubeconfig(&hub, "site-c").await.unwrap();
+    cli_support::shell(&hub, &command).ok();
+    let after = pull_kubeconfig(&hub, "site-c").await.unwrap();
+    assert_ne!(before, after, "a fresh token is stored");
+    assert_eq!(member_answers(&after).await, 200);
+}

@@ -35,6 +35,25 @@ pub const EDGE_OWNED_STATUS_KEYS: &[&str] = &[
     "lastReportDurationMilliseconds",
 ];
 
+/// Status keys that describe one mode's credential or health check: the
+/// edge's hub token and its report round trip in Push, the member token and
+/// the probe duration in Pull. `register` removes the old mode's when it
+/// switches a site (the new mode's writer fills its own).
+pub fn mode_status_keys(mode: Mode) -> &'static [&'static str] {
+    match mode {
+        Mode::Push => &[
+            "credentialExpirationTime",
+            "credentialRenewalTime",
+            "lastReportDurationMilliseconds",
+        ],
+        Mode::Pull => &[
+            "credentialExpirationTime",
+            "credentialRenewalTime",
+            "lastProbeDurationMilliseconds",
+        ],
+    }
+}
+
 /// Status keys only the hub operator ever writes, in both modes.
 pub const HUB_OWNED_STATUS_KEYS: &[&str] = &[
     "phase",

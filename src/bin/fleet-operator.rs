@@ -1,13 +1,16 @@
 //! `fleet-operator`: the hub / edge companion operator binary.
 //!
 //! Parses flags, sets up tracing, runs [`kubectl_fleet::operator::run`] and
-//! maps its error to one line on stderr and a non-zero exit code.
+//! maps its error to one line on stderr — what failed and every cause that
+//! line does not already say — and a non-zero exit code.
 
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
 
 use clap::Parser as _;
+use kubectl_fleet::k8s::with_causes;
 use kubectl_fleet::operator::{self, Args, LogFormat};
+use kubectl_fleet::render::safe::terminal_safe;
 use tracing_subscriber::EnvFilter;
 
 fn init_tracing(args: &Args) {
@@ -79,10 +82,11 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            // A cause may quote an API server or a file: escaped.
+            eprintln!("error: {}", terminal_safe(&with_causes(&e)));
             let chain = operator::source_chain(&e);
             if verbose && !chain.is_empty() {
-                eprintln!("  caused by: {chain}");
+                eprintln!("  caused by: {}", terminal_safe(&chain));
             }
             ExitCode::FAILURE
         }

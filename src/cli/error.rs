@@ -1,5 +1,5 @@
-//! Command errors: one line for the user (`error: <what failed>: <hint>`),
-//! the cause chain with `-v`.
+//! Command errors: one line for the user (`error: <what failed>: <causes
+//! it does not already say>: <hint>`), each cause on its own line with `-v`.
 
 use std::path::PathBuf;
 
@@ -45,6 +45,20 @@ pub enum Error {
     /// The user declined the confirmation prompt.
     #[error("aborted")]
     Aborted,
+    /// A step failed after the command had already changed the cluster:
+    /// the hint says what exists now and the command that finishes it.
+    #[error("{source}")]
+    Partial {
+        /// The step's error.
+        source: Box<Error>,
+        /// What exists now, e.g. "site site-a exists on the hub but …".
+        state: String,
+        /// The command that finishes the job (a re-run; it converges).
+        finish: String,
+        /// The command that removes what was created (None when the
+        /// command changed something that existed before).
+        undo: Option<String>,
+    },
 }
 
 impl From<crate::k8s::Error> for Error {
@@ -63,6 +77,19 @@ impl Error {
             Error::WriteFile { .. } => {
                 Some("check the directory exists and is writable (an existing file is never overwritten with wider permissions)".into())
             }
+            Error::Partial {
+                source,
+                state,
+                finish,
+                undo,
+            } => {
+                let first = source.hint().map(|h| format!("{h}; ")).unwrap_or_default();
+                let undo = undo
+                    .as_ref()
+                    .map(|u| format!(", or `{u}` to remove it"))
+                    .unwrap_or_default();
+                Some(format!("{first}{state}: run `{finish}` to finish{undo}"))
+            }
             Error::Output(_) | Error::Render(_) | Error::Aborted => None,
         }
     }
@@ -70,9 +97,10 @@ impl Error {
     /// The one line printed on failure (server messages that span lines
     /// are folded, so the promise of one line holds).
     pub fn user_line(&self) -> String {
+        let what = self.what_failed();
         let line = match self.hint() {
-            Some(hint) => format!("error: {self}: {hint}"),
-            None => format!("error: {self}"),
+            Some(hint) => format!("error: {what}: {hint}"),
+            None => format!("error: {what}"),
         };
         let line = line
             .lines()
@@ -85,10 +113,26 @@ impl Error {
         crate::render::safe::terminal_safe(&line).into_owned()
     }
 
+    /// What failed, with the causes its message does not already say. A
+    /// Kubernetes error's message already holds the readable part of its
+    /// cause (the API's message, the root of a transport failure); the
+    /// client library's own chain below it is for `-v`.
+    fn what_failed(&self) -> String {
+        match self {
+            Error::Kube(e) => e.to_string(),
+            Error::Partial { source, .. } => source.what_failed(),
+            other => crate::k8s::with_causes(other),
+        }
+    }
+
     /// Whether the reader of our output went away (`kubectl fleet status |
     /// head`): not a failure, the command just stops, like any Unix filter.
     pub fn is_closed_pipe(&self) -> bool {
-        matches!(self, Error::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
+        match self {
+            Error::Output(e) => e.kind() == std::io::ErrorKind::BrokenPipe,
+            Error::Partial { source, .. } => source.is_closed_pipe(),
+            _ => false,
+        }
     }
 
     /// The process exit code: 1 for failures, 130 when the user aborted
@@ -96,6 +140,7 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Aborted => 130,
+            Error::Partial { source, .. } => source.exit_code(),
             _ => 1,
         }
     }
@@ -142,13 +187,26 @@ pub fn usage_error_line(err: &clap::Error) -> String {
         ContextValue::String(value) => Some(value.clone()),
         _ => None,
     });
-    match valid {
+    // The value typed is echoed (clap drops escape sequences from it, not
+    // other controls): shown escaped and, when long, cut.
+    if let Some(ContextValue::String(value)) = err.get(ContextKind::InvalidValue)
+        && let Some(start) = first.find("value '").map(|i| i + "value '".len())
+        && let Some(len) = first[start..].find("' for '")
+    {
+        let shown = crate::render::safe::safe_text(value, MAX_ECHOED_VALUE_CHARS);
+        first.replace_range(start..start + len, &shown);
+    }
+    let line = match valid {
         Some(values) => format!("{first}: use one of {values}"),
         // "invalid value 'x' for '--flag': <why>" already says what to fix.
         None if first.contains("': ") => first,
         None => format!("{first}: see `{command} --help`"),
-    }
+    };
+    crate::render::safe::terminal_safe(&line).into_owned()
 }
+
+/// Characters of a rejected value echoed in a usage error.
+const MAX_ECHOED_VALUE_CHARS: usize = 80;
 
 #[cfg(test)]
 mod tests {
@@ -169,6 +227,17 @@ mod tests {
         );
         let completion = line(&["completion"]);
         assert!(completion.contains("<SHELL>"), "{completion}");
+        let long = "x".repeat(500);
+        let bad_region = line(&[
+            "register",
+            "a",
+            "--region",
+            &format!("\u{1b}]0;pwned\u{7}{long}"),
+        ]);
+        assert!(!bad_region.contains('\u{1b}'), "{bad_region}");
+        assert!(bad_region.contains(r"\x1b]0;pwned\x07"), "{bad_region}");
+        assert!(bad_region.chars().count() < 300, "{bad_region}");
+        assert!(bad_region.contains("--region"), "{bad_region}");
         let unknown = line(&["registr"]);
         assert!(
             unknown.starts_with("error: unrecognized subcommand 'registr'"),

@@ -84,6 +84,45 @@ impl GlobalArgs {
     pub async fn hub(&self) -> Result<Cluster, Error> {
         Ok(Cluster::connect(&self.connect_options()).await?)
     }
+
+    /// `kubectl fleet` and the connection flags given, as words of a
+    /// command a hint prints: the hint then reaches the same hub.
+    pub fn command_words(&self) -> Vec<String> {
+        let mut words = vec!["kubectl".to_owned(), "fleet".to_owned()];
+        if let Some(path) = &self.kubeconfig {
+            words.extend(["--kubeconfig".to_owned(), path.display().to_string()]);
+        }
+        if let Some(context) = &self.context {
+            words.extend(["--context".to_owned(), context.clone()]);
+        }
+        if !self.request_timeout.is_zero() {
+            words.extend([
+                "--request-timeout".to_owned(),
+                format_duration(self.request_timeout),
+            ]);
+        }
+        words
+    }
+}
+
+/// Words joined into a command line a POSIX shell runs as written: a word
+/// with anything but letters, digits and `@%+=:,./_-` is single-quoted.
+pub fn shell_line<S: AsRef<str>>(words: &[S]) -> String {
+    words
+        .iter()
+        .map(|w| {
+            let w = w.as_ref();
+            let plain = !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "@%+=:,./_-".contains(c));
+            if plain {
+                w.to_owned()
+            } else {
+                format!("'{}'", w.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The `kubectl fleet` commands.
@@ -246,6 +285,18 @@ fn parse_site_name(s: &str) -> Result<String, String> {
         })
 }
 
+/// Validates `--region` on the command line: a label value, as the CRD
+/// requires, so a bad one stops before anything is written.
+fn parse_region(s: &str) -> Result<String, String> {
+    crate::api::validate_region(s).map(|()| s.to_owned())
+}
+
+/// Validates `--display-name` on the command line (length, no control or
+/// format characters), as the CRD requires.
+fn parse_display_name(s: &str) -> Result<String, String> {
+    crate::api::validate_display_name(s).map(|()| s.to_owned())
+}
+
 /// How `--color` decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ColorChoice {
@@ -318,6 +369,50 @@ mod tests {
         .unwrap_err();
         let line = usage_error_line(&err);
         assert!(line.contains("10..=3600"), "{line}");
+    }
+
+    #[test]
+    fn region_and_display_name_are_checked_on_the_command_line() {
+        let line = |args: &[&str]| {
+            let mut argv = vec!["kubectl-fleet", "register", "a"];
+            argv.extend_from_slice(args);
+            usage_error_line(&Cli::try_parse_from(argv).unwrap_err())
+        };
+        let region = line(&["--region", "us east"]);
+        assert!(
+            region.starts_with(
+                "error: invalid value 'us east' for '--region <REGION>': must be letters, digits"
+            ),
+            "{region}"
+        );
+        assert!(region.contains("e.g. us-east-1"), "{region}");
+        let long = line(&["--region", &"a".repeat(64)]);
+        assert!(long.contains("at most 63 characters"), "{long}");
+        let name = line(&["--display-name", "Site\u{202e}A"]);
+        assert!(name.contains("control or format characters"), "{name}");
+        assert!(!name.contains('\u{202e}'), "{name}");
+        let long = line(&["--display-name", &"n".repeat(129)]);
+        assert!(long.contains("at most 128 characters"), "{long}");
+        assert!(
+            Cli::try_parse_from(["kubectl-fleet", "register", "a", "--region", "eu-west-1"])
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn shell_lines_run_as_written() {
+        assert_eq!(
+            shell_line(&[
+                "kubectl",
+                "fleet",
+                "register",
+                "site-a",
+                "--output-file",
+                "/tmp/a b/it's"
+            ]),
+            r"kubectl fleet register site-a --output-file '/tmp/a b/it'\''s'"
+        );
+        assert_eq!(shell_line(&["--display-name", ""]), "--display-name ''");
     }
 
     #[test]

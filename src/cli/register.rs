@@ -10,7 +10,13 @@
 //! hub Secret `fleet-system/fleet-pull-SITE`, FederatedCluster `mode: Pull`.
 //!
 //! Flags that are not given keep the site's current values (the defaults for
-//! a new site), so re-running `register` never silently resets a tier.
+//! a new site), so re-running `register` never silently resets a tier — nor
+//! the mode: a Pull site stays Pull. A mode change is explicit (`--pull`,
+//! `--push`), says what it removes and asks first (`--yes` off a terminal).
+//!
+//! Everything that can be checked before the first write is: the flags, the
+//! output file, the member kubeconfig, the confirmation. A step that fails
+//! after the first write says what exists and the command that finishes it.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -19,14 +25,18 @@ use base64::Engine as _;
 use serde::Serialize;
 use serde_json::json;
 
-use super::{Error, GlobalArgs, Io, format_duration, parse_site_name, parse_token_ttl, wire_enum};
+use super::{
+    Error, GlobalArgs, Io, format_duration, parse_display_name, parse_region, parse_site_name,
+    parse_token_ttl, shell_line, wire_enum,
+};
 use crate::api::{
     Capability, DEFAULT_KUBECONFIG_KEY, Environment, FederatedCluster, FederatedClusterSpec, Mode,
     SecretKeyRef, Tier,
 };
 use crate::fleet::rbac;
 use crate::k8s::{
-    Cluster, ConnectOptions, IssuedToken, NAMESPACE, ObjectRef, TokenKubeconfig, plain_yaml_stream,
+    Cluster, ConnectOptions, ContextFlags, IssuedToken, NAMESPACE, ObjectRef, TokenKubeconfig,
+    plain_yaml_stream,
 };
 
 /// Name of the Secret `--emit secret` produces for the edge cluster, and
@@ -37,15 +47,16 @@ pub const HUB_KUBECONFIG_MOUNT: &str = "/etc/fleet-hub/kubeconfig";
 
 /// Arguments of `kubectl fleet register`.
 #[derive(Debug, clap::Args)]
+#[command(group = clap::ArgGroup::new("mode").args(["pull", "push"]))]
 pub struct RegisterArgs {
     /// Site name: a DNS-1123 label such as site-a or us-east-1-prod
     #[arg(value_name = "SITE", value_parser = parse_site_name)]
     pub site: String,
-    /// Human-friendly name shown by `status` (default: the site name)
-    #[arg(long, value_name = "TEXT")]
+    /// Human-friendly name shown by `status`, at most 128 characters (default: the site name)
+    #[arg(long, value_name = "TEXT", value_parser = parse_display_name)]
     pub display_name: Option<String>,
-    /// Region of the site, e.g. us-east-1
-    #[arg(long, value_name = "REGION")]
+    /// Region of the site, a label value such as us-east-1
+    #[arg(long, value_name = "REGION", value_parser = parse_region)]
     pub region: Option<String>,
     /// Environment of the site (default for a new site: production)
     #[arg(long, value_name = "ENV", value_parser = wire_enum(Environment::ALL, Environment::as_str))]
@@ -68,18 +79,27 @@ pub struct RegisterArgs {
     /// Do not let the edge renew its own token (removes that permission on a re-run)
     #[arg(long)]
     pub no_auto_rotate: bool,
-    /// Pull mode: the hub connects to the member with a read-only identity minted there
-    #[arg(long, requires = "member_kubeconfig")]
+    /// Pull mode: the hub probes the member with a read-only identity minted there
+    /// (default: the site's current mode; Push for a new site)
+    #[arg(long, conflicts_with_all = ["no_auto_rotate", "output_file", "hub_server", "insecure_skip_tls_verify"])]
     pub pull: bool,
-    /// Pull mode: kubeconfig with admin access to the member cluster
-    #[arg(long, value_name = "FILE", requires = "pull")]
+    /// Push mode: the site's edge dials home with a token minted here
+    /// (switches a Pull site, removing the hub's credential for the member)
+    #[arg(long)]
+    pub push: bool,
+    /// Kubeconfig with admin access to the member cluster: with --pull, where the
+    /// read-only identity is minted; with --push, where a former Pull registration's is removed
+    #[arg(long, value_name = "FILE", requires = "mode")]
     pub member_kubeconfig: Option<PathBuf>,
-    /// Pull mode: context of the member kubeconfig to use (default: its current context)
-    #[arg(long, value_name = "NAME", requires = "pull")]
+    /// Context of the member kubeconfig to use (default: its current context)
+    #[arg(long, value_name = "NAME", requires = "member_kubeconfig")]
     pub member_context: Option<String>,
     /// Pull mode: store the member kubeconfig unchanged instead of minting a read-only identity
-    #[arg(long, requires = "pull")]
+    #[arg(long, requires = "member_kubeconfig", conflicts_with = "push")]
     pub store_kubeconfig_as_is: bool,
+    /// Switch the site's mode without asking (required when there is no terminal to ask on)
+    #[arg(short, long)]
+    pub yes: bool,
     /// How to hand the configuration to the edge.
     #[command(flatten)]
     pub edge: EdgeOutputArgs,
@@ -196,14 +216,300 @@ pub struct PullSummary {
 
 /// Runs `kubectl fleet register`.
 pub async fn run(global: &GlobalArgs, args: RegisterArgs, io: &mut Io<'_>) -> Result<(), Error> {
+    // Nothing is created when the configuration could not be written.
+    if let Some(path) = &args.edge.output_file {
+        check_private_file(path)?;
+    }
     let hub = global.hub().await?;
     // Reading first checks access and the CRD before anything is written,
-    // and lets unspecified flags keep the site's current values.
-    let existing = hub.get_site(&args.site).await?;
-    if args.pull {
-        register_pull(&hub, &args, existing, io).await
+    // and lets unspecified flags keep the site's current values. A site
+    // being deleted is written again like a new one.
+    let existing = hub
+        .get_site(&args.site)
+        .await?
+        .filter(|s| s.metadata.deletion_timestamp.is_none());
+    let current = existing.as_ref().map(|s| s.spec.mode);
+    let plan = Plan::new(&args, current)?;
+    // The member cluster is reached before anything is written, so a bad
+    // member kubeconfig or context fails the command with nothing changed.
+    let member = match (&args.member_kubeconfig, args.store_kubeconfig_as_is) {
+        (Some(path), false) => {
+            Some(connect_member(global, path, args.member_context.as_deref()).await?)
+        }
+        _ => None,
+    };
+    if let Some(switch) = plan.switch {
+        confirm_switch(global, &args, switch, member.is_some(), io)?;
+    }
+    let mut progress = Progress::new(global, &args, existing.is_none(), plan.switch.is_some());
+    let result = match plan.mode {
+        Mode::Pull => match (&args.member_kubeconfig, existing) {
+            (None, Some(existing)) => {
+                update_pull_site(&hub, &args, existing, &mut progress, io).await
+            }
+            (_, existing) => register_pull(&hub, &args, existing, member, &mut progress, io).await,
+        },
+        Mode::Push => register_push(&hub, &args, existing, member, &mut progress, io).await,
+    };
+    result.map_err(|e| progress.fail(e))
+}
+
+/// A change of a site's mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Switch {
+    from: Mode,
+    to: Mode,
+}
+
+/// The mode a run leaves the site in, from the flags and the site's current
+/// mode (pure: checked before anything is written).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Plan {
+    mode: Mode,
+    switch: Option<Switch>,
+}
+
+impl Plan {
+    /// `--pull`/`--push` when given, else the current mode (Push for a new
+    /// site); refuses flags that do not fit that mode.
+    fn new(args: &RegisterArgs, current: Option<Mode>) -> Result<Plan, Error> {
+        let site = &args.site;
+        let asked = if args.pull {
+            Some(Mode::Pull)
+        } else if args.push {
+            Some(Mode::Push)
+        } else {
+            None
+        };
+        let mode = asked.or(current).unwrap_or_default();
+        let switch = current
+            .filter(|from| *from != mode)
+            .map(|from| Switch { from, to: mode });
+        if mode == Mode::Pull && args.member_kubeconfig.is_none() && current != Some(Mode::Pull) {
+            return Err(Error::Invalid {
+                what: format!(
+                    "registering site {site} in Pull mode needs the member cluster's kubeconfig"
+                ),
+                hint: "add --member-kubeconfig with a kubeconfig that has admin access to the member cluster".into(),
+            });
+        }
+        if mode == Mode::Pull {
+            let edge = &args.edge;
+            let push_only = [
+                (edge.output_file.is_some(), "--output-file"),
+                (edge.hub_server.is_some(), "--hub-server"),
+                (edge.insecure_skip_tls_verify, "--insecure-skip-tls-verify"),
+                (edge.emit == Emit::Secret, "--emit secret"),
+                (args.no_auto_rotate, "--no-auto-rotate"),
+            ];
+            if let Some((_, flag)) = push_only.iter().find(|(given, _)| *given) {
+                return Err(Error::Invalid {
+                    what: format!(
+                        "site {site} is in Pull mode, and {flag} configures the edge of a Push site"
+                    ),
+                    hint: format!(
+                        "leave out {flag} to keep the site in Pull mode, or add --push to switch it to Push"
+                    ),
+                });
+            }
+        }
+        Ok(Plan { mode, switch })
+    }
+}
+
+/// What switching a site's mode removes, in words.
+fn switch_removes(site: &str, switch: Switch, member: bool) -> String {
+    match switch.to {
+        Mode::Pull => format!(
+            "the edge identity of site {site} on the hub (ServiceAccount {0} and its RBAC), so the token its edge holds stops working",
+            rbac::edge_identity_name(site)
+        ),
+        Mode::Push if member => format!(
+            "Secret {NAMESPACE}/{0}, the hub's credential for the member cluster, and the read-only identity on the member cluster; the hub stops probing the site and its edge reports instead",
+            rbac::pull_secret_name(site)
+        ),
+        Mode::Push => format!(
+            "Secret {NAMESPACE}/{0}, the hub's credential for the member cluster; the hub stops probing the site and its edge reports instead",
+            rbac::pull_secret_name(site)
+        ),
+    }
+}
+
+/// Asks before a mode switch (or takes `--yes`); off a terminal without
+/// `--yes` it refuses, naming the command that goes ahead.
+fn confirm_switch(
+    global: &GlobalArgs,
+    args: &RegisterArgs,
+    switch: Switch,
+    member: bool,
+    io: &mut Io<'_>,
+) -> Result<(), Error> {
+    let site = &args.site;
+    let Switch { from, to } = switch;
+    let removes = switch_removes(site, switch, member);
+    if args.yes {
+        writeln!(
+            io.err,
+            "switching site {site} from {from} to {to}: this removes {removes}"
+        )?;
+        return Ok(());
+    }
+    if !io.interactive {
+        return Err(Error::Invalid {
+            what: format!(
+                "refusing to switch site {site} from {from} to {to} without confirmation: it removes {removes}"
+            ),
+            hint: format!(
+                "to go ahead, run `{}`",
+                shell_line(&command_words(global, args, true))
+            ),
+        });
+    }
+    let confirmed = dialoguer::Confirm::new()
+        .with_prompt(format!(
+            "Switch site {site} from {from} to {to}? This removes {removes}"
+        ))
+        .default(false)
+        .interact()
+        .map_err(|e| Error::Output(std::io::Error::other(e)))?;
+    if confirmed {
+        Ok(())
     } else {
-        register_push(&hub, &args, existing, io).await
+        Err(Error::Aborted)
+    }
+}
+
+/// The words of this `register` command line as given (every flag that was
+/// set, so a re-run does what this run set out to do), plus `--yes` when
+/// asked for.
+fn command_words(global: &GlobalArgs, args: &RegisterArgs, yes: bool) -> Vec<String> {
+    let mut w = global.command_words();
+    let mut flag = |name: &str, value: Option<String>| {
+        w.push(name.to_owned());
+        w.extend(value);
+    };
+    flag("register", Some(args.site.clone()));
+    if let Some(v) = &args.display_name {
+        flag("--display-name", Some(v.clone()));
+    }
+    if let Some(v) = &args.region {
+        flag("--region", Some(v.clone()));
+    }
+    if let Some(v) = args.environment {
+        flag("--environment", Some(v.as_str().to_owned()));
+    }
+    if let Some(v) = args.tier {
+        flag("--tier", Some(v.as_str().to_owned()));
+    }
+    for c in &args.capabilities {
+        flag("--capability", Some(c.as_str().to_owned()));
+    }
+    if let Some(v) = args.heartbeat_interval {
+        flag("--heartbeat-interval", Some(v.to_string()));
+    }
+    if let Some(v) = args.max_concurrent_remediations {
+        flag("--max-concurrent-remediations", Some(v.to_string()));
+    }
+    if args.token_ttl != DEFAULT_TOKEN_TTL {
+        flag("--token-ttl", Some(format_duration(args.token_ttl)));
+    }
+    let switches = [
+        (args.no_auto_rotate, "--no-auto-rotate"),
+        (args.pull, "--pull"),
+        (args.push, "--push"),
+    ];
+    for (given, name) in switches {
+        if given {
+            flag(name, None);
+        }
+    }
+    if let Some(v) = &args.member_kubeconfig {
+        flag("--member-kubeconfig", Some(v.display().to_string()));
+    }
+    if let Some(v) = &args.member_context {
+        flag("--member-context", Some(v.clone()));
+    }
+    if args.store_kubeconfig_as_is {
+        flag("--store-kubeconfig-as-is", None);
+    }
+    let edge = &args.edge;
+    if let Some(v) = &edge.hub_server {
+        flag("--hub-server", Some(v.clone()));
+    }
+    if edge.insecure_skip_tls_verify {
+        flag("--insecure-skip-tls-verify", None);
+    }
+    if edge.emit == Emit::Secret {
+        flag("--emit", Some("secret".into()));
+    }
+    if let Some(v) = &edge.output_file {
+        flag("--output-file", Some(v.display().to_string()));
+    }
+    if edge.output == RegisterOutput::Json {
+        flag("-o", Some("json".into()));
+    }
+    if yes || args.yes {
+        flag("--yes", None);
+    }
+    w
+}
+
+/// `--token-ttl`'s default.
+const DEFAULT_TOKEN_TTL: Duration = Duration::from_secs(30 * 86_400);
+
+/// What a run has written so far, so that a step failing after the first
+/// write says what exists and how to finish (a re-run of the same command
+/// converges) or, for a site this run created, how to remove it again.
+struct Progress {
+    /// What exists, once something was written.
+    state: Option<String>,
+    finish: String,
+    undo: Option<String>,
+}
+
+impl Progress {
+    fn new(global: &GlobalArgs, args: &RegisterArgs, new_site: bool, switch: bool) -> Self {
+        let finish = shell_line(&command_words(global, args, switch));
+        let undo = new_site.then(|| {
+            let mut w = global.command_words();
+            w.extend([
+                "unregister".to_owned(),
+                args.site.clone(),
+                "--yes".to_owned(),
+            ]);
+            if let Some(path) = &args.member_kubeconfig {
+                w.extend(["--member-kubeconfig".to_owned(), path.display().to_string()]);
+                if let Some(context) = &args.member_context {
+                    w.extend(["--member-context".to_owned(), context.clone()]);
+                }
+            }
+            shell_line(&w)
+        });
+        Progress {
+            state: None,
+            finish,
+            undo,
+        }
+    }
+
+    /// Records that `state` now holds (after a write).
+    fn wrote(&mut self, state: String) {
+        self.state = Some(state);
+    }
+
+    /// `err`, saying what exists when something was written before it.
+    fn fail(self, err: Error) -> Error {
+        match self.state {
+            // A closed stdout ends the command quietly, like any filter.
+            Some(_) if err.is_closed_pipe() => err,
+            Some(state) => Error::Partial {
+                source: Box::new(err),
+                state,
+                finish: self.finish,
+                undo: self.undo,
+            },
+            None => err,
+        }
     }
 }
 
@@ -253,24 +559,24 @@ async fn register_push(
     hub: &Cluster,
     args: &RegisterArgs,
     existing: Option<FederatedCluster>,
+    member: Option<Cluster>,
+    progress: &mut Progress,
     io: &mut Io<'_>,
 ) -> Result<(), Error> {
     let site = &args.site;
     let auto_rotate = !args.no_auto_rotate;
     let spec = desired_spec(args, existing.as_ref().map(|s| &s.spec), Mode::Push);
     let desired = site_object(site, spec);
-    // A site being deleted is written again like a new one (as before).
-    let existing = existing.filter(|s| s.metadata.deletion_timestamp.is_none());
-    let has_pull_ref = existing
+    let from_pull = existing
         .as_ref()
-        .is_some_and(|s| s.spec.kubeconfig_secret_ref.is_some());
+        .is_some_and(|s| s.spec.mode == Mode::Pull || s.spec.kubeconfig_secret_ref.is_some());
 
     // A re-run that changes nothing: prove the identity is in place instead
     // of applying it again (docs/benchmarks-cli.md#register-round-trips).
     // The site as it stands when `register` would not change it.
     let unchanged = existing
         .as_ref()
-        .filter(|s| !has_pull_ref && same_site(s, &desired));
+        .filter(|s| !from_pull && member.is_none() && same_site(s, &desired));
     let mut minted = None;
     if let Some(current) = unchanged {
         let uid = current.metadata.uid.clone().unwrap_or_default();
@@ -294,20 +600,38 @@ async fn register_push(
 
     let mut objects = Vec::new();
     let mut removed = Vec::new();
-    if has_pull_ref {
+    let incomplete = if existing.is_some() {
+        format!(
+            "the spec of site {site} is applied in Push mode, but its edge identity may be incomplete and no edge configuration was handed out"
+        )
+    } else {
+        format!(
+            "site {site} exists on the hub, but its edge identity is incomplete and no edge configuration was handed out"
+        )
+    };
+    if from_pull {
         // The pull Secret goes before the reference to it: interrupted in
         // between, the site still names it and a re-run removes it again.
         // A site without the reference has no pull Secret: `register
         // --pull` writes the reference first and the Secret owned by the
         // site, so the garbage collector removes it with a deleted site.
         removed.extend(hub.delete_pull_secret(site).await?);
+        progress.wrote(format!(
+            "site {site} is half switched from Pull to Push: the hub no longer holds a credential for its member cluster, and no edge configuration was handed out"
+        ));
         hub.switch_site_to_push(site).await?;
+        progress.wrote(incomplete.clone());
+        // The member token's expiry and the probe's duration describe a
+        // credential and a check that are gone.
+        hub.clear_site_status(site, crate::api::mode_status_keys(Mode::Pull))
+            .await?;
     }
     // The site first: its identity objects are owned by it.
     let uid = match unchanged {
         Some(current) => current.metadata.uid.clone().unwrap_or_default(),
         None => {
             let applied = hub.apply_site(&desired).await?;
+            progress.wrote(incomplete.clone());
             objects.push(applied.object);
             applied.uid
         }
@@ -320,11 +644,18 @@ async fn register_push(
     if existing.is_some() {
         removed.extend(hub.delete_legacy_site_identity(site).await?);
     }
+    progress.wrote(format!(
+        "site {site} and its edge identity exist on the hub, but no edge configuration was handed out"
+    ));
     // A token minted while checking stays valid: applying the identity
     // keeps the ServiceAccount (and its uid) as it is.
     let token = match minted {
         Some(token) => token,
         None => hub.request_site_token(site, args.token_ttl).await?,
+    };
+    let member_removed = match &member {
+        Some(member) => member.delete_member_identity().await?,
+        None => Vec::new(),
     };
 
     for obj in &objects {
@@ -333,6 +664,16 @@ async fn register_push(
     for obj in &removed {
         writeln!(io.err, "{obj} removed")?;
     }
+    for obj in &member_removed {
+        writeln!(io.err, "member: {obj} removed")?;
+    }
+    if from_pull && member.is_none() {
+        writeln!(
+            io.err,
+            "warning: a read-only identity `register --pull` minted on the member cluster is left there (the hub no longer holds its token): remove it with `{}`",
+            shell_line(&member_cleanup_words(args))
+        )?;
+    }
     let issued = Issued {
         objects,
         removed,
@@ -340,6 +681,22 @@ async fn register_push(
         auto_rotate: Some(auto_rotate),
     };
     hand_out(hub, site, issued, &args.edge, io)
+}
+
+/// `kubectl fleet register SITE --push --member-kubeconfig FILE`, which
+/// removes what a former Pull registration left on the member.
+fn member_cleanup_words(args: &RegisterArgs) -> Vec<String> {
+    [
+        "kubectl",
+        "fleet",
+        "register",
+        args.site.as_str(),
+        "--push",
+        "--member-kubeconfig",
+        "FILE",
+    ]
+    .map(str::to_owned)
+    .to_vec()
 }
 
 /// Whether the live site already has the spec and labels `register` would
@@ -392,41 +749,47 @@ async fn register_pull(
     hub: &Cluster,
     args: &RegisterArgs,
     existing: Option<FederatedCluster>,
+    member: Option<Cluster>,
+    progress: &mut Progress,
     io: &mut Io<'_>,
 ) -> Result<(), Error> {
     let site = &args.site;
     let path = args
         .member_kubeconfig
         .as_deref()
-        .expect("clap requires --member-kubeconfig with --pull");
-    let raw = std::fs::read_to_string(path).map_err(|source| Error::ReadFile {
-        path: path.to_owned(),
-        source,
-    })?;
+        .expect("Plan::new requires --member-kubeconfig for a site that becomes Pull");
+    let from_push = existing.as_ref().is_some_and(|s| s.spec.mode == Mode::Push);
     let mut member_objects = Vec::new();
     let mut token = None;
-    let stored = if args.store_kubeconfig_as_is {
-        // Validate that it is a kubeconfig, but store the user's bytes.
-        kube::config::Kubeconfig::from_yaml(&raw).map_err(|e| Error::Invalid {
-            what: format!("{} is not a kubeconfig: {e}", path.display()),
-            hint: "pass the member cluster's kubeconfig file".into(),
-        })?;
-        raw
-    } else {
-        let member = connect_member(path, args.member_context.as_deref(), &raw).await?;
-        let (objs, issued) = member.mint_member_identity(args.token_ttl).await?;
-        let kubeconfig = TokenKubeconfig {
-            cluster_name: site,
-            user_name: rbac::MEMBER_READER_NAME,
-            server: member.server(),
-            ca_pem: member.ca_pem(),
-            insecure_skip_tls_verify: member.insecure(),
-            token: &issued.token,
+    let stored = match &member {
+        None => {
+            // --store-kubeconfig-as-is: validate that it is a kubeconfig,
+            // but store the user's bytes.
+            let raw = read_member_kubeconfig(path)?;
+            kube::config::Kubeconfig::from_yaml(&raw).map_err(|e| Error::Invalid {
+                what: format!("{} is not a kubeconfig: {e}", path.display()),
+                hint: "pass the member cluster's kubeconfig file".into(),
+            })?;
+            raw
         }
-        .to_yaml();
-        member_objects = objs;
-        token = Some(issued);
-        kubeconfig
+        Some(member) => {
+            let (objs, issued) = member.mint_member_identity(args.token_ttl).await?;
+            progress.wrote(format!(
+                "the read-only identity for site {site} exists on the member cluster, but the site is not registered in Pull mode on the hub yet"
+            ));
+            let kubeconfig = TokenKubeconfig {
+                cluster_name: site,
+                user_name: rbac::MEMBER_READER_NAME,
+                server: member.server(),
+                ca_pem: member.ca_pem(),
+                insecure_skip_tls_verify: member.insecure(),
+                token: &issued.token,
+            }
+            .to_yaml();
+            member_objects = objs;
+            token = Some(issued);
+            kubeconfig
+        }
     };
 
     // The site (naming the Secret) before the Secret, which it owns: a
@@ -434,8 +797,20 @@ async fn register_pull(
     // later Push `register` knows from the site alone whether to remove one.
     let spec = desired_spec(args, existing.as_ref().map(|s| &s.spec), Mode::Pull);
     let applied = hub.apply_site(&site_object(site, spec)).await?;
+    progress.wrote(format!(
+        "site {site} exists on the hub in Pull mode, but the hub holds no credential for its member cluster yet"
+    ));
     let mut objects = vec![applied.object];
+    if from_push {
+        // The edge's token expiry and report duration describe a
+        // credential and a report that are gone.
+        hub.clear_site_status(site, crate::api::mode_status_keys(Mode::Push))
+            .await?;
+    }
     objects.extend(hub.store_pull_secret(site, &applied.uid, &stored).await?);
+    progress.wrote(format!(
+        "site {site} is registered in Pull mode, but the edge identity of its former Push registration may remain on the hub"
+    ));
     // A site switching from Push keeps no edge identity behind.
     let removed = hub.delete_site_identity(site).await?;
 
@@ -449,26 +824,36 @@ async fn register_pull(
         writeln!(io.err, "{obj} removed")?;
     }
     if let Some(token) = &token {
-        report_expiry(site, token, "the member's read-only token", Some(false), io)?;
-    }
-    if args.edge.output == RegisterOutput::Json {
-        let summary = PullSummary {
-            site: site.clone(),
-            mode: Mode::Pull,
-            member_objects,
-            objects,
-            removed,
-            token_expiration_timestamp: token.as_ref().map(|t| t.expiration.to_string()),
-            requested_ttl: token.as_ref().map(|t| format_duration(t.requested)),
-            granted_ttl: token.as_ref().map(|t| format_duration(t.granted())),
-            capped: token.as_ref().is_some_and(IssuedToken::capped),
-        };
-        writeln!(
-            io.out,
-            "{}",
-            serde_json::to_string_pretty(&summary).expect("summary serialises")
+        // The hub never renews it: a re-run stores a fresh one.
+        let renew = shell_line(&[
+            "kubectl",
+            "fleet",
+            "register",
+            site.as_str(),
+            "--pull",
+            "--member-kubeconfig",
+            &path.display().to_string(),
+        ]);
+        report_expiry(
+            token,
+            "the member's read-only token",
+            Some(false),
+            &renew,
+            io,
         )?;
     }
+    let summary = PullSummary {
+        site: site.clone(),
+        mode: Mode::Pull,
+        member_objects,
+        objects,
+        removed,
+        token_expiration_timestamp: token.as_ref().map(|t| t.expiration.to_string()),
+        requested_ttl: token.as_ref().map(|t| format_duration(t.requested)),
+        granted_ttl: token.as_ref().map(|t| format_duration(t.granted())),
+        capped: token.as_ref().is_some_and(IssuedToken::capped),
+    };
+    write_pull_summary(&summary, args, io)?;
     writeln!(
         io.err,
         "site {site} registered in Pull mode: the hub operator probes it with the kubeconfig in Secret {NAMESPACE}/{}",
@@ -477,26 +862,118 @@ async fn register_pull(
     Ok(())
 }
 
-async fn connect_member(path: &Path, context: Option<&str>, raw: &str) -> Result<Cluster, Error> {
-    let kubeconfig = kube::config::Kubeconfig::from_yaml(raw).map_err(|e| Error::Invalid {
+/// A re-run for a site that stays in Pull mode without a new member
+/// kubeconfig: applies the spec, keeps the hub's credential for the member.
+async fn update_pull_site(
+    hub: &Cluster,
+    args: &RegisterArgs,
+    existing: FederatedCluster,
+    progress: &mut Progress,
+    io: &mut Io<'_>,
+) -> Result<(), Error> {
+    let site = &args.site;
+    let desired = site_object(site, desired_spec(args, Some(&existing.spec), Mode::Pull));
+    let mut objects = Vec::new();
+    if same_site(&existing, &desired) {
+        writeln!(
+            io.err,
+            "FederatedCluster {site} is in place: nothing to apply"
+        )?;
+    } else {
+        let applied = hub.apply_site(&desired).await?;
+        progress.wrote(format!("the spec of site {site} is applied"));
+        writeln!(io.err, "{} applied", applied.object)?;
+        objects.push(applied.object);
+    }
+    let secret = rbac::pull_secret_name(site);
+    let summary = PullSummary {
+        site: site.clone(),
+        mode: Mode::Pull,
+        member_objects: Vec::new(),
+        objects,
+        removed: Vec::new(),
+        token_expiration_timestamp: None,
+        requested_ttl: None,
+        granted_ttl: None,
+        capped: false,
+    };
+    write_pull_summary(&summary, args, io)?;
+    if hub.secret_exists(NAMESPACE, &secret).await? {
+        writeln!(
+            io.err,
+            "site {site} stays in Pull mode: the hub operator probes it with the kubeconfig in Secret {NAMESPACE}/{secret} (add --pull --member-kubeconfig to replace it, or --push to switch to Push)"
+        )?;
+    } else {
+        writeln!(
+            io.err,
+            "warning: Secret {NAMESPACE}/{secret} is missing, so the hub cannot probe site {site}: store a new member credential with `{}`",
+            shell_line(&[
+                "kubectl",
+                "fleet",
+                "register",
+                site.as_str(),
+                "--pull",
+                "--member-kubeconfig",
+                "FILE"
+            ])
+        )?;
+    }
+    Ok(())
+}
+
+/// Prints the `-o json` summary of a Pull registration.
+fn write_pull_summary(
+    summary: &PullSummary,
+    args: &RegisterArgs,
+    io: &mut Io<'_>,
+) -> Result<(), Error> {
+    if args.edge.output == RegisterOutput::Json {
+        writeln!(
+            io.out,
+            "{}",
+            serde_json::to_string_pretty(summary).expect("summary serialises")
+        )?;
+    }
+    Ok(())
+}
+
+fn read_member_kubeconfig(path: &Path) -> Result<String, Error> {
+    std::fs::read_to_string(path).map_err(|source| Error::ReadFile {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// Connects to the member cluster of `--member-kubeconfig` (no request
+/// yet); errors name the member flags.
+async fn connect_member(
+    global: &GlobalArgs,
+    path: &Path,
+    context: Option<&str>,
+) -> Result<Cluster, Error> {
+    let raw = read_member_kubeconfig(path)?;
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(&raw).map_err(|e| Error::Invalid {
         what: format!("{} is not a kubeconfig: {e}", path.display()),
         hint: "pass the member cluster's kubeconfig file with --member-kubeconfig".into(),
     })?;
     let opts = ConnectOptions {
         kubeconfig: Some(path.to_owned()),
         context: context.map(str::to_owned),
-        request_timeout: None,
+        request_timeout: global.connect_options().request_timeout,
     };
-    Ok(Cluster::from_kubeconfig(kubeconfig, &opts).await?)
+    Cluster::from_kubeconfig(kubeconfig, &opts)
+        .await
+        .map_err(|e| e.naming_flags(ContextFlags::MEMBER).into())
 }
 
 /// Prints when the token expires and warns if the server capped it, saying
-/// what the edge does about it (`auto_rotate`: None when not known here).
+/// what the edge does about it (`auto_rotate`: None when not known here)
+/// or the command that mints a new one (`renew`).
 fn report_expiry(
-    site: &str,
     token: &IssuedToken,
     what: &str,
     auto_rotate: Option<bool>,
+    renew: &str,
     io: &mut Io<'_>,
 ) -> Result<(), Error> {
     writeln!(
@@ -511,12 +988,10 @@ fn report_expiry(
             Some(true) => {
                 "the edge renews it by itself when half of its lifetime is left".to_owned()
             }
-            Some(false) => format!(
-                "run `kubectl fleet rotate {site}` before then (nothing renews it automatically)"
-            ),
-            None => format!(
-                "run `kubectl fleet rotate {site}` before then unless the edge renews it by itself"
-            ),
+            Some(false) => {
+                format!("run `{renew}` before then (nothing renews it automatically)")
+            }
+            None => format!("run `{renew}` before then unless the edge renews it by itself"),
         };
         writeln!(
             io.err,
@@ -601,7 +1076,8 @@ pub(super) fn hand_out(
             path.display()
         )?;
     }
-    report_expiry(site, token, "token", auto_rotate, io)?;
+    let renew = format!("kubectl fleet rotate {site}");
+    report_expiry(token, "token", auto_rotate, &renew, io)?;
     match edge.emit {
         Emit::Kubeconfig if edge.output_file.is_some() => writeln!(
             io.err,
@@ -679,6 +1155,15 @@ pub(super) fn write_private_file(path: &Path, contents: &[u8]) -> Result<(), Err
     })
 }
 
+/// Checks that [`write_private_file`] can write `path`, before anything is
+/// created that the file would be the only record of.
+pub(super) fn check_private_file(path: &Path) -> Result<(), Error> {
+    crate::k8s::check_private_file(path).map_err(|source| Error::WriteFile {
+        path: path.to_owned(),
+        source,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -744,6 +1229,120 @@ mod tests {
                 name: "fleet-pull-site-a".into(),
                 key: "kubeconfig".into(),
             })
+        );
+    }
+
+    #[test]
+    fn the_mode_is_kept_unless_a_flag_changes_it() {
+        use Mode::{Pull, Push};
+        let plan = |extra: &[&str], current| Plan::new(&args(extra), current);
+        let m = ["--member-kubeconfig", "m.kubeconfig"];
+        let switch = |from, to| Some(Switch { from, to });
+        // (flags, current mode) -> (mode, switch)
+        for (extra, current, mode, switched) in [
+            (vec![], None, Push, None),
+            (vec![], Some(Push), Push, None),
+            (vec!["--tier", "critical"], Some(Pull), Pull, None),
+            (vec!["--pull"], Some(Pull), Pull, None),
+            (vec!["--pull", m[0], m[1]], None, Pull, None),
+            (
+                vec!["--pull", m[0], m[1]],
+                Some(Push),
+                Pull,
+                switch(Push, Pull),
+            ),
+            (vec!["--push"], Some(Pull), Push, switch(Pull, Push)),
+            (vec!["--push", m[0], m[1]], Some(Push), Push, None),
+        ] {
+            let got = plan(&extra, current).unwrap();
+            assert_eq!(
+                (got.mode, got.switch),
+                (mode, switched),
+                "{extra:?} on {current:?}"
+            );
+        }
+        let no_member = plan(&["--pull"], Some(Push)).unwrap_err();
+        assert!(
+            no_member
+                .to_string()
+                .contains("needs the member cluster's kubeconfig")
+        );
+        assert!(plan(&["--pull"], None).is_err());
+        for flag in [
+            vec!["--output-file", "x"],
+            vec!["--hub-server", "https://hub:6443"],
+            vec!["--insecure-skip-tls-verify"],
+            vec!["--emit", "secret"],
+            vec!["--no-auto-rotate"],
+        ] {
+            let err = plan(&flag, Some(Pull)).unwrap_err();
+            assert!(
+                err.to_string().contains("is in Pull mode"),
+                "{flag:?}: {err}"
+            );
+            assert!(plan(&flag, Some(Push)).is_ok(), "{flag:?}");
+        }
+    }
+
+    #[test]
+    fn the_command_to_finish_parses_back_to_the_same_run() {
+        use clap::Parser as _;
+        let given = [
+            "--tier",
+            "critical",
+            "--display-name",
+            "Site A (lab)",
+            "--region",
+            "eu-west-1",
+            "--environment",
+            "staging",
+            "--capability",
+            "remediation",
+            "--heartbeat-interval",
+            "60",
+            "--max-concurrent-remediations",
+            "1",
+            "--token-ttl",
+            "12h",
+            "--no-auto-rotate",
+            "--push",
+            "--member-kubeconfig",
+            "/tmp/member dir/kc",
+            "--hub-server",
+            "https://hub:6443",
+            "--emit",
+            "secret",
+            "--output-file",
+            "/tmp/it's.yaml",
+            "-o",
+            "json",
+        ];
+        let original = args(&given);
+        let global =
+            super::super::Cli::parse_from(["kubectl-fleet", "--context", "hub", "version"]).global;
+        let words = command_words(&global, &original, true);
+        assert_eq!(
+            &words[..5],
+            ["kubectl", "fleet", "--context", "hub", "register"]
+        );
+        let line = shell_line(&words);
+        assert!(line.contains("'/tmp/member dir/kc'"), "{line}");
+        // What a shell would hand the plugin (kubectl drops "kubectl").
+        let mut argv = vec!["kubectl-fleet".to_owned()];
+        argv.extend(words.into_iter().skip(2));
+        let reparsed = match super::super::Cli::parse_from(argv).command {
+            super::super::Command::Register(a) => a,
+            other => panic!("parsed {other:?}"),
+        };
+        assert_eq!(
+            format!("{reparsed:?}"),
+            format!(
+                "{:?}",
+                RegisterArgs {
+                    yes: true,
+                    ..original
+                }
+            )
         );
     }
 

@@ -34,6 +34,10 @@ pub struct RotateArgs {
 /// Runs `kubectl fleet rotate`.
 pub async fn run(global: &GlobalArgs, args: RotateArgs, io: &mut Io<'_>) -> Result<(), Error> {
     let site = &args.site;
+    // Nothing is minted (or revoked) when the configuration could not be written.
+    if let Some(path) = &args.edge.output_file {
+        super::register::check_private_file(path)?;
+    }
     let hub = global.hub().await?;
     let Some(existing) = hub.get_site(site).await? else {
         return Err(Error::Invalid {

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use base64::Engine as _;
-use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 
-use super::error::{Error, root_cause};
+use super::error::{ContextFlags, Error, root_cause};
 
 /// How to reach a cluster, as given on the command line.
 #[derive(Debug, Clone, Default)]
@@ -48,19 +48,11 @@ impl std::fmt::Debug for Cluster {
 }
 
 impl Cluster {
-    /// Loads the kubeconfig and builds a client for the chosen context.
-    /// No request is made yet: an unreachable server surfaces on first use.
+    /// Loads the kubeconfig ([`read_kubeconfig`]) and builds a client for
+    /// the chosen context. No request is made yet: an unreachable server
+    /// surfaces on first use.
     pub async fn connect(opts: &ConnectOptions) -> Result<Self, Error> {
-        let kubeconfig_error = |source: kube::config::KubeconfigError| Error::Kubeconfig {
-            path: opts.kubeconfig.clone(),
-            reason: root_cause(&source),
-            source,
-        };
-        let kubeconfig = match &opts.kubeconfig {
-            Some(path) => Kubeconfig::read_from(path),
-            None => Kubeconfig::read(),
-        }
-        .map_err(kubeconfig_error)?;
+        let kubeconfig = read_kubeconfig(opts.kubeconfig.as_deref())?;
         Self::from_kubeconfig(kubeconfig, opts)
             .await
             .map_err(|e| match e {
@@ -79,11 +71,24 @@ impl Cluster {
         kubeconfig: Kubeconfig,
         opts: &ConnectOptions,
     ) -> Result<Self, Error> {
-        let kubeconfig_error = |source: kube::config::KubeconfigError| Error::Kubeconfig {
+        let kubeconfig_error = |source: KubeconfigError| Error::Kubeconfig {
             path: None,
             reason: root_cause(&source),
-            source,
+            source: Some(source),
         };
+        if let Some(context) = &opts.context
+            && !kubeconfig.contexts.iter().any(|c| &c.name == context)
+        {
+            let mut available: Vec<String> =
+                kubeconfig.contexts.iter().map(|c| c.name.clone()).collect();
+            available.sort();
+            return Err(Error::ContextNotFound {
+                context: context.clone(),
+                path: opts.kubeconfig.clone(),
+                available,
+                flags: ContextFlags::KUBECTL,
+            });
+        }
         let (server, ca_pem, insecure) =
             cluster_facts(&kubeconfig, opts.context.as_deref()).map_err(kubeconfig_error)?;
         let options = KubeConfigOptions {
@@ -129,6 +134,59 @@ impl Cluster {
     pub fn insecure(&self) -> bool {
         self.insecure
     }
+}
+
+/// The files `KUBECONFIG` lists, empty entries dropped; None when it is
+/// unset or lists nothing (then `~/.kube/config`, or in-cluster, applies).
+pub fn kubeconfig_from_env() -> Option<Vec<PathBuf>> {
+    let value = std::env::var_os("KUBECONFIG")?;
+    let files: Vec<PathBuf> = std::env::split_paths(&value)
+        .filter(|p| !p.as_os_str().is_empty())
+        .collect();
+    (!files.is_empty()).then_some(files)
+}
+
+/// Reads the kubeconfig the way kubectl does: `path` when given (it must
+/// exist), else the files `KUBECONFIG` lists, merged (the first file to set
+/// a value wins) — a listed file that does not exist is skipped, as kubectl
+/// skips it —, else `~/.kube/config`.
+// The one error type of this layer; it is built at most once per command.
+#[allow(clippy::result_large_err)]
+pub fn read_kubeconfig(path: Option<&Path>) -> Result<Kubeconfig, Error> {
+    let error = |path: Option<&Path>, source: KubeconfigError| Error::Kubeconfig {
+        path: path.map(Path::to_owned),
+        reason: root_cause(&source),
+        source: Some(source),
+    };
+    if let Some(path) = path {
+        return Kubeconfig::read_from(path).map_err(|e| error(Some(path), e));
+    }
+    let Some(files) = kubeconfig_from_env() else {
+        return Kubeconfig::read().map_err(|e| error(None, e));
+    };
+    let present: Vec<&PathBuf> = files
+        .iter()
+        .filter(
+            |f| !matches!(std::fs::metadata(f), Err(e) if e.kind() == std::io::ErrorKind::NotFound),
+        )
+        .collect();
+    if present.is_empty() {
+        let listed: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        return Err(Error::Kubeconfig {
+            path: None,
+            reason: format!(
+                "none of the files KUBECONFIG lists exists ({})",
+                listed.join(", ")
+            ),
+            source: None,
+        });
+    }
+    let mut merged = Kubeconfig::default();
+    for file in present {
+        let next = Kubeconfig::read_from(file).map_err(|e| error(Some(file), e))?;
+        merged = merged.merge(next).map_err(|e| error(None, e))?;
+    }
+    Ok(merged)
 }
 
 /// Resolves the context to its cluster and returns (server, CA PEM,
@@ -221,5 +279,24 @@ users:
         assert!(ca.is_none());
         assert!(insecure);
         assert!(cluster_facts(&kc, Some("nope")).is_err());
+    }
+
+    #[tokio::test]
+    async fn an_unknown_context_lists_the_kubeconfigs_contexts() {
+        let kc = Kubeconfig::from_yaml(KUBECONFIG).unwrap();
+        let opts = ConnectOptions {
+            kubeconfig: Some("/hub.kubeconfig".into()),
+            context: Some("nope".into()),
+            request_timeout: None,
+        };
+        let err = Cluster::from_kubeconfig(kc, &opts).await.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--kubeconfig /hub.kubeconfig has no context \"nope\" (its contexts: a, b)"
+        );
+        assert_eq!(
+            err.hint(),
+            "pass --context with one of them, or a --kubeconfig that has that context"
+        );
     }
 }

@@ -19,9 +19,26 @@ pub enum Error {
         path: Option<PathBuf>,
         /// The innermost cause, in one line.
         reason: String,
-        /// The loader error.
+        /// The loader error (None: the reason is this tool's own, such as
+        /// every file of `KUBECONFIG` missing).
         #[source]
-        source: kube::config::KubeconfigError,
+        source: Option<kube::config::KubeconfigError>,
+    },
+    /// The context asked for is not in the kubeconfig.
+    #[error(
+        "{} has no context {context:?} (its contexts: {})",
+        kubeconfig_name(.flags, .path),
+        context_list(.available)
+    )]
+    ContextNotFound {
+        /// The context asked for.
+        context: String,
+        /// The kubeconfig file (None: `KUBECONFIG` or the default).
+        path: Option<PathBuf>,
+        /// The contexts the kubeconfig has, sorted.
+        available: Vec<String>,
+        /// The flags that chose the kubeconfig and the context.
+        flags: ContextFlags,
     },
     /// The API server rejected the credentials (HTTP 401).
     #[error("{what}: the API server at {server} rejected the credentials (401 Unauthorized)")]
@@ -109,6 +126,59 @@ pub enum Error {
     },
 }
 
+/// The command-line flags that name a kubeconfig and a context, so an error
+/// about a context names the flags the user actually typed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextFlags {
+    /// e.g. `--kubeconfig`.
+    pub kubeconfig: &'static str,
+    /// e.g. `--context`.
+    pub context: &'static str,
+}
+
+impl ContextFlags {
+    /// kubectl's own: `--kubeconfig` and `--context` (the hub of the plugin,
+    /// the cluster of the operator).
+    pub const KUBECTL: ContextFlags = ContextFlags {
+        kubeconfig: "--kubeconfig",
+        context: "--context",
+    };
+    /// `register --pull`'s member cluster.
+    pub const MEMBER: ContextFlags = ContextFlags {
+        kubeconfig: "--member-kubeconfig",
+        context: "--member-context",
+    };
+}
+
+/// Context names listed in an error, at most this many (a kubeconfig may
+/// hold hundreds).
+const MAX_LISTED_CONTEXTS: usize = 10;
+
+fn context_list(available: &[String]) -> String {
+    if available.is_empty() {
+        return "none".to_owned();
+    }
+    let mut names: Vec<String> = available
+        .iter()
+        .take(MAX_LISTED_CONTEXTS)
+        .map(|c| crate::fleet::bounds::cut_to(c, crate::api::MAX_LABEL_CHARS).into_owned())
+        .collect();
+    if available.len() > MAX_LISTED_CONTEXTS {
+        names.push(format!(
+            "and {} more",
+            available.len() - MAX_LISTED_CONTEXTS
+        ));
+    }
+    names.join(", ")
+}
+
+fn kubeconfig_name(flags: &ContextFlags, path: &Option<PathBuf>) -> String {
+    match path {
+        Some(p) => format!("{} {}", flags.kubeconfig, p.display()),
+        None => "the kubeconfig (KUBECONFIG or ~/.kube/config)".to_owned(),
+    }
+}
+
 fn path_suffix(path: &Option<PathBuf>) -> String {
     path.as_ref()
         .map(|p| format!(" {}", p.display()))
@@ -153,6 +223,44 @@ pub fn source_chain(err: &dyn std::error::Error) -> String {
         cur = e.source();
     }
     parts.join(": ")
+}
+
+/// An error and its causes in one line, `what failed: cause: cause`, for a
+/// fatal error a binary prints. Many errors quote (part of) their source in
+/// their own message, so a cause the line already says is skipped, and the
+/// chain stops once the line holds its innermost cause. Multi-line messages
+/// are folded onto the line.
+pub fn with_causes(err: &(dyn std::error::Error + 'static)) -> String {
+    let root = root_cause(err);
+    let mut line = fold(&err.to_string());
+    let mut cur = err.source();
+    while let Some(e) = cur {
+        if line.contains(&root) {
+            break;
+        }
+        // The client library's error says it all in one readable part
+        // (the API's code and message, or the transport's root cause);
+        // its own Display is a `Debug` dump of the API's answer.
+        let kube = e.downcast_ref::<kube::Error>();
+        let text = fold(&kube.map_or_else(|| e.to_string(), readable));
+        if !text.is_empty() && !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+        if kube.is_some() {
+            break;
+        }
+        cur = e.source();
+    }
+    line
+}
+
+fn fold(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The innermost message of an error chain: the part a user recognises
@@ -226,6 +334,25 @@ impl Error {
         }
     }
 
+    /// The same error naming `flags` (an error about a context names the
+    /// flags that chose the kubeconfig and the context).
+    pub fn naming_flags(self, flags: ContextFlags) -> Self {
+        match self {
+            Error::ContextNotFound {
+                context,
+                path,
+                available,
+                ..
+            } => Error::ContextNotFound {
+                context,
+                path,
+                available,
+                flags,
+            },
+            other => other,
+        }
+    }
+
     /// True when the object did not exist (deletes treat this as done).
     pub fn is_not_found(&self) -> bool {
         matches!(self, Error::NotFound { .. })
@@ -253,6 +380,16 @@ impl Error {
                 "pass a readable kubeconfig with --kubeconfig or KUBECONFIG, and an existing --context"
                     .into()
             }
+            Error::ContextNotFound {
+                flags, available, ..
+            } if available.is_empty() => format!(
+                "pass a {} that has contexts (`kubectl config get-contexts` lists them)",
+                flags.kubeconfig
+            ),
+            Error::ContextNotFound { flags, .. } => format!(
+                "pass {} with one of them, or a {} that has that context",
+                flags.context, flags.kubeconfig
+            ),
             Error::Unauthorized { .. } => {
                 "refresh the credentials in your kubeconfig or choose another --context".into()
             }
@@ -260,7 +397,9 @@ impl Error {
                 "use a kubeconfig/--context whose identity has these rights on the hub (for example cluster-admin)"
                     .into()
             }
-            Error::CrdMissing { .. } => "run `kubectl fleet install --apply`".into(),
+            Error::CrdMissing { server, .. } => format!(
+                "check that --kubeconfig/--context point at the hub; if {server} is the hub, run `kubectl fleet install --apply`"
+            ),
             Error::NotFound { .. } => "list the registered sites with `kubectl fleet status`".into(),
             Error::Status { code, .. } if *code >= 500 => {
                 "the API server failed; re-run the command, it converges".into()
@@ -336,10 +475,67 @@ mod tests {
     #[test]
     fn crd_missing_hint_names_install() {
         let e = Error::api("list FederatedCluster", "https://hub", api_error(404, ""));
-        assert_eq!(e.hint(), "run `kubectl fleet install --apply`");
+        assert_eq!(
+            e.hint(),
+            "check that --kubeconfig/--context point at the hub; if https://hub is the hub, run `kubectl fleet install --apply`"
+        );
         assert_eq!(
             e.to_string(),
             "list FederatedCluster: the federation.kubectl-fleet.dev CRDs are not installed on https://hub"
+        );
+    }
+
+    #[test]
+    fn causes_join_on_one_line_without_repeats() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("starting the HTTP servers")]
+        struct Outer(#[source] Middle);
+        #[derive(Debug, thiserror::Error)]
+        #[error("binding 0.0.0.0:8443: {0}")]
+        struct Middle(#[source] std::io::Error);
+        let io = std::io::Error::from(std::io::ErrorKind::AddrInUse);
+        let io_text = io.to_string();
+        let line = with_causes(&Outer(Middle(io)));
+        assert_eq!(
+            line,
+            format!("starting the HTTP servers: binding 0.0.0.0:8443: {io_text}")
+        );
+        let e = Error::Unexpected {
+            what: "x".into(),
+            reason: "two\nlines".into(),
+        };
+        assert_eq!(with_causes(&e), "x: two lines");
+    }
+
+    #[test]
+    fn a_kube_error_in_the_chain_is_shown_readable_not_dumped() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("checking that the fleet CRDs are installed")]
+        struct Outer(#[source] kube::Error);
+        let line = with_causes(&Outer(api_error(403, "")));
+        assert_eq!(
+            line,
+            "checking that the fleet CRDs are installed: 403 : boom"
+        );
+        assert!(!line.contains("Status"), "{line}");
+    }
+
+    #[test]
+    fn a_missing_context_lists_the_others_bounded_and_names_the_flags() {
+        let e = Error::ContextNotFound {
+            context: "nope".into(),
+            path: Some("/m.kubeconfig".into()),
+            available: (0..12).map(|i| format!("ctx-{i:02}")).collect(),
+            flags: ContextFlags::KUBECTL,
+        }
+        .naming_flags(ContextFlags::MEMBER);
+        assert_eq!(
+            e.to_string(),
+            "--member-kubeconfig /m.kubeconfig has no context \"nope\" (its contexts: ctx-00, ctx-01, ctx-02, ctx-03, ctx-04, ctx-05, ctx-06, ctx-07, ctx-08, ctx-09, and 2 more)"
+        );
+        assert_eq!(
+            e.hint(),
+            "pass --member-context with one of them, or a --member-kubeconfig that has that context"
         );
     }
 }

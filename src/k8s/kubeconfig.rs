@@ -67,18 +67,7 @@ pub fn plain_yaml_stream<T: serde::Serialize>(docs: &[T]) -> String {
 pub fn write_private_file(path: &std::path::Path, contents: &[u8]) -> std::io::Result<()> {
     use std::io::Write as _;
     use std::os::unix::fs::OpenOptionsExt as _;
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let file_name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        file_name.to_string_lossy(),
-        std::process::id()
-    ));
+    let tmp = private_temp_path(path)?;
     // A leftover from a crashed run with the same pid; `create_new` below
     // then refuses to follow anything planted at the temporary path.
     let _ = std::fs::remove_file(&tmp);
@@ -96,6 +85,44 @@ pub fn write_private_file(path: &std::path::Path, contents: &[u8]) -> std::io::R
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// The temporary file [`write_private_file`] writes before renaming it to
+/// `path`: in the same folder, named after it and this process.
+fn private_temp_path(path: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let file_name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"))?;
+    Ok(dir.join(format!(
+        ".{}.tmp-{}",
+        file_name.to_string_lossy(),
+        std::process::id()
+    )))
+}
+
+/// Checks that [`write_private_file`] could write `path` now, without
+/// touching it: `path` is not a directory, and its temporary file can be
+/// created (the folder exists and is writable) — it is removed again.
+pub fn check_private_file(path: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    if path.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "it is a directory",
+        ));
+    }
+    let tmp = private_temp_path(path)?;
+    let _ = std::fs::remove_file(&tmp);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    std::fs::remove_file(&tmp)
 }
 
 #[cfg(test)]
@@ -135,6 +162,25 @@ mod tests {
         }
         .to_yaml();
         assert!(yaml.contains(&format!("token: {long}")), "{yaml}");
+    }
+
+    #[test]
+    fn a_private_file_is_checked_without_being_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hub.kubeconfig");
+        check_private_file(&path).unwrap();
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "nothing left"
+        );
+        let missing = dir.path().join("no-such-dir").join("hub.kubeconfig");
+        let err = check_private_file(&missing).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+        assert!(check_private_file(dir.path()).is_err(), "a directory");
+        std::fs::write(&path, "kept").unwrap();
+        check_private_file(&path).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "kept");
     }
 
     #[test]

@@ -15,10 +15,13 @@ mod list_token;
 mod manifests;
 mod sites;
 
-pub use client::{Cluster, ConnectOptions};
-pub use error::{Error, is_conflict, is_missing, readable, root_cause, source_chain, status_code};
+pub use client::{Cluster, ConnectOptions, kubeconfig_from_env, read_kubeconfig};
+pub use error::{
+    ContextFlags, Error, is_conflict, is_missing, readable, root_cause, source_chain, status_code,
+    with_causes,
+};
 pub use identity::{IssuedToken, ObjectRef};
-pub use kubeconfig::{TokenKubeconfig, plain_yaml_stream, write_private_file};
+pub use kubeconfig::{TokenKubeconfig, check_private_file, plain_yaml_stream, write_private_file};
 pub use manifests::{Applied, ApplyOptions, KeptField, describe_field};
 pub use sites::{SITE_PAGE_SIZE, SiteChange};
 

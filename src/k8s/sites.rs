@@ -72,6 +72,32 @@ impl Cluster {
         Ok(())
     }
 
+    /// Removes `keys` from a site's status in one JSON merge patch of the
+    /// status subresource (a mode switch drops the old mode's credential
+    /// and health-check fields); a key that is not there costs nothing.
+    pub async fn clear_site_status(&self, name: &str, keys: &[&str]) -> Result<(), Error> {
+        let cleared: serde_json::Map<String, serde_json::Value> = keys
+            .iter()
+            .map(|k| ((*k).to_owned(), serde_json::Value::Null))
+            .collect();
+        let patch = serde_json::json!({ "status": cleared });
+        let params = kube::api::PatchParams {
+            field_manager: Some(super::FIELD_MANAGER.to_owned()),
+            ..Default::default()
+        };
+        self.sites_api()
+            .patch_status(name, &params, &kube::api::Patch::Merge(&patch))
+            .await
+            .map_err(|e| {
+                Error::api(
+                    format!("clear the status of FederatedCluster {name}"),
+                    self.server(),
+                    e,
+                )
+            })?;
+        Ok(())
+    }
+
     /// Reads one site; Ok(None) if it is not registered.
     pub async fn get_site(&self, name: &str) -> Result<Option<FederatedCluster>, Error> {
         match self.sites_api().get(name).await {

@@ -37,6 +37,13 @@ pub enum CredentialError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// The kubeconfig would make the edge run a command (`exec`,
+    /// `auth-provider`): refused, as the hub refuses it in a Pull Secret.
+    #[error(
+        "hub kubeconfig {path} uses {what}: the edge never runs a command its hub kubeconfig names; \
+         give it the token kubeconfig `kubectl fleet register` or `kubectl fleet rotate` prints"
+    )]
+    Refused { path: PathBuf, what: &'static str },
     /// The kubeconfig names no token to rotate (e.g. client certificates).
     #[error("hub kubeconfig {path} has no bearer token for its current context")]
     NoToken { path: PathBuf },
@@ -72,6 +79,9 @@ pub struct TokenClaims {
     /// (`kubernetes.io.namespace`, else from `sub`
     /// `system:serviceaccount:NAMESPACE:NAME`): where the edge renews it.
     pub namespace: Option<String>,
+    /// `sub`: whom it authenticates, e.g.
+    /// `system:serviceaccount:fleet-system:fleet-edge-site-a`.
+    pub subject: Option<String>,
 }
 
 impl TokenClaims {
@@ -113,7 +123,23 @@ impl TokenClaims {
             expires_at: ts("exp"),
             audiences,
             namespace,
+            subject: v.get("sub").and_then(Value::as_str).map(str::to_owned),
         })
+    }
+
+    /// The site whose edge identity the token is (its subject is the
+    /// ServiceAccount `fleet-edge-SITE`, in whichever namespace); None for
+    /// any other token.
+    pub fn site(&self) -> Option<&str> {
+        let account = self
+            .subject
+            .as_deref()?
+            .strip_prefix("system:serviceaccount:")?
+            .split_once(':')?
+            .1;
+        let site = account.strip_prefix(crate::fleet::rbac::EDGE_IDENTITY_PREFIX)?;
+        crate::fleet::rbac::validate_site_name(site).ok()?;
+        Some(site)
     }
 
     /// The token's whole lifetime (`exp - iat`).
@@ -221,6 +247,17 @@ impl HubKubeconfig {
         let mut doc: Value = serde_saphyr::from_str(&text).map_err(|e| parse_err(path, e))?;
         let server = current_server(&doc);
         let user = current_user_mut(&mut doc);
+        for (key, what) in [
+            ("exec", "an exec credential plugin"),
+            ("auth-provider", "an auth-provider"),
+        ] {
+            if user.as_ref().is_some_and(|u| u.get(key).is_some()) {
+                return Err(CredentialError::Refused {
+                    path: path.to_owned(),
+                    what,
+                });
+            }
+        }
         let token = match user {
             Some(u) => {
                 if let Some(t) = u.get("token").and_then(Value::as_str) {
@@ -389,6 +426,60 @@ mod tests {
         assert_eq!(c.namespace.as_deref(), Some("fleet-system"));
         let c = TokenClaims::decode(&jwt(r#"{"sub":"someone"}"#)).unwrap();
         assert_eq!(c.namespace, None);
+    }
+
+    #[test]
+    fn the_site_of_a_token_is_its_edge_service_account() {
+        let of = |sub: &str| {
+            TokenClaims::decode(&jwt(&format!(r#"{{"sub":"{sub}"}}"#)))
+                .unwrap()
+                .site()
+                .map(str::to_owned)
+        };
+        assert_eq!(
+            of("system:serviceaccount:fleet-system:fleet-edge-site-b"),
+            Some("site-b".into())
+        );
+        assert_eq!(
+            of("system:serviceaccount:fleet-sites:fleet-edge-site-b"),
+            Some("site-b".into())
+        );
+        assert_eq!(of("system:serviceaccount:kube-system:default"), None);
+        assert_eq!(of("system:serviceaccount:x:fleet-edge-Bad_Name"), None);
+        assert_eq!(of("admin"), None);
+    }
+
+    #[test]
+    fn a_hub_kubeconfig_that_runs_a_command_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hub.kubeconfig");
+        for (user, what) in [
+            (
+                "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: /bin/sh\n      args: [-c, id]\n",
+                "exec credential plugin",
+            ),
+            ("    auth-provider:\n      name: gcp\n", "auth-provider"),
+        ] {
+            let text = KUBECONFIG.replace("    token: old-token\n", user);
+            std::fs::write(&path, text).unwrap();
+            let err = HubKubeconfig::read(&path).unwrap_err();
+            let line = err.to_string();
+            assert!(line.contains(what), "{line}");
+            assert!(line.contains("never runs a command"), "{line}");
+        }
+        // The other context's user is never used, so it is not judged.
+        std::fs::write(
+            &path,
+            KUBECONFIG.replace(
+                "    token: not-this-one\n",
+                "    exec: {command: /bin/sh}\n",
+            ),
+        )
+        .unwrap();
+        assert_eq!(
+            HubKubeconfig::read(&path).unwrap().token(),
+            Some("old-token")
+        );
     }
 
     #[test]

@@ -80,6 +80,13 @@ pub enum EdgeError {
         "hub denied the site identity access (403) while {doing}: re-run `kubectl fleet register {site}` to restore its rights"
     )]
     Forbidden { site: String, doing: &'static str },
+    /// 403 with the token of another site: the edge was handed the wrong
+    /// configuration (its token's ServiceAccount names the site it is for).
+    #[error(
+        "the hub kubeconfig holds the credential of site {owner}, not of site {site} (403): give this edge \
+         the hub kubeconfig of {site} (`kubectl fleet rotate {site}` prints a new one), or run it with --site {owner}; retrying slowly"
+    )]
+    WrongSite { site: String, owner: String },
     /// 404: no FederatedCluster of that name.
     #[error(
         "site {site} is no longer registered on the hub (404): run `kubectl fleet register {site}` to register it again, \
@@ -137,6 +144,7 @@ impl EdgeError {
                 | EdgeError::Expired { .. }
                 | EdgeError::NotRegistered { .. }
                 | EdgeError::Forbidden { .. }
+                | EdgeError::WrongSite { .. }
                 | EdgeError::HubTls { .. }
                 | EdgeError::CrdMissing { .. }
         )
@@ -149,6 +157,7 @@ impl EdgeError {
             EdgeError::Unauthorized { .. } => "unauthorized",
             EdgeError::Expired { .. } => "token-expired",
             EdgeError::Forbidden { .. } => "forbidden",
+            EdgeError::WrongSite { .. } => "wrong-site",
             EdgeError::NotRegistered { .. } => "not-registered",
             EdgeError::HubTls { .. } => "hub-tls",
             EdgeError::CrdMissing { .. } => "crd-missing",
@@ -279,7 +288,15 @@ impl Edge {
                 Some(at) if at <= (self.clock)() => EdgeError::Expired { site, at },
                 _ => EdgeError::Unauthorized { site },
             },
-            Some(403) => EdgeError::Forbidden { site, doing },
+            Some(403) => match self
+                .hub
+                .as_ref()
+                .and_then(|h| h.kubeconfig.claims())
+                .and_then(|c| c.site().map(str::to_owned))
+            {
+                Some(owner) if owner != site => EdgeError::WrongSite { site, owner },
+                _ => EdgeError::Forbidden { site, doing },
+            },
             // The object missing names it; the API missing does not.
             Some(404) => match &err {
                 kube::Error::Api(s) if !s.message.contains(&format!("\"{site}\"")) => {

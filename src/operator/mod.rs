@@ -194,12 +194,28 @@ pub struct Args {
     pub interval_scale: f64,
 }
 
-/// Why the operator could not run.
+/// Why the operator could not run. `main` prints it with its causes on one
+/// line ([`crate::k8s::with_causes`]).
 #[derive(Debug, thiserror::Error)]
 pub enum OperatorError {
-    /// The fleet CRDs are not installed.
-    #[error("CRD {CRD_NAME} not found: run `kubectl fleet install --apply`")]
+    /// The fleet CRDs are not installed on the cluster the hub runs against.
+    #[error(
+        "CRD {CRD_NAME} not found: run `kubectl fleet install --apply` against this cluster (the hub)"
+    )]
     CrdMissing,
+    /// The edge's hub kubeconfig points at a cluster without the fleet API
+    /// (a member cluster, another cluster): installing there would not help.
+    #[error(
+        "the hub kubeconfig {} points at {server}, a cluster without the fleet API ({CRD_NAME}): \
+         check --hub-kubeconfig and its current context (it must be the hub kubeconfig `kubectl fleet register` printed for this site)",
+        path.display()
+    )]
+    NotAHub {
+        /// The edge's `--hub-kubeconfig`.
+        path: PathBuf,
+        /// The server its current context names.
+        server: String,
+    },
     /// No usable kubeconfig / in-cluster config.
     #[error("loading the Kubernetes client configuration")]
     Config(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -227,31 +243,29 @@ pub fn jitter(base: Duration, spread: Duration) -> Duration {
     base + spread.mul_f64((r % 10_000) as f64 / 10_000.0)
 }
 
-/// A client for the cluster this process runs against.
+/// A client for the cluster this process runs against: `--kubeconfig`,
+/// else the files `KUBECONFIG` lists (a missing one skipped, as kubectl
+/// does), else `~/.kube/config`, else the in-cluster configuration.
 pub async fn client_for(
     kubeconfig: Option<&std::path::Path>,
     context: Option<&str>,
 ) -> Result<kube::Client, OperatorError> {
     let boxed = |e: Box<dyn std::error::Error + Send + Sync>| OperatorError::Config(e);
-    let options = kube::config::KubeConfigOptions {
+    if kubeconfig.is_none() && context.is_none() && crate::k8s::kubeconfig_from_env().is_none() {
+        let config = kube::Config::infer()
+            .await
+            .map_err(|e| boxed(Box::new(e)))?;
+        return kube::Client::try_from(config).map_err(|e| boxed(Box::new(e)));
+    }
+    let options = crate::k8s::ConnectOptions {
+        kubeconfig: kubeconfig.map(std::path::Path::to_owned),
         context: context.map(str::to_owned),
-        ..Default::default()
+        request_timeout: None,
     };
-    let config = match kubeconfig {
-        Some(path) => {
-            let kc = kube::config::Kubeconfig::read_from(path).map_err(|e| boxed(Box::new(e)))?;
-            kube::Config::from_custom_kubeconfig(kc, &options)
-                .await
-                .map_err(|e| boxed(Box::new(e)))?
-        }
-        None if context.is_some() => kube::Config::from_kubeconfig(&options)
-            .await
-            .map_err(|e| boxed(Box::new(e)))?,
-        None => kube::Config::infer()
-            .await
-            .map_err(|e| boxed(Box::new(e)))?,
-    };
-    kube::Client::try_from(config).map_err(|e| boxed(Box::new(e)))
+    crate::k8s::Cluster::connect(&options)
+        .await
+        .map(|cluster| cluster.client)
+        .map_err(|e| boxed(Box::new(e)))
 }
 
 fn default_identity() -> String {
@@ -465,7 +479,12 @@ async fn run_edge(
     // "no such API" does.
     match crds_installed(&hub_client).await {
         Ok(true) => {}
-        Ok(false) => return Err(OperatorError::CrdMissing),
+        Ok(false) => {
+            return Err(OperatorError::NotAHub {
+                path: hub_path,
+                server: hub_kc.server().unwrap_or("its server").to_owned(),
+            });
+        }
         Err(e) => tracing::warn!(
             cause = %crate::k8s::readable(&e),
             "could not check the fleet CRDs on the hub yet; reporting anyway"

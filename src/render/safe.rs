@@ -21,36 +21,70 @@ pub use crate::fleet::bounds::TRUNCATION_MARKER;
 pub const MAX_CELL_CHARS: usize = 64;
 
 /// Characters that are not control characters (Unicode `Cc`) but still
-/// change how a terminal lays text out or hide it: zero-width characters,
-/// bidirectional overrides and isolates ("Trojan Source", CVE-2021-42574),
-/// line and paragraph separators and the byte-order mark.
-fn is_invisible_format(c: char) -> bool {
-    matches!(
-        c,
-        '\u{061C}'
-            | '\u{200B}'..='\u{200F}'
-            | '\u{2028}'..='\u{202E}'
-            | '\u{2060}'..='\u{2064}'
-            | '\u{2066}'..='\u{2069}'
-            | '\u{FEFF}'
-    )
+/// change how a terminal lays text out or hide it: every format character
+/// (`Cf`, as [`crate::api::is_control_or_format`] knows them: soft hyphen,
+/// zero-width characters, bidirectional overrides and isolates — "Trojan
+/// Source", CVE-2021-42574 —, interlinear annotations, the byte-order
+/// mark), the whole tag block (U+E0000–E007F, invisible ASCII look-alikes),
+/// line and paragraph separators, variation selectors (U+180B–180D,
+/// U+180F, U+FE00–FE0F, U+E0100–E01EF: they silently change the glyph of
+/// the character before them) and the Hangul fillers, which render as
+/// blank letters.
+fn is_invisible(c: char) -> bool {
+    crate::api::is_control_or_format(c)
+        || matches!(
+            c,
+            '\u{115F}'
+                | '\u{1160}'
+                | '\u{180B}'..='\u{180F}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{3164}'
+                | '\u{FE00}'..='\u{FE0F}'
+                | '\u{FFA0}'
+                | '\u{E0000}'..='\u{E007F}'
+                | '\u{E0100}'..='\u{E01EF}'
+        )
 }
 
 fn needs_escape(c: char) -> bool {
-    c.is_control() || is_invisible_format(c)
+    c.is_control() || is_invisible(c)
+}
+
+/// Combining marks (and other zero-width characters) kept after one base
+/// character; the rest of a longer run is escaped. Real text needs at most
+/// two (Vietnamese tone and vowel marks, Hangul jamo), while a run of
+/// hundreds ("Zalgo" text) draws over the lines above and below it.
+pub const MAX_COMBINING_MARKS: usize = 2;
+
+/// Whether `c` draws nothing of its own and attaches to the character
+/// before it (combining marks, conjoining jamo), for characters that
+/// [`needs_escape`] lets through.
+fn is_combining(c: char) -> bool {
+    use unicode_width::UnicodeWidthChar as _;
+    c.width() == Some(0)
 }
 
 /// `s` with every control character (C0, DEL, C1 — so every escape
 /// sequence's introducer) and every invisible layout character written out
 /// as a visible escape: `\n`, `\r`, `\t`, `\x1b` for the other ASCII
-/// controls, `\u{9b}` above ASCII. Printable text, including non-ASCII
-/// letters and backslashes, is returned as is (borrowed, no allocation).
+/// controls, `\u{9b}` above ASCII; combining marks beyond
+/// [`MAX_COMBINING_MARKS`] in a row are escaped too. Printable text,
+/// including non-ASCII letters, accents and backslashes, is returned as is
+/// (borrowed, no allocation).
 pub fn terminal_safe(s: &str) -> Cow<'_, str> {
-    let Some(first) = s.find(needs_escape) else {
+    let Some(first) = first_unsafe(s) else {
         return Cow::Borrowed(s);
     };
     let mut out = String::with_capacity(s.len() + 8);
     out.push_str(&s[..first]);
+    // Marks in a row just before `first` (the prefix was safe, so at most
+    // the bound).
+    let mut marks = s[..first]
+        .chars()
+        .rev()
+        .take_while(|c| is_combining(*c))
+        .count();
     for c in s[first..].chars() {
         match c {
             '\n' => out.push_str("\\n"),
@@ -62,10 +96,40 @@ pub fn terminal_safe(s: &str) -> Cow<'_, str> {
             c if needs_escape(c) => {
                 let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
             }
+            c if is_combining(c) => {
+                marks += 1;
+                if marks > MAX_COMBINING_MARKS {
+                    let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+                } else {
+                    out.push(c);
+                }
+                continue;
+            }
             c => out.push(c),
         }
+        marks = 0;
     }
     Cow::Owned(out)
+}
+
+/// The byte offset of the first character [`terminal_safe`] must change:
+/// one to escape, or a combining mark beyond the bound.
+fn first_unsafe(s: &str) -> Option<usize> {
+    let mut marks = 0;
+    for (i, c) in s.char_indices() {
+        if needs_escape(c) {
+            return Some(i);
+        }
+        if is_combining(c) {
+            marks += 1;
+            if marks > MAX_COMBINING_MARKS {
+                return Some(i);
+            }
+        } else {
+            marks = 0;
+        }
+    }
+    None
 }
 
 /// `s` cut to at most `max` characters, the last of them
@@ -178,18 +242,70 @@ mod tests {
         assert_eq!(shown.chars().count(), MAX_LOG_CHARS);
     }
 
+    #[test]
+    fn format_tag_and_variation_characters_are_shown() {
+        // Soft hyphen, Mongolian vowel separator, interlinear annotation.
+        assert_eq!(
+            terminal_safe("a\u{ad}b\u{180e}c\u{fff9}d\u{fffb}"),
+            r"a\u{ad}b\u{180e}c\u{fff9}d\u{fffb}"
+        );
+        // Tag characters spell invisible ASCII ("hi"), including the
+        // unassigned ones at the block's start.
+        assert_eq!(
+            terminal_safe("ok\u{e0068}\u{e0069}\u{e0000}\u{e007f}"),
+            r"ok\u{e0068}\u{e0069}\u{e0000}\u{e007f}"
+        );
+        assert_eq!(
+            terminal_safe("x\u{fe0f}y\u{e0100}z\u{180b}"),
+            r"x\u{fe0f}y\u{e0100}z\u{180b}"
+        );
+        assert_eq!(terminal_safe("\u{3164}\u{115f}"), r"\u{3164}\u{115f}");
+    }
+
+    #[test]
+    fn combining_marks_are_bounded_per_base_character() {
+        // Two marks on one letter are real text (Vietnamese ệ, decomposed).
+        for s in ["e\u{323}\u{302}", "cafe\u{301}", "\u{301}\u{301}"] {
+            assert!(matches!(terminal_safe(s), Cow::Borrowed(_)), "{s:?}");
+        }
+        // A third is escaped, and every one after it; the next letter
+        // starts a new count.
+        assert_eq!(
+            terminal_safe("e\u{301}\u{302}\u{303}\u{304}a\u{301}"),
+            "e\u{301}\u{302}\\u{303}\\u{304}a\u{301}"
+        );
+        let zalgo = format!("Z{}", "\u{36b}".repeat(300));
+        let safe = terminal_safe(&zalgo);
+        assert_eq!(safe.chars().filter(|c| *c == '\u{36b}').count(), 2);
+        assert!(safe.ends_with(r"\u{36b}"));
+    }
+
+    #[test]
+    fn hostile_text_renders_as_reviewed() {
+        let hostile = "build\u{e0020}\u{e0041}\u{ad}ok\u{fe0e}\u{2066}\u{1b}[2J H\u{338}\u{338}\u{338}\u{338}";
+        insta::assert_snapshot!(safe_text(hostile, 80));
+    }
+
+    /// Text that is visibly unsafe: a character that must be escaped, or
+    /// more combining marks in a row than allowed.
+    fn unsafe_for_a_terminal(s: &str) -> bool {
+        first_unsafe(s).is_some()
+    }
+
     proptest::proptest! {
         #[test]
-        fn no_control_or_layout_character_survives(s in "\\PC*|[\\x00-\\x{a0}\\x{2000}-\\x{206f}\\x{feff}]*") {
+        fn no_control_or_layout_character_survives(
+            s in "\\PC*|[\\x00-\\x{a0}\\x{ad}\\x{300}-\\x{36f}\\x{180b}-\\x{180f}\\x{2000}-\\x{206f}\\x{fe00}-\\x{fe0f}\\x{feff}\\x{fff9}-\\x{fffb}\\x{e0000}-\\x{e007f}\\x{e0100}-\\x{e01ef}a-e]*"
+        ) {
             let safe = terminal_safe(&s);
-            proptest::prop_assert!(!safe.chars().any(needs_escape), "{safe:?}");
+            proptest::prop_assert!(!unsafe_for_a_terminal(&safe), "{safe:?}");
             // Nothing is lost: printable input comes back unchanged.
-            if !s.chars().any(needs_escape) {
+            if !unsafe_for_a_terminal(&s) {
                 proptest::prop_assert_eq!(safe.as_ref(), s.as_str());
             }
             let cell = safe_cell(&s);
             proptest::prop_assert!(cell.chars().count() <= MAX_CELL_CHARS);
-            proptest::prop_assert!(!cell.chars().any(needs_escape));
+            proptest::prop_assert!(!unsafe_for_a_terminal(&cell));
         }
     }
 }

@@ -172,7 +172,19 @@ pub struct Proc {
 
 impl Proc {
     pub fn spawn(name: &str, program: &Path, args: &[String], log: PathBuf) -> Proc {
-        Self::spawn_cmd(name, Command::new(program), args, log)
+        Self::spawn_cmd(name, Command::new(program), args, log, &[])
+    }
+
+    /// Like [`Proc::spawn`], with the environment variables `env` set (e.g.
+    /// a `KUBECONFIG` list).
+    pub fn spawn_with_env(
+        name: &str,
+        program: &Path,
+        args: &[String],
+        log: PathBuf,
+        env: &[(&str, &str)],
+    ) -> Proc {
+        Self::spawn_cmd(name, Command::new(program), args, log, env)
     }
 
     /// Like [`Proc::spawn`], as user `uid` with only group `gid` (the test
@@ -189,15 +201,22 @@ impl Proc {
         let mut cmd = Command::new(program);
         // std drops root's supplementary groups when it sets the uid.
         cmd.uid(uid).gid(gid);
-        Self::spawn_cmd(name, cmd, args, log)
+        Self::spawn_cmd(name, cmd, args, log, &[])
     }
 
-    fn spawn_cmd(name: &str, mut cmd: Command, args: &[String], log: PathBuf) -> Proc {
+    fn spawn_cmd(
+        name: &str,
+        mut cmd: Command,
+        args: &[String],
+        log: PathBuf,
+        env: &[(&str, &str)],
+    ) -> Proc {
         let file = std::fs::File::create(&log).unwrap();
         let child = cmd
             .args(args)
             .env("RUST_LOG", "info")
             .env_remove("KUBECONFIG")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(file)
