@@ -8,6 +8,7 @@
 //! // kubectl --kubeconfig /tmp/kubeconfig get namespaces
 //! ```
 
+mod admission;
 pub mod auth;
 mod controls;
 mod discovery;

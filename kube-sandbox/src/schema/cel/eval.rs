@@ -2,18 +2,131 @@
 
 use super::*;
 
-pub(super) type Env<'a> = Vec<(String, Val)>;
+/// What names mean during one evaluation: the macro variables in scope
+/// (innermost last) over the activation's inputs.
+pub(super) struct Env<'a> {
+    locals: Vec<(String, Val)>,
+    activation: &'a Activation<'a>,
+    /// How many of the activation's composition variables are visible: a
+    /// variable sees only those declared before it, as in the real
+    /// compiler's environment.
+    visible: usize,
+}
 
-pub(super) fn lookup<'a>(env: &'a Env<'_>, name: &str) -> Option<&'a Val> {
-    env.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v)
+impl<'a> Env<'a> {
+    fn new(activation: &'a Activation<'a>, visible: usize) -> Self {
+        Env {
+            locals: Vec::new(),
+            activation,
+            visible,
+        }
+    }
+
+    fn push(&mut self, binding: (String, Val)) {
+        self.locals.push(binding);
+    }
+
+    fn pop(&mut self) {
+        self.locals.pop();
+    }
+
+    fn lookup(&self, name: &str) -> Option<&Val> {
+        self.locals
+            .iter()
+            .rev()
+            .chain(self.activation.inputs.iter())
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v)
+    }
+
+    /// Whether `variables` names the activation's composition variables
+    /// here (and not a macro variable or input of that name).
+    fn composes(&self, name: &str) -> bool {
+        name == VARIABLES && !self.activation.variables.is_empty() && self.lookup(name).is_none()
+    }
+
+    /// `variables.NAME`: evaluated on first use, then remembered (errors
+    /// too), as the real server's lazy composition does.
+    fn variable(&self, name: &str) -> Result<Val, String> {
+        let act = self.activation;
+        let Some(i) = act.variables[..self.visible]
+            .iter()
+            .position(|(n, _)| n == name)
+        else {
+            return Err(format!("no such key: {name}"));
+        };
+        if let Some(done) = &act.cache.borrow()[i] {
+            return done.clone();
+        }
+        let mut env = Env::new(act, i);
+        let result = eval(&act.variables[i].1.expr, &mut env);
+        act.cache.borrow_mut()[i] = Some(result.clone());
+        result
+    }
+}
+
+/// The identifier under which a policy's composition variables are read.
+pub(super) const VARIABLES: &str = "variables";
+
+/// The inputs of one evaluation (`object`, `request`, ... for admission;
+/// `self` and `oldSelf` for CRD rules) and the composition variables
+/// (`variables.NAME`) defined over them.
+pub(crate) struct Activation<'p> {
+    inputs: Vec<(String, Val)>,
+    variables: &'p [(String, Program)],
+    cache: std::cell::RefCell<Vec<Option<Result<Val, String>>>>,
+}
+
+impl<'p> Activation<'p> {
+    /// Inputs given as JSON (absent values are CEL `null`), and the
+    /// variables in declaration order.
+    pub(crate) fn new(inputs: &[(&str, &Value)], variables: &'p [(String, Program)]) -> Self {
+        Activation {
+            inputs: inputs
+                .iter()
+                .map(|(n, v)| (n.to_string(), Val::from_json(v)))
+                .collect(),
+            cache: std::cell::RefCell::new(vec![None; variables.len()]),
+            variables,
+        }
+    }
+
+    fn typed(inputs: Vec<(String, Val)>) -> Self {
+        Activation {
+            inputs,
+            variables: &[],
+            cache: Default::default(),
+        }
+    }
 }
 
 pub(super) fn eval(e: &Expr, env: &mut Env<'_>) -> Result<Val, String> {
     Ok(match e {
         Expr::Lit(v) => v.clone(),
-        Expr::Ident(name) => lookup(env, name)
+        Expr::Ident(name) if env.composes(name) => {
+            let names: Vec<String> = env.activation.variables[..env.visible]
+                .iter()
+                .map(|(n, _)| n.clone())
+                .collect();
+            let mut entries = Vec::with_capacity(names.len());
+            for n in names {
+                let v = env.variable(&n)?;
+                entries.push((Val::Str(n), v));
+            }
+            Val::Map(entries)
+        }
+        Expr::Ident(name) => env
+            .lookup(name)
             .cloned()
             .ok_or_else(|| format!("undeclared reference to '{name}' (in container '')"))?,
+        Expr::Select(t, f) if matches!(&**t, Expr::Ident(n) if env.composes(n)) => {
+            env.variable(f)?
+        }
+        Expr::Has(t, f) if matches!(&**t, Expr::Ident(n) if env.composes(n)) => Val::Bool(
+            env.activation.variables[..env.visible]
+                .iter()
+                .any(|(n, _)| n == f),
+        ),
         Expr::Select(t, f) => {
             let t = eval(t, env)?;
             match &t {
@@ -495,10 +608,17 @@ impl Program {
         old: Option<&Value>,
         s: Option<&Value>,
     ) -> Result<Val, String> {
-        let mut env: Env<'_> = vec![("self".into(), Val::from_typed(this, s))];
+        let mut inputs = vec![("self".to_string(), Val::from_typed(this, s))];
         if let Some(o) = old {
-            env.push(("oldSelf".into(), Val::from_typed(o, s)));
+            inputs.push(("oldSelf".to_string(), Val::from_typed(o, s)));
         }
-        eval(&self.expr, &mut env)
+        let act = Activation::typed(inputs);
+        eval(&self.expr, &mut Env::new(&act, 0))
+    }
+
+    /// Evaluates over an activation (admission: `object`, `request`,
+    /// `variables`, ...).
+    pub(crate) fn eval_in(&self, act: &Activation<'_>) -> Result<Val, String> {
+        eval(&self.expr, &mut Env::new(act, act.variables.len()))
     }
 }
