@@ -6,7 +6,9 @@
 //! ClusterRole the hub operator needs (sites and their status, the
 //! FederationStatus, TokenReview and SubjectAccessReview for its REST API),
 //! a Role in `fleet-system` (its leader-election Lease, reading Pull-mode
-//! kubeconfig Secrets), bindings, and a 2-replica Deployment with leader
+//! kubeconfig Secrets), bindings, the ValidatingAdmissionPolicy and binding
+//! that keep site identities off the hub-owned status keys
+//! ([`crate::fleet::admission`]), and a 2-replica Deployment with leader
 //! election.
 //! Edge role: namespace, ServiceAccount, a read-only ClusterRole on the
 //! member (what the edge reports), binding, a Role letting it read and
@@ -34,7 +36,7 @@ use super::register::{HUB_KUBECONFIG_MOUNT, HUB_KUBECONFIG_SECRET};
 use super::version::VERSION;
 use super::{Error, GlobalArgs, Io, parse_site_name};
 use crate::api::DEFAULT_KUBECONFIG_KEY;
-use crate::fleet::rbac;
+use crate::fleet::{admission, rbac};
 use crate::k8s::{ApplyOptions, NAMESPACE, describe_field};
 
 /// Name of the operator's ServiceAccount, (Cluster)Role(Binding)s and
@@ -230,6 +232,11 @@ async fn apply(
                 .any(|k| k.starts_with("monitoring.coreos.com/"))
             {
                 "install the Prometheus Operator's CRDs first, or drop --with-monitoring (without --apply it prints the manifests)".into()
+            } else if unserved
+                .iter()
+                .any(|k| k.starts_with("admissionregistration.k8s.io/"))
+            {
+                "the hub needs Kubernetes 1.30 or later (ValidatingAdmissionPolicy v1 keeps sites off the hub's status keys)".into()
             } else {
                 "check the cluster's API server version and installed CRDs".into()
             },
@@ -449,6 +456,7 @@ pub fn hub_manifests(image: &str) -> Vec<Value> {
         hub_cluster_rules(),
         Some(hub_namespace_rules()),
     ));
+    docs.extend(status_ownership_objects());
     docs.push(hub_service());
     docs.push(deployment(
         Role::Hub,
@@ -458,6 +466,15 @@ pub fn hub_manifests(image: &str) -> Vec<Value> {
         None,
     ));
     docs
+}
+
+/// The admission policy and binding that refuse a site's write of a
+/// hub-owned status key ([`admission`]).
+fn status_ownership_objects() -> Vec<Value> {
+    vec![
+        serde_json::to_value(admission::status_ownership_policy()).expect("policy serialises"),
+        serde_json::to_value(admission::status_ownership_binding()).expect("binding serialises"),
+    ]
 }
 
 /// The Service of the hub's HTTPS port (REST API and `/metrics`).
@@ -581,6 +598,8 @@ mod tests {
                 "ClusterRoleBinding/fleet-operator-hub",
                 "Role/fleet-operator-hub",
                 "RoleBinding/fleet-operator-hub",
+                "ValidatingAdmissionPolicy/fleet-site-status-ownership",
+                "ValidatingAdmissionPolicyBinding/fleet-site-status-ownership",
                 "Service/fleet-operator-hub",
                 "Deployment/fleet-operator-hub",
             ]
@@ -738,7 +757,7 @@ mod tests {
             .into_iter()
             .flat_map(|r| kinds(&operator_objects(r)))
             .collect();
-        assert_eq!(objects.len(), 13, "{objects:?}");
+        assert_eq!(objects.len(), 15, "{objects:?}");
         assert!(
             objects
                 .iter()
@@ -748,6 +767,11 @@ mod tests {
         );
         assert!(objects.contains(&"Deployment/fleet-operator-edge".to_owned()));
         assert!(objects.contains(&"Service/fleet-operator-hub".to_owned()));
+        assert!(
+            objects.contains(
+                &"ValidatingAdmissionPolicyBinding/fleet-site-status-ownership".to_owned()
+            )
+        );
     }
 
     #[test]

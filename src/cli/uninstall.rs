@@ -1,5 +1,6 @@
 //! `kubectl fleet uninstall`: remove what `install` created for the
-//! operator — its Deployments and RBAC, hub and edge role alike, and the
+//! operator — its Deployments and RBAC, hub and edge role alike, the hub's
+//! status-ownership admission policy and binding, and the
 //! `--with-monitoring` objects — and, only
 //! with `--crds`, the CustomResourceDefinitions (which deletes every
 //! FederatedCluster with them). Namespace `fleet-system` stays: it holds the

@@ -18,6 +18,9 @@ use crate::api::GROUP;
 
 /// Namespace on the hub (and on Pull-mode members) holding fleet identities.
 pub const FLEET_NAMESPACE: &str = "fleet-system";
+/// Namespace on the hub meant to hold the site identities
+/// (`fleet-edge-SITE` ServiceAccounts) apart from the operator's.
+pub const SITES_NAMESPACE: &str = "fleet-sites";
 /// Prefix of every per-site object on the hub: `fleet-edge-SITE`.
 pub const EDGE_IDENTITY_PREFIX: &str = "fleet-edge-";
 /// Prefix of the hub Secret holding a Pull-mode member kubeconfig: `fleet-pull-SITE`.

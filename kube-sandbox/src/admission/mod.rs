@@ -209,6 +209,7 @@ fn admit_with(
         namespace_object,
     };
     let request = request_json(req);
+    let namespace_input = namespace_view(namespace_object);
     let null = Value::Null;
     let mut warnings = Vec::new();
     let mut denied: Option<Denied> = None;
@@ -262,7 +263,7 @@ fn admit_with(
                     ("oldObject", req.old_object.unwrap_or(&null)),
                     ("request", &request),
                     ("params", param.as_deref().unwrap_or(&null)),
-                    ("namespaceObject", &namespace_view(namespace_object)),
+                    ("namespaceObject", &namespace_input),
                 ];
                 for d in compiled.evaluate(&inputs) {
                     for action in binding["spec"]["validationActions"]

@@ -30,13 +30,45 @@ impl<'a> Env<'a> {
         self.locals.pop();
     }
 
-    fn lookup(&self, name: &str) -> Option<&Val> {
+    fn local(&self, name: &str) -> Option<&Val> {
         self.locals
             .iter()
             .rev()
-            .chain(self.activation.inputs.iter())
             .find(|(n, _)| n == name)
             .map(|(_, v)| v)
+    }
+
+    fn lookup(&self, name: &str) -> Option<Val> {
+        if let Some(v) = self.local(name) {
+            return Some(v.clone());
+        }
+        let act = self.activation;
+        if let Some((_, v)) = act.inputs.iter().find(|(n, _)| n == name) {
+            return Some(v.clone());
+        }
+        let i = act.json.iter().position(|(n, _)| n == name)?;
+        let mut converted = act.json_vals.borrow_mut();
+        Some(
+            converted[i]
+                .get_or_insert_with(|| Val::from_json(act.json[i].1))
+                .clone(),
+        )
+    }
+
+    /// The JSON a selection `input.a.b` reaches inside a JSON input (not
+    /// shadowed by a macro variable), so reading a field converts that
+    /// field only, not the whole object.
+    fn json_at(&self, e: &Expr) -> Option<&'a Value> {
+        match e {
+            Expr::Ident(n) if self.local(n).is_none() => self
+                .activation
+                .json
+                .iter()
+                .find(|(name, _)| name == n)
+                .map(|(_, v)| *v),
+            Expr::Select(t, f) => self.json_at(t)?.as_object()?.get(f),
+            _ => None,
+        }
     }
 
     /// Whether `variables` names the activation's composition variables
@@ -72,7 +104,12 @@ pub(super) const VARIABLES: &str = "variables";
 /// `self` and `oldSelf` for CRD rules) and the composition variables
 /// (`variables.NAME`) defined over them.
 pub(crate) struct Activation<'p> {
+    /// Inputs already converted (the schema-typed `self` of CRD rules).
     inputs: Vec<(String, Val)>,
+    /// Inputs as JSON (admission's `object`, `request`, ...), converted
+    /// only as far as an expression reads them.
+    json: Vec<(String, &'p Value)>,
+    json_vals: std::cell::RefCell<Vec<Option<Val>>>,
     variables: &'p [(String, Program)],
     cache: std::cell::RefCell<Vec<Option<Result<Val, String>>>>,
 }
@@ -80,12 +117,11 @@ pub(crate) struct Activation<'p> {
 impl<'p> Activation<'p> {
     /// Inputs given as JSON (absent values are CEL `null`), and the
     /// variables in declaration order.
-    pub(crate) fn new(inputs: &[(&str, &Value)], variables: &'p [(String, Program)]) -> Self {
+    pub(crate) fn new(inputs: &[(&str, &'p Value)], variables: &'p [(String, Program)]) -> Self {
         Activation {
-            inputs: inputs
-                .iter()
-                .map(|(n, v)| (n.to_string(), Val::from_json(v)))
-                .collect(),
+            inputs: Vec::new(),
+            json: inputs.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+            json_vals: std::cell::RefCell::new(vec![None; inputs.len()]),
             cache: std::cell::RefCell::new(vec![None; variables.len()]),
             variables,
         }
@@ -94,6 +130,8 @@ impl<'p> Activation<'p> {
     fn typed(inputs: Vec<(String, Val)>) -> Self {
         Activation {
             inputs,
+            json: Vec::new(),
+            json_vals: Default::default(),
             variables: &[],
             cache: Default::default(),
         }
@@ -113,12 +151,17 @@ pub(super) fn eval(e: &Expr, env: &mut Env<'_>) -> Result<Val, String> {
                 let v = env.variable(&n)?;
                 entries.push((Val::Str(n), v));
             }
-            Val::Map(entries)
+            Val::map(entries)
         }
         Expr::Ident(name) => env
             .lookup(name)
-            .cloned()
             .ok_or_else(|| format!("undeclared reference to '{name}' (in container '')"))?,
+        Expr::Select(t, f) if env.json_at(t).and_then(|p| p.get(f)).is_some() => {
+            Val::from_json(env.json_at(t).and_then(|p| p.get(f)).expect("checked"))
+        }
+        Expr::Has(t, f) if env.json_at(t).is_some_and(Value::is_object) => {
+            Val::Bool(env.json_at(t).is_some_and(|p| p.get(f).is_some()))
+        }
         Expr::Select(t, f) if matches!(&**t, Expr::Ident(n) if env.composes(n)) => {
             env.variable(f)?
         }
@@ -218,13 +261,13 @@ pub(super) fn eval(e: &Expr, env: &mut Env<'_>) -> Result<Val, String> {
             Val::Bool(false) => eval(b, env)?,
             other => return Err(no_overload("_?_:_", &[&other])),
         },
-        Expr::List(items) => Val::List(
+        Expr::List(items) => Val::list(
             items
                 .iter()
                 .map(|i| eval(i, env))
                 .collect::<Result<_, _>>()?,
         ),
-        Expr::MapLit(es) => Val::Map(
+        Expr::MapLit(es) => Val::map(
             es.iter()
                 .map(|(k, v)| Ok((eval(k, env)?, eval(v, env)?)))
                 .collect::<Result<_, String>>()?,
@@ -247,7 +290,7 @@ pub(super) fn eval(e: &Expr, env: &mut Env<'_>) -> Result<Val, String> {
         Expr::Macro(name, t, var, body) => {
             let target = eval(t, env)?;
             let items: Vec<Val> = match &target {
-                Val::List(l) => l.clone(),
+                Val::List(l) => (**l).clone(),
                 Val::Map(m) => m.iter().map(|(k, _)| k.clone()).collect(),
                 other => return Err(no_overload(name, &[other])),
             };
@@ -294,7 +337,7 @@ pub(super) fn eval(e: &Expr, env: &mut Env<'_>) -> Result<Val, String> {
                             other => return Err(no_overload(name, &[&other])),
                         }
                     }
-                    Val::List(out)
+                    Val::list(out)
                 }
                 _ => {
                     let mut out = Vec::new();
@@ -308,7 +351,7 @@ pub(super) fn eval(e: &Expr, env: &mut Env<'_>) -> Result<Val, String> {
                         }
                         out.push(run(it, body.last().unwrap_or(&body[0]), env)?);
                     }
-                    Val::List(out)
+                    Val::list(out)
                 }
             }
         }
@@ -391,7 +434,7 @@ pub(super) fn binary(op: &str, l: Val, r: Val) -> Result<Val, String> {
         }),
         (Val::Str(a), Val::Str(b)) if op == "+" => Val::Str(format!("{a}{b}")),
         (Val::List(a), Val::List(b)) if op == "+" => {
-            Val::List(a.iter().chain(b).cloned().collect())
+            Val::list(a.iter().chain(b.iter()).cloned().collect())
         }
         _ => return Err(no_overload(name, &[&l, &r])),
     })
@@ -481,7 +524,7 @@ pub(super) fn call(f: &str, target: Option<Val>, args: Vec<Val>) -> Result<Val, 
         ("replace", Some(s), 2) => {
             Val::Str(s.replace(str_arg(f, rest, 0, &all)?, str_arg(f, rest, 1, &all)?))
         }
-        ("split", Some(s), 1) => Val::List(
+        ("split", Some(s), 1) => Val::list(
             s.split(str_arg(f, rest, 0, &all)?)
                 .map(|p| Val::Str(p.to_string()))
                 .collect(),

@@ -49,6 +49,7 @@ use super::{FieldPath, additional, go_value, prop};
 use crate::errors::Cause;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// A parsed CEL expression.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,11 +85,21 @@ pub(crate) enum Val {
     Uint(u64),
     Double(f64),
     Str(String),
-    List(Vec<Val>),
-    Map(Vec<(Val, Val)>),
+    /// Lists and maps are shared, so reading a large object (a status with
+    /// many signals) through several variables does not copy it.
+    List(Arc<Vec<Val>>),
+    Map(Arc<Vec<(Val, Val)>>),
 }
 
 impl Val {
+    fn list(items: Vec<Val>) -> Val {
+        Val::List(Arc::new(items))
+    }
+
+    fn map(entries: Vec<(Val, Val)>) -> Val {
+        Val::Map(Arc::new(entries))
+    }
+
     fn from_json(v: &Value) -> Val {
         match v {
             Value::Null => Val::Null,
@@ -101,8 +112,8 @@ impl Val {
                 },
             },
             Value::String(s) => Val::Str(s.clone()),
-            Value::Array(a) => Val::List(a.iter().map(Val::from_json).collect()),
-            Value::Object(m) => Val::Map(
+            Value::Array(a) => Val::list(a.iter().map(Val::from_json).collect()),
+            Value::Object(m) => Val::map(
                 m.iter()
                     .map(|(k, v)| (Val::Str(k.clone()), Val::from_json(v)))
                     .collect(),
@@ -120,12 +131,12 @@ impl Val {
             Value::Number(n) if s.get("type").and_then(Value::as_str) == Some("number") => {
                 Val::Double(n.as_f64().unwrap_or_default())
             }
-            Value::Array(a) => Val::List(
+            Value::Array(a) => Val::list(
                 a.iter()
                     .map(|x| Val::from_typed(x, s.get("items")))
                     .collect(),
             ),
-            Value::Object(m) => Val::Map(
+            Value::Object(m) => Val::map(
                 m.iter()
                     .map(|(k, x)| {
                         let sub = prop(s, k).or_else(|| additional(s));
@@ -186,7 +197,7 @@ impl Val {
 fn cel_eq(a: &Val, b: &Val) -> bool {
     match (a, b) {
         (Val::List(x), Val::List(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| cel_eq(p, q))
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| cel_eq(p, q))
         }
         (Val::Map(x), Val::Map(y)) => {
             x.len() == y.len()
