@@ -4,7 +4,8 @@
 //! conditions, ...) by every write method kubectl has, while the same
 //! token still reports its edge-owned keys and the hub operator's identity
 //! still writes its judgement. Driven through the real binaries and the
-//! real kubectl against kube-sandbox.
+//! real kubectl against kube-sandbox; and a hub whose API server serves no
+//! ValidatingAdmissionPolicy is refused before anything is applied.
 
 mod cli_support;
 
@@ -375,4 +376,27 @@ fn uninstall_removes_the_policy_and_a_reinstall_restores_it() {
     forge(&hub, "Connected").ok();
     let run = forge(&hub, "Unreachable");
     assert_eq!(run.code, 1, "{}", run.stdout);
+}
+
+/// An API server older than Kubernetes 1.30 serves no
+/// ValidatingAdmissionPolicy v1: `install --apply` stops before applying
+/// anything, in one line saying what the hub needs.
+#[test]
+fn a_hub_without_validating_admission_policies_is_refused_before_anything_is_applied() {
+    let hub = Hub::bare(Default::default());
+    hub.sandbox.controls().fail(kube_sandbox::FaultRule {
+        verb: None,
+        path_contains: Some("/apis/admissionregistration.k8s.io/v1".into()),
+        status: 404,
+        skip: 0,
+        count: u32::MAX,
+        delay: std::time::Duration::ZERO,
+    });
+    let line = hub.fleet(&["install", "--apply"]).one_line_error();
+    assert_eq!(
+        line,
+        "error: the cluster does not serve admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy, admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding: nothing applied: the hub needs Kubernetes 1.30 or later, whose ValidatingAdmissionPolicy v1 keeps site tokens off the hub-owned status keys"
+    );
+    let crds = kubectl_as(&hub, &hub.kubeconfig, &["get", "crd", "-o", "name"], None).ok();
+    assert_eq!(crds.stdout, "");
 }

@@ -236,7 +236,7 @@ async fn apply(
                 .iter()
                 .any(|k| k.starts_with("admissionregistration.k8s.io/"))
             {
-                "the hub needs Kubernetes 1.30 or later (ValidatingAdmissionPolicy v1 keeps sites off the hub's status keys)".into()
+                "the hub needs Kubernetes 1.30 or later, whose ValidatingAdmissionPolicy v1 keeps site tokens off the hub-owned status keys".into()
             } else {
                 "check the cluster's API server version and installed CRDs".into()
             },

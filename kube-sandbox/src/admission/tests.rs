@@ -801,3 +801,111 @@ fn policies_are_defaulted_and_validated_on_write() {
         "spec.validationActions: Required value: at least one validation action is required"
     ));
 }
+
+mod any_policy {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// JSON built from the words a policy or binding uses, so the values
+    /// land where the code looks.
+    fn any_spec() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            prop::sample::select(vec![
+                "*",
+                "Fail",
+                "Ignore",
+                "Deny",
+                "Warn",
+                "Audit",
+                "UPDATE",
+                "CREATE",
+                "things",
+                "things/status",
+                "*/*",
+                "g.dev",
+                "v1",
+                "p",
+                "In",
+                "Exists",
+                "tier",
+                "Forbidden",
+                "true",
+                "false",
+                "object.spec.mode == 'Push'",
+                "variables.v",
+                "params.data.x",
+                "request.userInfo.username.startsWith('system:')",
+                "1 +",
+                "has(object.status)",
+            ])
+            .prop_map(Value::from),
+        ];
+        let keys = prop::sample::select(vec![
+            "failurePolicy",
+            "matchConstraints",
+            "resourceRules",
+            "excludeResourceRules",
+            "operations",
+            "apiGroups",
+            "apiVersions",
+            "resources",
+            "scope",
+            "resourceNames",
+            "namespaceSelector",
+            "objectSelector",
+            "matchLabels",
+            "matchExpressions",
+            "key",
+            "operator",
+            "values",
+            "matchConditions",
+            "name",
+            "expression",
+            "variables",
+            "validations",
+            "message",
+            "messageExpression",
+            "reason",
+            "auditAnnotations",
+            "valueExpression",
+            "paramKind",
+            "apiVersion",
+            "kind",
+            "policyName",
+            "validationActions",
+            "matchResources",
+            "paramRef",
+            "namespace",
+            "selector",
+            "parameterNotFoundAction",
+        ]);
+        leaf.prop_recursive(5, 64, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                prop::collection::btree_map(keys.clone(), inner, 0..6).prop_map(|m| Value::Object(
+                    m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+                )),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Whatever a client writes as a policy and binding is stored or
+        /// refused with causes, and a write after it is admitted or
+        /// denied: never a panic.
+        #[test]
+        fn any_policy_is_refused_or_enforced_without_panicking(policy_spec in any_spec(), binding_spec in any_spec()) {
+            let mut st = state();
+            let _ = put(&mut st, POLICIES, json!({"metadata": {"name": "p"}, "spec": policy_spec}));
+            let _ = put(&mut st, BINDINGS, json!({"metadata": {"name": "b"}, "spec": binding_spec}));
+            let _ = status(&mut st, "a", json!({"n": 1}), &opts(SITE));
+            let things = def(&st, "g.dev", "v1", "things");
+            let _ = objects::delete(&mut st, &things, &(String::new(), "a".into()), &Preconditions::default(), &opts(SITE));
+        }
+    }
+}
