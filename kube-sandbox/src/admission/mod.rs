@@ -25,9 +25,10 @@
 //! versus `Equivalent` (every resource has one version), optional field
 //! syntax (`?.`) and the CEL libraries beyond those of
 //! [`crate::schema`]'s interpreter. Writes the sandbox makes itself
-//! (garbage collection, namespace cleanup, bootstrap objects) are not
-//! admitted. The policies and bindings themselves are never subject to
-//! policies.
+//! (garbage collection, namespace cleanup, bootstrap objects),
+//! TokenRequests, reviews and `namespaces/NAME/finalize` are not admitted;
+//! `/scale` writes are admitted as writes of the workload. The policies and
+//! bindings themselves are never subject to policies.
 
 mod compiled;
 mod matching;
