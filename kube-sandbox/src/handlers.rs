@@ -731,12 +731,34 @@ fn success_status(def: &ResourceDef, obj: &Value) -> Value {
     })
 }
 
+/// Write options of a delete: its dry run and who deletes.
+fn delete_write_opts(call: &Call, dry_run: bool) -> WriteOpts {
+    WriteOpts {
+        dry_run,
+        ..call.write_opts(false)
+    }
+}
+
 fn delete(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
     let key = call.key(def);
     let (pre, dry, gc_finalizer) = delete_options_with_policy(call);
+    let opts = delete_write_opts(call, dry);
+    let resp = delete_answer(call, def, &key, &pre, &opts, gc_finalizer)?;
+    Ok(with_warnings(resp, &opts))
+}
+
+fn delete_answer(
+    call: &Call,
+    def: &Arc<ResourceDef>,
+    key: &ObjKey,
+    pre: &Preconditions,
+    opts: &WriteOpts,
+    gc_finalizer: Option<&str>,
+) -> Result<Resp, ApiError> {
+    let dry = opts.dry_run;
     let result = {
         let mut st = call.shared.state.lock().unwrap();
-        let result = objects::delete(&mut st, def, &key, &pre, dry)?;
+        let result = objects::delete(&mut st, def, key, pre, opts)?;
         if let (Deleted::Gone(gone), false) = (&result, dry) {
             let uid = gone["metadata"]["uid"].as_str().unwrap_or_default();
             objects::collect_dependents(&mut st, uid, gc_finalizer == Some("orphan"));
@@ -767,6 +789,7 @@ fn delete_collection(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiErr
     let ns =
         (def.namespaced && !call.info.namespace.is_empty()).then_some(call.info.namespace.as_str());
     let (pre, dry) = delete_options(call);
+    let opts = delete_write_opts(call, dry);
     let (items, rv) = {
         let mut st = call.shared.state.lock().unwrap();
         let keys: Vec<ObjKey> = st
@@ -776,7 +799,7 @@ fn delete_collection(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiErr
             .collect();
         let mut items = Vec::new();
         for k in keys {
-            match objects::delete(&mut st, def, &k, &pre, dry) {
+            match objects::delete(&mut st, def, &k, &pre, &opts) {
                 Ok(Deleted::Gone(o) | Deleted::Pending(o)) => items.push(o),
                 Err(e) if e.code == 404 => {}
                 Err(e) => return Err(e),
@@ -785,7 +808,7 @@ fn delete_collection(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiErr
         (items, st.current_rv())
     };
     let items: Vec<Value> = items.iter().map(|o| (*to_served(def, o)).clone()).collect();
-    Ok(http::json_response(
+    let resp = http::json_response(
         200,
         &json!({
             "kind": def.list_kind,
@@ -797,7 +820,8 @@ fn delete_collection(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiErr
             },
             "items": items,
         }),
-    ))
+    );
+    Ok(with_warnings(resp, &opts))
 }
 
 fn format_secs(secs: u64) -> String {

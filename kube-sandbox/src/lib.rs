@@ -1,5 +1,7 @@
 //! kube-sandbox: a loopback Kubernetes API server (HTTPS, the real wire
-//! protocol for the subset kubectl-fleet uses, real RBAC semantics) for
+//! protocol for the subset kubectl-fleet uses, real RBAC semantics, and
+//! ValidatingAdmissionPolicies evaluated on every write — what is and is
+//! not implemented of them: `admission` module and docs/realapi.md) for
 //! tests, the demo and benchmarks. Never a dependency of the shipped binaries.
 //!
 //! ```no_run
@@ -8,6 +10,7 @@
 //! // kubectl --kubeconfig /tmp/kubeconfig get namespaces
 //! ```
 
+mod admission;
 pub mod auth;
 mod controls;
 mod discovery;

@@ -1,8 +1,11 @@
 //! Object semantics shared by every write: names, server-set metadata,
 //! generation, status-subresource isolation, schema validation of custom
-//! resources, finalizers, and the special lifecycles of namespaces and
+//! resources, finalizers, admission (ValidatingAdmissionPolicies, see
+//! [`crate::admission`]), and the special lifecycles of namespaces and
 //! CustomResourceDefinitions.
 
+use crate::admission::{self, Operation};
+use crate::auth::UserInfo;
 use crate::errors::{ApiError, Cause};
 use crate::patch;
 use crate::resources::{GroupResource, NameRule, ResourceDef, StatusOnCreate};
@@ -24,8 +27,22 @@ pub struct WriteOpts {
     pub managed_fields_done: bool,
     /// `?fieldValidation=`: what to do with fields the schema prunes.
     pub field_validation: FieldValidation,
-    /// Warnings for the `Warning` response header (unknown fields under `Warn`).
+    /// Warnings for the `Warning` response header (unknown fields under
+    /// `Warn`, `Warn` admission policies).
     pub warnings: std::cell::RefCell<Vec<String>>,
+    /// Who writes, for admission; `None` for the sandbox's own writes
+    /// (bootstrap objects, garbage collection), which are not admitted.
+    pub user: Option<UserInfo>,
+}
+
+impl WriteOpts {
+    /// Runs the admission policies over a write by [`WriteOpts::user`],
+    /// keeping their warnings.
+    fn admit(&self, st: &mut State, req: admission::Request<'_>) -> Result<(), ApiError> {
+        let warnings = admission::admit(st, &req)?;
+        self.warnings.borrow_mut().extend(warnings);
+        Ok(())
+    }
 }
 
 /// How field ownership is tracked for a write to `def` (`subresource` is
@@ -161,7 +178,10 @@ fn invalid_value(v: &Value) -> String {
 
 /// Whether the real server tracks `metadata.generation` for this kind.
 pub fn tracks_generation(def: &ResourceDef) -> bool {
-    def.crd || def.group == "apps" || def.plural == "customresourcedefinitions"
+    def.crd
+        || def.group == "apps"
+        || def.plural == "customresourcedefinitions"
+        || admission::is_policy_kind(def)
 }
 
 fn meta(obj: &Value) -> &Value {
@@ -232,6 +252,24 @@ fn is_noop(old: &Value, new: &Value) -> bool {
         .chain(b.keys())
         .filter(|k| !skip(k))
         .all(|k| a.get(k) == b.get(k))
+}
+
+/// The label the real server keeps on every Namespace
+/// (`kubernetes.io/metadata.name: NAME`), so namespace selectors can name
+/// a namespace.
+const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
+
+fn label_namespace_name(def: &ResourceDef, obj: &mut Value) {
+    if !(def.group.is_empty() && def.plural == "namespaces") {
+        return;
+    }
+    let name = str_of(meta(obj), "name").to_string();
+    let m = meta_mut(obj);
+    let labels = m.entry("labels").or_insert_with(|| json!({}));
+    if !labels.is_object() {
+        *labels = json!({});
+    }
+    labels[NAMESPACE_NAME_LABEL] = json!(name);
 }
 
 /// Secrets: `stringData` is write-only; the real server folds it into
@@ -520,6 +558,10 @@ pub fn create(
     if def.plural == "namespaces" && def.group.is_empty() {
         obj["spec"] = json!({"finalizers": ["kubernetes"]});
     }
+    label_namespace_name(def, &mut obj);
+    if admission::is_policy_kind(def) {
+        causes.extend(admission::prepare(&def.plural, &mut obj));
+    }
     causes.extend(apply_schema(def, &mut obj, None, opts)?);
     let is_crd = def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions";
     if is_crd && causes.is_empty() {
@@ -530,6 +572,23 @@ pub fn create(
     }
     if def.namespaced {
         check_namespace(st, namespace)?;
+    }
+    if let Some(user) = &opts.user {
+        opts.admit(
+            st,
+            admission::Request {
+                operation: Operation::Create,
+                def,
+                subresource: "",
+                namespace,
+                name: &name,
+                object: Some(&obj),
+                old_object: None,
+                user,
+                dry_run: opts.dry_run,
+                field_manager: &opts.manager,
+            },
+        )?;
     }
     let key: ObjKey = (
         if def.namespaced {
@@ -593,6 +652,7 @@ pub fn update(
     fold_string_data(def, &mut new);
     let old_rv = check_update_request(def, key, &old, &new, opts)?;
     carry_over_stored_fields(def, &old, &mut new, subresource, &old_rv);
+    label_namespace_name(def, &mut new);
     let invalid = |causes: Vec<Cause>| ApiError::invalid(group, kind, &key.1, causes);
     check_immutable_data(def, &old, &new).map_err(invalid)?;
     check_no_new_finalizers(&old, &new).map_err(invalid)?;
@@ -610,6 +670,23 @@ pub fn update(
             .and_then(Value::as_i64)
             .unwrap_or(0);
         meta_mut(&mut new).insert("generation".into(), json!(g + 1));
+    }
+    if let Some(user) = &opts.user {
+        opts.admit(
+            st,
+            admission::Request {
+                operation: Operation::Update,
+                def,
+                subresource: subresource.unwrap_or_default(),
+                namespace: &key.0,
+                name: &key.1,
+                object: Some(&new),
+                old_object: Some(&old),
+                user,
+                dry_run: opts.dry_run,
+                field_manager: &opts.manager,
+            },
+        )?;
     }
     // Server-side apply brings its own managedFields: a change of owners
     // alone is a real write, a newer timestamp alone is not.
@@ -832,6 +909,9 @@ fn validate_update(
     if subresource == Some("status") {
         relative_to_status(&mut causes);
     }
+    if subresource.is_none() && admission::is_policy_kind(def) {
+        causes.extend(admission::prepare(&def.plural, new));
+    }
     if is_crd && subresource.is_none() && causes.is_empty() {
         causes.extend(check_crd(new, &key.1));
         let names_changed = new["spec"]["group"] != old["spec"]["group"]
@@ -862,14 +942,16 @@ pub struct Preconditions {
     pub resource_version: Option<String>,
 }
 
-/// Deletes one object, honouring finalizers.
+/// Deletes one object, honouring finalizers. `opts` gives the dry run and
+/// who deletes (for admission; its warnings are collected there).
 pub fn delete(
     st: &mut State,
     def: &Arc<ResourceDef>,
     key: &ObjKey,
     pre: &Preconditions,
-    dry_run: bool,
+    opts: &WriteOpts,
 ) -> Result<Deleted, ApiError> {
+    let dry_run = opts.dry_run;
     let gr = def.storage_key();
     let Some(old) = st.get(&gr, key).cloned() else {
         return Err(ApiError::not_found(&def.group, &def.plural, &key.1));
@@ -900,6 +982,23 @@ pub fn delete(
                 ),
             ));
         }
+    }
+    if let Some(user) = &opts.user {
+        opts.admit(
+            st,
+            admission::Request {
+                operation: Operation::Delete,
+                def,
+                subresource: "",
+                namespace: &key.0,
+                name: &key.1,
+                object: None,
+                old_object: Some(&old),
+                user,
+                dry_run,
+                field_manager: "",
+            },
+        )?;
     }
     if dry_run {
         return Ok(Deleted::Gone(old));
@@ -997,7 +1096,7 @@ pub fn collect_dependents(st: &mut State, owner_uid: &str, orphan: bool) {
                 .collect();
             if left.is_empty() && !orphan {
                 if let Ok(Deleted::Gone(gone)) =
-                    delete(st, &d, &k, &Preconditions::default(), false)
+                    delete(st, &d, &k, &Preconditions::default(), &WriteOpts::default())
                 {
                     let uid = str_of(meta(&gone), "uid").to_string();
                     collect_dependents(st, &uid, false);
@@ -1038,7 +1137,7 @@ fn delete_namespace(st: &mut State, ns: &str, old: Arc<Value>) -> Deleted {
         .collect();
     for d in defs {
         for k in st.keys(&d.storage_key(), Some(ns)) {
-            let _ = delete(st, &d, &k, &Preconditions::default(), false);
+            let _ = delete(st, &d, &k, &Preconditions::default(), &WriteOpts::default());
         }
     }
     if st.get(&ns_gr, &ns_key).is_none() {

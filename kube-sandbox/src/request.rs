@@ -59,6 +59,7 @@ impl Call<'_> {
             managed_fields_done: false,
             field_validation: objects::FieldValidation::parse(self.query.get("fieldValidation")),
             warnings: Default::default(),
+            user: Some(self.user.clone()),
         }
     }
 

@@ -63,6 +63,8 @@ pub struct State {
     /// Custom resources: the resourceVersion their CRD was created at,
     /// where the real server's watch cache of them starts.
     watch_floors: HashMap<GroupResource, u64>,
+    /// The ValidatingAdmissionPolicies compiled so far.
+    pub admission: crate::admission::Cache,
 }
 
 impl State {
@@ -84,6 +86,7 @@ impl State {
             tx,
             rbac_changes: Vec::new(),
             watch_floors: HashMap::new(),
+            admission: Default::default(),
         }
     }
 

@@ -1,5 +1,6 @@
 //! `kubectl fleet uninstall`: remove what `install` created for the
-//! operator — its Deployments, RBAC, NetworkPolicies, the hub's serving
+//! operator — its Deployments, RBAC, NetworkPolicies, the hub's
+//! status-ownership admission policy and binding, the hub's serving
 //! certificate Secret (and the cert-manager objects of
 //! `--with-cert-manager`), hub and edge role alike, and the
 //! `--with-monitoring` objects — and, only with `--crds`, the

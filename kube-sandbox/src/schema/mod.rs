@@ -21,9 +21,10 @@
 //! - [`prune`]: pruning of unknown fields and defaulting.
 //! - [`validation`]: OpenAPI validation of objects and list-type uniqueness.
 //! - [`crd`]: validation of the CRD object itself (names, versions, columns).
-//! - `cel`: the CEL interpreter for `x-kubernetes-validations`.
+//! - [`cel`]: the CEL interpreter for `x-kubernetes-validations` (and the
+//!   ValidatingAdmissionPolicies of `crate::admission`).
 
-mod cel;
+pub(crate) mod cel;
 mod crd;
 mod prune;
 mod structural;

@@ -47,6 +47,13 @@ pub enum Computed {
     NodeSelector,
     /// An integer at a JSON pointer, 0 when unset (Go's zero value).
     IntAt(&'static str),
+    /// The number of items of the list at a JSON pointer.
+    LenAt(&'static str),
+    /// A ValidatingAdmissionPolicy's `apiVersion/kind` of `spec.paramKind`, or `<unset>`.
+    ParamKind,
+    /// A binding's `namespace/name` of `spec.paramRef` (`*/name` without a
+    /// namespace), or `<unset>`.
+    ParamRef,
 }
 
 fn col(name: &str, type_: &str, description: &str, path: &str) -> Column {
@@ -392,6 +399,38 @@ pub fn builtin_columns(group: &str, plural: &str) -> Option<Vec<Column>> {
             age(),
         ],
         ("apiextensions.k8s.io", "customresourcedefinitions") => default_convertor_columns(),
+        ("admissionregistration.k8s.io", "validatingadmissionpolicies") => vec![
+            name(),
+            computed(
+                "Validations",
+                "integer",
+                "Validations indicates the number of validation rules defined in this configuration",
+                LenAt("/spec/validations"),
+            ),
+            computed(
+                "ParamKind",
+                "string",
+                "ParamKind specifies the kind of resources used to parameterize this policy",
+                ParamKind,
+            ),
+            age(),
+        ],
+        ("admissionregistration.k8s.io", "validatingadmissionpolicybindings") => vec![
+            name(),
+            col(
+                "PolicyName",
+                "string",
+                "PolicyName indicates the policy definition which the policy binding binded to",
+                ".spec.policyName",
+            ),
+            computed(
+                "ParamRef",
+                "string",
+                "ParamRef indicates the param resource which sets the configration param",
+                ParamRef,
+            ),
+            age(),
+        ],
         _ => return None,
     })
 }
@@ -622,6 +661,27 @@ pub fn computed_cell(c: Computed, obj: &Value, now: jiff::Timestamp) -> Value {
         }
         Selector => json!(selector_string(&obj["spec"]["selector"])),
         IntAt(ptr) => json!(obj.pointer(ptr).and_then(Value::as_i64).unwrap_or(0)),
+        LenAt(ptr) => json!(obj.pointer(ptr).map_or(0, len_of)),
+        ParamKind => json!(
+            match obj["spec"].get("paramKind").filter(|p| p.is_object()) {
+                Some(p) => format!(
+                    "{}/{}",
+                    p["apiVersion"].as_str().unwrap_or_default(),
+                    p["kind"].as_str().unwrap_or_default()
+                ),
+                None => "<unset>".to_string(),
+            }
+        ),
+        ParamRef => json!(
+            match obj["spec"].get("paramRef").filter(|p| p.is_object()) {
+                Some(p) => {
+                    let ns = p["namespace"].as_str().unwrap_or_default();
+                    let name = p["name"].as_str().unwrap_or_default();
+                    format!("{}/{name}", if ns.is_empty() { "*" } else { ns })
+                }
+                None => "<unset>".to_string(),
+            }
+        ),
         NodeSelector => {
             let sel = &obj["spec"]["template"]["spec"]["nodeSelector"];
             let parts: Vec<String> = sel

@@ -2,18 +2,174 @@
 
 use super::*;
 
-pub(super) type Env<'a> = Vec<(String, Val)>;
+/// What names mean during one evaluation: the macro variables in scope
+/// (innermost last) over the activation's inputs.
+pub(super) struct Env<'a> {
+    locals: Vec<(String, Val)>,
+    activation: &'a Activation<'a>,
+    /// How many of the activation's composition variables are visible: a
+    /// variable sees only those declared before it, as in the real
+    /// compiler's environment.
+    visible: usize,
+}
 
-pub(super) fn lookup<'a>(env: &'a Env<'_>, name: &str) -> Option<&'a Val> {
-    env.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v)
+impl<'a> Env<'a> {
+    fn new(activation: &'a Activation<'a>, visible: usize) -> Self {
+        Env {
+            locals: Vec::new(),
+            activation,
+            visible,
+        }
+    }
+
+    fn push(&mut self, binding: (String, Val)) {
+        self.locals.push(binding);
+    }
+
+    fn pop(&mut self) {
+        self.locals.pop();
+    }
+
+    fn local(&self, name: &str) -> Option<&Val> {
+        self.locals
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v)
+    }
+
+    fn lookup(&self, name: &str) -> Option<Val> {
+        if let Some(v) = self.local(name) {
+            return Some(v.clone());
+        }
+        let act = self.activation;
+        if let Some((_, v)) = act.inputs.iter().find(|(n, _)| n == name) {
+            return Some(v.clone());
+        }
+        let i = act.json.iter().position(|(n, _)| n == name)?;
+        let mut converted = act.json_vals.borrow_mut();
+        Some(
+            converted[i]
+                .get_or_insert_with(|| Val::from_json(act.json[i].1))
+                .clone(),
+        )
+    }
+
+    /// The JSON a selection `input.a.b` reaches inside a JSON input (not
+    /// shadowed by a macro variable), so reading a field converts that
+    /// field only, not the whole object.
+    fn json_at(&self, e: &Expr) -> Option<&'a Value> {
+        match e {
+            Expr::Ident(n) if self.local(n).is_none() => self
+                .activation
+                .json
+                .iter()
+                .find(|(name, _)| name == n)
+                .map(|(_, v)| *v),
+            Expr::Select(t, f) => self.json_at(t)?.as_object()?.get(f),
+            _ => None,
+        }
+    }
+
+    /// Whether `variables` names the activation's composition variables
+    /// here (and not a macro variable or input of that name).
+    fn composes(&self, name: &str) -> bool {
+        name == VARIABLES && !self.activation.variables.is_empty() && self.lookup(name).is_none()
+    }
+
+    /// `variables.NAME`: evaluated on first use, then remembered (errors
+    /// too), as the real server's lazy composition does.
+    fn variable(&self, name: &str) -> Result<Val, String> {
+        let act = self.activation;
+        let Some(i) = act.variables[..self.visible]
+            .iter()
+            .position(|(n, _)| n == name)
+        else {
+            return Err(format!("no such key: {name}"));
+        };
+        if let Some(done) = &act.cache.borrow()[i] {
+            return done.clone();
+        }
+        let mut env = Env::new(act, i);
+        let result = eval(&act.variables[i].1.expr, &mut env);
+        act.cache.borrow_mut()[i] = Some(result.clone());
+        result
+    }
+}
+
+/// The identifier under which a policy's composition variables are read.
+pub(super) const VARIABLES: &str = "variables";
+
+/// The inputs of one evaluation (`object`, `request`, ... for admission;
+/// `self` and `oldSelf` for CRD rules) and the composition variables
+/// (`variables.NAME`) defined over them.
+pub(crate) struct Activation<'p> {
+    /// Inputs already converted (the schema-typed `self` of CRD rules).
+    inputs: Vec<(String, Val)>,
+    /// Inputs as JSON (admission's `object`, `request`, ...), converted
+    /// only as far as an expression reads them.
+    json: Vec<(String, &'p Value)>,
+    json_vals: std::cell::RefCell<Vec<Option<Val>>>,
+    variables: &'p [(String, Program)],
+    cache: std::cell::RefCell<Vec<Option<Result<Val, String>>>>,
+}
+
+impl<'p> Activation<'p> {
+    /// Inputs given as JSON (absent values are CEL `null`), and the
+    /// variables in declaration order.
+    pub(crate) fn new(inputs: &[(&str, &'p Value)], variables: &'p [(String, Program)]) -> Self {
+        Activation {
+            inputs: Vec::new(),
+            json: inputs.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+            json_vals: std::cell::RefCell::new(vec![None; inputs.len()]),
+            cache: std::cell::RefCell::new(vec![None; variables.len()]),
+            variables,
+        }
+    }
+
+    fn typed(inputs: Vec<(String, Val)>) -> Self {
+        Activation {
+            inputs,
+            json: Vec::new(),
+            json_vals: Default::default(),
+            variables: &[],
+            cache: Default::default(),
+        }
+    }
 }
 
 pub(super) fn eval(e: &Expr, env: &mut Env<'_>) -> Result<Val, String> {
     Ok(match e {
         Expr::Lit(v) => v.clone(),
-        Expr::Ident(name) => lookup(env, name)
-            .cloned()
+        Expr::Ident(name) if env.composes(name) => {
+            let names: Vec<String> = env.activation.variables[..env.visible]
+                .iter()
+                .map(|(n, _)| n.clone())
+                .collect();
+            let mut entries = Vec::with_capacity(names.len());
+            for n in names {
+                let v = env.variable(&n)?;
+                entries.push((Val::Str(n), v));
+            }
+            Val::map(entries)
+        }
+        Expr::Ident(name) => env
+            .lookup(name)
             .ok_or_else(|| format!("undeclared reference to '{name}' (in container '')"))?,
+        Expr::Select(t, f) if env.json_at(t).and_then(|p| p.get(f)).is_some() => {
+            Val::from_json(env.json_at(t).and_then(|p| p.get(f)).expect("checked"))
+        }
+        Expr::Has(t, f) if env.json_at(t).is_some_and(Value::is_object) => {
+            Val::Bool(env.json_at(t).is_some_and(|p| p.get(f).is_some()))
+        }
+        Expr::Select(t, f) if matches!(&**t, Expr::Ident(n) if env.composes(n)) => {
+            env.variable(f)?
+        }
+        Expr::Has(t, f) if matches!(&**t, Expr::Ident(n) if env.composes(n)) => Val::Bool(
+            env.activation.variables[..env.visible]
+                .iter()
+                .any(|(n, _)| n == f),
+        ),
         Expr::Select(t, f) => {
             let t = eval(t, env)?;
             match &t {
@@ -105,13 +261,13 @@ pub(super) fn eval(e: &Expr, env: &mut Env<'_>) -> Result<Val, String> {
             Val::Bool(false) => eval(b, env)?,
             other => return Err(no_overload("_?_:_", &[&other])),
         },
-        Expr::List(items) => Val::List(
+        Expr::List(items) => Val::list(
             items
                 .iter()
                 .map(|i| eval(i, env))
                 .collect::<Result<_, _>>()?,
         ),
-        Expr::MapLit(es) => Val::Map(
+        Expr::MapLit(es) => Val::map(
             es.iter()
                 .map(|(k, v)| Ok((eval(k, env)?, eval(v, env)?)))
                 .collect::<Result<_, String>>()?,
@@ -134,7 +290,7 @@ pub(super) fn eval(e: &Expr, env: &mut Env<'_>) -> Result<Val, String> {
         Expr::Macro(name, t, var, body) => {
             let target = eval(t, env)?;
             let items: Vec<Val> = match &target {
-                Val::List(l) => l.clone(),
+                Val::List(l) => (**l).clone(),
                 Val::Map(m) => m.iter().map(|(k, _)| k.clone()).collect(),
                 other => return Err(no_overload(name, &[other])),
             };
@@ -181,7 +337,7 @@ pub(super) fn eval(e: &Expr, env: &mut Env<'_>) -> Result<Val, String> {
                             other => return Err(no_overload(name, &[&other])),
                         }
                     }
-                    Val::List(out)
+                    Val::list(out)
                 }
                 _ => {
                     let mut out = Vec::new();
@@ -195,7 +351,7 @@ pub(super) fn eval(e: &Expr, env: &mut Env<'_>) -> Result<Val, String> {
                         }
                         out.push(run(it, body.last().unwrap_or(&body[0]), env)?);
                     }
-                    Val::List(out)
+                    Val::list(out)
                 }
             }
         }
@@ -278,7 +434,7 @@ pub(super) fn binary(op: &str, l: Val, r: Val) -> Result<Val, String> {
         }),
         (Val::Str(a), Val::Str(b)) if op == "+" => Val::Str(format!("{a}{b}")),
         (Val::List(a), Val::List(b)) if op == "+" => {
-            Val::List(a.iter().chain(b).cloned().collect())
+            Val::list(a.iter().chain(b.iter()).cloned().collect())
         }
         _ => return Err(no_overload(name, &[&l, &r])),
     })
@@ -368,7 +524,7 @@ pub(super) fn call(f: &str, target: Option<Val>, args: Vec<Val>) -> Result<Val, 
         ("replace", Some(s), 2) => {
             Val::Str(s.replace(str_arg(f, rest, 0, &all)?, str_arg(f, rest, 1, &all)?))
         }
-        ("split", Some(s), 1) => Val::List(
+        ("split", Some(s), 1) => Val::list(
             s.split(str_arg(f, rest, 0, &all)?)
                 .map(|p| Val::Str(p.to_string()))
                 .collect(),
@@ -495,10 +651,17 @@ impl Program {
         old: Option<&Value>,
         s: Option<&Value>,
     ) -> Result<Val, String> {
-        let mut env: Env<'_> = vec![("self".into(), Val::from_typed(this, s))];
+        let mut inputs = vec![("self".to_string(), Val::from_typed(this, s))];
         if let Some(o) = old {
-            env.push(("oldSelf".into(), Val::from_typed(o, s)));
+            inputs.push(("oldSelf".to_string(), Val::from_typed(o, s)));
         }
-        eval(&self.expr, &mut env)
+        let act = Activation::typed(inputs);
+        eval(&self.expr, &mut Env::new(&act, 0))
+    }
+
+    /// Evaluates over an activation (admission: `object`, `request`,
+    /// `variables`, ...).
+    pub(crate) fn eval_in(&self, act: &Activation<'_>) -> Result<Val, String> {
+        eval(&self.expr, &mut Env::new(act, act.variables.len()))
     }
 }

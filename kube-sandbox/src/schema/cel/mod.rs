@@ -24,8 +24,15 @@
 //!
 //! - [`lexer`]: source text to tokens.
 //! - [`parser`]: tokens to an expression tree ([`compile`]).
-//! - [`eval`]: the evaluator and CEL's functions and operators.
+//! - [`eval`]: the evaluator and CEL's functions and operators, over an
+//!   [`Activation`]: named inputs and lazily evaluated composition
+//!   variables (`variables.NAME`, as ValidatingAdmissionPolicies use them).
 //! - [`rules`]: running a schema's rules over an object ([`RuleContext`]).
+//!
+//! The admission policies of `crate::admission` use the same interpreter
+//! with their own inputs (`object`, `oldObject`, `request`, `params`,
+//! `namespaceObject`, `variables`); [`Program::undeclared`] gives them the
+//! compile-time check of names the real compiler's type checker makes.
 
 mod eval;
 mod lexer;
@@ -34,6 +41,7 @@ mod rules;
 
 use lexer::*;
 
+pub(crate) use eval::Activation;
 pub(crate) use parser::compile;
 pub(crate) use rules::{RuleContext, correlate};
 
@@ -41,6 +49,7 @@ use super::{FieldPath, additional, go_value, prop};
 use crate::errors::Cause;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// A parsed CEL expression.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,18 +78,28 @@ enum Expr {
 
 /// A CEL runtime value.
 #[derive(Debug, Clone, PartialEq)]
-enum Val {
+pub(crate) enum Val {
     Null,
     Bool(bool),
     Int(i64),
     Uint(u64),
     Double(f64),
     Str(String),
-    List(Vec<Val>),
-    Map(Vec<(Val, Val)>),
+    /// Lists and maps are shared, so reading a large object (a status with
+    /// many signals) through several variables does not copy it.
+    List(Arc<Vec<Val>>),
+    Map(Arc<Vec<(Val, Val)>>),
 }
 
 impl Val {
+    fn list(items: Vec<Val>) -> Val {
+        Val::List(Arc::new(items))
+    }
+
+    fn map(entries: Vec<(Val, Val)>) -> Val {
+        Val::Map(Arc::new(entries))
+    }
+
     fn from_json(v: &Value) -> Val {
         match v {
             Value::Null => Val::Null,
@@ -93,8 +112,8 @@ impl Val {
                 },
             },
             Value::String(s) => Val::Str(s.clone()),
-            Value::Array(a) => Val::List(a.iter().map(Val::from_json).collect()),
-            Value::Object(m) => Val::Map(
+            Value::Array(a) => Val::list(a.iter().map(Val::from_json).collect()),
+            Value::Object(m) => Val::map(
                 m.iter()
                     .map(|(k, v)| (Val::Str(k.clone()), Val::from_json(v)))
                     .collect(),
@@ -112,12 +131,12 @@ impl Val {
             Value::Number(n) if s.get("type").and_then(Value::as_str) == Some("number") => {
                 Val::Double(n.as_f64().unwrap_or_default())
             }
-            Value::Array(a) => Val::List(
+            Value::Array(a) => Val::list(
                 a.iter()
                     .map(|x| Val::from_typed(x, s.get("items")))
                     .collect(),
             ),
-            Value::Object(m) => Val::Map(
+            Value::Object(m) => Val::map(
                 m.iter()
                     .map(|(k, x)| {
                         let sub = prop(s, k).or_else(|| additional(s));
@@ -129,7 +148,8 @@ impl Val {
         }
     }
 
-    fn type_name(&self) -> &'static str {
+    /// The CEL type name (`bool`, `string`, `map`, `null_type`, ...).
+    pub(crate) fn type_name(&self) -> &'static str {
         match self {
             Val::Null => "null_type",
             Val::Bool(_) => "bool",
@@ -177,7 +197,7 @@ impl Val {
 fn cel_eq(a: &Val, b: &Val) -> bool {
     match (a, b) {
         (Val::List(x), Val::List(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| cel_eq(p, q))
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| cel_eq(p, q))
         }
         (Val::Map(x), Val::Map(y)) => {
             x.len() == y.len()
@@ -296,6 +316,80 @@ mod tests {
         assert_eq!(p.run(&json!("a"), Some(&json!("a"))), Ok(Val::Bool(true)));
         assert_eq!(p.run(&json!("b"), Some(&json!("a"))), Ok(Val::Bool(false)));
         assert!(!compile("self == 1").unwrap().uses_old_self);
+    }
+
+    #[test]
+    fn composition_variables_are_lazy_cached_and_ordered() {
+        let vars: Vec<(String, Program)> = [
+            ("boom", "object.nope"),
+            ("n", "object.n + 1"),
+            ("twice", "variables.n * 2"),
+        ]
+        .iter()
+        .map(|(n, e)| (n.to_string(), compile(e).unwrap()))
+        .collect();
+        let obj = json!({"n": 1});
+        let act = Activation::new(&[("object", &obj)], &vars);
+        let run = |src: &str| compile(src).unwrap().eval_in(&act);
+        assert_eq!(
+            run("variables.twice == 4 && variables.n == 2"),
+            Ok(Val::Bool(true))
+        );
+        assert_eq!(
+            run("has(variables.n) && !has(variables.other)"),
+            Ok(Val::Bool(true))
+        );
+        assert_eq!(
+            run("variables.boom == 1"),
+            Err("no such key: nope".to_string())
+        );
+        assert_eq!(
+            run("variables.other"),
+            Err("no such key: other".to_string())
+        );
+        // A macro variable named `variables` shadows the composition.
+        assert_eq!(
+            run("[{'n': 7}].all(variables, variables.n == 7)"),
+            Ok(Val::Bool(true))
+        );
+        // A variable sees only those declared before it.
+        let later = vec![
+            ("a".to_string(), compile("variables.b").unwrap()),
+            ("b".to_string(), compile("1").unwrap()),
+        ];
+        let act = Activation::new(&[], &later);
+        assert_eq!(
+            compile("variables.a").unwrap().eval_in(&act),
+            Err("no such key: b".to_string())
+        );
+    }
+
+    #[test]
+    fn undeclared_names_are_compile_errors_like_cel_go() {
+        let check = |src: &str| {
+            compile(src)
+                .unwrap()
+                .undeclared(src, &["object", "variables"], &["a"])
+        };
+        assert_eq!(check("object.x == variables.a"), None);
+        assert_eq!(
+            check("object.l.all(x, x > 0) && [1].map(y, y + 1) == [2]"),
+            None
+        );
+        assert_eq!(
+            check("object.x == self.x"),
+            Some(
+                "ERROR: <input>:1:13: undeclared reference to 'self' (in container '')".to_string()
+            )
+        );
+        assert_eq!(
+            check("variables.a + variables.b"),
+            Some("ERROR: <input>:1:25: undefined field 'b'".to_string())
+        );
+        assert_eq!(
+            check("object.l.all(x, x > y)"),
+            Some("ERROR: <input>:1:21: undeclared reference to 'y' (in container '')".to_string())
+        );
     }
 
     #[test]

@@ -276,3 +276,82 @@ pub(crate) fn compile(src: &str) -> Result<Program, String> {
         uses_old_self,
     })
 }
+
+impl Program {
+    /// The compile-time check of names: the first identifier that is
+    /// neither `declared` nor a macro variable in scope, or the first
+    /// `variables.NAME` whose NAME is not among `variables` (the
+    /// composition variables declared before this expression), as cel-go's
+    /// checker words it.
+    pub(crate) fn undeclared(
+        &self,
+        src: &str,
+        declared: &[&str],
+        variables: &[&str],
+    ) -> Option<String> {
+        let mut scope = Vec::new();
+        let (name, field) = first_undeclared(&self.expr, declared, variables, &mut scope)?;
+        Some(match field {
+            false => syntax_at(
+                src,
+                &name,
+                false,
+                &format!("undeclared reference to '{name}' (in container '')"),
+            ),
+            true => syntax_at(src, &name, true, &format!("undefined field '{name}'")),
+        })
+    }
+}
+
+/// `(name, is_variables_field)` of the first name no declaration covers.
+fn first_undeclared(
+    e: &Expr,
+    declared: &[&str],
+    variables: &[&str],
+    scope: &mut Vec<String>,
+) -> Option<(String, bool)> {
+    let walk = |e: &Expr, scope: &mut Vec<String>| first_undeclared(e, declared, variables, scope);
+    let is_variables = |t: &Expr, scope: &[String]| matches!(t, Expr::Ident(n) if n == eval::VARIABLES && declared.contains(&eval::VARIABLES) && !scope.contains(n));
+    match e {
+        Expr::Lit(_) => None,
+        Expr::Ident(n) => {
+            (!scope.contains(n) && !declared.contains(&n.as_str())).then(|| (n.clone(), false))
+        }
+        Expr::Select(t, f) | Expr::Has(t, f) if is_variables(t, scope) => {
+            (!variables.contains(&f.as_str())).then(|| (f.clone(), true))
+        }
+        Expr::Select(t, _) | Expr::Has(t, _) | Expr::Unary(_, t) => walk(t, scope),
+        Expr::Index(a, b) | Expr::Binary(_, a, b) => walk(a, scope).or_else(|| walk(b, scope)),
+        Expr::Cond(a, b, c) => walk(a, scope)
+            .or_else(|| walk(b, scope))
+            .or_else(|| walk(c, scope)),
+        Expr::Call(_, args) | Expr::List(args) => args.iter().find_map(|a| walk(a, scope)),
+        Expr::Method(t, _, args) => {
+            walk(t, scope).or_else(|| args.iter().find_map(|a| walk(a, scope)))
+        }
+        Expr::MapLit(es) => es
+            .iter()
+            .find_map(|(k, v)| walk(k, scope).or_else(|| walk(v, scope))),
+        Expr::Macro(_, t, var, body) => walk(t, scope).or_else(|| {
+            scope.push(var.clone());
+            let found = body.iter().find_map(|b| walk(b, scope));
+            scope.pop();
+            found
+        }),
+    }
+}
+
+/// A compile error at the first identifier token `name` (one after a `.`
+/// when `after_dot`), positioned like cel-go's.
+fn syntax_at(src: &str, name: &str, after_dot: bool, msg: &str) -> String {
+    let toks = lex(src).unwrap_or_default();
+    let pos = toks
+        .iter()
+        .enumerate()
+        .find(|(i, (t, _))| {
+            *t == Tok::Ident(name.to_string())
+                && (*i > 0 && toks[i - 1].0 == Tok::Op(".")) == after_dot
+        })
+        .map_or(0, |(_, (_, p))| *p);
+    syntax(src, pos, msg).replacen("Syntax error: ", "", 1)
+}

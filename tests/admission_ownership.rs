@@ -1,0 +1,402 @@
+//! Field ownership of a site's status, enforced by the hub's API server:
+//! `kubectl fleet install --apply` ships a ValidatingAdmissionPolicy that
+//! refuses a site token's write of any hub-owned status key (phase,
+//! conditions, ...) by every write method kubectl has, while the same
+//! token still reports its edge-owned keys and the hub operator's identity
+//! still writes its judgement. Driven through the real binaries and the
+//! real kubectl against kube-sandbox; and a hub whose API server serves no
+//! ValidatingAdmissionPolicy is refused before anything is applied.
+
+mod cli_support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use cli_support::{Hub, Run, kubectl};
+use kubectl_fleet::api::{EDGE_OWNED_STATUS_KEYS, HUB_OWNED_STATUS_KEYS};
+use kubectl_fleet::fleet::admission::STATUS_OWNERSHIP_POLICY;
+use serde_json::{Value, json};
+
+const FC: &str = "federatedclusters.federation.kubectl-fleet.dev";
+
+/// Runs the real kubectl with `kubeconfig` (and nothing from the environment).
+fn kubectl_as(hub: &Hub, kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> Run {
+    let mut child = Command::new(kubectl())
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .env("KUBECACHEDIR", hub.dir.path().join("kube-cache"))
+        .env("HOME", hub.dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kubectl on PATH");
+    let input = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        use std::io::Write as _;
+        let mut input = input;
+        input.write_all(text.as_bytes()).unwrap();
+    }
+    Run::from(child.wait_with_output().unwrap())
+}
+
+/// A hub with `kubectl fleet install --apply` and site `site-a`
+/// registered; returns the hub and the site's kubeconfig (as `register`
+/// printed it).
+fn installed_hub_with_site() -> (Hub, PathBuf) {
+    let hub = Hub::bare(Default::default());
+    let run = hub.fleet(&["install", "--apply"]).ok();
+    assert!(
+        run.stderr.contains(&format!(
+            "ValidatingAdmissionPolicy {STATUS_OWNERSHIP_POLICY} applied"
+        )) && run.stderr.contains(&format!(
+            "ValidatingAdmissionPolicyBinding {STATUS_OWNERSHIP_POLICY} applied"
+        )),
+        "{}",
+        run.stderr
+    );
+    let site_kc = hub.dir.path().join("site-a.kubeconfig");
+    let run = hub.fleet(&["register", "site-a"]).ok();
+    std::fs::write(&site_kc, run.stdout).unwrap();
+    (hub, site_kc)
+}
+
+/// A kubeconfig for the hub operator's own ServiceAccount, with a token
+/// minted by the admin.
+fn hub_operator_kubeconfig(hub: &Hub) -> PathBuf {
+    let run = kubectl_as(
+        hub,
+        &hub.kubeconfig,
+        &[
+            "create",
+            "token",
+            "fleet-operator-hub",
+            "-n",
+            "fleet-system",
+        ],
+        None,
+    )
+    .ok();
+    let path = hub.dir.path().join("hub-operator.kubeconfig");
+    std::fs::write(&path, hub.sandbox.kubeconfig_for_token(run.stdout.trim())).unwrap();
+    path
+}
+
+fn site(hub: &Hub) -> Value {
+    let run = kubectl_as(
+        hub,
+        &hub.kubeconfig,
+        &["get", "fc", "site-a", "-o", "json"],
+        None,
+    )
+    .ok();
+    serde_json::from_str(&run.stdout).unwrap()
+}
+
+fn now() -> String {
+    jiff::Timestamp::now()
+        .round(jiff::Unit::Second)
+        .unwrap()
+        .to_string()
+}
+
+/// A value of each hub-owned key a forger would write.
+fn forged(key: &str) -> Value {
+    match key {
+        "phase" => json!("Connected"),
+        "phaseTransitionTime" => json!(now()),
+        "conditions" => json!([{
+            "type": "RemediationCapable", "status": "True", "reason": "Forged",
+            "message": "all good, trust me", "lastTransitionTime": now(),
+        }]),
+        "clockOffsetSeconds" => json!(0),
+        other => panic!("no forged value for hub-owned key {other}: add one"),
+    }
+}
+
+/// Asserts kubectl failed with the API server's refusal naming `keys`
+/// (kubectl prefixes `error when replacing "STDIN": ` and the like per
+/// command).
+#[track_caller]
+fn assert_denied(run: &Run, keys: &str) {
+    assert_eq!(run.code, 1, "{keys}: {}", run.stdout);
+    let message = format!(
+        "{FC} \"site-a\" is forbidden: ValidatingAdmissionPolicy '{STATUS_OWNERSHIP_POLICY}' with binding '{STATUS_OWNERSHIP_POLICY}' denied request: {keys} written only by the hub; a site may change only {}\n",
+        EDGE_OWNED_STATUS_KEYS.join(", ")
+    );
+    assert!(
+        run.stderr.starts_with("Error from server (Forbidden): ") && run.stderr.ends_with(&message),
+        "want …{message}got {}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_site_token_cannot_write_the_hubs_judgement() {
+    let (hub, site_kc) = installed_hub_with_site();
+    // The hub's judgement, written by the hub operator's own identity:
+    // admitted.
+    let hub_kc = hub_operator_kubeconfig(&hub);
+    let judged = json!({"status": {
+        "phase": "Stale",
+        "phaseTransitionTime": now(),
+        "conditions": [{"type": "Connected", "status": "False", "reason": "HeartbeatMissed",
+                        "message": "no heartbeat seen for 3 intervals", "lastTransitionTime": now()}],
+    }});
+    kubectl_as(
+        &hub,
+        &hub_kc,
+        &[
+            "patch",
+            "fc",
+            "site-a",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &judged.to_string(),
+        ],
+        None,
+    )
+    .ok();
+    let before = site(&hub)["status"].clone();
+    assert_eq!(before["phase"], "Stale");
+
+    // Each hub-owned key, by merge patch with only the site's token.
+    for key in HUB_OWNED_STATUS_KEYS {
+        let patch = json!({"status": {*key: forged(key)}}).to_string();
+        let run = kubectl_as(
+            &hub,
+            &site_kc,
+            &[
+                "patch",
+                "fc",
+                "site-a",
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                &patch,
+            ],
+            None,
+        );
+        assert_denied(&run, &format!("status.{key} is"));
+    }
+    // Several at once are named together; a JSON patch removing one is a
+    // change too.
+    let run = kubectl_as(
+        &hub,
+        &site_kc,
+        &[
+            "patch",
+            "fc",
+            "site-a",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"status":{"phase":"Connected","conditions":null}}"#,
+        ],
+        None,
+    );
+    assert_denied(&run, "status.phase, status.conditions are");
+    let run = kubectl_as(
+        &hub,
+        &site_kc,
+        &[
+            "patch",
+            "fc",
+            "site-a",
+            "--subresource=status",
+            "--type=json",
+            "-p",
+            r#"[{"op":"remove","path":"/status/conditions"}]"#,
+        ],
+        None,
+    );
+    assert_denied(&run, "status.conditions is");
+    // A whole-object PUT of /status and a server-side apply of it are
+    // updates as well.
+    let mut forged_site = site(&hub);
+    forged_site["status"]["phase"] = json!("Connected");
+    let run = kubectl_as(
+        &hub,
+        &site_kc,
+        &["replace", "--subresource=status", "-f", "-"],
+        Some(&forged_site.to_string()),
+    );
+    assert_denied(&run, "status.phase is");
+    let applied = json!({
+        "apiVersion": "federation.kubectl-fleet.dev/v1alpha1", "kind": "FederatedCluster",
+        "metadata": {"name": "site-a"},
+        "status": {"conditions": forged("conditions")},
+    });
+    let run = kubectl_as(
+        &hub,
+        &site_kc,
+        &[
+            "apply",
+            "--server-side",
+            "--subresource=status",
+            "--field-manager=forger",
+            "-f",
+            "-",
+        ],
+        Some(&applied.to_string()),
+    );
+    assert_denied(&run, "status.conditions is");
+    // Nothing the site tried reached the stored status.
+    assert_eq!(site(&hub)["status"], before);
+
+    // The same token reports its own keys, hub keys untouched.
+    let heartbeat = now();
+    let report = json!({"status": {
+        "lastHeartbeatTime": heartbeat,
+        "nodeCount": 3,
+        "signals": [{"type": "OOMKilled", "severity": "high", "namespace": "ml",
+                     "workload": {"kind": "Deployment", "name": "llm"}, "message": "container killed",
+                     "firstSeen": heartbeat, "lastSeen": heartbeat, "count": 1}],
+    }});
+    kubectl_as(
+        &hub,
+        &site_kc,
+        &[
+            "patch",
+            "fc",
+            "site-a",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &report.to_string(),
+        ],
+        None,
+    )
+    .ok();
+    let after = site(&hub)["status"].clone();
+    assert_eq!(after["lastHeartbeatTime"], heartbeat);
+    assert_eq!(after["signals"][0]["type"], "OOMKilled");
+    assert_eq!(
+        (&after["phase"], &after["conditions"]),
+        (&before["phase"], &before["conditions"])
+    );
+    // Through /status a site cannot reach its spec either: the API server
+    // keeps everything outside status.
+    let spec_before = site(&hub)["spec"].clone();
+    kubectl_as(
+        &hub,
+        &site_kc,
+        &[
+            "patch",
+            "fc",
+            "site-a",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"tier":"non-critical","mode":"Pull"},"status":{"nodeCount":4}}"#,
+        ],
+        None,
+    )
+    .ok();
+    let now_site = site(&hub);
+    assert_eq!(
+        (&now_site["spec"], &now_site["status"]["nodeCount"]),
+        (&spec_before, &json!(4))
+    );
+
+    // And the hub goes on writing its judgement over the site's reports.
+    let rejudged = json!({"status": {"phase": "Connected", "phaseTransitionTime": now()}});
+    kubectl_as(
+        &hub,
+        &hub_kc,
+        &[
+            "patch",
+            "fc",
+            "site-a",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &rejudged.to_string(),
+        ],
+        None,
+    )
+    .ok();
+    assert_eq!(site(&hub)["status"]["phase"], "Connected");
+}
+
+#[test]
+fn uninstall_removes_the_policy_and_a_reinstall_restores_it() {
+    let (hub, site_kc) = installed_hub_with_site();
+    let forge = |hub: &Hub, phase: &str| {
+        let patch = json!({"status": {"phase": phase}}).to_string();
+        kubectl_as(
+            hub,
+            &site_kc,
+            &[
+                "patch",
+                "fc",
+                "site-a",
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                &patch,
+            ],
+            None,
+        )
+    };
+    assert_eq!(forge(&hub, "Connected").code, 1);
+    let run = hub.fleet(&["uninstall"]).ok();
+    for kind in [
+        "ValidatingAdmissionPolicyBinding",
+        "ValidatingAdmissionPolicy",
+    ] {
+        assert!(
+            run.stderr
+                .contains(&format!("{kind} {STATUS_OWNERSHIP_POLICY} deleted")),
+            "{}",
+            run.stderr
+        );
+    }
+    let left = kubectl_as(
+        &hub,
+        &hub.kubeconfig,
+        &[
+            "get",
+            "validatingadmissionpolicies,validatingadmissionpolicybindings",
+            "-o",
+            "name",
+        ],
+        None,
+    )
+    .ok();
+    assert_eq!(left.stdout, "");
+    // Without the policy RBAC alone decides: the site's token may write
+    // any key of its own status — what the policy exists to stop.
+    forge(&hub, "Connected").ok();
+    hub.fleet(&["install", "--apply"]).ok();
+    // Rewriting the value it already holds changes nothing and passes.
+    forge(&hub, "Connected").ok();
+    let run = forge(&hub, "Unreachable");
+    assert_eq!(run.code, 1, "{}", run.stdout);
+}
+
+/// An API server older than Kubernetes 1.30 serves no
+/// ValidatingAdmissionPolicy v1: `install --apply` stops before applying
+/// anything, in one line saying what the hub needs.
+#[test]
+fn a_hub_without_validating_admission_policies_is_refused_before_anything_is_applied() {
+    let hub = Hub::bare(Default::default());
+    hub.sandbox.controls().fail(kube_sandbox::FaultRule {
+        verb: None,
+        path_contains: Some("/apis/admissionregistration.k8s.io/v1".into()),
+        status: 404,
+        skip: 0,
+        count: u32::MAX,
+        delay: std::time::Duration::ZERO,
+    });
+    let line = hub.fleet(&["install", "--apply"]).one_line_error();
+    assert_eq!(
+        line,
+        "error: the cluster does not serve admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy, admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding: nothing applied: the hub needs Kubernetes 1.30 or later, whose ValidatingAdmissionPolicy v1 keeps site tokens off the hub-owned status keys"
+    );
+    let crds = kubectl_as(&hub, &hub.kubeconfig, &["get", "crd", "-o", "name"], None).ok();
+    assert_eq!(crds.stdout, "");
+}
