@@ -495,7 +495,7 @@ pub fn monitoring_manifests() -> Vec<Value> {
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "ClusterRole",
             "metadata": { "name": METRICS_READER_ROLE, "labels": labels(Role::Hub) },
-            "rules": rules_json(rbac::fleet_reader_rules()),
+            "rules": rules_json(rbac::metrics_reader_rules()),
         }),
         monitoring::service_monitor(labels(Role::Hub)),
         monitoring::prometheus_rule(),
