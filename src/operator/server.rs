@@ -368,11 +368,26 @@ pub fn with_metrics(
     )
 }
 
+/// Connections the kernel keeps waiting for [`serve`] to accept (capped by
+/// `net.core.somaxconn`): clients over the connection cap wait here.
+/// Rust's and tokio's default is 128, so a burst of connections to a
+/// server busy with handshakes had the kernel drop handshakes it had
+/// already answered.
+pub const ACCEPT_BACKLOG: u32 = 1024;
+
 /// Binds a listener; the caller learns the real port (for `:0`).
 pub async fn bind(addr: SocketAddr) -> Result<TcpListener, ServerError> {
-    TcpListener::bind(addr)
-        .await
-        .map_err(|source| ServerError::Bind { addr, source })
+    let bind = || -> io::Result<TcpListener> {
+        let socket = if addr.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()?
+        } else {
+            tokio::net::TcpSocket::new_v6()?
+        };
+        socket.set_reuseaddr(true)?;
+        socket.bind(addr)?;
+        socket.listen(ACCEPT_BACKLOG)
+    };
+    bind().map_err(|source| ServerError::Bind { addr, source })
 }
 
 /// Where connections come from: a [`TcpListener`], or a fake in tests.
