@@ -90,8 +90,14 @@ fn kubectl_token(hub_kc: &Path, ns: &str, name: &str, audience: Option<&str>) ->
     String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
 
-/// A ServiceAccount `monitoring/prometheus` bound the way Prometheus
-/// deployments grant scraping: `get` on the non-resource URL `/metrics`.
+/// What Prometheus deployments grant a scraper (kube-prometheus,
+/// controller-runtime's secure metrics): `get` on the non-resource URL
+/// `/metrics`, and nothing else.
+fn scrape_rules() -> serde_json::Value {
+    serde_json::json!([{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}])
+}
+
+/// A ServiceAccount `monitoring/prometheus` bound to [`scrape_rules`].
 async fn prometheus_identity(client: &kube::Client) {
     ensure_namespace(client, "monitoring").await;
     let pp = PostParams::default();
@@ -105,7 +111,7 @@ async fn prometheus_identity(client: &kube::Client) {
         .unwrap();
     let role: ClusterRole = serde_json::from_value(serde_json::json!({
         "metadata": {"name": "prometheus-scrape"},
-        "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
+        "rules": scrape_rules(),
     }))
     .unwrap();
     Api::<ClusterRole>::all(client.clone())
@@ -462,6 +468,15 @@ async fn metrics_take_the_usual_scrape_grant_and_tokens_must_fit_the_audience() 
     let default_token = kubectl_token(&hub_kc, "monitoring", "prometheus", None);
     let other_token = kubectl_token(&hub_kc, "monitoring", "prometheus", Some("other"));
     let hub = start_hub(&dir, "hub-default", &[]).await;
+
+    // `install --with-monitoring` ships the same grant.
+    let printed = fleet_cli(&hub_kc, &["install", "--with-monitoring"]);
+    let reader_role = printed
+        .split("\n---\n")
+        .filter_map(|doc| serde_saphyr::from_str::<serde_json::Value>(doc).ok())
+        .find(|d| d["metadata"]["name"] == "fleet-operator-metrics-reader")
+        .expect("the metrics reader ClusterRole");
+    assert_eq!(reader_role["rules"], scrape_rules());
 
     // Bound only to `get` on /metrics: it scrapes, and may not read the API.
     let (code, body) = https_get(&hub.addr, "/metrics", Some(&default_token), &hub.ca).await;
