@@ -482,9 +482,6 @@ fn hub_service() -> Value {
     })
 }
 
-/// Name of the ClusterRole that lets a scraper read the hub's `/metrics`.
-pub const METRICS_READER_ROLE: &str = "fleet-operator-metrics-reader";
-
 /// `--with-monitoring`: the ServiceMonitor for the hub's Service, the
 /// PrometheusRule, the dashboard ConfigMap, and the ClusterRole the hub's
 /// `/metrics` checks a scraper for (bind it to Prometheus's ServiceAccount).
@@ -494,7 +491,7 @@ pub fn monitoring_manifests() -> Vec<Value> {
         json!({
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "ClusterRole",
-            "metadata": { "name": METRICS_READER_ROLE, "labels": labels(Role::Hub) },
+            "metadata": { "name": rbac::METRICS_READER_ROLE, "labels": labels(Role::Hub) },
             "rules": rules_json(rbac::metrics_reader_rules()),
         }),
         monitoring::service_monitor(labels(Role::Hub)),

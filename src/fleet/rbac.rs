@@ -284,6 +284,10 @@ pub fn fleet_reader_rules() -> Vec<PolicyRule> {
 /// non-resource URL.
 pub const METRICS_PATH: &str = "/metrics";
 
+/// Name of the ClusterRole with [`metrics_reader_rules`] that `install
+/// --with-monitoring` creates for a scraper.
+pub const METRICS_READER_ROLE: &str = "fleet-operator-metrics-reader";
+
 /// What a scraper of the operator's `/metrics` must be allowed (checked
 /// with a SubjectAccessReview, as kube-rbac-proxy and controller-runtime's
 /// secure metrics do): `get` on the non-resource URL `/metrics`. The

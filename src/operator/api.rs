@@ -138,14 +138,10 @@ fn forbidden_message(user: &str, access: Access) -> String {
             "{user} may not {access}: bind it to a ClusterRole with nonResourceURLs \
              [\"{path}\"] and verbs [\"{verb}\"] (`kubectl fleet install --with-monitoring` \
              creates {})",
-            METRICS_READER_ROLE
+            crate::fleet::rbac::METRICS_READER_ROLE
         ),
     }
 }
-
-/// The ClusterRole `install --with-monitoring` creates for scrapers (named
-/// here for the 403 hint only; `cli::install` owns it).
-const METRICS_READER_ROLE: &str = "fleet-operator-metrics-reader";
 
 impl Refused {
     fn status(&self) -> StatusCode {
@@ -274,7 +270,10 @@ pub struct ResponseSlots {
 /// hands it to the response, and the HTTP server keeps it until the body's
 /// last byte was written to the connection (`server::serve`).
 #[derive(Clone, Debug)]
-pub struct Slot(#[allow(dead_code)] Arc<OwnedSemaphorePermit>);
+pub struct Slot {
+    /// Held for its drop: the permit goes back with the last clone.
+    _permit: Arc<OwnedSemaphorePermit>,
+}
 
 impl ResponseSlots {
     /// `n` slots (at least one).
@@ -293,7 +292,9 @@ impl ResponseSlots {
     /// A free slot, waiting up to [`SLOT_WAIT`].
     pub async fn take(&self) -> Result<Slot, Busy> {
         match tokio::time::timeout(self.wait, self.free.clone().acquire_owned()).await {
-            Ok(Ok(permit)) => Ok(Slot(Arc::new(permit))),
+            Ok(Ok(permit)) => Ok(Slot {
+                _permit: Arc::new(permit),
+            }),
             _ => Err(Busy),
         }
     }
