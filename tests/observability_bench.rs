@@ -63,10 +63,17 @@ async fn metrics_scrape_10000_sites() {
         let listener = server::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
         let addr = listener.local_addr().unwrap().to_string();
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let limits = server::HttpLimits::default();
         let serving = tokio::spawn(server::serve(
             listener,
             Some(tls),
-            server::with_metrics(axum::Router::new(), metrics.clone(), None),
+            server::with_metrics(
+                axum::Router::new(),
+                metrics.clone(),
+                None,
+                limits.response_slots(),
+            ),
+            limits.secure(None),
             stop_rx,
         ));
         let mut times = Vec::new();

@@ -225,9 +225,14 @@ async fn metrics_and_rest_api_on_a_live_fleet() {
         let (code, body) = https_get(&a.addr, path, Some(&site_token), &ca).await;
         assert_eq!(
             code, 403,
-            "{path}: a site identity may not list sites: {body}"
+            "{path}: a site identity may not list sites or scrape: {body}"
         );
-        assert!(body.contains("may not list federatedclusters"), "{body}");
+        let missing = if path == "/metrics" {
+            "may not get /metrics"
+        } else {
+            "may not list federatedclusters"
+        };
+        assert!(body.contains(missing), "{body}");
         assert_eq!(a.get(path).await.0, 200, "{path}");
     }
     assert_eq!(https_get(&a.addr, "/readyz", None, &ca).await.0, 200);

@@ -783,9 +783,6 @@ fn hub_service() -> Value {
     })
 }
 
-/// Name of the ClusterRole that lets a scraper read the hub's `/metrics`.
-pub const METRICS_READER_ROLE: &str = "fleet-operator-metrics-reader";
-
 /// `--with-monitoring`: the ServiceMonitor for the hub's Service, which
 /// verifies the hub's certificate with the `ca.crt` of Secret `tls_secret`
 /// for the Service's name, the PrometheusRule, the dashboard ConfigMap,
@@ -801,8 +798,8 @@ pub fn monitoring_manifests(tls_secret: &str) -> Vec<Value> {
         json!({
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "ClusterRole",
-            "metadata": { "name": METRICS_READER_ROLE, "labels": labels(Role::Hub) },
-            "rules": rules_json(rbac::fleet_reader_rules()),
+            "metadata": { "name": rbac::METRICS_READER_ROLE, "labels": labels(Role::Hub) },
+            "rules": rules_json(rbac::metrics_reader_rules()),
         }),
         monitoring::service_monitor(labels(Role::Hub), verify),
         monitoring::prometheus_rule(),

@@ -295,11 +295,32 @@ pub fn hub_operator_namespace_rules() -> Vec<PolicyRule> {
     ]
 }
 
-/// What a caller of the hub's REST API and `/metrics` must be allowed
-/// (the operator checks it with a SubjectAccessReview): list
-/// FederatedClusters. The `--with-monitoring` ClusterRole grants it.
+/// What a caller of the hub's REST API must be allowed (the operator
+/// checks it with a SubjectAccessReview): list FederatedClusters.
 pub fn fleet_reader_rules() -> Vec<PolicyRule> {
     vec![rule(crate::api::GROUP, "federatedclusters", &[], &["list"])]
+}
+
+/// The operator's metrics path; a scraper needs `get` on it as a
+/// non-resource URL.
+pub const METRICS_PATH: &str = "/metrics";
+
+/// Name of the ClusterRole with [`metrics_reader_rules`] that `install
+/// --with-monitoring` creates for a scraper.
+pub const METRICS_READER_ROLE: &str = "fleet-operator-metrics-reader";
+
+/// What a scraper of the operator's `/metrics` must be allowed (checked
+/// with a SubjectAccessReview, as kube-rbac-proxy and controller-runtime's
+/// secure metrics do): `get` on the non-resource URL `/metrics`. The
+/// `--with-monitoring` ClusterRole grants it.
+pub fn metrics_reader_rules() -> Vec<PolicyRule> {
+    vec![PolicyRule {
+        api_groups: None,
+        resources: None,
+        resource_names: None,
+        verbs: vec!["get".to_owned()],
+        non_resource_urls: Some(vec![METRICS_PATH.to_owned()]),
+    }]
 }
 
 /// The hub ServiceAccount `fleet-sites/fleet-edge-SITE` the edge

@@ -12,72 +12,143 @@
 //! | `/api/v1/federation/correlations` | `correlations` of `kubectl fleet incidents -o json` |
 //! | `/api/v1/federation/cascades` | `cascades` of `kubectl fleet incidents -o json` |
 //!
-//! Auth ([`Auth`]): bearer token → TokenReview (cached by the token's
-//! SHA-256 for [`TOKEN_TTL`]) → SubjectAccessReview `list
-//! federatedclusters.federation.kubectl-fleet.dev` (allow cached for
-//! [`ALLOW_TTL`], deny for [`DENY_TTL`]). No or invalid token: 401; not
-//! allowed: 403; a review that fails: 500, never open. Tokens are never
-//! logged.
+//! Auth ([`Auth`]): bearer token → TokenReview with the audiences the
+//! operator accepts (`--auth-token-audiences`; default the API server's
+//! own) → SubjectAccessReview of the route's [`Access`]: `list
+//! federatedclusters.federation.kubectl-fleet.dev` for the REST API, `get`
+//! on the non-resource URL `/metrics` for `/metrics` (what kube-rbac-proxy
+//! and controller-runtime's secure metrics check). Answers are kept in
+//! bounded LRU caches keyed by the token's SHA-256 (valid tokens for
+//! [`TOKEN_TTL`], invalid ones for [`INVALID_TOKEN_TTL`], allows for
+//! [`ALLOW_TTL`], denials for [`DENY_TTL`]); concurrent requests with the
+//! same token share one review; tokens never seen valid are reviewed at
+//! most [`NEW_TOKEN_REVIEWS_PER_SECOND`] a second (burst
+//! [`NEW_TOKEN_REVIEW_BURST`]), beyond which the caller gets 429 with
+//! `Retry-After`. No or invalid token: 401; not allowed: 403; a review
+//! that fails: 500, never open. Tokens are never logged or stored.
+//!
+//! Fleet-sized bodies (every route but one site, and `/metrics`) take one
+//! of a few [`ResponseSlots`] from before they are built until their last
+//! byte is handed to the kernel (`--http-max-inflight-responses`), so slow
+//! readers cannot pin one body each (docs/reliability.md).
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use k8s_openapi::api::authentication::v1::UserInfo;
 use serde::Deserialize;
 use sha2::{Digest as _, Sha256};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
 
 use super::federation::FleetView;
+use super::review_cache::{Flights, Lookup, TokenBucket, TtlLru};
 use crate::api::{Environment, FederatedCluster, Phase, Tier};
 use crate::fleet::filter::SiteFilter;
+pub use crate::k8s::reviews::Access;
 use crate::k8s::reviews::{review_token, user_can};
 use crate::render::{self, incidents_report, status_report};
 
-/// How long a TokenReview answer (valid or not) is reused.
+/// How long a valid token's TokenReview answer is reused (also how long a
+/// revoked token keeps working here).
 pub const TOKEN_TTL: Duration = Duration::from_secs(10);
+/// How long an invalid token's TokenReview answer is reused.
+pub const INVALID_TOKEN_TTL: Duration = Duration::from_secs(5);
 /// How long an allowing SubjectAccessReview answer is reused.
 pub const ALLOW_TTL: Duration = Duration::from_secs(60);
 /// How long a denying SubjectAccessReview answer is reused.
 pub const DENY_TTL: Duration = Duration::from_secs(10);
-/// Cached answers kept at most (per cache); expired ones go first.
-const MAX_CACHED: usize = 4096;
+/// Answers kept at most per cache; the least recently used goes first.
+pub const CACHED_ANSWERS: usize = 4096;
+/// TokenReviews of tokens not seen valid before, per second at most.
+pub const NEW_TOKEN_REVIEWS_PER_SECOND: f64 = 10.0;
+/// ... and at once.
+pub const NEW_TOKEN_REVIEW_BURST: u32 = 20;
+/// How long a fleet-sized response waits for a [`ResponseSlots`] slot
+/// before it is answered 503.
+pub const SLOT_WAIT: Duration = Duration::from_secs(10);
 
-/// What the API checks a caller for (the design's `list federatedclusters`).
-const VERB: &str = "list";
-const GROUP: &str = crate::api::GROUP;
-const RESOURCE: &str = "federatedclusters";
+/// What the REST API checks a caller for (the design's `list federatedclusters`).
+pub const READ_FLEET: Access = Access::Resource {
+    verb: "list",
+    group: crate::api::GROUP,
+    resource: "federatedclusters",
+};
+
+/// What `/metrics` checks a scraper for: `get` on the non-resource URL.
+pub const READ_METRICS: Access = Access::NonResource {
+    verb: "get",
+    path: crate::fleet::rbac::METRICS_PATH,
+};
 
 /// Why a request was refused.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum Refused {
     /// No bearer token in the request.
     #[error(
         "no bearer token: send `Authorization: Bearer TOKEN` (e.g. `kubectl create token NAME`)"
     )]
     NoToken,
-    /// The API server did not accept the token.
-    #[error("the bearer token is not valid (unknown, expired or revoked): get a fresh one")]
-    InvalidToken,
-    /// The user may not list FederatedClusters.
-    #[error(
-        "{user} may not list federatedclusters.federation.kubectl-fleet.dev: grant it with a ClusterRole"
-    )]
-    Forbidden { user: String },
+    /// The API server did not accept the token for the audiences asked.
+    #[error("{}", invalid_token_message(.audience.as_deref()))]
+    InvalidToken {
+        /// The audience the operator requires, if it was given one.
+        audience: Option<String>,
+    },
+    /// The caller may not do what the route needs.
+    #[error("{}", forbidden_message(.user, *.access))]
+    Forbidden { user: String, access: Access },
+    /// Too many tokens never seen before, too fast: reviewing each would
+    /// cost the API server a TokenReview.
+    #[error("too many new bearer tokens to check at once: try again in {retry_after} s")]
+    Throttled {
+        /// Seconds until a review is possible again.
+        retry_after: u64,
+    },
     /// A TokenReview or SubjectAccessReview could not be made.
     #[error("could not check the caller with the API server ({0}); try again")]
     ReviewFailed(&'static str),
 }
 
+fn invalid_token_message(audience: Option<&str>) -> String {
+    match audience {
+        None => "the bearer token is not valid (unknown, expired, revoked, or minted for \
+                 another audience than the API server's): get a fresh one, e.g. \
+                 `kubectl create token NAME`"
+            .to_owned(),
+        Some(a) => format!(
+            "the bearer token is not valid here (unknown, expired, revoked, or not minted \
+             for audience {a:?}): get one with `kubectl create token NAME --audience {a}`"
+        ),
+    }
+}
+
+fn forbidden_message(user: &str, access: Access) -> String {
+    let user: String = user.chars().take(253).collect();
+    match access {
+        Access::Resource { .. } => {
+            format!("{user} may not {access}: grant it with a ClusterRole")
+        }
+        Access::NonResource { verb, path } => format!(
+            "{user} may not {access}: bind it to a ClusterRole with nonResourceURLs \
+             [\"{path}\"] and verbs [\"{verb}\"] (`kubectl fleet install --with-monitoring` \
+             creates {})",
+            crate::fleet::rbac::METRICS_READER_ROLE
+        ),
+    }
+}
+
 impl Refused {
     fn status(&self) -> StatusCode {
         match self {
-            Refused::NoToken | Refused::InvalidToken => StatusCode::UNAUTHORIZED,
+            Refused::NoToken | Refused::InvalidToken { .. } => StatusCode::UNAUTHORIZED,
             Refused::Forbidden { .. } => StatusCode::FORBIDDEN,
+            Refused::Throttled { .. } => StatusCode::TOO_MANY_REQUESTS,
             Refused::ReviewFailed(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -86,11 +157,16 @@ impl Refused {
 impl IntoResponse for Refused {
     fn into_response(self) -> Response {
         let mut resp = error_response(self.status(), &self.to_string());
-        if self.status() == StatusCode::UNAUTHORIZED {
-            resp.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                header::HeaderValue::from_static("Bearer"),
-            );
+        match self {
+            Refused::NoToken | Refused::InvalidToken { .. } => {
+                resp.headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            Refused::Throttled { retry_after } => {
+                resp.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+            }
+            _ => {}
         }
         resp
     }
@@ -127,10 +203,29 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// Every [`ResponseSlots`] slot stayed taken for [`SLOT_WAIT`]: 503 with
+/// `Retry-After`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Busy;
+
+impl IntoResponse for Busy {
+    fn into_response(self) -> Response {
+        let mut resp = error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the operator is busy sending other large responses: try again in a few seconds",
+        );
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(1u64));
+        resp
+    }
+}
+
 /// What a route answers: JSON, or an error (the caller refused included).
 pub enum Answer {
     /// The caller was refused.
     Refused(Refused),
+    /// No response slot came free in time.
+    Busy(Busy),
     /// Another error.
     Error(ApiError),
 }
@@ -138,6 +233,12 @@ pub enum Answer {
 impl From<Refused> for Answer {
     fn from(r: Refused) -> Self {
         Answer::Refused(r)
+    }
+}
+
+impl From<Busy> for Answer {
+    fn from(b: Busy) -> Self {
+        Answer::Busy(b)
     }
 }
 
@@ -151,56 +252,89 @@ impl IntoResponse for Answer {
     fn into_response(self) -> Response {
         match self {
             Answer::Refused(r) => r.into_response(),
+            Answer::Busy(b) => b.into_response(),
             Answer::Error(e) => e.into_response(),
         }
     }
 }
 
-type Digest = [u8; 32];
-
-struct Cached<T> {
-    value: T,
-    until: Instant,
+/// At most N fleet-sized responses being built or sent at once
+/// (`--http-max-inflight-responses`); a caller waits up to [`SLOT_WAIT`].
+#[derive(Clone, Debug)]
+pub struct ResponseSlots {
+    free: Arc<Semaphore>,
+    wait: Duration,
 }
 
-fn lookup<T: Clone>(cache: &Mutex<HashMap<Digest, Cached<T>>>, key: &Digest) -> Option<T> {
-    let cache = cache.lock().unwrap_or_else(|p| p.into_inner());
-    cache
-        .get(key)
-        .filter(|c| c.until > Instant::now())
-        .map(|c| c.value.clone())
+/// A taken slot; it is freed when the last clone goes. [`Slot::hold`]
+/// hands it to the response, and the HTTP server keeps it until the body's
+/// last byte was written to the connection (`server::serve`).
+#[derive(Clone, Debug)]
+pub struct Slot {
+    /// Held for its drop: the permit goes back with the last clone.
+    _permit: Arc<OwnedSemaphorePermit>,
 }
 
-fn remember<T>(cache: &Mutex<HashMap<Digest, Cached<T>>>, key: Digest, value: T, ttl: Duration) {
-    let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
-    if cache.len() >= MAX_CACHED {
-        let now = Instant::now();
-        cache.retain(|_, c| c.until > now);
-        if cache.len() >= MAX_CACHED {
-            cache.clear();
+impl ResponseSlots {
+    /// `n` slots (at least one).
+    pub fn new(n: usize) -> Self {
+        Self {
+            free: Arc::new(Semaphore::new(n.max(1))),
+            wait: SLOT_WAIT,
         }
     }
-    cache.insert(
-        key,
-        Cached {
-            value,
-            until: Instant::now() + ttl,
-        },
-    );
+
+    /// Slots free now.
+    pub fn available(&self) -> usize {
+        self.free.available_permits()
+    }
+
+    /// A free slot, waiting up to [`SLOT_WAIT`].
+    pub async fn take(&self) -> Result<Slot, Busy> {
+        match tokio::time::timeout(self.wait, self.free.clone().acquire_owned()).await {
+            Ok(Ok(permit)) => Ok(Slot {
+                _permit: Arc::new(permit),
+            }),
+            _ => Err(Busy),
+        }
+    }
 }
 
-/// Bearer-token authentication and `list federatedclusters` authorization
-/// against the hub's API server, with short-lived caches keyed on a hash of
-/// the token (the token itself is never stored).
+impl Slot {
+    /// `resp`, carrying this slot until it is sent.
+    pub fn hold(self, mut resp: Response) -> Response {
+        resp.extensions_mut().insert(self);
+        resp
+    }
+}
+
+type Digest = [u8; 32];
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+type UserAnswer = Result<Option<Arc<UserInfo>>, Refused>;
+
+/// Bearer-token authentication and authorization against the API server
+/// behind a client, with bounded caches keyed on a hash of the token (the
+/// token itself is never stored), one review in flight per token, and a
+/// rate limit on reviews of tokens never seen valid.
 pub struct Auth {
     client: kube::Client,
-    users: Mutex<HashMap<Digest, Cached<Option<Arc<UserInfo>>>>>,
-    decisions: Mutex<HashMap<Digest, Cached<bool>>>,
+    audiences: Vec<String>,
+    users: Mutex<TtlLru<Digest, Option<Arc<UserInfo>>>>,
+    decisions: Mutex<TtlLru<(Digest, Access), bool>>,
+    user_flights: Flights<Digest, UserAnswer>,
+    decision_flights: Flights<(Digest, Access), Result<bool, Refused>>,
+    new_tokens: Mutex<TokenBucket>,
 }
 
 impl std::fmt::Debug for Auth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Auth").finish_non_exhaustive()
+        f.debug_struct("Auth")
+            .field("audiences", &self.audiences)
+            .finish_non_exhaustive()
     }
 }
 
@@ -213,47 +347,35 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 }
 
 impl Auth {
-    /// Checks callers with the API server behind `client`.
-    pub fn new(client: kube::Client) -> Self {
+    /// Checks callers with the API server behind `client`, accepting
+    /// tokens minted for one of `audiences` (empty: the API server's own).
+    pub fn new(client: kube::Client, audiences: Vec<String>) -> Self {
         Self {
             client,
-            users: Mutex::new(HashMap::new()),
-            decisions: Mutex::new(HashMap::new()),
+            audiences,
+            users: Mutex::new(TtlLru::new(CACHED_ANSWERS)),
+            decisions: Mutex::new(TtlLru::new(CACHED_ANSWERS)),
+            user_flights: Flights::default(),
+            decision_flights: Flights::default(),
+            new_tokens: Mutex::new(TokenBucket::new(
+                NEW_TOKEN_REVIEWS_PER_SECOND,
+                NEW_TOKEN_REVIEW_BURST,
+                Instant::now(),
+            )),
         }
     }
 
-    /// Whether the request's caller may read the fleet.
-    pub async fn check(&self, headers: &HeaderMap) -> Result<(), Refused> {
+    /// Whether the request's caller may do `access`.
+    pub async fn check(&self, headers: &HeaderMap, access: Access) -> Result<(), Refused> {
         let token = bearer(headers).ok_or(Refused::NoToken)?;
         let key: Digest = Sha256::digest(token.as_bytes()).into();
-        let user = match lookup(&self.users, &key) {
-            Some(u) => u,
-            None => {
-                let u = review_token(&self.client, token)
-                    .await
-                    .map_err(|e| review_failed("TokenReview", &e))?
-                    .map(Arc::new);
-                remember(&self.users, key, u.clone(), TOKEN_TTL);
-                u
-            }
-        };
-        let user = user.ok_or(Refused::InvalidToken)?;
-        let allowed = match lookup(&self.decisions, &key) {
-            Some(a) => a,
-            None => {
-                let a = user_can(&self.client, &user, VERB, GROUP, RESOURCE)
-                    .await
-                    .map_err(|e| review_failed("SubjectAccessReview", &e))?;
-                remember(
-                    &self.decisions,
-                    key,
-                    a,
-                    if a { ALLOW_TTL } else { DENY_TTL },
-                );
-                a
-            }
-        };
-        if allowed {
+        let user = self
+            .user(token, key)
+            .await?
+            .ok_or_else(|| Refused::InvalidToken {
+                audience: self.audiences.first().cloned(),
+            })?;
+        if self.allowed(&user, key, access).await? {
             Ok(())
         } else {
             Err(Refused::Forbidden {
@@ -261,13 +383,73 @@ impl Auth {
                     .username
                     .clone()
                     .unwrap_or_else(|| "the caller".to_owned()),
+                access,
             })
         }
+    }
+
+    /// Who the token belongs to (None: not valid), from the cache or one
+    /// TokenReview shared by every concurrent request with this token.
+    async fn user(&self, token: &str, key: Digest) -> UserAnswer {
+        let seen_valid = match lock(&self.users).get(&key, Instant::now()) {
+            Lookup::Fresh(user) => return Ok(user),
+            Lookup::Expired(user) => user.is_some(),
+            Lookup::Missing => false,
+        };
+        self.user_flights
+            .run(&key, async {
+                // A flight that just ended may have answered already.
+                if let Lookup::Fresh(user) = lock(&self.users).get(&key, Instant::now()) {
+                    return Ok(user);
+                }
+                if !seen_valid {
+                    let mut bucket = lock(&self.new_tokens);
+                    if !bucket.try_take(Instant::now()) {
+                        return Err(Refused::Throttled {
+                            retry_after: bucket.wait().as_secs_f64().ceil().max(1.0) as u64,
+                        });
+                    }
+                }
+                let user = review_token(&self.client, token, &self.audiences)
+                    .await
+                    .map_err(|e| review_failed("TokenReview", &e))?
+                    .map(Arc::new);
+                let ttl = if user.is_some() {
+                    TOKEN_TTL
+                } else {
+                    INVALID_TOKEN_TTL
+                };
+                lock(&self.users).insert(key, user.clone(), Instant::now() + ttl);
+                Ok(user)
+            })
+            .await
+    }
+
+    /// Whether `user` may do `access`, from the cache or one
+    /// SubjectAccessReview shared by concurrent requests.
+    async fn allowed(&self, user: &UserInfo, key: Digest, access: Access) -> Result<bool, Refused> {
+        let dkey = (key, access);
+        if let Lookup::Fresh(a) = lock(&self.decisions).get(&dkey, Instant::now()) {
+            return Ok(a);
+        }
+        self.decision_flights
+            .run(&dkey, async {
+                if let Lookup::Fresh(a) = lock(&self.decisions).get(&dkey, Instant::now()) {
+                    return Ok(a);
+                }
+                let a = user_can(&self.client, user, access)
+                    .await
+                    .map_err(|e| review_failed("SubjectAccessReview", &e))?;
+                let ttl = if a { ALLOW_TTL } else { DENY_TTL };
+                lock(&self.decisions).insert(dkey, a, Instant::now() + ttl);
+                Ok(a)
+            })
+            .await
     }
 }
 
 fn review_failed(what: &'static str, err: &kube::Error) -> Refused {
-    tracing::warn!(review = what, error = %err, "could not check an API caller");
+    tracing::warn!(review = what, error = %crate::render::safe::Untrusted(err), "could not check an API caller");
     Refused::ReviewFailed(what)
 }
 
@@ -278,6 +460,8 @@ pub struct ApiState {
     pub view: Arc<FleetView>,
     /// Who may read.
     pub auth: Arc<Auth>,
+    /// Fleet-sized responses in flight.
+    pub slots: ResponseSlots,
 }
 
 /// The `/api/v1/federation` routes.
@@ -362,9 +546,12 @@ fn cached(
 }
 
 async fn status(State(s): State<ApiState>, headers: HeaderMap) -> Result<Response, Answer> {
-    s.auth.check(&headers).await?;
+    s.auth.check(&headers, READ_FLEET).await?;
+    let slot = s.slots.take().await?;
     let sites = cached(&s.view, |_| true)?;
-    json(&status_report(&sites, jiff::Timestamp::now()).summary)
+    Ok(slot.hold(json(
+        &status_report(&sites, jiff::Timestamp::now()).summary,
+    )?))
 }
 
 async fn clusters(
@@ -372,7 +559,7 @@ async fn clusters(
     headers: HeaderMap,
     query: Result<Query<ClusterQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, Answer> {
-    s.auth.check(&headers).await?;
+    s.auth.check(&headers, READ_FLEET).await?;
     let Ok(Query(query)) = query else {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -381,8 +568,9 @@ async fn clusters(
         .into());
     };
     let filter = query.filter()?;
+    let slot = s.slots.take().await?;
     let sites = cached(&s.view, |site| filter.matches(site))?;
-    json(&status_report(&sites, jiff::Timestamp::now()))
+    Ok(slot.hold(json(&status_report(&sites, jiff::Timestamp::now()))?))
 }
 
 async fn cluster(
@@ -390,7 +578,8 @@ async fn cluster(
     headers: HeaderMap,
     Path(name): Path<String>,
 ) -> Result<Response, Answer> {
-    s.auth.check(&headers).await?;
+    // One site: a small body, no slot.
+    s.auth.check(&headers, READ_FLEET).await?;
     let sites = cached(&s.view, |site| site.site_name() == name)?;
     match status_report(&sites, jiff::Timestamp::now()).sites.pop() {
         Some(site) => json(&site),
@@ -418,13 +607,15 @@ fn incidents(view: &FleetView) -> Result<render::IncidentsReport, ApiError> {
 }
 
 async fn correlations(State(s): State<ApiState>, headers: HeaderMap) -> Result<Response, Answer> {
-    s.auth.check(&headers).await?;
-    json(&incidents(&s.view)?.correlations)
+    s.auth.check(&headers, READ_FLEET).await?;
+    let slot = s.slots.take().await?;
+    Ok(slot.hold(json(&incidents(&s.view)?.correlations)?))
 }
 
 async fn cascades(State(s): State<ApiState>, headers: HeaderMap) -> Result<Response, Answer> {
-    s.auth.check(&headers).await?;
-    json(&incidents(&s.view)?.cascades)
+    s.auth.check(&headers, READ_FLEET).await?;
+    let slot = s.slots.take().await?;
+    Ok(slot.hold(json(&incidents(&s.view)?.cascades)?))
 }
 
 #[cfg(test)]
@@ -446,15 +637,75 @@ mod tests {
     }
 
     #[test]
-    fn refusals_map_to_401_403_500() {
+    fn refusals_map_to_401_403_429_500() {
         assert_eq!(Refused::NoToken.status(), StatusCode::UNAUTHORIZED);
-        assert_eq!(Refused::InvalidToken.status(), StatusCode::UNAUTHORIZED);
-        let f = Refused::Forbidden { user: "u".into() };
+        let invalid = Refused::InvalidToken { audience: None };
+        assert_eq!(invalid.status(), StatusCode::UNAUTHORIZED);
+        let f = Refused::Forbidden {
+            user: "u".into(),
+            access: READ_FLEET,
+        };
         assert_eq!(f.status(), StatusCode::FORBIDDEN);
+        let throttled = Refused::Throttled { retry_after: 2 };
+        assert_eq!(throttled.status(), StatusCode::TOO_MANY_REQUESTS);
+        let resp = throttled.into_response();
+        assert_eq!(resp.headers()[header::RETRY_AFTER], "2");
         assert_eq!(
             Refused::ReviewFailed("TokenReview").status(),
             StatusCode::INTERNAL_SERVER_ERROR
         );
+        let busy = Busy.into_response();
+        assert_eq!(busy.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(busy.headers()[header::RETRY_AFTER], "1");
+    }
+
+    #[test]
+    fn refusals_say_what_to_grant_or_mint() {
+        let metrics = Refused::Forbidden {
+            user: "system:serviceaccount:monitoring:prometheus".into(),
+            access: READ_METRICS,
+        }
+        .to_string();
+        assert_eq!(
+            metrics,
+            "system:serviceaccount:monitoring:prometheus may not get /metrics: bind it to a \
+             ClusterRole with nonResourceURLs [\"/metrics\"] and verbs [\"get\"] \
+             (`kubectl fleet install --with-monitoring` creates fleet-operator-metrics-reader)"
+        );
+        let api = Refused::Forbidden {
+            user: "jane".into(),
+            access: READ_FLEET,
+        }
+        .to_string();
+        assert_eq!(
+            api,
+            "jane may not list federatedclusters.federation.kubectl-fleet.dev: grant it with a \
+             ClusterRole"
+        );
+        let aud = Refused::InvalidToken {
+            audience: Some("fleet-operator".into()),
+        }
+        .to_string();
+        assert!(
+            aud.contains("kubectl create token NAME --audience fleet-operator"),
+            "{aud}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_slot_is_held_by_its_response_and_busy_after_the_wait() {
+        let slots = ResponseSlots {
+            wait: Duration::from_millis(20),
+            ..ResponseSlots::new(1)
+        };
+        let slot = slots.take().await.unwrap();
+        let resp = slot.clone().hold("body".into_response());
+        drop(slot);
+        assert_eq!(slots.available(), 0, "the response holds it");
+        assert_eq!(slots.take().await.unwrap_err(), Busy);
+        drop(resp);
+        assert_eq!(slots.available(), 1);
+        assert!(slots.take().await.is_ok());
     }
 
     #[test]

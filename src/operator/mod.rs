@@ -10,6 +10,7 @@
 //! - [`server`]: the HTTP stack: probes, `/metrics`, the REST API over TLS.
 //! - [`metrics`]: the Prometheus metrics.
 //! - [`api`]: the hub's read-only REST API and its authentication.
+//! - [`review_cache`]: the review caches, coalescing and rate limit behind it.
 //! - [`prober`]: Pull mode: the hub probes member clusters.
 //!
 //! [`run`] is what `main` calls: it checks the CRDs, starts the probes and
@@ -24,6 +25,7 @@ pub mod hub;
 pub mod leader;
 pub mod metrics;
 pub mod prober;
+pub mod review_cache;
 pub mod server;
 
 use std::hash::{BuildHasher as _, Hasher as _};
@@ -101,10 +103,20 @@ pub struct Args {
     #[arg(long, requires = "tls_cert_file")]
     pub tls_private_key_file: Option<PathBuf>,
 
-    /// Require a bearer token allowed to list federatedclusters for /metrics
+    /// Require a bearer token allowed to `get` the non-resource URL /metrics
     /// (TokenReview and SubjectAccessReview); default: true on the hub, false on the edge.
     #[arg(long, action = clap::ArgAction::Set)]
     pub metrics_auth: Option<bool>,
+
+    /// Accept only bearer tokens minted for one of these audiences (e.g.
+    /// `kubectl create token NAME --audience fleet-operator`) on /metrics
+    /// and the REST API; default: the API server's own audience.
+    #[arg(long, value_delimiter = ',', value_name = "AUDIENCE")]
+    pub auth_token_audiences: Vec<String>,
+
+    /// Connection caps and timeouts of the HTTP servers.
+    #[command(flatten)]
+    pub http: server::HttpLimits,
 
     /// Hub: keep the `cluster` label of federation_health_check_duration_seconds
     /// (false: one fleet-wide histogram, for very large fleets).
@@ -320,10 +332,11 @@ pub async fn run(args: Args) -> Result<(), OperatorError> {
     }
 }
 
-/// The HTTPS listener and its TLS configuration, handed to the role.
+/// The HTTPS listener, its TLS configuration and limits, handed to the role.
 struct Secure {
     listener: tokio::net::TcpListener,
     tls: Arc<rustls::ServerConfig>,
+    limits: server::ServeLimits,
 }
 
 impl Secure {
@@ -337,6 +350,7 @@ impl Secure {
             self.listener,
             Some(self.tls),
             router,
+            self.limits,
             shutdown,
         ))
     }
@@ -344,6 +358,7 @@ impl Secure {
 
 /// Runs the operator until `shutdown` turns true (tests drive this).
 pub async fn run_until(args: Args, shutdown: watch::Receiver<bool>) -> Result<(), OperatorError> {
+    let open_files = server::raise_open_file_limit();
     let listener = server::bind(args.health_addr).await?;
     let bound = listener.local_addr().unwrap_or(args.health_addr);
     let secure = server::bind(args.secure_addr).await?;
@@ -367,11 +382,13 @@ pub async fn run_until(args: Args, shutdown: watch::Receiver<bool>) -> Result<()
         listener,
         None,
         server::probe_routes(ready.clone()),
+        args.http.probes(),
         shutdown.clone(),
     ));
     let secure = Secure {
         listener: secure,
         tls,
+        limits: args.http.secure(open_files),
     };
     let result = match args.federation_role {
         Role::Hub => run_hub(&args, ready, secure, shutdown).await,
@@ -442,14 +459,15 @@ async fn run_hub(
         )
         .with_metrics(metrics.clone()),
     );
-    let auth = Arc::new(api::Auth::new(client));
+    let auth = Arc::new(api::Auth::new(client, args.auth_token_audiences.clone()));
     let routes = server::probe_routes(ready.clone()).merge(api::routes(api::ApiState {
         view: hub.view.clone(),
         auth: auth.clone(),
+        slots: args.http.response_slots(),
     }));
     let metrics_auth = args.metrics_auth.unwrap_or(true).then_some(auth);
     let serving = secure.serve(
-        server::with_metrics(routes, metrics, metrics_auth),
+        server::with_metrics(routes, metrics, metrics_auth, args.http.response_slots()),
         shutdown.clone(),
     );
     ready.set(true);
@@ -508,9 +526,14 @@ async fn run_edge(
     let metrics_auth = args
         .metrics_auth
         .unwrap_or(false)
-        .then(|| Arc::new(api::Auth::new(member)));
+        .then(|| Arc::new(api::Auth::new(member, args.auth_token_audiences.clone())));
     let serving = secure.serve(
-        server::with_metrics(server::probe_routes(ready.clone()), metrics, metrics_auth),
+        server::with_metrics(
+            server::probe_routes(ready.clone()),
+            metrics,
+            metrics_auth,
+            args.http.response_slots(),
+        ),
         shutdown.clone(),
     );
     // Ready means reporting: the edge flips it after each tick.

@@ -814,7 +814,8 @@ impl Scrape {
     }
 }
 
-/// A ServiceAccount allowed exactly `list federatedclusters` and a token for it.
+/// A ServiceAccount allowed exactly `list federatedclusters` (the REST API)
+/// and `get` on the non-resource URL `/metrics` (scraping), and a token for it.
 pub async fn reader_token(client: &kube::Client) -> String {
     let pp = PostParams::default();
     let ns = "fleet-system";
@@ -829,7 +830,8 @@ pub async fn reader_token(client: &kube::Client) -> String {
     let role: ClusterRole = serde_json::from_value(serde_json::json!({
         "metadata": {"name": "fleet-api-reader"},
         "rules": [{"apiGroups": ["federation.kubectl-fleet.dev"],
-                   "resources": ["federatedclusters"], "verbs": ["list"]}]
+                   "resources": ["federatedclusters"], "verbs": ["list"]},
+                  {"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
     }))
     .unwrap();
     Api::<ClusterRole>::all(client.clone())
