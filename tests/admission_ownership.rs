@@ -145,19 +145,15 @@ fn a_site_token_cannot_write_the_hubs_judgement() {
         "conditions": [{"type": "Connected", "status": "False", "reason": "HeartbeatMissed",
                         "message": "no heartbeat seen for 3 intervals", "lastTransitionTime": now()}],
     }});
+    // As the hub writes it: a replace of /status (its role has no read of
+    // /status, which `kubectl patch` would do first).
+    let mut object = site(&hub);
+    object["status"] = judged["status"].clone();
     kubectl_as(
         &hub,
         &hub_kc,
-        &[
-            "patch",
-            "fc",
-            "site-a",
-            "--subresource=status",
-            "--type=merge",
-            "-p",
-            &judged.to_string(),
-        ],
-        None,
+        &["replace", "--subresource=status", "-f", "-"],
+        Some(&object.to_string()),
     )
     .ok();
     let before = site(&hub)["status"].clone();
@@ -303,20 +299,14 @@ fn a_site_token_cannot_write_the_hubs_judgement() {
     );
 
     // And the hub goes on writing its judgement over the site's reports.
-    let rejudged = json!({"status": {"phase": "Connected", "phaseTransitionTime": now()}});
+    let mut rejudged = site(&hub);
+    rejudged["status"]["phase"] = json!("Connected");
+    rejudged["status"]["phaseTransitionTime"] = json!(now());
     kubectl_as(
         &hub,
         &hub_kc,
-        &[
-            "patch",
-            "fc",
-            "site-a",
-            "--subresource=status",
-            "--type=merge",
-            "-p",
-            &rejudged.to_string(),
-        ],
-        None,
+        &["replace", "--subresource=status", "-f", "-"],
+        Some(&rejudged.to_string()),
     )
     .ok();
     assert_eq!(site(&hub)["status"]["phase"], "Connected");
