@@ -415,10 +415,11 @@ async fn register_pull(
         raw
     } else {
         let member = connect_member(path, args.member_context.as_deref(), &raw).await?;
-        let (objs, issued) = member.mint_member_identity(args.token_ttl).await?;
+        let (objs, issued) =
+            super::pull_identity::mint(hub, &member, site, args.token_ttl, io).await?;
         let kubeconfig = TokenKubeconfig {
             cluster_name: site,
-            user_name: rbac::MEMBER_READER_NAME,
+            user_name: &rbac::pull_identity_name(site),
             server: member.server(),
             ca_pem: member.ca_pem(),
             insecure_skip_tls_verify: member.insecure(),
