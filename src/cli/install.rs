@@ -617,7 +617,7 @@ mod tests {
             serde_json::to_value(hub_namespace_rules()).unwrap(),
             json!([
                 { "apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "list", "watch", "create", "update", "patch"] },
-                { "apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list", "watch"] },
+                { "apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list", "watch", "patch"] },
             ])
         );
         let role = hub_manifests("img")
