@@ -30,7 +30,8 @@ async fn check_ours(hub: &Cluster, member: &Cluster, site: &str) -> Result<(Stri
         member.shared_member_reader_exists(),
     )?;
     let name = rbac::pull_identity_name(site);
-    let owner = live.map(|sa| rbac::pull_identity_owner(sa.metadata.labels.as_ref(), site, &hub_id));
+    let owner =
+        live.map(|sa| rbac::pull_identity_owner(sa.metadata.labels.as_ref(), site, &hub_id));
     match owner {
         None | Some(PullIdentityOwner::ThisHub) => Ok((hub_id, shared)),
         Some(PullIdentityOwner::OtherHub(other)) => Err(Error::Invalid {
@@ -81,16 +82,26 @@ fn shared_reader_note(site: &str) -> String {
 
 /// `unregister --member-kubeconfig`: before anything is deleted, checks
 /// that the site's identity on `member` is absent or this hub's.
-pub(super) async fn check_removable(hub: &Cluster, member: &Cluster, site: &str) -> Result<(), Error> {
+pub(super) async fn check_removable(
+    hub: &Cluster,
+    member: &Cluster,
+    site: &str,
+) -> Result<(), Error> {
     check_ours(hub, member, site).await.map(|_| ())
 }
 
 /// `unregister`: what stays on the member for a Pull site whose pull
 /// Secret held `stored`, when `member_cleaned` (the site's own identity was
 /// removed there) or not. None when there is nothing to say.
-pub(super) fn left_on_member(site: &str, stored: Option<&[u8]>, member_cleaned: bool) -> Option<String> {
+pub(super) fn left_on_member(
+    site: &str,
+    stored: Option<&[u8]>,
+    member_cleaned: bool,
+) -> Option<String> {
     let kubeconfig = MemberKubeconfig::parse(stored?).ok();
-    let subject = kubeconfig.as_ref().and_then(MemberKubeconfig::token_subject);
+    let subject = kubeconfig
+        .as_ref()
+        .and_then(MemberKubeconfig::token_subject);
     let server = kubeconfig
         .as_ref()
         .map(|k| Untrusted(k.server()).to_string())
@@ -133,7 +144,11 @@ mod tests {
             note.contains("kubectl fleet unregister a --member-kubeconfig FILE"),
             "{note}"
         );
-        assert_eq!(left_on_member("a", Some(&own), true), None, "removed: nothing to say");
+        assert_eq!(
+            left_on_member("a", Some(&own), true),
+            None,
+            "removed: nothing to say"
+        );
         let shared = stored("system:serviceaccount:fleet-system:fleet-member-reader");
         let note = left_on_member("a", Some(&shared), true).unwrap();
         assert!(note.contains("left in place"), "{note}");

@@ -1214,11 +1214,29 @@ mod tests {
         // A site switched from Push to Pull: the hub stamps its heartbeat
         // now, so an offset left over is removed (one write).
         let s = site().pull().heartbeat_ago(0).with_clock_offset(-600);
-        let h = pull_hub_status(&s, &seen(0, 0, true), I, None, DEFAULT_CREDENTIAL_WARNING, at(1)).into_owned();
+        let h = pull_hub_status(
+            &s,
+            &seen(0, 0, true),
+            I,
+            None,
+            DEFAULT_CREDENTIAL_WARNING,
+            at(1),
+        )
+        .into_owned();
         assert!(h.changed);
         let s = written(s, &h);
         assert_eq!(offset(&s), None);
-        assert!(!pull_hub_status(&s, &seen(0, 0, true), I, None, DEFAULT_CREDENTIAL_WARNING, at(2)).changed);
+        assert!(
+            !pull_hub_status(
+                &s,
+                &seen(0, 0, true),
+                I,
+                None,
+                DEFAULT_CREDENTIAL_WARNING,
+                at(2)
+            )
+            .changed
+        );
     }
 
     #[test]
@@ -1403,7 +1421,15 @@ mod tests {
             failure: ProbeFailure::Unauthorized,
             message: "rejected".into(),
         });
-        let h = pull_hub_status(&pending, &NEVER, I, Some(&failed), DEFAULT_CREDENTIAL_WARNING, at(0)).into_owned();
+        let h = pull_hub_status(
+            &pending,
+            &NEVER,
+            I,
+            Some(&failed),
+            DEFAULT_CREDENTIAL_WARNING,
+            at(0),
+        )
+        .into_owned();
         assert!(h.changed);
         assert_eq!(h.phase, Phase::Pending, "never reached: still Pending");
         let c = cond(&h, CONDITION_CONNECTED).unwrap();
@@ -1413,13 +1439,32 @@ mod tests {
         );
         // The same failure again: nothing to write.
         let after = written(pending, &h);
-        assert!(!pull_hub_status(&after, &NEVER, I, Some(&failed), DEFAULT_CREDENTIAL_WARNING, at(30)).changed);
+        assert!(
+            !pull_hub_status(
+                &after,
+                &NEVER,
+                I,
+                Some(&failed),
+                DEFAULT_CREDENTIAL_WARNING,
+                at(30)
+            )
+            .changed
+        );
         // No probe yet in this process: the condition stays as it is.
-        assert!(!pull_hub_status(&after, &NEVER, I, None, DEFAULT_CREDENTIAL_WARNING, at(30)).changed);
+        assert!(
+            !pull_hub_status(&after, &NEVER, I, None, DEFAULT_CREDENTIAL_WARNING, at(30)).changed
+        );
         // A successful probe wrote a heartbeat: Connected, reason from the
         // probe, and the insecure kubeconfig is said so.
         let reached = verdict(ProbeOutcome::Reached { insecure: true });
-        let h = pull_hub_status(&after, &seen(40, 40, true), I, Some(&reached), DEFAULT_CREDENTIAL_WARNING, at(41));
+        let h = pull_hub_status(
+            &after,
+            &seen(40, 40, true),
+            I,
+            Some(&reached),
+            DEFAULT_CREDENTIAL_WARNING,
+            at(41),
+        );
         assert_eq!(h.phase, Phase::Connected);
         let c = cond(&h, CONDITION_CONNECTED).unwrap();
         assert_eq!(c.reason, "InsecureSkipTLSVerify");
@@ -1466,7 +1511,10 @@ mod tests {
         assert!(h.changed);
         assert_eq!(h.phase, Phase::Stale, "one write: Stale with the reason");
         let c = cond(&h, CONDITION_CONNECTED).unwrap();
-        assert_eq!((c.status.as_str(), c.reason.as_str()), ("False", "Unauthorized"));
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("False", "Unauthorized")
+        );
         // It stays Stale, then turns Unreachable on the usual threshold.
         let stale = written(connected, &h);
         let later = pull_hub_status(
@@ -1526,7 +1574,10 @@ mod tests {
             .with_token_renewed_in(300);
         let h = judge_at(&renewed, 0);
         let (status, reason, message) = state(&h);
-        assert_eq!((status.as_str(), reason.as_str()), ("False", "RenewedByHub"));
+        assert_eq!(
+            (status.as_str(), reason.as_str()),
+            ("False", "RenewedByHub")
+        );
         assert!(message.contains("the hub renews"), "{message}");
         assert!(
             h.requeue_after.unwrap() <= Duration::from_secs(300 + 3 * 30 + 1),
@@ -1534,7 +1585,10 @@ mod tests {
             h.requeue_after
         );
         let (status, reason, message) = state(&judge_at(&renewed, 300 + 3 * 30));
-        assert_eq!((status.as_str(), reason.as_str()), ("True", "RenewalOverdue"));
+        assert_eq!(
+            (status.as_str(), reason.as_str()),
+            ("True", "RenewalOverdue")
+        );
         assert!(
             message.contains("kubectl fleet register site-a --pull --member-kubeconfig FILE"),
             "{message}"
@@ -1556,7 +1610,15 @@ mod tests {
 
     #[test]
     fn pull_site_never_probed_is_unknown() {
-        let h = pull_hub_status(&site().pull(), &NEVER, I, None, DEFAULT_CREDENTIAL_WARNING, at(0)).into_owned();
+        let h = pull_hub_status(
+            &site().pull(),
+            &NEVER,
+            I,
+            None,
+            DEFAULT_CREDENTIAL_WARNING,
+            at(0),
+        )
+        .into_owned();
         let c = cond(&h, CONDITION_CONNECTED).unwrap();
         assert_eq!(
             (c.status.as_str(), c.reason.as_str()),

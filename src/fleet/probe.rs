@@ -231,7 +231,9 @@ impl Cidr {
     pub fn contains(&self, ip: IpAddr) -> bool {
         match (self.addr, canonical(ip)) {
             (IpAddr::V4(net), IpAddr::V4(ip)) => {
-                let mask = u32::MAX.checked_shl(32 - u32::from(self.prefix)).unwrap_or(0);
+                let mask = u32::MAX
+                    .checked_shl(32 - u32::from(self.prefix))
+                    .unwrap_or(0);
                 u32::from(net) & mask == u32::from(ip) & mask
             }
             (IpAddr::V6(net), IpAddr::V6(ip)) => {
@@ -307,9 +309,7 @@ pub fn parse_byte_size(s: &str) -> Result<u64, String> {
 /// reaches, so no check can be passed by writing it the other way.
 fn canonical(ip: IpAddr) -> IpAddr {
     match ip {
-        IpAddr::V6(v6) => v6
-            .to_ipv4_mapped()
-            .map_or(IpAddr::V6(v6), IpAddr::V4),
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
         v4 => v4,
     }
 }
@@ -338,11 +338,14 @@ impl AddressRefusal {
     /// a name resolved to.
     pub fn describe(self) -> String {
         let lift = |example: &str| {
-            format!(" (a fleet whose members live there allows it with --pull-allow-cidr {example})")
+            format!(
+                " (a fleet whose members live there allows it with --pull-allow-cidr {example})"
+            )
         };
         match self {
             AddressRefusal::Metadata => {
-                "the member server is a cloud metadata endpoint: the hub never connects there".to_owned()
+                "the member server is a cloud metadata endpoint: the hub never connects there"
+                    .to_owned()
             }
             AddressRefusal::LinkLocal => format!(
                 "the member server has a link-local address: the hub does not connect there{}",
@@ -396,11 +399,20 @@ const REFUSED_BY_DEFAULT: [(Cidr, AddressRefusal); 9] = [
     (METADATA_ADDRESSES[1], AddressRefusal::Metadata),
     (METADATA_ADDRESSES[2], AddressRefusal::Metadata),
     (Cidr::v4(169, 254, 0, 0, 16), AddressRefusal::LinkLocal),
-    (Cidr::v6([0xfe80, 0, 0, 0, 0, 0, 0, 0], 10), AddressRefusal::LinkLocal),
+    (
+        Cidr::v6([0xfe80, 0, 0, 0, 0, 0, 0, 0], 10),
+        AddressRefusal::LinkLocal,
+    ),
     (Cidr::v4(127, 0, 0, 0, 8), AddressRefusal::Loopback),
-    (Cidr::v6([0, 0, 0, 0, 0, 0, 0, 1], 128), AddressRefusal::Loopback),
+    (
+        Cidr::v6([0, 0, 0, 0, 0, 0, 0, 1], 128),
+        AddressRefusal::Loopback,
+    ),
     (Cidr::v4(224, 0, 0, 0, 4), AddressRefusal::Multicast),
-    (Cidr::v6([0xff00, 0, 0, 0, 0, 0, 0, 0], 8), AddressRefusal::Multicast),
+    (
+        Cidr::v6([0xff00, 0, 0, 0, 0, 0, 0, 0], 8),
+        AddressRefusal::Multicast,
+    ),
 ];
 
 /// Which member addresses the hub's prober may connect to
@@ -524,7 +536,13 @@ mod tests {
         assert_eq!(host.to_string(), "fd00::1/128");
         assert!("0.0.0.0/0".parse::<Cidr>().unwrap().contains(ip("8.8.8.8")));
         assert!(!"0.0.0.0/0".parse::<Cidr>().unwrap().contains(ip("::1")));
-        for bad in ["10.0.0.0/33", "fd00::/129", "example.com/8", "", "10.0.0.0/x"] {
+        for bad in [
+            "10.0.0.0/33",
+            "fd00::/129",
+            "example.com/8",
+            "",
+            "10.0.0.0/x",
+        ] {
             assert!(bad.parse::<Cidr>().is_err(), "{bad}");
         }
     }
@@ -551,7 +569,10 @@ mod tests {
         for ok in ["10.0.0.5", "192.168.1.10", "203.0.113.7", "fd12::5"] {
             assert_eq!(p.check(ip(ok)), Ok(()), "{ok}");
         }
-        assert_eq!(p.check_name("metadata.google.internal."), Err(AddressRefusal::Metadata));
+        assert_eq!(
+            p.check_name("metadata.google.internal."),
+            Err(AddressRefusal::Metadata)
+        );
         assert_eq!(p.check_name("METADATA"), Err(AddressRefusal::Metadata));
         assert_eq!(p.check_name("member.example.com"), Ok(()));
     }
@@ -576,7 +597,10 @@ mod tests {
             Err(AddressRefusal::Metadata),
             "a wide allow lifts no default refusal"
         );
-        assert_eq!(everything.check(ip("127.0.0.1")), Err(AddressRefusal::Loopback));
+        assert_eq!(
+            everything.check(ip("127.0.0.1")),
+            Err(AddressRefusal::Loopback)
+        );
         let link_local = AddressPolicy {
             allow: cidrs(&["169.254.0.0/16"]),
             deny: Vec::new(),
@@ -596,7 +620,10 @@ mod tests {
             deny: cidrs(&["10.96.0.0/12"]),
         };
         let denied = "10.96.0.0/12".parse().unwrap();
-        assert_eq!(p.check(ip("10.96.0.1")), Err(AddressRefusal::Denied(denied)));
+        assert_eq!(
+            p.check(ip("10.96.0.1")),
+            Err(AddressRefusal::Denied(denied))
+        );
         assert_eq!(p.check(ip("10.0.0.1")), Ok(()));
         assert!(
             AddressRefusal::Denied(denied)

@@ -976,7 +976,10 @@ mod tests {
 
     #[test]
     fn a_pull_identity_belongs_to_the_hub_that_labelled_it() {
-        let ours = PullIdentity::new("s", "hub-1").service_account.metadata.labels;
+        let ours = PullIdentity::new("s", "hub-1")
+            .service_account
+            .metadata
+            .labels;
         assert_eq!(
             pull_identity_owner(ours.as_ref(), "s", "hub-1"),
             PullIdentityOwner::ThisHub

@@ -279,7 +279,9 @@ mod tests {
     use super::*;
     use http_body_util::{BodyExt as _, Full, StreamBody};
 
-    fn chunks(n: usize, size: usize) -> StreamBody<futures::stream::Iter<std::vec::IntoIter<Result<Frame<Bytes>, BoxError>>>> {
+    type Frames = futures::stream::Iter<std::vec::IntoIter<Result<Frame<Bytes>, BoxError>>>;
+
+    fn chunks(n: usize, size: usize) -> StreamBody<Frames> {
         let frames: Vec<Result<Frame<Bytes>, BoxError>> = (0..n)
             .map(|_| Ok(Frame::data(Bytes::from(vec![b'x'; size]))))
             .collect();
@@ -300,7 +302,10 @@ mod tests {
     #[tokio::test]
     async fn an_answer_within_the_limit_is_read_whole() {
         let layer = BodyLimitLayer::new(100);
-        assert_eq!(read(CappedBody::new(chunks(10, 10), &layer, None)).await, Ok(100));
+        assert_eq!(
+            read(CappedBody::new(chunks(10, 10), &layer, None)).await,
+            Ok(100)
+        );
     }
 
     #[tokio::test]
@@ -321,7 +326,10 @@ mod tests {
     async fn the_budget_counts_every_answer_and_what_the_reader_charges() {
         let budget = ReadBudget::new(250);
         let layer = BodyLimitLayer::new(100).with_budget(budget.clone());
-        assert_eq!(read(CappedBody::new(chunks(10, 10), &layer, None)).await, Ok(100));
+        assert_eq!(
+            read(CappedBody::new(chunks(10, 10), &layer, None)).await,
+            Ok(100)
+        );
         assert_eq!(budget.charge(100), Ok(()));
         assert_eq!(
             read(CappedBody::new(chunks(10, 10), &layer, None)).await,

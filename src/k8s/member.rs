@@ -26,7 +26,10 @@ use std::collections::BTreeMap;
 use http_body_util::BodyExt as _;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ReplicaSet;
-use k8s_openapi::api::core::v1::{Namespace, Node, NodeCondition, NodeStatus, Pod, PodStatus};
+use k8s_openapi::api::core::v1::{
+    ContainerState, ContainerStatus, Namespace, Node, NodeCondition, NodeStatus, Pod, PodCondition,
+    PodStatus,
+};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
     APIGroupList, APIResourceList, ObjectMeta, OwnerReference, Time,
@@ -173,13 +176,198 @@ fn answer_error(what: &'static str, code: u16, body: &[u8]) -> MemberError {
     }
 }
 
-/// A page of a list, decoded leanly.
-#[derive(Deserialize)]
+/// Nested lists kept per object: container statuses per kind of container,
+/// conditions, owners, capacity entries. Beyond these a member's object is
+/// cut, not refused: no real pod, node or service comes near them, and an
+/// object that does cannot make the reader hold 750 bytes for every two
+/// bytes it sent (an empty container status `{}` decodes into that much).
+const MAX_CONTAINERS: usize = 64;
+const MAX_CONDITIONS: usize = 32;
+const MAX_OWNERS: usize = 8;
+const MAX_RESOURCES: usize = 64;
+
+/// A list of at most `N` elements: the rest are skipped undecoded.
+fn at_most<'de, D, T, const N: usize>(d: D) -> Result<Option<Vec<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct Bounded<T, const N: usize>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>, const N: usize> serde::de::Visitor<'de> for Bounded<T, N> {
+        type Value = Option<Vec<T>>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a list")
+        }
+
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_seq(self)
+        }
+
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while out.len() < N {
+                match seq.next_element()? {
+                    Some(x) => out.push(x),
+                    None => return Ok(Some(out)),
+                }
+            }
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+            Ok(Some(out))
+        }
+    }
+    d.deserialize_option(Bounded::<T, N>(std::marker::PhantomData))
+}
+
+/// A map of at most [`MAX_RESOURCES`] entries: the rest are skipped.
+fn resources<'de, D>(d: D) -> Result<Option<BTreeMap<String, Quantity>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    struct Bounded;
+    impl<'de> serde::de::Visitor<'de> for Bounded {
+        type Value = Option<BTreeMap<String, Quantity>>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a map of resource quantities")
+        }
+
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_map(self)
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out = BTreeMap::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if out.len() < MAX_RESOURCES {
+                    out.insert(key, map.next_value::<Quantity>()?);
+                } else {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+            Ok(Some(out))
+        }
+    }
+    d.deserialize_option(Bounded)
+}
+
+/// A page of a list, decoded leanly, with at most as many items as were
+/// asked for (a real API server never sends more; more is not the
+/// Kubernetes API, and would let a page of `{}`s decode into far more
+/// memory than its bytes).
 struct Page<T> {
-    #[serde(default)]
-    metadata: PageMeta,
-    #[serde(default = "Option::default")]
-    items: Option<Vec<T>>,
+    continue_: Option<String>,
+    items: Vec<T>,
+}
+
+/// Decodes a [`Page`] with at most `max` items.
+struct PageSeed<T> {
+    max: usize,
+    item: std::marker::PhantomData<T>,
+}
+
+impl<'de, T: Deserialize<'de>> serde::de::DeserializeSeed<'de> for PageSeed<T> {
+    type Value = Page<T>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Page<T>, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for PageSeed<T> {
+    type Value = Page<T>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a list")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Page<T>, A::Error> {
+        let mut page = Page {
+            continue_: None,
+            items: Vec::new(),
+        };
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match key.as_ref() {
+                "metadata" => page.continue_ = map.next_value::<PageMeta>()?.continue_,
+                "items" => {
+                    page.items = map.next_value_seed(ItemsSeed::<T> {
+                        max: self.max,
+                        item: std::marker::PhantomData,
+                    })?
+                }
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(page)
+    }
+}
+
+struct ItemsSeed<T> {
+    max: usize,
+    item: std::marker::PhantomData<T>,
+}
+
+impl<'de, T: Deserialize<'de>> serde::de::DeserializeSeed<'de> for ItemsSeed<T> {
+    type Value = Vec<T>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Vec<T>, D::Error> {
+        d.deserialize_option(self)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for ItemsSeed<T> {
+    type Value = Vec<T>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "at most {} items", self.max)
+    }
+
+    fn visit_none<E>(self) -> Result<Vec<T>, E> {
+        Ok(Vec::new())
+    }
+
+    fn visit_unit<E>(self) -> Result<Vec<T>, E> {
+        Ok(Vec::new())
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Vec<T>, D::Error> {
+        d.deserialize_seq(self)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+        let mut out = Vec::with_capacity(self.max.min(64));
+        while let Some(item) = seq.next_element()? {
+            if out.len() == self.max {
+                return Err(serde::de::Error::custom("more items than the page limit"));
+            }
+            out.push(item);
+        }
+        Ok(out)
+    }
 }
 
 #[derive(Default, Deserialize)]
@@ -196,9 +384,18 @@ struct LeanMeta {
     name: Option<String>,
     namespace: Option<String>,
     uid: Option<String>,
+    #[serde(deserialize_with = "at_most::<_, _, MAX_OWNERS>")]
     owner_references: Option<Vec<OwnerReference>>,
     creation_timestamp: Option<Time>,
     deletion_timestamp: Option<Time>,
+}
+
+impl LeanMeta {
+    /// Heap the kept metadata takes beyond its strings (which are bytes
+    /// the answer already counted).
+    fn nested(&self) -> usize {
+        self.owner_references.as_ref().map_or(0, Vec::len) * size_of::<OwnerReference>()
+    }
 }
 
 impl From<LeanMeta> for ObjectMeta {
@@ -221,18 +418,103 @@ struct MetadataOnly {
     metadata: LeanMeta,
 }
 
+/// What the collector reads of a container's status: its name, restarts,
+/// readiness and states (no image, resources or volume mounts).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LeanContainerStatus {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    ready: bool,
+    #[serde(default)]
+    restart_count: i32,
+    started: Option<bool>,
+    state: Option<ContainerState>,
+    last_state: Option<ContainerState>,
+}
+
+impl From<LeanContainerStatus> for ContainerStatus {
+    fn from(c: LeanContainerStatus) -> Self {
+        ContainerStatus {
+            name: c.name,
+            ready: c.ready,
+            restart_count: c.restart_count,
+            started: c.started,
+            state: c.state,
+            last_state: c.last_state,
+            ..ContainerStatus::default()
+        }
+    }
+}
+
+/// What the collector reads of a pod's status.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct LeanPodStatus {
+    phase: Option<String>,
+    reason: Option<String>,
+    message: Option<String>,
+    start_time: Option<Time>,
+    #[serde(deserialize_with = "at_most::<_, _, MAX_CONDITIONS>")]
+    conditions: Option<Vec<PodCondition>>,
+    #[serde(deserialize_with = "at_most::<_, _, MAX_CONTAINERS>")]
+    init_container_statuses: Option<Vec<LeanContainerStatus>>,
+    #[serde(deserialize_with = "at_most::<_, _, MAX_CONTAINERS>")]
+    container_statuses: Option<Vec<LeanContainerStatus>>,
+    #[serde(deserialize_with = "at_most::<_, _, MAX_CONTAINERS>")]
+    ephemeral_container_statuses: Option<Vec<LeanContainerStatus>>,
+}
+
 #[derive(Deserialize)]
 struct LeanPod {
     #[serde(default)]
     metadata: LeanMeta,
-    status: Option<PodStatus>,
+    status: Option<LeanPodStatus>,
+}
+
+/// The pod as the collector sees it, and the heap it keeps beyond strings.
+fn keep_pod(p: LeanPod) -> (Pod, usize) {
+    let containers = |l: Option<Vec<LeanContainerStatus>>| {
+        l.map(|l| l.into_iter().map(ContainerStatus::from).collect::<Vec<_>>())
+    };
+    let mut nested = p.metadata.nested();
+    let status = p.status.map(|s| {
+        let status = PodStatus {
+            phase: s.phase,
+            reason: s.reason,
+            message: s.message,
+            start_time: s.start_time,
+            conditions: s.conditions,
+            init_container_statuses: containers(s.init_container_statuses),
+            container_statuses: containers(s.container_statuses),
+            ephemeral_container_statuses: containers(s.ephemeral_container_statuses),
+            ..PodStatus::default()
+        };
+        let n = |l: &Option<Vec<ContainerStatus>>| l.as_ref().map_or(0, Vec::len);
+        nested += status.conditions.as_ref().map_or(0, Vec::len) * size_of::<PodCondition>()
+            + (n(&status.init_container_statuses)
+                + n(&status.container_statuses)
+                + n(&status.ephemeral_container_statuses))
+                * size_of::<ContainerStatus>();
+        status
+    });
+    let pod = Pod {
+        metadata: p.metadata.into(),
+        spec: None,
+        status,
+    };
+    (pod, nested)
 }
 
 #[derive(Default, Deserialize)]
 #[serde(default)]
 struct LeanNodeStatus {
+    #[serde(deserialize_with = "resources")]
     capacity: Option<BTreeMap<String, Quantity>>,
+    #[serde(deserialize_with = "resources")]
     allocatable: Option<BTreeMap<String, Quantity>>,
+    #[serde(deserialize_with = "at_most::<_, _, MAX_CONDITIONS>")]
     conditions: Option<Vec<NodeCondition>>,
 }
 
@@ -243,11 +525,90 @@ struct LeanNode {
     status: Option<LeanNodeStatus>,
 }
 
+/// Heap per entry of a resource map beyond its strings: the entry and the
+/// tree's share of a node.
+const RESOURCE_ENTRY: usize = size_of::<String>() + size_of::<Quantity>() + 16;
+
+fn keep_node(n: LeanNode) -> (Node, usize) {
+    let mut nested = n.metadata.nested();
+    let status = n.status.map(|s| {
+        let entries = |m: &Option<BTreeMap<String, Quantity>>| m.as_ref().map_or(0, BTreeMap::len);
+        nested += (entries(&s.capacity) + entries(&s.allocatable)) * RESOURCE_ENTRY
+            + s.conditions.as_ref().map_or(0, Vec::len) * size_of::<NodeCondition>();
+        NodeStatus {
+            capacity: s.capacity,
+            allocatable: s.allocatable,
+            conditions: s.conditions,
+            ..NodeStatus::default()
+        }
+    });
+    let node = Node {
+        metadata: n.metadata.into(),
+        status,
+        ..Node::default()
+    };
+    (node, nested)
+}
+
+/// What the collector reads of an inference service's status
+/// (`fleet::inventory::inference_service_state`).
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct LeanInferenceStatus {
+    phase: Option<String>,
+    message: Option<String>,
+    #[serde(deserialize_with = "at_most::<_, _, MAX_CONDITIONS>")]
+    conditions: Option<Vec<LeanCondition>>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct LeanCondition {
+    #[serde(rename = "type")]
+    type_: Option<String>,
+    status: Option<String>,
+    reason: Option<String>,
+    message: Option<String>,
+}
+
 #[derive(Deserialize)]
 struct LeanObject {
     #[serde(default)]
     metadata: LeanMeta,
-    status: Option<serde_json::Value>,
+    status: Option<LeanInferenceStatus>,
+}
+
+/// Heap of a JSON value holding one short field: the map entry and the value.
+const JSON_FIELD: usize = size_of::<String>() + size_of::<serde_json::Value>() + 16;
+
+fn keep_object(o: LeanObject, types: &Option<kube::core::TypeMeta>) -> (DynamicObject, usize) {
+    let mut nested = o.metadata.nested();
+    let data = match o.status {
+        None => serde_json::json!({}),
+        Some(s) => {
+            let conditions: Vec<serde_json::Value> = s
+                .conditions
+                .unwrap_or_default()
+                .into_iter()
+                .map(|c| {
+                    serde_json::json!({
+                        "type": c.type_, "status": c.status,
+                        "reason": c.reason, "message": c.message,
+                    })
+                })
+                .collect();
+            nested += (3 + conditions.len() * 5) * JSON_FIELD;
+            serde_json::json!({
+                "status": {"phase": s.phase, "message": s.message, "conditions": conditions}
+            })
+        }
+    };
+    let object = DynamicObject {
+        types: types.clone(),
+        metadata: o.metadata.into(),
+        data,
+    };
+    (object, nested)
 }
 
 #[derive(Deserialize)]
@@ -287,12 +648,12 @@ impl<'a> MemberReader<'a> {
         }
     }
 
-    /// Sends `req` and decodes its answer as `T`.
-    async fn send<T: DeserializeOwned>(
+    /// Sends `req` and returns the body of a successful answer.
+    async fn send(
         &self,
         what: &'static str,
         req: Result<http::Request<Vec<u8>>, kube::core::request::Error>,
-    ) -> Result<T, MemberError> {
+    ) -> Result<Vec<u8>, MemberError> {
         let req = req.map_err(|e| MemberError::Read {
             what,
             source: kube::Error::BuildRequest(e),
@@ -309,15 +670,20 @@ impl<'a> MemberReader<'a> {
         if !code.is_success() {
             return Err(answer_error(what, code.as_u16(), &body));
         }
-        serde_json::from_slice(&body).map_err(|_| MemberError::NotKubernetes { what })
+        Ok(body)
     }
 
-    async fn get<T: DeserializeOwned>(&self, what: &'static str, path: &str) -> Result<T, MemberError> {
+    async fn get<T: DeserializeOwned>(
+        &self,
+        what: &'static str,
+        path: &str,
+    ) -> Result<T, MemberError> {
         let req = http::Request::get(path)
             .header(http::header::ACCEPT, "application/json")
             .body(Vec::new())
             .map_err(kube::core::request::Error::BuildRequest);
-        self.send(what, req).await
+        let body = self.send(what, req).await?;
+        serde_json::from_slice(&body).map_err(|_| MemberError::NotKubernetes { what })
     }
 
     async fn post<T: DeserializeOwned>(
@@ -331,19 +697,21 @@ impl<'a> MemberReader<'a> {
             .header(http::header::CONTENT_TYPE, "application/json")
             .body(body.to_string().into_bytes())
             .map_err(kube::core::request::Error::BuildRequest);
-        self.send(what, req).await
+        let body = self.send(what, req).await?;
+        serde_json::from_slice(&body).map_err(|_| MemberError::NotKubernetes { what })
     }
 
-    /// Every object of a list, page by page, each turned into what is kept
-    /// by `keep`. The memory the kept objects take is charged to the
-    /// budget as the list grows.
+    /// Every object of a list, `page` at a time, each turned by `keep`
+    /// into what is kept and the heap that takes beyond its strings. What
+    /// the kept objects take is charged to the budget before it is
+    /// allocated.
     async fn list<L: DeserializeOwned, T>(
         &self,
         what: &'static str,
         path: &str,
         page: u32,
         metadata_only: bool,
-        mut keep: impl FnMut(L) -> T,
+        mut keep: impl FnMut(L) -> (T, usize),
     ) -> Result<Vec<T>, MemberError> {
         let request = kube::core::Request::new(path);
         let mut out: Vec<T> = Vec::new();
@@ -358,12 +726,28 @@ impl<'a> MemberReader<'a> {
             } else {
                 request.list(&lp)
             };
-            let page: Page<L> = self.send(what, req).await?;
-            let items = page.items.unwrap_or_default();
-            let before = out.capacity();
-            out.extend(items.into_iter().map(&mut keep));
-            self.charge(what, (out.capacity() - before) * std::mem::size_of::<T>())?;
-            match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            let body = self.send(what, req).await?;
+            let seed = PageSeed::<L> {
+                max: page as usize,
+                item: std::marker::PhantomData,
+            };
+            let mut de = serde_json::Deserializer::from_slice(&body);
+            let decoded = serde::de::DeserializeSeed::deserialize(seed, &mut de)
+                .and_then(|p| de.end().map(|()| p))
+                .map_err(|_| MemberError::NotKubernetes { what })?;
+            drop(body);
+            let needed = out.len() + decoded.items.len();
+            if needed > out.capacity() {
+                let grown = needed.max(out.capacity() * 2);
+                self.charge(what, (grown - out.capacity()) * size_of::<T>())?;
+                out.reserve_exact(grown - out.len());
+            }
+            for item in decoded.items {
+                let (kept, nested) = keep(item);
+                self.charge(what, nested)?;
+                out.push(kept);
+            }
+            match decoded.continue_.filter(|c| !c.is_empty()) {
                 None => break,
                 // A server that hands back the token it was given would
                 // page forever.
@@ -373,7 +757,6 @@ impl<'a> MemberReader<'a> {
                 Some(next) => token = Some(next),
             }
         }
-        out.shrink_to_fit();
         Ok(out)
     }
 
@@ -425,16 +808,13 @@ impl<'a> MemberReader<'a> {
     pub async fn read(&self) -> Result<MemberObjects, MemberError> {
         let version: VersionInfo = self.get("server version", "/version").await?;
         let nodes = self
-            .list("nodes", &Node::url_path(&(), None), NODE_PAGE, false, |n: LeanNode| Node {
-                metadata: n.metadata.into(),
-                status: n.status.map(|s| NodeStatus {
-                    capacity: s.capacity,
-                    allocatable: s.allocatable,
-                    conditions: s.conditions,
-                    ..NodeStatus::default()
-                }),
-                ..Node::default()
-            })
+            .list(
+                "nodes",
+                &Node::url_path(&(), None),
+                NODE_PAGE,
+                false,
+                keep_node,
+            )
             .await?;
         let namespace_count = self
             .list(
@@ -442,16 +822,12 @@ impl<'a> MemberReader<'a> {
                 &Namespace::url_path(&(), None),
                 METADATA_PAGE,
                 true,
-                |_: MetadataOnly| (),
+                |_: MetadataOnly| ((), 0),
             )
             .await?
             .len();
         let pods = self
-            .list("pods", &Pod::url_path(&(), None), POD_PAGE, false, |p: LeanPod| Pod {
-                metadata: p.metadata.into(),
-                spec: None,
-                status: p.status,
-            })
+            .list("pods", &Pod::url_path(&(), None), POD_PAGE, false, keep_pod)
             .await?;
         // A member without apps/v1 still reports; pods then resolve to themselves.
         let replica_sets = match self
@@ -460,9 +836,13 @@ impl<'a> MemberReader<'a> {
                 &ReplicaSet::url_path(&(), None),
                 METADATA_PAGE,
                 true,
-                |r: MetadataOnly| ReplicaSet {
-                    metadata: r.metadata.into(),
-                    ..ReplicaSet::default()
+                |r: MetadataOnly| {
+                    let nested = r.metadata.nested();
+                    let rs = ReplicaSet {
+                        metadata: r.metadata.into(),
+                        ..ReplicaSet::default()
+                    };
+                    (rs, nested)
                 },
             )
             .await
@@ -483,25 +863,29 @@ impl<'a> MemberReader<'a> {
                 kind: ar.kind.clone(),
             });
             let listed = if kind.counted_only() {
-                self.list("inference objects", &path, METADATA_PAGE, true, |o: MetadataOnly| {
-                    DynamicObject {
-                        types: types.clone(),
-                        metadata: o.metadata.into(),
-                        data: serde_json::json!({}),
-                    }
-                })
+                self.list(
+                    "inference objects",
+                    &path,
+                    METADATA_PAGE,
+                    true,
+                    |o: MetadataOnly| {
+                        let object = DynamicObject {
+                            types: types.clone(),
+                            metadata: o.metadata.into(),
+                            data: serde_json::json!({}),
+                        };
+                        (object, 0)
+                    },
+                )
                 .await
             } else {
-                self.list("inference objects", &path, METADATA_PAGE, false, |o: LeanObject| {
-                    DynamicObject {
-                        types: types.clone(),
-                        metadata: o.metadata.into(),
-                        data: match o.status {
-                            Some(status) => serde_json::json!({ "status": status }),
-                            None => serde_json::json!({}),
-                        },
-                    }
-                })
+                self.list(
+                    "inference objects",
+                    &path,
+                    METADATA_PAGE,
+                    false,
+                    |o: LeanObject| keep_object(o, &types),
+                )
                 .await
             };
             match listed {
@@ -629,22 +1013,64 @@ mod tests {
             "spec": {"containers": [{"name": "c", "image": "i", "env": [{"name": "PASSWORD", "value": "hunter2"}]}]},
             "status": {"phase": "Running", "containerStatuses": [{
                 "name": "c", "image": "i", "imageID": "", "ready": false, "restartCount": 5,
+                "volumeMounts": [{"name": "v", "mountPath": "/v"}],
                 "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}
         });
-        let lean: LeanPod = serde_json::from_value(pod).unwrap();
-        let pod = Pod {
-            metadata: lean.metadata.into(),
-            spec: None,
-            status: lean.status,
-        };
+        let (pod, nested) = keep_pod(serde_json::from_value(pod).unwrap());
         assert!(pod.spec.is_none());
         assert!(!format!("{pod:?}").contains("hunter2"), "no env in memory");
         assert_eq!(pod.metadata.labels, None);
         assert_eq!(pod.metadata.annotations, None);
         assert_eq!(pod.metadata.owner_references.unwrap()[0].name, "web-7d");
+        let status = pod.status.unwrap();
+        let c = &status.container_statuses.unwrap()[0];
+        assert_eq!(c.restart_count, 5);
+        assert_eq!(c.volume_mounts, None);
         assert_eq!(
-            pod.status.unwrap().container_statuses.unwrap()[0].restart_count,
-            5
+            c.state
+                .as_ref()
+                .unwrap()
+                .waiting
+                .as_ref()
+                .unwrap()
+                .reason
+                .as_deref(),
+            Some("CrashLoopBackOff")
+        );
+        assert_eq!(
+            nested,
+            size_of::<OwnerReference>() + size_of::<ContainerStatus>(),
+            "what is kept beyond strings is counted"
+        );
+    }
+
+    #[test]
+    fn nested_lists_are_cut_and_pages_hold_no_more_than_asked_for() {
+        // 10,000 empty container statuses: 30 KB of JSON that would decode
+        // into 7.5 MB.
+        let statuses = vec![serde_json::json!({}); 10_000];
+        let pod = serde_json::json!({"status": {"containerStatuses": statuses}});
+        let (pod, _) = keep_pod(serde_json::from_value(pod).unwrap());
+        assert_eq!(
+            pod.status.unwrap().container_statuses.unwrap().len(),
+            MAX_CONTAINERS
+        );
+        let page = |items: usize, max: usize| {
+            let body = serde_json::json!({"items": vec![serde_json::json!({}); items]}).to_string();
+            let mut de = serde_json::Deserializer::from_str(&body);
+            serde::de::DeserializeSeed::deserialize(
+                PageSeed::<MetadataOnly> {
+                    max,
+                    item: std::marker::PhantomData,
+                },
+                &mut de,
+            )
+            .map(|p| p.items.len())
+        };
+        assert_eq!(page(500, 500).unwrap(), 500);
+        assert!(
+            page(501, 500).is_err(),
+            "more than the limit: not the Kubernetes API"
         );
     }
 
@@ -676,11 +1102,21 @@ mod tests {
 
     #[test]
     fn a_page_without_items_or_metadata_is_empty() {
-        let page: Page<MetadataOnly> = serde_json::from_str(r#"{"items": null}"#).unwrap();
-        assert!(page.items.is_none() && page.metadata.continue_.is_none());
-        let page: Page<MetadataOnly> =
-            serde_json::from_str(r#"{"metadata": {"continue": "t"}, "items": [{}]}"#).unwrap();
-        assert_eq!(page.items.unwrap().len(), 1);
-        assert_eq!(page.metadata.continue_.as_deref(), Some("t"));
+        let decode = |body: &str| {
+            let mut de = serde_json::Deserializer::from_str(body);
+            serde::de::DeserializeSeed::deserialize(
+                PageSeed::<MetadataOnly> {
+                    max: 10,
+                    item: std::marker::PhantomData,
+                },
+                &mut de,
+            )
+            .unwrap()
+        };
+        let page = decode(r#"{"items": null}"#);
+        assert!(page.items.is_empty() && page.continue_.is_none());
+        let page = decode(r#"{"kind": "List", "metadata": {"continue": "t"}, "items": [{}]}"#);
+        assert_eq!(page.items.len(), 1);
+        assert_eq!(page.continue_.as_deref(), Some("t"));
     }
 }

@@ -374,7 +374,9 @@ pub fn classify(err: &MemberError, server: &str, site: &str) -> (ProbeFailure, S
             ),
             500..=599 => (
                 ProbeFailure::Failed,
-                format!("{server} failed to answer a read (a server error): see the member API server's logs"),
+                format!(
+                    "{server} failed to answer a read (a server error): see the member API server's logs"
+                ),
             ),
             _ => (
                 ProbeFailure::NotKubernetes,
@@ -636,7 +638,11 @@ users:
 
     fn jwt(claims: &str) -> String {
         let e = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-        format!("{}.{}.sig", e.encode(r#"{"alg":"RS256"}"#), e.encode(claims))
+        format!(
+            "{}.{}.sig",
+            e.encode(r#"{"alg":"RS256"}"#),
+            e.encode(claims)
+        )
     }
 
     #[test]
@@ -656,16 +662,19 @@ users:
     fn a_renewed_token_replaces_only_the_current_users() {
         let token = jwt(r#"{"sub":"system:serviceaccount:fleet-system:fleet-pull-a"}"#);
         let kc = MemberKubeconfig::parse(
-            kubeconfig(&format!("    token: {token}"), "    certificate-authority-data: Q0E=")
-                .as_bytes(),
+            kubeconfig(
+                &format!("    token: {token}"),
+                "    certificate-authority-data: Q0E=",
+            )
+            .as_bytes(),
         )
         .unwrap();
         assert_eq!(
             kc.token_subject().as_deref(),
             Some("system:serviceaccount:fleet-system:fleet-pull-a")
         );
-        let renewed = MemberKubeconfig::parse(kc.with_token("new-token").unwrap().as_bytes())
-            .unwrap();
+        let renewed =
+            MemberKubeconfig::parse(kc.with_token("new-token").unwrap().as_bytes()).unwrap();
         assert_eq!(renewed.token(), Some("new-token"));
         assert_eq!(renewed.server(), kc.server());
         let text = kc.with_token("new-token").unwrap();
@@ -711,9 +720,8 @@ users:
             ("https://127.0.0.1:6443", AddressRefusal::Loopback),
             ("https://[::ffff:127.0.0.1]:6443", AddressRefusal::Loopback),
         ] {
-            let kc =
-                MemberKubeconfig::parse(kubeconfig_at(server, "    token: t", "").as_bytes())
-                    .unwrap();
+            let kc = MemberKubeconfig::parse(kubeconfig_at(server, "    token: t", "").as_bytes())
+                .unwrap();
             assert_eq!(
                 kc.resolve(&policy, None).await,
                 Err(AddressError::Refused(why)),

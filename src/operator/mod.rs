@@ -563,7 +563,9 @@ mod tests {
         assert_eq!(a.probe_max_bytes, 128 << 20);
         assert_eq!(a.pull_allow_cidr.len(), 2);
         assert_eq!(a.pull_deny_cidr[0].to_string(), "10.96.0.0/12");
-        assert!(Args::try_parse_from(["fleet-operator", "--pull-allow-cidr", "localhost"]).is_err());
+        assert!(
+            Args::try_parse_from(["fleet-operator", "--pull-allow-cidr", "localhost"]).is_err()
+        );
     }
 
     #[test]

@@ -44,8 +44,8 @@ use tokio::sync::{Semaphore, watch};
 
 use crate::api::{FederatedCluster, Mode, SecretKeyRef, Signal};
 use crate::fleet::probe::{
-    AddressPolicy, ProbeFailure, ProbeOutcome, ProbeVerdict, RemediationAccess,
-    remediation_access, remediation_needs,
+    AddressPolicy, ProbeFailure, ProbeOutcome, ProbeVerdict, RemediationAccess, remediation_access,
+    remediation_needs,
 };
 use crate::fleet::rbac::{
     FLEET_NAMESPACE, MIN_TOKEN_TTL, SITE_LABEL, pull_identity_name, pull_identity_user,
@@ -264,9 +264,15 @@ async fn renew(
         .await
         .map_err(|e| {
             let (failure, _) = classify(&e, member.kubeconfig.server(), site);
-            format!("the member answered the token request with {}", failure.reason())
+            format!(
+                "the member answered the token request with {}",
+                failure.reason()
+            )
         })?;
-    let text = member.kubeconfig.with_token(&minted.token).map_err(|e| e.0)?;
+    let text = member
+        .kubeconfig
+        .with_token(&minted.token)
+        .map_err(|e| e.0)?;
     let Some(version) = secret.resource_version.as_deref() else {
         return Err("the pull Secret has no resourceVersion".to_owned());
     };
@@ -297,11 +303,17 @@ impl SiteProber {
     /// The site's pull Secret as the hub may use it: referenced in
     /// `fleet-system`, labelled by `register`, and labelled for this very
     /// site (a Secret made for another site is not used for this one).
-    fn secret<'r>(&self, site: &'r FederatedCluster) -> Result<(&'r SecretKeyRef, Arc<Secret>), Failure> {
+    fn secret<'r>(
+        &self,
+        site: &'r FederatedCluster,
+    ) -> Result<(&'r SecretKeyRef, Arc<Secret>), Failure> {
         let Some(r) = site.spec.kubeconfig_secret_ref.as_ref() else {
             return Err((
                 ProbeFailure::SecretNotFound,
-                format!("spec.kubeconfigSecretRef is not set: {}", self.register_hint()),
+                format!(
+                    "spec.kubeconfigSecretRef is not set: {}",
+                    self.register_hint()
+                ),
             ));
         };
         if r.namespace != FLEET_NAMESPACE {
@@ -443,7 +455,8 @@ impl SiteProber {
         let name = self.name.clone();
         let hub_client = self.hub.client();
         let hub = self.hub.clone();
-        let (member, secret) = match tokio::time::timeout(timeout, self.member(site, timeout)).await {
+        let (member, secret) = match tokio::time::timeout(timeout, self.member(site, timeout)).await
+        {
             Ok(Ok(m)) => m,
             Ok(Err((f, m))) => return (verdict(failed(f, m), None), None),
             Err(_) => {
@@ -504,7 +517,10 @@ impl SiteProber {
             .and_then(TokenClaims::renewal_time);
         if member.renewable
             && !member.renewed
-            && member.claims.as_ref().is_some_and(|c| c.needs_rotation(now))
+            && member
+                .claims
+                .as_ref()
+                .is_some_and(|c| c.needs_rotation(now))
         {
             let renewal =
                 tokio::time::timeout(timeout, renew(&reader, member, &hub_client, &name, &secret))
