@@ -383,7 +383,10 @@ impl SiteProber {
             let member = match secret.data.as_ref().and_then(|d| d.get(&key)) {
                 None => Err((
                     ProbeFailure::SecretNotFound,
-                    format!("Secret {FLEET_NAMESPACE}/{secret_name} has no key {key:?}"),
+                    format!(
+                        "Secret {FLEET_NAMESPACE}/{secret_name} has no key {key:?}: {}",
+                        self.register_hint()
+                    ),
                 )),
                 Some(bytes) => self.parse(&bytes.0),
             };
