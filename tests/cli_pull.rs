@@ -266,3 +266,80 @@ async fn switching_modes_converges_both_ways() {
     assert_eq!(site.spec.mode, Mode::Push);
     assert!(site.spec.kubeconfig_secret_ref.is_none());
 }
+
+#[tokio::test]
+async fn a_site_of_the_shared_identity_moves_to_its_own_and_the_shared_one_stays() {
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+    use kubectl_fleet::fleet::rbac;
+    let hub = Hub::new();
+    let member = Sandbox::start();
+    let dir = TempDir::new("member");
+    let path = dir.path().join("member.kubeconfig");
+    member.write_admin_kubeconfig(&path).unwrap();
+    // The identity earlier versions shared among a member's Pull sites.
+    let admin = client_from_yaml(&member.admin_kubeconfig()).await;
+    let pp = PostParams::default();
+    Api::<Namespace>::all(admin.clone())
+        .create(
+            &pp,
+            &serde_json::from_value(serde_json::json!({"metadata": {"name": "fleet-system"}}))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), "fleet-system");
+    accounts
+        .create(&pp, &rbac::member_reader_service_account())
+        .await
+        .unwrap();
+    Api::<ClusterRole>::all(admin.clone())
+        .create(&pp, &rbac::member_reader_cluster_role())
+        .await
+        .unwrap();
+    Api::<ClusterRoleBinding>::all(admin.clone())
+        .create(&pp, &rbac::member_reader_cluster_role_binding())
+        .await
+        .unwrap();
+
+    let run = hub
+        .fleet(&[
+            "register",
+            "site-m",
+            "--pull",
+            "--member-kubeconfig",
+            path.to_str().unwrap(),
+        ])
+        .ok();
+    assert!(
+        run.stderr.contains("fleet-system/fleet-member-reader")
+            && run.stderr.contains("left in place"),
+        "{}",
+        run.stderr
+    );
+    let (_, stored) = pull_secret(&hub, "site-m").await;
+    let reader = client_from_yaml(&stored).await;
+    let review = Api::<k8s_openapi::api::authentication::v1::SelfSubjectReview>::all(reader)
+        .create(&pp, &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        review
+            .status
+            .unwrap()
+            .user_info
+            .unwrap()
+            .username
+            .as_deref(),
+        Some("system:serviceaccount:fleet-system:fleet-pull-site-m"),
+        "the site uses its own identity"
+    );
+    assert!(
+        accounts
+            .get_opt("fleet-member-reader")
+            .await
+            .unwrap()
+            .is_some(),
+        "the shared identity stays"
+    );
+}
