@@ -92,7 +92,7 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l i
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -s V -l version -d 'Print version'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -l member-kubeconfig -d 'Pull mode: also remove the read-only identity `register --pull` minted on the member' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -l member-kubeconfig -d 'Pull mode: also remove the site\'s own identity `register --pull` minted on the member' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -l member-context -d 'Context of the member kubeconfig (default: its current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -l context -d 'The kubeconfig context to use (default: the current context)' -r

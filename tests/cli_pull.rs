@@ -96,12 +96,51 @@ async fn pull_mints_a_read_only_member_identity_and_stores_it_on_the_hub() {
     );
     assert_eq!(
         status_code(
-            Api::<Secret>::all(reader)
+            Api::<Secret>::all(reader.clone())
                 .list(&ListParams::default())
                 .await
         ),
         403,
         "the member identity cannot read Secrets"
+    );
+
+    // The identity is the site's own, labelled with the site and the hub,
+    // and it may mint tokens for itself only (the hub renews with it).
+    let member_admin = client_from_yaml(&member.admin_kubeconfig()).await;
+    let sa = Api::<k8s_openapi::api::core::v1::ServiceAccount>::namespaced(
+        member_admin.clone(),
+        "fleet-system",
+    )
+    .get("fleet-pull-site-p")
+    .await
+    .expect("the site's own ServiceAccount on the member");
+    let labels = sa.metadata.labels.unwrap();
+    assert_eq!(labels["federation.kubectl-fleet.dev/site"], "site-p");
+    assert!(labels.contains_key("federation.kubectl-fleet.dev/hub"));
+    let token_request = |name: &str| {
+        serde_json::from_value::<k8s_openapi::api::authentication::v1::TokenRequest>(
+            serde_json::json!({"metadata": {"name": name}, "spec": {"expirationSeconds": 600}}),
+        )
+        .unwrap()
+    };
+    let own = Api::<k8s_openapi::api::core::v1::ServiceAccount>::namespaced(
+        reader.clone(),
+        "fleet-system",
+    );
+    own.create_token_request(
+        "fleet-pull-site-p",
+        &PostParams::default(),
+        &token_request("fleet-pull-site-p"),
+    )
+    .await
+    .expect("the identity renews its own token");
+    assert_eq!(
+        status_code(
+            own.create_token_request("default", &PostParams::default(), &token_request("default"),)
+                .await
+        ),
+        403,
+        "and no other account's"
     );
 
     // Re-running converges; unregister removes the Secret too.
@@ -113,7 +152,13 @@ async fn pull_mints_a_read_only_member_identity_and_stores_it_on_the_hub() {
         member_kubeconfig.to_str().unwrap(),
     ])
     .ok();
-    hub.fleet(&["unregister", "site-p", "--yes"]).ok();
+    let run = hub.fleet(&["unregister", "site-p", "--yes"]).ok();
+    assert!(
+        run.stderr
+            .contains("kubectl fleet unregister site-p --member-kubeconfig FILE"),
+        "says what stays on the member: {}",
+        run.stderr
+    );
     let secrets: Api<Secret> = Api::namespaced(hub.admin().await, "fleet-system");
     assert!(
         secrets
@@ -222,4 +267,81 @@ async fn switching_modes_converges_both_ways() {
     let site = sites.get("site-s").await.unwrap();
     assert_eq!(site.spec.mode, Mode::Push);
     assert!(site.spec.kubeconfig_secret_ref.is_none());
+}
+
+#[tokio::test]
+async fn a_site_of_the_shared_identity_moves_to_its_own_and_the_shared_one_stays() {
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+    use kubectl_fleet::fleet::rbac;
+    let hub = Hub::new();
+    let member = Sandbox::start();
+    let dir = TempDir::new("member");
+    let path = dir.path().join("member.kubeconfig");
+    member.write_admin_kubeconfig(&path).unwrap();
+    // The identity earlier versions shared among a member's Pull sites.
+    let admin = client_from_yaml(&member.admin_kubeconfig()).await;
+    let pp = PostParams::default();
+    Api::<Namespace>::all(admin.clone())
+        .create(
+            &pp,
+            &serde_json::from_value(serde_json::json!({"metadata": {"name": "fleet-system"}}))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), "fleet-system");
+    accounts
+        .create(&pp, &rbac::member_reader_service_account())
+        .await
+        .unwrap();
+    Api::<ClusterRole>::all(admin.clone())
+        .create(&pp, &rbac::member_reader_cluster_role())
+        .await
+        .unwrap();
+    Api::<ClusterRoleBinding>::all(admin.clone())
+        .create(&pp, &rbac::member_reader_cluster_role_binding())
+        .await
+        .unwrap();
+
+    let run = hub
+        .fleet(&[
+            "register",
+            "site-m",
+            "--pull",
+            "--member-kubeconfig",
+            path.to_str().unwrap(),
+        ])
+        .ok();
+    assert!(
+        run.stderr.contains("fleet-system/fleet-member-reader")
+            && run.stderr.contains("left in place"),
+        "{}",
+        run.stderr
+    );
+    let (_, stored) = pull_secret(&hub, "site-m").await;
+    let reader = client_from_yaml(&stored).await;
+    let review = Api::<k8s_openapi::api::authentication::v1::SelfSubjectReview>::all(reader)
+        .create(&pp, &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        review
+            .status
+            .unwrap()
+            .user_info
+            .unwrap()
+            .username
+            .as_deref(),
+        Some("system:serviceaccount:fleet-system:fleet-pull-site-m"),
+        "the site uses its own identity"
+    );
+    assert!(
+        accounts
+            .get_opt("fleet-member-reader")
+            .await
+            .unwrap()
+            .is_some(),
+        "the shared identity stays"
+    );
 }

@@ -2,7 +2,7 @@
 //! kube-sandboxes through the kubeconfig Secrets `kubectl fleet register
 //! --pull` stored, and tells through the API why a site is not Connected.
 //! Every failure reason is produced for real: a revoked token, a removed
-//! role binding, a member answering too slowly, a stopped member, a wrong
+//! role binding (of the site's own identity on the member), a member answering too slowly, a stopped member, a wrong
 //! CA, a name that does not resolve, a deleted Secret, garbage and an exec
 //! kubeconfig. A Push site with its edge runs alongside.
 //!
@@ -299,11 +299,17 @@ async fn pull_sites_connect_or_say_why_not_and_recover_without_a_restart() {
     let member_sa: Api<ServiceAccount> =
         Api::namespaced(revoked_admin.clone(), rbac::FLEET_NAMESPACE);
     member_sa
-        .delete(rbac::MEMBER_READER_NAME, &DeleteParams::default())
+        .delete(
+            &rbac::pull_identity_name("revoked"),
+            &DeleteParams::default(),
+        )
         .await
         .unwrap();
     Api::<ClusterRoleBinding>::all(admin(&forbidden_sb).await)
-        .delete(rbac::MEMBER_READER_NAME, &DeleteParams::default())
+        .delete(
+            &rbac::pull_identity_name("forbidden"),
+            &DeleteParams::default(),
+        )
         .await
         .unwrap();
     slow_sb.controls().set_latency(Duration::from_secs(8));
@@ -320,6 +326,9 @@ async fn pull_sites_connect_or_say_why_not_and_recover_without_a_restart() {
     args.extend([
         "--probe-timeout".to_owned(),
         "4s".to_owned(),
+        // The members are kube-sandboxes on the hub's own loopback.
+        "--pull-allow-cidr".to_owned(),
+        "127.0.0.0/8".to_owned(),
         "--tls-cert-file".to_owned(),
         cert.display().to_string(),
         "--tls-private-key-file".to_owned(),
@@ -486,7 +495,7 @@ async fn pull_sites_connect_or_say_why_not_and_recover_without_a_restart() {
             .controls()
             .request_log()
             .iter()
-            .filter(|r| r.path == "/version" && r.user.contains("fleet-member-reader"))
+            .filter(|r| r.path == "/version" && r.user.contains("fleet-pull-healthy"))
             .count()
     };
     wait_until(WAIT, "three probes of the steady site", || async {
@@ -512,8 +521,8 @@ async fn pull_sites_connect_or_say_why_not_and_recover_without_a_restart() {
     register_pull(&hub_kc, "late", &healthy_kc, &[]);
     wait_connected(&api, "late", "True", "ProbeSucceeded").await;
 
-    // A member that stops answering: Connected=False at once, and Stale
-    // after three intervals without a successful probe (hub clock).
+    // A member that stops answering: Connected=False and Stale from the
+    // first failed probe (a site the hub cannot read is never Connected).
     healthy_sb.controls().set_outage(true);
     wait_until(WAIT, "healthy Stale", || async {
         api.get("healthy").await.unwrap().phase() == Some(Phase::Stale)

@@ -16,8 +16,8 @@
 #   - lab-pull and factory-pull are Pull sites: nothing runs on them, the hub
 #     probes them through the kubeconfig Secret `register --pull` stored;
 #     lab-pull is Connected, factory-pull's token was revoked on the member
-#     (Connected=False, reason Unauthorized, in `status -o wide` and
-#     `describe`) until `kubectl fleet register factory-pull --pull` runs
+#     (Stale, reason Unauthorized, in `status -o wide` and `describe`)
+#     until `kubectl fleet register factory-pull --pull` runs
 #     again and the running hub picks up the new Secret.
 # The heartbeat interval is 10 s (the minimum), so it takes about 2.5 minutes.
 # DEMO_FAST=1 scales every interval by 0.3 (about 1 minute).
@@ -163,7 +163,7 @@ register_pull() { # SITE ENV TIER REGION
 register_pull lab-pull development non-critical eu-west-1
 register_pull factory-pull production standard eu-central-1
 echo "==> revoking factory-pull's read-only token on its member (its ServiceAccount is deleted)"
-memberctl factory-pull -n fleet-system delete serviceaccount fleet-member-reader >/dev/null
+memberctl factory-pull -n fleet-system delete serviceaccount fleet-pull-factory-pull >/dev/null
 
 echo "==> seeding member clusters: GPU nodes and failing workloads"
 seed_node staging-eu stg-node-1 nvidia.com/gpu 2
@@ -179,8 +179,10 @@ seed_failing_pod prod-eu payments ledger CrashLoopBackOff
 seed_failing_pod prod-ap search indexer ImagePullBackOff
 
 echo "==> starting the hub operator"
+# The Pull members are sandboxes on this machine's loopback, which the hub
+# refuses unless allowed.
 "$BIN/fleet-operator" --kubeconfig "$HUB" --health-addr 127.0.0.1:0 --secure-addr 127.0.0.1:0 --lease-duration 6s \
-  --interval-scale "$SCALE" 2>"$WORK/logs/hub.log" &
+  --pull-allow-cidr 127.0.0.0/8 --interval-scale "$SCALE" 2>"$WORK/logs/hub.log" &
 PIDS+=($!)
 
 echo "==> starting edges: staging-eu first (checkout starts failing there)"

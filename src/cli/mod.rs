@@ -13,6 +13,7 @@ mod generate;
 mod incidents;
 mod install;
 mod policy;
+mod pull_identity;
 mod register;
 mod rotate;
 mod status;

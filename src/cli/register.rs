@@ -654,7 +654,10 @@ async fn register_push(
         None => hub.request_site_token(site, args.token_ttl).await?,
     };
     let member_removed = match &member {
-        Some(member) => member.delete_member_identity().await?,
+        Some(member) => {
+            super::pull_identity::check_removable(hub, member, site).await?;
+            member.delete_pull_identity(site).await?
+        }
         None => Vec::new(),
     };
 
@@ -773,13 +776,14 @@ async fn register_pull(
             raw
         }
         Some(member) => {
-            let (objs, issued) = member.mint_member_identity(args.token_ttl).await?;
+            let (objs, issued) =
+                super::pull_identity::mint(hub, member, site, args.token_ttl, io).await?;
             progress.wrote(format!(
                 "the read-only identity for site {site} exists on the member cluster, but the site is not registered in Pull mode on the hub yet"
             ));
             let kubeconfig = TokenKubeconfig {
                 cluster_name: site,
-                user_name: rbac::MEMBER_READER_NAME,
+                user_name: &rbac::pull_identity_name(site),
                 server: member.server(),
                 ca_pem: member.ca_pem(),
                 insecure_skip_tls_verify: member.insecure(),
@@ -824,7 +828,7 @@ async fn register_pull(
         writeln!(io.err, "{obj} removed")?;
     }
     if let Some(token) = &token {
-        // The hub never renews it: a re-run stores a fresh one.
+        // The hub operator renews it; a re-run stores a fresh one too.
         let renew = shell_line(&[
             "kubectl",
             "fleet",
@@ -837,7 +841,7 @@ async fn register_pull(
         report_expiry(
             token,
             "the member's read-only token",
-            Some(false),
+            Renewal::Hub,
             &renew,
             io,
         )?;
@@ -969,10 +973,23 @@ async fn connect_member(
 /// Prints when the token expires and warns if the server capped it, saying
 /// what the edge does about it (`auto_rotate`: None when not known here)
 /// or the command that mints a new one (`renew`).
+/// Who renews a minted token before it expires, as `register` can tell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Renewal {
+    /// The edge, by itself (auto-rotation on).
+    Edge,
+    /// Perhaps the edge (an existing site whose auto-rotation is unknown).
+    MaybeEdge,
+    /// The hub operator (a Pull site's member token it minted).
+    Hub,
+    /// Nobody: the user must run the command.
+    Nobody,
+}
+
 fn report_expiry(
     token: &IssuedToken,
     what: &str,
-    auto_rotate: Option<bool>,
+    renewal: Renewal,
     renew: &str,
     io: &mut Io<'_>,
 ) -> Result<(), Error> {
@@ -984,14 +1001,19 @@ fn report_expiry(
         format_duration(token.requested)
     )?;
     if token.capped() {
-        let then = match auto_rotate {
-            Some(true) => {
+        let then = match renewal {
+            Renewal::Edge => {
                 "the edge renews it by itself when half of its lifetime is left".to_owned()
             }
-            Some(false) => {
+            Renewal::Hub => format!(
+                "the hub operator renews it when half of its lifetime is left (or run `{renew}` to store a fresh one)"
+            ),
+            Renewal::Nobody => {
                 format!("run `{renew}` before then (nothing renews it automatically)")
             }
-            None => format!("run `{renew}` before then unless the edge renews it by itself"),
+            Renewal::MaybeEdge => {
+                format!("run `{renew}` before then unless the edge renews it by itself")
+            }
         };
         writeln!(
             io.err,
@@ -1077,7 +1099,12 @@ pub(super) fn hand_out(
         )?;
     }
     let renew = format!("kubectl fleet rotate {site}");
-    report_expiry(token, "token", auto_rotate, &renew, io)?;
+    let renewal = match auto_rotate {
+        Some(true) => Renewal::Edge,
+        Some(false) => Renewal::Nobody,
+        None => Renewal::MaybeEdge,
+    };
+    report_expiry(token, "token", renewal, &renew, io)?;
     match edge.emit {
         Emit::Kubeconfig if edge.output_file.is_some() => writeln!(
             io.err,

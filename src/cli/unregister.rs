@@ -1,7 +1,9 @@
 //! `kubectl fleet unregister SITE`: remove everything `register` created on
 //! the hub — the FederatedCluster, the edge identity, the pull Secret.
-//! With `--member-kubeconfig`, also the read-only identity a Pull-mode
-//! `register` minted on the member. Idempotent: whatever is already gone is
+//! With `--member-kubeconfig`, also the site's own Pull identity on the
+//! member (only if this hub made it: another hub's site of the same name
+//! is never touched); without it, says what stays on the member and the
+//! command that removes it. Idempotent: whatever is already gone is
 //! skipped.
 
 use std::path::PathBuf;
@@ -18,7 +20,7 @@ pub struct UnregisterArgs {
     /// Do not ask for confirmation (required when stdin is not a terminal)
     #[arg(short, long)]
     pub yes: bool,
-    /// Pull mode: also remove the read-only identity `register --pull` minted on the member
+    /// Pull mode: also remove the site's own identity `register --pull` minted on the member
     #[arg(long, value_name = "FILE")]
     pub member_kubeconfig: Option<PathBuf>,
     /// Context of the member kubeconfig (default: its current context)
@@ -57,17 +59,25 @@ pub async fn run(global: &GlobalArgs, args: UnregisterArgs, io: &mut Io<'_>) -> 
                 context: args.member_context.clone(),
                 request_timeout: global.connect_options().request_timeout,
             })
-            .await?,
+            .await
+            .map_err(|e| e.naming_flags(crate::k8s::ContextFlags::MEMBER))?,
         ),
         None => None,
     };
+    // What the pull Secret holds says what the member holds; read before
+    // it goes. A member identity that is not this hub's stops the command
+    // before anything is deleted.
+    let stored = hub.pull_kubeconfig(site).await?;
+    if let Some(member) = &member {
+        super::pull_identity::check_removable(&hub, member, site).await?;
+    }
     // The FederatedCluster goes first so the hub stops tracking the site
     // before its identity disappears.
     let mut removed: Vec<_> = hub.delete_site(site).await?.into_iter().collect();
     removed.extend(hub.delete_site_identity(site).await?);
     removed.extend(hub.delete_pull_secret(site).await?);
     if let Some(member) = &member {
-        for obj in member.delete_member_identity().await? {
+        for obj in member.delete_pull_identity(site).await? {
             writeln!(io.err, "member: {obj} deleted")?;
         }
     }
@@ -76,6 +86,11 @@ pub async fn run(global: &GlobalArgs, args: UnregisterArgs, io: &mut Io<'_>) -> 
     }
     for obj in &removed {
         writeln!(io.err, "{obj} deleted")?;
+    }
+    if let Some(note) =
+        super::pull_identity::left_on_member(site, stored.as_deref(), member.is_some())
+    {
+        writeln!(io.err, "{note}")?;
     }
     Ok(())
 }

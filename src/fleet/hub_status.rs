@@ -553,23 +553,30 @@ pub fn hub_status<'a>(
 
 /// The hub-owned status of a Pull site. The phase comes from the same
 /// thresholds as Push, over the heartbeats the prober writes on the hub
-/// clock after each successful probe; `Connected` carries the latest
-/// probe's outcome (its failure class as reason) and `RemediationCapable`
-/// what the member said the identity may do. Before the first probe of
-/// this process the conditions stay as they are. `CredentialExpiring` and
-/// `ClockSkew` are Push conditions: the hub's own clock stamps a Pull
-/// heartbeat (so there is no `clockOffsetSeconds`; one left from a time the
-/// site was Push is removed), and the Pull token's expiry is shown as
-/// `credentialExpirationTime`.
+/// clock after each successful probe — but while the latest probe failed
+/// it is at best `Stale`: a site the hub cannot read right now is never
+/// shown Connected. `Connected` carries the latest probe's outcome (its
+/// failure class as reason), `RemediationCapable` what the member said the
+/// identity may do, and `CredentialExpiring` the member token the prober
+/// reported ([`pull_credential_state`]). Before the first probe of this
+/// process `Connected` and `RemediationCapable` stay as they are.
+/// `ClockSkew` is a Push condition: the hub's own clock stamps a Pull
+/// heartbeat (so there is no `clockOffsetSeconds`; one left from a time
+/// the site was Push is removed).
 pub fn pull_hub_status<'a>(
     site: &'a FederatedCluster,
     sighting: &Sighting,
     interval: Duration,
     probe: Option<&ProbeVerdict>,
+    credential_warning: Duration,
     now: Timestamp,
 ) -> HubStatus<'a> {
     let observed_at = sighting.observation.map(|o| o.observed_at);
-    let new_phase = phase::phase(observed_at, interval, now);
+    let latest_failed = probe.is_some_and(|p| matches!(p.outcome, ProbeOutcome::Failed { .. }));
+    let new_phase = match phase::phase(observed_at, interval, now) {
+        Phase::Connected if latest_failed => Phase::Stale,
+        phase => phase,
+    };
     let status = site.status.as_ref();
     let generation = site.metadata.generation;
     let (phase_transition_time, mut conditions, mut changed) =
@@ -609,14 +616,137 @@ pub fn pull_hub_status<'a>(
         }
         None => {}
     }
+    let site_name = site.metadata.name.as_deref().unwrap_or_default();
+    let (credential, credential_next) = pull_credential_state(
+        site_name,
+        status
+            .and_then(|s| s.credential_expiration_time.as_ref())
+            .map(|t| t.0),
+        status
+            .and_then(|s| s.credential_renewal_time.as_ref())
+            .map(|t| t.0),
+        credential_warning,
+        interval,
+        now,
+    );
+    changed |= set_condition(
+        &mut conditions,
+        CONDITION_CREDENTIAL_EXPIRING,
+        credential,
+        generation,
+        now,
+    );
+    let requeue_after = [
+        phase::next_transition(observed_at, interval, now),
+        credential_next,
+    ]
+    .into_iter()
+    .flatten()
+    .min();
     HubStatus {
         phase: new_phase,
         phase_transition_time,
         conditions,
         clock_offset_seconds: None,
         changed,
-        requeue_after: phase::next_transition(observed_at, interval, now),
+        requeue_after,
     }
+}
+
+/// How long past its renewal time a Pull site may still report its old
+/// member token: the prober renews at its first probe after that time and
+/// the probe after it reports the new token, so three intervals is generous.
+pub const PULL_RENEWAL_GRACE_INTERVALS: u32 = 3;
+
+/// `CredentialExpiring` of a Pull site, from the member token the prober
+/// reported (`credentialExpirationTime`) and, when the hub renews it
+/// (`credentialRenewalTime` set: it is the site's own Pull identity), when
+/// it renews. A renewed credential is True only once its renewal is overdue
+/// by [`PULL_RENEWAL_GRACE_INTERVALS`]; one the hub cannot renew (stored
+/// with `--store-kubeconfig-as-is`, or an identity from before each site
+/// had its own) turns True `warning` before it expires. Every True state's
+/// message ends with the command that stores a fresh credential.
+fn pull_credential_state(
+    site: &str,
+    expires: Option<Timestamp>,
+    renews: Option<Timestamp>,
+    warning: Duration,
+    interval: Duration,
+    now: Timestamp,
+) -> (CondState<impl FnOnce() -> String + '_>, Option<Duration>) {
+    /// The states, named by their reasons.
+    #[derive(Clone, Copy)]
+    enum Credential {
+        NotReported,
+        Expired,
+        RenewalOverdue,
+        RenewedByHub,
+        ExpiresSoon,
+        Valid,
+    }
+    use Credential::*;
+    let until = |t: Timestamp| -> Option<Duration> {
+        Duration::try_from(t.duration_since(now))
+            .ok()
+            .map(|d| d + phase::TRANSITION_MARGIN)
+    };
+    let (state, next) = match (expires, renews) {
+        (None, _) => (NotReported, None),
+        (Some(exp), _) if now >= exp => (Expired, None),
+        (Some(exp), Some(renews)) => {
+            let overdue_at = renews
+                + SignedDuration::try_from(interval * PULL_RENEWAL_GRACE_INTERVALS)
+                    .unwrap_or(SignedDuration::ZERO);
+            if now >= overdue_at {
+                (RenewalOverdue, until(exp))
+            } else {
+                (RenewedByHub, until(overdue_at))
+            }
+        }
+        (Some(exp), None) => {
+            let warn_at = exp - SignedDuration::try_from(warning).unwrap_or(SignedDuration::ZERO);
+            if now >= warn_at {
+                (ExpiresSoon, until(exp))
+            } else {
+                (Valid, until(warn_at))
+            }
+        }
+    };
+    let (status, reason) = match state {
+        NotReported => ("Unknown", "NotReported"),
+        Expired => ("True", "Expired"),
+        RenewalOverdue => ("True", "RenewalOverdue"),
+        RenewedByHub => ("False", "RenewedByHub"),
+        ExpiresSoon => ("True", "ExpiresSoon"),
+        Valid => ("False", "Valid"),
+    };
+    let message = move || {
+        let register = || {
+            format!(
+                "run `kubectl fleet register {site} --pull --member-kubeconfig FILE` (FILE: an admin kubeconfig of the member) to store a fresh one"
+            )
+        };
+        const CANNOT: &str = "the hub cannot renew it (it is not the site's own Pull identity: stored with --store-kubeconfig-as-is, or registered before each site had its own)";
+        match state {
+            NotReported => "the hub has not read when the site's member credential expires (not probed successfully yet, or not a ServiceAccount token)".to_owned(),
+            Expired => format!("the site's member credential has expired: {}", register()),
+            RenewalOverdue => format!(
+                "the hub renews the site's member credential by itself, but its renewal is overdue (the hub operator's log names the cause): {}",
+                register()
+            ),
+            RenewedByHub => "the hub renews the site's member credential by itself when half of its lifetime is left".to_owned(),
+            ExpiresSoon => format!(
+                "the site's member credential expires within {} and {CANNOT}: {}",
+                human(warning),
+                register()
+            ),
+            Valid => format!(
+                "the site's member credential is valid for more than {}; {CANNOT}",
+                human(warning)
+            ),
+        }
+    };
+    (CondState::new(status, reason, message), next)
 }
 
 fn probe_connected_state(probe: &ProbeVerdict) -> CondState<impl FnOnce() -> String + '_> {
@@ -1084,11 +1214,29 @@ mod tests {
         // A site switched from Push to Pull: the hub stamps its heartbeat
         // now, so an offset left over is removed (one write).
         let s = site().pull().heartbeat_ago(0).with_clock_offset(-600);
-        let h = pull_hub_status(&s, &seen(0, 0, true), I, None, at(1)).into_owned();
+        let h = pull_hub_status(
+            &s,
+            &seen(0, 0, true),
+            I,
+            None,
+            DEFAULT_CREDENTIAL_WARNING,
+            at(1),
+        )
+        .into_owned();
         assert!(h.changed);
         let s = written(s, &h);
         assert_eq!(offset(&s), None);
-        assert!(!pull_hub_status(&s, &seen(0, 0, true), I, None, at(2)).changed);
+        assert!(
+            !pull_hub_status(
+                &s,
+                &seen(0, 0, true),
+                I,
+                None,
+                DEFAULT_CREDENTIAL_WARNING,
+                at(2)
+            )
+            .changed
+        );
     }
 
     #[test]
@@ -1273,7 +1421,15 @@ mod tests {
             failure: ProbeFailure::Unauthorized,
             message: "rejected".into(),
         });
-        let h = pull_hub_status(&pending, &NEVER, I, Some(&failed), at(0)).into_owned();
+        let h = pull_hub_status(
+            &pending,
+            &NEVER,
+            I,
+            Some(&failed),
+            DEFAULT_CREDENTIAL_WARNING,
+            at(0),
+        )
+        .into_owned();
         assert!(h.changed);
         assert_eq!(h.phase, Phase::Pending, "never reached: still Pending");
         let c = cond(&h, CONDITION_CONNECTED).unwrap();
@@ -1283,23 +1439,186 @@ mod tests {
         );
         // The same failure again: nothing to write.
         let after = written(pending, &h);
-        assert!(!pull_hub_status(&after, &NEVER, I, Some(&failed), at(30)).changed);
+        assert!(
+            !pull_hub_status(
+                &after,
+                &NEVER,
+                I,
+                Some(&failed),
+                DEFAULT_CREDENTIAL_WARNING,
+                at(30)
+            )
+            .changed
+        );
         // No probe yet in this process: the condition stays as it is.
-        assert!(!pull_hub_status(&after, &NEVER, I, None, at(30)).changed);
+        assert!(
+            !pull_hub_status(&after, &NEVER, I, None, DEFAULT_CREDENTIAL_WARNING, at(30)).changed
+        );
         // A successful probe wrote a heartbeat: Connected, reason from the
         // probe, and the insecure kubeconfig is said so.
         let reached = verdict(ProbeOutcome::Reached { insecure: true });
-        let h = pull_hub_status(&after, &seen(40, 40, true), I, Some(&reached), at(41));
+        let h = pull_hub_status(
+            &after,
+            &seen(40, 40, true),
+            I,
+            Some(&reached),
+            DEFAULT_CREDENTIAL_WARNING,
+            at(41),
+        );
         assert_eq!(h.phase, Phase::Connected);
         let c = cond(&h, CONDITION_CONNECTED).unwrap();
         assert_eq!(c.reason, "InsecureSkipTLSVerify");
         assert!(c.message.contains("insecure-skip-tls-verify"));
-        assert!(cond(&h, CONDITION_CREDENTIAL_EXPIRING).is_none());
+        let c = cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap();
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("Unknown", "NotReported"),
+            "no token expiry reported"
+        );
+    }
+
+    #[test]
+    fn a_pull_site_whose_latest_probe_failed_is_never_connected() {
+        use crate::fleet::probe::ProbeFailure;
+        let reached = verdict(ProbeOutcome::Reached { insecure: false });
+        let connected = written(
+            site().pull().heartbeat_ago(0),
+            &pull_hub_status(
+                &site().pull().heartbeat_ago(0),
+                &seen(0, 0, true),
+                I,
+                Some(&reached),
+                DEFAULT_CREDENTIAL_WARNING,
+                at(1),
+            ),
+        );
+        assert_eq!(connected.phase(), Some(Phase::Connected));
+        // The very next probe gets a 401, one second after a success: the
+        // heartbeat is fresh, but the hub cannot read the member now.
+        let unauthorized = verdict(ProbeOutcome::Failed {
+            failure: ProbeFailure::Unauthorized,
+            message: "rejected".into(),
+        });
+        let h = pull_hub_status(
+            &connected,
+            &seen(0, 0, true),
+            I,
+            Some(&unauthorized),
+            DEFAULT_CREDENTIAL_WARNING,
+            at(2),
+        )
+        .into_owned();
+        assert!(h.changed);
+        assert_eq!(h.phase, Phase::Stale, "one write: Stale with the reason");
+        let c = cond(&h, CONDITION_CONNECTED).unwrap();
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("False", "Unauthorized")
+        );
+        // It stays Stale, then turns Unreachable on the usual threshold.
+        let stale = written(connected, &h);
+        let later = pull_hub_status(
+            &stale,
+            &seen(0, 0, true),
+            I,
+            Some(&unauthorized),
+            DEFAULT_CREDENTIAL_WARNING,
+            at(200),
+        );
+        assert_eq!(later.phase, Phase::Stale);
+        assert!(!later.changed);
+        let gone = pull_hub_status(
+            &stale,
+            &seen(0, 0, true),
+            I,
+            Some(&unauthorized),
+            DEFAULT_CREDENTIAL_WARNING,
+            at(301),
+        );
+        assert_eq!(gone.phase, Phase::Unreachable);
+        // A success with a fresh heartbeat: Connected again.
+        let back = pull_hub_status(
+            &stale,
+            &seen(300, 300, true),
+            I,
+            Some(&reached),
+            DEFAULT_CREDENTIAL_WARNING,
+            at(301),
+        );
+        assert_eq!(back.phase, Phase::Connected);
+    }
+
+    #[test]
+    fn a_pull_credential_is_renewed_by_the_hub_or_warned_with_a_command_that_runs() {
+        let reached = verdict(ProbeOutcome::Reached { insecure: false });
+        let judge_at = |s: &FederatedCluster, t: i64| {
+            pull_hub_status(
+                s,
+                &seen(0, 0, true),
+                I,
+                Some(&reached),
+                Duration::from_secs(3600),
+                at(t),
+            )
+            .into_owned()
+        };
+        let state = |h: &HubStatus| {
+            let c = cond(h, CONDITION_CREDENTIAL_EXPIRING).unwrap().clone();
+            (c.status, c.reason, c.message)
+        };
+        // Renewed by the hub (its own identity): False until overdue.
+        let renewed = site()
+            .pull()
+            .heartbeat_ago(0)
+            .with_token_expiring_in(600)
+            .with_token_renewed_in(300);
+        let h = judge_at(&renewed, 0);
+        let (status, reason, message) = state(&h);
+        assert_eq!(
+            (status.as_str(), reason.as_str()),
+            ("False", "RenewedByHub")
+        );
+        assert!(message.contains("the hub renews"), "{message}");
+        assert!(
+            h.requeue_after.unwrap() <= Duration::from_secs(300 + 3 * 30 + 1),
+            "judged again when the renewal would be overdue: {:?}",
+            h.requeue_after
+        );
+        let (status, reason, message) = state(&judge_at(&renewed, 300 + 3 * 30));
+        assert_eq!(
+            (status.as_str(), reason.as_str()),
+            ("True", "RenewalOverdue")
+        );
+        assert!(
+            message.contains("kubectl fleet register site-a --pull --member-kubeconfig FILE"),
+            "{message}"
+        );
+        // Not renewable (stored as given): warned before it expires.
+        let as_is = site().pull().heartbeat_ago(0).with_token_expiring_in(7200);
+        let (status, reason, _) = state(&judge_at(&as_is, 0));
+        assert_eq!((status.as_str(), reason.as_str()), ("False", "Valid"));
+        let (status, reason, message) = state(&judge_at(&as_is, 3600));
+        assert_eq!((status.as_str(), reason.as_str()), ("True", "ExpiresSoon"));
+        assert!(message.contains("--store-kubeconfig-as-is"), "{message}");
+        assert!(
+            message.contains("kubectl fleet register site-a --pull --member-kubeconfig FILE"),
+            "{message}"
+        );
+        let (status, reason, _) = state(&judge_at(&as_is, 7200));
+        assert_eq!((status.as_str(), reason.as_str()), ("True", "Expired"));
     }
 
     #[test]
     fn pull_site_never_probed_is_unknown() {
-        let h = pull_hub_status(&site().pull(), &NEVER, I, None, at(0)).into_owned();
+        let h = pull_hub_status(
+            &site().pull(),
+            &NEVER,
+            I,
+            None,
+            DEFAULT_CREDENTIAL_WARNING,
+            at(0),
+        )
+        .into_owned();
         let c = cond(&h, CONDITION_CONNECTED).unwrap();
         assert_eq!(
             (c.status.as_str(), c.reason.as_str()),

@@ -36,7 +36,8 @@ pub const EDGE_IDENTITY_PREFIX: &str = "fleet-edge-";
 /// Prefix of the hub Secret holding a Pull-mode member kubeconfig: `fleet-pull-SITE`.
 pub const PULL_SECRET_PREFIX: &str = "fleet-pull-";
 /// Name of the read-only ServiceAccount, ClusterRole and ClusterRoleBinding
-/// minted on a Pull-mode member cluster.
+/// earlier versions minted on a Pull-mode member cluster and shared among
+/// its sites (now each site has its own: [`PullIdentity`]).
 pub const MEMBER_READER_NAME: &str = "fleet-member-reader";
 /// Label put on every object created for a site, valued with the site name,
 /// so `unregister` and audits can find them.
@@ -280,9 +281,10 @@ pub fn hub_operator_cluster_rules() -> Vec<PolicyRule> {
 
 /// The hub operator's rules inside `fleet-system` (Role
 /// `fleet-operator-hub`): its leader-election Lease (get, create,
-/// guarded update, and the list and watch of the standby's Lease watch)
-/// and the list and watch of the Pull prober's Secret watch (no get: the
-/// prober reads the pull Secrets from its watch cache only).
+/// guarded update, and the list and watch of the standby's Lease watch),
+/// the list and watch of the Pull prober's Secret watch (no get: the
+/// prober reads the pull Secrets from its watch cache only), and patch of
+/// a pull Secret to store a site's renewed member token.
 pub fn hub_operator_namespace_rules() -> Vec<PolicyRule> {
     vec![
         rule(
@@ -291,7 +293,9 @@ pub fn hub_operator_namespace_rules() -> Vec<PolicyRule> {
             &[],
             &["get", "list", "watch", "create", "update"],
         ),
-        rule("", "secrets", &[], &["list", "watch"]),
+        // patch: the Pull prober stores a site's renewed member token in
+        // its pull Secret (docs/pull-mode.md#credentials).
+        rule("", "secrets", &[], &["list", "watch", "patch"]),
     ]
 }
 
@@ -590,7 +594,54 @@ fn member_meta(namespace: Option<&str>) -> ObjectMeta {
     }
 }
 
-/// The ServiceAccount `fleet-system/fleet-member-reader` on a Pull-mode member.
+/// What reading a member cluster needs, the edge's collector and the Pull
+/// prober alike (`k8s::member`): get/list on nodes, namespaces and pods
+/// (status, capacity, signals), ReplicaSets (to resolve a pod's
+/// Deployment), LLMKube models and inference services and KServe
+/// inference services (inference counts), plus the discovery and version
+/// endpoints. No write verbs, no Secrets, no watch. RBAC cannot narrow
+/// `list pods` to pod status: whoever holds such a credential can read
+/// every pod spec, environment variables included
+/// (docs/pull-mode.md#what-the-stored-credential-can-read).
+pub fn member_read_rules() -> Vec<PolicyRule> {
+    let read = &["get", "list"];
+    vec![
+        PolicyRule {
+            api_groups: Some(vec![String::new()]),
+            resources: Some(vec!["nodes".into(), "namespaces".into(), "pods".into()]),
+            resource_names: None,
+            verbs: read.iter().map(|s| (*s).to_owned()).collect(),
+            non_resource_urls: None,
+        },
+        rule("apps", "replicasets", &[], read),
+        PolicyRule {
+            api_groups: Some(vec![LLMKUBE_GROUP.to_owned()]),
+            resources: Some(vec!["models".into(), "inferenceservices".into()]),
+            resource_names: None,
+            verbs: read.iter().map(|s| (*s).to_owned()).collect(),
+            non_resource_urls: None,
+        },
+        rule(KSERVE_GROUP, "inferenceservices", &[], read),
+        PolicyRule {
+            api_groups: None,
+            resources: None,
+            resource_names: None,
+            verbs: vec!["get".to_owned()],
+            non_resource_urls: Some(
+                ["/api", "/api/*", "/apis", "/apis/*", "/version"]
+                    .iter()
+                    .map(|s| (*s).to_owned())
+                    .collect(),
+            ),
+        },
+    ]
+}
+
+/// The ServiceAccount `fleet-system/fleet-member-reader`: the read-only
+/// identity `register --pull` shared among every Pull site of a member
+/// before each site got its own ([`PullIdentity`]). Sites registered then
+/// keep using it until `register --pull` runs for them again; nothing
+/// deletes it any more (another site, or another hub, may still use it).
 pub fn member_reader_service_account() -> ServiceAccount {
     ServiceAccount {
         metadata: member_meta(Some(FLEET_NAMESPACE)),
@@ -598,46 +649,12 @@ pub fn member_reader_service_account() -> ServiceAccount {
     }
 }
 
-/// The read-only ClusterRole the hub uses on a Pull-mode member: get/list
-/// on exactly what the prober reads — nodes, namespaces and pods (status,
-/// capacity, signals), ReplicaSets (to resolve a pod's Deployment), LLMKube
-/// models and inference services and KServe inference services (inference
-/// counts) — plus the discovery and version endpoints. No write verbs, no
-/// Secrets, no watch.
+/// ClusterRole `fleet-member-reader` with [`member_read_rules`] (see
+/// [`member_reader_service_account`]).
 pub fn member_reader_cluster_role() -> ClusterRole {
-    let read = &["get", "list"];
     ClusterRole {
         metadata: member_meta(None),
-        rules: Some(vec![
-            PolicyRule {
-                api_groups: Some(vec![String::new()]),
-                resources: Some(vec!["nodes".into(), "namespaces".into(), "pods".into()]),
-                resource_names: None,
-                verbs: read.iter().map(|s| (*s).to_owned()).collect(),
-                non_resource_urls: None,
-            },
-            rule("apps", "replicasets", &[], read),
-            PolicyRule {
-                api_groups: Some(vec![LLMKUBE_GROUP.to_owned()]),
-                resources: Some(vec!["models".into(), "inferenceservices".into()]),
-                resource_names: None,
-                verbs: read.iter().map(|s| (*s).to_owned()).collect(),
-                non_resource_urls: None,
-            },
-            rule(KSERVE_GROUP, "inferenceservices", &[], read),
-            PolicyRule {
-                api_groups: None,
-                resources: None,
-                resource_names: None,
-                verbs: vec!["get".to_owned()],
-                non_resource_urls: Some(
-                    ["/api", "/api/*", "/apis", "/apis/*", "/version"]
-                        .iter()
-                        .map(|s| (*s).to_owned())
-                        .collect(),
-                ),
-            },
-        ]),
+        rules: Some(member_read_rules()),
         aggregation_rule: None,
     }
 }
@@ -652,6 +669,128 @@ pub fn member_reader_cluster_role_binding() -> ClusterRoleBinding {
             MEMBER_READER_NAME,
             FLEET_NAMESPACE,
         )]),
+    }
+}
+
+/// Label on every object of a [`PullIdentity`] naming the hub that created
+/// it: the UID of the hub's `kube-system` namespace (a cluster's identity,
+/// as kube-system cannot be deleted), so a second hub registering a site of
+/// the same name against the same member is refused instead of taking over
+/// or deleting the first hub's identity.
+pub const HUB_LABEL: &str = "federation.kubectl-fleet.dev/hub";
+
+/// `fleet-pull-SITE`: the name of every object of a site's Pull identity on
+/// its member cluster (and of the hub Secret holding its kubeconfig).
+pub fn pull_identity_name(site: &str) -> String {
+    pull_secret_name(site)
+}
+
+/// The Kubernetes user name of a site's Pull identity, as it appears in a
+/// token's `sub` claim: `system:serviceaccount:fleet-system:fleet-pull-SITE`.
+pub fn pull_identity_user(site: &str) -> String {
+    format!(
+        "system:serviceaccount:{FLEET_NAMESPACE}:{}",
+        pull_identity_name(site)
+    )
+}
+
+/// The read-only identity of one Pull site on its member cluster, every
+/// object named `fleet-pull-SITE` and labelled with the site and the hub
+/// ([`HUB_LABEL`]): a ServiceAccount, a ClusterRole with
+/// [`member_read_rules`] and its binding, and a Role in `fleet-system`
+/// allowing only `create` on `serviceaccounts/token` for that very
+/// ServiceAccount (so the hub renews the site's token with the token
+/// itself, as an edge does on the hub) and its binding. One per site:
+/// unregistering, re-registering or another hub's site never touches
+/// another site's identity.
+#[derive(Debug, Clone)]
+pub struct PullIdentity {
+    /// `fleet-system/fleet-pull-SITE`.
+    pub service_account: ServiceAccount,
+    /// ClusterRole `fleet-pull-SITE`.
+    pub cluster_role: ClusterRole,
+    /// ClusterRoleBinding `fleet-pull-SITE`.
+    pub cluster_role_binding: ClusterRoleBinding,
+    /// Role `fleet-system/fleet-pull-SITE`: its own token, nothing else.
+    pub token_role: Role,
+    /// RoleBinding `fleet-system/fleet-pull-SITE`.
+    pub token_role_binding: RoleBinding,
+}
+
+impl PullIdentity {
+    /// The identity of `site` created by the hub `hub_id` (see [`HUB_LABEL`]).
+    pub fn new(site: &str, hub_id: &str) -> Self {
+        let name = pull_identity_name(site);
+        let meta = |namespace: Option<&str>| {
+            let mut labels = site_labels(site);
+            labels.insert(HUB_LABEL.to_owned(), hub_id.to_owned());
+            ObjectMeta {
+                name: Some(name.clone()),
+                namespace: namespace.map(str::to_owned),
+                labels: Some(labels),
+                ..ObjectMeta::default()
+            }
+        };
+        let subject = || Some(vec![service_account_subject(&name, FLEET_NAMESPACE)]);
+        PullIdentity {
+            service_account: ServiceAccount {
+                metadata: meta(Some(FLEET_NAMESPACE)),
+                ..ServiceAccount::default()
+            },
+            cluster_role: ClusterRole {
+                metadata: meta(None),
+                rules: Some(member_read_rules()),
+                aggregation_rule: None,
+            },
+            cluster_role_binding: ClusterRoleBinding {
+                metadata: meta(None),
+                role_ref: role_ref("ClusterRole", &name),
+                subjects: subject(),
+            },
+            token_role: Role {
+                metadata: meta(Some(FLEET_NAMESPACE)),
+                rules: Some(vec![rule(
+                    "",
+                    "serviceaccounts/token",
+                    &[&name],
+                    &["create"],
+                )]),
+            },
+            token_role_binding: RoleBinding {
+                metadata: meta(Some(FLEET_NAMESPACE)),
+                role_ref: role_ref("Role", &name),
+                subjects: subject(),
+            },
+        }
+    }
+}
+
+/// Whose a live object named like a site's Pull identity is, by its labels.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PullIdentityOwner {
+    /// This hub's identity for this site.
+    ThisHub,
+    /// Another hub's identity for a site of the same name (its hub label).
+    OtherHub(String),
+    /// Not made by `kubectl fleet register` for this site.
+    Foreign,
+}
+
+/// Who owns a live Pull identity object of `site` with `labels`, seen from
+/// the hub `hub_id`.
+pub fn pull_identity_owner(
+    labels: Option<&BTreeMap<String, String>>,
+    site: &str,
+    hub_id: &str,
+) -> PullIdentityOwner {
+    let label = |k: &str| labels.and_then(|l| l.get(k)).map(String::as_str);
+    if label(MANAGED_BY_LABEL) != Some(MANAGED_BY) || label(SITE_LABEL) != Some(site) {
+        return PullIdentityOwner::Foreign;
+    }
+    match label(HUB_LABEL) {
+        Some(h) if h == hub_id => PullIdentityOwner::ThisHub,
+        Some(h) => PullIdentityOwner::OtherHub(h.to_owned()),
+        None => PullIdentityOwner::Foreign,
     }
 }
 
@@ -806,7 +945,7 @@ mod tests {
             serde_json::to_value(hub_operator_namespace_rules()).unwrap(),
             json!([
                 { "apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "list", "watch", "create", "update"] },
-                { "apiGroups": [""], "resources": ["secrets"], "verbs": ["list", "watch"] },
+                { "apiGroups": [""], "resources": ["secrets"], "verbs": ["list", "watch", "patch"] },
             ])
         );
     }
@@ -882,6 +1021,89 @@ mod tests {
     fn names() {
         assert_eq!(edge_identity_name("site-a"), "fleet-edge-site-a");
         assert_eq!(pull_secret_name("site-a"), "fleet-pull-site-a");
+    }
+
+    #[test]
+    fn each_pull_site_has_its_own_read_only_identity_that_may_renew_only_its_own_token() {
+        let id = PullIdentity::new("site-a", "hub-uid-1");
+        let name = "fleet-pull-site-a";
+        let labels = id.service_account.metadata.labels.clone().unwrap();
+        assert_eq!(labels[SITE_LABEL], "site-a");
+        assert_eq!(labels[HUB_LABEL], "hub-uid-1");
+        for meta in [
+            &id.service_account.metadata,
+            &id.cluster_role.metadata,
+            &id.cluster_role_binding.metadata,
+            &id.token_role.metadata,
+            &id.token_role_binding.metadata,
+        ] {
+            assert_eq!(meta.name.as_deref(), Some(name));
+            assert_eq!(meta.labels.as_ref(), Some(&labels));
+        }
+        assert_eq!(
+            id.service_account.metadata.namespace.as_deref(),
+            Some(FLEET_NAMESPACE)
+        );
+        assert_eq!(id.cluster_role.rules, Some(member_read_rules()));
+        assert_eq!(
+            serde_json::to_value(&id.token_role.rules).unwrap(),
+            json!([{
+                "apiGroups": [""],
+                "resources": ["serviceaccounts/token"],
+                "resourceNames": ["fleet-pull-site-a"],
+                "verbs": ["create"],
+            }])
+        );
+        let subject =
+            json!([{"kind": "ServiceAccount", "name": name, "namespace": "fleet-system"}]);
+        assert_eq!(
+            serde_json::to_value(&id.cluster_role_binding.subjects).unwrap(),
+            subject
+        );
+        assert_eq!(
+            serde_json::to_value(&id.token_role_binding.subjects).unwrap(),
+            subject
+        );
+        assert_eq!(id.cluster_role_binding.role_ref.name, name);
+        assert_eq!(id.token_role_binding.role_ref.kind, "Role");
+        assert_eq!(
+            pull_identity_user("site-a"),
+            "system:serviceaccount:fleet-system:fleet-pull-site-a"
+        );
+        let other = PullIdentity::new("site-b", "hub-uid-1");
+        assert_ne!(
+            other.service_account.metadata.name,
+            id.service_account.metadata.name
+        );
+    }
+
+    #[test]
+    fn a_pull_identity_belongs_to_the_hub_that_labelled_it() {
+        let ours = PullIdentity::new("s", "hub-1")
+            .service_account
+            .metadata
+            .labels;
+        assert_eq!(
+            pull_identity_owner(ours.as_ref(), "s", "hub-1"),
+            PullIdentityOwner::ThisHub
+        );
+        assert_eq!(
+            pull_identity_owner(ours.as_ref(), "s", "hub-2"),
+            PullIdentityOwner::OtherHub("hub-1".into())
+        );
+        assert_eq!(
+            pull_identity_owner(ours.as_ref(), "t", "hub-1"),
+            PullIdentityOwner::Foreign
+        );
+        assert_eq!(
+            pull_identity_owner(None, "s", "hub-1"),
+            PullIdentityOwner::Foreign
+        );
+        let unlabelled = Some(site_labels("s"));
+        assert_eq!(
+            pull_identity_owner(unlabelled.as_ref(), "s", "hub-1"),
+            PullIdentityOwner::Foreign
+        );
     }
 
     #[test]

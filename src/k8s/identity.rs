@@ -1,6 +1,6 @@
-//! The per-site identity on the hub (docs/architecture.md#the-life-of-a-site) and the read-only identity
-//! `register --pull` mints on a member: namespace, ServiceAccount, RBAC,
-//! tokens, and their removal.
+//! The per-site identity on the hub (docs/architecture.md#the-life-of-a-site):
+//! namespace, ServiceAccount, RBAC, tokens, the pull Secret, and their
+//! removal. (A Pull site's identity on its member is in `k8s::pull`.)
 //!
 //! A Push site's ServiceAccount and token Role live in `fleet-sites`
 //! ([`rbac::SITES_NAMESPACE`]), apart from the operator's `fleet-system`.
@@ -575,60 +575,6 @@ impl Cluster {
             .delete_if_exists(&api, &name)
             .await?
             .then(|| ObjectRef::of::<Secret>(&name, Some(NAMESPACE))))
-    }
-
-    /// On a member cluster: ensures the read-only identity the hub uses to
-    /// probe it (namespace, ServiceAccount, read-only ClusterRole, binding)
-    /// and mints a token for it.
-    pub async fn mint_member_identity(
-        &self,
-        ttl: Duration,
-    ) -> Result<(Vec<ObjectRef>, IssuedToken), Error> {
-        let client = &self.client;
-        let objects = vec![
-            self.ensure_namespace(NAMESPACE).await?,
-            self.ensure(
-                Api::namespaced(client.clone(), NAMESPACE),
-                rbac::member_reader_service_account(),
-            )
-            .await?,
-            self.ensure(Api::all(client.clone()), rbac::member_reader_cluster_role())
-                .await?,
-            self.ensure(
-                Api::all(client.clone()),
-                rbac::member_reader_cluster_role_binding(),
-            )
-            .await?,
-        ];
-        let token = self
-            .request_token(NAMESPACE, rbac::MEMBER_READER_NAME, ttl)
-            .await?;
-        Ok((objects, token))
-    }
-}
-
-impl Cluster {
-    /// On a member cluster: removes the read-only identity
-    /// [`Cluster::mint_member_identity`] created (binding, role, account),
-    /// which also invalidates the token the hub held. The namespace stays: it
-    /// may hold the edge operator. Returns what was deleted.
-    pub async fn delete_member_identity(&self) -> Result<Vec<ObjectRef>, Error> {
-        let name = rbac::MEMBER_READER_NAME;
-        let client = &self.client;
-        let mut removed = Vec::new();
-        let crb: Api<ClusterRoleBinding> = Api::all(client.clone());
-        if self.delete_if_exists(&crb, name).await? {
-            removed.push(ObjectRef::of::<ClusterRoleBinding>(name, None));
-        }
-        let cr: Api<ClusterRole> = Api::all(client.clone());
-        if self.delete_if_exists(&cr, name).await? {
-            removed.push(ObjectRef::of::<ClusterRole>(name, None));
-        }
-        let sa: Api<ServiceAccount> = Api::namespaced(client.clone(), NAMESPACE);
-        if self.delete_if_exists(&sa, name).await? {
-            removed.push(ObjectRef::of::<ServiceAccount>(name, Some(NAMESPACE)));
-        }
-        Ok(removed)
     }
 }
 

@@ -35,6 +35,7 @@ pub const FIELD_MANAGER: &str = "kubectl-fleet";
 
 // Operator I/O (fleet-operator): site status, leases, member reads, token
 // renewal and the FederationStatus singleton.
+pub mod body_limit;
 pub mod edge_token;
 pub mod federation_status;
 pub mod lease;

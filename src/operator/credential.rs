@@ -326,10 +326,16 @@ impl HubKubeconfig {
         cfg.connect_timeout = Some(Duration::from_secs(5));
         cfg.read_timeout = Some(Duration::from_secs(15));
         cfg.write_timeout = Some(Duration::from_secs(15));
-        kube::Client::try_from(cfg).map_err(|e| CredentialError::Client {
-            path: self.path.clone(),
-            source: Box::new(e),
-        })
+        let builder =
+            kube::client::ClientBuilder::try_from(cfg).map_err(|e| CredentialError::Client {
+                path: self.path.clone(),
+                source: Box::new(e),
+            })?;
+        // What the edge reads from the hub (its own site, discovery, a
+        // token) is cut like what the hub reads from a Pull member, so a
+        // hostile or broken endpoint cannot fill the edge's memory.
+        let cap = crate::k8s::body_limit::BodyLimitLayer::new(crate::k8s::pull::MAX_ANSWER_BYTES);
+        Ok(builder.with_layer(&cap).build())
     }
 
     /// The same credential with `token` instead, in memory only (for a

@@ -480,6 +480,7 @@ impl Hub {
                 &sighting,
                 interval,
                 self.probes.verdict(site.site_name()).as_ref(),
+                self.cfg.credential_warning,
                 now,
             ),
         }

@@ -164,6 +164,25 @@ pub struct Args {
     #[arg(long, default_value_t = prober::DEFAULT_PROBE_CONCURRENCY as u32, value_parser = clap::value_parser!(u32).range(1..))]
     pub probe_concurrency: u32,
 
+    /// Hub: bytes one Pull probe may read from a member and keep of what it
+    /// decodes (e.g. 32Mi, 128Mi); a member whose answers are larger fails
+    /// the probe with reason TooLarge. One answer is cut at 8Mi whatever
+    /// this says.
+    #[arg(long, default_value = "32Mi", value_name = "BYTES", value_parser = crate::fleet::probe::parse_byte_size)]
+    pub probe_max_bytes: u64,
+
+    /// Hub: the only networks Pull members may be in (repeat, or separate
+    /// with commas), e.g. 10.20.0.0/16; default: any address but loopback,
+    /// link-local and cloud metadata ones. A network inside one of those
+    /// lifts that refusal (e.g. 127.0.0.0/8 for members on the hub's host).
+    #[arg(long, value_name = "CIDR", value_delimiter = ',')]
+    pub pull_allow_cidr: Vec<crate::fleet::probe::Cidr>,
+
+    /// Hub: networks the Pull prober never connects to (repeat, or
+    /// separate with commas), e.g. the hub cluster's service and pod networks.
+    #[arg(long, value_name = "CIDR", value_delimiter = ',')]
+    pub pull_deny_cidr: Vec<crate::fleet::probe::Cidr>,
+
     /// Hub: a signal counts toward a cross-cluster correlation while its
     /// lastSeen is within this window.
     #[arg(long, default_value = "15m", value_parser = parse_duration)]
@@ -446,6 +465,11 @@ async fn run_hub(
                 prober: prober::ProberConfig {
                     timeout: args.probe_timeout,
                     concurrency: args.probe_concurrency as usize,
+                    max_bytes: args.probe_max_bytes,
+                    addresses: crate::fleet::probe::AddressPolicy {
+                        allow: args.pull_allow_cidr.clone(),
+                        deny: args.pull_deny_cidr.clone(),
+                    },
                 },
                 federation: federation::FederationConfig {
                     correlation: crate::fleet::correlation::CorrelationConfig {
@@ -566,6 +590,24 @@ mod tests {
         assert_eq!(a.probe_timeout, Some(Duration::from_secs(3)));
         assert_eq!(a.correlation_min_clusters, 2);
         assert!(Args::try_parse_from(["fleet-operator", "--probe-concurrency", "0"]).is_err());
+        assert_eq!(a.probe_max_bytes, 32 << 20);
+        assert!(a.pull_allow_cidr.is_empty() && a.pull_deny_cidr.is_empty());
+        let a = Args::try_parse_from([
+            "fleet-operator",
+            "--probe-max-bytes",
+            "128Mi",
+            "--pull-allow-cidr",
+            "127.0.0.0/8,10.0.0.0/8",
+            "--pull-deny-cidr",
+            "10.96.0.0/12",
+        ])
+        .unwrap();
+        assert_eq!(a.probe_max_bytes, 128 << 20);
+        assert_eq!(a.pull_allow_cidr.len(), 2);
+        assert_eq!(a.pull_deny_cidr[0].to_string(), "10.96.0.0/12");
+        assert!(
+            Args::try_parse_from(["fleet-operator", "--pull-allow-cidr", "localhost"]).is_err()
+        );
     }
 
     #[test]

@@ -1,25 +1,36 @@
 //! Pull mode on the hub: the leader probes every `mode: Pull` site through
-//! the kubeconfig in its `spec.kubeconfigSecretRef` (docs/architecture.md#the-life-of-a-site).
+//! the kubeconfig in its `spec.kubeconfigSecretRef` (docs/pull-mode.md).
 //!
 //! - The pull Secrets of `fleet-system` are watched (only those labelled by
-//!   `kubectl fleet register`); each site keeps one client, rebuilt only when
-//!   its Secret's resourceVersion changes, so a rotated Secret takes effect
-//!   on the next probe without a restart.
+//!   `kubectl fleet register`); a Secret is used only for the site its site
+//!   label names. Each site keeps one parsed kubeconfig, parsed again only
+//!   when its Secret's resourceVersion changes, so a rotated Secret takes
+//!   effect on the next probe without a restart.
+//! - Before each probe the member's server name is resolved and every
+//!   address checked against `--pull-allow-cidr`/`--pull-deny-cidr` and the
+//!   default refusals (metadata, link-local, loopback); the client connects
+//!   to the checked address and is rebuilt only when it moves.
 //! - Each site is probed every `heartbeatIntervalSeconds` (±10 % jitter),
 //!   within a timeout (`--probe-timeout`, default `min(interval/2, 10s)`),
-//!   at most `--probe-concurrency` at once. A probe reads the member with
-//!   the edge's collector (`k8s::member::read_member` and
+//!   at most `--probe-concurrency` at once, reading at most
+//!   `--probe-max-bytes` (paged, lean lists: `k8s::member`). A probe reads
+//!   the member with the edge's collector (`k8s::member` and
 //!   `collect::edge_status`: one collector, two transports).
 //! - A successful probe sends the edge's change-only merge patch of
-//!   edge-owned keys, its heartbeat stamped with the hub clock: a steady
-//!   site costs one small status patch per interval. A failed probe writes
-//!   nothing itself.
+//!   edge-owned keys, its heartbeat stamped with the hub clock, the member
+//!   token's expiry, and when the hub renews it: a steady site costs one
+//!   small status patch per interval. When less than half of the token's
+//!   lifetime is left and it is the site's own Pull identity, the prober
+//!   mints a new one with it and stores it in the site's pull Secret. A
+//!   failed probe writes nothing itself.
 //! - Every outcome is recorded in [`ProbeStats`] and then judged like any
-//!   site by [`Hub::reconcile_site`]: phase from the last successful probe,
-//!   `Connected` with the failure class as reason, `RemediationCapable`;
-//!   written only on a transition.
+//!   site by [`Hub::reconcile_site`]: phase from the last successful probe
+//!   (never better than Stale while the latest failed), `Connected` with
+//!   the failure class as reason, `RemediationCapable`,
+//!   `CredentialExpiring`; written only on a transition.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -31,16 +42,22 @@ use kube::runtime::{WatchStreamExt as _, watcher};
 
 use tokio::sync::{Semaphore, watch};
 
-use crate::api::{FederatedCluster, Mode};
+use crate::api::{FederatedCluster, Mode, SecretKeyRef};
 use crate::fleet::probe::{
-    ProbeFailure, ProbeOutcome, ProbeVerdict, RemediationAccess, remediation_access,
+    AddressPolicy, ProbeFailure, ProbeOutcome, ProbeVerdict, RemediationAccess, remediation_access,
     remediation_needs,
 };
-use crate::fleet::rbac::FLEET_NAMESPACE;
+use crate::fleet::rbac::{
+    FLEET_NAMESPACE, MIN_TOKEN_TTL, SITE_LABEL, pull_identity_name, pull_identity_user,
+};
 use crate::fleet::signals::SignalHistory;
 use crate::fleet::status_patch::{Accepted, report_patch};
-use crate::k8s::member::{MemberError, read_member};
-use crate::k8s::pull::{MemberKubeconfig, can_i, classify, pull_secret_watch, pull_secrets};
+use crate::k8s::body_limit::ReadBudget;
+use crate::k8s::member::{MemberError, MemberReader};
+use crate::k8s::pull::{
+    MemberKubeconfig, classify, classify_address, pull_secret_watch, pull_secrets, secret_site,
+    store_renewed_kubeconfig,
+};
 use crate::k8s::site_status::{patch_site_status, sites};
 use crate::operator::collect::{edge_status, with_identity};
 use crate::operator::credential::TokenClaims;
@@ -53,6 +70,10 @@ pub const DEFAULT_PROBE_CONCURRENCY: usize = 32;
 /// Upper bound of the default probe timeout.
 pub const MAX_DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Default of `--probe-max-bytes`: what one probe may read from a member
+/// and keep of it (docs/pull-mode.md#what-a-probe-may-cost-the-hub).
+pub const DEFAULT_PROBE_MAX_BYTES: u64 = 32 << 20;
+
 /// Prober settings.
 #[derive(Clone, Debug)]
 pub struct ProberConfig {
@@ -60,6 +81,10 @@ pub struct ProberConfig {
     pub timeout: Option<Duration>,
     /// Probes in flight at most.
     pub concurrency: usize,
+    /// Bytes one probe may read (every answer) and keep (what it decodes).
+    pub max_bytes: u64,
+    /// Which member addresses the hub connects to.
+    pub addresses: AddressPolicy,
 }
 
 impl Default for ProberConfig {
@@ -67,6 +92,8 @@ impl Default for ProberConfig {
         Self {
             timeout: None,
             concurrency: DEFAULT_PROBE_CONCURRENCY,
+            max_bytes: DEFAULT_PROBE_MAX_BYTES,
+            addresses: AddressPolicy::default(),
         }
     }
 }
@@ -93,6 +120,8 @@ pub struct SiteProbes {
     /// Probes that ended later than one interval after they were due (a
     /// queue for a concurrency slot plus the probe itself took too long).
     pub missed: u64,
+    /// Member tokens the hub renewed for this site.
+    pub renewals: u64,
 }
 
 /// What the prober has seen, per site, in memory: the latest verdict read by
@@ -115,12 +144,21 @@ impl ProbeStats {
             failures: 0,
             total: Duration::ZERO,
             missed: 0,
+            renewals: 0,
         });
         entry.verdict = verdict;
         entry.probes += 1;
         entry.failures += u64::from(failed);
         entry.total += duration;
         entry.missed += u64::from(missed);
+    }
+
+    /// Counts a member token renewed for `site`.
+    fn renewed(&self, site: &str) {
+        let mut sites = self.sites.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(entry) = sites.get_mut(site) {
+            entry.renewals += 1;
+        }
     }
 
     /// The latest verdict for `site`, if it was probed by this process.
@@ -143,19 +181,34 @@ impl ProbeStats {
     }
 }
 
-/// A member client built from one version of a pull Secret.
+/// A probe failure: the class and one line for the `Connected` condition.
+type Failure = (ProbeFailure, String);
+
+/// What one version of a site's pull Secret gives the prober.
 struct Cached {
     resource_version: Option<String>,
-    /// The client, or why the kubeconfig was refused.
-    member: Result<Member, (ProbeFailure, String)>,
+    /// The checked kubeconfig, or why it was refused.
+    member: Result<Member, Failure>,
 }
 
+/// A member as one version of its pull Secret describes it.
 struct Member {
-    client: kube::Client,
-    server: String,
-    insecure: bool,
-    expires: Option<Timestamp>,
-    /// Asked once per client.
+    kubeconfig: MemberKubeconfig,
+    /// The connection: the checked address and a client bound to it,
+    /// rebuilt when the server's name resolves elsewhere.
+    connection: Option<(IpAddr, kube::Client)>,
+    /// The bytes each probe may read and keep, charged by the client's
+    /// body limit and by the reader.
+    budget: Arc<ReadBudget>,
+    /// The token's claims, when it is a JWT.
+    claims: Option<TokenClaims>,
+    /// Whether the hub renews the token: it is the site's own Pull identity
+    /// (`register --pull` minted it), which may mint its own tokens.
+    renewable: bool,
+    /// Set once a renewed token is stored for this version of the Secret,
+    /// so no second one is minted before the watch delivers the new version.
+    renewed: bool,
+    /// Asked once per Secret version.
     remediation: Option<RemediationAccess>,
 }
 
@@ -178,30 +231,93 @@ fn failed(failure: ProbeFailure, message: impl Into<String>) -> ProbeOutcome {
     }
 }
 
+/// Where a member's kubeconfig was read: the pull Secret's name, key and
+/// resourceVersion.
+struct SecretAt {
+    name: String,
+    key: String,
+    resource_version: Option<String>,
+}
+
+/// Mints a new token for the site's own Pull identity with the current one
+/// (the identity may do that for itself only), for the lifetime the
+/// current one was granted, and stores the kubeconfig carrying it in the
+/// site's pull Secret — only if the Secret is still the version it was
+/// read from, so a `register` in between wins. The next probe reads the
+/// new version. Returns the new token's expiry, or why renewing failed (one
+/// line, no secret).
+async fn renew(
+    reader: &MemberReader<'_>,
+    member: &Member,
+    hub: &kube::Client,
+    site: &str,
+    secret: &SecretAt,
+) -> Result<Timestamp, String> {
+    let lifetime = member
+        .claims
+        .as_ref()
+        .and_then(TokenClaims::lifetime)
+        .unwrap_or(MIN_TOKEN_TTL)
+        .max(MIN_TOKEN_TTL);
+    let seconds = i64::try_from(lifetime.as_secs()).unwrap_or(i64::MAX);
+    let minted = reader
+        .request_token(&pull_identity_name(site), seconds)
+        .await
+        .map_err(|e| {
+            let (failure, _) = classify(&e, member.kubeconfig.server(), site);
+            format!(
+                "the member answered the token request with {}",
+                failure.reason()
+            )
+        })?;
+    let text = member
+        .kubeconfig
+        .with_token(&minted.token)
+        .map_err(|e| e.0)?;
+    let Some(version) = secret.resource_version.as_deref() else {
+        return Err("the pull Secret has no resourceVersion".to_owned());
+    };
+    store_renewed_kubeconfig(hub, &secret.name, &secret.key, version, &text)
+        .await
+        .map_err(|e| {
+            format!(
+                "storing it in Secret {FLEET_NAMESPACE}/{} failed: {}",
+                secret.name,
+                crate::k8s::readable(&e)
+            )
+        })?;
+    Ok(minted.expires_at)
+}
+
 impl SiteProber {
     fn site(&self) -> Option<Arc<FederatedCluster>> {
         self.sites.get(&ObjectRef::new(&self.name))
     }
 
-    /// The member client for the site's Secret as it is now, rebuilt only
-    /// when the Secret's resourceVersion changed.
-    async fn member(
-        &mut self,
-        site: &FederatedCluster,
-        timeout: Duration,
-    ) -> Result<&mut Member, (ProbeFailure, String)> {
+    fn register_hint(&self) -> String {
+        format!(
+            "re-run `kubectl fleet register {} --pull --member-kubeconfig FILE` (FILE: an admin kubeconfig of the member)",
+            self.name
+        )
+    }
+
+    /// The site's pull Secret as the hub may use it: referenced in
+    /// `fleet-system`, labelled by `register`, and labelled for this very
+    /// site (a Secret made for another site is not used for this one).
+    fn secret<'r>(
+        &self,
+        site: &'r FederatedCluster,
+    ) -> Result<(&'r SecretKeyRef, Arc<Secret>), Failure> {
         let Some(r) = site.spec.kubeconfig_secret_ref.as_ref() else {
-            self.cached = None;
             return Err((
                 ProbeFailure::SecretNotFound,
                 format!(
-                    "spec.kubeconfigSecretRef is not set: re-run `kubectl fleet register {} --pull …`",
-                    self.name
+                    "spec.kubeconfigSecretRef is not set: {}",
+                    self.register_hint()
                 ),
             ));
         };
         if r.namespace != FLEET_NAMESPACE {
-            self.cached = None;
             return Err((
                 ProbeFailure::SecretNotFound,
                 format!(
@@ -214,15 +330,48 @@ impl SiteProber {
             .secrets
             .get(&ObjectRef::new(&r.name).within(FLEET_NAMESPACE))
         else {
-            self.cached = None;
             return Err((
                 ProbeFailure::SecretNotFound,
                 format!(
-                    "Secret {FLEET_NAMESPACE}/{} not found (or not labelled by `kubectl fleet register`): re-run `kubectl fleet register {} --pull …`",
-                    r.name, self.name
+                    "Secret {FLEET_NAMESPACE}/{} not found (or not labelled by `kubectl fleet register`): {}",
+                    r.name,
+                    self.register_hint()
                 ),
             ));
         };
+        match secret_site(&secret) {
+            Some(labelled) if labelled == self.name => Ok((r, secret)),
+            labelled => Err((
+                ProbeFailure::SecretLabelMismatch,
+                format!(
+                    "Secret {FLEET_NAMESPACE}/{} is labelled {SITE_LABEL}={}, not {}: the hub uses a pull Secret only for the site its label names; {}",
+                    r.name,
+                    labelled.unwrap_or_default(),
+                    self.name,
+                    self.register_hint()
+                ),
+            )),
+        }
+    }
+
+    /// The member for the site's Secret as it is now (parsed again only
+    /// when the Secret's resourceVersion changed), connected to the
+    /// address its server resolves to now (a new client only when that
+    /// moved), and that Secret's key and resourceVersion.
+    async fn member(
+        &mut self,
+        site: &FederatedCluster,
+        timeout: Duration,
+    ) -> Result<(&mut Member, SecretAt), Failure> {
+        let (r, secret) = match self.secret(site) {
+            Ok(found) => found,
+            Err(e) => {
+                self.cached = None;
+                return Err(e);
+            }
+        };
+        let key = r.key.clone();
+        let secret_name = r.name.clone();
         let rv = secret.metadata.resource_version.clone();
         if self
             .cached
@@ -230,46 +379,71 @@ impl SiteProber {
             .is_none_or(|c| c.resource_version != rv)
         {
             if self.cached.is_some() {
-                tracing::info!(site = %self.name, secret = %r.name, "pull Secret changed, using its new kubeconfig");
+                tracing::info!(site = %self.name, secret = %secret_name, "pull Secret changed, using its new kubeconfig");
             }
-            let member = match secret.data.as_ref().and_then(|d| d.get(&r.key)) {
+            let member = match secret.data.as_ref().and_then(|d| d.get(&key)) {
                 None => Err((
                     ProbeFailure::SecretNotFound,
-                    format!("Secret {FLEET_NAMESPACE}/{} has no key {:?}", r.name, r.key),
+                    format!(
+                        "Secret {FLEET_NAMESPACE}/{secret_name} has no key {key:?}: {}",
+                        self.register_hint()
+                    ),
                 )),
-                Some(bytes) => Self::build(&bytes.0, timeout).await,
+                Some(bytes) => self.parse(&bytes.0),
             };
             self.cached = Some(Cached {
-                resource_version: rv,
+                resource_version: rv.clone(),
                 member,
             });
         }
-        match self.cached.as_mut().map(|c| &mut c.member) {
-            Some(Ok(m)) => Ok(m),
-            Some(Err(e)) => Err(e.clone()),
+        let member = match self.cached.as_mut().map(|c| &mut c.member) {
+            Some(Ok(m)) => m,
+            Some(Err(e)) => return Err(e.clone()),
             None => unreachable!("cached above"),
+        };
+        let kept = member.connection.as_ref().map(|(addr, _)| *addr);
+        let addr = member
+            .kubeconfig
+            .resolve(&self.cfg.addresses, kept)
+            .await
+            .map_err(|e| classify_address(&e, member.kubeconfig.server()))?;
+        if kept != Some(addr) {
+            let client = member
+                .kubeconfig
+                .client(addr, timeout, member.budget.clone())
+                .await
+                .map_err(|e| (ProbeFailure::InvalidKubeconfig, e.0))?;
+            member.connection = Some((addr, client));
         }
+        let at = SecretAt {
+            name: secret_name,
+            key,
+            resource_version: rv,
+        };
+        Ok((member, at))
     }
 
-    async fn build(bytes: &[u8], timeout: Duration) -> Result<Member, (ProbeFailure, String)> {
-        let invalid =
-            |e: crate::k8s::pull::KubeconfigRefused| (ProbeFailure::InvalidKubeconfig, e.0);
-        let kc = MemberKubeconfig::parse(bytes).map_err(invalid)?;
-        let client = kc.client(timeout).await.map_err(invalid)?;
+    fn parse(&self, bytes: &[u8]) -> Result<Member, Failure> {
+        let kubeconfig =
+            MemberKubeconfig::parse(bytes).map_err(|e| (ProbeFailure::InvalidKubeconfig, e.0))?;
+        let claims = kubeconfig.token().and_then(TokenClaims::decode);
+        let renewable = kubeconfig.token_subject().as_deref()
+            == Some(pull_identity_user(&self.name).as_str())
+            && claims.as_ref().is_some_and(|c| c.renewal_time().is_some());
         Ok(Member {
-            client,
-            server: kc.server().to_owned(),
-            insecure: kc.insecure(),
-            expires: kc
-                .token()
-                .and_then(TokenClaims::decode)
-                .and_then(|c| c.expires_at),
+            kubeconfig,
+            connection: None,
+            budget: ReadBudget::new(self.cfg.max_bytes),
+            claims,
+            renewable,
+            renewed: false,
             remediation: None,
         })
     }
 
-    /// One probe: read the member, send the change-only patch, return the
-    /// verdict and the site object to judge.
+    /// One probe: read the member, renew its token when half of its
+    /// lifetime is gone, send the change-only patch; return the verdict and
+    /// the site object to judge.
     async fn probe(
         &mut self,
         site: &FederatedCluster,
@@ -282,24 +456,32 @@ impl SiteProber {
             remediation,
         };
         let tier = site.spec.tier;
-        let member = match self.member(site, timeout).await {
-            Ok(m) => m,
-            Err((f, m)) => return (verdict(failed(f, m), None), None),
+        let name = self.name.clone();
+        let hub_client = self.hub.client();
+        let hub = self.hub.clone();
+        let (member, secret) = match tokio::time::timeout(timeout, self.member(site, timeout)).await
+        {
+            Ok(Ok(m)) => m,
+            Ok(Err((f, m))) => return (verdict(failed(f, m), None), None),
+            Err(_) => {
+                let message = "the member server name did not resolve within the probe timeout";
+                return (verdict(failed(ProbeFailure::Dns, message), None), None);
+            }
         };
-        let client = member.client.clone();
-        let server = member.server.clone();
+        let Some((_, client)) = member.connection.clone() else {
+            unreachable!("connected by member()")
+        };
+        let server = member.kubeconfig.server().to_owned();
+        let budget = member.budget.clone();
+        budget.reset();
+        let reader = MemberReader::with_budget(&client, &budget);
+        let ask_remediation = member.remediation.is_none();
         let read = tokio::time::timeout(timeout, async {
-            let objs = read_member(&client).await?;
-            let denied = if member.remediation.is_none() {
+            let objs = reader.read().await?;
+            let denied = if ask_remediation {
                 let mut denied = Vec::new();
                 for p in remediation_needs(tier) {
-                    let allowed = can_i(&client, p)
-                        .await
-                        .map_err(|source| MemberError::Read {
-                            what: "access reviews",
-                            source,
-                        })?;
-                    if !allowed {
+                    if !reader.can_i(p).await? {
                         denied.push(p);
                     }
                 }
@@ -318,8 +500,8 @@ impl SiteProber {
                 );
                 return (verdict(failed(ProbeFailure::Timeout, message), None), None);
             }
-            Ok(Err(MemberError::Read { source, .. })) => {
-                let (f, m) = classify(&source, &server, &self.name);
+            Ok(Err(e)) => {
+                let (f, m) = classify(&e, &server, &name);
                 return (verdict(failed(f, m), None), None);
             }
             Ok(Ok(x)) => x,
@@ -328,20 +510,50 @@ impl SiteProber {
             member.remediation = Some(remediation_access(tier, &denied));
         }
         let remediation = member.remediation.clone();
-        let insecure = member.insecure;
-        let expires = member.expires;
+        let insecure = member.kubeconfig.insecure();
         let now = Timestamp::from_second(Timestamp::now().as_second())
             .unwrap_or_else(|_| Timestamp::now());
+        let expires = member.claims.as_ref().and_then(|c| c.expires_at);
+        let renews = member
+            .claims
+            .as_ref()
+            .filter(|_| member.renewable)
+            .and_then(TokenClaims::renewal_time);
+        if member.renewable
+            && !member.renewed
+            && member
+                .claims
+                .as_ref()
+                .is_some_and(|c| c.needs_rotation(now))
+        {
+            let renewal =
+                tokio::time::timeout(timeout, renew(&reader, member, &hub_client, &name, &secret))
+                    .await;
+            match renewal {
+                Ok(Ok(expires_at)) => {
+                    member.renewed = true;
+                    hub.probes.renewed(&name);
+                    tracing::info!(site = %name, expires = %expires_at, "renewed the site's member token and stored it in its pull Secret");
+                }
+                Ok(Err(cause)) => {
+                    tracing::warn!(site = %name, cause = %Untrusted(&cause), "renewing the site's member token failed; keeping the current one, retrying at the next probe");
+                }
+                Err(_) => {
+                    tracing::warn!(site = %name, "renewing the site's member token took longer than the probe timeout; retrying at the next probe");
+                }
+            }
+        }
         let status = edge_status(&objs, self.history.previous(site), now);
+        drop(objs);
         self.history.record(status.signals());
-        let mut status = with_identity(status, now, super::VERSION, expires, None);
+        let mut status = with_identity(status, now, super::VERSION, expires, renews);
         status.last_probe_duration_milliseconds =
             Some(i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX));
         let uid = site.metadata.uid.clone();
         let baseline = Accepted::baseline(&mut self.accepted, site);
         let (patch, next) = report_patch(Some(baseline), &status, now);
         let outcome = ProbeOutcome::Reached { insecure };
-        match patch_site_status(&sites(self.hub.client()), &self.name, &patch).await {
+        match patch_site_status(&sites(hub_client), &self.name, &patch).await {
             Ok(written) => {
                 self.accepted = Some(Accepted { uid, status: next });
                 (verdict(outcome, remediation), Some(written))

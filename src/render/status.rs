@@ -3,7 +3,7 @@
 
 use jiff::Timestamp;
 
-use crate::api::{CONDITION_CONNECTED, FederatedCluster, Mode, Phase};
+use crate::api::{CONDITION_CONNECTED, FederatedCluster, Phase};
 use crate::fleet::age::{age, until};
 use crate::fleet::summary::{Totals, effective_phase};
 use owo_colors::Style;
@@ -43,7 +43,8 @@ pub struct SiteRow {
     pub version: String,
     /// Wide: Kubernetes version of the member, or `-`.
     pub kubernetes_version: String,
-    /// Wide: time until the edge's hub token expires (`expired`), or `-`.
+    /// Wide: time until the site's credential expires (Push: the edge's hub
+    /// token; Pull: the hub's member token), `expired`, or `-`.
     pub token_expires: String,
     /// Wide: `vendor=allocatable/total` per GPU resource, comma-separated, or `-`.
     pub gpus_by_vendor: String,
@@ -128,12 +129,9 @@ pub fn site_row(site: &FederatedCluster, now: Timestamp) -> SiteRow {
         region: or_missing(site.spec.region.as_deref().filter(|r| !r.is_empty())),
         version: or_missing(status.and_then(|s| s.observed_version.as_deref())),
         kubernetes_version: or_missing(status.and_then(|s| s.kubernetes_version.as_deref())),
-        token_expires: match (
-            site.spec.mode,
-            status.and_then(|s| s.credential_expiration_time.as_ref()),
-        ) {
-            (Mode::Push, Some(t)) => until(t.0, now),
-            _ => MISSING.to_owned(),
+        token_expires: match status.and_then(|s| s.credential_expiration_time.as_ref()) {
+            Some(t) => until(t.0, now),
+            None => MISSING.to_owned(),
         },
         gpus_by_vendor: match capacity {
             Some(c) if !c.gpus_by_vendor.is_empty() => c
