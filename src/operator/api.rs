@@ -364,7 +364,8 @@ fn cached(
 async fn status(State(s): State<ApiState>, headers: HeaderMap) -> Result<Response, Answer> {
     s.auth.check(&headers).await?;
     let sites = cached(&s.view, |_| true)?;
-    json(&status_report(&sites, jiff::Timestamp::now()).summary)
+    let now = jiff::Timestamp::now();
+    json(&status_report(&sites, &s.view.hub_verdict(now), now).summary)
 }
 
 async fn clusters(
@@ -382,7 +383,8 @@ async fn clusters(
     };
     let filter = query.filter()?;
     let sites = cached(&s.view, |site| filter.matches(site))?;
-    json(&status_report(&sites, jiff::Timestamp::now()))
+    let now = jiff::Timestamp::now();
+    json(&status_report(&sites, &s.view.hub_verdict(now), now))
 }
 
 async fn cluster(
@@ -392,7 +394,11 @@ async fn cluster(
 ) -> Result<Response, Answer> {
     s.auth.check(&headers).await?;
     let sites = cached(&s.view, |site| site.site_name() == name)?;
-    match status_report(&sites, jiff::Timestamp::now()).sites.pop() {
+    let now = jiff::Timestamp::now();
+    match status_report(&sites, &s.view.hub_verdict(now), now)
+        .sites
+        .pop()
+    {
         Some(site) => json(&site),
         None => Err(ApiError::new(
             StatusCode::NOT_FOUND,
@@ -409,11 +415,13 @@ async fn cluster(
 fn incidents(view: &FleetView) -> Result<render::IncidentsReport, ApiError> {
     let sites = cached(view, |_| true)?;
     let summary = view.summary().unwrap_or_default();
+    let now = jiff::Timestamp::now();
     Ok(incidents_report(
         &sites,
         summary.correlations,
         summary.cascades,
-        jiff::Timestamp::now(),
+        &view.hub_verdict(now),
+        now,
     ))
 }
 
