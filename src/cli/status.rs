@@ -137,7 +137,6 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
             }
             frame.finish(color, &mut io.out)?;
         }
-        warn_about_hub(io.err, &record, fleet_size, now)?;
         if !missing.is_empty() {
             let names: Vec<String> = missing.iter().map(|n| format!("{n:?}")).collect();
             return Err(Error::Invalid {
@@ -145,6 +144,7 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
                 hint: "`kubectl fleet status` lists the registered sites".to_owned(),
             });
         }
+        warn_about_hub(io.err, &record, fleet_size, now)?;
         return Ok(());
     }
     watch(&hub, selector, &filter, args.output, color, io).await
