@@ -5,7 +5,10 @@
 //! token takes effect without a restart), GET the own FederatedCluster (the
 //! only site this identity may read) for `heartbeatIntervalSeconds`, read the
 //! member cluster, and send ONE JSON merge patch of edge-owned keys holding
-//! only what changed since the last accepted report. Errors back off with
+//! only what changed since the last accepted report; the previous report's
+//! round trip goes with it (`lastReportDurationMilliseconds`, rounded up to
+//! the hub's health-check bucket so a steady link keeps heartbeat-only
+//! patches), which the hub observes as the site's health check. Errors back off with
 //! jitter (never beyond one interval, so recovery is quick) and log one line
 //! naming the cause and what to do — once per transient cause (hub
 //! unreachable, hub errors), the retries at debug level, then one line when
