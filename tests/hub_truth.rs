@@ -128,7 +128,9 @@ async fn with_no_hub_ever_status_says_nobody_judges() {
         "{}",
         status.stdout
     );
-    let report = kubectl_fleet(&hub, "status -o json").ok().json();
+    let run = kubectl_fleet(&hub, "status -o json").ok();
+    assert_eq!(run.stderr, "", "JSON says it in a field");
+    let report = run.json();
     assert_eq!(report["summary"]["hub"]["state"], "NeverJudged");
     assert_eq!(report["summary"]["hub"]["judging"], false);
     let site = site_json(&report, "site-a");
@@ -296,6 +298,8 @@ async fn a_stopped_hub_is_reported_and_its_dead_sites_are_not_shown_green() {
     );
     let incidents = kubectl_fleet(&hub, "incidents -o json").ok();
     assert_eq!(incidents.json()["hub"]["state"], "Silent");
+    assert_eq!(incidents.stderr, "", "JSON says it in a field");
+    let incidents = kubectl_fleet(&hub, "incidents").ok();
     assert!(
         incidents
             .stderr
@@ -530,4 +534,100 @@ async fn a_mode_switch_leaves_no_condition_of_the_old_mode() {
     .await;
     let status = admin.get("site-a").await.unwrap().status.unwrap();
     assert_eq!(status.clock_offset_seconds, None);
+}
+
+/// A `kubectl-fleet status --watch -o OUTPUT` with its stdout and stderr
+/// lines sent to the returned channel, tagged "out" and "err".
+fn watch(
+    hub: &Hub,
+    output: &str,
+) -> (
+    std::process::Child,
+    std::sync::mpsc::Receiver<(&'static str, String)>,
+) {
+    use std::io::BufRead as _;
+    let mut child = std::process::Command::new(cli_support::BIN)
+        .args(["--kubeconfig", hub.kubeconfig.to_str().unwrap()])
+        .args(["status", "--watch", "-o", output])
+        .env_remove("KUBECONFIG")
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let pipes: [(&'static str, Box<dyn std::io::Read + Send>); 2] = [
+        ("out", Box::new(child.stdout.take().unwrap())),
+        ("err", Box::new(child.stderr.take().unwrap())),
+    ];
+    for (tag, pipe) in pipes {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(pipe).lines() {
+                if tx.send((tag, line.unwrap())).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    (child, rx)
+}
+
+/// `status --watch` on a pipe: when the hub's verdict changes with time
+/// alone (no site event), a report stream gets a frame saying so, and a
+/// stream of tables the warning on stderr, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_says_when_the_hub_falls_silent() {
+    let hub = Hub::new();
+    let api = site_api(&hub, "site-a").await;
+    heartbeat(&api, "site-a").await;
+    // A hub that judged a moment ago and records every second, then
+    // nothing more: silent 3 s later.
+    hub.record_hub_judgement("hub-a", jiff::Timestamp::now(), 1)
+        .await;
+    let (mut yaml, frames) = watch(&hub, "yaml");
+    let (mut table, lines) = watch(&hub, "wide");
+    let started = Instant::now();
+    let mut states = Vec::new();
+    while !states.contains(&"Silent".to_owned()) {
+        let left = Duration::from_secs(30).saturating_sub(started.elapsed());
+        let (tag, line) = frames
+            .recv_timeout(left)
+            .unwrap_or_else(|e| panic!("no Silent frame: {e}; states {states:?}"));
+        assert_eq!(tag, "out", "nothing on stderr with -o yaml: {line}");
+        if let Some(state) = line.trim().strip_prefix("state: ") {
+            states.push(state.to_owned());
+        }
+    }
+    assert_eq!(
+        states.first().map(String::as_str),
+        Some("Judging"),
+        "{states:?}"
+    );
+    // Re-read every 10 s: silent by the first re-read after 3 s.
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let mut warnings = Vec::new();
+    while warnings.is_empty() {
+        let left = Duration::from_secs(30).saturating_sub(started.elapsed());
+        match lines.recv_timeout(left) {
+            Ok(("err", line)) => warnings.push(line),
+            Ok(_) => {}
+            Err(e) => panic!("no warning on stderr: {e}"),
+        }
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    for child in [&mut yaml, &mut table] {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    while let Ok((tag, line)) = lines.try_recv() {
+        if tag == "err" {
+            warnings.push(line);
+        }
+    }
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("warning: no hub has judged this fleet for "),
+        "{warnings:?}"
+    );
 }

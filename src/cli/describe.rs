@@ -42,7 +42,9 @@ pub async fn run(global: &GlobalArgs, args: DescribeArgs, io: &mut Io<'_>) -> Re
     };
     let now = jiff::Timestamp::now();
     let description = site_description(&found, &super::status::verdict_of(&record, now), now);
-    super::status::warn_about_hub(io.err, &record, 1, now)?;
+    if args.output == DescribeOutput::Text {
+        super::status::warn_about_hub(io.err, &record, 1, now)?;
+    }
     let text = match args.output {
         DescribeOutput::Text => render_description(&description, now),
         DescribeOutput::Json => render::to_json(&description)?,

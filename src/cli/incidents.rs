@@ -59,6 +59,8 @@ pub async fn run(global: &GlobalArgs, args: IncidentsArgs, io: &mut Io<'_>) -> R
         IncidentsOutput::Yaml => render::to_yaml(&report)?,
     };
     io.out.write_all(text.as_bytes())?;
-    super::status::warn_about_hub(io.err, &record, sites.len(), now)?;
+    if args.output == IncidentsOutput::Table {
+        super::status::warn_about_hub(io.err, &record, sites.len(), now)?;
+    }
     Ok(())
 }

@@ -5,9 +5,9 @@
 //! Every form also reads the hub leader's liveness record (one GET of the
 //! FederationStatus, decoded only as far as `status.hub`, made while the
 //! first page of sites is listed; re-read every [`HUB_POLL`] by `--watch`)
-//! and says when no hub is judging the fleet: one line on stderr
-//! ([`render::status::hub_warning`]; under the table on a `--watch`
-//! screen), and `summary.hub` in JSON/YAML (docs/operations.md#is-a-hub-judging).
+//! and says when no hub is judging the fleet: one line on stderr under a
+//! table ([`render::status::hub_warning`]; under the table itself on a
+//! `--watch` screen), `summary.hub` in JSON/YAML (docs/operations.md#is-a-hub-judging).
 
 use std::io::Write as _;
 
@@ -38,7 +38,9 @@ pub(super) fn verdict_of(record: &HubRecord, now: jiff::Timestamp) -> HubVerdict
 }
 
 /// Writes the hub warning line to `err` when there is one for a fleet of
-/// `sites` sites.
+/// `sites` sites. Human formats only: JSON and YAML carry the verdict as a
+/// field (`summary.hub`), and a script that merges stderr into them must
+/// still get a document.
 pub(super) fn warn_about_hub(
     err: &mut dyn std::io::Write,
     record: &HubRecord,
@@ -68,6 +70,13 @@ pub enum StatusOutput {
     Json,
     /// The same report as YAML
     Yaml,
+}
+
+impl StatusOutput {
+    /// A table for people (as opposed to a document for scripts).
+    pub fn is_human(self) -> bool {
+        matches!(self, StatusOutput::Table | StatusOutput::Wide)
+    }
 }
 
 /// Arguments of `kubectl fleet status`.
@@ -144,7 +153,9 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
                 hint: "`kubectl fleet status` lists the registered sites".to_owned(),
             });
         }
-        warn_about_hub(io.err, &record, fleet_size, now)?;
+        if args.output.is_human() {
+            warn_about_hub(io.err, &record, fleet_size, now)?;
+        }
         return Ok(());
     }
     watch(&hub, selector, &filter, args.output, color, io).await
@@ -196,7 +207,7 @@ fn unjudged_signature(
 /// changed), with the hub warning under it; a stream of tables or reports
 /// gets a frame per change, and one when the hub's verdict or the sites
 /// shown with a phase no hub judged change with time alone (checked every
-/// [`HUB_POLL`]), the warning going to stderr when it changes.
+/// [`HUB_POLL`]), a stream of tables the warning on stderr when it changes.
 async fn watch(
     hub: &crate::k8s::Cluster,
     selector: Option<&str>,
@@ -286,7 +297,8 @@ async fn watch(
         let mut text = Vec::new();
         frame.finish(color, &mut text)?;
         let cause = record.as_ref().err().map(String::as_str);
-        let warning = render::status::hub_warning(&verdict, fleet.len(), cause);
+        let warning =
+            render::status::hub_warning(&verdict, fleet.len(), cause).filter(|_| output.is_human());
         if screen && let Some(line) = &warning {
             writeln!(text, "\n{line}")?;
         }
@@ -443,6 +455,8 @@ async fn render_paged(
     frame.finish(color, &mut out)?;
     out.flush()?;
     drop(out);
-    warn_about_hub(io.err, &record, fleet_size, now)?;
+    if output.is_human() {
+        warn_about_hub(io.err, &record, fleet_size, now)?;
+    }
     Ok(())
 }
