@@ -138,9 +138,10 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
             .filter(|n| !listed.iter().any(|s| s.site_name() == n.as_str()))
             .collect();
         let fleet_size = listed.len();
-        let sites = filter.apply(listed);
+        let verdict = verdict_of(&record, now);
+        let sites = filter.apply(listed, verdict.judging(), now);
         if missing.is_empty() || !sites.is_empty() {
-            let mut frame = Frame::begin(args.output, verdict_of(&record, now), now)?;
+            let mut frame = Frame::begin(args.output, verdict, now)?;
             for site in sites {
                 frame.push(std::borrow::Cow::Owned(site))?;
             }
@@ -185,7 +186,10 @@ fn unjudged_signature(
     now: jiff::Timestamp,
 ) -> (crate::fleet::liveness::HubState, [usize; 4]) {
     let mut counts = [0usize; 4];
-    for site in fleet.values().filter(|s| filter.matches(s)) {
+    for site in fleet
+        .values()
+        .filter(|s| filter.matches(s, verdict.judging(), now))
+    {
         let shown = crate::fleet::summary::shown_phase(site, verdict.judging(), now);
         if !shown.judged_by_hub {
             let i = Phase::ALL
@@ -291,7 +295,10 @@ async fn watch(
         let verdict = verdict_of(&record, now);
         drawn = Some(unjudged_signature(&fleet, filter, &verdict, now));
         let mut frame = Frame::begin(output, verdict.clone(), now)?;
-        for site in fleet.values().filter(|s| filter.matches(s)) {
+        for site in fleet
+            .values()
+            .filter(|s| filter.matches(s, verdict.judging(), now))
+        {
             frame.push(std::borrow::Cow::Borrowed(site))?;
         }
         let mut text = Vec::new();
@@ -416,7 +423,8 @@ async fn render_paged(
     };
     let mut record: Option<HubRecord> = None;
     let mut waiting: Vec<Vec<FederatedCluster>> = Vec::new();
-    let mut frame: Option<Frame> = None;
+    // The frame, once the verdict it is drawn with is known.
+    let mut frame: Option<(Frame, Option<bool>)> = None;
     let mut fleet_size = 0usize;
     let mut out = std::io::BufWriter::with_capacity(1 << 16, &mut *io.out);
     hub.for_each_site_page(selector, |page| {
@@ -425,15 +433,20 @@ async fn render_paged(
             && let Some(r) = (&mut reading).now_or_never()
         {
             let r = joined(r);
-            frame = Some(Frame::begin(output, verdict_of(&r, now), now)?);
+            let verdict = verdict_of(&r, now);
+            let judging = verdict.judging();
+            frame = Some((Frame::begin(output, verdict, now)?, judging));
             record = Some(r);
         }
-        let Some(frame) = frame.as_mut() else {
+        let Some((frame, judging)) = frame.as_mut() else {
             waiting.push(page);
             return Ok(());
         };
         for page in waiting.drain(..).chain(std::iter::once(page)) {
-            for site in page.into_iter().filter(|s| filter.matches(s)) {
+            for site in page
+                .into_iter()
+                .filter(|s| filter.matches(s, *judging, now))
+            {
                 frame.push(std::borrow::Cow::Owned(site))?;
             }
         }
@@ -445,11 +458,19 @@ async fn render_paged(
         Some(r) => r,
         None => joined(reading.await),
     };
-    let mut frame = match frame {
+    let (mut frame, judging) = match frame {
         Some(f) => f,
-        None => Frame::begin(output, verdict_of(&record, now), now)?,
+        None => {
+            let verdict = verdict_of(&record, now);
+            let judging = verdict.judging();
+            (Frame::begin(output, verdict, now)?, judging)
+        }
     };
-    for site in waiting.into_iter().flatten().filter(|s| filter.matches(s)) {
+    for site in waiting
+        .into_iter()
+        .flatten()
+        .filter(|s| filter.matches(s, judging, now))
+    {
         frame.push(std::borrow::Cow::Owned(site))?;
     }
     frame.finish(color, &mut out)?;

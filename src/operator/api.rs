@@ -382,9 +382,10 @@ async fn clusters(
         .into());
     };
     let filter = query.filter()?;
-    let sites = cached(&s.view, |site| filter.matches(site))?;
     let now = jiff::Timestamp::now();
-    json(&status_report(&sites, &s.view.hub_verdict(now), now))
+    let hub = s.view.hub_verdict(now);
+    let sites = cached(&s.view, |site| filter.matches(site, hub.judging(), now))?;
+    json(&status_report(&sites, &hub, now))
 }
 
 async fn cluster(
