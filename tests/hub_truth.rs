@@ -361,6 +361,71 @@ async fn a_blind_hub_records_no_judgement_until_it_sees_again() {
     task.await.unwrap().unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hub_whose_writes_fail_records_no_judgement() {
+    use kube_sandbox::FaultRule;
+    let hub = Hub::new();
+    let api = site_api(&hub, "site-a").await;
+    let beats = Heartbeats::start(api, "site-a");
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let task = tokio::spawn(kubectl_fleet::operator::run_until(
+        hub_operator_args(&hub.kubeconfig, 0.1),
+        stopped,
+    ));
+    let admin: Api<FederatedCluster> = Api::all(hub.admin().await);
+    wait_until(Duration::from_secs(20), "Connected, recorded", || async {
+        phase(&admin, "site-a").await == Some(Phase::Connected) && hub_record(&hub).await.is_some()
+    })
+    .await;
+    // Every status write of the site fails from now on; its edge stops, so
+    // its Stale transition (after 3 s) cannot be written.
+    let controls = hub.sandbox.controls();
+    controls.fail(FaultRule {
+        verb: Some("update".into()),
+        path_contains: Some("federatedclusters/site-a/status".into()),
+        status: 500,
+        count: u32::MAX,
+        ..Default::default()
+    });
+    drop(beats);
+    let stale_due = Instant::now() + Duration::from_secs(4);
+    wait_until(Duration::from_secs(30), "the write fails", || async {
+        controls
+            .request_log()
+            .iter()
+            .any(|r| r.verb == "update" && r.status == 500)
+    })
+    .await;
+    // Two checks (1.5 s apart) after it is due, nothing more is recorded.
+    tokio::time::sleep_until((stale_due + Duration::from_secs(4)).into()).await;
+    let stuck = hub_record(&hub).await.unwrap().last_judgement_time;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(
+        hub_record(&hub).await.unwrap().last_judgement_time,
+        stuck,
+        "a hub that cannot write a due judgement recorded a full judgement"
+    );
+    assert_eq!(phase(&admin, "site-a").await, Some(Phase::Connected));
+    controls.clear_faults();
+    wait_until(
+        Duration::from_secs(30),
+        "written, recording again",
+        || async {
+            // Stale, or Unreachable by now (10·I = 10 s after its last
+            // heartbeat).
+            matches!(
+                phase(&admin, "site-a").await,
+                Some(Phase::Stale | Phase::Unreachable)
+            ) && hub_record(&hub)
+                .await
+                .is_some_and(|r| r.last_judgement_time.0 > stuck.0)
+        },
+    )
+    .await;
+    stop.send_replace(true);
+    task.await.unwrap().unwrap();
+}
+
 /// The conditions of `site`: (type, status, reason, message).
 async fn conditions(
     api: &Api<FederatedCluster>,

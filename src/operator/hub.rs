@@ -174,8 +174,8 @@ pub struct Hub {
     leading: watch::Receiver<bool>,
     ledger: Mutex<HashMap<String, Known>>,
     /// The sites whose judgement was due to be written at the last
-    /// liveness check, and since when (see [`Hub::judged_every_site`]).
-    unwritten: Mutex<HashMap<String, Timestamp>>,
+    /// liveness check (see [`Hub::judged_every_site`]).
+    unwritten: Mutex<HashSet<String>>,
     /// The site watch has listed the sites at least once.
     listed: std::sync::atomic::AtomicBool,
     /// The signal keys last seen per site, leader or not, so a new leader
@@ -249,7 +249,7 @@ impl Hub {
             cfg,
             leading,
             ledger: Mutex::new(HashMap::new()),
-            unwritten: Mutex::new(HashMap::new()),
+            unwritten: Mutex::new(HashSet::new()),
             listed: Default::default(),
             seen_signals: Mutex::new(HashMap::new()),
             started: Timestamp::now(),
@@ -636,7 +636,7 @@ impl Hub {
         {
             return false;
         }
-        let mut due_now: HashMap<String, Timestamp> = HashMap::new();
+        let mut due_now: HashSet<String> = HashSet::new();
         {
             let ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());
             for site in sites {
@@ -654,26 +654,20 @@ impl Hub {
                 );
                 let remembered = known.and_then(|k| k.verified);
                 if self.judge_sighting(site, sighting, remembered, now).changed {
-                    due_now.insert(site.site_name().to_owned(), now);
+                    due_now.insert(site.site_name().to_owned());
                 }
             }
         }
         let mut unwritten = self.unwritten.lock().unwrap_or_else(|p| p.into_inner());
-        let mut stuck = false;
-        for (name, since) in due_now.iter_mut() {
-            if let Some(before) = unwritten.get(name) {
-                *since = *before;
-                stuck = true;
-            }
-        }
+        let stuck = due_now.intersection(&unwritten).count();
         *unwritten = due_now;
-        if stuck {
+        if stuck > 0 {
             tracing::warn!(
-                sites = unwritten.len(),
+                sites = stuck,
                 "some sites' judgements have not been written since the last check: not recording a full judgement"
             );
         }
-        !stuck
+        stuck == 0
     }
 
     /// Whether a watch event for `site` needs a reconcile. Every event is
