@@ -338,8 +338,8 @@ pub fn liveness_period(interval_scale: f64) -> (Duration, i64) {
     (period, secs)
 }
 
-/// The hub's liveness, every liveness period until shutdown
-/// (docs/operations.md#is-a-hub-judging). While this replica leads and has
+/// The hub's liveness, every liveness period until shutdown (every second
+/// until the first record or read) (docs/operations.md#is-a-hub-judging). While this replica leads and has
 /// judged every site of its cache ([`super::hub::Hub::judged_every_site`]),
 /// it records so in `status.hub` of the singleton (one merge patch; none
 /// while the fleet has no sites, so an empty install writes nothing) and
@@ -360,15 +360,25 @@ pub async fn run_liveness(
         .chars()
         .take(MAX_HUB_IDENTITY_CHARS)
         .collect();
-    let mut ticks = tokio::time::interval(period);
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // Logged once per run of failures.
     let mut failing = false;
+    // Until it has first recorded a judgement (leading) or read the record
+    // (standby), this replica looks again every second rather than every
+    // period: a hub that just started says it is judging as soon as it
+    // has judged every site, not a period later.
+    let mut settled = false;
+    let mut next = tokio::time::Instant::now();
     loop {
         tokio::select! {
-            _ = ticks.tick() => {}
+            _ = tokio::time::sleep_until(next) => {}
             _ = shutdown.wait_for(|s| *s) => return,
         }
+        next = tokio::time::Instant::now()
+            + if settled {
+                period
+            } else {
+                period.min(Duration::from_secs(1))
+            };
         let now = hub.now();
         let sites = store.state();
         if hub.judged_every_site(&sites, now) {
@@ -380,6 +390,7 @@ pub async fn run_liveness(
                 last_judgement_time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now),
                 interval_seconds,
             };
+            settled = true;
             if sites.is_empty() {
                 // Nothing to judge, nothing written; the metric still says
                 // the hub is judging.
@@ -404,7 +415,10 @@ pub async fn run_liveness(
             continue;
         }
         match get_federation_status(&api).await {
-            Ok(current) => view.know_hub(current.and_then(|c| c.status).and_then(|s| s.hub)),
+            Ok(current) => {
+                settled |= !hub.is_leader();
+                view.know_hub(current.and_then(|c| c.status).and_then(|s| s.hub));
+            }
             Err(e) => tracing::debug!(error = %e, "reading the hub's liveness record"),
         }
     }
