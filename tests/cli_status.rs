@@ -45,6 +45,10 @@ async fn fleet_of_three() -> Hub {
         json!({ "phase": "Stale", "lastHeartbeatTime": "2020-01-01T00:00:00Z" }),
     )
     .await;
+    // The phases above are a hub's word: a hub judging (every hour, so the
+    // record stays fresh for the test).
+    hub.record_hub_judgement("hub-a", jiff::Timestamp::now(), 3600)
+        .await;
     hub
 }
 

@@ -177,15 +177,25 @@ fn judge_and_render(sites: &[FederatedCluster], now: Timestamp) -> String {
         let first = Sighting::fold(None, reported, site.phase(), now);
         let live = Sighting::fold(Some(&first), reported, site.phase(), now);
         for sighting in [first, live] {
-            hub_status(site, &sighting, interval, DEFAULT_CREDENTIAL_WARNING, now);
+            hub_status(
+                site,
+                &sighting,
+                interval,
+                DEFAULT_CREDENTIAL_WARNING,
+                None,
+                now,
+            );
         }
     }
     let fleet = next_summary(sites, None, now, Default::default());
-    let report = render::incidents_report(sites, fleet.correlations, fleet.cascades, now);
-    let mut out = render::render_status_table(&render::status_view(sites, now), true, true);
+    // No hub ever judged: every site's phase is also judged by its age.
+    let hub = kubectl_fleet::fleet::liveness::hub_verdict(None, now);
+    let report = render::incidents_report(sites, fleet.correlations, fleet.cascades, &hub, now);
+    let mut out =
+        render::render_status_table(&render::status_view(sites, hub.judging(), now), true, true);
     out.push_str(&render::render_incidents(&report, now, true));
     render::to_json(&report).expect("a decoded report serializes");
-    render::to_json(&render::status_report(sites, now)).expect("status serializes");
+    render::to_json(&render::status_report(sites, &hub, now)).expect("status serializes");
     out
 }
 

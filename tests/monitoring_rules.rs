@@ -32,7 +32,7 @@ fn run(promtool: &str, args: &[&str]) -> String {
 fn rules_pass_promtool_check() {
     let Some(p) = promtool() else { return };
     let out = run(&p, &["check", "rules", "fleet-rules.yaml"]);
-    assert!(out.contains("SUCCESS: 10 rules found"), "{out}");
+    assert!(out.contains("SUCCESS: 11 rules found"), "{out}");
 }
 
 #[test]
@@ -66,4 +66,66 @@ fn every_alert_fires_and_stays_quiet_as_its_unit_tests_say() {
             );
         }
     }
+}
+
+/// `promtool check metrics` on the hub's exposition for a fleet whose site
+/// names and regions hold what a hostile writer would put there (values
+/// the CRD patterns refuse, as a server without validation or an older
+/// object could still hold them): it parses (exit 0, or 3 for lint
+/// findings alone), and no series is forged. Without the escaping, the
+/// lone `"` is a parse error (exit 1) and the region below adds a second
+/// `federation_clusters_total{status="unreachable"}` sample.
+#[test]
+fn a_hostile_fleet_still_exposes_valid_metrics() {
+    use kubectl_fleet::api::FederatedCluster;
+    use kubectl_fleet::operator::metrics::{Metrics, MetricsRole};
+    let Some(p) = promtool() else { return };
+    let mut sites = Vec::new();
+    for (i, region) in [
+        "x\"} 0\nfederation_clusters_total{status=\"unreachable\"} 0\n#",
+        "\"",
+        "back\\slash",
+        "new\nline",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let mut site = FederatedCluster::test(&format!("site-{i}")).connected();
+        site.spec.region = Some((*region).to_owned());
+        sites.push(site);
+    }
+    let metrics = Metrics::new(MetricsRole::Hub);
+    metrics.set_fleet(&sites, 0, Some(true), jiff::Timestamp::now());
+    metrics.observe_health_check("quote\"d\nname", 0.01);
+    let text = metrics.encode();
+    let forged = text
+        .lines()
+        .filter(|l| l.starts_with("federation_clusters_total{status=\"unreachable\"}"))
+        .count();
+    assert_eq!(forged, 1, "{text}");
+    let mut child = Command::new(&p)
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let report =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    // 3: lint findings only (the design's gauge name ending in _total).
+    assert!(
+        matches!(out.status.code(), Some(0 | 3)),
+        "promtool check metrics: {:?}\n{report}\n{text}",
+        out.status
+    );
+    assert!(!report.contains("error while linting"), "{report}");
+    assert!(!report.contains("parsing error"), "{report}");
 }

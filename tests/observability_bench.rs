@@ -52,7 +52,7 @@ async fn metrics_scrape_10000_sites() {
     for per_cluster in [true, false] {
         let metrics =
             Arc::new(Metrics::new(MetricsRole::Hub).with_per_cluster_histograms(per_cluster));
-        metrics.set_fleet(&sites, 2);
+        metrics.set_fleet(&sites, 2, Some(true), jiff::Timestamp::now());
         for (i, s) in sites.iter().enumerate() {
             metrics.observe_health_check(s.site_name(), 0.01 + (i % 50) as f64 * 0.01);
         }

@@ -1215,12 +1215,13 @@ fn hub_worst_case_sites_at_caps() {
     let fleet = next_summary(&sites, None, now, Default::default());
     let fleet_bytes = serde_json::to_vec(&fleet).unwrap().len();
     let (status, _) = time_ms(RUNS, || {
-        render::render_status_table(&render::status_view(&sites, now), true, false)
+        render::render_status_table(&render::status_view(&sites, Some(true), now), true, false)
     });
     let report = render::incidents_report(
         &sites,
         fleet.correlations.clone(),
         fleet.cascades.clone(),
+        &kubectl_fleet::fleet::liveness::HubVerdict::unknown(),
         now,
     );
     let (incidents, _) = time_ms(RUNS, || render::render_incidents(&report, now, false));

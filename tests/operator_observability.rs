@@ -131,12 +131,15 @@ fn names(report: &Value) -> Vec<String> {
         .collect()
 }
 
-/// A report without what moves with the reader's clock.
+/// A report without what moves with the reader's clock (the hub's
+/// liveness record is rewritten every liveness period).
 fn without_clock(mut v: Value) -> Value {
     v.as_object_mut().unwrap().remove("generatedAt");
     for s in v["sites"].as_array_mut().unwrap() {
         s.as_object_mut().unwrap().remove("lastHeartbeatAgeSeconds");
     }
+    let hub = v["summary"].as_object_mut().unwrap().remove("hub").unwrap();
+    assert_eq!(hub["state"], "Judging", "{hub}");
     v
 }
 
@@ -365,27 +368,58 @@ async fn metrics_and_rest_api_on_a_live_fleet() {
             "{family}"
         );
     }
-    // Only the Pull prober observes probe durations; these sites are Push.
+    // These sites are Push: each new heartbeat carries the edge's previous
+    // report round trip, which the leader observes as the site's health
+    // check, and the credential expiry each edge reported is a hub gauge.
     assert_eq!(
-        m.types.get("federation_health_check_duration_seconds"),
-        None
+        m.types
+            .get("federation_health_check_duration_seconds")
+            .map(String::as_str),
+        Some("histogram")
     );
+    for site in ["site-p1", "site-p2", "site-s1"] {
+        assert!(
+            m.value(
+                "federation_health_check_duration_seconds_count",
+                &[("cluster", site)]
+            )
+            .is_some_and(|n| n >= 1.0),
+            "{site} has no health check"
+        );
+        let expires = m
+            .value(
+                "federation_cluster_credential_expiration_timestamp_seconds",
+                &[("cluster", site)],
+            )
+            .unwrap_or_default();
+        assert!(
+            expires > jiff::Timestamp::now().as_second() as f64,
+            "{site} credential expiry {expires}"
+        );
+    }
+    // Both replicas say when a hub last judged every site: a moment ago.
+    for (replica, scrape) in [("leader", &m), ("standby", &b.scrape().await)] {
+        let judged = scrape
+            .value("fleet_hub_last_judgement_timestamp_seconds", &[])
+            .unwrap_or_default();
+        let age = jiff::Timestamp::now().as_second() as f64 - judged;
+        assert!((0.0..30.0).contains(&age), "{replica}: judged {age}s ago");
+    }
+    // Only once a hub restored a site's conditions.
+    let after_restoration = ["fleet_hub_status_restored_total"];
     for name in HUB_METRIC_NAMES
         .iter()
-        .filter(|n| **n != "federation_health_check_duration_seconds")
+        .filter(|n| !after_restoration.contains(n))
     {
         assert!(
             m.exposes(name) || m.exposes(&format!("{name}_count")),
             "{name} not exposed"
         );
     }
-    // Every metric the alert rules and the dashboard query is on the wire
-    // (edge metrics: see the edge test; probe durations: Pull sites only).
+    // Every metric the alert rules and the dashboard query is on the wire.
     for expr in monitoring::expressions() {
         for name in monitoring::metric_names(&expr) {
-            if name.starts_with("fleet_edge_")
-                || name.starts_with("federation_health_check_duration_seconds")
-            {
+            if after_restoration.contains(&name.as_str()) {
                 continue;
             }
             assert!(
@@ -435,6 +469,8 @@ async fn metrics_and_rest_api_on_a_live_fleet() {
     assert_eq!(a.get("/api/v1/federation/clusters/nope").await.0, 404);
     let summary = a.json("/api/v1/federation/status").await;
     assert_eq!(summary["phases"]["stale"], 1);
+    assert_eq!(summary["hub"]["state"], "Judging", "{summary}");
+    assert_eq!(summary["hub"]["leader"], "hub-a", "{summary}");
     let corr = a.json("/api/v1/federation/correlations").await;
     assert_eq!(corr.as_array().unwrap().len(), 1);
     assert_eq!(
@@ -582,15 +618,10 @@ async fn edge_metrics_count_reports_and_expose_the_credential_expiry() {
     .await;
     let (_, body) = https_get(&addr, "/metrics", None, &ca).await;
     let s = Scrape::parse(&body);
+    // The hub's rules and dashboard never query an edge: its Prometheus
+    // does not scrape member clusters.
     for expr in monitoring::expressions() {
-        for name in monitoring::metric_names(&expr) {
-            if name.starts_with("fleet_edge_") {
-                assert!(
-                    s.exposes(&name),
-                    "{name} (in {expr}) is not exposed by the edge"
-                );
-            }
-        }
+        assert!(!expr.contains("fleet_edge_"), "{expr}");
     }
     for name in EDGE_METRIC_NAMES {
         assert!(

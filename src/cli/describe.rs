@@ -1,5 +1,7 @@
 //! `kubectl fleet describe SITE`: one site in full — why it is or is not
-//! Connected, from the hub's conditions — as text or `-o json|yaml`.
+//! Connected, from the hub's conditions, and whether a hub is judging at
+//! all (the liveness record, read alongside the site) — as text or
+//! `-o json|yaml`.
 
 use super::{Error, GlobalArgs, Io, parse_site_name};
 use crate::render;
@@ -31,14 +33,18 @@ pub struct DescribeArgs {
 pub async fn run(global: &GlobalArgs, args: DescribeArgs, io: &mut Io<'_>) -> Result<(), Error> {
     let site = &args.site;
     let hub = global.hub().await?;
-    let Some(found) = hub.get_site(site).await? else {
+    let (found, record) = tokio::join!(hub.get_site(site), super::status::read_hub_record(&hub));
+    let Some(found) = found? else {
         return Err(Error::Invalid {
             what: format!("site {site} is not registered on {}", hub.server()),
             hint: "list the registered sites with `kubectl fleet status`".into(),
         });
     };
     let now = jiff::Timestamp::now();
-    let description = site_description(&found, now);
+    let description = site_description(&found, &super::status::verdict_of(&record, now), now);
+    if args.output == DescribeOutput::Text {
+        super::status::warn_about_hub(io.err, &record, 1, now)?;
+    }
     let text = match args.output {
         DescribeOutput::Text => render_description(&description, now),
         DescribeOutput::Json => render::to_json(&description)?,

@@ -1,6 +1,7 @@
 //! `kubectl fleet incidents`: active cross-cluster correlations and
 //! cascades from the hub's FederationStatus, and every site's signals with
-//! the remediation policy that applies to it.
+//! the remediation policy that applies to it; warns, as `status` does, when
+//! no hub is judging (the correlations are then as the hub last wrote them).
 
 use super::{ColorChoice, Error, GlobalArgs, Io};
 use crate::render;
@@ -35,6 +36,8 @@ pub async fn run(global: &GlobalArgs, args: IncidentsArgs, io: &mut Io<'_>) -> R
     let hub = global.hub().await?;
     let sites = hub.list_sites(args.selector.as_deref()).await?;
     let fleet = hub.get_federation_status().await?.and_then(|f| f.status);
+    // The record is part of the singleton just read.
+    let record: super::status::HubRecord = Ok(fleet.as_ref().and_then(|f| f.hub.clone()));
     if fleet.is_none() {
         writeln!(
             io.err,
@@ -46,7 +49,8 @@ pub async fn run(global: &GlobalArgs, args: IncidentsArgs, io: &mut Io<'_>) -> R
         .map(|f| (f.correlations, f.cascades))
         .unwrap_or_default();
     let now = jiff::Timestamp::now();
-    let report = render::incidents_report(&sites, correlations, cascades, now);
+    let verdict = super::status::verdict_of(&record, now);
+    let report = render::incidents_report(&sites, correlations, cascades, &verdict, now);
     let text = match args.output {
         IncidentsOutput::Table => {
             render::render_incidents(&report, now, args.color.enabled(io.stdout_tty))
@@ -55,5 +59,8 @@ pub async fn run(global: &GlobalArgs, args: IncidentsArgs, io: &mut Io<'_>) -> R
         IncidentsOutput::Yaml => render::to_yaml(&report)?,
     };
     io.out.write_all(text.as_bytes())?;
+    if args.output == IncidentsOutput::Table {
+        super::status::warn_about_hub(io.err, &record, sites.len(), now)?;
+    }
     Ok(())
 }

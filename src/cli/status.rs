@@ -1,15 +1,63 @@
 //! `kubectl fleet status [SITE…]`: per-site table and fleet-wide footer
 //! (docs/architecture.md#the-life-of-a-site), `-o wide|json|yaml`, filters, and `--watch` that redraws
 //! on the changes reported by the watch API, at most once a second.
+//!
+//! Every form also reads the hub leader's liveness record (one GET of the
+//! FederationStatus, decoded only as far as `status.hub`, made while the
+//! first page of sites is listed; re-read every [`HUB_POLL`] by `--watch`)
+//! and says when no hub is judging the fleet: one line on stderr under a
+//! table ([`render::status::hub_warning`]; under the table itself on a
+//! `--watch` screen), `summary.hub` in JSON/YAML (docs/operations.md#is-a-hub-judging).
 
 use std::io::Write as _;
 
-use futures::StreamExt as _;
+use futures::{FutureExt as _, StreamExt as _};
 
 use super::{ColorChoice, Error, GlobalArgs, Io, wire_enum};
-use crate::api::{Environment, FederatedCluster, Phase, Tier};
+use crate::api::{Environment, FederatedCluster, HubLiveness, Phase, Tier};
 pub use crate::fleet::filter::SiteFilter;
+use crate::fleet::liveness::{HubVerdict, hub_verdict};
 use crate::render;
+
+/// The hub's liveness record as a view read it: the record (None: there
+/// is none), or why it could not be read.
+pub(super) type HubRecord = Result<Option<HubLiveness>, String>;
+
+/// Reads the hub's liveness record; a failure is kept as its message,
+/// since a view still shows the sites without it.
+pub(super) async fn read_hub_record(hub: &crate::k8s::Cluster) -> HubRecord {
+    hub.hub_liveness().await.map_err(|e| e.to_string())
+}
+
+/// The verdict on `record` at `now`.
+pub(super) fn verdict_of(record: &HubRecord, now: jiff::Timestamp) -> HubVerdict {
+    match record {
+        Ok(record) => hub_verdict(record.as_ref(), now),
+        Err(_) => HubVerdict::unknown(),
+    }
+}
+
+/// Writes the hub warning line to `err` when there is one for a fleet of
+/// `sites` sites. Human formats only: JSON and YAML carry the verdict as a
+/// field (`summary.hub`), and a script that merges stderr into them must
+/// still get a document.
+pub(super) fn warn_about_hub(
+    err: &mut dyn std::io::Write,
+    record: &HubRecord,
+    sites: usize,
+    now: jiff::Timestamp,
+) -> std::io::Result<()> {
+    let cause = record.as_ref().err().map(String::as_str);
+    match render::status::hub_warning(&verdict_of(record, now), sites, cause) {
+        Some(line) => writeln!(err, "{line}"),
+        None => Ok(()),
+    }
+}
+
+/// How often `--watch` re-reads the hub's liveness record: well within
+/// the record's own threshold (3 intervals of 15 s), so a watch never
+/// warns about a hub that is judging.
+pub const HUB_POLL: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Output formats of `status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -22,6 +70,13 @@ pub enum StatusOutput {
     Json,
     /// The same report as YAML
     Yaml,
+}
+
+impl StatusOutput {
+    /// A table for people (as opposed to a document for scripts).
+    pub fn is_human(self) -> bool {
+        matches!(self, StatusOutput::Table | StatusOutput::Wide)
+    }
 }
 
 /// Arguments of `kubectl fleet status`.
@@ -72,7 +127,9 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
         if args.sites.is_empty() {
             return render_paged(&hub, selector, &filter, args.output, color, io).await;
         }
-        let listed = hub.list_sites(selector).await?;
+        let (listed, record) = tokio::join!(hub.list_sites(selector), read_hub_record(&hub));
+        let listed = listed?;
+        let now = jiff::Timestamp::now();
         // Like `kubectl get fc NAME`: what exists is shown, a name that
         // does not is an error.
         let missing: Vec<&String> = args
@@ -80,9 +137,11 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
             .iter()
             .filter(|n| !listed.iter().any(|s| s.site_name() == n.as_str()))
             .collect();
-        let sites = filter.apply(listed);
+        let fleet_size = listed.len();
+        let verdict = verdict_of(&record, now);
+        let sites = filter.apply(listed, verdict.judging(), now);
         if missing.is_empty() || !sites.is_empty() {
-            let mut frame = Frame::begin(args.output, jiff::Timestamp::now())?;
+            let mut frame = Frame::begin(args.output, verdict, now)?;
             for site in sites {
                 frame.push(std::borrow::Cow::Owned(site))?;
             }
@@ -95,6 +154,9 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
                 hint: "`kubectl fleet status` lists the registered sites".to_owned(),
             });
         }
+        if args.output.is_human() {
+            warn_about_hub(io.err, &record, fleet_size, now)?;
+        }
         return Ok(());
     }
     watch(&hub, selector, &filter, args.output, color, io).await
@@ -104,13 +166,52 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
 /// fleet heartbeats many times a second, and each frame renders every site.
 const FRAME_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// What `--watch` woke up for.
+enum Wake {
+    /// A change from the watch API (None: the watch ended).
+    Change(Option<Result<crate::k8s::SiteChange, crate::k8s::Error>>),
+    /// The pending frame is due.
+    Frame,
+    /// Time to re-read the hub's liveness record.
+    Poll,
+}
+
+/// What a stream of frames must show again when it changes without any
+/// site event: whether a hub judges, and how many sites are shown with a
+/// phase no hub judged, per phase (both move with time alone).
+fn unjudged_signature(
+    fleet: &std::collections::BTreeMap<String, FederatedCluster>,
+    filter: &SiteFilter,
+    verdict: &HubVerdict,
+    now: jiff::Timestamp,
+) -> (crate::fleet::liveness::HubState, [usize; 4]) {
+    let mut counts = [0usize; 4];
+    for site in fleet
+        .values()
+        .filter(|s| filter.matches(s, verdict.judging(), now))
+    {
+        let shown = crate::fleet::summary::shown_phase(site, verdict.judging(), now);
+        if !shown.judged_by_hub {
+            let i = Phase::ALL
+                .iter()
+                .position(|p| *p == shown.phase)
+                .unwrap_or(0);
+            counts[i] += 1;
+        }
+    }
+    (verdict.state, counts)
+}
+
 /// `--watch`: one copy of the fleet, updated by each change the watch API
 /// reports. A frame is drawn once every change that is ready has been
 /// taken in, at most once per [`FRAME_EVERY`] (a change that comes sooner
 /// is drawn at the next frame), and only when it differs from the last.
 /// A table on a terminal is also redrawn every [`FRAME_EVERY`] without a
 /// change, like `watch`, so its ages move on (still only when the text
-/// changed); a stream of tables or reports gets a frame per change.
+/// changed), with the hub warning under it; a stream of tables or reports
+/// gets a frame per change, and one when the hub's verdict or the sites
+/// shown with a phase no hub judged change with time alone (checked every
+/// [`HUB_POLL`]), a stream of tables the warning on stderr when it changes.
 async fn watch(
     hub: &crate::k8s::Cluster,
     selector: Option<&str>,
@@ -120,7 +221,6 @@ async fn watch(
     io: &mut Io<'_>,
 ) -> Result<(), Error> {
     use crate::k8s::SiteChange;
-    use futures::FutureExt as _;
     use std::collections::BTreeMap;
 
     let mut changes = Box::pin(hub.watch_sites(selector));
@@ -130,40 +230,60 @@ async fn watch(
     let mut next_frame = tokio::time::Instant::now();
     let mut last: Option<Vec<u8>> = None;
     let screen = io.stdout_tty && matches!(output, StatusOutput::Table | StatusOutput::Wide);
+    let mut record = read_hub_record(hub).await;
+    let mut next_poll = tokio::time::Instant::now() + HUB_POLL;
+    // What the last frame showed of the hub and unjudged phases, and the
+    // warning last written to stderr.
+    let mut drawn = None;
+    let mut warned: Option<crate::fleet::liveness::HubState> = None;
     loop {
-        // None: the pending frame is due; Some(None): the watch ended.
-        let next = if pending {
+        let wake = if pending {
             tokio::select! {
-                change = changes.next() => Some(change),
-                () = tokio::time::sleep_until(next_frame) => None,
+                change = changes.next() => Wake::Change(change),
+                () = tokio::time::sleep_until(next_frame) => Wake::Frame,
+                () = tokio::time::sleep_until(next_poll) => Wake::Poll,
             }
         } else {
-            Some(changes.next().await)
+            tokio::select! {
+                change = changes.next() => Wake::Change(change),
+                () = tokio::time::sleep_until(next_poll) => Wake::Poll,
+            }
         };
-        let mut change = match next {
-            Some(None) => return Ok(()),
-            Some(Some(change)) => Some(change),
-            None => None,
-        };
-        // Take in whatever else is ready before drawing.
-        while let Some(c) = change.take() {
-            match c? {
-                SiteChange::Listed(sites) => {
-                    fleet = sites
-                        .into_iter()
-                        .map(|s| (s.site_name().to_owned(), s))
-                        .collect();
-                    listed = true;
-                }
-                SiteChange::Applied(site) => {
-                    fleet.insert(site.site_name().to_owned(), *site);
-                }
-                SiteChange::Deleted(name) => {
-                    fleet.remove(&name);
+        match wake {
+            Wake::Change(None) => return Ok(()),
+            Wake::Change(Some(first)) => {
+                let mut change = Some(first);
+                // Take in whatever else is ready before drawing.
+                while let Some(c) = change.take() {
+                    match c? {
+                        SiteChange::Listed(sites) => {
+                            fleet = sites
+                                .into_iter()
+                                .map(|s| (s.site_name().to_owned(), s))
+                                .collect();
+                            listed = true;
+                        }
+                        SiteChange::Applied(site) => {
+                            fleet.insert(site.site_name().to_owned(), *site);
+                        }
+                        SiteChange::Deleted(name) => {
+                            fleet.remove(&name);
+                        }
+                    }
+                    pending = listed;
+                    change = changes.next().now_or_never().flatten();
                 }
             }
-            pending = listed;
-            change = changes.next().now_or_never().flatten();
+            Wake::Frame => {}
+            Wake::Poll => {
+                record = read_hub_record(hub).await;
+                next_poll = tokio::time::Instant::now() + HUB_POLL;
+                let now = jiff::Timestamp::now();
+                let signature = unjudged_signature(&fleet, filter, &verdict_of(&record, now), now);
+                if drawn.as_ref() != Some(&signature) {
+                    pending = listed;
+                }
+            }
         }
         if !pending || tokio::time::Instant::now() < next_frame {
             continue;
@@ -171,25 +291,45 @@ async fn watch(
         // On a screen the next frame is always due (ages move on).
         pending = screen;
         next_frame = tokio::time::Instant::now() + FRAME_EVERY;
-        let mut frame = Frame::begin(output, jiff::Timestamp::now())?;
-        for site in fleet.values().filter(|s| filter.matches(s)) {
+        let now = jiff::Timestamp::now();
+        let verdict = verdict_of(&record, now);
+        drawn = Some(unjudged_signature(&fleet, filter, &verdict, now));
+        let mut frame = Frame::begin(output, verdict.clone(), now)?;
+        for site in fleet
+            .values()
+            .filter(|s| filter.matches(s, verdict.judging(), now))
+        {
             frame.push(std::borrow::Cow::Borrowed(site))?;
         }
         let mut text = Vec::new();
         frame.finish(color, &mut text)?;
+        let cause = record.as_ref().err().map(String::as_str);
+        let warning =
+            render::status::hub_warning(&verdict, fleet.len(), cause).filter(|_| output.is_human());
+        if screen && let Some(line) = &warning {
+            writeln!(text, "\n{line}")?;
+        }
         // Ages move on their own; redraw only when the rendered view changed.
-        if last.as_deref() == Some(text.as_slice()) {
-            continue;
+        if last.as_deref() != Some(text.as_slice()) {
+            if screen {
+                // Clear the screen and home the cursor, like `watch`.
+                write!(io.out, "\x1b[2J\x1b[H")?;
+            } else if last.is_some() && output == StatusOutput::Yaml {
+                writeln!(io.out, "---")?;
+            }
+            io.out.write_all(&text)?;
+            io.out.flush()?;
+            last = Some(text);
         }
-        if screen {
-            // Clear the screen and home the cursor, like `watch`.
-            write!(io.out, "\x1b[2J\x1b[H")?;
-        } else if last.is_some() && output == StatusOutput::Yaml {
-            writeln!(io.out, "---")?;
+        // A stream gets the warning once each time the verdict changes
+        // (its figures move every second).
+        let state = warning.as_ref().map(|_| verdict.state);
+        if !screen && state != warned {
+            if let Some(line) = &warning {
+                writeln!(io.err, "{line}")?;
+            }
+            warned = state;
         }
-        io.out.write_all(&text)?;
-        io.out.flush()?;
-        last = Some(text);
     }
 }
 
@@ -202,12 +342,13 @@ enum Frame {
 }
 
 impl Frame {
-    fn begin(output: StatusOutput, now: jiff::Timestamp) -> Result<Self, Error> {
+    fn begin(output: StatusOutput, hub: HubVerdict, now: jiff::Timestamp) -> Result<Self, Error> {
         use render::report::{ReportFormat, ReportStream};
         let format = match output {
             StatusOutput::Table | StatusOutput::Wide => {
                 return Ok(Frame::Table(render::status::StatusTable::new(
                     now,
+                    hub.judging(),
                     output == StatusOutput::Wide,
                 )));
             }
@@ -215,7 +356,7 @@ impl Frame {
             StatusOutput::Yaml => ReportFormat::Yaml,
         };
         let mut buf = Vec::with_capacity(1 << 16);
-        let report = ReportStream::begin(format, now, &mut buf)?;
+        let report = ReportStream::begin(format, hub, now, &mut buf)?;
         Ok(Frame::Report(report, buf))
     }
 
@@ -259,6 +400,11 @@ impl Frame {
 /// rows (`-o json|yaml` is written out page by page, keeping only totals),
 /// however many sites there are. Same bytes as the whole-list renderers
 /// ([`render::status_view`], [`render::status_report`]) of the same sites.
+///
+/// The hub's liveness record is read alongside the first page: rows need
+/// the verdict (a silent hub shows phases by age), so a page that arrives
+/// before the record waits for it (in practice none: the record's GET goes
+/// out first and is small).
 async fn render_paged(
     hub: &crate::k8s::Cluster,
     selector: Option<&str>,
@@ -267,17 +413,71 @@ async fn render_paged(
     color: bool,
     io: &mut Io<'_>,
 ) -> Result<(), Error> {
+    let now = jiff::Timestamp::now();
+    let mut reading = {
+        let hub = hub.clone();
+        tokio::spawn(async move { read_hub_record(&hub).await })
+    };
+    let joined = |r: Result<HubRecord, tokio::task::JoinError>| {
+        r.unwrap_or_else(|e| Err(format!("reading the hub's liveness record: {e}")))
+    };
+    let mut record: Option<HubRecord> = None;
+    let mut waiting: Vec<Vec<FederatedCluster>> = Vec::new();
+    // The frame, once the verdict it is drawn with is known.
+    let mut frame: Option<(Frame, Option<bool>)> = None;
+    let mut fleet_size = 0usize;
     let mut out = std::io::BufWriter::with_capacity(1 << 16, &mut *io.out);
-    let mut frame = Frame::begin(output, jiff::Timestamp::now())?;
     hub.for_each_site_page(selector, |page| {
-        for site in page.into_iter().filter(|s| filter.matches(s)) {
-            frame.push(std::borrow::Cow::Owned(site))?;
+        fleet_size += page.len();
+        if frame.is_none()
+            && let Some(r) = (&mut reading).now_or_never()
+        {
+            let r = joined(r);
+            let verdict = verdict_of(&r, now);
+            let judging = verdict.judging();
+            frame = Some((Frame::begin(output, verdict, now)?, judging));
+            record = Some(r);
+        }
+        let Some((frame, judging)) = frame.as_mut() else {
+            waiting.push(page);
+            return Ok(());
+        };
+        for page in waiting.drain(..).chain(std::iter::once(page)) {
+            for site in page
+                .into_iter()
+                .filter(|s| filter.matches(s, *judging, now))
+            {
+                frame.push(std::borrow::Cow::Owned(site))?;
+            }
         }
         frame.drain(&mut out)?;
         Ok::<_, Error>(())
     })
     .await?;
+    let record = match record {
+        Some(r) => r,
+        None => joined(reading.await),
+    };
+    let (mut frame, judging) = match frame {
+        Some(f) => f,
+        None => {
+            let verdict = verdict_of(&record, now);
+            let judging = verdict.judging();
+            (Frame::begin(output, verdict, now)?, judging)
+        }
+    };
+    for site in waiting
+        .into_iter()
+        .flatten()
+        .filter(|s| filter.matches(s, judging, now))
+    {
+        frame.push(std::borrow::Cow::Owned(site))?;
+    }
     frame.finish(color, &mut out)?;
     out.flush()?;
+    drop(out);
+    if output.is_human() {
+        warn_about_hub(io.err, &record, fleet_size, now)?;
+    }
     Ok(())
 }

@@ -1,8 +1,12 @@
 //! Which sites a view shows: the filters of `kubectl fleet status` and of
 //! the hub's REST `/clusters` (tier, environment, region, phase, names).
+//! The phase is the one the views show, so a filter never lists a site
+//! under a phase its row contradicts.
+
+use jiff::Timestamp;
 
 use crate::api::{Environment, FederatedCluster, Phase, Tier};
-use crate::fleet::summary::effective_phase;
+use crate::fleet::summary::shown_phase;
 
 /// The site filters (everything but a label selector, which the API server
 /// applies).
@@ -16,13 +20,21 @@ pub struct SiteFilter {
     pub environment: Option<Environment>,
     /// Region to keep.
     pub region: Option<String>,
-    /// Phase to keep; a site without a phase counts as `Pending`.
+    /// Phase to keep, as the views show it (`fleet::summary::shown_phase`:
+    /// a site without a phase counts as `Pending`, one whose heartbeat is
+    /// past its thresholds as the phase its age implies).
     pub phase: Option<Phase>,
 }
 
 impl SiteFilter {
-    /// Whether `site` passes every filter.
-    pub fn matches(&self, site: &FederatedCluster) -> bool {
+    /// Whether `site` passes every filter at `now`, `hub_judging` being
+    /// whether a hub is judging the fleet (None: unknown).
+    pub fn matches(
+        &self,
+        site: &FederatedCluster,
+        hub_judging: Option<bool>,
+        now: Timestamp,
+    ) -> bool {
         (self.names.is_empty() || self.names.iter().any(|n| n == site.site_name()))
             && self.tier.is_none_or(|t| site.spec.tier == t)
             && self.environment.is_none_or(|e| site.spec.environment == e)
@@ -30,12 +42,22 @@ impl SiteFilter {
                 .region
                 .as_deref()
                 .is_none_or(|r| site.spec.region.as_deref() == Some(r))
-            && self.phase.is_none_or(|p| effective_phase(site) == p)
+            && self
+                .phase
+                .is_none_or(|p| shown_phase(site, hub_judging, now).phase == p)
     }
 
     /// The sites that pass, keeping their (name-sorted) order.
-    pub fn apply(&self, sites: Vec<FederatedCluster>) -> Vec<FederatedCluster> {
-        sites.into_iter().filter(|s| self.matches(s)).collect()
+    pub fn apply(
+        &self,
+        sites: Vec<FederatedCluster>,
+        hub_judging: Option<bool>,
+        now: Timestamp,
+    ) -> Vec<FederatedCluster> {
+        sites
+            .into_iter()
+            .filter(|s| self.matches(s, hub_judging, now))
+            .collect()
     }
 }
 
@@ -63,8 +85,9 @@ mod tests {
             site("b", Tier::Standard, Environment::Staging, Some("us")),
             site("c", Tier::Critical, Environment::Staging, None),
         ];
+        let now = crate::api::fixtures::fixture_now();
         let names = |f: &SiteFilter| {
-            f.apply(sites.clone())
+            f.apply(sites.clone(), Some(true), now)
                 .iter()
                 .map(|s| s.site_name().to_owned())
                 .collect::<Vec<_>>()
@@ -99,5 +122,25 @@ mod tests {
             ["a", "b", "c"],
             "never heard from counts as Pending"
         );
+    }
+
+    #[test]
+    fn the_phase_filter_sees_the_phase_every_view_shows() {
+        let now = crate::api::fixtures::fixture_now();
+        // Left Connected by a hub that stopped; heard from 20 intervals ago.
+        let dead = FederatedCluster::test("dead")
+            .heartbeat_ago(600)
+            .with_phase(Phase::Connected, 3600);
+        let unreachable = SiteFilter {
+            phase: Some(Phase::Unreachable),
+            ..Default::default()
+        };
+        assert!(unreachable.matches(&dead, Some(false), now));
+        assert!(unreachable.matches(&dead, Some(true), now));
+        let connected = SiteFilter {
+            phase: Some(Phase::Connected),
+            ..Default::default()
+        };
+        assert!(!connected.matches(&dead, None, now));
     }
 }

@@ -11,6 +11,20 @@
 //! and never cause a write on their own, so re-judging an unchanged site
 //! yields no write, and a skewed edge's jittering heartbeats yield none
 //! either.
+//!
+//! Field ownership (docs/architecture.md#who-writes-which-status-key): the
+//! conditions are the hub's alone, so whatever else a site's status holds
+//! there is restored to the hub's judgement. The hub remembers, per site, a
+//! digest of the conditions it last wrote or checked ([`conditions_digest`]).
+//! While the stored conditions still match it, only statuses and reasons
+//! are compared, as above: an honest site costs no formatting. When they
+//! do not (someone else wrote them, the site changed mode or interval, or
+//! the hub has no memory of the site), every condition is checked in full
+//! — status, reason and message against the hub's own — and types the hub
+//! does not own for the site's mode are dropped: `RemediationCapable` on a
+//! Push site, `CredentialExpiring` and `ClockSkew` on a Pull site, any
+//! other type on either. Any difference is a write ([`HubStatus::restored`]
+//! when the hub had checked the conditions before: someone changed them).
 
 use std::borrow::Cow;
 use std::time::Duration;
@@ -20,7 +34,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
 use crate::api::{
     CONDITION_CLOCK_SKEW, CONDITION_CONNECTED, CONDITION_CREDENTIAL_EXPIRING,
-    CONDITION_REMEDIATION_CAPABLE, FederatedCluster, FederatedClusterStatus, Phase,
+    CONDITION_REMEDIATION_CAPABLE, FederatedCluster, FederatedClusterStatus, Mode, Phase,
 };
 use crate::fleet::phase::{self, HeartbeatObservation};
 use crate::fleet::probe::{ProbeOutcome, ProbeVerdict};
@@ -142,6 +156,96 @@ pub struct HubStatus<'a> {
     /// threshold, the start of the credential warning or the credential
     /// expiry, whichever is first. None when only a change can matter.
     pub requeue_after: Option<Duration>,
+    /// The conditions had changed since the hub last wrote or checked them
+    /// (someone else wrote them), and this judgement restores them.
+    pub restored: bool,
+    /// When no write is due: the site's conditions, now known to be the
+    /// hub's word ([`conditions_digest`]), for the caller to remember.
+    /// None when a write is due.
+    pub verified: Option<CheckedConditions>,
+}
+
+/// Condition types the hub owns on a Push site.
+pub const PUSH_CONDITION_TYPES: &[&str] = &[
+    CONDITION_CONNECTED,
+    CONDITION_CREDENTIAL_EXPIRING,
+    CONDITION_CLOCK_SKEW,
+];
+
+/// Condition types the hub owns on a Pull site.
+pub const PULL_CONDITION_TYPES: &[&str] = &[
+    CONDITION_CONNECTED,
+    CONDITION_REMEDIATION_CAPABLE,
+    CONDITION_CREDENTIAL_EXPIRING,
+];
+
+/// What the hub remembers of a site's conditions once it wrote or checked
+/// them: a digest of the conditions, and of what their messages depend on
+/// (the mode and the interval), so it can tell cheaply whether they are
+/// still the ones it vouched for. Deterministic within a process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CheckedConditions {
+    /// Digest of the conditions.
+    pub conditions: u64,
+    /// Digest of the site's mode and interval.
+    pub context: u64,
+}
+
+/// The [`CheckedConditions`] of `conditions` on a site of `mode` judged
+/// with `interval`.
+pub fn conditions_digest(
+    mode: Mode,
+    interval: Duration,
+    conditions: &[Condition],
+) -> CheckedConditions {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut h = std::hash::DefaultHasher::new();
+    for c in conditions {
+        c.type_.hash(&mut h);
+        c.status.hash(&mut h);
+        c.reason.hash(&mut h);
+        c.message.hash(&mut h);
+        c.last_transition_time.0.as_nanosecond().hash(&mut h);
+        c.observed_generation.hash(&mut h);
+    }
+    let mut context = std::hash::DefaultHasher::new();
+    mode.as_str().hash(&mut context);
+    interval.hash(&mut context);
+    CheckedConditions {
+        conditions: h.finish(),
+        context: context.finish(),
+    }
+}
+
+/// How a judgement compares the stored conditions with its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Check {
+    /// They are what the hub last wrote or checked: statuses and reasons.
+    Transitions,
+    /// Unknown or changed by someone else: everything, messages included.
+    Full,
+}
+
+/// Drops conditions of types not in `owned`, and repeats of a type;
+/// returns whether any went.
+fn keep_owned(conditions: &mut Cow<'_, [Condition]>, owned: &[&str]) -> bool {
+    let mut seen: Vec<&str> = Vec::with_capacity(conditions.len());
+    let keep: Vec<bool> = conditions
+        .iter()
+        .map(|c| {
+            let ok = owned.contains(&c.type_.as_str()) && !seen.contains(&c.type_.as_str());
+            seen.push(c.type_.as_str());
+            ok
+        })
+        .collect();
+    if keep.iter().all(|k| *k) {
+        return false;
+    }
+    let mut flags = keep.into_iter();
+    conditions
+        .to_mut()
+        .retain(|_| flags.next().unwrap_or(false));
+    true
 }
 
 impl HubStatus<'_> {
@@ -155,6 +259,8 @@ impl HubStatus<'_> {
             clock_offset_seconds: self.clock_offset_seconds,
             changed: self.changed,
             requeue_after: self.requeue_after,
+            restored: self.restored,
+            verified: self.verified,
         }
     }
 
@@ -339,11 +445,7 @@ fn starting_point(
 /// reason changes, so a drifting clock would leave any stated amount stale.
 /// The amount is in `clockOffsetSeconds`, which is rewritten whenever it
 /// moves by more than the tolerance.
-fn skew_state(
-    obs: &HeartbeatObservation,
-    interval: Duration,
-) -> CondState<impl FnOnce() -> String> {
-    let skewed = obs.skew(interval).is_some();
+fn skew_state(skewed: bool, interval: Duration) -> CondState<impl FnOnce() -> String> {
     let (status, reason) = if skewed {
         ("True", "ClockSkewDetected")
     } else {
@@ -426,18 +528,31 @@ fn new_condition(
 
 /// Sets condition `type_` to `state`, keeping `lastTransitionTime` when the
 /// status does not change, as Kubernetes conventions require. Returns
-/// whether status or reason changed; only then is the message built and
-/// updated, and only then are the conditions copied from the site.
+/// whether it changed the condition. With [`Check::Transitions`] only a
+/// new status or reason is a change, and only then is the message built
+/// and updated; with [`Check::Full`] the message is built and compared
+/// too. Only a change copies the conditions from the site.
 fn set_condition(
     conditions: &mut Cow<'_, [Condition]>,
     type_: &str,
     state: CondState<impl FnOnce() -> String>,
     generation: Option<i64>,
     now: Timestamp,
+    check: Check,
 ) -> bool {
     match conditions.iter().position(|c| c.type_ == type_) {
         Some(i) if conditions[i].status == state.status && conditions[i].reason == state.reason => {
-            false
+            if check == Check::Transitions {
+                return false;
+            }
+            let message = bounded_message((state.message)());
+            if conditions[i].message == message {
+                return false;
+            }
+            let c = &mut conditions.to_mut()[i];
+            c.message = message;
+            c.observed_generation = generation;
+            true
         }
         Some(i) => {
             let c = &mut conditions.to_mut()[i];
@@ -475,15 +590,39 @@ pub fn connected_condition(
     )
 }
 
+/// How the stored conditions are checked, and their digest: a full check
+/// unless they are what the hub `remembered` (see the module documentation).
+fn check_for(
+    status: Option<&FederatedClusterStatus>,
+    mode: Mode,
+    interval: Duration,
+    remembered: Option<CheckedConditions>,
+) -> (Check, CheckedConditions) {
+    let stored = status
+        .and_then(|s| s.conditions.as_deref())
+        .unwrap_or_default();
+    let digest = conditions_digest(mode, interval, stored);
+    let check = if remembered == Some(digest) {
+        Check::Transitions
+    } else {
+        Check::Full
+    };
+    (check, digest)
+}
+
 /// The hub-owned status `site` should have at `now`, given the hub's
 /// `sighting` of its heartbeats and the effective heartbeat `interval`
-/// (the site's, times any test scale). `ClockSkew` is judged only on a
-/// live sighting; a seeded one leaves it as it is.
+/// (the site's, times any test scale), and the digest of the conditions
+/// the hub `remembered` writing or checking last (None: check them in
+/// full). `ClockSkew` is judged only on a live sighting; a seeded one
+/// leaves it as it is (a full check keeps it only if its status, reason
+/// and message are one of the hub's two states).
 pub fn hub_status<'a>(
     site: &'a FederatedCluster,
     sighting: &Sighting,
     interval: Duration,
     credential_warning: Duration,
+    remembered: Option<CheckedConditions>,
     now: Timestamp,
 ) -> HubStatus<'a> {
     let observed_at = sighting.observation.map(|o| o.observed_at);
@@ -505,7 +644,10 @@ pub fn hub_status<'a>(
         now,
     );
     let live = sighting.observation.filter(|_| sighting.live);
-    let skew = live.as_ref().map(|obs| skew_state(obs, interval));
+    let skew = live
+        .as_ref()
+        .map(|obs| skew_state(obs.skew(interval).is_some(), interval));
+    let (check, digest) = check_for(status, Mode::Push, interval, remembered);
     let requeue_after = [
         phase::next_transition(observed_at, interval, now),
         credential_next,
@@ -517,23 +659,43 @@ pub fn hub_status<'a>(
     let generation = site.metadata.generation;
     let (phase_transition_time, mut conditions, mut changed) =
         starting_point(status, new_phase, now);
-    changed |= set_condition(
+    let mut rewritten = false;
+    if check == Check::Full {
+        rewritten |= keep_owned(&mut conditions, PUSH_CONDITION_TYPES);
+    }
+    rewritten |= set_condition(
         &mut conditions,
         CONDITION_CONNECTED,
         connected_state(new_phase, interval),
         generation,
         now,
+        check,
     );
-    changed |= set_condition(
+    rewritten |= set_condition(
         &mut conditions,
         CONDITION_CREDENTIAL_EXPIRING,
         credential,
         generation,
         now,
+        check,
     );
-    if let Some(skew) = skew {
-        changed |= set_condition(&mut conditions, CONDITION_CLOCK_SKEW, skew, generation, now);
+    match skew {
+        Some(skew) => {
+            rewritten |= set_condition(
+                &mut conditions,
+                CONDITION_CLOCK_SKEW,
+                skew,
+                generation,
+                now,
+                check,
+            );
+        }
+        None if check == Check::Full => {
+            rewritten |= check_unmeasured_skew(&mut conditions, interval);
+        }
+        None => {}
     }
+    changed |= rewritten;
     let (clock_offset_seconds, offset_moved) = clock_offset(
         status.and_then(|s| s.clock_offset_seconds),
         live.as_ref().map(|obs| measured_offset(obs, interval)),
@@ -548,7 +710,38 @@ pub fn hub_status<'a>(
         clock_offset_seconds,
         changed,
         requeue_after,
+        restored: rewritten && remembered.is_some_and(|r| r.conditions != digest.conditions),
+        verified: (!changed).then_some(digest),
     }
+}
+
+/// A full check of `ClockSkew` when the hub has no live measurement: the
+/// stored condition stays only as one of the hub's two states, word for
+/// word (a wrong message is rewritten); anything else is dropped, since
+/// the hub cannot vouch for it until it measures again. Returns whether
+/// the conditions changed.
+fn check_unmeasured_skew(conditions: &mut Cow<'_, [Condition]>, interval: Duration) -> bool {
+    let Some(i) = conditions
+        .iter()
+        .position(|c| c.type_ == CONDITION_CLOCK_SKEW)
+    else {
+        return false;
+    };
+    let stored = &conditions[i];
+    let skewed = match (stored.status.as_str(), stored.reason.as_str()) {
+        ("True", "ClockSkewDetected") => true,
+        ("False", "WithinTolerance") => false,
+        _ => {
+            conditions.to_mut().remove(i);
+            return true;
+        }
+    };
+    let message = bounded_message((skew_state(skewed, interval).message)());
+    if stored.message == message {
+        return false;
+    }
+    conditions.to_mut()[i].message = message;
+    true
 }
 
 /// The hub-owned status of a Pull site. The phase comes from the same
@@ -563,12 +756,18 @@ pub fn hub_status<'a>(
 /// `ClockSkew` is a Push condition: the hub's own clock stamps a Pull
 /// heartbeat (so there is no `clockOffsetSeconds`; one left from a time
 /// the site was Push is removed).
+///
+/// `remembered` is as for [`hub_status`]; a full check drops the Push-only
+/// condition (`ClockSkew`) a site switched from Push left behind. Before the first
+/// probe of this process the hub cannot vouch for `Connected` and
+/// `RemediationCapable`, so they are checked from the first probe on.
 pub fn pull_hub_status<'a>(
     site: &'a FederatedCluster,
     sighting: &Sighting,
     interval: Duration,
     probe: Option<&ProbeVerdict>,
     credential_warning: Duration,
+    remembered: Option<CheckedConditions>,
     now: Timestamp,
 ) -> HubStatus<'a> {
     let observed_at = sighting.observation.map(|o| o.observed_at);
@@ -579,40 +778,51 @@ pub fn pull_hub_status<'a>(
     };
     let status = site.status.as_ref();
     let generation = site.metadata.generation;
+    let (check, digest) = check_for(status, Mode::Pull, interval, remembered);
     let (phase_transition_time, mut conditions, mut changed) =
         starting_point(status, new_phase, now);
     if status.is_some_and(|s| s.clock_offset_seconds.is_some()) {
         changed = true;
     }
+    let mut rewritten = false;
+    if check == Check::Full {
+        rewritten |= keep_owned(&mut conditions, PULL_CONDITION_TYPES);
+    }
     match probe {
         Some(probe) => {
-            changed |= set_condition(
+            rewritten |= set_condition(
                 &mut conditions,
                 CONDITION_CONNECTED,
                 probe_connected_state(probe),
                 generation,
                 now,
+                check,
             );
             if let Some(r) = &probe.remediation {
                 let status = if r.capable { "True" } else { "False" };
                 let state = CondState::new(status, r.reason, || r.message.clone());
-                changed |= set_condition(
+                rewritten |= set_condition(
                     &mut conditions,
                     CONDITION_REMEDIATION_CAPABLE,
                     state,
                     generation,
                     now,
+                    check,
                 );
             }
         }
-        None if status
-            .and_then(|s| s.condition(CONDITION_CONNECTED))
-            .is_none() =>
-        {
+        None if !conditions.iter().any(|c| c.type_ == CONDITION_CONNECTED) => {
             let state = CondState::new("Unknown", "NotProbedYet", || {
                 "the hub has not probed the member cluster yet".to_owned()
             });
-            changed |= set_condition(&mut conditions, CONDITION_CONNECTED, state, generation, now);
+            rewritten |= set_condition(
+                &mut conditions,
+                CONDITION_CONNECTED,
+                state,
+                generation,
+                now,
+                check,
+            );
         }
         None => {}
     }
@@ -629,12 +839,13 @@ pub fn pull_hub_status<'a>(
         interval,
         now,
     );
-    changed |= set_condition(
+    rewritten |= set_condition(
         &mut conditions,
         CONDITION_CREDENTIAL_EXPIRING,
         credential,
         generation,
         now,
+        check,
     );
     let requeue_after = [
         phase::next_transition(observed_at, interval, now),
@@ -643,6 +854,7 @@ pub fn pull_hub_status<'a>(
     .into_iter()
     .flatten()
     .min();
+    changed |= rewritten;
     HubStatus {
         phase: new_phase,
         phase_transition_time,
@@ -650,6 +862,8 @@ pub fn pull_hub_status<'a>(
         clock_offset_seconds: None,
         changed,
         requeue_after,
+        restored: rewritten && remembered.is_some_and(|r| r.conditions != digest.conditions),
+        verified: (!changed).then_some(digest),
     }
 }
 
@@ -806,7 +1020,7 @@ mod tests {
     }
 
     fn judge(site: &FederatedCluster, s: &Sighting, now: Timestamp) -> HubStatus<'static> {
-        hub_status(site, s, I, DEFAULT_CREDENTIAL_WARNING, now).into_owned()
+        hub_status(site, s, I, DEFAULT_CREDENTIAL_WARNING, None, now).into_owned()
     }
 
     fn cond<'a>(h: &'a HubStatus, type_: &str) -> Option<&'a Condition> {
@@ -886,6 +1100,7 @@ mod tests {
                 &seen(0, 0, true),
                 i,
                 DEFAULT_CREDENTIAL_WARNING,
+                None,
                 now,
             )
             .into_owned()
@@ -942,7 +1157,7 @@ mod tests {
             credential_expiration_time: Some(Time(at(3600 + 60))),
             ..Default::default()
         });
-        let judge = |now| hub_status(&s, &seen(-1000, -1000, true), I, warning, now);
+        let judge = |now| hub_status(&s, &seen(-1000, -1000, true), I, warning, None, now);
         // Unreachable, so the phase never requeues; the credential does.
         let h = judge(at(0));
         let c = cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap();
@@ -977,7 +1192,7 @@ mod tests {
             .with_token_expiring_in(3600)
             .with_token_renewed_in(1800);
         let judge = |s: &FederatedCluster, secs| {
-            hub_status(s, &seen(secs, secs, true), I, warning, at(secs)).into_owned()
+            hub_status(s, &seen(secs, secs, true), I, warning, None, at(secs)).into_owned()
         };
         let h = judge(&s, 0);
         let c = cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap();
@@ -1029,7 +1244,7 @@ mod tests {
             let s = FederatedCluster::test("site-a")
                 .heartbeat_ago(0)
                 .with_token_expiring_in(secs);
-            let h = hub_status(&s, &seen(0, 0, true), I, warning, fixture_now());
+            let h = hub_status(&s, &seen(0, 0, true), I, warning, None, fixture_now());
             let c = cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap();
             assert_eq!(c.reason, reason);
             assert!(
@@ -1053,11 +1268,11 @@ mod tests {
         let s = FederatedCluster::test("a")
             .heartbeat_ago(0)
             .with_token_expiring_in(2 * 86400);
-        let h = hub_status(&s, &seen(0, 0, true), I, warning, fixture_now()).into_owned();
+        let h = hub_status(&s, &seen(0, 0, true), I, warning, None, fixture_now()).into_owned();
         let c = cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap();
         assert_eq!((c.status.as_str(), c.reason.as_str()), ("False", "Valid"));
         let s = written(s, &h);
-        let h = hub_status(&s, &seen(86400, 86400, true), I, warning, at(86400));
+        let h = hub_status(&s, &seen(86400, 86400, true), I, warning, None, at(86400));
         let c = cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap();
         assert_eq!(
             (c.status.as_str(), c.reason.as_str()),
@@ -1075,14 +1290,14 @@ mod tests {
         let far = FederatedCluster::test("b")
             .heartbeat_ago(0)
             .with_token_expiring_in(30 * 86400);
-        let h = hub_status(&far, &seen(0, 0, true), I, warning, fixture_now());
+        let h = hub_status(&far, &seen(0, 0, true), I, warning, None, fixture_now());
         assert_eq!(
             h.requeue_after,
             Some(Duration::from_secs(90) + phase::TRANSITION_MARGIN)
         );
         // Pending with a token expiring in 2 days: requeue when the warning starts.
         let pending = FederatedCluster::test("c").with_token_expiring_in(2 * 86400);
-        let h = hub_status(&pending, &NEVER, I, warning, fixture_now());
+        let h = hub_status(&pending, &NEVER, I, warning, None, fixture_now());
         assert_eq!(
             h.requeue_after,
             Some(Duration::from_secs(86400) + phase::TRANSITION_MARGIN)
@@ -1220,6 +1435,7 @@ mod tests {
             I,
             None,
             DEFAULT_CREDENTIAL_WARNING,
+            None,
             at(1),
         )
         .into_owned();
@@ -1233,6 +1449,7 @@ mod tests {
                 I,
                 None,
                 DEFAULT_CREDENTIAL_WARNING,
+                None,
                 at(2)
             )
             .changed
@@ -1300,7 +1517,8 @@ mod tests {
             type_,
             state(Phase::Connected),
             Some(1),
-            fixture_now()
+            fixture_now(),
+            Check::Transitions
         ));
         // An unchanged condition is neither rewritten nor copied.
         let held = cs.clone();
@@ -1310,13 +1528,21 @@ mod tests {
             type_,
             state(Phase::Connected),
             Some(1),
-            at(60)
+            at(60),
+            Check::Transitions
         ));
         assert!(matches!(unchanged, Cow::Borrowed(_)));
         assert_eq!(cs[0].last_transition_time, Time(fixture_now()));
         // A message-only change is not a transition.
         let reworded = CondState::new("True", "HeartbeatReceived", || "other words".to_owned());
-        assert!(!set_condition(&mut cs, type_, reworded, Some(1), at(61)));
+        assert!(!set_condition(
+            &mut cs,
+            type_,
+            reworded,
+            Some(1),
+            at(61),
+            Check::Transitions
+        ));
         assert_eq!(cs[0].message, (state(Phase::Connected).message)());
         // Same status, new reason: a transition that keeps the time.
         assert!(set_condition(
@@ -1324,7 +1550,8 @@ mod tests {
             type_,
             state(Phase::Stale),
             Some(1),
-            at(120)
+            at(120),
+            Check::Transitions
         ));
         assert_eq!(cs[0].last_transition_time, Time(at(120)));
         assert!(set_condition(
@@ -1332,7 +1559,8 @@ mod tests {
             type_,
             state(Phase::Unreachable),
             Some(2),
-            at(400)
+            at(400),
+            Check::Transitions
         ));
         assert_eq!(cs[0].last_transition_time, Time(at(120)));
         assert_eq!(
@@ -1346,30 +1574,261 @@ mod tests {
         );
     }
 
+    /// The digest a hub that wrote or checked `site` remembers.
+    fn digest(site: &FederatedCluster) -> Option<CheckedConditions> {
+        let conditions = site
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_deref())
+            .unwrap_or_default();
+        Some(conditions_digest(site.spec.mode, I, conditions))
+    }
+
+    fn types(h: &HubStatus) -> Vec<String> {
+        h.conditions.iter().map(|c| c.type_.clone()).collect()
+    }
+
     #[test]
-    fn foreign_conditions_are_kept() {
-        let mut s = FederatedCluster::test("a").pull().heartbeat_ago(0);
-        let remediation = Condition {
-            type_: crate::api::CONDITION_REMEDIATION_CAPABLE.to_owned(),
-            status: "False".to_owned(),
-            reason: "ReadOnly".to_owned(),
-            message: "read-only credential".to_owned(),
-            last_transition_time: Time(fixture_now()),
-            observed_generation: None,
-        };
-        s.status.as_mut().unwrap().conditions = Some(vec![remediation.clone()]);
-        let h = judge(&s, &seen(0, 0, true), fixture_now());
-        let types: Vec<_> = h.conditions.iter().map(|c| c.type_.as_str()).collect();
-        assert_eq!(
-            types,
-            [
-                "RemediationCapable",
-                "Connected",
-                "CredentialExpiring",
-                "ClockSkew"
-            ]
+    fn a_forged_condition_is_restored_and_foreign_types_dropped() {
+        // The hub judged a live site and wrote it.
+        let first = judge(&site().heartbeat_ago(0), &seen(0, 0, true), at(1));
+        let honest = written(site().heartbeat_ago(0), &first);
+        let remembered = digest(&honest);
+        let again = hub_status(
+            &honest,
+            &seen(0, 0, true),
+            I,
+            DEFAULT_CREDENTIAL_WARNING,
+            remembered,
+            at(2),
         );
-        assert_eq!(h.conditions[0], remediation);
+        assert!(!again.changed);
+        assert_eq!(again.verified, remembered, "still the hub's word");
+        // With its token the site rewrites the Connected message, adds
+        // RemediationCapable (a Pull condition) and a type of its own.
+        let forged = honest
+            .clone()
+            .with_condition(
+                CONDITION_CONNECTED,
+                "True",
+                "HeartbeatReceived",
+                "all good, trust me",
+                0,
+            )
+            .with_condition(
+                CONDITION_REMEDIATION_CAPABLE,
+                "True",
+                "Granted",
+                "the hub may remediate",
+                0,
+            )
+            .with_condition("Hacked", "True", "ByTheSite", "x", 0);
+        let h = hub_status(
+            &forged,
+            &seen(0, 0, true),
+            I,
+            DEFAULT_CREDENTIAL_WARNING,
+            remembered,
+            at(3),
+        )
+        .into_owned();
+        assert!(h.changed && h.restored, "{h:?}");
+        assert_eq!(h.verified, None);
+        assert_eq!(types(&h), ["CredentialExpiring", "ClockSkew", "Connected"]);
+        let c = cond(&h, CONDITION_CONNECTED).unwrap();
+        assert_eq!(c.message, "heartbeat received within 90s (3 intervals)");
+        // Later the site claims Connected=True although it went Stale.
+        let stale = written(forged, &h);
+        let h = hub_status(
+            &stale,
+            &seen(0, 0, true),
+            I,
+            DEFAULT_CREDENTIAL_WARNING,
+            digest(&stale),
+            at(100),
+        )
+        .into_owned();
+        let stale = written(stale, &h);
+        assert_eq!(stale.phase(), Some(Phase::Stale));
+        let lie = stale.clone().with_condition(
+            CONDITION_CONNECTED,
+            "True",
+            "HeartbeatReceived",
+            "heartbeat received within 90s (3 intervals)",
+            0,
+        );
+        let h = hub_status(
+            &lie,
+            &seen(0, 0, true),
+            I,
+            DEFAULT_CREDENTIAL_WARNING,
+            digest(&stale),
+            at(101),
+        );
+        assert!(h.changed && h.restored);
+        let c = cond(&h, CONDITION_CONNECTED).unwrap();
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("False", "HeartbeatStale")
+        );
+        assert_eq!(
+            c.last_transition_time,
+            Time(at(101)),
+            "its status changed back"
+        );
+        // A hub with no memory of the site (just started) checks in full
+        // too, and restores, but cannot tell it was a forgery.
+        let h = hub_status(
+            &lie,
+            &seen(0, 0, true),
+            I,
+            DEFAULT_CREDENTIAL_WARNING,
+            None,
+            at(101),
+        );
+        assert!(h.changed && !h.restored);
+    }
+
+    #[test]
+    fn an_honest_site_is_compared_by_status_and_reason_only() {
+        let h = judge(&site().heartbeat_ago(0), &seen(0, 0, true), at(1));
+        let mut honest = written(site().heartbeat_ago(0), &h);
+        // The hub's own words from an earlier version: not a forgery, since
+        // the hub remembers writing exactly these conditions.
+        for c in honest.status.as_mut().unwrap().conditions.as_mut().unwrap() {
+            c.message = format!("older words for {}", c.type_);
+        }
+        let h = hub_status(
+            &honest,
+            &seen(0, 0, true),
+            I,
+            DEFAULT_CREDENTIAL_WARNING,
+            digest(&honest),
+            at(2),
+        );
+        assert!(!h.changed, "messages alone are no write");
+        assert!(matches!(h.conditions, Cow::Borrowed(_)), "nothing copied");
+        // Another interval changes the messages: checked in full once.
+        let h = hub_status(
+            &honest,
+            &seen(0, 0, true),
+            Duration::from_secs(60),
+            DEFAULT_CREDENTIAL_WARNING,
+            digest(&honest),
+            at(2),
+        );
+        assert!(h.changed);
+    }
+
+    #[test]
+    fn a_mode_switch_leaves_no_condition_of_the_old_mode() {
+        // Pull, probed, RemediationCapable written; then switched to Push.
+        let reached = ProbeVerdict {
+            remediation: Some(crate::fleet::probe::RemediationAccess {
+                capable: false,
+                reason: "AccessDenied",
+                message: "the member identity may not patch".into(),
+            }),
+            ..verdict(ProbeOutcome::Reached { insecure: false })
+        };
+        let pull = site().pull().heartbeat_ago(0);
+        let h = pull_hub_status(
+            &pull,
+            &seen(0, 0, true),
+            I,
+            Some(&reached),
+            DEFAULT_CREDENTIAL_WARNING,
+            None,
+            at(1),
+        )
+        .into_owned();
+        let pull = written(pull, &h);
+        assert_eq!(
+            types(&h),
+            ["Connected", "RemediationCapable", "CredentialExpiring"]
+        );
+        let mut push = pull.clone();
+        push.spec.mode = Mode::Push;
+        push.spec.kubeconfig_secret_ref = None;
+        let h = hub_status(
+            &push,
+            &seen(0, 0, true),
+            I,
+            DEFAULT_CREDENTIAL_WARNING,
+            digest(&pull),
+            at(2),
+        );
+        assert!(h.changed && !h.restored, "a switch is no forgery");
+        assert_eq!(types(&h), ["Connected", "CredentialExpiring", "ClockSkew"]);
+        // Push with a measured skew; then back to Pull: the Push judgement of
+        // CredentialExpiring is replaced by the Pull one, ClockSkew and the
+        // offset go, in one write.
+        let skewed = judge(&push, &seen(-600, 0, true), at(3));
+        let push = written(push.heartbeat_ago(0), &skewed);
+        assert!(push.status.as_ref().unwrap().clock_offset_seconds.is_some());
+        let mut back = push.clone().pull();
+        back.status.as_mut().unwrap().last_heartbeat_time = Some(Time(at(4)));
+        let h = pull_hub_status(
+            &back,
+            &seen(4, 4, true),
+            I,
+            Some(&reached),
+            DEFAULT_CREDENTIAL_WARNING,
+            digest(&push),
+            at(5),
+        )
+        .into_owned();
+        assert!(h.changed);
+        assert_eq!(
+            types(&h),
+            ["Connected", "CredentialExpiring", "RemediationCapable"]
+        );
+        let back = written(back, &h);
+        assert_eq!(back.status.as_ref().unwrap().clock_offset_seconds, None);
+        assert!(
+            !pull_hub_status(
+                &back,
+                &seen(4, 4, true),
+                I,
+                Some(&reached),
+                DEFAULT_CREDENTIAL_WARNING,
+                digest(&back),
+                at(6)
+            )
+            .changed
+        );
+    }
+
+    #[test]
+    fn an_unmeasured_clock_skew_stays_only_as_the_hubs_own() {
+        let measured = written(
+            site().heartbeat_ago(0),
+            &judge(&site().heartbeat_ago(0), &seen(-600, 0, true), at(1)),
+        );
+        // Seeded sighting (hub restart): the hub's own ClockSkew is kept.
+        assert!(!judge(&measured, &seen(-600, 0, false), at(2)).changed);
+        // A status/reason pair the hub never writes: dropped.
+        let odd = measured.clone().with_condition(
+            CONDITION_CLOCK_SKEW,
+            "False",
+            "ClockSkewDetected",
+            "x",
+            0,
+        );
+        let h = judge(&odd, &seen(-600, 0, false), at(2));
+        assert!(h.changed);
+        assert!(cond(&h, CONDITION_CLOCK_SKEW).is_none());
+        // The hub's pair with other words: the words are restored.
+        let reworded =
+            measured.with_condition(CONDITION_CLOCK_SKEW, "True", "ClockSkewDetected", "x", 0);
+        let h = judge(&reworded, &seen(-600, 0, false), at(2));
+        assert!(h.changed);
+        assert!(
+            cond(&h, CONDITION_CLOCK_SKEW)
+                .unwrap()
+                .message
+                .contains("clockOffsetSeconds")
+        );
     }
 
     #[test]
@@ -1427,6 +1886,7 @@ mod tests {
             I,
             Some(&failed),
             DEFAULT_CREDENTIAL_WARNING,
+            None,
             at(0),
         )
         .into_owned();
@@ -1446,13 +1906,23 @@ mod tests {
                 I,
                 Some(&failed),
                 DEFAULT_CREDENTIAL_WARNING,
+                None,
                 at(30)
             )
             .changed
         );
         // No probe yet in this process: the condition stays as it is.
         assert!(
-            !pull_hub_status(&after, &NEVER, I, None, DEFAULT_CREDENTIAL_WARNING, at(30)).changed
+            !pull_hub_status(
+                &after,
+                &NEVER,
+                I,
+                None,
+                DEFAULT_CREDENTIAL_WARNING,
+                None,
+                at(30)
+            )
+            .changed
         );
         // A successful probe wrote a heartbeat: Connected, reason from the
         // probe, and the insecure kubeconfig is said so.
@@ -1463,6 +1933,7 @@ mod tests {
             I,
             Some(&reached),
             DEFAULT_CREDENTIAL_WARNING,
+            None,
             at(41),
         );
         assert_eq!(h.phase, Phase::Connected);
@@ -1489,6 +1960,7 @@ mod tests {
                 I,
                 Some(&reached),
                 DEFAULT_CREDENTIAL_WARNING,
+                None,
                 at(1),
             ),
         );
@@ -1505,6 +1977,7 @@ mod tests {
             I,
             Some(&unauthorized),
             DEFAULT_CREDENTIAL_WARNING,
+            None,
             at(2),
         )
         .into_owned();
@@ -1523,6 +1996,7 @@ mod tests {
             I,
             Some(&unauthorized),
             DEFAULT_CREDENTIAL_WARNING,
+            None,
             at(200),
         );
         assert_eq!(later.phase, Phase::Stale);
@@ -1533,6 +2007,7 @@ mod tests {
             I,
             Some(&unauthorized),
             DEFAULT_CREDENTIAL_WARNING,
+            None,
             at(301),
         );
         assert_eq!(gone.phase, Phase::Unreachable);
@@ -1543,6 +2018,7 @@ mod tests {
             I,
             Some(&reached),
             DEFAULT_CREDENTIAL_WARNING,
+            None,
             at(301),
         );
         assert_eq!(back.phase, Phase::Connected);
@@ -1558,6 +2034,7 @@ mod tests {
                 I,
                 Some(&reached),
                 Duration::from_secs(3600),
+                None,
                 at(t),
             )
             .into_owned()
@@ -1616,6 +2093,7 @@ mod tests {
             I,
             None,
             DEFAULT_CREDENTIAL_WARNING,
+            None,
             at(0),
         )
         .into_owned();

@@ -15,7 +15,9 @@
 //! - [`filter`]: which sites a view shows (tier, environment, region, phase).
 //! - [`probe`]: Pull-mode probe outcomes, failure reasons and the access
 //!   remediation needs.
-//! - [`summary`]: fleet-wide totals for `FederationStatus` and the CLI footer.
+//! - [`summary`]: fleet-wide totals for `FederationStatus` and the CLI footer,
+//!   and the phase every view shows for a site.
+//! - [`liveness`]: whether a hub is judging the fleet, from the leader's record.
 //! - [`age`]: kubectl-like ages.
 //! - [`duration`]: durations as flags take them, and back.
 //! - [`bounds`]: the caps on edge-owned status text, applied before writing.
@@ -28,6 +30,7 @@ pub mod duration;
 pub mod filter;
 pub mod hub_status;
 pub mod inventory;
+pub mod liveness;
 pub mod phase;
 pub mod policy;
 pub mod probe;

@@ -12,9 +12,97 @@ use crate::api::{
 };
 use crate::fleet::age::human_duration;
 
-/// The phase shown for a site: what the hub wrote, Pending if nothing yet.
+/// The phase the hub wrote for a site, Pending if nothing yet. The hub's
+/// own summary counts this; views show [`shown_phase`].
 pub fn effective_phase(site: &FederatedCluster) -> Phase {
     site.phase().unwrap_or(Phase::Pending)
+}
+
+/// The phase a view shows for a site, and whether it is the hub's word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShownPhase {
+    /// The phase every view shows.
+    pub phase: Phase,
+    /// The phase the hub last wrote, if any.
+    pub hub_phase: Option<Phase>,
+    /// Whether `phase` is the one the hub wrote. False when no hub has
+    /// judged the site, or when its heartbeat's age implies a worse phase
+    /// than the hub's (see [`shown_phase`]); the view then says so.
+    pub judged_by_hub: bool,
+}
+
+fn rank(phase: Phase) -> u8 {
+    match phase {
+        Phase::Connected => 0,
+        Phase::Stale => 1,
+        Phase::Unreachable => 2,
+        Phase::Pending => 3,
+    }
+}
+
+/// The phase a view shows for `site` at `now`: the hub's, except where the
+/// heartbeat's age on the hub clock (`lastHeartbeatTime -
+/// clockOffsetSeconds`) contradicts it, so no view ever shows a dead site
+/// as healthy because nobody judged it since (docs/operations.md#is-a-hub-judging).
+/// `hub_judging` is whether a hub is judging the fleet (None: unknown).
+///
+/// - A site the hub last judged `Connected` whose heartbeat is older than
+///   its Unreachable threshold (10·I) is shown `Unreachable`, whatever the
+///   hub: a live hub would have written `Stale` at 3·I, and the clock
+///   offset the hub leaves unmeasured (within max(60 s, I)) is always
+///   less than 10·I − I, so this never contradicts a live hub.
+/// - While no hub is judging (`Some(false)`), a `Connected` or `Stale`
+///   site is shown with the phase its heartbeat's age implies when that is
+///   worse (Stale past 3·I, Unreachable past 10·I). Not done while a hub
+///   judges: an edge clock up to the skew tolerance slow would look Stale.
+/// - A site no hub has judged (no phase, or `Pending` while no hub judges)
+///   that has a heartbeat is shown `Pending`, or the worse phase its age
+///   implies.
+///
+/// Only demotions: the age never promotes a site, since an edge clock
+/// running ahead would make a dead site's heartbeat look fresh, which only
+/// the hub's own observation can rule out.
+pub fn shown_phase(
+    site: &FederatedCluster,
+    hub_judging: Option<bool>,
+    now: Timestamp,
+) -> ShownPhase {
+    let hub_phase = site.phase();
+    let judged = |phase| ShownPhase {
+        phase,
+        hub_phase,
+        judged_by_hub: true,
+    };
+    let implied_by_age = |phase| ShownPhase {
+        phase,
+        hub_phase,
+        judged_by_hub: false,
+    };
+    let implied = site
+        .status
+        .as_ref()
+        .and_then(|s| s.heartbeat_on_hub_clock())
+        .map(|t| crate::fleet::phase::phase(Some(t), site.heartbeat_interval(), now));
+    let silent = hub_judging == Some(false);
+    match (hub_phase, implied) {
+        (None, None) => implied_by_age(Phase::Pending),
+        (Some(p), None) => judged(p),
+        (None, Some(age)) => implied_by_age(match age {
+            Phase::Connected | Phase::Pending => Phase::Pending,
+            worse => worse,
+        }),
+        (Some(Phase::Pending), Some(age)) if silent => implied_by_age(match age {
+            Phase::Connected | Phase::Pending => Phase::Pending,
+            worse => worse,
+        }),
+        (Some(Phase::Connected), Some(Phase::Unreachable)) => implied_by_age(Phase::Unreachable),
+        (Some(p @ (Phase::Connected | Phase::Stale)), Some(age))
+            if silent && age != Phase::Pending && rank(age) > rank(p) =>
+        {
+            implied_by_age(age)
+        }
+        (Some(p), Some(_)) => judged(p),
+    }
 }
 
 /// Why a site that is not Connected counts as disconnected, for humans.
@@ -47,6 +135,9 @@ pub struct Totals {
     pub unreachable: i64,
     /// Pending sites (never judged).
     pub pending: i64,
+    /// Sites counted with a phase no hub judged ([`ShownPhase::judged_by_hub`]
+    /// false); always 0 in the hub's own summary.
+    pub not_judged: i64,
     /// GPU capacity.
     pub gpus_total: i64,
     /// Allocatable GPUs.
@@ -62,10 +153,22 @@ pub struct Totals {
 }
 
 impl Totals {
-    /// Counts one site in.
+    /// Counts one site in with the phase the hub wrote (the hub's summary).
     pub fn add(&mut self, site: &FederatedCluster) {
+        self.add_as(site, effective_phase(site), true);
+    }
+
+    /// Counts one site in with the phase a view shows for it.
+    pub fn add_shown(&mut self, site: &FederatedCluster, shown: &ShownPhase) {
+        self.add_as(site, shown.phase, shown.judged_by_hub);
+    }
+
+    fn add_as(&mut self, site: &FederatedCluster, phase: Phase, judged_by_hub: bool) {
         self.sites += 1;
-        match effective_phase(site) {
+        if !judged_by_hub {
+            self.not_judged += 1;
+        }
+        match phase {
             Phase::Connected => self.connected += 1,
             Phase::Stale => self.stale += 1,
             Phase::Unreachable => self.unreachable += 1,
@@ -264,6 +367,88 @@ mod tests {
             (3, 1, 4)
         );
         assert_eq!(s.last_updated, Some(Time(fixture_now())));
+    }
+
+    fn shown(site: &FederatedCluster, judging: Option<bool>, secs: i64) -> (Phase, bool) {
+        let s = shown_phase(
+            site,
+            judging,
+            fixture_now() + jiff::SignedDuration::from_secs(secs),
+        );
+        (s.phase, s.judged_by_hub)
+    }
+
+    #[test]
+    fn a_site_past_its_unreachable_age_is_never_shown_connected() {
+        // I = 30 s; Connected as the hub last wrote it, heartbeat 5 s ago.
+        let site = FederatedCluster::test("a").connected();
+        for judging in [Some(true), Some(false), None] {
+            assert_eq!(shown(&site, judging, 0), (Phase::Connected, true));
+            // Exactly 10·I: not past it.
+            let at_threshold = if judging == Some(false) {
+                (Phase::Stale, false)
+            } else {
+                (Phase::Connected, true)
+            };
+            assert_eq!(shown(&site, judging, 295), at_threshold);
+            assert_eq!(
+                shown(&site, judging, 296),
+                (Phase::Unreachable, false),
+                "{judging:?}"
+            );
+        }
+        // Past 3·I: Stale only when no hub judges (a live hub may hold an
+        // edge clock up to the skew tolerance slow).
+        assert_eq!(shown(&site, Some(true), 86), (Phase::Connected, true));
+        assert_eq!(shown(&site, None, 86), (Phase::Connected, true));
+        assert_eq!(shown(&site, Some(false), 85), (Phase::Connected, true));
+        assert_eq!(shown(&site, Some(false), 86), (Phase::Stale, false));
+        // A Stale site of a silent hub goes on to Unreachable by age.
+        let stale = FederatedCluster::test("b").stale();
+        assert_eq!(shown(&stale, Some(true), 600), (Phase::Stale, true));
+        assert_eq!(shown(&stale, Some(false), 150), (Phase::Stale, true));
+        assert_eq!(shown(&stale, Some(false), 151), (Phase::Unreachable, false));
+        // The age is on the hub clock: an edge 10 minutes behind, measured
+        // by the hub, is not aged by it.
+        let behind = FederatedCluster::test("c")
+            .connected()
+            .heartbeat_ago(605)
+            .with_clock_offset(-600);
+        assert_eq!(shown(&behind, Some(false), 0), (Phase::Connected, true));
+    }
+
+    #[test]
+    fn the_age_never_promotes_and_an_unjudged_site_says_so() {
+        // Unreachable as the hub wrote it, with a fresh heartbeat it has not
+        // judged (a fast edge clock could fake one): stays Unreachable.
+        let back = FederatedCluster::test("a").unreachable().heartbeat_ago(1);
+        assert_eq!(shown(&back, Some(false), 0), (Phase::Unreachable, true));
+        // Heartbeating, never judged (no hub ever ran): Pending, not the hub's.
+        let mut never = FederatedCluster::test("b").heartbeat_ago(5);
+        assert_eq!(shown(&never, Some(false), 0), (Phase::Pending, false));
+        assert_eq!(shown(&never, Some(true), 0), (Phase::Pending, false));
+        assert_eq!(shown(&never, Some(false), 300), (Phase::Unreachable, false));
+        // Pending as a hub wrote it, then a heartbeat while no hub judges.
+        never = never.with_phase(Phase::Pending, 60);
+        assert_eq!(shown(&never, Some(false), 0), (Phase::Pending, false));
+        assert_eq!(shown(&never, Some(true), 0), (Phase::Pending, true));
+        assert_eq!(shown(&never, Some(false), 100), (Phase::Stale, false));
+        // Registered, never heard from, never judged.
+        assert_eq!(
+            shown(&FederatedCluster::test("c"), Some(true), 0),
+            (Phase::Pending, false)
+        );
+        assert_eq!(
+            shown(&FederatedCluster::test("d").pending(), Some(false), 0),
+            (Phase::Pending, true)
+        );
+        // Totals count what is shown, and how many no hub judged.
+        let mut t = Totals::default();
+        let stale = FederatedCluster::test("e").connected();
+        let at = fixture_now() + jiff::SignedDuration::from_secs(400);
+        t.add_shown(&stale, &shown_phase(&stale, Some(true), at));
+        t.add(&stale);
+        assert_eq!((t.connected, t.unreachable, t.not_judged), (1, 1, 1));
     }
 
     #[test]

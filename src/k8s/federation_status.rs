@@ -1,8 +1,8 @@
 //! I/O for the hub's `FederationStatus` singleton (`fleet`).
 
-use kube::api::{Api, PostParams};
+use kube::api::{Api, Patch, PatchParams, PostParams};
 
-use crate::api::{FEDERATION_STATUS_NAME, FederationStatus};
+use crate::api::{FEDERATION_STATUS_NAME, FederationStatus, HubLiveness};
 
 /// The cluster-scoped FederationStatus API.
 pub fn federation_statuses(client: kube::Client) -> Api<FederationStatus> {
@@ -32,4 +32,40 @@ pub async fn replace_federation_status(
 ) -> Result<FederationStatus, kube::Error> {
     api.replace_status(FEDERATION_STATUS_NAME, &PostParams::default(), obj)
         .await
+}
+
+/// Sets `status.hub` of the singleton (the leader's liveness record) with
+/// a JSON merge patch, leaving the summary as it is; a summary write
+/// (a resourceVersion-guarded replace of `/status`) that read the object
+/// before this patch gets a 409 and re-reads, so neither clobbers the
+/// other. Creates the singleton first when it does not exist.
+pub async fn record_hub_liveness(
+    api: &Api<FederationStatus>,
+    record: &HubLiveness,
+) -> Result<(), kube::Error> {
+    let patch = Patch::Merge(serde_json::json!({ "status": { "hub": record } }));
+    for _ in 0..2 {
+        match api
+            .patch_status(FEDERATION_STATUS_NAME, &PatchParams::default(), &patch)
+            .await
+        {
+            Ok(_) => return Ok(()),
+            Err(e) if super::is_missing(&e) => {
+                match create_federation_status(
+                    api,
+                    &FederationStatus::singleton(Default::default()),
+                )
+                .await
+                {
+                    Ok(_) => {}
+                    Err(e) if super::is_conflict(&e) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    api.patch_status(FEDERATION_STATUS_NAME, &PatchParams::default(), &patch)
+        .await
+        .map(|_| ())
 }

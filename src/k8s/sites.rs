@@ -11,7 +11,7 @@ use super::identity::ObjectRef;
 use super::list_token;
 use crate::api::{
     FEDERATION_STATUS_NAME, FederatedCluster, FederatedClusterSpec, FederatedClusterStatus,
-    FederationStatus,
+    FederationStatus, HubLiveness,
 };
 
 /// A FederatedCluster as the server applied it.
@@ -307,6 +307,48 @@ impl Cluster {
                     e,
                 );
                 if err.is_not_found() {
+                    Ok(None)
+                } else {
+                    Err(err)
+                }
+            }
+        }
+    }
+}
+
+impl Cluster {
+    /// Reads only `status.hub` of the FederationStatus singleton: the hub
+    /// leader's liveness record (the rest of the object, which can be
+    /// large, is not kept). Ok(None) when there is no singleton, or no
+    /// record in it, or the cluster does not serve the kind.
+    pub async fn hub_liveness(&self) -> Result<Option<HubLiveness>, Error> {
+        #[derive(serde::Deserialize)]
+        struct Lean {
+            #[serde(default)]
+            status: Option<LeanStatus>,
+        }
+        #[derive(serde::Deserialize)]
+        struct LeanStatus {
+            #[serde(default)]
+            hub: Option<HubLiveness>,
+        }
+        let what = format!("get FederationStatus {FEDERATION_STATUS_NAME}");
+        let req =
+            kube::core::Request::new(<FederationStatus as kube::Resource>::url_path(&(), None))
+                .get(FEDERATION_STATUS_NAME, &Default::default())
+                .map_err(|e| Error::Unexpected {
+                    what: what.clone(),
+                    reason: e.to_string(),
+                })?;
+        match response_text(self.client.clone(), req).await {
+            Ok(body) => {
+                let lean: Lean = serde_json::from_str(&body)
+                    .map_err(|e| Error::api(&what, self.server(), kube::Error::SerdeError(e)))?;
+                Ok(lean.status.and_then(|s| s.hub))
+            }
+            Err(e) => {
+                let err = Error::api(&what, self.server(), e);
+                if err.is_not_found() || matches!(err, Error::CrdMissing { .. }) {
                     Ok(None)
                 } else {
                     Err(err)

@@ -549,8 +549,9 @@ async fn status(State(s): State<ApiState>, headers: HeaderMap) -> Result<Respons
     s.auth.check(&headers, READ_FLEET).await?;
     let slot = s.slots.take().await?;
     let sites = cached(&s.view, |_| true)?;
+    let now = jiff::Timestamp::now();
     Ok(slot.hold(json(
-        &status_report(&sites, jiff::Timestamp::now()).summary,
+        &status_report(&sites, &s.view.hub_verdict(now), now).summary,
     )?))
 }
 
@@ -569,8 +570,10 @@ async fn clusters(
     };
     let filter = query.filter()?;
     let slot = s.slots.take().await?;
-    let sites = cached(&s.view, |site| filter.matches(site))?;
-    Ok(slot.hold(json(&status_report(&sites, jiff::Timestamp::now()))?))
+    let now = jiff::Timestamp::now();
+    let hub = s.view.hub_verdict(now);
+    let sites = cached(&s.view, |site| filter.matches(site, hub.judging(), now))?;
+    Ok(slot.hold(json(&status_report(&sites, &hub, now))?))
 }
 
 async fn cluster(
@@ -581,7 +584,11 @@ async fn cluster(
     // One site: a small body, no slot.
     s.auth.check(&headers, READ_FLEET).await?;
     let sites = cached(&s.view, |site| site.site_name() == name)?;
-    match status_report(&sites, jiff::Timestamp::now()).sites.pop() {
+    let now = jiff::Timestamp::now();
+    match status_report(&sites, &s.view.hub_verdict(now), now)
+        .sites
+        .pop()
+    {
         Some(site) => json(&site),
         None => Err(ApiError::new(
             StatusCode::NOT_FOUND,
@@ -598,11 +605,13 @@ async fn cluster(
 fn incidents(view: &FleetView) -> Result<render::IncidentsReport, ApiError> {
     let sites = cached(view, |_| true)?;
     let summary = view.summary().unwrap_or_default();
+    let now = jiff::Timestamp::now();
     Ok(incidents_report(
         &sites,
         summary.correlations,
         summary.cascades,
-        jiff::Timestamp::now(),
+        &view.hub_verdict(now),
+        now,
     ))
 }
 

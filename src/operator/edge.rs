@@ -5,7 +5,10 @@
 //! token takes effect without a restart), GET the own FederatedCluster (the
 //! only site this identity may read) for `heartbeatIntervalSeconds`, read the
 //! member cluster, and send ONE JSON merge patch of edge-owned keys holding
-//! only what changed since the last accepted report. Errors back off with
+//! only what changed since the last accepted report; the previous report's
+//! round trip goes with it (`lastReportDurationMilliseconds`, rounded up to
+//! the hub's health-check bucket so a steady link keeps heartbeat-only
+//! patches), which the hub observes as the site's health check. Errors back off with
 //! jitter (never beyond one interval, so recovery is quick) and log one line
 //! naming the cause and what to do — once per transient cause (hub
 //! unreachable, hub errors), the retries at debug level, then one line when
@@ -221,6 +224,10 @@ pub struct Edge {
     /// the hub when this process starts).
     history: SignalHistory,
     last_member: Option<FederatedClusterStatus>,
+    /// How long the previous accepted report took (its status write's
+    /// round trip), as reported with the next one
+    /// (`lastReportDurationMilliseconds`, see [`super::metrics::report_duration_ms`]).
+    last_report_ms: Option<i64>,
     /// The edge's clock (before `clock_offset`); injectable for tests.
     clock: super::hub::Clock,
     /// Counters.
@@ -238,6 +245,7 @@ impl Edge {
             accepted: None,
             history: SignalHistory::default(),
             last_member: None,
+            last_report_ms: None,
             clock: std::sync::Arc::new(Timestamp::now),
             stats: EdgeStats::default(),
             metrics: None,
@@ -412,7 +420,7 @@ impl Edge {
         let (member, member_err) = self.observe_member(&site, now).await;
         let hub = self.hub.as_ref().expect("refreshed above");
         let claims = hub.durable.claims();
-        let status = with_identity(
+        let mut status = with_identity(
             member,
             now + self.cfg.clock_offset,
             &self.cfg.version,
@@ -422,18 +430,23 @@ impl Edge {
                 .filter(|_| self.cfg.auto_rotate)
                 .and_then(|c| c.renewal_time()),
         );
+        // The hub's health check of a Push site: the previous report's
+        // round trip (this one's is known only once it is answered).
+        status.last_report_duration_milliseconds = self.last_report_ms;
         let uid = site.metadata.uid.clone();
         // The baseline is the last accepted report for this very object; a
         // new edge process (or a re-created site) starts from what the hub holds.
         let baseline = Accepted::baseline(&mut self.accepted, &site);
         let (patch, next) = report_patch(Some(baseline), &status, now);
+        let sending = std::time::Instant::now();
         match patch_site_status(&api, &self.cfg.site, &patch).await {
             Ok(_) => {
+                self.last_report_ms = Some(super::metrics::report_duration_ms(sending.elapsed()));
                 let bytes = serde_json::to_vec(&patch).map(|b| b.len()).unwrap_or(0) as u64;
                 self.stats.reports += 1;
                 self.stats.bytes_sent += bytes;
                 self.stats.last_patch_bytes = bytes;
-                if patch["status"].as_object().is_some_and(|m| m.len() == 1) {
+                if is_heartbeat_only(&patch) {
                     self.stats.heartbeat_only += 1;
                 }
                 self.accepted = Some(Accepted { uid, status: next });
@@ -561,6 +574,16 @@ impl Edge {
         }
         Ok(())
     }
+}
+
+/// Whether a report patch carries the heartbeat alone: its time, and at
+/// most the previous report's round trip that goes with it.
+fn is_heartbeat_only(patch: &Value) -> bool {
+    patch["status"].as_object().is_some_and(|m| {
+        m.keys().all(|k| {
+            k == crate::fleet::status_patch::HEARTBEAT_KEY || k == "lastReportDurationMilliseconds"
+        })
+    })
 }
 
 /// How many heartbeat intervals the slow retry of an error only a person can

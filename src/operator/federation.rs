@@ -6,6 +6,11 @@
 //! change, debounced, and once a minute so correlations leave their window;
 //! written only when something other than timestamps and ages changed.
 //! With no sites and no singleton it writes nothing.
+//!
+//! The leader's liveness record (`status.hub`, [`run_liveness`]) is kept
+//! apart from the summary: a merge patch of `status.hub` alone every
+//! liveness interval, whatever the fleet's size, while the summary write
+//! carries the record it read over, guarded by the resourceVersion.
 
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
@@ -15,11 +20,14 @@ use kube::api::Api;
 use kube::runtime::reflector::Store;
 use tokio::sync::{Notify, watch};
 
-use crate::api::{FederatedCluster, FederationStatus, FederationStatusStatus};
+use crate::api::{
+    FederatedCluster, FederationStatus, FederationStatusStatus, HubLiveness, MAX_HUB_IDENTITY_CHARS,
+};
 use crate::fleet::correlation::{CorrelationConfig, DEFAULT_LOOKBACK, correlate, detect_cascades};
+use crate::fleet::liveness::{HubVerdict, LIVENESS_INTERVAL, hub_verdict};
 use crate::fleet::summary::summarize;
 use crate::k8s::federation_status::{
-    create_federation_status, get_federation_status, replace_federation_status,
+    create_federation_status, get_federation_status, record_hub_liveness, replace_federation_status,
 };
 use crate::k8s::{is_conflict, source_chain};
 
@@ -81,9 +89,10 @@ pub fn differs(current: Option<&FederationStatusStatus>, next: &FederationStatus
     strip(current) != strip(next)
 }
 
-/// Whether `new` differs from `old` in its heartbeat time alone (spec,
-/// labels and every other status field equal): nothing the fleet summary
-/// reads. `new` is left as it was.
+/// Whether `new` differs from `old` in its heartbeat alone — its time
+/// and the report round trip sent with it — (spec, labels and every other
+/// status field equal): nothing the fleet summary reads. `new` is left as
+/// it was.
 pub fn only_heartbeat_moved(old: &FederatedCluster, new: &mut FederatedCluster) -> bool {
     if old.spec != new.spec || old.metadata.labels != new.metadata.labels {
         return false;
@@ -94,8 +103,13 @@ pub fn only_heartbeat_moved(old: &FederatedCluster, new: &mut FederatedCluster) 
                 &mut now.last_heartbeat_time,
                 before.last_heartbeat_time.clone(),
             );
+            let took = std::mem::replace(
+                &mut now.last_report_duration_milliseconds,
+                before.last_report_duration_milliseconds,
+            );
             let same = before == now;
             now.last_heartbeat_time = beat;
+            now.last_report_duration_milliseconds = took;
             same
         }
         (None, None) => true,
@@ -112,6 +126,10 @@ pub struct FleetView {
     /// Set at the first reconcile: the store then holds a complete list.
     listed: std::sync::atomic::AtomicBool,
     summary: RwLock<Option<FederationStatusStatus>>,
+    /// The hub leader's liveness record as this replica last knew it: its
+    /// own while it leads and judges, else as read from the singleton.
+    /// None until known (written or read once); Some(None): there is none.
+    hub: RwLock<Option<Option<HubLiveness>>>,
     /// The process's metrics.
     pub metrics: Arc<Metrics>,
 }
@@ -156,13 +174,37 @@ impl FleetView {
             .clone()
     }
 
+    /// Whether a hub is judging the fleet, at `now`, from the liveness
+    /// record this replica knows ([`crate::fleet::liveness`]); unknown
+    /// until it has read or written one.
+    pub fn hub_verdict(&self, now: Timestamp) -> HubVerdict {
+        match &*self.hub.read().unwrap_or_else(|p| p.into_inner()) {
+            Some(record) => hub_verdict(record.as_ref(), now),
+            None => HubVerdict::unknown(),
+        }
+    }
+
+    /// Remembers the liveness record (written or read; None: there is none)
+    /// and exports its time.
+    fn know_hub(&self, record: Option<HubLiveness>) {
+        self.metrics
+            .set_last_judgement(record.as_ref().map(|r| r.last_judgement_time.0));
+        *self.hub.write().unwrap_or_else(|p| p.into_inner()) = Some(record);
+    }
+
     /// Publishes a freshly computed summary: gauges and the cached copy.
     fn publish<S: std::borrow::Borrow<FederatedCluster>>(
         &self,
         sites: &[S],
         summary: &FederationStatusStatus,
     ) {
-        self.metrics.set_fleet(sites, summary.correlations.len());
+        let now = Timestamp::now();
+        self.metrics.set_fleet(
+            sites,
+            summary.correlations.len(),
+            self.hub_verdict(now).judging(),
+            now,
+        );
         *self.summary.write().unwrap_or_else(|p| p.into_inner()) = Some(summary.clone());
     }
 }
@@ -188,7 +230,9 @@ pub async fn sync_once<S: std::borrow::Borrow<FederatedCluster> + Sync>(
             return Ok(false);
         }
         let held = current.as_ref().and_then(|c| c.status.as_ref());
-        let next = next_summary(sites, held, Timestamp::now(), cfg);
+        let mut next = next_summary(sites, held, Timestamp::now(), cfg);
+        // The liveness record is the leader's to write; carried over as read.
+        next.hub = held.and_then(|h| h.hub.clone());
         view.publish(sites, &next);
         if !differs(held, &next) {
             return Ok(false);
@@ -280,10 +324,117 @@ pub async fn run(
     }
 }
 
+/// How often the leader records that it judges: [`LIVENESS_INTERVAL`]
+/// times the test-only interval scale, at least a second; and that period
+/// in whole seconds, rounded up, as the record states it.
+pub fn liveness_period(interval_scale: f64) -> (Duration, i64) {
+    let period = super::hub::scaled(LIVENESS_INTERVAL, interval_scale).max(Duration::from_secs(1));
+    let secs = i64::try_from(period.as_secs()).unwrap_or(i64::MAX);
+    let secs = if period.subsec_nanos() > 0 {
+        secs.saturating_add(1)
+    } else {
+        secs
+    };
+    (period, secs)
+}
+
+/// The hub's liveness, every liveness period until shutdown (every second
+/// until the first record or read) (docs/operations.md#is-a-hub-judging). While this replica leads and has
+/// judged every site of its cache ([`super::hub::Hub::judged_every_site`]),
+/// it records so in `status.hub` of the singleton (one merge patch; none
+/// while the fleet has no sites, so an empty install writes nothing) and
+/// exports the time. Otherwise it records nothing, so the record ages:
+/// a blind or stuck leader is not taken for a judging one; this replica
+/// then reads the record instead, so its REST API and metrics say what
+/// the leader last recorded.
+pub async fn run_liveness(
+    api: Api<FederationStatus>,
+    hub: Arc<super::hub::Hub>,
+    store: Store<FederatedCluster>,
+    view: Arc<FleetView>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let (period, interval_seconds) = liveness_period(hub.interval_scale());
+    let leader: String = hub
+        .identity()
+        .chars()
+        .take(MAX_HUB_IDENTITY_CHARS)
+        .collect();
+    // Logged once per run of failures.
+    let mut failing = false;
+    // Until it has first recorded a judgement (leading) or read the record
+    // (standby), this replica looks again every second rather than every
+    // period: a hub that just started says it is judging as soon as it
+    // has judged every site, not a period later.
+    let mut settled = false;
+    let mut next = tokio::time::Instant::now();
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep_until(next) => {}
+            _ = shutdown.wait_for(|s| *s) => return,
+        }
+        next = tokio::time::Instant::now()
+            + if settled {
+                period
+            } else {
+                period.min(Duration::from_secs(1))
+            };
+        let now = hub.now();
+        let sites = store.state();
+        if hub.judged_every_site(&sites, now) {
+            let record = HubLiveness {
+                leader: leader.clone(),
+                leader_since: hub
+                    .leading_since()
+                    .map(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time),
+                last_judgement_time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now),
+                interval_seconds,
+            };
+            settled = true;
+            if sites.is_empty() {
+                // Nothing to judge, nothing written; the metric still says
+                // the hub is judging.
+                view.know_hub(Some(record));
+                continue;
+            }
+            match record_hub_liveness(&api, &record).await {
+                Ok(()) => {
+                    if failing {
+                        tracing::info!("recording the hub's liveness again");
+                    }
+                    failing = false;
+                    view.know_hub(Some(record));
+                }
+                Err(e) => {
+                    if !failing {
+                        tracing::warn!(error = %e, cause = %source_chain(&e), "could not record the hub's liveness in FederationStatus fleet; readers will warn that no hub is judging");
+                    }
+                    failing = true;
+                }
+            }
+            continue;
+        }
+        match get_federation_status(&api).await {
+            Ok(current) => {
+                settled |= !hub.is_leader();
+                view.know_hub(current.and_then(|c| c.status).and_then(|s| s.hub));
+            }
+            Err(e) => tracing::debug!(error = %e, "reading the hub's liveness record"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::api::fixtures::fixture_now;
+
+    #[test]
+    fn the_liveness_period_scales_and_states_whole_seconds() {
+        assert_eq!(liveness_period(1.0), (Duration::from_secs(15), 15));
+        assert_eq!(liveness_period(0.1), (Duration::from_millis(1500), 2));
+        assert_eq!(liveness_period(0.01), (Duration::from_secs(1), 1));
+    }
 
     #[test]
     fn only_a_moved_heartbeat_leaves_the_summary_alone() {

@@ -50,7 +50,8 @@ use tokio::sync::watch;
 
 use crate::api::{FederatedCluster, Mode, Phase};
 use crate::fleet::hub_status::{
-    DEFAULT_CREDENTIAL_WARNING, HubStatus, Sighting, hub_status, pull_hub_status, same_heartbeat,
+    CheckedConditions, DEFAULT_CREDENTIAL_WARNING, HubStatus, Sighting, conditions_digest,
+    hub_status, pull_hub_status, same_heartbeat,
 };
 use crate::k8s::site_status::{
     get_site, read_in_bursts, replace_site_status, watch_sites_unmanaged,
@@ -89,6 +90,9 @@ pub struct HubConfig {
     pub prober: ProberConfig,
     /// Correlation and cascade parameters of the FederationStatus.
     pub federation: super::federation::FederationConfig,
+    /// This replica's identity (its Lease holder identity), recorded as
+    /// the leader in the FederationStatus liveness record.
+    pub identity: String,
 }
 
 impl Default for HubConfig {
@@ -98,6 +102,7 @@ impl Default for HubConfig {
             interval_scale: 1.0,
             prober: ProberConfig::default(),
             federation: Default::default(),
+            identity: "fleet-operator".to_owned(),
         }
     }
 }
@@ -152,12 +157,27 @@ struct Sight {
     delivered: HashMap<String, Option<String>>,
 }
 
+/// What the hub holds in memory about one site.
+#[derive(Clone, Copy, Debug)]
+struct Known {
+    /// Its heartbeats.
+    sighting: Sighting,
+    /// The digest of the conditions this replica last wrote or checked
+    /// (`hub_status::conditions_digest`); forgotten on becoming leader.
+    verified: Option<CheckedConditions>,
+}
+
 /// Shared state of the hub controller.
 pub struct Hub {
     api: Api<FederatedCluster>,
     cfg: HubConfig,
     leading: watch::Receiver<bool>,
-    ledger: Mutex<HashMap<String, Sighting>>,
+    ledger: Mutex<HashMap<String, Known>>,
+    /// The sites whose judgement was due to be written at the last
+    /// liveness check (see [`Hub::judged_every_site`]).
+    unwritten: Mutex<HashSet<String>>,
+    /// The site watch has listed the sites at least once.
+    listed: std::sync::atomic::AtomicBool,
     /// The signal keys last seen per site, leader or not, so a new leader
     /// does not count again what the old one counted.
     seen_signals: Mutex<HashMap<String, HashSet<String>>>,
@@ -204,6 +224,8 @@ pub struct Reconciled {
     pub requeue: Option<Duration>,
     /// The object as the API server returned it after the write.
     pub written: Option<Box<FederatedCluster>>,
+    /// The write restored conditions someone else had changed.
+    pub restored: bool,
 }
 
 /// The effective heartbeat interval: `interval` times the test-only
@@ -227,6 +249,8 @@ impl Hub {
             cfg,
             leading,
             ledger: Mutex::new(HashMap::new()),
+            unwritten: Mutex::new(HashSet::new()),
+            listed: Default::default(),
             seen_signals: Mutex::new(HashMap::new()),
             started: Timestamp::now(),
             leader_since: Mutex::new(None),
@@ -268,6 +292,30 @@ impl Hub {
         self.api.clone().into_client()
     }
 
+    /// The hub's clock now.
+    pub fn now(&self) -> Timestamp {
+        (self.clock)()
+    }
+
+    /// The test-only interval scale.
+    pub fn interval_scale(&self) -> f64 {
+        self.cfg.interval_scale
+    }
+
+    /// This replica's identity.
+    pub fn identity(&self) -> &str {
+        &self.cfg.identity
+    }
+
+    /// When this replica became leader, as recorded so far (None while
+    /// standby, or before it has noticed its leadership).
+    pub fn leading_since(&self) -> Option<Timestamp> {
+        if !self.is_leader() {
+            return None;
+        }
+        *self.leader_since.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// The site's heartbeat interval as this hub applies it.
     pub fn effective_interval(&self, site: &FederatedCluster) -> Duration {
         scaled(site.heartbeat_interval(), self.cfg.interval_scale)
@@ -286,15 +334,30 @@ impl Hub {
         }
     }
 
-    /// Records a change of leadership seen by the controller.
+    /// Records a change of leadership seen by the controller. A new
+    /// leader forgets which conditions it had checked: what the previous
+    /// leader wrote since is checked in full once, and not taken for a
+    /// site's forgery.
     fn leadership_changed(&self, leading: bool) {
         let mut since = self.leader_since.lock().unwrap_or_else(|p| p.into_inner());
         *since = leading.then(|| (self.clock)());
+        drop(since);
+        if leading {
+            let mut ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());
+            for known in ledger.values_mut() {
+                known.verified = None;
+            }
+        }
         self.metrics.set_leader(leading);
     }
 
-    /// Folds the site's current heartbeat into the ledger.
-    fn observe(&self, site: &FederatedCluster, now: Timestamp) -> Sighting {
+    /// Folds the site's current heartbeat into the ledger; returns the
+    /// sighting and the digest of the conditions last checked.
+    fn observe(
+        &self,
+        site: &FederatedCluster,
+        now: Timestamp,
+    ) -> (Sighting, Option<CheckedConditions>) {
         let name = site.site_name();
         let status = site.status.as_ref();
         let reported = status
@@ -303,24 +366,66 @@ impl Hub {
         let persisted = status.and_then(|s| s.phase);
         self.observe_signals(site);
         let mut ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());
-        let before = ledger.get(name);
+        let before = ledger.get(name).copied();
         // A heartbeat that changed while the hub watched: its age says how
         // far behind the hub judges (includes any edge clock skew).
         if let Some(t) = reported
-            && before.is_some_and(|b| b.observation.is_none_or(|o| !same_heartbeat(o.reported, t)))
+            && before.is_some_and(|b| {
+                b.sighting
+                    .observation
+                    .is_none_or(|o| !same_heartbeat(o.reported, t))
+            })
         {
             self.metrics
                 .event_lag(now.duration_since(t).as_secs_f64().max(0.0));
+            self.observe_report(site);
         }
-        let entry = Sighting::fold(before, reported, persisted, now);
+        let sighting = Sighting::fold(
+            before.as_ref().map(|b| &b.sighting),
+            reported,
+            persisted,
+            now,
+        );
+        let verified = before.and_then(|b| b.verified);
         // In place when the site is known: no key allocated per event.
         match ledger.get_mut(name) {
-            Some(held) => *held = entry,
+            Some(held) => held.sighting = sighting,
             None => {
-                ledger.insert(name.to_owned(), entry);
+                ledger.insert(
+                    name.to_owned(),
+                    Known {
+                        sighting,
+                        verified: None,
+                    },
+                );
             }
         }
-        entry
+        (sighting, verified)
+    }
+
+    /// A new heartbeat of a Push site carries how long the edge's previous
+    /// report took (`lastReportDurationMilliseconds`): while leading, that
+    /// is the site's health check, as a probe is for a Pull site.
+    fn observe_report(&self, site: &FederatedCluster) {
+        if site.spec.mode != Mode::Push || !self.is_leader() {
+            return;
+        }
+        if let Some(ms) = site
+            .status
+            .as_ref()
+            .and_then(|s| s.last_report_duration_milliseconds)
+        {
+            self.metrics
+                .observe_health_check(site.site_name(), ms.max(0) as f64 / 1000.0);
+        }
+    }
+
+    /// Remembers that `site`'s conditions, with `digest`, are the hub's word.
+    fn remember_conditions(&self, site: &str, digest: CheckedConditions) {
+        let mut ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(known) = ledger.get_mut(site) {
+            known.verified = Some(digest);
+        }
     }
 
     /// Remembers the site's signals; while leading, counts each one not
@@ -429,7 +534,7 @@ impl Hub {
             return;
         }
         let mut ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());
-        for sighting in ledger.values_mut() {
+        for sighting in ledger.values_mut().map(|k| &mut k.sighting) {
             if let Some(obs) = sighting.observation.as_mut()
                 && obs.observed_at < now
             {
@@ -463,27 +568,107 @@ impl Hub {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(site);
+        self.unwritten
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(site);
+        self.metrics.forget_site(site);
     }
 
     /// Observes `site` and judges it as this replica may now (see
     /// `Sighting::since_takeover`); the ledger keeps what was really
-    /// observed.
+    /// observed, and which conditions it found to be the hub's word.
     fn judge<'a>(&self, site: &'a FederatedCluster, now: Timestamp) -> HubStatus<'a> {
-        let sighting = self
-            .observe(site, now)
-            .since_takeover(self.leader_since(now), site.phase());
+        let (sighting, remembered) = self.observe(site, now);
+        let j = self.judge_sighting(site, sighting, remembered, now);
+        if let Some(digest) = j.verified
+            && remembered != Some(digest)
+        {
+            self.remember_conditions(site.site_name(), digest);
+        }
+        j
+    }
+
+    /// The judgement of `site` from a sighting and the remembered
+    /// conditions digest, without touching the ledger.
+    fn judge_sighting<'a>(
+        &self,
+        site: &'a FederatedCluster,
+        sighting: Sighting,
+        remembered: Option<CheckedConditions>,
+        now: Timestamp,
+    ) -> HubStatus<'a> {
+        let sighting = sighting.since_takeover(self.leader_since(now), site.phase());
         let interval = self.effective_interval(site);
         match site.spec.mode {
-            Mode::Push => hub_status(site, &sighting, interval, self.cfg.credential_warning, now),
+            Mode::Push => hub_status(
+                site,
+                &sighting,
+                interval,
+                self.cfg.credential_warning,
+                remembered,
+                now,
+            ),
             Mode::Pull => pull_hub_status(
                 site,
                 &sighting,
                 interval,
                 self.probes.verdict(site.site_name()).as_ref(),
                 self.cfg.credential_warning,
+                remembered,
                 now,
             ),
         }
+    }
+
+    /// Whether this replica, at `now`, has judged every site of `sites`
+    /// (its complete cache): it leads, its site watch has listed the sites
+    /// and is up (not blind), and no site has a judgement that was due to
+    /// be written at the previous check and still is. Each site is judged
+    /// again here, in memory, from what the hub observed (nothing is
+    /// folded or counted); a transition found due is given until the next
+    /// check to be written, since the controller writes it within
+    /// milliseconds unless the writes fail. This is what the leader's
+    /// `lastJudgementTime` vouches for (docs/operations.md#is-a-hub-judging).
+    pub fn judged_every_site(&self, sites: &[Arc<FederatedCluster>], now: Timestamp) -> bool {
+        if !self.is_leader()
+            || self.watch_down()
+            || !self.listed.load(std::sync::atomic::Ordering::Acquire)
+        {
+            return false;
+        }
+        let mut due_now: HashSet<String> = HashSet::new();
+        {
+            let ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());
+            for site in sites {
+                let known = ledger.get(site.site_name()).copied();
+                let reported = site
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.last_heartbeat_time.as_ref())
+                    .map(|t| t.0);
+                let sighting = Sighting::fold(
+                    known.as_ref().map(|k| &k.sighting),
+                    reported,
+                    site.phase(),
+                    now,
+                );
+                let remembered = known.and_then(|k| k.verified);
+                if self.judge_sighting(site, sighting, remembered, now).changed {
+                    due_now.insert(site.site_name().to_owned());
+                }
+            }
+        }
+        let mut unwritten = self.unwritten.lock().unwrap_or_else(|p| p.into_inner());
+        let stuck = due_now.intersection(&unwritten).count();
+        *unwritten = due_now;
+        if stuck > 0 {
+            tracing::warn!(
+                sites = stuck,
+                "some sites' judgements have not been written since the last check: not recording a full judgement"
+            );
+        }
+        stuck == 0
     }
 
     /// Whether a watch event for `site` needs a reconcile. Every event is
@@ -528,6 +713,10 @@ impl Hub {
         event: &mut watcher::Event<FederatedCluster>,
         cache: &reflector::Store<FederatedCluster>,
     ) {
+        if matches!(event, watcher::Event::InitDone) {
+            self.listed
+                .store(true, std::sync::atomic::Ordering::Release);
+        }
         let relevant = match event {
             watcher::Event::Init | watcher::Event::InitApply(_) => false,
             watcher::Event::InitDone | watcher::Event::Delete(_) => true,
@@ -580,6 +769,7 @@ impl Hub {
             conflicts,
             requeue: None,
             written: None,
+            restored: false,
         }
     }
 
@@ -605,6 +795,7 @@ impl Hub {
                     conflicts,
                     requeue: j.requeue_after,
                     written: None,
+                    restored: false,
                 });
             };
             if !self.is_leader() {
@@ -614,6 +805,7 @@ impl Hub {
                     conflicts,
                     requeue: None,
                     written: None,
+                    restored: false,
                 });
             }
             if self.watch_down() && !fresh {
@@ -639,6 +831,7 @@ impl Hub {
                             conflicts,
                             requeue: Some(super::jitter(interval / 2, interval / 2)),
                             written: None,
+                            restored: false,
                         });
                     }
                 }
@@ -649,6 +842,27 @@ impl Hub {
             match replace_site_status(&self.api, &next).await {
                 Ok(written) => {
                     self.metrics.status_write();
+                    if let Some(conditions) = written
+                        .status
+                        .as_ref()
+                        .and_then(|s| s.conditions.as_deref())
+                    {
+                        self.remember_conditions(
+                            &name,
+                            conditions_digest(
+                                written.spec.mode,
+                                self.effective_interval(&written),
+                                conditions,
+                            ),
+                        );
+                    }
+                    if j.restored {
+                        self.metrics.status_restored(&name);
+                        tracing::warn!(
+                            site = %name,
+                            "the site's conditions were not the hub's judgement (written by someone else, e.g. with the site's token): restored"
+                        );
+                    }
                     if from != Some(j.phase) {
                         tracing::info!(
                             site = %name,
@@ -665,6 +879,7 @@ impl Hub {
                         conflicts,
                         requeue: j.requeue_after,
                         written: Some(Box::new(written)),
+                        restored: j.restored,
                     });
                 }
                 Err(e) if is_conflict(&e) => {
@@ -781,6 +996,13 @@ pub async fn run_controller(hub: Arc<Hub>, mut shutdown: watch::Receiver<bool>) 
         hub.cfg.federation,
         shutdown.clone(),
     ));
+    let liveness = tokio::spawn(super::federation::run_liveness(
+        crate::k8s::federation_status::federation_statuses(hub.api.clone().into_client()),
+        hub.clone(),
+        controller.store(),
+        hub.view.clone(),
+        shutdown.clone(),
+    ));
     controller
         .reconcile_all_on(became_leader)
         .reconcile_all_on(lost)
@@ -805,6 +1027,7 @@ pub async fn run_controller(hub: Arc<Hub>, mut shutdown: watch::Receiver<bool>) 
         })
         .await;
     let _ = summary.await;
+    let _ = liveness.await;
     let _ = prober.await;
 }
 

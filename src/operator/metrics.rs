@@ -15,13 +15,22 @@
 //! | `cascade_detected_total` | counter | `source_tier`, `target_tier` |
 //! | `federation_remediation_policy_applied_total` | counter | `tier`, `mode` |
 //!
-//! plus the `fleet_hub_*` and `fleet_edge_*` families below. Fleet-wide
+//! plus `federation_cluster_credential_{expiration,renewal}_timestamp_seconds`
+//! and the `fleet_hub_*` and `fleet_edge_*` families below. Fleet-wide
 //! counters are only moved by the leader (the callers check); a standby
 //! exports the gauges it computes from its own cache.
+//!
+//! Label values a site controls (`cluster`, `region`) go through
+//! [`LabelValue`], which escapes them as the text format requires:
+//! `prometheus-client` 0.24 writes label values as they are, so one `"`
+//! or newline would corrupt the whole scrape (or forge series).
 
+use std::collections::HashSet;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use prometheus_client::encoding::EncodeLabelSet;
+use jiff::Timestamp;
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -30,7 +39,7 @@ use prometheus_client::registry::{Registry, Unit};
 
 use crate::api::{FederatedCluster, Phase, Severity, SignalType, Tier};
 use crate::fleet::policy::policy_for;
-use crate::fleet::summary::effective_phase;
+use crate::fleet::summary::shown_phase;
 
 /// The `Content-Type` of [`Metrics::encode`]'s output.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -51,6 +60,10 @@ pub const HUB_METRIC_NAMES: &[&str] = &[
     "fleet_hub_status_conflicts_total",
     "fleet_hub_watch_event_lag_seconds",
     "fleet_hub_leader",
+    "federation_cluster_credential_expiration_timestamp_seconds",
+    "federation_cluster_credential_renewal_timestamp_seconds",
+    "fleet_hub_status_restored_total",
+    "fleet_hub_last_judgement_timestamp_seconds",
 ];
 
 /// Metric family names of the edge role, as on the wire.
@@ -66,15 +79,54 @@ struct StatusLabels {
     status: &'static str,
 }
 
+/// A label value written escaped as the Prometheus text format and
+/// OpenMetrics require (`\` as `\\`, `"` as `\"`, a newline as `\n`),
+/// whatever it holds: the exposition stays valid with any site name or
+/// region, even one that bypassed the CRD's pattern.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+pub struct LabelValue(String);
+
+impl LabelValue {
+    /// The value `s`.
+    pub fn new(s: impl Into<String>) -> Self {
+        LabelValue(s.into())
+    }
+}
+
+impl EncodeLabelValue for LabelValue {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+        use std::fmt::Write as _;
+        let mut rest = self.0.as_str();
+        while let Some(i) = rest.find(['\\', '"', '\n']) {
+            encoder.write_str(&rest[..i])?;
+            encoder.write_str(match rest.as_bytes()[i] {
+                b'\\' => "\\\\",
+                b'"' => "\\\"",
+                _ => "\\n",
+            })?;
+            rest = &rest[i + 1..];
+        }
+        encoder.write_str(rest)
+    }
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ClusterLabels {
-    cluster: String,
+    cluster: LabelValue,
+}
+
+impl ClusterLabels {
+    fn of(cluster: &str) -> Self {
+        ClusterLabels {
+            cluster: LabelValue::new(cluster),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct NodeLabels {
-    cluster: String,
-    region: String,
+    cluster: LabelValue,
+    region: LabelValue,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -106,9 +158,37 @@ struct CauseLabels {
 
 type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
 
+/// The first bucket bound of `federation_health_check_duration_seconds`.
+const HEALTH_CHECK_FIRST_BUCKET: f64 = 0.005;
+/// Its number of bucket bounds (each twice the previous one).
+const HEALTH_CHECK_BUCKETS: u16 = 14;
+
 fn probe_histogram() -> Histogram {
-    // 5 ms … ~41 s: a probe is a few API round trips, bounded by its timeout.
-    Histogram::new(exponential_buckets(0.005, 2.0, 14))
+    // 5 ms … ~41 s: a probe is a few API round trips, bounded by its
+    // timeout; a Push report is one.
+    Histogram::new(exponential_buckets(
+        HEALTH_CHECK_FIRST_BUCKET,
+        2.0,
+        HEALTH_CHECK_BUCKETS,
+    ))
+}
+
+/// A Push edge's report round trip as it reports it
+/// (`status.lastReportDurationMilliseconds`): rounded up to the bucket
+/// bound of `federation_health_check_duration_seconds` it falls in (5, 10,
+/// 20, … ms; whole milliseconds beyond the last), so the hub's histogram
+/// counts exactly what it would from the raw figure, and a link whose
+/// latency stays in one bucket still sends heartbeat-only patches.
+pub fn report_duration_ms(took: std::time::Duration) -> i64 {
+    let ms = took.as_secs_f64() * 1000.0;
+    let mut bound = HEALTH_CHECK_FIRST_BUCKET * 1000.0;
+    for _ in 0..HEALTH_CHECK_BUCKETS {
+        if ms <= bound {
+            return bound.round() as i64;
+        }
+        bound *= 2.0;
+    }
+    i64::try_from(took.as_millis()).unwrap_or(i64::MAX)
 }
 
 fn lag_histogram() -> Histogram {
@@ -148,6 +228,13 @@ pub struct Metrics {
     conflicts: Counter,
     event_lag: Histogram,
     leader: Gauge,
+    credential_expiration: Family<ClusterLabels, Gauge>,
+    credential_renewal: Family<ClusterLabels, Gauge>,
+    restored: Family<ClusterLabels, Counter>,
+    last_judgement: Gauge,
+    /// The sites with a `federation_health_check_duration_seconds` series,
+    /// so a deleted site's goes with it.
+    checked: Mutex<HashSet<String>>,
     reports: Counter,
     report_bytes: Histogram,
     report_failures: Family<CauseLabels, Counter>,
@@ -179,6 +266,11 @@ impl Metrics {
             conflicts: Counter::default(),
             event_lag: lag_histogram(),
             leader: Gauge::default(),
+            credential_expiration: Family::default(),
+            credential_renewal: Family::default(),
+            restored: Family::default(),
+            last_judgement: Gauge::default(),
+            checked: Mutex::new(HashSet::new()),
             reports: Counter::default(),
             report_bytes: bytes_histogram(),
             report_failures: Family::default(),
@@ -194,9 +286,21 @@ impl Metrics {
                 );
                 r.register_with_unit(
                     "federation_health_check_duration",
-                    "Duration of the hub's health probes of Pull-mode sites",
+                    "Duration of each site's health check: the hub's probe of a Pull site, the edge's status write round trip of a Push site (one per new heartbeat, as the edge reports it)",
                     Unit::Seconds,
                     m.health_check.clone(),
+                );
+                r.register_with_unit(
+                    "federation_cluster_credential_expiration_timestamp",
+                    "When each site's credential expires, as a Unix timestamp (status.credentialExpirationTime: the edge's hub token, or the hub's member token of a Pull site)",
+                    Unit::Seconds,
+                    m.credential_expiration.clone(),
+                );
+                r.register_with_unit(
+                    "federation_cluster_credential_renewal_timestamp",
+                    "When each self-renewing edge renews its hub token, as a Unix timestamp (status.credentialRenewalTime; no series when it does not renew by itself)",
+                    Unit::Seconds,
+                    m.credential_renewal.clone(),
                 );
                 r.register(
                     "federation_cluster_nodes",
@@ -285,6 +389,17 @@ impl Metrics {
                     "1 while this hub replica leads, 0 while standby",
                     m.leader.clone(),
                 );
+                r.register(
+                    "fleet_hub_status_restored",
+                    "Site status writes that restored hub-owned conditions someone else had changed",
+                    m.restored.clone(),
+                );
+                r.register_with_unit(
+                    "fleet_hub_last_judgement_timestamp",
+                    "When a hub leader last judged every site (status.hub.lastJudgementTime of the FederationStatus as this replica knows it), as a Unix timestamp; 0 when none ever has",
+                    Unit::Seconds,
+                    m.last_judgement.clone(),
+                );
             }
             MetricsRole::Edge => {
                 r.register(
@@ -331,38 +446,68 @@ impl Metrics {
         out
     }
 
-    /// One health probe of `cluster` took `seconds`. The Pull-mode prober
-    /// calls this; Push sites are not probed, so they have no series.
+    /// One health check of `cluster` took `seconds`: a Pull-mode probe
+    /// (the prober), or a Push edge's report round trip (the hub, from each
+    /// new heartbeat).
     pub fn observe_health_check(&self, cluster: &str, seconds: f64) {
-        let cluster = if self.per_cluster_histograms.load(Ordering::Relaxed) {
-            cluster.to_owned()
+        let labels = if self.per_cluster_histograms.load(Ordering::Relaxed) {
+            let mut checked = self.checked.lock().unwrap_or_else(|p| p.into_inner());
+            if !checked.contains(cluster) {
+                checked.insert(cluster.to_owned());
+            }
+            ClusterLabels::of(cluster)
         } else {
-            String::new()
+            ClusterLabels::of("")
         };
-        self.health_check
-            .get_or_create(&ClusterLabels { cluster })
-            .observe(seconds);
+        self.health_check.get_or_create(&labels).observe(seconds);
     }
 
-    /// Drops the probe-duration series of a site no longer probed (deleted,
-    /// or moved to Push), so the series do not outgrow the fleet.
+    /// Drops the health-check series of a site no longer checked this way
+    /// (deleted, or moved between modes), so the series do not outgrow the
+    /// fleet.
     pub fn forget_health_check(&self, cluster: &str) {
         if self.per_cluster_histograms.load(Ordering::Relaxed) {
-            self.health_check.remove(&ClusterLabels {
-                cluster: cluster.to_owned(),
-            });
+            self.checked
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(cluster);
+            self.health_check.remove(&ClusterLabels::of(cluster));
         }
     }
 
-    /// Sets the per-phase and per-site gauges from the hub's cache.
+    /// Drops every per-site series of a deleted site.
+    pub fn forget_site(&self, cluster: &str) {
+        self.forget_health_check(cluster);
+        self.restored.remove(&ClusterLabels::of(cluster));
+    }
+
+    /// The hub restored `cluster`'s conditions.
+    pub fn status_restored(&self, cluster: &str) {
+        self.restored
+            .get_or_create(&ClusterLabels::of(cluster))
+            .inc();
+    }
+
+    /// The last full judgement of the fleet a leader recorded (None: none).
+    pub fn set_last_judgement(&self, at: Option<Timestamp>) {
+        self.last_judgement.set(at.map_or(0, |t| t.as_second()));
+    }
+
+    /// Sets the per-phase and per-site gauges from the hub's cache at
+    /// `now`. Phases are counted as every view shows them
+    /// (`fleet::summary::shown_phase`, with `hub_judging` whether a hub is
+    /// judging the fleet), so the gauges never count a site Connected whose
+    /// heartbeat is past its Unreachable age.
     pub fn set_fleet<S: std::borrow::Borrow<FederatedCluster>>(
         &self,
         sites: &[S],
         correlations_active: usize,
+        hub_judging: Option<bool>,
+        now: Timestamp,
     ) {
         let mut counts = [0i64; 4];
         for s in sites.iter().map(S::borrow) {
-            counts[phase_index(effective_phase(s))] += 1;
+            counts[phase_index(shown_phase(s, hub_judging, now).phase)] += 1;
         }
         for p in Phase::ALL {
             self.clusters
@@ -371,18 +516,47 @@ impl Metrics {
                 })
                 .set(counts[phase_index(*p)]);
         }
-        // Deleted sites must disappear, so the family is rebuilt.
+        // Deleted sites must disappear, so the families are rebuilt.
         self.nodes.clear();
+        self.credential_expiration.clear();
+        self.credential_renewal.clear();
         for s in sites.iter().map(S::borrow) {
-            let Some(n) = s.status.as_ref().and_then(|st| st.node_count) else {
+            let Some(status) = s.status.as_ref() else {
+                continue;
+            };
+            if let Some(t) = &status.credential_expiration_time {
+                self.credential_expiration
+                    .get_or_create(&ClusterLabels::of(s.site_name()))
+                    .set(t.0.as_second());
+            }
+            if let Some(t) = &status.credential_renewal_time {
+                self.credential_renewal
+                    .get_or_create(&ClusterLabels::of(s.site_name()))
+                    .set(t.0.as_second());
+            }
+            let Some(n) = status.node_count else {
                 continue;
             };
             self.nodes
                 .get_or_create(&NodeLabels {
-                    cluster: s.site_name().to_owned(),
-                    region: s.spec.region.clone().unwrap_or_default(),
+                    cluster: LabelValue::new(s.site_name()),
+                    region: LabelValue::new(s.spec.region.clone().unwrap_or_default()),
                 })
                 .set(n);
+        }
+        if self.per_cluster_histograms.load(Ordering::Relaxed) {
+            let names: HashSet<&str> = sites.iter().map(|s| s.borrow().site_name()).collect();
+            let gone: Vec<String> = self
+                .checked
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .filter(|c| !names.contains(c.as_str()))
+                .cloned()
+                .collect();
+            for cluster in gone {
+                self.forget_health_check(&cluster);
+            }
         }
         self.correlations_active
             .set(i64::try_from(correlations_active).unwrap_or(i64::MAX));
@@ -526,9 +700,13 @@ mod tests {
     #[test]
     fn every_documented_name_is_registered_and_nothing_else() {
         let mut hub = families(&Metrics::new(MetricsRole::Hub).encode());
-        // No series before the first Pull probe / the first reported site.
+        // No series before the first health check / the first reported
+        // site / the first restoration.
         hub.push("federation_health_check_duration_seconds".into());
         hub.push("federation_cluster_nodes".into());
+        hub.push("federation_cluster_credential_expiration_timestamp_seconds".into());
+        hub.push("federation_cluster_credential_renewal_timestamp_seconds".into());
+        hub.push("fleet_hub_status_restored_total".into());
         let mut want: Vec<String> = HUB_METRIC_NAMES.iter().map(|s| s.to_string()).collect();
         hub.sort();
         want.sort();
@@ -557,6 +735,85 @@ mod tests {
         assert!(text.contains(
             "cascade_detected_total{source_tier=\"standard\",target_tier=\"critical\"} 1\n"
         ));
+    }
+
+    #[test]
+    fn hostile_label_values_cannot_break_or_forge_the_exposition() {
+        let m = Metrics::new(MetricsRole::Hub);
+        let mut site = crate::api::FederatedCluster::test("a").connected();
+        // What the CRD's pattern now refuses, as an older object or a
+        // server without validation could still hold it.
+        site.spec.region =
+            Some("x\"} 0\nfederation_clusters_total{status=\"unreachable\"} 0\n#\\".to_owned());
+        m.set_fleet(&[site], 0, Some(true), crate::api::fixtures::fixture_now());
+        m.observe_health_check("b\"\n", 0.01);
+        let text = m.encode();
+        assert!(
+            text.contains(
+                "federation_cluster_nodes{cluster=\"a\",region=\"x\\\"} 0\\nfederation_clusters_total{status=\\\"unreachable\\\"} 0\\n#\\\\\"} 3\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "federation_health_check_duration_seconds_count{cluster=\"b\\\"\\n\"} 1\n"
+            ),
+            "{text}"
+        );
+        let forged = text
+            .lines()
+            .filter(|l| l.starts_with("federation_clusters_total{status=\"unreachable\"}"))
+            .count();
+        assert_eq!(forged, 1, "{text}");
+    }
+
+    #[test]
+    fn report_durations_are_rounded_up_to_their_bucket_bound() {
+        use std::time::Duration;
+        let ms = |n| report_duration_ms(Duration::from_micros(n));
+        assert_eq!(ms(0), 5);
+        assert_eq!(ms(5_000), 5);
+        assert_eq!(ms(5_001), 10);
+        assert_eq!(ms(37_000), 40);
+        assert_eq!(ms(40_960_000), 40_960);
+        assert_eq!(ms(50_000_000), 50_000);
+    }
+
+    #[test]
+    fn per_site_series_follow_the_fleet() {
+        let m = Metrics::new(MetricsRole::Hub);
+        let now = crate::api::fixtures::fixture_now();
+        let a = crate::api::FederatedCluster::test("a")
+            .connected()
+            .with_token_expiring_in(3600)
+            .with_token_renewed_in(1800);
+        let b = crate::api::FederatedCluster::test("b").connected();
+        m.observe_health_check("a", 0.02);
+        m.observe_health_check("b", 0.02);
+        m.set_fleet(&[a.clone(), b], 0, Some(true), now);
+        let text = m.encode();
+        let expires = now.as_second() + 3600;
+        assert!(
+            text.contains(&format!(
+                "federation_cluster_credential_expiration_timestamp_seconds{{cluster=\"a\"}} {expires}\n"
+            )),
+            "{text}"
+        );
+        assert!(text.contains(&format!(
+            "federation_cluster_credential_renewal_timestamp_seconds{{cluster=\"a\"}} {}\n",
+            now.as_second() + 1800
+        )));
+        assert!(!text.contains("timestamp_seconds{cluster=\"b\"}"));
+        // b is deleted: its health check goes with it.
+        m.set_fleet(&[a], 0, Some(true), now);
+        let text = m.encode();
+        assert!(text.contains("federation_health_check_duration_seconds_count{cluster=\"a\"}"));
+        assert!(!text.contains("cluster=\"b\""), "{text}");
+        m.set_last_judgement(Some(now));
+        assert!(m.encode().contains(&format!(
+            "fleet_hub_last_judgement_timestamp_seconds {}\n",
+            now.as_second()
+        )));
     }
 
     #[test]

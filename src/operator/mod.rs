@@ -431,14 +431,15 @@ async fn run_hub(
         return Err(OperatorError::CrdMissing);
     }
     let (lead_tx, lead_rx) = watch::channel(!args.leader_elect);
+    let identity = args
+        .leader_identity
+        .clone()
+        .unwrap_or_else(default_identity);
     let elector = if args.leader_elect {
         let cfg = leader::ElectionConfig {
             namespace: args.lease_namespace.clone(),
             name: args.lease_name.clone(),
-            identity: args
-                .leader_identity
-                .clone()
-                .unwrap_or_else(default_identity),
+            identity: identity.clone(),
             lease_duration: args.lease_duration,
         };
         tracing::info!(identity = %cfg.identity, lease = %format!("{}/{}", cfg.namespace, cfg.name), "leader election on");
@@ -478,6 +479,7 @@ async fn run_hub(
                     },
                     cascade_lookback: args.cascade_lookback,
                 },
+                identity,
             },
             lead_rx,
         )

@@ -9,10 +9,11 @@ use serde::Serialize;
 
 use crate::api::{Capability, FederatedCluster, Mode, SecretKeyRef};
 use crate::fleet::age::{age, human_duration, until};
+use crate::fleet::liveness::{HubState, HubVerdict};
 use crate::fleet::policy::{Policy, policy_for};
-use crate::render::report::{REPORT_API_VERSION, SiteReport, site_report};
+use crate::render::report::{HubReport, REPORT_API_VERSION, SiteReport, site_report};
 use crate::render::safe::terminal_safe;
-use crate::render::status::MISSING;
+use crate::render::status::{MISSING, phase_cell};
 use crate::render::table::PlainTable;
 
 /// Text a site or member cluster controls (messages, versions, names it
@@ -60,11 +61,19 @@ pub struct SiteDescription {
     pub last_probe_duration_milliseconds: Option<i64>,
     /// Every signal with its remediation policy.
     pub policies: Vec<SignalPolicy>,
+    /// Whether a hub is judging the fleet (as `summary.hub` of
+    /// `kubectl fleet status -o json`).
+    pub hub: HubReport,
 }
 
-/// The description of `site` at `now`.
-pub fn site_description(site: &FederatedCluster, now: Timestamp) -> SiteDescription {
-    let report = site_report(site, now);
+/// The description of `site` at `now`, `hub` being the verdict on the
+/// hub's liveness.
+pub fn site_description(
+    site: &FederatedCluster,
+    hub: &HubVerdict,
+    now: Timestamp,
+) -> SiteDescription {
+    let report = site_report(site, hub.judging(), now);
     let policies = report
         .signals
         .iter()
@@ -91,6 +100,28 @@ pub fn site_description(site: &FederatedCluster, now: Timestamp) -> SiteDescript
             .as_ref()
             .and_then(|s| s.last_probe_duration_milliseconds),
         policies,
+        hub: HubReport::from(hub),
+    }
+}
+
+/// The `Hub:` line of the text: who judges the fleet, as the report says.
+fn hub_text(h: &HubReport) -> String {
+    let leader = h.leader.as_deref().map(untrusted).unwrap_or_default();
+    let ago =
+        |secs: Option<i64>| human_duration(SignedDuration::from_secs(secs.unwrap_or(0).max(0)));
+    match h.state {
+        s if s == HubState::Judging.as_str() => format!(
+            "judging (leader {leader}, last full judgement {} ago)",
+            ago(h.last_judgement_age_seconds)
+        ),
+        s if s == HubState::Silent.as_str() => format!(
+            "SILENT: no hub has judged the fleet for {} (last full judgement by {leader}); phases are as last judged",
+            ago(h.last_judgement_age_seconds)
+        ),
+        s if s == HubState::NeverJudged.as_str() => {
+            "NONE: no hub has ever judged this fleet".to_owned()
+        }
+        _ => "unknown: its liveness record could not be read".to_owned(),
     }
 }
 
@@ -112,7 +143,12 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
     field("Mode", s.mode.as_str());
     field("Tier", s.tier.as_str());
     field("Environment", s.environment.as_str());
-    field("Region", s.region.as_deref().unwrap_or(MISSING));
+    field(
+        "Region",
+        &s.region
+            .as_deref()
+            .map_or_else(|| MISSING.to_owned(), untrusted),
+    );
     let caps: Vec<&str> = d.capabilities.iter().map(|c| c.as_str()).collect();
     field("Capabilities", &caps.join(", "));
     field(
@@ -122,7 +158,12 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
     if let Some(r) = &d.kubeconfig_secret_ref {
         field(
             "Pull Secret",
-            &format!("{}/{} (key {})", r.namespace, r.name, r.key),
+            &format!(
+                "{}/{} (key {})",
+                untrusted(&r.namespace),
+                untrusted(&r.name),
+                untrusted(&r.key)
+            ),
         );
     }
     let since = s
@@ -130,7 +171,18 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
         .as_ref()
         .map(|t| format!(" (for {})", age(Some(t.0.min(now)), now)))
         .unwrap_or_default();
-    field("Phase", &format!("{}{since}", s.phase));
+    let judged = match (s.phase_judged_by_hub, s.hub_phase) {
+        (true, _) => since,
+        (false, Some(hub)) if hub != s.phase => format!(
+            " (implied by the heartbeat's age: no hub has judged it since; the hub last wrote {hub}{since})"
+        ),
+        (false, _) => " (no hub has judged this site)".to_owned(),
+    };
+    field(
+        "Phase",
+        &format!("{}{judged}", phase_cell(s.phase, s.phase_judged_by_hub)),
+    );
+    field("Hub", &hub_text(&d.hub));
     let clock = match (d.heartbeat_clock, s.clock_offset_seconds) {
         ("hub", _) => "hub clock, last successful probe".to_owned(),
         (_, Some(offset)) if offset != 0 => format!(

@@ -6,9 +6,10 @@ use serde::Serialize;
 
 use crate::api::{Cascade, Correlation, FederatedCluster, Signal, Tier};
 use crate::fleet::age::{age, human_duration};
+use crate::fleet::liveness::HubVerdict;
 use crate::fleet::policy::{Policy, policy_for, policy_for_sites};
 use crate::fleet::signals::sort_signals;
-use crate::render::report::REPORT_API_VERSION;
+use crate::render::report::{HubReport, REPORT_API_VERSION};
 use crate::render::table::{PlainTable, severity_style};
 
 /// A site's signal with its site and the policy for it.
@@ -37,10 +38,12 @@ pub struct CorrelationIncident {
 }
 
 /// The `kubectl fleet incidents -o json|yaml` document:
-/// `{apiVersion, kind: IncidentsReport, generatedAt, correlations, cascades, signals}`
+/// `{apiVersion, kind: IncidentsReport, generatedAt, correlations, cascades, signals, hub}`
 /// with correlations and cascades as in `FederationStatus` status (plus
-/// `remediation` on correlations) and signals as in `FederatedCluster`
-/// status plus `cluster`, `tier` and `remediation {mode, approvalRequired, role}`.
+/// `remediation` on correlations), signals as in `FederatedCluster`
+/// status plus `cluster`, `tier` and `remediation {mode, approvalRequired, role}`,
+/// and `hub` as `summary.hub` of `kubectl fleet status -o json` (the
+/// correlations and cascades are the hub's: stale when it is not judging).
 #[derive(Serialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct IncidentsReport {
@@ -56,6 +59,8 @@ pub struct IncidentsReport {
     pub cascades: Vec<Cascade>,
     /// Every site's signals, worst first.
     pub signals: Vec<SiteSignal>,
+    /// Whether a hub is judging the fleet.
+    pub hub: HubReport,
 }
 
 /// Gather the incidents view: every site's signals tagged with the site and
@@ -64,6 +69,7 @@ pub fn incidents_report(
     sites: &[FederatedCluster],
     correlations: Vec<Correlation>,
     cascades: Vec<Cascade>,
+    hub: &HubVerdict,
     now: Timestamp,
 ) -> IncidentsReport {
     let mut all: Vec<Signal> = Vec::new();
@@ -116,6 +122,7 @@ pub fn incidents_report(
         correlations,
         cascades,
         signals,
+        hub: HubReport::from(hub),
     }
 }
 

@@ -5,9 +5,14 @@
 //! `deploy/monitoring/` by `tools/regen.sh`, and printed by
 //! `kubectl fleet install --with-monitoring`.
 //!
-//! Every expression queries only metrics the operator exposes (see
-//! `operator::metrics`); `tests/operator_observability.rs` checks each name
-//! against a live scrape.
+//! Every expression queries only metrics the hub exposes (see
+//! `operator::metrics::HUB_METRIC_NAMES`): the rules and the dashboard are
+//! installed next to the hub, whose Prometheus scrapes the hub's Service;
+//! edges run behind NAT on member clusters and are not scraped there, so
+//! nothing here may depend on a `fleet_edge_*` series (what an edge knows
+//! that matters to the fleet — its credential's expiry, its report round
+//! trip — reaches the hub in the site's status and is exported by the hub).
+//! `tests/operator_observability.rs` checks each name against a live scrape.
 
 use serde_json::{Value, json};
 
@@ -24,6 +29,17 @@ pub const METRICS_PORT_NAME: &str = "https";
 /// default `--credential-warning`) and turns critical (1 day).
 const CREDENTIAL_WARN: u64 = 7 * 86_400;
 const CREDENTIAL_CRITICAL: u64 = 86_400;
+/// How long past its renewal time a self-renewing edge's credential may
+/// be before `CredentialExpiring` stops trusting the renewal.
+const RENEWAL_GRACE: u64 = 15 * 60;
+
+/// `FleetHubDown` fires when the last full judgement a hub recorded is
+/// older than this: the readers' threshold for the default cadence
+/// (`fleet::liveness`, 3 × 15 s).
+fn hub_silent_after() -> u64 {
+    crate::fleet::liveness::LIVENESS_INTERVAL.as_secs()
+        * u64::from(crate::fleet::liveness::SILENT_INTERVALS)
+}
 
 fn alert(
     name: &str,
@@ -82,15 +98,20 @@ pub fn rule_groups() -> Value {
         alert(
             "CredentialExpiring",
             &format!(
-                "(fleet_edge_credential_expiry_timestamp_seconds - time() < {left}) and fleet_edge_credential_expiry_timestamp_seconds > 0"
+                "(min by (cluster) (federation_cluster_credential_expiration_timestamp_seconds) - time() < {left}) \
+                 unless on (cluster) (max by (cluster) (federation_cluster_credential_renewal_timestamp_seconds) > time() - {RENEWAL_GRACE})"
             ),
             "5m",
             severity,
-            &format!("An edge's hub token expires within {within}"),
-            "The hub token of the edge scraped as {{ $labels.instance }} expires in \
-             {{ $value | humanizeDuration }}. The edge renews it itself at half its lifetime \
-             unless --no-auto-rotate is set; run `kubectl fleet rotate SITE` and update the \
-             edge's hub kubeconfig Secret.",
+            &format!("A site's credential expires within {within}"),
+            "The credential of site {{ $labels.cluster }} expires in \
+             {{ $value | humanizeDuration }} (its status.credentialExpirationTime, as the hub \
+             exports it), and no renewal by the edge itself is due within 15 minutes. A Push \
+             site: run `kubectl fleet rotate {{ $labels.cluster }}` and give the edge the new \
+             hub kubeconfig (an edge that should renew by itself names the cause in its log); \
+             a Pull site: re-run `kubectl fleet register {{ $labels.cluster }} --pull`. \
+             `kubectl fleet describe {{ $labels.cluster }}` shows the CredentialExpiring \
+             condition.",
         )
     };
     json!({
@@ -123,14 +144,34 @@ pub fn rule_groups() -> Value {
                 "rules": [
                     alert(
                         "FleetHubDown",
-                        "(sum(fleet_hub_leader) < 1) or absent(fleet_hub_leader)",
-                        "5m",
+                        &format!(
+                            "(time() - max(fleet_hub_last_judgement_timestamp_seconds) > {}) \
+                             or absent(fleet_hub_last_judgement_timestamp_seconds)",
+                            hub_silent_after()
+                        ),
+                        "1m",
                         "critical",
-                        "No fleet hub operator is leading",
-                        "No hub replica holds the leader Lease (or none is scraped): site phases \
-                         and the fleet summary are not being updated. Check the fleet-operator-hub \
-                         Deployment in the fleet-system namespace (`kubectl -n fleet-system get \
-                         pods`) and its logs.",
+                        "No fleet hub is judging the sites",
+                        "No hub leader has recorded a full judgement of every site for longer than \
+                         3 of its intervals, or no hub replica is scraped: site phases, conditions \
+                         and the fleet summary are not being updated, and `kubectl fleet status` \
+                         warns so. Causes: no replica leads, or the leader cannot watch the sites \
+                         or write their status. Check the fleet-operator-hub Deployment \
+                         (`kubectl -n fleet-system get deployment fleet-operator-hub`) and its \
+                         logs.",
+                    ),
+                    alert(
+                        "FleetSiteStatusRestored",
+                        "sum by (cluster) (increase(fleet_hub_status_restored_total[15m])) > 0",
+                        "",
+                        "warning",
+                        "Site {{ $labels.cluster }} wrote hub-owned status",
+                        "The hub found conditions on site {{ $labels.cluster }} that were not its \
+                         own judgement and restored them in the last 15 minutes: something other \
+                         than the hub (most likely the site's own token) writes hub-owned status. \
+                         Install the admission policy with `kubectl fleet install --apply`, and \
+                         if the site's token may be stolen run `kubectl fleet rotate \
+                         {{ $labels.cluster }} --revoke`.",
                     ),
                     alert(
                         "FleetHubLagging",
@@ -237,7 +278,7 @@ const PANELS: &[Panel] = &[
         )],
     },
     Panel {
-        title: "Pull probe duration",
+        title: "Health check duration (Pull probe, Push report round trip)",
         kind: "timeseries",
         unit: "s",
         targets: &[
@@ -286,12 +327,21 @@ const PANELS: &[Panel] = &[
         )],
     },
     Panel {
-        title: "Edge credential expiry",
+        title: "Credential time left per site",
         kind: "timeseries",
         unit: "s",
         targets: &[(
-            "fleet_edge_credential_expiry_timestamp_seconds - time() and fleet_edge_credential_expiry_timestamp_seconds > 0",
-            "{{instance}}",
+            "min by (cluster) (federation_cluster_credential_expiration_timestamp_seconds) - time()",
+            "{{cluster}}",
+        )],
+    },
+    Panel {
+        title: "Seconds since a hub last judged every site",
+        kind: "stat",
+        unit: "s",
+        targets: &[(
+            "time() - max(fleet_hub_last_judgement_timestamp_seconds)",
+            "since the last full judgement",
         )],
     },
     Panel {
@@ -342,20 +392,13 @@ const PANELS: &[Panel] = &[
         )],
     },
     Panel {
-        title: "Edge reports and failures",
+        title: "Hub-owned status restored (per hour)",
         kind: "timeseries",
-        unit: "ops",
-        targets: &[
-            ("sum(rate(fleet_edge_reports_total[5m]))", "reports"),
-            (
-                "sum by (cause) (rate(fleet_edge_report_failures_total[5m]))",
-                "failures {{cause}}",
-            ),
-            (
-                "sum(rate(fleet_edge_report_bytes_sum[5m])) / sum(rate(fleet_edge_report_bytes_count[5m]))",
-                "bytes per report",
-            ),
-        ],
+        unit: "short",
+        targets: &[(
+            "sum by (cluster) (increase(fleet_hub_status_restored_total[1h]))",
+            "{{cluster}}",
+        )],
     },
 ];
 
@@ -547,72 +590,98 @@ const CASES: &[Case] = &[
         alert: "CascadeDetected",
         expect: &[],
     },
-    // At 10m (time() = 600): a expires in 3 days, b in 10, c unknown, d in 12 h.
+    // At 10m (time() = 600): a expires in 3 days, b in 10, d in 12 h; e in
+    // 12 h too, but its edge renews it by itself in 30 minutes.
     Case {
         series: &[
             (
-                "fleet_edge_credential_expiry_timestamp_seconds{instance=\"edge-a\"}",
+                "federation_cluster_credential_expiration_timestamp_seconds{cluster=\"a\",instance=\"hub\"}",
                 "259800x12",
             ),
             (
-                "fleet_edge_credential_expiry_timestamp_seconds{instance=\"edge-b\"}",
+                "federation_cluster_credential_expiration_timestamp_seconds{cluster=\"b\",instance=\"hub\"}",
                 "864600x12",
             ),
             (
-                "fleet_edge_credential_expiry_timestamp_seconds{instance=\"edge-c\"}",
-                "0x12",
+                "federation_cluster_credential_expiration_timestamp_seconds{cluster=\"d\",instance=\"hub\"}",
+                "43800x12",
             ),
             (
-                "fleet_edge_credential_expiry_timestamp_seconds{instance=\"edge-d\"}",
+                "federation_cluster_credential_expiration_timestamp_seconds{cluster=\"e\",instance=\"hub\"}",
                 "43800x12",
+            ),
+            (
+                "federation_cluster_credential_renewal_timestamp_seconds{cluster=\"e\",instance=\"hub\"}",
+                "2400x12",
             ),
         ],
         at: "10m",
         alert: "CredentialExpiring",
         expect: &[
-            (
-                &[("instance", "edge-a"), ("severity", "warning")],
-                259_200.0,
-            ),
-            (&[("instance", "edge-d"), ("severity", "warning")], 43_200.0),
-            (
-                &[("instance", "edge-d"), ("severity", "critical")],
-                43_200.0,
-            ),
+            (&[("cluster", "a"), ("severity", "warning")], 259_200.0),
+            (&[("cluster", "d"), ("severity", "warning")], 43_200.0),
+            (&[("cluster", "d"), ("severity", "critical")], 43_200.0),
         ],
     },
+    // At 40m (time() = 2400): e's renewal is 30 minutes overdue.
     Case {
         series: &[
             (
-                "fleet_edge_credential_expiry_timestamp_seconds{instance=\"edge-b\"}",
-                "864600x12",
+                "federation_cluster_credential_expiration_timestamp_seconds{cluster=\"e\",instance=\"hub\"}",
+                "45600x45",
             ),
             (
-                "fleet_edge_credential_expiry_timestamp_seconds{instance=\"edge-c\"}",
-                "0x12",
+                "federation_cluster_credential_renewal_timestamp_seconds{cluster=\"e\",instance=\"hub\"}",
+                "600x45",
             ),
         ],
+        at: "40m",
+        alert: "CredentialExpiring",
+        expect: &[
+            (&[("cluster", "e"), ("severity", "warning")], 43_200.0),
+            (&[("cluster", "e"), ("severity", "critical")], 43_200.0),
+        ],
+    },
+    Case {
+        series: &[(
+            "federation_cluster_credential_expiration_timestamp_seconds{cluster=\"b\",instance=\"hub\"}",
+            "864600x12",
+        )],
         at: "10m",
         alert: "CredentialExpiring",
         expect: &[],
     },
+    // Both replicas export the last judgement; it moves with time.
     Case {
         series: &[
-            ("fleet_hub_leader{instance=\"hub-a\"}", "1 1 1 0x10"),
-            ("fleet_hub_leader{instance=\"hub-b\"}", "0x13"),
-        ],
-        at: "2m",
-        alert: "FleetHubDown",
-        expect: &[],
-    },
-    Case {
-        series: &[
-            ("fleet_hub_leader{instance=\"hub-a\"}", "1 1 1 0x10"),
-            ("fleet_hub_leader{instance=\"hub-b\"}", "0x13"),
+            (
+                "fleet_hub_last_judgement_timestamp_seconds{instance=\"hub-a\"}",
+                "0+60x13",
+            ),
+            (
+                "fleet_hub_last_judgement_timestamp_seconds{instance=\"hub-b\"}",
+                "0+60x13",
+            ),
         ],
         at: "10m",
         alert: "FleetHubDown",
-        expect: &[(&[("severity", "critical")], 0.0)],
+        expect: &[],
+    },
+    // The leader stopped judging at 3m (stopped, or blind): firing at 10m.
+    Case {
+        series: &[
+            (
+                "fleet_hub_last_judgement_timestamp_seconds{instance=\"hub-a\"}",
+                "0 60 120 180x10",
+            ),
+            (
+                "fleet_hub_last_judgement_timestamp_seconds{instance=\"hub-b\"}",
+                "0 60 120 180x10",
+            ),
+        ],
+        at: "10m",
+        alert: "FleetHubDown",
+        expect: &[(&[("severity", "critical")], 420.0)],
     },
     // No hub scraped at all.
     Case {
@@ -620,6 +689,24 @@ const CASES: &[Case] = &[
         at: "7m",
         alert: "FleetHubDown",
         expect: &[(&[("severity", "critical")], 1.0)],
+    },
+    Case {
+        series: &[(
+            "fleet_hub_status_restored_total{cluster=\"site-a\",instance=\"hub\"}",
+            "0 0 1x40",
+        )],
+        at: "5m",
+        alert: "FleetSiteStatusRestored",
+        expect: &[(&[("cluster", "site-a"), ("severity", "warning")], f64::NAN)],
+    },
+    Case {
+        series: &[(
+            "fleet_hub_status_restored_total{cluster=\"site-a\",instance=\"hub\"}",
+            "0 0 1x40",
+        )],
+        at: "30m",
+        alert: "FleetSiteStatusRestored",
+        expect: &[],
     },
     // Every heartbeat judged within 1 s.
     Case {
@@ -709,6 +796,7 @@ fn rule_for(alert: &str, labels: &[(&str, &str)]) -> Value {
                 && labels.iter().all(|(k, v)| {
                     *k == "severity"
                         || *k == "instance"
+                        || *k == "cluster"
                         || *k == "source_tier"
                         || r["expr"]
                             .as_str()
@@ -813,8 +901,30 @@ mod tests {
             "CredentialExpiring",
             "FleetHubDown",
             "FleetHubLagging",
+            "FleetSiteStatusRestored",
         ] {
             assert!(names.iter().any(|n| n == want), "{want}");
+        }
+    }
+
+    /// The family a series name belongs to (histogram suffixes off).
+    fn family(name: &str) -> &str {
+        ["_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|suffix| name.strip_suffix(suffix))
+            .unwrap_or(name)
+    }
+
+    #[test]
+    fn every_expression_uses_only_series_the_hub_serves() {
+        use crate::operator::metrics::HUB_METRIC_NAMES;
+        for expr in expressions() {
+            for name in metric_names(&expr) {
+                assert!(
+                    HUB_METRIC_NAMES.contains(&family(&name)),
+                    "{name} in `{expr}` is not a hub series: the hub's Prometheus never scrapes edges"
+                );
+            }
         }
     }
 

@@ -12,7 +12,9 @@
 //!   tier: standard                         # critical | standard | non-critical
 //!   environment: production                # development | staging | production | dr
 //!   region: us-east-1                      # null when unset
-//!   phase: Connected                       # Pending | Connected | Stale | Unreachable
+//!   phase: Connected                       # Pending | Connected | Stale | Unreachable: the phase every view shows
+//!   phaseJudgedByHub: true                 # false: the hub never judged the site, or its heartbeat's age implies a worse phase than the hub's (see below)
+//!   hubPhase: Connected                    # the phase the hub last wrote; null when never judged
 //!   phaseTransitionTime: "..."             # null when never judged
 //!   heartbeatIntervalSeconds: 30
 //!   lastHeartbeatTime: "..."               # null when never heard from
@@ -29,11 +31,29 @@
 //!   conditions: [...]                      # hub conditions; [] when none
 //! summary:
 //!   sites: 1
-//!   phases: {connected: 1, stale: 0, unreachable: 0, pending: 0}
+//!   phases: {connected: 1, stale: 0, unreachable: 0, pending: 0}   # as shown (phase above)
+//!   notJudgedByHub: 0                      # sites whose phase is not the hub's (phaseJudgedByHub false)
 //!   gpus: {total: 8, allocatable: 8}
 //!   services: {ready: 1, failed: 0, total: 1}
 //!   signals: {active: 0, critical: 0, high: 0, medium: 0, low: 0}
+//!   hub:                                   # is a hub judging the fleet? (FederationStatus status.hub)
+//!     state: Judging                       # Judging | Silent | NeverJudged | Unknown (the record could not be read)
+//!     judging: true                        # false when Silent or NeverJudged; null when Unknown
+//!     leader: fleet-operator-hub-7d9-1     # who recorded the last judgement; null when none
+//!     leaderSince: "..."                   # when it became leader (hub clock); null when unknown
+//!     lastJudgementTime: "..."             # when it last judged every site (hub clock); null when never
+//!     lastJudgementAgeSeconds: 4           # at generatedAt on this machine's clock, >= 0; null when never
+//!     intervalSeconds: 15                  # how often the leader records a judgement; null when never
+//!     silentAfterSeconds: 45               # 3 intervals: older means no hub is judging; null when never
 //! ```
+//!
+//! `phase` never shows a site healthier than its heartbeat allows
+//! (`fleet::summary::shown_phase`): a site the hub left `Connected` whose
+//! heartbeat is older than 10 intervals is `Unreachable`; while no hub is
+//! judging (`summary.hub.judging` false), a `Connected` or `Stale` site
+//! past 3 or 10 intervals is `Stale` or `Unreachable`; a site with a
+//! heartbeat that no hub judged is `Pending` (or worse, by age). Each such
+//! site has `phaseJudgedByHub: false`; `hubPhase` keeps what the hub wrote.
 //!
 //! Every key is always present (null when unknown), so `jq` paths never
 //! need to test for absence. New keys may be added; none are removed or
@@ -47,7 +67,8 @@ use serde::Serialize;
 
 use super::times;
 use crate::api::{Environment, FederatedCluster, GpuCount, Mode, Phase, Signal, Tier};
-use crate::fleet::summary::{Totals, effective_phase};
+use crate::fleet::liveness::HubVerdict;
+use crate::fleet::summary::{Totals, shown_phase};
 
 /// `apiVersion` of every report this module renders.
 pub const REPORT_API_VERSION: &str = "fleet.kubectl-fleet.dev/v1";
@@ -84,8 +105,12 @@ pub struct SiteReport {
     pub environment: Environment,
     /// Region, if set.
     pub region: Option<String>,
-    /// Phase (Pending when not judged yet).
+    /// The phase shown (see the module documentation).
     pub phase: Phase,
+    /// Whether `phase` is the one the hub wrote.
+    pub phase_judged_by_hub: bool,
+    /// The phase the hub last wrote, if any.
+    pub hub_phase: Option<Phase>,
     /// When the phase last changed.
     #[serde(serialize_with = "times::option")]
     pub phase_transition_time: Option<Time>,
@@ -152,17 +177,64 @@ pub struct ServicesReport {
 
 /// Fleet-wide totals of a [`StatusReport`].
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
 pub struct SummaryReport {
     /// Number of sites.
     pub sites: i64,
-    /// Sites per phase.
+    /// Sites per phase, as shown.
     pub phases: PhaseCounts,
+    /// Sites whose shown phase is not the hub's.
+    pub not_judged_by_hub: i64,
     /// GPU totals.
     pub gpus: GpuTotals,
     /// Service totals.
     pub services: ServiceTotals,
     /// Signal totals.
     pub signals: SignalTotals,
+    /// Whether a hub is judging the fleet.
+    pub hub: HubReport,
+}
+
+/// Whether a hub is judging the fleet, as a report shows it
+/// (`summary.hub`; see the module documentation).
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct HubReport {
+    /// `Judging`, `Silent`, `NeverJudged` or `Unknown`.
+    pub state: &'static str,
+    /// Whether a hub is judging; null when unknown.
+    pub judging: Option<bool>,
+    /// The leader that recorded the last judgement.
+    pub leader: Option<String>,
+    /// When it became leader (hub clock).
+    #[serde(serialize_with = "times::option")]
+    pub leader_since: Option<Time>,
+    /// When it last judged every site (hub clock).
+    #[serde(serialize_with = "times::option")]
+    pub last_judgement_time: Option<Time>,
+    /// Seconds since then, on the reader's clock, never negative.
+    pub last_judgement_age_seconds: Option<i64>,
+    /// How often the leader records a judgement.
+    pub interval_seconds: Option<i64>,
+    /// Age of the record past which no hub counts as judging.
+    pub silent_after_seconds: Option<i64>,
+}
+
+impl From<&HubVerdict> for HubReport {
+    fn from(v: &HubVerdict) -> Self {
+        let secs = |d: std::time::Duration| i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
+        let record = v.record.as_ref();
+        HubReport {
+            state: v.state.as_str(),
+            judging: v.judging(),
+            leader: record.map(|r| r.leader.clone()),
+            leader_since: record.and_then(|r| r.leader_since.clone()),
+            last_judgement_time: record.map(|r| r.last_judgement_time.clone()),
+            last_judgement_age_seconds: v.since_judgement.map(secs),
+            interval_seconds: record.map(|r| r.interval_seconds),
+            silent_after_seconds: v.silent_after.map(secs),
+        }
+    }
 }
 
 /// Sites per phase.
@@ -213,15 +285,24 @@ pub struct SignalTotals {
     pub low: i64,
 }
 
-/// One site as the report shows it.
-pub(crate) fn site_report(site: &FederatedCluster, now: Timestamp) -> SiteReport {
-    into_site_report(site.clone(), now)
+/// One site as the report shows it, `hub_judging` being whether a hub is
+/// judging the fleet (None: unknown).
+pub(crate) fn site_report(
+    site: &FederatedCluster,
+    hub_judging: Option<bool>,
+    now: Timestamp,
+) -> SiteReport {
+    into_site_report(site.clone(), hub_judging, now)
 }
 
 /// [`site_report`] of a site the caller is done with: its strings and
 /// lists move into the report instead of being copied.
-pub(crate) fn into_site_report(site: FederatedCluster, now: Timestamp) -> SiteReport {
-    let phase = effective_phase(&site);
+pub(crate) fn into_site_report(
+    site: FederatedCluster,
+    hub_judging: Option<bool>,
+    now: Timestamp,
+) -> SiteReport {
+    let shown = shown_phase(&site, hub_judging, now);
     let name = site.site_name().to_owned();
     let display_name = site.display_name().to_owned();
     let status = site.status.unwrap_or_default();
@@ -233,7 +314,9 @@ pub(crate) fn into_site_report(site: FederatedCluster, now: Timestamp) -> SiteRe
         tier: site.spec.tier,
         environment: site.spec.environment,
         region: site.spec.region,
-        phase,
+        phase: shown.phase,
+        phase_judged_by_hub: shown.judged_by_hub,
+        hub_phase: shown.hub_phase,
         phase_transition_time: status.phase_transition_time,
         heartbeat_interval_seconds: site.spec.heartbeat_interval_seconds,
         last_heartbeat_age_seconds,
@@ -260,20 +343,29 @@ pub(crate) fn into_site_report(site: FederatedCluster, now: Timestamp) -> SiteRe
     }
 }
 
-/// The report for `sites` at `now`, sorted by name.
-pub fn status_report(sites_in: &[FederatedCluster], now: Timestamp) -> StatusReport {
-    let mut sites: Vec<SiteReport> = sites_in.iter().map(|s| site_report(s, now)).collect();
+/// The report for `sites` at `now`, sorted by name, with `hub` the
+/// verdict on the hub's liveness.
+pub fn status_report(
+    sites_in: &[FederatedCluster],
+    hub: &HubVerdict,
+    now: Timestamp,
+) -> StatusReport {
+    let judging = hub.judging();
+    let mut sites: Vec<SiteReport> = sites_in
+        .iter()
+        .map(|s| site_report(s, judging, now))
+        .collect();
     sites.sort_by(|a, b| a.name.cmp(&b.name));
     let mut totals = Totals::default();
     for site in sites_in {
-        totals.add(site);
+        totals.add_shown(site, &shown_phase(site, judging, now));
     }
     StatusReport {
         api_version: REPORT_API_VERSION,
         kind: "StatusReport",
         generated_at: Time(now),
         sites,
-        summary: SummaryReport::from(&totals),
+        summary: SummaryReport::new(&totals, hub),
     }
 }
 
@@ -295,6 +387,7 @@ pub enum ReportFormat {
 pub struct ReportStream {
     format: ReportFormat,
     now: Timestamp,
+    hub: HubVerdict,
     totals: Totals,
 }
 
@@ -317,9 +410,11 @@ struct SummaryPart<'a> {
 }
 
 impl ReportStream {
-    /// A report generated at `now`; appends its opening to `out`.
+    /// A report generated at `now` with `hub` the verdict on the hub's
+    /// liveness; appends its opening to `out`.
     pub fn begin(
         format: ReportFormat,
+        hub: HubVerdict,
         now: Timestamp,
         out: &mut Vec<u8>,
     ) -> Result<Self, RenderError> {
@@ -343,6 +438,7 @@ impl ReportStream {
         Ok(Self {
             format,
             now,
+            hub,
             totals: Totals::default(),
         })
     }
@@ -350,8 +446,10 @@ impl ReportStream {
     /// Appends one site; sites must come in name order.
     pub fn site(&mut self, site: FederatedCluster, out: &mut Vec<u8>) -> Result<(), RenderError> {
         let first = self.totals.sites == 0;
-        self.totals.add(&site);
-        let report = into_site_report(site, self.now);
+        let judging = self.hub.judging();
+        self.totals
+            .add_shown(&site, &shown_phase(&site, judging, self.now));
+        let report = into_site_report(site, judging, self.now);
         match self.format {
             ReportFormat::Json => {
                 out.extend_from_slice(if first {
@@ -384,7 +482,7 @@ impl ReportStream {
 
     /// Appends the end of the sites and the summary.
     pub fn finish(self, out: &mut Vec<u8>) -> Result<(), RenderError> {
-        let summary = SummaryReport::from(&self.totals);
+        let summary = SummaryReport::new(&self.totals, &self.hub);
         match self.format {
             ReportFormat::Json => {
                 out.extend_from_slice(if self.totals.sites == 0 {
@@ -513,9 +611,9 @@ impl serde_json::ser::Formatter for IndentedPretty<'_> {
     }
 }
 
-/// The report's summary from folded fleet totals.
-impl From<&Totals> for SummaryReport {
-    fn from(t: &Totals) -> Self {
+impl SummaryReport {
+    /// The report's summary from folded fleet totals and the hub verdict.
+    pub fn new(t: &Totals, hub: &HubVerdict) -> Self {
         let by = &t.by_severity;
         SummaryReport {
             sites: t.sites,
@@ -525,6 +623,7 @@ impl From<&Totals> for SummaryReport {
                 unreachable: t.unreachable,
                 pending: t.pending,
             },
+            not_judged_by_hub: t.not_judged,
             gpus: GpuTotals {
                 total: t.gpus_total,
                 allocatable: t.gpus_allocatable,
@@ -541,6 +640,7 @@ impl From<&Totals> for SummaryReport {
                 medium: by.medium,
                 low: by.low,
             },
+            hub: HubReport::from(hub),
         }
     }
 }

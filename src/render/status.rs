@@ -1,17 +1,81 @@
 //! `kubectl fleet status`: the per-site view model, the table (`-o table`
-//! and `-o wide`) with its fleet-wide footer.
+//! and `-o wide`) with its fleet-wide footer, and the one-line warning
+//! when no hub is judging the fleet ([`hub_warning`]).
+//!
+//! The PHASE column shows `fleet::summary::shown_phase`: a phase no hub
+//! judged — implied by the heartbeat's age, or `Pending` for a site no hub
+//! ever judged — is marked with a trailing [`NOT_JUDGED_MARK`], explained
+//! in a footer line (docs/operations.md#is-a-hub-judging).
 
 use jiff::Timestamp;
 
 use crate::api::{CONDITION_CONNECTED, FederatedCluster, Phase};
-use crate::fleet::age::{age, until};
-use crate::fleet::summary::{Totals, effective_phase};
+use crate::fleet::age::{age, human_duration, until};
+use crate::fleet::liveness::{HubState, HubVerdict};
+use crate::fleet::summary::{Totals, shown_phase};
 use owo_colors::Style;
 
 use crate::render::table::{GAP as TABLE_GAP, PlainTable, phase_style};
 
 /// Shown where a value is not known (not reported yet, or not applicable).
 pub const MISSING: &str = "-";
+
+/// Appended to a phase no hub judged.
+pub const NOT_JUDGED_MARK: &str = "?";
+
+/// The wide REASON of a site whose phase no hub judged.
+pub const NOT_JUDGED_REASON: &str = "NotJudgedByHub";
+
+/// A phase as the PHASE column shows it.
+pub fn phase_cell(phase: Phase, judged_by_hub: bool) -> String {
+    if judged_by_hub {
+        phase.to_string()
+    } else {
+        format!("{phase}{NOT_JUDGED_MARK}")
+    }
+}
+
+/// The one line (without a newline) a view prints on stderr when no hub
+/// is judging the fleet, or None when one is, or when the fleet is empty
+/// (nothing to judge). `cause` says why an unknown verdict is unknown.
+/// The leader's name is the hub's own text, still made terminal-safe.
+pub fn hub_warning(hub: &HubVerdict, sites: usize, cause: Option<&str>) -> Option<String> {
+    if sites == 0 {
+        return None;
+    }
+    const CHECK: &str =
+        "check the hub operator: kubectl -n fleet-system get deployment fleet-operator-hub";
+    match hub.state {
+        HubState::Judging => None,
+        HubState::Silent => {
+            let record = hub.record.as_ref()?;
+            let since = hub
+                .since_judgement
+                .map(|d| {
+                    human_duration(
+                        jiff::SignedDuration::try_from(d).unwrap_or(jiff::SignedDuration::MAX),
+                    )
+                })
+                .unwrap_or_default();
+            Some(format!(
+                "warning: no hub has judged this fleet for {since} (last full judgement by {} at {}; one is recorded every {}s): phases are as last judged, and a phase marked {NOT_JUDGED_MARK} is implied by the heartbeat's age; {CHECK}",
+                crate::render::safe::safe_text(&record.leader, 64),
+                crate::render::times::plain(record.last_judgement_time.0),
+                record.interval_seconds,
+            ))
+        }
+        HubState::NeverJudged => Some(format!(
+            "warning: no hub has ever judged this fleet, so no phase is being set (a phase marked {NOT_JUDGED_MARK} is implied by the heartbeat's age); is the hub operator installed and running? `kubectl fleet install --apply` deploys it; {CHECK}"
+        )),
+        HubState::Unknown => Some(format!(
+            "warning: cannot tell whether a hub is judging this fleet: {}",
+            crate::render::safe::safe_text(
+                cause.unwrap_or("its liveness record could not be read"),
+                256
+            )
+        )),
+    }
+}
 
 /// One site as `kubectl fleet status` shows it: every cell already text,
 /// so the table, tests and `--watch` redraws agree exactly.
@@ -25,8 +89,10 @@ pub struct SiteRow {
     pub tier: String,
     /// Environment.
     pub environment: String,
-    /// Phase (Pending when the hub has not judged it yet).
+    /// Phase as shown ([`shown_phase`]).
     pub phase: Phase,
+    /// Whether `phase` is the one the hub wrote (else it is marked).
+    pub judged_by_hub: bool,
     /// Age of the last heartbeat on the hub clock, or `never`.
     pub last_heartbeat: String,
     /// Node count or `-`.
@@ -49,7 +115,8 @@ pub struct SiteRow {
     /// Wide: `vendor=allocatable/total` per GPU resource, comma-separated, or `-`.
     pub gpus_by_vendor: String,
     /// Wide: why the site is not Connected (the `Connected` condition's
-    /// reason when it is not True), or `-`.
+    /// reason when it is not True; [`NOT_JUDGED_REASON`] when no hub
+    /// judged the phase shown), or `-`.
     pub reason: String,
 }
 
@@ -74,6 +141,8 @@ pub struct FleetTotals {
     pub signals: i64,
     /// Active signals per severity: critical, high, medium, low.
     pub signals_by_severity: [i64; 4],
+    /// Sites whose phase no hub judged (marked in the PHASE column).
+    pub not_judged: usize,
 }
 
 /// The whole status view: rows sorted by name, and the totals.
@@ -89,18 +158,21 @@ fn or_missing<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(|| MISSING.to_owned(), |v| v.to_string())
 }
 
-/// The row of one site at `now`.
-pub fn site_row(site: &FederatedCluster, now: Timestamp) -> SiteRow {
+/// The row of one site at `now`, `hub_judging` being whether a hub is
+/// judging the fleet (None: unknown).
+pub fn site_row(site: &FederatedCluster, hub_judging: Option<bool>, now: Timestamp) -> SiteRow {
     let status = site.status.as_ref();
     let capacity = status.and_then(|s| s.capacity.as_ref());
     let inference = status.and_then(|s| s.inference.as_ref());
     let heard = status.is_some_and(|s| s.last_heartbeat_time.is_some());
+    let shown = shown_phase(site, hub_judging, now);
     SiteRow {
         name: site.site_name().to_owned(),
         mode: site.spec.mode.to_string(),
         tier: site.spec.tier.to_string(),
         environment: site.spec.environment.to_string(),
-        phase: effective_phase(site),
+        phase: shown.phase,
+        judged_by_hub: shown.judged_by_hub,
         // On the hub clock: the edge's time minus the offset the hub
         // measured (`clockOffsetSeconds`), so a slow edge clock does not age
         // a live site and a fast one does not freshen a dead one. Never in
@@ -143,6 +215,7 @@ pub fn site_row(site: &FederatedCluster, now: Timestamp) -> SiteRow {
             _ => MISSING.to_owned(),
         },
         reason: match status.and_then(|s| s.condition(CONDITION_CONNECTED)) {
+            _ if !shown.judged_by_hub => NOT_JUDGED_REASON.to_owned(),
             Some(c) if c.status != "True" && !c.reason.is_empty() => {
                 crate::render::safe::safe_text(&c.reason, 32).into_owned()
             }
@@ -151,16 +224,24 @@ pub fn site_row(site: &FederatedCluster, now: Timestamp) -> SiteRow {
     }
 }
 
-/// The view of `sites` at `now`, sorted by name.
-pub fn status_view(sites: &[FederatedCluster], now: Timestamp) -> StatusView {
+/// The view of `sites` at `now`, sorted by name, `hub_judging` being
+/// whether a hub is judging the fleet (None: unknown).
+pub fn status_view(
+    sites: &[FederatedCluster],
+    hub_judging: Option<bool>,
+    now: Timestamp,
+) -> StatusView {
     let mut sorted: Vec<&FederatedCluster> = sites.iter().collect();
     sorted.sort_by(|a, b| a.site_name().cmp(b.site_name()));
     let mut totals = Totals::default();
     for site in sites {
-        totals.add(site);
+        totals.add_shown(site, &shown_phase(site, hub_judging, now));
     }
     StatusView {
-        rows: sorted.iter().map(|s| site_row(s, now)).collect(),
+        rows: sorted
+            .iter()
+            .map(|s| site_row(s, hub_judging, now))
+            .collect(),
         totals: FleetTotals::from(&totals),
     }
 }
@@ -184,6 +265,7 @@ impl From<&Totals> for FleetTotals {
             services_total: t.services_total,
             signals: t.active_signals(),
             signals_by_severity: [by.critical, by.high, by.medium, by.low],
+            not_judged: usize::try_from(t.not_judged).unwrap_or(0),
         }
     }
 }
@@ -243,7 +325,7 @@ fn row_cells(r: &SiteRow, wide: bool) -> Vec<String> {
         r.mode.clone(),
         r.tier.clone(),
         r.environment.clone(),
-        r.phase.to_string(),
+        phase_cell(r.phase, r.judged_by_hub),
         r.last_heartbeat.clone(),
         r.nodes.clone(),
         r.gpus.clone(),
@@ -271,6 +353,7 @@ fn row_cells(r: &SiteRow, wide: bool) -> Vec<String> {
 #[derive(Debug)]
 pub struct StatusTable {
     now: Timestamp,
+    hub_judging: Option<bool>,
     wide: bool,
     columns: usize,
     /// Every cell's text, back to back.
@@ -286,11 +369,13 @@ pub struct StatusTable {
 }
 
 impl StatusTable {
-    /// An empty table of the sites seen at `now`.
-    pub fn new(now: Timestamp, wide: bool) -> Self {
+    /// An empty table of the sites seen at `now`, `hub_judging` being
+    /// whether a hub is judging the fleet (None: unknown).
+    pub fn new(now: Timestamp, hub_judging: Option<bool>, wide: bool) -> Self {
         let headers = Self::headers(wide);
         Self {
             now,
+            hub_judging,
             wide,
             columns: headers.len(),
             text: String::new(),
@@ -312,8 +397,15 @@ impl StatusTable {
 
     /// Adds one site.
     pub fn push(&mut self, site: &FederatedCluster) {
-        self.totals.add(site);
-        let row = site_row(site, self.now);
+        let row = site_row(site, self.hub_judging, self.now);
+        self.totals.add_shown(
+            site,
+            &crate::fleet::summary::ShownPhase {
+                phase: row.phase,
+                hub_phase: site.phase(),
+                judged_by_hub: row.judged_by_hub,
+            },
+        );
         self.phases.push(row.phase);
         for (i, cell) in row_cells(&row, self.wide).iter().enumerate() {
             // Escaped and cut exactly as PlainTable does it on the way in,
@@ -421,7 +513,7 @@ pub fn render_footer(t: &FleetTotals, color: bool) -> String {
     } else {
         format!("{} active ({})", t.signals, severities.join(", "))
     };
-    format!(
+    let mut footer = format!(
         "Sites: {} ({phases})\nGPUs: {}/{} allocatable  Services: {} ready, {} failed, {} total  Signals: {signals}\n",
         t.sites,
         t.gpus_allocatable,
@@ -429,5 +521,12 @@ pub fn render_footer(t: &FleetTotals, color: bool) -> String {
         t.services_ready,
         t.services_failed,
         t.services_total,
-    )
+    );
+    if t.not_judged > 0 {
+        footer.push_str(&format!(
+            "{NOT_JUDGED_MARK} {} site(s): no hub has judged the phase shown; it is implied by the heartbeat's age (Pending: never judged)\n",
+            t.not_judged
+        ));
+    }
+    footer
 }

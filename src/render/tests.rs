@@ -4,8 +4,21 @@
 use crate::api::fixtures::fixture_now;
 use crate::api::{Environment, FederatedCluster, Signal, SignalType, Tier};
 use crate::fleet::correlation::{CorrelationConfig, DEFAULT_LOOKBACK, correlate, detect_cascades};
+use crate::fleet::liveness::{HubVerdict, hub_verdict};
 use crate::fleet::policy::{policy_rows_for, policy_table};
 use crate::render::*;
+
+/// A hub judging the fleet: its leader recorded a full judgement 5 s
+/// before the fixtures' now.
+fn judging() -> HubVerdict {
+    let record = crate::api::HubLiveness {
+        leader: "fleet-operator-hub-0-1".into(),
+        leader_since: Some(crate::api::fixtures::ago(3600)),
+        last_judgement_time: crate::api::fixtures::ago(5),
+        interval_seconds: 15,
+    };
+    hub_verdict(Some(&record), fixture_now())
+}
 
 /// A fleet with every phase, Pull and Push, GPUs of several vendors, an
 /// expired token and a site with nothing reported.
@@ -43,7 +56,7 @@ fn fleet() -> Vec<FederatedCluster> {
 #[test]
 fn status_empty_fleet() {
     insta::assert_snapshot!(render_status_table(
-        &status_view(&[], fixture_now()),
+        &status_view(&[], Some(true), fixture_now()),
         false,
         false
     ));
@@ -52,7 +65,7 @@ fn status_empty_fleet() {
 #[test]
 fn status_every_phase() {
     insta::assert_snapshot!(render_status_table(
-        &status_view(&fleet(), fixture_now()),
+        &status_view(&fleet(), Some(true), fixture_now()),
         false,
         false
     ));
@@ -61,7 +74,7 @@ fn status_every_phase() {
 #[test]
 fn status_wide() {
     insta::assert_snapshot!(render_status_table(
-        &status_view(&fleet(), fixture_now()),
+        &status_view(&fleet(), Some(true), fixture_now()),
         true,
         false
     ));
@@ -69,7 +82,11 @@ fn status_wide() {
 
 #[test]
 fn status_colour_on() {
-    let out = render_status_table(&status_view(&fleet(), fixture_now()), false, true);
+    let out = render_status_table(
+        &status_view(&fleet(), Some(true), fixture_now()),
+        false,
+        true,
+    );
     assert!(out.contains("\u{1b}[32mConnected\u{1b}[0m"));
     assert!(out.contains("\u{1b}[33mStale\u{1b}[0m"));
     assert!(out.contains("\u{1b}[31mUnreachable\u{1b}[0m"));
@@ -80,15 +97,27 @@ fn status_colour_on() {
 #[test]
 fn status_colour_off_has_no_escapes() {
     for wide in [false, true] {
-        let out = render_status_table(&status_view(&fleet(), fixture_now()), wide, false);
+        let out = render_status_table(
+            &status_view(&fleet(), Some(true), fixture_now()),
+            wide,
+            false,
+        );
         assert!(!out.contains('\u{1b}'));
     }
 }
 
 #[test]
 fn colour_does_not_change_layout() {
-    let plain = render_status_table(&status_view(&fleet(), fixture_now()), true, false);
-    let colored = render_status_table(&status_view(&fleet(), fixture_now()), true, true);
+    let plain = render_status_table(
+        &status_view(&fleet(), Some(true), fixture_now()),
+        true,
+        false,
+    );
+    let colored = render_status_table(
+        &status_view(&fleet(), Some(true), fixture_now()),
+        true,
+        true,
+    );
     assert_ne!(colored, plain);
     assert_eq!(strip_ansi(&colored), plain);
     let plain = render_incidents(&incidents(&incident_fleet()), fixture_now(), false);
@@ -126,7 +155,7 @@ fn status_missing_fields() {
     });
     let mut empty = FederatedCluster::test("empty");
     empty.status = Some(Default::default());
-    let view = status_view(&[bare, empty], fixture_now());
+    let view = status_view(&[bare, empty], Some(true), fixture_now());
     let bare_row = &view.rows[0];
     assert_eq!(bare_row.last_heartbeat, "42s");
     assert_eq!(
@@ -146,24 +175,24 @@ fn future_heartbeat_shows_as_now() {
     let ahead = FederatedCluster::test("ahead")
         .heartbeat_ago(-600)
         .with_phase(crate::api::Phase::Connected, 60);
-    let view = status_view(&[ahead], fixture_now());
+    let view = status_view(&[ahead], Some(true), fixture_now());
     assert_eq!(view.rows[0].last_heartbeat, "0s");
 }
 
 #[test]
 fn status_rows_are_sorted_whatever_the_input_order() {
     let mut sites = fleet();
-    let a = render_status_table(&status_view(&sites, fixture_now()), true, false);
+    let a = render_status_table(&status_view(&sites, Some(true), fixture_now()), true, false);
     sites.reverse();
     assert_eq!(
-        render_status_table(&status_view(&sites, fixture_now()), true, false),
+        render_status_table(&status_view(&sites, Some(true), fixture_now()), true, false),
         a
     );
 }
 
 #[test]
 fn status_json() {
-    let report = status_report(&fleet(), fixture_now());
+    let report = status_report(&fleet(), &judging(), fixture_now());
     let json = to_json(&report).unwrap();
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["apiVersion"], "fleet.kubectl-fleet.dev/v1");
@@ -188,15 +217,15 @@ fn status_json() {
 
 #[test]
 fn status_json_empty() {
-    insta::assert_snapshot!(to_json(&status_report(&[], fixture_now())).unwrap());
+    insta::assert_snapshot!(to_json(&status_report(&[], &judging(), fixture_now())).unwrap());
 }
 
 #[test]
 fn status_yaml() {
-    let yaml = to_yaml(&status_report(&fleet()[..2], fixture_now())).unwrap();
+    let yaml = to_yaml(&status_report(&fleet()[..2], &judging(), fixture_now())).unwrap();
     let back: serde_json::Value = serde_saphyr::from_str(&yaml).unwrap();
     let json: serde_json::Value =
-        serde_json::to_value(status_report(&fleet()[..2], fixture_now())).unwrap();
+        serde_json::to_value(status_report(&fleet()[..2], &judging(), fixture_now())).unwrap();
     assert_eq!(back, json, "YAML carries the same document as JSON");
     insta::assert_snapshot!(yaml);
 }
@@ -207,7 +236,8 @@ fn streamed_report(sites: &[FederatedCluster], format: report::ReportFormat) -> 
     let mut sorted: Vec<&FederatedCluster> = sites.iter().collect();
     sorted.sort_by(|a, b| a.site_name().cmp(b.site_name()));
     let mut out = Vec::new();
-    let mut stream = report::ReportStream::begin(format, fixture_now(), &mut out).unwrap();
+    let mut stream =
+        report::ReportStream::begin(format, judging(), fixture_now(), &mut out).unwrap();
     for site in sorted {
         stream.site(site.clone(), &mut out).unwrap();
     }
@@ -230,7 +260,7 @@ fn fleets() -> Vec<Vec<FederatedCluster>> {
 #[test]
 fn status_report_streamed_is_the_same_document() {
     for sites in fleets() {
-        let whole = status_report(&sites, fixture_now());
+        let whole = status_report(&sites, &judging(), fixture_now());
         assert_eq!(
             streamed_report(&sites, report::ReportFormat::Json),
             to_json(&whole).unwrap()
@@ -258,12 +288,16 @@ fn status_table_streamed_is_the_same_table() {
     for mut sites in inputs {
         for _ in 0..2 {
             for (wide, color) in [(false, false), (true, false), (false, true), (true, true)] {
-                let mut table = status::StatusTable::new(fixture_now(), wide);
+                let mut table = status::StatusTable::new(fixture_now(), Some(true), wide);
                 sites.iter().for_each(|s| table.push(s));
                 let streamed: String = table.lines(color).collect();
                 assert_eq!(
                     streamed,
-                    render_status_table(&status_view(&sites, fixture_now()), wide, color),
+                    render_status_table(
+                        &status_view(&sites, Some(true), fixture_now()),
+                        wide,
+                        color
+                    ),
                     "wide={wide} color={color}"
                 );
             }
@@ -318,7 +352,7 @@ fn incidents(sites: &[FederatedCluster]) -> IncidentsReport {
     let now = fixture_now();
     let correlations = correlate(sites, &[], now, CorrelationConfig::default());
     let cascades = detect_cascades(sites, now, DEFAULT_LOOKBACK);
-    incidents_report(sites, correlations, cascades, now)
+    incidents_report(sites, correlations, cascades, &judging(), now)
 }
 
 #[test]
@@ -388,7 +422,7 @@ fn unauthorized_pull_site() -> FederatedCluster {
 
 #[test]
 fn describe_pull_site_text() {
-    let d = describe::site_description(&unauthorized_pull_site(), fixture_now());
+    let d = describe::site_description(&unauthorized_pull_site(), &judging(), fixture_now());
     let text = describe::render_description(&d, fixture_now());
     assert!(
         !text.contains('\u{1b}'),
@@ -399,15 +433,19 @@ fn describe_pull_site_text() {
 
 #[test]
 fn describe_json() {
-    let d = describe::site_description(&unauthorized_pull_site(), fixture_now());
+    let d = describe::site_description(&unauthorized_pull_site(), &judging(), fixture_now());
     insta::assert_snapshot!(to_json(&d).unwrap());
 }
 
 #[test]
 fn status_wide_shows_why_not_connected() {
-    let view = status_view(&[unauthorized_pull_site()], fixture_now());
+    let view = status_view(&[unauthorized_pull_site()], Some(true), fixture_now());
     assert_eq!(view.rows[0].reason, "Unauthorized");
-    let connected = status_view(&[FederatedCluster::test("ok").connected()], fixture_now());
+    let connected = status_view(
+        &[FederatedCluster::test("ok").connected()],
+        Some(true),
+        fixture_now(),
+    );
     assert_eq!(connected.rows[0].reason, "-");
 }
 
@@ -436,7 +474,7 @@ fn hostile_site() -> FederatedCluster {
 #[test]
 fn hostile_site_text_is_escaped_and_cut_in_every_human_view() {
     let sites = [hostile_site()];
-    let status = render_status_table(&status_view(&sites, fixture_now()), true, false);
+    let status = render_status_table(&status_view(&sites, Some(true), fixture_now()), true, false);
     let incidents = render_incidents(&incidents(&sites), fixture_now(), false);
     for out in [&status, &incidents] {
         assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out}");
@@ -484,13 +522,13 @@ fn skewed_fleet() -> Vec<FederatedCluster> {
 fn skewed_edge_clocks_do_not_skew_the_ages_shown() {
     let sites = skewed_fleet();
     let now = fixture_now();
-    let view = status_view(&sites, now);
+    let view = status_view(&sites, Some(true), now);
     let row = |name: &str| view.rows.iter().find(|r| r.name == name).unwrap();
     assert_eq!(row("slow-live").last_heartbeat, "5s", "not 10m");
     assert_eq!(row("fast-dead").last_heartbeat, "20m", "not 0s");
     insta::assert_snapshot!(render_status_table(&view, false, false));
 
-    let v = serde_json::to_value(status_report(&sites, now)).unwrap();
+    let v = serde_json::to_value(status_report(&sites, &judging(), now)).unwrap();
     let site = |name: &str| {
         v["sites"]
             .as_array()
@@ -525,7 +563,7 @@ fn skewed_edge_clocks_do_not_skew_the_ages_shown() {
     );
 
     let describe = |site: &FederatedCluster| {
-        describe::render_description(&describe::site_description(site, now), now)
+        describe::render_description(&describe::site_description(site, &judging(), now), now)
     };
     let text = describe(&sites[0]);
     assert!(
@@ -562,10 +600,12 @@ fn an_unmeasured_fast_clock_is_never_a_negative_age() {
         .heartbeat_ago(-600)
         .with_phase(crate::api::Phase::Stale, 60);
     let now = fixture_now();
-    let v = serde_json::to_value(status_report(std::slice::from_ref(&ahead), now)).unwrap();
+    let v =
+        serde_json::to_value(status_report(std::slice::from_ref(&ahead), &judging(), now)).unwrap();
     assert_eq!(v["sites"][0]["lastHeartbeatAgeSeconds"], 0);
     assert!(v["sites"][0]["clockOffsetSeconds"].is_null());
-    let text = describe::render_description(&describe::site_description(&ahead, now), now);
+    let text =
+        describe::render_description(&describe::site_description(&ahead, &judging(), now), now);
     assert!(
         text.contains("(0s ago), edge clock; phase is judged"),
         "{text}"
@@ -587,15 +627,154 @@ fn a_forged_clock_offset_cannot_panic_or_give_a_negative_age() {
         let site = FederatedCluster::test("forged")
             .connected()
             .with_clock_offset(offset);
-        let row = &status_view(std::slice::from_ref(&site), now).rows[0];
+        let row = &status_view(std::slice::from_ref(&site), Some(true), now).rows[0];
         assert!(!row.last_heartbeat.contains("invalid"), "{offset}: {row:?}");
-        let v = serde_json::to_value(status_report(std::slice::from_ref(&site), now)).unwrap();
+        let v = serde_json::to_value(status_report(std::slice::from_ref(&site), &judging(), now))
+            .unwrap();
         assert!(
             v["sites"][0]["lastHeartbeatAgeSeconds"].as_i64().unwrap() >= 0,
             "{offset}"
         );
-        let text = describe::render_description(&describe::site_description(&site, now), now);
+        let text =
+            describe::render_description(&describe::site_description(&site, &judging(), now), now);
         assert!(text.contains("Last Heartbeat:"), "{offset}");
         crate::fleet::summary::summarize(&[site], vec![], vec![], now);
     }
+}
+
+/// The scenario: the hub stopped 3 minutes ago (its last full
+/// judgement then), an edge died a minute before it (`dead`, left
+/// Connected by the hub), another kept reporting (`alive`), and a site
+/// heartbeats that no hub ever judged (`orphan`). I = 10 s.
+fn hubless_fleet() -> (Vec<FederatedCluster>, HubVerdict) {
+    use crate::api::Phase;
+    let record = crate::api::HubLiveness {
+        leader: "hub-a".into(),
+        leader_since: Some(crate::api::fixtures::ago(3600)),
+        last_judgement_time: crate::api::fixtures::ago(180),
+        interval_seconds: 15,
+    };
+    let sites = vec![
+        FederatedCluster::test("dead")
+            .with_interval(10)
+            .heartbeat_ago(240)
+            .with_phase(Phase::Connected, 3600),
+        FederatedCluster::test("alive")
+            .with_interval(10)
+            .heartbeat_ago(3)
+            .with_phase(Phase::Connected, 3600),
+        FederatedCluster::test("orphan")
+            .with_interval(10)
+            .heartbeat_ago(4),
+    ];
+    (sites, hub_verdict(Some(&record), fixture_now()))
+}
+
+#[test]
+fn a_silent_hub_shows_no_stale_green_and_says_so_once() {
+    let (sites, hub) = hubless_fleet();
+    let now = fixture_now();
+    assert_eq!(hub.judging(), Some(false));
+    let view = status_view(&sites, hub.judging(), now);
+    let table = render_status_table(&view, true, false);
+    insta::assert_snapshot!(table);
+    let row = |name: &str| view.rows.iter().find(|r| r.name == name).unwrap().clone();
+    assert_eq!(
+        (row("dead").phase, row("dead").judged_by_hub),
+        (crate::api::Phase::Unreachable, false)
+    );
+    assert_eq!(
+        (row("alive").phase, row("alive").judged_by_hub),
+        (crate::api::Phase::Connected, true)
+    );
+    assert_eq!(row("orphan").reason, status::NOT_JUDGED_REASON);
+    let warning = status::hub_warning(&hub, sites.len(), None).unwrap();
+    assert_eq!(
+        warning,
+        "warning: no hub has judged this fleet for 3m (last full judgement by hub-a at 2026-01-01T11:57:00Z; one is recorded every 15s): phases are as last judged, and a phase marked ? is implied by the heartbeat's age; check the hub operator: kubectl -n fleet-system get deployment fleet-operator-hub"
+    );
+    assert!(!warning.contains('\n'));
+    // The same sites with a judging hub: only the 10·I rule applies.
+    let judged = status_view(&sites, Some(true), now);
+    assert_eq!(judged.rows[1].phase, crate::api::Phase::Unreachable);
+    assert!(status::hub_warning(&judging(), 3, None).is_none());
+    assert!(
+        status::hub_warning(&hub, 0, None).is_none(),
+        "nothing to judge"
+    );
+    let never = hub_verdict(None, now);
+    assert!(
+        status::hub_warning(&never, 1, None)
+            .unwrap()
+            .starts_with("warning: no hub has ever judged this fleet")
+    );
+    let unknown = status::hub_warning(
+        &HubVerdict::unknown(),
+        1,
+        Some("get FederationStatus fleet: forbidden: \x1b[2J"),
+    )
+    .unwrap();
+    assert!(!unknown.contains('\x1b'), "{unknown:?}");
+
+    let v = serde_json::to_value(status_report(&sites, &hub, now)).unwrap();
+    let dead = &v["sites"][1];
+    assert_eq!(
+        (
+            &dead["name"],
+            &dead["phase"],
+            &dead["phaseJudgedByHub"],
+            &dead["hubPhase"]
+        ),
+        (
+            &serde_json::json!("dead"),
+            &serde_json::json!("Unreachable"),
+            &serde_json::json!(false),
+            &serde_json::json!("Connected")
+        )
+    );
+    assert_eq!(v["summary"]["hub"]["state"], "Silent");
+    assert_eq!(v["summary"]["hub"]["judging"], false);
+    assert_eq!(v["summary"]["hub"]["lastJudgementAgeSeconds"], 180);
+    assert_eq!(v["summary"]["notJudgedByHub"], 2);
+    assert_eq!(v["summary"]["phases"]["connected"], 1);
+
+    let text = describe::render_description(&describe::site_description(&sites[0], &hub, now), now);
+    assert!(
+        text.contains("Phase:              Unreachable? (implied by the heartbeat's age: no hub has judged it since; the hub last wrote Connected (for 60m))"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Hub:                SILENT: no hub has judged the fleet for 3m (last full judgement by hub-a)"),
+        "{text}"
+    );
+    let text = describe::render_description(&describe::site_description(&sites[2], &hub, now), now);
+    assert!(
+        text.contains("Phase:              Pending? (no hub has judged this site)"),
+        "{text}"
+    );
+    let incidents = incidents_report(&sites, vec![], vec![], &hub, now);
+    assert_eq!(
+        serde_json::to_value(&incidents).unwrap()["hub"]["state"],
+        "Silent"
+    );
+}
+
+#[test]
+fn describe_escapes_the_region_and_the_pull_secret_reference() {
+    // Values that bypassed the CRD's patterns (an old object, a server
+    // without validation) still cannot drive the terminal.
+    let mut site = FederatedCluster::test("hostile").pull();
+    site.spec.region = Some("x\x1b[2J\x1b]0;owned\x07".into());
+    if let Some(r) = site.spec.kubeconfig_secret_ref.as_mut() {
+        r.name = "s\x1b[31m".into();
+        r.key = "k\u{202e}".into();
+    }
+    let now = fixture_now();
+    let text =
+        describe::render_description(&describe::site_description(&site, &judging(), now), now);
+    assert!(
+        !text.contains('\x1b') && !text.contains('\x07') && !text.contains('\u{202e}'),
+        "{text:?}"
+    );
+    assert!(text.contains("Region:"), "{text}");
 }

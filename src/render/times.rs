@@ -42,6 +42,15 @@ fn rfc3339(ts: Timestamp, buf: &mut [u8; 20]) -> Option<&str> {
     std::str::from_utf8(buf).ok()
 }
 
+/// `ts` as the reports write it (`YYYY-MM-DDTHH:MM:SSZ`), for text views.
+pub(crate) fn plain(ts: Timestamp) -> String {
+    let mut buf = [0; 20];
+    match rfc3339(ts, &mut buf) {
+        Some(text) => text.to_owned(),
+        None => ts.to_string(),
+    }
+}
+
 /// A `Time` that serializes as k8s-openapi's does, faster.
 struct Fast<'a>(&'a Time);
 

@@ -170,6 +170,42 @@ impl Hub {
     pub async fn admin(&self) -> kube::Client {
         client_from_yaml(&self.sandbox.admin_kubeconfig()).await
     }
+
+    /// Records in the FederationStatus singleton, as a hub leader would,
+    /// that `leader` judged every site at `at`, recording every
+    /// `interval_seconds` (creates the singleton when missing).
+    pub async fn record_hub_judgement(
+        &self,
+        leader: &str,
+        at: jiff::Timestamp,
+        interval_seconds: i64,
+    ) {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        use kube::api::{Api, Patch, PatchParams, PostParams};
+        use kubectl_fleet::api::{FederationStatus, HubLiveness};
+        let api: Api<FederationStatus> = Api::all(self.admin().await);
+        if api.get_opt("fleet").await.unwrap().is_none() {
+            api.create(
+                &PostParams::default(),
+                &FederationStatus::singleton(Default::default()),
+            )
+            .await
+            .unwrap();
+        }
+        let record = HubLiveness {
+            leader: leader.to_owned(),
+            leader_since: Some(Time(at)),
+            last_judgement_time: Time(at),
+            interval_seconds,
+        };
+        api.patch_status(
+            "fleet",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({ "status": { "hub": record } })),
+        )
+        .await
+        .unwrap();
+    }
 }
 
 /// Runs `sh -c SCRIPT` with kubectl-fleet first on PATH, KUBECONFIG set to
