@@ -257,7 +257,9 @@ fn rule(api_group: &str, resource: &str, names: &[&str], verbs: &[&str]) -> Poli
 ///   (`replace_site_status`) and the Pull prober's merge patch
 ///   (`patch_site_status`).
 /// - `federationstatuses` get and, for the singleton `fleet` only, its
-///   `/status` update; create (which RBAC cannot limit by name) makes it.
+///   `/status` update (the summary's guarded replace) and patch (the
+///   leader's liveness record, `status.hub` alone); create (which RBAC
+///   cannot limit by name) makes it.
 /// - `tokenreviews`, `subjectaccessreviews` create: authenticating the
 ///   callers of the REST API and `/metrics`.
 pub fn hub_operator_cluster_rules() -> Vec<PolicyRule> {
@@ -268,7 +270,7 @@ pub fn hub_operator_cluster_rules() -> Vec<PolicyRule> {
         rule(g, "federatedclusters/status", &[], &["update", "patch"]),
         rule(g, "federationstatuses", &[], &["create"]),
         rule(g, "federationstatuses", &[fleet], &["get"]),
-        rule(g, "federationstatuses/status", &[fleet], &["update"]),
+        rule(g, "federationstatuses/status", &[fleet], &["update", "patch"]),
         rule("authentication.k8s.io", "tokenreviews", &[], &["create"]),
         rule(
             "authorization.k8s.io",
@@ -934,7 +936,7 @@ mod tests {
                 { "apiGroups": [g], "resources": ["federatedclusters/status"], "verbs": ["update", "patch"] },
                 { "apiGroups": [g], "resources": ["federationstatuses"], "verbs": ["create"] },
                 { "apiGroups": [g], "resources": ["federationstatuses"], "resourceNames": ["fleet"], "verbs": ["get"] },
-                { "apiGroups": [g], "resources": ["federationstatuses/status"], "resourceNames": ["fleet"], "verbs": ["update"] },
+                { "apiGroups": [g], "resources": ["federationstatuses/status"], "resourceNames": ["fleet"], "verbs": ["update", "patch"] },
                 { "apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"] },
                 { "apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"] },
             ])
