@@ -32,6 +32,20 @@ fn kubectl_fleet(hub: &Hub, args: &str) -> Run {
     shell(hub, &format!("kubectl fleet {args}"))
 }
 
+/// The namespace the hub operator runs in, where it keeps its leader
+/// Lease (`install` creates it; these hubs have the CRDs only, and
+/// `register` creates only the sites' namespace).
+fn operator_namespace(hub: &Hub) {
+    shell(
+        hub,
+        &format!(
+            "kubectl create namespace {}",
+            kubectl_fleet::fleet::rbac::FLEET_NAMESPACE
+        ),
+    )
+    .ok();
+}
+
 /// A site's API as its own token sees it.
 async fn site_api(hub: &Hub, site: &str) -> Api<FederatedCluster> {
     let registered = hub.register(site, &["--heartbeat-interval", INTERVAL]);
@@ -167,6 +181,7 @@ async fn with_no_hub_ever_status_says_nobody_judges() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_hub_is_reported_and_its_dead_sites_are_not_shown_green() {
     let hub = Hub::new();
+    operator_namespace(&hub);
     let alive = site_api(&hub, "alive").await;
     let dead = site_api(&hub, "dead").await;
     let _alive = Heartbeats::start(alive, "alive");
@@ -451,6 +466,7 @@ fn types(conditions: &[(String, String, String, String)]) -> Vec<&str> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_site_token_cannot_forge_the_hubs_judgement() {
     let hub = Hub::new();
+    operator_namespace(&hub);
     let site = site_api(&hub, "site-a").await;
     let _beats = Heartbeats::start(site.clone(), "site-a");
     let log = hub.dir.path().join("hub.log");
@@ -513,9 +529,13 @@ async fn a_site_token_cannot_forge_the_hubs_judgement() {
     );
 }
 
+/// The condition types of a Pull site, sorted.
+const PULL_TYPES: [&str; 3] = ["Connected", "CredentialExpiring", "RemediationCapable"];
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mode_switch_leaves_no_condition_of_the_old_mode() {
     let hub = Hub::new();
+    operator_namespace(&hub);
     let member = kube_sandbox::Sandbox::start();
     let member_kc = hub.dir.path().join("member.kubeconfig");
     member.write_admin_kubeconfig(&member_kc).unwrap();
@@ -540,7 +560,7 @@ async fn a_mode_switch_leaves_no_condition_of_the_old_mode() {
     ])
     .ok();
     let mut args = hub_args(&hub.kubeconfig, "hub-a", 0.3);
-    args.extend(["--probe-timeout".to_owned(), "4s".to_owned()]);
+    args.extend(["--probe-timeout", "4s", "--pull-allow-cidr", "127.0.0.0/8"].map(str::to_owned));
     let _operator = Proc::spawn(
         "hub",
         &operator_bin(),
@@ -549,7 +569,7 @@ async fn a_mode_switch_leaves_no_condition_of_the_old_mode() {
     );
     let admin: Api<FederatedCluster> = Api::all(hub.admin().await);
     wait_until(Duration::from_secs(40), "probed, Connected", || async {
-        types(&conditions(&admin, "site-a").await) == ["Connected", "RemediationCapable"]
+        types(&conditions(&admin, "site-a").await) == PULL_TYPES
             && phase(&admin, "site-a").await == Some(Phase::Connected)
     })
     .await;
@@ -584,7 +604,8 @@ async fn a_mode_switch_leaves_no_condition_of_the_old_mode() {
         );
     }
 
-    // Push → Pull: CredentialExpiring and ClockSkew go.
+    // Push → Pull: ClockSkew goes; CredentialExpiring is judged again, for
+    // the member token the hub renews.
     admin
         .patch(
             "site-a",
@@ -594,7 +615,7 @@ async fn a_mode_switch_leaves_no_condition_of_the_old_mode() {
         .await
         .unwrap();
     wait_until(Duration::from_secs(40), "Pull conditions only", || async {
-        types(&conditions(&admin, "site-a").await) == ["Connected", "RemediationCapable"]
+        types(&conditions(&admin, "site-a").await) == PULL_TYPES
     })
     .await;
     let status = admin.get("site-a").await.unwrap().status.unwrap();

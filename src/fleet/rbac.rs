@@ -270,7 +270,12 @@ pub fn hub_operator_cluster_rules() -> Vec<PolicyRule> {
         rule(g, "federatedclusters/status", &[], &["update", "patch"]),
         rule(g, "federationstatuses", &[], &["create"]),
         rule(g, "federationstatuses", &[fleet], &["get"]),
-        rule(g, "federationstatuses/status", &[fleet], &["update", "patch"]),
+        rule(
+            g,
+            "federationstatuses/status",
+            &[fleet],
+            &["update", "patch"],
+        ),
         rule("authentication.k8s.io", "tokenreviews", &[], &["create"]),
         rule(
             "authorization.k8s.io",
