@@ -266,6 +266,37 @@ pub struct FederatedClusterSpec {
     /// Pull mode only: the hub Secret holding a kubeconfig for the member.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubeconfig_secret_ref: Option<SecretKeyRef>,
+    /// A maintenance window (`kubectl fleet cordon`): while it is open the
+    /// site is still judged and shown, but raises no per-site alert and
+    /// does not count as an outage. It ends by itself at `until`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maintenance: Option<MaintenanceWindow>,
+}
+
+/// Upper bound, in characters, on a maintenance window's `reason`.
+pub const MAX_MAINTENANCE_REASON_CHARS: usize = 256;
+
+/// A planned window during which a site's outage is expected.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MaintenanceWindow {
+    /// When the window opened (or opens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<Time>,
+    /// When it ends by itself.
+    pub until: Time,
+    /// Why, for humans (no control or format characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_MAINTENANCE_REASON_CHARS), regex(pattern = DISPLAY_NAME_PATTERN))]
+    pub reason: Option<String>,
+}
+
+impl MaintenanceWindow {
+    /// Whether the window is open at `now`: from `since` (or always, when
+    /// unset) up to but not including `until`.
+    pub fn is_open(&self, now: Timestamp) -> bool {
+        self.since.as_ref().is_none_or(|s| s.0 <= now) && now < self.until.0
+    }
 }
 
 /// Default `spec.heartbeatIntervalSeconds`.
@@ -305,6 +336,7 @@ impl Default for FederatedClusterSpec {
             heartbeat_interval_seconds: DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
             max_concurrent_remediations: DEFAULT_MAX_CONCURRENT_REMEDIATIONS,
             kubeconfig_secret_ref: None,
+            maintenance: None,
         }
     }
 }
@@ -337,6 +369,14 @@ impl FederatedCluster {
     /// The phase the hub last wrote, if any.
     pub fn phase(&self) -> Option<Phase> {
         self.status.as_ref().and_then(|s| s.phase)
+    }
+
+    /// Whether the site's maintenance window is open at `now`.
+    pub fn in_maintenance(&self, now: Timestamp) -> bool {
+        self.spec
+            .maintenance
+            .as_ref()
+            .is_some_and(|m| m.is_open(now))
     }
 }
 
@@ -991,5 +1031,26 @@ mod tests {
     #[test]
     fn every_hub_condition_fits_the_schema_bound() {
         assert!(HUB_CONDITION_TYPES.len() <= MAX_CONDITIONS);
+    }
+}
+
+#[cfg(test)]
+mod maintenance_tests {
+    use super::*;
+
+    #[test]
+    fn a_window_is_open_from_since_until_until() {
+        let t = |s: i64| Timestamp::from_second(1_800_000_000 + s).unwrap();
+        let w = MaintenanceWindow {
+            since: Some(Time(t(0))),
+            until: Time(t(60)),
+            reason: None,
+        };
+        assert!(!w.is_open(t(-1)));
+        assert!(w.is_open(t(0)));
+        assert!(w.is_open(t(59)));
+        assert!(!w.is_open(t(60)), "it ends by itself");
+        let open_now = MaintenanceWindow { since: None, ..w };
+        assert!(open_now.is_open(t(-100)));
     }
 }

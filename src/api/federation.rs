@@ -117,11 +117,48 @@ pub struct FederationStatusStatus {
     /// When the hub last recomputed this summary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_updated: Option<Time>,
+    /// Grouped outages: sites sharing a region (or another label the hub
+    /// groups by) that left Connected together; see [`GroupedOutage`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_OUTAGES))]
+    pub outages: Vec<GroupedOutage>,
+    /// Sites whose maintenance window is open (`spec.maintenance`).
+    #[serde(default)]
+    pub maintenance_clusters: i64,
+    /// How many sites report each edge version (`status.observedVersion`;
+    /// sites that never reported one are not counted). At most
+    /// [`MAX_EDGE_VERSIONS`] versions; the rest are counted under `other`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(extend("maxProperties" = MAX_EDGE_VERSIONS))]
+    pub edge_versions: BTreeMap<String, i64>,
     /// The hub leader's own heartbeat: who is judging the fleet and when it
     /// last did. Absent until a hub has led; readers say the fleet state is
     /// unjudged when it is absent or older than its thresholds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hub: Option<HubLiveness>,
+}
+
+/// Upper bound on `FederationStatus` `status.outages`.
+pub const MAX_OUTAGES: usize = 100;
+/// Upper bound on the entries of `FederationStatus` `status.edgeVersions`.
+pub const MAX_EDGE_VERSIONS: usize = 64;
+
+/// Several sites sharing a group (a region, or the value of another label
+/// the hub is told to group by) that left Connected within a window: one
+/// outage, instead of a page per site.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GroupedOutage {
+    /// Stable id while the outage lasts, `go-` and 8 hex digits.
+    pub id: String,
+    /// What the sites share: `region`, or the label key grouped by.
+    pub group_by: String,
+    /// The shared value (a region, a label value).
+    pub value: String,
+    /// The sites not Connected in the group, sorted.
+    pub clusters: Vec<String>,
+    /// When the earliest of them left Connected.
+    pub since: Time,
 }
 
 /// Upper bound, in characters, on the leader identity recorded in
@@ -233,6 +270,10 @@ impl Cascade {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Cascade {
+    /// Stable id, `cc-` and 8 hex digits of its identity (source, target,
+    /// signal, workload), so `kubectl fleet incidents ID` can name it.
+    #[serde(default)]
+    pub id: String,
     /// Site where the failure appeared first (lower environment).
     pub source: String,
     /// Production site where it appeared later.

@@ -540,6 +540,8 @@ fn desired_spec(
         max_concurrent_remediations: args
             .max_concurrent_remediations
             .unwrap_or(base.max_concurrent_remediations),
+        // A maintenance window is `cordon`'s: a re-run keeps it.
+        maintenance: base.maintenance,
         kubeconfig_secret_ref: (mode == Mode::Pull).then(|| SecretKeyRef {
             namespace: NAMESPACE.to_owned(),
             name: rbac::pull_secret_name(&args.site),

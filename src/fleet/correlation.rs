@@ -124,26 +124,48 @@ pub fn correlate<S: std::borrow::Borrow<FederatedCluster>>(
         .collect()
 }
 
-/// `xc-` and 8 hex digits of an FNV-1a hash of the signal type and the
-/// detection time: deterministic, and different for each new occurrence.
-pub fn correlation_id(signal: SignalType, detected_at: Timestamp) -> String {
+/// 32-bit FNV-1a of `bytes`: small, deterministic across processes and
+/// versions (unlike std's hashers), enough for short incident ids.
+fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u32 {
     let mut hash: u32 = 0x811c_9dc5;
-    let nanos = detected_at.as_nanosecond().to_le_bytes();
-    for byte in signal.as_str().bytes().chain([0]).chain(nanos) {
+    for byte in bytes {
         hash ^= u32::from(byte);
         hash = hash.wrapping_mul(0x0100_0193);
     }
+    hash
+}
+
+/// `xc-` and 8 hex digits of an FNV-1a hash of the signal type and the
+/// detection time: deterministic, and different for each new occurrence.
+pub fn correlation_id(signal: SignalType, detected_at: Timestamp) -> String {
+    let nanos = detected_at.as_nanosecond().to_le_bytes();
+    let hash = fnv1a(signal.as_str().bytes().chain([0]).chain(nanos));
     format!("xc-{hash:08x}")
+}
+
+/// `cc-` and 8 hex digits of an FNV-1a hash of a cascade's identity
+/// ([`Cascade::key`]: source, target, signal, workload): the same cascade
+/// keeps its id from one evaluation to the next.
+pub fn cascade_id(key: &str) -> String {
+    format!("cc-{:08x}", fnv1a(key.bytes()))
+}
+
+/// Whether `id` has the `PREFIX-` + 8 lowercase hex shape of an incident
+/// id (`xc-` correlations, `cc-` cascades, `go-` grouped outages).
+pub fn is_incident_id(id: &str, prefix: &str) -> bool {
+    id.strip_prefix(prefix)
+        .and_then(|rest| rest.strip_prefix('-'))
+        .is_some_and(|hex| {
+            hex.len() == 8
+                && hex
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        })
 }
 
 /// Whether `id` has the `xc-` + 8 lowercase hex shape.
 pub fn is_correlation_id(id: &str) -> bool {
-    id.strip_prefix("xc-").is_some_and(|hex| {
-        hex.len() == 8
-            && hex
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    })
+    is_incident_id(id, "xc")
 }
 
 #[derive(Clone)]
@@ -232,7 +254,8 @@ pub fn detect_cascades<S: std::borrow::Borrow<FederatedCluster>>(
             .into_iter()
             .filter(|t| t.first_seen > source.first_seen)
         {
-            out.push(Cascade {
+            let mut cascade = Cascade {
+                id: String::new(),
                 source: source.cluster.to_owned(),
                 target: target.cluster.to_owned(),
                 source_environment: source.environment,
@@ -247,7 +270,9 @@ pub fn detect_cascades<S: std::borrow::Borrow<FederatedCluster>>(
                     .first_seen
                     .duration_since(source.first_seen)
                     .as_secs(),
-            });
+            };
+            cascade.id = cascade_id(&cascade.key());
+            out.push(cascade);
         }
     }
     // (signal, workload, target) is unique, so an unstable sort is exact.
@@ -529,5 +554,26 @@ mod tests {
         let out = detect_cascades(&sites, fixture_now(), DEFAULT_LOOKBACK);
         let targets: Vec<_> = out.iter().map(|c| c.target.as_str()).collect();
         assert_eq!(targets, ["p-c", "p-a", "p-b"]);
+    }
+}
+
+#[cfg(test)]
+mod cascade_id_tests {
+    use super::*;
+
+    #[test]
+    fn a_cascade_keeps_its_id_and_ids_have_their_shape() {
+        let a = cascade_id("staging-1->prod-1:CrashLoopBackOff:Deployment/api");
+        assert_eq!(
+            a,
+            cascade_id("staging-1->prod-1:CrashLoopBackOff:Deployment/api")
+        );
+        assert_ne!(
+            a,
+            cascade_id("staging-1->prod-2:CrashLoopBackOff:Deployment/api")
+        );
+        assert!(is_incident_id(&a, "cc"));
+        assert!(!is_incident_id(&a, "xc"));
+        assert!(!is_incident_id("cc-1234567", "cc"));
     }
 }

@@ -8,7 +8,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::api::{
     Cascade, Correlation, DisconnectedCluster, FederatedCluster, FederationStatusStatus,
-    IssuesBySeverity, MAX_CASCADES, Phase,
+    IssuesBySeverity, MAX_CASCADES, MAX_EDGE_VERSIONS, Phase,
 };
 use crate::fleet::age::human_duration;
 
@@ -254,10 +254,54 @@ pub fn summarize<S: std::borrow::Borrow<FederatedCluster>>(
         cascades_detected: count(cascades.len()),
         cascades: most_recent(cascades),
         last_updated: Some(Time(now)),
+        outages: Vec::new(),
+        maintenance_clusters: count(
+            sites
+                .iter()
+                .filter(|s| s.borrow().in_maintenance(now))
+                .count(),
+        ),
+        edge_versions: edge_versions(sites.iter().map(|s| s.borrow())),
         // The hub's own record is the leader's to set (it is kept apart
         // from the summary's writes).
         hub: None,
     }
+}
+
+/// Key under which versions past [`MAX_EDGE_VERSIONS`] are counted.
+pub const OTHER_VERSIONS: &str = "other";
+
+/// How many sites report each edge version (`status.observedVersion`),
+/// the [`MAX_EDGE_VERSIONS`] − 1 most common by name, the rest under
+/// [`OTHER_VERSIONS`]. Sites that never reported a version are left out.
+pub fn edge_versions<'a>(
+    sites: impl Iterator<Item = &'a FederatedCluster>,
+) -> BTreeMap<String, i64> {
+    let mut counts: BTreeMap<&str, i64> = BTreeMap::new();
+    for site in sites {
+        if let Some(v) = site
+            .status
+            .as_ref()
+            .and_then(|s| s.observed_version.as_deref())
+        {
+            *counts.entry(v).or_default() += 1;
+        }
+    }
+    if counts.len() <= MAX_EDGE_VERSIONS {
+        return counts.into_iter().map(|(v, n)| (v.to_owned(), n)).collect();
+    }
+    let mut by_count: Vec<(&str, i64)> = counts.into_iter().collect();
+    by_count.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let mut out: BTreeMap<String, i64> = BTreeMap::new();
+    for (i, (v, n)) in by_count.into_iter().enumerate() {
+        let key = if i + 1 < MAX_EDGE_VERSIONS {
+            v
+        } else {
+            OTHER_VERSIONS
+        };
+        *out.entry(key.to_owned()).or_default() += n;
+    }
+    out
 }
 
 /// Cascades come sorted oldest first; the FederationStatus keeps the most
@@ -457,5 +501,41 @@ mod tests {
         assert_eq!(s.total_clusters, 0);
         assert!(s.disconnected_clusters.is_empty());
         assert_eq!(s.total_active_issues, 0);
+    }
+}
+
+#[cfg(test)]
+mod edge_version_tests {
+    use super::*;
+
+    fn reporting(name: &str, version: Option<&str>) -> FederatedCluster {
+        let mut s = FederatedCluster::test(name);
+        s.status = Some(crate::api::FederatedClusterStatus {
+            observed_version: version.map(str::to_owned),
+            ..Default::default()
+        });
+        s
+    }
+
+    #[test]
+    fn versions_are_counted_and_bounded() {
+        let sites = [
+            reporting("a", Some("0.2.0")),
+            reporting("b", Some("0.2.0")),
+            reporting("c", Some("0.1.0")),
+            reporting("d", None),
+        ];
+        let v = edge_versions(sites.iter());
+        assert_eq!(
+            v,
+            BTreeMap::from([("0.1.0".to_owned(), 1), ("0.2.0".to_owned(), 2)])
+        );
+        let many: Vec<_> = (0..MAX_EDGE_VERSIONS + 10)
+            .map(|i| reporting(&format!("s{i}"), Some(&format!("1.0.{i}"))))
+            .collect();
+        let v = edge_versions(many.iter());
+        assert_eq!(v.len(), MAX_EDGE_VERSIONS);
+        assert_eq!(v[OTHER_VERSIONS], 11);
+        assert_eq!(v.values().sum::<i64>(), i64::try_from(many.len()).unwrap());
     }
 }
