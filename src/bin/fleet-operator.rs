@@ -8,17 +8,15 @@ use std::io::IsTerminal as _;
 use std::process::ExitCode;
 
 use clap::Parser as _;
+use kubectl_fleet::fleet::verbosity::tracing_level;
 use kubectl_fleet::k8s::with_causes;
 use kubectl_fleet::operator::{self, Args, LogFormat};
 use kubectl_fleet::render::safe::terminal_safe;
 use tracing_subscriber::EnvFilter;
 
 fn init_tracing(args: &Args) {
-    let default = match args.verbose {
-        0 => "info",
-        1 => "debug",
-        _ => "trace",
-    };
+    // kubectl's -v levels (`fleet::verbosity`); info below 4.
+    let default = tracing_level(args.verbose).unwrap_or("info");
     // kube's own debug output includes request URLs but never headers, so
     // the bearer token cannot reach the log at any level. kube's client
     // logs every failed request at ERROR; the operator logs one line per
@@ -35,9 +33,9 @@ fn init_tracing(args: &Args) {
     // kube-runtime's controller opens an info-level span per reconcile
     // ("reconciling object") and formats its fields each time, a steady
     // part of a large hub's CPU (docs/benchmarks-operator.md); every hub
-    // log line names its site itself. Without -v, and unless RUST_LOG
-    // names kube_runtime, that target logs warnings only.
-    if args.verbose == 0 && !std::env::var("RUST_LOG").is_ok_and(|v| v.contains("kube_runtime")) {
+    // log line names its site itself. Below -v=4 (debug), and unless
+    // RUST_LOG names kube_runtime, that target logs warnings only.
+    if default == "info" && !std::env::var("RUST_LOG").is_ok_and(|v| v.contains("kube_runtime")) {
         filter = filter.add_directive(
             "kube_runtime::controller=warn"
                 .parse()

@@ -1,12 +1,13 @@
 //! `kubectl fleet`: the kubectl plugin binary. Parses the command line, sets
-//! up logging to stderr (`-v`), runs the command and turns a failure into
-//! one line on stderr and a non-zero exit code.
+//! up logging to stderr (`-v=LEVEL`, as kubectl's), runs the command and
+//! turns a failure into one line on stderr and a non-zero exit code.
 
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
 
 use clap::Parser as _;
 use kubectl_fleet::cli::{Cli, Io, run, run_internal, usage_error_line};
+use kubectl_fleet::fleet::verbosity::tracing_level;
 use kubectl_fleet::render::safe::terminal_safe;
 
 fn main() -> ExitCode {
@@ -87,12 +88,11 @@ fn main() -> ExitCode {
     }
 }
 
+/// Logging at kubectl's `-v=LEVEL` (`fleet::verbosity`); none at 0, where
+/// a failure is only its one line.
 fn init_tracing(verbose: u8) {
-    let level = match verbose {
-        0 => return,
-        1 => "info",
-        2 => "debug",
-        _ => "trace",
+    let Some(level) = tracing_level(verbose) else {
+        return;
     };
     // RUST_LOG, when set, refines -v (e.g. RUST_LOG=kube=debug).
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()

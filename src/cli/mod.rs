@@ -66,8 +66,16 @@ pub struct GlobalArgs {
     /// Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)
     #[arg(long, global = true, value_name = "DURATION", default_value = "0", value_parser = parse_duration)]
     pub request_timeout: Duration,
-    /// Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    /// Log detail on stderr, as kubectl's -v: 1-3 info and an error's causes, 4-5 debug, 6+ every request
+    #[arg(
+        short = 'v',
+        long = "v",
+        global = true,
+        value_name = "LEVEL",
+        default_value = "0",
+        hide_default_value = true,
+        value_parser = crate::fleet::verbosity::parse_level
+    )]
     pub verbose: u8,
 }
 

@@ -21,6 +21,7 @@
 //! - [`age`]: kubectl-like ages.
 //! - [`duration`]: durations as flags take them, and back.
 //! - [`bounds`]: the caps on edge-owned status text, applied before writing.
+//! - [`verbosity`]: kubectl's `-v=LEVEL` and the log detail each level means.
 
 pub mod admission;
 pub mod age;
@@ -38,3 +39,4 @@ pub mod rbac;
 pub mod signals;
 pub mod status_patch;
 pub mod summary;
+pub mod verbosity;

@@ -127,8 +127,14 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "text")]
     pub log_format: LogFormat,
 
-    /// More logging (-v debug, -vv trace); RUST_LOG overrides.
-    #[arg(short, long, action = clap::ArgAction::Count)]
+    /// Log detail, as kubectl's -v: 0-3 info, 4-5 debug, 6+ trace (every request); RUST_LOG overrides.
+    #[arg(
+        short = 'v',
+        long = "v",
+        value_name = "LEVEL",
+        default_value = "0",
+        value_parser = crate::fleet::verbosity::parse_level
+    )]
     pub verbose: u8,
 
     /// Hub: elect one active replica through a coordination.k8s.io Lease.
