@@ -64,9 +64,11 @@ pub fn plain_yaml_stream<T: serde::Serialize>(docs: &[T]) -> String {
 /// a temporary file in the same folder, created with mode 0600 from the
 /// start (never widened afterwards), synced, then renamed into place. On
 /// failure the temporary file is removed and `path` is left as it was.
+/// On Windows, which has no mode bits, the file takes the ACL of its
+/// folder (a user's profile folder is readable by that user and
+/// administrators only; docs/platforms.md).
 pub fn write_private_file(path: &std::path::Path, contents: &[u8]) -> std::io::Result<()> {
     use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -83,11 +85,11 @@ pub fn write_private_file(path: &std::path::Path, contents: &[u8]) -> std::io::R
     // then refuses to follow anything planted at the temporary path.
     let _ = std::fs::remove_file(&tmp);
     let result = (|| {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options.open(&tmp)?;
         file.write_all(contents)?;
         file.sync_all()?;
         std::fs::rename(&tmp, path)

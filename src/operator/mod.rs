@@ -269,6 +269,7 @@ fn default_identity() -> String {
 }
 
 /// Resolves on SIGTERM or SIGINT.
+#[cfg(unix)]
 async fn termination() {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate()).ok();
@@ -276,6 +277,15 @@ async fn termination() {
     tokio::select! {
         _ = async { match term.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending().await } } => {}
         _ = async { match int.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending().await } } => {}
+    }
+}
+
+/// Resolves on Ctrl-C, the one termination signal Windows has (the
+/// operator ships for Linux; the library compiles for the Windows CLI).
+#[cfg(not(unix))]
+async fn termination() {
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
     }
 }
 
