@@ -18,8 +18,11 @@
 #   $CACHE/out/dev/{kubectl-fleet,fleet-operator}       (default: dev profile, what the tests run)
 #   $CACHE/out/release/{kubectl-fleet,fleet-operator}   (--release: the shipped profile, for sizes)
 #   $CACHE/root/usr/aarch64-linux-gnu                   the prefix for `qemu-aarch64 -L`
-# --windows-check also installs Debian's mingw-w64 std and runs
-# `cargo check --target x86_64-pc-windows-gnu` of the CLI's library and binaries.
+# --windows-check also proves the Windows leg compiles: Debian ships no
+# Windows standard library for sid's rustc 1.97 (libstd-rust-dev-windows
+# is not in the mirror's sid), so it installs rust-src and mingw-w64 and
+# runs `cargo check -Zbuild-std --target x86_64-pc-windows-gnu` of the
+# library and both binaries (RUSTC_BOOTSTRAP=1: build-std is unstable).
 #
 # Every phase leaves a stamp, so a second run only rebuilds what changed.
 # tools/test.sh runs it (and installs qemu-user for the tests).
@@ -30,7 +33,7 @@ readonly TARGET=aarch64-unknown-linux-gnu
 readonly WIN_TARGET=x86_64-pc-windows-gnu
 # Packages of the root, beyond minbase. Changing this list rebuilds the root's toolchain.
 readonly TOOLCHAIN_PKGS="ca-certificates rustc cargo libstd-rust-dev:arm64 gcc-aarch64-linux-gnu libc6-dev-arm64-cross binutils-aarch64-linux-gnu"
-readonly WINDOWS_PKGS="libstd-rust-dev-windows gcc-mingw-w64-x86-64-posix"
+readonly WINDOWS_PKGS="rust-src gcc-mingw-w64-x86-64-posix"
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 src="$(cd "$here/../.." && pwd)"
@@ -172,7 +175,9 @@ phase_done
 if [ "$windows" = 1 ]; then
   phase windows-check
   in_root sh -c 'cd /build/src && exec env "$@"' _ "${cargo_env[@]}" \
-    cargo check --locked --target "$WIN_TARGET" --lib --bin kubectl-fleet --bin fleet-operator >&2 \
+    CARGO_TARGET_DIR=/build/target-windows RUSTC_BOOTSTRAP=1 \
+    cargo check --locked -Zbuild-std=std,panic_abort --target "$WIN_TARGET" \
+    --lib --bin kubectl-fleet --bin fleet-operator >&2 \
     || die "cargo check --target $WIN_TARGET failed"
   phase_done
 fi
