@@ -178,10 +178,13 @@ pub fn write_all(root: &Path) -> Result<(), Error> {
         }
         std::fs::write(&path, &artifact.contents).map_err(err)?;
         // Windows has no executable bit (the checked-in files come from a Unix checkout).
-        #[cfg(unix)]
         if artifact.executable {
-            use std::os::unix::fs::PermissionsExt as _;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).map_err(err)?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt as _;
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+                    .map_err(err)?;
+            }
         }
     }
     Ok(())
