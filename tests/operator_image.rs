@@ -332,6 +332,17 @@ fn image_index_holds_amd64_and_arm64_and_each_runs_as_the_image_user() {
         let packages = config["config"]["Labels"]["dev.kubectl-fleet.debian-packages"]
             .as_str()
             .unwrap();
+        for package in packages.split(' ') {
+            let (name, version) = package.split_once('=').unwrap();
+            assert!(
+                !name.is_empty()
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+-.".contains(c))
+                    && !version.is_empty(),
+                "linux/{arch}: {package:?} is not a Debian NAME=VERSION in {packages:?}"
+            );
+        }
         assert!(packages.contains("libc6="), "{packages}");
         assert!(packages.contains("ca-certificates="), "{packages}");
         assert!(!rootfs.join("bin/sh").exists());

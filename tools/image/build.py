@@ -155,8 +155,12 @@ class Root:
         for candidate in candidates:
             out = subprocess.run(["dpkg-query", *self.dpkg, "-S", candidate],
                                  capture_output=True, text=True)
-            if out.returncode == 0:
-                owner = out.stdout.split(": ")[0].split(",")[0].strip()
+            # Lines "PKG[:ARCH][, PKG…]: PATH"; merged /usr adds dpkg
+            # diversion lines ("diversion by PKG from: PATH"), never owners.
+            owners = [l.split(": ")[0].split(",")[0].strip() for l in out.stdout.splitlines()
+                      if ": " in l and not l.startswith("diversion ")]
+            if out.returncode == 0 and owners:
+                owner = owners[0]
                 name = owner.split(":")[0]
                 ver = subprocess.run(["dpkg-query", *self.dpkg, "-W", "-f=${Version}", owner],
                                      capture_output=True, text=True).stdout.strip()
