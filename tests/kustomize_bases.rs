@@ -136,6 +136,31 @@ fn edge_base_is_install_with_the_site_left_to_an_overlay() {
     assert_same_objects(kustomize("edge"), edge, "deploy/kustomize/edge");
 }
 
+/// An edge deployed from the base alone, without the overlay naming its
+/// site, refuses to start: its container's arguments, as rendered, make
+/// `fleet-operator` exit with a one-line error about the site.
+#[test]
+fn an_edge_from_the_base_without_an_overlay_refuses_to_start() {
+    let mut edge = kustomize("edge");
+    let args: Vec<String> = deployment(&mut edge, "fleet-operator-edge")["spec"]["template"]
+        ["spec"]["containers"][0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_owned())
+        .collect();
+    let out = Command::new(env!("CARGO_BIN_EXE_fleet-operator"))
+        .args(&args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(PLACEHOLDER) && stderr.contains("site") && stderr.contains("overlay"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn edge_overlay_names_its_site_and_mirror_like_install_flags() {
     let image = format!("{MIRROR}:v{VERSION}");

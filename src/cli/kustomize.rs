@@ -23,8 +23,8 @@ use super::generate::Artifact;
 use super::install::{self, ServingCert, default_image};
 
 /// The edge base's `--site` value: a name no site can have (site names are
-/// lowercase), so an edge deployed from the base without an overlay is
-/// refused by the hub instead of reporting for someone else's site.
+/// lowercase), so an edge deployed from the base without an overlay
+/// refuses to start instead of reporting for someone else's site.
 pub const EDGE_SITE_PLACEHOLDER: &str = "SET-THE-SITE-IN-AN-OVERLAY";
 
 /// Where the bases live, relative to the repository root.

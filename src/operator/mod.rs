@@ -167,7 +167,7 @@ pub struct Args {
     pub cascade_lookback: Duration,
 
     /// Edge: the site this edge reports for.
-    #[arg(long, required_if_eq("federation_role", "edge"))]
+    #[arg(long, required_if_eq("federation_role", "edge"), value_parser = parse_site)]
     pub site: Option<String>,
 
     /// Edge: kubeconfig for the hub with the site token (`kubectl fleet register` output).
@@ -266,6 +266,19 @@ fn default_identity() -> String {
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "fleet-operator".to_owned());
     format!("{host}-{}", std::process::id())
+}
+
+/// `--site`: a site name (a DNS-1123 label), checked before anything
+/// starts. An edge deployed from the kustomize edge base without an overlay
+/// passes its placeholder, which no site can be called (docs/gitops.md).
+fn parse_site(s: &str) -> Result<String, String> {
+    crate::fleet::rbac::validate_site_name(s)
+        .map(|()| s.to_owned())
+        .map_err(|e| {
+            format!(
+                "{e}; pass the name the site was registered with (the kustomize edge base leaves it to an overlay, docs/gitops.md)"
+            )
+        })
 }
 
 /// Resolves on SIGTERM or SIGINT.
