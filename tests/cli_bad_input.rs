@@ -296,7 +296,7 @@ fn a_missing_file_in_a_kubeconfig_list_is_skipped_as_kubectl_does() {
         "KUBECONFIG={list} kubectl get federatedclusters && KUBECONFIG={list} kubectl fleet status"
     );
     let run = cli_support::shell(&hub, &script).ok();
-    assert!(run.stdout.contains("No sites found"), "{}", run.stdout);
+    assert!(run.stderr.contains("No sites found"), "{}", run.stderr);
     let run = cli_support::shell(
         &hub,
         &format!("KUBECONFIG={} kubectl fleet status", missing.display()),

@@ -71,7 +71,7 @@ fn request_timeout_bounds_a_slow_server() {
 fn verbose_adds_the_cause_chain() {
     let hub = Hub::new();
     hub.sandbox.controls().set_outage(true);
-    let run = hub.fleet(&["-v", "status"]);
+    let run = hub.fleet(&["-v=1", "status"]);
     hub.sandbox.controls().set_outage(false);
     assert_ne!(run.code, 0);
     assert!(

@@ -695,7 +695,7 @@ async fn a_member_identity_left_behind_is_named_with_the_command_that_removes_it
     assert_eq!(member_answers(&stored).await, 401, "removed");
 }
 
-/// On a terminal the switch is a question: "n" changes nothing (exit 130),
+/// On a terminal the switch is a question: "n" changes nothing (exit 1),
 /// "y" switches.
 #[tokio::test]
 async fn a_mode_switch_on_a_terminal_asks_first() {
@@ -753,7 +753,7 @@ async fn a_mode_switch_on_a_terminal_asks_first() {
         (status.code(), text())
     };
     let (code, text) = answer("n");
-    assert_eq!(code, Some(130), "{text}");
+    assert_eq!(code, Some(1), "{text}");
     assert_eq!(
         site(&hub, "site-t").await.spec.mode,
         kubectl_fleet::api::Mode::Pull

@@ -8,6 +8,9 @@
 //! (`status`, `rotate`, `unregister`, `describe`, …): the caller passes a
 //! lister that asks the hub named by the `--kubeconfig`/`--context` words
 //! already typed; `register` names a new site, so it gets none.
+//! `--context` and `--member-context` complete to the context names of the
+//! kubeconfig typed before them (`--kubeconfig`/`--member-kubeconfig`, else
+//! the one kubectl reads), as kubectl's own `--context` does.
 
 use super::command;
 
@@ -48,15 +51,25 @@ pub struct SiteQuery {
     pub context: Option<String>,
 }
 
+/// What completion may look up: the registered site names on the hub the
+/// typed flags name, and the context names of a kubeconfig (`None`: the
+/// one kubectl reads). Either may fail silently and return none.
+pub struct Lookups<'a> {
+    /// Registered site names.
+    pub sites: &'a dyn Fn(&SiteQuery) -> Vec<String>,
+    /// Context names of a kubeconfig file.
+    pub contexts: &'a dyn Fn(Option<&str>) -> Vec<String>,
+}
+
 /// Positionals named like this complete to registered site names.
 const SITE_VALUE_NAME: &str = "SITE";
 
 /// Commands whose SITE positional names a site that does not exist yet.
 const NEW_SITE_COMMANDS: &[&str] = &["register"];
 
-/// Completes the last word of `words`; `sites` lists the registered site
-/// names (it may fail silently and return none: completion never errors).
-pub fn complete(words: &[String], sites: &dyn Fn(&SiteQuery) -> Vec<String>) -> String {
+/// Completes the last word of `words`, looking names up through `lookups`
+/// (completion never errors: a failed lookup offers nothing).
+pub fn complete(words: &[String], lookups: &Lookups<'_>) -> String {
     let mut root = command();
     root.build();
     let (partial, before) = match words.split_last() {
@@ -66,12 +79,14 @@ pub fn complete(words: &[String], sites: &dyn Fn(&SiteQuery) -> Vec<String>) -> 
     let mut cmd = &root;
     let mut pending_value: Option<&clap::Arg> = None;
     let mut query = SiteQuery::default();
+    let mut member_kubeconfig: Option<String> = None;
     let mut positionals: Vec<&str> = Vec::new();
     for word in before {
         if let Some(arg) = pending_value.take() {
             match arg.get_long() {
                 Some("kubeconfig") => query.kubeconfig = Some(word.clone()),
                 Some("context") => query.context = Some(word.clone()),
+                Some("member-kubeconfig") => member_kubeconfig = Some(word.clone()),
                 _ => {}
             }
             continue;
@@ -80,6 +95,7 @@ pub fn complete(words: &[String], sites: &dyn Fn(&SiteQuery) -> Vec<String>) -> 
             match flag {
                 "--kubeconfig" => query.kubeconfig = Some(value.to_owned()),
                 "--context" => query.context = Some(value.to_owned()),
+                "--member-kubeconfig" => member_kubeconfig = Some(value.to_owned()),
                 _ => {}
             }
         }
@@ -98,7 +114,28 @@ pub fn complete(words: &[String], sites: &dyn Fn(&SiteQuery) -> Vec<String>) -> 
         }
     }
     let mut out = String::new();
-    let directive = if let Some(arg) = pending_value {
+    // `--context=PART` completes like `--context PART`.
+    let (pending_value, partial, prefix) = match (pending_value, partial.split_once('=')) {
+        (None, Some((flag, value))) if flag.starts_with("--") => {
+            match find_flag(cmd, flag).filter(|a| is_context(a)) {
+                Some(arg) => (Some(arg), value, format!("{flag}=")),
+                None => (None, partial, String::new()),
+            }
+        }
+        (pending, _) => (pending, partial, String::new()),
+    };
+    let directive = if let Some(arg) = pending_value.filter(|a| is_context(a)) {
+        let file = match arg.get_long() {
+            Some("member-context") => member_kubeconfig.as_deref(),
+            _ => query.kubeconfig.as_deref(),
+        };
+        let mut names = (lookups.contexts)(file);
+        names.sort();
+        for name in names.iter().filter(|n| n.starts_with(partial)) {
+            push(&mut out, &format!("{prefix}{name}"), None);
+        }
+        NO_FILE_COMP
+    } else if let Some(arg) = pending_value {
         for value in arg.get_possible_values() {
             if !value.is_hide_set() && value.get_name().starts_with(partial) {
                 push(
@@ -156,7 +193,7 @@ pub fn complete(words: &[String], sites: &dyn Fn(&SiteQuery) -> Vec<String>) -> 
         {
             let many = site_arg.get_num_args().is_some_and(|n| n.max_values() > 1);
             if many || positionals.is_empty() {
-                for name in sites(&query) {
+                for name in (lookups.sites)(&query) {
                     if name.starts_with(partial) && !positionals.contains(&name.as_str()) {
                         push(&mut out, &name, None);
                     }
@@ -167,6 +204,12 @@ pub fn complete(words: &[String], sites: &dyn Fn(&SiteQuery) -> Vec<String>) -> 
     };
     out.push_str(&format!(":{directive}\n"));
     out
+}
+
+/// Whether the flag names a kubeconfig context (`--context`,
+/// `--member-context`).
+fn is_context(arg: &clap::Arg) -> bool {
+    matches!(arg.get_long(), Some("context" | "member-context"))
 }
 
 fn push(out: &mut String, name: &str, help: Option<String>) {
@@ -186,8 +229,18 @@ mod tests {
         panic!("this completion must not ask the hub")
     }
 
+    fn no_contexts(_: Option<&str>) -> Vec<String> {
+        panic!("this completion must not read a kubeconfig")
+    }
+
     fn complete(words: &[String]) -> String {
-        super::complete(words, &no_sites)
+        super::complete(
+            words,
+            &Lookups {
+                sites: &no_sites,
+                contexts: &no_contexts,
+            },
+        )
     }
 
     fn words(w: &[&str]) -> Vec<String> {
@@ -244,7 +297,11 @@ mod tests {
             asked.borrow_mut().push(q.clone());
             vec!["site-a".to_owned(), "site-b".to_owned(), "gpu-1".to_owned()]
         };
-        let run = |w: &[&str]| super::complete(&words(w), &lister);
+        let lookups = Lookups {
+            sites: &lister,
+            contexts: &no_contexts,
+        };
+        let run = |w: &[&str]| super::complete(&words(w), &lookups);
         assert_eq!(names(&run(&["rotate", "si"])), ["site-a", "site-b"]);
         assert_eq!(
             asked.borrow().last().unwrap(),
@@ -279,5 +336,48 @@ mod tests {
         let before = asked.borrow().len();
         assert_eq!(names(&run(&["register", ""])), Vec::<&str>::new());
         assert_eq!(asked.borrow().len(), before);
+    }
+
+    #[test]
+    fn contexts_complete_from_the_kubeconfig_typed_before_them() {
+        let asked = std::cell::RefCell::new(Vec::new());
+        let contexts = |file: Option<&str>| {
+            asked.borrow_mut().push(file.map(str::to_owned));
+            vec!["hub-eu".to_owned(), "edge".to_owned(), "hub-us".to_owned()]
+        };
+        let lookups = Lookups {
+            sites: &no_sites,
+            contexts: &contexts,
+        };
+        let run = |w: &[&str]| super::complete(&words(w), &lookups);
+        assert_eq!(
+            run(&["status", "--context", ""]),
+            "edge\nhub-eu\nhub-us\n:4\n"
+        );
+        assert_eq!(asked.borrow().last().unwrap(), &None);
+        assert_eq!(
+            names(&run(&["--kubeconfig", "/k", "status", "--context", "hub-"])),
+            ["hub-eu", "hub-us"]
+        );
+        assert_eq!(asked.borrow().last().unwrap().as_deref(), Some("/k"));
+        assert_eq!(
+            names(&run(&["status", "--context=hub-e"])),
+            ["--context=hub-eu"]
+        );
+        // The member's contexts come from the member's kubeconfig.
+        assert_eq!(
+            names(&run(&[
+                "--kubeconfig",
+                "/hub",
+                "register",
+                "a",
+                "--pull",
+                "--member-kubeconfig=/member",
+                "--member-context",
+                "e"
+            ])),
+            ["edge"]
+        );
+        assert_eq!(asked.borrow().last().unwrap().as_deref(), Some("/member"));
     }
 }

@@ -42,8 +42,8 @@ pub enum Error {
     /// A report could not be rendered.
     #[error(transparent)]
     Render(#[from] crate::render::RenderError),
-    /// The user declined the confirmation prompt.
-    #[error("aborted")]
+    /// The user declined the confirmation prompt (exit 1, nothing changed).
+    #[error("aborted: nothing was changed")]
     Aborted,
     /// A step failed after the command had already changed the cluster:
     /// the hint says what exists now and the command that finishes it.
@@ -135,14 +135,11 @@ impl Error {
         }
     }
 
-    /// The process exit code: 1 for failures, 130 when the user aborted
-    /// (like an interrupted prompt).
+    /// The process exit code: 1 for every failure, a declined prompt
+    /// included (as kubectl exits when its confirmation is declined; 130 is
+    /// for a process interrupted by SIGINT, which a plain "n" is not).
     pub fn exit_code(&self) -> u8 {
-        match self {
-            Error::Aborted => 130,
-            Error::Partial { source, .. } => source.exit_code(),
-            _ => 1,
-        }
+        1
     }
 }
 
@@ -196,6 +193,23 @@ pub fn usage_error_line(err: &clap::Error) -> String {
         let shown = crate::render::safe::safe_text(value, MAX_ECHOED_VALUE_CHARS);
         first.replace_range(start..start + len, &shown);
     }
+    // clap's "tip: a similar subcommand/argument exists" (its `suggestions`
+    // feature), folded onto the line as kubectl's "Did you mean this?".
+    let suggested = [ContextKind::SuggestedSubcommand, ContextKind::SuggestedArg]
+        .into_iter()
+        .find_map(|kind| match err.get(kind) {
+            Some(ContextValue::String(s)) => Some(vec![s.clone()]),
+            Some(ContextValue::Strings(s)) if !s.is_empty() => Some(s.clone()),
+            _ => None,
+        });
+    if let Some(names) = suggested {
+        let names: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+        let line = format!(
+            "{first}: did you mean {}? see `{command} --help`",
+            names.join(" or ")
+        );
+        return crate::render::safe::terminal_safe(&line).into_owned();
+    }
     let line = match valid {
         Some(values) => format!("{first}: use one of {values}"),
         // "invalid value 'x' for '--flag': <why>" already says what to fix.
@@ -244,5 +258,22 @@ mod tests {
             "{unknown}"
         );
         assert!(!unknown.contains('\n'));
+    }
+
+    #[test]
+    fn unknown_commands_and_flags_get_a_did_you_mean() {
+        assert_eq!(
+            line(&["statsu"]),
+            "error: unrecognized subcommand 'statsu': did you mean 'status'? see `kubectl fleet --help`"
+        );
+        assert_eq!(
+            line(&["register", "a", "--regoin", "eu"]),
+            "error: unexpected argument '--regoin' found: did you mean '--region'? see `kubectl fleet register --help`"
+        );
+        // Nothing close: where to look instead.
+        assert_eq!(
+            line(&["xyzzy"]),
+            "error: unrecognized subcommand 'xyzzy': see `kubectl fleet --help`"
+        );
     }
 }

@@ -200,7 +200,16 @@ pub fn run_internal(args: &[String], io: &mut Io<'_>) -> Option<Result<(), Error
     match args.split_first() {
         Some((first, rest)) if first == "__complete" => Some(
             io.out
-                .write_all(complete::complete(rest, &complete_site_names).as_bytes())
+                .write_all(
+                    complete::complete(
+                        rest,
+                        &complete::Lookups {
+                            sites: &complete_site_names,
+                            contexts: &complete_context_names,
+                        },
+                    )
+                    .as_bytes(),
+                )
                 .map_err(Error::from),
         ),
         Some((first, rest)) if first == "__generate" => {
@@ -239,6 +248,24 @@ fn complete_site_names(query: &complete::SiteQuery) -> Vec<String> {
     })
 }
 
+/// The context names of a kubeconfig for shell completion: `file` when
+/// typed, else the one kubectl reads (`KUBECONFIG`, `~/.kube/config`); an
+/// unreadable one completes nothing. A name that could not be typed back
+/// as one shell word (control characters, spaces) is not offered.
+fn complete_context_names(file: Option<&str>) -> Vec<String> {
+    crate::k8s::read_kubeconfig(file.map(std::path::Path::new))
+        .map(|kc| {
+            kc.contexts
+                .into_iter()
+                .map(|c| c.name)
+                .filter(|n| {
+                    !n.is_empty() && !n.chars().any(|c| c.is_control() || c.is_whitespace())
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The clap command tree (for completions, the man page and tests).
 pub fn command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
@@ -256,13 +283,18 @@ pub fn parse_token_ttl(s: &str) -> Result<Duration, String> {
             format_duration(min)
         ));
     }
-    if d.as_secs() > 1 << 32 {
+    if d > MAX_TOKEN_TTL {
         return Err(format!(
-            "{s:?} is longer than 2^32 seconds, the longest token lifetime the API server issues"
+            "{s:?} is longer than the maximum, {} (2^32 seconds, the longest token lifetime the API server issues; a hub may cap it lower, which register and rotate report)",
+            format_duration(MAX_TOKEN_TTL)
         ));
     }
     Ok(d)
 }
+
+/// The longest `--token-ttl`: the API server refuses a TokenRequest for
+/// more than 2^32 seconds (about 136 years).
+const MAX_TOKEN_TTL: Duration = Duration::from_secs(1 << 32);
 
 /// A value parser over one of the API's wire enums, offering exactly its
 /// wire values (so help, completion and errors list them).
@@ -345,7 +377,15 @@ mod tests {
         assert_eq!(parse_token_ttl("10m"), Ok(Duration::from_secs(600)));
         let short = parse_token_ttl("5m").unwrap_err();
         assert!(short.contains("shorter than 10m"), "{short}");
-        assert!(parse_token_ttl("9999999999").is_err());
+        let long = parse_token_ttl("9999999999").unwrap_err();
+        assert!(
+            long.contains("longer than the maximum, 49710d6h28m16s (2^32 seconds"),
+            "{long}"
+        );
+        assert_eq!(
+            parse_token_ttl("49710d6h28m16s"),
+            Ok(Duration::from_secs(1 << 32))
+        );
     }
 
     #[test]

@@ -145,7 +145,7 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
             for site in sites {
                 frame.push(std::borrow::Cow::Owned(site))?;
             }
-            frame.finish(color, &mut io.out)?;
+            frame.finish(color, &mut io.out, Some(&mut *io.err))?;
         }
         if !missing.is_empty() {
             let names: Vec<String> = missing.iter().map(|n| format!("{n:?}")).collect();
@@ -302,7 +302,7 @@ async fn watch(
             frame.push(std::borrow::Cow::Borrowed(site))?;
         }
         let mut text = Vec::new();
-        frame.finish(color, &mut text)?;
+        frame.finish(color, &mut text, None)?;
         let cause = record.as_ref().err().map(String::as_str);
         let warning =
             render::status::hub_warning(&verdict, fleet.len(), cause).filter(|_| output.is_human());
@@ -379,8 +379,23 @@ impl Frame {
     }
 
     /// Writes out the rest: the whole table, or the end of the report.
-    fn finish(self, color: bool, out: &mut impl std::io::Write) -> Result<(), Error> {
+    /// Given `empty_to`, an empty table's `No sites found` goes there
+    /// instead (stderr, as kubectl's `No resources found`: stdout stays
+    /// data); a watch's frame keeps it on screen.
+    fn finish(
+        self,
+        color: bool,
+        out: &mut impl std::io::Write,
+        empty_to: Option<&mut dyn std::io::Write>,
+    ) -> Result<(), Error> {
         match self {
+            Frame::Table(table) if table.is_empty() && empty_to.is_some() => {
+                if let Some(err) = empty_to {
+                    for line in table.lines(color) {
+                        err.write_all(line.as_bytes())?;
+                    }
+                }
+            }
             Frame::Table(table) => {
                 for line in table.lines(color) {
                     out.write_all(line.as_bytes())?;
@@ -473,7 +488,7 @@ async fn render_paged(
     {
         frame.push(std::borrow::Cow::Owned(site))?;
     }
-    frame.finish(color, &mut out)?;
+    frame.finish(color, &mut out, Some(&mut *io.err))?;
     out.flush()?;
     drop(out);
     if output.is_human() {

@@ -20,8 +20,8 @@ pub struct UninstallArgs {
     /// Also delete the CRDs, and with them every registered site
     #[arg(long)]
     pub crds: bool,
-    /// Do not ask before deleting the CRDs (required when stdin is not a terminal)
-    #[arg(short, long, requires = "crds")]
+    /// Do not ask before deleting the CRDs (required with --crds when stdin is not a terminal; accepted without it, which never asks)
+    #[arg(short, long)]
     pub yes: bool,
 }
 

@@ -3,8 +3,10 @@
 //! With `--member-kubeconfig`, also the site's own Pull identity on the
 //! member (only if this hub made it: another hub's site of the same name
 //! is never touched); without it, says what stays on the member and the
-//! command that removes it. Idempotent: whatever is already gone is
-//! skipped.
+//! command that removes it. Whatever is already gone is skipped (a re-run
+//! after an interrupted unregister finishes it); a site of which nothing
+//! is left is an error, as `kubectl delete` says of an object that does
+//! not exist.
 
 use std::path::PathBuf;
 
@@ -76,13 +78,20 @@ pub async fn run(global: &GlobalArgs, args: UnregisterArgs, io: &mut Io<'_>) -> 
     let mut removed: Vec<_> = hub.delete_site(site).await?.into_iter().collect();
     removed.extend(hub.delete_site_identity(site).await?);
     removed.extend(hub.delete_pull_secret(site).await?);
+    let mut removed_on_member = 0;
     if let Some(member) = &member {
         for obj in member.delete_pull_identity(site).await? {
             writeln!(io.err, "member: {obj} deleted")?;
+            removed_on_member += 1;
         }
     }
-    if removed.is_empty() {
-        writeln!(io.err, "site {site} was not registered: nothing to remove")?;
+    // Like `kubectl delete fc SITE`: a site that is not there is an error
+    // (a re-run after a partial unregister still finishes the job).
+    if removed.is_empty() && removed_on_member == 0 {
+        return Err(Error::Invalid {
+            what: format!("site {site:?} not found: nothing to remove"),
+            hint: "`kubectl fleet status` lists the registered sites".to_owned(),
+        });
     }
     for obj in &removed {
         writeln!(io.err, "{obj} deleted")?;

@@ -31,6 +31,9 @@ pub enum ProbeFailure {
     InvalidKubeconfig,
     /// The Secret is labelled for another site than the one naming it.
     SecretLabelMismatch,
+    /// The Secret exists but lacks a label the hub selects pull Secrets
+    /// by (a hand-made one, e.g. from GitOps); the message names it.
+    SecretNotLabelled,
     /// The member's address is one the hub does not connect to (loopback,
     /// link-local, cloud metadata, or outside the allowed networks).
     AddressRefused,
@@ -56,6 +59,7 @@ impl ProbeFailure {
             ProbeFailure::SecretNotFound => "SecretNotFound",
             ProbeFailure::InvalidKubeconfig => "InvalidKubeconfig",
             ProbeFailure::SecretLabelMismatch => "SecretLabelMismatch",
+            ProbeFailure::SecretNotLabelled => "SecretNotLabelled",
             ProbeFailure::AddressRefused => "AddressRefused",
             ProbeFailure::TooLarge => "TooLarge",
             ProbeFailure::NotKubernetes => "NotKubernetes",
@@ -483,6 +487,7 @@ mod tests {
             ProbeFailure::SecretNotFound,
             ProbeFailure::InvalidKubeconfig,
             ProbeFailure::SecretLabelMismatch,
+            ProbeFailure::SecretNotLabelled,
             ProbeFailure::AddressRefused,
             ProbeFailure::TooLarge,
             ProbeFailure::NotKubernetes,
@@ -500,6 +505,7 @@ mod tests {
                 "SecretNotFound",
                 "InvalidKubeconfig",
                 "SecretLabelMismatch",
+                "SecretNotLabelled",
                 "AddressRefused",
                 "TooLarge",
                 "NotKubernetes",

@@ -24,9 +24,11 @@ pub fn parse_level(s: &str) -> Result<u8, String> {
     let s = s.trim();
     match s.parse::<u64>() {
         Ok(n) => Ok(u8::try_from(n).unwrap_or(u8::MAX)),
-        Err(_) => Err("a log level is a number, as kubectl's -v takes it: e.g. -v=4 \
+        Err(_) => Err(
+            "a log level is a number, as kubectl's -v takes it: e.g. -v=4 \
                        (1-3 info, 4-5 debug, 6 and above every request)"
-            .to_owned()),
+                .to_owned(),
+        ),
     }
 }
 

@@ -62,6 +62,48 @@ pub fn pull_secret_watch() -> watcher::Config {
     ))
 }
 
+/// The labels a pull Secret lacks for the hub to use it for `site` (each
+/// `KEY=VALUE`, as `kubectl label` takes them): the watch above selects
+/// on both, so a hand-made Secret without them (e.g. from a GitOps
+/// repository) is invisible to the hub. A site label naming another site
+/// is not "missing" (that is `SecretLabelMismatch`).
+pub fn missing_pull_secret_labels(
+    labels: Option<&std::collections::BTreeMap<String, String>>,
+    site: &str,
+) -> Vec<String> {
+    let get = |key: &str| labels.and_then(|l| l.get(key)).map(String::as_str);
+    let mut missing = Vec::new();
+    if get(rbac::MANAGED_BY_LABEL) != Some(MANAGED_BY) {
+        missing.push(format!("{}={MANAGED_BY}", rbac::MANAGED_BY_LABEL));
+    }
+    if get(SITE_LABEL).is_none() {
+        missing.push(format!("{SITE_LABEL}={site}"));
+    }
+    missing
+}
+
+/// The labels of Secret `fleet-system/NAME` when it exists but the hub's
+/// watch does not hold it (`None`: no such Secret). A metadata-only list
+/// narrowed to that name — what the hub may do in `fleet-system` — so the
+/// Secret's data never reaches the hub.
+pub async fn unwatched_pull_secret_labels(
+    client: kube::Client,
+    name: &str,
+) -> Result<Option<std::collections::BTreeMap<String, String>>, kube::Error> {
+    let list = pull_secrets(client)
+        .list_metadata(
+            &kube::api::ListParams::default()
+                .fields(&format!("metadata.name={name}"))
+                .limit(1),
+        )
+        .await?;
+    Ok(list
+        .items
+        .into_iter()
+        .find(|s| s.metadata.name.as_deref() == Some(name))
+        .map(|s| s.metadata.labels.unwrap_or_default()))
+}
+
 /// The site a pull Secret is labelled for (`federation.kubectl-fleet.dev/site`).
 pub fn secret_site(secret: &Secret) -> Option<&str> {
     secret
@@ -609,6 +651,41 @@ impl Cluster {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hand_made_pull_secret_is_told_which_label_it_lacks() {
+        let labels = |pairs: &[(&str, &str)]| -> std::collections::BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect()
+        };
+        assert_eq!(
+            missing_pull_secret_labels(None, "dr-eu"),
+            [
+                "app.kubernetes.io/managed-by=kubectl-fleet",
+                "federation.kubectl-fleet.dev/site=dr-eu"
+            ]
+        );
+        let helm = labels(&[
+            ("app.kubernetes.io/managed-by", "Helm"),
+            ("federation.kubectl-fleet.dev/site", "dr-eu"),
+        ]);
+        assert_eq!(
+            missing_pull_secret_labels(Some(&helm), "dr-eu"),
+            ["app.kubernetes.io/managed-by=kubectl-fleet"]
+        );
+        let no_site = labels(&[("app.kubernetes.io/managed-by", "kubectl-fleet")]);
+        assert_eq!(
+            missing_pull_secret_labels(Some(&no_site), "dr-eu"),
+            ["federation.kubectl-fleet.dev/site=dr-eu"]
+        );
+        let other = labels(&[
+            ("app.kubernetes.io/managed-by", "kubectl-fleet"),
+            ("federation.kubectl-fleet.dev/site", "dr-us"),
+        ]);
+        assert!(missing_pull_secret_labels(Some(&other), "dr-eu").is_empty());
+    }
 
     fn kubeconfig(user: &str, cluster_extra: &str) -> String {
         kubeconfig_at("https://127.0.0.1:6443", user, cluster_extra)

@@ -354,6 +354,53 @@ impl SiteProber {
         }
     }
 
+    /// A referenced Secret the watch does not hold may exist without the
+    /// labels the watch selects on (made by hand, e.g. from a GitOps
+    /// repository): then the failure is `SecretNotLabelled`, naming the
+    /// labels to add; otherwise `failure` as it is. Looked up with a
+    /// metadata-only list of that one name, so only a site whose Secret is
+    /// missing from the watch costs a request, and no Secret's data is read.
+    async fn unlabelled_or(&self, site: &FederatedCluster, failure: Failure) -> Failure {
+        let Some(r) = site.spec.kubeconfig_secret_ref.as_ref() else {
+            return failure;
+        };
+        if failure.0 != ProbeFailure::SecretNotFound || r.namespace != FLEET_NAMESPACE {
+            return failure;
+        }
+        let labels = match crate::k8s::pull::unwatched_pull_secret_labels(
+            self.hub.client(),
+            &r.name,
+        )
+        .await
+        {
+            Ok(Some(labels)) => labels,
+            Ok(None) => return failure,
+            Err(e) => {
+                tracing::debug!(site = %self.name, error = %e, "looking up an unwatched pull Secret");
+                return failure;
+            }
+        };
+        let missing = crate::k8s::pull::missing_pull_secret_labels(Some(&labels), &self.name);
+        if missing.is_empty() {
+            return failure;
+        }
+        (
+            ProbeFailure::SecretNotLabelled,
+            format!(
+                "Secret {FLEET_NAMESPACE}/{} lacks the {} {}, which the hub selects pull Secrets by: run `kubectl label secret -n {FLEET_NAMESPACE} {} {} --overwrite` (or add it where the Secret is made)",
+                r.name,
+                if missing.len() == 1 {
+                    "label"
+                } else {
+                    "labels"
+                },
+                missing.join(" and "),
+                r.name,
+                missing.join(" ")
+            ),
+        )
+    }
+
     /// The member for the site's Secret as it is now (parsed again only
     /// when the Secret's resourceVersion changed), connected to the
     /// address its server resolves to now (a new client only when that
@@ -367,7 +414,7 @@ impl SiteProber {
             Ok(found) => found,
             Err(e) => {
                 self.cached = None;
-                return Err(e);
+                return Err(self.unlabelled_or(site, e).await);
             }
         };
         let key = r.key.clone();

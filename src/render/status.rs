@@ -395,6 +395,12 @@ impl StatusTable {
         }
     }
 
+    /// Whether no site was pushed (the table is then `No sites found`,
+    /// which the command prints on stderr, as kubectl does).
+    pub fn is_empty(&self) -> bool {
+        self.phases.is_empty()
+    }
+
     /// Adds one site.
     pub fn push(&mut self, site: &FederatedCluster) {
         let row = site_row(site, self.hub_judging, self.now);
