@@ -27,7 +27,7 @@ end
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ every request' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -s h -l help -d 'Print help'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -s V -l version -d 'Print version'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "register" -d 'Register a site on the hub and print the edge\'s configuration'
@@ -68,7 +68,7 @@ json\t'A JSON summary (objects, token expiry, whether the server capped it)'"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ every request' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l no-auto-rotate -d 'Do not let the edge renew its own token (removes that permission on a re-run)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l pull -d 'Pull mode: the hub probes the member with a read-only identity minted there (default: the site\'s current mode; Push for a new site)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l push -d 'Push mode: the site\'s edge dials home with a token minted here (switches a Pull site, removing the hub\'s credential for the member)'
@@ -87,7 +87,7 @@ json\t'A JSON summary (objects, token expiry, whether the server capped it)'"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ every request' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l revoke -d 'Recreate the site\'s ServiceAccount first, so every older token stops working'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l insecure-skip-tls-verify -d 'Tell the edge not to verify the hub\'s certificate (insecure; only when you must)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -97,7 +97,7 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" 
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ every request' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -s h -l help -d 'Print help'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -s V -l version -d 'Print version'
@@ -124,7 +124,7 @@ never\t'Never colour'"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ every request' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s w -l watch -d 'Keep running and redraw when sites change (at most once a second)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s V -l version -d 'Print version'
@@ -134,7 +134,7 @@ yaml\t'The SiteDescription document as YAML'"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand describe" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand describe" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand describe" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand describe" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ every request' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand describe" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand describe" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand describe" -s V -l version -d 'Print version'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -l tier -d 'Only this tier' -r -f -a "critical\t''
@@ -146,7 +146,7 @@ yaml\t'The PolicyReport document as YAML'"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ every request' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -s V -l version -d 'Print version'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -s o -l output -d 'Output format' -r -f -a "table\t'Correlations, cascades and signals as tables'
@@ -159,7 +159,7 @@ never\t'Never colour'"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ every request' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -s V -l version -d 'Print version'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l role -d 'Which operator role to install' -r -f -a "hub\t'The hub: phases, correlation, FederationStatus, metrics, REST API'
@@ -171,7 +171,7 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l 
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ every request' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l apply -d 'Apply to the cluster (server-side apply) instead of printing'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l force-conflicts -d 'With --apply: replace values someone changed on the cluster (kept by default)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l crds-only -d 'Only the CustomResourceDefinitions'
@@ -182,7 +182,7 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -s 
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ every request' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -l crds -d 'Also delete the CRDs, and with them every registered site'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -s y -l yes -d 'Do not ask before deleting the CRDs (required with --crds when stdin is not a terminal; accepted without it, which never asks)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -s h -l help -d 'Print help'
@@ -190,13 +190,13 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand completion" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand completion" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand completion" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand completion" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ every request' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand completion" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand completion" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand completion" -s V -l version -d 'Print version'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ every request' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -l short -d 'Print only the version number'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -s h -l help -d 'Print help'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -s V -l version -d 'Print version'

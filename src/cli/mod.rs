@@ -67,7 +67,7 @@ pub struct GlobalArgs {
     /// Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)
     #[arg(long, global = true, value_name = "DURATION", default_value = "0", value_parser = parse_duration)]
     pub request_timeout: Duration,
-    /// Log detail on stderr, as kubectl's -v: 1-3 info and an error's causes, 4-5 debug, 6+ every request
+    /// Log detail on stderr, as kubectl's -v: 1-3 info and an error's causes, 4-5 debug, 6+ trace
     #[arg(
         short = 'v',
         long = "v",

@@ -4,11 +4,11 @@
 //! kubectl and every Kubernetes component take a number (`-v=4`, `--v=4`,
 //! `-v 4`), not a repeated flag; so do `kubectl fleet` and
 //! `fleet-operator`. The levels follow klog's conventions: 1–3 the
-//! steady-state information, 4–5 debugging, 6 and above every request.
+//! steady-state information, 4–5 debugging, 6 and above trace.
 
 /// The `tracing` level `-v=LEVEL` turns on: `None` at 0 (each binary keeps
 /// its own quiet default), `info` for 1–3, `debug` for 4–5 and `trace` from
-/// 6 on, where kube's client logs every request it makes.
+/// 6 on (everything the libraries log).
 pub fn tracing_level(level: u8) -> Option<&'static str> {
     match level {
         0 => None,
@@ -26,7 +26,7 @@ pub fn parse_level(s: &str) -> Result<u8, String> {
         Ok(n) => Ok(u8::try_from(n).unwrap_or(u8::MAX)),
         Err(_) => Err(
             "a log level is a number, as kubectl's -v takes it: e.g. -v=4 \
-                       (1-3 info, 4-5 debug, 6 and above every request)"
+                       (1-3 info, 4-5 debug, 6 and above trace)"
                 .to_owned(),
         ),
     }

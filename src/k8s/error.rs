@@ -409,7 +409,7 @@ impl Error {
                     .into()
             }
             Error::Status { .. } | Error::Unexpected { .. } => {
-                "re-run with -v=1 for details (-v=6 logs every request)".into()
+                "re-run with -v=1 for details".into()
             }
             Error::Unreachable { reason, .. } if reason.contains("certificate") => {
                 "the server certificate is not trusted: check certificate-authority-data in your kubeconfig"

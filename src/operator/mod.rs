@@ -127,7 +127,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "text")]
     pub log_format: LogFormat,
 
-    /// Log detail, as kubectl's -v: 0-3 info, 4-5 debug, 6+ trace (every request); RUST_LOG overrides.
+    /// Log detail, as kubectl's -v: 0-3 info, 4-5 debug, 6+ trace; RUST_LOG overrides.
     #[arg(
         short = 'v',
         long = "v",
