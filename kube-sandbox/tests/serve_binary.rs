@@ -154,9 +154,15 @@ fn serve_models_a_far_away_hub_and_logs_each_request() {
         .iter()
         .find(|l| l["path"] == "/api/v1/namespaces/default")
         .unwrap_or_else(|| panic!("the GET is logged: {lines:?}"));
-    assert_eq!((get["verb"].as_str(), get["status"].as_u64()), (Some("get"), Some(200)));
+    assert_eq!(
+        (get["verb"].as_str(), get["status"].as_u64()),
+        (Some("get"), Some(200))
+    );
     assert_eq!(get["method"], "GET");
     assert_eq!(get["user"], "sandbox-admin");
-    let (start, end) = (get["startMicros"].as_u64().unwrap(), get["endMicros"].as_u64().unwrap());
+    let (start, end) = (
+        get["startMicros"].as_u64().unwrap(),
+        get["endMicros"].as_u64().unwrap(),
+    );
     assert!(end - start >= 150_000, "held back by the delay: {get}");
 }
