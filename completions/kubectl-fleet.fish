@@ -65,6 +65,9 @@ secret\t'Namespace + Secret `fleet-system/fleet-hub-kubeconfig` for the edge clu
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l output-file -d 'Write the configuration to this file (mode 0600) instead of stdout' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s o -l output -d 'Output format of stdout: the configuration itself, or a JSON summary' -r -f -a "config\t'The configuration (kubeconfig or Secret manifest)'
 json\t'A JSON summary (objects, token expiry, whether the server capped it)'"
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s f -l filename -d 'Register every FederatedCluster in FILE (multi-document YAML, a List, JSON), in every .yaml, .yml and .json file of DIR, or on stdin (-)' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l output-dir -d 'With -f: write each Push site\'s edge configuration to DIR/SITE.kubeconfig (DIR/SITE.secret.yaml with --emit secret), mode 0600' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l concurrency -d 'With -f: how many sites to register at once, 1..64' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
@@ -74,9 +77,13 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l store-kubeconfig-as-is -d 'Pull mode: store the member kubeconfig unchanged instead of minting a read-only identity'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s y -l yes -d 'Switch the site\'s mode without asking (required when there is no terminal to ask on)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l insecure-skip-tls-verify -d 'Tell the edge not to verify the hub\'s certificate (insecure; only when you must)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l rotate -d 'With -f: mint a new credential for every site even when the one handed out still works'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s V -l version -d 'Print version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -s l -l selector -d 'Rotate every site whose labels match, e.g. fleet.kubectl-fleet.dev/region=eu-west-1' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l output-dir -d 'With -l: write each site\'s edge configuration to DIR/SITE.kubeconfig (DIR/SITE.secret.yaml with --emit secret), mode 0600' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l concurrency -d 'With -l: how many sites to rotate at once, 1..64' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l token-ttl -d 'Requested token lifetime, at least 10m, e.g. 30d, 12h (the API server may cap it)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l hub-server -d 'API server URL the edge must dial (default: the server of your kubeconfig context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l emit -d 'What to print: a hub kubeconfig, or a Secret manifest to apply on the edge cluster' -r -f -a "kubeconfig\t'A kubeconfig for the hub'
@@ -87,11 +94,14 @@ json\t'A JSON summary (objects, token expiry, whether the server capped it)'"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -s y -l yes -d 'With -l: do not ask for confirmation (required when there is no terminal to ask on)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l revoke -d 'Recreate the site\'s ServiceAccount first, so every older token stops working'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l insecure-skip-tls-verify -d 'Tell the edge not to verify the hub\'s certificate (insecure; only when you must)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -s V -l version -d 'Print version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -s l -l selector -d 'Remove every site whose labels match, e.g. fleet.kubectl-fleet.dev/environment=staging' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -l concurrency -d 'With -l: how many sites to remove at once, 1..64' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -l member-kubeconfig -d 'Pull mode: also remove the site\'s own identity `register --pull` minted on the member' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -l member-context -d 'Context of the member kubeconfig (default: its current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F

@@ -411,7 +411,7 @@ fn site_args(
         yes: args.yes,
         edge,
         bulk: BulkArgs::default(),
-        declared: Some(declared.spec),
+        declared: Some(Box::new(declared.spec)),
         labels: declared.labels,
         keep_handed_out: !args.bulk.rotate,
     }
@@ -618,9 +618,7 @@ mod tests {
         let yaml = format!(
             "{SITE}metadata:\n  name: a\nspec:\n  tier: critical\n---\n---\n{SITE}metadata:\n  name: b\n"
         );
-        let list = format!(
-            "apiVersion: v1\nkind: List\nitems:\n- apiVersion: federation.kubectl-fleet.dev/v1alpha1\n  kind: FederatedCluster\n  metadata: {{name: a, labels: {{store: '7'}}}}\n  spec: {{tier: critical}}\n- {{apiVersion: federation.kubectl-fleet.dev/v1alpha1, kind: FederatedCluster, metadata: {{name: b}}}}\n"
-        );
+        let list = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: federation.kubectl-fleet.dev/v1alpha1\n  kind: FederatedCluster\n  metadata: {name: a, labels: {store: '7'}}\n  spec: {tier: critical}\n- {apiVersion: federation.kubectl-fleet.dev/v1alpha1, kind: FederatedCluster, metadata: {name: b}}\n".to_owned();
         let json = r#"{"apiVersion":"v1","kind":"List","items":[
             {"apiVersion":"federation.kubectl-fleet.dev/v1alpha1","kind":"FederatedCluster","metadata":{"name":"a"},"spec":{"tier":"critical"}},
             {"apiVersion":"federation.kubectl-fleet.dev/v1alpha1","kind":"FederatedCluster","metadata":{"name":"b"}}]}"#;

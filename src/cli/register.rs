@@ -111,7 +111,7 @@ pub struct RegisterArgs {
     /// `register -f`: the spec the inventory declares (replaces the
     /// per-field flags: what it leaves out takes the default).
     #[arg(skip)]
-    pub declared: Option<FederatedClusterSpec>,
+    pub declared: Option<Box<FederatedClusterSpec>>,
     /// `register -f`: labels the inventory gives the site, besides those
     /// `register` sets itself.
     #[arg(skip)]
@@ -613,7 +613,7 @@ fn desired_spec(
             capabilities,
             maintenance: base.maintenance,
             kubeconfig_secret_ref,
-            ..declared.clone()
+            ..(**declared).clone()
         };
     }
     FederatedClusterSpec {
@@ -775,10 +775,12 @@ async fn register_push(
             None => hub.request_site_token(site, args.token_ttl).await,
         }
     };
-    let ((), token) = futures::try_join!(hub.seal_site_identity(&identity), mint)?;
+    let (sealed, token) = futures::join!(hub.seal_site_identity(&identity), mint);
+    sealed?;
     progress.wrote(format!(
         "site {site} and its edge identity exist on the hub, but no edge configuration was handed out"
     ));
+    let token = token?;
     let member_removed = match &member {
         Some(member) => {
             super::pull_identity::check_removable(hub, member, site).await?;
