@@ -202,12 +202,15 @@ async fn run_selected(
                     Emit::Kubeconfig => format!("{name}.kubeconfig"),
                     Emit::Secret => format!("{name}.secret.yaml"),
                 });
-                let result = rotate_to(hub, args, &site, &path).await;
-                (name, path, result)
+                let (result, warnings) = rotate_to(hub, args, &site, &path).await;
+                (name, path, result, warnings)
             }
         })
         .buffer_unordered(usize::from(args.concurrency));
-    while let Some((name, path, result)) = results.next().await {
+    while let Some((name, path, result, warnings)) = results.next().await {
+        for warning in warnings {
+            writeln!(io.err, "warning: site {name}: {warning}")?;
+        }
         match result {
             Ok(()) => writeln!(
                 io.out,
@@ -231,15 +234,17 @@ async fn run_selected(
     super::enrol::bulk_failures(&failed, total, "rotate -l", selector)
 }
 
-/// Rotates one selected site into `path`, its messages dropped (the
-/// caller prints one line).
+/// Rotates one selected site into `path`; returns its warnings (its other
+/// messages are dropped: the caller prints one line).
 async fn rotate_to(
     hub: &Cluster,
     args: &RotateArgs,
     site: &FederatedCluster,
     path: &Path,
-) -> Result<(), Error> {
-    super::register::check_private_file(path)?;
+) -> (Result<(), Error>, Vec<String>) {
+    if let Err(e) = super::register::check_private_file(path) {
+        return (Err(e), Vec::new());
+    }
     let mut edge = args.edge.clone();
     edge.output_file = Some(path.to_owned());
     edge.output = RegisterOutput::Config;
@@ -250,5 +255,11 @@ async fn rotate_to(
         stdout_tty: false,
         interactive: false,
     };
-    rotate_site(hub, args, site, &edge, &mut io).await
+    let result = rotate_site(hub, args, site, &edge, &mut io).await;
+    let warnings = String::from_utf8_lossy(&err)
+        .lines()
+        .filter_map(|l| l.strip_prefix("warning: "))
+        .map(str::to_owned)
+        .collect();
+    (result, warnings)
 }
