@@ -95,7 +95,7 @@ _kubectl__fleet() {
 
     case "${cmd}" in
         kubectl__fleet)
-            opts="-v -h -V --kubeconfig --context --request-timeout --v --help --version register rotate unregister status describe policy incidents install uninstall completion version help"
+            opts="-v -h -V --kubeconfig --context --request-timeout --verbose --help --version register rotate unregister status describe policy incidents install uninstall completion version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -113,14 +113,6 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --v)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -v)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -129,7 +121,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__completion)
-            opts="-v -h -V --kubeconfig --context --request-timeout --v --help --version bash zsh fish"
+            opts="-v -h -V --kubeconfig --context --request-timeout --verbose --help --version bash zsh fish"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -147,14 +139,6 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --v)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -v)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -163,7 +147,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__describe)
-            opts="-o -v -h -V --output --kubeconfig --context --request-timeout --v --help --version"
+            opts="-o -v -h -V --output --kubeconfig --context --request-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -186,14 +170,6 @@ _kubectl__fleet() {
                     return 0
                     ;;
                 --request-timeout)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --v)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -v)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -387,7 +363,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__incidents)
-            opts="-o -l -v -h -V --output --selector --color --kubeconfig --context --request-timeout --v --help --version"
+            opts="-o -l -v -h -V --output --selector --color --kubeconfig --context --request-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -425,14 +401,6 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --v)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -v)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -441,7 +409,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__install)
-            opts="-v -h -V --role --site --hub-kubeconfig --image --apply --force-conflicts --crds-only --with-monitoring --tls-secret --with-cert-manager --kubeconfig --context --request-timeout --v --help --version"
+            opts="-v -h -V --role --site --hub-kubeconfig --image --apply --force-conflicts --crds-only --with-monitoring --tls-secret --with-cert-manager --kubeconfig --context --request-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -479,14 +447,6 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --v)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -v)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -495,7 +455,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__policy)
-            opts="-o -v -h -V --tier --output --kubeconfig --context --request-timeout --v --help --version"
+            opts="-o -v -h -V --tier --output --kubeconfig --context --request-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -525,14 +485,6 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --v)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -v)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -541,7 +493,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__register)
-            opts="-y -o -v -h -V --display-name --region --environment --tier --capability --heartbeat-interval --max-concurrent-remediations --token-ttl --no-auto-rotate --pull --push --member-kubeconfig --member-context --store-kubeconfig-as-is --yes --hub-server --insecure-skip-tls-verify --emit --output-file --output --kubeconfig --context --request-timeout --v --help --version"
+            opts="-y -o -f -v -h -V --display-name --region --environment --tier --capability --heartbeat-interval --max-concurrent-remediations --token-ttl --no-auto-rotate --pull --push --member-kubeconfig --member-context --store-kubeconfig-as-is --yes --hub-server --insecure-skip-tls-verify --emit --output-file --output --filename --output-dir --concurrency --rotate --kubeconfig --context --request-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -607,6 +559,22 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -W "config json" -- "${cur}"))
                     return 0
                     ;;
+                --filename)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -f)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --concurrency)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -619,14 +587,6 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --v)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -v)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -635,12 +595,28 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__rotate)
-            opts="-o -v -h -V --revoke --token-ttl --hub-server --insecure-skip-tls-verify --emit --output-file --output --kubeconfig --context --request-timeout --v --help --version"
+            opts="-l -y -o -v -h -V --selector --output-dir --concurrency --yes --revoke --token-ttl --hub-server --insecure-skip-tls-verify --emit --output-file --output --kubeconfig --context --request-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --selector)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -l)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --concurrency)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --token-ttl)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -677,14 +653,6 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --v)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -v)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -693,7 +661,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__status)
-            opts="-o -l -w -v -h -V --output --selector --tier --environment --region --phase --watch --color --kubeconfig --context --request-timeout --v --help --version"
+            opts="-o -l -w -v -h -V --output --selector --tier --environment --region --phase --watch --color --kubeconfig --context --request-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -747,14 +715,6 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --v)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -v)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -763,7 +723,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__uninstall)
-            opts="-y -v -h -V --crds --yes --kubeconfig --context --request-timeout --v --help --version"
+            opts="-y -v -h -V --crds --yes --kubeconfig --context --request-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -781,14 +741,6 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --v)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -v)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -797,12 +749,24 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__unregister)
-            opts="-y -v -h -V --yes --member-kubeconfig --member-context --kubeconfig --context --request-timeout --v --help --version"
+            opts="-l -y -v -h -V --selector --concurrency --yes --member-kubeconfig --member-context --kubeconfig --context --request-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --selector)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -l)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --concurrency)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --member-kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -823,14 +787,6 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --v)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -v)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -839,7 +795,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__version)
-            opts="-v -h -V --short --kubeconfig --context --request-timeout --v --help --version"
+            opts="-v -h -V --short --kubeconfig --context --request-timeout --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -854,14 +810,6 @@ _kubectl__fleet() {
                     return 0
                     ;;
                 --request-timeout)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --v)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -v)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

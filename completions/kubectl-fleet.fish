@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_kubectl_fleet_global_optspecs
-    string join \n kubeconfig= context= request-timeout= v/v= h/help V/version
+    string join \n kubeconfig= context= request-timeout= v/verbose h/help V/version
 end
 
 function __fish_kubectl_fleet_needs_command
@@ -27,7 +27,7 @@ end
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -s h -l help -d 'Print help'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -s V -l version -d 'Print version'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "register" -d 'Register a site on the hub and print the edge\'s configuration'
@@ -65,18 +65,25 @@ secret\t'Namespace + Secret `fleet-system/fleet-hub-kubeconfig` for the edge clu
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l output-file -d 'Write the configuration to this file (mode 0600) instead of stdout' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s o -l output -d 'Output format of stdout: the configuration itself, or a JSON summary' -r -f -a "config\t'The configuration (kubeconfig or Secret manifest)'
 json\t'A JSON summary (objects, token expiry, whether the server capped it)'"
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s f -l filename -d 'Register every FederatedCluster in FILE (multi-document YAML, a List, JSON), in every .yaml, .yml and .json file of DIR, or on stdin (-)' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l output-dir -d 'With -f: write each Push site\'s edge configuration to DIR/SITE.kubeconfig (DIR/SITE.secret.yaml with --emit secret), mode 0600' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l concurrency -d 'With -f: how many sites to register at once, 1..64' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l no-auto-rotate -d 'Do not let the edge renew its own token (removes that permission on a re-run)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l pull -d 'Pull mode: the hub probes the member with a read-only identity minted there (default: the site\'s current mode; Push for a new site)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l push -d 'Push mode: the site\'s edge dials home with a token minted here (switches a Pull site, removing the hub\'s credential for the member)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l store-kubeconfig-as-is -d 'Pull mode: store the member kubeconfig unchanged instead of minting a read-only identity'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s y -l yes -d 'Switch the site\'s mode without asking (required when there is no terminal to ask on)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l insecure-skip-tls-verify -d 'Tell the edge not to verify the hub\'s certificate (insecure; only when you must)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l rotate -d 'With -f: mint a new credential for every site even when the one handed out still works'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s V -l version -d 'Print version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -s l -l selector -d 'Rotate every site whose labels match, e.g. fleet.kubectl-fleet.dev/region=eu-west-1' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l output-dir -d 'With -l: write each site\'s edge configuration to DIR/SITE.kubeconfig (DIR/SITE.secret.yaml with --emit secret), mode 0600' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l concurrency -d 'With -l: how many sites to rotate at once, 1..64' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l token-ttl -d 'Requested token lifetime, at least 10m, e.g. 30d, 12h (the API server may cap it)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l hub-server -d 'API server URL the edge must dial (default: the server of your kubeconfig context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l emit -d 'What to print: a hub kubeconfig, or a Secret manifest to apply on the edge cluster' -r -f -a "kubeconfig\t'A kubeconfig for the hub'
@@ -87,18 +94,21 @@ json\t'A JSON summary (objects, token expiry, whether the server capped it)'"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -s y -l yes -d 'With -l: do not ask for confirmation (required when there is no terminal to ask on)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l revoke -d 'Recreate the site\'s ServiceAccount first, so every older token stops working'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -l insecure-skip-tls-verify -d 'Tell the edge not to verify the hub\'s certificate (insecure; only when you must)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand rotate" -s V -l version -d 'Print version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -s l -l selector -d 'Remove every site whose labels match, e.g. fleet.kubectl-fleet.dev/environment=staging' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -l concurrency -d 'With -l: how many sites to remove at once, 1..64' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -l member-kubeconfig -d 'Pull mode: also remove the site\'s own identity `register --pull` minted on the member' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -l member-context -d 'Context of the member kubeconfig (default: its current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -s h -l help -d 'Print help'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -s V -l version -d 'Print version'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s o -l output -d 'Output format' -r -f -a "table\t'One row per site and a fleet footer'
@@ -124,8 +134,8 @@ never\t'Never colour'"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s w -l watch -d 'Keep running and redraw when sites change (at most once a second)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s V -l version -d 'Print version'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand describe" -s o -l output -d 'Output format' -r -f -a "text\t'kubectl-describe style text'
@@ -134,7 +144,7 @@ yaml\t'The SiteDescription document as YAML'"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand describe" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand describe" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand describe" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand describe" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand describe" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand describe" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand describe" -s V -l version -d 'Print version'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -l tier -d 'Only this tier' -r -f -a "critical\t''
@@ -146,7 +156,7 @@ yaml\t'The PolicyReport document as YAML'"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand policy" -s V -l version -d 'Print version'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -s o -l output -d 'Output format' -r -f -a "table\t'Correlations, cascades and signals as tables'
@@ -159,7 +169,7 @@ never\t'Never colour'"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -s V -l version -d 'Print version'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l role -d 'Which operator role to install' -r -f -a "hub\t'The hub: phases, correlation, FederationStatus, metrics, REST API'
@@ -171,33 +181,33 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l 
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l apply -d 'Apply to the cluster (server-side apply) instead of printing'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l force-conflicts -d 'With --apply: replace values someone changed on the cluster (kept by default)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l crds-only -d 'Only the CustomResourceDefinitions'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l with-monitoring -d 'Hub role: also a ServiceMonitor, the PrometheusRule alerts, the Grafana dashboard ConfigMap and a ClusterRole for Prometheus to read /metrics (needs the Prometheus Operator CRDs)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l with-cert-manager -d 'Hub role: have cert-manager make and renew the serving certificate instead of install (needs cert-manager\'s CRDs)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -s V -l version -d 'Print version'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -l crds -d 'Also delete the CRDs, and with them every registered site'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -s y -l yes -d 'Do not ask before deleting the CRDs (required with --crds when stdin is not a terminal; accepted without it, which never asks)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -s y -l yes -d 'Do not ask before deleting the CRDs (required when stdin is not a terminal)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -s h -l help -d 'Print help'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uninstall" -s V -l version -d 'Print version'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand completion" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand completion" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand completion" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand completion" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand completion" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand completion" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand completion" -s V -l version -d 'Print version'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -l short -d 'Print only the version number'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -s h -l help -d 'Print help'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -s V -l version -d 'Print version'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install uninstall completion version help" -f -a "register" -d 'Register a site on the hub and print the edge\'s configuration'

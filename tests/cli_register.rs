@@ -334,12 +334,15 @@ fn register_round_trips() {
     );
     // Fresh: the read of the site, one server-side apply per object (site,
     // ClusterRole and binding, Role and binding, ServiceAccount), the
-    // TokenRequest. The goal of issue 10 is 6; the five identity objects
+    // ServiceAccount once more with its digest beside the TokenRequest
+    // (issue 24: 4 round trips for one request more; cli_enrol counts the
+    // round trips). The goal of issue 10 is 6; the five identity objects
     // are each needed without widening what a site token may do (see the
     // docs). This guards against the count growing.
-    assert!(fresh.len() <= 8, "fresh site:\n{}", describe(&fresh));
-    // The first site also creates the namespace, when an apply finds it missing.
-    assert!(first.len() <= 10, "first site:\n{}", describe(&first));
+    assert!(fresh.len() <= 9, "fresh site:\n{}", describe(&fresh));
+    // The first site also creates the namespace, when the applies sent at
+    // once find it missing, and sends those three again.
+    assert!(first.len() <= 13, "first site:\n{}", describe(&first));
     assert!(
         first
             .iter()

@@ -1,7 +1,11 @@
 //! Test controls: injected failures, latency, outages, token lifetime
-//! limits and the request log. Cheap to clone and usable from any thread.
+//! limits and the request log (each request's start and end, optionally
+//! also written to a file as it is answered). Cheap to clone and usable
+//! from any thread.
 
 use std::collections::VecDeque;
+use std::io::Write as _;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -50,6 +54,32 @@ pub struct RequestRecord {
     pub status: u16,
     /// Size of the request body.
     pub request_bytes: usize,
+    /// When the request's headers had arrived, since the sandbox started
+    /// (monotonic clock).
+    pub started: Duration,
+    /// When its answer was handed to the connection (after any injected
+    /// latency; a watch's stream goes on after that), since the sandbox
+    /// started.
+    pub finished: Duration,
+}
+
+impl RequestRecord {
+    /// The record as one JSON line of the request log file (times in
+    /// microseconds since the sandbox started).
+    pub fn to_json_line(&self) -> String {
+        serde_json::json!({
+            "verb": self.verb,
+            "method": self.method,
+            "path": self.path,
+            "query": self.query,
+            "user": self.user,
+            "status": self.status,
+            "requestBytes": self.request_bytes,
+            "startMicros": self.started.as_micros() as u64,
+            "endMicros": self.finished.as_micros() as u64,
+        })
+        .to_string()
+    }
 }
 
 #[derive(Debug)]
@@ -63,11 +93,14 @@ struct ActiveFault {
 struct Inner {
     faults: Mutex<Vec<ActiveFault>>,
     latency_ms: AtomicU64,
+    connect_delay_ms: AtomicU64,
     outage: Mutex<Outage>,
     outage_tx: tokio::sync::watch::Sender<u64>,
     max_token_expiration: Mutex<Option<Duration>>,
     min_token_expiration: Mutex<Duration>,
     log: Mutex<VecDeque<RequestRecord>>,
+    log_file: Mutex<Option<std::io::BufWriter<std::fs::File>>>,
+    epoch: Instant,
 }
 
 #[derive(Debug, Default)]
@@ -105,11 +138,14 @@ impl Controls {
             inner: Arc::new(Inner {
                 faults: Mutex::new(Vec::new()),
                 latency_ms: AtomicU64::new(0),
+                connect_delay_ms: AtomicU64::new(0),
                 outage: Mutex::new(Outage::default()),
                 outage_tx,
                 max_token_expiration: Mutex::new(max_token_expiration),
                 min_token_expiration: Mutex::new(Duration::from_secs(600)),
                 log: Mutex::new(VecDeque::new()),
+                log_file: Mutex::new(None),
+                epoch: Instant::now(),
             }),
         }
     }
@@ -133,6 +169,17 @@ impl Controls {
         self.inner
             .latency_ms
             .store(latency.as_millis() as u64, Ordering::Relaxed);
+    }
+
+    /// Delay before the TLS handshake of every new connection (zero turns
+    /// it off): with [`Controls::set_latency`] it models a hub far away,
+    /// where a new connection costs the round trips of the TCP and TLS
+    /// handshakes before its first request (`kube-sandbox serve
+    /// --round-trip-delay`).
+    pub fn set_connect_delay(&self, delay: Duration) {
+        self.inner
+            .connect_delay_ms
+            .store(delay.as_millis() as u64, Ordering::Relaxed);
     }
 
     /// Refuses and closes every connection for `period`.
@@ -175,9 +222,26 @@ impl Controls {
         self.inner.log.lock().unwrap().iter().cloned().collect()
     }
 
-    /// Empties the request log.
+    /// Empties the request log (not the file of
+    /// [`Controls::write_request_log_to`]).
     pub fn clear_request_log(&self) {
         self.inner.log.lock().unwrap().clear();
+    }
+
+    /// Also writes every request answered from now on to `path` (created
+    /// or truncated), one JSON line each ([`RequestRecord::to_json_line`]),
+    /// flushed as it is written so another process can read it while the
+    /// sandbox runs. Unbounded: for benchmarks, not for long-running tests.
+    pub fn write_request_log_to(&self, path: &Path) -> std::io::Result<()> {
+        let file = std::fs::File::create(path)?;
+        *self.inner.log_file.lock().unwrap() = Some(std::io::BufWriter::new(file));
+        Ok(())
+    }
+
+    /// Time since the sandbox started, on the monotonic clock the request
+    /// log's `started` and `finished` are read from.
+    pub fn elapsed(&self) -> Duration {
+        self.inner.epoch.elapsed()
     }
 
     pub(crate) fn max_token_expiration(&self) -> Option<Duration> {
@@ -190,6 +254,10 @@ impl Controls {
 
     pub(crate) fn latency(&self) -> Duration {
         Duration::from_millis(self.inner.latency_ms.load(Ordering::Relaxed))
+    }
+
+    pub(crate) fn connect_delay(&self) -> Duration {
+        Duration::from_millis(self.inner.connect_delay_ms.load(Ordering::Relaxed))
     }
 
     pub(crate) fn in_outage(&self) -> bool {
@@ -248,6 +316,10 @@ impl Controls {
     }
 
     pub(crate) fn record(&self, rec: RequestRecord) {
+        if let Some(file) = self.inner.log_file.lock().unwrap().as_mut() {
+            // A benchmark's log: a failed write must not fail the request.
+            let _ = writeln!(file, "{}", rec.to_json_line()).and_then(|()| file.flush());
+        }
         let mut log = self.inner.log.lock().unwrap();
         if log.len() >= REQUEST_LOG_CAPACITY {
             log.pop_front();

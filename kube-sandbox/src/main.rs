@@ -30,6 +30,16 @@ enum Command {
         /// range: 1 hour to 2^32 seconds (e.g. 1h, 12h, 3600s).
         #[arg(long, value_parser = parse_max_token_expiration)]
         max_token_expiration: Option<Duration>,
+        /// Benchmarks only: model a hub this far away (e.g. 20ms). Every
+        /// answer is held back by it, and every new connection by twice
+        /// it before its TLS handshake (TCP's and TLS 1.3's round trips).
+        #[arg(long, value_name = "DURATION", value_parser = parse_delay)]
+        round_trip_delay: Option<Duration>,
+        /// Benchmarks only: write every request answered to this file, one
+        /// JSON line each with its verb, method, path, user, status and its
+        /// start and end in microseconds since the sandbox started.
+        #[arg(long, value_name = "FILE")]
+        request_log: Option<PathBuf>,
     },
 }
 
@@ -38,18 +48,39 @@ fn parse_max_token_expiration(s: &str) -> Result<Duration, String> {
     kube_sandbox::validate_max_token_expiration(d)
 }
 
+/// A round-trip delay: at most a minute (a benchmark's far-away hub, not
+/// an outage).
+fn parse_delay(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s).map_err(|e| e.to_string())?;
+    if d > Duration::from_secs(60) {
+        return Err(format!("{s:?} is longer than a minute"));
+    }
+    Ok(d)
+}
+
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve {
             kubeconfig,
             listen,
             max_token_expiration,
+            round_trip_delay,
+            request_log,
         } => {
             let sb = Sandbox::start_with(SandboxOptions {
                 listen,
                 max_token_expiration,
                 ..Default::default()
             })?;
+            if let Some(path) = &request_log {
+                sb.controls()
+                    .write_request_log_to(path)
+                    .map_err(|e| anyhow::anyhow!("request log {}: {e}", path.display()))?;
+            }
+            if let Some(delay) = round_trip_delay {
+                sb.controls().set_latency(delay);
+                sb.controls().set_connect_delay(delay * 2);
+            }
             sb.write_admin_kubeconfig(&kubeconfig)
                 .map_err(|e| anyhow::anyhow!("writing kubeconfig {}: {e}", kubeconfig.display()))?;
             eprintln!("serving on {}", sb.url());

@@ -143,6 +143,7 @@ fn fault_error(status: u16) -> ApiError {
 
 /// Answers one HTTP request.
 pub async fn handle(shared: Arc<Shared>, req: Request<hyper::body::Incoming>) -> Resp {
+    let started = shared.controls.elapsed();
     let (parts, body) = req.into_parts();
     let path = parts.uri.path().to_string();
     let raw_query = parts.uri.query().unwrap_or_default().to_string();
@@ -172,6 +173,8 @@ pub async fn handle(shared: Arc<Shared>, req: Request<hyper::body::Incoming>) ->
         user,
         status: resp.status().as_u16(),
         request_bytes,
+        started,
+        finished: shared.controls.elapsed(),
     });
     resp
 }
@@ -267,6 +270,11 @@ pub async fn run(
         tokio::spawn(async move {
             let mut outage = shared.controls.outage_signal();
             outage.mark_unchanged();
+            // A far-away server's TCP and TLS handshakes (benchmarks).
+            let connect_delay = shared.controls.connect_delay();
+            if !connect_delay.is_zero() {
+                tokio::time::sleep(connect_delay).await;
+            }
             let Ok(tls_stream) = acceptor.accept(tcp).await else {
                 return;
             };

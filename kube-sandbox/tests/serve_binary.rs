@@ -1,5 +1,6 @@
 //! `kube-sandbox serve`: writes a private kubeconfig once ready, serves
-//! kubectl with it, honours the token cap flag, and exits cleanly on SIGTERM.
+//! kubectl with it, honours the token cap flag, and exits cleanly on SIGTERM;
+//! the benchmarks' round-trip delay and request log file.
 
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Stdio};
@@ -100,4 +101,68 @@ fn serve_refuses_a_token_cap_the_real_server_refuses() {
         "{stderr}"
     );
     assert!(!kubeconfig.exists(), "nothing served");
+}
+
+/// `--round-trip-delay` holds back every answer (and every new connection
+/// twice as long); `--request-log` writes each request as a JSON line with
+/// its start and end.
+#[test]
+fn serve_models_a_far_away_hub_and_logs_each_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("far.kubeconfig");
+    let log = dir.path().join("requests.jsonl");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kube-sandbox"))
+        .args(["serve", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .args(["--round-trip-delay", "150ms", "--request-log"])
+        .arg(&log)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !kubeconfig.exists() {
+        assert!(Instant::now() < deadline, "kubeconfig written in time");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let started = Instant::now();
+    let out = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args(["get", "--raw", "/api/v1/namespaces/default"])
+        .env("KUBECACHEDIR", dir.path().join("cache"))
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // One connection (2 x 150 ms) and one answer (150 ms) at least.
+    assert!(took >= Duration::from_millis(450), "{took:?}");
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let get = lines
+        .iter()
+        .find(|l| l["path"] == "/api/v1/namespaces/default")
+        .unwrap_or_else(|| panic!("the GET is logged: {lines:?}"));
+    assert_eq!(
+        (get["verb"].as_str(), get["status"].as_u64()),
+        (Some("get"), Some(200))
+    );
+    assert_eq!(get["method"], "GET");
+    assert_eq!(get["user"], "sandbox-admin");
+    let (start, end) = (
+        get["startMicros"].as_u64().unwrap(),
+        get["endMicros"].as_u64().unwrap(),
+    );
+    assert!(end - start >= 150_000, "held back by the delay: {get}");
 }

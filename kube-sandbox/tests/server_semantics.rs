@@ -713,10 +713,21 @@ async fn outage_latency_and_request_log() {
     h.ok("GET", "/version", None).await;
 
     sb.controls().set_latency(Duration::from_millis(200));
+    sb.controls().clear_request_log();
+    let before = sb.controls().elapsed();
     let t = Instant::now();
     h.ok("GET", "/api/v1/namespaces/default", None).await;
     assert!(t.elapsed() >= Duration::from_millis(200));
     sb.controls().set_latency(Duration::ZERO);
+    // The log holds when the request arrived and when it was answered,
+    // the latency included, on the clock `elapsed` reads.
+    let timed = &sb.controls().request_log()[0];
+    assert!(before <= timed.started, "{timed:?}");
+    assert!(
+        timed.finished - timed.started >= Duration::from_millis(200),
+        "{timed:?}"
+    );
+    assert!(timed.finished <= sb.controls().elapsed(), "{timed:?}");
 
     sb.controls().clear_request_log();
     h.ok("GET", "/api/v1/namespaces/default/configmaps?limit=1", None)

@@ -8,6 +8,7 @@
 mod complete;
 mod completion;
 mod describe;
+mod enrol;
 mod error;
 mod generate;
 mod incidents;

@@ -18,6 +18,7 @@
 //! output file, the member kubeconfig, the confirmation. A step that fails
 //! after the first write says what exists and the command that finishes it.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -48,10 +49,11 @@ pub const HUB_KUBECONFIG_MOUNT: &str = "/etc/fleet-hub/kubeconfig";
 /// Arguments of `kubectl fleet register`.
 #[derive(Debug, clap::Args)]
 #[command(group = clap::ArgGroup::new("mode").args(["pull", "push"]))]
+#[command(group = clap::ArgGroup::new("member_use").args(["pull", "push", "filename"]).multiple(true))]
 pub struct RegisterArgs {
     /// Site name: a DNS-1123 label such as site-a or us-east-1-prod
-    #[arg(value_name = "SITE", value_parser = parse_site_name)]
-    pub site: String,
+    #[arg(value_name = "SITE", value_parser = parse_site_name, required_unless_present = "filename")]
+    pub site: Option<String>,
     /// Human-friendly name shown by `status`, at most 128 characters (default: the site name)
     #[arg(long, value_name = "TEXT", value_parser = parse_display_name)]
     pub display_name: Option<String>,
@@ -89,7 +91,7 @@ pub struct RegisterArgs {
     pub push: bool,
     /// Kubeconfig with admin access to the member cluster: with --pull, where the
     /// read-only identity is minted; with --push, where a former Pull registration's is removed
-    #[arg(long, value_name = "FILE", requires = "mode")]
+    #[arg(long, value_name = "FILE", requires = "member_use")]
     pub member_kubeconfig: Option<PathBuf>,
     /// Context of the member kubeconfig to use (default: its current context)
     #[arg(long, value_name = "NAME", requires = "member_kubeconfig")]
@@ -103,6 +105,29 @@ pub struct RegisterArgs {
     /// How to hand the configuration to the edge.
     #[command(flatten)]
     pub edge: EdgeOutputArgs,
+    /// Declarative enrolment (`-f`).
+    #[command(flatten)]
+    pub bulk: super::enrol::BulkArgs,
+    /// `register -f`: the spec the inventory declares (replaces the
+    /// per-field flags: what it leaves out takes the default).
+    #[arg(skip)]
+    pub declared: Option<Box<FederatedClusterSpec>>,
+    /// `register -f`: labels the inventory gives the site, besides those
+    /// `register` sets itself.
+    #[arg(skip)]
+    pub labels: BTreeMap<String, String>,
+    /// `register -f`: a site in place whose `--output-file` still holds a
+    /// working credential for exactly its identity is left as it is, and
+    /// no token is minted.
+    #[arg(skip)]
+    pub keep_handed_out: bool,
+}
+
+impl RegisterArgs {
+    /// The site (given, or set by `register -f` for each entry).
+    pub fn site(&self) -> &str {
+        self.site.as_deref().unwrap_or_default()
+    }
 }
 
 /// What the edge receives and where it goes (shared by `register` and `rotate`).
@@ -214,22 +239,76 @@ pub struct PullSummary {
     pub capped: bool,
 }
 
-/// Runs `kubectl fleet register`.
+/// Runs `kubectl fleet register` (`-f`: [`super::enrol`]).
 pub async fn run(global: &GlobalArgs, args: RegisterArgs, io: &mut Io<'_>) -> Result<(), Error> {
+    if args.bulk.filename.is_some() {
+        return super::enrol::run(global, args, io).await;
+    }
     // Nothing is created when the configuration could not be written.
     if let Some(path) = &args.edge.output_file {
         check_private_file(path)?;
     }
     let hub = global.hub().await?;
     // Reading first checks access and the CRD before anything is written,
-    // and lets unspecified flags keep the site's current values. A site
-    // being deleted is written again like a new one.
-    let existing = hub
-        .get_site(&args.site)
+    // and lets unspecified flags keep the site's current values.
+    let existing = read_site(&hub, args.site()).await?;
+    register_site(global, &hub, &args, existing, io).await?;
+    Ok(())
+}
+
+/// The site as `register` sees it: a site being deleted is written again
+/// like a new one.
+pub(super) async fn read_site(
+    hub: &Cluster,
+    site: &str,
+) -> Result<Option<FederatedCluster>, Error> {
+    Ok(hub
+        .get_site(site)
         .await?
-        .filter(|s| s.metadata.deletion_timestamp.is_none());
+        .filter(|s| s.metadata.deletion_timestamp.is_none()))
+}
+
+/// What one site's `register` changed (as `kubectl apply` words it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Change {
+    /// The site did not exist.
+    Created,
+    /// Something was applied or removed.
+    Configured,
+    /// Nothing was written.
+    Unchanged,
+}
+
+/// What one site's `register` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Outcome {
+    /// What changed on the hub (and member).
+    pub change: Change,
+    /// Whether a token was minted (and handed out or stored).
+    pub minted: bool,
+}
+
+impl Outcome {
+    fn of(existing: bool, objects: usize, removed: usize, minted: bool) -> Outcome {
+        let change = match (existing, objects + removed) {
+            (false, _) => Change::Created,
+            (true, 0) => Change::Unchanged,
+            (true, _) => Change::Configured,
+        };
+        Outcome { change, minted }
+    }
+}
+
+/// Registers one site, `existing` being what [`read_site`] found.
+pub(super) async fn register_site(
+    global: &GlobalArgs,
+    hub: &Cluster,
+    args: &RegisterArgs,
+    existing: Option<FederatedCluster>,
+    io: &mut Io<'_>,
+) -> Result<Outcome, Error> {
     let current = existing.as_ref().map(|s| s.spec.mode);
-    let plan = Plan::new(&args, current)?;
+    let plan = Plan::new(args, current)?;
     // The member cluster is reached before anything is written, so a bad
     // member kubeconfig or context fails the command with nothing changed.
     let member = match (&args.member_kubeconfig, args.store_kubeconfig_as_is) {
@@ -239,17 +318,17 @@ pub async fn run(global: &GlobalArgs, args: RegisterArgs, io: &mut Io<'_>) -> Re
         _ => None,
     };
     if let Some(switch) = plan.switch {
-        confirm_switch(global, &args, switch, member.is_some(), io)?;
+        confirm_switch(global, args, switch, member.is_some(), io)?;
     }
-    let mut progress = Progress::new(global, &args, existing.is_none(), plan.switch.is_some());
+    let mut progress = Progress::new(global, args, existing.is_none(), plan.switch.is_some());
     let result = match plan.mode {
         Mode::Pull => match (&args.member_kubeconfig, existing) {
             (None, Some(existing)) => {
-                update_pull_site(&hub, &args, existing, &mut progress, io).await
+                update_pull_site(hub, args, existing, &mut progress, io).await
             }
-            (_, existing) => register_pull(&hub, &args, existing, member, &mut progress, io).await,
+            (_, existing) => register_pull(hub, args, existing, member, &mut progress, io).await,
         },
-        Mode::Push => register_push(&hub, &args, existing, member, &mut progress, io).await,
+        Mode::Push => register_push(hub, args, existing, member, &mut progress, io).await,
     };
     result.map_err(|e| progress.fail(e))
 }
@@ -273,7 +352,7 @@ impl Plan {
     /// `--pull`/`--push` when given, else the current mode (Push for a new
     /// site); refuses flags that do not fit that mode.
     fn new(args: &RegisterArgs, current: Option<Mode>) -> Result<Plan, Error> {
-        let site = &args.site;
+        let site = args.site();
         let asked = if args.pull {
             Some(Mode::Pull)
         } else if args.push {
@@ -344,7 +423,7 @@ fn confirm_switch(
     member: bool,
     io: &mut Io<'_>,
 ) -> Result<(), Error> {
-    let site = &args.site;
+    let site = args.site();
     let Switch { from, to } = switch;
     let removes = switch_removes(site, switch, member);
     if args.yes {
@@ -388,7 +467,7 @@ fn command_words(global: &GlobalArgs, args: &RegisterArgs, yes: bool) -> Vec<Str
         w.push(name.to_owned());
         w.extend(value);
     };
-    flag("register", Some(args.site.clone()));
+    flag("register", Some(args.site().to_owned()));
     if let Some(v) = &args.display_name {
         flag("--display-name", Some(v.clone()));
     }
@@ -474,7 +553,7 @@ impl Progress {
             let mut w = global.command_words();
             w.extend([
                 "unregister".to_owned(),
-                args.site.clone(),
+                args.site().to_owned(),
                 "--yes".to_owned(),
             ]);
             if let Some(path) = &args.member_kubeconfig {
@@ -520,6 +599,23 @@ fn desired_spec(
     mode: Mode,
 ) -> FederatedClusterSpec {
     let base = existing.cloned().unwrap_or_default();
+    let kubeconfig_secret_ref = (mode == Mode::Pull).then(|| SecretKeyRef {
+        namespace: NAMESPACE.to_owned(),
+        name: rbac::pull_secret_name(args.site()),
+        key: DEFAULT_KUBECONFIG_KEY.to_owned(),
+    });
+    if let Some(declared) = &args.declared {
+        let mut capabilities = declared.capabilities.clone();
+        capabilities.sort();
+        capabilities.dedup();
+        return FederatedClusterSpec {
+            mode,
+            capabilities,
+            maintenance: base.maintenance,
+            kubeconfig_secret_ref,
+            ..(**declared).clone()
+        };
+    }
     FederatedClusterSpec {
         display_name: args.display_name.clone().or(base.display_name),
         mode,
@@ -542,16 +638,19 @@ fn desired_spec(
             .unwrap_or(base.max_concurrent_remediations),
         // A maintenance window is `cordon`'s: a re-run keeps it.
         maintenance: base.maintenance,
-        kubeconfig_secret_ref: (mode == Mode::Pull).then(|| SecretKeyRef {
-            namespace: NAMESPACE.to_owned(),
-            name: rbac::pull_secret_name(&args.site),
-            key: DEFAULT_KUBECONFIG_KEY.to_owned(),
-        }),
+        kubeconfig_secret_ref,
     }
 }
 
-fn site_object(site: &str, spec: FederatedClusterSpec) -> FederatedCluster {
-    let labels = rbac::site_object_labels(site, &spec);
+/// The site object to apply: `extra` labels (an inventory's), then those
+/// `register` sets itself, which win.
+fn site_object(
+    site: &str,
+    spec: FederatedClusterSpec,
+    extra: &BTreeMap<String, String>,
+) -> FederatedCluster {
+    let mut labels = extra.clone();
+    labels.extend(rbac::site_object_labels(site, &spec));
     let mut fc = FederatedCluster::new(site, spec);
     fc.metadata.labels = Some(labels);
     fc
@@ -564,11 +663,11 @@ async fn register_push(
     member: Option<Cluster>,
     progress: &mut Progress,
     io: &mut Io<'_>,
-) -> Result<(), Error> {
-    let site = &args.site;
+) -> Result<Outcome, Error> {
+    let site = args.site();
     let auto_rotate = !args.no_auto_rotate;
     let spec = desired_spec(args, existing.as_ref().map(|s| &s.spec), Mode::Push);
-    let desired = site_object(site, spec);
+    let desired = site_object(site, spec, &args.labels);
     let from_pull = existing
         .as_ref()
         .is_some_and(|s| s.spec.mode == Mode::Pull || s.spec.kubeconfig_secret_ref.is_some());
@@ -583,7 +682,22 @@ async fn register_push(
     if let Some(current) = unchanged {
         let uid = current.metadata.uid.clone().unwrap_or_default();
         let identity = rbac::SiteIdentity::new(site, &uid, auto_rotate);
-        let (in_place, token) = identity_in_place(hub, site, &identity, args.token_ttl).await?;
+        let handed_out = match (&args.edge.output_file, args.keep_handed_out) {
+            (Some(path), true) => handed_out_token(path, args.edge.emit),
+            _ => None,
+        };
+        let (in_place, token) =
+            identity_in_place(hub, site, &identity, args.token_ttl, handed_out).await?;
+        if let (true, None) = (in_place, &token) {
+            writeln!(
+                io.err,
+                "FederatedCluster {site} and its identity are in place, and the credential handed out still works: nothing to apply, nothing minted"
+            )?;
+            return Ok(Outcome {
+                change: Change::Unchanged,
+                minted: false,
+            });
+        }
         if let (true, Some(token)) = (in_place, &token) {
             writeln!(
                 io.err,
@@ -595,7 +709,11 @@ async fn register_push(
                 token,
                 auto_rotate: Some(auto_rotate),
             };
-            return hand_out(hub, site, issued, &args.edge, io);
+            hand_out(hub, site, issued, &args.edge, io)?;
+            return Ok(Outcome {
+                change: Change::Unchanged,
+                minted: true,
+            });
         }
         minted = token;
     }
@@ -639,22 +757,30 @@ async fn register_push(
         }
     };
     let identity = rbac::SiteIdentity::new(site, &uid, auto_rotate);
-    let (applied, gone) = hub.ensure_site_identity(&identity).await?;
+    // Round trip 3: every identity object at once, the ServiceAccount
+    // without its digest (docs/benchmarks-cli.md#register-round-trips).
+    let (applied, gone) = hub.apply_site_identity(&identity).await?;
     objects.extend(applied);
     removed.extend(gone);
     // A site registered before the identities moved to fleet-sites.
     if existing.is_some() {
         removed.extend(hub.delete_legacy_site_identity(site).await?);
     }
+    // Round trip 4: the digest, now that everything else is applied, and
+    // the token beside it. A token minted while checking stays valid:
+    // applying the identity keeps the ServiceAccount (and its uid) as it is.
+    let mint = async {
+        match minted {
+            Some(token) => Ok(token),
+            None => hub.request_site_token(site, args.token_ttl).await,
+        }
+    };
+    let (sealed, token) = futures::join!(hub.seal_site_identity(&identity), mint);
+    sealed?;
     progress.wrote(format!(
         "site {site} and its edge identity exist on the hub, but no edge configuration was handed out"
     ));
-    // A token minted while checking stays valid: applying the identity
-    // keeps the ServiceAccount (and its uid) as it is.
-    let token = match minted {
-        Some(token) => token,
-        None => hub.request_site_token(site, args.token_ttl).await?,
-    };
+    let token = token?;
     let member_removed = match &member {
         Some(member) => {
             super::pull_identity::check_removable(hub, member, site).await?;
@@ -679,13 +805,20 @@ async fn register_push(
             shell_line(&member_cleanup_words(args))
         )?;
     }
+    let outcome = Outcome::of(
+        existing.is_some(),
+        objects.len(),
+        removed.len() + member_removed.len(),
+        true,
+    );
     let issued = Issued {
         objects,
         removed,
         token: &token,
         auto_rotate: Some(auto_rotate),
     };
-    hand_out(hub, site, issued, &args.edge, io)
+    hand_out(hub, site, issued, &args.edge, io)?;
+    Ok(outcome)
 }
 
 /// `kubectl fleet register SITE --push --member-kubeconfig FILE`, which
@@ -695,7 +828,7 @@ fn member_cleanup_words(args: &RegisterArgs) -> Vec<String> {
         "kubectl",
         "fleet",
         "register",
-        args.site.as_str(),
+        args.site(),
         "--push",
         "--member-kubeconfig",
         "FILE",
@@ -726,17 +859,29 @@ fn same_site(live: &FederatedCluster, desired: &FederatedCluster) -> bool {
 /// it; and the API server's own account of what that token may do (a
 /// SelfSubjectRulesReview) is exactly the identity's rules — so a role or
 /// binding deleted or edited since is noticed and applied again.
+///
+/// With `handed_out` (the token of a credential handed out before), that
+/// token is reviewed first: when its rules are exactly the identity's, the
+/// identity is in place and the credential still works, and nothing is
+/// minted (`(true, None)`).
 async fn identity_in_place(
     hub: &Cluster,
     site: &str,
     identity: &rbac::SiteIdentity,
     ttl: Duration,
+    handed_out: Option<String>,
 ) -> Result<(bool, Option<IssuedToken>), Error> {
     let Some(live) = hub.site_service_account(site).await? else {
         return Ok((false, None));
     };
     if !identity.written_by_complete_run(&live) {
         return Ok((false, None));
+    }
+    if let Some(handed_out) = handed_out
+        && let Ok(Some(rules)) = hub.token_site_rules(&handed_out).await
+        && rules == identity.granted()
+    {
+        return Ok((true, None));
     }
     let token = hub.request_site_token(site, ttl).await?;
     let in_place = match hub.token_site_rules(&token.token).await {
@@ -757,8 +902,8 @@ async fn register_pull(
     member: Option<Cluster>,
     progress: &mut Progress,
     io: &mut Io<'_>,
-) -> Result<(), Error> {
-    let site = &args.site;
+) -> Result<Outcome, Error> {
+    let site = args.site();
     let path = args
         .member_kubeconfig
         .as_deref()
@@ -802,7 +947,9 @@ async fn register_pull(
     // pull Secret never exists without a site that references it, so a
     // later Push `register` knows from the site alone whether to remove one.
     let spec = desired_spec(args, existing.as_ref().map(|s| &s.spec), Mode::Pull);
-    let applied = hub.apply_site(&site_object(site, spec)).await?;
+    let applied = hub
+        .apply_site(&site_object(site, spec, &args.labels))
+        .await?;
     progress.wrote(format!(
         "site {site} exists on the hub in Pull mode, but the hub holds no credential for its member cluster yet"
     ));
@@ -835,7 +982,7 @@ async fn register_pull(
             "kubectl",
             "fleet",
             "register",
-            site.as_str(),
+            site,
             "--pull",
             "--member-kubeconfig",
             &path.display().to_string(),
@@ -848,8 +995,14 @@ async fn register_pull(
             io,
         )?;
     }
+    let outcome = Outcome::of(
+        existing.is_some(),
+        objects.len() + member_objects.len(),
+        removed.len(),
+        token.is_some(),
+    );
     let summary = PullSummary {
-        site: site.clone(),
+        site: site.to_owned(),
         mode: Mode::Pull,
         member_objects,
         objects,
@@ -865,7 +1018,7 @@ async fn register_pull(
         "site {site} registered in Pull mode: the hub operator probes it with the kubeconfig in Secret {NAMESPACE}/{}",
         rbac::pull_secret_name(site)
     )?;
-    Ok(())
+    Ok(outcome)
 }
 
 /// A re-run for a site that stays in Pull mode without a new member
@@ -876,9 +1029,13 @@ async fn update_pull_site(
     existing: FederatedCluster,
     progress: &mut Progress,
     io: &mut Io<'_>,
-) -> Result<(), Error> {
-    let site = &args.site;
-    let desired = site_object(site, desired_spec(args, Some(&existing.spec), Mode::Pull));
+) -> Result<Outcome, Error> {
+    let site = args.site();
+    let desired = site_object(
+        site,
+        desired_spec(args, Some(&existing.spec), Mode::Pull),
+        &args.labels,
+    );
     let mut objects = Vec::new();
     if same_site(&existing, &desired) {
         writeln!(
@@ -892,8 +1049,9 @@ async fn update_pull_site(
         objects.push(applied.object);
     }
     let secret = rbac::pull_secret_name(site);
+    let outcome = Outcome::of(true, objects.len(), 0, false);
     let summary = PullSummary {
-        site: site.clone(),
+        site: site.to_owned(),
         mode: Mode::Pull,
         member_objects: Vec::new(),
         objects,
@@ -917,14 +1075,14 @@ async fn update_pull_site(
                 "kubectl",
                 "fleet",
                 "register",
-                site.as_str(),
+                site,
                 "--pull",
                 "--member-kubeconfig",
                 "FILE"
             ])
         )?;
     }
-    Ok(())
+    Ok(outcome)
 }
 
 /// Prints the `-o json` summary of a Pull registration.
@@ -1174,6 +1332,31 @@ pub fn edge_secret_manifest(site: &str, kubeconfig: &str) -> String {
         },
     });
     plain_yaml_stream(&[namespace, secret])
+}
+
+/// The token of the edge configuration `hand_out` wrote to `path` (a hub
+/// kubeconfig, or the Secret manifest of `--emit secret`), if the file is
+/// there and holds one.
+fn handed_out_token(path: &Path, emit: Emit) -> Option<String> {
+    let raw = std::fs::read_to_string(path).ok()?;
+    let kubeconfig = match emit {
+        Emit::Kubeconfig => raw,
+        Emit::Secret => {
+            let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(&raw).ok()?;
+            let encoded = docs
+                .iter()
+                .find(|d| d["kind"] == "Secret")?
+                .pointer(&format!("/data/{DEFAULT_KUBECONFIG_KEY}"))?
+                .as_str()?
+                .to_owned();
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .ok()?;
+            String::from_utf8(bytes).ok()?
+        }
+    };
+    let config: serde_json::Value = serde_saphyr::from_str(&kubeconfig).ok()?;
+    Some(config.pointer("/users/0/user/token")?.as_str()?.to_owned())
 }
 
 /// Writes a file holding a secret with mode 0600, atomically.

@@ -7,18 +7,29 @@
 //! after an interrupted unregister finishes it); a site of which nothing
 //! is left is an error, as `kubectl delete` says of an object that does
 //! not exist.
+//!
+//! `unregister -l SELECTOR` removes every site the selector matches (one
+//! line each and a summary), after the same confirmation, naming how many.
 
 use std::path::PathBuf;
 
+use futures::StreamExt as _;
+
 use super::{Error, GlobalArgs, Io, parse_site_name};
-use crate::k8s::{Cluster, ConnectOptions};
+use crate::k8s::{Cluster, ConnectOptions, ObjectRef};
 
 /// Arguments of `kubectl fleet unregister`.
 #[derive(Debug, clap::Args)]
 pub struct UnregisterArgs {
     /// The site to remove
-    #[arg(value_name = "SITE", value_parser = parse_site_name)]
-    pub site: String,
+    #[arg(value_name = "SITE", value_parser = parse_site_name, required_unless_present = "selector")]
+    pub site: Option<String>,
+    /// Remove every site whose labels match, e.g. fleet.kubectl-fleet.dev/environment=staging
+    #[arg(short = 'l', long, value_name = "SELECTOR", conflicts_with_all = ["site", "member_kubeconfig"])]
+    pub selector: Option<String>,
+    /// With -l: how many sites to remove at once, 1..64
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub concurrency: u16,
     /// Do not ask for confirmation (required when stdin is not a terminal)
     #[arg(short, long)]
     pub yes: bool,
@@ -32,7 +43,10 @@ pub struct UnregisterArgs {
 
 /// Runs `kubectl fleet unregister`.
 pub async fn run(global: &GlobalArgs, args: UnregisterArgs, io: &mut Io<'_>) -> Result<(), Error> {
-    let site = &args.site;
+    if let Some(selector) = &args.selector {
+        return run_selected(global, &args, selector, io).await;
+    }
+    let site = args.site.as_deref().unwrap_or_default();
     if !args.yes {
         if !io.interactive {
             return Err(Error::Invalid {
@@ -73,11 +87,7 @@ pub async fn run(global: &GlobalArgs, args: UnregisterArgs, io: &mut Io<'_>) -> 
     if let Some(member) = &member {
         super::pull_identity::check_removable(&hub, member, site).await?;
     }
-    // The FederatedCluster goes first so the hub stops tracking the site
-    // before its identity disappears.
-    let mut removed: Vec<_> = hub.delete_site(site).await?.into_iter().collect();
-    removed.extend(hub.delete_site_identity(site).await?);
-    removed.extend(hub.delete_pull_secret(site).await?);
+    let removed = remove_from_hub(&hub, site).await?;
     let mut removed_on_member = 0;
     if let Some(member) = &member {
         for obj in member.delete_pull_identity(site).await? {
@@ -102,4 +112,91 @@ pub async fn run(global: &GlobalArgs, args: UnregisterArgs, io: &mut Io<'_>) -> 
         writeln!(io.err, "{note}")?;
     }
     Ok(())
+}
+
+/// Removes a site's objects from the hub; returns what was deleted. The
+/// FederatedCluster goes first so the hub stops tracking the site before
+/// its identity disappears.
+async fn remove_from_hub(hub: &Cluster, site: &str) -> Result<Vec<ObjectRef>, Error> {
+    let mut removed: Vec<_> = hub.delete_site(site).await?.into_iter().collect();
+    removed.extend(hub.delete_site_identity(site).await?);
+    removed.extend(hub.delete_pull_secret(site).await?);
+    Ok(removed)
+}
+
+/// `unregister -l SELECTOR`: every matching site, after confirmation. A
+/// Pull site's identity on its member stays (as without
+/// `--member-kubeconfig`), and the line says so.
+async fn run_selected(
+    global: &GlobalArgs,
+    args: &UnregisterArgs,
+    selector: &str,
+    io: &mut Io<'_>,
+) -> Result<(), Error> {
+    let hub = global.hub().await?;
+    let mut sites: Vec<String> = hub
+        .list_sites(Some(selector))
+        .await?
+        .into_iter()
+        .filter_map(|s| s.metadata.name)
+        .collect();
+    sites.sort();
+    if sites.is_empty() {
+        writeln!(io.err, "No sites match {selector:?}: nothing to remove")?;
+        return Ok(());
+    }
+    let total = sites.len();
+    super::enrol::confirm_bulk(
+        args.yes,
+        &format!(
+            "Unregister {total} sites matching {selector:?}? Their edges will lose access to the hub"
+        ),
+        &format!("refusing to unregister {total} sites without confirmation"),
+        io,
+    )?;
+    let mut failed = Vec::new();
+    let mut results = futures::stream::iter(sites)
+        .map(|site| {
+            let hub = &hub;
+            async move {
+                let stored = hub.pull_kubeconfig(&site).await;
+                let result = match stored {
+                    Ok(stored) => remove_from_hub(hub, &site).await.map(|removed| {
+                        let note =
+                            super::pull_identity::left_on_member(&site, stored.as_deref(), false);
+                        (removed, note)
+                    }),
+                    Err(e) => Err(e.into()),
+                };
+                (site, result)
+            }
+        })
+        .buffer_unordered(usize::from(args.concurrency));
+    while let Some((site, result)) = results.next().await {
+        match result {
+            Ok((removed, note)) => {
+                writeln!(
+                    io.out,
+                    "federatedcluster/{site} deleted ({} objects removed)",
+                    removed.len()
+                )?;
+                if let Some(note) = note {
+                    writeln!(io.err, "{note}")?;
+                }
+            }
+            Err(e) => {
+                let line = e.user_line();
+                let line = line.strip_prefix("error: ").unwrap_or(&line);
+                writeln!(io.out, "federatedcluster/{site} failed: {line}")?;
+                failed.push(site);
+            }
+        }
+    }
+    writeln!(
+        io.out,
+        "{total} sites: {} deleted, {} failed",
+        total - failed.len(),
+        failed.len()
+    )?;
+    super::enrol::bulk_failures(&failed, total, "unregister -l", selector)
 }

@@ -59,6 +59,12 @@ impl std::fmt::Display for ObjectRef {
     }
 }
 
+/// What a namespaced apply of [`Cluster::apply_site_identity`] found.
+enum Namespaced {
+    Applied(ObjectRef),
+    NamespaceMissing,
+}
+
 /// A token returned by the TokenRequest API.
 #[derive(Clone)]
 pub struct IssuedToken {
@@ -198,55 +204,133 @@ impl Cluster {
     }
 
     /// Applies the Push-mode identity of a site (docs/architecture.md#the-life-of-a-site):
-    /// its ClusterRole with exactly the two site rules and binding, with
-    /// auto-rotation the Role/RoleBinding that lets the edge renew only its
-    /// own token (without it they are removed, so re-running with
-    /// `--no-auto-rotate` converges), and the ServiceAccount **last**: its
-    /// digest annotation then says that everything before it was applied
-    /// ([`rbac::SiteIdentity`]). Every object is owned by the site's
-    /// FederatedCluster, so deleting the site deletes them.
-    ///
-    /// Returns the objects applied (with the namespace when it had to be
-    /// created) and those removed.
+    /// [`Cluster::apply_site_identity`], then
+    /// [`Cluster::seal_site_identity`]. Returns the objects applied (with
+    /// the namespace when it had to be created) and those removed.
     pub async fn ensure_site_identity(
         &self,
         identity: &rbac::SiteIdentity,
     ) -> Result<(Vec<ObjectRef>, Vec<ObjectRef>), Error> {
+        let done = self.apply_site_identity(identity).await?;
+        self.seal_site_identity(identity).await?;
+        Ok(done)
+    }
+
+    /// The first of a site identity's two steps, every request at once
+    /// (one round trip): its ClusterRole with exactly the two site rules
+    /// and binding; with auto-rotation the Role/RoleBinding that lets the
+    /// edge renew only its own token (without it they are removed, so
+    /// re-running with `--no-auto-rotate` converges); and the
+    /// ServiceAccount **without** its digest annotation (a ServiceAccount
+    /// that had one loses it until the second step). Every object is owned
+    /// by the site's FederatedCluster, so deleting the site deletes them.
+    ///
+    /// When `fleet-sites` turns out to be missing (the first site of a
+    /// hub), it is created once and the applies that found it missing are
+    /// sent again, at once.
+    pub async fn apply_site_identity(
+        &self,
+        identity: &rbac::SiteIdentity,
+    ) -> Result<(Vec<ObjectRef>, Vec<ObjectRef>), Error> {
+        use futures::future::{BoxFuture, FutureExt as _, try_join_all};
         let client = &self.client;
-        let mut applied = vec![
-            self.ensure(Api::all(client.clone()), identity.cluster_role.clone())
-                .await?,
-            self.ensure(
-                Api::all(client.clone()),
-                identity.cluster_role_binding.clone(),
-            )
-            .await?,
-        ];
-        let mut removed = Vec::new();
-        let mut created = Vec::new();
         let name = identity
             .service_account
             .metadata
             .name
             .clone()
             .unwrap_or_default();
-        if let Some((role, binding)) = &identity.token_role {
-            let role = self.ensure_in_namespace(role.clone(), &mut created).await?;
-            applied.append(&mut created);
-            applied.push(role);
-            applied.push(
-                self.ensure_in_namespace(binding.clone(), &mut created)
-                    .await?,
-            );
-        } else {
-            removed.extend(self.delete_token_role(SITES_NAMESPACE, &name).await?);
+        let mut unsealed = identity.service_account.clone();
+        if let Some(annotations) = unsealed.metadata.annotations.as_mut() {
+            annotations.remove(rbac::IDENTITY_DIGEST_ANNOTATION);
         }
-        let sa = self
-            .ensure_in_namespace(identity.service_account.clone(), &mut created)
-            .await?;
-        applied.append(&mut created);
-        applied.push(sa);
+        let cluster_scoped = async {
+            futures::try_join!(
+                self.ensure(Api::all(client.clone()), identity.cluster_role.clone()),
+                self.ensure(
+                    Api::all(client.clone()),
+                    identity.cluster_role_binding.clone()
+                ),
+            )
+        };
+        let mut namespaced: Vec<BoxFuture<'_, Result<Namespaced, Error>>> = Vec::new();
+        if let Some((role, binding)) = &identity.token_role {
+            namespaced.push(self.try_in_namespace(role.clone()).boxed());
+            namespaced.push(self.try_in_namespace(binding.clone()).boxed());
+        }
+        namespaced.push(self.try_in_namespace(unsealed.clone()).boxed());
+        let removal = async {
+            match identity.token_role {
+                Some(_) => Ok(Vec::new()),
+                None => self.delete_token_role(SITES_NAMESPACE, &name).await,
+            }
+        };
+        let ((role, binding), first, removed) =
+            futures::try_join!(cluster_scoped, try_join_all(namespaced), removal)?;
+        let mut applied = vec![role, binding];
+        let mut retry: Vec<BoxFuture<'_, Result<ObjectRef, Error>>> = Vec::new();
+        for (i, outcome) in first.into_iter().enumerate() {
+            match outcome {
+                Namespaced::Applied(obj) => applied.push(obj),
+                Namespaced::NamespaceMissing => {
+                    // The same objects, in the same order, as pushed above.
+                    let fut = match (&identity.token_role, i) {
+                        (Some((role, _)), 0) => self.apply_in_namespace(role.clone()).boxed(),
+                        (Some((_, binding)), 1) => self.apply_in_namespace(binding.clone()).boxed(),
+                        _ => self.apply_in_namespace(unsealed.clone()).boxed(),
+                    };
+                    retry.push(fut);
+                }
+            }
+        }
+        if !retry.is_empty() {
+            applied.insert(2, self.ensure_namespace(SITES_NAMESPACE).await?);
+            applied.extend(try_join_all(retry).await?);
+        }
         Ok((applied, removed))
+    }
+
+    /// The second step: the ServiceAccount with the digest of the whole
+    /// identity ([`rbac::SiteIdentity`]), applied only once every other
+    /// object is, so the digest proves a complete run. A token can be
+    /// requested at the same time: applying keeps the ServiceAccount's uid.
+    pub async fn seal_site_identity(&self, identity: &rbac::SiteIdentity) -> Result<(), Error> {
+        self.apply_in_namespace(identity.service_account.clone())
+            .await?;
+        Ok(())
+    }
+
+    /// Applies a namespaced object into its namespace, reporting (not
+    /// creating) a missing namespace.
+    async fn try_in_namespace<K>(&self, obj: K) -> Result<Namespaced, Error>
+    where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + Serialize
+            + serde::de::DeserializeOwned
+            + std::fmt::Debug,
+    {
+        let namespace = obj.meta().namespace.clone().unwrap_or_default();
+        match self.apply_in_namespace(obj).await {
+            Err(e) if e.is_namespace_missing(&namespace) => Ok(Namespaced::NamespaceMissing),
+            other => other.map(Namespaced::Applied),
+        }
+    }
+
+    /// Applies a namespaced object into its namespace.
+    async fn apply_in_namespace<K>(&self, obj: K) -> Result<ObjectRef, Error>
+    where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + Serialize
+            + serde::de::DeserializeOwned
+            + std::fmt::Debug,
+    {
+        let namespace = obj.meta().namespace.clone().unwrap_or_default();
+        let api: Api<K> = Api::namespaced(self.client.clone(), &namespace);
+        let name = obj.meta().name.clone().unwrap_or_default();
+        self.apply(&api, &name, &obj).await?;
+        Ok(ObjectRef::of::<K>(&name, Some(&namespace)))
     }
 
     /// The site's RoleBinding and Role `fleet-edge-SITE` in `namespace`,
