@@ -606,20 +606,22 @@ mod cascade_id_tests {
     fn every_kind_of_incident_names_its_sites() {
         use crate::api::fixtures::fixture_now;
         use crate::api::{FederationStatusStatus, GroupedOutage, Signal};
-        let crash = || {
-            Signal::test(SignalType::CrashLoopBackOff, "shop", "Deployment", "web").seen(600, 60)
+        let crash = |first_ago| {
+            Signal::test(SignalType::CrashLoopBackOff, "shop", "Deployment", "web")
+                .seen(first_ago, 60)
         };
-        let site = |name: &str, env, tier| {
+        let site = |name: &str, env, tier, first_ago| {
             FederatedCluster::test(name)
                 .with_environment(env)
                 .with_tier(tier)
                 .connected()
-                .with_signal(crash())
+                .with_signal(crash(first_ago))
         };
+        // Staging first, then production: a cascade into each.
         let sites = [
-            site("stg", Environment::Staging, Tier::NonCritical),
-            site("p-b", Environment::Production, Tier::Critical),
-            site("p-a", Environment::Production, Tier::Standard),
+            site("stg", Environment::Staging, Tier::NonCritical, 3600),
+            site("p-b", Environment::Production, Tier::Critical, 600),
+            site("p-a", Environment::Production, Tier::Standard, 600),
         ];
         let now = fixture_now();
         let correlations = correlate(&sites, &[], now, CorrelationConfig::default());
@@ -637,11 +639,14 @@ mod cascade_id_tests {
             ..Default::default()
         };
         let xc = summary.correlations[0].id.clone();
-        assert_eq!(incident_sites(&summary, &xc).unwrap(), ["p-a", "p-b", "stg"]);
-        let cc = summary.cascades[0].id.clone();
         assert_eq!(
-            incident_sites(&summary, &cc).unwrap(),
-            [summary.cascades[0].source.as_str(), &summary.cascades[0].target].iter().copied().collect::<std::collections::BTreeSet<_>>().into_iter().collect::<Vec<_>>()
+            incident_sites(&summary, &xc).unwrap(),
+            ["p-a", "p-b", "stg"]
+        );
+        let cascade = summary.cascades.iter().find(|c| c.target == "p-a").unwrap();
+        assert_eq!(
+            incident_sites(&summary, &cascade.id).unwrap(),
+            ["p-a", "stg"]
         );
         assert_eq!(incident_sites(&summary, "go-0000abcd").unwrap(), ["y", "z"]);
         assert_eq!(incident_sites(&summary, "go-0000abce"), None);

@@ -1,4 +1,4 @@
-//! Grouped outages (docs/operations.md#grouped-outages): several sites
+//! Grouped outages (docs/observability.md#maintenance-windows-and-grouped-outages): several sites
 //! sharing a group — their region, or the value of another label the hub
 //! is told to group by — that left Connected close together are one outage,
 //! reported once (FederationStatus `outages`, `kubectl fleet incidents`, a
@@ -232,7 +232,7 @@ pub fn grouped_outages<S: std::borrow::Borrow<FederatedCluster>>(
         })
         .collect();
     if out.len() > MAX_OUTAGES {
-        out.sort_by(|a, b| b.clusters.len().cmp(&a.clusters.len()));
+        out.sort_by_key(|o| std::cmp::Reverse(o.clusters.len()));
         out.truncate(MAX_OUTAGES);
         out.sort_by(|a, b| a.value.cmp(&b.value));
     }
@@ -285,7 +285,10 @@ mod tests {
         let out = grouped_outages(&sites, &[], None, fixture_now(), &OutageConfig::default());
         assert_eq!(
             ids_and_members(&out),
-            [("eu-west".to_owned(), vec!["a".into(), "b".into(), "c".into()])]
+            [(
+                "eu-west".to_owned(),
+                vec!["a".into(), "b".into(), "c".into()]
+            )]
         );
         let o = &out[0];
         assert!(is_incident_id(&o.id, "go"), "{}", o.id);
@@ -293,12 +296,17 @@ mod tests {
         assert_eq!(o.since.0, fixture_now() - SignedDuration::from_secs(700));
         // Two are not enough, unless the hub is told so.
         let two = &sites[..2];
-        assert!(grouped_outages(two, &[], None, fixture_now(), &OutageConfig::default()).is_empty());
+        assert!(
+            grouped_outages(two, &[], None, fixture_now(), &OutageConfig::default()).is_empty()
+        );
         let cfg = OutageConfig {
             min_clusters: 2,
             ..OutageConfig::default()
         };
-        assert_eq!(grouped_outages(two, &[], None, fixture_now(), &cfg).len(), 1);
+        assert_eq!(
+            grouped_outages(two, &[], None, fixture_now(), &cfg).len(),
+            1
+        );
     }
 
     #[test]
@@ -396,7 +404,9 @@ mod tests {
             ("example.com/store-group", "north")
         );
         // No region set: nothing grouped by region.
-        assert!(grouped_outages(&sites, &[], None, fixture_now(), &OutageConfig::default()).is_empty());
+        assert!(
+            grouped_outages(&sites, &[], None, fixture_now(), &OutageConfig::default()).is_empty()
+        );
     }
 
     #[test]

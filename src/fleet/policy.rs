@@ -7,7 +7,9 @@ use std::collections::{HashMap, HashSet};
 use jiff::Timestamp;
 use serde::Serialize;
 
-use crate::api::{Cascade, Correlation, FederatedCluster, Severity, Signal, SignalType, Tier, WorkloadRef};
+use crate::api::{
+    Cascade, Correlation, FederatedCluster, Severity, Signal, SignalType, Tier, WorkloadRef,
+};
 
 /// Whether a remediation runs by itself or waits for a human.
 #[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -163,7 +165,12 @@ impl<'a> Incidents<'a> {
         Incidents {
             correlations: correlations
                 .iter()
-                .map(|c| (c.signal, (c, c.clusters.iter().map(String::as_str).collect())))
+                .map(|c| {
+                    (
+                        c.signal,
+                        (c, c.clusters.iter().map(String::as_str).collect()),
+                    )
+                })
                 .collect(),
             cascades: cascades
                 .iter()
@@ -193,7 +200,11 @@ impl<'a> Incidents<'a> {
             let incident = policy_for(c.strictest_tier, Severity::Critical);
             let own = policy_for(Some(tier), Severity::Critical);
             raise(
-                if own.strictness() > incident.strictness() { own } else { incident },
+                if own.strictness() > incident.strictness() {
+                    own
+                } else {
+                    incident
+                },
                 &c.id,
             );
         }
@@ -450,7 +461,10 @@ mod tests {
         let alone = Incidents::new(&[], &[]);
         let signal = pull(3600);
         assert_eq!(alone.decide("stg", Tier::NonCritical, &signal).policy, AUTO);
-        assert_eq!(alone.decide("prod-std", Tier::Standard, &signal).policy, AUTO);
+        assert_eq!(
+            alone.decide("prod-std", Tier::Standard, &signal).policy,
+            AUTO
+        );
         // In a correlation every member is decided as the incident: Admin.
         let correlations = correlate(&sites, &[], now, CorrelationConfig::default());
         let cascades = detect_cascades(&sites, now, DEFAULT_LOOKBACK);
@@ -467,9 +481,15 @@ mod tests {
         let cascades = detect_cascades(two, now, DEFAULT_LOOKBACK);
         let incidents = Incidents::new(&[], &cascades);
         let target = incidents.decide("prod-std", Tier::Standard, &pull(600));
-        assert_eq!((target.severity, target.policy), (Severity::Critical, MANUAL_OPERATOR));
+        assert_eq!(
+            (target.severity, target.policy),
+            (Severity::Critical, MANUAL_OPERATOR)
+        );
         assert_eq!(target.raised_by, [cascades[0].id.clone()]);
-        assert_eq!(incidents.decide("stg", Tier::NonCritical, &signal).policy, AUTO);
+        assert_eq!(
+            incidents.decide("stg", Tier::NonCritical, &signal).policy,
+            AUTO
+        );
         // An older hub's correlation without a tier: the safe fallback.
         let mut old = correlate(&sites, &[], now, CorrelationConfig::default());
         old[0].strictest_tier = None;
@@ -481,12 +501,12 @@ mod tests {
 
     #[test]
     fn decisions_count_new_signals_and_each_change_an_incident_makes() {
-        use crate::api::fixtures::fixture_now;
         use crate::api::SignalType;
+        use crate::api::fixtures::fixture_now;
         use crate::fleet::correlation::{CorrelationConfig, correlate};
         let now = fixture_now();
-        let crash = Signal::test(SignalType::CrashLoopBackOff, "shop", "Deployment", "web")
-            .seen(600, 60);
+        let crash =
+            Signal::test(SignalType::CrashLoopBackOff, "shop", "Deployment", "web").seen(600, 60);
         let site = |name: &str, tier| {
             FederatedCluster::test(name)
                 .with_tier(tier)

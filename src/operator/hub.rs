@@ -429,7 +429,8 @@ impl Hub {
     }
 
     /// Remembers the site's signals; while leading, counts each one not
-    /// seen before (and its policy decision) once. Signals present in the
+    /// seen before once (its policy decision is counted with the fleet's
+    /// incidents, by the summary: [`super::federation`]). Signals present in the
     /// first sighting of a site count only if they began after this process
     /// started: older ones were counted by the replica that led then.
     fn observe_signals(&self, site: &FederatedCluster) {
@@ -450,7 +451,7 @@ impl Hub {
                     None => s.first_seen.0 > self.started,
                 };
                 if new {
-                    self.metrics.new_signal(s.type_, site.spec.tier, s.severity);
+                    self.metrics.new_signal(s.type_);
                 }
             }
         }
@@ -993,7 +994,7 @@ pub async fn run_controller(hub: Arc<Hub>, mut shutdown: watch::Receiver<bool>) 
         hub.changed.clone(),
         hub.leading.clone(),
         hub.view.clone(),
-        hub.cfg.federation,
+        hub.cfg.federation.clone(),
         shutdown.clone(),
     ));
     let liveness = tokio::spawn(super::federation::run_liveness(
