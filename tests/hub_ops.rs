@@ -268,6 +268,69 @@ async fn a_region_going_dark_is_one_outage_and_a_site_in_maintenance_is_not_coun
         );
     }
 
+    // The leader recorded Events (events.k8s.io/v1, with the RBAC
+    // `install` ships): each site's transitions, and the outage once.
+    // The real kubectl reads them as core v1 Events, by field selector.
+    let events = |selector: String| {
+        let out = kubectl(
+            &hub_kc,
+            &[
+                "get",
+                "events",
+                "-A",
+                "--field-selector",
+                &selector,
+                "-o",
+                "json",
+            ],
+        );
+        serde_json::from_str::<Value>(&out).unwrap()["items"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    wait_until(Duration::from_secs(10), "eu-1's Events", || async {
+        let reasons: Vec<String> = events("involvedObject.name=eu-1".into())
+            .iter()
+            .map(|e| e["reason"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        reasons.iter().any(|r| r == "Stale") && reasons.iter().any(|r| r == "Unreachable")
+    })
+    .await;
+    let stale = events("involvedObject.name=eu-1,reason=Stale".into());
+    assert_eq!(stale.len(), 1, "{stale:?}");
+    let e = &stale[0];
+    assert_eq!(e["involvedObject"]["kind"], "FederatedCluster", "{e}");
+    assert_eq!(e["metadata"]["namespace"], "default", "{e}");
+    assert_eq!(e["type"], "Warning", "{e}");
+    assert_eq!(e["reportingComponent"], "fleet-operator-hub", "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Connected → Stale"),
+        "{e}"
+    );
+    let grouped = events("reason=GroupedOutage".into());
+    assert_eq!(grouped.len(), 1, "{grouped:?}");
+    let message = grouped[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&id) && message.contains("eu-1, eu-2, eu-3"),
+        "{message}"
+    );
+    assert!(!message.contains("eu-4"), "{message}");
+    // `kubectl events --for` finds them too (in `default`, where the
+    // events of cluster-scoped objects are).
+    let out = kubectl(
+        &hub_kc,
+        &["events", "-n", "default", "--for", "federatedcluster/eu-1"],
+    );
+    assert!(
+        out.contains("Unreachable") && out.contains("Stale"),
+        "{out}"
+    );
+    assert!(!out.contains("eu-2"), "{out}");
+
     // The region comes back: the outage ends.
     let _beats = Heartbeats::start(api.clone(), &eu);
     wait_until(Duration::from_secs(20), "the outage ends", || async {

@@ -148,6 +148,8 @@ pub struct FleetView {
     /// When this view was made: signals older than this on a site first
     /// met were counted by the replica that led then.
     started: Timestamp,
+    /// Where the leader's Events go (none until set).
+    events: OnceLock<super::events::EventSink>,
     /// The process's metrics.
     pub metrics: Arc<Metrics>,
 }
@@ -159,6 +161,84 @@ impl FleetView {
             metrics,
             started: Timestamp::now(),
             ..Default::default()
+        }
+    }
+
+    /// Records the leader's incident Events into `events` (once).
+    pub fn set_events(&self, events: super::events::EventSink) {
+        let _ = self.events.set(events);
+    }
+
+    /// Records the incidents of `next` that `held` did not have.
+    fn record_new_incidents(
+        &self,
+        held: Option<&FederationStatusStatus>,
+        next: &FederationStatusStatus,
+    ) {
+        use super::events::incident;
+        let Some(events) = self.events.get() else {
+            return;
+        };
+        let had = |id: &str| {
+            held.is_some_and(|h| {
+                h.correlations.iter().any(|c| c.id == id)
+                    || h.cascades.iter().any(|c| c.id == id)
+                    || h.outages.iter().any(|o| o.id == id)
+            })
+        };
+        let list = |sites: &[String]| {
+            let shown: Vec<&str> = sites.iter().take(20).map(String::as_str).collect();
+            let more = sites.len().saturating_sub(shown.len());
+            let mut s = shown.join(", ");
+            if more > 0 {
+                s.push_str(&format!(" and {more} more"));
+            }
+            s
+        };
+        for c in next.correlations.iter().filter(|c| !had(&c.id)) {
+            events.record(incident(
+                "CorrelationDetected",
+                "correlations",
+                &c.id,
+                format!(
+                    "{} {} on {} sites: {}",
+                    c.id,
+                    c.signal.as_str(),
+                    c.clusters.len(),
+                    list(&c.clusters)
+                ),
+            ));
+        }
+        for c in next.cascades.iter().filter(|c| !had(&c.id)) {
+            events.record(incident(
+                "CascadeDetected",
+                "cascades",
+                &c.id,
+                format!(
+                    "{} {} on {}/{} reached production site {} from {}",
+                    c.id,
+                    c.signal.as_str(),
+                    crate::render::safe::Untrusted(&c.workload.kind),
+                    crate::render::safe::Untrusted(&c.workload.name),
+                    c.target,
+                    c.source
+                ),
+            ));
+        }
+        for o in next.outages.iter().filter(|o| !had(&o.id)) {
+            events.record(incident(
+                "GroupedOutage",
+                "outages",
+                &o.id,
+                format!(
+                    "{} {} sites of {} {} went dark together: {}",
+                    o.id,
+                    o.clusters.len(),
+                    o.group_by,
+                    o.value,
+                    list(&o.clusters)
+                ),
+            ));
         }
     }
 
@@ -281,6 +361,7 @@ pub async fn sync_once<S: std::borrow::Borrow<FederatedCluster> + Sync>(
             .filter(|c| !recorded.contains(&c.key()))
             .map(|c| (c.source_tier, c.target_tier))
             .collect();
+        let held_copy = held.cloned();
         let base = match current {
             Some(c) => c,
             None => match create_federation_status(api, &FederationStatus::singleton(next.clone()))
@@ -295,6 +376,12 @@ pub async fn sync_once<S: std::borrow::Borrow<FederatedCluster> + Sync>(
         obj.status = Some(next);
         match replace_federation_status(api, &obj).await {
             Ok(_) => {
+                view.record_new_incidents(
+                    held_copy.as_ref(),
+                    obj.status
+                        .as_ref()
+                        .unwrap_or(&FederationStatusStatus::default()),
+                );
                 for (source, target) in new_cascades {
                     view.metrics.new_cascade(source, target);
                 }

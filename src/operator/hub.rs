@@ -209,6 +209,8 @@ pub struct Hub {
     pub view: Arc<FleetView>,
     /// What the Pull prober found, per site.
     pub probes: Arc<ProbeStats>,
+    /// Where the leader's Events go.
+    events: super::events::EventSink,
 }
 
 /// The outcome of reconciling one site.
@@ -264,7 +266,16 @@ impl Hub {
             view: Arc::new(FleetView::new(metrics.clone())),
             metrics,
             probes: Arc::new(ProbeStats::default()),
+            events: Default::default(),
         }
+    }
+
+    /// The same hub recording its Events into `events` (call after
+    /// [`Hub::with_metrics`]).
+    pub fn with_events(mut self, events: super::events::EventSink) -> Self {
+        self.view.set_events(events.clone());
+        self.events = events;
+        self
     }
 
     /// The same hub recording into `metrics` (the ones `/metrics` serves).
@@ -865,6 +876,19 @@ impl Hub {
                         );
                     }
                     if from != Some(j.phase) {
+                        let why = written
+                            .status
+                            .as_ref()
+                            .and_then(|s| s.conditions.as_deref())
+                            .and_then(|c| c.iter().find(|c| c.type_ == "Connected"))
+                            .map(|c| c.message.clone())
+                            .unwrap_or_default();
+                        self.events.record(super::events::phase_changed(
+                            &written,
+                            from,
+                            j.phase,
+                            &Untrusted(&why).to_string(),
+                        ));
                         tracing::info!(
                             site = %name,
                             from = from.map(|p| p.as_str()).unwrap_or("-"),

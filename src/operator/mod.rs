@@ -20,6 +20,7 @@ pub mod api;
 pub mod collect;
 pub mod credential;
 pub mod edge;
+pub mod events;
 pub mod federation;
 pub mod hub;
 pub mod leader;
@@ -496,6 +497,8 @@ async fn run_hub(
             .with_per_cluster_histograms(args.metrics_cluster_label)
             .with_outage_group_by(args.outage_group_by.clone()),
     );
+    let recorder =
+        crate::k8s::events::EventRecorder::new(client.clone(), events::REPORTER, &identity);
     let hub = Arc::new(
         hub::Hub::new(
             sites(client.clone()),
@@ -527,7 +530,8 @@ async fn run_hub(
             },
             lead_rx,
         )
-        .with_metrics(metrics.clone()),
+        .with_metrics(metrics.clone())
+        .with_events(events::spawn(recorder, shutdown.clone())),
     );
     let auth = Arc::new(api::Auth::new(client, args.auth_token_audiences.clone()));
     let routes = server::probe_routes(ready.clone()).merge(api::routes(api::ApiState {
