@@ -253,9 +253,6 @@ impl Decisions {
         let mut next: HashMap<String, HashMap<String, RemediationMode>> = HashMap::new();
         for site in sites.iter().map(S::borrow) {
             let signals = site.status.as_ref().map_or(&[][..], |s| s.signals());
-            if signals.is_empty() {
-                continue;
-            }
             let name = site.site_name();
             let tier = site.spec.tier;
             let before = self.by_site.get(name);
@@ -538,6 +535,17 @@ mod tests {
             ]
         );
         assert!(d.update(&three, &incidents, started).is_empty());
+        // A site known without signals: its first signals count, however
+        // old (the site was met before they began).
+        let mut quiet = Decisions::default();
+        let bare = [FederatedCluster::test("a")
+            .with_tier(Tier::NonCritical)
+            .connected()];
+        assert!(quiet.update(&bare, &none, now).is_empty());
+        assert_eq!(
+            quiet.update(&two[..1], &none, now),
+            [(Tier::NonCritical, RemediationMode::Auto)]
+        );
         // A site first met with a signal older than the process: not counted.
         let mut fresh = Decisions::default();
         assert!(fresh.update(&two, &none, now).is_empty());

@@ -1,5 +1,8 @@
 //! The hub leader's Kubernetes Events (docs/operations.md#events): phase
-//! transitions of a site (reason: the new phase), new correlations,
+//! transitions of a site (reason: the new phase), a Pull site's probe
+//! failures (`ProbeFailed`, when the failure class changes) and member
+//! token renewals (`CredentialRenewed`, `CredentialRenewalFailed`), new
+//! correlations,
 //! cascades and grouped outages (about the FederationStatus `fleet`, the
 //! incident's field path naming its id).
 //!
@@ -91,6 +94,25 @@ pub fn phase_changed(site: &FederatedCluster, from: Option<Phase>, to: Phase, wh
         warning: matches!(to, Phase::Stale | Phase::Unreachable),
         reason: to.as_str(),
         action: "Judge",
+        note: bounded(note),
+    }
+}
+
+/// Another Event about a site (Pull probes and credentials:
+/// `ProbeFailed`, `CredentialRenewed`, `CredentialRenewalFailed`).
+pub fn about_site(
+    site: &FederatedCluster,
+    warning: bool,
+    reason: &'static str,
+    action: &'static str,
+    note: String,
+) -> Note {
+    Note {
+        regarding: site_ref(site),
+        related: None,
+        warning,
+        reason,
+        action,
         note: bounded(note),
     }
 }

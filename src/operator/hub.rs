@@ -270,6 +270,12 @@ impl Hub {
         }
     }
 
+    /// Records an Event (only the leader calls this: it alone probes and
+    /// writes).
+    pub(super) fn record_event(&self, note: super::events::Note) {
+        self.events.record(note);
+    }
+
     /// The same hub recording its Events into `events` (call after
     /// [`Hub::with_metrics`]).
     pub fn with_events(mut self, events: super::events::EventSink) -> Self {
