@@ -367,7 +367,7 @@ impl Metrics {
                 );
                 r.register(
                     "federation_remediation_policy_applied",
-                    "Remediation policy decisions for new signals, by site tier and mode",
+                    "Remediation policy decisions, by site tier and mode: one per new signal, and one more each time a correlation or cascade changes a signal's decision",
                     m.policy_applied.clone(),
                 );
                 r.register(
