@@ -1210,9 +1210,10 @@ fn hub_worst_case_sites_at_caps() {
     let (decode, decode_max) = time_ms(RUNS, || {
         serde_json::from_slice::<kube::core::ObjectList<FederatedCluster>>(&list).unwrap()
     });
-    let (summary, summary_max) =
-        time_ms(RUNS, || next_summary(&sites, None, now, Default::default()));
-    let fleet = next_summary(&sites, None, now, Default::default());
+    let (summary, summary_max) = time_ms(RUNS, || {
+        next_summary(&sites, None, now, &Default::default())
+    });
+    let fleet = next_summary(&sites, None, now, &Default::default());
     let fleet_bytes = serde_json::to_vec(&fleet).unwrap().len();
     let (status, _) = time_ms(RUNS, || {
         render::render_status_table(&render::status_view(&sites, Some(true), now), true, false)

@@ -408,6 +408,21 @@ async fn pull_sites_connect_or_say_why_not_and_recover_without_a_restart() {
     // Each failure with its reason, and no secret in the message.
     let m = wait_connected(&api, "revoked", "False", "Unauthorized").await;
     assert!(m.contains("kubectl fleet register revoked --pull"), "{m}");
+    // The leader recorded the failure as an Event on the site, once (the
+    // failure repeats at every probe, with the same class).
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(hub.clone(), "default");
+    let failed =
+        kube::api::ListParams::default().fields("involvedObject.name=revoked,reason=ProbeFailed");
+    wait_until(WAIT, "a ProbeFailed Event", || async {
+        !events.list(&failed).await.unwrap().items.is_empty()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let listed = events.list(&failed).await.unwrap().items;
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    let note = listed[0].message.as_deref().unwrap_or_default();
+    assert!(note.starts_with("Unauthorized: "), "{note}");
+    assert_eq!(listed[0].type_.as_deref(), Some("Warning"));
     // What the user sees: the reason in `status -o wide` and `describe`.
     let wide = fleet_cli(&hub_kc, &["status", "-o", "wide", "revoked"]);
     let row = wide.lines().find(|l| l.starts_with("revoked")).unwrap();

@@ -324,7 +324,7 @@ pub fn list_page(
 }
 
 fn list(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
-    let sel = Selectors::from_query(call.query)?;
+    let sel = Selectors::from_query(call.query, def)?;
     let ns =
         (def.namespaced && !call.info.namespace.is_empty()).then_some(call.info.namespace.as_str());
     let page = {
@@ -785,7 +785,7 @@ fn delete_answer(
 }
 
 fn delete_collection(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
-    let sel = Selectors::from_query(call.query)?;
+    let sel = Selectors::from_query(call.query, def)?;
     let ns =
         (def.namespaced && !call.info.namespace.is_empty()).then_some(call.info.namespace.as_str());
     let (pre, dry) = delete_options(call);

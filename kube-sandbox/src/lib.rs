@@ -15,6 +15,7 @@ pub mod auth;
 mod controls;
 mod discovery;
 mod errors;
+mod events;
 mod handlers;
 mod http;
 mod objects;

@@ -117,12 +117,16 @@ pub struct Selectors {
 }
 
 impl Selectors {
-    /// From `labelSelector` / `fieldSelector`; errors are 400s.
-    pub fn from_query(q: &Query) -> Result<Self, ApiError> {
+    /// From `labelSelector` / `fieldSelector` of a request for `def`;
+    /// errors are 400s.
+    pub fn from_query(q: &Query, def: &crate::resources::ResourceDef) -> Result<Self, ApiError> {
         let labels = LabelSelector::parse(q.get("labelSelector").unwrap_or_default())
             .map_err(ApiError::bad_request)?;
-        let fields = FieldSelector::parse(q.get("fieldSelector").unwrap_or_default())
-            .map_err(ApiError::bad_request)?;
+        let fields = FieldSelector::parse_with(
+            q.get("fieldSelector").unwrap_or_default(),
+            crate::events::fields_of(&def.group, &def.plural),
+        )
+        .map_err(ApiError::bad_request)?;
         Ok(Selectors { labels, fields })
     }
 

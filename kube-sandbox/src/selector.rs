@@ -539,6 +539,12 @@ impl FieldSelector {
     /// Parses the query string form; unsupported field labels are an error
     /// (`field label not supported: spec.x`) for a 400 BadRequest.
     pub fn parse(s: &str) -> Result<Self, String> {
+        Self::parse_with(s, &[])
+    }
+
+    /// [`FieldSelector::parse`] for a resource that also supports `extra`
+    /// field labels (Events: `crate::events::FIELDS`).
+    pub fn parse_with(s: &str, extra: &[&str]) -> Result<Self, String> {
         let mut parts = split_terms(s);
         parts.sort();
         let mut terms = Vec::new();
@@ -549,7 +555,7 @@ impl FieldSelector {
                 ));
             };
             let value = unescape_value(rhs)?;
-            if !SUPPORTED_FIELDS.contains(&lhs) {
+            if !SUPPORTED_FIELDS.contains(&lhs) && !extra.contains(&lhs) {
                 return Err(format!("field label not supported: {lhs}"));
             }
             terms.push(FieldTerm {
@@ -564,10 +570,17 @@ impl FieldSelector {
     /// Whether a whole object satisfies every requirement.
     pub fn matches(&self, obj: &Value) -> bool {
         self.terms.iter().all(|t| {
-            let have = match t.field.as_str() {
-                "metadata.name" => obj["metadata"]["name"].as_str().unwrap_or_default(),
-                _ => obj["metadata"]["namespace"].as_str().unwrap_or_default(),
-            };
+            // A dotted path into the object; absent is empty.
+            let have = t
+                .field
+                .split('.')
+                .try_fold(obj, |v, k| v.get(k))
+                .map(|v| match v {
+                    Value::String(s) => s.clone(),
+                    Value::Null => String::new(),
+                    other => other.to_string(),
+                })
+                .unwrap_or_default();
             (have == t.value) != t.negated
         })
     }

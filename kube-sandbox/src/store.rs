@@ -211,6 +211,16 @@ impl State {
         self.rv += 1;
         let rv = self.rv;
         obj["metadata"]["resourceVersion"] = Value::String(rv.to_string());
+        // An Event is one object with two views (core and events.k8s.io):
+        // the other view is written at the same resourceVersion.
+        if let Some((other, view)) = crate::events::other_view(gr, &obj) {
+            self.store_at(rv, &other, key.clone(), view);
+        }
+        self.store_at(rv, gr, key, obj)
+    }
+
+    /// Stores `obj` (its resourceVersion set to `rv`) and records the event.
+    fn store_at(&mut self, rv: u64, gr: &GroupResource, key: ObjKey, obj: Value) -> Arc<Value> {
         let obj = Arc::new(obj);
         let old = self
             .tables
@@ -238,6 +248,27 @@ impl State {
         let old = self.tables.get_mut(gr)?.remove(key)?;
         self.rv += 1;
         let rv = self.rv;
+        if let Some(other) = crate::events::other_resource(gr) {
+            self.remove_at(rv, &other, key);
+        }
+        Some(self.removed_at(rv, gr, key, old))
+    }
+
+    /// Removes the other view of an Event at `rv`.
+    fn remove_at(&mut self, rv: u64, gr: &GroupResource, key: &ObjKey) {
+        if let Some(old) = self.tables.get_mut(gr).and_then(|t| t.remove(key)) {
+            self.removed_at(rv, gr, key, old);
+        }
+    }
+
+    /// Records the DELETED event of `old` at `rv`; returns it as deleted.
+    fn removed_at(
+        &mut self,
+        rv: u64,
+        gr: &GroupResource,
+        key: &ObjKey,
+        old: Arc<Value>,
+    ) -> Arc<Value> {
         let mut deleted = (*old).clone();
         deleted["metadata"]["resourceVersion"] = Value::String(rv.to_string());
         let deleted = Arc::new(deleted);
@@ -249,7 +280,7 @@ impl State {
             object: deleted.clone(),
             old: Some(old),
         });
-        Some(deleted)
+        deleted
     }
 
     /// Keys of every object of a resource in a namespace (or all).

@@ -144,7 +144,7 @@ fn line(kind: &str, object: &impl serde::Serialize) -> Bytes {
 /// Starts a watch and answers with its event stream.
 pub fn serve(call: &Call, def: Arc<ResourceDef>) -> Result<Resp, ApiError> {
     let q = call.query;
-    let sel = Selectors::from_query(q)?;
+    let sel = Selectors::from_query(q, &def)?;
     let namespace =
         (def.namespaced && !call.info.namespace.is_empty()).then(|| call.info.namespace.clone());
     let send_initial = q.flag("sendInitialEvents");

@@ -73,7 +73,9 @@ pub struct FederationStatusStatus {
     /// Sites in phase Pending.
     #[serde(default)]
     pub pending_clusters: i64,
-    /// Sites that are not Connected, sorted by name.
+    /// Sites that are not Connected, sorted by name; a site whose
+    /// maintenance window is open is counted by its phase above but not
+    /// listed here (its downtime is planned).
     #[serde(default)]
     pub disconnected_clusters: Vec<DisconnectedCluster>,
     /// Active signals over all sites.
@@ -155,9 +157,11 @@ pub struct GroupedOutage {
     pub group_by: String,
     /// The shared value (a region, a label value).
     pub value: String,
-    /// The sites not Connected in the group, sorted.
+    /// The sites of the group that went dark together (Stale or
+    /// Unreachable, not in maintenance), sorted.
     pub clusters: Vec<String>,
-    /// When the earliest of them left Connected.
+    /// When the hub last heard from the first of them to go dark (hub
+    /// clock): the outage began after this.
     pub since: Time,
 }
 
@@ -253,6 +257,13 @@ pub struct Correlation {
     pub first_seen: Time,
     /// Latest lastSeen among the member signals.
     pub last_seen: Time,
+    /// The strictest tier among the member sites: the remediation policy of
+    /// the incident, and of each member's signal, is this tier's at
+    /// critical severity (`fleet::policy::signal_policy`). Absent when
+    /// written by a hub that did not record it; readers then take the
+    /// unknown-tier fallback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strictest_tier: Option<Tier>,
 }
 
 impl Cascade {

@@ -58,6 +58,7 @@ struct Group<'a> {
     last_site: usize,
     worst: Severity,
     last_seen: Timestamp,
+    strictest: Tier,
 }
 
 /// The active correlations at `now`, sorted by signal type. A correlation
@@ -88,10 +89,12 @@ pub fn correlate<S: std::borrow::Borrow<FederatedCluster>>(
                 last_site: usize::MAX,
                 worst: s.severity,
                 last_seen: s.last_seen.0,
+                strictest: site.spec.tier,
             });
             if g.last_site != index {
                 g.last_site = index;
                 g.clusters.push(site.site_name());
+                g.strictest = stricter_tier(g.strictest, site.spec.tier);
             }
             g.worst = g.worst.min(s.severity);
             g.last_seen = g.last_seen.max(s.last_seen.0);
@@ -119,14 +122,26 @@ pub fn correlate<S: std::borrow::Borrow<FederatedCluster>>(
                 clusters: g.clusters.into_iter().map(str::to_owned).collect(),
                 first_seen,
                 last_seen: Time(g.last_seen),
+                strictest_tier: Some(g.strictest),
             })
         })
         .collect()
 }
 
+/// The stricter of two tiers for the remediation policy (critical, then
+/// standard, then non-critical).
+fn stricter_tier(a: Tier, b: Tier) -> Tier {
+    let rank = |t: Tier| match t {
+        Tier::Critical => 2,
+        Tier::Standard => 1,
+        Tier::NonCritical => 0,
+    };
+    if rank(b) > rank(a) { b } else { a }
+}
+
 /// 32-bit FNV-1a of `bytes`: small, deterministic across processes and
 /// versions (unlike std's hashers), enough for short incident ids.
-fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u32 {
+pub(crate) fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u32 {
     let mut hash: u32 = 0x811c_9dc5;
     for byte in bytes {
         hash ^= u32::from(byte);
@@ -161,6 +176,32 @@ pub fn is_incident_id(id: &str, prefix: &str) -> bool {
                     .bytes()
                     .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
         })
+}
+
+/// The sites of the active incident `id` in a fleet summary: a
+/// correlation's member sites, a cascade's source and target, a grouped
+/// outage's sites, sorted and each once; None when no incident there has
+/// that id. What `kubectl fleet incidents ID` and `kubectl fleet status
+/// --incident ID` both list.
+pub fn incident_sites<'a>(
+    summary: &'a crate::api::FederationStatusStatus,
+    id: &str,
+) -> Option<Vec<&'a str>> {
+    let mut sites: Vec<&str> = if is_incident_id(id, "xc") {
+        let c = summary.correlations.iter().find(|c| c.id == id)?;
+        c.clusters.iter().map(String::as_str).collect()
+    } else if is_incident_id(id, "cc") {
+        let c = summary.cascades.iter().find(|c| c.id == id)?;
+        vec![c.source.as_str(), c.target.as_str()]
+    } else if is_incident_id(id, "go") {
+        let o = summary.outages.iter().find(|o| o.id == id)?;
+        o.clusters.iter().map(String::as_str).collect()
+    } else {
+        return None;
+    };
+    sites.sort_unstable();
+    sites.dedup();
+    Some(sites)
 }
 
 /// Whether `id` has the `xc-` + 8 lowercase hex shape.
@@ -560,6 +601,57 @@ mod tests {
 #[cfg(test)]
 mod cascade_id_tests {
     use super::*;
+
+    #[test]
+    fn every_kind_of_incident_names_its_sites() {
+        use crate::api::fixtures::fixture_now;
+        use crate::api::{FederationStatusStatus, GroupedOutage, Signal};
+        let crash = |first_ago| {
+            Signal::test(SignalType::CrashLoopBackOff, "shop", "Deployment", "web")
+                .seen(first_ago, 60)
+        };
+        let site = |name: &str, env, tier, first_ago| {
+            FederatedCluster::test(name)
+                .with_environment(env)
+                .with_tier(tier)
+                .connected()
+                .with_signal(crash(first_ago))
+        };
+        // Staging first, then production: a cascade into each.
+        let sites = [
+            site("stg", Environment::Staging, Tier::NonCritical, 3600),
+            site("p-b", Environment::Production, Tier::Critical, 600),
+            site("p-a", Environment::Production, Tier::Standard, 600),
+        ];
+        let now = fixture_now();
+        let correlations = correlate(&sites, &[], now, CorrelationConfig::default());
+        assert_eq!(correlations[0].strictest_tier, Some(Tier::Critical));
+        let summary = FederationStatusStatus {
+            cascades: detect_cascades(&sites, now, DEFAULT_LOOKBACK),
+            correlations,
+            outages: vec![GroupedOutage {
+                id: "go-0000abcd".into(),
+                group_by: "region".into(),
+                value: "eu".into(),
+                clusters: vec!["z".into(), "y".into()],
+                since: Time(now),
+            }],
+            ..Default::default()
+        };
+        let xc = summary.correlations[0].id.clone();
+        assert_eq!(
+            incident_sites(&summary, &xc).unwrap(),
+            ["p-a", "p-b", "stg"]
+        );
+        let cascade = summary.cascades.iter().find(|c| c.target == "p-a").unwrap();
+        assert_eq!(
+            incident_sites(&summary, &cascade.id).unwrap(),
+            ["p-a", "stg"]
+        );
+        assert_eq!(incident_sites(&summary, "go-0000abcd").unwrap(), ["y", "z"]);
+        assert_eq!(incident_sites(&summary, "go-0000abce"), None);
+        assert_eq!(incident_sites(&summary, "site-a"), None);
+    }
 
     #[test]
     fn a_cascade_keeps_its_id_and_ids_have_their_shape() {

@@ -11,7 +11,9 @@
 //! - [`signals`]: failure signals from Pods, Nodes and inference services.
 //! - [`inventory`]: GPU capacity and inference service counts.
 //! - [`correlation`]: cross-cluster correlations and cascades.
-//! - [`policy`]: the remediation policy per tier and severity.
+//! - [`outage`]: grouped outages (sites of one region going dark together).
+//! - [`policy`]: the remediation policy per tier and severity, and each
+//!   signal's decision with the fleet's incidents.
 //! - [`filter`]: which sites a view shows (tier, environment, region, phase).
 //! - [`probe`]: Pull-mode probe outcomes, failure reasons and the access
 //!   remediation needs.
@@ -32,6 +34,7 @@ pub mod filter;
 pub mod hub_status;
 pub mod inventory;
 pub mod liveness;
+pub mod outage;
 pub mod phase;
 pub mod policy;
 pub mod probe;

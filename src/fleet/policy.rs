@@ -2,9 +2,14 @@
 //! [`policy_for`], that the operator evaluates for every signal and
 //! correlation and `kubectl fleet policy` prints as a table.
 
+use std::collections::{HashMap, HashSet};
+
+use jiff::Timestamp;
 use serde::Serialize;
 
-use crate::api::{Severity, Tier};
+use crate::api::{
+    Cascade, Correlation, FederatedCluster, Severity, Signal, SignalType, Tier, WorkloadRef,
+};
 
 /// Whether a remediation runs by itself or waits for a human.
 #[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -117,6 +122,159 @@ pub fn policy_for_sites(
         .map(|t| policy_for(t, severity))
         .max_by_key(Policy::strictness)
         .unwrap_or_else(|| policy_for(None, severity))
+}
+
+/// The remediation decision for one signal of one site, with the fleet's
+/// incidents taken into account (docs/architecture.md#signals-correlation-and-remediation-policy):
+///
+/// - a signal that is part of a cross-cluster correlation (its type, on a
+///   member site) is decided as the incident is: critical severity, and the
+///   strictest policy of the correlation's sites (`strictestTier`), so a
+///   member row never says `auto` under a `manual` correlation;
+/// - a cascade raises the **priority** of the production signal it reached:
+///   the target site's signal of that type on that workload is decided at
+///   critical severity, whatever its own (a standard-tier site's
+///   ImagePullBackOff that walked in from staging needs an Operator);
+/// - otherwise the signal's own severity and its site's tier decide.
+///
+/// The strictest of these applies.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct SignalPolicy {
+    /// The severity the decision is made at: the signal's own, or critical
+    /// when an incident raised it.
+    pub severity: Severity,
+    /// The decision.
+    pub policy: Policy,
+    /// The ids of the incidents that raised it (`xc-…`, `cc-…`); empty when
+    /// the signal's own severity and its site's tier decide.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub raised_by: Vec<String>,
+}
+
+/// The fleet's incidents, indexed for deciding signals one at a time
+/// (linear in the incidents once, then a lookup per signal).
+pub struct Incidents<'a> {
+    correlations: HashMap<SignalType, (&'a Correlation, HashSet<&'a str>)>,
+    cascades: HashMap<(&'a str, SignalType, &'a WorkloadRef), &'a str>,
+}
+
+impl<'a> Incidents<'a> {
+    /// The index of `correlations` and `cascades` (those of a fleet summary).
+    pub fn new(correlations: &'a [Correlation], cascades: &'a [Cascade]) -> Self {
+        Incidents {
+            correlations: correlations
+                .iter()
+                .map(|c| {
+                    (
+                        c.signal,
+                        (c, c.clusters.iter().map(String::as_str).collect()),
+                    )
+                })
+                .collect(),
+            cascades: cascades
+                .iter()
+                .map(|c| ((c.target.as_str(), c.signal, &c.workload), c.id.as_str()))
+                .collect(),
+        }
+    }
+
+    /// The decision for `signal` of site `site`, of tier `tier`.
+    pub fn decide(&self, site: &str, tier: Tier, signal: &Signal) -> SignalPolicy {
+        let mut decided = SignalPolicy {
+            severity: signal.severity,
+            policy: policy_for(Some(tier), signal.severity),
+            raised_by: Vec::new(),
+        };
+        let mut raise = |policy: Policy, id: &str| {
+            decided.severity = Severity::Critical;
+            decided.raised_by.push(id.to_owned());
+            if policy.strictness() > decided.policy.strictness() {
+                decided.policy = policy;
+            }
+        };
+        if let Some((c, members)) = self.correlations.get(&signal.type_)
+            && members.contains(site)
+        {
+            // The incident's policy is at least the site's own at critical.
+            let incident = policy_for(c.strictest_tier, Severity::Critical);
+            let own = policy_for(Some(tier), Severity::Critical);
+            raise(
+                if own.strictness() > incident.strictness() {
+                    own
+                } else {
+                    incident
+                },
+                &c.id,
+            );
+        }
+        if let Some(id) = self.cascades.get(&(site, signal.type_, &signal.workload)) {
+            raise(policy_for(Some(tier), Severity::Critical), id);
+        }
+        decided
+    }
+}
+
+/// [`Incidents::decide`] for one signal, without keeping the index.
+pub fn signal_policy(
+    site: &str,
+    tier: Tier,
+    signal: &Signal,
+    correlations: &[Correlation],
+    cascades: &[Cascade],
+) -> SignalPolicy {
+    Incidents::new(correlations, cascades).decide(site, tier, signal)
+}
+
+/// The remediation mode last counted for each signal of each site: the
+/// memory behind `federation_remediation_policy_applied_total`.
+#[derive(Clone, Debug, Default)]
+pub struct Decisions {
+    by_site: HashMap<String, HashMap<String, RemediationMode>>,
+}
+
+impl Decisions {
+    /// Decides every signal of `sites` with the fleet's incidents
+    /// ([`Incidents::decide`]), remembers the decisions, and returns those
+    /// to count as (site tier, mode): one for each signal not decided
+    /// before — on a site already known, or, for a site met for the first
+    /// time, a signal that began after `counted_from` (older ones were
+    /// counted by whoever decided them then) — and one more each time an
+    /// incident changes a signal's mode (raised by a correlation or a
+    /// cascade, or back when it ends). Signals and sites that are gone are
+    /// forgotten.
+    pub fn update<S: std::borrow::Borrow<FederatedCluster>>(
+        &mut self,
+        sites: &[S],
+        incidents: &Incidents<'_>,
+        counted_from: Timestamp,
+    ) -> Vec<(Tier, RemediationMode)> {
+        let mut counted = Vec::new();
+        let mut next: HashMap<String, HashMap<String, RemediationMode>> = HashMap::new();
+        for site in sites.iter().map(S::borrow) {
+            let signals = site.status.as_ref().map_or(&[][..], |s| s.signals());
+            let name = site.site_name();
+            let tier = site.spec.tier;
+            let before = self.by_site.get(name);
+            let mut now_decided = HashMap::with_capacity(signals.len());
+            for s in signals {
+                let mode = incidents.decide(name, tier, s).policy.mode;
+                let key = s.key();
+                let count = match before.map(|b| b.get(&key)) {
+                    Some(Some(was)) => *was != mode,
+                    Some(None) => true,
+                    None => s.first_seen.0 > counted_from,
+                };
+                if count {
+                    counted.push((tier, mode));
+                }
+                now_decided.insert(key, mode);
+            }
+            next.insert(name.to_owned(), now_decided);
+        }
+        self.by_site = next;
+        counted
+    }
 }
 
 /// Label of the unknown-tier rows.
@@ -270,6 +428,128 @@ mod tests {
             .map(|(t, s, m, a, r)| (t.to_string(), s.to_string(), *m, *a, *r))
             .collect();
         assert_eq!(rows, want);
+    }
+
+    #[test]
+    fn a_correlation_decides_its_member_signals_and_a_cascade_raises_its_target() {
+        use crate::api::fixtures::fixture_now;
+        use crate::api::{Environment, SignalType};
+        use crate::fleet::correlation::{
+            CorrelationConfig, DEFAULT_LOOKBACK, correlate, detect_cascades,
+        };
+        let pull = |first_ago| {
+            Signal::test(SignalType::ImagePullBackOff, "shop", "Deployment", "web")
+                .seen(first_ago, 60)
+        };
+        let site = |name: &str, env, tier, first_ago| {
+            FederatedCluster::test(name)
+                .with_environment(env)
+                .with_tier(tier)
+                .connected()
+                .with_signal(pull(first_ago))
+        };
+        // A medium signal on a non-critical, a standard and a critical site.
+        let sites = [
+            site("stg", Environment::Staging, Tier::NonCritical, 3600),
+            site("prod-std", Environment::Production, Tier::Standard, 600),
+            site("prod-crit", Environment::Production, Tier::Critical, 600),
+        ];
+        let now = fixture_now();
+        let alone = Incidents::new(&[], &[]);
+        let signal = pull(3600);
+        assert_eq!(alone.decide("stg", Tier::NonCritical, &signal).policy, AUTO);
+        assert_eq!(
+            alone.decide("prod-std", Tier::Standard, &signal).policy,
+            AUTO
+        );
+        // In a correlation every member is decided as the incident: Admin.
+        let correlations = correlate(&sites, &[], now, CorrelationConfig::default());
+        let cascades = detect_cascades(&sites, now, DEFAULT_LOOKBACK);
+        let incidents = Incidents::new(&correlations, &cascades);
+        let stg = incidents.decide("stg", Tier::NonCritical, &signal);
+        assert_eq!(stg.policy, MANUAL_ADMIN);
+        assert_eq!(stg.severity, Severity::Critical);
+        assert_eq!(stg.raised_by, [correlations[0].id.clone()]);
+        // The cascade's target carries both ids.
+        let target = incidents.decide("prod-std", Tier::Standard, &pull(600));
+        assert_eq!(target.raised_by.len(), 2, "{target:?}");
+        // A cascade alone raises the production signal's priority.
+        let two = &sites[..2];
+        let cascades = detect_cascades(two, now, DEFAULT_LOOKBACK);
+        let incidents = Incidents::new(&[], &cascades);
+        let target = incidents.decide("prod-std", Tier::Standard, &pull(600));
+        assert_eq!(
+            (target.severity, target.policy),
+            (Severity::Critical, MANUAL_OPERATOR)
+        );
+        assert_eq!(target.raised_by, [cascades[0].id.clone()]);
+        assert_eq!(
+            incidents.decide("stg", Tier::NonCritical, &signal).policy,
+            AUTO
+        );
+        // An older hub's correlation without a tier: the safe fallback.
+        let mut old = correlate(&sites, &[], now, CorrelationConfig::default());
+        old[0].strictest_tier = None;
+        assert_eq!(
+            signal_policy("stg", Tier::NonCritical, &signal, &old, &[]).policy,
+            MANUAL_ADMIN
+        );
+    }
+
+    #[test]
+    fn decisions_count_new_signals_and_each_change_an_incident_makes() {
+        use crate::api::SignalType;
+        use crate::api::fixtures::fixture_now;
+        use crate::fleet::correlation::{CorrelationConfig, correlate};
+        let now = fixture_now();
+        let crash =
+            Signal::test(SignalType::CrashLoopBackOff, "shop", "Deployment", "web").seen(600, 60);
+        let site = |name: &str, tier| {
+            FederatedCluster::test(name)
+                .with_tier(tier)
+                .connected()
+                .with_signal(crash.clone())
+        };
+        let started = now - jiff::SignedDuration::from_secs(3600);
+        let mut d = Decisions::default();
+        let two = [site("a", Tier::NonCritical), site("b", Tier::Standard)];
+        let none = Incidents::new(&[], &[]);
+        // Began after the process started: counted with the site's policy.
+        assert_eq!(
+            d.update(&two, &none, started),
+            [
+                (Tier::NonCritical, RemediationMode::Auto),
+                (Tier::Standard, RemediationMode::Manual)
+            ]
+        );
+        assert!(d.update(&two, &none, started).is_empty(), "once");
+        // A third site makes a correlation: a's decision turns manual.
+        let three = [two[0].clone(), two[1].clone(), site("c", Tier::Critical)];
+        let correlations = correlate(&three, &[], now, CorrelationConfig::default());
+        let incidents = Incidents::new(&correlations, &[]);
+        assert_eq!(
+            d.update(&three, &incidents, started),
+            [
+                (Tier::NonCritical, RemediationMode::Manual),
+                (Tier::Critical, RemediationMode::Manual)
+            ]
+        );
+        assert!(d.update(&three, &incidents, started).is_empty());
+        // A site known without signals: its first signals count, however
+        // old (the site was met before they began).
+        let mut quiet = Decisions::default();
+        let bare = [FederatedCluster::test("a")
+            .with_tier(Tier::NonCritical)
+            .connected()];
+        assert!(quiet.update(&bare, &none, now).is_empty());
+        assert_eq!(
+            quiet.update(&two[..1], &none, now),
+            [(Tier::NonCritical, RemediationMode::Auto)]
+        );
+        // A site first met with a signal older than the process: not counted.
+        let mut fresh = Decisions::default();
+        assert!(fresh.update(&two, &none, now).is_empty());
+        assert!(fresh.update(&two, &none, now).is_empty());
     }
 
     #[test]

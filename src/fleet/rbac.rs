@@ -283,6 +283,10 @@ pub fn hub_operator_cluster_rules() -> Vec<PolicyRule> {
             &[],
             &["create"],
         ),
+        // The leader's Events (docs/operations.md#events): kube's event
+        // recorder creates each, then patches its series when it repeats.
+        // Events of the cluster-scoped sites are recorded in `default`.
+        rule("events.k8s.io", "events", &[], &["create", "patch"]),
     ]
 }
 
@@ -944,6 +948,8 @@ mod tests {
                 { "apiGroups": [g], "resources": ["federationstatuses/status"], "resourceNames": ["fleet"], "verbs": ["update", "patch"] },
                 { "apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"] },
                 { "apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"] },
+                // kube's event recorder: create, then patch a series.
+                { "apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"] },
             ])
         );
         // Leases and Secrets only inside fleet-system (a Role); Secrets

@@ -214,7 +214,9 @@ pub fn summarize<S: std::borrow::Borrow<FederatedCluster>>(
     for site in sorted {
         totals.add(site);
         let phase = effective_phase(site);
-        if phase != Phase::Connected {
+        // A site in maintenance is judged and counted by its phase, but
+        // its downtime is planned: it is not listed as disconnected.
+        if phase != Phase::Connected && !site.in_maintenance(now) {
             disconnected.push(DisconnectedCluster {
                 name: site.site_name().to_owned(),
                 phase,

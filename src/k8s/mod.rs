@@ -37,6 +37,7 @@ pub const FIELD_MANAGER: &str = "kubectl-fleet";
 // renewal and the FederationStatus singleton.
 pub mod body_limit;
 pub mod edge_token;
+pub mod events;
 pub mod federation_status;
 pub mod lease;
 pub mod member;

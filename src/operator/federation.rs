@@ -25,6 +25,8 @@ use crate::api::{
 };
 use crate::fleet::correlation::{CorrelationConfig, DEFAULT_LOOKBACK, correlate, detect_cascades};
 use crate::fleet::liveness::{HubVerdict, LIVENESS_INTERVAL, hub_verdict};
+use crate::fleet::outage::{OutageConfig, grouped_outages};
+use crate::fleet::policy::{Decisions, Incidents};
 use crate::fleet::summary::summarize;
 use crate::k8s::federation_status::{
     create_federation_status, get_federation_status, record_hub_liveness, replace_federation_status,
@@ -38,14 +40,18 @@ pub const DEBOUNCE: Duration = Duration::from_secs(2);
 /// Recompute at least this often, so correlations age out of their window.
 pub const REFRESH: Duration = Duration::from_secs(60);
 
-/// Correlation and cascade parameters (`--correlation-window`,
-/// `--correlation-min-clusters`, `--cascade-lookback`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Correlation, cascade and grouped outage parameters
+/// (`--correlation-window`, `--correlation-min-clusters`,
+/// `--cascade-lookback`, `--outage-group-by`, `--outage-min-clusters`,
+/// `--outage-window`).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FederationConfig {
     /// Window and minimum number of clusters of a correlation.
     pub correlation: CorrelationConfig,
     /// How far back a cascade's source may lie.
     pub cascade_lookback: Duration,
+    /// What makes sites going dark together one outage.
+    pub outage: OutageConfig,
 }
 
 impl Default for FederationConfig {
@@ -53,23 +59,29 @@ impl Default for FederationConfig {
         Self {
             correlation: CorrelationConfig::default(),
             cascade_lookback: DEFAULT_LOOKBACK,
+            outage: OutageConfig::default(),
         }
     }
 }
 
-/// The next summary from the sites, carrying correlation ids over.
+/// The next summary from the sites, carrying correlation and outage ids
+/// over.
 pub fn next_summary<S: std::borrow::Borrow<FederatedCluster>>(
     sites: &[S],
     previous: Option<&FederationStatusStatus>,
     now: Timestamp,
-    cfg: FederationConfig,
+    cfg: &FederationConfig,
 ) -> FederationStatusStatus {
     let prev_corr = previous
         .map(|p| p.correlations.as_slice())
         .unwrap_or_default();
+    let prev_outages = previous.map(|p| p.outages.as_slice()).unwrap_or_default();
     let correlations = correlate(sites, prev_corr, now, cfg.correlation);
     let cascades = detect_cascades(sites, now, cfg.cascade_lookback);
-    summarize(sites, correlations, cascades, now)
+    let mut summary = summarize(sites, correlations, cascades, now);
+    // The hub computing this is the one judging: phases as it wrote them.
+    summary.outages = grouped_outages(sites, prev_outages, None, now, &cfg.outage);
+    summary
 }
 
 /// Whether `next` differs from `current` in more than its timestamps and
@@ -130,6 +142,14 @@ pub struct FleetView {
     /// own while it leads and judges, else as read from the singleton.
     /// None until known (written or read once); Some(None): there is none.
     hub: RwLock<Option<Option<HubLiveness>>>,
+    /// The remediation decision last counted for each signal
+    /// (`federation_remediation_policy_applied_total`).
+    decisions: std::sync::Mutex<Decisions>,
+    /// When this view was made: signals older than this on a site first
+    /// met were counted by the replica that led then.
+    started: Timestamp,
+    /// Where the leader's Events go (none until set).
+    events: OnceLock<super::events::EventSink>,
     /// The process's metrics.
     pub metrics: Arc<Metrics>,
 }
@@ -139,7 +159,86 @@ impl FleetView {
     pub fn new(metrics: Arc<Metrics>) -> Self {
         Self {
             metrics,
+            started: Timestamp::now(),
             ..Default::default()
+        }
+    }
+
+    /// Records the leader's incident Events into `events` (once).
+    pub fn set_events(&self, events: super::events::EventSink) {
+        let _ = self.events.set(events);
+    }
+
+    /// Records the incidents of `next` that `held` did not have.
+    fn record_new_incidents(
+        &self,
+        held: Option<&FederationStatusStatus>,
+        next: &FederationStatusStatus,
+    ) {
+        use super::events::incident;
+        let Some(events) = self.events.get() else {
+            return;
+        };
+        let had = |id: &str| {
+            held.is_some_and(|h| {
+                h.correlations.iter().any(|c| c.id == id)
+                    || h.cascades.iter().any(|c| c.id == id)
+                    || h.outages.iter().any(|o| o.id == id)
+            })
+        };
+        let list = |sites: &[String]| {
+            let shown: Vec<&str> = sites.iter().take(20).map(String::as_str).collect();
+            let more = sites.len().saturating_sub(shown.len());
+            let mut s = shown.join(", ");
+            if more > 0 {
+                s.push_str(&format!(" and {more} more"));
+            }
+            s
+        };
+        for c in next.correlations.iter().filter(|c| !had(&c.id)) {
+            events.record(incident(
+                "CorrelationDetected",
+                "correlations",
+                &c.id,
+                format!(
+                    "{} {} on {} sites: {}",
+                    c.id,
+                    c.signal.as_str(),
+                    c.clusters.len(),
+                    list(&c.clusters)
+                ),
+            ));
+        }
+        for c in next.cascades.iter().filter(|c| !had(&c.id)) {
+            events.record(incident(
+                "CascadeDetected",
+                "cascades",
+                &c.id,
+                format!(
+                    "{} {} on {}/{} reached production site {} from {}",
+                    c.id,
+                    c.signal.as_str(),
+                    crate::render::safe::Untrusted(&c.workload.kind),
+                    crate::render::safe::Untrusted(&c.workload.name),
+                    c.target,
+                    c.source
+                ),
+            ));
+        }
+        for o in next.outages.iter().filter(|o| !had(&o.id)) {
+            events.record(incident(
+                "GroupedOutage",
+                "outages",
+                &o.id,
+                format!(
+                    "{} {} sites of {} {} went dark together: {}",
+                    o.id,
+                    o.clusters.len(),
+                    o.group_by,
+                    o.value,
+                    list(&o.clusters)
+                ),
+            ));
         }
     }
 
@@ -193,10 +292,14 @@ impl FleetView {
     }
 
     /// Publishes a freshly computed summary: gauges and the cached copy.
+    /// Decides every signal with the summary's incidents and, while
+    /// `leading`, counts each decision that is new or changed
+    /// (`fleet::policy::Decisions`).
     fn publish<S: std::borrow::Borrow<FederatedCluster>>(
         &self,
         sites: &[S],
         summary: &FederationStatusStatus,
+        leading: bool,
     ) {
         let now = Timestamp::now();
         self.metrics.set_fleet(
@@ -205,6 +308,18 @@ impl FleetView {
             self.hub_verdict(now).judging(),
             now,
         );
+        self.metrics.set_summary(summary);
+        let incidents = Incidents::new(&summary.correlations, &summary.cascades);
+        let counted = self
+            .decisions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .update(sites, &incidents, self.started);
+        if leading {
+            for (tier, mode) in counted {
+                self.metrics.policy_applied(tier, mode);
+            }
+        }
         *self.summary.write().unwrap_or_else(|p| p.into_inner()) = Some(summary.clone());
     }
 }
@@ -222,7 +337,7 @@ pub async fn sync_once<S: std::borrow::Borrow<FederatedCluster> + Sync>(
     api: &Api<FederationStatus>,
     sites: &[S],
     view: &FleetView,
-    cfg: FederationConfig,
+    cfg: &FederationConfig,
 ) -> Result<bool, FederationError> {
     for _ in 0..8 {
         let current = get_federation_status(api).await.map_err(FederationError)?;
@@ -233,7 +348,7 @@ pub async fn sync_once<S: std::borrow::Borrow<FederatedCluster> + Sync>(
         let mut next = next_summary(sites, held, Timestamp::now(), cfg);
         // The liveness record is the leader's to write; carried over as read.
         next.hub = held.and_then(|h| h.hub.clone());
-        view.publish(sites, &next);
+        view.publish(sites, &next, true);
         if !differs(held, &next) {
             return Ok(false);
         }
@@ -246,6 +361,7 @@ pub async fn sync_once<S: std::borrow::Borrow<FederatedCluster> + Sync>(
             .filter(|c| !recorded.contains(&c.key()))
             .map(|c| (c.source_tier, c.target_tier))
             .collect();
+        let held_copy = held.cloned();
         let base = match current {
             Some(c) => c,
             None => match create_federation_status(api, &FederationStatus::singleton(next.clone()))
@@ -260,6 +376,12 @@ pub async fn sync_once<S: std::borrow::Borrow<FederatedCluster> + Sync>(
         obj.status = Some(next);
         match replace_federation_status(api, &obj).await {
             Ok(_) => {
+                view.record_new_incidents(
+                    held_copy.as_ref(),
+                    obj.status
+                        .as_ref()
+                        .unwrap_or(&FederationStatusStatus::default()),
+                );
                 for (source, target) in new_cascades {
                     view.metrics.new_cascade(source, target);
                 }
@@ -301,10 +423,11 @@ pub async fn run(
             let held = view.summary();
             view.publish(
                 &sites,
-                &next_summary(&sites, held.as_ref(), Timestamp::now(), cfg),
+                &next_summary(&sites, held.as_ref(), Timestamp::now(), &cfg),
+                false,
             );
         } else {
-            match sync_once(&api, &sites, &view, cfg).await {
+            match sync_once(&api, &sites, &view, &cfg).await {
                 Ok(true) => tracing::debug!(sites = sites.len(), "FederationStatus updated"),
                 Ok(false) => {}
                 Err(e) => {
@@ -461,12 +584,12 @@ mod tests {
     #[test]
     fn ages_alone_are_no_change() {
         let sites = [FederatedCluster::test("a").stale()];
-        let a = next_summary(&sites, None, fixture_now(), FederationConfig::default());
+        let a = next_summary(&sites, None, fixture_now(), &FederationConfig::default());
         let b = next_summary(
             &sites,
             Some(&a),
             fixture_now() + jiff::SignedDuration::from_secs(30),
-            FederationConfig::default(),
+            &FederationConfig::default(),
         );
         assert_ne!(
             a.disconnected_clusters[0].reason,
@@ -478,7 +601,7 @@ mod tests {
             &[FederatedCluster::test("a").connected()],
             Some(&a),
             fixture_now(),
-            FederationConfig::default(),
+            &FederationConfig::default(),
         );
         assert!(differs(Some(&a), &c), "a phase change is a change");
     }

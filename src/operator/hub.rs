@@ -209,6 +209,8 @@ pub struct Hub {
     pub view: Arc<FleetView>,
     /// What the Pull prober found, per site.
     pub probes: Arc<ProbeStats>,
+    /// Where the leader's Events go.
+    events: super::events::EventSink,
 }
 
 /// The outcome of reconciling one site.
@@ -264,7 +266,22 @@ impl Hub {
             view: Arc::new(FleetView::new(metrics.clone())),
             metrics,
             probes: Arc::new(ProbeStats::default()),
+            events: Default::default(),
         }
+    }
+
+    /// Records an Event (only the leader calls this: it alone probes and
+    /// writes).
+    pub(super) fn record_event(&self, note: super::events::Note) {
+        self.events.record(note);
+    }
+
+    /// The same hub recording its Events into `events` (call after
+    /// [`Hub::with_metrics`]).
+    pub fn with_events(mut self, events: super::events::EventSink) -> Self {
+        self.view.set_events(events.clone());
+        self.events = events;
+        self
     }
 
     /// The same hub recording into `metrics` (the ones `/metrics` serves).
@@ -429,7 +446,8 @@ impl Hub {
     }
 
     /// Remembers the site's signals; while leading, counts each one not
-    /// seen before (and its policy decision) once. Signals present in the
+    /// seen before once (its policy decision is counted with the fleet's
+    /// incidents, by the summary: [`super::federation`]). Signals present in the
     /// first sighting of a site count only if they began after this process
     /// started: older ones were counted by the replica that led then.
     fn observe_signals(&self, site: &FederatedCluster) {
@@ -450,7 +468,7 @@ impl Hub {
                     None => s.first_seen.0 > self.started,
                 };
                 if new {
-                    self.metrics.new_signal(s.type_, site.spec.tier, s.severity);
+                    self.metrics.new_signal(s.type_);
                 }
             }
         }
@@ -864,6 +882,19 @@ impl Hub {
                         );
                     }
                     if from != Some(j.phase) {
+                        let why = written
+                            .status
+                            .as_ref()
+                            .and_then(|s| s.conditions.as_deref())
+                            .and_then(|c| c.iter().find(|c| c.type_ == "Connected"))
+                            .map(|c| c.message.clone())
+                            .unwrap_or_default();
+                        self.events.record(super::events::phase_changed(
+                            &written,
+                            from,
+                            j.phase,
+                            &Untrusted(&why).to_string(),
+                        ));
                         tracing::info!(
                             site = %name,
                             from = from.map(|p| p.as_str()).unwrap_or("-"),
@@ -993,7 +1024,7 @@ pub async fn run_controller(hub: Arc<Hub>, mut shutdown: watch::Receiver<bool>) 
         hub.changed.clone(),
         hub.leading.clone(),
         hub.view.clone(),
-        hub.cfg.federation,
+        hub.cfg.federation.clone(),
         shutdown.clone(),
     ));
     let liveness = tokio::spawn(super::federation::run_liveness(

@@ -14,13 +14,18 @@
 //! | `cross_cluster_correlations_active` | gauge | |
 //! | `cascade_detected_total` | counter | `source_tier`, `target_tier` |
 //! | `federation_remediation_policy_applied_total` | counter | `tier`, `mode` |
+//! | `federation_cluster_disconnected` | gauge | `cluster`, `group`, `status` |
+//! | `federation_cluster_maintenance` | gauge | `cluster` |
+//! | `federation_grouped_outages_active` | gauge | |
+//! | `federation_grouped_outage_clusters` | gauge | `outage`, `group_by`, `group` |
+//! | `federation_edge_versions` | gauge | `version` |
 //!
 //! plus `federation_cluster_credential_{expiration,renewal}_timestamp_seconds`
 //! and the `fleet_hub_*` and `fleet_edge_*` families below. Fleet-wide
 //! counters are only moved by the leader (the callers check); a standby
 //! exports the gauges it computes from its own cache.
 //!
-//! Label values a site controls (`cluster`, `region`) go through
+//! Label values a site controls (`cluster`, `region`, `group`, `version`) go through
 //! [`LabelValue`], which escapes them as the text format requires:
 //! `prometheus-client` 0.24 writes label values as they are, so one `"`
 //! or newline would corrupt the whole scrape (or forge series).
@@ -37,8 +42,9 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
 
-use crate::api::{FederatedCluster, Phase, Severity, SignalType, Tier};
-use crate::fleet::policy::policy_for;
+use crate::api::{FederatedCluster, FederationStatusStatus, Phase, Severity, SignalType, Tier};
+use crate::fleet::outage::GroupBy;
+use crate::fleet::policy::{RemediationMode, policy_for};
 use crate::fleet::summary::shown_phase;
 
 /// The `Content-Type` of [`Metrics::encode`]'s output.
@@ -64,6 +70,11 @@ pub const HUB_METRIC_NAMES: &[&str] = &[
     "federation_cluster_credential_renewal_timestamp_seconds",
     "fleet_hub_status_restored_total",
     "fleet_hub_last_judgement_timestamp_seconds",
+    "federation_cluster_disconnected",
+    "federation_cluster_maintenance",
+    "federation_grouped_outages_active",
+    "federation_grouped_outage_clusters",
+    "federation_edge_versions",
 ];
 
 /// Metric family names of the edge role, as on the wire.
@@ -127,6 +138,25 @@ impl ClusterLabels {
 struct NodeLabels {
     cluster: LabelValue,
     region: LabelValue,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DisconnectedLabels {
+    cluster: LabelValue,
+    group: LabelValue,
+    status: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutageLabels {
+    outage: LabelValue,
+    group_by: LabelValue,
+    group: LabelValue,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct VersionLabels {
+    version: LabelValue,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -239,6 +269,13 @@ pub struct Metrics {
     report_bytes: Histogram,
     report_failures: Family<CauseLabels, Counter>,
     credential_expiry: Gauge,
+    disconnected: Family<DisconnectedLabels, Gauge>,
+    maintenance: Family<ClusterLabels, Gauge>,
+    outages_active: Gauge,
+    outage_clusters: Family<OutageLabels, Gauge>,
+    edge_versions: Family<VersionLabels, Gauge>,
+    /// What the `group` label of `federation_cluster_disconnected` holds.
+    group_by: GroupBy,
 }
 
 impl Default for Metrics {
@@ -275,6 +312,12 @@ impl Metrics {
             report_bytes: bytes_histogram(),
             report_failures: Family::default(),
             credential_expiry: Gauge::default(),
+            disconnected: Family::default(),
+            maintenance: Family::default(),
+            outages_active: Gauge::default(),
+            outage_clusters: Family::default(),
+            edge_versions: Family::default(),
+            group_by: GroupBy::default(),
         };
         let r = &mut m.registry;
         match role {
@@ -324,7 +367,7 @@ impl Metrics {
                 );
                 r.register(
                     "federation_remediation_policy_applied",
-                    "Remediation policy decisions for new signals, by site tier and mode",
+                    "Remediation policy decisions, by site tier and mode: one per new signal, and one more each time a correlation or cascade changes a signal's decision",
                     m.policy_applied.clone(),
                 );
                 r.register(
@@ -394,6 +437,31 @@ impl Metrics {
                     "Site status writes that restored hub-owned conditions someone else had changed",
                     m.restored.clone(),
                 );
+                r.register(
+                    "federation_cluster_disconnected",
+                    "1 for each site shown stale or unreachable, with the value of its outage group (--outage-group-by) as `group`; sites in maintenance included (see federation_cluster_maintenance)",
+                    m.disconnected.clone(),
+                );
+                r.register(
+                    "federation_cluster_maintenance",
+                    "1 for each site whose maintenance window (spec.maintenance) is open: the per-site alerts leave it out",
+                    m.maintenance.clone(),
+                );
+                r.register(
+                    "federation_grouped_outages_active",
+                    "Active grouped outages (FederationStatus status.outages)",
+                    m.outages_active.clone(),
+                );
+                r.register(
+                    "federation_grouped_outage_clusters",
+                    "Sites in each active grouped outage, by outage id and group",
+                    m.outage_clusters.clone(),
+                );
+                r.register(
+                    "federation_edge_versions",
+                    "Sites reporting each edge version (FederationStatus status.edgeVersions; the rarest under `other`)",
+                    m.edge_versions.clone(),
+                );
                 r.register_with_unit(
                     "fleet_hub_last_judgement_timestamp",
                     "When a hub leader last judged every site (status.hub.lastJudgementTime of the FederationStatus as this replica knows it), as a Unix timestamp; 0 when none ever has",
@@ -427,6 +495,13 @@ impl Metrics {
             }
         }
         m
+    }
+
+    /// Labels `federation_cluster_disconnected` with each site's value of
+    /// `group_by` (the hub's `--outage-group-by`).
+    pub fn with_outage_group_by(mut self, group_by: GroupBy) -> Self {
+        self.group_by = group_by;
+        self
     }
 
     /// Drops the `cluster` label of `federation_health_check_duration_seconds`
@@ -520,6 +595,25 @@ impl Metrics {
         self.nodes.clear();
         self.credential_expiration.clear();
         self.credential_renewal.clear();
+        self.disconnected.clear();
+        self.maintenance.clear();
+        for s in sites.iter().map(S::borrow) {
+            if s.in_maintenance(now) {
+                self.maintenance
+                    .get_or_create(&ClusterLabels::of(s.site_name()))
+                    .set(1);
+            }
+            let phase = shown_phase(s, hub_judging, now).phase;
+            if matches!(phase, Phase::Stale | Phase::Unreachable) {
+                self.disconnected
+                    .get_or_create(&DisconnectedLabels {
+                        cluster: LabelValue::new(s.site_name()),
+                        group: LabelValue::new(self.group_by.value_of(s).unwrap_or_default()),
+                        status: phase_label(phase),
+                    })
+                    .set(1);
+            }
+        }
         for s in sites.iter().map(S::borrow) {
             let Some(status) = s.status.as_ref() else {
                 continue;
@@ -562,19 +656,48 @@ impl Metrics {
             .set(i64::try_from(correlations_active).unwrap_or(i64::MAX));
     }
 
-    /// A signal the leading hub has not seen before, on a site of `tier`:
-    /// counts the issue and the policy decision made for it.
-    pub fn new_signal(&self, signal_type: SignalType, tier: Tier, severity: Severity) {
+    /// Sets the gauges of the fleet summary's grouped outages and edge
+    /// versions.
+    pub fn set_summary(&self, summary: &FederationStatusStatus) {
+        self.outages_active
+            .set(i64::try_from(summary.outages.len()).unwrap_or(i64::MAX));
+        self.outage_clusters.clear();
+        for o in &summary.outages {
+            self.outage_clusters
+                .get_or_create(&OutageLabels {
+                    outage: LabelValue::new(o.id.as_str()),
+                    group_by: LabelValue::new(o.group_by.as_str()),
+                    group: LabelValue::new(o.value.as_str()),
+                })
+                .set(i64::try_from(o.clusters.len()).unwrap_or(i64::MAX));
+        }
+        self.edge_versions.clear();
+        for (version, n) in &summary.edge_versions {
+            self.edge_versions
+                .get_or_create(&VersionLabels {
+                    version: LabelValue::new(version.as_str()),
+                })
+                .set(*n);
+        }
+    }
+
+    /// A signal the leading hub has not seen before: counts the issue.
+    pub fn new_signal(&self, signal_type: SignalType) {
         self.issues
             .get_or_create(&SignalLabels {
                 signal_type: signal_type.as_str(),
             })
             .inc();
-        let policy = policy_for(Some(tier), severity);
+    }
+
+    /// The leading hub decided a signal of a site of `tier` as `mode`
+    /// (`fleet::policy::Decisions`: a new signal, or one whose decision an
+    /// incident changed).
+    pub fn policy_applied(&self, tier: Tier, mode: RemediationMode) {
         self.policy_applied
             .get_or_create(&PolicyLabels {
                 tier: tier.as_str(),
-                mode: policy.mode.as_str(),
+                mode: mode.as_str(),
             })
             .inc();
     }
@@ -707,6 +830,10 @@ mod tests {
         hub.push("federation_cluster_credential_expiration_timestamp_seconds".into());
         hub.push("federation_cluster_credential_renewal_timestamp_seconds".into());
         hub.push("fleet_hub_status_restored_total".into());
+        hub.push("federation_cluster_disconnected".into());
+        hub.push("federation_cluster_maintenance".into());
+        hub.push("federation_grouped_outage_clusters".into());
+        hub.push("federation_edge_versions".into());
         let mut want: Vec<String> = HUB_METRIC_NAMES.iter().map(|s| s.to_string()).collect();
         hub.sort();
         want.sort();
@@ -722,12 +849,12 @@ mod tests {
     #[test]
     fn counters_count_once_per_call_with_the_policy_mode() {
         let m = Metrics::new(MetricsRole::Hub);
-        m.new_signal(SignalType::CrashLoopBackOff, Tier::Critical, Severity::High);
+        m.new_signal(SignalType::CrashLoopBackOff);
+        let mode = policy_for(Some(Tier::Critical), Severity::High).mode;
+        m.policy_applied(Tier::Critical, mode);
         m.new_cascade(Tier::Standard, Tier::Critical);
         let text = m.encode();
-        let mode = policy_for(Some(Tier::Critical), Severity::High)
-            .mode
-            .as_str();
+        let mode = mode.as_str();
         assert!(text.contains("cross_cluster_issues_total{signal_type=\"CrashLoopBackOff\"} 1\n"));
         assert!(text.contains(&format!(
             "federation_remediation_policy_applied_total{{tier=\"critical\",mode=\"{mode}\"}} 1\n"
@@ -814,6 +941,74 @@ mod tests {
             "fleet_hub_last_judgement_timestamp_seconds {}\n",
             now.as_second()
         )));
+    }
+
+    #[test]
+    fn dark_sites_carry_their_group_and_maintenance_its_marker() {
+        use crate::api::{GroupedOutage, MaintenanceWindow};
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        let now = crate::api::fixtures::fixture_now();
+        let m = Metrics::new(MetricsRole::Hub);
+        let mut cordoned = crate::api::FederatedCluster::test("b")
+            .with_region("eu-west")
+            .unreachable()
+            .heartbeat_ago(900);
+        cordoned.spec.maintenance = Some(MaintenanceWindow {
+            since: Some(Time(now - jiff::SignedDuration::from_secs(60))),
+            until: Time(now + jiff::SignedDuration::from_secs(3600)),
+            reason: None,
+        });
+        let sites = [
+            crate::api::FederatedCluster::test("a")
+                .with_region("eu-west")
+                .stale()
+                .heartbeat_ago(120),
+            cordoned,
+            crate::api::FederatedCluster::test("c").connected(),
+        ];
+        m.set_fleet(&sites, 0, Some(true), now);
+        m.set_summary(&FederationStatusStatus {
+            outages: vec![GroupedOutage {
+                id: "go-0000abcd".into(),
+                group_by: "region".into(),
+                value: "eu-west".into(),
+                clusters: vec!["a".into(), "d".into(), "e".into()],
+                since: Time(now),
+            }],
+            edge_versions: [("0.2.0".to_owned(), 1180), ("0.1.0".to_owned(), 20)].into(),
+            ..Default::default()
+        });
+        let text = m.encode();
+        for want in [
+            "federation_cluster_disconnected{cluster=\"a\",group=\"eu-west\",status=\"stale\"} 1\n",
+            "federation_cluster_disconnected{cluster=\"b\",group=\"eu-west\",status=\"unreachable\"} 1\n",
+            "federation_cluster_maintenance{cluster=\"b\"} 1\n",
+            "federation_grouped_outages_active 1\n",
+            "federation_grouped_outage_clusters{outage=\"go-0000abcd\",group_by=\"region\",group=\"eu-west\"} 3\n",
+            "federation_edge_versions{version=\"0.2.0\"} 1180\n",
+            "federation_edge_versions{version=\"0.1.0\"} 20\n",
+        ] {
+            assert!(text.contains(want), "{want} in {text}");
+        }
+        assert!(!text.contains("disconnected{cluster=\"c\""), "{text}");
+        assert!(!text.contains("maintenance{cluster=\"a\""), "{text}");
+        // Grouped by a label: its value; none when the site has no value.
+        let m = Metrics::new(MetricsRole::Hub)
+            .with_outage_group_by(GroupBy::parse("example.com/store-group").unwrap());
+        m.set_fleet(&sites[..1], 0, Some(true), now);
+        m.set_summary(&FederationStatusStatus::default());
+        let text = m.encode();
+        assert!(
+            text.contains(
+                "federation_cluster_disconnected{cluster=\"a\",group=\"\",status=\"stale\"} 1\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("federation_grouped_outages_active 0\n"),
+            "{text}"
+        );
+        assert!(!text.contains("federation_edge_versions{"), "{text}");
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub mod api;
 pub mod collect;
 pub mod credential;
 pub mod edge;
+pub mod events;
 pub mod federation;
 pub mod hub;
 pub mod leader;
@@ -202,6 +203,21 @@ pub struct Args {
     /// cascade into production.
     #[arg(long, default_value = "24h", value_parser = parse_duration)]
     pub cascade_lookback: Duration,
+
+    /// Hub: what sites going dark together are grouped by into one outage:
+    /// `region` (spec.region) or a label key of the FederatedCluster.
+    #[arg(long, default_value = "region", value_name = "region|LABEL_KEY", value_parser = crate::fleet::outage::GroupBy::parse)]
+    pub outage_group_by: crate::fleet::outage::GroupBy,
+
+    /// Hub: sites of one group that must leave Connected within
+    /// --outage-window to make a grouped outage.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub outage_min_clusters: u32,
+
+    /// Hub: longest time between two sites of one group leaving Connected
+    /// for them to count as one outage.
+    #[arg(long, default_value = "10m", value_parser = parse_duration)]
+    pub outage_window: Duration,
 
     /// Edge: the site this edge reports for.
     #[arg(long, required_if_eq("federation_role", "edge"), value_parser = parse_site)]
@@ -484,8 +500,11 @@ async fn run_hub(
     };
     let metrics = Arc::new(
         metrics::Metrics::new(metrics::MetricsRole::Hub)
-            .with_per_cluster_histograms(args.metrics_cluster_label),
+            .with_per_cluster_histograms(args.metrics_cluster_label)
+            .with_outage_group_by(args.outage_group_by.clone()),
     );
+    let recorder =
+        crate::k8s::events::EventRecorder::new(client.clone(), events::REPORTER, &identity);
     let hub = Arc::new(
         hub::Hub::new(
             sites(client.clone()),
@@ -507,12 +526,18 @@ async fn run_hub(
                         threshold: args.correlation_min_clusters as usize,
                     },
                     cascade_lookback: args.cascade_lookback,
+                    outage: crate::fleet::outage::OutageConfig {
+                        group_by: args.outage_group_by.clone(),
+                        min_clusters: args.outage_min_clusters as usize,
+                        window: args.outage_window,
+                    },
                 },
                 identity,
             },
             lead_rx,
         )
-        .with_metrics(metrics.clone()),
+        .with_metrics(metrics.clone())
+        .with_events(events::spawn(recorder, shutdown.clone())),
     );
     let auth = Arc::new(api::Auth::new(client, args.auth_token_audiences.clone()));
     let routes = server::probe_routes(ready.clone()).merge(api::routes(api::ApiState {
@@ -610,6 +635,9 @@ mod tests {
         assert_eq!(a.correlation_window, Duration::from_secs(15 * 60));
         assert_eq!(a.correlation_min_clusters, 3);
         assert_eq!(a.cascade_lookback, Duration::from_secs(24 * 3600));
+        assert_eq!(a.outage_group_by, crate::fleet::outage::GroupBy::Region);
+        assert_eq!(a.outage_min_clusters, 3);
+        assert_eq!(a.outage_window, Duration::from_secs(600));
         let a = Args::try_parse_from([
             "fleet-operator",
             "--probe-timeout",
@@ -620,6 +648,17 @@ mod tests {
         .unwrap();
         assert_eq!(a.probe_timeout, Some(Duration::from_secs(3)));
         assert_eq!(a.correlation_min_clusters, 2);
+        let a = Args::try_parse_from([
+            "fleet-operator",
+            "--outage-group-by",
+            "example.com/store-group",
+        ])
+        .unwrap();
+        assert_eq!(a.outage_group_by.key(), "example.com/store-group");
+        let e = Args::try_parse_from(["fleet-operator", "--outage-group-by", "Store Group"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("neither `region` nor a label key"), "{e}");
         assert!(Args::try_parse_from(["fleet-operator", "--probe-concurrency", "0"]).is_err());
         assert_eq!(a.probe_max_bytes, 32 << 20);
         assert!(a.pull_allow_cidr.is_empty() && a.pull_deny_cidr.is_empty());

@@ -580,12 +580,33 @@ impl SiteProber {
                 Ok(Ok(expires_at)) => {
                     member.renewed = true;
                     hub.probes.renewed(&name);
+                    hub.record_event(super::events::about_site(
+                        site,
+                        false,
+                        "CredentialRenewed",
+                        "RenewCredential",
+                        format!("renewed the site's member token (expires {expires_at}) and stored it in its pull Secret"),
+                    ));
                     tracing::info!(site = %name, expires = %expires_at, "renewed the site's member token and stored it in its pull Secret");
                 }
                 Ok(Err(cause)) => {
+                    hub.record_event(super::events::about_site(
+                        site,
+                        true,
+                        "CredentialRenewalFailed",
+                        "RenewCredential",
+                        format!("renewing the site's member token failed, retrying at the next probe: {}", Untrusted(&cause)),
+                    ));
                     tracing::warn!(site = %name, cause = %Untrusted(&cause), "renewing the site's member token failed; keeping the current one, retrying at the next probe");
                 }
                 Err(_) => {
+                    hub.record_event(super::events::about_site(
+                        site,
+                        true,
+                        "CredentialRenewalFailed",
+                        "RenewCredential",
+                        "renewing the site's member token took longer than the probe timeout; retrying at the next probe".to_owned(),
+                    ));
                     tracing::warn!(site = %name, "renewing the site's member token took longer than the probe timeout; retrying at the next probe");
                 }
             }
@@ -651,6 +672,7 @@ impl SiteProber {
             let site = self.site().unwrap_or(site);
             let (verdict, written) = self.probe(&site, timeout).await;
             let missed = tokio::time::Instant::now() > due + interval;
+            let before = stats.verdict(&self.name);
             stats.record(&self.name, verdict.duration, verdict.clone(), missed);
             self.hub
                 .metrics
@@ -659,6 +681,21 @@ impl SiteProber {
             if let ProbeOutcome::Failed { failure, message } = &verdict.outcome {
                 // The message may quote the member's answer: escaped and bounded.
                 tracing::debug!(site = %self.name, reason = failure.reason(), "{}", Untrusted(message));
+                // An Event when the failure begins or changes class, not
+                // at every probe of a member that stays down.
+                let same = matches!(
+                    before.as_ref().map(|v| &v.outcome),
+                    Some(ProbeOutcome::Failed { failure: was, .. }) if was == failure
+                );
+                if !same {
+                    self.hub.record_event(super::events::about_site(
+                        &site,
+                        true,
+                        "ProbeFailed",
+                        "Probe",
+                        format!("{}: {}", failure.reason(), Untrusted(message)),
+                    ));
+                }
             }
             let judged = written.map(Arc::new).unwrap_or(site);
             if let Err(e) = self.hub.reconcile_site(&judged).await {

@@ -66,15 +66,22 @@ pub fn rule_groups() -> Value {
     let disconnected = |status: &str, severity: &str, for_: &str| {
         alert(
             "ClusterDisconnected",
-            &format!("max by (status) (federation_clusters_total{{status=\"{status}\"}}) > 0"),
+            &format!(
+                "max by (cluster, group, status) (federation_cluster_disconnected{{status=\"{status}\"}}) \
+                 unless on (cluster) (max by (cluster) (federation_cluster_maintenance) > 0)"
+            ),
             for_,
             severity,
-            &format!("{{{{ $value }}}} fleet site(s) {status}"),
+            &format!("Fleet site {{{{ $labels.cluster }}}} is {status}"),
             &format!(
-                "{{{{ $value }}}} registered site(s) are {status}: the hub has not seen their heartbeat \
-                 for 3 intervals (stale) or 10 intervals (unreachable). Run `kubectl fleet status \
-                 --phase {}` to see which, then check the edge operator on that member cluster \
-                 (its logs name the cause: token, network, hub).",
+                "The hub has not seen a heartbeat of site {{{{ $labels.cluster }}}} for 3 intervals \
+                 (stale) or 10 intervals (unreachable); it is {status}. Run `kubectl fleet describe \
+                 {{{{ $labels.cluster }}}}` (its conditions and recent events name the cause), then \
+                 check the edge operator on that member cluster (token, network, hub). A site in a \
+                 maintenance window (`kubectl fleet cordon`) raises no such alert, and while \
+                 FleetGroupedOutage fires for its group ({{{{ $labels.group }}}}) Alertmanager's \
+                 inhibition rule holds this one back (docs/observability.md). `kubectl fleet \
+                 status --phase {}` lists every such site.",
                 capitalized(status)
             ),
         )
@@ -131,6 +138,20 @@ pub fn rule_groups() -> Value {
                          at a shared cause (a release, an image, a dependency) rather than one \
                          site. Run `kubectl fleet incidents` for the signal, the sites and the \
                          remediation policy that applies.",
+                    ),
+                    alert(
+                        "FleetGroupedOutage",
+                        "max by (outage, group_by, group) (federation_grouped_outage_clusters) > 0",
+                        "",
+                        "critical",
+                        "{{ $value }} sites of {{ $labels.group_by }} {{ $labels.group }} went dark together",
+                        "At least 3 sites sharing {{ $labels.group_by }} {{ $labels.group }} left \
+                         Connected within minutes of each other (outage {{ $labels.outage }}): a \
+                         shared cause (the region's network, a power cut, the hub's route there) is \
+                         likelier than {{ $value }} separate failures. Run `kubectl fleet incidents \
+                         {{ $labels.outage }}` for the sites. The per-site ClusterDisconnected \
+                         alerts of the group are held back by Alertmanager's inhibition rule \
+                         (docs/observability.md) while this one fires.",
                     ),
                     cascade("critical", "critical"),
                     cascade("standard", "warning"),
@@ -189,6 +210,56 @@ pub fn rule_groups() -> Value {
             },
         ],
     })
+}
+
+/// The Alertmanager inhibition rules that go with the alert rules: while
+/// `FleetGroupedOutage` fires for a group, the `ClusterDisconnected` alerts
+/// of that group's sites are held back (the `group` label of both is the
+/// site's value of the hub's `--outage-group-by`). Shipped as
+/// `deploy/monitoring/alertmanager-inhibit-rules.yaml`, to merge into the
+/// Alertmanager configuration (docs/observability.md).
+pub fn inhibit_rules() -> Value {
+    json!({
+        "inhibit_rules": [{
+            "source_matchers": ["alertname=\"FleetGroupedOutage\""],
+            "target_matchers": ["alertname=\"ClusterDisconnected\""],
+            "equal": ["group"],
+        }],
+    })
+}
+
+/// Whether an alert with `target` labels is held back by one with `source`
+/// labels under [`inhibit_rules`], as Alertmanager decides it: the source
+/// matches every source matcher, the target every target matcher, and
+/// both have the same value (absent is empty) of every `equal` label.
+pub fn inhibited(target: &[(&str, &str)], source: &[(&str, &str)]) -> bool {
+    let get = |labels: &[(&str, &str)], key: &str| {
+        labels
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map_or(String::new(), |(_, v)| (*v).to_owned())
+    };
+    let matches = |labels: &[(&str, &str)], matchers: &Value| {
+        matchers.as_array().into_iter().flatten().all(|m| {
+            let m = m.as_str().unwrap_or_default();
+            let Some((k, v)) = m.split_once('=') else {
+                return false;
+            };
+            get(labels, k) == v.trim_matches('"')
+        })
+    };
+    inhibit_rules()["inhibit_rules"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|rule| {
+            matches(source, &rule["source_matchers"])
+                && matches(target, &rule["target_matchers"])
+                && rule["equal"].as_array().into_iter().flatten().all(|k| {
+                    let k = k.as_str().unwrap_or_default();
+                    get(source, k) == get(target, k)
+                })
+        })
 }
 
 fn capitalized(s: &str) -> String {
@@ -455,6 +526,7 @@ pub fn files() -> Vec<(&'static str, String)> {
         ("fleet-rules.yaml", yaml(&rule_groups())),
         ("fleet-rules.test.yaml", yaml(&promtool_tests())),
         ("prometheus-rule.yaml", yaml(&prometheus_rule())),
+        ("alertmanager-inhibit-rules.yaml", yaml(&inhibit_rules())),
         (
             "grafana-dashboard.json",
             super::to_json(&dashboard()).unwrap_or_default(),
@@ -471,46 +543,178 @@ struct Case {
     expect: &'static [(&'static [(&'static str, &'static str)], f64)],
 }
 
-const CASES: &[Case] = &[
-    // Stale for 2 minutes: pending; for 6: firing, warning.
-    Case {
-        series: &[
-            (
-                "federation_clusters_total{status=\"stale\",instance=\"hub\"}",
-                "0 0 1x10",
-            ),
-            (
-                "federation_clusters_total{status=\"unreachable\",instance=\"hub\"}",
-                "0x12",
-            ),
+/// Three sites of region eu-west unreachable from minute 1, and one of
+/// us-east; the hub reports the three as one grouped outage.
+const OUTAGE_SERIES: &[(&str, &str)] = &[
+    (
+        "federation_cluster_disconnected{cluster=\"eu-1\",group=\"eu-west\",status=\"unreachable\",instance=\"hub\"}",
+        "_ 1x15",
+    ),
+    (
+        "federation_cluster_disconnected{cluster=\"eu-2\",group=\"eu-west\",status=\"unreachable\",instance=\"hub\"}",
+        "_ 1x15",
+    ),
+    (
+        "federation_cluster_disconnected{cluster=\"eu-3\",group=\"eu-west\",status=\"unreachable\",instance=\"hub\"}",
+        "_ 1x15",
+    ),
+    (
+        "federation_cluster_disconnected{cluster=\"us-1\",group=\"us-east\",status=\"unreachable\",instance=\"hub\"}",
+        "_ 1x15",
+    ),
+    (
+        "federation_grouped_outage_clusters{outage=\"go-0000abcd\",group_by=\"region\",group=\"eu-west\",instance=\"hub\"}",
+        "_ 3x15",
+    ),
+];
+
+/// The per-site alerts [`OUTAGE_SERIES`] raises at 10m.
+const OUTAGE_SITE_ALERTS: &[(&[(&str, &str)], f64)] = &[
+    (
+        &[
+            ("cluster", "eu-1"),
+            ("group", "eu-west"),
+            ("severity", "critical"),
+            ("status", "unreachable"),
         ],
+        1.0,
+    ),
+    (
+        &[
+            ("cluster", "eu-2"),
+            ("group", "eu-west"),
+            ("severity", "critical"),
+            ("status", "unreachable"),
+        ],
+        1.0,
+    ),
+    (
+        &[
+            ("cluster", "eu-3"),
+            ("group", "eu-west"),
+            ("severity", "critical"),
+            ("status", "unreachable"),
+        ],
+        1.0,
+    ),
+    (
+        &[
+            ("cluster", "us-1"),
+            ("group", "us-east"),
+            ("severity", "critical"),
+            ("status", "unreachable"),
+        ],
+        1.0,
+    ),
+];
+
+/// [`OUTAGE_SERIES`] without the outage.
+const OUTAGE_SERIES_WITHOUT_OUTAGE: [(&str, &str); 4] = [
+    OUTAGE_SERIES[0],
+    OUTAGE_SERIES[1],
+    OUTAGE_SERIES[2],
+    OUTAGE_SERIES[3],
+];
+
+/// The group alert [`OUTAGE_SERIES`] raises (at once).
+const OUTAGE_GROUP_ALERTS: &[(&[(&str, &str)], f64)] = &[(
+    &[
+        ("group", "eu-west"),
+        ("group_by", "region"),
+        ("outage", "go-0000abcd"),
+        ("severity", "critical"),
+    ],
+    3.0,
+)];
+
+const CASES: &[Case] = &[
+    // Stale from minute 2: pending at 4m; firing, warning, at 8m.
+    Case {
+        series: &[(
+            "federation_cluster_disconnected{cluster=\"site-a\",group=\"eu-west\",status=\"stale\",instance=\"hub\"}",
+            "_ _ 1x10",
+        )],
         at: "4m",
         alert: "ClusterDisconnected",
         expect: &[],
     },
     Case {
-        series: &[
-            (
-                "federation_clusters_total{status=\"stale\",instance=\"hub\"}",
-                "0 0 1x10",
-            ),
-            (
-                "federation_clusters_total{status=\"unreachable\",instance=\"hub\"}",
-                "0x12",
-            ),
-        ],
+        series: &[(
+            "federation_cluster_disconnected{cluster=\"site-a\",group=\"eu-west\",status=\"stale\",instance=\"hub\"}",
+            "_ _ 1x10",
+        )],
         at: "8m",
         alert: "ClusterDisconnected",
-        expect: &[(&[("severity", "warning"), ("status", "stale")], 1.0)],
+        expect: &[(
+            &[
+                ("cluster", "site-a"),
+                ("group", "eu-west"),
+                ("severity", "warning"),
+                ("status", "stale"),
+            ],
+            1.0,
+        )],
     },
     Case {
         series: &[(
-            "federation_clusters_total{status=\"unreachable\",instance=\"hub\"}",
-            "0x3 2x10",
+            "federation_cluster_disconnected{cluster=\"site-b\",group=\"\",status=\"unreachable\",instance=\"hub\"}",
+            "_x3 1x10",
         )],
         at: "10m",
         alert: "ClusterDisconnected",
-        expect: &[(&[("severity", "critical"), ("status", "unreachable")], 2.0)],
+        // No group: Prometheus drops the empty label.
+        expect: &[(
+            &[
+                ("cluster", "site-b"),
+                ("severity", "critical"),
+                ("status", "unreachable"),
+            ],
+            1.0,
+        )],
+    },
+    // The same site in a maintenance window: no page.
+    Case {
+        series: &[
+            (
+                "federation_cluster_disconnected{cluster=\"site-b\",group=\"\",status=\"unreachable\",instance=\"hub\"}",
+                "_x3 1x10",
+            ),
+            (
+                "federation_cluster_maintenance{cluster=\"site-b\",instance=\"hub\"}",
+                "1x13",
+            ),
+        ],
+        at: "10m",
+        alert: "ClusterDisconnected",
+        expect: &[],
+    },
+    // A grouped outage: every site's alert is raised (and held back by
+    // Alertmanager's inhibition rule while the group alert fires, see
+    // `tests::the_inhibition_rule_holds_back_exactly_the_groups_pages`).
+    Case {
+        series: OUTAGE_SERIES,
+        at: "10m",
+        alert: "ClusterDisconnected",
+        expect: OUTAGE_SITE_ALERTS,
+    },
+    Case {
+        series: OUTAGE_SERIES,
+        at: "2m",
+        alert: "FleetGroupedOutage",
+        expect: OUTAGE_GROUP_ALERTS,
+    },
+    Case {
+        series: OUTAGE_SERIES,
+        at: "10m",
+        alert: "FleetGroupedOutage",
+        expect: OUTAGE_GROUP_ALERTS,
+    },
+    // Sites dark, but no outage reported: no group alert.
+    Case {
+        series: &OUTAGE_SERIES_WITHOUT_OUTAGE,
+        at: "10m",
+        alert: "FleetGroupedOutage",
+        expect: &[],
     },
     Case {
         series: &[(
@@ -774,6 +978,11 @@ fn expand(template: &str, labels: &[(&str, &str)], value: f64) -> String {
     for (k, v) in labels {
         out = out.replace(&format!("{{{{ $labels.{k} }}}}"), v);
     }
+    // A label the alert does not have expands to nothing.
+    while let Some(start) = out.find("{{ $labels.") {
+        let end = out[start..].find("}}").map_or(out.len(), |e| start + e + 2);
+        out.replace_range(start..end, "");
+    }
     out
 }
 
@@ -798,6 +1007,9 @@ fn rule_for(alert: &str, labels: &[(&str, &str)]) -> Value {
                         || *k == "instance"
                         || *k == "cluster"
                         || *k == "source_tier"
+                        || *k == "group"
+                        || *k == "group_by"
+                        || *k == "outage"
                         || r["expr"]
                             .as_str()
                             .unwrap_or_default()
@@ -902,8 +1114,44 @@ mod tests {
             "FleetHubDown",
             "FleetHubLagging",
             "FleetSiteStatusRestored",
+            "FleetGroupedOutage",
         ] {
             assert!(names.iter().any(|n| n == want), "{want}");
+        }
+    }
+
+    #[test]
+    fn the_inhibition_rule_holds_back_exactly_the_groups_pages() {
+        // The alerts promtool proves fire together (CASES) under the rule
+        // Alertmanager is given: the outage's three sites are held back,
+        // the lone site of another region still pages.
+        let group = OUTAGE_GROUP_ALERTS[0].0;
+        let held: Vec<&str> = OUTAGE_SITE_ALERTS
+            .iter()
+            .filter(|(site, _)| {
+                let mut labels = site.to_vec();
+                labels.push(("alertname", "ClusterDisconnected"));
+                let mut source = group.to_vec();
+                source.push(("alertname", "FleetGroupedOutage"));
+                inhibited(&labels, &source)
+            })
+            .map(|(site, _)| site.iter().find(|(k, _)| *k == "cluster").unwrap().1)
+            .collect();
+        assert_eq!(held, ["eu-1", "eu-2", "eu-3"]);
+        // Only the group alert inhibits, and only ClusterDisconnected.
+        let site = [("alertname", "ClusterDisconnected"), ("group", "eu-west")];
+        assert!(!inhibited(
+            &site,
+            &[("alertname", "CrossClusterIncident"), ("group", "eu-west")]
+        ));
+        assert!(!inhibited(
+            &[("alertname", "CredentialExpiring"), ("group", "eu-west")],
+            &[("alertname", "FleetGroupedOutage"), ("group", "eu-west")]
+        ));
+        // Both sides of the rule name alerts and labels the rules have.
+        let rules = rule_groups().to_string();
+        for needle in ["\"FleetGroupedOutage\"", "\"ClusterDisconnected\"", "group"] {
+            assert!(rules.contains(needle), "{needle}");
         }
     }
 
