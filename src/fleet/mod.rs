@@ -12,7 +12,11 @@
 //! - [`inventory`]: GPU capacity and inference service counts.
 //! - [`correlation`]: cross-cluster correlations and cascades.
 //! - [`policy`]: the remediation policy per tier and severity.
-//! - [`filter`]: which sites a view shows (tier, environment, region, phase).
+//! - [`filter`]: which sites a view shows (tier, environment, region, phase,
+//!   edge version, the sites of an incident).
+//! - [`incident`]: one correlation, cascade or grouped outage by its id.
+//! - [`maintenance`]: the maintenance window `kubectl fleet cordon` writes.
+//! - [`versions`]: which edge versions run where, counted in bounded memory.
 //! - [`probe`]: Pull-mode probe outcomes, failure reasons and the access
 //!   remediation needs.
 //! - [`summary`]: fleet-wide totals for `FederationStatus` and the CLI footer,
@@ -29,8 +33,10 @@ pub mod correlation;
 pub mod duration;
 pub mod filter;
 pub mod hub_status;
+pub mod incident;
 pub mod inventory;
 pub mod liveness;
+pub mod maintenance;
 pub mod phase;
 pub mod policy;
 pub mod probe;
@@ -38,3 +44,4 @@ pub mod rbac;
 pub mod signals;
 pub mod status_patch;
 pub mod summary;
+pub mod versions;
