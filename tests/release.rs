@@ -7,8 +7,14 @@
 //! rules (`krew_violations`), and the archive, installed the way krew
 //! installs it into a scratch `KREW_ROOT`, runs as `kubectl fleet` through
 //! the real kubectl, completion helper included.
+//!
+//! With the linux/arm64 build (tools/cross/build.sh) the release also holds
+//! the arm64 binaries and krew archive and an image index of both
+//! architectures, which `--push` copies to a Distribution registry
+//! (Debian's docker-registry on 127.0.0.1) and skopeo pulls back by digest.
 
 mod cli_support;
+mod operator_support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -61,15 +67,24 @@ fn checkout(dir: &Path) -> PathBuf {
 }
 
 fn release(repo: &Path, dist: &Path) -> Run {
-    Run::from(
-        Command::new("python3")
-            .arg(repo.join("tools/release/release.py"))
-            .arg("--dist")
-            .arg(dist)
-            .env("FLEET_RELEASE_BIN_DIR", Path::new(BIN).parent().unwrap())
-            .output()
-            .unwrap(),
-    )
+    release_with(repo, dist, &[])
+}
+
+fn release_with(repo: &Path, dist: &Path, extra: &[&str]) -> Run {
+    let mut cmd = Command::new("python3");
+    cmd.arg(repo.join("tools/release/release.py"))
+        .arg("--dist")
+        .arg(dist)
+        .args(extra)
+        .env("FLEET_RELEASE_BIN_DIR", Path::new(BIN).parent().unwrap());
+    if let Some(tools) = std::env::var_os("FLEET_IMAGE_TOOLS") {
+        let mut path = vec![PathBuf::from(tools)];
+        path.extend(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        ));
+        cmd.env("PATH", std::env::join_paths(path).unwrap());
+    }
+    Run::from(cmd.output().unwrap())
 }
 
 fn list_tar(path: &Path) -> Vec<String> {
@@ -156,8 +171,9 @@ fn release_publishes_every_artifact_with_checksums() {
         Vec::<String>::new()
     );
     let platforms = manifest["spec"]["platforms"].as_array().unwrap();
-    // The arm64 and darwin archives cannot be built here (no cross
-    // toolchain), so the manifest does not claim them.
+    // Only this machine's platform is built in this run (the arm64 one
+    // comes with --arm64-bin-dir, below; darwin and windows on their own
+    // runners), so the manifest claims no other.
     assert_eq!(platforms.len(), 1, "only the platform built here");
     assert_eq!(platforms[0]["sha256"], archive_sum);
     assert_eq!(manifest["spec"]["version"], format!("v{v}"));
@@ -755,4 +771,188 @@ fn krew_rule_checks_catch_each_violation() {
             && found.iter().any(|v| v.contains("installs no license file")),
         "{found:?}"
     );
+}
+
+/// The directory holding skopeo and docker-registry (tools/image/tools.sh).
+fn image_tools() -> PathBuf {
+    PathBuf::from(std::env::var_os("FLEET_IMAGE_TOOLS").unwrap_or_else(|| {
+        panic!("FLEET_IMAGE_TOOLS not set: run `bash tools/test.sh` (it runs tools/image/tools.sh)")
+    }))
+}
+
+fn skopeo(args: &[&str]) -> String {
+    let out = Command::new(image_tools().join("skopeo"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "skopeo {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A free port on loopback (the registry needs one named in its config).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Debian's docker-registry serving from `dir` on 127.0.0.1, stopped by
+/// its PID when the returned process is dropped.
+fn start_registry(dir: &Path) -> (operator_support::Proc, String) {
+    let port = free_port();
+    let config = dir.join("registry.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n",
+            dir.join("registry-data").display()
+        ),
+    )
+    .unwrap();
+    let registry = operator_support::Proc::spawn(
+        "docker-registry",
+        &image_tools().join("docker-registry"),
+        &["serve".to_owned(), config.display().to_string()],
+        dir.join("registry.log"),
+    );
+    let addr = format!("127.0.0.1:{port}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::net::TcpStream::connect(&addr).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the registry did not listen on {addr}: {}",
+            registry.log_text()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    (registry, addr)
+}
+
+#[test]
+fn release_pushes_the_multi_arch_index_and_it_pulls_back_by_digest() {
+    let Some(arm) = operator_support::arm64_build() else {
+        return;
+    };
+    let dir = TempDir::new("release-push");
+    let repo = checkout(dir.path());
+    let dist = repo.join("dist");
+    let v = env!("CARGO_PKG_VERSION");
+    let (_registry, addr) = start_registry(dir.path());
+    let target = format!("{addr}/fleet/fleet-operator");
+    let arm_bins = arm.bin_dir.display().to_string();
+    let arm_root = arm.root.display().to_string();
+    let run = release_with(
+        &repo,
+        &dist,
+        &[
+            "--arm64-bin-dir",
+            &arm_bins,
+            "--arm64-root",
+            &arm_root,
+            "--push",
+            &target,
+            "--insecure-registry",
+        ],
+    )
+    .ok();
+    assert!(
+        run.stderr.contains(&format!("pushed {target}:v{v}")),
+        "{}",
+        run.stderr
+    );
+
+    // Both architectures are published: binaries, the arm64 krew archive
+    // in the manifest, and the digest of what was pushed.
+    for f in [
+        format!("kubectl-fleet-v{v}-linux-arm64"),
+        format!("fleet-operator-v{v}-linux-arm64"),
+        format!("kubectl-fleet-v{v}-linux-arm64.tar.gz"),
+        format!("fleet-operator-v{v}.digest"),
+    ] {
+        assert!(dist.join(&f).is_file(), "{f}");
+    }
+    let manifest: Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(dist.join("plugins/fleet.yaml")).unwrap())
+            .unwrap();
+    assert_eq!(
+        krew_violations("fleet.yaml", &manifest, &dist),
+        Vec::<String>::new()
+    );
+    let platforms = manifest["spec"]["platforms"].as_array().unwrap();
+    assert!(platforms.iter().any(|p| selects(p, "linux", "arm64")));
+    assert!(platforms.iter().any(|p| selects(p, "linux", "amd64")));
+    let sums = std::fs::read_to_string(dist.join("SHA256SUMS")).unwrap();
+    assert!(
+        sums.contains(&format!("  fleet-operator-v{v}.digest\n")),
+        "{sums}"
+    );
+
+    // The pushed digest is the image index in the OCI archive.
+    let digest = std::fs::read_to_string(dist.join(format!("fleet-operator-v{v}.digest")))
+        .unwrap()
+        .trim()
+        .to_owned();
+    let index = Command::new("tar")
+        .arg("-xOf")
+        .arg(dist.join(format!("fleet-operator-v{v}-oci.tar")))
+        .arg("index.json")
+        .output()
+        .unwrap();
+    let index: Value = serde_json::from_slice(&index.stdout).unwrap();
+    assert_eq!(index["manifests"][0]["digest"], digest.as_str());
+
+    // Pulled back by digest, from the registry: the index with both
+    // platforms, each manifest and its blobs, the same digests.
+    let by_digest = format!("docker://{target}@{digest}");
+    let raw: Value = serde_json::from_str(&skopeo(&[
+        "inspect",
+        "--raw",
+        "--tls-verify=false",
+        &by_digest,
+    ]))
+    .unwrap();
+    let mut archs: Vec<&str> = raw["manifests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["platform"]["architecture"].as_str().unwrap())
+        .collect();
+    archs.sort();
+    assert_eq!(archs, ["amd64", "arm64"]);
+    let pulled = dir.path().join("pulled");
+    let pulled_ref = format!("oci:{}:pulled", pulled.display());
+    skopeo(&[
+        "copy",
+        "--all",
+        "--preserve-digests",
+        "--src-tls-verify=false",
+        &by_digest,
+        &pulled_ref,
+    ]);
+    let pulled_index: Value =
+        serde_json::from_slice(&std::fs::read(pulled.join("index.json")).unwrap()).unwrap();
+    assert_eq!(pulled_index["manifests"][0]["digest"], digest.as_str());
+    for m in raw["manifests"].as_array().unwrap() {
+        let want = m["digest"]
+            .as_str()
+            .unwrap()
+            .strip_prefix("sha256:")
+            .unwrap();
+        let blob = std::fs::read(pulled.join("blobs/sha256").join(want)).unwrap();
+        assert_eq!(hex(&Sha256::digest(&blob)), want, "manifest pulled intact");
+        let manifest: Value = serde_json::from_slice(&blob).unwrap();
+        let layer = manifest["layers"][0]["digest"].as_str().unwrap();
+        assert!(
+            pulled
+                .join("blobs/sha256")
+                .join(layer.strip_prefix("sha256:").unwrap())
+                .is_file()
+        );
+    }
 }

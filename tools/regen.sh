@@ -1,10 +1,13 @@
 #!/bin/sh
 # Regenerates every checked-in generated file from the code: shell
 # completions (completions/), the man page (man/kubectl-fleet.1), the CRD
-# YAML (deploy/crds/), the alert rules and dashboard (deploy/monitoring/) and
-# the krew manifest template (krew-manifest.yaml).
+# YAML (deploy/crds/), the alert rules and dashboard (deploy/monitoring/),
+# the kustomize bases (deploy/kustomize/) and the krew manifest template
+# (krew-manifest.yaml).
 # tests/generated_drift.rs fails when these are stale.
 set -eu
 cd "$(dirname "$0")/.."
+# deploy/kustomize/ holds generated files only: none of an old layout lingers.
+rm -rf deploy/kustomize
 cargo run --quiet --bin kubectl-fleet -- __generate .
-git status --short -- completions man deploy/crds deploy/monitoring krew-manifest.yaml
+git status --short -- completions man deploy/crds deploy/monitoring deploy/kustomize krew-manifest.yaml

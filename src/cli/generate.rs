@@ -1,6 +1,6 @@
 //! `kubectl-fleet __generate [DIR]`: writes every generated artifact
 //! that is checked in (completions, man page, CRD YAML, monitoring files,
-//! krew manifest template), so `tools/regen.sh` regenerates them with one command and
+//! krew manifest template, kustomize bases), so `tools/regen.sh` regenerates them with one command and
 //! `tests/generated_drift.rs` can prove the checked-in copies are current.
 
 use std::path::Path;
@@ -82,6 +82,7 @@ pub fn artifacts() -> Vec<Artifact> {
         contents: krew_manifest().into_bytes(),
         executable: false,
     });
+    out.extend(super::kustomize::artifacts());
     out
 }
 
@@ -97,14 +98,17 @@ fn man_page(cmd: clap::Command, title: &str) -> Vec<u8> {
     out
 }
 
-/// The krew platforms the manifest template lists, as (os, arch).
-/// `tools/release/release.py` builds the archive of the platform it runs on;
-/// the filled manifest lists only the platforms whose archive exists.
+/// The krew platforms the manifest template lists, as (os, arch): the
+/// platforms `.github/workflows/release.yml` builds (docs/platforms.md).
+/// `tools/release/release.py` builds the archive of the platform it runs on
+/// (and linux/arm64 from the cross build); the filled manifest lists only
+/// the platforms whose archive exists.
 pub const KREW_PLATFORMS: &[(&str, &str)] = &[
     ("linux", "amd64"),
     ("linux", "arm64"),
     ("darwin", "amd64"),
     ("darwin", "arm64"),
+    ("windows", "amd64"),
 ];
 
 /// The krew plugin name: users type `kubectl fleet`, and the custom index
@@ -122,8 +126,17 @@ pub fn krew_manifest() -> String {
     let repo = "https://github.com/kubectl-fleet/kubectl-fleet";
     let mut platforms = String::new();
     for (os, arch) in KREW_PLATFORMS {
+        // Windows: the .exe, and no completion helper (a shell script).
+        let (bin, helper) = if *os == "windows" {
+            ("kubectl-fleet.exe", "")
+        } else {
+            (
+                "kubectl-fleet",
+                "      - from: kubectl_complete-fleet\n        to: .\n",
+            )
+        };
         platforms.push_str(&format!(
-            "  - selector:\n      matchLabels:\n        os: {os}\n        arch: {arch}\n    uri: {repo}/releases/download/v{VERSION}/kubectl-fleet-v{VERSION}-{os}-{arch}.tar.gz\n    sha256: SHA256_{}_{}\n    bin: kubectl-fleet\n    files:\n      - from: kubectl-fleet\n        to: .\n      - from: kubectl_complete-fleet\n        to: .\n      - from: LICENSE\n        to: .\n",
+            "  - selector:\n      matchLabels:\n        os: {os}\n        arch: {arch}\n    uri: {repo}/releases/download/v{VERSION}/kubectl-fleet-v{VERSION}-{os}-{arch}.tar.gz\n    sha256: SHA256_{}_{}\n    bin: {bin}\n    files:\n      - from: {bin}\n        to: .\n{helper}      - from: LICENSE\n        to: .\n",
             os.to_uppercase(),
             arch.to_uppercase()
         ));
@@ -164,9 +177,14 @@ pub fn write_all(root: &Path) -> Result<(), Error> {
             std::fs::create_dir_all(dir).map_err(err)?;
         }
         std::fs::write(&path, &artifact.contents).map_err(err)?;
+        // Windows has no executable bit (the checked-in files come from a Unix checkout).
         if artifact.executable {
-            use std::os::unix::fs::PermissionsExt as _;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).map_err(err)?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt as _;
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+                    .map_err(err)?;
+            }
         }
     }
     Ok(())
@@ -177,11 +195,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn krew_manifest_covers_four_platforms_with_placeholders_only_for_checksums() {
+    fn krew_manifest_covers_five_platforms_with_placeholders_only_for_checksums() {
         let text = krew_manifest();
         let doc: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
         let platforms = doc["spec"]["platforms"].as_array().unwrap();
-        assert_eq!(platforms.len(), 4);
+        assert_eq!(platforms.len(), 5);
+        let windows = &platforms[4];
+        assert_eq!(windows["selector"]["matchLabels"]["os"], "windows");
+        assert_eq!(windows["bin"], "kubectl-fleet.exe");
         for p in platforms {
             let sha = p["sha256"].as_str().unwrap();
             assert!(sha.starts_with("SHA256_"), "{sha}");

@@ -765,6 +765,13 @@ fn status_ownership_objects() -> Vec<Value> {
     ]
 }
 
+/// What `--with-cert-manager` adds to the hub's objects: the Issuers and
+/// Certificates that make the serving certificate Secret the Deployment
+/// mounts (the kustomize `cert-manager` component, [`super::kustomize`]).
+pub fn hub_cert_manager_manifests() -> Vec<Value> {
+    serving_cert::cert_manager_manifests(&hub_service_name(), labels(Role::Hub))
+}
+
 /// The Service of the hub's HTTPS port (REST API and `/metrics`).
 fn hub_service() -> Value {
     json!({

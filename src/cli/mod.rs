@@ -12,6 +12,7 @@ mod error;
 mod generate;
 mod incidents;
 mod install;
+mod kustomize;
 mod policy;
 mod pull_identity;
 mod register;

@@ -64,19 +64,21 @@ pub fn plain_yaml_stream<T: serde::Serialize>(docs: &[T]) -> String {
 /// a temporary file in the same folder, created with mode 0600 from the
 /// start (never widened afterwards), synced, then renamed into place. On
 /// failure the temporary file is removed and `path` is left as it was.
+/// On Windows, which has no mode bits, the file takes the ACL of its
+/// folder (a user's profile folder is readable by that user and
+/// administrators only; docs/platforms.md).
 pub fn write_private_file(path: &std::path::Path, contents: &[u8]) -> std::io::Result<()> {
     use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
     let tmp = private_temp_path(path)?;
     // A leftover from a crashed run with the same pid; `create_new` below
     // then refuses to follow anything planted at the temporary path.
     let _ = std::fs::remove_file(&tmp);
     let result = (|| {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options.open(&tmp)?;
         file.write_all(contents)?;
         file.sync_all()?;
         std::fs::rename(&tmp, path)
@@ -108,7 +110,6 @@ fn private_temp_path(path: &std::path::Path) -> std::io::Result<std::path::PathB
 /// touching it: `path` is not a directory, and its temporary file can be
 /// created (the folder exists and is writable) — it is removed again.
 pub fn check_private_file(path: &std::path::Path) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt as _;
     if path.is_dir() {
         return Err(std::io::Error::new(
             std::io::ErrorKind::IsADirectory,
@@ -117,11 +118,11 @@ pub fn check_private_file(path: &std::path::Path) -> std::io::Result<()> {
     }
     let tmp = private_temp_path(path)?;
     let _ = std::fs::remove_file(&tmp);
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(&tmp)?;
     std::fs::remove_file(&tmp)
 }
 

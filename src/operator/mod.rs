@@ -198,7 +198,7 @@ pub struct Args {
     pub cascade_lookback: Duration,
 
     /// Edge: the site this edge reports for.
-    #[arg(long, required_if_eq("federation_role", "edge"))]
+    #[arg(long, required_if_eq("federation_role", "edge"), value_parser = parse_site)]
     pub site: Option<String>,
 
     /// Edge: kubeconfig for the hub with the site token (`kubectl fleet register` output).
@@ -313,7 +313,21 @@ fn default_identity() -> String {
     format!("{host}-{}", std::process::id())
 }
 
+/// `--site`: a site name (a DNS-1123 label), checked before anything
+/// starts. An edge deployed from the kustomize edge base without an overlay
+/// passes its placeholder, which no site can be called (docs/gitops.md).
+fn parse_site(s: &str) -> Result<String, String> {
+    crate::fleet::rbac::validate_site_name(s)
+        .map(|()| s.to_owned())
+        .map_err(|e| {
+            format!(
+                "{e}; pass the name the site was registered with (the kustomize edge base leaves it to an overlay, docs/gitops.md)"
+            )
+        })
+}
+
 /// Resolves on SIGTERM or SIGINT.
+#[cfg(unix)]
 async fn termination() {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate()).ok();
@@ -321,6 +335,15 @@ async fn termination() {
     tokio::select! {
         _ = async { match term.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending().await } } => {}
         _ = async { match int.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending().await } } => {}
+    }
+}
+
+/// Resolves on Ctrl-C, the one termination signal Windows has (the
+/// operator ships for Linux; the library compiles for the Windows CLI).
+#[cfg(not(unix))]
+async fn termination() {
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
     }
 }
 

@@ -188,7 +188,16 @@ fn connection_cap(wanted: usize, open_files: Option<u64>) -> usize {
 
 /// Raises this process's soft open-file limit to its hard limit (as the Go
 /// runtime does at start) and returns the soft limit now in force (None:
+/// unlimited). Windows has no such limit: None.
+#[cfg(not(unix))]
+pub fn raise_open_file_limit() -> Option<u64> {
+    None
+}
+
+/// Raises this process's soft open-file limit to its hard limit (as the Go
+/// runtime does at start) and returns the soft limit now in force (None:
 /// unlimited).
+#[cfg(unix)]
 pub fn raise_open_file_limit() -> Option<u64> {
     use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
     let limit = getrlimit(Resource::Nofile);

@@ -911,3 +911,80 @@ pub fn bench_result(goal: &str, measure: &str, value: f64, unit: &str, target: &
     });
     println!("BENCH-RESULT {line}");
 }
+
+/// The linux/arm64 build of both binaries that `tools/cross/build.sh`
+/// makes (docs/platforms.md), and the Debian root it was built in.
+pub struct Arm64 {
+    /// `kubectl-fleet` and `fleet-operator` for aarch64-unknown-linux-gnu.
+    pub bin_dir: PathBuf,
+    /// The Debian sid root: arm64 libraries and their package database.
+    pub root: PathBuf,
+}
+
+impl Arm64 {
+    /// The `-L` prefix of `qemu-aarch64`: the cross glibc the binaries link.
+    pub fn sysroot(&self) -> PathBuf {
+        self.root.join("usr/aarch64-linux-gnu")
+    }
+
+    /// A command running arm64 binary `name` under `qemu-aarch64`.
+    pub fn command(&self, name: &str) -> Command {
+        let mut cmd = Command::new("qemu-aarch64");
+        cmd.arg("-L")
+            .arg(self.sysroot())
+            .arg(self.bin_dir.join(name));
+        cmd
+    }
+}
+
+/// Set to 1 to let the arm64 tests print `skipped` on a machine without the
+/// cross build (a quick local run); CI never sets it, so there they fail.
+pub const SKIP_ARM64_ENV: &str = "FLEET_SKIP_ARM64";
+
+/// The arm64 build: `FLEET_ARM64_BIN_DIR` and `FLEET_ARM64_ROOT` (which
+/// tools/test.sh exports), else `tools/cross/build.sh`'s cache. Missing, it
+/// panics with what to run, or returns None (printing `skipped`) under
+/// `FLEET_SKIP_ARM64=1`.
+pub fn arm64_build() -> Option<Arm64> {
+    let cache = std::env::var_os("CROSS_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into()))
+                .join(".cache/kubectl-fleet-cross")
+        });
+    let env_path =
+        |var: &str, default: PathBuf| std::env::var_os(var).map(PathBuf::from).unwrap_or(default);
+    let build = Arm64 {
+        bin_dir: env_path("FLEET_ARM64_BIN_DIR", cache.join("out/dev")),
+        root: env_path("FLEET_ARM64_ROOT", cache.join("root")),
+    };
+    let qemu = Command::new("qemu-aarch64")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    let mut missing = Vec::new();
+    for b in ["kubectl-fleet", "fleet-operator"] {
+        if !build.bin_dir.join(b).is_file() {
+            missing.push(build.bin_dir.join(b).display().to_string());
+        }
+    }
+    if !build.sysroot().join("lib/libc.so.6").exists() {
+        missing.push(build.sysroot().display().to_string());
+    }
+    if !qemu {
+        missing.push("qemu-aarch64 (apt-get install qemu-user)".into());
+    }
+    if missing.is_empty() {
+        return Some(build);
+    }
+    if std::env::var(SKIP_ARM64_ENV).as_deref() == Ok("1") {
+        println!("skipped: no arm64 build ({SKIP_ARM64_ENV}=1): missing {missing:?}");
+        return None;
+    }
+    panic!(
+        "the arm64 build is missing: {missing:?}. Run `bash tools/cross/build.sh` (tools/test.sh does), \
+         or set {SKIP_ARM64_ENV}=1 to skip the arm64 tests in a quick local run"
+    );
+}

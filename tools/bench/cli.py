@@ -922,11 +922,26 @@ def main():
         report.append("")
     text = "\n".join(report)
     if args.write:
-        Path(args.write).write_text(BENCHMARKS_HEADER + text + "\n")
+        Path(args.write).write_text(BENCHMARKS_HEADER + text + "\n" + kept_sections(args.write))
         log(f"wrote {args.write}")
     else:
         print(text)
     shutil.rmtree(work, ignore_errors=True)
+
+
+# A section of BENCHMARKS.md this harness does not measure (per-platform
+# sizes, docs/platforms.md): kept, from its heading to the end, when the
+# file is rewritten.
+KEPT_SECTION = "## Platforms: arm64 binaries and image sizes"
+
+
+def kept_sections(path):
+    try:
+        old = Path(path).read_text()
+    except OSError:
+        return ""
+    at = old.find("\n" + KEPT_SECTION + "\n")
+    return "\n" + old[at + 1:] if at >= 0 else ""
 
 
 BENCHMARKS_HEADER = """# Benchmarks (issue 10: P1-P6)
