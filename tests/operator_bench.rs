@@ -1221,6 +1221,7 @@ fn hub_worst_case_sites_at_caps() {
         &sites,
         fleet.correlations.clone(),
         fleet.cascades.clone(),
+        fleet.outages.clone(),
         &kubectl_fleet::fleet::liveness::HubVerdict::unknown(),
         now,
     );

@@ -133,7 +133,7 @@ mod tests {
         FederationStatusStatus {
             correlations: vec![Correlation {
                 id: "xc-0000000a".into(),
-                signal: SignalType::OOMKilled,
+                signal: SignalType::OomKilled,
                 severity: Severity::Critical,
                 original_severity: Severity::High,
                 clusters: vec!["c".into(), "a".into(), "b".into()],
@@ -181,11 +181,8 @@ mod tests {
         let f = fleet();
         let xc = find_incident(&f, "xc-0000000a").unwrap();
         assert_eq!(xc.kind(), "Correlation");
-        assert_eq!(
-            xc.sites().into_iter().collect::<Vec<_>>(),
-            ["a", "b", "c"]
-        );
-        let oom = Signal::test(SignalType::OOMKilled, "ns", "Deployment", "x");
+        assert_eq!(xc.sites().into_iter().collect::<Vec<_>>(), ["a", "b", "c"]);
+        let oom = Signal::test(SignalType::OomKilled, "ns", "Deployment", "x");
         assert!(xc.has_member_signal("a", &oom));
         assert!(!xc.has_member_signal("z", &oom));
         let crash = Signal::test(SignalType::CrashLoopBackOff, "ns", "Deployment", "web");
@@ -195,10 +192,7 @@ mod tests {
         let id = cascade_id(&f.cascades[0].key());
         let cc = find_incident(&f, &id).unwrap();
         assert_eq!(cc.id(), id);
-        assert_eq!(
-            cc.sites().into_iter().collect::<Vec<_>>(),
-            ["prod", "stg"]
-        );
+        assert_eq!(cc.sites().into_iter().collect::<Vec<_>>(), ["prod", "stg"]);
         assert!(cc.has_member_signal("prod", &crash));
         let other_workload = Signal::test(SignalType::CrashLoopBackOff, "ns", "Deployment", "api");
         assert!(!cc.has_member_signal("prod", &other_workload));
@@ -209,6 +203,10 @@ mod tests {
         assert!(!go.has_member_signal("e1", &oom));
 
         assert_eq!(find_incident(&f, "xc-ffffffff"), None);
-        assert_eq!(find_incident(&f, "go-0000000a"), None, "prefix decides the kind");
+        assert_eq!(
+            find_incident(&f, "go-0000000a"),
+            None,
+            "prefix decides the kind"
+        );
     }
 }

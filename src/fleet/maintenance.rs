@@ -60,7 +60,8 @@ pub fn window(
             if t.as_second() <= now.as_second() {
                 return Err(format!(
                     "--until {t} is not in the future (now {now}): give a later time, e.g. {}",
-                    now.checked_add(SignedDuration::from_hours(2)).unwrap_or(now)
+                    now.checked_add(SignedDuration::from_hours(2))
+                        .unwrap_or(now)
                 ));
             }
             Timestamp::from_second(t.as_second()).unwrap_or(t)
@@ -75,10 +76,7 @@ pub fn window(
     }
     let open = existing.filter(|w| w.is_open(now));
     Ok(MaintenanceWindow {
-        since: Some(
-            open.and_then(|w| w.since.clone())
-                .unwrap_or_else(|| Time(now)),
-        ),
+        since: Some(open.and_then(|w| w.since.clone()).unwrap_or(Time(now))),
         until: Time(until),
         reason: reason
             .map(str::to_owned)

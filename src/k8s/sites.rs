@@ -155,10 +155,13 @@ impl Cluster {
     ) -> Result<Vec<k8s_openapi::api::core::v1::Event>, Error> {
         let api: Api<k8s_openapi::api::core::v1::Event> = Api::all(self.client.clone());
         let params = ListParams::default().fields(&site_events_selector(name));
-        let list = api
-            .list(&params)
-            .await
-            .map_err(|e| Error::api(format!("list the Events of FederatedCluster {name}"), self.server(), e))?;
+        let list = api.list(&params).await.map_err(|e| {
+            Error::api(
+                format!("list the Events of FederatedCluster {name}"),
+                self.server(),
+                e,
+            )
+        })?;
         Ok(list.items)
     }
 

@@ -150,7 +150,12 @@ impl SiteEvent {
 pub fn site_events(events: &[k8s_openapi::api::core::v1::Event]) -> (Vec<SiteEvent>, usize) {
     let mut all: Vec<SiteEvent> = events.iter().map(SiteEvent::from_event).collect();
     all.sort_by(|a, b| {
-        let key = |e: &SiteEvent| (e.last_time.as_ref().map(|t| t.0), e.first_time.as_ref().map(|t| t.0));
+        let key = |e: &SiteEvent| {
+            (
+                e.last_time.as_ref().map(|t| t.0),
+                e.first_time.as_ref().map(|t| t.0),
+            )
+        };
         key(a).cmp(&key(b))
     });
     let left_out = all.len().saturating_sub(MAX_EVENTS);
@@ -283,9 +288,10 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
     );
     field(
         "Maintenance",
-        &s.maintenance
-            .as_ref()
-            .map_or_else(|| MISSING.to_owned(), |m| maintenance_text(m, s.in_maintenance, now)),
+        &s.maintenance.as_ref().map_or_else(
+            || MISSING.to_owned(),
+            |m| maintenance_text(m, s.in_maintenance, now),
+        ),
     );
     field("Hub", &hub_text(&d.hub));
     let clock = match (d.heartbeat_clock, s.clock_offset_seconds) {
@@ -424,7 +430,9 @@ fn maintenance_text(
             when(Some(u)),
             until_text(u, now)
         ),
-        (false, Some(u)) if u <= now => format!("ended {} ago ({})", age(Some(u), now), when(Some(u))),
+        (false, Some(u)) if u <= now => {
+            format!("ended {} ago ({})", age(Some(u), now), when(Some(u)))
+        }
         (false, _) => format!(
             "from {} until {} (not begun)",
             when(m.since.as_ref().map(|t| t.0)),
@@ -455,7 +463,11 @@ fn render_events(out: &mut String, events: &[SiteEvent], left_out: usize, now: T
     }
     out.push_str("Events:\n");
     let mut t = PlainTable::new(["Type", "Reason", "Age", "From", "Message"]).whole_cells();
-    t.push(["----", "------", "----", "----", "-------"].map(str::to_owned).to_vec());
+    t.push(
+        ["----", "------", "----", "----", "-------"]
+            .map(str::to_owned)
+            .to_vec(),
+    );
     for e in events {
         let first = age(e.first_time.as_ref().map(|t| t.0.min(now)), now);
         let when = if e.count > 1 {

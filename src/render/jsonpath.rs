@@ -23,6 +23,9 @@ use serde_json::Value;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Template {
     nodes: Vec<Node>,
+    /// Whether string values are made terminal-safe when printed
+    /// ([`Template::escaped`]).
+    escape: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -104,7 +107,10 @@ impl Template {
         if ended {
             return Err(error("{end} without {range ...}".into()));
         }
-        Ok(Template { nodes })
+        Ok(Template {
+            nodes,
+            escape: false,
+        })
     }
 
     /// The first key of every path at the top level of the template (not
@@ -122,22 +128,32 @@ impl Template {
             .collect()
     }
 
+    /// The same template printing string values through
+    /// [`crate::render::safe::terminal_safe`] when `escape` is true (its
+    /// output goes to a terminal: the values are what sites wrote).
+    /// The template's own text is printed as written.
+    #[must_use]
+    pub fn escaped(mut self, escape: bool) -> Self {
+        self.escape = escape;
+        self
+    }
+
     /// The template evaluated over `doc`.
     pub fn render(&self, doc: &Value) -> String {
         let mut out = String::new();
-        render_nodes(&self.nodes, doc, &mut out);
+        render_nodes(&self.nodes, doc, &mut out, self.escape);
         out
     }
 }
 
-fn render_nodes(nodes: &[Node], current: &Value, out: &mut String) {
+fn render_nodes(nodes: &[Node], current: &Value, out: &mut String, escape: bool) {
     for node in nodes {
         match node {
             Node::Text(t) => out.push_str(t),
-            Node::Path(p) => print_results(&p.eval(current), out, &mut true),
+            Node::Path(p) => print_results(&p.eval(current), out, &mut true, escape),
             Node::Range(p, body) => {
                 for item in range_items(p.eval(current)) {
-                    render_nodes(body, item, out);
+                    render_nodes(body, item, out, escape);
                 }
             }
         }
@@ -152,19 +168,20 @@ fn range_items(results: Vec<&Value>) -> Vec<&Value> {
     results
 }
 
-fn print_results(results: &[&Value], out: &mut String, first: &mut bool) {
+fn print_results(results: &[&Value], out: &mut String, first: &mut bool, escape: bool) {
     for v in results {
         if !*first {
             out.push(' ');
         }
         *first = false;
-        print_value(v, out);
+        print_value(v, out, escape);
     }
 }
 
-fn print_value(v: &Value, out: &mut String) {
+fn print_value(v: &Value, out: &mut String, escape: bool) {
     match v {
         Value::Null => {}
+        Value::String(s) if escape => out.push_str(&crate::render::safe::terminal_safe(s)),
         Value::String(s) => out.push_str(s),
         Value::Bool(_) | Value::Number(_) | Value::Array(_) | Value::Object(_) => {
             let _ = write!(out, "{v}");
@@ -244,7 +261,10 @@ fn descend<'a>(key: &str, v: &'a Value, out: &mut Vec<&'a Value>) {
 fn index(i: i64, len: usize) -> Option<usize> {
     let len = i64::try_from(len).ok()?;
     let i = if i < 0 { len + i } else { i };
-    (0..len).contains(&i).then(|| usize::try_from(i).ok()).flatten()
+    (0..len)
+        .contains(&i)
+        .then(|| usize::try_from(i).ok())
+        .flatten()
 }
 
 /// The indices of `[start:end:step]` of a list of `len`, as Python slices
@@ -260,7 +280,11 @@ fn slice(
     let from = start.map_or(0, clamp);
     let to = end.map_or(n, clamp);
     let step = step.unwrap_or(1);
-    let (from, to, step) = if step <= 0 { (0, 0, 1) } else { (from, to, step) };
+    let (from, to, step) = if step <= 0 {
+        (0, 0, 1)
+    } else {
+        (from, to, step)
+    };
     (from..to)
         .step_by(usize::try_from(step).unwrap_or(1))
         .filter_map(|i| usize::try_from(i).ok())
@@ -373,9 +397,7 @@ impl Parser {
                 self.expect('}')?;
                 return Ok((nodes, true));
             }
-            if self.starts_with("range")
-                && self.peek_at(5).is_some_and(char::is_whitespace)
-            {
+            if self.starts_with("range") && self.peek_at(5).is_some_and(char::is_whitespace) {
                 self.at += 5;
                 self.skip_spaces();
                 let path = self.path()?;
@@ -420,7 +442,10 @@ impl Parser {
             Ok(())
         } else {
             Err(match self.peek() {
-                Some(found) => format!("expected {c:?} at character {}, found {found:?}", self.at + 1),
+                Some(found) => format!(
+                    "expected {c:?} at character {}, found {found:?}",
+                    self.at + 1
+                ),
                 None => format!("expected {c:?} before the end"),
             })
         }
@@ -538,7 +563,8 @@ impl Parser {
             };
             return Ok(Step::Slice(first, end, step));
         }
-        let mut all = vec![first.ok_or("expected an index, a slice, *, a key or a filter in [...]")?];
+        let mut all =
+            vec![first.ok_or("expected an index, a slice, *, a key or a filter in [...]")?];
         while self.eat(',') {
             self.skip_spaces();
             all.push(self.integer()?.ok_or("expected an index after ,")?);
@@ -685,6 +711,7 @@ enum Plan {
 #[derive(Debug)]
 pub struct SiteStream {
     list_key: String,
+    escape: bool,
     mode: Mode,
     seen: usize,
 }
@@ -702,11 +729,8 @@ impl SiteStream {
     /// Evaluates `template` over a document whose `list_key` list is fed
     /// with [`SiteStream::push`].
     pub fn new(template: Template, list_key: &str) -> Self {
-        let plans: Option<Vec<Plan>> = template
-            .nodes
-            .iter()
-            .map(|n| plan(n, list_key))
-            .collect();
+        let escape = template.escape;
+        let plans: Option<Vec<Plan>> = template.nodes.iter().map(|n| plan(n, list_key)).collect();
         let mode = match plans {
             Some(plans) => Mode::Streaming(
                 plans
@@ -718,6 +742,7 @@ impl SiteStream {
         };
         Self {
             list_key: list_key.to_owned(),
+            escape,
             mode,
             seen: 0,
         }
@@ -732,6 +757,7 @@ impl SiteStream {
     pub fn push(&mut self, item: Value) {
         let i = self.seen;
         self.seen += 1;
+        let escape = self.escape;
         match &mut self.mode {
             Mode::Whole(_, items) => items.push(item),
             Mode::Streaming(plans) => {
@@ -744,10 +770,10 @@ impl SiteStream {
                     }
                     let results = rest.eval(&item);
                     match range {
-                        None => print_results(&results, out, first),
+                        None => print_results(&results, out, first, escape),
                         Some(body) => {
                             for element in range_items(results) {
-                                render_nodes(body, element, out);
+                                render_nodes(body, element, out, escape);
                             }
                         }
                     }
@@ -764,12 +790,15 @@ impl SiteStream {
                 template.render(&Value::Object(doc))
             }
             Mode::Streaming(plans) => {
+                let escape = self.escape;
                 let doc = Value::Object(doc);
                 let mut text = String::new();
                 for (plan, out, _) in plans {
                     match plan {
                         Plan::Text(t) => text.push_str(&t),
-                        Plan::AtEnd(node) => render_nodes(std::slice::from_ref(&node), &doc, &mut text),
+                        Plan::AtEnd(node) => {
+                            render_nodes(std::slice::from_ref(&node), &doc, &mut text, escape)
+                        }
                         Plan::PerSite { .. } => text.push_str(&out),
                     }
                 }
@@ -926,8 +955,14 @@ mod tests {
     fn streamed_text_is_the_whole_documents() {
         for (t, streams) in [
             ("{.sites[*].name}", true),
-            ("{.kind}: {range .sites[*]}{.name}={.phase} {end}({.summary.sites})", true),
-            ("{.sites[?(@.phase==\"Stale\")].name} {.sites[*].nodeCount}", true),
+            (
+                "{.kind}: {range .sites[*]}{.name}={.phase} {end}({.summary.sites})",
+                true,
+            ),
+            (
+                "{.sites[?(@.phase==\"Stale\")].name} {.sites[*].nodeCount}",
+                true,
+            ),
             ("{.sites[1].name}{.sites[1:3].name}{.sites[::2].name}", true),
             ("{.summary.phases.connected}", true),
             ("{.sites}", false),

@@ -76,6 +76,7 @@ use crate::api::{Environment, FederatedCluster, GpuCount, Mode, Phase, Signal, T
 use crate::fleet::liveness::HubVerdict;
 use crate::fleet::summary::{ShownPhase, Totals, shown_phase};
 use crate::fleet::versions::EdgeVersions;
+use crate::render::jsonpath::{SiteStream, Template};
 
 /// `apiVersion` of every report this module renders.
 pub const REPORT_API_VERSION: &str = "fleet.kubectl-fleet.dev/v1";
@@ -555,6 +556,60 @@ impl ReportStream {
             }
         }
         Ok(())
+    }
+}
+
+/// `kubectl fleet status -o jsonpath=TEMPLATE`: the template evaluated
+/// over the JSON report ([`StatusReport`]), fed site by site in name
+/// order like [`ReportStream`]. Each site becomes its report entry, is
+/// evaluated and dropped when the template walks `sites` in order
+/// ([`SiteStream`]); only the totals and the printed text are kept.
+#[derive(Debug)]
+pub struct JsonPathReport {
+    stream: SiteStream,
+    now: Timestamp,
+    hub: HubVerdict,
+    totals: ViewTotals,
+}
+
+impl JsonPathReport {
+    /// A report generated at `now`; `escape`: string values are made
+    /// terminal-safe (the output goes to a terminal).
+    pub fn begin(template: Template, hub: HubVerdict, now: Timestamp, escape: bool) -> Self {
+        Self {
+            stream: SiteStream::new(template.escaped(escape), "sites"),
+            now,
+            hub,
+            totals: ViewTotals::default(),
+        }
+    }
+
+    /// Adds one site; sites must come in name order.
+    pub fn site(&mut self, site: FederatedCluster) -> Result<(), RenderError> {
+        let judging = self.hub.judging();
+        self.totals
+            .add(&site, &shown_phase(&site, judging, self.now), self.now);
+        let report = into_site_report(site, judging, self.now);
+        self.stream
+            .push(serde_json::to_value(&report).map_err(RenderError::Json)?);
+        Ok(())
+    }
+
+    /// The printed text (kubectl prints no newline of its own after it).
+    pub fn finish(self) -> Result<String, RenderError> {
+        let summary = SummaryReport::new(&self.totals, &self.hub);
+        let mut doc = serde_json::Map::new();
+        doc.insert("apiVersion".into(), REPORT_API_VERSION.into());
+        doc.insert("kind".into(), "StatusReport".into());
+        doc.insert(
+            "generatedAt".into(),
+            serde_json::to_value(Time(self.now)).map_err(RenderError::Json)?,
+        );
+        doc.insert(
+            "summary".into(),
+            serde_json::to_value(&summary).map_err(RenderError::Json)?,
+        );
+        Ok(self.stream.finish(doc))
     }
 }
 

@@ -33,6 +33,12 @@ pub const NOT_JUDGED_REASON: &str = "NotJudgedByHub";
 /// Appended to the PHASE of a site whose maintenance window is open.
 pub const MAINTENANCE_MARK: &str = ",Maintenance";
 
+/// What `kubectl fleet status -o name` prints for a site, as `kubectl get
+/// federatedclusters -o name` does (the CRD's plural and group).
+pub fn resource_name(site: &str) -> String {
+    format!("federatedcluster.{}/{site}", crate::api::GROUP)
+}
+
 /// Edge versions the footer names; the rest are summed up after them.
 pub const FOOTER_VERSIONS: usize = 5;
 
@@ -615,7 +621,11 @@ pub fn edges_line(t: &FleetTotals) -> Option<String> {
         let more = if t.untracked_versions > 0 { "+" } else { "" };
         parts.push(format!(
             "{versions}{more} other version{} \u{d7}{}",
-            if versions == 1 && more.is_empty() { "" } else { "s" },
+            if versions == 1 && more.is_empty() {
+                ""
+            } else {
+                "s"
+            },
             thousands(sites)
         ));
     }
@@ -630,7 +640,7 @@ pub fn thousands(n: i64) -> String {
         out.push('-');
     }
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
