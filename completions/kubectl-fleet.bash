@@ -19,6 +19,9 @@ _kubectl__fleet() {
             kubectl__fleet,completion)
                 cmd="kubectl__fleet__subcmd__completion"
                 ;;
+            kubectl__fleet,cordon)
+                cmd="kubectl__fleet__subcmd__cordon"
+                ;;
             kubectl__fleet,describe)
                 cmd="kubectl__fleet__subcmd__describe"
                 ;;
@@ -43,6 +46,9 @@ _kubectl__fleet() {
             kubectl__fleet,status)
                 cmd="kubectl__fleet__subcmd__status"
                 ;;
+            kubectl__fleet,uncordon)
+                cmd="kubectl__fleet__subcmd__uncordon"
+                ;;
             kubectl__fleet,uninstall)
                 cmd="kubectl__fleet__subcmd__uninstall"
                 ;;
@@ -54,6 +60,9 @@ _kubectl__fleet() {
                 ;;
             kubectl__fleet__subcmd__help,completion)
                 cmd="kubectl__fleet__subcmd__help__subcmd__completion"
+                ;;
+            kubectl__fleet__subcmd__help,cordon)
+                cmd="kubectl__fleet__subcmd__help__subcmd__cordon"
                 ;;
             kubectl__fleet__subcmd__help,describe)
                 cmd="kubectl__fleet__subcmd__help__subcmd__describe"
@@ -79,6 +88,9 @@ _kubectl__fleet() {
             kubectl__fleet__subcmd__help,status)
                 cmd="kubectl__fleet__subcmd__help__subcmd__status"
                 ;;
+            kubectl__fleet__subcmd__help,uncordon)
+                cmd="kubectl__fleet__subcmd__help__subcmd__uncordon"
+                ;;
             kubectl__fleet__subcmd__help,uninstall)
                 cmd="kubectl__fleet__subcmd__help__subcmd__uninstall"
                 ;;
@@ -95,7 +107,7 @@ _kubectl__fleet() {
 
     case "${cmd}" in
         kubectl__fleet)
-            opts="-v -h -V --kubeconfig --context --request-timeout --verbose --help --version register rotate unregister status describe policy incidents install uninstall completion version help"
+            opts="-v -h -V --kubeconfig --context --request-timeout --verbose --help --version register rotate unregister status describe policy incidents cordon uncordon install uninstall completion version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -127,6 +139,52 @@ _kubectl__fleet() {
                 return 0
             fi
             case "${prev}" in
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__fleet__subcmd__cordon)
+            opts="-l -y -v -h -V --selector --yes --for --until --reason --kubeconfig --context --request-timeout --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --selector)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -l)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --for)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --until)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reason)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -181,7 +239,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__help)
-            opts="register rotate unregister status describe policy incidents install uninstall completion version help"
+            opts="register rotate unregister status describe policy incidents cordon uncordon install uninstall completion version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -195,6 +253,20 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__help__subcmd__completion)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__fleet__subcmd__help__subcmd__cordon)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -307,6 +379,20 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__help__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__fleet__subcmd__help__subcmd__uncordon)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -629,18 +715,18 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__status)
-            opts="-o -l -w -v -h -V --output --selector --tier --environment --region --phase --watch --color --kubeconfig --context --request-timeout --verbose --help --version"
+            opts="-o -l -w -v -h --output --selector --tier --environment --region --phase --version --incident --watch --color --kubeconfig --context --request-timeout --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml name jsonpath=" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml name jsonpath=" -- "${cur}"))
                     return 0
                     ;;
                 --selector)
@@ -667,8 +753,50 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -W "Pending Connected Stale Unreachable" -- "${cur}"))
                     return 0
                     ;;
+                --version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --incident)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__fleet__subcmd__uncordon)
+            opts="-l -y -v -h -V --selector --yes --kubeconfig --context --request-timeout --verbose --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --selector)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -l)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kubeconfig)

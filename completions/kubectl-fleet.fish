@@ -36,7 +36,9 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "unregis
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "status" -d 'Show per-site and fleet-wide status'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "describe" -d 'Show one site in full: conditions with reasons, inventory, signals and policy'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "policy" -d 'Show the remediation policy per tier and severity'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "incidents" -d 'Show active cross-cluster correlations and cascades'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "incidents" -d 'Show active correlations, cascades and grouped outages, or one incident by its ID'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "cordon" -d 'Put sites in maintenance until a time: still judged and shown, no per-site alerts'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "uncordon" -d 'End sites\' maintenance windows now'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "install" -d 'Print (or apply) the manifests for the CRDs and the operator'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "uninstall" -d 'Remove the operator, its RBAC and monitoring objects (the CRDs and every site only with --crds)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "completion" -d 'Print a shell completion script'
@@ -101,10 +103,12 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" 
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -s h -l help -d 'Print help'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unregister" -s V -l version -d 'Print version'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s o -l output -d 'Output format' -r -f -a "table\t'One row per site and a fleet footer'
-wide\t'The table plus region, versions, token expiry, GPUs by vendor and why a site is not Connected'
-json\t'The documented JSON report (sites and summary)'
-yaml\t'The same report as YAML'"
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s o -l output -d 'Output format' -r -f -a "table\t''
+wide\t''
+json\t''
+yaml\t''
+name\t''
+jsonpath=\t''"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s l -l selector -d 'Label selector, as kubectl (e.g. -l team=ml,region!=eu)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l tier -d 'Only sites of this tier' -r -f -a "critical\t''
 standard\t''
@@ -118,6 +122,8 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l p
 Connected\t''
 Stale\t''
 Unreachable\t''"
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l version -d 'Only sites whose edge reports this version (as the footer\'s Edges: line names it; a leading v is ignored)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l incident -d 'Only the sites of this incident (xc-, cc- or go- id, as `kubectl fleet incidents` lists them)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l color -d 'Colour the phase column' -r -f -a "auto\t'Colour when stdout is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
@@ -127,7 +133,6 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s w -l watch -d 'Keep running and redraw when sites change (at most once a second)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -s V -l version -d 'Print version'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand describe" -s o -l output -d 'Output format' -r -f -a "text\t'kubectl-describe style text'
 json\t'The SiteDescription document as JSON'
 yaml\t'The SiteDescription document as YAML'"
@@ -162,6 +167,25 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand incidents" -s V -l version -d 'Print version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand cordon" -s l -l selector -d 'Every site matching this label selector, as kubectl (e.g. -l region=eu-west-1)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand cordon" -l for -d 'How long the window lasts from now, e.g. 2h, 1d (default 1h; at most 30d)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand cordon" -l until -d 'When the window ends, RFC 3339 with an offset, e.g. 2026-01-02T15:04:05Z (at most 30d ahead)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand cordon" -l reason -d 'Why, shown by describe, -o json and the REST API (at most 256 characters; "" clears it)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand cordon" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand cordon" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand cordon" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand cordon" -s y -l yes -d 'With -l: do not ask for confirmation (required when stdin is not a terminal)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand cordon" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand cordon" -s h -l help -d 'Print help'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand cordon" -s V -l version -d 'Print version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uncordon" -s l -l selector -d 'Every site matching this label selector, as kubectl (e.g. -l region=eu-west-1)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uncordon" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uncordon" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uncordon" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uncordon" -s y -l yes -d 'With -l: do not ask for confirmation (required when stdin is not a terminal)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uncordon" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uncordon" -s h -l help -d 'Print help'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand uncordon" -s V -l version -d 'Print version'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l role -d 'Which operator role to install' -r -f -a "hub\t'The hub: phases, correlation, FederationStatus, metrics, REST API'
 edge\t'An edge: dials home and reports its own site\'s status'"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l site -d 'Edge role: the site this cluster is registered as' -r
@@ -200,15 +224,17 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -l 
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -s v -l verbose -d 'Log to stderr; repeat for more detail (-v info, -vv debug, -vvv trace)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -s h -l help -d 'Print help'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -s V -l version -d 'Print version'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install uninstall completion version help" -f -a "register" -d 'Register a site on the hub and print the edge\'s configuration'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install uninstall completion version help" -f -a "rotate" -d 'Mint a fresh token for a site (optionally revoking all older ones)'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install uninstall completion version help" -f -a "unregister" -d 'Remove everything `register` created for a site'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install uninstall completion version help" -f -a "status" -d 'Show per-site and fleet-wide status'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install uninstall completion version help" -f -a "describe" -d 'Show one site in full: conditions with reasons, inventory, signals and policy'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install uninstall completion version help" -f -a "policy" -d 'Show the remediation policy per tier and severity'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install uninstall completion version help" -f -a "incidents" -d 'Show active cross-cluster correlations and cascades'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install uninstall completion version help" -f -a "install" -d 'Print (or apply) the manifests for the CRDs and the operator'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install uninstall completion version help" -f -a "uninstall" -d 'Remove the operator, its RBAC and monitoring objects (the CRDs and every site only with --crds)'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install uninstall completion version help" -f -a "completion" -d 'Print a shell completion script'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install uninstall completion version help" -f -a "version" -d 'Print the version'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents install uninstall completion version help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon install uninstall completion version help" -f -a "register" -d 'Register a site on the hub and print the edge\'s configuration'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon install uninstall completion version help" -f -a "rotate" -d 'Mint a fresh token for a site (optionally revoking all older ones)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon install uninstall completion version help" -f -a "unregister" -d 'Remove everything `register` created for a site'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon install uninstall completion version help" -f -a "status" -d 'Show per-site and fleet-wide status'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon install uninstall completion version help" -f -a "describe" -d 'Show one site in full: conditions with reasons, inventory, signals and policy'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon install uninstall completion version help" -f -a "policy" -d 'Show the remediation policy per tier and severity'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon install uninstall completion version help" -f -a "incidents" -d 'Show active correlations, cascades and grouped outages, or one incident by its ID'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon install uninstall completion version help" -f -a "cordon" -d 'Put sites in maintenance until a time: still judged and shown, no per-site alerts'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon install uninstall completion version help" -f -a "uncordon" -d 'End sites\' maintenance windows now'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon install uninstall completion version help" -f -a "install" -d 'Print (or apply) the manifests for the CRDs and the operator'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon install uninstall completion version help" -f -a "uninstall" -d 'Remove the operator, its RBAC and monitoring objects (the CRDs and every site only with --crds)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon install uninstall completion version help" -f -a "completion" -d 'Print a shell completion script'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon install uninstall completion version help" -f -a "version" -d 'Print the version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon install uninstall completion version help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
