@@ -88,20 +88,17 @@ pub async fn run_cordon(
     let mut failed = Vec::new();
     for site in &sites {
         let name = site.site_name();
-        // `now` again: a prompt may have waited.
-        let w = window(
-            Timestamp::now(),
-            end,
-            reason,
-            site.spec.maintenance.as_ref(),
-        )
-        .map_err(invalid_window)?;
+        // `now` again: a prompt may have waited. Whole seconds, as the
+        // window is written.
+        let now = Timestamp::now();
+        let now = Timestamp::from_second(now.as_second()).unwrap_or(now);
+        let w = window(now, end, reason, site.spec.maintenance.as_ref()).map_err(invalid_window)?;
         if hub.set_site_maintenance(name, Some(&w)).await? {
             writeln!(
                 io.out,
                 "{} cordoned {}",
                 resource_name(name),
-                describe_window(&w, Timestamp::now())
+                describe_window(&w, now)
             )?;
         } else {
             failed.push(name.to_owned());
