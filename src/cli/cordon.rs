@@ -4,7 +4,7 @@
 //! `kubectl-fleet`; `register` re-runs keep it). While the window is open
 //! the hub still judges the site and every view shows its phase, marked
 //! `,Maintenance`; it raises no per-site alert and counts in no outage; the
-//! window ends by itself at `until` (docs/maintenance.md).
+//! window ends by itself at `until` (docs/views.md#maintenance-windows).
 //!
 //! Everything is checked before the first write: the window (in the future,
 //! at most [`MAX_WINDOW`]), the reason (bounded plain text), the sites, and

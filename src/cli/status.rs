@@ -72,7 +72,7 @@ pub enum StatusOutput {
     Yaml,
     /// `federatedcluster.federation.kubectl-fleet.dev/SITE` per line, like `kubectl get -o name`
     Name,
-    /// kubectl's JSONPath template over the JSON report (docs/views.md#-o-jsonpath)
+    /// kubectl's JSONPath template over the JSON report (docs/views.md#-o-name-and--o-jsonpath)
     JsonPath(render::jsonpath::Template),
 }
 
@@ -493,7 +493,7 @@ async fn watch_frames(
 /// compact rows and totals, the JSON/YAML report and `-o name` are written
 /// as they go (see [`Frame::drain`]) and keep only their totals, a
 /// JSONPath template keeps the text it printed (and the sites, only for a
-/// template that needs the whole list at once: docs/views.md#-o-jsonpath).
+/// template that needs the whole list at once: docs/views.md#-o-name-and--o-jsonpath).
 enum Frame {
     Table(render::status::StatusTable),
     Report(render::report::ReportStream, Vec<u8>),

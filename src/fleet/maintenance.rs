@@ -1,7 +1,7 @@
 //! Maintenance windows as `kubectl fleet cordon` writes them into a
 //! site's `spec.maintenance`: the window that `--for`, `--until` and
 //! `--reason` ask for at `now`, checked so that it always ends by itself,
-//! in the future and within [`MAX_WINDOW`] (docs/maintenance.md).
+//! in the future and within [`MAX_WINDOW`] (docs/views.md#maintenance-windows).
 
 use std::time::Duration;
 

@@ -13,7 +13,7 @@
 //! [`Template::render`] evaluates over a whole document;
 //! [`SiteStream`] evaluates a `StatusReport` site by site, so `kubectl
 //! fleet status -o jsonpath` keeps the paged listing's constant memory for
-//! templates that walk the sites in order (docs/views.md#-o-jsonpath).
+//! templates that walk the sites in order (docs/views.md#-o-name-and--o-jsonpath).
 
 use std::fmt::Write as _;
 

@@ -7,7 +7,7 @@
 //! ever judged — is marked with a trailing [`NOT_JUDGED_MARK`], explained
 //! in a footer line (docs/operations.md#is-a-hub-judging). A site whose
 //! maintenance window is open shows `PHASE,Maintenance` (as kubectl shows
-//! a cordoned node `Ready,SchedulingDisabled`; docs/maintenance.md), and
+//! a cordoned node `Ready,SchedulingDisabled`; docs/views.md#maintenance-windows), and
 //! the footer counts such sites and which edge versions run where.
 
 use jiff::Timestamp;
