@@ -388,6 +388,15 @@ async fn output_name_is_kubectls_and_jsonpath_runs_over_the_report() {
     );
     let line = shell(&hub, "kubectl fleet status -o 'jsonpath={.sites[*].name'").one_line_error();
     assert!(line.contains("invalid jsonpath template"), "{line}");
+    let line = shell(
+        &hub,
+        "kubectl fleet status -o jsonpath='{.items[*].metadata.name}'",
+    )
+    .one_line_error();
+    assert!(
+        line.contains("reads .items") && line.contains("{.sites[*].name}"),
+        "{line}"
+    );
     let line = shell(&hub, "kubectl fleet status -o jsonpath").one_line_error();
     assert!(line.contains("needs a template"), "{line}");
     let line = shell(&hub, "kubectl fleet status -o xml").one_line_error();

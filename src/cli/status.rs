@@ -76,6 +76,9 @@ pub enum StatusOutput {
     JsonPath(render::jsonpath::Template),
 }
 
+/// The top-level keys of the `-o json` report a JSONPath template runs over.
+const REPORT_KEYS: [&str; 5] = ["apiVersion", "kind", "generatedAt", "sites", "summary"];
+
 /// The `-o` words, for help, completion and the error naming them.
 pub const STATUS_OUTPUTS: [&str; 6] = ["table", "wide", "json", "yaml", "name", "jsonpath="];
 
@@ -97,9 +100,24 @@ impl StatusOutput {
                     "jsonpath= needs a template, e.g. -o jsonpath='{.sites[*].name}'".into(),
                 );
             }
-            return render::jsonpath::Template::parse(t)
-                .map(StatusOutput::JsonPath)
-                .map_err(|e| format!("{e}; the template runs over the `-o json` report, e.g. '{{.sites[*].name}}'"));
+            let template = render::jsonpath::Template::parse(t).map_err(|e| {
+                format!(
+                    "{e}; the template runs over the `-o json` report, e.g. '{{.sites[*].name}}'"
+                )
+            })?;
+            // A key the report does not have prints nothing: most likely a
+            // template written for `kubectl get` (`.items`).
+            if let Some(key) = template
+                .top_level_keys()
+                .into_iter()
+                .find(|k| !REPORT_KEYS.contains(k))
+            {
+                return Err(format!(
+                    "the template reads .{key}, which the `-o json` report does not have: it has {}, e.g. '{{.sites[*].name}}' where kubectl get has '{{.items[*].metadata.name}}'",
+                    REPORT_KEYS.join(", ")
+                ));
+            }
+            return Ok(StatusOutput::JsonPath(template));
         }
         match s {
             "table" => Ok(StatusOutput::Table),
