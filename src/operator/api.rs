@@ -809,5 +809,38 @@ mod tests {
         let f = ok.filter().unwrap();
         assert_eq!(f.tier, Some(Tier::Critical));
         assert_eq!(f.phase, Some(Phase::Stale));
+        let long = ClusterQuery {
+            version: Some("1".repeat(65)),
+            ..Default::default()
+        };
+        assert_eq!(long.filter().unwrap_err().status, StatusCode::BAD_REQUEST);
+        let v = ClusterQuery {
+            version: Some("0.2.0".into()),
+            ..Default::default()
+        };
+        assert_eq!(v.filter().unwrap().version.as_deref(), Some("0.2.0"));
+    }
+
+    #[test]
+    fn incidents_are_found_by_id_or_refused_with_400_or_404() {
+        let summary = crate::api::FederationStatusStatus {
+            outages: vec![crate::api::GroupedOutage {
+                id: "go-0000000b".into(),
+                group_by: "region".into(),
+                value: "eu-west-1".into(),
+                clusters: vec!["a".into(), "b".into()],
+                since: crate::api::fixtures::ago(60),
+            }],
+            ..Default::default()
+        };
+        let found = find_incident(&summary, "go-0000000b").unwrap();
+        assert_eq!(found.sites().len(), 2);
+        assert_eq!(
+            find_incident(&summary, "go-0000000c").unwrap_err().status,
+            StatusCode::NOT_FOUND
+        );
+        let bad = find_incident(&summary, &"x".repeat(10_000)).unwrap_err();
+        assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+        assert!(bad.message.len() < 400, "bounded: {}", bad.message);
     }
 }
