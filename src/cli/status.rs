@@ -64,7 +64,7 @@ pub const HUB_POLL: std::time::Duration = std::time::Duration::from_secs(10);
 pub enum StatusOutput {
     /// One row per site and a fleet footer
     Table,
-    /// The table plus region, versions, token expiry, GPUs by vendor and why a site is not Connected
+    /// The table plus region, versions, token expiry, GPUs by vendor, maintenance time left and why a site is not Connected
     Wide,
     /// The documented JSON report (sites and summary)
     Json,

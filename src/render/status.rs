@@ -329,13 +329,13 @@ const WIDE_HEADERS: [&str; 7] = [
     "K8S",
     "TOKEN EXPIRES",
     "GPUS BY VENDOR",
-    "REASON",
     "MAINTENANCE",
+    "REASON",
 ];
 const PHASE_COLUMN: usize = 4;
 
 /// The status table (`wide` adds REGION, VERSION, K8S, TOKEN EXPIRES,
-/// GPUS BY VENDOR, REASON and MAINTENANCE), then a blank line and the fleet footer. The PHASE
+/// GPUS BY VENDOR, MAINTENANCE and REASON, last as the longest), then a blank line and the fleet footer. The PHASE
 /// column is coloured only when `color` is true. An empty fleet renders
 /// as the single line `No sites found`.
 pub fn render_status_table(view: &StatusView, wide: bool, color: bool) -> String {
@@ -385,8 +385,8 @@ fn row_cells(r: &SiteRow, wide: bool) -> Vec<String> {
             r.kubernetes_version.clone(),
             r.token_expires.clone(),
             r.gpus_by_vendor.clone(),
-            r.reason.clone(),
             r.maintenance.clone(),
+            r.reason.clone(),
         ]);
     }
     cells
