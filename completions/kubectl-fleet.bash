@@ -19,6 +19,9 @@ _kubectl__fleet() {
             kubectl__fleet,completion)
                 cmd="kubectl__fleet__subcmd__completion"
                 ;;
+            kubectl__fleet,cordon)
+                cmd="kubectl__fleet__subcmd__cordon"
+                ;;
             kubectl__fleet,describe)
                 cmd="kubectl__fleet__subcmd__describe"
                 ;;
@@ -43,6 +46,9 @@ _kubectl__fleet() {
             kubectl__fleet,status)
                 cmd="kubectl__fleet__subcmd__status"
                 ;;
+            kubectl__fleet,uncordon)
+                cmd="kubectl__fleet__subcmd__uncordon"
+                ;;
             kubectl__fleet,uninstall)
                 cmd="kubectl__fleet__subcmd__uninstall"
                 ;;
@@ -54,6 +60,9 @@ _kubectl__fleet() {
                 ;;
             kubectl__fleet__subcmd__help,completion)
                 cmd="kubectl__fleet__subcmd__help__subcmd__completion"
+                ;;
+            kubectl__fleet__subcmd__help,cordon)
+                cmd="kubectl__fleet__subcmd__help__subcmd__cordon"
                 ;;
             kubectl__fleet__subcmd__help,describe)
                 cmd="kubectl__fleet__subcmd__help__subcmd__describe"
@@ -79,6 +88,9 @@ _kubectl__fleet() {
             kubectl__fleet__subcmd__help,status)
                 cmd="kubectl__fleet__subcmd__help__subcmd__status"
                 ;;
+            kubectl__fleet__subcmd__help,uncordon)
+                cmd="kubectl__fleet__subcmd__help__subcmd__uncordon"
+                ;;
             kubectl__fleet__subcmd__help,uninstall)
                 cmd="kubectl__fleet__subcmd__help__subcmd__uninstall"
                 ;;
@@ -95,7 +107,7 @@ _kubectl__fleet() {
 
     case "${cmd}" in
         kubectl__fleet)
-            opts="-v -h -V --kubeconfig --context --request-timeout --verbose --help --version register rotate unregister status describe policy incidents install uninstall completion version help"
+            opts="-v -h -V --kubeconfig --context --request-timeout --v --help --version register rotate unregister status describe policy incidents cordon uncordon install uninstall completion version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -113,6 +125,14 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -121,7 +141,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__completion)
-            opts="-v -h -V --kubeconfig --context --request-timeout --verbose --help --version bash zsh fish"
+            opts="-v -h -V --kubeconfig --context --request-timeout --v --help --version bash zsh fish"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -139,6 +159,68 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__fleet__subcmd__cordon)
+            opts="-l -y -v -h -V --selector --yes --for --until --reason --kubeconfig --context --request-timeout --v --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --selector)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -l)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --for)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --until)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reason)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -147,7 +229,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__describe)
-            opts="-o -v -h -V --output --kubeconfig --context --request-timeout --verbose --help --version"
+            opts="-o -v -h -V --output --kubeconfig --context --request-timeout --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -173,6 +255,14 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -181,7 +271,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__help)
-            opts="register rotate unregister status describe policy incidents install uninstall completion version help"
+            opts="register rotate unregister status describe policy incidents cordon uncordon install uninstall completion version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -195,6 +285,20 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__help__subcmd__completion)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__fleet__subcmd__help__subcmd__cordon)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -320,6 +424,20 @@ _kubectl__fleet() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kubectl__subcmd__fleet__subcmd__help__subcmd__uncordon)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kubectl__subcmd__fleet__subcmd__help__subcmd__uninstall)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -363,7 +481,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__incidents)
-            opts="-o -l -v -h -V --output --selector --color --kubeconfig --context --request-timeout --verbose --help --version"
+            opts="-o -l -v -h -V --output --selector --color --kubeconfig --context --request-timeout --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -401,6 +519,14 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -409,7 +535,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__install)
-            opts="-v -h -V --role --site --hub-kubeconfig --image --apply --force-conflicts --crds-only --with-monitoring --tls-secret --with-cert-manager --kubeconfig --context --request-timeout --verbose --help --version"
+            opts="-v -h -V --role --site --hub-kubeconfig --image --apply --force-conflicts --crds-only --with-monitoring --tls-secret --with-cert-manager --kubeconfig --context --request-timeout --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -447,6 +573,14 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -455,7 +589,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__policy)
-            opts="-o -v -h -V --tier --output --kubeconfig --context --request-timeout --verbose --help --version"
+            opts="-o -v -h -V --tier --output --kubeconfig --context --request-timeout --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -485,6 +619,14 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -493,7 +635,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__register)
-            opts="-y -o -f -v -h -V --display-name --region --environment --tier --capability --heartbeat-interval --max-concurrent-remediations --token-ttl --no-auto-rotate --pull --push --member-kubeconfig --member-context --store-kubeconfig-as-is --yes --hub-server --insecure-skip-tls-verify --emit --output-file --output --filename --output-dir --concurrency --rotate --kubeconfig --context --request-timeout --verbose --help --version"
+            opts="-y -o -f -v -h -V --display-name --region --environment --tier --capability --heartbeat-interval --max-concurrent-remediations --token-ttl --no-auto-rotate --pull --push --member-kubeconfig --member-context --store-kubeconfig-as-is --yes --hub-server --insecure-skip-tls-verify --emit --output-file --output --filename --output-dir --concurrency --rotate --kubeconfig --context --request-timeout --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -587,6 +729,14 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -595,7 +745,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__rotate)
-            opts="-l -y -o -v -h -V --selector --output-dir --concurrency --yes --revoke --token-ttl --hub-server --insecure-skip-tls-verify --emit --output-file --output --kubeconfig --context --request-timeout --verbose --help --version"
+            opts="-l -y -o -v -h -V --selector --output-dir --concurrency --yes --revoke --token-ttl --hub-server --insecure-skip-tls-verify --emit --output-file --output --kubeconfig --context --request-timeout --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -653,6 +803,14 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -661,18 +819,18 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__status)
-            opts="-o -l -w -v -h -V --output --selector --tier --environment --region --phase --watch --color --kubeconfig --context --request-timeout --verbose --help --version"
+            opts="-o -l -w -v -h --output --selector --tier --environment --region --phase --version --incident --watch --color --kubeconfig --context --request-timeout --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --output)
-                    COMPREPLY=($(compgen -W "table wide json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml name jsonpath=" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table wide json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table wide json yaml name jsonpath=" -- "${cur}"))
                     return 0
                     ;;
                 --selector)
@@ -699,6 +857,14 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -W "Pending Connected Stale Unreachable" -- "${cur}"))
                     return 0
                     ;;
+                --version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --incident)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -715,6 +881,56 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__fleet__subcmd__uncordon)
+            opts="-l -y -v -h -V --selector --yes --kubeconfig --context --request-timeout --v --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --selector)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -l)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -723,7 +939,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__uninstall)
-            opts="-y -v -h -V --crds --yes --kubeconfig --context --request-timeout --verbose --help --version"
+            opts="-y -v -h -V --crds --yes --kubeconfig --context --request-timeout --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -741,6 +957,14 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -749,7 +973,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__unregister)
-            opts="-l -y -v -h -V --selector --concurrency --yes --member-kubeconfig --member-context --kubeconfig --context --request-timeout --verbose --help --version"
+            opts="-l -y -v -h -V --selector --concurrency --yes --member-kubeconfig --member-context --kubeconfig --context --request-timeout --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -787,6 +1011,14 @@ _kubectl__fleet() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -795,7 +1027,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__version)
-            opts="-v -h -V --short --kubeconfig --context --request-timeout --verbose --help --version"
+            opts="-v -h -V --short --kubeconfig --context --request-timeout --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -810,6 +1042,14 @@ _kubectl__fleet() {
                     return 0
                     ;;
                 --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

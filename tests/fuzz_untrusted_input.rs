@@ -190,7 +190,14 @@ fn judge_and_render(sites: &[FederatedCluster], now: Timestamp) -> String {
     let fleet = next_summary(sites, None, now, &Default::default());
     // No hub ever judged: every site's phase is also judged by its age.
     let hub = kubectl_fleet::fleet::liveness::hub_verdict(None, now);
-    let report = render::incidents_report(sites, fleet.correlations, fleet.cascades, &hub, now);
+    let report = render::incidents_report(
+        sites,
+        fleet.correlations,
+        fleet.cascades,
+        fleet.outages,
+        &hub,
+        now,
+    );
     let mut out =
         render::render_status_table(&render::status_view(sites, hub.judging(), now), true, true);
     out.push_str(&render::render_incidents(&report, now, true));

@@ -1222,6 +1222,7 @@ fn hub_worst_case_sites_at_caps() {
         &sites,
         fleet.correlations.clone(),
         fleet.cascades.clone(),
+        fleet.outages.clone(),
         &kubectl_fleet::fleet::liveness::HubVerdict::unknown(),
         now,
     );

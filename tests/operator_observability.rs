@@ -487,6 +487,67 @@ async fn metrics_and_rest_api_on_a_live_fleet() {
     assert_eq!(casc[0]["source"], "site-s1");
     assert_eq!(casc[0]["target"], "site-p1");
 
+    // One incident by its id, and the sites in it, as `kubectl fleet
+    // incidents ID` and `status --incident ID` show them.
+    for (id, kind) in [
+        (corr[0]["id"].as_str().unwrap(), "Correlation"),
+        (casc[0]["id"].as_str().unwrap(), "Cascade"),
+    ] {
+        let one = a.json(&format!("/api/v1/federation/incidents/{id}")).await;
+        assert_eq!(one["type"], kind, "{one}");
+        let sites: Vec<String> = one["sites"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].as_str().unwrap().to_owned())
+            .collect();
+        let within = a
+            .json(&format!("/api/v1/federation/clusters?incident={id}"))
+            .await;
+        assert_eq!(names(&within), sites, "{id}");
+        let cli = fleet_cli(&hub_kc, &["incidents", id, "-o", "json"]);
+        let cli: Value = serde_json::from_str(&cli[cli.find('{').unwrap()..]).unwrap();
+        assert_eq!(
+            cli["sites"], one["sites"],
+            "{id}: the CLI and the REST API agree"
+        );
+    }
+    assert_eq!(
+        a.get("/api/v1/federation/incidents/xc-ffffffff").await.0,
+        404
+    );
+    assert_eq!(a.get("/api/v1/federation/incidents/bogus").await.0, 400);
+    assert_eq!(
+        a.json("/api/v1/federation/outages").await,
+        serde_json::json!([])
+    );
+    // Edge versions, and the filter by one.
+    let version = env!("CARGO_PKG_VERSION");
+    let summary = a.json("/api/v1/federation/status").await;
+    assert_eq!(summary["edgeVersions"][version], 4, "{summary}");
+    let by_version = a
+        .json(&format!("/api/v1/federation/clusters?version={version}"))
+        .await;
+    assert_eq!(names(&by_version).len(), 4);
+    let none = a.json("/api/v1/federation/clusters?version=9.9.9").await;
+    assert!(names(&none).is_empty());
+    // A maintenance window shows in the REST API once the hub sees it.
+    fleet_cli(
+        &hub_kc,
+        &["cordon", "site-p2", "--for", "1h", "--reason", "rack move"],
+    );
+    wait_until(
+        Duration::from_secs(10),
+        "the REST API shows the window",
+        || async {
+            let one = a.json("/api/v1/federation/clusters/site-p2").await;
+            one["inMaintenance"] == true && one["maintenance"]["reason"] == "rack move"
+        },
+    )
+    .await;
+    assert_eq!(a.json("/api/v1/federation/status").await["maintenance"], 1);
+    fleet_cli(&hub_kc, &["uncordon", "site-p2"]);
+
     // Failover: the new leader counts no cascade or signal again.
     let mut hub_a = hub_a;
     hub_a.kill();

@@ -291,6 +291,24 @@ pub struct MaintenanceWindow {
     pub reason: Option<String>,
 }
 
+/// Whether `reason` is a valid maintenance `reason` (the CRD's bounds:
+/// at most [`MAX_MAINTENANCE_REASON_CHARS`] characters, no control or
+/// format characters), so `kubectl fleet cordon` refuses it before writing.
+pub fn validate_maintenance_reason(reason: &str) -> Result<(), String> {
+    if reason.chars().count() > MAX_MAINTENANCE_REASON_CHARS {
+        return Err(format!(
+            "must be at most {MAX_MAINTENANCE_REASON_CHARS} characters"
+        ));
+    }
+    if let Some(c) = reason.chars().find(|c| is_control_or_format(*c)) {
+        return Err(format!(
+            "must not contain control or format characters (found U+{:04X})",
+            u32::from(c)
+        ));
+    }
+    Ok(())
+}
+
 impl MaintenanceWindow {
     /// Whether the window is open at `now`: from `since` (or always, when
     /// unset) up to but not including `until`.

@@ -1,6 +1,7 @@
 //! `kubectl fleet describe SITE`: one site in full — why it is or is not
 //! Connected, from the hub's conditions, and whether a hub is judging at
-//! all (the liveness record, read alongside the site) — as text or
+//! all (the liveness record, read alongside the site) — ending with the
+//! Events recorded about the site, as `kubectl describe` does — as text or
 //! `-o json|yaml`.
 
 use super::{Error, GlobalArgs, Io, parse_site_name};
@@ -33,7 +34,14 @@ pub struct DescribeArgs {
 pub async fn run(global: &GlobalArgs, args: DescribeArgs, io: &mut Io<'_>) -> Result<(), Error> {
     let site = &args.site;
     let hub = global.hub().await?;
-    let (found, record) = tokio::join!(hub.get_site(site), super::status::read_hub_record(&hub));
+    // The site's Events are listed alongside (one list with a field
+    // selector); like `kubectl describe`, a failed list only leaves the
+    // Events section out (`events: null` in JSON/YAML).
+    let (found, record, events) = tokio::join!(
+        hub.get_site(site),
+        super::status::read_hub_record(&hub),
+        hub.site_events(site)
+    );
     let Some(found) = found? else {
         return Err(Error::Invalid {
             what: format!("site {site} is not registered on {}", hub.server()),
@@ -41,7 +49,15 @@ pub async fn run(global: &GlobalArgs, args: DescribeArgs, io: &mut Io<'_>) -> Re
         });
     };
     let now = jiff::Timestamp::now();
-    let description = site_description(&found, &super::status::verdict_of(&record, now), now);
+    let events = events
+        .inspect_err(|e| tracing::debug!(error = %e, "listing the site's Events failed"))
+        .ok();
+    let description = site_description(
+        &found,
+        &super::status::verdict_of(&record, now),
+        events.as_deref(),
+        now,
+    );
     if args.output == DescribeOutput::Text {
         super::status::warn_about_hub(io.err, &record, 1, now)?;
     }

@@ -1,7 +1,10 @@
-//! `kubectl fleet incidents`: active cross-cluster correlations and
-//! cascades from the hub's FederationStatus, and every site's signals with
-//! the remediation policy that applies to it; warns, as `status` does, when
-//! no hub is judging (the correlations are then as the hub last wrote them).
+//! `kubectl fleet incidents [ID]`: active cross-cluster correlations,
+//! cascades and grouped outages from the hub's FederationStatus, and every
+//! site's signals with the remediation policy that applies to it; with an
+//! ID, that one incident with its sites (the ones `kubectl fleet status
+//! --incident ID` lists: both come from `fleet::incident`) and its member
+//! signals. Warns, as `status` does, when no hub is judging (the incidents
+//! are then as the hub last wrote them).
 
 use super::{ColorChoice, Error, GlobalArgs, Io};
 use crate::render;
@@ -20,6 +23,9 @@ pub enum IncidentsOutput {
 /// Arguments of `kubectl fleet incidents`.
 #[derive(Debug, clap::Args)]
 pub struct IncidentsArgs {
+    /// Show only this incident (xc-, cc- or go- id), with its sites and member signals
+    #[arg(value_name = "ID", value_parser = crate::fleet::incident::parse_incident_id, conflicts_with = "selector")]
+    pub id: Option<String>,
     /// Output format
     #[arg(short, long, value_enum, default_value_t = IncidentsOutput::Table)]
     pub output: IncidentsOutput,
@@ -45,12 +51,31 @@ pub async fn run(global: &GlobalArgs, args: IncidentsArgs, io: &mut Io<'_>) -> R
             hub.server()
         )?;
     }
-    let (correlations, cascades) = fleet
-        .map(|f| (f.correlations, f.cascades))
-        .unwrap_or_default();
     let now = jiff::Timestamp::now();
     let verdict = super::status::verdict_of(&record, now);
-    let report = render::incidents_report(&sites, correlations, cascades, &verdict, now);
+    if let Some(id) = &args.id {
+        let incident = fleet
+            .as_ref()
+            .and_then(|f| crate::fleet::incident::find_incident(f, id))
+            .ok_or_else(|| super::status::unknown_incident(id, hub.server()))?;
+        let report = render::incidents::incident_report(&incident, &sites, &verdict, now);
+        let text = match args.output {
+            IncidentsOutput::Table => {
+                render::incidents::render_incident(&report, now, args.color.enabled(io.stdout_tty))
+            }
+            IncidentsOutput::Json => render::to_json(&report)?,
+            IncidentsOutput::Yaml => render::to_yaml(&report)?,
+        };
+        io.out.write_all(text.as_bytes())?;
+        if args.output == IncidentsOutput::Table {
+            super::status::warn_about_hub(io.err, &record, sites.len(), now)?;
+        }
+        return Ok(());
+    }
+    let (correlations, cascades, outages) = fleet
+        .map(|f| (f.correlations, f.cascades, f.outages))
+        .unwrap_or_default();
+    let report = render::incidents_report(&sites, correlations, cascades, outages, &verdict, now);
     let text = match args.output {
         IncidentsOutput::Table => {
             render::render_incidents(&report, now, args.color.enabled(io.stdout_tty))

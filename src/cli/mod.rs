@@ -7,6 +7,7 @@
 
 mod complete;
 mod completion;
+mod cordon;
 mod describe;
 mod enrol;
 mod error;
@@ -151,8 +152,12 @@ pub enum Command {
     Describe(describe::DescribeArgs),
     /// Show the remediation policy per tier and severity
     Policy(policy::PolicyArgs),
-    /// Show active cross-cluster correlations and cascades
+    /// Show active correlations, cascades and grouped outages, or one incident by its ID
     Incidents(incidents::IncidentsArgs),
+    /// Put sites in maintenance until a time: still judged and shown, no per-site alerts
+    Cordon(cordon::CordonArgs),
+    /// End sites' maintenance windows now
+    Uncordon(cordon::UncordonArgs),
     /// Print (or apply) the manifests for the CRDs and the operator
     Install(install::InstallArgs),
     /// Remove the operator, its RBAC and monitoring objects (the CRDs and every site only with --crds)
@@ -186,6 +191,8 @@ pub async fn run(cli: Cli, io: &mut Io<'_>) -> Result<(), Error> {
         Command::Describe(args) => describe::run(global, args, io).await,
         Command::Policy(args) => policy::run(args, io),
         Command::Incidents(args) => incidents::run(global, args, io).await,
+        Command::Cordon(args) => cordon::run_cordon(global, args, io).await,
+        Command::Uncordon(args) => cordon::run_uncordon(global, args, io).await,
         Command::Install(args) => install::run(global, args, io).await,
         Command::Uninstall(args) => uninstall::run(global, args, io).await,
         Command::Completion(args) => completion::run(args, io),

@@ -59,34 +59,129 @@ pub(super) fn warn_about_hub(
 /// warns about a hub that is judging.
 pub const HUB_POLL: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Output formats of `status`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// Output formats of `status`: `-o table|wide|json|yaml|name|jsonpath=TEMPLATE`.
+#[derive(Debug, Clone, PartialEq)]
 pub enum StatusOutput {
     /// One row per site and a fleet footer
     Table,
-    /// The table plus region, versions, token expiry, GPUs by vendor and why a site is not Connected
+    /// The table plus region, versions, token expiry, GPUs by vendor, maintenance time left and why a site is not Connected
     Wide,
     /// The documented JSON report (sites and summary)
     Json,
     /// The same report as YAML
     Yaml,
+    /// `federatedcluster.federation.kubectl-fleet.dev/SITE` per line, like `kubectl get -o name`
+    Name,
+    /// kubectl's JSONPath template over the JSON report (docs/views.md#-o-name-and--o-jsonpath)
+    JsonPath(render::jsonpath::Template),
 }
+
+/// The top-level keys of the `-o json` report a JSONPath template runs over.
+const REPORT_KEYS: [&str; 5] = ["apiVersion", "kind", "generatedAt", "sites", "summary"];
+
+/// The `-o` words, for help, completion and the error naming them.
+pub const STATUS_OUTPUTS: [&str; 6] = ["table", "wide", "json", "yaml", "name", "jsonpath="];
 
 impl StatusOutput {
     /// A table for people (as opposed to a document for scripts).
-    pub fn is_human(self) -> bool {
+    pub fn is_human(&self) -> bool {
         matches!(self, StatusOutput::Table | StatusOutput::Wide)
+    }
+
+    /// Parses `-o`: one of [`STATUS_OUTPUTS`], `jsonpath=` with a template
+    /// (`jsonpath='{.sites[*].name}'`, the value kubectl takes).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let template = s
+            .strip_prefix("jsonpath=")
+            .or_else(|| s.strip_prefix("jsonpath:"));
+        if let Some(t) = template {
+            if t.is_empty() {
+                return Err(
+                    "jsonpath= needs a template, e.g. -o jsonpath='{.sites[*].name}'".into(),
+                );
+            }
+            let template = render::jsonpath::Template::parse(t).map_err(|e| {
+                format!(
+                    "{e}; the template runs over the `-o json` report, e.g. '{{.sites[*].name}}'"
+                )
+            })?;
+            // A key the report does not have prints nothing: most likely a
+            // template written for `kubectl get` (`.items`).
+            if let Some(key) = template
+                .top_level_keys()
+                .into_iter()
+                .find(|k| !REPORT_KEYS.contains(k))
+            {
+                return Err(format!(
+                    "the template reads .{key}, which the `-o json` report does not have: it has {}, e.g. '{{.sites[*].name}}' where kubectl get has '{{.items[*].metadata.name}}'",
+                    REPORT_KEYS.join(", ")
+                ));
+            }
+            return Ok(StatusOutput::JsonPath(template));
+        }
+        match s {
+            "table" => Ok(StatusOutput::Table),
+            "wide" => Ok(StatusOutput::Wide),
+            "json" => Ok(StatusOutput::Json),
+            "yaml" => Ok(StatusOutput::Yaml),
+            "name" => Ok(StatusOutput::Name),
+            "jsonpath" => Err("jsonpath needs a template: -o jsonpath='{.sites[*].name}'".into()),
+            _ => Err(format!(
+                "use one of {} (jsonpath=TEMPLATE)",
+                STATUS_OUTPUTS.join(", ")
+            )),
+        }
     }
 }
 
-/// Arguments of `kubectl fleet status`.
+/// `-o`'s clap parser: [`StatusOutput::parse`], offering [`STATUS_OUTPUTS`]
+/// to help and completion.
+#[derive(Clone, Copy, Debug)]
+pub struct StatusOutputParser;
+
+impl clap::builder::TypedValueParser for StatusOutputParser {
+    type Value = StatusOutput;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Self::Value, clap::Error> {
+        let text = value.to_str().ok_or_else(|| {
+            clap::Error::raw(clap::error::ErrorKind::InvalidUtf8, "-o is not UTF-8\n").with_cmd(cmd)
+        })?;
+        StatusOutput::parse(text).map_err(|why| {
+            let name = arg.map_or_else(|| "--output".to_owned(), ToString::to_string);
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("invalid value '{text}' for '{name}': {why}\n"),
+            )
+            .with_cmd(cmd)
+        })
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            STATUS_OUTPUTS
+                .into_iter()
+                .map(clap::builder::PossibleValue::new),
+        ))
+    }
+}
+
+/// Arguments of `kubectl fleet status` (`--version` filters by edge
+/// version here: `kubectl fleet version` prints the plugin's).
 #[derive(Debug, clap::Args)]
+#[command(disable_version_flag = true)]
 pub struct StatusArgs {
     /// Only these sites (default: all)
     #[arg(value_name = "SITE")]
     pub sites: Vec<String>,
     /// Output format
-    #[arg(short, long, value_enum, default_value_t = StatusOutput::Table)]
+    #[arg(short, long, value_name = "FORMAT", default_value = "table", value_parser = StatusOutputParser)]
     pub output: StatusOutput,
     /// Label selector, as kubectl (e.g. -l team=ml,region!=eu)
     #[arg(short = 'l', long, value_name = "SELECTOR")]
@@ -103,6 +198,12 @@ pub struct StatusArgs {
     /// Only sites in this phase (any case: connected, Connected)
     #[arg(long, value_name = "PHASE", ignore_case = true, value_parser = wire_enum(Phase::ALL, Phase::as_str))]
     pub phase: Option<Phase>,
+    /// Only sites whose edge reports this version (as the footer's Edges: line names it; a leading v is ignored)
+    #[arg(long, value_name = "VERSION", value_parser = parse_version)]
+    pub version: Option<String>,
+    /// Only the sites of this incident (xc-, cc- or go- id, as `kubectl fleet incidents` lists them)
+    #[arg(long, value_name = "ID", value_parser = crate::fleet::incident::parse_incident_id)]
+    pub incident: Option<String>,
     /// Keep running and redraw when sites change (at most once a second)
     #[arg(short, long)]
     pub watch: bool,
@@ -111,21 +212,62 @@ pub struct StatusArgs {
     pub color: ColorChoice,
 }
 
+/// Validates `--version`: a version as edges report it (printable, at
+/// most 64 characters), so a typo stops before anything is listed.
+fn parse_version(s: &str) -> Result<String, String> {
+    if s.is_empty() || s.chars().count() > 64 {
+        return Err("must be 1 to 64 characters, e.g. 0.2.0".into());
+    }
+    if s.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err("must not contain spaces or control characters, e.g. 0.2.0".into());
+    }
+    Ok(s.to_owned())
+}
+
+/// The sites of incident `id` as the hub's FederationStatus lists it
+/// (the same sites `kubectl fleet incidents ID` shows), or an error
+/// naming the id when the hub does not report it.
+pub(super) async fn incident_sites(
+    hub: &crate::k8s::Cluster,
+    id: &str,
+) -> Result<std::collections::BTreeSet<String>, Error> {
+    let fleet = hub.get_federation_status().await?.and_then(|f| f.status);
+    fleet
+        .as_ref()
+        .and_then(|f| crate::fleet::incident::find_incident(f, id))
+        .map(|i| i.sites())
+        .ok_or_else(|| unknown_incident(id, hub.server()))
+}
+
+/// The error of an incident id the hub does not report (any more).
+pub(super) fn unknown_incident(id: &str, server: &str) -> Error {
+    Error::Invalid {
+        what: format!("incident {id} not found on {server}"),
+        hint: "`kubectl fleet incidents` lists the active correlations, cascades and grouped outages (an incident ends when its signals clear)".to_owned(),
+    }
+}
+
 /// Runs `kubectl fleet status`.
 pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Result<(), Error> {
     let hub = global.hub().await?;
+    let within = match &args.incident {
+        Some(id) => Some(incident_sites(&hub, id).await?),
+        None => None,
+    };
     let filter = SiteFilter {
         names: args.sites.clone(),
         tier: args.tier,
         environment: args.environment,
         region: args.region.clone(),
         phase: args.phase,
+        version: args.version.clone(),
+        within,
     };
     let color = args.color.enabled(io.stdout_tty);
     let selector = args.selector.as_deref();
     if !args.watch {
         if args.sites.is_empty() {
-            return render_paged(&hub, selector, &filter, args.output, color, io).await;
+            return render_paged(&hub, selector, &filter, &args.output, color, io).await;
         }
         let (listed, record) = tokio::join!(hub.list_sites(selector), read_hub_record(&hub));
         let listed = listed?;
@@ -141,7 +283,7 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
         let verdict = verdict_of(&record, now);
         let sites = filter.apply(listed, verdict.judging(), now);
         if missing.is_empty() || !sites.is_empty() {
-            let mut frame = Frame::begin(args.output, verdict, now)?;
+            let mut frame = Frame::begin(&args.output, verdict, now, io.stdout_tty)?;
             for site in sites {
                 frame.push(std::borrow::Cow::Owned(site))?;
             }
@@ -159,7 +301,7 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
         }
         return Ok(());
     }
-    watch(&hub, selector, &filter, args.output, color, io).await
+    watch(&hub, selector, &filter, &args.output, color, io).await
 }
 
 /// At most this many frames per second are drawn by `--watch`: a large
@@ -202,6 +344,38 @@ fn unjudged_signature(
     (verdict.state, counts)
 }
 
+/// The terminal's alternate screen: entered by `--watch` on a terminal
+/// (like `watch` and `top`), left on exit so the shell's screen comes back.
+const ENTER_ALTERNATE_SCREEN: &str = "\x1b[?1049h";
+/// Leaves the alternate screen (and shows the cursor).
+const LEAVE_ALTERNATE_SCREEN: &str = "\x1b[?1049l";
+
+/// `--watch`: on a terminal a table is drawn on the alternate screen, left
+/// again however the watch ends (Ctrl-C, the watch ending, an error);
+/// elsewhere frames follow each other on stdout ([`watch_frames`]).
+async fn watch(
+    hub: &crate::k8s::Cluster,
+    selector: Option<&str>,
+    filter: &SiteFilter,
+    output: &StatusOutput,
+    color: bool,
+    io: &mut Io<'_>,
+) -> Result<(), Error> {
+    if !(io.stdout_tty && output.is_human()) {
+        return watch_frames(hub, selector, filter, output, color, io).await;
+    }
+    write!(io.out, "{ENTER_ALTERNATE_SCREEN}")?;
+    io.out.flush()?;
+    let result = tokio::select! {
+        r = watch_frames(hub, selector, filter, output, color, io) => r,
+        // Ctrl-C ends the watch like its end: the screen is restored.
+        _ = tokio::signal::ctrl_c() => Ok(()),
+    };
+    write!(io.out, "{LEAVE_ALTERNATE_SCREEN}")?;
+    io.out.flush()?;
+    result
+}
+
 /// `--watch`: one copy of the fleet, updated by each change the watch API
 /// reports. A frame is drawn once every change that is ready has been
 /// taken in, at most once per [`FRAME_EVERY`] (a change that comes sooner
@@ -212,11 +386,11 @@ fn unjudged_signature(
 /// gets a frame per change, and one when the hub's verdict or the sites
 /// shown with a phase no hub judged change with time alone (checked every
 /// [`HUB_POLL`]), a stream of tables the warning on stderr when it changes.
-async fn watch(
+async fn watch_frames(
     hub: &crate::k8s::Cluster,
     selector: Option<&str>,
     filter: &SiteFilter,
-    output: StatusOutput,
+    output: &StatusOutput,
     color: bool,
     io: &mut Io<'_>,
 ) -> Result<(), Error> {
@@ -294,7 +468,7 @@ async fn watch(
         let now = jiff::Timestamp::now();
         let verdict = verdict_of(&record, now);
         drawn = Some(unjudged_signature(&fleet, filter, &verdict, now));
-        let mut frame = Frame::begin(output, verdict.clone(), now)?;
+        let mut frame = Frame::begin(output, verdict.clone(), now, io.stdout_tty)?;
         for site in fleet
             .values()
             .filter(|s| filter.matches(s, verdict.judging(), now))
@@ -314,7 +488,7 @@ async fn watch(
             if screen {
                 // Clear the screen and home the cursor, like `watch`.
                 write!(io.out, "\x1b[2J\x1b[H")?;
-            } else if last.is_some() && output == StatusOutput::Yaml {
+            } else if last.is_some() && *output == StatusOutput::Yaml {
                 writeln!(io.out, "---")?;
             }
             io.out.write_all(&text)?;
@@ -334,22 +508,39 @@ async fn watch(
 }
 
 /// One rendering of the status, folded site by site: the table keeps its
-/// compact rows and totals, the JSON/YAML report is written as it goes
-/// (see [`Frame::drain`]) and keeps only its totals.
+/// compact rows and totals, the JSON/YAML report and `-o name` are written
+/// as they go (see [`Frame::drain`]) and keep only their totals, a
+/// JSONPath template keeps the text it printed (and the sites, only for a
+/// template that needs the whole list at once: docs/views.md#-o-name-and--o-jsonpath).
 enum Frame {
     Table(render::status::StatusTable),
     Report(render::report::ReportStream, Vec<u8>),
+    Names(Vec<u8>),
+    JsonPath(Box<render::report::JsonPathReport>),
 }
 
 impl Frame {
-    fn begin(output: StatusOutput, hub: HubVerdict, now: jiff::Timestamp) -> Result<Self, Error> {
+    /// `escape`: string values a JSONPath template prints are made
+    /// terminal-safe (stdout is a terminal).
+    fn begin(
+        output: &StatusOutput,
+        hub: HubVerdict,
+        now: jiff::Timestamp,
+        escape: bool,
+    ) -> Result<Self, Error> {
         use render::report::{ReportFormat, ReportStream};
         let format = match output {
             StatusOutput::Table | StatusOutput::Wide => {
                 return Ok(Frame::Table(render::status::StatusTable::new(
                     now,
                     hub.judging(),
-                    output == StatusOutput::Wide,
+                    *output == StatusOutput::Wide,
+                )));
+            }
+            StatusOutput::Name => return Ok(Frame::Names(Vec::new())),
+            StatusOutput::JsonPath(t) => {
+                return Ok(Frame::JsonPath(Box::new(
+                    render::report::JsonPathReport::begin(t.clone(), hub, now, escape),
                 )));
             }
             StatusOutput::Json => ReportFormat::Json,
@@ -365,13 +556,18 @@ impl Frame {
         match self {
             Frame::Table(table) => table.push(&site),
             Frame::Report(report, buf) => report.site(site.into_owned(), buf)?,
+            Frame::Names(buf) => {
+                buf.extend_from_slice(render::status::resource_name(site.site_name()).as_bytes());
+                buf.push(b'\n');
+            }
+            Frame::JsonPath(report) => report.site(site.into_owned())?,
         }
         Ok(())
     }
 
-    /// Writes out what is rendered so far (only a report has any).
+    /// Writes out what is rendered so far (only a report and names have any).
     fn drain(&mut self, out: &mut impl std::io::Write) -> std::io::Result<()> {
-        if let Frame::Report(_, buf) = self {
+        if let Frame::Report(_, buf) | Frame::Names(buf) = self {
             out.write_all(buf)?;
             buf.clear();
         }
@@ -405,6 +601,8 @@ impl Frame {
                 report.finish(&mut buf)?;
                 out.write_all(&buf)?;
             }
+            Frame::Names(buf) => out.write_all(&buf)?,
+            Frame::JsonPath(report) => out.write_all(report.finish()?.as_bytes())?,
         }
         Ok(())
     }
@@ -424,11 +622,12 @@ async fn render_paged(
     hub: &crate::k8s::Cluster,
     selector: Option<&str>,
     filter: &SiteFilter,
-    output: StatusOutput,
+    output: &StatusOutput,
     color: bool,
     io: &mut Io<'_>,
 ) -> Result<(), Error> {
     let now = jiff::Timestamp::now();
+    let escape = io.stdout_tty;
     let mut reading = {
         let hub = hub.clone();
         tokio::spawn(async move { read_hub_record(&hub).await })
@@ -450,7 +649,7 @@ async fn render_paged(
             let r = joined(r);
             let verdict = verdict_of(&r, now);
             let judging = verdict.judging();
-            frame = Some((Frame::begin(output, verdict, now)?, judging));
+            frame = Some((Frame::begin(output, verdict, now, escape)?, judging));
             record = Some(r);
         }
         let Some((frame, judging)) = frame.as_mut() else {
@@ -478,7 +677,7 @@ async fn render_paged(
         None => {
             let verdict = verdict_of(&record, now);
             let judging = verdict.judging();
-            (Frame::begin(output, verdict, now)?, judging)
+            (Frame::begin(output, verdict, now, escape)?, judging)
         }
     };
     for site in waiting

@@ -178,32 +178,6 @@ pub fn is_incident_id(id: &str, prefix: &str) -> bool {
         })
 }
 
-/// The sites of the active incident `id` in a fleet summary: a
-/// correlation's member sites, a cascade's source and target, a grouped
-/// outage's sites, sorted and each once; None when no incident there has
-/// that id. What `kubectl fleet incidents ID` and `kubectl fleet status
-/// --incident ID` both list.
-pub fn incident_sites<'a>(
-    summary: &'a crate::api::FederationStatusStatus,
-    id: &str,
-) -> Option<Vec<&'a str>> {
-    let mut sites: Vec<&str> = if is_incident_id(id, "xc") {
-        let c = summary.correlations.iter().find(|c| c.id == id)?;
-        c.clusters.iter().map(String::as_str).collect()
-    } else if is_incident_id(id, "cc") {
-        let c = summary.cascades.iter().find(|c| c.id == id)?;
-        vec![c.source.as_str(), c.target.as_str()]
-    } else if is_incident_id(id, "go") {
-        let o = summary.outages.iter().find(|o| o.id == id)?;
-        o.clusters.iter().map(String::as_str).collect()
-    } else {
-        return None;
-    };
-    sites.sort_unstable();
-    sites.dedup();
-    Some(sites)
-}
-
 /// Whether `id` has the `xc-` + 8 lowercase hex shape.
 pub fn is_correlation_id(id: &str) -> bool {
     is_incident_id(id, "xc")
@@ -638,19 +612,17 @@ mod cascade_id_tests {
             }],
             ..Default::default()
         };
+        let sites_of = |id: &str| {
+            crate::fleet::incident::find_incident(&summary, id)
+                .map(|i| i.sites().into_iter().collect::<Vec<_>>())
+        };
         let xc = summary.correlations[0].id.clone();
-        assert_eq!(
-            incident_sites(&summary, &xc).unwrap(),
-            ["p-a", "p-b", "stg"]
-        );
+        assert_eq!(sites_of(&xc).unwrap(), ["p-a", "p-b", "stg"]);
         let cascade = summary.cascades.iter().find(|c| c.target == "p-a").unwrap();
-        assert_eq!(
-            incident_sites(&summary, &cascade.id).unwrap(),
-            ["p-a", "stg"]
-        );
-        assert_eq!(incident_sites(&summary, "go-0000abcd").unwrap(), ["y", "z"]);
-        assert_eq!(incident_sites(&summary, "go-0000abce"), None);
-        assert_eq!(incident_sites(&summary, "site-a"), None);
+        assert_eq!(sites_of(&cascade.id).unwrap(), ["p-a", "stg"]);
+        assert_eq!(sites_of("go-0000abcd").unwrap(), ["y", "z"]);
+        assert_eq!(sites_of("go-0000abce"), None);
+        assert_eq!(sites_of("site-a"), None);
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! Which sites a view shows: the filters of `kubectl fleet status` and of
-//! the hub's REST `/clusters` (tier, environment, region, phase, names).
+//! the hub's REST `/clusters` (tier, environment, region, phase, names,
+//! edge version, the sites of an incident).
 //! The phase is the one the views show, so a filter never lists a site
 //! under a phase its row contradicts.
+
+use std::collections::BTreeSet;
 
 use jiff::Timestamp;
 
@@ -24,6 +27,12 @@ pub struct SiteFilter {
     /// a site without a phase counts as `Pending`, one whose heartbeat is
     /// past its thresholds as the phase its age implies).
     pub phase: Option<Phase>,
+    /// Edge version to keep (`status.observedVersion`; a leading `v` is
+    /// ignored, see [`crate::fleet::versions::runs_version`]).
+    pub version: Option<String>,
+    /// Only these sites (the sites of an incident: `status --incident ID`);
+    /// None means all.
+    pub within: Option<BTreeSet<String>>,
 }
 
 impl SiteFilter {
@@ -42,6 +51,14 @@ impl SiteFilter {
                 .region
                 .as_deref()
                 .is_none_or(|r| site.spec.region.as_deref() == Some(r))
+            && self
+                .within
+                .as_ref()
+                .is_none_or(|w| w.contains(site.site_name()))
+            && self
+                .version
+                .as_deref()
+                .is_none_or(|v| crate::fleet::versions::runs_version(site, v))
             && self
                 .phase
                 .is_none_or(|p| shown_phase(site, hub_judging, now).phase == p)
@@ -122,6 +139,45 @@ mod tests {
             ["a", "b", "c"],
             "never heard from counts as Pending"
         );
+    }
+
+    #[test]
+    fn version_and_incident_filters() {
+        let now = crate::api::fixtures::fixture_now();
+        let reporting = |name: &str, v: &str| {
+            let mut s = FederatedCluster::test(name);
+            s.status = Some(crate::api::FederatedClusterStatus {
+                observed_version: Some(v.into()),
+                ..Default::default()
+            });
+            s
+        };
+        let sites = vec![
+            reporting("a", "0.2.0"),
+            reporting("b", "0.1.0"),
+            FederatedCluster::test("c"),
+        ];
+        let names = |f: &SiteFilter| {
+            f.apply(sites.clone(), Some(true), now)
+                .iter()
+                .map(|s| s.site_name().to_owned())
+                .collect::<Vec<_>>()
+        };
+        let v = SiteFilter {
+            version: Some("v0.1.0".into()),
+            ..Default::default()
+        };
+        assert_eq!(names(&v), ["b"]);
+        let within = SiteFilter {
+            within: Some(["c".to_owned(), "a".to_owned(), "gone".to_owned()].into()),
+            ..Default::default()
+        };
+        assert_eq!(names(&within), ["a", "c"]);
+        let none = SiteFilter {
+            within: Some(BTreeSet::new()),
+            ..Default::default()
+        };
+        assert!(names(&none).is_empty());
     }
 
     #[test]

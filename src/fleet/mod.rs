@@ -14,7 +14,11 @@
 //! - [`outage`]: grouped outages (sites of one region going dark together).
 //! - [`policy`]: the remediation policy per tier and severity, and each
 //!   signal's decision with the fleet's incidents.
-//! - [`filter`]: which sites a view shows (tier, environment, region, phase).
+//! - [`filter`]: which sites a view shows (tier, environment, region, phase,
+//!   edge version, the sites of an incident).
+//! - [`incident`]: one correlation, cascade or grouped outage by its id.
+//! - [`maintenance`]: the maintenance window `kubectl fleet cordon` writes.
+//! - [`versions`]: which edge versions run where, counted in bounded memory.
 //! - [`probe`]: Pull-mode probe outcomes, failure reasons and the access
 //!   remediation needs.
 //! - [`summary`]: fleet-wide totals for `FederationStatus` and the CLI footer,
@@ -32,8 +36,10 @@ pub mod correlation;
 pub mod duration;
 pub mod filter;
 pub mod hub_status;
+pub mod incident;
 pub mod inventory;
 pub mod liveness;
+pub mod maintenance;
 pub mod outage;
 pub mod phase;
 pub mod policy;
@@ -43,3 +49,4 @@ pub mod signals;
 pub mod status_patch;
 pub mod summary;
 pub mod verbosity;
+pub mod versions;

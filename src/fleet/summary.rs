@@ -8,7 +8,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::api::{
     Cascade, Correlation, DisconnectedCluster, FederatedCluster, FederationStatusStatus,
-    IssuesBySeverity, MAX_CASCADES, MAX_EDGE_VERSIONS, Phase,
+    IssuesBySeverity, MAX_CASCADES, Phase,
 };
 use crate::fleet::age::human_duration;
 
@@ -270,40 +270,21 @@ pub fn summarize<S: std::borrow::Borrow<FederatedCluster>>(
     }
 }
 
-/// Key under which versions past [`MAX_EDGE_VERSIONS`] are counted.
-pub const OTHER_VERSIONS: &str = "other";
+pub use crate::fleet::versions::OTHER_VERSIONS;
 
 /// How many sites report each edge version (`status.observedVersion`),
-/// the [`MAX_EDGE_VERSIONS`] − 1 most common by name, the rest under
-/// [`OTHER_VERSIONS`]. Sites that never reported a version are left out.
+/// the [`crate::api::MAX_EDGE_VERSIONS`] − 1 most common by name, the rest under
+/// [`OTHER_VERSIONS`] (counted by [`crate::fleet::versions::EdgeVersions`],
+/// as the CLI's views count them). Sites that never reported a version
+/// are left out.
 pub fn edge_versions<'a>(
     sites: impl Iterator<Item = &'a FederatedCluster>,
 ) -> BTreeMap<String, i64> {
-    let mut counts: BTreeMap<&str, i64> = BTreeMap::new();
+    let mut versions = crate::fleet::versions::EdgeVersions::default();
     for site in sites {
-        if let Some(v) = site
-            .status
-            .as_ref()
-            .and_then(|s| s.observed_version.as_deref())
-        {
-            *counts.entry(v).or_default() += 1;
-        }
+        versions.add(site);
     }
-    if counts.len() <= MAX_EDGE_VERSIONS {
-        return counts.into_iter().map(|(v, n)| (v.to_owned(), n)).collect();
-    }
-    let mut by_count: Vec<(&str, i64)> = counts.into_iter().collect();
-    by_count.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-    let mut out: BTreeMap<String, i64> = BTreeMap::new();
-    for (i, (v, n)) in by_count.into_iter().enumerate() {
-        let key = if i + 1 < MAX_EDGE_VERSIONS {
-            v
-        } else {
-            OTHER_VERSIONS
-        };
-        *out.entry(key.to_owned()).or_default() += n;
-    }
-    out
+    versions.summary()
 }
 
 /// Cascades come sorted oldest first; the FederationStatus keeps the most
@@ -509,6 +490,7 @@ mod tests {
 #[cfg(test)]
 mod edge_version_tests {
     use super::*;
+    use crate::api::MAX_EDGE_VERSIONS;
 
     fn reporting(name: &str, version: Option<&str>) -> FederatedCluster {
         let mut s = FederatedCluster::test(name);

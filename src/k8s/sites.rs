@@ -1,5 +1,6 @@
 //! FederatedCluster and FederationStatus I/O on the hub: apply, read,
-//! list, watch, delete.
+//! list, watch, delete, a site's maintenance window, and the Events
+//! recorded about a site.
 
 use futures::{Stream, TryStreamExt};
 use kube::api::{Api, ListParams};
@@ -11,7 +12,7 @@ use super::identity::ObjectRef;
 use super::list_token;
 use crate::api::{
     FEDERATION_STATUS_NAME, FederatedCluster, FederatedClusterSpec, FederatedClusterStatus,
-    FederationStatus, HubLiveness,
+    FederationStatus, HubLiveness, MaintenanceWindow,
 };
 
 /// A FederatedCluster as the server applied it.
@@ -96,6 +97,72 @@ impl Cluster {
                 )
             })?;
         Ok(())
+    }
+
+    /// Sets (Some) or removes (None) a site's maintenance window in one
+    /// JSON merge patch of `spec.maintenance` (field manager
+    /// `kubectl-fleet`), leaving the rest of the spec to its owners:
+    /// `register`'s server-side applies keep a window they find. A key the
+    /// new window leaves out is removed, not merged from the old one.
+    /// Ok(false) when the site is not registered.
+    pub async fn set_site_maintenance(
+        &self,
+        name: &str,
+        window: Option<&MaintenanceWindow>,
+    ) -> Result<bool, Error> {
+        let value = match window {
+            Some(w) => serde_json::json!({
+                "since": w.since,
+                "until": w.until,
+                "reason": w.reason,
+            }),
+            None => serde_json::Value::Null,
+        };
+        let patch = serde_json::json!({ "spec": { "maintenance": value } });
+        let params = kube::api::PatchParams {
+            field_manager: Some(super::FIELD_MANAGER.to_owned()),
+            ..Default::default()
+        };
+        let what = match window {
+            Some(_) => format!("cordon FederatedCluster {name}"),
+            None => format!("uncordon FederatedCluster {name}"),
+        };
+        match self
+            .sites_api()
+            .patch(name, &params, &kube::api::Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(e) => {
+                let err = Error::api(what, self.server(), e);
+                if err.is_not_found() {
+                    Ok(false)
+                } else {
+                    Err(err)
+                }
+            }
+        }
+    }
+
+    /// The Events recorded about a site, as `kubectl describe` finds them:
+    /// one list of core/v1 Events in every namespace (the object is
+    /// cluster-scoped; kube's recorder files such events in `default`)
+    /// whose `involvedObject` is the FederatedCluster `name`. Events written
+    /// through events.k8s.io/v1 (`regarding`) are the same objects.
+    pub async fn site_events(
+        &self,
+        name: &str,
+    ) -> Result<Vec<k8s_openapi::api::core::v1::Event>, Error> {
+        let api: Api<k8s_openapi::api::core::v1::Event> = Api::all(self.client.clone());
+        let params = ListParams::default().fields(&site_events_selector(name));
+        let list = api.list(&params).await.map_err(|e| {
+            Error::api(
+                format!("list the Events of FederatedCluster {name}"),
+                self.server(),
+                e,
+            )
+        })?;
+        Ok(list.items)
     }
 
     /// Reads one site; Ok(None) if it is not registered.
@@ -360,6 +427,12 @@ impl Cluster {
 
 /// What a failed site list names.
 const LIST_SITES: &str = "list FederatedClusters";
+
+/// The field selector of a site's Events (`kubectl get events
+/// --field-selector` takes the same).
+pub fn site_events_selector(name: &str) -> String {
+    format!("involvedObject.kind=FederatedCluster,involvedObject.name={name}")
+}
 
 /// Sites per list request of [`Cluster::for_each_site_page`]: kubectl's
 /// own chunk size, enough to keep round trips few and a page small.

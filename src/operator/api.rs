@@ -6,11 +6,13 @@
 //!
 //! | route | body |
 //! | --- | --- |
-//! | `/api/v1/federation/status` | `summary` of `kubectl fleet status -o json` |
-//! | `/api/v1/federation/clusters?tier=&environment=&region=&phase=` | `kubectl fleet status -o json` (same filters) |
+//! | `/api/v1/federation/status` | `summary` of `kubectl fleet status -o json` (maintenance count, edge versions included) |
+//! | `/api/v1/federation/clusters?tier=&environment=&region=&phase=&version=&incident=` | `kubectl fleet status -o json` (same filters) |
 //! | `/api/v1/federation/clusters/{name}` | one entry of its `sites` |
 //! | `/api/v1/federation/correlations` | `correlations` of `kubectl fleet incidents -o json` |
 //! | `/api/v1/federation/cascades` | `cascades` of `kubectl fleet incidents -o json` |
+//! | `/api/v1/federation/outages` | `outages` of `kubectl fleet incidents -o json` |
+//! | `/api/v1/federation/incidents/{id}` | `kubectl fleet incidents ID -o json` |
 //!
 //! Auth ([`Auth`]): bearer token → TokenReview with the audiences the
 //! operator accepts (`--auth-token-audiences`; default the API server's
@@ -472,6 +474,8 @@ pub fn routes(state: ApiState) -> Router {
         .route("/api/v1/federation/clusters/{name}", get(cluster))
         .route("/api/v1/federation/correlations", get(correlations))
         .route("/api/v1/federation/cascades", get(cascades))
+        .route("/api/v1/federation/outages", get(outages))
+        .route("/api/v1/federation/incidents/{id}", get(incident))
         .with_state(state)
 }
 
@@ -482,6 +486,8 @@ pub struct ClusterQuery {
     environment: Option<String>,
     region: Option<String>,
     phase: Option<String>,
+    version: Option<String>,
+    incident: Option<String>,
 }
 
 fn wire<T: Copy>(
@@ -522,6 +528,16 @@ impl ClusterQuery {
             )?,
             region: self.region.clone(),
             phase: wire("phase", self.phase.as_deref(), Phase::ALL, Phase::as_str)?,
+            version: match self.version.as_deref() {
+                Some(v) if v.is_empty() || v.chars().count() > 64 => {
+                    return Err(ApiError::new(
+                        StatusCode::BAD_REQUEST,
+                        "invalid version: give 1 to 64 characters, e.g. version=0.2.0",
+                    ));
+                }
+                v => v.map(str::to_owned),
+            },
+            within: None,
         })
     }
 }
@@ -564,11 +580,15 @@ async fn clusters(
     let Ok(Query(query)) = query else {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
-            "invalid query: use tier, environment, region and phase",
+            "invalid query: use tier, environment, region, phase, version and incident",
         )
         .into());
     };
-    let filter = query.filter()?;
+    let mut filter = query.filter()?;
+    if let Some(id) = &query.incident {
+        let summary = s.view.summary().unwrap_or_default();
+        filter.within = Some(find_incident(&summary, id)?.sites());
+    }
     let slot = s.slots.take().await?;
     let now = jiff::Timestamp::now();
     let hub = s.view.hub_verdict(now);
@@ -601,6 +621,56 @@ async fn cluster(
     }
 }
 
+/// The incident `id` of `summary`: a 400 for what is not an incident id, a
+/// 404 for one the hub does not report.
+fn find_incident<'a>(
+    summary: &'a crate::api::FederationStatusStatus,
+    id: &str,
+) -> Result<crate::fleet::incident::Incident<'a>, ApiError> {
+    let id: String = id.chars().take(64).collect();
+    crate::fleet::incident::parse_incident_id(&id).map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!("invalid incident {id:?}: {e}"),
+        )
+    })?;
+    crate::fleet::incident::find_incident(summary, &id).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!(
+                "incident {id} not found: list the active ones with /api/v1/federation/correlations, /cascades and /outages"
+            ),
+        )
+    })
+}
+
+async fn incident(
+    State(s): State<ApiState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, Answer> {
+    s.auth.check(&headers, READ_FLEET).await?;
+    let summary = s.view.summary().unwrap_or_default();
+    let found = find_incident(&summary, &id)?;
+    let names = found.sites();
+    // A grouped outage can hold a large share of the fleet.
+    let slot = s.slots.take().await?;
+    let sites = cached(&s.view, |site| names.contains(site.site_name()))?;
+    let now = jiff::Timestamp::now();
+    Ok(slot.hold(json(&render::incidents::incident_report(
+        &found,
+        &sites,
+        &s.view.hub_verdict(now),
+        now,
+    ))?))
+}
+
+async fn outages(State(s): State<ApiState>, headers: HeaderMap) -> Result<Response, Answer> {
+    s.auth.check(&headers, READ_FLEET).await?;
+    let slot = s.slots.take().await?;
+    Ok(slot.hold(json(&incidents(&s.view)?.outages)?))
+}
+
 /// The incidents report from the cache.
 fn incidents(view: &FleetView) -> Result<render::IncidentsReport, ApiError> {
     let sites = cached(view, |_| true)?;
@@ -610,6 +680,7 @@ fn incidents(view: &FleetView) -> Result<render::IncidentsReport, ApiError> {
         &sites,
         summary.correlations,
         summary.cascades,
+        summary.outages,
         &view.hub_verdict(now),
         now,
     ))
@@ -738,5 +809,38 @@ mod tests {
         let f = ok.filter().unwrap();
         assert_eq!(f.tier, Some(Tier::Critical));
         assert_eq!(f.phase, Some(Phase::Stale));
+        let long = ClusterQuery {
+            version: Some("1".repeat(65)),
+            ..Default::default()
+        };
+        assert_eq!(long.filter().unwrap_err().status, StatusCode::BAD_REQUEST);
+        let v = ClusterQuery {
+            version: Some("0.2.0".into()),
+            ..Default::default()
+        };
+        assert_eq!(v.filter().unwrap().version.as_deref(), Some("0.2.0"));
+    }
+
+    #[test]
+    fn incidents_are_found_by_id_or_refused_with_400_or_404() {
+        let summary = crate::api::FederationStatusStatus {
+            outages: vec![crate::api::GroupedOutage {
+                id: "go-0000000b".into(),
+                group_by: "region".into(),
+                value: "eu-west-1".into(),
+                clusters: vec!["a".into(), "b".into()],
+                since: crate::api::fixtures::ago(60),
+            }],
+            ..Default::default()
+        };
+        let found = find_incident(&summary, "go-0000000b").unwrap();
+        assert_eq!(found.sites().len(), 2);
+        assert_eq!(
+            find_incident(&summary, "go-0000000c").unwrap_err().status,
+            StatusCode::NOT_FOUND
+        );
+        let bad = find_incident(&summary, &"x".repeat(10_000)).unwrap_err();
+        assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+        assert!(bad.message.len() < 400, "bounded: {}", bad.message);
     }
 }

@@ -1,10 +1,12 @@
 //! `kubectl fleet describe SITE`: one site in full, kubectl-describe style
-//! (spec, phase, last contact and which clock stamped it, every condition
-//! with reason and message, inventory, signals with the remediation policy
-//! that applies, credential expiry, the Pull Secret), and its stable
-//! `-o json|yaml` document.
+//! (spec, phase, maintenance window, last contact and which clock stamped
+//! it, every condition with reason and message, inventory, signals with the
+//! remediation policy that applies, credential expiry, the Pull Secret, and
+//! last the Events recorded about the site, as `kubectl describe` ends),
+//! and its stable `-o json|yaml` document.
 
 use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde::Serialize;
 
 use crate::api::{Capability, FederatedCluster, Mode, SecretKeyRef};
@@ -64,15 +66,115 @@ pub struct SiteDescription {
     /// Whether a hub is judging the fleet (as `summary.hub` of
     /// `kubectl fleet status -o json`).
     pub hub: HubReport,
+    /// The Events recorded about the site, oldest first (the latest
+    /// [`MAX_EVENTS`]); null when they could not be listed.
+    pub events: Option<Vec<SiteEvent>>,
+    /// Events recorded about the site beyond the [`MAX_EVENTS`] shown.
+    pub events_not_shown: usize,
+}
+
+/// Events `describe` shows at most: the most recent.
+pub const MAX_EVENTS: usize = 100;
+
+/// Characters of an Event's message the text shows (the JSON has it whole).
+const MAX_EVENT_MESSAGE_CHARS: usize = 1024;
+
+/// One Event about a site, as `kubectl describe` shows it.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct SiteEvent {
+    /// `Normal` or `Warning`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// Why, in one word (e.g. `PhaseChanged`).
+    pub reason: String,
+    /// Who recorded it (`source.component`, else `reportingComponent`).
+    pub from: String,
+    /// What happened.
+    pub message: String,
+    /// How many times it happened (a series or an aggregated Event).
+    pub count: i32,
+    /// When it first happened.
+    #[serde(serialize_with = "crate::render::times::option")]
+    pub first_time: Option<Time>,
+    /// When it last happened.
+    #[serde(serialize_with = "crate::render::times::option")]
+    pub last_time: Option<Time>,
+}
+
+impl SiteEvent {
+    /// An Event as the core/v1 API returns it (events.k8s.io/v1 Events
+    /// included: `eventTime`, `series`, `reportingComponent`).
+    pub fn from_event(e: &k8s_openapi::api::core::v1::Event) -> Self {
+        let first = e
+            .event_time
+            .as_ref()
+            .map(|t| Time(t.0))
+            .or_else(|| e.first_timestamp.clone())
+            .or_else(|| e.metadata.creation_timestamp.clone());
+        let last = e
+            .series
+            .as_ref()
+            .and_then(|s| s.last_observed_time.as_ref())
+            .map(|t| Time(t.0))
+            .or_else(|| e.last_timestamp.clone())
+            .or_else(|| first.clone());
+        let count = e
+            .series
+            .as_ref()
+            .and_then(|s| s.count)
+            .or(e.count)
+            .unwrap_or(1)
+            .max(1);
+        let from = e
+            .source
+            .as_ref()
+            .and_then(|s| s.component.clone())
+            .filter(|c| !c.is_empty())
+            .or_else(|| e.reporting_component.clone())
+            .unwrap_or_default();
+        SiteEvent {
+            type_: e.type_.clone().unwrap_or_default(),
+            reason: e.reason.clone().unwrap_or_default(),
+            from,
+            message: e.message.clone().unwrap_or_default().trim().to_owned(),
+            count,
+            first_time: first,
+            last_time: last,
+        }
+    }
+}
+
+/// The latest [`MAX_EVENTS`] of `events`, oldest first, and how many
+/// older ones were left out.
+pub fn site_events(events: &[k8s_openapi::api::core::v1::Event]) -> (Vec<SiteEvent>, usize) {
+    let mut all: Vec<SiteEvent> = events.iter().map(SiteEvent::from_event).collect();
+    all.sort_by(|a, b| {
+        let key = |e: &SiteEvent| {
+            (
+                e.last_time.as_ref().map(|t| t.0),
+                e.first_time.as_ref().map(|t| t.0),
+            )
+        };
+        key(a).cmp(&key(b))
+    });
+    let left_out = all.len().saturating_sub(MAX_EVENTS);
+    (all.split_off(left_out), left_out)
 }
 
 /// The description of `site` at `now`, `hub` being the verdict on the
 /// hub's liveness.
+/// `events` are the site's Events as listed (None: they could not be).
 pub fn site_description(
     site: &FederatedCluster,
     hub: &HubVerdict,
+    events: Option<&[k8s_openapi::api::core::v1::Event]>,
     now: Timestamp,
 ) -> SiteDescription {
+    let (events, events_not_shown) = match events.map(site_events) {
+        Some((shown, left_out)) => (Some(shown), left_out),
+        None => (None, 0),
+    };
     let report = site_report(site, hub.judging(), now);
     let policies = report
         .signals
@@ -101,6 +203,8 @@ pub fn site_description(
             .and_then(|s| s.last_probe_duration_milliseconds),
         policies,
         hub: HubReport::from(hub),
+        events,
+        events_not_shown,
     }
 }
 
@@ -181,6 +285,13 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
     field(
         "Phase",
         &format!("{}{judged}", phase_cell(s.phase, s.phase_judged_by_hub)),
+    );
+    field(
+        "Maintenance",
+        &s.maintenance.as_ref().map_or_else(
+            || MISSING.to_owned(),
+            |m| maintenance_text(m, s.in_maintenance, now),
+        ),
     );
     field("Hub", &hub_text(&d.hub));
     let clock = match (d.heartbeat_clock, s.clock_offset_seconds) {
@@ -299,7 +410,87 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
         }
         indent(&mut out, &t.render(false));
     }
+    if let Some(events) = &d.events {
+        render_events(&mut out, events, d.events_not_shown, now);
+    }
     out
+}
+
+/// The `Maintenance:` line: open, ended or not yet begun, with the reason.
+fn maintenance_text(
+    m: &crate::render::report::MaintenanceReport,
+    open: bool,
+    now: Timestamp,
+) -> String {
+    let until = m.until.as_ref().map(|t| t.0);
+    let when = |t: Option<Timestamp>| t.map(crate::render::times::plain).unwrap_or_default();
+    let mut text = match (open, until) {
+        (true, Some(u)) => format!(
+            "until {} (ends in {}; no per-site alerts, not counted as an outage)",
+            when(Some(u)),
+            until_text(u, now)
+        ),
+        (false, Some(u)) if u <= now => {
+            format!("ended {} ago ({})", age(Some(u), now), when(Some(u)))
+        }
+        (false, _) => format!(
+            "from {} until {} (not begun)",
+            when(m.since.as_ref().map(|t| t.0)),
+            when(until)
+        ),
+        (true, None) => "open".to_owned(),
+    };
+    if open && let Some(since) = &m.since {
+        text.push_str(&format!(", since {}", when(Some(since.0))));
+    }
+    if let Some(reason) = &m.reason {
+        text.push_str(&format!(": {}", untrusted(reason)));
+    }
+    text
+}
+
+fn until_text(t: Timestamp, now: Timestamp) -> String {
+    until(t, now)
+}
+
+/// The `Events:` section, as `kubectl describe` writes it (Type, Reason,
+/// Age — `AGE (xN over FIRST)` for a repeated Event — From, Message), or
+/// `<none>`.
+fn render_events(out: &mut String, events: &[SiteEvent], left_out: usize, now: Timestamp) {
+    if events.is_empty() {
+        out.push_str("Events:             <none>\n");
+        return;
+    }
+    out.push_str("Events:\n");
+    let mut t = PlainTable::new(["Type", "Reason", "Age", "From", "Message"]).whole_cells();
+    t.push(
+        ["----", "------", "----", "----", "-------"]
+            .map(str::to_owned)
+            .to_vec(),
+    );
+    for e in events {
+        let first = age(e.first_time.as_ref().map(|t| t.0.min(now)), now);
+        let when = if e.count > 1 {
+            format!(
+                "{} (x{} over {first})",
+                age(e.last_time.as_ref().map(|t| t.0.min(now)), now),
+                e.count
+            )
+        } else {
+            first
+        };
+        t.push(vec![
+            untrusted(&e.type_),
+            untrusted(&e.reason),
+            when,
+            untrusted(&e.from),
+            crate::render::safe::safe_text(&e.message, MAX_EVENT_MESSAGE_CHARS).into_owned(),
+        ]);
+    }
+    indent(out, &t.render(false));
+    if left_out > 0 {
+        out.push_str(&format!("  ({left_out} older events not shown)\n"));
+    }
 }
 
 fn indent(out: &mut String, table: &str) {

@@ -5,6 +5,7 @@
 //!
 //! - [`status`]: `kubectl fleet status` table (`-o table|wide`) and footer.
 //! - [`report`]: the stable `-o json|yaml` schema of `status`.
+//! - [`jsonpath`]: kubectl's `-o jsonpath=TEMPLATE` over that report.
 //! - [`policy`]: `kubectl fleet policy`.
 //! - [`incidents`]: `kubectl fleet incidents`.
 //! - [`describe`]: `kubectl fleet describe SITE`.
@@ -14,6 +15,7 @@
 
 pub mod describe;
 pub mod incidents;
+pub mod jsonpath;
 pub mod monitoring;
 pub mod policy;
 pub mod report;

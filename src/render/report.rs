@@ -16,6 +16,9 @@
 //!   phaseJudgedByHub: true                 # false: the hub never judged the site, or its heartbeat's age implies a worse phase than the hub's (see below)
 //!   hubPhase: Connected                    # the phase the hub last wrote; null when never judged
 //!   phaseTransitionTime: "..."             # null when never judged
+//!   inMaintenance: false                   # true while spec.maintenance is open (kubectl fleet cordon)
+//!   maintenance: null                      # spec.maintenance as set, null when none:
+//!                                          #   {since, until, reason, endsInSeconds}, endsInSeconds >= 0
 //!   heartbeatIntervalSeconds: 30
 //!   lastHeartbeatTime: "..."               # null when never heard from
 //!   lastHeartbeatAgeSeconds: 5             # on the hub clock, >= 0; null when never heard from
@@ -33,6 +36,9 @@
 //!   sites: 1
 //!   phases: {connected: 1, stale: 0, unreachable: 0, pending: 0}   # as shown (phase above)
 //!   notJudgedByHub: 0                      # sites whose phase is not the hub's (phaseJudgedByHub false)
+//!   maintenance: 0                         # sites in maintenance (inMaintenance true)
+//!   edgeVersions: {0.1.0: 1}               # sites per edge version (observedVersion; sites without one are not
+//!                                          #   counted); at most 64 keys, the rest under "other"
 //!   gpus: {total: 8, allocatable: 8}
 //!   services: {ready: 1, failed: 0, total: 1}
 //!   signals: {active: 0, critical: 0, high: 0, medium: 0, low: 0}
@@ -68,7 +74,9 @@ use serde::Serialize;
 use super::times;
 use crate::api::{Environment, FederatedCluster, GpuCount, Mode, Phase, Signal, Tier};
 use crate::fleet::liveness::HubVerdict;
-use crate::fleet::summary::{Totals, shown_phase};
+use crate::fleet::summary::{ShownPhase, Totals, shown_phase};
+use crate::fleet::versions::EdgeVersions;
+use crate::render::jsonpath::{SiteStream, Template};
 
 /// `apiVersion` of every report this module renders.
 pub const REPORT_API_VERSION: &str = "fleet.kubectl-fleet.dev/v1";
@@ -114,6 +122,12 @@ pub struct SiteReport {
     /// When the phase last changed.
     #[serde(serialize_with = "times::option")]
     pub phase_transition_time: Option<Time>,
+    /// Whether the site's maintenance window is open (`kubectl fleet
+    /// cordon`): it is still judged and shown, but raises no per-site alert.
+    pub in_maintenance: bool,
+    /// The site's maintenance window as set, whether open, ended or not
+    /// yet begun.
+    pub maintenance: Option<MaintenanceReport>,
     /// The reporting cadence.
     pub heartbeat_interval_seconds: i32,
     /// Edge clock at the last report.
@@ -148,6 +162,34 @@ pub struct SiteReport {
     /// Hub-written conditions.
     #[serde(serialize_with = "times::conditions")]
     pub conditions: Vec<Condition>,
+}
+
+/// A site's maintenance window (`spec.maintenance`) in a report.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct MaintenanceReport {
+    /// When it opened (or opens).
+    #[serde(serialize_with = "times::option")]
+    pub since: Option<Time>,
+    /// When it ends by itself.
+    #[serde(serialize_with = "times::option")]
+    pub until: Option<Time>,
+    /// Why, as given to `cordon --reason`.
+    pub reason: Option<String>,
+    /// Seconds until it ends, on the reader's clock; 0 once ended.
+    pub ends_in_seconds: i64,
+}
+
+impl MaintenanceReport {
+    /// The report of `window` at `now`.
+    pub fn new(window: crate::api::MaintenanceWindow, now: Timestamp) -> Self {
+        MaintenanceReport {
+            ends_in_seconds: window.until.0.duration_since(now).as_secs().max(0),
+            since: window.since,
+            until: Some(window.until),
+            reason: window.reason,
+        }
+    }
 }
 
 /// GPUs of one site.
@@ -185,6 +227,10 @@ pub struct SummaryReport {
     pub phases: PhaseCounts,
     /// Sites whose shown phase is not the hub's.
     pub not_judged_by_hub: i64,
+    /// Sites whose maintenance window is open.
+    pub maintenance: i64,
+    /// Sites per edge version, bounded as `FederationStatus` bounds it.
+    pub edge_versions: BTreeMap<String, i64>,
     /// GPU totals.
     pub gpus: GpuTotals,
     /// Service totals.
@@ -303,6 +349,7 @@ pub(crate) fn into_site_report(
     now: Timestamp,
 ) -> SiteReport {
     let shown = shown_phase(&site, hub_judging, now);
+    let in_maintenance = site.in_maintenance(now);
     let name = site.site_name().to_owned();
     let display_name = site.display_name().to_owned();
     let status = site.status.unwrap_or_default();
@@ -318,6 +365,11 @@ pub(crate) fn into_site_report(
         phase_judged_by_hub: shown.judged_by_hub,
         hub_phase: shown.hub_phase,
         phase_transition_time: status.phase_transition_time,
+        in_maintenance,
+        maintenance: site
+            .spec
+            .maintenance
+            .map(|w| MaintenanceReport::new(w, now)),
         heartbeat_interval_seconds: site.spec.heartbeat_interval_seconds,
         last_heartbeat_age_seconds,
         clock_offset_seconds: status.clock_offset_seconds,
@@ -356,9 +408,9 @@ pub fn status_report(
         .map(|s| site_report(s, judging, now))
         .collect();
     sites.sort_by(|a, b| a.name.cmp(&b.name));
-    let mut totals = Totals::default();
+    let mut totals = ViewTotals::default();
     for site in sites_in {
-        totals.add_shown(site, &shown_phase(site, judging, now));
+        totals.add(site, &shown_phase(site, judging, now), now);
     }
     StatusReport {
         api_version: REPORT_API_VERSION,
@@ -388,7 +440,7 @@ pub struct ReportStream {
     format: ReportFormat,
     now: Timestamp,
     hub: HubVerdict,
-    totals: Totals,
+    totals: ViewTotals,
 }
 
 #[derive(Serialize)]
@@ -439,16 +491,16 @@ impl ReportStream {
             format,
             now,
             hub,
-            totals: Totals::default(),
+            totals: ViewTotals::default(),
         })
     }
 
     /// Appends one site; sites must come in name order.
     pub fn site(&mut self, site: FederatedCluster, out: &mut Vec<u8>) -> Result<(), RenderError> {
-        let first = self.totals.sites == 0;
+        let first = self.totals.fleet.sites == 0;
         let judging = self.hub.judging();
         self.totals
-            .add_shown(&site, &shown_phase(&site, judging, self.now));
+            .add(&site, &shown_phase(&site, judging, self.now), self.now);
         let report = into_site_report(site, judging, self.now);
         match self.format {
             ReportFormat::Json => {
@@ -485,7 +537,7 @@ impl ReportStream {
         let summary = SummaryReport::new(&self.totals, &self.hub);
         match self.format {
             ReportFormat::Json => {
-                out.extend_from_slice(if self.totals.sites == 0 {
+                out.extend_from_slice(if self.totals.fleet.sites == 0 {
                     b"  \"sites\": [],\n"
                 } else {
                     b"\n  ],\n"
@@ -497,13 +549,67 @@ impl ReportStream {
                 out.extend_from_slice(b"\n}\n");
             }
             ReportFormat::Yaml => {
-                if self.totals.sites == 0 {
+                if self.totals.fleet.sites == 0 {
                     out.extend_from_slice(to_yaml(&SitesPart { sites: &[] })?.as_bytes());
                 }
                 out.extend_from_slice(to_yaml(&SummaryPart { summary: &summary })?.as_bytes());
             }
         }
         Ok(())
+    }
+}
+
+/// `kubectl fleet status -o jsonpath=TEMPLATE`: the template evaluated
+/// over the JSON report ([`StatusReport`]), fed site by site in name
+/// order like [`ReportStream`]. Each site becomes its report entry, is
+/// evaluated and dropped when the template walks `sites` in order
+/// ([`SiteStream`]); only the totals and the printed text are kept.
+#[derive(Debug)]
+pub struct JsonPathReport {
+    stream: SiteStream,
+    now: Timestamp,
+    hub: HubVerdict,
+    totals: ViewTotals,
+}
+
+impl JsonPathReport {
+    /// A report generated at `now`; `escape`: string values are made
+    /// terminal-safe (the output goes to a terminal).
+    pub fn begin(template: Template, hub: HubVerdict, now: Timestamp, escape: bool) -> Self {
+        Self {
+            stream: SiteStream::new(template.escaped(escape), "sites"),
+            now,
+            hub,
+            totals: ViewTotals::default(),
+        }
+    }
+
+    /// Adds one site; sites must come in name order.
+    pub fn site(&mut self, site: FederatedCluster) -> Result<(), RenderError> {
+        let judging = self.hub.judging();
+        self.totals
+            .add(&site, &shown_phase(&site, judging, self.now), self.now);
+        let report = into_site_report(site, judging, self.now);
+        self.stream
+            .push(serde_json::to_value(&report).map_err(RenderError::Json)?);
+        Ok(())
+    }
+
+    /// The printed text (kubectl prints no newline of its own after it).
+    pub fn finish(self) -> Result<String, RenderError> {
+        let summary = SummaryReport::new(&self.totals, &self.hub);
+        let mut doc = serde_json::Map::new();
+        doc.insert("apiVersion".into(), REPORT_API_VERSION.into());
+        doc.insert("kind".into(), "StatusReport".into());
+        doc.insert(
+            "generatedAt".into(),
+            serde_json::to_value(Time(self.now)).map_err(RenderError::Json)?,
+        );
+        doc.insert(
+            "summary".into(),
+            serde_json::to_value(&summary).map_err(RenderError::Json)?,
+        );
+        Ok(self.stream.finish(doc))
     }
 }
 
@@ -611,9 +717,33 @@ impl serde_json::ser::Formatter for IndentedPretty<'_> {
     }
 }
 
+/// What the views count over the sites they show, one site at a time: the
+/// fleet totals, the sites in maintenance and the edge versions.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ViewTotals {
+    /// Phases, GPUs, services, signals.
+    pub fleet: Totals,
+    /// Sites whose maintenance window is open.
+    pub maintenance: i64,
+    /// Sites per edge version.
+    pub versions: EdgeVersions,
+}
+
+impl ViewTotals {
+    /// Counts one site in, with the phase the view shows for it.
+    pub fn add(&mut self, site: &FederatedCluster, shown: &ShownPhase, now: Timestamp) {
+        self.fleet.add_shown(site, shown);
+        if site.in_maintenance(now) {
+            self.maintenance += 1;
+        }
+        self.versions.add(site);
+    }
+}
+
 impl SummaryReport {
-    /// The report's summary from folded fleet totals and the hub verdict.
-    pub fn new(t: &Totals, hub: &HubVerdict) -> Self {
+    /// The report's summary from folded view totals and the hub verdict.
+    pub fn new(v: &ViewTotals, hub: &HubVerdict) -> Self {
+        let t = &v.fleet;
         let by = &t.by_severity;
         SummaryReport {
             sites: t.sites,
@@ -624,6 +754,8 @@ impl SummaryReport {
                 pending: t.pending,
             },
             not_judged_by_hub: t.not_judged,
+            maintenance: v.maintenance,
+            edge_versions: v.versions.summary(),
             gpus: GpuTotals {
                 total: t.gpus_total,
                 allocatable: t.gpus_allocatable,

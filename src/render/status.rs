@@ -5,14 +5,18 @@
 //! The PHASE column shows `fleet::summary::shown_phase`: a phase no hub
 //! judged — implied by the heartbeat's age, or `Pending` for a site no hub
 //! ever judged — is marked with a trailing [`NOT_JUDGED_MARK`], explained
-//! in a footer line (docs/operations.md#is-a-hub-judging).
+//! in a footer line (docs/operations.md#is-a-hub-judging). A site whose
+//! maintenance window is open shows `PHASE,Maintenance` (as kubectl shows
+//! a cordoned node `Ready,SchedulingDisabled`; docs/views.md#maintenance-windows), and
+//! the footer counts such sites and which edge versions run where.
 
 use jiff::Timestamp;
 
 use crate::api::{CONDITION_CONNECTED, FederatedCluster, Phase};
 use crate::fleet::age::{age, human_duration, until};
 use crate::fleet::liveness::{HubState, HubVerdict};
-use crate::fleet::summary::{Totals, shown_phase};
+use crate::fleet::summary::shown_phase;
+use crate::render::report::ViewTotals;
 use owo_colors::Style;
 
 use crate::render::table::{GAP as TABLE_GAP, PlainTable, phase_style};
@@ -25,6 +29,18 @@ pub const NOT_JUDGED_MARK: &str = "?";
 
 /// The wide REASON of a site whose phase no hub judged.
 pub const NOT_JUDGED_REASON: &str = "NotJudgedByHub";
+
+/// Appended to the PHASE of a site whose maintenance window is open.
+pub const MAINTENANCE_MARK: &str = ",Maintenance";
+
+/// What `kubectl fleet status -o name` prints for a site, as `kubectl get
+/// federatedclusters -o name` does (the CRD's plural and group).
+pub fn resource_name(site: &str) -> String {
+    format!("federatedcluster.{}/{site}", crate::api::GROUP)
+}
+
+/// Edge versions the footer names; the rest are summed up after them.
+pub const FOOTER_VERSIONS: usize = 5;
 
 /// A phase as the PHASE column shows it.
 pub fn phase_cell(phase: Phase, judged_by_hub: bool) -> String {
@@ -93,6 +109,8 @@ pub struct SiteRow {
     pub phase: Phase,
     /// Whether `phase` is the one the hub wrote (else it is marked).
     pub judged_by_hub: bool,
+    /// Whether the site's maintenance window is open (PHASE is marked).
+    pub in_maintenance: bool,
     /// Age of the last heartbeat on the hub clock, or `never`.
     pub last_heartbeat: String,
     /// Node count or `-`.
@@ -118,6 +136,8 @@ pub struct SiteRow {
     /// reason when it is not True; [`NOT_JUDGED_REASON`] when no hub
     /// judged the phase shown), or `-`.
     pub reason: String,
+    /// Wide: time left in the open maintenance window (`2h left`), or `-`.
+    pub maintenance: String,
 }
 
 /// Fleet-wide totals for the footer.
@@ -143,6 +163,12 @@ pub struct FleetTotals {
     pub signals_by_severity: [i64; 4],
     /// Sites whose phase no hub judged (marked in the PHASE column).
     pub not_judged: usize,
+    /// Sites whose maintenance window is open.
+    pub maintenance: usize,
+    /// Sites per edge version, most common first (ties by name).
+    pub edge_versions: Vec<(String, i64)>,
+    /// Sites whose version was not tracked (too many distinct versions).
+    pub untracked_versions: i64,
 }
 
 /// The whole status view: rows sorted by name, and the totals.
@@ -166,6 +192,7 @@ pub fn site_row(site: &FederatedCluster, hub_judging: Option<bool>, now: Timesta
     let inference = status.and_then(|s| s.inference.as_ref());
     let heard = status.is_some_and(|s| s.last_heartbeat_time.is_some());
     let shown = shown_phase(site, hub_judging, now);
+    let in_maintenance = site.in_maintenance(now);
     SiteRow {
         name: site.site_name().to_owned(),
         mode: site.spec.mode.to_string(),
@@ -173,6 +200,7 @@ pub fn site_row(site: &FederatedCluster, hub_judging: Option<bool>, now: Timesta
         environment: site.spec.environment.to_string(),
         phase: shown.phase,
         judged_by_hub: shown.judged_by_hub,
+        in_maintenance,
         // On the hub clock: the edge's time minus the offset the hub
         // measured (`clockOffsetSeconds`), so a slow edge clock does not age
         // a live site and a fast one does not freshen a dead one. Never in
@@ -221,6 +249,10 @@ pub fn site_row(site: &FederatedCluster, hub_judging: Option<bool>, now: Timesta
             }
             _ => MISSING.to_owned(),
         },
+        maintenance: match &site.spec.maintenance {
+            Some(w) if in_maintenance => format!("{} left", until(w.until.0, now)),
+            _ => MISSING.to_owned(),
+        },
     }
 }
 
@@ -233,9 +265,9 @@ pub fn status_view(
 ) -> StatusView {
     let mut sorted: Vec<&FederatedCluster> = sites.iter().collect();
     sorted.sort_by(|a, b| a.site_name().cmp(b.site_name()));
-    let mut totals = Totals::default();
+    let mut totals = ViewTotals::default();
     for site in sites {
-        totals.add_shown(site, &shown_phase(site, hub_judging, now));
+        totals.add(site, &shown_phase(site, hub_judging, now), now);
     }
     StatusView {
         rows: sorted
@@ -246,8 +278,9 @@ pub fn status_view(
     }
 }
 
-impl From<&Totals> for FleetTotals {
-    fn from(t: &Totals) -> Self {
+impl From<&ViewTotals> for FleetTotals {
+    fn from(v: &ViewTotals) -> Self {
+        let t = &v.fleet;
         let by = &t.by_severity;
         FleetTotals {
             sites: usize::try_from(t.sites).unwrap_or(0),
@@ -266,6 +299,14 @@ impl From<&Totals> for FleetTotals {
             signals: t.active_signals(),
             signals_by_severity: [by.critical, by.high, by.medium, by.low],
             not_judged: usize::try_from(t.not_judged).unwrap_or(0),
+            maintenance: usize::try_from(v.maintenance).unwrap_or(0),
+            edge_versions: v
+                .versions
+                .by_count()
+                .into_iter()
+                .map(|(version, n)| (version.to_owned(), n))
+                .collect(),
+            untracked_versions: v.versions.untracked(),
         }
     }
 }
@@ -282,18 +323,19 @@ const HEADERS: [&str; 10] = [
     "SERVICES",
     "SIGNALS",
 ];
-const WIDE_HEADERS: [&str; 6] = [
+const WIDE_HEADERS: [&str; 7] = [
     "REGION",
     "VERSION",
     "K8S",
     "TOKEN EXPIRES",
     "GPUS BY VENDOR",
+    "MAINTENANCE",
     "REASON",
 ];
 const PHASE_COLUMN: usize = 4;
 
 /// The status table (`wide` adds REGION, VERSION, K8S, TOKEN EXPIRES,
-/// GPUS BY VENDOR and REASON), then a blank line and the fleet footer. The PHASE
+/// GPUS BY VENDOR, MAINTENANCE and REASON, last as the longest), then a blank line and the fleet footer. The PHASE
 /// column is coloured only when `color` is true. An empty fleet renders
 /// as the single line `No sites found`.
 pub fn render_status_table(view: &StatusView, wide: bool, color: bool) -> String {
@@ -325,7 +367,11 @@ fn row_cells(r: &SiteRow, wide: bool) -> Vec<String> {
         r.mode.clone(),
         r.tier.clone(),
         r.environment.clone(),
-        phase_cell(r.phase, r.judged_by_hub),
+        if r.in_maintenance {
+            format!("{}{MAINTENANCE_MARK}", phase_cell(r.phase, r.judged_by_hub))
+        } else {
+            phase_cell(r.phase, r.judged_by_hub)
+        },
         r.last_heartbeat.clone(),
         r.nodes.clone(),
         r.gpus.clone(),
@@ -339,6 +385,7 @@ fn row_cells(r: &SiteRow, wide: bool) -> Vec<String> {
             r.kubernetes_version.clone(),
             r.token_expires.clone(),
             r.gpus_by_vendor.clone(),
+            r.maintenance.clone(),
             r.reason.clone(),
         ]);
     }
@@ -365,7 +412,7 @@ pub struct StatusTable {
     /// Whether every cell is one plain line (no newline, tab or escape),
     /// which the direct layout handles; otherwise the shared table does it.
     simple: bool,
-    totals: Totals,
+    totals: ViewTotals,
 }
 
 impl StatusTable {
@@ -383,7 +430,7 @@ impl StatusTable {
             phases: Vec::new(),
             widths: headers.iter().map(|h| cell_width(h)).collect(),
             simple: true,
-            totals: Totals::default(),
+            totals: ViewTotals::default(),
         }
     }
 
@@ -404,13 +451,14 @@ impl StatusTable {
     /// Adds one site.
     pub fn push(&mut self, site: &FederatedCluster) {
         let row = site_row(site, self.hub_judging, self.now);
-        self.totals.add_shown(
+        self.totals.add(
             site,
             &crate::fleet::summary::ShownPhase {
                 phase: row.phase,
                 hub_phase: site.phase(),
                 judged_by_hub: row.judged_by_hub,
             },
+            self.now,
         );
         self.phases.push(row.phase);
         for (i, cell) in row_cells(&row, self.wide).iter().enumerate() {
@@ -519,8 +567,13 @@ pub fn render_footer(t: &FleetTotals, color: bool) -> String {
     } else {
         format!("{} active ({})", t.signals, severities.join(", "))
     };
+    let maintenance = if t.maintenance > 0 {
+        format!(", {} in maintenance", t.maintenance)
+    } else {
+        String::new()
+    };
     let mut footer = format!(
-        "Sites: {} ({phases})\nGPUs: {}/{} allocatable  Services: {} ready, {} failed, {} total  Signals: {signals}\n",
+        "Sites: {} ({phases}){maintenance}\nGPUs: {}/{} allocatable  Services: {} ready, {} failed, {} total  Signals: {signals}\n",
         t.sites,
         t.gpus_allocatable,
         t.gpus_total,
@@ -528,6 +581,9 @@ pub fn render_footer(t: &FleetTotals, color: bool) -> String {
         t.services_failed,
         t.services_total,
     );
+    if let Some(edges) = edges_line(t) {
+        footer.push_str(&edges);
+    }
     if t.not_judged > 0 {
         footer.push_str(&format!(
             "{NOT_JUDGED_MARK} {} site(s): no hub has judged the phase shown; it is implied by the heartbeat's age (Pending: never judged)\n",
@@ -535,4 +591,65 @@ pub fn render_footer(t: &FleetTotals, color: bool) -> String {
         ));
     }
     footer
+}
+
+/// The footer's `Edges:` line: sites per edge version, most common first
+/// (`Edges: 0.2.0 ×1,180, 0.1.0 ×20`), the first [`FOOTER_VERSIONS`]
+/// named and the rest summed up; None when no site reported a version.
+/// Versions are the sites' own text: escaped and cut.
+pub fn edges_line(t: &FleetTotals) -> Option<String> {
+    if t.edge_versions.is_empty() && t.untracked_versions == 0 {
+        return None;
+    }
+    let mut parts: Vec<String> = t
+        .edge_versions
+        .iter()
+        .take(FOOTER_VERSIONS)
+        .map(|(v, n)| {
+            format!(
+                "{} \u{d7}{}",
+                crate::render::safe::safe_text(v, 32),
+                thousands(*n)
+            )
+        })
+        .collect();
+    let rest: Vec<i64> = t
+        .edge_versions
+        .iter()
+        .skip(FOOTER_VERSIONS)
+        .map(|(_, n)| *n)
+        .collect();
+    let versions = rest.len() + usize::from(t.untracked_versions > 0);
+    if versions > 0 {
+        let sites = rest
+            .iter()
+            .fold(t.untracked_versions, |a, n| a.saturating_add(*n));
+        let more = if t.untracked_versions > 0 { "+" } else { "" };
+        parts.push(format!(
+            "{versions}{more} other version{} \u{d7}{}",
+            if versions == 1 && more.is_empty() {
+                ""
+            } else {
+                "s"
+            },
+            thousands(sites)
+        ));
+    }
+    Some(format!("Edges: {}\n", parts.join(", ")))
+}
+
+/// `1180` as `1,180`.
+pub fn thousands(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    if n < 0 {
+        out.push('-');
+    }
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

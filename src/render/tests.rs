@@ -352,7 +352,7 @@ fn incidents(sites: &[FederatedCluster]) -> IncidentsReport {
     let now = fixture_now();
     let correlations = correlate(sites, &[], now, CorrelationConfig::default());
     let cascades = detect_cascades(sites, now, DEFAULT_LOOKBACK);
-    incidents_report(sites, correlations, cascades, &judging(), now)
+    incidents_report(sites, correlations, cascades, vec![], &judging(), now)
 }
 
 #[test]
@@ -422,7 +422,7 @@ fn unauthorized_pull_site() -> FederatedCluster {
 
 #[test]
 fn describe_pull_site_text() {
-    let d = describe::site_description(&unauthorized_pull_site(), &judging(), fixture_now());
+    let d = describe::site_description(&unauthorized_pull_site(), &judging(), None, fixture_now());
     let text = describe::render_description(&d, fixture_now());
     assert!(
         !text.contains('\u{1b}'),
@@ -433,7 +433,7 @@ fn describe_pull_site_text() {
 
 #[test]
 fn describe_json() {
-    let d = describe::site_description(&unauthorized_pull_site(), &judging(), fixture_now());
+    let d = describe::site_description(&unauthorized_pull_site(), &judging(), None, fixture_now());
     insta::assert_snapshot!(to_json(&d).unwrap());
 }
 
@@ -563,7 +563,10 @@ fn skewed_edge_clocks_do_not_skew_the_ages_shown() {
     );
 
     let describe = |site: &FederatedCluster| {
-        describe::render_description(&describe::site_description(site, &judging(), now), now)
+        describe::render_description(
+            &describe::site_description(site, &judging(), None, now),
+            now,
+        )
     };
     let text = describe(&sites[0]);
     assert!(
@@ -604,8 +607,10 @@ fn an_unmeasured_fast_clock_is_never_a_negative_age() {
         serde_json::to_value(status_report(std::slice::from_ref(&ahead), &judging(), now)).unwrap();
     assert_eq!(v["sites"][0]["lastHeartbeatAgeSeconds"], 0);
     assert!(v["sites"][0]["clockOffsetSeconds"].is_null());
-    let text =
-        describe::render_description(&describe::site_description(&ahead, &judging(), now), now);
+    let text = describe::render_description(
+        &describe::site_description(&ahead, &judging(), None, now),
+        now,
+    );
     assert!(
         text.contains("(0s ago), edge clock; phase is judged"),
         "{text}"
@@ -635,8 +640,10 @@ fn a_forged_clock_offset_cannot_panic_or_give_a_negative_age() {
             v["sites"][0]["lastHeartbeatAgeSeconds"].as_i64().unwrap() >= 0,
             "{offset}"
         );
-        let text =
-            describe::render_description(&describe::site_description(&site, &judging(), now), now);
+        let text = describe::render_description(
+            &describe::site_description(&site, &judging(), None, now),
+            now,
+        );
         assert!(text.contains("Last Heartbeat:"), "{offset}");
         crate::fleet::summary::summarize(&[site], vec![], vec![], now);
     }
@@ -738,7 +745,8 @@ fn a_silent_hub_shows_no_stale_green_and_says_so_once() {
     assert_eq!(v["summary"]["notJudgedByHub"], 2);
     assert_eq!(v["summary"]["phases"]["connected"], 1);
 
-    let text = describe::render_description(&describe::site_description(&sites[0], &hub, now), now);
+    let text =
+        describe::render_description(&describe::site_description(&sites[0], &hub, None, now), now);
     assert!(
         text.contains("Phase:              Unreachable? (implied by the heartbeat's age: no hub has judged it since; the hub last wrote Connected (for 60m))"),
         "{text}"
@@ -747,12 +755,13 @@ fn a_silent_hub_shows_no_stale_green_and_says_so_once() {
         text.contains("Hub:                SILENT: no hub has judged the fleet for 3m (last full judgement by hub-a)"),
         "{text}"
     );
-    let text = describe::render_description(&describe::site_description(&sites[2], &hub, now), now);
+    let text =
+        describe::render_description(&describe::site_description(&sites[2], &hub, None, now), now);
     assert!(
         text.contains("Phase:              Pending? (no hub has judged this site)"),
         "{text}"
     );
-    let incidents = incidents_report(&sites, vec![], vec![], &hub, now);
+    let incidents = incidents_report(&sites, vec![], vec![], vec![], &hub, now);
     assert_eq!(
         serde_json::to_value(&incidents).unwrap()["hub"]["state"],
         "Silent"
@@ -770,11 +779,295 @@ fn describe_escapes_the_region_and_the_pull_secret_reference() {
         r.key = "k\u{202e}".into();
     }
     let now = fixture_now();
-    let text =
-        describe::render_description(&describe::site_description(&site, &judging(), now), now);
+    let text = describe::render_description(
+        &describe::site_description(&site, &judging(), None, now),
+        now,
+    );
     assert!(
         !text.contains('\x1b') && !text.contains('\x07') && !text.contains('\u{202e}'),
         "{text:?}"
     );
     assert!(text.contains("Region:"), "{text}");
+}
+
+/// A site of [`fleet`] in maintenance for another two hours, opened an
+/// hour ago.
+fn cordoned(site: FederatedCluster) -> FederatedCluster {
+    let mut site = site;
+    site.spec.maintenance = Some(crate::api::MaintenanceWindow {
+        since: Some(crate::api::fixtures::ago(3600)),
+        until: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            fixture_now() + jiff::SignedDuration::from_hours(2),
+        ),
+        reason: Some("rack move\x1b[2J".into()),
+    });
+    site
+}
+
+#[test]
+fn a_site_in_maintenance_is_marked_in_every_status_format() {
+    let now = fixture_now();
+    let mut sites = fleet();
+    sites[2] = cordoned(sites[2].clone()); // edge-42, Unreachable
+    let table = render_status_table(&status_view(&sites, Some(true), now), false, false);
+    let row = table.lines().find(|l| l.starts_with("edge-42")).unwrap();
+    assert!(row.contains("Unreachable,Maintenance"), "{table}");
+    assert!(
+        table.contains(
+            "Sites: 5 (2 Connected, 1 Stale, 1 Unreachable, 1 Pending), 1 in maintenance"
+        ),
+        "{table}"
+    );
+    let wide = render_status_table(&status_view(&sites, Some(true), now), true, false);
+    let row = wide.lines().find(|l| l.starts_with("edge-42")).unwrap();
+    assert!(row.contains(" 120m left "), "{wide}");
+    let report = serde_json::to_value(status_report(&sites, &judging(), now)).unwrap();
+    let site = &report["sites"][0];
+    assert_eq!(site["name"], "edge-42");
+    assert_eq!(site["inMaintenance"], true);
+    assert_eq!(site["phase"], "Unreachable", "still judged and shown");
+    assert_eq!(site["maintenance"]["endsInSeconds"], 7200);
+    assert_eq!(
+        site["maintenance"]["reason"], "rack move\x1b[2J",
+        "JSON keeps the bytes"
+    );
+    assert_eq!(report["summary"]["maintenance"], 1);
+    let yaml = to_yaml(&status_report(&sites, &judging(), now)).unwrap();
+    assert!(yaml.contains("inMaintenance: true"), "{yaml}");
+
+    let text = describe::render_description(
+        &describe::site_description(&sites[2], &judging(), None, now),
+        now,
+    );
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Maintenance:"))
+        .unwrap();
+    assert!(line.contains("ends in 120m"), "{line}");
+    assert!(line.contains("rack move"), "{line}");
+    assert!(!line.contains('\x1b'), "the reason is escaped: {line:?}");
+
+    // Ended: no mark, not counted, and describe says it ended.
+    let ended = {
+        let mut s = cordoned(sites[0].clone());
+        if let Some(w) = s.spec.maintenance.as_mut() {
+            w.until = crate::api::fixtures::ago(60);
+        }
+        s
+    };
+    let table = render_status_table(
+        &status_view(std::slice::from_ref(&ended), Some(true), now),
+        false,
+        false,
+    );
+    assert!(!table.contains("Maintenance"), "{table}");
+    assert!(!table.contains("in maintenance"), "{table}");
+    let text = describe::render_description(
+        &describe::site_description(&ended, &judging(), None, now),
+        now,
+    );
+    assert!(text.contains("Maintenance:        ended 60s ago"), "{text}");
+}
+
+#[test]
+fn the_footer_names_edge_versions_most_common_first() {
+    let now = fixture_now();
+    let mut sites = Vec::new();
+    for i in 0..1180 {
+        sites.push(FederatedCluster::test(&format!("a{i}")).connected());
+    }
+    for i in 0..20 {
+        let mut s = FederatedCluster::test(&format!("b{i}")).connected();
+        if let Some(st) = s.status.as_mut() {
+            st.observed_version = Some("0.0.9".into());
+        }
+        sites.push(s);
+    }
+    let table = render_status_table(&status_view(&sites, Some(true), now), false, false);
+    assert!(
+        table.contains("\nEdges: 0.1.0 ×1,180, 0.0.9 ×20\n"),
+        "{table}"
+    );
+    let report = serde_json::to_value(status_report(&sites, &judging(), now)).unwrap();
+    assert_eq!(
+        report["summary"]["edgeVersions"],
+        serde_json::json!({"0.1.0": 1180, "0.0.9": 20})
+    );
+    assert_eq!(status::thousands(1_234_567), "1,234,567");
+}
+
+fn event(reason: &str, ago: i64, count: i32, message: &str) -> k8s_openapi::api::core::v1::Event {
+    use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
+    Event {
+        type_: Some("Warning".into()),
+        reason: Some(reason.into()),
+        message: Some(message.into()),
+        count: Some(count),
+        first_timestamp: Some(crate::api::fixtures::ago(ago + 600)),
+        last_timestamp: Some(crate::api::fixtures::ago(ago)),
+        source: Some(EventSource {
+            component: Some("fleet-operator".into()),
+            ..Default::default()
+        }),
+        involved_object: ObjectReference {
+            kind: Some("FederatedCluster".into()),
+            name: Some("lab".into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+#[test]
+fn describe_ends_with_the_sites_events_like_kubectl_describe() {
+    let now = fixture_now();
+    let site = &fleet()[4];
+    let events = [
+        event("PhaseChanged", 60, 1, "Connected -> Stale\x1b]0;owned\x07"),
+        event("ProbeFailed", 300, 4, "timeout"),
+    ];
+    let d = describe::site_description(site, &judging(), Some(&events), now);
+    let text = describe::render_description(&d, now);
+    let tail: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Events:"))
+        .collect();
+    assert_eq!(tail[0], "Events:", "{text}");
+    assert!(
+        tail[1]
+            .split_whitespace()
+            .eq(["Type", "Reason", "Age", "From", "Message"]),
+        "{text}"
+    );
+    // Oldest first, a repeated event with its count, as kubectl shows them.
+    assert!(
+        tail[3].contains("ProbeFailed") && tail[3].contains("5m (x4 over 15m)"),
+        "{text}"
+    );
+    assert!(
+        tail[4].contains("PhaseChanged") && tail[4].contains("fleet-operator"),
+        "{text}"
+    );
+    assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
+    assert_eq!(tail.len(), 5, "Events is the last section: {text}");
+    let json = serde_json::to_value(&d).unwrap();
+    assert_eq!(json["events"][1]["reason"], "PhaseChanged");
+    assert_eq!(json["events"][0]["count"], 4);
+
+    let none = describe::render_description(
+        &describe::site_description(site, &judging(), Some(&[]), now),
+        now,
+    );
+    assert!(none.ends_with("Events:             <none>\n"), "{none}");
+    // Could not be listed: no section, as kubectl describe.
+    let unlisted = describe::render_description(
+        &describe::site_description(site, &judging(), None, now),
+        now,
+    );
+    assert!(!unlisted.contains("Events:"), "{unlisted}");
+}
+
+#[test]
+fn one_incident_shows_its_sites_and_member_signals() {
+    use crate::fleet::incident::find_incident;
+    let now = fixture_now();
+    let sites = vec![
+        FederatedCluster::test("a")
+            .connected()
+            .with_signal(Signal::test(SignalType::OomKilled, "ns", "Deployment", "x"))
+            .with_signal(Signal::test(
+                SignalType::CrashLoopBackOff,
+                "ns",
+                "Deployment",
+                "y",
+            )),
+        cordoned(FederatedCluster::test("b").stale()).with_signal(Signal::test(
+            SignalType::OomKilled,
+            "ns",
+            "Deployment",
+            "x",
+        )),
+        FederatedCluster::test("c").connected(),
+    ];
+    let fleet = crate::api::FederationStatusStatus {
+        correlations: vec![crate::api::Correlation {
+            id: "xc-0000000a".into(),
+            signal: SignalType::OomKilled,
+            severity: crate::api::Severity::Critical,
+            original_severity: crate::api::Severity::High,
+            strictest_tier: None,
+            clusters: vec!["a".into(), "b".into(), "gone".into()],
+            first_seen: crate::api::fixtures::ago(600),
+            last_seen: crate::api::fixtures::ago(60),
+        }],
+        ..Default::default()
+    };
+    let incident = find_incident(&fleet, "xc-0000000a").unwrap();
+    let r = incidents::incident_report(&incident, &sites, &judging(), now);
+    let names: Vec<&str> = r.sites.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["a", "b", "gone"]);
+    assert!(!r.sites[2].registered);
+    assert!(r.sites[1].in_maintenance);
+    assert_eq!(r.signals.len(), 2, "only the correlated signal type");
+    let text = incidents::render_incident(&r, now, false);
+    assert!(text.contains("Type:        Correlation"), "{text}");
+    assert!(
+        text.contains("Severity:    critical (raised from high)"),
+        "{text}"
+    );
+    assert!(text.contains("Sites (3):"), "{text}");
+    assert!(text.contains("Stale,Maintenance"), "{text}");
+    assert!(text.contains("not registered"), "{text}");
+    assert!(!text.contains("CrashLoopBackOff"), "{text}");
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["kind"], "IncidentReport");
+    assert_eq!(json["type"], "Correlation");
+    assert_eq!(json["correlation"]["id"], "xc-0000000a");
+}
+
+#[test]
+fn jsonpath_runs_over_the_json_report_and_escapes_on_a_terminal() {
+    let now = fixture_now();
+    let mut sites = fleet();
+    sites.sort_by(|a, b| a.site_name().cmp(b.site_name()));
+    let mut hostile = FederatedCluster::test("zz").connected();
+    if let Some(st) = hostile.status.as_mut() {
+        st.observed_version = Some("1\x1b[2J".into());
+    }
+    sites.push(hostile);
+    let run = |t: &str, escape: bool| {
+        let mut r = report::JsonPathReport::begin(
+            jsonpath::Template::parse(t).unwrap(),
+            judging(),
+            now,
+            escape,
+        );
+        for s in &sites {
+            r.site(s.clone()).unwrap();
+        }
+        r.finish().unwrap()
+    };
+    let whole = serde_json::to_value(status_report(&sites, &judging(), now)).unwrap();
+    for t in [
+        "{.sites[*].name}",
+        "{range .sites[*]}{.name}{\"\\t\"}{.phase}{\"\\n\"}{end}",
+        "{.summary.sites} {.summary.edgeVersions}",
+        "{.sites[-1].observedVersion}",
+    ] {
+        assert_eq!(
+            run(t, false),
+            jsonpath::Template::parse(t).unwrap().render(&whole),
+            "{t}"
+        );
+    }
+    assert_eq!(
+        run("{.sites[*].name}", false),
+        "edge-42 eu-west-staging lab new-site us-east-prod zz"
+    );
+    assert_eq!(run("{.sites[-1].observedVersion}", false), "1\x1b[2J");
+    assert!(!run("{.sites[-1].observedVersion}", true).contains('\x1b'));
+    assert_eq!(
+        status::resource_name("site-a"),
+        "federatedcluster.federation.kubectl-fleet.dev/site-a"
+    );
 }
