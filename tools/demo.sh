@@ -3,7 +3,9 @@
 #
 # Builds the binaries, then starts on loopback:
 #   - a hub kube-sandbox and one member kube-sandbox per site,
-#   - `kubectl fleet install --apply` and `kubectl fleet register` for 5 sites,
+#   - `kubectl fleet install --apply`, then `kubectl fleet register -f` of an
+#     inventory file of 9 Push sites (run twice: the second run changes
+#     nothing) and `kubectl fleet register --pull` for 2 Pull sites,
 #   - a hub fleet-operator and one edge fleet-operator per running site, each
 #     edge authenticating with only the token `register` minted for it.
 # Then it shows `kubectl fleet status` and `kubectl fleet incidents` as the
@@ -12,6 +14,10 @@
 #     correlation; checkout fails first in staging-eu, then in prod-us: a cascade;
 #   - prod-eu's edge is killed: Stale after 3 intervals, Unreachable after 10;
 #   - prod-ap's clock is 10 minutes behind: still Connected (ClockSkew noted);
+#   - four stores in eu-north-1: store-4 is cordoned for a planned upgrade
+#     (`kubectl fleet cordon`), then all four lose their uplink: one grouped
+#     outage of store-1..3 in `kubectl fleet incidents`, store-4 shown in
+#     maintenance and left out of it;
 #   - dr-west is registered but its edge never starts: Pending;
 #   - lab-pull and factory-pull are Pull sites: nothing runs on them, the hub
 #     probes them through the kubeconfig Secret `register --pull` stored;
@@ -121,7 +127,7 @@ EOF
 start_edge() { # SITE [extra flags...]
   local site=$1; shift
   "$BIN/fleet-operator" --federation-role edge --site "$site" \
-    --kubeconfig "$WORK/member-$site.kubeconfig" --hub-kubeconfig "$WORK/$site.edge.kubeconfig" \
+    --kubeconfig "$WORK/member-$site.kubeconfig" --hub-kubeconfig "$WORK/creds/$site.kubeconfig" \
     --health-addr 127.0.0.1:0 --secure-addr 127.0.0.1:0 --interval-scale "$SCALE" "$@" 2>"$WORK/logs/edge-$site.log" &
   local pid=$!
   PIDS+=($pid)
@@ -135,25 +141,42 @@ show() { # TITLE
   hubctl fleet status || true
 }
 
-echo "==> starting the hub and 7 member clusters (kube-sandbox) in $WORK"
+echo "==> starting the hub and 11 member clusters (kube-sandbox) in $WORK"
 start_sandbox hub
-SITES=(staging-eu prod-us prod-eu prod-ap dr-west lab-pull factory-pull)
+STORES=(store-1 store-2 store-3 store-4)
+SITES=(staging-eu prod-us prod-eu prod-ap dr-west lab-pull factory-pull "${STORES[@]}")
 for s in "${SITES[@]}"; do start_sandbox "member-$s"; done
 
 echo "==> kubectl fleet install --apply"
 hubctl fleet install --apply >/dev/null 2>"$WORK/logs/install.log"
 
-echo "==> registering sites with kubectl fleet register"
-register() { # SITE ENV TIER REGION
-  hubctl fleet register "$1" --environment "$2" --tier "$3" --region "$4" \
-    --heartbeat-interval "$INTERVAL" --output-file "$WORK/$1.edge.kubeconfig" 2>"$WORK/logs/register-$1.log"
-  grep -E "token expires" "$WORK/logs/register-$1.log" | sed "s/^/    $1: /"
+echo "==> registering the Push sites from one inventory file: kubectl fleet register -f"
+inventory_site() { # SITE ENV TIER REGION
+  cat <<EOF
+---
+apiVersion: federation.kubectl-fleet.dev/v1alpha1
+kind: FederatedCluster
+metadata:
+  name: $1
+spec:
+  environment: $2
+  tier: $3
+  region: $4
+  heartbeatIntervalSeconds: $INTERVAL
+EOF
 }
-register staging-eu staging standard eu-west-1
-register prod-us production critical us-east-1
-register prod-eu production standard eu-central-1
-register prod-ap production standard ap-south-1
-register dr-west dr non-critical us-west-2
+{
+  inventory_site staging-eu staging standard eu-west-1
+  inventory_site prod-us production critical us-east-1
+  inventory_site prod-eu production standard eu-central-1
+  inventory_site prod-ap production standard ap-south-1
+  inventory_site dr-west dr non-critical us-west-2
+  for s in "${STORES[@]}"; do inventory_site "$s" production standard eu-north-1; done
+} >"$WORK/inventory.yaml"
+echo "\$ kubectl fleet register -f inventory.yaml --output-dir creds/"
+hubctl fleet register -f "$WORK/inventory.yaml" --output-dir "$WORK/creds" 2>"$WORK/logs/register-f.log" | sed 's/^/    /'
+echo "\$ kubectl fleet register -f inventory.yaml --output-dir creds/   # again: nothing to do"
+hubctl fleet register -f "$WORK/inventory.yaml" --output-dir "$WORK/creds" 2>>"$WORK/logs/register-f.log" | tail -n 1 | sed 's/^/    /'
 register_pull() { # SITE ENV TIER REGION
   hubctl fleet register "$1" --pull --member-kubeconfig "$WORK/member-$1.kubeconfig" \
     --environment "$2" --tier "$3" --region "$4" --heartbeat-interval "$INTERVAL" \
@@ -193,11 +216,13 @@ show "staging-eu reports; the rest are still Pending"
 # checkout now fails in production too, after staging: a cascade.
 seed_failing_pod prod-us shop checkout CrashLoopBackOff
 echo
-echo "==> starting edges: prod-us, prod-eu, and prod-ap with its clock 10 minutes behind"
+echo "==> starting edges: prod-us, prod-eu, prod-ap with its clock 10 minutes behind, and store-1..4"
 start_edge prod-us
 start_edge prod-eu
 PROD_EU=$EDGE_PID
 start_edge prod-ap --clock-offset=-10m
+STORE_PIDS=()
+for s in "${STORES[@]}"; do start_edge "$s"; STORE_PIDS+=("$EDGE_PID"); done
 step=$(awk "BEGIN {print $INTERVAL * $SCALE}")
 sleep "$(awk "BEGIN {print $step + 3}")"
 show "four edges Connected (prod-ap despite its clock); dr-west never started: Pending"
@@ -219,9 +244,12 @@ hubctl get fc prod-ap -o jsonpath='{.status.conditions[?(@.type=="ClockSkew")].m
 echo
 
 echo
-echo "==> killing prod-eu's edge (pid $PROD_EU): its site is cut off"
-kill -KILL "$PROD_EU"
-wait "$PROD_EU" 2>/dev/null || true
+echo "\$ kubectl fleet cordon store-4 --for 2h --reason 'planned POS upgrade'"
+hubctl fleet cordon store-4 --for 2h --reason 'planned POS upgrade' || true
+echo
+echo "==> killing prod-eu's edge (pid $PROD_EU) and the edges of store-1..4 (the eu-north-1 uplink is down)"
+kill -KILL "$PROD_EU" "${STORE_PIDS[@]}"
+for pid in "$PROD_EU" "${STORE_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
 killed=$(date +%s)
 
 wait_phase() { # SITE PHASE TIMEOUT-SECONDS
@@ -236,7 +264,30 @@ wait_phase() { # SITE PHASE TIMEOUT-SECONDS
 
 stale_after=$(awk "BEGIN {printf \"%d\", 3 * $step + 15}")
 wait_phase prod-eu Stale "$stale_after"
-show "prod-eu Stale $(( $(date +%s) - killed )) s after its edge died (3 intervals after its last heartbeat)"
+wait_phase store-3 Stale 30
+show "prod-eu and the stores Stale $(( $(date +%s) - killed )) s after their edges died (3 intervals after the last heartbeat); store-4 in maintenance"
+wait_outage() { # TIMEOUT-SECONDS
+  local deadline=$(( $(date +%s) + $1 ))
+  while (( $(date +%s) < deadline )); do
+    [[ -n "$(hubctl get federationstatus fleet -o jsonpath='{.status.outages[*].id}' 2>/dev/null)" ]] && return 0
+    sleep 1
+  done
+  echo "    no grouped outage in $1 s" >&2
+  return 1
+}
+wait_outage "$(awk "BEGIN {printf \"%d\", $step + 15}")" || true
+echo
+echo "\$ kubectl fleet incidents   # one grouped outage for the three stores, not three pages"
+hubctl fleet incidents || true
+OUTAGE=$(hubctl get federationstatus fleet -o jsonpath='{.status.outages[0].id}' 2>/dev/null || true)
+if [[ -n "$OUTAGE" ]]; then
+  echo
+  echo "\$ kubectl fleet status --incident $OUTAGE"
+  hubctl fleet status --incident "$OUTAGE" || true
+fi
+echo
+echo "\$ kubectl get events -A --field-selector reason=GroupedOutage"
+hubctl get events -A --field-selector reason=GroupedOutage || true
 
 echo
 echo "==> fixing factory-pull: kubectl fleet register factory-pull --pull … (the hub keeps running)"
