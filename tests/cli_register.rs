@@ -302,7 +302,7 @@ fn policy_and_incidents() {
 /// sandbox's request log: the first site of a hub (no `fleet-sites` yet),
 /// a fresh site, then a re-run that finds everything in place. Counts, not
 /// timings: each one is a request an administrator waits for on a
-/// far-away hub. docs/benchmarks-cli.md#register-round-trips lists them.
+/// far-away hub. docs/benchmarks-cli.md#register-round-trips-p6 lists them.
 #[test]
 fn register_round_trips() {
     let hub = Hub::new();

@@ -401,7 +401,7 @@ mod tests {
         let err = Cli::try_parse_from(["kubectl-fleet", "register", "Site_A"]).unwrap_err();
         let line = usage_error_line(&err);
         assert!(
-            line.starts_with("error: invalid value 'Site_A' for '<SITE>'"),
+            line.starts_with("error: invalid value 'Site_A' for '[SITE]'"),
             "{line}"
         );
         assert!(line.contains("DNS-1123"), "{line}");

@@ -673,7 +673,7 @@ async fn register_push(
         .is_some_and(|s| s.spec.mode == Mode::Pull || s.spec.kubeconfig_secret_ref.is_some());
 
     // A re-run that changes nothing: prove the identity is in place instead
-    // of applying it again (docs/benchmarks-cli.md#register-round-trips).
+    // of applying it again (docs/benchmarks-cli.md#register-round-trips-p6).
     // The site as it stands when `register` would not change it.
     let unchanged = existing
         .as_ref()
@@ -758,7 +758,7 @@ async fn register_push(
     };
     let identity = rbac::SiteIdentity::new(site, &uid, auto_rotate);
     // Round trip 3: every identity object at once, the ServiceAccount
-    // without its digest (docs/benchmarks-cli.md#register-round-trips).
+    // without its digest (docs/benchmarks-cli.md#register-round-trips-p6).
     let (applied, gone) = hub.apply_site_identity(&identity).await?;
     objects.extend(applied);
     removed.extend(gone);

@@ -1,5 +1,5 @@
 //! kubectl's `-v, --v LEVEL` (klog's verbosity) as both binaries take it,
-//! and the log detail each level turns on (docs/operations.md#logging).
+//! and the log detail each level turns on (docs/operations.md#logging-errors-and-exit-codes).
 //!
 //! kubectl and every Kubernetes component take a number (`-v=4`, `--v=4`,
 //! `-v 4`), not a repeated flag; so do `kubectl fleet` and

@@ -861,7 +861,7 @@ def main():
         notes.append(real_note)
     if any(k.startswith("CARGO_PROFILE_RELEASE_") for k in os.environ) and not args.bin_dir:
         notes.append("The binaries were built with the profile overrides named above: P2's sizes and start "
-                     "times are of that build, not of the shipped profile (docs/benchmarks-cli.md#release-profile "
+                     "times are of that build, not of the shipped profile (docs/benchmarks-cli.md#release-profile-p2 "
                      "has those).")
     goal_sizes = {5000, 10000, 20000}
     missing = sorted(goal_sizes - set(sizes))
