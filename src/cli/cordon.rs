@@ -221,30 +221,20 @@ fn confirm(
     } else {
         String::new()
     };
-    if !io.interactive {
-        return Err(Error::Invalid {
-            what: format!(
-                "refusing to {} {} site(s) matching {selector:?} without confirmation",
-                verb.to_lowercase(),
-                sites.len()
-            ),
-            hint: "pass --yes (no terminal to ask on)".into(),
-        });
-    }
-    let confirmed = dialoguer::Confirm::new()
-        .with_prompt(format!(
+    super::confirm(
+        false,
+        &format!(
             "{verb} {} site(s) matching {selector:?} ({}{more})? {effect}",
             sites.len(),
             shown.join(", ")
-        ))
-        .default(false)
-        .interact()
-        .map_err(|e| Error::Output(std::io::Error::other(e)))?;
-    if confirmed {
-        Ok(())
-    } else {
-        Err(Error::Aborted)
-    }
+        ),
+        &format!(
+            "refusing to {} {} site(s) matching {selector:?} without confirmation",
+            verb.to_lowercase(),
+            sites.len()
+        ),
+        io,
+    )
 }
 
 /// The end of a run: an error naming the sites that are not registered,

@@ -168,36 +168,6 @@ pub async fn run(global: &GlobalArgs, args: RegisterArgs, io: &mut Io<'_>) -> Re
     bulk_failures(&failed, total, "register -f", &source.display().to_string())
 }
 
-/// Asks `prompt` on a terminal (or takes `--yes`); off a terminal without
-/// `--yes` refuses with `refusal` (the confirmation rules of `unregister`,
-/// for the bulk commands).
-pub(super) fn confirm_bulk(
-    yes: bool,
-    prompt: &str,
-    refusal: &str,
-    io: &mut Io<'_>,
-) -> Result<(), Error> {
-    if yes {
-        return Ok(());
-    }
-    if !io.interactive {
-        return Err(Error::Invalid {
-            what: refusal.to_owned(),
-            hint: "pass --yes (no terminal to ask on)".into(),
-        });
-    }
-    let confirmed = dialoguer::Confirm::new()
-        .with_prompt(prompt)
-        .default(false)
-        .interact()
-        .map_err(|e| Error::Output(std::io::Error::other(e)))?;
-    if confirmed {
-        Ok(())
-    } else {
-        Err(Error::Aborted)
-    }
-}
-
 /// The error a bulk command ends with when some of its `total` sites
 /// failed (`Ok` when none did), naming them (the first few).
 pub(super) fn bulk_failures(

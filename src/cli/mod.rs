@@ -306,6 +306,37 @@ const MAX_TOKEN_TTL: Duration = Duration::from_secs(1 << 32);
 
 /// A value parser over one of the API's wire enums, offering exactly its
 /// wire values (so help, completion and errors list them).
+/// The confirmation rules of every command that removes or changes what
+/// others rely on: `--yes` goes ahead; off a terminal without it, refuses
+/// with `refusal`; on a terminal, asks `prompt` ([`ask`]).
+pub(crate) fn confirm(yes: bool, prompt: &str, refusal: &str, io: &Io<'_>) -> Result<(), Error> {
+    if yes {
+        return Ok(());
+    }
+    if !io.interactive {
+        return Err(Error::Invalid {
+            what: refusal.to_owned(),
+            hint: "pass --yes (no terminal to ask on)".into(),
+        });
+    }
+    ask(prompt)
+}
+
+/// Asks `prompt` on the terminal (default no); a declined prompt is
+/// [`Error::Aborted`] (exit 1, nothing changed).
+pub(crate) fn ask(prompt: &str) -> Result<(), Error> {
+    let confirmed = dialoguer::Confirm::new()
+        .with_prompt(prompt)
+        .default(false)
+        .interact()
+        .map_err(|e| Error::Output(std::io::Error::other(e)))?;
+    if confirmed {
+        Ok(())
+    } else {
+        Err(Error::Aborted)
+    }
+}
+
 fn wire_enum<T>(
     all: &'static [T],
     as_str: fn(T) -> &'static str,

@@ -444,18 +444,9 @@ fn confirm_switch(
             ),
         });
     }
-    let confirmed = dialoguer::Confirm::new()
-        .with_prompt(format!(
-            "Switch site {site} from {from} to {to}? This removes {removes}"
-        ))
-        .default(false)
-        .interact()
-        .map_err(|e| Error::Output(std::io::Error::other(e)))?;
-    if confirmed {
-        Ok(())
-    } else {
-        Err(Error::Aborted)
-    }
+    super::ask(&format!(
+        "Switch site {site} from {from} to {to}? This removes {removes}"
+    ))
 }
 
 /// The words of this `register` command line as given (every flag that was

@@ -178,7 +178,7 @@ async fn run_selected(
     } else {
         "older tokens keep working until they expire"
     };
-    super::enrol::confirm_bulk(
+    super::confirm(
         args.yes,
         &format!(
             "{what} {} sites matching {selector:?}? {consequence}",

@@ -38,20 +38,12 @@ pub async fn run(global: &GlobalArgs, args: UninstallArgs, io: &mut Io<'_>) -> R
             "delete the fleet CRDs and with them all {sites} registered site{}",
             if sites == 1 { "" } else { "s" }
         );
-        if !io.interactive {
-            return Err(Error::Invalid {
-                what: format!("refusing to {question} without confirmation"),
-                hint: "pass --yes (no terminal to ask on)".into(),
-            });
-        }
-        let confirmed = dialoguer::Confirm::new()
-            .with_prompt(format!("{}?", capitalise(&question)))
-            .default(false)
-            .interact()
-            .map_err(|e| Error::Output(std::io::Error::other(e)))?;
-        if !confirmed {
-            return Err(Error::Aborted);
-        }
+        super::confirm(
+            false,
+            &format!("{}?", capitalise(&question)),
+            &format!("refusing to {question} without confirmation"),
+            io,
+        )?;
     }
     let mut docs = Vec::new();
     if args.crds {

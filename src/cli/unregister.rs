@@ -47,24 +47,12 @@ pub async fn run(global: &GlobalArgs, args: UnregisterArgs, io: &mut Io<'_>) -> 
         return run_selected(global, &args, selector, io).await;
     }
     let site = args.site.as_deref().unwrap_or_default();
-    if !args.yes {
-        if !io.interactive {
-            return Err(Error::Invalid {
-                what: format!("refusing to unregister {site} without confirmation"),
-                hint: "pass --yes (no terminal to ask on)".into(),
-            });
-        }
-        let confirmed = dialoguer::Confirm::new()
-            .with_prompt(format!(
-                "Unregister site {site}? Its edge will lose access to the hub"
-            ))
-            .default(false)
-            .interact()
-            .map_err(|e| Error::Output(std::io::Error::other(e)))?;
-        if !confirmed {
-            return Err(Error::Aborted);
-        }
-    }
+    super::confirm(
+        args.yes,
+        &format!("Unregister site {site}? Its edge will lose access to the hub"),
+        &format!("refusing to unregister {site} without confirmation"),
+        io,
+    )?;
     let hub = global.hub().await?;
     // Connect to the member before deleting anything, so a bad member
     // kubeconfig fails the command while the hub is still intact.
@@ -146,7 +134,7 @@ async fn run_selected(
         return Ok(());
     }
     let total = sites.len();
-    super::enrol::confirm_bulk(
+    super::confirm(
         args.yes,
         &format!(
             "Unregister {total} sites matching {selector:?}? Their edges will lose access to the hub"
