@@ -283,7 +283,19 @@ pub fn command() -> clap::Command {
 /// (at least 10 minutes, at most 2^32 seconds), so a bad value stops before
 /// anything is created.
 pub fn parse_token_ttl(s: &str) -> Result<Duration, String> {
-    let d = parse_duration(s)?;
+    let longest = || {
+        format!(
+            "{s:?} is longer than the maximum, {} (2^32 seconds, the longest token lifetime the API server issues; a hub may cap it lower, which register and rotate report)",
+            format_duration(MAX_TOKEN_TTL)
+        )
+    };
+    let d = parse_duration(s).map_err(|e| {
+        if e.ends_with("too long") {
+            longest()
+        } else {
+            e
+        }
+    })?;
     let min = crate::fleet::rbac::MIN_TOKEN_TTL;
     if d < min {
         return Err(format!(
@@ -292,10 +304,7 @@ pub fn parse_token_ttl(s: &str) -> Result<Duration, String> {
         ));
     }
     if d > MAX_TOKEN_TTL {
-        return Err(format!(
-            "{s:?} is longer than the maximum, {} (2^32 seconds, the longest token lifetime the API server issues; a hub may cap it lower, which register and rotate report)",
-            format_duration(MAX_TOKEN_TTL)
-        ));
+        return Err(longest());
     }
     Ok(d)
 }

@@ -17,9 +17,15 @@ pub fn parse_signed_duration(s: &str) -> Result<SignedDuration, String> {
     if let Ok(d) = s.parse::<SignedDuration>() {
         return Ok(d);
     }
-    let span: Span = s
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration (use e.g. 30d, 12h, 90m, 3600s)"))?;
+    let span: Span = s.parse().map_err(|_| {
+        // A number and one unit that still fails is out of range.
+        let unit = s.trim_start_matches(|c: char| c.is_ascii_digit());
+        if unit.len() < s.len() && ["w", "d", "h", "m", "s"].contains(&unit) {
+            format!("{s:?} is too long")
+        } else {
+            format!("{s:?} is not a duration (use e.g. 30d, 12h, 90m, 3600s)")
+        }
+    })?;
     span.to_duration(SpanRelativeTo::days_are_24_hours())
         .map_err(|_| format!("{s:?} is not a fixed duration (use d, h, m, s)"))
 }
@@ -65,6 +71,11 @@ mod tests {
         );
         assert!(parse_duration("-1s").unwrap_err().contains("negative"));
         assert!(parse_duration("soon").unwrap_err().contains("e.g. 30d"));
+        assert!(
+            parse_duration("999999999d")
+                .unwrap_err()
+                .contains("too long")
+        );
     }
 
     #[test]
