@@ -352,49 +352,19 @@ fn credential_state(
     interval: Duration,
     now: Timestamp,
 ) -> (CondState<impl FnOnce() -> String + '_>, Option<Duration>) {
-    /// The states of `CredentialExpiring`, named by their reasons.
-    #[derive(Clone, Copy)]
-    enum Credential {
-        NotReported,
-        Expired,
-        RenewalOverdue,
-        RenewedByEdge,
-        ExpiresSoon,
-        Valid,
-    }
     use Credential::*;
-    let until = |t: Timestamp| -> Option<Duration> {
-        Duration::try_from(t.duration_since(now))
-            .ok()
-            .map(|d| d + phase::TRANSITION_MARGIN)
-    };
-    let (state, next) = match (expires, renews) {
-        (None, _) => (NotReported, None),
-        (Some(exp), _) if now >= exp => (Expired, None),
-        (Some(exp), Some(renews)) => {
-            let overdue_at = renews
-                + SignedDuration::try_from(interval * RENEWAL_GRACE_INTERVALS)
-                    .unwrap_or(SignedDuration::ZERO);
-            if now >= overdue_at {
-                (RenewalOverdue, until(exp))
-            } else {
-                (RenewedByEdge, until(overdue_at))
-            }
-        }
-        (Some(exp), None) => {
-            let warn_at = exp - SignedDuration::try_from(warning).unwrap_or(SignedDuration::ZERO);
-            if now >= warn_at {
-                (ExpiresSoon, until(exp))
-            } else {
-                (Valid, until(warn_at))
-            }
-        }
-    };
+    let (state, next) = credential_timeline(
+        expires,
+        renews,
+        warning,
+        interval * RENEWAL_GRACE_INTERVALS,
+        now,
+    );
     let (status, reason) = match state {
         NotReported => ("Unknown", "NotReported"),
         Expired => ("True", "Expired"),
         RenewalOverdue => ("True", "RenewalOverdue"),
-        RenewedByEdge => ("False", "RenewedByEdge"),
+        Renewed => ("False", "RenewedByEdge"),
         ExpiresSoon => ("True", "ExpiresSoon"),
         Valid => ("False", "Valid"),
     };
@@ -405,7 +375,7 @@ fn credential_state(
             NotReported => "the edge has not reported when its hub credential expires".to_owned(),
             Expired => format!("the site's hub credential has expired: {}", rotate()),
             RenewalOverdue => "the edge renews its hub credential by itself, but the one a restart would use is past its renewal time: the edge's log names the cause".to_owned(),
-            RenewedByEdge => "the edge renews its hub credential by itself when half of its lifetime is left".to_owned(),
+            Renewed => "the edge renews its hub credential by itself when half of its lifetime is left".to_owned(),
             ExpiresSoon => format!(
                 "the site's hub credential expires within {} and the edge does not report renewing it by itself: {}",
                 human(warning),
@@ -418,6 +388,61 @@ fn credential_state(
         }
     };
     (CondState::new(status, reason, message), next)
+}
+
+/// Where a credential stands in its life, whoever renews it (the edge for
+/// a Push site's hub credential, the hub for a Pull site's member one).
+#[derive(Clone, Copy)]
+enum Credential {
+    NotReported,
+    Expired,
+    /// Renewed by its holder, but the renewal is overdue by `grace`.
+    RenewalOverdue,
+    /// Renewed by its holder, on time.
+    Renewed,
+    /// Not renewed by its holder, and within `warning` of its expiry.
+    ExpiresSoon,
+    Valid,
+}
+
+/// The state of a credential that `expires` and (when its holder renews
+/// it) `renews`, and how long until that state can next change (plus
+/// [`phase::TRANSITION_MARGIN`]): the one timeline behind both
+/// `CredentialExpiring` judgements.
+fn credential_timeline(
+    expires: Option<Timestamp>,
+    renews: Option<Timestamp>,
+    warning: Duration,
+    grace: Duration,
+    now: Timestamp,
+) -> (Credential, Option<Duration>) {
+    use Credential::*;
+    let until = |t: Timestamp| -> Option<Duration> {
+        Duration::try_from(t.duration_since(now))
+            .ok()
+            .map(|d| d + phase::TRANSITION_MARGIN)
+    };
+    match (expires, renews) {
+        (None, _) => (NotReported, None),
+        (Some(exp), _) if now >= exp => (Expired, None),
+        (Some(exp), Some(renews)) => {
+            let overdue_at =
+                renews + SignedDuration::try_from(grace).unwrap_or(SignedDuration::ZERO);
+            if now >= overdue_at {
+                (RenewalOverdue, until(exp))
+            } else {
+                (Renewed, until(overdue_at))
+            }
+        }
+        (Some(exp), None) => {
+            let warn_at = exp - SignedDuration::try_from(warning).unwrap_or(SignedDuration::ZERO);
+            if now >= warn_at {
+                (ExpiresSoon, until(exp))
+            } else {
+                (Valid, until(warn_at))
+            }
+        }
+    }
 }
 
 /// What a judgement starts from: the phase transition time (now when the
@@ -888,49 +913,19 @@ fn pull_credential_state(
     interval: Duration,
     now: Timestamp,
 ) -> (CondState<impl FnOnce() -> String + '_>, Option<Duration>) {
-    /// The states, named by their reasons.
-    #[derive(Clone, Copy)]
-    enum Credential {
-        NotReported,
-        Expired,
-        RenewalOverdue,
-        RenewedByHub,
-        ExpiresSoon,
-        Valid,
-    }
     use Credential::*;
-    let until = |t: Timestamp| -> Option<Duration> {
-        Duration::try_from(t.duration_since(now))
-            .ok()
-            .map(|d| d + phase::TRANSITION_MARGIN)
-    };
-    let (state, next) = match (expires, renews) {
-        (None, _) => (NotReported, None),
-        (Some(exp), _) if now >= exp => (Expired, None),
-        (Some(exp), Some(renews)) => {
-            let overdue_at = renews
-                + SignedDuration::try_from(interval * PULL_RENEWAL_GRACE_INTERVALS)
-                    .unwrap_or(SignedDuration::ZERO);
-            if now >= overdue_at {
-                (RenewalOverdue, until(exp))
-            } else {
-                (RenewedByHub, until(overdue_at))
-            }
-        }
-        (Some(exp), None) => {
-            let warn_at = exp - SignedDuration::try_from(warning).unwrap_or(SignedDuration::ZERO);
-            if now >= warn_at {
-                (ExpiresSoon, until(exp))
-            } else {
-                (Valid, until(warn_at))
-            }
-        }
-    };
+    let (state, next) = credential_timeline(
+        expires,
+        renews,
+        warning,
+        interval * PULL_RENEWAL_GRACE_INTERVALS,
+        now,
+    );
     let (status, reason) = match state {
         NotReported => ("Unknown", "NotReported"),
         Expired => ("True", "Expired"),
         RenewalOverdue => ("True", "RenewalOverdue"),
-        RenewedByHub => ("False", "RenewedByHub"),
+        Renewed => ("False", "RenewedByHub"),
         ExpiresSoon => ("True", "ExpiresSoon"),
         Valid => ("False", "Valid"),
     };
@@ -948,7 +943,7 @@ fn pull_credential_state(
                 "the hub renews the site's member credential by itself, but its renewal is overdue (the hub operator's log names the cause): {}",
                 register()
             ),
-            RenewedByHub => "the hub renews the site's member credential by itself when half of its lifetime is left".to_owned(),
+            Renewed => "the hub renews the site's member credential by itself when half of its lifetime is left".to_owned(),
             ExpiresSoon => format!(
                 "the site's member credential expires within {} and {CANNOT}: {}",
                 human(warning),
