@@ -412,8 +412,11 @@ async fn output_name_is_kubectls_and_jsonpath_runs_over_the_report() {
 async fn watch_on_a_terminal_uses_the_alternate_screen_and_restores_it() {
     use std::io::{Read as _, Write as _};
     let hub = fleet().await;
+    // `exec`: the shell `script` starts must not stay in the terminal's
+    // foreground group, where Ctrl-C would kill it (exit 130) whatever the
+    // plugin does.
     let command = format!(
-        "{BIN} --kubeconfig {} status --watch",
+        "exec {BIN} --kubeconfig {} status --watch",
         hub.kubeconfig.display()
     );
     let mut child = Command::new("script")

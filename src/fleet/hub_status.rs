@@ -330,10 +330,13 @@ fn connected_state(phase: Phase, interval: Duration) -> CondState<impl FnOnce() 
     })
 }
 
-/// How long past its renewal time a self-renewing edge may still report
-/// the old credential: it renews on its next report, and persists right
-/// after, so two intervals is generous.
-pub const RENEWAL_GRACE_INTERVALS: u32 = 2;
+/// How long past its renewal time a credential's holder (a self-renewing
+/// edge, or the hub's prober for a Pull site) may still report the old one:
+/// it renews at its first tick after that time (up to one interval), the
+/// renewed expiry reaches the hub with the report after that (one more),
+/// and the hub judges on its own tick (one more). Fewer intervals would
+/// flag an on-time renewal as overdue for a moment.
+pub const RENEWAL_GRACE_INTERVALS: u32 = 3;
 
 /// `CredentialExpiring` and when it next changes on its own.
 ///
@@ -353,21 +356,8 @@ fn credential_state(
     now: Timestamp,
 ) -> (CondState<impl FnOnce() -> String + '_>, Option<Duration>) {
     use Credential::*;
-    let (state, next) = credential_timeline(
-        expires,
-        renews,
-        warning,
-        interval * RENEWAL_GRACE_INTERVALS,
-        now,
-    );
-    let (status, reason) = match state {
-        NotReported => ("Unknown", "NotReported"),
-        Expired => ("True", "Expired"),
-        RenewalOverdue => ("True", "RenewalOverdue"),
-        Renewed => ("False", "RenewedByEdge"),
-        ExpiresSoon => ("True", "ExpiresSoon"),
-        Valid => ("False", "Valid"),
-    };
+    let (state, next) = credential_timeline(expires, renews, warning, interval, now);
+    let (status, reason) = state.status_and_reason("RenewedByEdge");
     let message = move || {
         let rotate =
             || format!("run `kubectl fleet rotate {site}` and give the edge the new configuration");
@@ -405,18 +395,34 @@ enum Credential {
     Valid,
 }
 
+impl Credential {
+    /// The `CredentialExpiring` status and reason of this state; `renewed`
+    /// names who renews it on time (`RenewedByEdge`, `RenewedByHub`).
+    fn status_and_reason(self, renewed: &'static str) -> (&'static str, &'static str) {
+        match self {
+            Credential::NotReported => ("Unknown", "NotReported"),
+            Credential::Expired => ("True", "Expired"),
+            Credential::RenewalOverdue => ("True", "RenewalOverdue"),
+            Credential::Renewed => ("False", renewed),
+            Credential::ExpiresSoon => ("True", "ExpiresSoon"),
+            Credential::Valid => ("False", "Valid"),
+        }
+    }
+}
+
 /// The state of a credential that `expires` and (when its holder renews
-/// it) `renews`, and how long until that state can next change (plus
-/// [`phase::TRANSITION_MARGIN`]): the one timeline behind both
-/// `CredentialExpiring` judgements.
+/// it) `renews`, its holder reporting every `interval`, and how long until
+/// that state can next change (plus [`phase::TRANSITION_MARGIN`]): the one
+/// timeline behind both `CredentialExpiring` judgements.
 fn credential_timeline(
     expires: Option<Timestamp>,
     renews: Option<Timestamp>,
     warning: Duration,
-    grace: Duration,
+    interval: Duration,
     now: Timestamp,
 ) -> (Credential, Option<Duration>) {
     use Credential::*;
+    let grace = interval * RENEWAL_GRACE_INTERVALS;
     let until = |t: Timestamp| -> Option<Duration> {
         Duration::try_from(t.duration_since(now))
             .ok()
@@ -892,16 +898,11 @@ pub fn pull_hub_status<'a>(
     }
 }
 
-/// How long past its renewal time a Pull site may still report its old
-/// member token: the prober renews at its first probe after that time and
-/// the probe after it reports the new token, so three intervals is generous.
-pub const PULL_RENEWAL_GRACE_INTERVALS: u32 = 3;
-
 /// `CredentialExpiring` of a Pull site, from the member token the prober
 /// reported (`credentialExpirationTime`) and, when the hub renews it
 /// (`credentialRenewalTime` set: it is the site's own Pull identity), when
 /// it renews. A renewed credential is True only once its renewal is overdue
-/// by [`PULL_RENEWAL_GRACE_INTERVALS`]; one the hub cannot renew (stored
+/// by [`RENEWAL_GRACE_INTERVALS`]; one the hub cannot renew (stored
 /// with `--store-kubeconfig-as-is`, or an identity from before each site
 /// had its own) turns True `warning` before it expires. Every True state's
 /// message ends with the command that stores a fresh credential.
@@ -914,21 +915,8 @@ fn pull_credential_state(
     now: Timestamp,
 ) -> (CondState<impl FnOnce() -> String + '_>, Option<Duration>) {
     use Credential::*;
-    let (state, next) = credential_timeline(
-        expires,
-        renews,
-        warning,
-        interval * PULL_RENEWAL_GRACE_INTERVALS,
-        now,
-    );
-    let (status, reason) = match state {
-        NotReported => ("Unknown", "NotReported"),
-        Expired => ("True", "Expired"),
-        RenewalOverdue => ("True", "RenewalOverdue"),
-        Renewed => ("False", "RenewedByHub"),
-        ExpiresSoon => ("True", "ExpiresSoon"),
-        Valid => ("False", "Valid"),
-    };
+    let (state, next) = credential_timeline(expires, renews, warning, interval, now);
+    let (status, reason) = state.status_and_reason("RenewedByHub");
     let message = move || {
         let register = || {
             format!(
@@ -1202,7 +1190,7 @@ mod tests {
         let (_, next) = credential_state("a", Some(at(3600)), Some(at(1800)), warning, I, at(0));
         assert_eq!(
             next,
-            Some(Duration::from_secs(1800 + 60) + phase::TRANSITION_MARGIN),
+            Some(Duration::from_secs(1800 + 90) + phase::TRANSITION_MARGIN),
             "judged again when the renewal is overdue"
         );
         // Renewed in time: the reported times move, the condition does not.
@@ -1211,9 +1199,9 @@ mod tests {
             .with_token_renewed_in(1800 + 1800);
         let h2 = judge(&renewed, 1810);
         assert!(!h2.changed, "a renewal rewrites nothing");
-        // Not renewed two intervals past its renewal time: True, and the
+        // Not renewed three intervals past its renewal time: True, and the
         // message points at the edge's log, not at auto-rotation.
-        let h = judge(&s, 1800 + 60);
+        let h = judge(&s, 1800 + 90);
         let c = cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap();
         assert_eq!(
             (c.status.as_str(), c.reason.as_str()),
