@@ -1,4 +1,4 @@
-//! Correlation and cascade detection over many signals (issue 10, P4):
+//! Correlation and cascade detection over many signals (benchmark P4):
 //! 1,000 sites sharing 10k, 100k and 1M signals, as the hub folds them into
 //! `FederationStatus`. Prints a Markdown table; nothing is asserted.
 //!

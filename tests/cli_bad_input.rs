@@ -233,7 +233,7 @@ fn missing_crds_name_the_install_command() {
     assert_eq!(run.json()["sites"], serde_json::json!([]));
 }
 
-/// Issue 22: `--member-context nope` named the hub's flags. The error names
+/// Found in use: `--member-context nope` named the hub's flags. The error names
 /// the member flags and lists the contexts there are; nothing is written.
 #[test]
 fn an_unknown_member_context_names_the_member_flags_and_the_contexts() {

@@ -1,4 +1,4 @@
-//! Design §3 at runtime: authenticating with ONLY the token `register`
+//! The least-privilege site identity at runtime: authenticating with ONLY the token `register`
 //! minted, a site can read its own FederatedCluster and patch its own
 //! status, and gets 403 for everything else; nothing granted to the
 //! operator's namespace reaches a site; and the hub operator's own

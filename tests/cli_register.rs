@@ -298,7 +298,7 @@ fn policy_and_incidents() {
     assert_eq!(report["kind"], "IncidentsReport");
 }
 
-/// API round trips of `register SITE` (issue 10, P6), counted from the
+/// API round trips of `register SITE` (benchmark P6), counted from the
 /// sandbox's request log: the first site of a hub (no `fleet-sites` yet),
 /// a fresh site, then a re-run that finds everything in place. Counts, not
 /// timings: each one is a request an administrator waits for on a
@@ -335,8 +335,8 @@ fn register_round_trips() {
     // Fresh: the read of the site, one server-side apply per object (site,
     // ClusterRole and binding, Role and binding, ServiceAccount), the
     // ServiceAccount once more with its digest beside the TokenRequest
-    // (issue 24: 4 round trips for one request more; cli_enrol counts the
-    // round trips). The goal of issue 10 is 6; the five identity objects
+    // (4 round trips for one request more; cli_enrol counts the round
+    // trips). The goal is 6; the five identity objects
     // are each needed without widening what a site token may do (see the
     // docs). This guards against the count growing.
     assert!(fresh.len() <= 9, "fresh site:\n{}", describe(&fresh));
@@ -455,7 +455,7 @@ fn quoted_command(line: &str) -> String {
     line[start + 1..end].to_owned()
 }
 
-/// Issue 22: `kubectl fleet register pull-2 --tier critical`, the natural
+/// Found in use: `kubectl fleet register pull-2 --tier critical`, the natural
 /// way to change a tier, used to turn a Pull site into a Push site (Secret
 /// removed, a Push token minted) without a word. Omitted flags keep the
 /// mode like every other field.
@@ -771,7 +771,7 @@ async fn a_mode_switch_on_a_terminal_asks_first() {
     assert!(pull_kubeconfig(&hub, "site-t").await.is_none());
 }
 
-/// Issue 22: `--output-file /nonexistent-dir/x` created the site, its RBAC
+/// Found in use: `--output-file /nonexistent-dir/x` created the site, its RBAC
 /// and a token, then failed. The file is checked first: nothing reaches
 /// the hub (nor does `rotate --revoke` revoke anything).
 #[test]

@@ -1,4 +1,4 @@
-//! API faults the hub must survive (issue 11), injected with kube-sandbox's
+//! API faults the hub must survive, injected with kube-sandbox's
 //! controls while a real hub (in process, intervals scaled by 0.5, so
 //! I = 5 s: Stale after 15 s) judges two sites that heartbeat with only
 //! their own tokens. Each case states what must hold and checks it through

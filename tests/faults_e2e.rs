@@ -1,4 +1,4 @@
-//! Faults survived by real processes (issue 11): kube-sandbox as the hub's
+//! Faults survived by real processes: kube-sandbox as the hub's
 //! API server with its fault injection, `fleet-operator` hub replicas and
 //! edges as child processes, sites that authenticate with only their own
 //! token. Each test states what must hold and checks it through the API
@@ -103,7 +103,7 @@ fn hub_writes(sb: &Sandbox) -> Vec<String> {
 }
 
 /// The hub's API server down for 12 intervals — far longer than the 60 s
-/// of the issue at the default 30 s interval (2 intervals), past both the
+/// of the reported outage at the default 30 s interval (2 intervals), past both the
 /// Stale (3·I) and the Unreachable (10·I) thresholds: 24 s at I = 2 s, as
 /// a 6-minute outage would be at the defaults. Two sites with real edges,
 /// one silent site (one heartbeat just before the outage, then nothing).

@@ -1,4 +1,4 @@
-//! A hostile site (issue 11): authenticated with ONLY the token `register`
+//! A hostile site: authenticated with ONLY the token `register`
 //! minted for it, a site writes terminal escape sequences, text at every
 //! cap, a heartbeat from the future and duplicate signals into its own
 //! status, and tries a 200 KB message. The API server refuses what is over

@@ -1,5 +1,5 @@
 //! Property tests (proptest, bounded case counts, stable Rust) of what
-//! parses input a site, a member cluster or a user controls (issue 11):
+//! parses input a site, a member cluster or a user controls:
 //!
 //! - a site's status as the hub and the CLI decode it, then every judgment
 //!   and view built from it: decoding may fail, nothing may panic, and a
@@ -198,8 +198,9 @@ fn judge_and_render(sites: &[FederatedCluster], now: Timestamp) -> String {
         &hub,
         now,
     );
-    let mut out =
-        render::render_status_table(&render::status_view(sites, hub.judging(), now), true, true);
+    let mut table = render::status::StatusTable::new(now, hub.judging(), true);
+    sites.iter().for_each(|s| table.push(s));
+    let mut out: String = table.lines(true).collect();
     out.push_str(&render::render_incidents(&report, now, true));
     render::to_json(&report).expect("a decoded report serializes");
     render::to_json(&render::status_report(sites, &hub, now)).expect("status serializes");

@@ -1,4 +1,4 @@
-//! Operating many sites from the hub (issue 24), through the real hub
+//! Operating many sites from the hub, through the real hub
 //! binary with the RBAC `kubectl fleet install` ships, the real `kubectl`
 //! and the hub's `/metrics`: three sites of one region going dark make one
 //! grouped outage (FederationStatus, metric) with a stable id while it

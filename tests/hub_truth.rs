@@ -1,4 +1,4 @@
-//! What every view shows stays true (issue 22): the hub's liveness is part
+//! What every view shows stays true: the hub's liveness is part
 //! of the fleet state, a site cannot forge the hub's judgement, and a mode
 //! switch leaves nothing of the old mode. Through real processes and the
 //! real `kubectl` where a user meets it, against kube-sandbox with the

@@ -1,5 +1,5 @@
 //! The hub's leader election, deterministic: two electors against a real
-//! Lease on kube-sandbox, with a stepped clock instead of sleeps (issue 11).
+//! Lease on kube-sandbox, with a stepped clock instead of sleeps.
 //! Every negative check ("does not take over") follows a round that is
 //! proven to have run (it returned, and the Lease it read is the one shown).
 

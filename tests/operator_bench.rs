@@ -1216,7 +1216,9 @@ fn hub_worst_case_sites_at_caps() {
     let fleet = next_summary(&sites, None, now, &Default::default());
     let fleet_bytes = serde_json::to_vec(&fleet).unwrap().len();
     let (status, _) = time_ms(RUNS, || {
-        render::render_status_table(&render::status_view(&sites, Some(true), now), true, false)
+        let mut table = render::status::StatusTable::new(now, Some(true), true);
+        sites.iter().for_each(|s| table.push(s));
+        table.lines(false).collect::<String>()
     });
     let report = render::incidents_report(
         &sites,

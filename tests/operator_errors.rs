@@ -41,7 +41,7 @@ const LOOPBACK: [&str; 4] = [
     "127.0.0.1:0",
 ];
 
-/// Issue 22: "error: starting the HTTP servers" did not say that the port
+/// Found in use: "error: starting the HTTP servers" did not say that the port
 /// was taken (every second operator on one machine hits it).
 #[test]
 fn a_port_in_use_is_named_with_its_cause() {
@@ -73,7 +73,7 @@ fn a_port_in_use_is_named_with_its_cause() {
     }
 }
 
-/// Issue 22: "error: loading the Kubernetes client configuration" did not
+/// Found in use: "error: loading the Kubernetes client configuration" did not
 /// say which file, nor why.
 #[test]
 fn a_missing_kubeconfig_is_named_with_the_os_error() {
@@ -127,7 +127,7 @@ async fn a_missing_file_in_a_kubeconfig_list_is_skipped() {
     assert!(!op.log_text().contains("error"), "{}", op.log_text());
 }
 
-/// Issue 22: an edge whose hub kubeconfig points at a member cluster was
+/// Found in use: an edge whose hub kubeconfig points at a member cluster was
 /// told "CRD not found: run `kubectl fleet install --apply`", inviting a
 /// hub install on a member. It is told to check its hub kubeconfig.
 #[test]
@@ -159,7 +159,7 @@ fn an_edge_pointed_at_a_cluster_without_the_fleet_api_checks_its_hub_kubeconfig(
     );
 }
 
-/// Issue 23: the edge's own hub kubeconfig still honoured `exec`. Refused,
+/// Found in use: the edge's own hub kubeconfig still honoured `exec`. Refused,
 /// as the hub refuses it in a Pull Secret: the command never runs.
 #[test]
 fn the_edge_never_runs_a_command_its_hub_kubeconfig_names() {
@@ -201,7 +201,7 @@ fn the_edge_never_runs_a_command_its_hub_kubeconfig_names() {
     assert!(!marker.exists(), "the command did not run");
 }
 
-/// Issue 22: an edge given another site's credential was told to re-run
+/// Found in use: an edge given another site's credential was told to re-run
 /// `register` for its own site, which changes nothing. It names the site
 /// the token belongs to, and the fix it names works: `kubectl fleet rotate
 /// SITE` writes the right credential into the file, and the edge reports.

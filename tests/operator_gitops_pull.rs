@@ -13,47 +13,13 @@ mod operator_support;
 
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
 use kube_sandbox::Sandbox;
-use kubectl_fleet::api::{CONDITION_CONNECTED, FederatedCluster};
+use kubectl_fleet::api::FederatedCluster;
 use kubectl_fleet::fleet::rbac;
 use operator_support::*;
-
-const WAIT: Duration = Duration::from_secs(60);
-
-/// Waits until the site's `Connected` condition has `status` and `reason`;
-/// returns its message.
-async fn wait_connected(
-    api: &Api<FederatedCluster>,
-    site: &str,
-    status: &str,
-    reason: &str,
-) -> String {
-    let start = std::time::Instant::now();
-    let mut last = None;
-    loop {
-        let got = api
-            .get(site)
-            .await
-            .ok()
-            .and_then(|fc| fc.status?.condition(CONDITION_CONNECTED).cloned());
-        if let Some(c) = &got
-            && c.status == status
-            && c.reason == reason
-        {
-            return c.message.clone();
-        }
-        last = got.map(|c| (c.status, c.reason, c.message)).or(last);
-        assert!(
-            start.elapsed() < WAIT,
-            "{site}: Connected is {last:?}, wanted {status}/{reason}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
 
 /// Runs the real kubectl against the hub; panics on failure, returns stdout.
 fn kubectl(hub_kc: &Path, cache: &Path, args: &[&str], stdin: Option<&str>) -> String {

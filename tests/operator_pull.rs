@@ -12,7 +12,7 @@
 
 mod operator_support;
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use k8s_openapi::ByteString;
@@ -28,77 +28,11 @@ use kubectl_fleet::fleet::rbac;
 use operator_support::*;
 
 const SCALE: &str = "0.3";
-const WAIT: Duration = Duration::from_secs(60);
+const WAIT: Duration = CONDITION_WAIT;
 
-/// (status, reason, message) of a site's condition.
-async fn condition(
-    api: &Api<FederatedCluster>,
-    site: &str,
-    type_: &str,
-) -> Option<(String, String, String)> {
-    let fc = api.get(site).await.ok()?;
-    let c = fc.status?.condition(type_)?.clone();
-    Some((c.status, c.reason, c.message))
-}
-
-/// Waits until the site's `Connected` condition has `status` and `reason`,
-/// returning its message.
-async fn wait_connected(
-    api: &Api<FederatedCluster>,
-    site: &str,
-    status: &str,
-    reason: &str,
-) -> String {
-    let mut last = None;
-    let start = std::time::Instant::now();
-    loop {
-        let got = condition(api, site, CONDITION_CONNECTED).await;
-        if let Some((s, r, m)) = &got
-            && s == status
-            && r == reason
-        {
-            return m.clone();
-        }
-        last = got.or(last);
-        assert!(
-            start.elapsed() < WAIT,
-            "{site}: Connected is {last:?}, wanted {status}/{reason}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-/// A member sandbox with one GPU node, its admin kubeconfig in `dir`.
-async fn member(dir: &TempDir, name: &str) -> (Sandbox, std::path::PathBuf) {
-    let sb = Sandbox::start();
-    let kc = dir.join(&format!("{name}-member.kubeconfig"));
-    sb.write_admin_kubeconfig(&kc).unwrap();
-    seed_member(
-        &admin(&sb).await,
-        &[NodeSeed {
-            name: &format!("{name}-node-1"),
-            gpus: &[("nvidia.com/gpu", 4, 3)],
-            ready: true,
-        }],
-        &[],
-    )
-    .await;
-    (sb, kc)
-}
-
-fn register_pull(hub_kc: &Path, site: &str, member_kc: &Path, extra: &[&str]) -> String {
-    let member = member_kc.display().to_string();
-    let mut args = vec![
-        "register",
-        site,
-        "--pull",
-        "--member-kubeconfig",
-        &member,
-        "--heartbeat-interval",
-        "10",
-    ];
-    args.extend_from_slice(extra);
-    fleet_cli(hub_kc, &args)
+/// A member sandbox with one node of 4 GPUs (3 allocatable).
+async fn member(dir: &TempDir, name: &str) -> (Sandbox, PathBuf) {
+    member_sandbox(dir, name, (4, 3)).await
 }
 
 /// Puts `kubeconfig` into the site's pull Secret, as someone editing it by

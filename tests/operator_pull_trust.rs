@@ -40,55 +40,7 @@ use kubectl_fleet::api::{
 use kubectl_fleet::fleet::rbac;
 use operator_support::*;
 
-const WAIT: Duration = Duration::from_secs(60);
-
-/// (status, reason, message) of a site's condition.
-async fn condition(
-    api: &Api<FederatedCluster>,
-    site: &str,
-    type_: &str,
-) -> Option<(String, String, String)> {
-    let fc = api.get(site).await.ok()?;
-    let c = fc.status?.condition(type_)?.clone();
-    Some((c.status, c.reason, c.message))
-}
-
-/// Waits until condition `type_` of `site` has `status` and `reason`,
-/// returning its message.
-async fn wait_condition(
-    api: &Api<FederatedCluster>,
-    site: &str,
-    type_: &str,
-    status: &str,
-    reason: &str,
-) -> String {
-    let mut last = None;
-    let start = std::time::Instant::now();
-    loop {
-        let got = condition(api, site, type_).await;
-        if let Some((s, r, m)) = &got
-            && s == status
-            && r == reason
-        {
-            return m.clone();
-        }
-        last = got.or(last);
-        assert!(
-            start.elapsed() < WAIT,
-            "{site}: {type_} is {last:?}, wanted {status}/{reason}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-async fn wait_connected(
-    api: &Api<FederatedCluster>,
-    site: &str,
-    status: &str,
-    reason: &str,
-) -> String {
-    wait_condition(api, site, CONDITION_CONNECTED, status, reason).await
-}
+const WAIT: Duration = CONDITION_WAIT;
 
 async fn wait_phase(api: &Api<FederatedCluster>, site: &str, phase: Phase) {
     wait_until(WAIT, &format!("{site} {phase:?}"), || async {
@@ -97,37 +49,9 @@ async fn wait_phase(api: &Api<FederatedCluster>, site: &str, phase: Phase) {
     .await;
 }
 
-/// A member sandbox with one node, its admin kubeconfig in `dir`.
+/// A member sandbox with one node of 2 GPUs (2 allocatable).
 async fn member(dir: &TempDir, name: &str) -> (Sandbox, PathBuf) {
-    let sb = Sandbox::start();
-    let kc = dir.join(&format!("{name}-member.kubeconfig"));
-    sb.write_admin_kubeconfig(&kc).unwrap();
-    seed_member(
-        &admin(&sb).await,
-        &[NodeSeed {
-            name: &format!("{name}-node-1"),
-            gpus: &[("nvidia.com/gpu", 2, 2)],
-            ready: true,
-        }],
-        &[],
-    )
-    .await;
-    (sb, kc)
-}
-
-fn register_pull(hub_kc: &Path, site: &str, member_kc: &Path, extra: &[&str]) -> String {
-    let member = member_kc.display().to_string();
-    let mut args = vec![
-        "register",
-        site,
-        "--pull",
-        "--member-kubeconfig",
-        &member,
-        "--heartbeat-interval",
-        "10",
-    ];
-    args.extend_from_slice(extra);
-    fleet_cli(hub_kc, &args)
+    member_sandbox(dir, name, (2, 2)).await
 }
 
 /// `kubectl-fleet --kubeconfig HUB ARGS…` that may fail: (success, stderr).

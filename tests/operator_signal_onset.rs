@@ -1,4 +1,4 @@
-//! A signal's onset is the member's fact, not the edge's memory (issue 22):
+//! A signal's onset is the member's fact, not the edge's memory:
 //! restarting or rolling out edges, in any order, leaves the cascade
 //! verdict exactly as it was.
 //!

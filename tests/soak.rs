@@ -1,4 +1,4 @@
-//! The soak of issue 11 (docs/reliability.md#soak): a kube-sandbox hub, two
+//! The soak (docs/reliability.md#soak): a kube-sandbox hub, two
 //! hub replicas as real `fleet-operator` processes (leader election), sites
 //! registered through the real `kubectl` (`kubectl fleet register`), a few
 //! real edge processes against kube-sandbox member clusters and, for the

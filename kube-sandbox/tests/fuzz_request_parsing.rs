@@ -1,5 +1,5 @@
 //! Property tests (proptest, bounded case counts) of kube-sandbox's request
-//! parsing (issue 11): every test of this project trusts the sandbox, and a
+//! parsing: every test of this project trusts the sandbox, and a
 //! hostile site's token talks to it in the fault suite, so no request body,
 //! patch, selector or query string may crash it or get a 500.
 //!

@@ -682,7 +682,7 @@ async fn kubectl_applies_and_lists_sites_by_short_name() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// The caps on what a site token can write into its status (issue 11): a
+/// The caps on what a site token can write into its status: a
 /// string, count or map over its bound is refused with 422 naming the
 /// field, on the real server and on kube-sandbox alike; values at the caps
 /// are stored.

@@ -456,26 +456,58 @@ macro_rules! wire_enum {
             }
         }
 
+        impl WireEnum for $name {
+            const WHAT: &'static str = $label;
+            const ALL: &'static [Self] = $name::ALL;
+
+            fn as_str(self) -> &'static str {
+                $name::as_str(self)
+            }
+        }
+
         impl FromStr for $name {
             type Err = UnknownValue;
 
             fn from_str(s: &str) -> Result<Self, Self::Err> {
-                $name::ALL
-                    .iter()
-                    .copied()
-                    .find(|v| v.as_str() == s)
-                    .ok_or_else(|| UnknownValue {
-                        what: $label,
-                        value: s.to_owned(),
-                        allowed: $name::ALL
-                            .iter()
-                            .map(|v| v.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                    })
+                <$name as WireEnum>::from_wire(s)
             }
         }
     };
+}
+
+/// An enum spelled the same on the wire (the CRD), on the command line
+/// and in the REST API's queries: the one parser behind `FromStr`, the
+/// CLI's value parsers and the API's filters.
+pub trait WireEnum: Copy + Send + Sync + 'static {
+    /// What a value is called in errors (`tier`, `signal type`).
+    const WHAT: &'static str;
+    /// Every value, in declaration order.
+    const ALL: &'static [Self];
+
+    /// The value as written on the wire.
+    fn as_str(self) -> &'static str;
+
+    /// The value spelled exactly `s`, or an error naming the allowed ones.
+    fn from_wire(s: &str) -> Result<Self, UnknownValue> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|v| v.as_str() == s)
+            .ok_or_else(|| UnknownValue {
+                what: Self::WHAT,
+                value: s.to_owned(),
+                allowed: Self::allowed(),
+            })
+    }
+
+    /// The allowed values, comma-separated.
+    fn allowed() -> String {
+        Self::ALL
+            .iter()
+            .map(|v| v.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// A string that is not one of an enum's wire values.

@@ -346,17 +346,14 @@ pub(crate) fn ask(prompt: &str) -> Result<(), Error> {
     }
 }
 
-fn wire_enum<T>(
-    all: &'static [T],
-    as_str: fn(T) -> &'static str,
-) -> impl TypedValueParser<Value = T>
-where
-    T: Copy + Send + Sync + 'static,
-{
+/// The value parser of an argument taking a [`crate::api::WireEnum`]: its
+/// wire values are the possible values (listed in `--help` and completed).
+fn wire_enum<T: crate::api::WireEnum>() -> impl TypedValueParser<Value = T> {
     // Case-insensitive where the argument says `ignore_case`.
-    PossibleValuesParser::new(all.iter().map(move |v| as_str(*v))).map(move |s| {
-        *all.iter()
-            .find(|v| as_str(**v).eq_ignore_ascii_case(&s))
+    PossibleValuesParser::new(T::ALL.iter().map(|v| v.as_str())).map(|s| {
+        *T::ALL
+            .iter()
+            .find(|v| v.as_str().eq_ignore_ascii_case(&s))
             .expect("clap only passes one of the possible values")
     })
 }

@@ -21,7 +21,7 @@ pub enum PolicyOutput {
 #[derive(Debug, clap::Args)]
 pub struct PolicyArgs {
     /// Only this tier
-    #[arg(long, value_name = "TIER", value_parser = wire_enum(Tier::ALL, Tier::as_str))]
+    #[arg(long, value_name = "TIER", value_parser = wire_enum::<Tier>())]
     pub tier: Option<Tier>,
     /// Output format
     #[arg(short, long, value_enum, default_value_t = PolicyOutput::Table)]

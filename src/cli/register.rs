@@ -61,13 +61,13 @@ pub struct RegisterArgs {
     #[arg(long, value_name = "REGION", value_parser = parse_region)]
     pub region: Option<String>,
     /// Environment of the site (default for a new site: production)
-    #[arg(long, value_name = "ENV", value_parser = wire_enum(Environment::ALL, Environment::as_str))]
+    #[arg(long, value_name = "ENV", value_parser = wire_enum::<Environment>())]
     pub environment: Option<Environment>,
     /// Criticality tier, drives the remediation policy (default for a new site: standard)
-    #[arg(long, value_name = "TIER", value_parser = wire_enum(Tier::ALL, Tier::as_str))]
+    #[arg(long, value_name = "TIER", value_parser = wire_enum::<Tier>())]
     pub tier: Option<Tier>,
     /// What the fleet may do on the site; repeat for several (default for a new site: monitoring)
-    #[arg(long = "capability", value_name = "CAPABILITY", value_parser = wire_enum(Capability::ALL, Capability::as_str))]
+    #[arg(long = "capability", value_name = "CAPABILITY", value_parser = wire_enum::<Capability>())]
     pub capabilities: Vec<Capability>,
     /// Seconds between heartbeats (Push) or probes (Pull), 10..3600 (default for a new site: 30)
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(i32).range(10..=3600))]

@@ -187,16 +187,16 @@ pub struct StatusArgs {
     #[arg(short = 'l', long, value_name = "SELECTOR")]
     pub selector: Option<String>,
     /// Only sites of this tier
-    #[arg(long, value_name = "TIER", value_parser = wire_enum(Tier::ALL, Tier::as_str))]
+    #[arg(long, value_name = "TIER", value_parser = wire_enum::<Tier>())]
     pub tier: Option<Tier>,
     /// Only sites of this environment
-    #[arg(long, value_name = "ENV", value_parser = wire_enum(Environment::ALL, Environment::as_str))]
+    #[arg(long, value_name = "ENV", value_parser = wire_enum::<Environment>())]
     pub environment: Option<Environment>,
     /// Only sites in this region
     #[arg(long, value_name = "REGION")]
     pub region: Option<String>,
     /// Only sites in this phase (any case: connected, Connected)
-    #[arg(long, value_name = "PHASE", ignore_case = true, value_parser = wire_enum(Phase::ALL, Phase::as_str))]
+    #[arg(long, value_name = "PHASE", ignore_case = true, value_parser = wire_enum::<Phase>())]
     pub phase: Option<Phase>,
     /// Only sites whose edge reports this version (as the footer's Edges: line names it; a leading v is ignored)
     #[arg(long, value_name = "VERSION", value_parser = parse_version)]
@@ -611,8 +611,8 @@ impl Frame {
 /// One snapshot of the fleet, listed a page at a time and folded into the
 /// output as it arrives: memory stays at one page plus the compact table
 /// rows (`-o json|yaml` is written out page by page, keeping only totals),
-/// however many sites there are. Same bytes as the whole-list renderers
-/// ([`render::status_view`], [`render::status_report`]) of the same sites.
+/// however many sites there are. Same bytes as the whole-list report
+/// ([`render::status_report`]) of the same sites.
 ///
 /// The hub's liveness record is read alongside the first page: rows need
 /// the verdict (a silent hub shows phases by age), so a page that arrives

@@ -178,11 +178,6 @@ pub fn is_incident_id(id: &str, prefix: &str) -> bool {
         })
 }
 
-/// Whether `id` has the `xc-` + 8 lowercase hex shape.
-pub fn is_correlation_id(id: &str) -> bool {
-    is_incident_id(id, "xc")
-}
-
 #[derive(Clone)]
 struct Sighting<'a> {
     cluster: &'a str,
@@ -336,7 +331,7 @@ mod tests {
         let out = correlate(&sites, &[], fixture_now(), CorrelationConfig::default());
         assert_eq!(out.len(), 1);
         let c = &out[0];
-        assert!(is_correlation_id(&c.id), "{}", c.id);
+        assert!(is_incident_id(&c.id, "xc"), "{}", c.id);
         assert_eq!(c.signal, SignalType::CrashLoopBackOff);
         assert_eq!(c.severity, Severity::Critical);
         assert_eq!(c.original_severity, Severity::High);
@@ -435,15 +430,15 @@ mod tests {
     #[test]
     fn ids_are_xc_and_8_hex() {
         let id = correlation_id(SignalType::OomKilled, fixture_now());
-        assert!(is_correlation_id(&id));
+        assert!(is_incident_id(&id, "xc"));
         assert_eq!(
             id,
             correlation_id(SignalType::OomKilled, fixture_now()),
             "deterministic"
         );
-        assert!(!is_correlation_id("xc-1234567"));
-        assert!(!is_correlation_id("xc-1234567G"));
-        assert!(!is_correlation_id("yc-12345678"));
+        assert!(!is_incident_id("xc-1234567", "xc"));
+        assert!(!is_incident_id("xc-1234567G", "xc"));
+        assert!(!is_incident_id("yc-12345678", "xc"));
     }
 
     #[test]

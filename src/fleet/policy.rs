@@ -91,12 +91,6 @@ pub fn policy_for(tier: Option<Tier>, severity: Severity) -> Policy {
     }
 }
 
-/// [`policy_for`] with a tier given as text; anything that is not a known
-/// tier name gets the unknown-tier fallback.
-pub fn policy_for_tier_name(tier: &str, severity: Severity) -> Policy {
-    policy_for(tier.parse().ok(), severity)
-}
-
 impl Policy {
     /// How restrictive the policy is: manual with Admin approval, then
     /// manual with Operator approval, then automatic.
@@ -356,15 +350,15 @@ mod tests {
                 "non-critical/{s}"
             );
             assert_eq!(policy_for(None, s), MANUAL_ADMIN, "unknown/{s}");
-            assert_eq!(policy_for_tier_name("gold", s), MANUAL_ADMIN, "gold/{s}");
+            assert_eq!(policy_for("gold".parse().ok(), s), MANUAL_ADMIN, "gold/{s}");
         }
         assert_eq!(policy_for(Some(Tier::Standard), Critical), MANUAL_OPERATOR);
         assert_eq!(policy_for(Some(Tier::Standard), High), MANUAL_OPERATOR);
         assert_eq!(policy_for(Some(Tier::Standard), Medium), AUTO);
         assert_eq!(policy_for(Some(Tier::Standard), Low), AUTO);
-        assert_eq!(policy_for_tier_name("standard", Low), AUTO);
+        assert_eq!(policy_for("standard".parse().ok(), Low), AUTO);
         assert_eq!(
-            policy_for_tier_name("Standard", Low),
+            policy_for("Standard".parse().ok(), Low),
             MANUAL_ADMIN,
             "tier names are exact"
         );

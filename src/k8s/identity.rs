@@ -40,6 +40,25 @@ pub struct ObjectRef {
     pub namespace: Option<String>,
 }
 
+/// A namespaced object this module applies by server-side apply.
+trait NamespacedObject:
+    Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+    + Clone
+    + Serialize
+    + serde::de::DeserializeOwned
+    + std::fmt::Debug
+{
+}
+
+impl<K> NamespacedObject for K where
+    K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + Serialize
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+{
+}
+
 impl ObjectRef {
     fn of<K: Resource<DynamicType = ()>>(name: &str, namespace: Option<&str>) -> Self {
         ObjectRef {
@@ -173,34 +192,22 @@ impl Cluster {
     /// Applies a namespaced object into its namespace (`fleet-system` or
     /// `fleet-sites`). The namespace is not applied up front (`install`
     /// creates both on a hub, and one more request per `register` is what
-    /// issue 10's P6 counts): only when the server answers that it does
+    /// the round-trip benchmark P6 counts): only when the server answers that it does
     /// not exist is it created, and the apply sent once more. A created
     /// namespace is pushed onto `created`.
-    async fn ensure_in_namespace<K>(
+    async fn ensure_in_namespace<K: NamespacedObject>(
         &self,
         obj: K,
         created: &mut Vec<ObjectRef>,
-    ) -> Result<ObjectRef, Error>
-    where
-        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-            + Clone
-            + Serialize
-            + serde::de::DeserializeOwned
-            + std::fmt::Debug,
-    {
+    ) -> Result<ObjectRef, Error> {
         let namespace = obj.meta().namespace.clone().unwrap_or_default();
-        let api: Api<K> = Api::namespaced(self.client.clone(), &namespace);
-        let name = obj.meta().name.clone().unwrap_or_default();
-        match self.apply(&api, &name, &obj).await {
+        match self.apply_in_namespace(obj.clone()).await {
             Err(e) if e.is_namespace_missing(&namespace) => {
                 created.push(self.ensure_namespace(&namespace).await?);
-                self.apply(&api, &name, &obj).await?;
+                self.apply_in_namespace(obj).await
             }
-            other => {
-                other?;
-            }
+            other => other,
         }
-        Ok(ObjectRef::of::<K>(&name, Some(&namespace)))
     }
 
     /// Applies the Push-mode identity of a site (docs/architecture.md#the-life-of-a-site):
@@ -302,14 +309,7 @@ impl Cluster {
 
     /// Applies a namespaced object into its namespace, reporting (not
     /// creating) a missing namespace.
-    async fn try_in_namespace<K>(&self, obj: K) -> Result<Namespaced, Error>
-    where
-        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-            + Clone
-            + Serialize
-            + serde::de::DeserializeOwned
-            + std::fmt::Debug,
-    {
+    async fn try_in_namespace<K: NamespacedObject>(&self, obj: K) -> Result<Namespaced, Error> {
         let namespace = obj.meta().namespace.clone().unwrap_or_default();
         match self.apply_in_namespace(obj).await {
             Err(e) if e.is_namespace_missing(&namespace) => Ok(Namespaced::NamespaceMissing),
@@ -318,14 +318,7 @@ impl Cluster {
     }
 
     /// Applies a namespaced object into its namespace.
-    async fn apply_in_namespace<K>(&self, obj: K) -> Result<ObjectRef, Error>
-    where
-        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-            + Clone
-            + Serialize
-            + serde::de::DeserializeOwned
-            + std::fmt::Debug,
-    {
+    async fn apply_in_namespace<K: NamespacedObject>(&self, obj: K) -> Result<ObjectRef, Error> {
         let namespace = obj.meta().namespace.clone().unwrap_or_default();
         let api: Api<K> = Api::namespaced(self.client.clone(), &namespace);
         let name = obj.meta().name.clone().unwrap_or_default();

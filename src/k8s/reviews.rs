@@ -2,7 +2,7 @@
 //! `/metrics` (authentication.k8s.io/v1, authorization.k8s.io/v1): the
 //! Kubernetes-native check kube-rbac-proxy and controller-runtime's secure
 //! metrics make. The caching, coalescing, rate limiting and the HTTP
-//! answers live in `operator::api`; this module only asks the API server.
+//! answers live in `operator::rest`; this module only asks the API server.
 
 use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec, UserInfo};
 use k8s_openapi::api::authorization::v1::{

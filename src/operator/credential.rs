@@ -16,12 +16,12 @@ use serde_json::Value;
 #[derive(Debug, thiserror::Error)]
 pub enum CredentialError {
     /// The file could not be read; the cause (e.g. "Permission denied")
-    /// is part of the line, since it says what to fix.
-    #[error("reading hub kubeconfig {path}: {source}{}", read_hint(source))]
+    /// is part of the line, since it says what to fix (and so it is not
+    /// also the error's `source`: a printer of the chain would say it twice).
+    #[error("reading hub kubeconfig {path}: {cause}{}", read_hint(cause))]
     Read {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The file is not a kubeconfig kube can use.
     #[error("parsing hub kubeconfig {path}")]
@@ -240,9 +240,9 @@ fn current_server(doc: &Value) -> Option<String> {
 impl HubKubeconfig {
     /// Reads the kubeconfig (and its token file, if it uses one).
     pub fn read(path: &Path) -> Result<Self, CredentialError> {
-        let text = std::fs::read_to_string(path).map_err(|source| CredentialError::Read {
+        let text = std::fs::read_to_string(path).map_err(|cause| CredentialError::Read {
             path: path.to_owned(),
-            source,
+            cause,
         })?;
         let mut doc: Value = serde_saphyr::from_str(&text).map_err(|e| parse_err(path, e))?;
         let server = current_server(&doc);
@@ -265,9 +265,9 @@ impl HubKubeconfig {
                 } else if let Some(f) = u.get("tokenFile").and_then(Value::as_str) {
                     let file = path.parent().unwrap_or(Path::new(".")).join(f);
                     let t =
-                        std::fs::read_to_string(&file).map_err(|source| CredentialError::Read {
+                        std::fs::read_to_string(&file).map_err(|cause| CredentialError::Read {
                             path: file.clone(),
-                            source,
+                            cause,
                         })?;
                     TokenSource::File(file, t.trim().to_owned())
                 } else {

@@ -122,12 +122,14 @@ pub enum EdgeError {
         doing: &'static str,
         message: String,
     },
-    /// The member cluster could not be read.
     /// The hub answered a token renewal without a usable token.
     #[error("renewing its own token failed: {0}; keeping the current token and retrying")]
     Renewal(String),
+    /// The member cluster could not be read. The message carries the
+    /// cause, so it is not also the error's `source` (a printer of the
+    /// chain would say it twice).
     #[error("reading the member cluster failed: {0}; reporting a heartbeat only")]
-    Member(#[source] MemberError),
+    Member(MemberError),
     /// A renewed token could not be persisted in the member Secret.
     #[error(
         "renewed the site token but could not store it in Secret {secret} on the member cluster ({cause}); \

@@ -16,7 +16,6 @@
 //! [`run`] is what `main` calls: it checks the CRDs, starts the probes and
 //! the role, and returns when SIGTERM/SIGINT arrives (graceful shutdown).
 
-pub mod api;
 pub mod collect;
 pub mod credential;
 pub mod edge;
@@ -26,6 +25,7 @@ pub mod hub;
 pub mod leader;
 pub mod metrics;
 pub mod prober;
+pub mod rest;
 pub mod review_cache;
 pub mod server;
 
@@ -539,8 +539,8 @@ async fn run_hub(
         .with_metrics(metrics.clone())
         .with_events(events::spawn(recorder, shutdown.clone())),
     );
-    let auth = Arc::new(api::Auth::new(client, args.auth_token_audiences.clone()));
-    let routes = server::probe_routes(ready.clone()).merge(api::routes(api::ApiState {
+    let auth = Arc::new(rest::Auth::new(client, args.auth_token_audiences.clone()));
+    let routes = server::probe_routes(ready.clone()).merge(rest::routes(rest::ApiState {
         view: hub.view.clone(),
         auth: auth.clone(),
         slots: args.http.response_slots(),
@@ -606,7 +606,7 @@ async fn run_edge(
     let metrics_auth = args
         .metrics_auth
         .unwrap_or(false)
-        .then(|| Arc::new(api::Auth::new(member, args.auth_token_audiences.clone())));
+        .then(|| Arc::new(rest::Auth::new(member, args.auth_token_audiences.clone())));
     let serving = secure.serve(
         server::with_metrics(
             server::probe_routes(ready.clone()),

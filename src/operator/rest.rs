@@ -27,7 +27,9 @@
 //! most [`NEW_TOKEN_REVIEWS_PER_SECOND`] a second (burst
 //! [`NEW_TOKEN_REVIEW_BURST`]), beyond which the caller gets 429 with
 //! `Retry-After`. No or invalid token: 401; not allowed: 403; a review
-//! that fails: 500, never open. Tokens are never logged or stored.
+//! that fails: 500, never open. Tokens are never logged or stored. The
+//! check is a layer on the router ([`authenticated`]), so a route added
+//! to it cannot be left open by a handler that forgets to call it.
 //!
 //! Fleet-sized bodies (every route but one site, and `/metrics`) take one
 //! of a few [`ResponseSlots`] from before they are built until their last
@@ -38,8 +40,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use k8s_openapi::api::authentication::v1::UserInfo;
@@ -50,7 +53,7 @@ use tokio::time::Instant;
 
 use super::federation::FleetView;
 use super::review_cache::{Flights, Lookup, TokenBucket, TtlLru};
-use crate::api::{Environment, FederatedCluster, Phase, Tier};
+use crate::api::{FederatedCluster, WireEnum};
 use crate::fleet::filter::SiteFilter;
 pub use crate::k8s::reviews::Access;
 use crate::k8s::reviews::{review_token, user_can};
@@ -222,20 +225,13 @@ impl IntoResponse for Busy {
     }
 }
 
-/// What a route answers: JSON, or an error (the caller refused included).
+/// What a route answers: JSON, or an error (a refused caller never gets
+/// to a route: [`authenticated`]).
 pub enum Answer {
-    /// The caller was refused.
-    Refused(Refused),
     /// No response slot came free in time.
     Busy(Busy),
     /// Another error.
     Error(ApiError),
-}
-
-impl From<Refused> for Answer {
-    fn from(r: Refused) -> Self {
-        Answer::Refused(r)
-    }
 }
 
 impl From<Busy> for Answer {
@@ -253,7 +249,6 @@ impl From<ApiError> for Answer {
 impl IntoResponse for Answer {
     fn into_response(self) -> Response {
         match self {
-            Answer::Refused(r) => r.into_response(),
             Answer::Busy(b) => b.into_response(),
             Answer::Error(e) => e.into_response(),
         }
@@ -466,9 +461,30 @@ pub struct ApiState {
     pub slots: ResponseSlots,
 }
 
-/// The `/api/v1/federation` routes.
+/// Admits a request only when its caller may do `access` (401, 403, 429
+/// or 500 otherwise), before any handler or extractor runs.
+async fn admit(
+    State((auth, access)): State<(Arc<Auth>, Access)>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match auth.check(request.headers(), access).await {
+        Ok(()) => next.run(request).await,
+        Err(refused) => refused.into_response(),
+    }
+}
+
+/// `router` with every route behind [`Auth`] for `access`: a route added
+/// to it is authenticated by construction, not by each handler.
+pub fn authenticated(router: Router, auth: Arc<Auth>, access: Access) -> Router {
+    router.route_layer(axum::middleware::from_fn_with_state((auth, access), admit))
+}
+
+/// The `/api/v1/federation` routes, each readable by who may list
+/// FederatedClusters.
 pub fn routes(state: ApiState) -> Router {
-    Router::new()
+    let auth = state.auth.clone();
+    let routes = Router::new()
         .route("/api/v1/federation/status", get(status))
         .route("/api/v1/federation/clusters", get(clusters))
         .route("/api/v1/federation/clusters/{name}", get(cluster))
@@ -476,7 +492,8 @@ pub fn routes(state: ApiState) -> Router {
         .route("/api/v1/federation/cascades", get(cascades))
         .route("/api/v1/federation/outages", get(outages))
         .route("/api/v1/federation/incidents/{id}", get(incident))
-        .with_state(state)
+        .with_state(state);
+    authenticated(routes, auth, READ_FLEET)
 }
 
 /// The query of `/clusters`.
@@ -490,28 +507,20 @@ pub struct ClusterQuery {
     incident: Option<String>,
 }
 
-fn wire<T: Copy>(
-    key: &str,
-    value: Option<&str>,
-    all: &[T],
-    name: fn(T) -> &'static str,
-) -> Result<Option<T>, ApiError> {
+/// The query parameter `key` as a [`WireEnum`], or a 400 naming the
+/// values it takes.
+fn wire<T: WireEnum>(key: &str, value: Option<&str>) -> Result<Option<T>, ApiError> {
     let Some(v) = value else { return Ok(None) };
-    all.iter()
-        .copied()
-        .find(|t| name(*t) == v)
-        .map(Some)
-        .ok_or_else(|| {
-            let valid: Vec<&str> = all.iter().map(|t| name(*t)).collect();
-            ApiError::new(
-                StatusCode::BAD_REQUEST,
-                format!(
-                    "invalid {key} {:?}: use one of {}",
-                    v.chars().take(64).collect::<String>(),
-                    valid.join(", ")
-                ),
-            )
-        })
+    T::from_wire(v).map(Some).map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "invalid {key} {:?}: use one of {}",
+                v.chars().take(64).collect::<String>(),
+                e.allowed
+            ),
+        )
+    })
 }
 
 impl ClusterQuery {
@@ -519,15 +528,10 @@ impl ClusterQuery {
     pub fn filter(&self) -> Result<SiteFilter, ApiError> {
         Ok(SiteFilter {
             names: Vec::new(),
-            tier: wire("tier", self.tier.as_deref(), Tier::ALL, Tier::as_str)?,
-            environment: wire(
-                "environment",
-                self.environment.as_deref(),
-                Environment::ALL,
-                Environment::as_str,
-            )?,
+            tier: wire("tier", self.tier.as_deref())?,
+            environment: wire("environment", self.environment.as_deref())?,
             region: self.region.clone(),
-            phase: wire("phase", self.phase.as_deref(), Phase::ALL, Phase::as_str)?,
+            phase: wire("phase", self.phase.as_deref())?,
             version: match self.version.as_deref() {
                 Some(v) if v.is_empty() || v.chars().count() > 64 => {
                     return Err(ApiError::new(
@@ -561,8 +565,7 @@ fn cached(
     })
 }
 
-async fn status(State(s): State<ApiState>, headers: HeaderMap) -> Result<Response, Answer> {
-    s.auth.check(&headers, READ_FLEET).await?;
+async fn status(State(s): State<ApiState>) -> Result<Response, Answer> {
     let slot = s.slots.take().await?;
     let sites = cached(&s.view, |_| true)?;
     let now = jiff::Timestamp::now();
@@ -573,10 +576,8 @@ async fn status(State(s): State<ApiState>, headers: HeaderMap) -> Result<Respons
 
 async fn clusters(
     State(s): State<ApiState>,
-    headers: HeaderMap,
     query: Result<Query<ClusterQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, Answer> {
-    s.auth.check(&headers, READ_FLEET).await?;
     let Ok(Query(query)) = query else {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -596,13 +597,8 @@ async fn clusters(
     Ok(slot.hold(json(&status_report(&sites, &hub, now))?))
 }
 
-async fn cluster(
-    State(s): State<ApiState>,
-    headers: HeaderMap,
-    Path(name): Path<String>,
-) -> Result<Response, Answer> {
+async fn cluster(State(s): State<ApiState>, Path(name): Path<String>) -> Result<Response, Answer> {
     // One site: a small body, no slot.
-    s.auth.check(&headers, READ_FLEET).await?;
     let sites = cached(&s.view, |site| site.site_name() == name)?;
     let now = jiff::Timestamp::now();
     match status_report(&sites, &s.view.hub_verdict(now), now)
@@ -644,12 +640,7 @@ fn find_incident<'a>(
     })
 }
 
-async fn incident(
-    State(s): State<ApiState>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Result<Response, Answer> {
-    s.auth.check(&headers, READ_FLEET).await?;
+async fn incident(State(s): State<ApiState>, Path(id): Path<String>) -> Result<Response, Answer> {
     let summary = s.view.summary().unwrap_or_default();
     let found = find_incident(&summary, &id)?;
     let names = found.sites();
@@ -665,8 +656,7 @@ async fn incident(
     ))?))
 }
 
-async fn outages(State(s): State<ApiState>, headers: HeaderMap) -> Result<Response, Answer> {
-    s.auth.check(&headers, READ_FLEET).await?;
+async fn outages(State(s): State<ApiState>) -> Result<Response, Answer> {
     let slot = s.slots.take().await?;
     Ok(slot.hold(json(&incidents(&s.view)?.outages)?))
 }
@@ -686,14 +676,12 @@ fn incidents(view: &FleetView) -> Result<render::IncidentsReport, ApiError> {
     ))
 }
 
-async fn correlations(State(s): State<ApiState>, headers: HeaderMap) -> Result<Response, Answer> {
-    s.auth.check(&headers, READ_FLEET).await?;
+async fn correlations(State(s): State<ApiState>) -> Result<Response, Answer> {
     let slot = s.slots.take().await?;
     Ok(slot.hold(json(&incidents(&s.view)?.correlations)?))
 }
 
-async fn cascades(State(s): State<ApiState>, headers: HeaderMap) -> Result<Response, Answer> {
-    s.auth.check(&headers, READ_FLEET).await?;
+async fn cascades(State(s): State<ApiState>) -> Result<Response, Answer> {
     let slot = s.slots.take().await?;
     Ok(slot.hold(json(&incidents(&s.view)?.cascades)?))
 }
@@ -807,8 +795,8 @@ mod tests {
             ..Default::default()
         };
         let f = ok.filter().unwrap();
-        assert_eq!(f.tier, Some(Tier::Critical));
-        assert_eq!(f.phase, Some(Phase::Stale));
+        assert_eq!(f.tier, Some(crate::api::Tier::Critical));
+        assert_eq!(f.phase, Some(crate::api::Phase::Stale));
         let long = ClusterQuery {
             version: Some("1".repeat(65)),
             ..Default::default()

@@ -1,4 +1,4 @@
-//! The bookkeeping behind [`super::api::Auth`]: a bounded LRU of review
+//! The bookkeeping behind [`super::rest::Auth`]: a bounded LRU of review
 //! answers with expiry, one review in flight per key, and a token bucket
 //! for reviews of tokens never seen before (docs/reliability.md, "Who can
 //! reach the operator's HTTPS servers"). No I/O; every function that

@@ -1,6 +1,6 @@
 //! The operator's one HTTP stack (axum): `/healthz`, `/livez` and `/readyz`
 //! on the plain probe address, and over TLS on the secure address the
-//! probes again, `/metrics` and (hub) the REST API of [`super::api`].
+//! probes again, `/metrics` and (hub) the REST API of [`super::rest`].
 //!
 //! The certificate comes from `--tls-cert-file`/`--tls-private-key-file`
 //! (e.g. a mounted `kubernetes.io/tls` Secret), or is generated at start and
@@ -29,7 +29,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::State;
-use axum::http::{HeaderMap, Request, StatusCode, header};
+use axum::http::{Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use hyper::body::Incoming as IncomingBody;
@@ -43,8 +43,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::{Instant, Sleep};
 use tokio_rustls::TlsAcceptor;
 
-use super::api::{Auth, READ_METRICS, ResponseSlots, Slot};
 use super::metrics::{CONTENT_TYPE, Metrics};
+use super::rest::{Auth, READ_METRICS, ResponseSlots, Slot, authenticated};
 use crate::fleet::duration::parse_duration;
 
 /// Default of `--http-max-connections`.
@@ -340,16 +340,10 @@ pub fn probe_routes(ready: Readiness) -> Router {
 #[derive(Clone, Debug)]
 struct MetricsState {
     metrics: Arc<Metrics>,
-    auth: Option<Arc<Auth>>,
     slots: ResponseSlots,
 }
 
-async fn metrics(State(s): State<MetricsState>, headers: HeaderMap) -> Response {
-    if let Some(auth) = &s.auth
-        && let Err(r) = auth.check(&headers, READ_METRICS).await
-    {
-        return r.into_response();
-    }
+async fn metrics(State(s): State<MetricsState>) -> Response {
     // A large fleet's scrape is megabytes: it takes a slot like a REST body.
     let slot = match s.slots.take().await {
         Ok(slot) => slot,
@@ -366,15 +360,13 @@ pub fn with_metrics(
     auth: Option<Arc<Auth>>,
     slots: ResponseSlots,
 ) -> Router {
-    base.merge(
-        Router::new()
-            .route(crate::fleet::rbac::METRICS_PATH, get(self::metrics))
-            .with_state(MetricsState {
-                metrics,
-                auth,
-                slots,
-            }),
-    )
+    let route = Router::new()
+        .route(crate::fleet::rbac::METRICS_PATH, get(self::metrics))
+        .with_state(MetricsState { metrics, slots });
+    base.merge(match auth {
+        Some(auth) => authenticated(route, auth, READ_METRICS),
+        None => route,
+    })
 }
 
 /// Connections the kernel keeps waiting for [`serve`] to accept (capped by

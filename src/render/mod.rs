@@ -30,5 +30,4 @@ mod tests;
 pub use incidents::{CorrelationIncident, IncidentsReport, incidents_report, render_incidents};
 pub use policy::{PolicyReport, policy_report, render_policy_table};
 pub use report::{REPORT_API_VERSION, RenderError, StatusReport, status_report, to_json, to_yaml};
-pub use status::{StatusView, render_status_table, status_view};
 pub use table::PlainTable;

@@ -1,6 +1,6 @@
-//! `kubectl fleet status`: the per-site view model, the table (`-o table`
-//! and `-o wide`) with its fleet-wide footer, and the one-line warning
-//! when no hub is judging the fleet ([`hub_warning`]).
+//! `kubectl fleet status`: the table (`-o table` and `-o wide`), one row of
+//! [`COLUMNS`] per column, with its fleet-wide footer, and the one-line
+//! warning when no hub is judging the fleet ([`hub_warning`]).
 //!
 //! The PHASE column shows `fleet::summary::shown_phase`: a phase no hub
 //! judged — implied by the heartbeat's age, or `Pending` for a site no hub
@@ -12,10 +12,10 @@
 
 use jiff::Timestamp;
 
-use crate::api::{CONDITION_CONNECTED, FederatedCluster, Phase};
+use crate::api::{CONDITION_CONNECTED, FederatedCluster, FederatedClusterStatus, Phase};
 use crate::fleet::age::{age, human_duration, until};
 use crate::fleet::liveness::{HubState, HubVerdict};
-use crate::fleet::summary::shown_phase;
+use crate::fleet::summary::{ShownPhase, shown_phase};
 use crate::render::report::ViewTotals;
 use owo_colors::Style;
 
@@ -93,51 +93,184 @@ pub fn hub_warning(hub: &HubVerdict, sites: usize, cause: Option<&str>) -> Optio
     }
 }
 
-/// One site as `kubectl fleet status` shows it: every cell already text,
-/// so the table, tests and `--watch` redraws agree exactly.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SiteRow {
-    /// Site (object) name.
-    pub name: String,
-    /// Push or Pull.
-    pub mode: String,
-    /// Tier.
-    pub tier: String,
-    /// Environment.
-    pub environment: String,
-    /// Phase as shown ([`shown_phase`]).
-    pub phase: Phase,
-    /// Whether `phase` is the one the hub wrote (else it is marked).
-    pub judged_by_hub: bool,
-    /// Whether the site's maintenance window is open (PHASE is marked).
-    pub in_maintenance: bool,
-    /// Age of the last heartbeat on the hub clock, or `never`.
-    pub last_heartbeat: String,
-    /// Node count or `-`.
-    pub nodes: String,
-    /// `allocatable/total` GPUs or `-`.
-    pub gpus: String,
-    /// `ready/failed/total` inference services or `-`.
-    pub services: String,
-    /// Number of active signals or `-`.
-    pub signals: String,
-    /// Wide: region or `-`.
-    pub region: String,
-    /// Wide: operator version reported by the edge, or `-`.
-    pub version: String,
-    /// Wide: Kubernetes version of the member, or `-`.
-    pub kubernetes_version: String,
-    /// Wide: time until the site's credential expires (Push: the edge's hub
-    /// token; Pull: the hub's member token), `expired`, or `-`.
-    pub token_expires: String,
-    /// Wide: `vendor=allocatable/total` per GPU resource, comma-separated, or `-`.
-    pub gpus_by_vendor: String,
-    /// Wide: why the site is not Connected (the `Connected` condition's
-    /// reason when it is not True; [`NOT_JUDGED_REASON`] when no hub
-    /// judged the phase shown), or `-`.
-    pub reason: String,
-    /// Wide: time left in the open maintenance window (`2h left`), or `-`.
-    pub maintenance: String,
+/// What every cell of one site's row reads.
+pub(crate) struct RowFacts<'a> {
+    site: &'a FederatedCluster,
+    status: Option<&'a FederatedClusterStatus>,
+    /// The phase shown ([`shown_phase`]) and whether a hub judged it.
+    shown: ShownPhase,
+    in_maintenance: bool,
+    now: Timestamp,
+}
+
+impl<'a> RowFacts<'a> {
+    /// `site` at `now`, `hub_judging` being whether a hub is judging the
+    /// fleet (None: unknown).
+    fn of(site: &'a FederatedCluster, hub_judging: Option<bool>, now: Timestamp) -> Self {
+        Self {
+            site,
+            status: site.status.as_ref(),
+            shown: shown_phase(site, hub_judging, now),
+            in_maintenance: site.in_maintenance(now),
+            now,
+        }
+    }
+}
+
+/// One column of `kubectl fleet status`: its header, whether only `-o
+/// wide` shows it, and its cell (text; escaped and cut on the way into the
+/// table). Adding a column is one row of [`COLUMNS`].
+pub(crate) struct Column {
+    pub(crate) header: &'static str,
+    /// Shown by `-o wide` only. Wide columns come after the others.
+    wide_only: bool,
+    /// The cell is coloured by the phase shown.
+    phase_colored: bool,
+    cell: fn(&RowFacts<'_>) -> String,
+}
+
+const fn column(header: &'static str, cell: fn(&RowFacts<'_>) -> String) -> Column {
+    Column {
+        header,
+        wide_only: false,
+        phase_colored: false,
+        cell,
+    }
+}
+
+const fn wide(header: &'static str, cell: fn(&RowFacts<'_>) -> String) -> Column {
+    Column {
+        wide_only: true,
+        ..column(header, cell)
+    }
+}
+
+fn or_missing<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| MISSING.to_owned(), |v| v.to_string())
+}
+
+/// Every column, in order; REASON last as the longest.
+pub(crate) const COLUMNS: [Column; 17] = [
+    column("NAME", |r| r.site.site_name().to_owned()),
+    column("MODE", |r| r.site.spec.mode.to_string()),
+    column("TIER", |r| r.site.spec.tier.to_string()),
+    column("ENV", |r| r.site.spec.environment.to_string()),
+    Column {
+        phase_colored: true,
+        ..column("PHASE", |r| {
+            let phase = phase_cell(r.shown.phase, r.shown.judged_by_hub);
+            if r.in_maintenance {
+                format!("{phase}{MAINTENANCE_MARK}")
+            } else {
+                phase
+            }
+        })
+    },
+    // On the hub clock: the edge's time minus the offset the hub measured
+    // (`clockOffsetSeconds`), so a slow edge clock does not age a live
+    // site and a fast one does not freshen a dead one. Never in the future
+    // (an unmeasured fast clock shows `0s`, not `<invalid>`).
+    column("LAST HEARTBEAT", |r| {
+        age(
+            r.status
+                .and_then(|s| s.heartbeat_on_hub_clock())
+                .map(|t| t.min(r.now)),
+            r.now,
+        )
+    }),
+    column("NODES", |r| {
+        or_missing(
+            r.status
+                .and_then(|s| s.node_count.or(s.capacity.as_ref().map(|c| c.nodes))),
+        )
+    }),
+    column("GPUS", |r| {
+        or_missing(
+            r.status
+                .and_then(|s| s.capacity.as_ref())
+                .map(|c| format!("{}/{}", c.gpus_allocatable, c.gpus_total)),
+        )
+    }),
+    column("SERVICES", |r| {
+        or_missing(r.status.and_then(|s| s.inference.as_ref()).map(|i| {
+            format!(
+                "{}/{}/{}",
+                i.services_ready, i.services_failed, i.services_total
+            )
+        }))
+    }),
+    column("SIGNALS", |r| match r.status {
+        Some(s) => match &s.signals {
+            Some(signals) => signals.len().to_string(),
+            None if s.last_heartbeat_time.is_some() => "0".to_owned(),
+            None => MISSING.to_owned(),
+        },
+        None => MISSING.to_owned(),
+    }),
+    wide("REGION", |r| {
+        or_missing(r.site.spec.region.as_deref().filter(|r| !r.is_empty()))
+    }),
+    wide("VERSION", |r| {
+        or_missing(r.status.and_then(|s| s.observed_version.as_deref()))
+    }),
+    wide("K8S", |r| {
+        or_missing(r.status.and_then(|s| s.kubernetes_version.as_deref()))
+    }),
+    // Push: the edge's hub token; Pull: the hub's member token.
+    wide("TOKEN EXPIRES", |r| {
+        match r.status.and_then(|s| s.credential_expiration_time.as_ref()) {
+            Some(t) => until(t.0, r.now),
+            None => MISSING.to_owned(),
+        }
+    }),
+    wide("GPUS BY VENDOR", |r| {
+        match r.status.and_then(|s| s.capacity.as_ref()) {
+            Some(c) if !c.gpus_by_vendor.is_empty() => c
+                .gpus_by_vendor
+                .iter()
+                .map(|(vendor, g)| format!("{vendor}={}/{}", g.allocatable, g.total))
+                .collect::<Vec<_>>()
+                .join(","),
+            _ => MISSING.to_owned(),
+        }
+    }),
+    // Time left in the open maintenance window (`2h left`).
+    wide("MAINTENANCE", |r| match &r.site.spec.maintenance {
+        Some(w) if r.in_maintenance => format!("{} left", until(w.until.0, r.now)),
+        _ => MISSING.to_owned(),
+    }),
+    // Why the site is not Connected: the `Connected` condition's reason
+    // when it is not True, [`NOT_JUDGED_REASON`] when no hub judged the
+    // phase shown.
+    wide("REASON", |r| {
+        match r.status.and_then(|s| s.condition(CONDITION_CONNECTED)) {
+            _ if !r.shown.judged_by_hub => NOT_JUDGED_REASON.to_owned(),
+            Some(c) if c.status != "True" && !c.reason.is_empty() => {
+                crate::render::safe::safe_text(&c.reason, 32).into_owned()
+            }
+            _ => MISSING.to_owned(),
+        }
+    }),
+];
+
+/// The columns a table shows (`wide`: all of them).
+fn columns(wide: bool) -> impl Iterator<Item = &'static Column> {
+    COLUMNS.iter().filter(move |c| wide || !c.wide_only)
+}
+
+/// One site's cells by header, as the table shows them before escaping
+/// (`wide`: every column).
+#[cfg(test)]
+pub(crate) fn site_cells(
+    site: &FederatedCluster,
+    hub_judging: Option<bool>,
+    now: Timestamp,
+    wide: bool,
+) -> Vec<(&'static str, String)> {
+    let facts = RowFacts::of(site, hub_judging, now);
+    columns(wide)
+        .map(|c| (c.header, (c.cell)(&facts)))
+        .collect()
 }
 
 /// Fleet-wide totals for the footer.
@@ -169,113 +302,6 @@ pub struct FleetTotals {
     pub edge_versions: Vec<(String, i64)>,
     /// Sites whose version was not tracked (too many distinct versions).
     pub untracked_versions: i64,
-}
-
-/// The whole status view: rows sorted by name, and the totals.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StatusView {
-    /// One row per site, sorted by name.
-    pub rows: Vec<SiteRow>,
-    /// Fleet-wide totals over the same sites.
-    pub totals: FleetTotals,
-}
-
-fn or_missing<T: ToString>(v: Option<T>) -> String {
-    v.map_or_else(|| MISSING.to_owned(), |v| v.to_string())
-}
-
-/// The row of one site at `now`, `hub_judging` being whether a hub is
-/// judging the fleet (None: unknown).
-pub fn site_row(site: &FederatedCluster, hub_judging: Option<bool>, now: Timestamp) -> SiteRow {
-    let status = site.status.as_ref();
-    let capacity = status.and_then(|s| s.capacity.as_ref());
-    let inference = status.and_then(|s| s.inference.as_ref());
-    let heard = status.is_some_and(|s| s.last_heartbeat_time.is_some());
-    let shown = shown_phase(site, hub_judging, now);
-    let in_maintenance = site.in_maintenance(now);
-    SiteRow {
-        name: site.site_name().to_owned(),
-        mode: site.spec.mode.to_string(),
-        tier: site.spec.tier.to_string(),
-        environment: site.spec.environment.to_string(),
-        phase: shown.phase,
-        judged_by_hub: shown.judged_by_hub,
-        in_maintenance,
-        // On the hub clock: the edge's time minus the offset the hub
-        // measured (`clockOffsetSeconds`), so a slow edge clock does not age
-        // a live site and a fast one does not freshen a dead one. Never in
-        // the future (an unmeasured fast clock shows `0s`, not `<invalid>`).
-        last_heartbeat: age(
-            status
-                .and_then(|s| s.heartbeat_on_hub_clock())
-                .map(|t| t.min(now)),
-            now,
-        ),
-        nodes: or_missing(
-            status.and_then(|s| s.node_count.or(s.capacity.as_ref().map(|c| c.nodes))),
-        ),
-        gpus: or_missing(capacity.map(|c| format!("{}/{}", c.gpus_allocatable, c.gpus_total))),
-        services: or_missing(inference.map(|i| {
-            format!(
-                "{}/{}/{}",
-                i.services_ready, i.services_failed, i.services_total
-            )
-        })),
-        signals: match status.and_then(|s| s.signals.as_ref()) {
-            Some(signals) => signals.len().to_string(),
-            None if heard => "0".to_owned(),
-            None => MISSING.to_owned(),
-        },
-        region: or_missing(site.spec.region.as_deref().filter(|r| !r.is_empty())),
-        version: or_missing(status.and_then(|s| s.observed_version.as_deref())),
-        kubernetes_version: or_missing(status.and_then(|s| s.kubernetes_version.as_deref())),
-        token_expires: match status.and_then(|s| s.credential_expiration_time.as_ref()) {
-            Some(t) => until(t.0, now),
-            None => MISSING.to_owned(),
-        },
-        gpus_by_vendor: match capacity {
-            Some(c) if !c.gpus_by_vendor.is_empty() => c
-                .gpus_by_vendor
-                .iter()
-                .map(|(vendor, g)| format!("{vendor}={}/{}", g.allocatable, g.total))
-                .collect::<Vec<_>>()
-                .join(","),
-            _ => MISSING.to_owned(),
-        },
-        reason: match status.and_then(|s| s.condition(CONDITION_CONNECTED)) {
-            _ if !shown.judged_by_hub => NOT_JUDGED_REASON.to_owned(),
-            Some(c) if c.status != "True" && !c.reason.is_empty() => {
-                crate::render::safe::safe_text(&c.reason, 32).into_owned()
-            }
-            _ => MISSING.to_owned(),
-        },
-        maintenance: match &site.spec.maintenance {
-            Some(w) if in_maintenance => format!("{} left", until(w.until.0, now)),
-            _ => MISSING.to_owned(),
-        },
-    }
-}
-
-/// The view of `sites` at `now`, sorted by name, `hub_judging` being
-/// whether a hub is judging the fleet (None: unknown).
-pub fn status_view(
-    sites: &[FederatedCluster],
-    hub_judging: Option<bool>,
-    now: Timestamp,
-) -> StatusView {
-    let mut sorted: Vec<&FederatedCluster> = sites.iter().collect();
-    sorted.sort_by(|a, b| a.site_name().cmp(b.site_name()));
-    let mut totals = ViewTotals::default();
-    for site in sites {
-        totals.add(site, &shown_phase(site, hub_judging, now), now);
-    }
-    StatusView {
-        rows: sorted
-            .iter()
-            .map(|s| site_row(s, hub_judging, now))
-            .collect(),
-        totals: FleetTotals::from(&totals),
-    }
 }
 
 impl From<&ViewTotals> for FleetTotals {
@@ -311,98 +337,19 @@ impl From<&ViewTotals> for FleetTotals {
     }
 }
 
-const HEADERS: [&str; 10] = [
-    "NAME",
-    "MODE",
-    "TIER",
-    "ENV",
-    "PHASE",
-    "LAST HEARTBEAT",
-    "NODES",
-    "GPUS",
-    "SERVICES",
-    "SIGNALS",
-];
-const WIDE_HEADERS: [&str; 7] = [
-    "REGION",
-    "VERSION",
-    "K8S",
-    "TOKEN EXPIRES",
-    "GPUS BY VENDOR",
-    "MAINTENANCE",
-    "REASON",
-];
-const PHASE_COLUMN: usize = 4;
-
-/// The status table (`wide` adds REGION, VERSION, K8S, TOKEN EXPIRES,
-/// GPUS BY VENDOR, MAINTENANCE and REASON, last as the longest), then a blank line and the fleet footer. The PHASE
-/// column is coloured only when `color` is true. An empty fleet renders
-/// as the single line `No sites found`.
-pub fn render_status_table(view: &StatusView, wide: bool, color: bool) -> String {
-    if view.rows.is_empty() {
-        return "No sites found\n".to_owned();
-    }
-    let headers: Vec<&str> = if wide {
-        HEADERS.iter().chain(WIDE_HEADERS.iter()).copied().collect()
-    } else {
-        HEADERS.to_vec()
-    };
-    let mut table = PlainTable::new(headers.iter().copied());
-    for r in &view.rows {
-        let cells = row_cells(r, wide);
-        let mut styles = vec![None; cells.len()];
-        styles[PHASE_COLUMN] = Some(phase_style(r.phase));
-        table.push_styled(cells, styles);
-    }
-    let mut out = table.render(color);
-    out.push('\n');
-    out.push_str(&render_footer(&view.totals, color));
-    out
-}
-
-/// The text cells of a row, in column order.
-fn row_cells(r: &SiteRow, wide: bool) -> Vec<String> {
-    let mut cells = vec![
-        r.name.clone(),
-        r.mode.clone(),
-        r.tier.clone(),
-        r.environment.clone(),
-        if r.in_maintenance {
-            format!("{}{MAINTENANCE_MARK}", phase_cell(r.phase, r.judged_by_hub))
-        } else {
-            phase_cell(r.phase, r.judged_by_hub)
-        },
-        r.last_heartbeat.clone(),
-        r.nodes.clone(),
-        r.gpus.clone(),
-        r.services.clone(),
-        r.signals.clone(),
-    ];
-    if wide {
-        cells.extend([
-            r.region.clone(),
-            r.version.clone(),
-            r.kubernetes_version.clone(),
-            r.token_expires.clone(),
-            r.gpus_by_vendor.clone(),
-            r.maintenance.clone(),
-            r.reason.clone(),
-        ]);
-    }
-    cells
-}
-
 /// The status table built site by site for large fleets: each row is kept
 /// only as its cell text in one shared buffer (no per-site objects), with
 /// the running column widths and fleet totals. [`StatusTable::lines`]
-/// yields exactly the lines of [`render_status_table`] over the same
-/// sites, sorted by name whatever order they came in.
+/// yields the table sorted by name whatever order the sites came in, laid
+/// out exactly as [`PlainTable`] lays it out.
 #[derive(Debug)]
 pub struct StatusTable {
     now: Timestamp,
     hub_judging: Option<bool>,
     wide: bool,
     columns: usize,
+    /// The column coloured by phase.
+    phase_column: Option<usize>,
     /// Every cell's text, back to back.
     text: String,
     /// End offset in `text` of each cell, `columns` per row.
@@ -425,6 +372,7 @@ impl StatusTable {
             hub_judging,
             wide,
             columns: headers.len(),
+            phase_column: columns(wide).position(|c| c.phase_colored),
             text: String::new(),
             ends: Vec::new(),
             phases: Vec::new(),
@@ -435,11 +383,7 @@ impl StatusTable {
     }
 
     fn headers(wide: bool) -> Vec<&'static str> {
-        if wide {
-            HEADERS.iter().chain(WIDE_HEADERS.iter()).copied().collect()
-        } else {
-            HEADERS.to_vec()
-        }
+        columns(wide).map(|c| c.header).collect()
     }
 
     /// Whether no site was pushed (the table is then `No sites found`,
@@ -450,21 +394,14 @@ impl StatusTable {
 
     /// Adds one site.
     pub fn push(&mut self, site: &FederatedCluster) {
-        let row = site_row(site, self.hub_judging, self.now);
-        self.totals.add(
-            site,
-            &crate::fleet::summary::ShownPhase {
-                phase: row.phase,
-                hub_phase: site.phase(),
-                judged_by_hub: row.judged_by_hub,
-            },
-            self.now,
-        );
-        self.phases.push(row.phase);
-        for (i, cell) in row_cells(&row, self.wide).iter().enumerate() {
+        let facts = RowFacts::of(site, self.hub_judging, self.now);
+        self.totals.add(site, &facts.shown, self.now);
+        self.phases.push(facts.shown.phase);
+        for (i, column) in columns(self.wide).enumerate() {
+            let cell = (column.cell)(&facts);
             // Escaped and cut exactly as PlainTable does it on the way in,
             // so the fast layout below never prints site text raw.
-            let cell = crate::render::safe::safe_cell(cell);
+            let cell = crate::render::safe::safe_cell(&cell);
             let cell = cell.as_ref();
             self.simple &= !cell.contains(['\n', '\r', '\t', '\x1b']);
             self.widths[i] = self.widths[i].max(cell_width(cell));
@@ -484,32 +421,56 @@ impl StatusTable {
         if self.phases.is_empty() {
             return Box::new(std::iter::once("No sites found\n".to_owned()));
         }
-        let mut order: Vec<usize> = (0..self.phases.len()).collect();
-        order.sort_by(|a, b| self.cell(*a, 0).cmp(self.cell(*b, 0)));
-        let footer = std::iter::once(format!(
-            "\n{}",
-            render_footer(&FleetTotals::from(&self.totals), color)
-        ));
         if !self.simple {
-            let mut table = PlainTable::new(Self::headers(self.wide));
-            for &row in &order {
-                let cells = (0..self.columns)
-                    .map(|c| self.cell(row, c).to_owned())
-                    .collect();
-                let mut styles = vec![None; self.columns];
-                styles[PHASE_COLUMN] = Some(phase_style(self.phases[row]));
-                table.push_styled(cells, styles);
-            }
-            let text = table.render(color);
-            let lines: Vec<String> = text.split_inclusive('\n').map(str::to_owned).collect();
-            return Box::new(lines.into_iter().chain(footer));
+            return Box::new(self.plain_lines(color).into_iter());
         }
+        let order = self.order();
+        let footer = std::iter::once(self.footer(color));
         let header = self.layout(Self::headers(self.wide).into_iter(), None);
         let rows = order.into_iter().map(move |row| {
             let style = color.then(|| phase_style(self.phases[row]));
             self.layout((0..self.columns).map(|c| self.cell(row, c)), style)
         });
         Box::new(std::iter::once(header).chain(rows).chain(footer))
+    }
+
+    /// Row indices sorted by site name.
+    fn order(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.phases.len()).collect();
+        order.sort_by(|a, b| self.cell(*a, 0).cmp(self.cell(*b, 0)));
+        order
+    }
+
+    /// A blank line, then the fleet-wide footer.
+    fn footer(&self, color: bool) -> String {
+        format!(
+            "\n{}",
+            render_footer(&FleetTotals::from(&self.totals), color)
+        )
+    }
+
+    /// The same table laid out by the shared [`PlainTable`]: what
+    /// [`StatusTable::lines`] falls back to when a cell is not one plain
+    /// line, and what its direct layout must equal.
+    pub(super) fn plain_lines(&self, color: bool) -> Vec<String> {
+        if self.phases.is_empty() {
+            return vec!["No sites found\n".to_owned()];
+        }
+        let mut table = PlainTable::new(Self::headers(self.wide));
+        for row in self.order() {
+            let cells = (0..self.columns)
+                .map(|c| self.cell(row, c).to_owned())
+                .collect();
+            let mut styles = vec![None; self.columns];
+            if let Some(phase) = self.phase_column {
+                styles[phase] = Some(phase_style(self.phases[row]));
+            }
+            table.push_styled(cells, styles);
+        }
+        let text = table.render(color);
+        let mut lines: Vec<String> = text.split_inclusive('\n').map(str::to_owned).collect();
+        lines.push(self.footer(color));
+        lines
     }
 
     /// One line: each cell padded to its column's width plus the gap, the
@@ -519,7 +480,7 @@ impl StatusTable {
         let mut line = String::with_capacity(128);
         for (i, cell) in cells.enumerate() {
             match phase {
-                Some(style) if i == PHASE_COLUMN && !cell.is_empty() => {
+                Some(style) if Some(i) == self.phase_column && !cell.is_empty() => {
                     line.push_str(&cell.style(style).to_string());
                 }
                 _ => line.push_str(cell),

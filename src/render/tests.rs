@@ -20,6 +20,34 @@ fn judging() -> HubVerdict {
     hub_verdict(Some(&record), fixture_now())
 }
 
+/// The status table as `kubectl fleet status` prints it (`wide`: `-o
+/// wide`), `hub_judging` being whether a hub is judging the fleet.
+fn table_of(
+    sites: &[FederatedCluster],
+    hub_judging: Option<bool>,
+    now: jiff::Timestamp,
+    wide: bool,
+    color: bool,
+) -> String {
+    let mut table = status::StatusTable::new(now, hub_judging, wide);
+    sites.iter().for_each(|s| table.push(s));
+    table.lines(color).collect()
+}
+
+/// One site's cell under `header` in `-o wide`.
+fn cell(
+    site: &FederatedCluster,
+    hub_judging: Option<bool>,
+    now: jiff::Timestamp,
+    header: &str,
+) -> String {
+    status::site_cells(site, hub_judging, now, true)
+        .into_iter()
+        .find(|(h, _)| *h == header)
+        .unwrap_or_else(|| panic!("no column {header}"))
+        .1
+}
+
 /// A fleet with every phase, Pull and Push, GPUs of several vendors, an
 /// expired token and a site with nothing reported.
 fn fleet() -> Vec<FederatedCluster> {
@@ -55,38 +83,22 @@ fn fleet() -> Vec<FederatedCluster> {
 
 #[test]
 fn status_empty_fleet() {
-    insta::assert_snapshot!(render_status_table(
-        &status_view(&[], Some(true), fixture_now()),
-        false,
-        false
-    ));
+    insta::assert_snapshot!(table_of(&[], Some(true), fixture_now(), false, false));
 }
 
 #[test]
 fn status_every_phase() {
-    insta::assert_snapshot!(render_status_table(
-        &status_view(&fleet(), Some(true), fixture_now()),
-        false,
-        false
-    ));
+    insta::assert_snapshot!(table_of(&fleet(), Some(true), fixture_now(), false, false));
 }
 
 #[test]
 fn status_wide() {
-    insta::assert_snapshot!(render_status_table(
-        &status_view(&fleet(), Some(true), fixture_now()),
-        true,
-        false
-    ));
+    insta::assert_snapshot!(table_of(&fleet(), Some(true), fixture_now(), true, false));
 }
 
 #[test]
 fn status_colour_on() {
-    let out = render_status_table(
-        &status_view(&fleet(), Some(true), fixture_now()),
-        false,
-        true,
-    );
+    let out = table_of(&fleet(), Some(true), fixture_now(), false, true);
     assert!(out.contains("\u{1b}[32mConnected\u{1b}[0m"));
     assert!(out.contains("\u{1b}[33mStale\u{1b}[0m"));
     assert!(out.contains("\u{1b}[31mUnreachable\u{1b}[0m"));
@@ -97,27 +109,15 @@ fn status_colour_on() {
 #[test]
 fn status_colour_off_has_no_escapes() {
     for wide in [false, true] {
-        let out = render_status_table(
-            &status_view(&fleet(), Some(true), fixture_now()),
-            wide,
-            false,
-        );
+        let out = table_of(&fleet(), Some(true), fixture_now(), wide, false);
         assert!(!out.contains('\u{1b}'));
     }
 }
 
 #[test]
 fn colour_does_not_change_layout() {
-    let plain = render_status_table(
-        &status_view(&fleet(), Some(true), fixture_now()),
-        true,
-        false,
-    );
-    let colored = render_status_table(
-        &status_view(&fleet(), Some(true), fixture_now()),
-        true,
-        true,
-    );
+    let plain = table_of(&fleet(), Some(true), fixture_now(), true, false);
+    let colored = table_of(&fleet(), Some(true), fixture_now(), true, true);
     assert_ne!(colored, plain);
     assert_eq!(strip_ansi(&colored), plain);
     let plain = render_incidents(&incidents(&incident_fleet()), fixture_now(), false);
@@ -155,19 +155,23 @@ fn status_missing_fields() {
     });
     let mut empty = FederatedCluster::test("empty");
     empty.status = Some(Default::default());
-    let view = status_view(&[bare, empty], Some(true), fixture_now());
-    let bare_row = &view.rows[0];
-    assert_eq!(bare_row.last_heartbeat, "42s");
+    let bare_cell = |header| cell(&bare, Some(true), fixture_now(), header);
+    assert_eq!(bare_cell("LAST HEARTBEAT"), "42s");
     assert_eq!(
-        (
-            bare_row.nodes.as_str(),
-            bare_row.gpus.as_str(),
-            bare_row.signals.as_str()
-        ),
-        ("-", "-", "0")
+        (bare_cell("NODES"), bare_cell("GPUS"), bare_cell("SIGNALS")),
+        ("-".into(), "-".into(), "0".into())
     );
-    assert_eq!(view.rows[1].last_heartbeat, "never");
-    insta::assert_snapshot!(render_status_table(&view, true, false));
+    assert_eq!(
+        cell(&empty, Some(true), fixture_now(), "LAST HEARTBEAT"),
+        "never"
+    );
+    insta::assert_snapshot!(table_of(
+        &[bare, empty],
+        Some(true),
+        fixture_now(),
+        true,
+        false
+    ));
 }
 
 #[test]
@@ -175,19 +179,18 @@ fn future_heartbeat_shows_as_now() {
     let ahead = FederatedCluster::test("ahead")
         .heartbeat_ago(-600)
         .with_phase(crate::api::Phase::Connected, 60);
-    let view = status_view(&[ahead], Some(true), fixture_now());
-    assert_eq!(view.rows[0].last_heartbeat, "0s");
+    assert_eq!(
+        cell(&ahead, Some(true), fixture_now(), "LAST HEARTBEAT"),
+        "0s"
+    );
 }
 
 #[test]
 fn status_rows_are_sorted_whatever_the_input_order() {
     let mut sites = fleet();
-    let a = render_status_table(&status_view(&sites, Some(true), fixture_now()), true, false);
+    let a = table_of(&sites, Some(true), fixture_now(), true, false);
     sites.reverse();
-    assert_eq!(
-        render_status_table(&status_view(&sites, Some(true), fixture_now()), true, false),
-        a
-    );
+    assert_eq!(table_of(&sites, Some(true), fixture_now(), true, false), a);
 }
 
 #[test]
@@ -272,34 +275,34 @@ fn status_report_streamed_is_the_same_document() {
     }
 }
 
+/// The status table's direct layout (every cell one plain line) is the
+/// shared table's layout, and neither depends on the order sites come in.
 #[test]
-fn status_table_streamed_is_the_same_table() {
+fn status_table_direct_layout_is_the_shared_tables() {
     let wide_region = |name: &str, region: &str| FederatedCluster::test(name).with_region(region);
     let mut inputs = fleets();
     // Wide characters, and a cell the direct layout hands to the shared table.
     inputs.push(vec![wide_region("b", "東京-1"), wide_region("a", "x")]);
     inputs.push(vec![wide_region("b", "two\nlines"), wide_region("a", "x")]);
-    // Escapes, a bidi override, a BEL and over-long cells: escaped and cut
-    // the same way on both paths.
+    // Escapes, a bidi override, a BEL and over-long cells.
     inputs.push(vec![
         hostile_site(),
         wide_region("a", &format!("x\u{7}\u{202e}{}", "r".repeat(100))),
     ]);
     for mut sites in inputs {
+        let mut first_order = std::collections::BTreeMap::new();
         for _ in 0..2 {
             for (wide, color) in [(false, false), (true, false), (false, true), (true, true)] {
                 let mut table = status::StatusTable::new(fixture_now(), Some(true), wide);
                 sites.iter().for_each(|s| table.push(s));
-                let streamed: String = table.lines(color).collect();
+                let direct: String = table.lines(color).collect();
                 assert_eq!(
-                    streamed,
-                    render_status_table(
-                        &status_view(&sites, Some(true), fixture_now()),
-                        wide,
-                        color
-                    ),
+                    direct,
+                    table.plain_lines(color).concat(),
                     "wide={wide} color={color}"
                 );
+                let first = first_order.entry((wide, color)).or_insert(direct.clone());
+                assert_eq!(&direct, first, "wide={wide} color={color}");
             }
             sites.reverse();
         }
@@ -439,14 +442,9 @@ fn describe_json() {
 
 #[test]
 fn status_wide_shows_why_not_connected() {
-    let view = status_view(&[unauthorized_pull_site()], Some(true), fixture_now());
-    assert_eq!(view.rows[0].reason, "Unauthorized");
-    let connected = status_view(
-        &[FederatedCluster::test("ok").connected()],
-        Some(true),
-        fixture_now(),
-    );
-    assert_eq!(connected.rows[0].reason, "-");
+    let reason = |site: &FederatedCluster| cell(site, Some(true), fixture_now(), "REASON");
+    assert_eq!(reason(&unauthorized_pull_site()), "Unauthorized");
+    assert_eq!(reason(&FederatedCluster::test("ok").connected()), "-");
 }
 
 /// A site that writes terminal escapes and a 200 KB message into every
@@ -474,7 +472,7 @@ fn hostile_site() -> FederatedCluster {
 #[test]
 fn hostile_site_text_is_escaped_and_cut_in_every_human_view() {
     let sites = [hostile_site()];
-    let status = render_status_table(&status_view(&sites, Some(true), fixture_now()), true, false);
+    let status = table_of(&sites, Some(true), fixture_now(), true, false);
     let incidents = render_incidents(&incidents(&sites), fixture_now(), false);
     for out in [&status, &incidents] {
         assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out}");
@@ -522,11 +520,13 @@ fn skewed_fleet() -> Vec<FederatedCluster> {
 fn skewed_edge_clocks_do_not_skew_the_ages_shown() {
     let sites = skewed_fleet();
     let now = fixture_now();
-    let view = status_view(&sites, Some(true), now);
-    let row = |name: &str| view.rows.iter().find(|r| r.name == name).unwrap();
-    assert_eq!(row("slow-live").last_heartbeat, "5s", "not 10m");
-    assert_eq!(row("fast-dead").last_heartbeat, "20m", "not 0s");
-    insta::assert_snapshot!(render_status_table(&view, false, false));
+    let heartbeat = |name: &str| {
+        let site = sites.iter().find(|s| s.site_name() == name).unwrap();
+        cell(site, Some(true), now, "LAST HEARTBEAT")
+    };
+    assert_eq!(heartbeat("slow-live"), "5s", "not 10m");
+    assert_eq!(heartbeat("fast-dead"), "20m", "not 0s");
+    insta::assert_snapshot!(table_of(&sites, Some(true), now, false, false));
 
     let v = serde_json::to_value(status_report(&sites, &judging(), now)).unwrap();
     let site = |name: &str| {
@@ -632,8 +632,8 @@ fn a_forged_clock_offset_cannot_panic_or_give_a_negative_age() {
         let site = FederatedCluster::test("forged")
             .connected()
             .with_clock_offset(offset);
-        let row = &status_view(std::slice::from_ref(&site), Some(true), now).rows[0];
-        assert!(!row.last_heartbeat.contains("invalid"), "{offset}: {row:?}");
+        let heartbeat = cell(&site, Some(true), now, "LAST HEARTBEAT");
+        assert!(!heartbeat.contains("invalid"), "{offset}: {heartbeat}");
         let v = serde_json::to_value(status_report(std::slice::from_ref(&site), &judging(), now))
             .unwrap();
         assert!(
@@ -649,7 +649,7 @@ fn a_forged_clock_offset_cannot_panic_or_give_a_negative_age() {
     }
 }
 
-/// The issue's scenario: the hub stopped 3 minutes ago (its last full
+/// The reported scenario: the hub stopped 3 minutes ago (its last full
 /// judgement then), an edge died a minute before it (`dead`, left
 /// Connected by the hub), another kept reporting (`alive`), and a site
 /// heartbeats that no hub ever judged (`orphan`). I = 10 s.
@@ -682,19 +682,13 @@ fn a_silent_hub_shows_no_stale_green_and_says_so_once() {
     let (sites, hub) = hubless_fleet();
     let now = fixture_now();
     assert_eq!(hub.judging(), Some(false));
-    let view = status_view(&sites, hub.judging(), now);
-    let table = render_status_table(&view, true, false);
+    let table = table_of(&sites, hub.judging(), now, true, false);
     insta::assert_snapshot!(table);
-    let row = |name: &str| view.rows.iter().find(|r| r.name == name).unwrap().clone();
-    assert_eq!(
-        (row("dead").phase, row("dead").judged_by_hub),
-        (crate::api::Phase::Unreachable, false)
-    );
-    assert_eq!(
-        (row("alive").phase, row("alive").judged_by_hub),
-        (crate::api::Phase::Connected, true)
-    );
-    assert_eq!(row("orphan").reason, status::NOT_JUDGED_REASON);
+    let site = |name: &str| sites.iter().find(|s| s.site_name() == name).unwrap();
+    let shown = |name: &str, header| cell(site(name), hub.judging(), now, header);
+    assert_eq!(shown("dead", "PHASE"), "Unreachable?");
+    assert_eq!(shown("alive", "PHASE"), "Connected");
+    assert_eq!(shown("orphan", "REASON"), status::NOT_JUDGED_REASON);
     let warning = status::hub_warning(&hub, sites.len(), None).unwrap();
     assert_eq!(
         warning,
@@ -702,8 +696,7 @@ fn a_silent_hub_shows_no_stale_green_and_says_so_once() {
     );
     assert!(!warning.contains('\n'));
     // The same sites with a judging hub: only the 10·I rule applies.
-    let judged = status_view(&sites, Some(true), now);
-    assert_eq!(judged.rows[1].phase, crate::api::Phase::Unreachable);
+    assert!(cell(site("dead"), Some(true), now, "PHASE").starts_with("Unreachable"));
     assert!(status::hub_warning(&judging(), 3, None).is_none());
     assert!(
         status::hub_warning(&hub, 0, None).is_none(),
@@ -809,7 +802,7 @@ fn a_site_in_maintenance_is_marked_in_every_status_format() {
     let now = fixture_now();
     let mut sites = fleet();
     sites[2] = cordoned(sites[2].clone()); // edge-42, Unreachable
-    let table = render_status_table(&status_view(&sites, Some(true), now), false, false);
+    let table = table_of(&sites, Some(true), now, false, false);
     let row = table.lines().find(|l| l.starts_with("edge-42")).unwrap();
     assert!(row.contains("Unreachable,Maintenance"), "{table}");
     assert!(
@@ -818,7 +811,7 @@ fn a_site_in_maintenance_is_marked_in_every_status_format() {
         ),
         "{table}"
     );
-    let wide = render_status_table(&status_view(&sites, Some(true), now), true, false);
+    let wide = table_of(&sites, Some(true), now, true, false);
     let row = wide.lines().find(|l| l.starts_with("edge-42")).unwrap();
     assert!(row.contains(" 120m left "), "{wide}");
     let report = serde_json::to_value(status_report(&sites, &judging(), now)).unwrap();
@@ -855,11 +848,7 @@ fn a_site_in_maintenance_is_marked_in_every_status_format() {
         }
         s
     };
-    let table = render_status_table(
-        &status_view(std::slice::from_ref(&ended), Some(true), now),
-        false,
-        false,
-    );
+    let table = table_of(std::slice::from_ref(&ended), Some(true), now, false, false);
     assert!(!table.contains("Maintenance"), "{table}");
     assert!(!table.contains("in maintenance"), "{table}");
     let text = describe::render_description(
@@ -883,7 +872,7 @@ fn the_footer_names_edge_versions_most_common_first() {
         }
         sites.push(s);
     }
-    let table = render_status_table(&status_view(&sites, Some(true), now), false, false);
+    let table = table_of(&sites, Some(true), now, false, false);
     assert!(
         table.contains("\nEdges: 0.1.0 ×1,180, 0.0.9 ×20\n"),
         "{table}"

@@ -12,7 +12,7 @@ use kube_sandbox::{Sandbox, SandboxOptions};
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_kubectl-fleet");
 
-/// The kubectl binary: the first on PATH (the brief's machines have
+/// The kubectl binary: the first on PATH (the project's machines have
 /// /usr/bin/kubectl; tools/test.sh may install one elsewhere).
 pub fn kubectl() -> PathBuf {
     std::env::var_os("PATH")

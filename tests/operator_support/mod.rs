@@ -271,6 +271,102 @@ impl Drop for Proc {
     }
 }
 
+/// A member kube-sandbox with one Ready node carrying `gpus` NVIDIA GPUs
+/// (capacity, allocatable), its admin kubeconfig written in `dir`.
+pub async fn member_sandbox(dir: &TempDir, name: &str, gpus: (i64, i64)) -> (Sandbox, PathBuf) {
+    let sb = Sandbox::start();
+    let kc = dir.join(&format!("{name}-member.kubeconfig"));
+    sb.write_admin_kubeconfig(&kc).unwrap();
+    seed_member(
+        &admin(&sb).await,
+        &[NodeSeed {
+            name: &format!("{name}-node-1"),
+            gpus: &[("nvidia.com/gpu", gpus.0, gpus.1)],
+            ready: true,
+        }],
+        &[],
+    )
+    .await;
+    (sb, kc)
+}
+
+/// `kubectl fleet register SITE --pull --member-kubeconfig MEMBER
+/// --heartbeat-interval 10 EXTRA…`: its stdout.
+pub fn register_pull(hub_kc: &Path, site: &str, member_kc: &Path, extra: &[&str]) -> String {
+    let member = member_kc.display().to_string();
+    let mut args = vec![
+        "register",
+        site,
+        "--pull",
+        "--member-kubeconfig",
+        &member,
+        "--heartbeat-interval",
+        "10",
+    ];
+    args.extend_from_slice(extra);
+    fleet_cli(hub_kc, &args)
+}
+
+/// How long a wait for a condition may take before the test fails.
+pub const CONDITION_WAIT: Duration = Duration::from_secs(60);
+
+/// (status, reason, message) of a site's condition `type_`.
+pub async fn condition(
+    api: &Api<FederatedCluster>,
+    site: &str,
+    type_: &str,
+) -> Option<(String, String, String)> {
+    let fc = api.get(site).await.ok()?;
+    let c = fc.status?.condition(type_)?.clone();
+    Some((c.status, c.reason, c.message))
+}
+
+/// Waits (up to [`CONDITION_WAIT`]) until condition `type_` of `site` has
+/// `status` and `reason`, returning its message; fails naming the last
+/// state seen.
+pub async fn wait_condition(
+    api: &Api<FederatedCluster>,
+    site: &str,
+    type_: &str,
+    status: &str,
+    reason: &str,
+) -> String {
+    let mut last = None;
+    let start = Instant::now();
+    loop {
+        let got = condition(api, site, type_).await;
+        if let Some((s, r, m)) = &got
+            && s == status
+            && r == reason
+        {
+            return m.clone();
+        }
+        last = got.or(last);
+        assert!(
+            start.elapsed() < CONDITION_WAIT,
+            "{site}: {type_} is {last:?}, wanted {status}/{reason}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// [`wait_condition`] of the `Connected` condition.
+pub async fn wait_connected(
+    api: &Api<FederatedCluster>,
+    site: &str,
+    status: &str,
+    reason: &str,
+) -> String {
+    wait_condition(
+        api,
+        site,
+        kubectl_fleet::api::CONDITION_CONNECTED,
+        status,
+        reason,
+    )
+    .await
+}
+
 /// Path of the built fleet-operator binary.
 pub fn operator_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_fleet-operator"))

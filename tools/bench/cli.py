@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 10's benchmarks P1-P6 in release builds, side by side in one run.
+"""The scale benchmarks P1-P6 in release builds, side by side in one run.
 
     python3 tools/bench/cli.py                      # everything: 5,000 / 10,000 / 20,000 sites
     python3 tools/bench/cli.py --sizes 5000 --write BENCHMARKS.md
@@ -21,7 +21,7 @@ P1/P1b  on each API server -- a release `kube-sandbox serve` and, when
           kubectl-fleet status -o json | kubectl-fleet status
         wall time (monotonic clock around the process), CPU (utime + stime)
         and peak RSS (GNU time's %M, see measure()) of each process.
-P1w     (no goal in the issue) `status --watch` (table and -o json) beside
+P1w     (no goal set) `status --watch` (table and -o json) beside
         `kubectl get fc --watch` on kube-sandbox at the smallest size: CPU
         and peak RSS of each, run side by side, while heartbeat patches
         arrive as from every site every 30 s (60 s of them).
@@ -40,7 +40,7 @@ the goal table is built from those lines alone, the operator's and ours by
 one code path (parse_bench_lines). Output is Markdown (stdout, or --write
 FILE with the header BENCHMARKS.md carries). Python 3 standard library only.
 Nothing here asserts timings: "met" in the table compares one run's figure
-with the issue's target.
+with its target.
 """
 
 import argparse
@@ -944,10 +944,10 @@ def kept_sections(path):
     return "\n" + old[at + 1:] if at >= 0 else ""
 
 
-BENCHMARKS_HEADER = """# Benchmarks (issue 10: P1-P6)
+BENCHMARKS_HEADER = """# Benchmarks (scale goals P1-P6)
 
-The latest run of the one command that measures every scale goal of issue
-10 in release builds, side by side with `curl` and `kubectl` and, for P1,
+The latest run of the one command that measures every scale goal (P1-P6,
+named in each table row) in release builds, side by side with `curl` and `kubectl` and, for P1,
 on both kube-sandbox and the real Kubernetes apiextensions-apiserver
 (`tools/realapi`). Written by the harness itself; nothing here is asserted
 in tests (the test suite runs a smoke-sized pass of the same harness,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Register's latency (issue 24) in release builds, against a release
+"""Register's latency in release builds, against a release
 `kube-sandbox serve --round-trip-delay D --request-log FILE` modelling a
 hub D away (every answer held back D, every new connection 2*D for its TCP
 and TLS handshakes):
