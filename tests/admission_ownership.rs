@@ -7,7 +7,7 @@
 //! real kubectl against kube-sandbox; and a hub whose API server serves no
 //! ValidatingAdmissionPolicy is refused before anything is applied.
 
-mod cli_support;
+use crate::cli_support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -1,7 +1,7 @@
 //! Bad input fails with ONE line saying what failed and what to do, a
 //! non-zero exit code, and nothing a re-run cannot fix.
 
-mod cli_support;
+use crate::cli_support;
 
 use cli_support::{Hub, TempDir, run_bin};
 use kube::api::Api;

@@ -1,7 +1,7 @@
 //! kubectl's connection flags: KUBECONFIG (a list of files), --context,
 //! --request-timeout; -v adds the cause chain.
 
-mod cli_support;
+use crate::cli_support;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;

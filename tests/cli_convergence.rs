@@ -2,7 +2,7 @@
 //! (sandbox fault injection), re-run it, and find exactly one of each object
 //! and a working token. Also `rotate --revoke` and `unregister`.
 
-mod cli_support;
+use crate::cli_support;
 
 use cli_support::{Hub, client_from_yaml, status_code, token_of};
 use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};

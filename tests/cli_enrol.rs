@@ -5,7 +5,7 @@
 //! their confirmation; and register's critical path counted from the
 //! sandbox's timed request log.
 
-mod cli_support;
+use crate::cli_support;
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::time::Duration;

@@ -5,7 +5,7 @@
 //! prompt exiting 1, `--context` completing context names, and a
 //! `--token-ttl` beyond the maximum naming the maximum.
 
-mod cli_support;
+use crate::cli_support;
 
 use std::path::Path;
 

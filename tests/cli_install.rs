@@ -7,8 +7,8 @@
 //! cert-manager's), and uninstall removes the operator but the CRDs (and
 //! every site) only when asked.
 
-mod cli_support;
-mod operator_support;
+use crate::cli_support;
+use crate::operator_support;
 
 use base64::Engine as _;
 use cli_support::{Hub, Run, TempDir, run_bin, shell};

@@ -2,7 +2,7 @@
 //! kubectl-fleet on PATH, `kubectl fleet …` runs the plugin; kubectl itself
 //! shows the printer columns and applies the install manifests.
 
-mod cli_support;
+use crate::cli_support;
 
 use std::path::Path;
 

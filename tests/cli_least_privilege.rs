@@ -4,7 +4,7 @@
 //! operator's namespace reaches a site; and the hub operator's own
 //! ServiceAccount may do what `install` grants it and no more.
 
-mod cli_support;
+use crate::cli_support;
 
 use cli_support::{Hub, client_from_yaml, status_code, token_of};
 use futures::StreamExt as _;

@@ -2,7 +2,7 @@
 //! kubeconfig in hub Secret fleet-system/fleet-pull-SITE, the site in Pull
 //! mode; `--store-kubeconfig-as-is` stores the given file unchanged.
 
-mod cli_support;
+use crate::cli_support;
 
 use cli_support::{Hub, TempDir, client_from_yaml, status_code};
 use k8s_openapi::api::core::v1::{Namespace, Secret};

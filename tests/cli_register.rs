@@ -2,7 +2,7 @@
 //! --hub-server, --insecure-skip-tls-verify), spec convergence, and the
 //! read-only commands `install`, `policy`, `incidents`.
 
-mod cli_support;
+use crate::cli_support;
 
 use std::os::unix::fs::PermissionsExt as _;
 

@@ -1,7 +1,7 @@
 //! `kubectl fleet status`: sorted table with footer, filters, JSON/YAML
 //! report, colour rules, and `--watch` redrawing from the watch API.
 
-mod cli_support;
+use crate::cli_support;
 
 use std::io::{BufRead as _, BufReader};
 use std::process::{Command, Stdio};

@@ -1,7 +1,7 @@
 //! The real `status.expirationTimestamp` is printed, and a capped lifetime
 //! (the API server's --service-account-max-token-expiration) is warned about.
 
-mod cli_support;
+use crate::cli_support;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! with `status --incident`, edge versions, `-o name` and `-o jsonpath`,
 //! and `--watch` on the terminal's alternate screen.
 
-mod cli_support;
+use crate::cli_support;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

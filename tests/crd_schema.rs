@@ -4,7 +4,7 @@
 //! reviewed as a diff and the shipped file never drifts from the types.
 //!
 //! Regenerate after an intended change with
-//! `UPDATE_GOLDEN=1 cargo test --test crd_schema`.
+//! `UPDATE_GOLDEN=1 cargo test --test integration crd_schema::`.
 
 use std::path::PathBuf;
 
@@ -22,14 +22,14 @@ fn generated_crds_match_golden_file() {
     }
     let golden = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
-            "cannot read {}: {e}\nregenerate it with `UPDATE_GOLDEN=1 cargo test --test crd_schema`",
+            "cannot read {}: {e}\nregenerate it with `UPDATE_GOLDEN=1 cargo test --test integration crd_schema::`",
             path.display()
         )
     });
     if golden != generated {
         panic!(
             "generated CRDs differ from {}:\n{}\nif the change is intended, regenerate with \
-             `UPDATE_GOLDEN=1 cargo test --test crd_schema` and commit the file",
+             `UPDATE_GOLDEN=1 cargo test --test integration crd_schema::` and commit the file",
             path.display(),
             line_diff(&golden, &generated)
         );

@@ -12,7 +12,7 @@
 //!   the rest of the API works: the same, judged from fresh reads instead of the cache
 //!   the dead watch left behind.
 
-mod cli_support;
+use crate::cli_support;
 
 use std::time::{Duration, Instant};
 

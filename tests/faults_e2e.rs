@@ -8,7 +8,7 @@
 //! a fault can be long relative to the heartbeat interval I without the
 //! test taking minutes; each test says how it maps to the default settings.
 
-mod operator_support;
+use crate::operator_support;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -451,7 +451,7 @@ async fn a_leader_killed_mid_status_writes_loses_and_duplicates_nothing() {
 /// back as the next standby. Minutes long, so run by hand:
 ///
 /// ```sh
-/// cargo test --test faults_e2e failover_time_with_real_processes -- --ignored --nocapture
+/// cargo test --test integration faults_e2e::failover_time_with_real_processes -- --ignored --nocapture
 /// ```
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "measurement (about 8 minutes); figures in docs/reliability.md"]

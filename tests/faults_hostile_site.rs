@@ -6,7 +6,7 @@
 //! reading the fleet through the real `kubectl fleet …` sees the hostile
 //! text escaped and cut in tables, exact in `-o json`.
 
-mod cli_support;
+use crate::cli_support;
 
 use std::time::Duration;
 

@@ -8,7 +8,7 @@
 //!   member kubeconfig of a Pull Secret) and the tokens inside them;
 //! - site names and flag values on the command line.
 //!
-//! Run with more cases: `PROPTEST_CASES=5000 cargo nextest run --test fuzz_untrusted_input`.
+//! Run with more cases: `PROPTEST_CASES=5000 cargo nextest run --test integration fuzz_untrusted_input::`.
 
 use std::time::Duration;
 

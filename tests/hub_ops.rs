@@ -9,7 +9,7 @@
 //! Intervals: `heartbeatIntervalSeconds: 10` scaled by 0.1, so I = 1 s:
 //! Stale after 3 s without a heartbeat, Unreachable after 10 s.
 
-mod operator_support;
+use crate::operator_support;
 
 use std::path::Path;
 use std::process::Command;

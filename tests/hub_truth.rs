@@ -13,8 +13,8 @@
 //! - a site token rewrites hub-owned conditions: the hub restores them;
 //! - Pull → Push → Pull: no condition of the old mode stays.
 
-mod cli_support;
-mod operator_support;
+use crate::cli_support;
+use crate::operator_support;
 
 use std::time::{Duration, Instant};
 

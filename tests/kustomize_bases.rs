@@ -5,10 +5,10 @@
 //! with the placeholder site, and the example overlays (image mirror,
 //! replicas, the cert-manager and monitoring components, a site named by
 //! one JSON patch) what the matching flags print. docs/gitops.md shows
-//! them; `tools/regen.sh` writes them and tests/generated_drift.rs checks
+//! them; `tools/regen.sh` writes them and the tests of `xtask/` check
 //! they are current.
 
-mod cli_support;
+use crate::cli_support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -191,36 +191,5 @@ fn hub_overlay_with_both_components_mirror_and_replicas_is_install_with_those_fl
         rendered,
         expected,
         "deploy/kustomize/examples/hub-production",
-    );
-}
-
-/// Every file under deploy/kustomize is generated: tools/regen.sh wipes the
-/// folder first, and nothing hand-written may hide there.
-#[test]
-fn every_file_under_the_kustomize_dir_is_generated() {
-    let tmp = tempfile::tempdir().unwrap();
-    let status = Command::new(BIN)
-        .arg("__generate")
-        .arg(tmp.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let list = |root: &Path| {
-        let out = Command::new("find")
-            .args([".", "-type", "f"])
-            .current_dir(root)
-            .output()
-            .unwrap();
-        let mut files: Vec<String> = String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(str::to_owned)
-            .collect();
-        files.sort();
-        files
-    };
-    assert_eq!(
-        list(&kustomize_dir()),
-        list(&tmp.path().join("deploy/kustomize"))
     );
 }

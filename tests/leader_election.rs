@@ -3,7 +3,7 @@
 //! Every negative check ("does not take over") follows a round that is
 //! proven to have run (it returned, and the Lease it read is the one shown).
 
-mod operator_support;
+use crate::operator_support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

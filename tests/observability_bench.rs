@@ -2,7 +2,7 @@
 //! figures go to docs/observability.md, they are not asserted):
 //!
 //! ```text
-//! cargo test --release --test observability_bench -- --ignored --nocapture --test-threads 1
+//! cargo test --release --test integration observability_bench:: -- --ignored --nocapture --test-threads 1
 //! ```
 //!
 //! - `metrics_scrape_10000_sites`: the hub's real `/metrics` HTTPS server
@@ -13,7 +13,7 @@
 //!   kube-sandbox: latency of `GET /api/v1/federation/clusters` against
 //!   `kubectl fleet status -o json` on the same fleet.
 
-mod operator_support;
+use crate::operator_support;
 
 use std::process::Command;
 use std::sync::Arc;

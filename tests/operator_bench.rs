@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-//!   cargo test --release --test operator_bench -- --ignored --nocapture --test-threads 1
+//!   cargo test --release --test integration operator_bench:: -- --ignored --nocapture --test-threads 1
 //! ```
 //!
 //! Every figure is also printed as a `BENCH-RESULT {json}` line
@@ -26,9 +26,9 @@
 //!   sites that each wrote every edge-owned field at its CRD cap (in-process,
 //!   the same functions the hub and `kubectl fleet` call); figures in
 //!   docs/reliability.md. Run it in a release build:
-//!   `cargo test --release --test operator_bench hub_worst_case -- --ignored --nocapture`
+//!   `cargo test --release --test integration operator_bench::hub_worst_case -- --ignored --nocapture`
 
-mod operator_support;
+use crate::operator_support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

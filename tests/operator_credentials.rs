@@ -8,7 +8,7 @@
 //! 0.2`, so the edge reports every 2 s. The hub caps tokens at 20 s (a test
 //! knob below the real server's limits), so the edge renews every ~10 s.
 
-mod operator_support;
+use crate::operator_support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -8,7 +8,7 @@
 //! `--interval-scale 0.2` on every process, so I = 2 s (Stale after 6 s,
 //! Unreachable after 20 s).
 
-mod operator_support;
+use crate::operator_support;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! as a user meets it: one line that carries its cause, and a hint that
 //! applies — run as written where it is a command.
 
-mod operator_support;
+use crate::operator_support;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;

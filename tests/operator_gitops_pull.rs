@@ -9,7 +9,7 @@
 //! Intervals: `heartbeatIntervalSeconds: 10` scaled by `--interval-scale
 //! 0.3`, so I = 3 s.
 
-mod operator_support;
+use crate::operator_support;
 
 use std::path::Path;
 use std::process::Command;

@@ -9,7 +9,7 @@
 //! Every hub here is a real `fleet-operator` process against kube-sandbox;
 //! tokens are minted with the real `kubectl create token`.
 
-mod operator_support;
+use crate::operator_support;
 
 use std::path::Path;
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! empty install, phase transitions after 3·I and 10·I with exactly one
 //! write each, and the hub's startup/shutdown behaviour.
 
-mod operator_support;
+use crate::operator_support;
 
 use std::time::Duration;
 

@@ -21,7 +21,7 @@
 //! (arm64 under `qemu-aarch64 -L ROOTFS`, with the image's own ld.so and
 //! libc).
 
-mod operator_support;
+use crate::operator_support;
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};

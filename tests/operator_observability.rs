@@ -7,7 +7,7 @@
 //!
 //! Intervals: `heartbeatIntervalSeconds: 10` scaled by 0.2, so I = 2 s.
 
-mod operator_support;
+use crate::operator_support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

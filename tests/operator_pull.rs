@@ -10,7 +10,7 @@
 //! `--interval-scale 0.3`, so I = 3 s; `--probe-timeout 4s` (generous, so
 //! a loaded CI machine never turns a healthy probe into a Timeout).
 
-mod operator_support;
+use crate::operator_support;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -20,7 +20,7 @@
 //! `--interval-scale 0.3`, so I = 3 s; `--probe-timeout 4s`. Members live on
 //! 127.0.0.1, so every hub here allows loopback with `--pull-allow-cidr`.
 
-mod operator_support;
+use crate::operator_support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

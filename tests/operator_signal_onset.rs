@@ -28,8 +28,8 @@
 //!
 //! Intervals: `heartbeatIntervalSeconds: 10` scaled by 0.2, so I = 2 s.
 
-mod cli_support;
-mod operator_support;
+use crate::cli_support;
+use crate::operator_support;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

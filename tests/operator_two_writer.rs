@@ -2,7 +2,7 @@
 //! merge patches and the hub's resourceVersion-guarded status replaces never
 //! lose each other's fields.
 
-mod operator_support;
+use crate::operator_support;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -8,7 +8,7 @@
 //! Without the arm64 build the tests fail with what to run; a quick local
 //! run may skip them with `FLEET_SKIP_ARM64=1` (tools/test.sh builds them).
 
-mod operator_support;
+use crate::operator_support;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -13,8 +13,8 @@
 //! architectures, which `--push` copies to a Distribution registry
 //! (Debian's docker-registry on 127.0.0.1) and skopeo pulls back by digest.
 
-mod cli_support;
-mod operator_support;
+use crate::cli_support;
+use crate::operator_support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -26,14 +26,14 @@
 //!
 //! ```text
 //! CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-//!   cargo test --release --test soak -- --ignored --nocapture
+//!   cargo test --release --test integration soak:: -- --ignored --nocapture
 //! ```
 //!
 //! `SOAK_SITES`, `SOAK_SECS`, `SOAK_SCALE` (interval scale) and
 //! `SOAK_REAL_EDGES` change its size.
 
-mod cli_support;
-mod operator_support;
+use crate::cli_support;
+use crate::operator_support;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};

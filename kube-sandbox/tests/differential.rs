@@ -12,7 +12,7 @@
 //! `FLEET_DIFF_DUMP=DIR` writes both normalized sequences of every scenario
 //! to `DIR/<scenario>.<server>.json` for inspection.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -11,9 +11,9 @@
 //!   lists. Every answer is a 2xx or a 4xx with a `Status` body, and the
 //!   server still serves afterwards.
 //!
-//! More cases: `PROPTEST_CASES=5000 cargo nextest run -p kube-sandbox --test fuzz_request_parsing`.
+//! More cases: `PROPTEST_CASES=5000 cargo nextest run -p kube-sandbox --test integration fuzz_request_parsing::`.
 
-mod support;
+use crate::support;
 
 use kube_sandbox::parsers::{
     FieldSelector, LabelSelector, Query, decode_protobuf, json_patch, merge_patch,

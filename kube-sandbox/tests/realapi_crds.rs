@@ -8,7 +8,7 @@
 //! Needs `tools/realapi/build.sh` (see `support`); `FLEET_SKIP_REALAPI=1`
 //! skips these tests when the server is not built.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::{Reply, Server, at, run_suffix};

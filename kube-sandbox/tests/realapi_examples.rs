@@ -9,7 +9,7 @@
 //!
 //! `FLEET_SKIP_REALAPI=1` skips the real-server half when it is not built.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -69,7 +69,7 @@ mod tests {
                 "{shell:?}"
             );
             assert!(
-                !text.contains("__generate"),
+                !text.contains("__complete"),
                 "internal entry points stay out ({shell:?})"
             );
         }

@@ -1,6 +1,5 @@
-//! The kustomize bases under `deploy/kustomize/` (written by `__generate`,
-//! so `tools/regen.sh` keeps them and `tests/generated_drift.rs` checks
-//! them): the objects `kubectl fleet install` prints, for teams that deploy
+//! The kustomize bases under `deploy/kustomize/` (written by `cargo xtask
+//! regen`, which `tools/regen.sh` runs, and checked by its tests): the objects `kubectl fleet install` prints, for teams that deploy
 //! from Git through Argo CD or Flux (docs/gitops.md).
 //!
 //! - `hub/`: exactly `install --role hub`. Its Deployment mounts the
@@ -19,8 +18,18 @@
 
 use serde_json::Value;
 
-use super::generate::Artifact;
 use super::install::{self, ServingCert, default_image};
+
+/// One generated file: path relative to the repository root, contents,
+/// and whether it is an executable script.
+pub struct Artifact {
+    /// Path relative to the repository root.
+    pub path: String,
+    /// File contents.
+    pub contents: Vec<u8>,
+    /// Whether to mark it executable.
+    pub executable: bool,
+}
 
 /// The edge base's `--site` value: a name no site can have (site names are
 /// lowercase), so an edge deployed from the base without an overlay

@@ -11,7 +11,6 @@ mod cordon;
 mod describe;
 mod enrol;
 mod error;
-mod generate;
 mod incidents;
 mod install;
 mod kustomize;
@@ -202,8 +201,7 @@ pub async fn run(cli: Cli, io: &mut Io<'_>) -> Result<(), Error> {
 
 /// Internal entry points that are not part of the command tree (so help
 /// and completions never show them), reached by their first word:
-/// `__complete WORDS…` for `kubectl_complete-fleet`, and
-/// `__generate [DIR]` for `tools/regen.sh`. None if `args` is neither.
+/// `__complete WORDS…` for `kubectl_complete-fleet`. None otherwise.
 pub fn run_internal(args: &[String], io: &mut Io<'_>) -> Option<Result<(), Error>> {
     match args.split_first() {
         Some((first, rest)) if first == "__complete" => Some(
@@ -220,10 +218,6 @@ pub fn run_internal(args: &[String], io: &mut Io<'_>) -> Option<Result<(), Error
                 )
                 .map_err(Error::from),
         ),
-        Some((first, rest)) if first == "__generate" => {
-            let root = rest.first().map_or(".", String::as_str);
-            Some(generate::write_all(std::path::Path::new(root)))
-        }
         _ => None,
     }
 }
@@ -344,6 +338,17 @@ pub(crate) fn ask(prompt: &str) -> Result<(), Error> {
     } else {
         Err(Error::Aborted)
     }
+}
+
+/// What the repository's build tool (`xtask`, `cargo xtask regen`) writes
+/// from the plugin's own definitions: the completion scripts and the
+/// kustomize bases. Nothing in the plugin calls it, so it is not in the
+/// shipped binary.
+#[doc(hidden)]
+pub mod generated {
+    pub use super::completion::{Shell, script};
+    pub use super::kustomize::{Artifact, artifacts as kustomize_artifacts};
+    pub use super::version::VERSION;
 }
 
 /// The value parser of an argument taking a [`crate::api::WireEnum`]: its

@@ -2,8 +2,6 @@
 //! a private temp directory with its admin kubeconfig, and helpers to run
 //! the built binary and to talk to the hub as admin or as a minted token.
 
-#![allow(dead_code)] // each test binary uses a different subset of the helpers
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 

@@ -1,7 +1,6 @@
 //! Shared helpers of the `operator_*` integration tests: sandboxes, CRDs,
 //! site identities minted like `kubectl fleet register` does, operator
 //! processes killed by PID on drop, and polling with a deadline.
-#![allow(dead_code)] // each test binary uses a different subset
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -30,7 +30,7 @@ P2      `--help` start time (median of 30, spawn to exit, beside /bin/true
 P4      `cargo run --release --example correlation_bench`.
 P6      the `cli_register` test `register_round_trips`, which counts
         register's requests in kube-sandbox's request log.
-P3/P5   `cargo test --release --test operator_bench -- --ignored
+P3/P5   `cargo test --release --test integration operator_bench:: -- --ignored
         --nocapture --test-threads 1`, whose benchmarks print lines
         `BENCH-RESULT {"goal": ..., "measure": ..., "value": ..., "unit":
         ..., "target": ...}`.
@@ -74,7 +74,7 @@ MIB = 1024 * 1024
 TIME = "/usr/bin/time"  # GNU time, for peak RSS (see measure)
 PREFIX = "BENCH-RESULT "
 GOAL_ORDER = ["P1", "P1b", "P2", "P3", "P4", "P5", "P6"]
-OPERATOR_CMD = ["cargo", "test", "--release", "--test", "operator_bench", "--",
+OPERATOR_CMD = ["cargo", "test", "--release", "--test", "integration", "operator_bench::", "--",
                 "--ignored", "--nocapture", "--test-threads", "1"]
 
 
@@ -822,8 +822,8 @@ def main():
                          "ns", "")
     if not args.skip_p6:
         proc = run_checked(
-            ["cargo", "nextest", "run", "-p", "kubectl-fleet", "--test", "cli_register",
-             "-E", "test(register_round_trips)", "--no-capture"],
+            ["cargo", "nextest", "run", "-p", "kubectl-fleet", "--test", "integration",
+             "-E", "test(/^cli_register::register_round_trips$/)", "--no-capture"],
             cwd=ROOT, capture_output=True, text=True)
         m = re.search(r"register round trips: fresh (\d+), re-run (\d+), first site of a hub (\d+)",
                       proc.stdout + proc.stderr)

@@ -14,9 +14,6 @@
 //! run `tools/realapi/build.sh`; with `FLEET_SKIP_REALAPI=1` it prints
 //! "skipped" and returns `None` instead.
 
-// Each test binary that includes this module uses a different subset of it.
-#![allow(dead_code)]
-
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
@@ -25,7 +22,7 @@ use std::time::{Duration, Instant};
 use http_body_util::BodyExt;
 use hyper::{Method, Request};
 use kube::client::Body;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Either server behind one interface.
 pub enum Server {
@@ -56,7 +53,6 @@ impl std::fmt::Debug for RealServer {
 #[derive(Debug, Clone)]
 pub struct Reply {
     pub status: u16,
-    pub content_type: String,
     pub text: String,
     pub json: Value,
 }
@@ -230,12 +226,6 @@ impl Server {
             .await
             .unwrap_or_else(|e| panic!("{} server: {method} {path}: {e}", self.kind()));
         let status = resp.status().as_u16();
-        let content_type = resp
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_string();
         let bytes = resp.into_body().collect_bytes().await.unwrap_or_else(|e| {
             panic!(
                 "{} server: reading body of {method} {path}: {e}",
@@ -244,12 +234,7 @@ impl Server {
         });
         let text = String::from_utf8_lossy(&bytes).into_owned();
         let json = serde_json::from_str(&text).unwrap_or(Value::Null);
-        Reply {
-            status,
-            content_type,
-            text,
-            json,
-        }
+        Reply { status, text, json }
     }
 
     /// Opens a watch (`path` carries `watch=true` and any other query) and
@@ -420,13 +405,4 @@ pub fn run_suffix() -> &'static str {
 pub fn at<'a>(v: &'a Value, pointer: &str) -> &'a Value {
     static NULL: Value = Value::Null;
     v.pointer(pointer).unwrap_or(&NULL)
-}
-
-/// A `Status` body's essentials, for assertions on error replies.
-pub fn status_summary(r: &Reply) -> Value {
-    json!({
-        "code": r.status,
-        "reason": r.json["reason"],
-        "message": r.json["message"],
-    })
 }

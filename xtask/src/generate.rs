@@ -1,24 +1,12 @@
-//! `kubectl-fleet __generate [DIR]`: writes every generated artifact
-//! that is checked in (completions, man page, CRD YAML, monitoring files,
-//! krew manifest template, kustomize bases), so `tools/regen.sh` regenerates them with one command and
-//! `tests/generated_drift.rs` can prove the checked-in copies are current.
+//! Every generated artifact that is checked in (completions, man pages,
+//! CRD YAML, monitoring files, the krew manifest template, kustomize
+//! bases), from the code that defines what they describe; the unit tests
+//! below prove the checked-in copies are current.
 
 use std::path::Path;
 
-use super::completion::{Shell, script};
-use super::version::VERSION;
-use super::{Error, command};
-
-/// One generated file: path relative to the repository root, contents,
-/// and whether it is an executable script.
-pub struct Artifact {
-    /// Path relative to the repository root.
-    pub path: String,
-    /// File contents.
-    pub contents: Vec<u8>,
-    /// Whether to mark it executable.
-    pub executable: bool,
-}
+use kubectl_fleet::cli::command;
+use kubectl_fleet::cli::generated::{Artifact, Shell, VERSION, kustomize_artifacts, script};
 
 /// `kubectl_complete-fleet`: kubectl (≥ 1.26) runs this helper, found on
 /// PATH, to complete `kubectl fleet <TAB>`.
@@ -67,10 +55,10 @@ pub fn artifacts() -> Vec<Artifact> {
     }
     out.push(Artifact {
         path: "deploy/crds/federation.kubectl-fleet.dev.yaml".into(),
-        contents: crate::api::crds_yaml().into_bytes(),
+        contents: kubectl_fleet::api::crds_yaml().into_bytes(),
         executable: false,
     });
-    for (name, text) in crate::render::monitoring::files() {
+    for (name, text) in kubectl_fleet::render::monitoring::files() {
         out.push(Artifact {
             path: format!("deploy/monitoring/{name}"),
             contents: text.into_bytes(),
@@ -82,7 +70,7 @@ pub fn artifacts() -> Vec<Artifact> {
         contents: krew_manifest().into_bytes(),
         executable: false,
     });
-    out.extend(super::kustomize::artifacts());
+    out.extend(kustomize_artifacts());
     out
 }
 
@@ -166,13 +154,10 @@ pub fn krew_manifest() -> String {
 }
 
 /// Writes all artifacts under `root`.
-pub fn write_all(root: &Path) -> Result<(), Error> {
+pub fn write_all(root: &Path) -> Result<(), String> {
     for artifact in artifacts() {
         let path = root.join(&artifact.path);
-        let err = |source| Error::WriteFile {
-            path: path.clone(),
-            source,
-        };
+        let err = |e: std::io::Error| format!("writing {}: {e}", path.display());
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(err)?;
         }
@@ -193,6 +178,59 @@ pub fn write_all(root: &Path) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
+
+    /// The repository root (this crate lives in `xtask/`).
+    fn repo() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap()
+            .to_owned()
+    }
+
+    /// The checked-in generated files equal what the code generates now.
+    #[test]
+    fn generated_files_are_up_to_date() {
+        let generated = artifacts();
+        assert!(generated.len() >= 7);
+        let stale: Vec<&str> = generated
+            .iter()
+            .filter(|a| {
+                std::fs::read(repo().join(&a.path)).ok().as_deref() != Some(&a.contents[..])
+            })
+            .map(|a| a.path.as_str())
+            .collect();
+        assert!(
+            stale.is_empty(),
+            "stale generated files {stale:?}: run tools/regen.sh and commit the result"
+        );
+    }
+
+    /// Every file under deploy/kustomize is generated: tools/regen.sh wipes
+    /// the folder first, and nothing hand-written may hide there.
+    #[test]
+    fn every_file_under_the_kustomize_dir_is_generated() {
+        fn files(dir: &Path, root: &Path, out: &mut Vec<String>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    files(&path, root, out);
+                } else {
+                    out.push(path.strip_prefix(root).unwrap().display().to_string());
+                }
+            }
+        }
+        let mut checked_in = Vec::new();
+        files(&repo().join("deploy/kustomize"), &repo(), &mut checked_in);
+        checked_in.sort();
+        let mut generated: Vec<String> = artifacts()
+            .into_iter()
+            .map(|a| a.path)
+            .filter(|p| p.starts_with("deploy/kustomize/"))
+            .collect();
+        generated.sort();
+        assert_eq!(checked_in, generated);
+    }
 
     #[test]
     fn krew_manifest_covers_five_platforms_with_placeholders_only_for_checksums() {

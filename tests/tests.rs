@@ -1,0 +1,54 @@
+//! Every integration test of kubectl-fleet, in one test binary (one link of
+//! kube, the sandbox and the library instead of one per file): a module
+//! per file beside this one, and the two support modules they share. Run
+//! one file's tests with `bash tools/test.sh -E 'test(/^cli_status::/)'`
+//! or `cargo test --test integration cli_status::`.
+
+mod cli_support;
+mod operator_support;
+
+mod admission_ownership;
+mod bench_smoke;
+mod cli_bad_input;
+mod cli_connection;
+mod cli_convergence;
+mod cli_enrol;
+mod cli_habits;
+mod cli_install;
+mod cli_kubectl;
+mod cli_least_privilege;
+mod cli_pull;
+mod cli_register;
+mod cli_status;
+mod cli_token_cap;
+mod cli_views;
+mod crd_schema;
+mod faults_api;
+mod faults_e2e;
+mod faults_hostile_site;
+mod fuzz_untrusted_input;
+mod generated_drift;
+mod hub_ops;
+mod hub_truth;
+mod kustomize_bases;
+mod leader_election;
+mod migrating_alerts;
+mod monitoring_rules;
+mod observability_bench;
+mod operator_bench;
+mod operator_credentials;
+mod operator_e2e;
+mod operator_errors;
+mod operator_gitops_pull;
+mod operator_hostile_clients;
+mod operator_hub;
+mod operator_image;
+mod operator_observability;
+mod operator_pull;
+mod operator_pull_trust;
+mod operator_signal_onset;
+mod operator_two_writer;
+mod platform_arm64;
+mod release;
+mod soak;
+mod workflows;
