@@ -7,15 +7,15 @@
 //! real kubectl against kube-sandbox; and a hub whose API server serves no
 //! ValidatingAdmissionPolicy is refused before anything is applied.
 
-use crate::cli_support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use cli_support::{Hub, Run, kubectl};
 use kubectl_fleet::api::{EDGE_OWNED_STATUS_KEYS, HUB_OWNED_STATUS_KEYS};
 use kubectl_fleet::fleet::admission::STATUS_OWNERSHIP_POLICY;
 use serde_json::{Value, json};
+use support::{Hub, Run, kubectl};
 
 const FC: &str = "federatedclusters.federation.kubectl-fleet.dev";
 

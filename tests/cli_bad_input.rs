@@ -1,12 +1,12 @@
 //! Bad input fails with ONE line saying what failed and what to do, a
 //! non-zero exit code, and nothing a re-run cannot fix.
 
-use crate::cli_support;
+use crate::support;
 
-use cli_support::{Hub, TempDir, run_bin};
 use kube::api::Api;
 use kube_sandbox::SandboxOptions;
 use kubectl_fleet::api::FederatedCluster;
+use support::{Hub, TempDir, run_bin};
 
 #[test]
 fn invalid_arguments_are_rejected_before_any_api_call() {
@@ -198,7 +198,7 @@ fn unreachable_hub() {
 async fn a_caller_without_rights_gets_403_and_leaves_nothing() {
     let hub = Hub::new();
     let summary = hub.register("site-a", &[]);
-    let token = cli_support::token_of(summary["config"].as_str().unwrap());
+    let token = support::token_of(summary["config"].as_str().unwrap());
     // The site identity is a real, authenticated caller with almost no rights.
     let run = hub.fleet_as(&token, &["register", "site-b"]);
     let line = run.one_line_error();
@@ -228,7 +228,7 @@ fn missing_crds_name_the_install_command() {
         assert!(!line.contains("Status {"), "no Debug dump: {line}");
     }
     // Nothing was written before the check; the hint's command installs.
-    cli_support::shell(&hub, "kubectl fleet install --apply").ok();
+    support::shell(&hub, "kubectl fleet install --apply").ok();
     let run = hub.fleet(&["status", "-o", "json"]).ok();
     assert_eq!(run.json()["sites"], serde_json::json!([]));
 }
@@ -295,9 +295,9 @@ fn a_missing_file_in_a_kubeconfig_list_is_skipped_as_kubectl_does() {
     let script = format!(
         "KUBECONFIG={list} kubectl get federatedclusters && KUBECONFIG={list} kubectl fleet status"
     );
-    let run = cli_support::shell(&hub, &script).ok();
+    let run = support::shell(&hub, &script).ok();
     assert!(run.stderr.contains("No sites found"), "{}", run.stderr);
-    let run = cli_support::shell(
+    let run = support::shell(
         &hub,
         &format!("KUBECONFIG={} kubectl fleet status", missing.display()),
     );

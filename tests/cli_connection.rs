@@ -1,12 +1,12 @@
 //! kubectl's connection flags: KUBECONFIG (a list of files), --context,
 //! --request-timeout; -v adds the cause chain.
 
-use crate::cli_support;
+use crate::support;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use cli_support::{BIN, Hub, Run};
+use support::{BIN, Hub, Run};
 
 fn run_env(args: &[&str], kubeconfig_env: &str, home: &std::path::Path) -> Run {
     let out = Command::new(BIN)

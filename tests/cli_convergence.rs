@@ -2,14 +2,14 @@
 //! (sandbox fault injection), re-run it, and find exactly one of each object
 //! and a working token. Also `rotate --revoke` and `unregister`.
 
-use crate::cli_support;
+use crate::support;
 
-use cli_support::{Hub, client_from_yaml, status_code, token_of};
 use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use kube::api::{Api, ListParams};
 use kube_sandbox::FaultRule;
 use kubectl_fleet::api::FederatedCluster;
+use support::{Hub, client_from_yaml, status_code, token_of};
 
 const SITE_LABEL: &str = "federation.kubectl-fleet.dev/site";
 
@@ -378,7 +378,7 @@ async fn unregister_confirms_on_a_terminal() {
     let answer = |key: &str| {
         let cmd = format!(
             "{} --kubeconfig {} unregister site-a",
-            cli_support::BIN,
+            support::BIN,
             hub.kubeconfig.display()
         );
         let out = std::process::Command::new("sh")

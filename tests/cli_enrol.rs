@@ -5,12 +5,12 @@
 //! their confirmation; and register's critical path counted from the
 //! sandbox's timed request log.
 
-use crate::cli_support;
+use crate::support;
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::time::Duration;
 
-use cli_support::{Hub, Run, shell, token_of};
+use support::{Hub, Run, shell, token_of};
 
 const API: &str = "federation.kubectl-fleet.dev/v1alpha1";
 

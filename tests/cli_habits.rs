@@ -5,11 +5,11 @@
 //! prompt exiting 1, `--context` completing context names, and a
 //! `--token-ttl` beyond the maximum naming the maximum.
 
-use crate::cli_support;
+use crate::support;
 
 use std::path::Path;
 
-use cli_support::{Hub, Run, shell};
+use support::{Hub, Run, shell};
 
 const CRD: &str = "federatedclusters.federation.kubectl-fleet.dev";
 
@@ -168,8 +168,8 @@ fn uninstall_accepts_yes_with_or_without_crds() {
 /// and what the terminal showed.
 fn on_terminal(hub: &Hub, line: &str, prompt: &str, answer: &str) -> (Option<i32>, String) {
     use std::io::{Read as _, Write as _};
-    let bin_dir = Path::new(cli_support::BIN).parent().unwrap();
-    let kubectl = cli_support::kubectl();
+    let bin_dir = Path::new(support::BIN).parent().unwrap();
+    let kubectl = support::kubectl();
     let path = format!(
         "{}:{}:/usr/bin:/bin",
         bin_dir.display(),

@@ -7,11 +7,9 @@
 //! cert-manager's), and uninstall removes the operator but the CRDs (and
 //! every site) only when asked.
 
-use crate::cli_support;
-use crate::operator_support;
+use crate::support;
 
 use base64::Engine as _;
-use cli_support::{Hub, Run, TempDir, run_bin, shell};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::ClusterRole;
@@ -20,6 +18,7 @@ use kube::api::{Api, Patch, PatchParams};
 use kube_sandbox::Sandbox;
 use kubectl_fleet::api::FederatedCluster;
 use serde_json::{Value, json};
+use support::{Hub, Run, TempDir, run_bin, shell};
 
 const CRD: &str = "federatedclusters.federation.kubectl-fleet.dev";
 const IMAGE_PATH: &str = ".spec.template.spec.containers[name=\"operator\"].image";
@@ -531,7 +530,7 @@ async fn edge_install_with_its_secret_applies_and_its_role_names_the_secret() {
     edge_args(&["--hub-kubeconfig", hub_kc.to_str().unwrap()]).ok();
     // Re-running without the file finds the Secret in place.
     edge_args(&[]).ok();
-    let client = cli_support::client_from_yaml(&edge.admin_kubeconfig()).await;
+    let client = support::client_from_yaml(&edge.admin_kubeconfig()).await;
 
     // The edge (here: kubectl) rewrote its credential since; re-installing
     // an older file stops rather than reverting it, without echoing either.
@@ -674,7 +673,7 @@ fn on_terminal(hub: &Hub, args: &str, answer: &str) -> String {
     use std::io::{Read as _, Write as _};
     let command = format!(
         "{} --kubeconfig {} {args}",
-        cli_support::BIN,
+        support::BIN,
         hub.kubeconfig.display()
     );
     let mut child = std::process::Command::new("script")
@@ -872,7 +871,7 @@ fn pem_files(
     let cert = dir.path().join("tls.crt");
     let key = dir.path().join("tls.key");
     std::fs::write(&cert, &data["tls.crt"]).unwrap();
-    operator_support::write_private(&key, std::str::from_utf8(&data["tls.key"]).unwrap());
+    support::write_private(&key, std::str::from_utf8(&data["tls.key"]).unwrap());
     (cert.display().to_string(), key.display().to_string())
 }
 
@@ -944,7 +943,7 @@ async fn install_makes_a_serving_certificate_a_client_verifies_and_keeps_it() {
     // where the Deployment mounts them.
     let dir = TempDir::new("serving");
     let (cert, key) = pem_files(&dir, &data);
-    let token = operator_support::service_account_token(
+    let token = support::service_account_token(
         &hub.admin().await,
         "fleet-system",
         "fleet-operator-hub",
@@ -952,25 +951,25 @@ async fn install_makes_a_serving_certificate_a_client_verifies_and_keeps_it() {
     )
     .await;
     let kc = dir.path().join("operator.kubeconfig");
-    operator_support::write_private(&kc, &hub.sandbox.kubeconfig_for_token(&token));
-    let mut args = operator_support::hub_args(&kc, "hub", 1.0);
+    support::write_private(&kc, &hub.sandbox.kubeconfig_for_token(&token));
+    let mut args = support::hub_args(&kc, "hub", 1.0);
     args.extend([
         format!("--tls-cert-file={cert}"),
         format!("--tls-private-key-file={key}"),
     ]);
-    let operator = operator_support::Proc::spawn(
+    let operator = support::Proc::spawn(
         "hub",
-        &operator_support::operator_bin(),
+        &support::operator_bin(),
         &args,
         dir.path().join("hub.log"),
     );
-    operator_support::wait_until(
+    support::wait_until(
         std::time::Duration::from_secs(15),
         "the hub serves",
         || async { operator.log_text().contains("hub started") },
     )
     .await;
-    let addr = operator_support::logged_addr(&operator.log_text(), "serving HTTPS");
+    let addr = support::logged_addr(&operator.log_text(), "serving HTTPS");
     for name in [
         SERVER_NAME,
         "fleet-operator-hub",

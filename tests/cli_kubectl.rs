@@ -2,11 +2,11 @@
 //! kubectl-fleet on PATH, `kubectl fleet …` runs the plugin; kubectl itself
 //! shows the printer columns and applies the install manifests.
 
-use crate::cli_support;
+use crate::support;
 
 use std::path::Path;
 
-use cli_support::{Hub, shell};
+use support::{Hub, shell};
 
 #[test]
 fn kubectl_fleet_end_to_end() {

@@ -4,9 +4,8 @@
 //! operator's namespace reaches a site; and the hub operator's own
 //! ServiceAccount may do what `install` grants it and no more.
 
-use crate::cli_support;
+use crate::support;
 
-use cli_support::{Hub, client_from_yaml, status_code, token_of};
 use futures::StreamExt as _;
 use k8s_openapi::api::authentication::v1::TokenRequest;
 use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
@@ -14,6 +13,7 @@ use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBind
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchParams};
 use kubectl_fleet::api::{FederatedCluster, FederatedClusterSpec, FederationStatus};
 use serde_json::json;
+use support::{Hub, client_from_yaml, status_code, token_of};
 
 fn token_request() -> TokenRequest {
     serde_json::from_value(json!({

@@ -2,13 +2,13 @@
 //! kubeconfig in hub Secret fleet-system/fleet-pull-SITE, the site in Pull
 //! mode; `--store-kubeconfig-as-is` stores the given file unchanged.
 
-use crate::cli_support;
+use crate::support;
 
-use cli_support::{Hub, TempDir, client_from_yaml, status_code};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, ListParams, PostParams};
 use kube_sandbox::Sandbox;
 use kubectl_fleet::api::{FederatedCluster, Mode};
+use support::{Hub, TempDir, client_from_yaml, status_code};
 
 async fn pull_secret(hub: &Hub, site: &str) -> (Secret, String) {
     let secrets: Api<Secret> = Api::namespaced(hub.admin().await, "fleet-system");

@@ -2,17 +2,17 @@
 //! --hub-server, --insecure-skip-tls-verify), spec convergence, and the
 //! read-only commands `install`, `policy`, `incidents`.
 
-use crate::cli_support;
+use crate::support;
 
 use std::os::unix::fs::PermissionsExt as _;
 
 use base64::Engine as _;
-use cli_support::{Hub, TempDir, client_from_yaml, run_bin};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
 use kube_sandbox::Sandbox;
 use kubectl_fleet::api::{Capability, Environment, FederatedCluster, Tier};
+use support::{Hub, TempDir, client_from_yaml, run_bin};
 
 fn docs(yaml: &str) -> Vec<serde_json::Value> {
     serde_saphyr::from_multiple(yaml).unwrap()
@@ -68,7 +68,7 @@ async fn emit_secret_prints_a_manifest_for_the_edge_cluster() {
     std::fs::write(&manifest, &run.stdout).unwrap();
     let edge_kc = dir.path().join("edge.kubeconfig");
     edge.write_admin_kubeconfig(&edge_kc).unwrap();
-    let kubectl = std::process::Command::new(cli_support::kubectl())
+    let kubectl = std::process::Command::new(support::kubectl())
         .args([
             "--kubeconfig",
             edge_kc.to_str().unwrap(),
@@ -473,7 +473,7 @@ async fn a_rerun_with_only_a_tier_keeps_a_pull_site_pull() {
     .ok();
     let stored = pull_kubeconfig(&hub, "pull-2").await.unwrap();
 
-    let run = cli_support::shell(&hub, "kubectl fleet register pull-2 --tier critical").ok();
+    let run = support::shell(&hub, "kubectl fleet register pull-2 --tier critical").ok();
     assert!(
         run.stdout.is_empty(),
         "no Push credential printed: {}",
@@ -586,7 +586,7 @@ async fn a_mode_switch_off_a_terminal_needs_yes_and_the_hint_runs() {
         "nothing written on the member"
     );
 
-    let run = cli_support::shell(&hub, &command).ok();
+    let run = support::shell(&hub, &command).ok();
     assert!(
         run.stderr
             .contains("switching site site-s from Push to Pull: this removes the edge identity"),
@@ -694,7 +694,7 @@ async fn a_member_identity_left_behind_is_named_with_the_command_that_removes_it
     );
     assert_eq!(member_answers(&stored).await, 200, "left behind");
     let command = command.replace("FILE", member_kc.to_str().unwrap());
-    cli_support::shell(&hub, &command).ok();
+    support::shell(&hub, &command).ok();
     assert_eq!(member_answers(&stored).await, 401, "removed");
 }
 
@@ -716,7 +716,7 @@ async fn a_mode_switch_on_a_terminal_asks_first() {
         use std::io::{Read as _, Write as _};
         let command = format!(
             "{} --kubeconfig {} register site-t --push",
-            cli_support::BIN,
+            support::BIN,
             hub.kubeconfig.display()
         );
         let mut child = std::process::Command::new("script")
@@ -850,7 +850,7 @@ async fn a_failure_after_the_site_exists_names_the_commands_that_finish_or_undo_
         "{line}"
     );
     assert!(!out.exists());
-    cli_support::shell(&hub, &finish).ok();
+    support::shell(&hub, &finish).ok();
     let client = client_from_yaml(&std::fs::read_to_string(&out).unwrap()).await;
     Api::<FederatedCluster>::all(client)
         .get("site-f")
@@ -864,7 +864,7 @@ async fn a_failure_after_the_site_exists_names_the_commands_that_finish_or_undo_
         line.ends_with(&format!("or `{undo}` to remove it")),
         "{line}"
     );
-    cli_support::shell(&hub, &undo).ok();
+    support::shell(&hub, &undo).ok();
     let sites: Api<FederatedCluster> = Api::all(hub.admin().await);
     assert!(sites.get_opt("site-g").await.unwrap().is_none());
     assert!(!has_edge_identity(&hub, "site-g").await);
@@ -914,7 +914,7 @@ async fn a_capped_member_token_names_the_command_that_renews_it() {
         )
     );
     let before = pull_kubeconfig(&hub, "site-c").await.unwrap();
-    cli_support::shell(&hub, &command).ok();
+    support::shell(&hub, &command).ok();
     let after = pull_kubeconfig(&hub, "site-c").await.unwrap();
     assert_ne!(before, after, "a fresh token is stored");
     assert_eq!(member_answers(&after).await, 200);

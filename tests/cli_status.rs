@@ -1,17 +1,17 @@
 //! `kubectl fleet status`: sorted table with footer, filters, JSON/YAML
 //! report, colour rules, and `--watch` redrawing from the watch API.
 
-use crate::cli_support;
+use crate::support;
 
 use std::io::{BufRead as _, BufReader};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use cli_support::{BIN, Hub};
 use kube::api::{Api, Patch, PatchParams};
 use kubectl_fleet::api::FederatedCluster;
 use serde_json::json;
+use support::{BIN, Hub};
 
 async fn set_status(hub: &Hub, site: &str, status: serde_json::Value) {
     let api: Api<FederatedCluster> = Api::all(hub.admin().await);

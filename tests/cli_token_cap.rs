@@ -1,11 +1,11 @@
 //! The real `status.expirationTimestamp` is printed, and a capped lifetime
 //! (the API server's --service-account-max-token-expiration) is warned about.
 
-use crate::cli_support;
+use crate::support;
 
 use std::time::Duration;
 
-use cli_support::Hub;
+use support::Hub;
 
 fn expiry_in_seconds(summary: &serde_json::Value) -> i64 {
     let ts: jiff::Timestamp = summary["tokenExpirationTimestamp"]

@@ -4,15 +4,15 @@
 //! with `status --incident`, edge versions, `-o name` and `-o jsonpath`,
 //! and `--watch` on the terminal's alternate screen.
 
-use crate::cli_support;
+use crate::support;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cli_support::{BIN, Hub, shell};
 use kube::api::{Api, Patch, PatchParams};
 use kubectl_fleet::api::{FederatedCluster, FederationStatus};
 use serde_json::json;
+use support::{BIN, Hub, shell};
 
 async fn set_status(hub: &Hub, site: &str, status: serde_json::Value) {
     let api: Api<FederatedCluster> = Api::all(hub.admin().await);

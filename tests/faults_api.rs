@@ -12,17 +12,17 @@
 //!   the rest of the API works: the same, judged from fresh reads instead of the cache
 //!   the dead watch left behind.
 
-use crate::cli_support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 
-use cli_support::{Hub, client_from_yaml, hub_operator_args};
 use kube::api::{Api, Patch, PatchParams};
 use kube_sandbox::FaultRule;
 use kube_sandbox::SandboxOptions;
 use kubectl_fleet::api::{FederatedCluster, FederatedClusterStatus, Phase};
 use kubectl_fleet::operator;
 use serde_json::json;
+use support::{Hub, client_from_yaml, hub_operator_args};
 use tokio::sync::watch;
 
 const SCALE: f64 = 0.5;

@@ -8,7 +8,7 @@
 //! a fault can be long relative to the heartbeat interval I without the
 //! test taking minutes; each test says how it maps to the default settings.
 
-use crate::operator_support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -20,8 +20,8 @@ use kubectl_fleet::api::{
     CONDITION_CLOCK_SKEW, Environment, FederatedCluster, FederationStatus, Phase,
 };
 use kubectl_fleet::fleet::rbac;
-use operator_support::*;
 use serde_json::json;
+use support::*;
 
 async fn phase(api: &Api<FederatedCluster>, site: &str) -> Option<Phase> {
     api.get(site).await.ok().and_then(|fc| fc.phase())

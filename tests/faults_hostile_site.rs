@@ -6,17 +6,17 @@
 //! reading the fleet through the real `kubectl fleet …` sees the hostile
 //! text escaped and cut in tables, exact in `-o json`.
 
-use crate::cli_support;
+use crate::support;
 
 use std::time::Duration;
 
-use cli_support::{Hub, client_from_yaml, hub_operator_args, shell, status_code};
 use kube::api::{Api, Patch, PatchParams};
 use kubectl_fleet::api::{
     FederatedCluster, MAX_MESSAGE_CHARS, MAX_SIGNALS, MAX_VERSION_CHARS, Phase,
 };
 use kubectl_fleet::operator;
 use serde_json::{Value, json};
+use support::{Hub, client_from_yaml, hub_operator_args, shell, status_code};
 use tokio::sync::watch;
 
 /// Clear the screen, set the window title (OSC … BEL), turn text red.

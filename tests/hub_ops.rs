@@ -9,7 +9,7 @@
 //! Intervals: `heartbeatIntervalSeconds: 10` scaled by 0.1, so I = 1 s:
 //! Stale after 3 s without a heartbeat, Unreachable after 10 s.
 
-use crate::operator_support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;
@@ -18,8 +18,8 @@ use std::time::Duration;
 use kube::api::{Api, Patch, PatchParams};
 use kube_sandbox::Sandbox;
 use kubectl_fleet::api::{FederatedCluster, Phase};
-use operator_support::*;
 use serde_json::{Value, json};
+use support::*;
 
 const SCALE: f64 = 0.1;
 

@@ -13,16 +13,15 @@
 //! - a site token rewrites hub-owned conditions: the hub restores them;
 //! - Pull → Push → Pull: no condition of the old mode stays.
 
-use crate::cli_support;
-use crate::operator_support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 
-use cli_support::{Hub, Run, client_from_yaml, hub_operator_args, shell};
 use kube::api::{Api, Patch, PatchParams};
 use kubectl_fleet::api::{FederatedCluster, FederationStatus, HubLiveness, Phase};
-use operator_support::{Proc, hub_args, operator_bin, seed_member, wait_until};
 use serde_json::{Value, json};
+use support::{Hub, Run, client_from_yaml, hub_operator_args, shell};
+use support::{Proc, hub_args, operator_bin, seed_member, wait_until};
 
 /// `heartbeatIntervalSeconds` of every site here.
 const INTERVAL: &str = "10";
@@ -541,7 +540,7 @@ async fn a_mode_switch_leaves_no_condition_of_the_old_mode() {
     member.write_admin_kubeconfig(&member_kc).unwrap();
     seed_member(
         &client_from_yaml(&member.admin_kubeconfig()).await,
-        &[operator_support::NodeSeed {
+        &[support::NodeSeed {
             name: "node-1",
             gpus: &[],
             ready: true,
@@ -632,7 +631,7 @@ fn watch(
     std::sync::mpsc::Receiver<(&'static str, String)>,
 ) {
     use std::io::BufRead as _;
-    let mut child = std::process::Command::new(cli_support::BIN)
+    let mut child = std::process::Command::new(support::BIN)
         .args(["--kubeconfig", hub.kubeconfig.to_str().unwrap()])
         .args(["status", "--watch", "-o", output])
         .env_remove("KUBECONFIG")

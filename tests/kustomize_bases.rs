@@ -8,14 +8,14 @@
 //! them; `tools/regen.sh` writes them and the tests of `xtask/` check
 //! they are current.
 
-use crate::cli_support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cli_support::{BIN, kubectl};
 use serde_json::Value;
+use support::{BIN, kubectl};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 const MIRROR: &str = "registry.example.com/mirror/fleet-operator";

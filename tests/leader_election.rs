@@ -3,7 +3,7 @@
 //! Every negative check ("does not take over") follows a round that is
 //! proven to have run (it returned, and the Lease it read is the one shown).
 
-use crate::operator_support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,7 +14,7 @@ use kube::api::Api;
 use kube_sandbox::Sandbox;
 use kubectl_fleet::api::fixtures::fixture_now;
 use kubectl_fleet::operator::leader::{ElectionConfig, LeaderElector};
-use operator_support::{admin, ensure_namespace};
+use support::{admin, ensure_namespace};
 
 const NS: &str = "fleet-system";
 /// The hub's default `--lease-duration`.

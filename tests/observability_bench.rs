@@ -13,7 +13,7 @@
 //!   kube-sandbox: latency of `GET /api/v1/federation/clusters` against
 //!   `kubectl fleet status -o json` on the same fleet.
 
-use crate::operator_support;
+use crate::support;
 
 use std::process::Command;
 use std::sync::Arc;
@@ -25,7 +25,7 @@ use kube_sandbox::Sandbox;
 use kubectl_fleet::api::{FederatedCluster, FederatedClusterSpec};
 use kubectl_fleet::operator::metrics::{Metrics, MetricsRole};
 use kubectl_fleet::operator::server;
-use operator_support::*;
+use support::*;
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();

@@ -7,7 +7,7 @@
 //! ```
 //!
 //! Every figure is also printed as a `BENCH-RESULT {json}` line
-//! ([`operator_support::bench_result`]) for the one-command runner.
+//! ([`support::bench_result`]) for the one-command runner.
 //!
 //! - `hub_10000_sites` (P3; release build): a real `fleet-operator` hub
 //!   process over 10,000 sites whose simulated edges send heartbeat-only
@@ -28,7 +28,7 @@
 //!   docs/reliability.md. Run it in a release build:
 //!   `cargo test --release --test integration operator_bench::hub_worst_case -- --ignored --nocapture`
 
-use crate::operator_support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -40,8 +40,8 @@ use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube_sandbox::Sandbox;
 use kubectl_fleet::api::{EdgeStatus, FederatedCluster, FederatedClusterSpec, Phase};
 use kubectl_fleet::fleet::status_patch::edge_status_patch;
-use operator_support::*;
 use serde_json::json;
+use support::*;
 
 /// Ticks of `utime + stime` in a `/proc/.../stat` line.
 fn stat_ticks(stat: &str) -> f64 {

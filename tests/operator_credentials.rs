@@ -8,7 +8,7 @@
 //! 0.2`, so the edge reports every 2 s. The hub caps tokens at 20 s (a test
 //! knob below the real server's limits), so the edge renews every ~10 s.
 
-use crate::operator_support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -21,7 +21,7 @@ use kubectl_fleet::api::{
 };
 use kubectl_fleet::fleet::rbac::FLEET_NAMESPACE;
 use kubectl_fleet::operator::credential::TokenClaims;
-use operator_support::*;
+use support::*;
 
 const SCALE: f64 = 0.2;
 /// The Secret `register --emit secret` prints and `install --role edge` mounts.

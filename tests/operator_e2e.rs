@@ -8,7 +8,7 @@
 //! `--interval-scale 0.2` on every process, so I = 2 s (Stale after 6 s,
 //! Unreachable after 20 s).
 
-use crate::operator_support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use kube::api::Api;
 use kube_sandbox::Sandbox;
 use kubectl_fleet::api::{CONDITION_CLOCK_SKEW, FederatedCluster, Phase};
-use operator_support::*;
+use support::*;
 
 const SCALE: f64 = 0.2;
 const I: Duration = Duration::from_secs(2);

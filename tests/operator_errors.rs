@@ -2,7 +2,7 @@
 //! as a user meets it: one line that carries its cause, and a hint that
 //! applies — run as written where it is a command.
 
-use crate::operator_support;
+use crate::support;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -10,7 +10,7 @@ use std::time::Duration;
 use kube::api::Api;
 use kube_sandbox::Sandbox;
 use kubectl_fleet::api::FederatedCluster;
-use operator_support::*;
+use support::*;
 
 /// Runs the operator to its exit (it fails at start), with `KUBECONFIG`
 /// set to `kubeconfig_env` (unset when None); returns the exit code and the

@@ -9,7 +9,7 @@
 //! Intervals: `heartbeatIntervalSeconds: 10` scaled by `--interval-scale
 //! 0.3`, so I = 3 s.
 
-use crate::operator_support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;
@@ -19,7 +19,7 @@ use kube::api::Api;
 use kube_sandbox::Sandbox;
 use kubectl_fleet::api::FederatedCluster;
 use kubectl_fleet::fleet::rbac;
-use operator_support::*;
+use support::*;
 
 /// Runs the real kubectl against the hub; panics on failure, returns stdout.
 fn kubectl(hub_kc: &Path, cache: &Path, args: &[&str], stdin: Option<&str>) -> String {

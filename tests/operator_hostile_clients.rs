@@ -9,7 +9,7 @@
 //! Every hub here is a real `fleet-operator` process against kube-sandbox;
 //! tokens are minted with the real `kubectl create token`.
 
-use crate::operator_support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;
@@ -21,9 +21,9 @@ use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::api::{Api, PostParams};
 use kube_sandbox::Sandbox;
-use operator_support::*;
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, ServerName};
+use support::*;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 

@@ -2,7 +2,7 @@
 //! empty install, phase transitions after 3·I and 10·I with exactly one
 //! write each, and the hub's startup/shutdown behaviour.
 
-use crate::operator_support;
+use crate::support;
 
 use std::time::Duration;
 
@@ -11,8 +11,8 @@ use kube::api::{Api, Patch, PatchParams};
 use kube_sandbox::Sandbox;
 use kubectl_fleet::api::{Environment, FederatedCluster, Phase};
 use kubectl_fleet::operator::{self, Args};
-use operator_support::*;
 use serde_json::json;
+use support::*;
 use tokio::sync::watch;
 
 const WRITE_VERBS: &[&str] = &["create", "update", "patch", "delete", "deletecollection"];

@@ -21,7 +21,7 @@
 //! (arm64 under `qemu-aarch64 -L ROOTFS`, with the image's own ld.so and
 //! libc).
 
-use crate::operator_support;
+use crate::support;
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
@@ -31,8 +31,8 @@ use std::time::Duration;
 use kube::api::Api;
 use kube_sandbox::Sandbox;
 use kubectl_fleet::api::{Environment, FederatedCluster};
-use operator_support::*;
 use serde_json::Value;
+use support::*;
 
 const IMAGE_UID: u32 = 65532;
 

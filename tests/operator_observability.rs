@@ -7,7 +7,7 @@
 //!
 //! Intervals: `heartbeatIntervalSeconds: 10` scaled by 0.2, so I = 2 s.
 
-use crate::operator_support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,8 +19,8 @@ use kubectl_fleet::api::{FederatedCluster, Phase, SignalType, Tier};
 use kubectl_fleet::fleet::policy::policy_for;
 use kubectl_fleet::operator::metrics::{EDGE_METRIC_NAMES, HUB_METRIC_NAMES};
 use kubectl_fleet::render::monitoring;
-use operator_support::*;
 use serde_json::Value;
+use support::*;
 
 const SCALE: f64 = 0.2;
 

@@ -10,7 +10,7 @@
 //! `--interval-scale 0.3`, so I = 3 s; `--probe-timeout 4s` (generous, so
 //! a loaded CI machine never turns a healthy probe into a Timeout).
 
-use crate::operator_support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -25,7 +25,7 @@ use kubectl_fleet::api::{
     CONDITION_CONNECTED, CONDITION_REMEDIATION_CAPABLE, FederatedCluster, Phase,
 };
 use kubectl_fleet::fleet::rbac;
-use operator_support::*;
+use support::*;
 
 const SCALE: &str = "0.3";
 const WAIT: Duration = CONDITION_WAIT;

@@ -20,7 +20,7 @@
 //! `--interval-scale 0.3`, so I = 3 s; `--probe-timeout 4s`. Members live on
 //! 127.0.0.1, so every hub here allows loopback with `--pull-allow-cidr`.
 
-use crate::operator_support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -38,7 +38,7 @@ use kubectl_fleet::api::{
     Mode, Phase, SecretKeyRef,
 };
 use kubectl_fleet::fleet::rbac;
-use operator_support::*;
+use support::*;
 
 const WAIT: Duration = CONDITION_WAIT;
 

@@ -28,8 +28,7 @@
 //!
 //! Intervals: `heartbeatIntervalSeconds: 10` scaled by 0.2, so I = 2 s.
 
-use crate::cli_support;
-use crate::operator_support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -44,8 +43,8 @@ use kubectl_fleet::api::{
     Cascade, Environment, FEDERATION_STATUS_NAME, FederatedCluster, FederationStatus, Phase,
     SignalType,
 };
-use operator_support::*;
 use serde_json::json;
+use support::*;
 
 const SCALE: f64 = 0.2;
 const STAGING: &str = "site-staging";
@@ -433,7 +432,7 @@ async fn edge_restarts_in_any_order_leave_the_cascade_verdict_unchanged() {
 
     // What a user sees: `kubectl fleet incidents -o json` through the
     // real kubectl shows the same single cascade.
-    let kubectl = cli_support::kubectl();
+    let kubectl = support::kubectl();
     let out = kubectl_fleet(&kubectl, &fleet.hub_kc, &["incidents", "-o", "json"]);
     let json_start = out.find('{').expect("a JSON report");
     let report: serde_json::Value = serde_json::from_str(&out[json_start..]).unwrap();

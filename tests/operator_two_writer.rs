@@ -2,7 +2,7 @@
 //! merge patches and the hub's resourceVersion-guarded status replaces never
 //! lose each other's fields.
 
-use crate::operator_support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -18,8 +18,8 @@ use kubectl_fleet::api::{
 };
 use kubectl_fleet::operator::edge::{Edge, EdgeConfig};
 use kubectl_fleet::operator::hub::{Hub, HubConfig};
-use operator_support::*;
 use serde_json::json;
+use support::*;
 use tokio::sync::watch;
 
 fn edge_config(site: &str, hub_kc: &std::path::Path) -> EdgeConfig {

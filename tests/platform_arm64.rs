@@ -8,7 +8,7 @@
 //! Without the arm64 build the tests fail with what to run; a quick local
 //! run may skip them with `FLEET_SKIP_ARM64=1` (tools/test.sh builds them).
 
-use crate::operator_support;
+use crate::support;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use kube::api::Api;
 use kube_sandbox::Sandbox;
 use kubectl_fleet::api::{FederatedCluster, Phase};
-use operator_support::*;
+use support::*;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The ELF `e_machine` of AArch64.

@@ -13,15 +13,14 @@
 //! architectures, which `--push` copies to a Distribution registry
 //! (Debian's docker-registry on 127.0.0.1) and skopeo pulls back by digest.
 
-use crate::cli_support;
-use crate::operator_support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cli_support::{BIN, Run, TempDir};
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
+use support::{BIN, Run, TempDir};
 
 const INPUTS: &[&str] = &[
     "Cargo.toml",
@@ -521,7 +520,7 @@ fn installed_by_krew_runs_through_kubectl(
 
     // kubectl alone in its own directory; /usr/bin:/bin only for sh.
     let tools = scratch.join("tools");
-    symlink(&cli_support::kubectl(), &tools.join("kubectl"));
+    symlink(&support::kubectl(), &tools.join("kubectl"));
     let user_bin = scratch.join("user-bin");
     std::fs::create_dir_all(&user_bin).unwrap();
     let home = scratch.join("home");
@@ -804,7 +803,7 @@ fn free_port() -> u16 {
 
 /// Debian's docker-registry serving from `dir` on 127.0.0.1, stopped by
 /// its PID when the returned process is dropped.
-fn start_registry(dir: &Path) -> (operator_support::Proc, String) {
+fn start_registry(dir: &Path) -> (support::Proc, String) {
     let port = free_port();
     let config = dir.join("registry.yml");
     std::fs::write(
@@ -815,7 +814,7 @@ fn start_registry(dir: &Path) -> (operator_support::Proc, String) {
         ),
     )
     .unwrap();
-    let registry = operator_support::Proc::spawn(
+    let registry = support::Proc::spawn(
         "docker-registry",
         &image_tools().join("docker-registry"),
         &["serve".to_owned(), config.display().to_string()],
@@ -836,7 +835,7 @@ fn start_registry(dir: &Path) -> (operator_support::Proc, String) {
 
 #[test]
 fn release_pushes_the_multi_arch_index_and_it_pulls_back_by_digest() {
-    let Some(arm) = operator_support::arm64_build() else {
+    let Some(arm) = support::arm64_build() else {
         return;
     };
     let dir = TempDir::new("release-push");

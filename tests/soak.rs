@@ -32,8 +32,7 @@
 //! `SOAK_SITES`, `SOAK_SECS`, `SOAK_SCALE` (interval scale) and
 //! `SOAK_REAL_EDGES` change its size.
 
-use crate::cli_support;
-use crate::operator_support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -57,7 +56,7 @@ use kubectl_fleet::fleet::status_patch::{Accepted, report_patch};
 use kubectl_fleet::k8s::site_status;
 use kubectl_fleet::operator::collect::with_identity;
 use kubectl_fleet::operator::credential::HubKubeconfig;
-use operator_support::*;
+use support::*;
 
 /// The interval every site is registered with (the minimum); the processes
 /// and the simulated edges scale it by `Size::scale`.
@@ -563,7 +562,7 @@ impl Series {
 async fn soak(size: Size) {
     let interval = size.interval();
     eprintln!("soak: {size:?}, I = {interval:?}");
-    let kubectl = cli_support::kubectl();
+    let kubectl = support::kubectl();
     let dir = TempDir::new("soak");
     let hub_sb = Sandbox::start();
     let hub_kc = installed_hub(&hub_sb, &dir);

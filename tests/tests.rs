@@ -1,11 +1,10 @@
 //! Every integration test of kubectl-fleet, in one test binary (one link of
 //! kube, the sandbox and the library instead of one per file): a module
-//! per file beside this one, and the two support modules they share. Run
+//! per file beside this one, and the support module they share. Run
 //! one file's tests with `bash tools/test.sh -E 'test(/^cli_status::/)'`
 //! or `cargo test --test integration cli_status::`.
 
-mod cli_support;
-mod operator_support;
+mod support;
 
 mod admission_ownership;
 mod bench_smoke;

@@ -7,6 +7,8 @@ use std::process::{Command, Output, Stdio};
 
 use kube_sandbox::{Sandbox, SandboxOptions};
 
+use super::operator::TempDir;
+
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_kubectl-fleet");
 
@@ -19,23 +21,6 @@ pub fn kubectl() -> PathBuf {
         .map(|dir| dir.join("kubectl"))
         .find(|p| p.is_file())
         .expect("kubectl must be on PATH for the kubectl tests")
-}
-
-/// A directory removed on drop.
-pub struct TempDir(tempfile::TempDir);
-
-impl TempDir {
-    pub fn new(tag: &str) -> Self {
-        let dir = tempfile::Builder::new()
-            .prefix(&format!("kubectl-fleet-{tag}-"))
-            .tempdir()
-            .unwrap();
-        TempDir(dir)
-    }
-
-    pub fn path(&self) -> &Path {
-        self.0.path()
-    }
 }
 
 /// The result of one run of the binary.
