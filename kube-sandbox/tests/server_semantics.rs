@@ -811,7 +811,7 @@ async fn list_resource_version_semantics_and_consistent_pages() {
         .await;
     assert_eq!(names(&newer), ["a", "b", "d"]);
     // A version before the CRD, or malformed. (A version not reached yet
-    // is a 504 that kube-rs retries; see the unit test in handlers.rs.)
+    // is a 504 that kube-rs retries; see the unit test in handlers/mod.rs.)
     let (code, body) = h
         .call(
             "GET",

@@ -28,8 +28,11 @@
 //! - [`json`]: JSON merge patch and JSON patch.
 //! - [`strategic`]: strategic merge patch.
 //! - [`apply`]: server-side apply and `managedFields` tracking of updates.
+//! - [`fieldset`]: field sets in `fieldsV1` shape and the comparison of
+//!   two objects over them, which `apply` is built on.
 
 mod apply;
+mod fieldset;
 mod json;
 mod strategic;
 
