@@ -168,21 +168,8 @@ fn uninstall_accepts_yes_with_or_without_crds() {
 /// and what the terminal showed.
 fn on_terminal(hub: &Hub, line: &str, prompt: &str, answer: &str) -> (Option<i32>, String) {
     use std::io::{Read as _, Write as _};
-    let bin_dir = Path::new(support::BIN).parent().unwrap();
-    let kubectl = support::kubectl();
-    let path = format!(
-        "{}:{}:/usr/bin:/bin",
-        bin_dir.display(),
-        kubectl.parent().unwrap().display()
-    );
-    let mut child = std::process::Command::new("script")
+    let mut child = support::user_command(hub, "script")
         .args(["-qec", line, "/dev/null"])
-        .current_dir(hub.dir.path())
-        .env("PATH", path)
-        .env("KUBECONFIG", &hub.kubeconfig)
-        .env("KUBECACHEDIR", hub.dir.path().join("kube-cache"))
-        .env("HOME", hub.dir.path())
-        .env("NO_COLOR", "1")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()

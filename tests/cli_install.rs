@@ -879,23 +879,8 @@ fn pem_files(
 /// and expects the certificate to name `server_name` (what the
 /// ServiceMonitor's `tlsConfig` does), and asks for `/healthz`.
 async fn verified_get(addr: &str, ca_pem: &[u8], server_name: &str) -> Result<String, String> {
-    use rustls::pki_types::pem::PemObject as _;
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(ca_pem) {
-        roots.add(cert.unwrap()).unwrap();
-    }
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
-    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let name = rustls::pki_types::ServerName::try_from(server_name.to_owned()).unwrap();
-    let mut tls = connector
-        .connect(name, tcp)
+    let mut tls = support::tls_connect(addr, ca_pem, server_name)
         .await
         .map_err(|e| e.to_string())?;
     tls.write_all(b"GET /healthz HTTP/1.1\r\nHost: hub\r\nConnection: close\r\n\r\n")

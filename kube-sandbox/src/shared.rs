@@ -9,9 +9,6 @@ use crate::store::State;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-/// The audience every token this server accepts for API access carries.
-pub const API_AUDIENCE: &str = crate::auth::authn::ISSUER;
-
 /// User name of the admin token.
 pub const ADMIN_USER: &str = "sandbox-admin";
 

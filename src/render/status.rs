@@ -94,7 +94,7 @@ pub fn hub_warning(hub: &HubVerdict, sites: usize, cause: Option<&str>) -> Optio
 }
 
 /// What every cell of one site's row reads.
-pub(crate) struct RowFacts<'a> {
+struct RowFacts<'a> {
     site: &'a FederatedCluster,
     status: Option<&'a FederatedClusterStatus>,
     /// The phase shown ([`shown_phase`]) and whether a hub judged it.
@@ -120,8 +120,8 @@ impl<'a> RowFacts<'a> {
 /// One column of `kubectl fleet status`: its header, whether only `-o
 /// wide` shows it, and its cell (text; escaped and cut on the way into the
 /// table). Adding a column is one row of [`COLUMNS`].
-pub(crate) struct Column {
-    pub(crate) header: &'static str,
+struct Column {
+    header: &'static str,
     /// Shown by `-o wide` only. Wide columns come after the others.
     wide_only: bool,
     /// The cell is coloured by the phase shown.
@@ -150,7 +150,7 @@ fn or_missing<T: ToString>(v: Option<T>) -> String {
 }
 
 /// Every column, in order; REASON last as the longest.
-pub(crate) const COLUMNS: [Column; 17] = [
+const COLUMNS: [Column; 17] = [
     column("NAME", |r| r.site.site_name().to_owned()),
     column("MODE", |r| r.site.spec.mode.to_string()),
     column("TIER", |r| r.site.spec.tier.to_string()),
@@ -261,7 +261,7 @@ fn columns(wide: bool) -> impl Iterator<Item = &'static Column> {
 /// One site's cells by header, as the table shows them before escaping
 /// (`wide`: every column).
 #[cfg(test)]
-pub(crate) fn site_cells(
+pub(super) fn site_cells(
     site: &FederatedCluster,
     hub_judging: Option<bool>,
     now: Timestamp,

@@ -191,27 +191,34 @@ impl Hub {
     }
 }
 
-/// Runs `sh -c SCRIPT` with kubectl-fleet first on PATH, KUBECONFIG set to
-/// the hub's admin kubeconfig and kubectl's cache in the temp dir.
-pub fn shell(hub: &Hub, script: &str) -> Run {
-    // Relative paths in `script` land in the hub's temp dir, never in the repository.
+/// `program` as a user of `hub` runs it: kubectl-fleet and the real
+/// kubectl first on PATH, KUBECONFIG the hub's admin kubeconfig, and the
+/// working directory, HOME and kubectl's cache in the hub's temp dir (so
+/// relative paths never land in the repository); no colour.
+pub fn user_command(hub: &Hub, program: &str) -> Command {
     let bin_dir = Path::new(BIN).parent().unwrap();
     let kubectl = kubectl();
-    let kubectl_dir = kubectl.parent().unwrap();
     let path = format!(
         "{}:{}:/usr/bin:/bin",
         bin_dir.display(),
-        kubectl_dir.display()
+        kubectl.parent().unwrap().display()
     );
-    let output = Command::new("/bin/sh")
-        .arg("-c")
-        .arg(script)
+    let mut command = Command::new(program);
+    command
         .current_dir(hub.dir.path())
         .env("PATH", path)
         .env("KUBECONFIG", &hub.kubeconfig)
         .env("KUBECACHEDIR", hub.dir.path().join("kube-cache"))
         .env("HOME", hub.dir.path())
-        .env("NO_COLOR", "1")
+        .env("NO_COLOR", "1");
+    command
+}
+
+/// Runs `sh -c SCRIPT` as a user of `hub` ([`user_command`]).
+pub fn shell(hub: &Hub, script: &str) -> Run {
+    let output = user_command(hub, "/bin/sh")
+        .arg("-c")
+        .arg(script)
         .stdin(Stdio::null())
         .output()
         .expect("run sh");

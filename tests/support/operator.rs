@@ -780,14 +780,18 @@ pub fn logged_addr(log: &str, what: &str) -> String {
         .unwrap_or_else(|| panic!("no {what:?} address in the log:\n{log}"))
 }
 
-/// GET `path` over HTTPS from `addr`, trusting only `ca_pem`, with an
-/// optional bearer token; returns the status code and the body.
-pub async fn https_get(addr: &str, path: &str, token: Option<&str>, ca_pem: &str) -> (u16, String) {
+/// A TLS connection to `addr` (which must accept TCP) that trusts only
+/// the certificates in `ca_pem` and requires the server's certificate to
+/// name `server_name`; the handshake's failure is returned.
+pub async fn tls_connect(
+    addr: &str,
+    ca_pem: &[u8],
+    server_name: &str,
+) -> std::io::Result<tokio_rustls::client::TlsStream<tokio::net::TcpStream>> {
     use rustls::pki_types::CertificateDer;
     use rustls::pki_types::pem::PemObject as _;
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     let mut roots = rustls::RootCertStore::empty();
-    for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+    for cert in CertificateDer::pem_slice_iter(ca_pem) {
         roots.add(cert.unwrap()).unwrap();
     }
     let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
@@ -798,8 +802,17 @@ pub async fn https_get(addr: &str, path: &str, token: Option<&str>, ca_pem: &str
         .with_no_client_auth();
     let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
     let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
-    let mut tls = connector.connect(name, tcp).await.unwrap();
+    let name = rustls::pki_types::ServerName::try_from(server_name.to_owned()).unwrap();
+    connector.connect(name, tcp).await
+}
+
+/// GET `path` over HTTPS from `addr`, trusting only `ca_pem`, with an
+/// optional bearer token; returns the status code and the body.
+pub async fn https_get(addr: &str, path: &str, token: Option<&str>, ca_pem: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut tls = tls_connect(addr, ca_pem.as_bytes(), "localhost")
+        .await
+        .unwrap();
     let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
     let req = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n{auth}Connection: close\r\n\r\n");
     tls.write_all(req.as_bytes()).await.unwrap();

@@ -261,12 +261,19 @@ fn user_info_json(u: &UserInfo) -> Value {
 /// Audiences in the answer are the review's `spec.audiences` (or the API
 /// server's own); use [`review_token`] to also check them against the token.
 pub fn token_review(review: &Value, result: Result<UserInfo, String>) -> Value {
-    let spec = spec_of(review);
-    let mut wanted = strings_of(&spec, "audiences");
-    if wanted.is_empty() {
-        wanted = vec![authn::ISSUER.to_string()];
-    }
+    let wanted = audiences_or_default(&spec_of(review));
     token_review_with_audiences(review, result.map(|u| (u, wanted)))
+}
+
+/// A TokenReview's or TokenRequest's `spec.audiences`, or the API
+/// server's own when it names none.
+pub fn audiences_or_default(spec: &Value) -> Vec<String> {
+    let wanted = strings_of(spec, "audiences");
+    if wanted.is_empty() {
+        vec![authn::ISSUER.to_string()]
+    } else {
+        wanted
+    }
 }
 
 /// `TokenReview` with the authenticated audiences already decided.

@@ -79,15 +79,7 @@ pub(super) fn token_request(call: &Call) -> Result<Resp, ApiError> {
             effective = max;
         }
     }
-    let audiences: Vec<String> = body["spec"]["audiences"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|x| x.as_str().map(String::from))
-                .collect()
-        })
-        .filter(|a: &Vec<String>| !a.is_empty())
-        .unwrap_or_else(|| vec![shared::API_AUDIENCE.to_string()]);
+    let audiences = reviews::audiences_or_default(&body["spec"]);
     let sa_uid = {
         let st = call.shared.state.lock().unwrap();
         let gr = crate::resources::GroupResource {
@@ -152,16 +144,7 @@ pub(super) fn review(call: &Call, def: &ResourceDef) -> Result<Resp, ApiError> {
             reviews::validate_token_review(&body)?;
             let token = body["spec"]["token"].as_str().unwrap_or_default();
             if token == call.shared.admin_token {
-                let wanted: Vec<String> = body["spec"]["audiences"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|x| x.as_str().map(String::from))
-                            .collect()
-                    })
-                    .filter(|a: &Vec<String>| !a.is_empty())
-                    .unwrap_or_else(|| vec![shared::API_AUDIENCE.to_string()]);
-                reviews::token_review_with_audiences(&body, Ok((shared::admin_user(), wanted)))
+                reviews::token_review(&body, Ok(shared::admin_user()))
             } else {
                 let now = jiff::Timestamp::now().as_second();
                 reviews::review_token(&call.shared.issuer, &body, now, |ns, name| {

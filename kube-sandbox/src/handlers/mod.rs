@@ -110,14 +110,18 @@ fn object_response(call: &Call, def: &ResourceDef, code: u16, obj: &Arc<Value>) 
     http::bytes_response(code, Bytes::from(bytes))
 }
 
-fn get(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
+/// The stored object the call names, or the real server's 404.
+fn stored(call: &Call, def: &Arc<ResourceDef>) -> Result<Arc<Value>, ApiError> {
     let key = call.key(def);
     let obj = {
         let st = call.shared.state.lock().unwrap();
         st.get(&def.storage_key(), &key).cloned()
-    }
-    .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, &key.1))?;
-    Ok(object_response(call, def, 200, &obj))
+    };
+    obj.ok_or_else(|| ApiError::not_found(&def.group, &def.plural, &key.1))
+}
+
+fn get(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
+    Ok(object_response(call, def, 200, &stored(call, def)?))
 }
 
 fn encode_continue(rv: u64, key: &ObjKey) -> String {
@@ -455,12 +459,7 @@ fn scale_of(obj: &Value) -> Value {
 }
 
 fn get_scale(call: &Call, def: &Arc<ResourceDef>) -> Result<Resp, ApiError> {
-    let key = call.key(def);
-    let obj = {
-        let st = call.shared.state.lock().unwrap();
-        st.get(&def.storage_key(), &key).cloned()
-    }
-    .ok_or_else(|| ApiError::not_found(&def.group, &def.plural, &key.1))?;
+    let obj = stored(call, def)?;
     Ok(http::json_response(200, &scale_of(&obj)))
 }
 
