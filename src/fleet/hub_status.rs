@@ -1199,6 +1199,14 @@ mod tests {
             .with_token_renewed_in(1800 + 1800);
         let h2 = judge(&renewed, 1810);
         assert!(!h2.changed, "a renewal rewrites nothing");
+        // Two intervals past its renewal time an on-time renewal may not
+        // have reached the hub yet: still False.
+        let h = judge(&s, 1800 + 60);
+        let c = cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap();
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("False", "RenewedByEdge")
+        );
         // Not renewed three intervals past its renewal time: True, and the
         // message points at the edge's log, not at auto-rotation.
         let h = judge(&s, 1800 + 90);

@@ -760,6 +760,45 @@ mod tests {
         );
     }
 
+    /// Every route is behind the auth layer: without a bearer token each
+    /// answers 401 before its handler runs (the cache is empty, so a
+    /// handler would have answered 503).
+    #[tokio::test]
+    async fn every_route_refuses_a_caller_without_a_token() {
+        use tower_service::Service as _;
+        let config = kube::Config::new("https://127.0.0.1:9".parse().unwrap());
+        let client = kube::Client::try_from(config).unwrap();
+        let state = ApiState {
+            view: Arc::new(FleetView::default()),
+            auth: Arc::new(Auth::new(client, Vec::new())),
+            slots: ResponseSlots::new(1),
+        };
+        let mut router = routes(state);
+        for path in [
+            "/api/v1/federation/status",
+            "/api/v1/federation/clusters?tier=critical",
+            "/api/v1/federation/clusters/site-a",
+            "/api/v1/federation/correlations",
+            "/api/v1/federation/cascades",
+            "/api/v1/federation/outages",
+            "/api/v1/federation/incidents/xc-12345678",
+        ] {
+            let request = axum::http::Request::get(path)
+                .body(axum::body::Body::empty())
+                .unwrap();
+            std::future::poll_fn(|cx| {
+                tower_service::Service::<axum::http::Request<axum::body::Body>>::poll_ready(
+                    &mut router,
+                    cx,
+                )
+            })
+            .await
+            .unwrap();
+            let response = router.call(request).await.unwrap();
+            assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{path}");
+        }
+    }
+
     #[tokio::test]
     async fn a_slot_is_held_by_its_response_and_busy_after_the_wait() {
         let slots = ResponseSlots {
