@@ -23,10 +23,11 @@ use std::time::Duration;
 
 use futures::StreamExt as _;
 
+use super::interrupt::{self, Left};
 use super::register::{
     Change, Emit, Outcome, RegisterArgs, RegisterOutput, read_site, register_site,
 };
-use super::{Error, GlobalArgs, Io, parse_site_name, parse_token_ttl};
+use super::{Error, GlobalArgs, Io, format_duration, parse_site_name, parse_token_ttl, shell_line};
 use crate::api::{API_VERSION, FederatedCluster, FederatedClusterSpec, Mode};
 use crate::k8s::Cluster;
 use crate::render::safe::safe_text;
@@ -133,19 +134,30 @@ pub async fn run(global: &GlobalArgs, args: RegisterArgs, io: &mut Io<'_>) -> Re
                         .into(),
             });
         };
-        std::fs::create_dir_all(dir).map_err(|source| Error::WriteFile {
-            path: dir.clone(),
-            source,
-        })?;
+        super::register::check_private_dir(dir, io)?;
     }
     let hub = global.hub().await?;
+    // Sites in flight finish after Ctrl-C; no further one starts.
+    let _hold = interrupt::hold();
     let total = inventory.entries.len();
     let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut failed = Vec::new();
+    let mut unconfirmed = false;
+    let mut not_started = 0;
     let mut results = futures::stream::iter(inventory.entries)
-        .map(|entry| enrol_one(global, &hub, &args, output_dir.as_deref(), entry))
-        .buffer_unordered(usize::from(args.bulk.concurrency));
+        .map(|entry| async {
+            if interrupt::requested() {
+                return None;
+            }
+            Some(enrol_one(global, &hub, &args, output_dir.as_deref(), entry).await)
+        })
+        // One line per site in inventory order.
+        .buffered(usize::from(args.bulk.concurrency));
     while let Some(done) = results.next().await {
+        let Some(done) = done else {
+            not_started += 1;
+            continue;
+        };
         let word = match &done.result {
             Ok(outcome) => change_word(outcome.change),
             Err(_) => "failed",
@@ -155,27 +167,94 @@ pub async fn run(global: &GlobalArgs, args: RegisterArgs, io: &mut Io<'_>) -> Re
         for warning in &done.warnings {
             writeln!(io.err, "warning: site {}: {warning}", done.name)?;
         }
-        if done.result.is_err() {
+        if let Err(e) = &done.result {
+            unconfirmed |= super::register::is_unconfirmed_switch(e);
             failed.push(done.name);
         }
     }
-    let summary = ["created", "configured", "unchanged", "failed"]
+    let mut summary = ["created", "configured", "unchanged", "failed"]
         .iter()
         .map(|w| format!("{} {w}", counts.get(w).copied().unwrap_or(0)))
         .collect::<Vec<_>>()
         .join(", ");
+    if not_started > 0 {
+        summary.push_str(&format!(", {not_started} not started (interrupted)"));
+    }
     writeln!(io.out, "{total} sites: {summary}")?;
-    bulk_failures(&failed, total, "register -f", &source.display().to_string())
+    let rerun = shell_line(&rerun_words(global, &args, unconfirmed));
+    if not_started > 0 {
+        return Err(Error::Interrupted {
+            left: interrupt::Said::Left(Left {
+                state: format!(
+                    "{} of {total} sites of {} registered; {not_started} not started",
+                    total - not_started - failed.len(),
+                    source.display()
+                ),
+                finish: rerun,
+                undo: None,
+            }),
+            cut: false,
+        });
+    }
+    bulk_failures(&failed, total, &rerun)
+}
+
+/// This `register -f` command line with every flag that shaped it (a
+/// re-run converges: what is in place is left alone), `--yes` added when
+/// `yes` (or given).
+fn rerun_words(global: &GlobalArgs, args: &RegisterArgs, yes: bool) -> Vec<String> {
+    let mut w = global.command_words();
+    let source = args.bulk.filename.as_deref().unwrap_or(Path::new("-"));
+    w.extend([
+        "register".to_owned(),
+        "-f".to_owned(),
+        source.display().to_string(),
+    ]);
+    let mut flag = |name: &str, value: Option<String>| {
+        w.push(name.to_owned());
+        w.extend(value);
+    };
+    if let Some(dir) = &args.bulk.output_dir {
+        flag("--output-dir", Some(dir.display().to_string()));
+    }
+    if let Some(path) = &args.member_kubeconfig {
+        flag("--member-kubeconfig", Some(path.display().to_string()));
+    }
+    if let Some(context) = &args.member_context {
+        flag("--member-context", Some(context.clone()));
+    }
+    if args.token_ttl != super::register::DEFAULT_TOKEN_TTL {
+        flag("--token-ttl", Some(format_duration(args.token_ttl)));
+    }
+    if args.no_auto_rotate {
+        flag("--no-auto-rotate", None);
+    }
+    if args.bulk.rotate {
+        flag("--rotate", None);
+    }
+    let edge = &args.edge;
+    if let Some(server) = &edge.hub_server {
+        flag("--hub-server", Some(server.clone()));
+    }
+    if edge.insecure_skip_tls_verify {
+        flag("--insecure-skip-tls-verify", None);
+    }
+    if edge.emit == Emit::Secret {
+        flag("--emit", Some("secret".into()));
+    }
+    if args.bulk.concurrency != 8 {
+        flag("--concurrency", Some(args.bulk.concurrency.to_string()));
+    }
+    if yes || args.yes {
+        flag("--yes", None);
+    }
+    w
 }
 
 /// The error a bulk command ends with when some of its `total` sites
-/// failed (`Ok` when none did), naming them (the first few).
-pub(super) fn bulk_failures(
-    failed: &[String],
-    total: usize,
-    command: &str,
-    what: &str,
-) -> Result<(), Error> {
+/// failed (`Ok` when none did), naming them (the first few) and the
+/// command that does the rest (`rerun`, as a shell runs it).
+pub(super) fn bulk_failures(failed: &[String], total: usize, rerun: &str) -> Result<(), Error> {
     if failed.is_empty() {
         return Ok(());
     }
@@ -190,11 +269,15 @@ pub(super) fn bulk_failures(
     if failed.len() > MAX_NAMED_FAILURES {
         named.push_str(&format!(" and {} more", failed.len() - MAX_NAMED_FAILURES));
     }
+    let others = if failed.len() < total {
+        " (the others are done)"
+    } else {
+        ""
+    };
     Err(Error::Invalid {
         what: format!("{} of {total} sites failed: {named}", failed.len()),
         hint: format!(
-            "each is listed above with its error; fix them and run `kubectl fleet {command} {}` again (the others are done)",
-            super::shell_line(&[what])
+            "each is listed above with its error; fix them and run `{rerun}` again{others}"
         ),
     })
 }
@@ -327,7 +410,8 @@ async fn enrol_declared(
         super::register::check_private_file(path)?;
     }
     let existing = read_site(hub, &declared.name).await?;
-    let args = site_args(args, output, declared, existing.as_ref());
+    let rerun = shell_line(&rerun_words(global, args, true));
+    let args = site_args(args, &rerun, output, declared, existing.as_ref());
     register_site(global, hub, &args, existing, io).await
 }
 
@@ -335,6 +419,7 @@ async fn enrol_declared(
 /// from the inventory, the rest from the flags (and the annotations).
 fn site_args(
     args: &RegisterArgs,
+    rerun: &str,
     output: Option<&Path>,
     declared: Declared,
     existing: Option<&FederatedCluster>,
@@ -384,6 +469,7 @@ fn site_args(
         declared: Some(Box::new(declared.spec)),
         labels: declared.labels,
         keep_handed_out: !args.bulk.rotate,
+        bulk_rerun: Some(rerun.to_owned()),
     }
 }
 

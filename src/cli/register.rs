@@ -121,6 +121,11 @@ pub struct RegisterArgs {
     /// no token is minted.
     #[arg(skip)]
     pub keep_handed_out: bool,
+    /// `register -f`: the whole command again with `--yes`, which a
+    /// refused mode switch names (a single-site command would leave the
+    /// rest of the inventory's entry unapplied).
+    #[arg(skip)]
+    pub bulk_rerun: Option<String>,
 }
 
 impl RegisterArgs {
@@ -438,15 +443,25 @@ fn confirm_switch(
             what: format!(
                 "refusing to switch site {site} from {from} to {to} without confirmation: it removes {removes}"
             ),
-            hint: format!(
-                "to go ahead, run `{}`",
-                shell_line(&command_words(global, args, true))
-            ),
+            hint: match &args.bulk_rerun {
+                Some(rerun) => format!(
+                    "to go ahead, run `{rerun}` (it applies the whole inventory and confirms its mode switches)"
+                ),
+                None => format!(
+                    "to go ahead, run `{}`",
+                    shell_line(&command_words(global, args, true))
+                ),
+            },
         });
     }
     super::ask(&format!(
         "Switch site {site} from {from} to {to}? This removes {removes}"
     ))
+}
+
+/// Whether `err` is a mode switch refused for want of confirmation.
+pub(super) fn is_unconfirmed_switch(err: &Error) -> bool {
+    matches!(err, Error::Invalid { what, .. } if what.starts_with("refusing to switch site"))
 }
 
 /// The words of this `register` command line as given (every flag that was
@@ -525,7 +540,7 @@ fn command_words(global: &GlobalArgs, args: &RegisterArgs, yes: bool) -> Vec<Str
 }
 
 /// `--token-ttl`'s default.
-const DEFAULT_TOKEN_TTL: Duration = Duration::from_secs(30 * 86_400);
+pub(super) const DEFAULT_TOKEN_TTL: Duration = Duration::from_secs(30 * 86_400);
 
 /// What a run has written so far, so that a step failing after the first
 /// write says what exists and how to finish (a re-run of the same command
@@ -535,6 +550,8 @@ struct Progress {
     state: Option<String>,
     finish: String,
     undo: Option<String>,
+    /// Whether this is `register SITE` (not one site of `register -f`).
+    single: bool,
 }
 
 impl Progress {
@@ -555,15 +572,29 @@ impl Progress {
             }
             shell_line(&w)
         });
+        // One site on its own says on Ctrl-C what it left; `register -f`
+        // speaks for its sites itself.
+        let single = args.declared.is_none();
+        if single {
+            super::interrupt::nothing_changed();
+        }
         Progress {
             state: None,
             finish,
             undo,
+            single,
         }
     }
 
     /// Records that `state` now holds (after a write).
     fn wrote(&mut self, state: String) {
+        if self.single {
+            super::interrupt::set_left(super::interrupt::Left {
+                state: state.clone(),
+                finish: self.finish.clone(),
+                undo: self.undo.clone(),
+            });
+        }
         self.state = Some(state);
     }
 
@@ -1365,6 +1396,51 @@ pub(super) fn check_private_file(path: &Path) -> Result<(), Error> {
         path: path.to_owned(),
         source,
     })
+}
+
+/// Makes `--output-dir` ready for credentials: created (mode 0700) when
+/// missing; refused when every user may write to it (a /tmp-like
+/// directory, sticky or not), where another user could read or replace a
+/// credential before the edge gets it — as ssh refuses such a key file.
+pub(super) fn check_private_dir(dir: &Path, io: &mut Io<'_>) -> Result<(), Error> {
+    use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+    let write_err = |source| Error::WriteFile {
+        path: dir.to_owned(),
+        source,
+    };
+    if !dir.exists() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(write_err)?;
+        return Ok(());
+    }
+    let meta = std::fs::metadata(dir).map_err(write_err)?;
+    if !meta.is_dir() {
+        return Err(Error::Invalid {
+            what: format!("--output-dir {} is not a directory", dir.display()),
+            hint: "name a directory (it is created when missing)".into(),
+        });
+    }
+    let mode = meta.permissions().mode() & 0o7777;
+    if mode & 0o002 != 0 {
+        return Err(Error::Invalid {
+            what: format!(
+                "--output-dir {} is writable by every user (mode {mode:04o}): another user could replace or read the credentials written there",
+                dir.display()
+            ),
+            hint: "use a directory only you can write, e.g. `--output-dir ./creds` (created with mode 0700)".into(),
+        });
+    }
+    if mode & 0o020 != 0 {
+        writeln!(
+            io.err,
+            "warning: --output-dir {} is writable by its group (mode {mode:04o}): its members could replace a credential before the edge reads it",
+            dir.display()
+        )?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
