@@ -1,0 +1,464 @@
+//! kubectl-fleet under a careless hand (issue 31): bulk commands whose
+//! reader goes away, Ctrl-C in the middle, selections that match nothing,
+//! retry hints run exactly as printed.
+
+use crate::support;
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use kube_sandbox::FaultRule;
+use support::{Hub, Run, shell, token_of, user_command};
+
+const API: &str = "federation.kubectl-fleet.dev/v1alpha1";
+
+/// `n` Push sites store-00.. as one multi-document YAML file `inv.yaml`.
+fn write_inventory(hub: &Hub, n: usize) {
+    let docs: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                "apiVersion: {API}\nkind: FederatedCluster\nmetadata:\n  name: store-{i:02}\n  labels:\n    store-group: g{}\nspec:\n  region: eu-west-1\n",
+                i % 2
+            )
+        })
+        .collect();
+    std::fs::write(hub.dir.path().join("inv.yaml"), docs.join("---\n")).unwrap();
+}
+
+/// Runs `script` with bash and `pipefail`, as a user of `hub`.
+fn bash(hub: &Hub, script: &str) -> Run {
+    let output = user_command(hub, "/bin/bash")
+        .args(["-o", "pipefail", "-c", script])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run bash");
+    Run::from(output)
+}
+
+/// The registered site names.
+fn site_names(hub: &Hub) -> Vec<String> {
+    let run = hub.fleet(&["status", "-o", "json"]).ok();
+    run.json()["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The command inside the first `run `…`` of `text`.
+fn hinted_command(text: &str) -> String {
+    let start = text
+        .find("run `")
+        .unwrap_or_else(|| panic!("no hint in {text}"))
+        + 5;
+    let len = text[start..].find('`').unwrap();
+    text[start..start + len].to_owned()
+}
+
+/// Whether `token` is accepted by the hub (reads its own site).
+async fn token_works(hub: &Hub, token: &str, site: &str) -> bool {
+    let client = support::client_from_yaml(&hub.sandbox.kubeconfig_for_token(token)).await;
+    let api: kube::Api<kubectl_fleet::api::FederatedCluster> = kube::Api::all(client);
+    match api.get(site).await {
+        Ok(_) => true,
+        Err(kube::Error::Api(s)) if s.code == 401 => false,
+        Err(e) => panic!("unexpected answer for the token of {site}: {e}"),
+    }
+}
+
+#[test]
+fn bulk_commands_finish_their_work_when_stdout_closes_and_say_so() {
+    let hub = Hub::new();
+    write_inventory(&hub, 40);
+    let register = bash(
+        &hub,
+        "kubectl fleet register -f inv.yaml --output-dir out --concurrency 4 | head -1",
+    );
+    assert_ne!(register.code, 0, "{}", register.stderr);
+    assert!(
+        register
+            .stderr
+            .contains("stdout was closed before all output was written"),
+        "{}",
+        register.stderr
+    );
+    assert_eq!(site_names(&hub).len(), 40, "every site registered");
+    let written = std::fs::read_dir(hub.dir.path().join("out"))
+        .unwrap()
+        .count();
+    assert_eq!(written, 40, "every credential written");
+
+    let old =
+        token_of(&std::fs::read_to_string(hub.dir.path().join("out/store-39.kubeconfig")).unwrap());
+    let rotate = bash(
+        &hub,
+        "kubectl fleet rotate -l store-group --revoke --yes --output-dir new --concurrency 4 | head -1",
+    );
+    assert_ne!(rotate.code, 0, "{}", rotate.stderr);
+    assert!(
+        rotate.stderr.contains("stdout was closed"),
+        "{}",
+        rotate.stderr
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    assert!(
+        !rt.block_on(token_works(&hub, &old, "store-39")),
+        "the last site's old token is revoked too"
+    );
+    assert_eq!(
+        std::fs::read_dir(hub.dir.path().join("new"))
+            .unwrap()
+            .count(),
+        40
+    );
+
+    let unregister = bash(
+        &hub,
+        "kubectl fleet unregister -l store-group --yes --concurrency 4 | head -1",
+    );
+    assert_ne!(unregister.code, 0, "{}", unregister.stderr);
+    assert!(site_names(&hub).is_empty(), "every site removed");
+    // A read-only view still stops quietly.
+    write_inventory(&hub, 3);
+    bash(&hub, "kubectl fleet register -f inv.yaml --output-dir out").ok();
+    let status = bash(&hub, "kubectl fleet status | head -1");
+    assert_eq!(status.code, 0, "{}", status.stderr);
+    assert!(!status.stderr.contains("error"), "{}", status.stderr);
+}
+
+/// Spawns `kubectl fleet ARGS` as a user of `hub`, its output captured.
+fn spawn(hub: &Hub, args: &[&str]) -> Child {
+    user_command(hub, "kubectl-fleet")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits (bounded) until the sandbox has answered a request matching `pred`.
+fn wait_for_request(hub: &Hub, what: &str, pred: impl Fn(&kube_sandbox::RequestRecord) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !hub.sandbox.controls().request_log().iter().any(&pred) {
+        assert!(Instant::now() < deadline, "no {what} within 30 s");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn sigint(child: &Child) {
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn finish(child: Child) -> Run {
+    Run::from(child.wait_with_output().unwrap())
+}
+
+/// A TokenRequest for a site identity answered `delay` late (executed at once).
+fn slow_tokens(hub: &Hub, count: u32, delay: Duration) {
+    hub.sandbox.controls().fail(FaultRule {
+        verb: Some("create".into()),
+        path_contains: Some("/token".into()),
+        status: 0,
+        count,
+        delay,
+        ..Default::default()
+    });
+}
+
+fn is_sa_create(r: &kube_sandbox::RequestRecord) -> bool {
+    r.method == "DELETE" && r.path.contains("/serviceaccounts/")
+}
+
+#[test]
+fn ctrl_c_during_rotate_revoke_never_leaves_the_edge_without_a_working_credential() {
+    let hub = Hub::new();
+    shell(
+        &hub,
+        "kubectl fleet register site-a --output-file a.kubeconfig",
+    )
+    .ok();
+    let old = token_of(&std::fs::read_to_string(hub.dir.path().join("a.kubeconfig")).unwrap());
+    hub.sandbox.controls().clear_request_log();
+    slow_tokens(&hub, 1, Duration::from_secs(2));
+    let child = spawn(
+        &hub,
+        &[
+            "rotate",
+            "site-a",
+            "--revoke",
+            "--output-file",
+            "new.kubeconfig",
+        ],
+    );
+    // Interrupted after the old tokens were revoked, before the new one came.
+    wait_for_request(&hub, "ServiceAccount recreation", is_sa_create);
+    sigint(&child);
+    let run = finish(child);
+    hub.sandbox.controls().clear_faults();
+    let written = std::fs::read_to_string(hub.dir.path().join("new.kubeconfig"))
+        .unwrap_or_else(|e| panic!("no new credential ({e}); stderr:\n{}", run.stderr));
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    assert!(rt.block_on(token_works(&hub, &token_of(&written), "site-a")));
+    assert!(!rt.block_on(token_works(&hub, &old, "site-a")));
+    assert_eq!(run.code, 0, "the rotation completed: {}", run.stderr);
+}
+
+#[test]
+fn ctrl_c_during_register_says_what_exists_and_the_command_that_finishes_it() {
+    let hub = Hub::new();
+    slow_tokens(&hub, 1, Duration::from_secs(5));
+    let child = spawn(
+        &hub,
+        &[
+            "register",
+            "site-b",
+            "--tier",
+            "critical",
+            "--output-file",
+            "b.kubeconfig",
+        ],
+    );
+    // The site's identity is applied only after the site itself.
+    wait_for_request(&hub, "the site's identity applied", |r| {
+        r.method == "PATCH" && r.path.contains("/namespaces/fleet-sites/")
+    });
+    sigint(&child);
+    let run = finish(child);
+    hub.sandbox.controls().clear_faults();
+    assert_eq!(run.code, 130, "{}", run.stderr);
+    let line = run.stderr.lines().last().unwrap();
+    assert!(
+        line.starts_with("error: interrupted: site site-b exists on the hub"),
+        "{line}"
+    );
+    assert!(
+        line.contains("or `kubectl fleet unregister site-b --yes` to remove it"),
+        "{line}"
+    );
+    // The command it names finishes the job, as printed.
+    let finish = hinted_command(line);
+    assert_eq!(
+        finish,
+        "kubectl fleet register site-b --tier critical --output-file b.kubeconfig"
+    );
+    shell(&hub, &finish).ok();
+    assert!(hub.dir.path().join("b.kubeconfig").exists());
+}
+
+#[test]
+fn ctrl_c_during_a_bulk_rotation_finishes_the_sites_in_flight_and_names_the_rest() {
+    let hub = Hub::new();
+    write_inventory(&hub, 6);
+    bash(&hub, "kubectl fleet register -f inv.yaml --output-dir out").ok();
+    hub.sandbox.controls().clear_request_log();
+    slow_tokens(&hub, 6, Duration::from_millis(700));
+    let child = spawn(
+        &hub,
+        &[
+            "rotate",
+            "--region",
+            "eu-west-1",
+            "--revoke",
+            "--yes",
+            "--output-dir",
+            "new",
+            "--concurrency",
+            "1",
+        ],
+    );
+    wait_for_request(&hub, "a ServiceAccount recreation", is_sa_create);
+    sigint(&child);
+    let run = finish(child);
+    hub.sandbox.controls().clear_faults();
+    assert_eq!(run.code, 130, "{}\n{}", run.stdout, run.stderr);
+    let rotated: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains(" rotated: "))
+        .collect();
+    assert!(!rotated.is_empty() && rotated.len() < 6, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("not started (interrupted)"),
+        "{}",
+        run.stdout
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    for line in &rotated {
+        let site = line
+            .trim_start_matches("federatedcluster/")
+            .split(' ')
+            .next()
+            .unwrap();
+        let new =
+            std::fs::read_to_string(hub.dir.path().join(format!("new/{site}.kubeconfig"))).unwrap();
+        assert!(
+            rt.block_on(token_works(&hub, &token_of(&new), site)),
+            "{site}"
+        );
+    }
+    let line = run.stderr.lines().last().unwrap();
+    assert!(line.contains("their old tokens still work"), "{line}");
+    let rest = hinted_command(line);
+    assert!(
+        rest.contains("--output-dir new") && rest.contains("--revoke") && rest.contains("--yes"),
+        "{rest}"
+    );
+    let again = shell(&hub, &rest).ok();
+    assert_eq!(
+        again
+            .stdout
+            .lines()
+            .filter(|l| l.contains(" rotated: "))
+            .count(),
+        6 - rotated.len(),
+        "{}",
+        again.stdout
+    );
+    for i in 0..6 {
+        let site = format!("store-{i:02}");
+        let new =
+            std::fs::read_to_string(hub.dir.path().join(format!("new/{site}.kubeconfig"))).unwrap();
+        assert!(
+            rt.block_on(token_works(&hub, &token_of(&new), &site)),
+            "{site}"
+        );
+    }
+}
+
+#[test]
+fn every_bulk_command_fails_on_a_selection_that_matches_nothing_naming_the_labels() {
+    let hub = Hub::new();
+    write_inventory(&hub, 2);
+    bash(&hub, "kubectl fleet register -f inv.yaml --output-dir out").ok();
+    for command in [
+        "kubectl fleet rotate -l region=eu-west-1 --revoke --yes --output-dir new",
+        "kubectl fleet unregister -l region=eu-west-1 --yes",
+        "kubectl fleet cordon -l region=eu-west-1 --yes",
+        "kubectl fleet uncordon --region us-east-1 --yes",
+    ] {
+        let run = shell(&hub, command);
+        let line = run.one_line_error();
+        assert_eq!(run.code, 1, "{command}");
+        assert!(line.contains("no site matches"), "{command}: {line}");
+        assert!(
+            line.contains("federation.kubectl-fleet.dev/region=eu-west-1 (2 sites)"),
+            "{command}: {line}"
+        );
+    }
+    assert_eq!(site_names(&hub).len(), 2);
+    // --region selects by the label register sets.
+    let cordon = shell(
+        &hub,
+        "kubectl fleet cordon --region eu-west-1 --for 1h --yes",
+    )
+    .ok();
+    assert_eq!(cordon.stdout.lines().count(), 2, "{}", cordon.stdout);
+    let shorter = shell(&hub, "kubectl fleet cordon store-00 --for 10m").ok();
+    assert!(
+        shorter.stdout.contains("(shortened: the window open until"),
+        "{}",
+        shorter.stdout
+    );
+}
+
+#[test]
+fn register_f_retry_hints_run_as_printed() {
+    let hub = Hub::new();
+    write_inventory(&hub, 4);
+    // store-02 fails once, after the others went through.
+    hub.sandbox.controls().fail(FaultRule {
+        verb: Some("patch".into()),
+        path_contains: Some("/federatedclusters/store-02".into()),
+        status: 500,
+        count: 1,
+        ..Default::default()
+    });
+    let first = shell(
+        &hub,
+        "kubectl fleet register -f inv.yaml --output-dir creds --concurrency 2",
+    );
+    assert_eq!(first.code, 1, "{}", first.stderr);
+    // Per-site lines in inventory order.
+    let order: Vec<&str> = first.stdout.lines().take(4).collect();
+    for (i, line) in order.iter().enumerate() {
+        assert!(
+            line.starts_with(&format!("federatedcluster/store-{i:02} ")),
+            "{}",
+            first.stdout
+        );
+    }
+    let line = first.stderr.lines().last().unwrap();
+    assert!(line.contains("1 of 4 sites failed: store-02"), "{line}");
+    assert!(line.contains("(the others are done)"), "{line}");
+    let rerun = hinted_command(line);
+    assert_eq!(
+        rerun,
+        "kubectl fleet register -f inv.yaml --output-dir creds --concurrency 2"
+    );
+    let again = shell(&hub, &rerun).ok();
+    assert!(
+        again.stdout.contains("federatedcluster/store-02 created"),
+        "{}",
+        again.stdout
+    );
+    assert!(hub.dir.path().join("creds/store-02.kubeconfig").exists());
+
+    // 1 of 1: nothing else is done.
+    std::fs::write(
+        hub.dir.path().join("one.yaml"),
+        format!("apiVersion: {API}\nkind: FederatedCluster\nmetadata:\n  name: lone\n"),
+    )
+    .unwrap();
+    hub.sandbox.controls().fail(FaultRule {
+        verb: Some("patch".into()),
+        path_contains: Some("/federatedclusters/lone".into()),
+        status: 500,
+        count: 1,
+        ..Default::default()
+    });
+    let lone = shell(
+        &hub,
+        "kubectl fleet register -f one.yaml --output-dir creds",
+    );
+    let line = lone.stderr.lines().last().unwrap();
+    assert!(line.contains("1 of 1 sites failed"), "{line}");
+    assert!(!line.contains("the others are done"), "{line}");
+    shell(&hub, &hinted_command(line)).ok();
+}
+
+#[test]
+fn output_dir_refuses_a_directory_every_user_may_write() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let hub = Hub::new();
+    write_inventory(&hub, 1);
+    let shared = hub.dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let run = shell(
+        &hub,
+        "kubectl fleet register -f inv.yaml --output-dir shared",
+    );
+    let line = run.one_line_error();
+    assert!(
+        line.contains("writable by every user (mode 1777)"),
+        "{line}"
+    );
+    assert!(site_names(&hub).is_empty(), "nothing registered");
+    // A directory it creates is private.
+    shell(
+        &hub,
+        "kubectl fleet register -f inv.yaml --output-dir fresh",
+    )
+    .ok();
+    let mode = std::fs::metadata(hub.dir.path().join("fresh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700);
+}
