@@ -462,3 +462,55 @@ fn output_dir_refuses_a_directory_every_user_may_write() {
         .mode();
     assert_eq!(mode & 0o777, 0o700);
 }
+
+#[test]
+fn register_f_refuses_unknown_fields_and_chatcli_yaml_naming_the_fix() {
+    let hub = Hub::new();
+    std::fs::write(
+        hub.dir.path().join("inv.yaml"),
+        format!(
+            "apiVersion: {API}\nkind: FederatedCluster\nmetadata:\n  name: pos-1\nspec:\n  teir: critical\n---\napiVersion: {API}\nkind: FederatedCluster\nmetadata:\n  name: eu-prod\nspec:\n  kubeconfigSecretRef:\n    name: eu-prod-kubeconfig\n  healthCheckInterval: 60s\n---\napiVersion: platform.chatcli.io/v1alpha1\nkind: ClusterRegistration\nmetadata:\n  name: us-prod\n  namespace: fed\n---\napiVersion: {API}\nkind: FederatedCluster\nmetadata:\n  name: ok\n  labels: {{team: a}}\n  annotations: {{note: b}}\nspec:\n  tier: critical\nstatus:\n  phase: Connected\n"
+        ),
+    )
+    .unwrap();
+    let run = shell(&hub, "kubectl fleet register -f inv.yaml --output-dir out");
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let line = |site: &str| {
+        run.stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("federatedcluster/{site} ")))
+            .unwrap_or_else(|| panic!("no line for {site}:\n{}", run.stdout))
+            .to_owned()
+    };
+    assert!(
+        line("pos-1").contains(r#"unknown field "spec.teir" (did you mean "spec.tier"?)"#),
+        "{}",
+        line("pos-1")
+    );
+    let eu = line("eu-prod");
+    assert!(
+        eu.contains("write `heartbeatIntervalSeconds: 60` instead"),
+        "{eu}"
+    );
+    assert!(
+        eu.contains(r#"missing required field "spec.kubeconfigSecretRef.namespace""#),
+        "{eu}"
+    );
+    assert!(eu.contains("spec.mode is not Pull"), "{eu}");
+    assert!(
+        line("us-prod").contains("is ChatCLI's kind"),
+        "{}",
+        line("us-prod")
+    );
+    assert!(line("ok").contains("created"), "{}", line("ok"));
+    assert_eq!(
+        site_names(&hub),
+        ["ok"],
+        "nothing registered as the wrong thing"
+    );
+    assert!(
+        !run.stderr.contains("skipped ClusterRegistration"),
+        "{}",
+        run.stderr
+    );
+}

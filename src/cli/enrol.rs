@@ -589,6 +589,18 @@ fn parse_into(text: &str, origin: &str, inventory: &mut Inventory) -> Result<(),
             let kind = item["kind"].as_str().unwrap_or_default();
             let api_version = item["apiVersion"].as_str().unwrap_or_default();
             let raw_name = item.pointer("/metadata/name").and_then(|n| n.as_str());
+            if kind == CHATCLI_KIND {
+                // ChatCLI's registration: never skipped in silence.
+                let name =
+                    raw_name.map_or_else(|| format!("#{index}"), |n| safe_text(n, 80).into_owned());
+                inventory.entries.push(Entry {
+                    site: Err(format!(
+                        "{CHATCLI_KIND} {name} is ChatCLI's kind: write it as a FederatedCluster (apiVersion {API_VERSION}; field by field in {MIGRATING})"
+                    )),
+                    name,
+                });
+                continue;
+            }
             if kind != "FederatedCluster" || api_version != API_VERSION {
                 let what = match raw_name {
                     Some(n) => format!("{} {}", safe_text(kind, 64), safe_text(n, 64)),
@@ -610,10 +622,191 @@ fn parse_into(text: &str, origin: &str, inventory: &mut Inventory) -> Result<(),
     Ok(())
 }
 
+/// ChatCLI's kind for a registered cluster.
+const CHATCLI_KIND: &str = "ClusterRegistration";
+/// Where a ChatCLI user finds each field's replacement.
+const MIGRATING: &str = "docs/migrating.md#clusterregistration--federatedcluster";
+/// At most this many problems of one entry are named.
+const MAX_PROBLEMS: usize = 5;
+
+/// Top-level fields of an object `kubectl apply` takes (`status` is
+/// accepted and ignored by the API server, as here).
+const OBJECT_FIELDS: [&str; 5] = ["apiVersion", "kind", "metadata", "spec", "status"];
+/// The fields of ObjectMeta.
+const META_FIELDS: [&str; 15] = [
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+
+/// What strict decoding (`kubectl apply`'s `--validate=strict`, the API
+/// server's field validation) refuses in an inventory entry: unknown
+/// fields (with the field probably meant), missing required fields and
+/// values outside an enum, each with its path; ChatCLI's field names get
+/// their replacement.
+fn strict_problems(item: &serde_json::Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    let Some(object) = item.as_object() else {
+        return vec!["the entry is not an object".into()];
+    };
+    for key in object.keys() {
+        if !OBJECT_FIELDS.contains(&key.as_str()) {
+            problems.push(unknown_field("", key, &OBJECT_FIELDS));
+        }
+    }
+    if let Some(meta) = item.get("metadata").and_then(|m| m.as_object()) {
+        for key in meta.keys() {
+            if !META_FIELDS.contains(&key.as_str()) {
+                problems.push(unknown_field("metadata.", key, &META_FIELDS));
+            }
+        }
+    }
+    if let Some(spec) = item.get("spec") {
+        let crd = <FederatedCluster as kube::CustomResourceExt>::crd();
+        let schema = crd.spec.versions[0]
+            .schema
+            .as_ref()
+            .and_then(|s| s.open_api_v3_schema.as_ref())
+            .map(|s| serde_json::to_value(s).unwrap_or_default())
+            .unwrap_or_default();
+        walk_schema(spec, &schema["properties"]["spec"], "spec", &mut problems);
+        // ChatCLI's interval, converted: `healthCheckInterval: 1m` is
+        // `heartbeatIntervalSeconds: 60`.
+        if let Some(interval) = spec.get("healthCheckInterval").and_then(|i| i.as_str())
+            && let Ok(d) = crate::fleet::duration::parse_duration(interval)
+            && let Some(problem) = problems
+                .iter_mut()
+                .find(|p| p.starts_with("unknown field \"spec.healthCheckInterval\""))
+        {
+            problem.push_str(&format!(
+                ": write `heartbeatIntervalSeconds: {}` instead",
+                d.as_secs()
+            ));
+        }
+        if spec
+            .get("kubeconfigSecretRef")
+            .is_some_and(|r| !r.is_null())
+            && spec.get("mode").and_then(|m| m.as_str()) != Some("Pull")
+        {
+            problems.push(format!(
+                "spec.kubeconfigSecretRef is set but spec.mode is not Pull (a site is Push unless it says `mode: Pull`; ChatCLI's hub-probed registration is a Pull site here): add `mode: Pull` and register with --member-kubeconfig, or drop kubeconfigSecretRef for a Push site ({MIGRATING})"
+            ));
+        }
+    }
+    problems
+}
+
+/// Checks `value` against an OpenAPI `schema` at `path`.
+fn walk_schema(
+    value: &serde_json::Value,
+    schema: &serde_json::Value,
+    path: &str,
+    out: &mut Vec<String>,
+) {
+    use serde_json::Value;
+    match value {
+        Value::Object(object) => {
+            let Some(properties) = schema.get("properties").and_then(|p| p.as_object()) else {
+                return;
+            };
+            let known: Vec<&str> = properties.keys().map(String::as_str).collect();
+            for (key, v) in object {
+                match properties.get(key) {
+                    Some(s) => walk_schema(v, s, &format!("{path}.{key}"), out),
+                    None => out.push(unknown_field(&format!("{path}."), key, &known)),
+                }
+            }
+            for required in schema
+                .get("required")
+                .and_then(|r| r.as_array())
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r.as_str())
+            {
+                if !object.contains_key(required) {
+                    out.push(format!("missing required field \"{path}.{required}\""));
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for (i, v) in items.iter().enumerate() {
+                    walk_schema(v, item_schema, &format!("{path}[{i}]"), out);
+                }
+            }
+        }
+        Value::String(s) => {
+            if let Some(allowed) = schema.get("enum").and_then(|e| e.as_array()) {
+                let allowed: Vec<&str> = allowed.iter().filter_map(|a| a.as_str()).collect();
+                if !allowed.is_empty() && !allowed.contains(&s.as_str()) {
+                    let meant = crate::fleet::suggest::closest(s, allowed.iter().copied())
+                        .map(|m| format!(" (did you mean \"{m}\"?)"))
+                        .unwrap_or_default();
+                    out.push(format!(
+                        "{path}: unsupported value \"{}\"{meant}: use one of {}",
+                        safe_text(s, 64),
+                        allowed.join(", ")
+                    ));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// ChatCLI's ClusterRegistration fields, and what replaces them.
+const CHATCLI_FIELDS: [(&str, &str); 2] = [
+    (
+        "spec.healthCheckInterval",
+        "ChatCLI's healthCheckInterval is spec.heartbeatIntervalSeconds here, an integer of seconds",
+    ),
+    (
+        "spec.labels",
+        "ChatCLI's spec.labels are ordinary metadata.labels here",
+    ),
+];
+
+/// `unknown field "spec.teir" (did you mean "spec.tier"?)`, as kubectl
+/// apply words it; a ChatCLI field names its replacement.
+fn unknown_field(prefix: &str, key: &str, known: &[&str]) -> String {
+    let path = format!("{prefix}{}", safe_text(key, 64));
+    if let Some((_, replacement)) = CHATCLI_FIELDS.iter().find(|(f, _)| *f == path) {
+        return format!("unknown field \"{path}\": {replacement} ({MIGRATING})");
+    }
+    match crate::fleet::suggest::closest(key, known.iter().copied()) {
+        Some(meant) => format!("unknown field \"{path}\" (did you mean \"{prefix}{meant}\"?)"),
+        None => format!("unknown field \"{path}\""),
+    }
+}
+
 /// A FederatedCluster object of the inventory as a [`Declared`] site.
 fn declared_site(item: &serde_json::Value) -> Result<Declared, String> {
     let raw = item["metadata"]["name"].as_str().unwrap_or_default();
     let name = parse_site_name(raw)?;
+    let mut problems = strict_problems(item);
+    if !problems.is_empty() {
+        let more = problems.len().saturating_sub(MAX_PROBLEMS);
+        problems.truncate(MAX_PROBLEMS);
+        if more > 0 {
+            problems.push(format!("and {more} more"));
+        }
+        return Err(format!(
+            "site {name}: strict decoding error: {}",
+            problems.join("; ")
+        ));
+    }
     let spec = item
         .get("spec")
         .cloned()
@@ -708,10 +901,9 @@ mod tests {
             .collect();
         assert!(by_name["good"].is_ok());
         assert!(
-            by_name["bad"]
-                .as_ref()
-                .unwrap_err()
-                .contains("site bad: spec"),
+            by_name["bad"].as_ref().unwrap_err().contains(
+                "site bad: strict decoding error: spec.tier: unsupported value \"golden\""
+            ),
             "{:?}",
             by_name["bad"]
         );
@@ -720,6 +912,58 @@ mod tests {
             by_name["ttl"].as_ref().unwrap_err().contains("token-ttl"),
             "{:?}",
             by_name["ttl"]
+        );
+    }
+
+    #[test]
+    fn inventories_are_decoded_strictly_naming_each_field_and_the_one_meant() {
+        let text = format!(
+            "{SITE}metadata:\n  name: a\n  lables: {{x: y}}\nspec:\n  teir: critical\n  environment: prod\n---\n{SITE}metadata:\n  name: b\nspec:\n  mode: Pull\n  kubeconfigSecretRef: {{name: s}}\n---\n{SITE}metadata:\n  name: c\n  labels: {{x: one}}\n  annotations: {{note: two}}\n  resourceVersion: '1'\nspec:\n  tier: critical\nstatus:\n  phase: Connected\n"
+        );
+        let inv = parse(&text);
+        let a = inv.entries[0].site.as_ref().unwrap_err();
+        assert_eq!(
+            a,
+            "site a: strict decoding error: unknown field \"metadata.lables\" (did you mean \"metadata.labels\"?); spec.environment: unsupported value \"prod\" (did you mean \"production\"?): use one of development, staging, production, dr; unknown field \"spec.teir\" (did you mean \"spec.tier\"?)"
+        );
+        let b = inv.entries[1].site.as_ref().unwrap_err();
+        assert!(
+            b.contains("missing required field \"spec.kubeconfigSecretRef.namespace\""),
+            "{b}"
+        );
+        // What kubectl apply accepts is accepted: labels, annotations,
+        // server-set metadata and a status (ignored).
+        assert!(inv.entries[2].site.is_ok(), "{:?}", inv.entries[2].site);
+    }
+
+    #[test]
+    fn chatcli_registrations_are_named_with_their_replacement() {
+        let text = "apiVersion: platform.chatcli.io/v1alpha1\nkind: ClusterRegistration\nmetadata:\n  name: eu-prod\n---\napiVersion: federation.kubectl-fleet.dev/v1alpha1\nkind: FederatedCluster\nmetadata:\n  name: eu\nspec:\n  kubeconfigSecretRef: {name: eu-kubeconfig, namespace: fleet-system}\n  healthCheckInterval: 1m\n  labels: {team: payments}\n";
+        let inv = parse(text);
+        assert!(inv.skipped.is_empty());
+        let cr = inv.entries[0].site.as_ref().unwrap_err();
+        assert!(
+            cr.starts_with(
+                "ClusterRegistration eu-prod is ChatCLI's kind: write it as a FederatedCluster"
+            ),
+            "{cr}"
+        );
+        assert!(
+            cr.contains("docs/migrating.md#clusterregistration--federatedcluster"),
+            "{cr}"
+        );
+        let eu = inv.entries[1].site.as_ref().unwrap_err();
+        assert!(
+            eu.contains("unknown field \"spec.healthCheckInterval\": ChatCLI's healthCheckInterval is spec.heartbeatIntervalSeconds here, an integer of seconds (docs/migrating.md#clusterregistration--federatedcluster): write `heartbeatIntervalSeconds: 60` instead"),
+            "{eu}"
+        );
+        assert!(
+            eu.contains("ChatCLI's spec.labels are ordinary metadata.labels"),
+            "{eu}"
+        );
+        assert!(
+            eu.contains("spec.kubeconfigSecretRef is set but spec.mode is not Pull"),
+            "{eu}"
         );
     }
 
