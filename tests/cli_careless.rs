@@ -514,3 +514,42 @@ fn register_f_refuses_unknown_fields_and_chatcli_yaml_naming_the_fix() {
         run.stderr
     );
 }
+
+#[test]
+fn uninstall_takes_a_role_and_asks_before_removing_a_populated_hub() {
+    let hub = Hub::new();
+    hub.fleet(&["install", "--apply"]).ok();
+    write_inventory(&hub, 3);
+    bash(&hub, "kubectl fleet register -f inv.yaml --output-dir out").ok();
+    let hub_deployment = || {
+        shell(
+            &hub,
+            "kubectl -n fleet-system get deployment fleet-operator-hub -o name",
+        )
+        .code
+            == 0
+    };
+    assert!(hub_deployment());
+    // An edge installed on the hub by mistake is removed alone.
+    let edge = shell(&hub, "kubectl fleet uninstall --role edge").ok();
+    assert!(
+        edge.stderr.contains("no edge operator installed"),
+        "{}",
+        edge.stderr
+    );
+    assert!(hub_deployment(), "the hub operator stays");
+    // The hub role of a fleet with sites is removed only when confirmed.
+    for command in [
+        "kubectl fleet uninstall",
+        "kubectl fleet uninstall --role hub",
+    ] {
+        let refused = shell(&hub, command);
+        let line = refused.one_line_error();
+        assert!(line.contains("with 3 registered sites"), "{line}");
+        assert!(line.contains("pass --yes"), "{line}");
+        assert!(hub_deployment(), "nothing removed by `{command}`");
+    }
+    shell(&hub, "kubectl fleet uninstall --role hub --yes").ok();
+    assert!(!hub_deployment());
+    assert_eq!(site_names(&hub).len(), 3, "the sites stay");
+}
