@@ -553,3 +553,63 @@ fn uninstall_takes_a_role_and_asks_before_removing_a_populated_hub() {
     assert!(!hub_deployment());
     assert_eq!(site_names(&hub).len(), 3, "the sites stay");
 }
+
+#[test]
+fn install_role_edge_refuses_another_sites_token_an_admin_kubeconfig_and_the_hub() {
+    let hub = Hub::new();
+    shell(
+        &hub,
+        "kubectl fleet register site-a --output-file a.kubeconfig",
+    )
+    .ok();
+    shell(
+        &hub,
+        "kubectl fleet register site-b --output-file b.kubeconfig",
+    )
+    .ok();
+    let other = shell(
+        &hub,
+        "kubectl fleet install --role edge --site site-a --hub-kubeconfig b.kubeconfig",
+    );
+    let line = other.one_line_error();
+    assert!(
+        line.contains("is site site-b's edge credential, but this edge is --site site-a"),
+        "{line}"
+    );
+    let admin = shell(
+        &hub,
+        "kubectl fleet install --role edge --site site-a --hub-kubeconfig admin.kubeconfig",
+    );
+    let line = admin.one_line_error();
+    assert!(
+        line.contains("holds no ServiceAccount token")
+            || line.contains("not a site's edge credential"),
+        "{line}"
+    );
+    // The site's own credential renders.
+    let ok = shell(
+        &hub,
+        "kubectl fleet install --role edge --site site-a --hub-kubeconfig a.kubeconfig",
+    )
+    .ok();
+    assert!(ok.stdout.contains("fleet-hub-kubeconfig"), "{}", ok.stdout);
+    // Onto the hub itself (the admin kubeconfig is the hub's): refused.
+    let onto_hub = shell(
+        &hub,
+        "kubectl fleet install --role edge --site site-a --hub-kubeconfig a.kubeconfig --apply",
+    );
+    let line = onto_hub.one_line_error();
+    assert!(
+        line.contains("is a fleet hub (2 registered sites)"),
+        "{line}"
+    );
+    assert!(
+        shell(
+            &hub,
+            "kubectl -n fleet-system get deployment fleet-operator-edge"
+        )
+        .code
+            != 0,
+        "no edge installed on the hub"
+    );
+}
