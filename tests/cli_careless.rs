@@ -613,3 +613,60 @@ fn install_role_edge_refuses_another_sites_token_an_admin_kubeconfig_and_the_hub
         "no edge installed on the hub"
     );
 }
+
+#[test]
+fn register_pull_with_another_member_says_old_to_new_asks_and_names_the_cleanup() {
+    let hub = Hub::new();
+    let (a, b) = (
+        kube_sandbox::Sandbox::start(),
+        kube_sandbox::Sandbox::start(),
+    );
+    a.write_admin_kubeconfig(&hub.dir.path().join("a.kubeconfig"))
+        .unwrap();
+    b.write_admin_kubeconfig(&hub.dir.path().join("b.kubeconfig"))
+        .unwrap();
+    shell(
+        &hub,
+        "kubectl fleet register store-p --pull --member-kubeconfig a.kubeconfig",
+    )
+    .ok();
+    let secret = || {
+        shell(&hub, "kubectl -n fleet-system get secret fleet-pull-store-p -o jsonpath='{.data.kubeconfig}'").ok().stdout
+    };
+    // The same member again: no question.
+    shell(
+        &hub,
+        "kubectl fleet register store-p --pull --member-kubeconfig a.kubeconfig",
+    )
+    .ok();
+    let before = secret();
+    let refused = shell(
+        &hub,
+        "kubectl fleet register store-p --pull --member-kubeconfig b.kubeconfig",
+    );
+    let line = refused.one_line_error();
+    assert!(
+        line.contains(&format!("{} → {}", a.url(), b.url())),
+        "{line}"
+    );
+    assert_eq!(secret(), before, "nothing re-pointed");
+    let hinted = hinted_command(&line);
+    assert!(hinted.ends_with("--yes"), "{hinted}");
+    let moved = shell(&hub, &hinted).ok();
+    assert_ne!(secret(), before);
+    let note = moved
+        .stderr
+        .lines()
+        .find(|l| l.contains("stays there"))
+        .unwrap_or_else(|| panic!("{}", moved.stderr));
+    // The cleanup it names runs as printed against the old member.
+    let cleanup =
+        hinted_command(&note.replace("remove it with `", "run `")).replace("FILE", "a.kubeconfig");
+    let gone = shell(&hub, &cleanup);
+    assert_eq!(gone.code, 0, "{cleanup}: {}", gone.stderr);
+    let left = shell(
+        &hub,
+        "kubectl --kubeconfig a.kubeconfig -n fleet-system get serviceaccount fleet-pull-store-p",
+    );
+    assert_ne!(left.code, 0, "the old member's identity is removed");
+}

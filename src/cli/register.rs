@@ -325,6 +325,14 @@ pub(super) async fn register_site(
     if let Some(switch) = plan.switch {
         confirm_switch(global, args, switch, member.is_some(), io)?;
     }
+    // A Pull site pointed at another member cluster: said, asked, and
+    // what stays on the old member named once the switch is done.
+    let repointed = match (&member, existing.as_ref()) {
+        (Some(member), Some(site)) if plan.mode == Mode::Pull && site.spec.mode == Mode::Pull => {
+            confirm_repoint(global, hub, args, member, io).await?
+        }
+        _ => None,
+    };
     let mut progress = Progress::new(global, args, existing.is_none(), plan.switch.is_some());
     let result = match plan.mode {
         Mode::Pull => match (&args.member_kubeconfig, existing) {
@@ -335,8 +343,91 @@ pub(super) async fn register_site(
         },
         Mode::Push => register_push(hub, args, existing, member, &mut progress, io).await,
     };
-    result.map_err(|e| progress.fail(e))
+    let outcome = result.map_err(|e| progress.fail(e))?;
+    if let Some(note) = repointed {
+        writeln!(io.err, "{note}")?;
+    }
+    Ok(outcome)
 }
+
+/// For a Pull site given a member kubeconfig: whether it names another
+/// cluster than the one the hub probes now (the member's identity is the
+/// UID of its `kube-system` namespace; the server URL when the old member
+/// cannot be asked). If so, says old → new and asks (`--yes` off a
+/// terminal); returns what to say afterwards about the identity left on
+/// the old member.
+async fn confirm_repoint(
+    global: &GlobalArgs,
+    hub: &Cluster,
+    args: &RegisterArgs,
+    member: &Cluster,
+    io: &mut Io<'_>,
+) -> Result<Option<String>, Error> {
+    let site = args.site();
+    let Some(stored) = hub.pull_kubeconfig(site).await? else {
+        return Ok(None);
+    };
+    let Ok(old) = crate::k8s::pull::MemberKubeconfig::parse(&stored) else {
+        return Ok(None);
+    };
+    let old_server = old.server().to_owned();
+    let new_server = member.server().to_owned();
+    let old_id = async {
+        let text = std::str::from_utf8(&stored).ok()?;
+        let kubeconfig = kube::config::Kubeconfig::from_yaml(text).ok()?;
+        let opts = ConnectOptions {
+            kubeconfig: None,
+            context: None,
+            request_timeout: Some(REPOINT_CHECK_TIMEOUT),
+        };
+        let cluster = Cluster::from_kubeconfig(kubeconfig, &opts).await.ok()?;
+        tokio::time::timeout(REPOINT_CHECK_TIMEOUT, cluster.cluster_id())
+            .await
+            .ok()?
+            .ok()
+    };
+    let (old_id, new_id) = futures::join!(old_id, member.cluster_id());
+    let same = match (old_id, new_id.ok()) {
+        (Some(old), Some(new)) => old == new,
+        _ => old_server == new_server,
+    };
+    if same {
+        return Ok(None);
+    }
+    let shown = |s: &str| crate::render::safe::Untrusted(s).to_string();
+    let (from, to) = (shown(&old_server), shown(&new_server));
+    let name = rbac::pull_identity_name(site);
+    let ns = rbac::FLEET_NAMESPACE;
+    let cleanup = format!(
+        "kubectl --kubeconfig FILE -n {ns} delete serviceaccount,role,rolebinding {name} && kubectl --kubeconfig FILE delete clusterrole,clusterrolebinding {name}"
+    );
+    let stays = format!(
+        "the read-only identity `register --pull` minted for site {site} on {from} (ServiceAccount, Role and RoleBinding {ns}/{name}, ClusterRole and ClusterRoleBinding {name}) stays there, and the token the hub held works on it until it expires"
+    );
+    let what = format!("site {site} is a Pull site of member {from}: this points it at {to}");
+    if args.yes {
+        writeln!(io.err, "{what}")?;
+    } else if !io.interactive {
+        return Err(Error::Invalid {
+            what: format!(
+                "refusing to point site {site} at another member cluster without confirmation: {from} → {to}"
+            ),
+            hint: format!(
+                "check --member-kubeconfig names the site's cluster; to move the site, run `{}`",
+                shell_line(&command_words(global, args, true))
+            ),
+        });
+    } else {
+        super::ask(&format!("{what}; {stays}. Go ahead?"))?;
+    }
+    Ok(Some(format!(
+        "member: {stays}: remove it with `{cleanup}` (FILE: an admin kubeconfig of {from})"
+    )))
+}
+
+/// How long `register --pull` waits for the old member when telling
+/// whether a new member kubeconfig names another cluster.
+const REPOINT_CHECK_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A change of a site's mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
