@@ -255,8 +255,20 @@ pub fn usage_error_line(err: &clap::Error) -> String {
         );
         return crate::render::safe::terminal_safe(&line).into_owned();
     }
+    // A value that is a slip of an accepted one: `-o wdie`, `--environment prod`.
+    let meant = match (
+        err.get(ContextKind::InvalidValue),
+        err.get(ContextKind::ValidValue),
+    ) {
+        (Some(ContextValue::String(typed)), Some(ContextValue::Strings(values))) => {
+            crate::fleet::suggest::closest(typed, values.iter().map(String::as_str))
+                .map(|m| format!(" (did you mean '{m}'?)"))
+        }
+        _ => None,
+    }
+    .unwrap_or_default();
     let line = match valid {
-        Some(values) => format!("{first}: use one of {values}"),
+        Some(values) => format!("{first}{meant}: use one of {values}"),
         // "invalid value 'x' for '--flag': <why>" already says what to fix.
         None if first.contains("': ") => first,
         None => format!("{first}: see `{command} --help`"),
@@ -303,6 +315,17 @@ mod tests {
             "{unknown}"
         );
         assert!(!unknown.contains('\n'));
+    }
+
+    #[test]
+    fn slips_of_enum_values_get_a_did_you_mean() {
+        let env = line(&["register", "a", "--environment", "prod"]);
+        assert!(
+            env.contains("(did you mean 'production'?): use one of"),
+            "{env}"
+        );
+        let tier = line(&["register", "a", "--tier", "critcal"]);
+        assert!(tier.contains("(did you mean 'critical'?)"), "{tier}");
     }
 
     #[test]

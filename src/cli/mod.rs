@@ -67,7 +67,7 @@ pub struct GlobalArgs {
     /// The kubeconfig context to use (default: the current context)
     #[arg(long, global = true, value_name = "NAME")]
     pub context: Option<String>,
-    /// Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)
+    /// Give up on a request after this long, like kubectl (e.g. 10s, 1m); 0, the default, waits for a response without limit, but connecting still gives up after 30s
     #[arg(long, global = true, value_name = "DURATION", default_value = "0", value_parser = parse_duration)]
     pub request_timeout: Duration,
     /// Log detail on stderr, as kubectl's -v: 1-3 info and an error's causes, 4-5 debug, 6+ trace
@@ -148,6 +148,7 @@ pub enum Command {
     /// Remove everything `register` created for a site
     Unregister(unregister::UnregisterArgs),
     /// Show per-site and fleet-wide status
+    #[command(visible_aliases = ["list", "get"])]
     Status(status::StatusArgs),
     /// Show one site in full: conditions with reasons, inventory, signals and policy
     Describe(describe::DescribeArgs),
