@@ -25,6 +25,9 @@ _kubectl__fleet() {
             kubectl__fleet,describe)
                 cmd="kubectl__fleet__subcmd__describe"
                 ;;
+            kubectl__fleet,get)
+                cmd="kubectl__fleet__subcmd__status"
+                ;;
             kubectl__fleet,help)
                 cmd="kubectl__fleet__subcmd__help"
                 ;;
@@ -33,6 +36,9 @@ _kubectl__fleet() {
                 ;;
             kubectl__fleet,install)
                 cmd="kubectl__fleet__subcmd__install"
+                ;;
+            kubectl__fleet,list)
+                cmd="kubectl__fleet__subcmd__status"
                 ;;
             kubectl__fleet,policy)
                 cmd="kubectl__fleet__subcmd__policy"
@@ -107,7 +113,7 @@ _kubectl__fleet() {
 
     case "${cmd}" in
         kubectl__fleet)
-            opts="-v -h -V --kubeconfig --context --request-timeout --v --help --version register rotate unregister status describe policy incidents cordon uncordon install uninstall completion version help"
+            opts="-v -h -V --kubeconfig --context --request-timeout --v --help --version register rotate unregister status list get describe policy incidents cordon uncordon install uninstall completion version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -175,7 +181,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__cordon)
-            opts="-l -y -v -h -V --selector --yes --for --until --reason --kubeconfig --context --request-timeout --v --help --version"
+            opts="-l -y -v -h -V --selector --region --yes --for --until --reason --kubeconfig --context --request-timeout --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -186,6 +192,10 @@ _kubectl__fleet() {
                     return 0
                     ;;
                 -l)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -535,7 +545,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__install)
-            opts="-v -h -V --role --site --hub-kubeconfig --image --apply --force-conflicts --crds-only --with-monitoring --tls-secret --with-cert-manager --kubeconfig --context --request-timeout --v --help --version"
+            opts="-y -v -h -V --role --site --hub-kubeconfig --image --apply --force-conflicts --yes --crds-only --with-monitoring --tls-secret --with-cert-manager --kubeconfig --context --request-timeout --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -745,7 +755,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__rotate)
-            opts="-l -y -o -v -h -V --selector --output-dir --concurrency --yes --revoke --token-ttl --hub-server --insecure-skip-tls-verify --emit --output-file --output --kubeconfig --context --request-timeout --v --help --version"
+            opts="-l -y -o -v -h -V --selector --region --output-dir --concurrency --yes --revoke --token-ttl --hub-server --insecure-skip-tls-verify --emit --output-file --output --kubeconfig --context --request-timeout --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -756,6 +766,10 @@ _kubectl__fleet() {
                     return 0
                     ;;
                 -l)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -897,7 +911,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__uncordon)
-            opts="-l -y -v -h -V --selector --yes --kubeconfig --context --request-timeout --v --help --version"
+            opts="-l -y -v -h -V --selector --region --yes --kubeconfig --context --request-timeout --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -908,6 +922,10 @@ _kubectl__fleet() {
                     return 0
                     ;;
                 -l)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -939,12 +957,16 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__uninstall)
-            opts="-y -v -h -V --crds --yes --kubeconfig --context --request-timeout --v --help --version"
+            opts="-y -v -h -V --role --crds --yes --kubeconfig --context --request-timeout --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --role)
+                    COMPREPLY=($(compgen -W "hub edge" -- "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -973,7 +995,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__unregister)
-            opts="-l -y -v -h -V --selector --concurrency --yes --member-kubeconfig --member-context --kubeconfig --context --request-timeout --v --help --version"
+            opts="-l -y -v -h -V --selector --region --concurrency --yes --member-kubeconfig --member-context --kubeconfig --context --request-timeout --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -984,6 +1006,10 @@ _kubectl__fleet() {
                     return 0
                     ;;
                 -l)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -314,8 +314,14 @@ fn bulk_rotate_and_unregister_by_selector_ask_first() {
     let left = shell(&hub, "kubectl get fc -o name").ok();
     assert_eq!(left.stdout.lines().count(), 40);
     assert!(!left.stdout.contains("store-02\n"));
-    let none = shell(&hub, "kubectl fleet unregister -l store-group=nope --yes").ok();
-    assert!(none.stderr.contains("No sites match"), "{}", none.stderr);
+    // No match is an error naming the labels that exist, for every bulk command.
+    let none = shell(&hub, "kubectl fleet unregister -l store-group=nope --yes");
+    let line = none.one_line_error();
+    assert!(
+        line.contains("no site matches -l store-group=nope"),
+        "{line}"
+    );
+    assert!(line.contains("store-group=g"), "{line}");
 }
 
 /// The critical path of `register` for a new site, counted from the

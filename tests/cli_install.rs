@@ -597,7 +597,10 @@ async fn uninstall_removes_the_operator_and_keeps_sites_unless_asked() {
     hub.register("site-b", &[]);
     let client = hub.admin().await;
 
-    let run = hub.fleet(&["uninstall"]).ok();
+    // A hub with sites is removed only when confirmed.
+    let refused = hub.fleet(&["uninstall"]);
+    assert!(refused.one_line_error().contains("with 2 registered sites"));
+    let run = hub.fleet(&["uninstall", "--yes"]).ok();
     assert!(
         run.stderr
             .contains("Deployment fleet-system/fleet-operator-hub deleted")
@@ -641,7 +644,7 @@ async fn uninstall_removes_the_operator_and_keeps_sites_unless_asked() {
         .await
         .unwrap();
     // Idempotent.
-    let again = hub.fleet(&["uninstall"]).ok();
+    let again = hub.fleet(&["uninstall", "--yes"]).ok();
     assert!(
         again.stderr.contains("nothing to remove"),
         "{}",
@@ -788,7 +791,7 @@ async fn monitoring_needs_the_prometheus_operator_and_uninstall_removes_it() {
         .await
         .unwrap();
 
-    let run = hub.fleet(&["uninstall"]).ok();
+    let run = hub.fleet(&["uninstall", "--yes"]).ok();
     for gone in [
         "ServiceMonitor fleet-system/fleet-operator deleted",
         "PrometheusRule fleet-system/fleet-operator deleted",
@@ -1265,7 +1268,7 @@ async fn cert_manager_needs_its_crds_and_makes_the_certificate_instead() {
     }
     assert!(!run.stderr.contains("Secret"), "{}", run.stderr);
 
-    let removed = hub.fleet(&["uninstall"]).ok();
+    let removed = hub.fleet(&["uninstall", "--yes"]).ok();
     for gone in [
         "Certificate fleet-system/fleet-operator-hub deleted",
         "Issuer fleet-system/fleet-operator-selfsigned deleted",

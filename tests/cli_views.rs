@@ -200,7 +200,7 @@ async fn cordon_by_selector_asks_first_like_every_bulk_command() {
     let hub = fleet().await;
     let line = shell(&hub, "kubectl fleet cordon -l zone=eu --for 1h").one_line_error();
     assert!(
-        line.contains("refusing to cordon 2 site(s) matching \"zone=eu\" without confirmation")
+        line.contains("refusing to cordon 2 site(s) matching -l zone=eu without confirmation")
             && line.contains("--yes"),
         "{line}"
     );

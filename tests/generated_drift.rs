@@ -204,3 +204,90 @@ fn every_path_and_anchor_the_repository_cites_exists() {
         broken.join("\n")
     );
 }
+
+/// Every object name the docs cite — `fleet-system/NAME`, `fleet-sites/NAME`
+/// and any backticked `fleet-operator…` — is one the generated manifests
+/// (deploy/kustomize, deploy/monitoring) create or mount, or one that
+/// `register` makes per site: a doc naming the wrong Secret leaves the
+/// hub's pods in ContainerCreating.
+#[test]
+fn every_object_name_the_docs_cite_is_one_the_manifests_make() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut names = std::collections::BTreeSet::new();
+    fn collect(value: &serde_json::Value, names: &mut std::collections::BTreeSet<String>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, v) in map {
+                    if let ("name" | "secretName" | "serviceAccountName", Some(s)) =
+                        (key.as_str(), v.as_str())
+                    {
+                        names.insert(s.to_owned());
+                    }
+                    collect(v, names);
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| collect(v, names)),
+            _ => {}
+        }
+    }
+    for dir in ["deploy/kustomize", "deploy/monitoring", "deploy/crds"] {
+        for file in files_under(&repo.join(dir)) {
+            if file.extension().and_then(|e| e.to_str()) != Some("yaml") {
+                continue;
+            }
+            let text = std::fs::read_to_string(repo.join(dir).join(&file)).unwrap();
+            let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(&text)
+                .unwrap_or_else(|e| panic!("{dir}/{}: {e}", file.display()));
+            docs.iter().for_each(|d| collect(d, &mut names));
+        }
+    }
+    assert!(
+        names.contains("fleet-operator-hub-tls"),
+        "the hub mounts its serving Secret"
+    );
+    // Made by `register` (per site) and `register --emit secret`.
+    let per_site = |name: &str| {
+        name.contains("SITE")
+            || name.starts_with("fleet-pull-")
+            || name.starts_with("fleet-edge-")
+            || name == "fleet-hub-kubeconfig"
+    };
+    let resources = ["serviceaccounts", "roles", "rolebindings", "secrets"];
+    let mut docs: Vec<PathBuf> = files_under(&repo.join("docs"))
+        .into_iter()
+        .filter(|f| f.extension().and_then(|e| e.to_str()) == Some("md"))
+        .map(|f| Path::new("docs").join(f))
+        .collect();
+    docs.push("README.md".into());
+    let mut wrong = Vec::new();
+    for doc in docs {
+        let text = std::fs::read_to_string(repo.join(&doc)).unwrap();
+        let words = text.split(|c: char| !(c.is_ascii_alphanumeric() || "-/.`".contains(c)));
+        for word in words {
+            let bare = word.trim_matches(|c| c == '`' || c == '.');
+            let cited = ["fleet-system/", "fleet-sites/"]
+                .iter()
+                .find_map(|ns| bare.strip_prefix(ns))
+                .filter(|n| !n.is_empty() && !resources.contains(n))
+                .or_else(|| {
+                    // `fleet-operator-…` in backticks: an object name.
+                    (word.starts_with('`')
+                        && bare.starts_with("fleet-operator-")
+                        && !bare.contains(['/', '.']))
+                    .then_some(bare)
+                });
+            if let Some(name) = cited
+                && !names.contains(name)
+                && !per_site(name)
+            {
+                wrong.push(format!("{}: {name}", doc.display()));
+            }
+        }
+    }
+    wrong.dedup();
+    assert!(
+        wrong.is_empty(),
+        "the docs cite objects no manifest makes:\n{}",
+        wrong.join("\n")
+    );
+}

@@ -9,6 +9,7 @@ mod support;
 mod admission_ownership;
 mod bench_smoke;
 mod cli_bad_input;
+mod cli_careless;
 mod cli_connection;
 mod cli_convergence;
 mod cli_enrol;

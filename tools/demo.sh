@@ -44,8 +44,14 @@ PIDS=()
 
 cleanup() {
   trap - EXIT INT TERM
-  echo
-  echo "==> stopping ${#PIDS[@]} processes"
+  # Ctrl-C while piped (`demo.sh | tee log`) ends the reader too: a write
+  # to it must not kill the cleanup before the work dir (every site's
+  # token) is gone, so nothing here depends on stdout.
+  trap '' PIPE
+  set +e
+  say() { echo "$@" 2>/dev/null; }
+  say
+  say "==> stopping ${#PIDS[@]} processes"
   for pid in "${PIDS[@]}"; do
     kill -TERM "$pid" 2>/dev/null || true
   done
@@ -53,7 +59,7 @@ cleanup() {
     wait "$pid" 2>/dev/null || true
   done
   if [[ "${DEMO_KEEP:-}" == 1 ]]; then
-    echo "    logs kept in $WORK/logs"
+    say "    logs kept in $WORK/logs"
   else
     rm -rf "$WORK"
   fi

@@ -27,7 +27,7 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) if err.is_closed_pipe() => ExitCode::SUCCESS,
             Err(err) => {
-                eprintln!("{}", err.user_line());
+                say(&err.user_line());
                 ExitCode::from(err.exit_code())
             }
         };
@@ -74,18 +74,24 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if err.is_closed_pipe() => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("{}", err.user_line());
+            say(&err.user_line());
             if verbose > 0 {
                 let mut source = std::error::Error::source(&err);
                 while let Some(cause) = source {
                     let text = cause.to_string();
-                    eprintln!("  caused by: {}", terminal_safe(&text));
+                    say(&format!("  caused by: {}", terminal_safe(&text)));
                     source = cause.source();
                 }
             }
             ExitCode::from(err.exit_code())
         }
     }
+}
+
+/// Writes a line to stderr; a closed stderr leaves the exit code to speak.
+fn say(line: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// Logging at kubectl's `-v=LEVEL` (`fleet::verbosity`); none at 0, where
@@ -100,6 +106,8 @@ fn init_tracing(verbose: u8) {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // Colour only on a terminal: a log redirected to a file stays text.
+        .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
         .init();
 }

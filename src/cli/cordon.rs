@@ -14,7 +14,8 @@
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::{Error, GlobalArgs, Io, parse_site_name};
+use super::select::Selection;
+use super::{Error, GlobalArgs, Io, interrupt, parse_site_name};
 use crate::api::{FederatedCluster, MaintenanceWindow};
 use crate::fleet::duration::{format_duration, parse_signed_duration};
 use crate::fleet::maintenance::{MAX_WINDOW, WindowEnd, parse_until, window};
@@ -22,15 +23,16 @@ use crate::render::status::resource_name;
 
 /// Which sites a cordon or uncordon is for.
 #[derive(Debug, clap::Args)]
-#[command(group = clap::ArgGroup::new("which").args(["sites", "selector"]).required(true))]
+#[command(group = clap::ArgGroup::new("which").args(["sites", "selector", "region"]).multiple(true).required(true))]
+#[command(group = clap::ArgGroup::new("bulk").args(["selector", "region"]).multiple(true).conflicts_with("sites"))]
 pub struct SiteChoice {
     /// The sites, by name
     #[arg(value_name = "SITE", value_parser = parse_site_name)]
     pub sites: Vec<String>,
-    /// Every site matching this label selector, as kubectl (e.g. -l region=eu-west-1)
-    #[arg(short = 'l', long, value_name = "SELECTOR")]
-    pub selector: Option<String>,
-    /// With -l: do not ask for confirmation (required when stdin is not a terminal)
+    /// The sites chosen by label instead of by name.
+    #[command(flatten)]
+    pub selection: Selection,
+    /// With -l/--region: do not ask for confirmation (required when stdin is not a terminal)
     #[arg(short, long)]
     pub yes: bool,
 }
@@ -77,7 +79,7 @@ pub async fn run_cordon(
     let now = Timestamp::now();
     window(now, end, reason, None).map_err(invalid_window)?;
     let hub = global.hub().await?;
-    let (sites, missing) = chosen_sites(&hub, &args.which).await?;
+    let (sites, missing) = chosen_sites(&hub, &args.which, true).await?;
     confirm(
         &args.which,
         &sites,
@@ -92,24 +94,24 @@ pub async fn run_cordon(
         // window is written.
         let now = Timestamp::now();
         let now = Timestamp::from_second(now.as_second()).unwrap_or(now);
-        let w = window(now, end, reason, site.spec.maintenance.as_ref()).map_err(invalid_window)?;
+        let current = site.spec.maintenance.as_ref();
+        let w = window(now, end, reason, current).map_err(invalid_window)?;
+        if interrupt::requested() {
+            break;
+        }
         if hub.set_site_maintenance(name, Some(&w)).await? {
             writeln!(
                 io.out,
-                "{} cordoned {}",
+                "{} cordoned {}{}",
                 resource_name(name),
-                describe_window(&w, now)
+                describe_window(&w, now),
+                shortened(current, &w, now)
             )?;
         } else {
             failed.push(name.to_owned());
         }
     }
-    finish(
-        missing.into_iter().chain(failed).collect(),
-        &sites,
-        &args.which,
-        "cordon",
-    )
+    finish(missing.into_iter().chain(failed).collect(), "cordon")
 }
 
 /// Runs `kubectl fleet uncordon`.
@@ -119,7 +121,7 @@ pub async fn run_uncordon(
     io: &mut Io<'_>,
 ) -> Result<(), Error> {
     let hub = global.hub().await?;
-    let (sites, missing) = chosen_sites(&hub, &args.which).await?;
+    let (sites, missing) = chosen_sites(&hub, &args.which, false).await?;
     confirm(
         &args.which,
         &sites,
@@ -134,18 +136,16 @@ pub async fn run_uncordon(
             writeln!(io.out, "{} already uncordoned", resource_name(name))?;
             continue;
         }
+        if interrupt::requested() {
+            break;
+        }
         if hub.set_site_maintenance(name, None).await? {
             writeln!(io.out, "{} uncordoned", resource_name(name))?;
         } else {
             failed.push(name.to_owned());
         }
     }
-    finish(
-        missing.into_iter().chain(failed).collect(),
-        &sites,
-        &args.which,
-        "uncordon",
-    )
+    finish(missing.into_iter().chain(failed).collect(), "uncordon")
 }
 
 /// A refused window as a one-line error with its hint.
@@ -156,6 +156,23 @@ fn invalid_window(why: String) -> Error {
             "a window ends by itself: --for DURATION (e.g. 2h) or --until TIME (RFC 3339), at most {} ahead",
             format_duration(MAX_WINDOW)
         ),
+    }
+}
+
+/// What a new window does to an open one that ended later: `cordon`
+/// sets the end it is given, so it says so (empty otherwise).
+fn shortened(
+    current: Option<&MaintenanceWindow>,
+    new: &MaintenanceWindow,
+    now: Timestamp,
+) -> String {
+    match current {
+        Some(old) if old.until.0 > new.until.0 && old.until.0 > now => format!(
+            " (shortened: the window open until {} (in {}) now ends earlier)",
+            old.until.0,
+            crate::fleet::age::until(old.until.0, now)
+        ),
+        _ => String::new(),
     }
 }
 
@@ -178,9 +195,11 @@ fn describe_window(w: &MaintenanceWindow, now: Timestamp) -> String {
 async fn chosen_sites(
     hub: &crate::k8s::Cluster,
     which: &SiteChoice,
+    cordon: bool,
 ) -> Result<(Vec<FederatedCluster>, Vec<String>), Error> {
-    if let Some(selector) = &which.selector {
-        return Ok((hub.list_sites(Some(selector)).await?, Vec::new()));
+    if which.selection.given() {
+        let verb = if cordon { "cordon" } else { "uncordon" };
+        return Ok((which.selection.sites(hub, verb).await?, Vec::new()));
     }
     let mut found = Vec::new();
     let mut missing = Vec::new();
@@ -205,9 +224,10 @@ fn confirm(
     effect: &str,
     io: &mut Io<'_>,
 ) -> Result<(), Error> {
-    let Some(selector) = &which.selector else {
+    if !which.selection.given() {
         return Ok(());
-    };
+    }
+    let selector = which.selection.describe();
     if which.yes || sites.is_empty() {
         return Ok(());
     }
@@ -224,12 +244,12 @@ fn confirm(
     super::confirm(
         false,
         &format!(
-            "{verb} {} site(s) matching {selector:?} ({}{more})? {effect}",
+            "{verb} {} site(s) matching {selector} ({}{more})? {effect}",
             sites.len(),
             shown.join(", ")
         ),
         &format!(
-            "refusing to {} {} site(s) matching {selector:?} without confirmation",
+            "refusing to {} {} site(s) matching {selector} without confirmation",
             verb.to_lowercase(),
             sites.len()
         ),
@@ -237,26 +257,20 @@ fn confirm(
     )
 }
 
-/// The end of a run: an error naming the sites that are not registered,
-/// or a note when a selector matched none.
-fn finish(
-    missing: Vec<String>,
-    sites: &[FederatedCluster],
-    which: &SiteChoice,
-    verb: &str,
-) -> Result<(), Error> {
+/// The end of a run: an error naming the sites that are not registered
+/// (a selection that matched none failed before), or that Ctrl-C stopped
+/// it between two sites (those done are done; a re-run converges).
+fn finish(missing: Vec<String>, verb: &str) -> Result<(), Error> {
     if !missing.is_empty() {
         return Err(Error::Invalid {
             what: format!("site {} not registered: not {verb}ed", missing.join(", ")),
             hint: "`kubectl fleet status` lists the registered sites".to_owned(),
         });
     }
-    if let Some(selector) = &which.selector
-        && sites.is_empty()
-    {
-        return Err(Error::Invalid {
-            what: format!("no site matches {selector:?}: nothing to {verb}"),
-            hint: "`kubectl fleet status -l SELECTOR` shows what a selector matches".to_owned(),
+    if interrupt::requested() {
+        return Err(Error::Interrupted {
+            left: interrupt::Said::Unknown,
+            cut: false,
         });
     }
     Ok(())

@@ -23,10 +23,11 @@ use std::time::Duration;
 
 use futures::StreamExt as _;
 
+use super::interrupt::{self, Left};
 use super::register::{
     Change, Emit, Outcome, RegisterArgs, RegisterOutput, read_site, register_site,
 };
-use super::{Error, GlobalArgs, Io, parse_site_name, parse_token_ttl};
+use super::{Error, GlobalArgs, Io, format_duration, parse_site_name, parse_token_ttl, shell_line};
 use crate::api::{API_VERSION, FederatedCluster, FederatedClusterSpec, Mode};
 use crate::k8s::Cluster;
 use crate::render::safe::safe_text;
@@ -133,19 +134,30 @@ pub async fn run(global: &GlobalArgs, args: RegisterArgs, io: &mut Io<'_>) -> Re
                         .into(),
             });
         };
-        std::fs::create_dir_all(dir).map_err(|source| Error::WriteFile {
-            path: dir.clone(),
-            source,
-        })?;
+        super::register::check_private_dir(dir, io)?;
     }
     let hub = global.hub().await?;
+    // Sites in flight finish after Ctrl-C; no further one starts.
+    let _hold = interrupt::hold();
     let total = inventory.entries.len();
     let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut failed = Vec::new();
+    let mut unconfirmed = false;
+    let mut not_started = 0;
     let mut results = futures::stream::iter(inventory.entries)
-        .map(|entry| enrol_one(global, &hub, &args, output_dir.as_deref(), entry))
-        .buffer_unordered(usize::from(args.bulk.concurrency));
+        .map(|entry| async {
+            if interrupt::requested() {
+                return None;
+            }
+            Some(enrol_one(global, &hub, &args, output_dir.as_deref(), entry).await)
+        })
+        // One line per site in inventory order.
+        .buffered(usize::from(args.bulk.concurrency));
     while let Some(done) = results.next().await {
+        let Some(done) = done else {
+            not_started += 1;
+            continue;
+        };
         let word = match &done.result {
             Ok(outcome) => change_word(outcome.change),
             Err(_) => "failed",
@@ -155,27 +167,94 @@ pub async fn run(global: &GlobalArgs, args: RegisterArgs, io: &mut Io<'_>) -> Re
         for warning in &done.warnings {
             writeln!(io.err, "warning: site {}: {warning}", done.name)?;
         }
-        if done.result.is_err() {
+        if let Err(e) = &done.result {
+            unconfirmed |= super::register::is_unconfirmed_switch(e);
             failed.push(done.name);
         }
     }
-    let summary = ["created", "configured", "unchanged", "failed"]
+    let mut summary = ["created", "configured", "unchanged", "failed"]
         .iter()
         .map(|w| format!("{} {w}", counts.get(w).copied().unwrap_or(0)))
         .collect::<Vec<_>>()
         .join(", ");
+    if not_started > 0 {
+        summary.push_str(&format!(", {not_started} not started (interrupted)"));
+    }
     writeln!(io.out, "{total} sites: {summary}")?;
-    bulk_failures(&failed, total, "register -f", &source.display().to_string())
+    let rerun = shell_line(&rerun_words(global, &args, unconfirmed));
+    if not_started > 0 {
+        return Err(Error::Interrupted {
+            left: interrupt::Said::Left(Left {
+                state: format!(
+                    "{} of {total} sites of {} registered; {not_started} not started",
+                    total - not_started - failed.len(),
+                    source.display()
+                ),
+                finish: rerun,
+                undo: None,
+            }),
+            cut: false,
+        });
+    }
+    bulk_failures(&failed, total, &rerun)
+}
+
+/// This `register -f` command line with every flag that shaped it (a
+/// re-run converges: what is in place is left alone), `--yes` added when
+/// `yes` (or given).
+fn rerun_words(global: &GlobalArgs, args: &RegisterArgs, yes: bool) -> Vec<String> {
+    let mut w = global.command_words();
+    let source = args.bulk.filename.as_deref().unwrap_or(Path::new("-"));
+    w.extend([
+        "register".to_owned(),
+        "-f".to_owned(),
+        source.display().to_string(),
+    ]);
+    let mut flag = |name: &str, value: Option<String>| {
+        w.push(name.to_owned());
+        w.extend(value);
+    };
+    if let Some(dir) = &args.bulk.output_dir {
+        flag("--output-dir", Some(dir.display().to_string()));
+    }
+    if let Some(path) = &args.member_kubeconfig {
+        flag("--member-kubeconfig", Some(path.display().to_string()));
+    }
+    if let Some(context) = &args.member_context {
+        flag("--member-context", Some(context.clone()));
+    }
+    if args.token_ttl != super::register::DEFAULT_TOKEN_TTL {
+        flag("--token-ttl", Some(format_duration(args.token_ttl)));
+    }
+    if args.no_auto_rotate {
+        flag("--no-auto-rotate", None);
+    }
+    if args.bulk.rotate {
+        flag("--rotate", None);
+    }
+    let edge = &args.edge;
+    if let Some(server) = &edge.hub_server {
+        flag("--hub-server", Some(server.clone()));
+    }
+    if edge.insecure_skip_tls_verify {
+        flag("--insecure-skip-tls-verify", None);
+    }
+    if edge.emit == Emit::Secret {
+        flag("--emit", Some("secret".into()));
+    }
+    if args.bulk.concurrency != 8 {
+        flag("--concurrency", Some(args.bulk.concurrency.to_string()));
+    }
+    if yes || args.yes {
+        flag("--yes", None);
+    }
+    w
 }
 
 /// The error a bulk command ends with when some of its `total` sites
-/// failed (`Ok` when none did), naming them (the first few).
-pub(super) fn bulk_failures(
-    failed: &[String],
-    total: usize,
-    command: &str,
-    what: &str,
-) -> Result<(), Error> {
+/// failed (`Ok` when none did), naming them (the first few) and the
+/// command that does the rest (`rerun`, as a shell runs it).
+pub(super) fn bulk_failures(failed: &[String], total: usize, rerun: &str) -> Result<(), Error> {
     if failed.is_empty() {
         return Ok(());
     }
@@ -190,11 +269,15 @@ pub(super) fn bulk_failures(
     if failed.len() > MAX_NAMED_FAILURES {
         named.push_str(&format!(" and {} more", failed.len() - MAX_NAMED_FAILURES));
     }
+    let others = if failed.len() < total {
+        " (the others are done)"
+    } else {
+        ""
+    };
     Err(Error::Invalid {
         what: format!("{} of {total} sites failed: {named}", failed.len()),
         hint: format!(
-            "each is listed above with its error; fix them and run `kubectl fleet {command} {}` again (the others are done)",
-            super::shell_line(&[what])
+            "each is listed above with its error; fix them and run `{rerun}` again{others}"
         ),
     })
 }
@@ -327,7 +410,8 @@ async fn enrol_declared(
         super::register::check_private_file(path)?;
     }
     let existing = read_site(hub, &declared.name).await?;
-    let args = site_args(args, output, declared, existing.as_ref());
+    let rerun = shell_line(&rerun_words(global, args, true));
+    let args = site_args(args, &rerun, output, declared, existing.as_ref());
     register_site(global, hub, &args, existing, io).await
 }
 
@@ -335,6 +419,7 @@ async fn enrol_declared(
 /// from the inventory, the rest from the flags (and the annotations).
 fn site_args(
     args: &RegisterArgs,
+    rerun: &str,
     output: Option<&Path>,
     declared: Declared,
     existing: Option<&FederatedCluster>,
@@ -384,6 +469,7 @@ fn site_args(
         declared: Some(Box::new(declared.spec)),
         labels: declared.labels,
         keep_handed_out: !args.bulk.rotate,
+        bulk_rerun: Some(rerun.to_owned()),
     }
 }
 
@@ -503,6 +589,18 @@ fn parse_into(text: &str, origin: &str, inventory: &mut Inventory) -> Result<(),
             let kind = item["kind"].as_str().unwrap_or_default();
             let api_version = item["apiVersion"].as_str().unwrap_or_default();
             let raw_name = item.pointer("/metadata/name").and_then(|n| n.as_str());
+            if kind == CHATCLI_KIND {
+                // ChatCLI's registration: never skipped in silence.
+                let name =
+                    raw_name.map_or_else(|| format!("#{index}"), |n| safe_text(n, 80).into_owned());
+                inventory.entries.push(Entry {
+                    site: Err(format!(
+                        "{CHATCLI_KIND} {name} is ChatCLI's kind: write it as a FederatedCluster (apiVersion {API_VERSION}; field by field in {MIGRATING})"
+                    )),
+                    name,
+                });
+                continue;
+            }
             if kind != "FederatedCluster" || api_version != API_VERSION {
                 let what = match raw_name {
                     Some(n) => format!("{} {}", safe_text(kind, 64), safe_text(n, 64)),
@@ -524,10 +622,191 @@ fn parse_into(text: &str, origin: &str, inventory: &mut Inventory) -> Result<(),
     Ok(())
 }
 
+/// ChatCLI's kind for a registered cluster.
+const CHATCLI_KIND: &str = "ClusterRegistration";
+/// Where a ChatCLI user finds each field's replacement.
+const MIGRATING: &str = "docs/migrating.md#clusterregistration--federatedcluster";
+/// At most this many problems of one entry are named.
+const MAX_PROBLEMS: usize = 5;
+
+/// Top-level fields of an object `kubectl apply` takes (`status` is
+/// accepted and ignored by the API server, as here).
+const OBJECT_FIELDS: [&str; 5] = ["apiVersion", "kind", "metadata", "spec", "status"];
+/// The fields of ObjectMeta.
+const META_FIELDS: [&str; 15] = [
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+
+/// What strict decoding (`kubectl apply`'s `--validate=strict`, the API
+/// server's field validation) refuses in an inventory entry: unknown
+/// fields (with the field probably meant), missing required fields and
+/// values outside an enum, each with its path; ChatCLI's field names get
+/// their replacement.
+fn strict_problems(item: &serde_json::Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    let Some(object) = item.as_object() else {
+        return vec!["the entry is not an object".into()];
+    };
+    for key in object.keys() {
+        if !OBJECT_FIELDS.contains(&key.as_str()) {
+            problems.push(unknown_field("", key, &OBJECT_FIELDS));
+        }
+    }
+    if let Some(meta) = item.get("metadata").and_then(|m| m.as_object()) {
+        for key in meta.keys() {
+            if !META_FIELDS.contains(&key.as_str()) {
+                problems.push(unknown_field("metadata.", key, &META_FIELDS));
+            }
+        }
+    }
+    if let Some(spec) = item.get("spec") {
+        let crd = <FederatedCluster as kube::CustomResourceExt>::crd();
+        let schema = crd.spec.versions[0]
+            .schema
+            .as_ref()
+            .and_then(|s| s.open_api_v3_schema.as_ref())
+            .map(|s| serde_json::to_value(s).unwrap_or_default())
+            .unwrap_or_default();
+        walk_schema(spec, &schema["properties"]["spec"], "spec", &mut problems);
+        // ChatCLI's interval, converted: `healthCheckInterval: 1m` is
+        // `heartbeatIntervalSeconds: 60`.
+        if let Some(interval) = spec.get("healthCheckInterval").and_then(|i| i.as_str())
+            && let Ok(d) = crate::fleet::duration::parse_duration(interval)
+            && let Some(problem) = problems
+                .iter_mut()
+                .find(|p| p.starts_with("unknown field \"spec.healthCheckInterval\""))
+        {
+            problem.push_str(&format!(
+                ": write `heartbeatIntervalSeconds: {}` instead",
+                d.as_secs()
+            ));
+        }
+        if spec
+            .get("kubeconfigSecretRef")
+            .is_some_and(|r| !r.is_null())
+            && spec.get("mode").and_then(|m| m.as_str()) != Some("Pull")
+        {
+            problems.push(format!(
+                "spec.kubeconfigSecretRef is set but spec.mode is not Pull (a site is Push unless it says `mode: Pull`; ChatCLI's hub-probed registration is a Pull site here): add `mode: Pull` and register with --member-kubeconfig, or drop kubeconfigSecretRef for a Push site ({MIGRATING})"
+            ));
+        }
+    }
+    problems
+}
+
+/// Checks `value` against an OpenAPI `schema` at `path`.
+fn walk_schema(
+    value: &serde_json::Value,
+    schema: &serde_json::Value,
+    path: &str,
+    out: &mut Vec<String>,
+) {
+    use serde_json::Value;
+    match value {
+        Value::Object(object) => {
+            let Some(properties) = schema.get("properties").and_then(|p| p.as_object()) else {
+                return;
+            };
+            let known: Vec<&str> = properties.keys().map(String::as_str).collect();
+            for (key, v) in object {
+                match properties.get(key) {
+                    Some(s) => walk_schema(v, s, &format!("{path}.{key}"), out),
+                    None => out.push(unknown_field(&format!("{path}."), key, &known)),
+                }
+            }
+            for required in schema
+                .get("required")
+                .and_then(|r| r.as_array())
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r.as_str())
+            {
+                if !object.contains_key(required) {
+                    out.push(format!("missing required field \"{path}.{required}\""));
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for (i, v) in items.iter().enumerate() {
+                    walk_schema(v, item_schema, &format!("{path}[{i}]"), out);
+                }
+            }
+        }
+        Value::String(s) => {
+            if let Some(allowed) = schema.get("enum").and_then(|e| e.as_array()) {
+                let allowed: Vec<&str> = allowed.iter().filter_map(|a| a.as_str()).collect();
+                if !allowed.is_empty() && !allowed.contains(&s.as_str()) {
+                    let meant = crate::fleet::suggest::closest(s, allowed.iter().copied())
+                        .map(|m| format!(" (did you mean \"{m}\"?)"))
+                        .unwrap_or_default();
+                    out.push(format!(
+                        "{path}: unsupported value \"{}\"{meant}: use one of {}",
+                        safe_text(s, 64),
+                        allowed.join(", ")
+                    ));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// ChatCLI's ClusterRegistration fields, and what replaces them.
+const CHATCLI_FIELDS: [(&str, &str); 2] = [
+    (
+        "spec.healthCheckInterval",
+        "ChatCLI's healthCheckInterval is spec.heartbeatIntervalSeconds here, an integer of seconds",
+    ),
+    (
+        "spec.labels",
+        "ChatCLI's spec.labels are ordinary metadata.labels here",
+    ),
+];
+
+/// `unknown field "spec.teir" (did you mean "spec.tier"?)`, as kubectl
+/// apply words it; a ChatCLI field names its replacement.
+fn unknown_field(prefix: &str, key: &str, known: &[&str]) -> String {
+    let path = format!("{prefix}{}", safe_text(key, 64));
+    if let Some((_, replacement)) = CHATCLI_FIELDS.iter().find(|(f, _)| *f == path) {
+        return format!("unknown field \"{path}\": {replacement} ({MIGRATING})");
+    }
+    match crate::fleet::suggest::closest(key, known.iter().copied()) {
+        Some(meant) => format!("unknown field \"{path}\" (did you mean \"{prefix}{meant}\"?)"),
+        None => format!("unknown field \"{path}\""),
+    }
+}
+
 /// A FederatedCluster object of the inventory as a [`Declared`] site.
 fn declared_site(item: &serde_json::Value) -> Result<Declared, String> {
     let raw = item["metadata"]["name"].as_str().unwrap_or_default();
     let name = parse_site_name(raw)?;
+    let mut problems = strict_problems(item);
+    if !problems.is_empty() {
+        let more = problems.len().saturating_sub(MAX_PROBLEMS);
+        problems.truncate(MAX_PROBLEMS);
+        if more > 0 {
+            problems.push(format!("and {more} more"));
+        }
+        return Err(format!(
+            "site {name}: strict decoding error: {}",
+            problems.join("; ")
+        ));
+    }
     let spec = item
         .get("spec")
         .cloned()
@@ -622,10 +901,9 @@ mod tests {
             .collect();
         assert!(by_name["good"].is_ok());
         assert!(
-            by_name["bad"]
-                .as_ref()
-                .unwrap_err()
-                .contains("site bad: spec"),
+            by_name["bad"].as_ref().unwrap_err().contains(
+                "site bad: strict decoding error: spec.tier: unsupported value \"golden\""
+            ),
             "{:?}",
             by_name["bad"]
         );
@@ -634,6 +912,58 @@ mod tests {
             by_name["ttl"].as_ref().unwrap_err().contains("token-ttl"),
             "{:?}",
             by_name["ttl"]
+        );
+    }
+
+    #[test]
+    fn inventories_are_decoded_strictly_naming_each_field_and_the_one_meant() {
+        let text = format!(
+            "{SITE}metadata:\n  name: a\n  lables: {{x: y}}\nspec:\n  teir: critical\n  environment: prod\n---\n{SITE}metadata:\n  name: b\nspec:\n  mode: Pull\n  kubeconfigSecretRef: {{name: s}}\n---\n{SITE}metadata:\n  name: c\n  labels: {{x: one}}\n  annotations: {{note: two}}\n  resourceVersion: '1'\nspec:\n  tier: critical\nstatus:\n  phase: Connected\n"
+        );
+        let inv = parse(&text);
+        let a = inv.entries[0].site.as_ref().unwrap_err();
+        assert_eq!(
+            a,
+            "site a: strict decoding error: unknown field \"metadata.lables\" (did you mean \"metadata.labels\"?); spec.environment: unsupported value \"prod\" (did you mean \"production\"?): use one of development, staging, production, dr; unknown field \"spec.teir\" (did you mean \"spec.tier\"?)"
+        );
+        let b = inv.entries[1].site.as_ref().unwrap_err();
+        assert!(
+            b.contains("missing required field \"spec.kubeconfigSecretRef.namespace\""),
+            "{b}"
+        );
+        // What kubectl apply accepts is accepted: labels, annotations,
+        // server-set metadata and a status (ignored).
+        assert!(inv.entries[2].site.is_ok(), "{:?}", inv.entries[2].site);
+    }
+
+    #[test]
+    fn chatcli_registrations_are_named_with_their_replacement() {
+        let text = "apiVersion: platform.chatcli.io/v1alpha1\nkind: ClusterRegistration\nmetadata:\n  name: eu-prod\n---\napiVersion: federation.kubectl-fleet.dev/v1alpha1\nkind: FederatedCluster\nmetadata:\n  name: eu\nspec:\n  kubeconfigSecretRef: {name: eu-kubeconfig, namespace: fleet-system}\n  healthCheckInterval: 1m\n  labels: {team: payments}\n";
+        let inv = parse(text);
+        assert!(inv.skipped.is_empty());
+        let cr = inv.entries[0].site.as_ref().unwrap_err();
+        assert!(
+            cr.starts_with(
+                "ClusterRegistration eu-prod is ChatCLI's kind: write it as a FederatedCluster"
+            ),
+            "{cr}"
+        );
+        assert!(
+            cr.contains("docs/migrating.md#clusterregistration--federatedcluster"),
+            "{cr}"
+        );
+        let eu = inv.entries[1].site.as_ref().unwrap_err();
+        assert!(
+            eu.contains("unknown field \"spec.healthCheckInterval\": ChatCLI's healthCheckInterval is spec.heartbeatIntervalSeconds here, an integer of seconds (docs/migrating.md#clusterregistration--federatedcluster): write `heartbeatIntervalSeconds: 60` instead"),
+            "{eu}"
+        );
+        assert!(
+            eu.contains("ChatCLI's spec.labels are ordinary metadata.labels"),
+            "{eu}"
+        );
+        assert!(
+            eu.contains("spec.kubeconfigSecretRef is set but spec.mode is not Pull"),
+            "{eu}"
         );
     }
 

@@ -45,6 +45,22 @@ pub enum Error {
     /// The user declined the confirmation prompt (exit 1, nothing changed).
     #[error("aborted: nothing was changed")]
     Aborted,
+    /// Ctrl-C stopped a command that changes the cluster
+    /// ([`super::interrupt`]): says what it left.
+    #[error("interrupted")]
+    Interrupted {
+        /// What the command said of its changes.
+        left: super::interrupt::Said,
+        /// Whether a second Ctrl-C cut a step that was meant to finish.
+        cut: bool,
+    },
+    /// A command that changes the cluster ran to its end, but its reader
+    /// went away before all of its output was written.
+    #[error("{stream} was closed before all output was written")]
+    OutputCut {
+        /// `stdout` or `stderr`.
+        stream: &'static str,
+    },
     /// A step failed after the command had already changed the cluster:
     /// the hint says what exists now and the command that finishes it.
     #[error("{source}")]
@@ -90,6 +106,32 @@ impl Error {
                     .unwrap_or_default();
                 Some(format!("{first}{state}: run `{finish}` to finish{undo}"))
             }
+            Error::Interrupted { left, cut } => {
+                use super::interrupt::Said;
+                let cut = if *cut {
+                    "a second Ctrl-C cut the step in progress, so what it wrote may be incomplete; "
+                } else {
+                    ""
+                };
+                Some(match left {
+                    Said::Unknown => format!(
+                        "{cut}the command stopped between two steps: re-run it to finish (it converges)"
+                    ),
+                    Said::Nothing if cut.is_empty() => "nothing was changed".to_owned(),
+                    Said::Nothing => format!("{cut}re-run the command to finish"),
+                    Said::Left(left) => {
+                        let undo = left
+                            .undo
+                            .as_ref()
+                            .map(|u| format!(", or `{u}` to remove it"))
+                            .unwrap_or_default();
+                        format!("{cut}{}: run `{}` to finish{undo}", left.state, left.finish)
+                    }
+                })
+            }
+            Error::OutputCut { .. } => Some(
+                "the command ran to its end (its changes are made), but part of its report was lost: redirect the output to a file instead of closing the pipe early (e.g. `> out.txt`, then `head out.txt`)".into(),
+            ),
             Error::Output(_) | Error::Render(_) | Error::Aborted => None,
         }
     }
@@ -136,10 +178,13 @@ impl Error {
     }
 
     /// The process exit code: 1 for every failure, a declined prompt
-    /// included (as kubectl exits when its confirmation is declined; 130 is
-    /// for a process interrupted by SIGINT, which a plain "n" is not).
+    /// included (as kubectl exits when its confirmation is declined); 130
+    /// for a command Ctrl-C stopped, as a shell reports SIGINT.
     pub fn exit_code(&self) -> u8 {
-        1
+        match self {
+            Error::Interrupted { .. } => 130,
+            _ => 1,
+        }
     }
 }
 
@@ -210,8 +255,20 @@ pub fn usage_error_line(err: &clap::Error) -> String {
         );
         return crate::render::safe::terminal_safe(&line).into_owned();
     }
+    // A value that is a slip of an accepted one: `-o wdie`, `--environment prod`.
+    let meant = match (
+        err.get(ContextKind::InvalidValue),
+        err.get(ContextKind::ValidValue),
+    ) {
+        (Some(ContextValue::String(typed)), Some(ContextValue::Strings(values))) => {
+            crate::fleet::suggest::closest(typed, values.iter().map(String::as_str))
+                .map(|m| format!(" (did you mean '{m}'?)"))
+        }
+        _ => None,
+    }
+    .unwrap_or_default();
     let line = match valid {
-        Some(values) => format!("{first}: use one of {values}"),
+        Some(values) => format!("{first}{meant}: use one of {values}"),
         // "invalid value 'x' for '--flag': <why>" already says what to fix.
         None if first.contains("': ") => first,
         None => format!("{first}: see `{command} --help`"),
@@ -258,6 +315,17 @@ mod tests {
             "{unknown}"
         );
         assert!(!unknown.contains('\n'));
+    }
+
+    #[test]
+    fn slips_of_enum_values_get_a_did_you_mean() {
+        let env = line(&["register", "a", "--environment", "prod"]);
+        assert!(
+            env.contains("(did you mean 'production'?): use one of"),
+            "{env}"
+        );
+        let tier = line(&["register", "a", "--tier", "critcal"]);
+        assert!(tier.contains("(did you mean 'critical'?)"), "{tier}");
     }
 
     #[test]

@@ -106,6 +106,9 @@ pub struct InstallArgs {
     /// With --apply: replace values someone changed on the cluster (kept by default)
     #[arg(long, requires = "apply")]
     pub force_conflicts: bool,
+    /// With --role edge --apply: install even onto a cluster that is a fleet hub (asked on a terminal)
+    #[arg(short, long)]
+    pub yes: bool,
     /// Only the CustomResourceDefinitions
     #[arg(long)]
     pub crds_only: bool,
@@ -192,12 +195,15 @@ pub async fn run(global: &GlobalArgs, args: InstallArgs, io: &mut Io<'_>) -> Res
     }
     let image = args.image.clone().unwrap_or_else(default_image);
     let hub_kubeconfig = match &args.hub_kubeconfig {
-        Some(path) => Some(
-            std::fs::read_to_string(path).map_err(|source| Error::ReadFile {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|source| Error::ReadFile {
                 path: path.clone(),
                 source,
-            })?,
-        ),
+            })?;
+            let site = args.site.as_deref().unwrap_or_default();
+            check_site_credential(path, &text, site)?;
+            Some(text)
+        }
         None => None,
     };
     for (given, flag) in [
@@ -249,6 +255,116 @@ pub async fn run(global: &GlobalArgs, args: InstallArgs, io: &mut Io<'_>) -> Res
         io.out.write_all(to_yaml_stream(&docs).as_bytes())?;
     }
     Ok(())
+}
+
+/// The ServiceAccount a Kubernetes token speaks for, read offline from its
+/// JWT claims (no signature check: this only tells which credential a
+/// file holds, the API server decides whether it works). `None` when the
+/// token is not a ServiceAccount JWT.
+fn token_service_account(token: &str) -> Option<(String, String)> {
+    let claims = token.split('.').nth(1)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(claims.trim_end_matches('='))
+        .ok()?;
+    let claims: Value = serde_json::from_slice(&bytes).ok()?;
+    let sub = claims["sub"].as_str()?;
+    let rest = sub.strip_prefix("system:serviceaccount:")?;
+    let (namespace, name) = rest.split_once(':')?;
+    Some((namespace.to_owned(), name.to_owned()))
+}
+
+/// Refuses a `--hub-kubeconfig` that is not `site`'s own edge credential
+/// (another site's token, an admin kubeconfig, a client certificate): the
+/// edge would report as the wrong site, or hold far more than it needs.
+fn check_site_credential(path: &std::path::Path, text: &str, site: &str) -> Result<(), Error> {
+    let expected = rbac::edge_identity_name(site);
+    let shown = path.display();
+    let register =
+        format!("`kubectl fleet register {site} --output-file FILE` writes the edge's own");
+    let kubeconfig: Value = serde_saphyr::from_str(text).map_err(|e| Error::Invalid {
+        what: format!(
+            "--hub-kubeconfig {shown} is not a kubeconfig: {}",
+            crate::render::safe::safe_text(&e.to_string(), 200)
+        ),
+        hint: register.clone(),
+    })?;
+    let named = |list: &str, name: &str| {
+        kubeconfig[list]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|e| e["name"].as_str() == Some(name))
+            .cloned()
+    };
+    let user = kubeconfig["current-context"]
+        .as_str()
+        .and_then(|c| named("contexts", c))
+        .and_then(|c| c["context"]["user"].as_str().map(str::to_owned))
+        .or_else(|| kubeconfig["users"][0]["name"].as_str().map(str::to_owned));
+    let token = user
+        .and_then(|u| named("users", &u))
+        .and_then(|u| u["user"]["token"].as_str().map(str::to_owned));
+    let Some((namespace, name)) = token.as_deref().and_then(token_service_account) else {
+        return Err(Error::Invalid {
+            what: format!(
+                "--hub-kubeconfig {shown} holds no ServiceAccount token (an admin kubeconfig, a client certificate or a login plugin?): an edge must dial home with its site's own least-privilege identity"
+            ),
+            hint: register,
+        });
+    };
+    let site_namespace = namespace == rbac::SITES_NAMESPACE || namespace == NAMESPACE;
+    if site_namespace && name == expected {
+        return Ok(());
+    }
+    let whose = match name.strip_prefix(&expected[..expected.len() - site.len()]) {
+        Some(other) if site_namespace => format!("site {other}'s edge credential"),
+        _ => {
+            format!("the token of ServiceAccount {namespace}/{name}, not a site's edge credential")
+        }
+    };
+    Err(Error::Invalid {
+        what: format!(
+            "--hub-kubeconfig {shown} is {whose}, but this edge is --site {site} (it would report as another site or hold more than an edge needs)"
+        ),
+        hint: register,
+    })
+}
+
+/// Refuses (or asks, on a terminal) to install an edge onto a cluster that
+/// is a fleet hub: it holds site registrations, so the `--kubeconfig` or
+/// `--context` most likely points at the wrong cluster.
+async fn refuse_hub_target(
+    cluster: &crate::k8s::Cluster,
+    args: &InstallArgs,
+    io: &mut Io<'_>,
+) -> Result<(), Error> {
+    let sites = match cluster.list_site_names().await {
+        Ok(names) => names.len(),
+        // No fleet CRDs, or no right to list them: not a hub we can see.
+        Err(_) => 0,
+    };
+    if sites == 0 {
+        return Ok(());
+    }
+    let site = args.site.as_deref().unwrap_or_default();
+    let what = format!(
+        "{} is a fleet hub ({sites} registered site{}): an edge for site {site} belongs on the site's own cluster",
+        cluster.server(),
+        if sites == 1 { "" } else { "s" }
+    );
+    super::confirm(
+        args.yes,
+        &format!("{what}. Install the edge here anyway?"),
+        &format!("refusing to install an edge here: {what}"),
+        io,
+    )
+    .map_err(|e| match e {
+        Error::Invalid { what, .. } => Error::Invalid {
+            what,
+            hint: "point --context or --kubeconfig at the edge's cluster (`kubectl config get-contexts`), or pass --yes to install here anyway".into(),
+        },
+        other => other,
+    })
 }
 
 /// What `--apply` does about the serving certificate, decided before
@@ -353,6 +469,9 @@ async fn apply(
     io: &mut Io<'_>,
 ) -> Result<(), Error> {
     let cluster = global.hub().await?;
+    if args.role == Role::Edge && !args.crds_only {
+        refuse_hub_target(&cluster, args, io).await?;
+    }
     if args.role == Role::Edge
         && !args.crds_only
         && args.hub_kubeconfig.is_none()

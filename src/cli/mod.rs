@@ -13,11 +13,13 @@ mod enrol;
 mod error;
 mod incidents;
 mod install;
+pub mod interrupt;
 mod kustomize;
 mod policy;
 mod pull_identity;
 mod register;
 mod rotate;
+mod select;
 mod status;
 mod uninstall;
 mod unregister;
@@ -65,7 +67,7 @@ pub struct GlobalArgs {
     /// The kubeconfig context to use (default: the current context)
     #[arg(long, global = true, value_name = "NAME")]
     pub context: Option<String>,
-    /// Give up on a request after this long, like kubectl (e.g. 10s, 1m; 0 waits forever)
+    /// Give up on a request after this long, like kubectl (e.g. 10s, 1m); 0, the default, waits for a response without limit, but connecting still gives up after 30s
     #[arg(long, global = true, value_name = "DURATION", default_value = "0", value_parser = parse_duration)]
     pub request_timeout: Duration,
     /// Log detail on stderr, as kubectl's -v: 1-3 info and an error's causes, 4-5 debug, 6+ trace
@@ -146,6 +148,7 @@ pub enum Command {
     /// Remove everything `register` created for a site
     Unregister(unregister::UnregisterArgs),
     /// Show per-site and fleet-wide status
+    #[command(visible_aliases = ["list", "get"])]
     Status(status::StatusArgs),
     /// Show one site in full: conditions with reasons, inventory, signals and policy
     Describe(describe::DescribeArgs),
@@ -179,8 +182,58 @@ pub struct Io<'a> {
     pub interactive: bool,
 }
 
-/// Runs a parsed command line.
+impl Command {
+    /// Whether the command may change a cluster. Such a command finishes
+    /// its work whatever happens to its output, and Ctrl-C stops it only
+    /// between steps, saying what it left ([`interrupt`]); a read-only
+    /// view just stops when its reader goes away.
+    pub fn mutates(&self) -> bool {
+        match self {
+            Command::Register(_)
+            | Command::Rotate(_)
+            | Command::Unregister(_)
+            | Command::Cordon(_)
+            | Command::Uncordon(_)
+            | Command::Uninstall(_) => true,
+            Command::Install(args) => args.apply,
+            Command::Status(_)
+            | Command::Describe(_)
+            | Command::Policy(_)
+            | Command::Incidents(_)
+            | Command::Completion(_)
+            | Command::Version(_) => false,
+        }
+    }
+}
+
+/// Runs a parsed command line: a command that changes the cluster under
+/// the rules of [`interrupt`] (it finishes whatever happens to its
+/// output; Ctrl-C stops it between steps, saying what it left).
 pub async fn run(cli: Cli, io: &mut Io<'_>) -> Result<(), Error> {
+    if !cli.command.mutates() {
+        return dispatch(cli, io).await;
+    }
+    let mut out = interrupt::PipeGuard::new(&mut *io.out);
+    let mut err = interrupt::PipeGuard::new(&mut *io.err);
+    let result = {
+        let mut guarded = Io {
+            out: &mut out,
+            err: &mut err,
+            stdout_tty: io.stdout_tty,
+            interactive: io.interactive,
+        };
+        interrupt::run(dispatch(cli, &mut guarded)).await
+    };
+    let _ = out.flush();
+    match result {
+        Ok(()) if out.closed() => Err(Error::OutputCut { stream: "stdout" }),
+        Ok(()) if err.closed() => Err(Error::OutputCut { stream: "stderr" }),
+        other => other,
+    }
+}
+
+/// Runs a parsed command line as it is.
+async fn dispatch(cli: Cli, io: &mut Io<'_>) -> Result<(), Error> {
     let global = &cli.global;
     match cli.command {
         Command::Register(args) => register::run(global, args, io).await,

@@ -121,6 +121,11 @@ pub struct RegisterArgs {
     /// no token is minted.
     #[arg(skip)]
     pub keep_handed_out: bool,
+    /// `register -f`: the whole command again with `--yes`, which a
+    /// refused mode switch names (a single-site command would leave the
+    /// rest of the inventory's entry unapplied).
+    #[arg(skip)]
+    pub bulk_rerun: Option<String>,
 }
 
 impl RegisterArgs {
@@ -320,6 +325,14 @@ pub(super) async fn register_site(
     if let Some(switch) = plan.switch {
         confirm_switch(global, args, switch, member.is_some(), io)?;
     }
+    // A Pull site pointed at another member cluster: said, asked, and
+    // what stays on the old member named once the switch is done.
+    let repointed = match (&member, existing.as_ref()) {
+        (Some(member), Some(site)) if plan.mode == Mode::Pull && site.spec.mode == Mode::Pull => {
+            confirm_repoint(global, hub, args, member, io).await?
+        }
+        _ => None,
+    };
     let mut progress = Progress::new(global, args, existing.is_none(), plan.switch.is_some());
     let result = match plan.mode {
         Mode::Pull => match (&args.member_kubeconfig, existing) {
@@ -330,8 +343,91 @@ pub(super) async fn register_site(
         },
         Mode::Push => register_push(hub, args, existing, member, &mut progress, io).await,
     };
-    result.map_err(|e| progress.fail(e))
+    let outcome = result.map_err(|e| progress.fail(e))?;
+    if let Some(note) = repointed {
+        writeln!(io.err, "{note}")?;
+    }
+    Ok(outcome)
 }
+
+/// For a Pull site given a member kubeconfig: whether it names another
+/// cluster than the one the hub probes now (the member's identity is the
+/// UID of its `kube-system` namespace; the server URL when the old member
+/// cannot be asked). If so, says old → new and asks (`--yes` off a
+/// terminal); returns what to say afterwards about the identity left on
+/// the old member.
+async fn confirm_repoint(
+    global: &GlobalArgs,
+    hub: &Cluster,
+    args: &RegisterArgs,
+    member: &Cluster,
+    io: &mut Io<'_>,
+) -> Result<Option<String>, Error> {
+    let site = args.site();
+    let Some(stored) = hub.pull_kubeconfig(site).await? else {
+        return Ok(None);
+    };
+    let Ok(old) = crate::k8s::pull::MemberKubeconfig::parse(&stored) else {
+        return Ok(None);
+    };
+    let old_server = old.server().to_owned();
+    let new_server = member.server().to_owned();
+    let old_id = async {
+        let text = std::str::from_utf8(&stored).ok()?;
+        let kubeconfig = kube::config::Kubeconfig::from_yaml(text).ok()?;
+        let opts = ConnectOptions {
+            kubeconfig: None,
+            context: None,
+            request_timeout: Some(REPOINT_CHECK_TIMEOUT),
+        };
+        let cluster = Cluster::from_kubeconfig(kubeconfig, &opts).await.ok()?;
+        tokio::time::timeout(REPOINT_CHECK_TIMEOUT, cluster.cluster_id())
+            .await
+            .ok()?
+            .ok()
+    };
+    let (old_id, new_id) = futures::join!(old_id, member.cluster_id());
+    let same = match (old_id, new_id.ok()) {
+        (Some(old), Some(new)) => old == new,
+        _ => old_server == new_server,
+    };
+    if same {
+        return Ok(None);
+    }
+    let shown = |s: &str| crate::render::safe::Untrusted(s).to_string();
+    let (from, to) = (shown(&old_server), shown(&new_server));
+    let name = rbac::pull_identity_name(site);
+    let ns = rbac::FLEET_NAMESPACE;
+    let cleanup = format!(
+        "kubectl --kubeconfig FILE -n {ns} delete serviceaccount,role,rolebinding {name} && kubectl --kubeconfig FILE delete clusterrole,clusterrolebinding {name}"
+    );
+    let stays = format!(
+        "the read-only identity `register --pull` minted for site {site} on {from} (ServiceAccount, Role and RoleBinding {ns}/{name}, ClusterRole and ClusterRoleBinding {name}) stays there, and the token the hub held works on it until it expires"
+    );
+    let what = format!("site {site} is a Pull site of member {from}: this points it at {to}");
+    if args.yes {
+        writeln!(io.err, "{what}")?;
+    } else if !io.interactive {
+        return Err(Error::Invalid {
+            what: format!(
+                "refusing to point site {site} at another member cluster without confirmation: {from} → {to}"
+            ),
+            hint: format!(
+                "check --member-kubeconfig names the site's cluster; to move the site, run `{}`",
+                shell_line(&command_words(global, args, true))
+            ),
+        });
+    } else {
+        super::ask(&format!("{what}; {stays}. Go ahead?"))?;
+    }
+    Ok(Some(format!(
+        "member: {stays}: remove it with `{cleanup}` (FILE: an admin kubeconfig of {from})"
+    )))
+}
+
+/// How long `register --pull` waits for the old member when telling
+/// whether a new member kubeconfig names another cluster.
+const REPOINT_CHECK_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A change of a site's mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -438,15 +534,25 @@ fn confirm_switch(
             what: format!(
                 "refusing to switch site {site} from {from} to {to} without confirmation: it removes {removes}"
             ),
-            hint: format!(
-                "to go ahead, run `{}`",
-                shell_line(&command_words(global, args, true))
-            ),
+            hint: match &args.bulk_rerun {
+                Some(rerun) => format!(
+                    "to go ahead, run `{rerun}` (it applies the whole inventory and confirms its mode switches)"
+                ),
+                None => format!(
+                    "to go ahead, run `{}`",
+                    shell_line(&command_words(global, args, true))
+                ),
+            },
         });
     }
     super::ask(&format!(
         "Switch site {site} from {from} to {to}? This removes {removes}"
     ))
+}
+
+/// Whether `err` is a mode switch refused for want of confirmation.
+pub(super) fn is_unconfirmed_switch(err: &Error) -> bool {
+    matches!(err, Error::Invalid { what, .. } if what.starts_with("refusing to switch site"))
 }
 
 /// The words of this `register` command line as given (every flag that was
@@ -525,7 +631,7 @@ fn command_words(global: &GlobalArgs, args: &RegisterArgs, yes: bool) -> Vec<Str
 }
 
 /// `--token-ttl`'s default.
-const DEFAULT_TOKEN_TTL: Duration = Duration::from_secs(30 * 86_400);
+pub(super) const DEFAULT_TOKEN_TTL: Duration = Duration::from_secs(30 * 86_400);
 
 /// What a run has written so far, so that a step failing after the first
 /// write says what exists and how to finish (a re-run of the same command
@@ -535,6 +641,8 @@ struct Progress {
     state: Option<String>,
     finish: String,
     undo: Option<String>,
+    /// Whether this is `register SITE` (not one site of `register -f`).
+    single: bool,
 }
 
 impl Progress {
@@ -555,15 +663,29 @@ impl Progress {
             }
             shell_line(&w)
         });
+        // One site on its own says on Ctrl-C what it left; `register -f`
+        // speaks for its sites itself.
+        let single = args.declared.is_none();
+        if single {
+            super::interrupt::nothing_changed();
+        }
         Progress {
             state: None,
             finish,
             undo,
+            single,
         }
     }
 
     /// Records that `state` now holds (after a write).
     fn wrote(&mut self, state: String) {
+        if self.single {
+            super::interrupt::set_left(super::interrupt::Left {
+                state: state.clone(),
+                finish: self.finish.clone(),
+                undo: self.undo.clone(),
+            });
+        }
         self.state = Some(state);
     }
 
@@ -1365,6 +1487,51 @@ pub(super) fn check_private_file(path: &Path) -> Result<(), Error> {
         path: path.to_owned(),
         source,
     })
+}
+
+/// Makes `--output-dir` ready for credentials: created (mode 0700) when
+/// missing; refused when every user may write to it (a /tmp-like
+/// directory, sticky or not), where another user could read or replace a
+/// credential before the edge gets it — as ssh refuses such a key file.
+pub(super) fn check_private_dir(dir: &Path, io: &mut Io<'_>) -> Result<(), Error> {
+    use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+    let write_err = |source| Error::WriteFile {
+        path: dir.to_owned(),
+        source,
+    };
+    if !dir.exists() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(write_err)?;
+        return Ok(());
+    }
+    let meta = std::fs::metadata(dir).map_err(write_err)?;
+    if !meta.is_dir() {
+        return Err(Error::Invalid {
+            what: format!("--output-dir {} is not a directory", dir.display()),
+            hint: "name a directory (it is created when missing)".into(),
+        });
+    }
+    let mode = meta.permissions().mode() & 0o7777;
+    if mode & 0o002 != 0 {
+        return Err(Error::Invalid {
+            what: format!(
+                "--output-dir {} is writable by every user (mode {mode:04o}): another user could replace or read the credentials written there",
+                dir.display()
+            ),
+            hint: "use a directory only you can write, e.g. `--output-dir ./creds` (created with mode 0700)".into(),
+        });
+    }
+    if mode & 0o020 != 0 {
+        writeln!(
+            io.err,
+            "warning: --output-dir {} is writable by its group (mode {mode:04o}): its members could replace a credential before the edge reads it",
+            dir.display()
+        )?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

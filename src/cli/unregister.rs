@@ -15,18 +15,21 @@ use std::path::PathBuf;
 
 use futures::StreamExt as _;
 
-use super::{Error, GlobalArgs, Io, parse_site_name};
+use super::interrupt::{self, Left};
+use super::select::Selection;
+use super::{Error, GlobalArgs, Io, parse_site_name, shell_line};
 use crate::k8s::{Cluster, ConnectOptions, ObjectRef};
 
 /// Arguments of `kubectl fleet unregister`.
 #[derive(Debug, clap::Args)]
+#[command(group = clap::ArgGroup::new("bulk").args(["selector", "region"]).multiple(true).conflicts_with_all(["site", "member_kubeconfig"]))]
 pub struct UnregisterArgs {
     /// The site to remove
-    #[arg(value_name = "SITE", value_parser = parse_site_name, required_unless_present = "selector")]
+    #[arg(value_name = "SITE", value_parser = parse_site_name, required_unless_present_any = ["selector", "region"])]
     pub site: Option<String>,
-    /// Remove every site whose labels match, e.g. fleet.kubectl-fleet.dev/environment=staging
-    #[arg(short = 'l', long, value_name = "SELECTOR", conflicts_with_all = ["site", "member_kubeconfig"])]
-    pub selector: Option<String>,
+    /// The sites to remove instead of one by name.
+    #[command(flatten)]
+    pub selection: Selection,
     /// With -l: how many sites to remove at once, 1..64
     #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub concurrency: u16,
@@ -43,8 +46,8 @@ pub struct UnregisterArgs {
 
 /// Runs `kubectl fleet unregister`.
 pub async fn run(global: &GlobalArgs, args: UnregisterArgs, io: &mut Io<'_>) -> Result<(), Error> {
-    if let Some(selector) = &args.selector {
-        return run_selected(global, &args, selector, io).await;
+    if args.selection.given() {
+        return run_selected(global, &args, io).await;
     }
     let site = args.site.as_deref().unwrap_or_default();
     super::confirm(
@@ -118,35 +121,37 @@ async fn remove_from_hub(hub: &Cluster, site: &str) -> Result<Vec<ObjectRef>, Er
 async fn run_selected(
     global: &GlobalArgs,
     args: &UnregisterArgs,
-    selector: &str,
     io: &mut Io<'_>,
 ) -> Result<(), Error> {
     let hub = global.hub().await?;
-    let mut sites: Vec<String> = hub
-        .list_sites(Some(selector))
+    let selection = &args.selection;
+    let sites: Vec<String> = selection
+        .sites(&hub, "remove")
         .await?
         .into_iter()
         .filter_map(|s| s.metadata.name)
         .collect();
-    sites.sort();
-    if sites.is_empty() {
-        writeln!(io.err, "No sites match {selector:?}: nothing to remove")?;
-        return Ok(());
-    }
     let total = sites.len();
     super::confirm(
         args.yes,
         &format!(
-            "Unregister {total} sites matching {selector:?}? Their edges will lose access to the hub"
+            "Unregister {total} sites matching {}? Their edges will lose access to the hub",
+            selection.describe()
         ),
         &format!("refusing to unregister {total} sites without confirmation"),
         io,
     )?;
+    // Sites in flight finish after Ctrl-C; no further one starts.
+    let _hold = interrupt::hold();
     let mut failed = Vec::new();
+    let mut not_started = 0;
     let mut results = futures::stream::iter(sites)
         .map(|site| {
             let hub = &hub;
             async move {
+                if interrupt::requested() {
+                    return (site, None);
+                }
                 let stored = hub.pull_kubeconfig(&site).await;
                 let result = match stored {
                     Ok(stored) => remove_from_hub(hub, &site).await.map(|removed| {
@@ -156,13 +161,15 @@ async fn run_selected(
                     }),
                     Err(e) => Err(e.into()),
                 };
-                (site, result)
+                (site, Some(result))
             }
         })
-        .buffer_unordered(usize::from(args.concurrency));
+        // One line per site in name order, as listed.
+        .buffered(usize::from(args.concurrency));
     while let Some((site, result)) = results.next().await {
         match result {
-            Ok((removed, note)) => {
+            None => not_started += 1,
+            Some(Ok((removed, note))) => {
                 writeln!(
                     io.out,
                     "federatedcluster/{site} deleted ({} objects removed)",
@@ -172,7 +179,7 @@ async fn run_selected(
                     writeln!(io.err, "{note}")?;
                 }
             }
-            Err(e) => {
+            Some(Err(e)) => {
                 let line = e.user_line();
                 let line = line.strip_prefix("error: ").unwrap_or(&line);
                 writeln!(io.out, "federatedcluster/{site} failed: {line}")?;
@@ -180,11 +187,37 @@ async fn run_selected(
             }
         }
     }
+    let deleted = total - failed.len() - not_started;
     writeln!(
         io.out,
-        "{total} sites: {} deleted, {} failed",
-        total - failed.len(),
-        failed.len()
+        "{total} sites: {deleted} deleted, {} failed{}",
+        failed.len(),
+        match not_started {
+            0 => String::new(),
+            n => format!(", {n} not started (interrupted)"),
+        }
     )?;
-    super::enrol::bulk_failures(&failed, total, "unregister -l", selector)
+    // The same selection again: what is gone no longer matches.
+    let mut rerun = global.command_words();
+    rerun.push("unregister".to_owned());
+    rerun.extend(selection.words());
+    if args.concurrency != 8 {
+        rerun.extend(["--concurrency".to_owned(), args.concurrency.to_string()]);
+    }
+    rerun.push("--yes".to_owned());
+    let rerun = shell_line(&rerun);
+    if not_started > 0 {
+        return Err(Error::Interrupted {
+            left: interrupt::Said::Left(Left {
+                state: format!(
+                    "{deleted} of {total} sites removed; {} still registered",
+                    total - deleted
+                ),
+                finish: rerun,
+                undo: None,
+            }),
+            cut: false,
+        });
+    }
+    super::enrol::bulk_failures(&failed, total, &rerun)
 }

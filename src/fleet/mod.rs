@@ -47,6 +47,7 @@ pub mod probe;
 pub mod rbac;
 pub mod signals;
 pub mod status_patch;
+pub mod suggest;
 pub mod summary;
 pub mod verbosity;
 pub mod versions;

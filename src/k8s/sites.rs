@@ -197,6 +197,25 @@ impl Cluster {
         Ok(names)
     }
 
+    /// Every label of the registered sites with how many sites carry it
+    /// (a metadata-only list): what a selector could have matched.
+    pub async fn site_label_counts(
+        &self,
+    ) -> Result<std::collections::BTreeMap<(String, String), usize>, Error> {
+        let list = self
+            .sites_api()
+            .list_metadata(&ListParams::default())
+            .await
+            .map_err(|e| Error::api(LIST_SITES, self.server(), e))?;
+        let mut counts = std::collections::BTreeMap::new();
+        for item in list.items {
+            for (k, v) in item.metadata.labels.unwrap_or_default() {
+                *counts.entry((k, v)).or_default() += 1;
+            }
+        }
+        Ok(counts)
+    }
+
     /// Lists sites, optionally filtered by a label selector, sorted by name;
     /// each site lean, as [`Cluster::for_each_site_page`] decodes it.
     pub async fn list_sites(&self, selector: Option<&str>) -> Result<Vec<FederatedCluster>, Error> {
