@@ -20,7 +20,8 @@ use crate::fleet::duration::{format_duration, parse_signed_duration};
 use crate::fleet::maintenance::{MAX_WINDOW, WindowEnd, parse_until, window};
 use crate::render::status::resource_name;
 
-/// Which sites a cordon or uncordon is for.
+/// Which sites a bulk command (cordon, uncordon, quarantine,
+/// unquarantine) is for.
 #[derive(Debug, clap::Args)]
 #[command(group = clap::ArgGroup::new("which").args(["sites", "selector"]).required(true))]
 pub struct SiteChoice {
@@ -175,7 +176,7 @@ fn describe_window(w: &MaintenanceWindow, now: Timestamp) -> String {
 
 /// The sites named (read one by one; the names not registered come back
 /// apart) or selected with `-l` (one list).
-async fn chosen_sites(
+pub(super) async fn chosen_sites(
     hub: &crate::k8s::Cluster,
     which: &SiteChoice,
 ) -> Result<(Vec<FederatedCluster>, Vec<String>), Error> {
@@ -198,7 +199,7 @@ async fn chosen_sites(
 /// The confirmation `-l` asks for, as other bulk commands do: on a
 /// terminal a prompt naming how many sites, off one `--yes`. Named sites
 /// are not asked about (as `kubectl cordon NODE`).
-fn confirm(
+pub(super) fn confirm(
     which: &SiteChoice,
     sites: &[FederatedCluster],
     verb: &str,
@@ -239,7 +240,7 @@ fn confirm(
 
 /// The end of a run: an error naming the sites that are not registered,
 /// or a note when a selector matched none.
-fn finish(
+pub(super) fn finish(
     missing: Vec<String>,
     sites: &[FederatedCluster],
     which: &SiteChoice,
@@ -247,7 +248,11 @@ fn finish(
 ) -> Result<(), Error> {
     if !missing.is_empty() {
         return Err(Error::Invalid {
-            what: format!("site {} not registered: not {verb}ed", missing.join(", ")),
+            what: format!(
+                "site {} not registered: not {}",
+                missing.join(", "),
+                past_participle(verb)
+            ),
             hint: "`kubectl fleet status` lists the registered sites".to_owned(),
         });
     }
@@ -260,6 +265,15 @@ fn finish(
         });
     }
     Ok(())
+}
+
+/// `cordoned`, `quarantined`.
+fn past_participle(verb: &str) -> String {
+    if verb.ends_with('e') {
+        format!("{verb}d")
+    } else {
+        format!("{verb}ed")
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,13 @@
 //! (Pending sites never left Connected), and never a site whose maintenance
 //! window is open (its downtime is planned). When they left: the hub-clock
 //! time of their last heartbeat, which does not move while a site stays
-//! dark, so the same sites always make the same outage.
+//! dark, so the same sites always make the same outage; the first of them
+//! started the outage (`startedBy`).
+//!
+//! A quarantined site (`spec.quarantine`) still counts: quarantine takes
+//! back what a site *reports* (its signals), while an outage is made of
+//! what the hub did *not* hear, judged on its own clock — a site that
+//! stopped reporting is dark whether or not its reports were trusted.
 //!
 //! Within a group the sites are sorted by that time and chained: a site
 //! joins the chain before it when it went dark at most `window` later. A
@@ -160,7 +166,13 @@ fn dark(site: &FederatedCluster, hub_judging: Option<bool>, now: Timestamp) -> O
         return None;
     }
     match shown_phase(site, hub_judging, now).phase {
-        Phase::Stale | Phase::Unreachable => site.status.as_ref()?.heartbeat_on_hub_clock(),
+        // A heartbeat the hub never measured running ahead of its clock
+        // counts as heard now.
+        Phase::Stale | Phase::Unreachable => site
+            .status
+            .as_ref()?
+            .heartbeat_on_hub_clock()
+            .map(|heard| heard.min(now)),
         Phase::Connected | Phase::Pending => None,
     }
 }
@@ -214,7 +226,8 @@ pub fn grouped_outages<S: std::borrow::Borrow<FederatedCluster>>(
             if chain.len() >= min {
                 members.append(&mut chain);
             }
-            let since = members.first()?.last_heard;
+            let first = members.first()?;
+            let (since, started_by) = (first.last_heard, first.name.to_owned());
             let mut clusters: Vec<String> = members.iter().map(|d| d.name.to_owned()).collect();
             clusters.sort_unstable();
             let group_by = cfg.group_by.key();
@@ -228,6 +241,7 @@ pub fn grouped_outages<S: std::borrow::Borrow<FederatedCluster>>(
                 value: value.to_owned(),
                 clusters,
                 since: Time(since),
+                started_by: Some(started_by),
             })
         })
         .collect();
