@@ -206,6 +206,7 @@ mod tests {
         let f = fleet();
         let xc = find_incident(&f, "xc-0000000a").unwrap();
         assert_eq!(xc.kind(), "Correlation");
+        assert_eq!((xc.started_by(), xc.started_at()), (Some("b"), ago(60).0));
         assert_eq!(xc.sites().into_iter().collect::<Vec<_>>(), ["a", "b", "c"]);
         let oom = Signal::test(SignalType::OomKilled, "ns", "Deployment", "x");
         assert!(xc.has_member_signal("a", &oom));
@@ -222,8 +223,17 @@ mod tests {
         let other_workload = Signal::test(SignalType::CrashLoopBackOff, "ns", "Deployment", "api");
         assert!(!cc.has_member_signal("prod", &other_workload));
 
+        assert_eq!(
+            (cc.started_by(), cc.started_at()),
+            (Some("stg"), ago(600).0)
+        );
         let go = find_incident(&f, "go-0000000b").unwrap();
         assert_eq!(go.kind(), "GroupedOutage");
+        assert_eq!(
+            go.started_by(),
+            None,
+            "written by a hub that did not record it"
+        );
         assert_eq!(go.sites().len(), 3);
         assert!(!go.has_member_signal("e1", &oom));
 

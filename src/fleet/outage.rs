@@ -308,6 +308,7 @@ mod tests {
         assert!(is_incident_id(&o.id, "go"), "{}", o.id);
         assert_eq!(o.group_by, "region");
         assert_eq!(o.since.0, fixture_now() - SignedDuration::from_secs(700));
+        assert_eq!(o.started_by.as_deref(), Some("a"), "the first to go dark");
         // Two are not enough, unless the hub is told so.
         let two = &sites[..2];
         assert!(
@@ -354,6 +355,33 @@ mod tests {
         ];
         let out = grouped_outages(&rolling, &[], None, now, &OutageConfig::default());
         assert_eq!(out[0].clusters.len(), 4);
+    }
+
+    #[test]
+    fn an_unmeasured_heartbeat_from_the_future_counts_as_heard_now_and_quarantine_keeps_a_site_in()
+    {
+        let now = fixture_now();
+        // A dark site whose last heartbeat claims to come from the future
+        // (its clock ahead, never measured, or a lie) cannot start the
+        // outage "later than now" nor move its start.
+        let mut liar = dark_since(eu("liar"), 600);
+        liar.status.as_mut().unwrap().last_heartbeat_time =
+            Some(crate::api::fixtures::ago(-86_400));
+        liar.spec.quarantine = Some(crate::api::Quarantine {
+            since: None,
+            reason: None,
+        });
+        let sites = [dark_since(eu("a"), 700), dark_since(eu("b"), 650), liar];
+        let cfg = OutageConfig {
+            window: Duration::from_secs(86_400),
+            ..OutageConfig::default()
+        };
+        let out = grouped_outages(&sites, &[], None, now, &cfg);
+        // A quarantined site still counts: its silence is the hub's own
+        // observation, not something it reported.
+        assert_eq!(out[0].clusters, ["a", "b", "liar"]);
+        assert!(out.iter().all(|o| o.since.0 <= now));
+        assert_eq!(out[0].started_by.as_deref(), Some("a"));
     }
 
     #[test]
