@@ -176,7 +176,9 @@ struct CorrelationEntry {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Incidents {
     correlations: HashMap<SignalType, CorrelationEntry>,
-    cascades: HashMap<(String, SignalType, WorkloadRef), String>,
+    /// By target site: (signal, workload, id) of each cascade into it
+    /// (looked up by the site's name without allocating).
+    cascades: HashMap<String, Vec<(SignalType, WorkloadRef, String)>>,
 }
 
 impl Incidents {
@@ -196,15 +198,17 @@ impl Incidents {
                     )
                 })
                 .collect(),
-            cascades: cascades
-                .iter()
-                .map(|c| {
-                    (
-                        (c.target.clone(), c.signal, c.workload.clone()),
+            cascades: cascades.iter().fold(HashMap::new(), |mut by_target, c| {
+                by_target
+                    .entry(c.target.clone())
+                    .or_insert_with(Vec::new)
+                    .push((
+                        c.signal,
+                        c.workload.clone(),
                         crate::fleet::incident::cascade_id_of(c),
-                    )
-                })
-                .collect(),
+                    ));
+                by_target
+            }),
         }
     }
 
@@ -239,10 +243,10 @@ impl Incidents {
             decided.raised_by.push(c.id.clone());
             tiers.push(c.strictest_tier);
         }
-        if let Some(id) =
-            self.cascades
-                .get(&(name.to_owned(), signal.type_, signal.workload.clone()))
-        {
+        if let Some((_, _, id)) = self.cascades.get(name).and_then(|into| {
+            into.iter()
+                .find(|(t, w, _)| *t == signal.type_ && *w == signal.workload)
+        }) {
             decided.raised_by.push(id.clone());
         }
         if !decided.raised_by.is_empty() {
