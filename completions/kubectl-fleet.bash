@@ -43,6 +43,9 @@ _kubectl__fleet() {
             kubectl__fleet,policy)
                 cmd="kubectl__fleet__subcmd__policy"
                 ;;
+            kubectl__fleet,quarantine)
+                cmd="kubectl__fleet__subcmd__quarantine"
+                ;;
             kubectl__fleet,register)
                 cmd="kubectl__fleet__subcmd__register"
                 ;;
@@ -57,6 +60,9 @@ _kubectl__fleet() {
                 ;;
             kubectl__fleet,uninstall)
                 cmd="kubectl__fleet__subcmd__uninstall"
+                ;;
+            kubectl__fleet,unquarantine)
+                cmd="kubectl__fleet__subcmd__unquarantine"
                 ;;
             kubectl__fleet,unregister)
                 cmd="kubectl__fleet__subcmd__unregister"
@@ -85,6 +91,9 @@ _kubectl__fleet() {
             kubectl__fleet__subcmd__help,policy)
                 cmd="kubectl__fleet__subcmd__help__subcmd__policy"
                 ;;
+            kubectl__fleet__subcmd__help,quarantine)
+                cmd="kubectl__fleet__subcmd__help__subcmd__quarantine"
+                ;;
             kubectl__fleet__subcmd__help,register)
                 cmd="kubectl__fleet__subcmd__help__subcmd__register"
                 ;;
@@ -100,6 +109,9 @@ _kubectl__fleet() {
             kubectl__fleet__subcmd__help,uninstall)
                 cmd="kubectl__fleet__subcmd__help__subcmd__uninstall"
                 ;;
+            kubectl__fleet__subcmd__help,unquarantine)
+                cmd="kubectl__fleet__subcmd__help__subcmd__unquarantine"
+                ;;
             kubectl__fleet__subcmd__help,unregister)
                 cmd="kubectl__fleet__subcmd__help__subcmd__unregister"
                 ;;
@@ -113,7 +125,7 @@ _kubectl__fleet() {
 
     case "${cmd}" in
         kubectl__fleet)
-            opts="-v -h -V --kubeconfig --context --request-timeout --v --help --version register rotate unregister status list get describe policy incidents cordon uncordon install uninstall completion version help"
+            opts="-v -h -V --kubeconfig --context --request-timeout --v --help --version register rotate unregister status list get describe policy incidents cordon uncordon quarantine unquarantine install uninstall completion version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -281,7 +293,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__help)
-            opts="register rotate unregister status describe policy incidents cordon uncordon install uninstall completion version help"
+            opts="register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine install uninstall completion version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -392,6 +404,20 @@ _kubectl__fleet() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kubectl__subcmd__fleet__subcmd__help__subcmd__quarantine)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kubectl__subcmd__fleet__subcmd__help__subcmd__register)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -449,6 +475,20 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__help__subcmd__uninstall)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__fleet__subcmd__help__subcmd__unquarantine)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -615,6 +655,56 @@ _kubectl__fleet() {
                     ;;
                 -o)
                     COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__fleet__subcmd__quarantine)
+            opts="-l -y -v -h -V --selector --region --yes --reason --kubeconfig --context --request-timeout --v --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --selector)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -l)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reason)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kubeconfig)
@@ -965,6 +1055,52 @@ _kubectl__fleet() {
             case "${prev}" in
                 --role)
                     COMPREPLY=($(compgen -W "hub edge" -- "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__fleet__subcmd__unquarantine)
+            opts="-l -y -v -h -V --selector --region --yes --kubeconfig --context --request-timeout --v --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --selector)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -l)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kubeconfig)

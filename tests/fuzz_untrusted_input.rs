@@ -203,7 +203,13 @@ fn judge_and_render(sites: &[FederatedCluster], now: Timestamp) -> String {
     let mut out: String = table.lines(true).collect();
     out.push_str(&render::render_incidents(&report, now, true));
     render::to_json(&report).expect("a decoded report serializes");
-    render::to_json(&render::status_report(sites, &hub, now)).expect("status serializes");
+    render::to_json(&render::status_report(
+        sites,
+        &hub,
+        &Default::default(),
+        now,
+    ))
+    .expect("status serializes");
     out
 }
 

@@ -318,6 +318,11 @@ async fn a_region_going_dark_is_one_outage_and_a_site_in_maintenance_is_not_coun
         message.starts_with(&id) && message.contains("eu-1, eu-2, eu-3"),
         "{message}"
     );
+    // Who started it: the first of them to go dark (all at once here).
+    assert_eq!(
+        status["outages"][0]["startedBy"], outage["clusters"][0],
+        "{status}"
+    );
     assert!(!message.contains("eu-4"), "{message}");
     // `kubectl events --for` finds them too (in `default`, where the
     // events of cluster-scoped objects are).
@@ -342,5 +347,19 @@ async fn a_region_going_dark_is_one_outage_and_a_site_in_maintenance_is_not_coun
             .await
             .value("federation_grouped_outages_active", &[]),
         Some(0.0)
+    );
+    // And an Event says so.
+    wait_until(
+        Duration::from_secs(10),
+        "the GroupedOutageEnded Event",
+        || async { !events("reason=GroupedOutageEnded".into()).is_empty() },
+    )
+    .await;
+    let ended = events("reason=GroupedOutageEnded".into());
+    assert_eq!(ended[0]["type"], "Normal", "{ended:?}");
+    let message = ended[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!("{id} the outage of region eu-west ended after ")),
+        "{message}"
     );
 }

@@ -486,6 +486,50 @@ async fn metrics_and_rest_api_on_a_live_fleet() {
     let casc = a.json("/api/v1/federation/cascades").await;
     assert_eq!(casc[0]["source"], "site-s1");
     assert_eq!(casc[0]["target"], "site-p1");
+    // The hub's decision on each signal, as the REST API and the CLI show
+    // it: s1's own (standard tier, high) would need an Operator; in a
+    // correlation with the critical p1 it needs an Admin, raised by it.
+    let s1 = a.json("/api/v1/federation/clusters/site-s1").await;
+    let crash = s1["signals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["type"] == "CrashLoopBackOff")
+        .unwrap()
+        .clone();
+    assert_eq!(crash["severity"], "high", "{crash}");
+    assert_eq!(crash["decidedSeverity"], "critical", "{crash}");
+    assert_eq!(crash["decidedTier"], "critical", "{crash}");
+    assert_eq!(crash["remediation"]["role"], "Admin", "{crash}");
+    assert_eq!(
+        crash["raisedBy"],
+        serde_json::json!([corr[0]["id"]]),
+        "{crash}"
+    );
+    assert_eq!(corr[0]["remediation"]["role"], "Admin", "{corr}");
+    let cli = fleet_cli(&hub_kc, &["status", "site-s1", "-o", "json"]);
+    let cli: Value = serde_json::from_str(&cli[cli.find('{').unwrap()..]).unwrap();
+    let decisions = |signals: &Value| -> Vec<Value> {
+        signals
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                serde_json::json!([
+                    s["type"],
+                    s["remediation"],
+                    s["decidedSeverity"],
+                    s["decidedTier"],
+                    s["raisedBy"]
+                ])
+            })
+            .collect()
+    };
+    assert_eq!(
+        decisions(&cli["sites"][0]["signals"]),
+        decisions(&s1["signals"]),
+        "the CLI and the REST API decide alike"
+    );
 
     // One incident by its id, and the sites in it, as `kubectl fleet
     // incidents ID` and `status --incident ID` show them.

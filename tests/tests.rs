@@ -30,6 +30,7 @@ mod fuzz_untrusted_input;
 mod generated_drift;
 mod hub_ops;
 mod hub_truth;
+mod incident_trust;
 mod kustomize_bases;
 mod leader_election;
 mod migrating_alerts;

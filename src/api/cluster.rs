@@ -271,6 +271,29 @@ pub struct FederatedClusterSpec {
     /// does not count as an outage. It ends by itself at `until`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub maintenance: Option<MaintenanceWindow>,
+    /// A quarantine (`kubectl fleet quarantine`): while set, the hub leaves
+    /// the site's signals out of every fleet incident (cross-cluster
+    /// correlations and cascades), so nothing the site reports changes
+    /// another site's remediation decision, Events or alerts. The site is
+    /// still judged, and its own status and signals are still shown. It
+    /// lasts until `kubectl fleet unquarantine` removes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quarantine: Option<Quarantine>,
+}
+
+/// Why and since when an administrator distrusts what a site reports
+/// (`spec.quarantine`, written by `kubectl fleet quarantine`).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Quarantine {
+    /// When the quarantine began.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<Time>,
+    /// Why, for humans (the bounds of a maintenance reason: at most 256
+    /// characters, no control or format characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_MAINTENANCE_REASON_CHARS), regex(pattern = DISPLAY_NAME_PATTERN))]
+    pub reason: Option<String>,
 }
 
 /// Upper bound, in characters, on a maintenance window's `reason`.
@@ -355,6 +378,7 @@ impl Default for FederatedClusterSpec {
             max_concurrent_remediations: DEFAULT_MAX_CONCURRENT_REMEDIATIONS,
             kubeconfig_secret_ref: None,
             maintenance: None,
+            quarantine: None,
         }
     }
 }
@@ -387,6 +411,12 @@ impl FederatedCluster {
     /// The phase the hub last wrote, if any.
     pub fn phase(&self) -> Option<Phase> {
         self.status.as_ref().and_then(|s| s.phase)
+    }
+
+    /// Whether an administrator quarantined the site (`spec.quarantine`):
+    /// its signals are then no evidence for any fleet incident.
+    pub fn is_quarantined(&self) -> bool {
+        self.spec.quarantine.is_some()
     }
 
     /// Whether the site's maintenance window is open at `now`.

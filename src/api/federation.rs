@@ -163,6 +163,11 @@ pub struct GroupedOutage {
     /// When the hub last heard from the first of them to go dark (hub
     /// clock): the outage began after this.
     pub since: Time,
+    /// The first of them to go dark (the one `since` is about): the site
+    /// that started the outage. Absent when written by a hub that did not
+    /// record it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_by: Option<String>,
 }
 
 /// Upper bound, in characters, on the leader identity recorded in
@@ -253,10 +258,19 @@ pub struct Correlation {
     pub original_severity: Severity,
     /// Member sites, sorted.
     pub clusters: Vec<String>,
-    /// When the correlation was first detected.
+    /// The earliest evidence of the incident, on the hub clock: the
+    /// earliest `firstSeen` of its member signals (each moved onto the hub
+    /// clock by its site's `clockOffsetSeconds` and never later than the
+    /// hub last heard from the site), kept while the correlation lasts.
     pub first_seen: Time,
-    /// Latest lastSeen among the member signals.
+    /// Latest `lastSeen` among the member signals, on the hub clock (never
+    /// later than the hub last heard from the site that reported it).
     pub last_seen: Time,
+    /// The site whose signal is the earliest evidence (`firstSeen`): the
+    /// site that started the incident. Absent when written by a hub that
+    /// did not record it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_by: Option<String>,
     /// The strictest tier among the member sites: the remediation policy of
     /// the incident, and of each member's signal, is this tier's at
     /// critical severity (`fleet::policy::signal_policy`). Absent when
@@ -285,7 +299,8 @@ pub struct Cascade {
     /// signal, workload), so `kubectl fleet incidents ID` can name it.
     #[serde(default)]
     pub id: String,
-    /// Site where the failure appeared first (lower environment).
+    /// Site where the failure appeared first (lower environment): the site
+    /// that started the incident.
     pub source: String,
     /// Production site where it appeared later.
     pub target: String,
@@ -301,9 +316,9 @@ pub struct Cascade {
     pub signal: SignalType,
     /// The shared workload (kind and name).
     pub workload: WorkloadRef,
-    /// When the source first saw it.
+    /// When the source first saw it, on the hub clock.
     pub source_first_seen: Time,
-    /// When the target first saw it.
+    /// When the target first saw it, on the hub clock.
     pub target_first_seen: Time,
     /// Seconds between the two first sightings.
     pub delta_seconds: i64,

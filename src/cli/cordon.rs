@@ -21,7 +21,8 @@ use crate::fleet::duration::{format_duration, parse_signed_duration};
 use crate::fleet::maintenance::{MAX_WINDOW, WindowEnd, parse_until, window};
 use crate::render::status::resource_name;
 
-/// Which sites a cordon or uncordon is for.
+/// Which sites a bulk command (cordon, uncordon, quarantine,
+/// unquarantine) is for.
 #[derive(Debug, clap::Args)]
 #[command(group = clap::ArgGroup::new("which").args(["sites", "selector", "region"]).multiple(true).required(true))]
 #[command(group = clap::ArgGroup::new("bulk").args(["selector", "region"]).multiple(true).conflicts_with("sites"))]
@@ -79,7 +80,7 @@ pub async fn run_cordon(
     let now = Timestamp::now();
     window(now, end, reason, None).map_err(invalid_window)?;
     let hub = global.hub().await?;
-    let (sites, missing) = chosen_sites(&hub, &args.which, true).await?;
+    let (sites, missing) = chosen_sites(&hub, &args.which, "cordon").await?;
     confirm(
         &args.which,
         &sites,
@@ -121,7 +122,7 @@ pub async fn run_uncordon(
     io: &mut Io<'_>,
 ) -> Result<(), Error> {
     let hub = global.hub().await?;
-    let (sites, missing) = chosen_sites(&hub, &args.which, false).await?;
+    let (sites, missing) = chosen_sites(&hub, &args.which, "uncordon").await?;
     confirm(
         &args.which,
         &sites,
@@ -192,13 +193,12 @@ fn describe_window(w: &MaintenanceWindow, now: Timestamp) -> String {
 
 /// The sites named (read one by one; the names not registered come back
 /// apart) or selected with `-l` (one list).
-async fn chosen_sites(
+pub(super) async fn chosen_sites(
     hub: &crate::k8s::Cluster,
     which: &SiteChoice,
-    cordon: bool,
+    verb: &str,
 ) -> Result<(Vec<FederatedCluster>, Vec<String>), Error> {
     if which.selection.given() {
-        let verb = if cordon { "cordon" } else { "uncordon" };
         return Ok((which.selection.sites(hub, verb).await?, Vec::new()));
     }
     let mut found = Vec::new();
@@ -217,7 +217,7 @@ async fn chosen_sites(
 /// The confirmation `-l` asks for, as other bulk commands do: on a
 /// terminal a prompt naming how many sites, off one `--yes`. Named sites
 /// are not asked about (as `kubectl cordon NODE`).
-fn confirm(
+pub(super) fn confirm(
     which: &SiteChoice,
     sites: &[FederatedCluster],
     verb: &str,
@@ -260,10 +260,14 @@ fn confirm(
 /// The end of a run: an error naming the sites that are not registered
 /// (a selection that matched none failed before), or that Ctrl-C stopped
 /// it between two sites (those done are done; a re-run converges).
-fn finish(missing: Vec<String>, verb: &str) -> Result<(), Error> {
+pub(super) fn finish(missing: Vec<String>, verb: &str) -> Result<(), Error> {
     if !missing.is_empty() {
         return Err(Error::Invalid {
-            what: format!("site {} not registered: not {verb}ed", missing.join(", ")),
+            what: format!(
+                "site {} not registered: not {}",
+                missing.join(", "),
+                past_participle(verb)
+            ),
             hint: "`kubectl fleet status` lists the registered sites".to_owned(),
         });
     }
@@ -274,6 +278,15 @@ fn finish(missing: Vec<String>, verb: &str) -> Result<(), Error> {
         });
     }
     Ok(())
+}
+
+/// `cordoned`, `quarantined`.
+fn past_participle(verb: &str) -> String {
+    if verb.ends_with('e') {
+        format!("{verb}d")
+    } else {
+        format!("{verb}ed")
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! `kubectl fleet describe SITE`: one site in full — why it is or is not
 //! Connected, from the hub's conditions, and whether a hub is judging at
-//! all (the liveness record, read alongside the site) — ending with the
+//! all (the liveness record, read alongside the site), its signals with
+//! the hub's decision on each (the fleet's incidents, read alongside) —
+//! ending with the
 //! Events recorded about the site, as `kubectl describe` does — as text or
 //! `-o json|yaml`.
 
@@ -37,10 +39,11 @@ pub async fn run(global: &GlobalArgs, args: DescribeArgs, io: &mut Io<'_>) -> Re
     // The site's Events are listed alongside (one list with a field
     // selector); like `kubectl describe`, a failed list only leaves the
     // Events section out (`events: null` in JSON/YAML).
-    let (found, record, events) = tokio::join!(
+    let (found, record, events, incidents) = tokio::join!(
         hub.get_site(site),
         super::status::read_hub_record(&hub),
-        hub.site_events(site)
+        hub.site_events(site),
+        super::status::read_incidents(&hub)
     );
     let Some(found) = found? else {
         return Err(Error::Invalid {
@@ -52,9 +55,11 @@ pub async fn run(global: &GlobalArgs, args: DescribeArgs, io: &mut Io<'_>) -> Re
     let events = events
         .inspect_err(|e| tracing::debug!(error = %e, "listing the site's Events failed"))
         .ok();
+    let incidents = super::status::incidents_or_warn(incidents, io.err)?;
     let description = site_description(
         &found,
         &super::status::verdict_of(&record, now),
+        &incidents,
         events.as_deref(),
         now,
     );

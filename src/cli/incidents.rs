@@ -58,7 +58,9 @@ pub async fn run(global: &GlobalArgs, args: IncidentsArgs, io: &mut Io<'_>) -> R
             .as_ref()
             .and_then(|f| crate::fleet::incident::find_incident(f, id))
             .ok_or_else(|| super::status::unknown_incident(id, hub.server()))?;
-        let report = render::incidents::incident_report(&incident, &sites, &verdict, now);
+        let incidents = crate::fleet::policy::Incidents::of(fleet.as_ref());
+        let report =
+            render::incidents::incident_report(&incident, &sites, &incidents, &verdict, now);
         let text = match args.output {
             IncidentsOutput::Table => {
                 render::incidents::render_incident(&report, now, args.color.enabled(io.stdout_tty))

@@ -17,6 +17,7 @@ pub mod interrupt;
 mod kustomize;
 mod policy;
 mod pull_identity;
+mod quarantine;
 mod register;
 mod rotate;
 mod select;
@@ -160,6 +161,10 @@ pub enum Command {
     Cordon(cordon::CordonArgs),
     /// End sites' maintenance windows now
     Uncordon(cordon::UncordonArgs),
+    /// Leave what sites report out of every fleet incident: still judged and shown
+    Quarantine(quarantine::QuarantineArgs),
+    /// Let sites' signals count in fleet incidents again
+    Unquarantine(quarantine::UnquarantineArgs),
     /// Print (or apply) the manifests for the CRDs and the operator
     Install(install::InstallArgs),
     /// Remove the operator, its RBAC and monitoring objects (the CRDs and every site only with --crds)
@@ -194,6 +199,8 @@ impl Command {
             | Command::Unregister(_)
             | Command::Cordon(_)
             | Command::Uncordon(_)
+            | Command::Quarantine(_)
+            | Command::Unquarantine(_)
             | Command::Uninstall(_) => true,
             Command::Install(args) => args.apply,
             Command::Status(_)
@@ -245,6 +252,8 @@ async fn dispatch(cli: Cli, io: &mut Io<'_>) -> Result<(), Error> {
         Command::Incidents(args) => incidents::run(global, args, io).await,
         Command::Cordon(args) => cordon::run_cordon(global, args, io).await,
         Command::Uncordon(args) => cordon::run_uncordon(global, args, io).await,
+        Command::Quarantine(args) => quarantine::run_quarantine(global, args, io).await,
+        Command::Unquarantine(args) => quarantine::run_unquarantine(global, args, io).await,
         Command::Install(args) => install::run(global, args, io).await,
         Command::Uninstall(args) => uninstall::run(global, args, io).await,
         Command::Completion(args) => completion::run(args, io),

@@ -725,6 +725,7 @@ fn desired_spec(
             mode,
             capabilities,
             maintenance: base.maintenance,
+            quarantine: base.quarantine,
             kubeconfig_secret_ref,
             ..(**declared).clone()
         };
@@ -749,8 +750,10 @@ fn desired_spec(
         max_concurrent_remediations: args
             .max_concurrent_remediations
             .unwrap_or(base.max_concurrent_remediations),
-        // A maintenance window is `cordon`'s: a re-run keeps it.
+        // A maintenance window is `cordon`'s, a quarantine `quarantine`'s:
+        // a re-run keeps them.
         maintenance: base.maintenance,
+        quarantine: base.quarantine,
         kubeconfig_secret_ref,
     }
 }

@@ -17,6 +17,7 @@ use super::{ColorChoice, Error, GlobalArgs, Io, wire_enum};
 use crate::api::{Environment, FederatedCluster, HubLiveness, Phase, Tier};
 pub use crate::fleet::filter::SiteFilter;
 use crate::fleet::liveness::{HubVerdict, hub_verdict};
+use crate::fleet::policy::Incidents;
 use crate::render;
 
 /// The hub's liveness record as a view read it: the record (None: there
@@ -27,6 +28,32 @@ pub(super) type HubRecord = Result<Option<HubLiveness>, String>;
 /// since a view still shows the sites without it.
 pub(super) async fn read_hub_record(hub: &crate::k8s::Cluster) -> HubRecord {
     hub.hub_liveness().await.map_err(|e| e.to_string())
+}
+
+/// The fleet's incidents, which the hub decides signals with
+/// (`fleet::policy::Incidents`): views that show a signal's remediation
+/// show the hub's decision. On a failure the signals are decided alone
+/// and [`incidents_or_warn`] says so.
+pub(super) async fn read_incidents(hub: &crate::k8s::Cluster) -> Result<Incidents, String> {
+    hub.fleet_incidents().await.map_err(|e| e.to_string())
+}
+
+/// The incidents read, or none with a warning on `err` naming why.
+pub(super) fn incidents_or_warn(
+    read: Result<Incidents, String>,
+    err: &mut dyn std::io::Write,
+) -> std::io::Result<Incidents> {
+    match read {
+        Ok(incidents) => Ok(incidents),
+        Err(why) => {
+            writeln!(
+                err,
+                "warning: could not read the hub's incidents ({}): each signal's remediation is shown as its own tier and severity decide it, without the correlations and cascades that may raise it",
+                render::safe::terminal_safe(&why)
+            )?;
+            Ok(Incidents::default())
+        }
+    }
 }
 
 /// The verdict on `record` at `now`.
@@ -86,6 +113,25 @@ impl StatusOutput {
     /// A table for people (as opposed to a document for scripts).
     pub fn is_human(&self) -> bool {
         matches!(self, StatusOutput::Table | StatusOutput::Wide)
+    }
+
+    /// Whether it shows each signal with the hub's decision on it (the
+    /// report does; the table counts signals, `-o name` has none), so the
+    /// fleet's incidents must be read.
+    fn decides_signals(&self) -> bool {
+        matches!(
+            self,
+            StatusOutput::Json | StatusOutput::Yaml | StatusOutput::JsonPath(_)
+        )
+    }
+
+    /// The fleet's incidents when this output needs them ([`read_incidents`]).
+    async fn incidents(&self, hub: &crate::k8s::Cluster) -> Result<Incidents, String> {
+        if self.decides_signals() {
+            read_incidents(hub).await
+        } else {
+            Ok(Incidents::default())
+        }
     }
 
     /// Parses `-o`: one of [`STATUS_OUTPUTS`], `jsonpath=` with a template
@@ -269,8 +315,13 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
         if args.sites.is_empty() {
             return render_paged(&hub, selector, &filter, &args.output, color, io).await;
         }
-        let (listed, record) = tokio::join!(hub.list_sites(selector), read_hub_record(&hub));
+        let (listed, record, incidents) = tokio::join!(
+            hub.list_sites(selector),
+            read_hub_record(&hub),
+            args.output.incidents(&hub)
+        );
         let listed = listed?;
+        let incidents = incidents_or_warn(incidents, io.err)?;
         let now = jiff::Timestamp::now();
         // Like `kubectl get fc NAME`: what exists is shown, a name that
         // does not is an error.
@@ -283,7 +334,7 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
         let verdict = verdict_of(&record, now);
         let sites = filter.apply(listed, verdict.judging(), now);
         if missing.is_empty() || !sites.is_empty() {
-            let mut frame = Frame::begin(&args.output, verdict, now, io.stdout_tty)?;
+            let mut frame = Frame::begin(&args.output, verdict, &incidents, now, io.stdout_tty)?;
             for site in sites {
                 frame.push(std::borrow::Cow::Owned(site))?;
             }
@@ -405,6 +456,7 @@ async fn watch_frames(
     let mut last: Option<Vec<u8>> = None;
     let screen = io.stdout_tty && matches!(output, StatusOutput::Table | StatusOutput::Wide);
     let mut record = read_hub_record(hub).await;
+    let mut incidents = incidents_or_warn(output.incidents(hub).await, io.err)?;
     let mut next_poll = tokio::time::Instant::now() + HUB_POLL;
     // What the last frame showed of the hub and unjudged phases, and the
     // warning last written to stderr.
@@ -451,6 +503,14 @@ async fn watch_frames(
             Wake::Frame => {}
             Wake::Poll => {
                 record = read_hub_record(hub).await;
+                // A change of the incidents changes the decisions a
+                // report shows (a failed read keeps the last ones).
+                if let Ok(read) = output.incidents(hub).await
+                    && read != incidents
+                {
+                    incidents = read;
+                    pending = listed;
+                }
                 next_poll = tokio::time::Instant::now() + HUB_POLL;
                 let now = jiff::Timestamp::now();
                 let signature = unjudged_signature(&fleet, filter, &verdict_of(&record, now), now);
@@ -468,7 +528,7 @@ async fn watch_frames(
         let now = jiff::Timestamp::now();
         let verdict = verdict_of(&record, now);
         drawn = Some(unjudged_signature(&fleet, filter, &verdict, now));
-        let mut frame = Frame::begin(output, verdict.clone(), now, io.stdout_tty)?;
+        let mut frame = Frame::begin(output, verdict.clone(), &incidents, now, io.stdout_tty)?;
         for site in fleet
             .values()
             .filter(|s| filter.matches(s, verdict.judging(), now))
@@ -525,6 +585,7 @@ impl Frame {
     fn begin(
         output: &StatusOutput,
         hub: HubVerdict,
+        incidents: &Incidents,
         now: jiff::Timestamp,
         escape: bool,
     ) -> Result<Self, Error> {
@@ -540,14 +601,20 @@ impl Frame {
             StatusOutput::Name => return Ok(Frame::Names(Vec::new())),
             StatusOutput::JsonPath(t) => {
                 return Ok(Frame::JsonPath(Box::new(
-                    render::report::JsonPathReport::begin(t.clone(), hub, now, escape),
+                    render::report::JsonPathReport::begin(
+                        t.clone(),
+                        hub,
+                        incidents.clone(),
+                        now,
+                        escape,
+                    ),
                 )));
             }
             StatusOutput::Json => ReportFormat::Json,
             StatusOutput::Yaml => ReportFormat::Yaml,
         };
         let mut buf = Vec::with_capacity(1 << 16);
-        let report = ReportStream::begin(format, hub, now, &mut buf)?;
+        let report = ReportStream::begin(format, hub, incidents.clone(), now, &mut buf)?;
         Ok(Frame::Report(report, buf))
     }
 
@@ -628,14 +695,21 @@ async fn render_paged(
 ) -> Result<(), Error> {
     let now = jiff::Timestamp::now();
     let escape = io.stdout_tty;
+    // The fleet's incidents are read alongside, for a report's decisions.
     let mut reading = {
         let hub = hub.clone();
-        tokio::spawn(async move { read_hub_record(&hub).await })
+        let output = output.clone();
+        tokio::spawn(async move { tokio::join!(read_hub_record(&hub), output.incidents(&hub)) })
     };
-    let joined = |r: Result<HubRecord, tokio::task::JoinError>| {
-        r.unwrap_or_else(|e| Err(format!("reading the hub's liveness record: {e}")))
+    type Read = (HubRecord, Result<Incidents, String>);
+    let joined = |r: Result<Read, tokio::task::JoinError>| {
+        r.unwrap_or_else(|e| {
+            let why = format!("reading the hub's liveness record: {e}");
+            (Err(why.clone()), Err(why))
+        })
     };
     let mut record: Option<HubRecord> = None;
+    let mut incidents: Option<Result<Incidents, String>> = None;
     let mut waiting: Vec<Vec<FederatedCluster>> = Vec::new();
     // The frame, once the verdict it is drawn with is known.
     let mut frame: Option<(Frame, Option<bool>)> = None;
@@ -646,11 +720,16 @@ async fn render_paged(
         if frame.is_none()
             && let Some(r) = (&mut reading).now_or_never()
         {
-            let r = joined(r);
+            let (r, read) = joined(r);
             let verdict = verdict_of(&r, now);
             let judging = verdict.judging();
-            frame = Some((Frame::begin(output, verdict, now, escape)?, judging));
+            let decided = read.clone().unwrap_or_default();
+            frame = Some((
+                Frame::begin(output, verdict, &decided, now, escape)?,
+                judging,
+            ));
             record = Some(r);
+            incidents = Some(read);
         }
         let Some((frame, judging)) = frame.as_mut() else {
             waiting.push(page);
@@ -668,16 +747,20 @@ async fn render_paged(
         Ok::<_, Error>(())
     })
     .await?;
-    let record = match record {
-        Some(r) => r,
-        None => joined(reading.await),
+    let (record, incidents) = match (record, incidents) {
+        (Some(r), Some(i)) => (r, i),
+        _ => joined(reading.await),
     };
     let (mut frame, judging) = match frame {
         Some(f) => f,
         None => {
             let verdict = verdict_of(&record, now);
             let judging = verdict.judging();
-            (Frame::begin(output, verdict, now, escape)?, judging)
+            let decided = incidents.clone().unwrap_or_default();
+            (
+                Frame::begin(output, verdict, &decided, now, escape)?,
+                judging,
+            )
         }
     };
     for site in waiting
@@ -693,5 +776,6 @@ async fn render_paged(
     if output.is_human() {
         warn_about_hub(io.err, &record, fleet_size, now)?;
     }
+    incidents_or_warn(incidents, io.err)?;
     Ok(())
 }

@@ -10,15 +10,23 @@
 //!   seen in a lower environment (development < staging) and later in
 //!   production, within a lookback. Found by grouping sightings by
 //!   (signal, workload) in a hash map, linear in the number of signals.
+//!
+//! What a site reports is evidence only as far as the hub can vouch for it
+//! ([`witness`], docs/reliability.md#what-a-sites-report-may-change-for-other-sites):
+//! every time is moved onto the hub clock by the offset the hub measured
+//! (`clockOffsetSeconds`) and is never later than the hub last heard from
+//! the site; a quarantined site, or one the hub never heard from, is no
+//! evidence at all.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::api::{
-    Cascade, Correlation, Environment, FederatedCluster, Severity, SignalType, Tier, WorkloadRef,
+    Cascade, Correlation, Environment, FederatedCluster, FederatedClusterStatus, Severity, Signal,
+    SignalType, Tier, WorkloadRef,
 };
 
 /// Default window within which a signal counts as active for correlation.
@@ -51,6 +59,70 @@ fn within(then: Timestamp, now: Timestamp, span: Duration) -> bool {
     now.duration_since(then) <= span
 }
 
+/// A signal's `firstSeen` and `lastSeen` on the hub clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Seen {
+    /// When the failure began, on the hub clock; never after `last`.
+    pub first: Timestamp,
+    /// When it was last seen, on the hub clock; never after the hub last
+    /// heard from the site, nor after `now`.
+    pub last: Timestamp,
+}
+
+/// `signal`'s times, as `status` reports them, moved onto the hub clock
+/// at `now`: minus the site's `clockOffsetSeconds` (an edge's signal
+/// times are on its clock: `lastSeen` on the edge's, the onset on its
+/// member's, which the edge runs in), `lastSeen` never later than the
+/// site's latest heartbeat on the hub clock (a report cannot have seen a
+/// failure after it was sent) nor than `now`, and `firstSeen` never later
+/// than that `lastSeen`. So a clock running ahead or behind, or a lie,
+/// neither keeps a signal active after the hub stopped hearing from its
+/// site nor reorders it before or after another site's.
+pub fn seen_on_hub_clock(status: &FederatedClusterStatus, signal: &Signal, now: Timestamp) -> Seen {
+    let bound = status
+        .heartbeat_on_hub_clock()
+        .map_or(now, |heard| heard.min(now));
+    let offset = SignedDuration::from_secs(status.clock_offset_seconds.unwrap_or(0));
+    let shift = |t: Timestamp| t.checked_sub(offset).unwrap_or(t);
+    let last = shift(signal.last_seen.0).min(bound);
+    Seen {
+        first: shift(signal.first_seen.0).min(last),
+        last,
+    }
+}
+
+/// A site whose report counts as evidence for fleet incidents.
+pub struct Witness<'a> {
+    /// The site.
+    pub site: &'a FederatedCluster,
+    status: &'a FederatedClusterStatus,
+    now: Timestamp,
+}
+
+/// `site` as a witness at `now`: None when an administrator quarantined
+/// it (`spec.quarantine`) or the hub never heard from it (no heartbeat,
+/// so nothing vouches for when its signals were seen).
+pub fn witness(site: &FederatedCluster, now: Timestamp) -> Option<Witness<'_>> {
+    if site.is_quarantined() {
+        return None;
+    }
+    let status = site.status.as_ref()?;
+    status.last_heartbeat_time.as_ref()?;
+    Some(Witness { site, status, now })
+}
+
+impl<'a> Witness<'a> {
+    /// Its signals.
+    pub fn signals(&self) -> &'a [Signal] {
+        self.status.signals()
+    }
+
+    /// A signal's times on the hub clock ([`seen_on_hub_clock`]).
+    pub fn seen(&self, signal: &Signal) -> Seen {
+        seen_on_hub_clock(self.status, signal, self.now)
+    }
+}
+
 struct Group<'a> {
     /// Member sites, each once (a site's signals are contiguous, so a
     /// repeat is always the last entry).
@@ -59,12 +131,16 @@ struct Group<'a> {
     worst: Severity,
     last_seen: Timestamp,
     strictest: Tier,
+    /// The earliest evidence and its site.
+    start: (Timestamp, &'a str),
 }
 
 /// The active correlations at `now`, sorted by signal type. A correlation
-/// present in `previous` for the same signal type keeps its id and
-/// firstSeen; a new one gets a fresh id derived from its signal type and
-/// detection time.
+/// present in `previous` for the same signal type keeps its id, and its
+/// start (`firstSeen`, `startedBy`) unless a member's evidence is earlier
+/// or its site has been quarantined since; a new one gets a fresh id
+/// derived from its signal type and detection time. Every time is on the
+/// hub clock ([`witness`]); quarantined sites are never members.
 ///
 /// Linear in the number of signals: per signal one lookup among the signal
 /// types; site names are borrowed, and copied once per correlation member.
@@ -75,29 +151,37 @@ pub fn correlate<S: std::borrow::Borrow<FederatedCluster>>(
     config: CorrelationConfig,
 ) -> Vec<Correlation> {
     let mut groups: BTreeMap<SignalType, Group<'_>> = BTreeMap::new();
+    let mut quarantined: HashSet<&str> = HashSet::new();
     for (index, site) in sites.iter().enumerate() {
         let site: &FederatedCluster = S::borrow(site);
-        let Some(status) = site.status.as_ref() else {
+        if site.is_quarantined() {
+            quarantined.insert(site.site_name());
+        }
+        let Some(witness) = witness(site, now) else {
             continue;
         };
-        for s in status.signals() {
-            if !within(s.last_seen.0, now, config.window) {
+        for s in witness.signals() {
+            let seen = witness.seen(s);
+            if !within(seen.last, now, config.window) {
                 continue;
             }
+            let name = site.site_name();
             let g = groups.entry(s.type_).or_insert_with(|| Group {
                 clusters: Vec::new(),
                 last_site: usize::MAX,
                 worst: s.severity,
-                last_seen: s.last_seen.0,
+                last_seen: seen.last,
                 strictest: site.spec.tier,
+                start: (seen.first, name),
             });
             if g.last_site != index {
                 g.last_site = index;
-                g.clusters.push(site.site_name());
+                g.clusters.push(name);
                 g.strictest = stricter_tier(g.strictest, site.spec.tier);
             }
             g.worst = g.worst.min(s.severity);
-            g.last_seen = g.last_seen.max(s.last_seen.0);
+            g.last_seen = g.last_seen.max(seen.last);
+            g.start = g.start.min((seen.first, name));
         }
     }
     let previous: HashMap<SignalType, &Correlation> =
@@ -110,9 +194,18 @@ pub fn correlate<S: std::borrow::Borrow<FederatedCluster>>(
             if g.clusters.len() < config.threshold.max(1) {
                 return None;
             }
-            let (id, first_seen) = match previous.get(&signal) {
-                Some(p) => (p.id.clone(), p.first_seen.clone()),
-                None => (correlation_id(signal, now), Time(now)),
+            let (id, start) = match previous.get(&signal) {
+                Some(p) => {
+                    // A start recorded by an older hub (no site) was its
+                    // detection time, not evidence: not carried.
+                    let carried = p
+                        .started_by
+                        .as_deref()
+                        .filter(|site| !quarantined.contains(site))
+                        .map(|site| (p.first_seen.0, site));
+                    (p.id.clone(), carried.map_or(g.start, |c| c.min(g.start)))
+                }
+                None => (correlation_id(signal, now), g.start),
             };
             Some(Correlation {
                 id,
@@ -120,8 +213,9 @@ pub fn correlate<S: std::borrow::Borrow<FederatedCluster>>(
                 severity: Severity::Critical,
                 original_severity: g.worst,
                 clusters: g.clusters.into_iter().map(str::to_owned).collect(),
-                first_seen,
+                first_seen: Time(start.0),
                 last_seen: Time(g.last_seen),
+                started_by: Some(start.1.to_owned()),
                 strictest_tier: Some(g.strictest),
             })
         })
@@ -197,7 +291,8 @@ fn stage(env: Environment) -> Option<u8> {
 }
 
 /// Cascades at `now`: for every production site whose signal on a workload
-/// was first seen within `lookback`, the earliest strictly earlier sighting
+/// was first seen within `lookback` (times on the hub clock, quarantined
+/// sites left out: [`witness`]), the earliest strictly earlier sighting
 /// of the same signal type on the same workload kind and name in a lower
 /// environment within the lookback is its source. One cascade per
 /// (signal, workload, production site), sorted by target first-seen, then
@@ -218,13 +313,15 @@ pub fn detect_cascades<S: std::borrow::Borrow<FederatedCluster>>(
         if stage(env).is_none() {
             continue;
         }
-        let Some(status) = site.status.as_ref() else {
+        let Some(witness) = witness(site, now) else {
             continue;
         };
-        for s in status.signals() {
-            // A sighting cannot come from the future: an edge clock running
-            // ahead (or a lie) counts as seen now, on the hub's clock.
-            let first_seen = s.first_seen.0.min(now);
+        for s in witness.signals() {
+            // On the hub clock: a skewed clock neither hides nor invents a
+            // cascade, and a sighting cannot come from the future (an edge
+            // clock running ahead, or a lie, counts as seen when the hub
+            // last heard from the site).
+            let first_seen = witness.seen(s).first;
             if !within(first_seen, now, lookback) {
                 continue;
             }
@@ -301,7 +398,7 @@ pub fn detect_cascades<S: std::borrow::Borrow<FederatedCluster>>(
 mod tests {
     use super::*;
     use crate::api::Signal;
-    use crate::api::fixtures::fixture_now;
+    use crate::api::fixtures::{ago, fixture_now};
 
     fn site(name: &str, env: Environment, signals: Vec<Signal>) -> FederatedCluster {
         signals.into_iter().fold(
@@ -336,7 +433,186 @@ mod tests {
         assert_eq!(c.severity, Severity::Critical);
         assert_eq!(c.original_severity, Severity::High);
         assert_eq!(c.clusters, ["a", "b", "c"]);
-        assert_eq!(c.first_seen, Time(fixture_now()));
+        // The earliest evidence, not the detection time (ties: by name).
+        assert_eq!(c.first_seen, ago(600));
+        assert_eq!(c.last_seen, ago(60));
+        assert_eq!(c.started_by.as_deref(), Some("a"));
+    }
+
+    #[test]
+    fn first_seen_is_the_earliest_evidence_and_never_after_last_seen() {
+        let cfg = CorrelationConfig::default();
+        // Standing signals are re-sent every 5 minutes: when the hub finds
+        // the correlation, the latest lastSeen may be minutes old.
+        let sites = [
+            prod("a", vec![crash(900, 240)]),
+            prod("b", vec![crash(1800, 280)]),
+            prod("c", vec![crash(300, 270)]),
+        ];
+        let found = correlate(&sites, &[], fixture_now(), cfg);
+        let c = &found[0];
+        assert!(c.first_seen.0 <= c.last_seen.0, "{c:?}");
+        assert_eq!(
+            (c.first_seen.clone(), c.last_seen.clone()),
+            (ago(1800), ago(240))
+        );
+        assert_eq!(c.started_by.as_deref(), Some("b"));
+        // b recovers and leaves: the start is kept while it lasts.
+        let later = fixture_now() + SignedDuration::from_secs(60);
+        let without_b = [
+            sites[0].clone(),
+            sites[2].clone(),
+            prod("d", vec![crash(60, 0)]),
+        ];
+        let kept = correlate(&without_b, &found, later, cfg);
+        assert_eq!(kept[0].id, c.id);
+        assert_eq!(kept[0].started_by.as_deref(), Some("b"));
+        assert_eq!(kept[0].first_seen, ago(1800));
+        // A member with earlier evidence moves it earlier.
+        let with_e = [
+            sites[0].clone(),
+            sites[2].clone(),
+            prod("e", vec![crash(7200, 30)]),
+        ];
+        let moved = correlate(&with_e, &kept, later, cfg);
+        assert_eq!(moved[0].started_by.as_deref(), Some("e"));
+        assert_eq!(moved[0].first_seen, ago(7200));
+        // A start an older hub wrote (its detection time, no site) is not
+        // evidence: the members' is taken.
+        let mut old = found.clone();
+        old[0].started_by = None;
+        old[0].first_seen = Time(fixture_now());
+        let from_old = correlate(&sites, &old, later, cfg);
+        assert_eq!(from_old[0].first_seen, ago(1800));
+    }
+
+    #[test]
+    fn a_future_last_seen_keeps_nothing_alive_after_its_site_goes_silent() {
+        let cfg = CorrelationConfig::default();
+        let forever = 10 * 365 * 24 * 3600;
+        // The liar's signal claims to be seen for the next ten years.
+        let liar = |heard_ago| {
+            site("liar", Environment::Staging, vec![crash(600, -forever)]).heartbeat_ago(heard_ago)
+        };
+        let sites = [
+            liar(5),
+            prod("a", vec![crash(600, 60)]),
+            prod("b", vec![crash(600, 60)]),
+        ];
+        let out = correlate(&sites, &[], fixture_now(), cfg);
+        assert_eq!(out[0].clusters, ["a", "b", "liar"]);
+        // Never later than the hub last heard from it.
+        assert_eq!(out[0].last_seen, ago(5));
+        // It stops reporting; 15 minutes after its last heartbeat its
+        // signal is no evidence any more, whatever it claims.
+        let sites = [
+            liar(901),
+            prod("a", vec![crash(600, 60)]),
+            prod("b", vec![crash(600, 60)]),
+        ];
+        assert!(correlate(&sites, &out, fixture_now(), cfg).is_empty());
+        // A status with signals but no heartbeat (never heard from, or the
+        // key removed) is no evidence either.
+        let mut unheard = liar(5);
+        if let Some(st) = unheard.status.as_mut() {
+            st.last_heartbeat_time = None;
+        }
+        let sites = [
+            unheard,
+            prod("a", vec![crash(600, 60)]),
+            prod("b", vec![crash(600, 60)]),
+        ];
+        assert!(correlate(&sites, &[], fixture_now(), cfg).is_empty());
+    }
+
+    fn quarantined(site: FederatedCluster) -> FederatedCluster {
+        let mut site = site;
+        site.spec.quarantine = Some(crate::api::Quarantine {
+            since: Some(ago(60)),
+            reason: Some("forged signals".into()),
+        });
+        site
+    }
+
+    #[test]
+    fn a_quarantined_site_is_part_of_no_correlation_or_cascade() {
+        let cfg = CorrelationConfig::default();
+        let liar = site("liar", Environment::Staging, vec![crash(7200, 30)]);
+        let sites = [
+            liar.clone(),
+            prod("a", vec![crash(600, 60)]),
+            prod("b", vec![crash(600, 60)]),
+        ];
+        let found = correlate(&sites, &[], fixture_now(), cfg);
+        assert_eq!(found[0].started_by.as_deref(), Some("liar"));
+        assert_eq!(
+            detect_cascades(&sites, fixture_now(), DEFAULT_LOOKBACK).len(),
+            2
+        );
+        let sites = [
+            quarantined(liar.clone()),
+            sites[1].clone(),
+            sites[2].clone(),
+        ];
+        assert!(correlate(&sites, &found, fixture_now(), cfg).is_empty());
+        assert!(detect_cascades(&sites, fixture_now(), DEFAULT_LOOKBACK).is_empty());
+        // With enough others the correlation goes on without it, and the
+        // start it claimed is not carried over.
+        let mut more = sites.to_vec();
+        more.push(prod("c", vec![crash(300, 60)]));
+        let without = correlate(&more, &found, fixture_now(), cfg);
+        assert_eq!(without[0].id, found[0].id);
+        assert_eq!(without[0].clusters, ["a", "b", "c"]);
+        assert_eq!(without[0].started_by.as_deref(), Some("a"));
+        assert_eq!(without[0].first_seen, ago(600));
+    }
+
+    #[test]
+    fn measured_clock_offsets_move_onsets_onto_the_hub_clock() {
+        let hour = 3600;
+        // Staging's failure began 2 h before production's, but its edge
+        // clock runs 3 h ahead: on its own clock it came 1 h after.
+        let stg_ahead = site(
+            "stg",
+            Environment::Staging,
+            vec![crash(2 * hour - 3 * hour, 60 - 3 * hour)],
+        )
+        .heartbeat_ago(5 - 3 * hour)
+        .with_clock_offset(3 * hour);
+        let p = prod("p", vec![crash(0, 0)]);
+        let out = detect_cascades(&[stg_ahead, p.clone()], fixture_now(), DEFAULT_LOOKBACK);
+        assert_eq!(
+            out.len(),
+            1,
+            "a fast staging clock hid the cascade: {out:?}"
+        );
+        assert_eq!(out[0].source_first_seen, ago(2 * hour));
+        assert_eq!(out[0].delta_seconds, 2 * hour - 5);
+        // Staging's failure began 1 h after production's, but its clock
+        // runs 3 h behind: on its own clock it came 2 h before.
+        let p = prod("p", vec![crash(2 * hour, 0)]);
+        let stg_behind = site(
+            "stg",
+            Environment::Staging,
+            vec![crash(hour + 3 * hour, 60 + 3 * hour)],
+        )
+        .heartbeat_ago(5 + 3 * hour)
+        .with_clock_offset(-3 * hour);
+        assert!(
+            detect_cascades(
+                &[stg_behind.clone(), p.clone()],
+                fixture_now(),
+                DEFAULT_LOOKBACK
+            )
+            .is_empty(),
+            "a slow staging clock invented a cascade"
+        );
+        // The same slow clock does not hide the site from a correlation:
+        // its signal was seen 60 s ago, 3 h ago on its clock.
+        let sites = [stg_behind, p, prod("q", vec![crash(600, 60)])];
+        let found = correlate(&sites, &[], fixture_now(), CorrelationConfig::default());
+        assert_eq!(found[0].clusters, ["p", "q", "stg"]);
+        assert_eq!(found[0].last_seen, ago(5), "p's, seen when last heard");
     }
 
     #[test]
@@ -464,7 +740,7 @@ mod tests {
     }
 
     #[test]
-    fn a_sighting_dated_in_the_future_counts_as_seen_now() {
+    fn a_sighting_dated_in_the_future_counts_as_seen_when_last_heard() {
         let future = 10 * 365 * 24 * 3600;
         let sites = [
             site("stg", Environment::Staging, vec![crash(3600, 60)]),
@@ -478,8 +754,9 @@ mod tests {
             (out[0].source.as_str(), out[0].target.as_str()),
             ("stg", "prod-1")
         );
-        assert_eq!(out[0].target_first_seen.0, fixture_now());
-        assert_eq!(out[0].delta_seconds, 3600);
+        // Seen when the hub last heard from prod-1 (5 s ago).
+        assert_eq!(out[0].target_first_seen, ago(5));
+        assert_eq!(out[0].delta_seconds, 3595);
     }
 
     #[test]
@@ -604,6 +881,7 @@ mod cascade_id_tests {
                 value: "eu".into(),
                 clusters: vec!["z".into(), "y".into()],
                 since: Time(now),
+                started_by: None,
             }],
             ..Default::default()
         };

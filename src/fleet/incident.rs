@@ -104,6 +104,28 @@ impl Incident<'_> {
         }
     }
 
+    /// The site that started it, by the earliest evidence on the hub
+    /// clock: a correlation's `startedBy`, a cascade's source, the first
+    /// site of an outage to go dark. None when a hub that did not record
+    /// it wrote the incident.
+    pub fn started_by(&self) -> Option<&str> {
+        match self {
+            Incident::Correlation(c) => c.started_by.as_deref(),
+            Incident::Cascade(c) => Some(&c.source),
+            Incident::Outage(o) => o.started_by.as_deref(),
+        }
+    }
+
+    /// When it started, on the hub clock: a correlation's `firstSeen`, a
+    /// cascade's `sourceFirstSeen`, an outage's `since`.
+    pub fn started_at(&self) -> jiff::Timestamp {
+        match self {
+            Incident::Correlation(c) => c.first_seen.0,
+            Incident::Cascade(c) => c.source_first_seen.0,
+            Incident::Outage(o) => o.since.0,
+        }
+    }
+
     /// Whether `signal`, reported by `site`, is one of the incident's
     /// member signals: the correlated signal type on a member site; the
     /// cascading signal type on the cascade's workload at its source or
@@ -140,6 +162,7 @@ mod tests {
                 clusters: vec!["c".into(), "a".into(), "b".into()],
                 first_seen: ago(60),
                 last_seen: ago(5),
+                started_by: Some("b".into()),
             }],
             cascades: vec![Cascade {
                 id: String::new(),
@@ -161,6 +184,7 @@ mod tests {
                 value: "eu-west-1".into(),
                 clusters: vec!["e1".into(), "e2".into(), "e3".into()],
                 since: ago(120),
+                started_by: None,
             }],
             ..Default::default()
         }
@@ -182,6 +206,7 @@ mod tests {
         let f = fleet();
         let xc = find_incident(&f, "xc-0000000a").unwrap();
         assert_eq!(xc.kind(), "Correlation");
+        assert_eq!((xc.started_by(), xc.started_at()), (Some("b"), ago(60).0));
         assert_eq!(xc.sites().into_iter().collect::<Vec<_>>(), ["a", "b", "c"]);
         let oom = Signal::test(SignalType::OomKilled, "ns", "Deployment", "x");
         assert!(xc.has_member_signal("a", &oom));
@@ -198,8 +223,17 @@ mod tests {
         let other_workload = Signal::test(SignalType::CrashLoopBackOff, "ns", "Deployment", "api");
         assert!(!cc.has_member_signal("prod", &other_workload));
 
+        assert_eq!(
+            (cc.started_by(), cc.started_at()),
+            (Some("stg"), ago(600).0)
+        );
         let go = find_incident(&f, "go-0000000b").unwrap();
         assert_eq!(go.kind(), "GroupedOutage");
+        assert_eq!(
+            go.started_by(),
+            None,
+            "written by a hub that did not record it"
+        );
         assert_eq!(go.sites().len(), 3);
         assert!(!go.has_member_signal("e1", &oom));
 

@@ -10,7 +10,13 @@
 //! (Pending sites never left Connected), and never a site whose maintenance
 //! window is open (its downtime is planned). When they left: the hub-clock
 //! time of their last heartbeat, which does not move while a site stays
-//! dark, so the same sites always make the same outage.
+//! dark, so the same sites always make the same outage; the first of them
+//! started the outage (`startedBy`).
+//!
+//! A quarantined site (`spec.quarantine`) still counts: quarantine takes
+//! back what a site *reports* (its signals), while an outage is made of
+//! what the hub did *not* hear, judged on its own clock — a site that
+//! stopped reporting is dark whether or not its reports were trusted.
 //!
 //! Within a group the sites are sorted by that time and chained: a site
 //! joins the chain before it when it went dark at most `window` later. A
@@ -160,7 +166,13 @@ fn dark(site: &FederatedCluster, hub_judging: Option<bool>, now: Timestamp) -> O
         return None;
     }
     match shown_phase(site, hub_judging, now).phase {
-        Phase::Stale | Phase::Unreachable => site.status.as_ref()?.heartbeat_on_hub_clock(),
+        // A heartbeat the hub never measured running ahead of its clock
+        // counts as heard now.
+        Phase::Stale | Phase::Unreachable => site
+            .status
+            .as_ref()?
+            .heartbeat_on_hub_clock()
+            .map(|heard| heard.min(now)),
         Phase::Connected | Phase::Pending => None,
     }
 }
@@ -214,7 +226,8 @@ pub fn grouped_outages<S: std::borrow::Borrow<FederatedCluster>>(
             if chain.len() >= min {
                 members.append(&mut chain);
             }
-            let since = members.first()?.last_heard;
+            let first = members.first()?;
+            let (since, started_by) = (first.last_heard, first.name.to_owned());
             let mut clusters: Vec<String> = members.iter().map(|d| d.name.to_owned()).collect();
             clusters.sort_unstable();
             let group_by = cfg.group_by.key();
@@ -228,6 +241,7 @@ pub fn grouped_outages<S: std::borrow::Borrow<FederatedCluster>>(
                 value: value.to_owned(),
                 clusters,
                 since: Time(since),
+                started_by: Some(started_by),
             })
         })
         .collect();
@@ -294,6 +308,7 @@ mod tests {
         assert!(is_incident_id(&o.id, "go"), "{}", o.id);
         assert_eq!(o.group_by, "region");
         assert_eq!(o.since.0, fixture_now() - SignedDuration::from_secs(700));
+        assert_eq!(o.started_by.as_deref(), Some("a"), "the first to go dark");
         // Two are not enough, unless the hub is told so.
         let two = &sites[..2];
         assert!(
@@ -340,6 +355,33 @@ mod tests {
         ];
         let out = grouped_outages(&rolling, &[], None, now, &OutageConfig::default());
         assert_eq!(out[0].clusters.len(), 4);
+    }
+
+    #[test]
+    fn an_unmeasured_heartbeat_from_the_future_counts_as_heard_now_and_quarantine_keeps_a_site_in()
+    {
+        let now = fixture_now();
+        // A dark site whose last heartbeat claims to come from the future
+        // (its clock ahead, never measured, or a lie) cannot start the
+        // outage "later than now" nor move its start.
+        let mut liar = dark_since(eu("liar"), 600);
+        liar.status.as_mut().unwrap().last_heartbeat_time =
+            Some(crate::api::fixtures::ago(-86_400));
+        liar.spec.quarantine = Some(crate::api::Quarantine {
+            since: None,
+            reason: None,
+        });
+        let sites = [dark_since(eu("a"), 700), dark_since(eu("b"), 650), liar];
+        let cfg = OutageConfig {
+            window: Duration::from_secs(86_400),
+            ..OutageConfig::default()
+        };
+        let out = grouped_outages(&sites, &[], None, now, &cfg);
+        // A quarantined site still counts: its silence is the hub's own
+        // observation, not something it reported.
+        assert_eq!(out[0].clusters, ["a", "b", "liar"]);
+        assert!(out.iter().all(|o| o.since.0 <= now));
+        assert_eq!(out[0].started_by.as_deref(), Some("a"));
     }
 
     #[test]

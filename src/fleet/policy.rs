@@ -129,7 +129,8 @@ pub fn policy_for_sites(
 ///   the target site's signal of that type on that workload is decided at
 ///   critical severity, whatever its own (a standard-tier site's
 ///   ImagePullBackOff that walked in from staging needs an Operator);
-/// - otherwise the signal's own severity and its site's tier decide.
+/// - otherwise the signal's own severity and its site's tier decide; so
+///   always for a quarantined site, whose signals are part of no incident.
 ///
 /// The strictest of these applies.
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
@@ -138,72 +139,130 @@ pub struct SignalPolicy {
     /// The severity the decision is made at: the signal's own, or critical
     /// when an incident raised it.
     pub severity: Severity,
+    /// The tier whose policy applies: the site's own, or a correlation's
+    /// `strictestTier` when stricter; None: the unknown-tier fallback (a
+    /// correlation written without one).
+    pub tier: Option<Tier>,
     /// The decision.
     pub policy: Policy,
     /// The ids of the incidents that raised it (`xc-…`, `cc-…`); empty when
     /// the signal's own severity and its site's tier decide.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub raised_by: Vec<String>,
 }
 
-/// The fleet's incidents, indexed for deciding signals one at a time
-/// (linear in the incidents once, then a lookup per signal).
-pub struct Incidents<'a> {
-    correlations: HashMap<SignalType, (&'a Correlation, HashSet<&'a str>)>,
-    cascades: HashMap<(&'a str, SignalType, &'a WorkloadRef), &'a str>,
+/// The policy of a correlation: its strictest tier's, at critical severity
+/// (what each member signal is decided at, at least).
+pub fn correlation_policy(c: &Correlation) -> Policy {
+    policy_for(c.strictest_tier, Severity::Critical)
 }
 
-impl<'a> Incidents<'a> {
+/// The policy of a cascade: its production target's tier at critical
+/// severity (what the signal it reached is decided at, at least).
+pub fn cascade_policy(c: &Cascade) -> Policy {
+    policy_for(Some(c.target_tier), Severity::Critical)
+}
+
+/// A correlation as [`Incidents`] keeps it.
+#[derive(Clone, Debug, PartialEq)]
+struct CorrelationEntry {
+    id: String,
+    strictest_tier: Option<Tier>,
+    members: HashSet<String>,
+}
+
+/// The fleet's incidents, indexed for deciding signals one at a time
+/// (linear in the incidents once, then a lookup per signal). Owns what it
+/// needs, so a view can keep it while it renders site after site.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Incidents {
+    correlations: HashMap<SignalType, CorrelationEntry>,
+    /// By target site: (signal, workload, id) of each cascade into it
+    /// (looked up by the site's name without allocating).
+    cascades: HashMap<String, Vec<(SignalType, WorkloadRef, String)>>,
+}
+
+impl Incidents {
     /// The index of `correlations` and `cascades` (those of a fleet summary).
-    pub fn new(correlations: &'a [Correlation], cascades: &'a [Cascade]) -> Self {
+    pub fn new(correlations: &[Correlation], cascades: &[Cascade]) -> Self {
         Incidents {
             correlations: correlations
                 .iter()
                 .map(|c| {
                     (
                         c.signal,
-                        (c, c.clusters.iter().map(String::as_str).collect()),
+                        CorrelationEntry {
+                            id: c.id.clone(),
+                            strictest_tier: c.strictest_tier,
+                            members: c.clusters.iter().cloned().collect(),
+                        },
                     )
                 })
                 .collect(),
-            cascades: cascades
-                .iter()
-                .map(|c| ((c.target.as_str(), c.signal, &c.workload), c.id.as_str()))
-                .collect(),
+            cascades: cascades.iter().fold(HashMap::new(), |mut by_target, c| {
+                by_target
+                    .entry(c.target.clone())
+                    .or_insert_with(Vec::new)
+                    .push((
+                        c.signal,
+                        c.workload.clone(),
+                        crate::fleet::incident::cascade_id_of(c),
+                    ));
+                by_target
+            }),
         }
     }
 
-    /// The decision for `signal` of site `site`, of tier `tier`.
-    pub fn decide(&self, site: &str, tier: Tier, signal: &Signal) -> SignalPolicy {
+    /// The index of a fleet summary's incidents (none without one).
+    pub fn of(summary: Option<&crate::api::FederationStatusStatus>) -> Self {
+        summary.map_or_else(Incidents::default, |s| {
+            Incidents::new(&s.correlations, &s.cascades)
+        })
+    }
+
+    /// The decision for `signal` of `site`.
+    pub fn decide(&self, site: &FederatedCluster, signal: &Signal) -> SignalPolicy {
+        let tier = site.spec.tier;
         let mut decided = SignalPolicy {
             severity: signal.severity,
+            tier: Some(tier),
             policy: policy_for(Some(tier), signal.severity),
             raised_by: Vec::new(),
         };
-        let mut raise = |policy: Policy, id: &str| {
-            decided.severity = Severity::Critical;
-            decided.raised_by.push(id.to_owned());
-            if policy.strictness() > decided.policy.strictness() {
-                decided.policy = policy;
-            }
-        };
-        if let Some((c, members)) = self.correlations.get(&signal.type_)
-            && members.contains(site)
-        {
-            // The incident's policy is at least the site's own at critical.
-            let incident = policy_for(c.strictest_tier, Severity::Critical);
-            let own = policy_for(Some(tier), Severity::Critical);
-            raise(
-                if own.strictness() > incident.strictness() {
-                    own
-                } else {
-                    incident
-                },
-                &c.id,
-            );
+        // What a quarantined site reports raises nothing, even under a
+        // summary written before the quarantine.
+        if site.is_quarantined() {
+            return decided;
         }
-        if let Some(id) = self.cascades.get(&(site, signal.type_, &signal.workload)) {
-            raise(policy_for(Some(tier), Severity::Critical), id);
+        let name = site.site_name();
+        // The tiers the raising incidents decide at: a correlation's
+        // strictest, a cascade its target's (this site's own).
+        let mut tiers: Vec<Option<Tier>> = Vec::new();
+        if let Some(c) = self.correlations.get(&signal.type_)
+            && c.members.contains(name)
+        {
+            decided.raised_by.push(c.id.clone());
+            tiers.push(c.strictest_tier);
+        }
+        if let Some((_, _, id)) = self.cascades.get(name).and_then(|into| {
+            into.iter()
+                .find(|(t, w, _)| *t == signal.type_ && *w == signal.workload)
+        }) {
+            decided.raised_by.push(id.clone());
+        }
+        if !decided.raised_by.is_empty() {
+            // Critical severity, at the strictest of those tiers and the
+            // site's own (its own on a tie: last, as max_by_key keeps it).
+            tiers.push(Some(tier));
+            let (tier, policy) = tiers
+                .into_iter()
+                .map(|t| (t, policy_for(t, Severity::Critical)))
+                .max_by_key(|(_, p)| p.strictness())
+                .unwrap_or((Some(tier), decided.policy));
+            // Never laxer than its own: a tier's policy at critical is at
+            // least as strict as at any other severity.
+            decided.severity = Severity::Critical;
+            decided.tier = tier;
+            decided.policy = policy;
         }
         decided
     }
@@ -211,13 +270,12 @@ impl<'a> Incidents<'a> {
 
 /// [`Incidents::decide`] for one signal, without keeping the index.
 pub fn signal_policy(
-    site: &str,
-    tier: Tier,
+    site: &FederatedCluster,
     signal: &Signal,
     correlations: &[Correlation],
     cascades: &[Cascade],
 ) -> SignalPolicy {
-    Incidents::new(correlations, cascades).decide(site, tier, signal)
+    Incidents::new(correlations, cascades).decide(site, signal)
 }
 
 /// The remediation mode last counted for each signal of each site: the
@@ -240,7 +298,7 @@ impl Decisions {
     pub fn update<S: std::borrow::Borrow<FederatedCluster>>(
         &mut self,
         sites: &[S],
-        incidents: &Incidents<'_>,
+        incidents: &Incidents,
         counted_from: Timestamp,
     ) -> Vec<(Tier, RemediationMode)> {
         let mut counted = Vec::new();
@@ -252,7 +310,7 @@ impl Decisions {
             let before = self.by_site.get(name);
             let mut now_decided = HashMap::with_capacity(signals.len());
             for s in signals {
-                let mode = incidents.decide(name, tier, s).policy.mode;
+                let mode = incidents.decide(site, s).policy.mode;
                 let key = s.key();
                 let count = match before.map(|b| b.get(&key)) {
                     Some(Some(was)) => *was != mode,
@@ -449,44 +507,72 @@ mod tests {
             site("prod-crit", Environment::Production, Tier::Critical, 600),
         ];
         let now = fixture_now();
+        let [stg, prod_std, _] = &sites;
         let alone = Incidents::new(&[], &[]);
         let signal = pull(3600);
-        assert_eq!(alone.decide("stg", Tier::NonCritical, &signal).policy, AUTO);
-        assert_eq!(
-            alone.decide("prod-std", Tier::Standard, &signal).policy,
-            AUTO
-        );
-        // In a correlation every member is decided as the incident: Admin.
+        assert_eq!(alone.decide(stg, &signal).policy, AUTO);
+        assert_eq!(alone.decide(prod_std, &signal).policy, AUTO);
+        // In a correlation every member is decided as the incident: Admin,
+        // at the critical site's tier.
         let correlations = correlate(&sites, &[], now, CorrelationConfig::default());
         let cascades = detect_cascades(&sites, now, DEFAULT_LOOKBACK);
         let incidents = Incidents::new(&correlations, &cascades);
-        let stg = incidents.decide("stg", Tier::NonCritical, &signal);
-        assert_eq!(stg.policy, MANUAL_ADMIN);
-        assert_eq!(stg.severity, Severity::Critical);
-        assert_eq!(stg.raised_by, [correlations[0].id.clone()]);
+        let decided = incidents.decide(stg, &signal);
+        assert_eq!(decided.policy, MANUAL_ADMIN);
+        assert_eq!(decided.severity, Severity::Critical);
+        assert_eq!(decided.tier, Some(Tier::Critical));
+        assert_eq!(decided.raised_by, [correlations[0].id.clone()]);
+        assert_eq!(correlation_policy(&correlations[0]), MANUAL_ADMIN);
         // The cascade's target carries both ids.
-        let target = incidents.decide("prod-std", Tier::Standard, &pull(600));
+        let target = incidents.decide(prod_std, &pull(600));
         assert_eq!(target.raised_by.len(), 2, "{target:?}");
-        // A cascade alone raises the production signal's priority.
+        // A cascade alone raises the production signal's priority, at its
+        // own tier.
         let two = &sites[..2];
         let cascades = detect_cascades(two, now, DEFAULT_LOOKBACK);
         let incidents = Incidents::new(&[], &cascades);
-        let target = incidents.decide("prod-std", Tier::Standard, &pull(600));
+        let target = incidents.decide(prod_std, &pull(600));
         assert_eq!(
-            (target.severity, target.policy),
-            (Severity::Critical, MANUAL_OPERATOR)
+            (target.severity, target.tier, target.policy),
+            (Severity::Critical, Some(Tier::Standard), MANUAL_OPERATOR)
         );
         assert_eq!(target.raised_by, [cascades[0].id.clone()]);
-        assert_eq!(
-            incidents.decide("stg", Tier::NonCritical, &signal).policy,
-            AUTO
-        );
+        assert_eq!(cascade_policy(&cascades[0]), MANUAL_OPERATOR);
+        assert_eq!(incidents.decide(stg, &signal).policy, AUTO);
         // An older hub's correlation without a tier: the safe fallback.
         let mut old = correlate(&sites, &[], now, CorrelationConfig::default());
         old[0].strictest_tier = None;
+        let fallback = signal_policy(stg, &signal, &old, &[]);
+        assert_eq!((fallback.tier, fallback.policy), (None, MANUAL_ADMIN));
+    }
+
+    #[test]
+    fn a_quarantined_sites_signals_are_raised_by_nothing() {
+        use crate::api::fixtures::fixture_now;
+        use crate::api::{Quarantine, SignalType};
+        use crate::fleet::correlation::{CorrelationConfig, correlate};
+        let pull =
+            Signal::test(SignalType::ImagePullBackOff, "shop", "Deployment", "web").seen(600, 60);
+        let site = |name: &str| {
+            FederatedCluster::test(name)
+                .with_tier(Tier::Standard)
+                .connected()
+                .with_signal(pull.clone())
+        };
+        let sites = [site("a"), site("b"), site("c")];
+        let correlations = correlate(&sites, &[], fixture_now(), CorrelationConfig::default());
+        let incidents = Incidents::new(&correlations, &[]);
+        assert_eq!(incidents.decide(&sites[0], &pull).policy, MANUAL_OPERATOR);
+        // Quarantined after the summary was written: its own policy only.
+        let mut quarantined = sites[0].clone();
+        quarantined.spec.quarantine = Some(Quarantine {
+            since: None,
+            reason: None,
+        });
+        let decided = incidents.decide(&quarantined, &pull);
         assert_eq!(
-            signal_policy("stg", Tier::NonCritical, &signal, &old, &[]).policy,
-            MANUAL_ADMIN
+            (decided.severity, decided.policy, decided.raised_by.len()),
+            (Severity::Medium, AUTO, 0)
         );
     }
 

@@ -1,6 +1,6 @@
 //! FederatedCluster and FederationStatus I/O on the hub: apply, read,
-//! list, watch, delete, a site's maintenance window, and the Events
-//! recorded about a site.
+//! list, watch, delete, a site's maintenance window and quarantine, and
+//! the Events recorded about a site.
 
 use futures::{Stream, TryStreamExt};
 use kube::api::{Api, ListParams};
@@ -11,9 +11,10 @@ use super::error::Error;
 use super::identity::ObjectRef;
 use super::list_token;
 use crate::api::{
-    FEDERATION_STATUS_NAME, FederatedCluster, FederatedClusterSpec, FederatedClusterStatus,
-    FederationStatus, HubLiveness, MaintenanceWindow,
+    Cascade, Correlation, FEDERATION_STATUS_NAME, FederatedCluster, FederatedClusterSpec,
+    FederatedClusterStatus, FederationStatus, HubLiveness, MaintenanceWindow, Quarantine,
 };
+use crate::fleet::policy::Incidents;
 
 /// A FederatedCluster as the server applied it.
 pub struct AppliedSite {
@@ -118,14 +119,47 @@ impl Cluster {
             }),
             None => serde_json::Value::Null,
         };
-        let patch = serde_json::json!({ "spec": { "maintenance": value } });
-        let params = kube::api::PatchParams {
-            field_manager: Some(super::FIELD_MANAGER.to_owned()),
-            ..Default::default()
-        };
         let what = match window {
             Some(_) => format!("cordon FederatedCluster {name}"),
             None => format!("uncordon FederatedCluster {name}"),
+        };
+        self.patch_site_spec(name, "maintenance", value, what).await
+    }
+
+    /// Sets (Some) or removes (None) a site's quarantine in one JSON merge
+    /// patch of `spec.quarantine` (field manager `kubectl-fleet`), as
+    /// [`Cluster::set_site_maintenance`] does a maintenance window.
+    /// Ok(false) when the site is not registered.
+    pub async fn set_site_quarantine(
+        &self,
+        name: &str,
+        quarantine: Option<&Quarantine>,
+    ) -> Result<bool, Error> {
+        let value = match quarantine {
+            Some(q) => serde_json::json!({ "since": q.since, "reason": q.reason }),
+            None => serde_json::Value::Null,
+        };
+        let what = match quarantine {
+            Some(_) => format!("quarantine FederatedCluster {name}"),
+            None => format!("unquarantine FederatedCluster {name}"),
+        };
+        self.patch_site_spec(name, "quarantine", value, what).await
+    }
+
+    /// One JSON merge patch of `spec.KEY` (field manager `kubectl-fleet`),
+    /// leaving the rest of the spec to its owners. Ok(false) when the site
+    /// is not registered.
+    async fn patch_site_spec(
+        &self,
+        name: &str,
+        key: &str,
+        value: serde_json::Value,
+        what: String,
+    ) -> Result<bool, Error> {
+        let patch = serde_json::json!({ "spec": { key: value } });
+        let params = kube::api::PatchParams {
+            field_manager: Some(super::FIELD_MANAGER.to_owned()),
+            ..Default::default()
         };
         match self
             .sites_api()
@@ -409,14 +443,45 @@ impl Cluster {
     /// record in it, or the cluster does not serve the kind.
     pub async fn hub_liveness(&self) -> Result<Option<HubLiveness>, Error> {
         #[derive(serde::Deserialize)]
-        struct Lean {
-            #[serde(default)]
-            status: Option<LeanStatus>,
-        }
-        #[derive(serde::Deserialize)]
         struct LeanStatus {
             #[serde(default)]
             hub: Option<HubLiveness>,
+        }
+        Ok(self
+            .lean_federation_status::<LeanStatus>()
+            .await?
+            .and_then(|s| s.hub))
+    }
+
+    /// Reads only the incidents of the FederationStatus singleton that
+    /// decide signals (`status.correlations`, `status.cascades`), indexed
+    /// as the hub decides with them; none when there is no singleton or
+    /// the cluster does not serve the kind.
+    pub async fn fleet_incidents(&self) -> Result<Incidents, Error> {
+        #[derive(serde::Deserialize)]
+        struct LeanStatus {
+            #[serde(default)]
+            correlations: Vec<Correlation>,
+            #[serde(default)]
+            cascades: Vec<Cascade>,
+        }
+        Ok(self
+            .lean_federation_status::<LeanStatus>()
+            .await?
+            .map(|s| Incidents::new(&s.correlations, &s.cascades))
+            .unwrap_or_default())
+    }
+
+    /// The FederationStatus singleton's `status` decoded as `T` (only what
+    /// `T` names is kept); Ok(None) when there is no singleton or status,
+    /// or the cluster does not serve the kind.
+    async fn lean_federation_status<T: serde::de::DeserializeOwned>(
+        &self,
+    ) -> Result<Option<T>, Error> {
+        #[derive(serde::Deserialize)]
+        struct Lean<T> {
+            #[serde(default = "Option::default")]
+            status: Option<T>,
         }
         let what = format!("get FederationStatus {FEDERATION_STATUS_NAME}");
         let req =
@@ -428,9 +493,9 @@ impl Cluster {
                 })?;
         match response_text(self.client.clone(), req).await {
             Ok(body) => {
-                let lean: Lean = serde_json::from_str(&body)
+                let lean: Lean<T> = serde_json::from_str(&body)
                     .map_err(|e| Error::api(&what, self.server(), kube::Error::SerdeError(e)))?;
-                Ok(lean.status.and_then(|s| s.hub))
+                Ok(lean.status)
             }
             Err(e) => {
                 let err = Error::api(&what, self.server(), e);

@@ -1,20 +1,27 @@
 //! The hub leader's Kubernetes Events (docs/operations.md#events): phase
 //! transitions of a site (reason: the new phase), a Pull site's probe
 //! failures (`ProbeFailed`, when the failure class changes) and member
-//! token renewals (`CredentialRenewed`, `CredentialRenewalFailed`), new
-//! correlations,
-//! cascades and grouped outages (about the FederationStatus `fleet`, the
-//! incident's field path naming its id).
+//! token renewals (`CredentialRenewed`, `CredentialRenewalFailed`), and the
+//! fleet's incidents (about the FederationStatus `fleet`, the incident's
+//! field path naming its id): a correlation detected, grown (a site
+//! joined) and ended, a cascade detected, a grouped outage detected, grown
+//! and ended ([`incident_notes`]).
 //!
 //! Written by one task through kube's recorder (`k8s::events`), which
 //! folds an object's repeats of one reason into a single Event whose
-//! `series` count it patches, as Kubernetes' own recorder does. kube's
-//! recorder does not rate-limit, so a flapping site could still cost a
-//! request per transition: [`Budget`] gives each object a token bucket
-//! like client-go's event spam filter (a burst, then one Event per
-//! refill period), and a full queue drops Events rather than hold a
-//! reconcile. Only the leader records (the callers write only while
-//! leading).
+//! `series` count it patches, as Kubernetes' own recorder does — keeping
+//! the first note, so every note here is worded to stay true when it is
+//! repeated. kube's recorder does not rate-limit, so a flapping site could
+//! still cost a request per transition: [`Budget`] gives each site, and
+//! each incident, a token bucket like client-go's event spam filter (a
+//! burst, then one Event per refill period), and a full queue drops Events
+//! rather than hold a reconcile. An incident's bucket is its identity's
+//! (a correlation's signal type, a cascade's id, an outage's group), which
+//! outlives a recurrence, so a signal flapping in and out of a
+//! correlation spends its own bucket only; each kind of incident also has
+//! a larger shared bucket, so many incidents of one kind (a flood of
+//! cascades) cannot silence another kind (a grouped outage). Only the
+//! leader records (the callers write only while leading).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -24,7 +31,7 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use kube::runtime::events::{Event, EventType};
 use tokio::sync::{mpsc, watch};
 
-use crate::api::{FederatedCluster, Phase};
+use crate::api::{FederatedCluster, FederationStatusStatus, Phase};
 use crate::k8s::events::EventRecorder;
 
 /// The `reportingController` of the hub's Events.
@@ -38,9 +45,18 @@ const QUEUE: usize = 1024;
 /// Longest note (the API's limit is 1 kB).
 const MAX_NOTE: usize = 1000;
 
+/// An incident's share of the Event budget after its own bucket: the
+/// bucket of its kind, shared by every incident of that kind.
+pub const KIND_BURST: u32 = 100;
+/// After [`KIND_BURST`], one more Event of a kind per this period.
+pub const KIND_REFILL: Duration = Duration::from_secs(30);
+
 /// One Event to record.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Note {
+    /// The token buckets it spends ([`Budget`]): the site's or the
+    /// incident's own, then, for an incident, its kind's.
+    pub budget: (String, Option<&'static str>),
     /// What it is about.
     pub regarding: ObjectReference,
     /// A related object (a cascade's target site).
@@ -89,6 +105,7 @@ pub fn phase_changed(site: &FederatedCluster, from: Option<Phase>, to: Phase, wh
         note.push_str(why);
     }
     Note {
+        budget: (site_budget(site), None),
         regarding: site_ref(site),
         related: None,
         warning: matches!(to, Phase::Stale | Phase::Unreachable),
@@ -108,6 +125,7 @@ pub fn about_site(
     note: String,
 ) -> Note {
     Note {
+        budget: (site_budget(site), None),
         regarding: site_ref(site),
         related: None,
         warning,
@@ -117,10 +135,23 @@ pub fn about_site(
     }
 }
 
-/// An incident of the fleet summary (`CorrelationDetected`,
-/// `CascadeDetected`, `GroupedOutage`).
-pub fn incident(reason: &'static str, field: &str, id: &str, note: String) -> Note {
+/// A site's own bucket.
+fn site_budget(site: &FederatedCluster) -> String {
+    format!("FederatedCluster/{}", site.site_name())
+}
+
+/// An Event about an incident of the fleet summary: `reason`, at field
+/// `status.{field}{ID}` of the FederationStatus, spending the bucket of
+/// the incident's identity `key` and of its kind (`field`).
+pub fn incident(
+    reason: &'static str,
+    field: &'static str,
+    id: &str,
+    key: String,
+    note: String,
+) -> Note {
     Note {
+        budget: (format!("{field}/{key}"), Some(field)),
         regarding: fleet_ref(format!("status.{field}{{{id}}}")),
         related: None,
         warning: true,
@@ -128,6 +159,206 @@ pub fn incident(reason: &'static str, field: &str, id: &str, note: String) -> No
         action: "Summarize",
         note: bounded(note),
     }
+}
+
+/// `sites` for a note: the first 20, then how many more.
+fn site_list<'a>(sites: impl IntoIterator<Item = &'a str>) -> String {
+    let sites: Vec<&str> = sites.into_iter().collect();
+    let shown: Vec<&str> = sites.iter().take(20).copied().collect();
+    let more = sites.len().saturating_sub(shown.len());
+    let mut s = shown.join(", ");
+    if more > 0 {
+        s.push_str(&format!(" and {more} more"));
+    }
+    s
+}
+
+/// A reference to site `name` (an incident's `related` object).
+fn named_site_ref(name: &str) -> ObjectReference {
+    ObjectReference {
+        api_version: Some(format!("{}/{}", crate::api::GROUP, crate::api::VERSION)),
+        kind: Some("FederatedCluster".into()),
+        name: Some(name.to_owned()),
+        ..Default::default()
+    }
+}
+
+/// `, started by SITE` when the incident records who started it.
+fn started(by: Option<&str>) -> String {
+    by.map(|s| format!(", started by {s}")).unwrap_or_default()
+}
+
+/// One note per site of `after` not in `before` (made by `note`), each
+/// with that site as its `related` object: kube's recorder keeps Events
+/// with different related objects apart, so each says whom it is about.
+fn joined<'a>(
+    before: &'a [String],
+    after: &'a [String],
+    note: impl Fn(&str) -> Note + 'a,
+) -> impl Iterator<Item = Note> + 'a {
+    after
+        .iter()
+        .filter(move |s| !before.contains(s))
+        .map(move |site| {
+            let mut n = note(site);
+            n.related = Some(named_site_ref(site));
+            n
+        })
+}
+
+/// The Events of a new fleet summary `next` against the one the hub held
+/// before (`held`; None: there was none) at `now`: each correlation,
+/// cascade and grouped outage that is new (`CorrelationDetected`,
+/// `CascadeDetected`, `GroupedOutage`), each correlation and outage that
+/// grew (`CorrelationGrew`, `GroupedOutageGrew`: one Event per site that
+/// joined, that site its `related` object) and each one that ended
+/// (`CorrelationEnded`, `GroupedOutageEnded`). Every note says what was
+/// true when it was written ("on 3 sites when detected"), since a repeat
+/// of the same reason about the same incident keeps the first note.
+pub fn incident_notes(
+    held: Option<&FederationStatusStatus>,
+    next: &FederationStatusStatus,
+    now: Timestamp,
+) -> Vec<Note> {
+    let none = FederationStatusStatus::default();
+    let held = held.unwrap_or(&none);
+    let mut notes = Vec::new();
+    for c in &next.correlations {
+        let key = c.signal.as_str().to_owned();
+        match held.correlations.iter().find(|h| h.id == c.id) {
+            None => notes.push(incident(
+                "CorrelationDetected",
+                "correlations",
+                &c.id,
+                key,
+                format!(
+                    "{} {} on {} sites when detected{}: {}",
+                    c.id,
+                    c.signal.as_str(),
+                    c.clusters.len(),
+                    started(c.started_by.as_deref()),
+                    site_list(c.clusters.iter().map(String::as_str))
+                ),
+            )),
+            Some(h) => {
+                let n = c.clusters.len();
+                notes.extend(joined(&h.clusters, &c.clusters, |site| {
+                    incident(
+                        "CorrelationGrew",
+                        "correlations",
+                        &c.id,
+                        key.clone(),
+                        format!(
+                            "{} {} reached {site}: {n} sites then",
+                            c.id,
+                            c.signal.as_str()
+                        ),
+                    )
+                }));
+            }
+        }
+    }
+    for h in &held.correlations {
+        if !next.correlations.iter().any(|c| c.id == h.id) {
+            let mut n = incident(
+                "CorrelationEnded",
+                "correlations",
+                &h.id,
+                h.signal.as_str().to_owned(),
+                format!(
+                    "{} {} ended: no longer active on enough sites (it was on {} when last recorded)",
+                    h.id,
+                    h.signal.as_str(),
+                    h.clusters.len()
+                ),
+            );
+            n.warning = false;
+            notes.push(n);
+        }
+    }
+    for c in &next.cascades {
+        let id = crate::fleet::incident::cascade_id_of(c);
+        if held
+            .cascades
+            .iter()
+            .any(|h| crate::fleet::incident::cascade_id_of(h) == id)
+        {
+            continue;
+        }
+        let mut n = incident(
+            "CascadeDetected",
+            "cascades",
+            &id,
+            id.clone(),
+            format!(
+                "{} {} on {}/{} reached production site {} from {}",
+                id,
+                c.signal.as_str(),
+                crate::render::safe::Untrusted(&c.workload.kind),
+                crate::render::safe::Untrusted(&c.workload.name),
+                c.target,
+                c.source
+            ),
+        );
+        n.related = Some(named_site_ref(&c.target));
+        notes.push(n);
+    }
+    for o in &next.outages {
+        let key = format!("{}={}", o.group_by, o.value);
+        match held.outages.iter().find(|h| h.id == o.id) {
+            None => notes.push(incident(
+                "GroupedOutage",
+                "outages",
+                &o.id,
+                key,
+                format!(
+                    "{} {} sites of {} {} went dark together{}: {}",
+                    o.id,
+                    o.clusters.len(),
+                    o.group_by,
+                    o.value,
+                    started(o.started_by.as_deref()),
+                    site_list(o.clusters.iter().map(String::as_str))
+                ),
+            )),
+            Some(h) => {
+                let n = o.clusters.len();
+                notes.extend(joined(&h.clusters, &o.clusters, |site| {
+                    incident(
+                        "GroupedOutageGrew",
+                        "outages",
+                        &o.id,
+                        key.clone(),
+                        format!(
+                            "{} {site} of {} {} went dark too: {n} sites then",
+                            o.id, o.group_by, o.value
+                        ),
+                    )
+                }));
+            }
+        }
+    }
+    for h in &held.outages {
+        if !next.outages.iter().any(|o| o.id == h.id) {
+            let lasted = crate::fleet::age::human_duration(
+                now.duration_since(h.since.0)
+                    .max(jiff::SignedDuration::ZERO),
+            );
+            let mut n = incident(
+                "GroupedOutageEnded",
+                "outages",
+                &h.id,
+                format!("{}={}", h.group_by, h.value),
+                format!(
+                    "{} the outage of {} {} ended after {lasted}: its sites are back or no longer dark together",
+                    h.id, h.group_by, h.value
+                ),
+            );
+            n.warning = false;
+            notes.push(n);
+        }
+    }
+    notes
 }
 
 /// `s` cut to the note limit on a character boundary.
@@ -143,37 +374,78 @@ fn bounded(mut s: String) -> String {
     s
 }
 
-/// Per-object token buckets: [`BURST`] Events, then one per [`REFILL`].
+/// Token buckets by name: a site's or an incident's ([`BURST`] Events,
+/// then one per [`REFILL`]), and one per kind of incident
+/// ([`KIND_BURST`], then one per [`KIND_REFILL`]).
 #[derive(Debug, Default)]
 pub struct Budget {
-    buckets: HashMap<String, (f64, Timestamp)>,
+    buckets: HashMap<String, Bucket>,
+}
+
+#[derive(Debug)]
+struct Bucket {
+    tokens: f64,
+    last: Timestamp,
+    burst: u32,
+    refill: Duration,
+}
+
+impl Bucket {
+    fn new(burst: u32, refill: Duration, now: Timestamp) -> Self {
+        Bucket {
+            tokens: f64::from(burst),
+            last: now,
+            burst,
+            refill,
+        }
+    }
+
+    /// Refills up to `now`; whether a token is there.
+    fn refill(&mut self, now: Timestamp) -> bool {
+        let elapsed = now.duration_since(self.last).as_secs_f64().max(0.0);
+        self.tokens =
+            (self.tokens + elapsed / self.refill.as_secs_f64()).min(f64::from(self.burst));
+        self.last = now;
+        self.tokens >= 1.0
+    }
+
+    /// Whether it is full again at `now`.
+    fn full(&self, now: Timestamp) -> bool {
+        let missing = f64::from(self.burst) - self.tokens;
+        now.duration_since(self.last).as_secs_f64() >= missing * self.refill.as_secs_f64()
+    }
 }
 
 impl Budget {
-    /// Whether an Event about `object` may be recorded at `now` (and
-    /// takes its token).
-    pub fn allow(&mut self, object: &str, now: Timestamp) -> bool {
-        let per_second = 1.0 / REFILL.as_secs_f64();
-        let (tokens, last) = self
+    /// Whether `note` may be recorded at `now`: a token in its own bucket
+    /// and, for an incident, in its kind's; both are taken, or neither.
+    pub fn allow(&mut self, note: &Note, now: Timestamp) -> bool {
+        let (own, kind) = &note.budget;
+        let own_ok = self
             .buckets
-            .entry(object.to_owned())
-            .or_insert((f64::from(BURST), now));
-        let elapsed = now.duration_since(*last).as_secs_f64().max(0.0);
-        *tokens = (*tokens + elapsed * per_second).min(f64::from(BURST));
-        *last = now;
-        if *tokens >= 1.0 {
-            *tokens -= 1.0;
-            true
-        } else {
-            false
+            .entry(own.clone())
+            .or_insert_with(|| Bucket::new(BURST, REFILL, now))
+            .refill(now);
+        let kind_ok = kind.is_none_or(|k| {
+            self.buckets
+                .entry(format!("kind/{k}"))
+                .or_insert_with(|| Bucket::new(KIND_BURST, KIND_REFILL, now))
+                .refill(now)
+        });
+        if !(own_ok && kind_ok) {
+            return false;
         }
+        for key in std::iter::once(own.clone()).chain(kind.map(|k| format!("kind/{k}"))) {
+            if let Some(b) = self.buckets.get_mut(&key) {
+                b.tokens -= 1.0;
+            }
+        }
+        true
     }
 
     /// Forgets buckets full again by `now`, so the map follows the fleet.
     fn prune(&mut self, now: Timestamp) {
-        let full = REFILL.as_secs_f64() * f64::from(BURST);
-        self.buckets
-            .retain(|_, (_, last)| now.duration_since(*last).as_secs_f64() < full);
+        self.buckets.retain(|_, b| !b.full(now));
     }
 }
 
@@ -207,13 +479,8 @@ pub fn spawn(recorder: EventRecorder, mut shutdown: watch::Receiver<bool>) -> Ev
             };
             let now = Timestamp::now();
             budget.prune(now);
-            let key = format!(
-                "{}/{}",
-                note.regarding.kind.as_deref().unwrap_or_default(),
-                note.regarding.name.as_deref().unwrap_or_default()
-            );
-            if !budget.allow(&key, now) {
-                tracing::debug!(object = %key, reason = note.reason, "event rate-limited");
+            if !budget.allow(&note, now) {
+                tracing::debug!(bucket = %note.budget.0, reason = note.reason, "event rate-limited");
                 continue;
             }
             let event = Event {
@@ -244,34 +511,251 @@ pub fn spawn(recorder: EventRecorder, mut shutdown: watch::Receiver<bool>) -> Ev
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::fixtures::fixture_now;
+    use crate::api::fixtures::{ago, fixture_now};
+    use crate::api::{Correlation, GroupedOutage, Severity, SignalType, Tier};
+    use jiff::SignedDuration;
+
+    fn at(s: i64) -> Timestamp {
+        fixture_now() + SignedDuration::from_secs(s)
+    }
 
     #[test]
     fn a_flapping_site_gets_a_burst_then_one_event_per_period() {
         let mut b = Budget::default();
-        let now = fixture_now();
+        let flappy = FederatedCluster::test("flappy");
+        let flap = |i: i64| {
+            let to = if i % 2 == 0 {
+                Phase::Stale
+            } else {
+                Phase::Connected
+            };
+            phase_changed(&flappy, None, to, "")
+        };
         // A transition every second for an hour.
-        let mut allowed = 0;
-        for s in 0..3600 {
-            if b.allow(
-                "FederatedCluster/flappy",
-                now + jiff::SignedDuration::from_secs(s),
-            ) {
-                allowed += 1;
-            }
-        }
+        let allowed = (0..3600).filter(|s| b.allow(&flap(*s), at(*s))).count();
         assert_eq!(
             allowed,
             BURST as usize + 3600 / REFILL.as_secs() as usize - 1
         );
         // Another site is not held back by it.
-        assert!(b.allow(
-            "FederatedCluster/calm",
-            now + jiff::SignedDuration::from_secs(3600)
-        ));
+        let calm = FederatedCluster::test("calm");
+        assert!(b.allow(&phase_changed(&calm, None, Phase::Stale, ""), at(3600)));
         // Full buckets are forgotten.
-        b.prune(now + jiff::SignedDuration::from_secs(10 * 86_400));
+        b.prune(at(10 * 86_400));
         assert!(b.buckets.is_empty());
+    }
+
+    fn correlation(id: &str, clusters: &[&str]) -> Correlation {
+        Correlation {
+            id: id.into(),
+            signal: SignalType::ImagePullBackOff,
+            severity: Severity::Critical,
+            original_severity: Severity::Medium,
+            clusters: clusters.iter().map(|c| (*c).to_owned()).collect(),
+            first_seen: ago(600),
+            last_seen: ago(5),
+            started_by: Some(clusters[0].to_owned()),
+            strictest_tier: Some(Tier::Standard),
+        }
+    }
+
+    fn outage(id: &str, clusters: &[&str]) -> GroupedOutage {
+        GroupedOutage {
+            id: id.into(),
+            group_by: "region".into(),
+            value: "eu-west".into(),
+            clusters: clusters.iter().map(|c| (*c).to_owned()).collect(),
+            since: ago(120),
+            started_by: Some(clusters[0].to_owned()),
+        }
+    }
+
+    /// The notes the budget lets through, summary after summary.
+    fn recorded(
+        budget: &mut Budget,
+        held: &FederationStatusStatus,
+        next: &FederationStatusStatus,
+        now: Timestamp,
+    ) -> Vec<Note> {
+        incident_notes(Some(held), next, now)
+            .into_iter()
+            .filter(|n| budget.allow(n, now))
+            .collect()
+    }
+
+    #[test]
+    fn a_flapping_forged_correlation_does_not_silence_a_real_outage() {
+        // A site flaps a forged signal every 3 s for an hour: a correlation
+        // forms (a new id each time it recurs) and ends, again and again.
+        let mut budget = Budget::default();
+        let mut held = FederationStatusStatus::default();
+        let mut spent = 0;
+        for i in 0..1200 {
+            let next = FederationStatusStatus {
+                correlations: if i % 2 == 0 {
+                    vec![correlation(&format!("xc-{i:08x}"), &["liar", "a", "b"])]
+                } else {
+                    vec![]
+                },
+                ..Default::default()
+            };
+            spent += recorded(&mut budget, &held, &next, at(3 * i)).len();
+            held = next;
+        }
+        // Its own bucket holds it to a burst, then one per period.
+        assert!(
+            spent <= BURST as usize + 3600 / REFILL.as_secs() as usize,
+            "{spent}"
+        );
+        // A real grouped outage still gets its Event.
+        let next = FederationStatusStatus {
+            outages: vec![outage("go-0000abcd", &["eu-1", "eu-2", "eu-3"])],
+            ..Default::default()
+        };
+        let out = recorded(&mut budget, &held, &next, at(3600));
+        assert_eq!(
+            out.iter().map(|n| n.reason).collect::<Vec<_>>(),
+            ["GroupedOutage"]
+        );
+        // And so does a correlation of another signal type.
+        let mut other = correlation("xc-0000beef", &["c", "d", "e"]);
+        other.signal = SignalType::OomKilled;
+        let next = FederationStatusStatus {
+            correlations: vec![other],
+            ..next
+        };
+        let out = recorded(&mut budget, &held, &next, at(3601));
+        assert!(
+            out.iter().any(|n| n.reason == "CorrelationDetected"),
+            "{out:?}"
+        );
+    }
+
+    #[test]
+    fn a_flood_of_one_kind_is_bounded_and_leaves_the_others_their_events() {
+        let mut budget = Budget::default();
+        let held = FederationStatusStatus::default();
+        let cascade = |i: usize| crate::api::Cascade {
+            id: format!("cc-{i:08x}"),
+            source: "liar-stg".into(),
+            target: "liar-prod".into(),
+            source_environment: crate::api::Environment::Staging,
+            target_environment: crate::api::Environment::Production,
+            source_tier: Tier::Standard,
+            target_tier: Tier::Standard,
+            signal: SignalType::CrashLoopBackOff,
+            workload: crate::api::WorkloadRef::new("Deployment", format!("w{i}")),
+            source_first_seen: ago(600),
+            target_first_seen: ago(60),
+            delta_seconds: 540,
+        };
+        let flood = FederationStatusStatus {
+            cascades: (0..300).map(cascade).collect(),
+            ..Default::default()
+        };
+        let out = recorded(&mut budget, &held, &flood, at(0));
+        assert_eq!(
+            out.len(),
+            KIND_BURST as usize,
+            "the kind's bucket bounds a flood"
+        );
+        let next = FederationStatusStatus {
+            outages: vec![outage("go-0000abcd", &["eu-1", "eu-2", "eu-3"])],
+            correlations: vec![correlation("xc-0000000a", &["a", "b", "c"])],
+            ..flood.clone()
+        };
+        let out = recorded(&mut budget, &flood, &next, at(1));
+        let mut reasons: Vec<_> = out.iter().map(|n| n.reason).collect();
+        reasons.sort_unstable();
+        assert_eq!(reasons, ["CorrelationDetected", "GroupedOutage"]);
+    }
+
+    #[test]
+    fn incidents_are_told_when_found_grown_and_ended_in_words_that_stay_true() {
+        let held = FederationStatusStatus {
+            correlations: vec![correlation("xc-0000000a", &["a", "b", "c"])],
+            outages: vec![outage("go-0000000b", &["eu-1", "eu-2", "eu-3"])],
+            ..Default::default()
+        };
+        let notes = incident_notes(None, &held, fixture_now());
+        let found: Vec<(&str, &str)> = notes.iter().map(|n| (n.reason, n.note.as_str())).collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    "CorrelationDetected",
+                    "xc-0000000a ImagePullBackOff on 3 sites when detected, started by a: a, b, c"
+                ),
+                (
+                    "GroupedOutage",
+                    "go-0000000b 3 sites of region eu-west went dark together, started by eu-1: eu-1, eu-2, eu-3"
+                ),
+            ]
+        );
+        // Both grow by a site each: an Event naming that site, related to it.
+        let grown = FederationStatusStatus {
+            correlations: vec![correlation("xc-0000000a", &["a", "b", "c", "d"])],
+            outages: vec![outage("go-0000000b", &["eu-1", "eu-2", "eu-3", "eu-4"])],
+            ..Default::default()
+        };
+        let notes = incident_notes(Some(&held), &grown, fixture_now());
+        let told: Vec<(&str, &str, Option<&str>)> = notes
+            .iter()
+            .map(|n| {
+                (
+                    n.reason,
+                    n.note.as_str(),
+                    n.related.as_ref().and_then(|r| r.name.as_deref()),
+                )
+            })
+            .collect();
+        assert_eq!(
+            told,
+            [
+                (
+                    "CorrelationGrew",
+                    "xc-0000000a ImagePullBackOff reached d: 4 sites then",
+                    Some("d")
+                ),
+                (
+                    "GroupedOutageGrew",
+                    "go-0000000b eu-4 of region eu-west went dark too: 4 sites then",
+                    Some("eu-4")
+                ),
+            ]
+        );
+        assert!(incident_notes(Some(&grown), &grown, fixture_now()).is_empty());
+        // Both end: Normal Events, the outage with how long it lasted.
+        let notes = incident_notes(
+            Some(&grown),
+            &FederationStatusStatus::default(),
+            fixture_now(),
+        );
+        let ended: Vec<(&str, bool, &str)> = notes
+            .iter()
+            .map(|n| (n.reason, n.warning, n.note.as_str()))
+            .collect();
+        assert_eq!(
+            ended,
+            [
+                (
+                    "CorrelationEnded",
+                    false,
+                    "xc-0000000a ImagePullBackOff ended: no longer active on enough sites (it was on 4 when last recorded)"
+                ),
+                (
+                    "GroupedOutageEnded",
+                    false,
+                    "go-0000000b the outage of region eu-west ended after 2m: its sites are back or no longer dark together"
+                ),
+            ]
+        );
+        assert!(
+            notes
+                .iter()
+                .all(|n| n.regarding.kind.as_deref() == Some("FederationStatus")),
+            "{notes:?}"
+        );
     }
 
     #[test]
@@ -288,7 +772,13 @@ mod tests {
         assert_eq!(n.note, "Connected → Stale: no heartbeat for 3 intervals");
         assert_eq!(n.regarding.resource_version, None);
         assert!(!phase_changed(&site, Some(Phase::Stale), Phase::Connected, "").warning);
-        let long = incident("GroupedOutage", "outages", "go-0000abcd", "é".repeat(900));
+        let long = incident(
+            "GroupedOutage",
+            "outages",
+            "go-0000abcd",
+            "region=eu".into(),
+            "é".repeat(900),
+        );
         assert!(long.note.len() <= MAX_NOTE);
         assert_eq!(
             long.regarding.field_path.as_deref(),

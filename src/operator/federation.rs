@@ -169,76 +169,17 @@ impl FleetView {
         let _ = self.events.set(events);
     }
 
-    /// Records the incidents of `next` that `held` did not have.
-    fn record_new_incidents(
+    /// Records the Events of `next` against `held`: new, grown and ended
+    /// incidents (`operator::events::incident_notes`).
+    fn record_incident_events(
         &self,
         held: Option<&FederationStatusStatus>,
         next: &FederationStatusStatus,
     ) {
-        use super::events::incident;
-        let Some(events) = self.events.get() else {
-            return;
-        };
-        let had = |id: &str| {
-            held.is_some_and(|h| {
-                h.correlations.iter().any(|c| c.id == id)
-                    || h.cascades.iter().any(|c| c.id == id)
-                    || h.outages.iter().any(|o| o.id == id)
-            })
-        };
-        let list = |sites: &[String]| {
-            let shown: Vec<&str> = sites.iter().take(20).map(String::as_str).collect();
-            let more = sites.len().saturating_sub(shown.len());
-            let mut s = shown.join(", ");
-            if more > 0 {
-                s.push_str(&format!(" and {more} more"));
+        if let Some(events) = self.events.get() {
+            for note in super::events::incident_notes(held, next, Timestamp::now()) {
+                events.record(note);
             }
-            s
-        };
-        for c in next.correlations.iter().filter(|c| !had(&c.id)) {
-            events.record(incident(
-                "CorrelationDetected",
-                "correlations",
-                &c.id,
-                format!(
-                    "{} {} on {} sites: {}",
-                    c.id,
-                    c.signal.as_str(),
-                    c.clusters.len(),
-                    list(&c.clusters)
-                ),
-            ));
-        }
-        for c in next.cascades.iter().filter(|c| !had(&c.id)) {
-            events.record(incident(
-                "CascadeDetected",
-                "cascades",
-                &c.id,
-                format!(
-                    "{} {} on {}/{} reached production site {} from {}",
-                    c.id,
-                    c.signal.as_str(),
-                    crate::render::safe::Untrusted(&c.workload.kind),
-                    crate::render::safe::Untrusted(&c.workload.name),
-                    c.target,
-                    c.source
-                ),
-            ));
-        }
-        for o in next.outages.iter().filter(|o| !had(&o.id)) {
-            events.record(incident(
-                "GroupedOutage",
-                "outages",
-                &o.id,
-                format!(
-                    "{} {} sites of {} {} went dark together: {}",
-                    o.id,
-                    o.clusters.len(),
-                    o.group_by,
-                    o.value,
-                    list(&o.clusters)
-                ),
-            ));
         }
     }
 
@@ -376,7 +317,7 @@ pub async fn sync_once<S: std::borrow::Borrow<FederatedCluster> + Sync>(
         obj.status = Some(next);
         match replace_federation_status(api, &obj).await {
             Ok(_) => {
-                view.record_new_incidents(
+                view.record_incident_events(
                     held_copy.as_ref(),
                     obj.status
                         .as_ref()

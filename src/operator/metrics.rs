@@ -974,6 +974,7 @@ mod tests {
                 value: "eu-west".into(),
                 clusters: vec!["a".into(), "d".into(), "e".into()],
                 since: Time(now),
+                started_by: None,
             }],
             edge_versions: [("0.2.0".to_owned(), 1180), ("0.1.0".to_owned(), 20)].into(),
             ..Default::default()

@@ -55,6 +55,7 @@ use super::federation::FleetView;
 use super::review_cache::{Flights, Lookup, TokenBucket, TtlLru};
 use crate::api::{FederatedCluster, WireEnum};
 use crate::fleet::filter::SiteFilter;
+use crate::fleet::policy::Incidents;
 pub use crate::k8s::reviews::Access;
 use crate::k8s::reviews::{review_token, user_can};
 use crate::render::{self, incidents_report, status_report};
@@ -570,7 +571,7 @@ async fn status(State(s): State<ApiState>) -> Result<Response, Answer> {
     let sites = cached(&s.view, |_| true)?;
     let now = jiff::Timestamp::now();
     Ok(slot.hold(json(
-        &status_report(&sites, &s.view.hub_verdict(now), now).summary,
+        &status_report(&sites, &s.view.hub_verdict(now), &Incidents::default(), now).summary,
     )?))
 }
 
@@ -594,14 +595,16 @@ async fn clusters(
     let now = jiff::Timestamp::now();
     let hub = s.view.hub_verdict(now);
     let sites = cached(&s.view, |site| filter.matches(site, hub.judging(), now))?;
-    Ok(slot.hold(json(&status_report(&sites, &hub, now))?))
+    let incidents = Incidents::of(s.view.summary().as_ref());
+    Ok(slot.hold(json(&status_report(&sites, &hub, &incidents, now))?))
 }
 
 async fn cluster(State(s): State<ApiState>, Path(name): Path<String>) -> Result<Response, Answer> {
     // One site: a small body, no slot.
     let sites = cached(&s.view, |site| site.site_name() == name)?;
     let now = jiff::Timestamp::now();
-    match status_report(&sites, &s.view.hub_verdict(now), now)
+    let incidents = Incidents::of(s.view.summary().as_ref());
+    match status_report(&sites, &s.view.hub_verdict(now), &incidents, now)
         .sites
         .pop()
     {
@@ -651,6 +654,7 @@ async fn incident(State(s): State<ApiState>, Path(id): Path<String>) -> Result<R
     Ok(slot.hold(json(&render::incidents::incident_report(
         &found,
         &sites,
+        &Incidents::of(Some(&summary)),
         &s.view.hub_verdict(now),
         now,
     ))?))
@@ -857,6 +861,7 @@ mod tests {
                 value: "eu-west-1".into(),
                 clusters: vec!["a".into(), "b".into()],
                 since: crate::api::fixtures::ago(60),
+                started_by: None,
             }],
             ..Default::default()
         };

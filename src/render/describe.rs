@@ -1,7 +1,8 @@
 //! `kubectl fleet describe SITE`: one site in full, kubectl-describe style
-//! (spec, phase, maintenance window, last contact and which clock stamped
-//! it, every condition with reason and message, inventory, signals with the
-//! remediation policy that applies, credential expiry, the Pull Secret, and
+//! (spec, phase, maintenance window, quarantine, last contact and which
+//! clock stamped it, every condition with reason and message, inventory,
+//! signals with the hub's remediation decision on each and the incidents
+//! that raised it, credential expiry, the Pull Secret, and
 //! last the Events recorded about the site, as `kubectl describe` ends),
 //! and its stable `-o json|yaml` document.
 
@@ -10,9 +11,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde::Serialize;
 
 use crate::api::{Capability, FederatedCluster, Mode, SecretKeyRef};
+use crate::api::{Severity, Tier};
 use crate::fleet::age::{age, human_duration, until};
 use crate::fleet::liveness::{HubState, HubVerdict};
-use crate::fleet::policy::{Policy, policy_for};
+use crate::fleet::policy::{Incidents, Policy};
 use crate::render::report::{HubReport, REPORT_API_VERSION, SiteReport, site_report};
 use crate::render::safe::terminal_safe;
 use crate::render::status::{MISSING, phase_cell};
@@ -25,20 +27,28 @@ fn untrusted(s: &str) -> String {
     terminal_safe(s).into_owned()
 }
 
-/// One signal with the policy that applies to it on this site.
+/// One signal with the hub's remediation decision on it.
 #[derive(Serialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct SignalPolicy {
     /// Signal type.
     pub signal: String,
-    /// Severity.
+    /// Severity, as the site reports it.
     pub severity: String,
     /// Namespace.
     pub namespace: String,
     /// Workload `Kind/name`.
     pub workload: String,
-    /// The policy for this tier and severity.
+    /// The decision: the policy of `decidedTier` at `decidedSeverity`.
     pub policy: Policy,
+    /// The severity it is decided at: its own, or critical when an
+    /// incident raised it.
+    pub decided_severity: Severity,
+    /// The tier whose policy applies: the site's, or a correlation's
+    /// strictest when stricter; null: the unknown-tier fallback.
+    pub decided_tier: Option<Tier>,
+    /// The incidents that raised it (`xc-…`, `cc-…`); [] when none.
+    pub raised_by: Vec<String>,
 }
 
 /// The `kubectl fleet describe -o json|yaml` document.
@@ -61,7 +71,7 @@ pub struct SiteDescription {
     pub heartbeat_clock: &'static str,
     /// Pull: how long the latest successful probe took.
     pub last_probe_duration_milliseconds: Option<i64>,
-    /// Every signal with its remediation policy.
+    /// Every signal with the hub's remediation decision on it.
     pub policies: Vec<SignalPolicy>,
     /// Whether a hub is judging the fleet (as `summary.hub` of
     /// `kubectl fleet status -o json`).
@@ -163,11 +173,13 @@ pub fn site_events(events: &[k8s_openapi::api::core::v1::Event]) -> (Vec<SiteEve
 }
 
 /// The description of `site` at `now`, `hub` being the verdict on the
-/// hub's liveness.
+/// hub's liveness and `incidents` the fleet's (what its signals are
+/// decided with).
 /// `events` are the site's Events as listed (None: they could not be).
 pub fn site_description(
     site: &FederatedCluster,
     hub: &HubVerdict,
+    incidents: &Incidents,
     events: Option<&[k8s_openapi::api::core::v1::Event]>,
     now: Timestamp,
 ) -> SiteDescription {
@@ -175,16 +187,19 @@ pub fn site_description(
         Some((shown, left_out)) => (Some(shown), left_out),
         None => (None, 0),
     };
-    let report = site_report(site, hub.judging(), now);
+    let report = site_report(site, hub.judging(), incidents, now);
     let policies = report
         .signals
         .iter()
-        .map(|s| SignalPolicy {
-            signal: s.type_.to_string(),
-            severity: s.severity.to_string(),
-            namespace: s.namespace.clone(),
-            workload: format!("{}/{}", s.workload.kind, s.workload.name),
-            policy: policy_for(Some(site.spec.tier), s.severity),
+        .map(|d| SignalPolicy {
+            signal: d.signal.type_.to_string(),
+            severity: d.signal.severity.to_string(),
+            namespace: d.signal.namespace.clone(),
+            workload: format!("{}/{}", d.signal.workload.kind, d.signal.workload.name),
+            policy: d.decision.policy,
+            decided_severity: d.decision.severity,
+            decided_tier: d.decision.tier,
+            raised_by: d.decision.raised_by.clone(),
         })
         .collect();
     SiteDescription {
@@ -293,6 +308,22 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
             |m| maintenance_text(m, s.in_maintenance, now),
         ),
     );
+    field(
+        "Quarantine",
+        &s.quarantine.as_ref().map_or_else(
+            || MISSING.to_owned(),
+            |q| {
+                let mut text = "yes: its signals are part of no fleet incident".to_owned();
+                if let Some(since) = &q.since {
+                    text.push_str(&format!(", since {}", crate::render::times::plain(since.0)));
+                }
+                if let Some(reason) = &q.reason {
+                    text.push_str(&format!(": {}", untrusted(reason)));
+                }
+                text
+            },
+        ),
+    );
     field("Hub", &hub_text(&d.hub));
     let clock = match (d.heartbeat_clock, s.clock_offset_seconds) {
         ("hub", _) => "hub clock, last successful probe".to_owned(),
@@ -393,18 +424,33 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
             "COUNT",
             "LAST SEEN",
             "POLICY",
+            "RAISED BY",
             "MESSAGE",
         ])
         .whole_cells();
-        for (sig, p) in s.signals.iter().zip(&d.policies) {
+        for (d, p) in s.signals.iter().zip(&d.policies) {
+            let sig = &d.signal;
+            let severity = if p.decided_severity == sig.severity {
+                sig.severity.to_string()
+            } else {
+                format!("{} (raised from {})", p.decided_severity, sig.severity)
+            };
+            let raised = if s.quarantine.is_some() {
+                "- (quarantined)".to_owned()
+            } else if p.raised_by.is_empty() {
+                MISSING.to_owned()
+            } else {
+                p.raised_by.join(", ")
+            };
             t.push(vec![
                 sig.type_.to_string(),
-                sig.severity.to_string(),
+                severity,
                 untrusted(&sig.namespace),
                 untrusted(&p.workload),
                 sig.count.to_string(),
                 age(Some(sig.last_seen.0.min(now)), now),
                 policy_text(&p.policy),
+                raised,
                 untrusted(sig.message.as_deref().unwrap_or(MISSING)),
             ]);
         }

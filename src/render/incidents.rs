@@ -1,32 +1,111 @@
 //! `kubectl fleet incidents`: cross-cluster correlations, cascades and the
-//! active signals of every site with the remediation policy that applies.
+//! active signals of every site with the remediation decision the hub
+//! makes for each (`fleet::policy::Incidents::decide`: raised to critical,
+//! and to a correlation's strictest tier, by the incidents it is part of),
+//! which incidents raised it, and who started each incident.
 
 use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde::Serialize;
 
-use crate::api::{Cascade, Correlation, FederatedCluster, Signal, Tier};
+use crate::api::{Cascade, Correlation, FederatedCluster, Severity, Signal, Tier};
 use crate::fleet::age::{age, human_duration};
+use crate::fleet::correlation::{Seen, seen_on_hub_clock};
 use crate::fleet::liveness::HubVerdict;
-use crate::fleet::policy::{Policy, policy_for, policy_for_sites};
-use crate::fleet::signals::sort_signals;
+use crate::fleet::policy::{Incidents, Policy, cascade_policy, correlation_policy};
 use crate::render::report::{HubReport, REPORT_API_VERSION};
 use crate::render::table::{PlainTable, severity_style};
 
-/// A site's signal with its site and the policy for it.
+/// A site's signal with its site and the hub's decision on it.
 #[derive(Serialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct SiteSignal {
-    /// The signal; `cluster` is always set.
+    /// The signal as the site reports it (its own `severity`, its times as
+    /// written); `cluster` is always set.
     #[serde(flatten)]
     pub signal: Signal,
     /// Tier of the site.
     pub tier: Tier,
-    /// The remediation policy for (tier, severity).
+    /// The remediation decision: the policy of `decidedTier` at
+    /// `decidedSeverity`.
     pub remediation: Policy,
+    /// The severity the decision is made at: the signal's own, or critical
+    /// when an incident raised it.
+    pub decided_severity: Severity,
+    /// The tier whose policy applies: the site's, or a correlation's
+    /// strictest when stricter; null: the unknown-tier fallback.
+    pub decided_tier: Option<Tier>,
+    /// The incidents that raised it (`xc-…`, `cc-…`); empty when its own
+    /// severity and its site's tier decide.
+    pub raised_by: Vec<String>,
+    /// Whether its site is quarantined (then nothing raises it).
+    pub quarantined: bool,
+    /// Its times on the hub clock (the table's ages).
+    #[serde(skip)]
+    pub seen: Seen,
 }
 
-/// A correlation with the policy that applies to it (the strictest over
-/// its member sites).
+impl SiteSignal {
+    /// `signal` of `site` (from its `status`), decided with `incidents`,
+    /// at `now`.
+    pub fn new(
+        site: &FederatedCluster,
+        status: &crate::api::FederatedClusterStatus,
+        signal: &Signal,
+        incidents: &Incidents,
+        now: Timestamp,
+    ) -> Self {
+        let decision = incidents.decide(site, signal);
+        let mut signal = signal.clone();
+        signal.cluster = Some(site.site_name().to_owned());
+        SiteSignal {
+            seen: seen_on_hub_clock(status, &signal, now),
+            signal,
+            tier: site.spec.tier,
+            remediation: decision.policy,
+            decided_severity: decision.severity,
+            decided_tier: decision.tier,
+            raised_by: decision.raised_by,
+            quarantined: site.is_quarantined(),
+        }
+    }
+
+    /// Every signal of `site`, decided with `incidents`, at `now`, those
+    /// `keep` accepts.
+    pub fn of_site<'a>(
+        site: &'a FederatedCluster,
+        incidents: &'a Incidents,
+        now: Timestamp,
+        keep: impl Fn(&Signal) -> bool + 'a,
+    ) -> impl Iterator<Item = SiteSignal> + 'a {
+        site.status
+            .iter()
+            .flat_map(|status| status.signals().iter().map(move |s| (status, s)))
+            .filter(move |(_, s)| keep(s))
+            .map(move |(status, signal)| SiteSignal::new(site, status, signal, incidents, now))
+    }
+}
+
+/// Sorted worst decided severity first, then by type, namespace, workload
+/// and site.
+fn sort_decided(signals: &mut [SiteSignal]) {
+    signals.sort_by(|a, b| {
+        let key = |s: &SiteSignal| {
+            (
+                s.decided_severity,
+                s.signal.severity,
+                s.signal.type_,
+                s.signal.namespace.clone(),
+                s.signal.workload.clone(),
+                s.signal.cluster.clone(),
+            )
+        };
+        key(a).cmp(&key(b))
+    });
+}
+
+/// A correlation with the policy that applies to it: its strictest tier's
+/// at critical severity, what every member signal is decided at, at least.
 #[derive(Serialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct CorrelationIncident {
@@ -37,13 +116,64 @@ pub struct CorrelationIncident {
     pub remediation: Policy,
 }
 
+impl From<Correlation> for CorrelationIncident {
+    fn from(correlation: Correlation) -> Self {
+        CorrelationIncident {
+            remediation: correlation_policy(&correlation),
+            correlation,
+        }
+    }
+}
+
+/// A cascade with the policy that applies to it: its target's tier at
+/// critical severity, what the production signal it reached is decided at,
+/// at least.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct CascadeIncident {
+    /// The cascade (always with its `id`).
+    #[serde(flatten)]
+    pub cascade: Cascade,
+    /// The remediation policy for it.
+    pub remediation: Policy,
+}
+
+impl From<Cascade> for CascadeIncident {
+    fn from(mut cascade: Cascade) -> Self {
+        // A cascade written by a hub from before cascades had ids goes by
+        // the id of its identity, as `kubectl fleet incidents ID` finds it.
+        cascade.id = crate::fleet::incident::cascade_id_of(&cascade);
+        CascadeIncident {
+            remediation: cascade_policy(&cascade),
+            cascade,
+        }
+    }
+}
+
+/// A quarantined site (`spec.quarantine`).
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct QuarantinedSite {
+    /// The site.
+    pub name: String,
+    /// Since when.
+    #[serde(serialize_with = "crate::render::times::option")]
+    pub since: Option<Time>,
+    /// Why.
+    pub reason: Option<String>,
+}
+
 /// The `kubectl fleet incidents -o json|yaml` document:
-/// `{apiVersion, kind: IncidentsReport, generatedAt, correlations, cascades, outages, signals, hub}`
-/// with correlations, cascades and outages as in `FederationStatus` status (plus
-/// `remediation` on correlations, and every cascade's `id`), signals as in `FederatedCluster`
-/// status plus `cluster`, `tier` and `remediation {mode, approvalRequired, role}`,
-/// and `hub` as `summary.hub` of `kubectl fleet status -o json` (the
-/// correlations and cascades are the hub's: stale when it is not judging).
+/// `{apiVersion, kind: IncidentsReport, generatedAt, correlations, cascades, outages, quarantined, signals, hub}`
+/// with correlations, cascades and outages as in `FederationStatus` status
+/// (plus `remediation` on correlations and cascades, and every cascade's
+/// `id`), `quarantined` the quarantined sites among those listed
+/// (`{name, since, reason}`), signals as in `FederatedCluster` status plus
+/// `cluster`, `tier`, the hub's decision (`remediation {mode,
+/// approvalRequired, role}` at `decidedSeverity` and `decidedTier`, raised
+/// by the incidents `raisedBy`) and `quarantined`, and `hub` as
+/// `summary.hub` of `kubectl fleet status -o json` (the correlations and
+/// cascades are the hub's: stale when it is not judging).
 #[derive(Serialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct IncidentsReport {
@@ -52,22 +182,24 @@ pub struct IncidentsReport {
     /// Always `IncidentsReport`.
     pub kind: &'static str,
     /// When the report was rendered (client clock).
-    pub generated_at: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+    pub generated_at: Time,
     /// Active cross-cluster correlations.
     pub correlations: Vec<CorrelationIncident>,
     /// Cascades within the lookback.
-    pub cascades: Vec<Cascade>,
+    pub cascades: Vec<CascadeIncident>,
     /// Grouped outages: sites of one region (or label value) that left
     /// Connected together.
     pub outages: Vec<crate::api::GroupedOutage>,
-    /// Every site's signals, worst first.
+    /// Quarantined sites: what they report is part of no incident.
+    pub quarantined: Vec<QuarantinedSite>,
+    /// Every site's signals, worst decided severity first.
     pub signals: Vec<SiteSignal>,
     /// Whether a hub is judging the fleet.
     pub hub: HubReport,
 }
 
 /// Gather the incidents view: every site's signals tagged with the site and
-/// its policy, sorted worst first then by site.
+/// the hub's decision on them, sorted worst first then by site.
 pub fn incidents_report(
     sites: &[FederatedCluster],
     correlations: Vec<Correlation>,
@@ -76,65 +208,29 @@ pub fn incidents_report(
     hub: &HubVerdict,
     now: Timestamp,
 ) -> IncidentsReport {
-    // A cascade written by a hub from before cascades had ids goes by the
-    // id of its identity, as `kubectl fleet incidents ID` finds it.
-    let cascades = cascades
-        .into_iter()
-        .map(|mut c| {
-            c.id = crate::fleet::incident::cascade_id_of(&c);
-            c
-        })
+    let incidents = Incidents::new(&correlations, &cascades);
+    let mut signals: Vec<SiteSignal> = sites
+        .iter()
+        .flat_map(|site| SiteSignal::of_site(site, &incidents, now, |_| true))
         .collect();
-    let mut all: Vec<Signal> = Vec::new();
-    for site in sites {
-        let Some(status) = site.status.as_ref() else {
-            continue;
-        };
-        all.extend(status.signals().iter().cloned().map(|mut s| {
-            s.cluster = Some(site.site_name().to_owned());
-            s
-        }));
-    }
-    sort_signals(&mut all);
-    let tier_of = |name: &str| {
-        sites
-            .iter()
-            .find(|s| s.site_name() == name)
-            .map_or(Tier::default(), |s| s.spec.tier)
-    };
-    let signals = all
-        .into_iter()
-        .map(|signal| {
-            let tier = tier_of(signal.cluster.as_deref().unwrap_or_default());
-            SiteSignal {
-                remediation: policy_for(Some(tier), signal.severity),
-                tier,
-                signal,
-            }
-        })
-        .collect();
-    let correlations = correlations
-        .into_iter()
-        .map(|correlation| CorrelationIncident {
-            remediation: policy_for_sites(
-                correlation.clusters.iter().map(|name| {
-                    sites
-                        .iter()
-                        .find(|s| s.site_name() == name)
-                        .map(|s| s.spec.tier)
-                }),
-                correlation.severity,
-            ),
-            correlation,
-        })
-        .collect();
+    sort_decided(&mut signals);
     IncidentsReport {
         api_version: REPORT_API_VERSION,
         kind: "IncidentsReport",
-        generated_at: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now),
-        correlations,
-        cascades,
+        generated_at: Time(now),
+        correlations: correlations.into_iter().map(Into::into).collect(),
+        cascades: cascades.into_iter().map(Into::into).collect(),
         outages,
+        quarantined: sites
+            .iter()
+            .filter_map(|s| {
+                s.spec.quarantine.as_ref().map(|q| QuarantinedSite {
+                    name: s.site_name().to_owned(),
+                    since: q.since.clone(),
+                    reason: q.reason.clone(),
+                })
+            })
+            .collect(),
         signals,
         hub: HubReport::from(hub),
     }
@@ -147,8 +243,36 @@ fn remediation_label(p: &Policy) -> String {
     }
 }
 
-/// Four sections — CORRELATIONS, CASCADES, GROUPED OUTAGES, SIGNALS — each
-/// a table or a `none` line (grouped outages only when there are any). Severities are coloured only when `color` is true.
+/// The SEVERITY cell of a signal: the decided severity, and its own when
+/// an incident raised it (`critical (from medium)`).
+fn severity_cell(s: &SiteSignal) -> String {
+    if s.decided_severity == s.signal.severity {
+        s.decided_severity.to_string()
+    } else {
+        format!("{} (from {})", s.decided_severity, s.signal.severity)
+    }
+}
+
+/// The RAISED BY cell: the incidents, `-`, or `quarantined`.
+fn raised_by_cell(s: &SiteSignal) -> String {
+    if s.quarantined {
+        "quarantined".to_owned()
+    } else if s.raised_by.is_empty() {
+        "-".to_owned()
+    } else {
+        s.raised_by.join(",")
+    }
+}
+
+/// The STARTED BY cell.
+fn started_by_cell(site: Option<&str>) -> String {
+    site.unwrap_or("-").to_owned()
+}
+
+/// Sections — CROSS-CLUSTER CORRELATIONS, CASCADES, GROUPED OUTAGES,
+/// QUARANTINED SITES, SIGNALS — each a table or a `none` line (grouped
+/// outages and quarantined sites only when there are any). Severities are
+/// coloured only when `color` is true.
 pub fn render_incidents(report: &IncidentsReport, now: Timestamp, color: bool) -> String {
     let mut out = String::new();
 
@@ -162,6 +286,7 @@ pub fn render_incidents(report: &IncidentsReport, now: Timestamp, color: bool) -
             "SEVERITY",
             "ORIGINAL",
             "SITES",
+            "STARTED BY",
             "FIRST SEEN",
             "LAST SEEN",
             "REMEDIATION",
@@ -169,6 +294,9 @@ pub fn render_incidents(report: &IncidentsReport, now: Timestamp, color: bool) -
         ]);
         for incident in &report.correlations {
             let c = &incident.correlation;
+            let mut styles = vec![None; 10];
+            styles[2] = severity_style(c.severity);
+            styles[3] = severity_style(c.original_severity);
             t.push_styled(
                 vec![
                     c.id.clone(),
@@ -176,22 +304,13 @@ pub fn render_incidents(report: &IncidentsReport, now: Timestamp, color: bool) -
                     c.severity.to_string(),
                     c.original_severity.to_string(),
                     c.clusters.len().to_string(),
-                    age(Some(c.first_seen.0), now),
-                    age(Some(c.last_seen.0), now),
+                    started_by_cell(c.started_by.as_deref()),
+                    age(Some(c.first_seen.0.min(now)), now),
+                    age(Some(c.last_seen.0.min(now)), now),
                     remediation_label(&incident.remediation),
                     c.clusters.join(","),
                 ],
-                vec![
-                    None,
-                    None,
-                    severity_style(c.severity),
-                    severity_style(c.original_severity),
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                ],
+                styles,
             );
         }
         out.push_str(&t.render(color));
@@ -202,9 +321,17 @@ pub fn render_incidents(report: &IncidentsReport, now: Timestamp, color: bool) -
         out.push_str("none\n");
     } else {
         let mut t = PlainTable::new([
-            "ID", "SIGNAL", "WORKLOAD", "SOURCE", "TARGET", "DELTA", "DETECTED",
+            "ID",
+            "SIGNAL",
+            "WORKLOAD",
+            "SOURCE",
+            "TARGET",
+            "DELTA",
+            "DETECTED",
+            "REMEDIATION",
         ]);
-        for c in &report.cascades {
+        for incident in &report.cascades {
+            let c = &incident.cascade;
             t.push(vec![
                 c.id.clone(),
                 c.signal.to_string(),
@@ -212,7 +339,8 @@ pub fn render_incidents(report: &IncidentsReport, now: Timestamp, color: bool) -
                 format!("{} ({})", c.source, c.source_environment),
                 format!("{} ({})", c.target, c.target_environment),
                 human_duration(jiff::SignedDuration::from_secs(c.delta_seconds)),
-                age(Some(c.target_first_seen.0), now),
+                age(Some(c.target_first_seen.0.min(now)), now),
+                remediation_label(&incident.remediation),
             ]);
         }
         out.push_str(&t.render(color));
@@ -220,14 +348,30 @@ pub fn render_incidents(report: &IncidentsReport, now: Timestamp, color: bool) -
 
     if !report.outages.is_empty() {
         out.push_str("\nGROUPED OUTAGES\n");
-        let mut t = PlainTable::new(["ID", "GROUP", "SITES", "SINCE", "CLUSTERS"]);
+        let mut t = PlainTable::new(["ID", "GROUP", "SITES", "STARTED BY", "SINCE", "CLUSTERS"]);
         for o in &report.outages {
             t.push(vec![
                 o.id.clone(),
                 format!("{}={}", o.group_by, o.value),
                 o.clusters.len().to_string(),
-                age(Some(o.since.0), now),
+                started_by_cell(o.started_by.as_deref()),
+                age(Some(o.since.0.min(now)), now),
                 o.clusters.join(","),
+            ]);
+        }
+        out.push_str(&t.render(color));
+    }
+
+    if !report.quarantined.is_empty() {
+        out.push_str("\nQUARANTINED SITES (their signals are part of no incident)\n");
+        let mut t = PlainTable::new(["SITE", "SINCE", "REASON"]);
+        for q in &report.quarantined {
+            t.push(vec![
+                q.name.clone(),
+                q.since
+                    .as_ref()
+                    .map_or_else(|| "-".to_owned(), |t| age(Some(t.0.min(now)), now)),
+                q.reason.clone().unwrap_or_else(|| "-".to_owned()),
             ]);
         }
         out.push_str(&t.render(color));
@@ -247,16 +391,17 @@ pub fn render_incidents(report: &IncidentsReport, now: Timestamp, color: bool) -
             "FIRST SEEN",
             "LAST SEEN",
             "REMEDIATION",
+            "RAISED BY",
             "MESSAGE",
         ]);
         for s in &report.signals {
             let sig = &s.signal;
-            let mut styles = vec![None; 10];
-            styles[1] = severity_style(sig.severity);
+            let mut styles = vec![None; 11];
+            styles[1] = severity_style(s.decided_severity);
             t.push_styled(
                 vec![
                     sig.cluster.clone().unwrap_or_default(),
-                    sig.severity.to_string(),
+                    severity_cell(s),
                     sig.type_.to_string(),
                     if sig.namespace.is_empty() {
                         "-".to_owned()
@@ -265,9 +410,10 @@ pub fn render_incidents(report: &IncidentsReport, now: Timestamp, color: bool) -
                     },
                     sig.workload.to_string(),
                     sig.count.to_string(),
-                    age(Some(sig.first_seen.0), now),
-                    age(Some(sig.last_seen.0), now),
+                    age(Some(s.seen.first), now),
+                    age(Some(s.seen.last), now),
                     remediation_label(&s.remediation),
+                    raised_by_cell(s),
                     sig.message.clone().unwrap_or_else(|| "-".to_owned()),
                 ],
                 styles,
@@ -290,6 +436,9 @@ pub struct IncidentSite {
     pub phase: Option<crate::api::Phase>,
     /// Whether its maintenance window is open.
     pub in_maintenance: bool,
+    /// Whether it is quarantined (its signals are then part of no
+    /// incident: it can only be in a grouped outage).
+    pub quarantined: bool,
     /// Its tier; null when not registered.
     pub tier: Option<Tier>,
     /// Its environment; null when not registered.
@@ -300,11 +449,14 @@ pub struct IncidentSite {
 
 /// The `kubectl fleet incidents ID -o json|yaml` document (also the REST
 /// API's `/api/v1/federation/incidents/{id}`): `{apiVersion, kind:
-/// IncidentReport, generatedAt, id, type, correlation|cascade|outage,
-/// sites, signals, hub}`; exactly one of `correlation`, `cascade` and
-/// `outage` is set (as in FederationStatus, a correlation with its
-/// `remediation`), `sites` are the sites `kubectl fleet status --incident
-/// ID` lists, `signals` the member signals (as in `IncidentsReport`).
+/// IncidentReport, generatedAt, id, type, startedBy, startedAt,
+/// correlation|cascade|outage, sites, signals, hub}`; exactly one of
+/// `correlation`, `cascade` and `outage` is set (as in FederationStatus, a
+/// correlation or cascade with its `remediation`), `startedBy` the site
+/// that started it and `startedAt` its earliest evidence (hub clock),
+/// `sites` are the sites `kubectl fleet status --incident ID` lists,
+/// `signals` the member signals with the hub's decision (as in
+/// `IncidentsReport`).
 #[derive(Serialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct IncidentReport {
@@ -313,31 +465,38 @@ pub struct IncidentReport {
     /// Always `IncidentReport`.
     pub kind: &'static str,
     /// When the report was rendered (client clock).
-    pub generated_at: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
+    pub generated_at: Time,
     /// The incident's id.
     pub id: String,
     /// `Correlation`, `Cascade` or `GroupedOutage`.
     #[serde(rename = "type")]
     pub type_: &'static str,
+    /// The site that started it (earliest evidence on the hub clock); null
+    /// when the hub that wrote it did not record it.
+    pub started_by: Option<String>,
+    /// When it started, on the hub clock.
+    pub started_at: Time,
     /// The correlation, when it is one.
     pub correlation: Option<CorrelationIncident>,
     /// The cascade, when it is one.
-    pub cascade: Option<Cascade>,
+    pub cascade: Option<CascadeIncident>,
     /// The grouped outage, when it is one.
     pub outage: Option<crate::api::GroupedOutage>,
     /// Its sites, by name.
     pub sites: Vec<IncidentSite>,
-    /// Its member signals, worst first.
+    /// Its member signals, worst decided severity first.
     pub signals: Vec<SiteSignal>,
     /// Whether a hub is judging the fleet.
     pub hub: HubReport,
 }
 
 /// The report of `incident` over the registered `sites` (any superset of
-/// its sites; others are ignored).
+/// its sites; others are ignored); `incidents` are the fleet's (a member
+/// signal may be raised by another incident too).
 pub fn incident_report(
     incident: &crate::fleet::incident::Incident<'_>,
     sites: &[FederatedCluster],
+    incidents: &Incidents,
     hub: &HubVerdict,
     now: Timestamp,
 ) -> IncidentReport {
@@ -356,6 +515,7 @@ pub fn incident_report(
                 registered: true,
                 phase: Some(crate::fleet::summary::shown_phase(s, hub.judging(), now).phase),
                 in_maintenance: s.in_maintenance(now),
+                quarantined: s.is_quarantined(),
                 tier: Some(s.spec.tier),
                 environment: Some(s.spec.environment),
                 region: s.spec.region.clone(),
@@ -365,69 +525,35 @@ pub fn incident_report(
                 registered: false,
                 phase: None,
                 in_maintenance: false,
+                quarantined: false,
                 tier: None,
                 environment: None,
                 region: None,
             },
         })
         .collect();
-    let mut all: Vec<Signal> = Vec::new();
-    for site in &members {
-        let Some(status) = site.status.as_ref() else {
-            continue;
-        };
-        all.extend(
-            status
-                .signals()
-                .iter()
-                .filter(|sig| incident.has_member_signal(site.site_name(), sig))
-                .cloned()
-                .map(|mut sig| {
-                    sig.cluster = Some(site.site_name().to_owned());
-                    sig
-                }),
-        );
-    }
-    sort_signals(&mut all);
-    let signals = all
-        .into_iter()
-        .map(|signal| {
-            let tier = find(signal.cluster.as_deref().unwrap_or_default())
-                .map_or(Tier::default(), |s| s.spec.tier);
-            SiteSignal {
-                remediation: policy_for(Some(tier), signal.severity),
-                tier,
-                signal,
-            }
+    let mut signals: Vec<SiteSignal> = members
+        .iter()
+        .flat_map(|site| {
+            SiteSignal::of_site(site, incidents, now, move |sig| {
+                incident.has_member_signal(site.site_name(), sig)
+            })
         })
         .collect();
+    sort_decided(&mut signals);
     let (correlation, cascade, outage) = match incident {
-        Incident::Correlation(c) => (
-            Some(CorrelationIncident {
-                remediation: policy_for_sites(
-                    c.clusters
-                        .iter()
-                        .map(|name| find(name).map(|s| s.spec.tier)),
-                    c.severity,
-                ),
-                correlation: (*c).clone(),
-            }),
-            None,
-            None,
-        ),
-        Incident::Cascade(c) => {
-            let mut c = (*c).clone();
-            c.id = incident.id();
-            (None, Some(c), None)
-        }
+        Incident::Correlation(c) => (Some((*c).clone().into()), None, None),
+        Incident::Cascade(c) => (None, Some((*c).clone().into()), None),
         Incident::Outage(o) => (None, None, Some((*o).clone())),
     };
     IncidentReport {
         api_version: REPORT_API_VERSION,
         kind: "IncidentReport",
-        generated_at: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now),
+        generated_at: Time(now),
         id: incident.id(),
         type_: incident.kind(),
+        started_by: incident.started_by().map(str::to_owned),
+        started_at: Time(incident.started_at()),
         correlation,
         cascade,
         outage,
@@ -437,13 +563,25 @@ pub fn incident_report(
     }
 }
 
-/// One incident, kubectl-describe style: what it is, its sites (with the
-/// phase every view shows) and its member signals.
+/// One incident, kubectl-describe style: what it is, who started it, its
+/// sites (with the phase every view shows) and its member signals with
+/// the hub's decision on each.
 pub fn render_incident(r: &IncidentReport, now: Timestamp, color: bool) -> String {
     let mut out = String::new();
     let mut field = |k: &str, v: &str| out.push_str(&format!("{:<13}{v}\n", format!("{k}:")));
     field("ID", &r.id);
     field("Type", r.type_);
+    field(
+        "Started by",
+        &format!(
+            "{} (earliest evidence {} ago, hub clock)",
+            r.started_by.as_deref().map_or_else(
+                || "unknown".to_owned(),
+                |s| { crate::render::safe::safe_cell(s).into_owned() }
+            ),
+            age(Some(r.started_at.0.min(now)), now)
+        ),
+    );
     if let Some(i) = &r.correlation {
         let c = &i.correlation;
         field("Signal", c.signal.as_str());
@@ -455,15 +593,16 @@ pub fn render_incident(r: &IncidentReport, now: Timestamp, color: bool) -> Strin
         field("Severity", &severity);
         field(
             "First seen",
-            &format!("{} ago", age(Some(c.first_seen.0), now)),
+            &format!("{} ago", age(Some(c.first_seen.0.min(now)), now)),
         );
         field(
             "Last seen",
-            &format!("{} ago", age(Some(c.last_seen.0), now)),
+            &format!("{} ago", age(Some(c.last_seen.0.min(now)), now)),
         );
         field("Remediation", &remediation_label(&i.remediation));
     }
-    if let Some(c) = &r.cascade {
+    if let Some(i) = &r.cascade {
+        let c = &i.cascade;
         field("Signal", c.signal.as_str());
         field(
             "Workload",
@@ -475,7 +614,7 @@ pub fn render_incident(r: &IncidentReport, now: Timestamp, color: bool) -> Strin
                 "{} ({}, first seen {} ago)",
                 c.source,
                 c.source_environment,
-                age(Some(c.source_first_seen.0), now)
+                age(Some(c.source_first_seen.0.min(now)), now)
             ),
         );
         field(
@@ -484,13 +623,14 @@ pub fn render_incident(r: &IncidentReport, now: Timestamp, color: bool) -> Strin
                 "{} ({}, first seen {} ago)",
                 c.target,
                 c.target_environment,
-                age(Some(c.target_first_seen.0), now)
+                age(Some(c.target_first_seen.0.min(now)), now)
             ),
         );
         field(
             "Delta",
             &human_duration(jiff::SignedDuration::from_secs(c.delta_seconds)),
         );
+        field("Remediation", &remediation_label(&i.remediation));
     }
     if let Some(o) = &r.outage {
         field(
@@ -501,16 +641,24 @@ pub fn render_incident(r: &IncidentReport, now: Timestamp, color: bool) -> Strin
                 crate::render::safe::safe_cell(&o.value)
             ),
         );
-        field("Since", &format!("{} ago", age(Some(o.since.0), now)));
+        field(
+            "Since",
+            &format!("{} ago", age(Some(o.since.0.min(now)), now)),
+        );
     }
     out.push_str(&format!("Sites ({}):\n", r.sites.len()));
     let mut t = PlainTable::new(["NAME", "PHASE", "TIER", "ENVIRONMENT", "REGION"]);
     for s in &r.sites {
-        let phase = match (s.phase, s.in_maintenance) {
-            (None, _) => "not registered".to_owned(),
-            (Some(p), false) => p.to_string(),
-            (Some(p), true) => format!("{p}{}", crate::render::status::MAINTENANCE_MARK),
+        let mut phase = match s.phase {
+            None => "not registered".to_owned(),
+            Some(p) => p.to_string(),
         };
+        if s.in_maintenance {
+            phase.push_str(crate::render::status::MAINTENANCE_MARK);
+        }
+        if s.quarantined {
+            phase.push_str(QUARANTINE_MARK);
+        }
         t.push(vec![
             s.name.clone(),
             phase,
@@ -539,21 +687,23 @@ pub fn render_incident(r: &IncidentReport, now: Timestamp, color: bool) -> Strin
                 "COUNT",
                 "LAST SEEN",
                 "REMEDIATION",
+                "RAISED BY",
                 "MESSAGE",
             ]);
             for s in &r.signals {
                 let sig = &s.signal;
-                let mut styles = vec![None; 8];
-                styles[1] = severity_style(sig.severity);
+                let mut styles = vec![None; 9];
+                styles[1] = severity_style(s.decided_severity);
                 t.push_styled(
                     vec![
                         sig.cluster.clone().unwrap_or_default(),
-                        sig.severity.to_string(),
+                        severity_cell(s),
                         sig.type_.to_string(),
                         sig.workload.to_string(),
                         sig.count.to_string(),
-                        age(Some(sig.last_seen.0), now),
+                        age(Some(s.seen.last), now),
                         remediation_label(&s.remediation),
+                        raised_by_cell(s),
                         sig.message.clone().unwrap_or_else(|| "-".to_owned()),
                     ],
                     styles,
@@ -568,3 +718,6 @@ pub fn render_incident(r: &IncidentReport, now: Timestamp, color: bool) -> Strin
     }
     out
 }
+
+/// Appended to a quarantined site's phase where an incident lists it.
+pub const QUARANTINE_MARK: &str = ",Quarantined";

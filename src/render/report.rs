@@ -29,8 +29,12 @@
 //!   namespaceCount: 12
 //!   gpus: {total: 8, allocatable: 8, byVendor: {nvidia.com/gpu: {total: 8, allocatable: 8}}}  # null when unknown
 //!   services: {models: 1, ready: 1, failed: 0, total: 1}   # null when unknown
+//!   quarantine: null                       # spec.quarantine (kubectl fleet quarantine), null when none: {since, reason}
 //!   credentialExpirationTime: "..."        # null when unknown or Pull mode
-//!   signals: [...]                         # as in FederatedCluster status.signals; [] when none
+//!   signals: [...]                         # as in FederatedCluster status.signals ([] when none), each followed by
+//!                                          #   the hub's decision on it: remediation {mode, approvalRequired, role}
+//!                                          #   at decidedSeverity and decidedTier (null: the unknown-tier fallback),
+//!                                          #   raisedBy: the incidents that raised it (ids; [] when none)
 //!   conditions: [...]                      # hub conditions; [] when none
 //! summary:
 //!   sites: 1
@@ -74,6 +78,7 @@ use serde::Serialize;
 use super::times;
 use crate::api::{Environment, FederatedCluster, GpuCount, Mode, Phase, Signal, Tier};
 use crate::fleet::liveness::HubVerdict;
+use crate::fleet::policy::{Incidents, SignalPolicy};
 use crate::fleet::summary::{ShownPhase, Totals, shown_phase};
 use crate::fleet::versions::EdgeVersions;
 use crate::render::jsonpath::{SiteStream, Template};
@@ -153,15 +158,40 @@ pub struct SiteReport {
     pub gpus: Option<GpuReport>,
     /// Inference workloads.
     pub services: Option<ServicesReport>,
+    /// The site's quarantine (`kubectl fleet quarantine`): its signals are
+    /// then part of no fleet incident.
+    pub quarantine: Option<QuarantineReport>,
     /// Expiry of the edge's hub token (Push mode).
     #[serde(serialize_with = "times::option")]
     pub credential_expiration_time: Option<Time>,
-    /// Active signals, worst first.
-    #[serde(serialize_with = "times::signals")]
-    pub signals: Vec<Signal>,
+    /// Active signals, worst first (as reported), each with the hub's
+    /// decision on it.
+    #[serde(serialize_with = "times::decided_signals")]
+    pub signals: Vec<DecidedSignal>,
     /// Hub-written conditions.
     #[serde(serialize_with = "times::conditions")]
     pub conditions: Vec<Condition>,
+}
+
+/// A site's signal and the hub's decision on it
+/// (`fleet::policy::Incidents::decide`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DecidedSignal {
+    /// The signal as the site reports it.
+    pub signal: Signal,
+    /// The decision: severity, tier, policy, the incidents that raised it.
+    pub decision: SignalPolicy,
+}
+
+/// A site's quarantine (`spec.quarantine`) in a report.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct QuarantineReport {
+    /// When it began.
+    #[serde(serialize_with = "times::option")]
+    pub since: Option<Time>,
+    /// Why, as given to `quarantine --reason`.
+    pub reason: Option<String>,
 }
 
 /// A site's maintenance window (`spec.maintenance`) in a report.
@@ -332,13 +362,15 @@ pub struct SignalTotals {
 }
 
 /// One site as the report shows it, `hub_judging` being whether a hub is
-/// judging the fleet (None: unknown).
+/// judging the fleet (None: unknown), its signals decided with the fleet's
+/// `incidents`.
 pub(crate) fn site_report(
     site: &FederatedCluster,
     hub_judging: Option<bool>,
+    incidents: &Incidents,
     now: Timestamp,
 ) -> SiteReport {
-    into_site_report(site.clone(), hub_judging, now)
+    into_site_report(site.clone(), hub_judging, incidents, now)
 }
 
 /// [`site_report`] of a site the caller is done with: its strings and
@@ -346,8 +378,17 @@ pub(crate) fn site_report(
 pub(crate) fn into_site_report(
     site: FederatedCluster,
     hub_judging: Option<bool>,
+    incidents: &Incidents,
     now: Timestamp,
 ) -> SiteReport {
+    let decisions: Vec<SignalPolicy> = site
+        .status
+        .as_ref()
+        .map(|s| s.signals())
+        .unwrap_or_default()
+        .iter()
+        .map(|s| incidents.decide(&site, s))
+        .collect();
     let shown = shown_phase(&site, hub_judging, now);
     let in_maintenance = site.in_maintenance(now);
     let name = site.site_name().to_owned();
@@ -389,23 +430,35 @@ pub(crate) fn into_site_report(
             failed: i.services_failed,
             total: i.services_total,
         }),
+        quarantine: site.spec.quarantine.map(|q| QuarantineReport {
+            since: q.since,
+            reason: q.reason,
+        }),
         credential_expiration_time: status.credential_expiration_time,
-        signals: status.signals.unwrap_or_default(),
+        signals: status
+            .signals
+            .unwrap_or_default()
+            .into_iter()
+            .zip(decisions)
+            .map(|(signal, decision)| DecidedSignal { signal, decision })
+            .collect(),
         conditions: status.conditions.unwrap_or_default(),
     }
 }
 
 /// The report for `sites` at `now`, sorted by name, with `hub` the
-/// verdict on the hub's liveness.
+/// verdict on the hub's liveness and `incidents` the fleet's (what the
+/// signals are decided with).
 pub fn status_report(
     sites_in: &[FederatedCluster],
     hub: &HubVerdict,
+    incidents: &Incidents,
     now: Timestamp,
 ) -> StatusReport {
     let judging = hub.judging();
     let mut sites: Vec<SiteReport> = sites_in
         .iter()
-        .map(|s| site_report(s, judging, now))
+        .map(|s| site_report(s, judging, incidents, now))
         .collect();
     sites.sort_by(|a, b| a.name.cmp(&b.name));
     let mut totals = ViewTotals::default();
@@ -440,6 +493,7 @@ pub struct ReportStream {
     format: ReportFormat,
     now: Timestamp,
     hub: HubVerdict,
+    incidents: Incidents,
     totals: ViewTotals,
 }
 
@@ -463,10 +517,11 @@ struct SummaryPart<'a> {
 
 impl ReportStream {
     /// A report generated at `now` with `hub` the verdict on the hub's
-    /// liveness; appends its opening to `out`.
+    /// liveness and `incidents` the fleet's; appends its opening to `out`.
     pub fn begin(
         format: ReportFormat,
         hub: HubVerdict,
+        incidents: Incidents,
         now: Timestamp,
         out: &mut Vec<u8>,
     ) -> Result<Self, RenderError> {
@@ -491,6 +546,7 @@ impl ReportStream {
             format,
             now,
             hub,
+            incidents,
             totals: ViewTotals::default(),
         })
     }
@@ -501,7 +557,7 @@ impl ReportStream {
         let judging = self.hub.judging();
         self.totals
             .add(&site, &shown_phase(&site, judging, self.now), self.now);
-        let report = into_site_report(site, judging, self.now);
+        let report = into_site_report(site, judging, &self.incidents, self.now);
         match self.format {
             ReportFormat::Json => {
                 out.extend_from_slice(if first {
@@ -569,17 +625,26 @@ pub struct JsonPathReport {
     stream: SiteStream,
     now: Timestamp,
     hub: HubVerdict,
+    incidents: Incidents,
     totals: ViewTotals,
 }
 
 impl JsonPathReport {
-    /// A report generated at `now`; `escape`: string values are made
-    /// terminal-safe (the output goes to a terminal).
-    pub fn begin(template: Template, hub: HubVerdict, now: Timestamp, escape: bool) -> Self {
+    /// A report generated at `now`, its signals decided with `incidents`;
+    /// `escape`: string values are made terminal-safe (the output goes to
+    /// a terminal).
+    pub fn begin(
+        template: Template,
+        hub: HubVerdict,
+        incidents: Incidents,
+        now: Timestamp,
+        escape: bool,
+    ) -> Self {
         Self {
             stream: SiteStream::new(template.escaped(escape), "sites"),
             now,
             hub,
+            incidents,
             totals: ViewTotals::default(),
         }
     }
@@ -589,7 +654,7 @@ impl JsonPathReport {
         let judging = self.hub.judging();
         self.totals
             .add(&site, &shown_phase(&site, judging, self.now), self.now);
-        let report = into_site_report(site, judging, self.now);
+        let report = into_site_report(site, judging, &self.incidents, self.now);
         self.stream
             .push(serde_json::to_value(&report).map_err(RenderError::Json)?);
         Ok(())

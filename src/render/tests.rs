@@ -5,7 +5,7 @@ use crate::api::fixtures::fixture_now;
 use crate::api::{Environment, FederatedCluster, Signal, SignalType, Tier};
 use crate::fleet::correlation::{CorrelationConfig, DEFAULT_LOOKBACK, correlate, detect_cascades};
 use crate::fleet::liveness::{HubVerdict, hub_verdict};
-use crate::fleet::policy::{policy_rows_for, policy_table};
+use crate::fleet::policy::{Incidents, policy_rows_for, policy_table};
 use crate::render::*;
 
 /// A hub judging the fleet: its leader recorded a full judgement 5 s
@@ -18,6 +18,11 @@ fn judging() -> HubVerdict {
         interval_seconds: 15,
     };
     hub_verdict(Some(&record), fixture_now())
+}
+
+/// No incidents: every signal decided by its own severity and tier.
+fn none() -> Incidents {
+    Incidents::default()
 }
 
 /// The status table as `kubectl fleet status` prints it (`wide`: `-o
@@ -195,7 +200,7 @@ fn status_rows_are_sorted_whatever_the_input_order() {
 
 #[test]
 fn status_json() {
-    let report = status_report(&fleet(), &judging(), fixture_now());
+    let report = status_report(&fleet(), &judging(), &none(), fixture_now());
     let json = to_json(&report).unwrap();
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["apiVersion"], "fleet.kubectl-fleet.dev/v1");
@@ -220,15 +225,28 @@ fn status_json() {
 
 #[test]
 fn status_json_empty() {
-    insta::assert_snapshot!(to_json(&status_report(&[], &judging(), fixture_now())).unwrap());
+    insta::assert_snapshot!(
+        to_json(&status_report(&[], &judging(), &none(), fixture_now())).unwrap()
+    );
 }
 
 #[test]
 fn status_yaml() {
-    let yaml = to_yaml(&status_report(&fleet()[..2], &judging(), fixture_now())).unwrap();
+    let yaml = to_yaml(&status_report(
+        &fleet()[..2],
+        &judging(),
+        &none(),
+        fixture_now(),
+    ))
+    .unwrap();
     let back: serde_json::Value = serde_saphyr::from_str(&yaml).unwrap();
-    let json: serde_json::Value =
-        serde_json::to_value(status_report(&fleet()[..2], &judging(), fixture_now())).unwrap();
+    let json: serde_json::Value = serde_json::to_value(status_report(
+        &fleet()[..2],
+        &judging(),
+        &none(),
+        fixture_now(),
+    ))
+    .unwrap();
     assert_eq!(back, json, "YAML carries the same document as JSON");
     insta::assert_snapshot!(yaml);
 }
@@ -240,7 +258,7 @@ fn streamed_report(sites: &[FederatedCluster], format: report::ReportFormat) -> 
     sorted.sort_by(|a, b| a.site_name().cmp(b.site_name()));
     let mut out = Vec::new();
     let mut stream =
-        report::ReportStream::begin(format, judging(), fixture_now(), &mut out).unwrap();
+        report::ReportStream::begin(format, judging(), none(), fixture_now(), &mut out).unwrap();
     for site in sorted {
         stream.site(site.clone(), &mut out).unwrap();
     }
@@ -263,7 +281,7 @@ fn fleets() -> Vec<Vec<FederatedCluster>> {
 #[test]
 fn status_report_streamed_is_the_same_document() {
     for sites in fleets() {
-        let whole = status_report(&sites, &judging(), fixture_now());
+        let whole = status_report(&sites, &judging(), &none(), fixture_now());
         assert_eq!(
             streamed_report(&sites, report::ReportFormat::Json),
             to_json(&whole).unwrap()
@@ -358,6 +376,163 @@ fn incidents(sites: &[FederatedCluster]) -> IncidentsReport {
     incidents_report(sites, correlations, cascades, vec![], &judging(), now)
 }
 
+/// What every view says about one signal of `site`: (severity, mode,
+/// approver, raised by) from `incidents -o json`, `incidents ID -o json`,
+/// `describe -o json` and `status -o json` (the REST API serves the same
+/// documents).
+#[test]
+fn every_view_shows_the_hubs_decision_and_what_raised_it() {
+    use crate::fleet::incident::find_incident;
+    let now = fixture_now();
+    let sites = incident_fleet();
+    let correlations = correlate(&sites, &[], now, CorrelationConfig::default());
+    let cascades = detect_cascades(&sites, now, DEFAULT_LOOKBACK);
+    let fleet = crate::api::FederationStatusStatus {
+        correlations: correlations.clone(),
+        cascades: cascades.clone(),
+        ..Default::default()
+    };
+    let decided = Incidents::of(Some(&fleet));
+    let xc = correlations[0].id.clone();
+    let cc = cascades
+        .iter()
+        .find(|c| c.target == "prod-b")
+        .unwrap()
+        .id
+        .clone();
+    // prod-b is standard tier: its high CrashLoopBackOff alone would need
+    // an Operator; in a correlation with a critical site it needs an Admin.
+    let want = serde_json::json!({
+        "severity": "high", "decidedSeverity": "critical", "decidedTier": "critical",
+        "remediation": {"mode": "manual", "approvalRequired": true, "role": "Admin"},
+        "raisedBy": [xc, cc],
+    });
+    let pick = |v: &serde_json::Value| {
+        serde_json::json!({
+            "severity": v["severity"], "decidedSeverity": v["decidedSeverity"],
+            "decidedTier": v["decidedTier"], "remediation": v["remediation"].clone(),
+            "raisedBy": v["raisedBy"],
+        })
+    };
+    let crash = |v: &&serde_json::Value| {
+        v["type"] == "CrashLoopBackOff" || v["signal"] == "CrashLoopBackOff"
+    };
+    let list = serde_json::to_value(incidents(&sites)).unwrap();
+    let row = list["signals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["cluster"] == "prod-b" && crash(s))
+        .unwrap();
+    assert_eq!(pick(row), want, "incidents -o json");
+    let one = incidents::incident_report(
+        &find_incident(&fleet, &xc).unwrap(),
+        &sites,
+        &decided,
+        &judging(),
+        now,
+    );
+    let one = serde_json::to_value(one).unwrap();
+    let row = one["signals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["cluster"] == "prod-b")
+        .unwrap();
+    assert_eq!(pick(row), want, "incidents ID -o json");
+    let d = serde_json::to_value(describe::site_description(
+        &sites[2],
+        &judging(),
+        &decided,
+        None,
+        now,
+    ))
+    .unwrap();
+    let row = d["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(crash)
+        .unwrap();
+    let mut described = pick(row);
+    described["remediation"] = row["policy"].clone();
+    assert_eq!(described, want, "describe -o json");
+    let row = d["signals"].as_array().unwrap().iter().find(crash).unwrap();
+    assert_eq!(pick(row), want, "describe -o json, the site's signals");
+    let status = serde_json::to_value(status_report(&sites, &judging(), &decided, now)).unwrap();
+    let row = status["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "prod-b")
+        .unwrap()["signals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(crash)
+        .unwrap()
+        .clone();
+    assert_eq!(pick(&row), want, "status -o json");
+    // describe's text says so too.
+    let text = describe::render_description(
+        &describe::site_description(&sites[2], &judging(), &decided, None, now),
+        now,
+    );
+    let line = text
+        .lines()
+        .find(|l| l.contains("CrashLoopBackOff"))
+        .unwrap();
+    assert!(
+        line.contains("critical (raised from high)")
+            && line.contains("manual, approval by Admin")
+            && line.contains(&format!("{xc}, {cc}")),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_quarantined_site_is_shown_and_marked_in_every_view() {
+    let now = fixture_now();
+    let mut sites = incident_fleet();
+    sites[0].spec.quarantine = Some(crate::api::Quarantine {
+        since: Some(crate::api::fixtures::ago(3600)),
+        reason: Some("forged signals".into()),
+    });
+    let report = incidents(&sites);
+    // stg's signals start no correlation (two sites are left) and no cascade.
+    assert!(report.correlations.is_empty() && report.cascades.is_empty());
+    let text = render_incidents(&report, now, false);
+    assert!(
+        text.contains("QUARANTINED SITES (their signals are part of no incident)\nSITE  SINCE  REASON\nstg   60m    forged signals\n"),
+        "{text}"
+    );
+    let signals = text.split("\nSIGNALS\n").nth(1).unwrap();
+    let row = signals.lines().find(|l| l.starts_with("stg ")).unwrap();
+    assert!(
+        row.contains("high  ") && row.contains("quarantined"),
+        "its own signal is still listed, decided alone: {row}"
+    );
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["quarantined"][0]["name"], "stg");
+    let status = serde_json::to_value(status_report(&sites, &judging(), &none(), now)).unwrap();
+    let stg = status["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "stg")
+        .unwrap();
+    assert_eq!(stg["quarantine"]["reason"], "forged signals", "{stg}");
+    assert_eq!(stg["signals"].as_array().unwrap().len(), 1);
+    let text = describe::render_description(
+        &describe::site_description(&sites[0], &judging(), &none(), None, now),
+        now,
+    );
+    assert!(
+        text.contains("Quarantine:         yes: its signals are part of no fleet incident, since 2026-01-01T11:00:00Z: forged signals\n"),
+        "{text}"
+    );
+}
+
 #[test]
 fn incidents_table() {
     let report = incidents(&incident_fleet());
@@ -425,7 +600,13 @@ fn unauthorized_pull_site() -> FederatedCluster {
 
 #[test]
 fn describe_pull_site_text() {
-    let d = describe::site_description(&unauthorized_pull_site(), &judging(), None, fixture_now());
+    let d = describe::site_description(
+        &unauthorized_pull_site(),
+        &judging(),
+        &none(),
+        None,
+        fixture_now(),
+    );
     let text = describe::render_description(&d, fixture_now());
     assert!(
         !text.contains('\u{1b}'),
@@ -436,7 +617,13 @@ fn describe_pull_site_text() {
 
 #[test]
 fn describe_json() {
-    let d = describe::site_description(&unauthorized_pull_site(), &judging(), None, fixture_now());
+    let d = describe::site_description(
+        &unauthorized_pull_site(),
+        &judging(),
+        &none(),
+        None,
+        fixture_now(),
+    );
     insta::assert_snapshot!(to_json(&d).unwrap());
 }
 
@@ -528,7 +715,7 @@ fn skewed_edge_clocks_do_not_skew_the_ages_shown() {
     assert_eq!(heartbeat("fast-dead"), "20m", "not 0s");
     insta::assert_snapshot!(table_of(&sites, Some(true), now, false, false));
 
-    let v = serde_json::to_value(status_report(&sites, &judging(), now)).unwrap();
+    let v = serde_json::to_value(status_report(&sites, &judging(), &none(), now)).unwrap();
     let site = |name: &str| {
         v["sites"]
             .as_array()
@@ -564,7 +751,7 @@ fn skewed_edge_clocks_do_not_skew_the_ages_shown() {
 
     let describe = |site: &FederatedCluster| {
         describe::render_description(
-            &describe::site_description(site, &judging(), None, now),
+            &describe::site_description(site, &judging(), &none(), None, now),
             now,
         )
     };
@@ -603,12 +790,17 @@ fn an_unmeasured_fast_clock_is_never_a_negative_age() {
         .heartbeat_ago(-600)
         .with_phase(crate::api::Phase::Stale, 60);
     let now = fixture_now();
-    let v =
-        serde_json::to_value(status_report(std::slice::from_ref(&ahead), &judging(), now)).unwrap();
+    let v = serde_json::to_value(status_report(
+        std::slice::from_ref(&ahead),
+        &judging(),
+        &none(),
+        now,
+    ))
+    .unwrap();
     assert_eq!(v["sites"][0]["lastHeartbeatAgeSeconds"], 0);
     assert!(v["sites"][0]["clockOffsetSeconds"].is_null());
     let text = describe::render_description(
-        &describe::site_description(&ahead, &judging(), None, now),
+        &describe::site_description(&ahead, &judging(), &none(), None, now),
         now,
     );
     assert!(
@@ -634,14 +826,19 @@ fn a_forged_clock_offset_cannot_panic_or_give_a_negative_age() {
             .with_clock_offset(offset);
         let heartbeat = cell(&site, Some(true), now, "LAST HEARTBEAT");
         assert!(!heartbeat.contains("invalid"), "{offset}: {heartbeat}");
-        let v = serde_json::to_value(status_report(std::slice::from_ref(&site), &judging(), now))
-            .unwrap();
+        let v = serde_json::to_value(status_report(
+            std::slice::from_ref(&site),
+            &judging(),
+            &none(),
+            now,
+        ))
+        .unwrap();
         assert!(
             v["sites"][0]["lastHeartbeatAgeSeconds"].as_i64().unwrap() >= 0,
             "{offset}"
         );
         let text = describe::render_description(
-            &describe::site_description(&site, &judging(), None, now),
+            &describe::site_description(&site, &judging(), &none(), None, now),
             now,
         );
         assert!(text.contains("Last Heartbeat:"), "{offset}");
@@ -716,7 +913,7 @@ fn a_silent_hub_shows_no_stale_green_and_says_so_once() {
     .unwrap();
     assert!(!unknown.contains('\x1b'), "{unknown:?}");
 
-    let v = serde_json::to_value(status_report(&sites, &hub, now)).unwrap();
+    let v = serde_json::to_value(status_report(&sites, &hub, &none(), now)).unwrap();
     let dead = &v["sites"][1];
     assert_eq!(
         (
@@ -738,8 +935,10 @@ fn a_silent_hub_shows_no_stale_green_and_says_so_once() {
     assert_eq!(v["summary"]["notJudgedByHub"], 2);
     assert_eq!(v["summary"]["phases"]["connected"], 1);
 
-    let text =
-        describe::render_description(&describe::site_description(&sites[0], &hub, None, now), now);
+    let text = describe::render_description(
+        &describe::site_description(&sites[0], &hub, &none(), None, now),
+        now,
+    );
     assert!(
         text.contains("Phase:              Unreachable? (implied by the heartbeat's age: no hub has judged it since; the hub last wrote Connected (for 60m))"),
         "{text}"
@@ -748,8 +947,10 @@ fn a_silent_hub_shows_no_stale_green_and_says_so_once() {
         text.contains("Hub:                SILENT: no hub has judged the fleet for 3m (last full judgement by hub-a)"),
         "{text}"
     );
-    let text =
-        describe::render_description(&describe::site_description(&sites[2], &hub, None, now), now);
+    let text = describe::render_description(
+        &describe::site_description(&sites[2], &hub, &none(), None, now),
+        now,
+    );
     assert!(
         text.contains("Phase:              Pending? (no hub has judged this site)"),
         "{text}"
@@ -773,7 +974,7 @@ fn describe_escapes_the_region_and_the_pull_secret_reference() {
     }
     let now = fixture_now();
     let text = describe::render_description(
-        &describe::site_description(&site, &judging(), None, now),
+        &describe::site_description(&site, &judging(), &none(), None, now),
         now,
     );
     assert!(
@@ -814,7 +1015,7 @@ fn a_site_in_maintenance_is_marked_in_every_status_format() {
     let wide = table_of(&sites, Some(true), now, true, false);
     let row = wide.lines().find(|l| l.starts_with("edge-42")).unwrap();
     assert!(row.contains(" 120m left "), "{wide}");
-    let report = serde_json::to_value(status_report(&sites, &judging(), now)).unwrap();
+    let report = serde_json::to_value(status_report(&sites, &judging(), &none(), now)).unwrap();
     let site = &report["sites"][0];
     assert_eq!(site["name"], "edge-42");
     assert_eq!(site["inMaintenance"], true);
@@ -825,11 +1026,11 @@ fn a_site_in_maintenance_is_marked_in_every_status_format() {
         "JSON keeps the bytes"
     );
     assert_eq!(report["summary"]["maintenance"], 1);
-    let yaml = to_yaml(&status_report(&sites, &judging(), now)).unwrap();
+    let yaml = to_yaml(&status_report(&sites, &judging(), &none(), now)).unwrap();
     assert!(yaml.contains("inMaintenance: true"), "{yaml}");
 
     let text = describe::render_description(
-        &describe::site_description(&sites[2], &judging(), None, now),
+        &describe::site_description(&sites[2], &judging(), &none(), None, now),
         now,
     );
     let line = text
@@ -852,7 +1053,7 @@ fn a_site_in_maintenance_is_marked_in_every_status_format() {
     assert!(!table.contains("Maintenance"), "{table}");
     assert!(!table.contains("in maintenance"), "{table}");
     let text = describe::render_description(
-        &describe::site_description(&ended, &judging(), None, now),
+        &describe::site_description(&ended, &judging(), &none(), None, now),
         now,
     );
     assert!(text.contains("Maintenance:        ended 60s ago"), "{text}");
@@ -877,7 +1078,7 @@ fn the_footer_names_edge_versions_most_common_first() {
         table.contains("\nEdges: 0.1.0 ×1,180, 0.0.9 ×20\n"),
         "{table}"
     );
-    let report = serde_json::to_value(status_report(&sites, &judging(), now)).unwrap();
+    let report = serde_json::to_value(status_report(&sites, &judging(), &none(), now)).unwrap();
     assert_eq!(
         report["summary"]["edgeVersions"],
         serde_json::json!({"0.1.0": 1180, "0.0.9": 20})
@@ -915,7 +1116,7 @@ fn describe_ends_with_the_sites_events_like_kubectl_describe() {
         event("PhaseChanged", 60, 1, "Connected -> Stale\x1b]0;owned\x07"),
         event("ProbeFailed", 300, 4, "timeout"),
     ];
-    let d = describe::site_description(site, &judging(), Some(&events), now);
+    let d = describe::site_description(site, &judging(), &none(), Some(&events), now);
     let text = describe::render_description(&d, now);
     let tail: Vec<&str> = text
         .lines()
@@ -943,14 +1144,17 @@ fn describe_ends_with_the_sites_events_like_kubectl_describe() {
     assert_eq!(json["events"][1]["reason"], "PhaseChanged");
     assert_eq!(json["events"][0]["count"], 4);
 
-    let none = describe::render_description(
-        &describe::site_description(site, &judging(), Some(&[]), now),
+    let no_events = describe::render_description(
+        &describe::site_description(site, &judging(), &none(), Some(&[]), now),
         now,
     );
-    assert!(none.ends_with("Events:             <none>\n"), "{none}");
+    assert!(
+        no_events.ends_with("Events:             <none>\n"),
+        "{no_events}"
+    );
     // Could not be listed: no section, as kubectl describe.
     let unlisted = describe::render_description(
-        &describe::site_description(site, &judging(), None, now),
+        &describe::site_description(site, &judging(), &none(), None, now),
         now,
     );
     assert!(!unlisted.contains("Events:"), "{unlisted}");
@@ -988,11 +1192,30 @@ fn one_incident_shows_its_sites_and_member_signals() {
             clusters: vec!["a".into(), "b".into(), "gone".into()],
             first_seen: crate::api::fixtures::ago(600),
             last_seen: crate::api::fixtures::ago(60),
+            started_by: Some("b".into()),
         }],
         ..Default::default()
     };
     let incident = find_incident(&fleet, "xc-0000000a").unwrap();
-    let r = incidents::incident_report(&incident, &sites, &judging(), now);
+    let r = incidents::incident_report(
+        &incident,
+        &sites,
+        &Incidents::of(Some(&fleet)),
+        &judging(),
+        now,
+    );
+    assert_eq!(r.started_by.as_deref(), Some("b"));
+    // Each member signal as the hub decides it: raised to critical by the
+    // correlation, at its (unrecorded: the fallback) tier.
+    for s in &r.signals {
+        assert_eq!(s.decided_severity, crate::api::Severity::Critical);
+        assert_eq!(s.decided_tier, None);
+        assert_eq!(
+            s.remediation,
+            crate::fleet::policy::policy_for(None, s.decided_severity)
+        );
+        assert_eq!(s.raised_by, ["xc-0000000a"]);
+    }
     let names: Vec<&str> = r.sites.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["a", "b", "gone"]);
     assert!(!r.sites[2].registered);
@@ -1005,6 +1228,14 @@ fn one_incident_shows_its_sites_and_member_signals() {
         "{text}"
     );
     assert!(text.contains("Sites (3):"), "{text}");
+    assert!(
+        text.contains("Started by:  b (earliest evidence 10m ago, hub clock)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("critical (from high)") && text.contains("xc-0000000a  -"),
+        "{text}"
+    );
     assert!(text.contains("Stale,Maintenance"), "{text}");
     assert!(text.contains("not registered"), "{text}");
     assert!(!text.contains("CrashLoopBackOff"), "{text}");
@@ -1028,6 +1259,7 @@ fn jsonpath_runs_over_the_json_report_and_escapes_on_a_terminal() {
         let mut r = report::JsonPathReport::begin(
             jsonpath::Template::parse(t).unwrap(),
             judging(),
+            none(),
             now,
             escape,
         );
@@ -1036,7 +1268,7 @@ fn jsonpath_runs_over_the_json_report_and_escapes_on_a_terminal() {
         }
         r.finish().unwrap()
     };
-    let whole = serde_json::to_value(status_report(&sites, &judging(), now)).unwrap();
+    let whole = serde_json::to_value(status_report(&sites, &judging(), &none(), now)).unwrap();
     for t in [
         "{.sites[*].name}",
         "{range .sites[*]}{.name}{\"\\t\"}{.phase}{\"\\n\"}{end}",

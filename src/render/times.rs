@@ -99,7 +99,8 @@ pub(super) fn conditions<S: Serializer>(
     }))
 }
 
-/// `Signal` as its derived `Serialize` writes it.
+/// `Signal` as its derived `Serialize` writes it, and, in a report, the
+/// hub's decision on it after it.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct SignalOut<'a> {
@@ -115,11 +116,48 @@ struct SignalOut<'a> {
     first_seen: Fast<'a>,
     last_seen: Fast<'a>,
     count: i64,
+    #[serde(flatten)]
+    decision: Option<DecisionOut<'a>>,
 }
 
-/// For `Vec<Signal>` fields.
+/// The hub's decision on a signal, as the reports write it beside the
+/// signal (`remediation`, `decidedSeverity`, `decidedTier`, `raisedBy`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DecisionOut<'a> {
+    remediation: &'a crate::fleet::policy::Policy,
+    decided_severity: Severity,
+    decided_tier: Option<crate::api::Tier>,
+    raised_by: &'a [String],
+}
+
+/// For `Vec<Signal>` fields (the tests hold the mirror to `Signal`'s own
+/// serialization; the report writes [`decided_signals`]).
+#[cfg(test)]
 pub(super) fn signals<S: Serializer>(signals: &[Signal], serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.collect_seq(signals.iter().map(|s| {
+    serializer.collect_seq(signals.iter().map(|s| signal_out(s, None)))
+}
+
+/// For `Vec<DecidedSignal>` fields: each signal, then the hub's decision.
+pub(super) fn decided_signals<S: Serializer>(
+    signals: &[super::report::DecidedSignal],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(signals.iter().map(|d| {
+        signal_out(
+            &d.signal,
+            Some(DecisionOut {
+                remediation: &d.decision.policy,
+                decided_severity: d.decision.severity,
+                decided_tier: d.decision.tier,
+                raised_by: &d.decision.raised_by,
+            }),
+        )
+    }))
+}
+
+fn signal_out<'a>(s: &'a Signal, decision: Option<DecisionOut<'a>>) -> SignalOut<'a> {
+    {
         // Every field named, so a new field of Signal fails to compile here.
         let Signal {
             type_,
@@ -142,8 +180,9 @@ pub(super) fn signals<S: Serializer>(signals: &[Signal], serializer: S) -> Resul
             first_seen: Fast(first_seen),
             last_seen: Fast(last_seen),
             count: *count,
+            decision,
         }
-    }))
+    }
 }
 
 #[cfg(test)]
@@ -236,6 +275,33 @@ mod tests {
         let mut with = serde_json::Serializer::new(Vec::new());
         signals(&list, &mut with).unwrap();
         assert_eq!(with.into_inner(), serde_json::to_vec(&list).unwrap());
+        // A decided signal is the signal's own keys, then the decision's.
+        let decided: Vec<super::super::report::DecidedSignal> = list
+            .iter()
+            .map(|s| super::super::report::DecidedSignal {
+                signal: s.clone(),
+                decision: crate::fleet::policy::SignalPolicy {
+                    severity: Severity::Critical,
+                    tier: None,
+                    policy: crate::fleet::policy::policy_for(None, Severity::Critical),
+                    raised_by: vec!["xc-0000000a".into()],
+                },
+            })
+            .collect();
+        let mut with = serde_json::Serializer::new(Vec::new());
+        decided_signals(&decided, &mut with).unwrap();
+        let got: serde_json::Value = serde_json::from_slice(&with.into_inner()).unwrap();
+        for (got, s) in got.as_array().unwrap().iter().zip(&list) {
+            let mut want = serde_json::to_value(s).unwrap();
+            let extra = serde_json::json!({
+                "remediation": {"mode": "manual", "approvalRequired": true, "role": "Admin"},
+                "decidedSeverity": "critical", "decidedTier": null, "raisedBy": ["xc-0000000a"],
+            });
+            want.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            assert_eq!(got, &want);
+        }
         // YAML too (the report's other format).
         #[derive(Serialize)]
         struct Both<'a> {
