@@ -1109,7 +1109,10 @@ mod tests {
         );
         assert_eq!(docs[5]["type"], "kubernetes.io/service-account-token");
         assert_eq!(docs[6]["roleRef"]["name"], "fleet-operator-metrics-reader");
-        assert_eq!(docs[6]["subjects"][0]["name"], "fleet-operator-metrics-scraper");
+        assert_eq!(
+            docs[6]["subjects"][0]["name"],
+            "fleet-operator-metrics-scraper"
+        );
         let svc = hub_service();
         let sm = &docs[1]["spec"];
         for (k, v) in sm["selector"]["matchLabels"].as_object().unwrap() {

@@ -383,7 +383,10 @@ mod tests {
             later,
             &cfg,
         );
-        assert_eq!(ids_and_members(&partly), [("eu-west".into(), vec!["a".into()])]);
+        assert_eq!(
+            ids_and_members(&partly),
+            [("eu-west".into(), vec!["a".into()])]
+        );
         assert_eq!(partly[0].id, first[0].id);
         // A site that goes dark now, far from the outage's, does not join it.
         let lone = grouped_outages(
@@ -397,10 +400,17 @@ mod tests {
             later,
             &cfg,
         );
-        assert_eq!(ids_and_members(&lone), [("eu-west".into(), vec!["a".into()])]);
+        assert_eq!(
+            ids_and_members(&lone),
+            [("eu-west".into(), vec!["a".into()])]
+        );
         // a comes back too: over.
         let ended = grouped_outages(
-            &[eu("a").connected(), eu("b").connected(), eu("c").connected()],
+            &[
+                eu("a").connected(),
+                eu("b").connected(),
+                eu("c").connected(),
+            ],
             &partly,
             None,
             later,

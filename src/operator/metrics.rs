@@ -615,7 +615,9 @@ impl Metrics {
         for s in sites.iter().map(S::borrow) {
             // The per-site counters exist at 0 from the site's first
             // appearance, so the first event is an increase.
-            let _ = self.restored.get_or_create(&ClusterLabels::of(s.site_name()));
+            let _ = self
+                .restored
+                .get_or_create(&ClusterLabels::of(s.site_name()));
             if per_cluster {
                 self.observe_health_check_series(s.site_name());
             }

@@ -74,9 +74,8 @@ pub const HUB_COUNTS_THE_FLEET: &str = "sum(max by (status) (federation_clusters
 /// new one. While no hub judges, `FleetHubDown` pages instead. Their value
 /// is then 1, or `value` where the annotations show it.
 fn held(name: &str, severity: &str, live: &str, value: Option<&str>) -> String {
-    let firing = format!(
-        "ALERTS{{alertname=\"{name}\", alertstate=\"firing\", severity=\"{severity}\"}}"
-    );
+    let firing =
+        format!("ALERTS{{alertname=\"{name}\", alertstate=\"firing\", severity=\"{severity}\"}}");
     let kept = match value {
         None => format!("max without (alertname, alertstate, severity) ({firing})"),
         Some(value) => format!("({value}) and ignoring (alertname, alertstate, severity) {firing}"),
@@ -562,10 +561,7 @@ const PANELS: &[Panel] = &[
         "Edge versions (sites)",
         "timeseries",
         "short",
-        &[(
-            "max by (version) (federation_edge_versions)",
-            "{{version}}",
-        )],
+        &[("max by (version) (federation_edge_versions)", "{{version}}")],
     ),
     Panel::new(
         "Health check duration (Pull probe, Push report round trip)",
@@ -1120,7 +1116,10 @@ const CASES: &[Case] = &[
     },
     Case {
         series: &[
-            ("cross_cluster_correlations_active{instance=\"hub\"}", "0 0 1 1 0"),
+            (
+                "cross_cluster_correlations_active{instance=\"hub\"}",
+                "0 0 1 1 0",
+            ),
             HUB_UP,
         ],
         at: "1m",
@@ -1129,7 +1128,10 @@ const CASES: &[Case] = &[
     },
     Case {
         series: &[
-            ("cross_cluster_correlations_active{instance=\"hub\"}", "0 0 1 1 0"),
+            (
+                "cross_cluster_correlations_active{instance=\"hub\"}",
+                "0 0 1 1 0",
+            ),
             HUB_UP,
         ],
         at: "2m",
@@ -1138,7 +1140,10 @@ const CASES: &[Case] = &[
     },
     Case {
         series: &[
-            ("cross_cluster_correlations_active{instance=\"hub\"}", "0 0 1 1 0"),
+            (
+                "cross_cluster_correlations_active{instance=\"hub\"}",
+                "0 0 1 1 0",
+            ),
             HUB_UP,
         ],
         at: "4m",
