@@ -763,6 +763,13 @@ async fn the_shipped_alerts_page_once_on_time_and_never_for_nothing() {
         credential.annotations["summary"].ends_with("expires within 1 day"),
         "{credential:?}"
     );
+    // What to run, for either mode (the alert does not know the mode).
+    for fix in [
+        "kubectl fleet rotate expiring",
+        "kubectl fleet register expiring --pull --member-kubeconfig FILE",
+    ] {
+        assert!(description.contains(fix), "{fix}: {description}");
+    }
     println!(
         "ALERT-TIMING credential expiring in 30 min, not renewed: CredentialExpiring delivered {:.1} s after the rules were loaded",
         secs(started, credential.at)
@@ -930,6 +937,9 @@ async fn the_shipped_alerts_page_once_on_time_and_never_for_nothing() {
         .await;
     assert!(solo_active.is_some());
     let b_start = Timestamp::now();
+    let not_connected =
+        "sum(max by (status) (federation_clusters_total{status=~\"stale|unreachable\"}))";
+    let dark_before = prom.value(not_connected).await.unwrap();
     let thief = steal_lease(admin_c.clone());
     let down = inbox
         .wait(
@@ -949,7 +959,21 @@ async fn the_shipped_alerts_page_once_on_time_and_never_for_nothing() {
         silent,
         silent + SCRAPE + EVAL + GROUP_WAIT + Duration::from_secs(1),
     );
-    // No Pull site was probed: none was even pending, none paged.
+    // Nobody probes pull-ok now: once the hub has summed the fleet up
+    // again while no hub judges (at the latest a minute on), the views
+    // count it by its heartbeat's age (Stale?), but it pages nobody: not
+    // even pending.
+    wait_until(
+        kubectl_fleet::operator::federation::REFRESH + LOAD * 3,
+        "the hub's gauges counting pull-ok by its age",
+        || async {
+            prom.value(not_connected)
+                .await
+                .is_some_and(|n| n > dark_before)
+        },
+    )
+    .await;
+    tokio::time::sleep(SCRAPE + EVAL * 2 + LOAD).await;
     let b_secs = secs(b_start, Timestamp::now()).ceil() as u64 + 1;
     let pending = prom
         .query(&format!(

@@ -1647,11 +1647,168 @@ mod tests {
             &[("alertname", "CredentialExpiring"), ("group", "eu-west")],
             &[("alertname", "FleetGroupedOutage"), ("group", "eu-west")]
         ));
+        // docs/migrating.md's per-group replacement too.
+        assert!(inhibited(
+            &[
+                ("alertname", "FleetSitesDisconnected"),
+                ("group", "eu-west")
+            ],
+            &[("alertname", "FleetGroupedOutage"), ("group", "eu-west")]
+        ));
         // Both sides of the rule name alerts and labels the rules have.
         let rules = rule_groups().to_string();
         for needle in ["\"FleetGroupedOutage\"", "\"ClusterDisconnected\"", "group"] {
             assert!(rules.contains(needle), "{needle}");
         }
+    }
+
+    fn rules() -> Vec<Value> {
+        rule_groups()["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|g| g["rules"].as_array().unwrap().clone())
+            .collect()
+    }
+
+    #[test]
+    fn a_dark_site_has_one_page_whatever_its_phase() {
+        let pages: Vec<Value> = rules()
+            .into_iter()
+            .filter(|r| r["alert"] == "ClusterDisconnected")
+            .collect();
+        assert_eq!(pages.len(), 1, "one rule, one severity");
+        let page = &pages[0];
+        assert_eq!(page["labels"]["severity"], "critical");
+        assert_eq!(page["for"], DISCONNECTED_FOR);
+        let expr = page["expr"].as_str().unwrap();
+        // Aggregated without `status`: Stale turning Unreachable is the
+        // same alert.
+        assert!(expr.contains("max by (cluster, group) (federation_cluster_disconnected)"));
+        assert!(!expr.contains("group, status"), "{expr}");
+        assert!(!expr.contains("federation_cluster_disconnected{"), "{expr}");
+        // Its text is true of Pull sites too.
+        let text = page["annotations"]["description"].as_str().unwrap();
+        assert!(text.contains("probe of a Pull site"), "{text}");
+        assert!(!text.contains("for 3 intervals (stale)"), "{text}");
+    }
+
+    #[test]
+    fn pages_from_the_hubs_series_are_held_while_no_hub_counts_the_fleet() {
+        for name in [
+            "ClusterDisconnected",
+            "FleetGroupedOutage",
+            "CrossClusterIncident",
+            "CredentialExpiring",
+        ] {
+            for rule in rules().into_iter().filter(|r| r["alert"] == name) {
+                let expr = rule["expr"].as_str().unwrap();
+                let severity = rule["labels"]["severity"].as_str().unwrap();
+                assert!(
+                    expr.contains(&format!(
+                        "ALERTS{{alertname=\"{name}\", alertstate=\"firing\", severity=\"{severity}\"}}"
+                    )),
+                    "{name} keeps its own firing alerts: {expr}"
+                );
+                assert!(
+                    expr.contains(&format!("unless on () ({HUB_COUNTS_THE_FLEET})")),
+                    "{expr}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn one_credential_expiring_alert_at_a_time_with_both_fixes() {
+        let credential: Vec<Value> = rules()
+            .into_iter()
+            .filter(|r| r["alert"] == "CredentialExpiring")
+            .collect();
+        assert_eq!(credential.len(), 2);
+        let warning = credential
+            .iter()
+            .find(|r| r["labels"]["severity"] == "warning")
+            .unwrap();
+        // The warning stops where the critical starts.
+        assert!(
+            warning["expr"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("< {CREDENTIAL_WARN} >= {CREDENTIAL_CRITICAL}"))
+        );
+        for rule in &credential {
+            let text = rule["annotations"]["description"].as_str().unwrap();
+            assert!(
+                text.contains(
+                    "`kubectl fleet register {{ $labels.cluster }} --pull --member-kubeconfig FILE`"
+                ),
+                "{text}"
+            );
+            assert!(
+                text.contains("its renewal is more than 15 minutes overdue"),
+                "{text}"
+            );
+            assert!(
+                !text.contains("no renewal by the edge itself is due"),
+                "{text}"
+            );
+        }
+        let expired = expand(
+            credential[0]["annotations"]["description"]
+                .as_str()
+                .unwrap(),
+            &[("cluster", "a")],
+            -1474.0,
+        );
+        assert!(expired.contains("expired 24m 34s ago"), "{expired}");
+        assert!(!expired.contains("-24m"), "{expired}");
+    }
+
+    #[test]
+    fn the_liveness_panels_say_down_and_the_hubs_series_have_panels() {
+        let dashboard = dashboard();
+        let panels = dashboard["panels"].as_array().unwrap();
+        let liveness = liveness_expressions();
+        assert_eq!(liveness.len(), 3);
+        for expr in liveness {
+            let panel = panels
+                .iter()
+                .find(|p| p["targets"][0]["expr"] == expr)
+                .unwrap();
+            assert_eq!(panel["fieldConfig"]["defaults"]["noValue"], DOWN);
+        }
+        let queried: String = expressions().join(" ");
+        for name in [
+            "federation_grouped_outages_active",
+            "federation_grouped_outage_clusters",
+            "federation_cluster_maintenance",
+            "federation_cluster_disconnected",
+            "federation_edge_versions",
+            "federation_cluster_credential_renewal_timestamp_seconds",
+        ] {
+            assert!(
+                PANELS
+                    .iter()
+                    .any(|p| p.targets.iter().any(|(e, _)| e.contains(name))),
+                "no panel for {name}"
+            );
+            assert!(queried.contains(name));
+        }
+    }
+
+    #[test]
+    fn the_service_monitor_sends_the_scrapers_token_with_authorization() {
+        let sm = service_monitor(json!({}), json!({}));
+        let endpoint = &sm["spec"]["endpoints"][0];
+        assert_eq!(endpoint["authorization"]["type"], "Bearer");
+        assert_eq!(
+            endpoint["authorization"]["credentials"],
+            json!({ "name": SCRAPER_TOKEN_SECRET, "key": "token" })
+        );
+        assert!(endpoint.get("bearerTokenFile").is_none());
+        let identity = scraper_identity(json!({}), "reader");
+        assert_eq!(identity[1]["metadata"]["name"], SCRAPER_TOKEN_SECRET);
+        assert_eq!(identity[2]["roleRef"]["name"], "reader");
     }
 
     /// The family a series name belongs to (histogram suffixes off).
