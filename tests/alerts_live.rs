@@ -64,7 +64,7 @@ const EVAL: Duration = Duration::from_secs(1);
 const GROUP_WAIT: Duration = Duration::from_secs(1);
 /// What a loaded 2-core machine may add to a measured time (processes
 /// starved of CPU for a few seconds), on top of each bound.
-const LOAD: Duration = Duration::from_secs(8);
+const LOAD: Duration = Duration::from_secs(10);
 
 /// The tools, from tools/test.sh.
 struct Tools {
@@ -852,14 +852,37 @@ async fn the_shipped_alerts_page_once_on_time_and_never_for_nothing() {
         assert_eq!(code, 200, "{body}");
         serde_json::from_str::<Vec<Value>>(&body).unwrap()
     };
-    let held = am_alerts(am.clone()).await;
+    // They went dark with solo, but each site's Stale reaches the gauges
+    // with the summary that follows its write (within seconds of solo's).
+    let raised = |held: &[Value]| {
+        ["eu-1", "eu-2", "eu-3"].iter().all(|s| {
+            held.iter().any(|a| {
+                a["labels"]["alertname"] == "ClusterDisconnected" && a["labels"]["cluster"] == *s
+            })
+        }) && held.iter().any(|a| {
+            a["labels"]["alertname"] == "FleetSitesDisconnected"
+                && a["labels"]["group"] == "eu-west"
+        })
+    };
+    let deadline = std::time::Instant::now() + pipeline + LOAD;
+    let held = loop {
+        let held = am_alerts(am.clone()).await;
+        if raised(&held) {
+            break held;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "Prometheus raises the outage's sites' pages: {held:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
     for s in ["eu-1", "eu-2", "eu-3"] {
         let a = held
             .iter()
             .find(|a| {
                 a["labels"]["alertname"] == "ClusterDisconnected" && a["labels"]["cluster"] == s
             })
-            .unwrap_or_else(|| panic!("Prometheus raises ClusterDisconnected {s}: {held:?}"));
+            .unwrap();
         assert!(
             !a["status"]["inhibitedBy"].as_array().unwrap().is_empty(),
             "{s} is held back by the outage: {a}"
@@ -926,10 +949,17 @@ async fn the_shipped_alerts_page_once_on_time_and_never_for_nothing() {
         .unwrap();
     println!("hub lag with one edge 10 min behind: p50 {p50:.2} s, p90 {p90:.0} s");
     assert!(p50 < 30.0, "{p50}");
-    assert!(
-        p90 > 30.0,
-        "the skewed edge's heartbeats are in the histogram: {p90}"
-    );
+    // The skewed edge's heartbeats are in the histogram (about 600 s old
+    // by the edge's clock): the median leaves them out, not the data.
+    let window = secs(started, Timestamp::now()).ceil() as u64 + 1;
+    let late = prom
+        .value(&format!(
+            "sum(increase(fleet_hub_watch_event_lag_seconds_bucket{{le=\"+Inf\"}}[{window}s])) \
+             - sum(increase(fleet_hub_watch_event_lag_seconds_bucket{{le=~\"512|512[.]0\"}}[{window}s]))"
+        ))
+        .await
+        .unwrap_or(0.0);
+    assert!(late > 0.0, "heartbeats older than 512 s judged: {late}");
 
     // ---- B: the leader loses its Lease; its process lives. ----
     let solo_active = prom
