@@ -7,6 +7,7 @@
 mod support;
 
 mod admission_ownership;
+mod alerts_live;
 mod bench_smoke;
 mod cli_bad_input;
 mod cli_careless;

@@ -1,25 +1,42 @@
 #!/usr/bin/env bash
-# Prints the path of `promtool`, taken from Debian's `prometheus` package:
-# downloaded once with apt-get and unpacked with dpkg-deb into a cache
-# outside the work tree (no package installed, no service started).
-#   bash tools/promtool.sh   # cache: ${PROMTOOL_CACHE:-$HOME/.cache/kubectl-fleet-promtool}
-# tools/test.sh exports its result as PROMTOOL for tests/monitoring_rules.rs.
+# Installs Debian's `prometheus` (prometheus, promtool) and
+# `prometheus-alertmanager` (prometheus-alertmanager, amtool) with apt-get
+# when missing, and prints where the four tools are, one KEY=PATH a line:
+#   PROMTOOL=… PROMETHEUS=… ALERTMANAGER=… AMTOOL=…
+# tools/test.sh exports them for the alert tests (tests/monitoring_rules.rs,
+# tests/migrating_alerts.rs, tests/alerts_live.rs).
+#
+# Installed as packages, not unpacked: Alertmanager reads its default
+# notification template from /usr/share/prometheus/alertmanager/, which
+# only the package puts there. Their services are not started: the
+# packages' maintainer scripts ask policy-rc.d, which says no while this
+# script installs (it leaves an existing policy-rc.d as it is).
 set -euo pipefail
-cache="${PROMTOOL_CACHE:-${HOME:-/root}/.cache/kubectl-fleet-promtool}"
-bin="$cache/root/usr/bin/promtool"
-if [ ! -x "$bin" ]; then
-  for tool in apt-get dpkg-deb; do
-    command -v "$tool" >/dev/null || { echo "promtool: '$tool' not found (needs a Debian-based machine)" >&2; exit 1; }
-  done
-  mkdir -p "$cache/debs"
-  rm -f "$cache"/debs/prometheus_*.deb
-  if ! (cd "$cache/debs" && apt-get download -q prometheus >&2); then
-    echo "promtool: apt lists missing or stale; running apt-get update" >&2
-    apt-get update -q >&2
-    (cd "$cache/debs" && apt-get download -q prometheus >&2)
+
+missing=()
+{ command -v prometheus && command -v promtool; } >/dev/null 2>&1 || missing+=(prometheus)
+{ command -v prometheus-alertmanager && command -v amtool; } >/dev/null 2>&1 || missing+=(prometheus-alertmanager)
+if [ "${#missing[@]}" -gt 0 ]; then
+  command -v apt-get >/dev/null 2>&1 \
+    || { echo "promtool.sh: ${missing[*]} missing and no apt-get (needs a Debian-based machine)" >&2; exit 1; }
+  echo "${missing[*]} missing: installing with apt-get (services not started)" >&2
+  policy=/usr/sbin/policy-rc.d
+  made_policy=""
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\n# tools/promtool.sh: no service starts while it installs\nexit 101\n' > "$policy"
+    chmod 755 "$policy"
+    made_policy=1
   fi
-  rm -rf "$cache/root"
-  dpkg-deb -x "$cache"/debs/prometheus_*.deb "$cache/root"
+  cleanup() { if [ -n "$made_policy" ]; then rm -f "$policy"; fi; }
+  trap cleanup EXIT
+  apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
-"$bin" --version >/dev/null 2>&1 || { echo "promtool: $bin does not run" >&2; exit 1; }
-echo "$bin"
+
+for tool in promtool prometheus prometheus-alertmanager amtool; do
+  "$tool" --version >/dev/null 2>&1 || { echo "promtool.sh: $tool does not run" >&2; exit 1; }
+done
+echo "PROMTOOL=$(command -v promtool)"
+echo "PROMETHEUS=$(command -v prometheus)"
+echo "ALERTMANAGER=$(command -v prometheus-alertmanager)"
+echo "AMTOOL=$(command -v amtool)"

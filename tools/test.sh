@@ -4,7 +4,8 @@
 # apiextensions-apiserver reference once (cached outside the work tree, see
 # docs/realapi.md), starts one shared instance of it for the run, then runs
 # the whole workspace suite with cargo-nextest. Extra arguments go to nextest.
-# It also fetches promtool (tools/promtool.sh) for the alert rule tests.
+# It also installs Prometheus and Alertmanager (tools/promtool.sh) for the
+# alert tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -70,9 +71,18 @@ fi
 FLEET_IMAGE_TOOLS="$(bash tools/image/tools.sh)"
 export FLEET_IMAGE_TOOLS
 
-# promtool for tests/monitoring_rules.rs (cached outside the work tree).
-PROMTOOL="$(bash tools/promtool.sh)"
-export PROMTOOL
+# Prometheus, Alertmanager, promtool and amtool for the alert tests
+# (tests/monitoring_rules.rs, tests/migrating_alerts.rs, tests/alerts_live.rs):
+# Debian's packages, installed with apt-get when missing (tools/promtool.sh).
+while IFS= read -r kv; do
+  case "$kv" in
+    PROMTOOL=*|PROMETHEUS=*|ALERTMANAGER=*|AMTOOL=*) export "${kv?}" ;;
+  esac
+done < <(bash tools/promtool.sh)
+if [ -z "${PROMTOOL:-}" ] || [ -z "${ALERTMANAGER:-}" ]; then
+  echo "tools/promtool.sh failed: no Prometheus or Alertmanager" >&2
+  exit 1
+fi
 
 profile=default
 [ "${CI:-}" = "true" ] && profile=ci

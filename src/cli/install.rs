@@ -912,15 +912,16 @@ fn hub_service() -> Value {
 /// `--with-monitoring`: the ServiceMonitor for the hub's Service, which
 /// verifies the hub's certificate with the `ca.crt` of Secret `tls_secret`
 /// for the Service's name, the PrometheusRule, the dashboard ConfigMap,
-/// and the ClusterRole the hub's `/metrics` checks a scraper for (bind it
-/// to Prometheus's ServiceAccount).
+/// the ClusterRole the hub's `/metrics` checks a scraper for, and the
+/// scraper identity bound to it whose token the ServiceMonitor sends
+/// (`render::monitoring::scraper_identity`).
 pub fn monitoring_manifests(tls_secret: &str) -> Vec<Value> {
     use crate::render::monitoring;
     let verify = json!({
         "ca": { "secret": { "name": tls_secret, "key": serving_cert::CA_CRT } },
         "serverName": serving_cert::server_name(&hub_service_name()),
     });
-    vec![
+    let mut docs = vec![
         json!({
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "ClusterRole",
@@ -930,7 +931,12 @@ pub fn monitoring_manifests(tls_secret: &str) -> Vec<Value> {
         monitoring::service_monitor(labels(Role::Hub), verify),
         monitoring::prometheus_rule(),
         monitoring::dashboard_config_map(),
-    ]
+    ];
+    docs.extend(monitoring::scraper_identity(
+        labels(Role::Hub),
+        rbac::METRICS_READER_ROLE,
+    ));
+    docs
 }
 
 /// Everything an edge operator needs on its member cluster, in apply
@@ -1199,7 +1205,32 @@ mod tests {
                 "ServiceMonitor/fleet-operator",
                 "PrometheusRule/fleet-operator",
                 "ConfigMap/fleet-operator-dashboard",
+                "ServiceAccount/fleet-operator-metrics-scraper",
+                "Secret/fleet-operator-metrics-scraper-token",
+                "ClusterRoleBinding/fleet-operator-metrics-scraper",
             ]
+        );
+        // The token comes from the scraper's token Secret through
+        // `authorization` (not the deprecated `bearerTokenFile`), and the
+        // scraper may read /metrics only.
+        let endpoint = &docs[1]["spec"]["endpoints"][0];
+        assert_eq!(
+            endpoint["authorization"],
+            json!({
+                "type": "Bearer",
+                "credentials": { "name": "fleet-operator-metrics-scraper-token", "key": "token" },
+            })
+        );
+        assert!(!docs[1].to_string().contains("bearerTokenFile"));
+        assert_eq!(
+            docs[5]["metadata"]["annotations"]["kubernetes.io/service-account.name"],
+            "fleet-operator-metrics-scraper"
+        );
+        assert_eq!(docs[5]["type"], "kubernetes.io/service-account-token");
+        assert_eq!(docs[6]["roleRef"]["name"], "fleet-operator-metrics-reader");
+        assert_eq!(
+            docs[6]["subjects"][0]["name"],
+            "fleet-operator-metrics-scraper"
         );
         let svc = hub_service();
         let sm = &docs[1]["spec"];

@@ -25,7 +25,11 @@
 //! apart, while the first sites are still dark is one outage). A site that
 //! went dark on its own, far from the others, stays out and keeps its own
 //! alerts. The outage keeps its `go-` id while it lasts: carried over from
-//! the previous evaluation for the same group, new when it recurs.
+//! the previous evaluation for the same group, new when it recurs. And it
+//! keeps each of its sites until that site is back (not dark any more, or
+//! in a maintenance window), even once fewer than `min_clusters` are left,
+//! so the first site to come back does not release the others' pages; it
+//! ends when the last one is back.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -205,7 +209,11 @@ pub fn grouped_outages<S: std::borrow::Borrow<FederatedCluster>>(
     let mut out: Vec<GroupedOutage> = groups
         .into_iter()
         .filter_map(|(value, mut dark)| {
-            if dark.len() < min {
+            let group_by = cfg.group_by.key();
+            let before = previous
+                .iter()
+                .find(|p| p.group_by == group_by && p.value == value);
+            if dark.len() < min && before.is_none() {
                 return None;
             }
             dark.sort_by(|a, b| (a.last_heard, a.name).cmp(&(b.last_heard, b.name)));
@@ -226,15 +234,24 @@ pub fn grouped_outages<S: std::borrow::Borrow<FederatedCluster>>(
             if chain.len() >= min {
                 members.append(&mut chain);
             }
+            // An outage keeps each of its sites until that site is back:
+            // one coming back does not release the others (their pages are
+            // held back while the outage lasts), however few stay dark.
+            if let Some(before) = before {
+                for d in &dark {
+                    if before.clusters.iter().any(|c| c == d.name)
+                        && !members.iter().any(|m| m.name == d.name)
+                    {
+                        members.push(d);
+                    }
+                }
+                members.sort_by(|a, b| (a.last_heard, a.name).cmp(&(b.last_heard, b.name)));
+            }
             let first = members.first()?;
             let (since, started_by) = (first.last_heard, first.name.to_owned());
             let mut clusters: Vec<String> = members.iter().map(|d| d.name.to_owned()).collect();
             clusters.sort_unstable();
-            let group_by = cfg.group_by.key();
-            let id = previous
-                .iter()
-                .find(|p| p.group_by == group_by && p.value == value)
-                .map_or_else(|| outage_id(group_by, value, since), |p| p.id.clone());
+            let id = before.map_or_else(|| outage_id(group_by, value, since), |p| p.id.clone());
             Some(GroupedOutage {
                 id,
                 group_by: group_by.to_owned(),
@@ -399,10 +416,44 @@ mod tests {
         let second = grouped_outages(&more, &first, None, later, &cfg);
         assert_eq!(second[0].id, first[0].id);
         assert_eq!(second[0].clusters, ["a", "b", "c", "d"]);
-        // b and c come back: over.
-        let ended = grouped_outages(
+        // b and c come back: a is still dark and stays in the outage (its
+        // page stays held back), under the same id.
+        let partly = grouped_outages(
             &[abc[0].clone(), eu("b").connected(), eu("c").connected()],
             &second,
+            None,
+            later,
+            &cfg,
+        );
+        assert_eq!(
+            ids_and_members(&partly),
+            [("eu-west".into(), vec!["a".into()])]
+        );
+        assert_eq!(partly[0].id, first[0].id);
+        // A site that goes dark now, far from the outage's, does not join it.
+        let lone = grouped_outages(
+            &[
+                abc[0].clone(),
+                eu("b").connected(),
+                dark_since(eu("late"), 10),
+            ],
+            &partly,
+            None,
+            later,
+            &cfg,
+        );
+        assert_eq!(
+            ids_and_members(&lone),
+            [("eu-west".into(), vec!["a".into()])]
+        );
+        // a comes back too: over.
+        let ended = grouped_outages(
+            &[
+                eu("a").connected(),
+                eu("b").connected(),
+                eu("c").connected(),
+            ],
+            &partly,
             None,
             later,
             &cfg,

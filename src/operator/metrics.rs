@@ -45,7 +45,7 @@ use prometheus_client::registry::{Registry, Unit};
 use crate::api::{FederatedCluster, FederationStatusStatus, Phase, Severity, SignalType, Tier};
 use crate::fleet::outage::GroupBy;
 use crate::fleet::policy::{RemediationMode, policy_for};
-use crate::fleet::summary::shown_phase;
+use crate::fleet::summary::{effective_phase, shown_phase};
 
 /// The `Content-Type` of [`Metrics::encode`]'s output.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -265,6 +265,9 @@ pub struct Metrics {
     /// The sites with a `federation_health_check_duration_seconds` series,
     /// so a deleted site's goes with it.
     checked: Mutex<HashSet<String>>,
+    /// The sites of the last [`Metrics::set_fleet`], so a deleted site's
+    /// per-site counters go with it.
+    sites_seen: Mutex<HashSet<String>>,
     reports: Counter,
     report_bytes: Histogram,
     report_failures: Family<CauseLabels, Counter>,
@@ -308,6 +311,7 @@ impl Metrics {
             restored: Family::default(),
             last_judgement: Gauge::default(),
             checked: Mutex::new(HashSet::new()),
+            sites_seen: Mutex::new(HashSet::new()),
             reports: Counter::default(),
             report_bytes: bytes_histogram(),
             report_failures: Family::default(),
@@ -416,10 +420,10 @@ impl Metrics {
                             target_tier: target.as_str(),
                         });
                     }
-                    for severity in Severity::ALL {
+                    for mode in reachable_modes(*source) {
                         let _ = m.policy_applied.get_or_create(&PolicyLabels {
                             tier: source.as_str(),
-                            mode: policy_for(Some(*source), *severity).mode.as_str(),
+                            mode: mode.as_str(),
                         });
                     }
                 }
@@ -470,6 +474,9 @@ impl Metrics {
                 );
             }
             MetricsRole::Edge => {
+                for &cause in EDGE_FAILURE_CAUSES {
+                    let _ = m.report_failures.get_or_create(&CauseLabels { cause });
+                }
                 r.register(
                     "fleet_edge_reports",
                     "Status reports the hub accepted",
@@ -526,15 +533,22 @@ impl Metrics {
     /// new heartbeat).
     pub fn observe_health_check(&self, cluster: &str, seconds: f64) {
         let labels = if self.per_cluster_histograms.load(Ordering::Relaxed) {
-            let mut checked = self.checked.lock().unwrap_or_else(|p| p.into_inner());
-            if !checked.contains(cluster) {
-                checked.insert(cluster.to_owned());
-            }
+            self.observe_health_check_series(cluster);
             ClusterLabels::of(cluster)
         } else {
             ClusterLabels::of("")
         };
         self.health_check.get_or_create(&labels).observe(seconds);
+    }
+
+    /// Creates `cluster`'s health-check histogram (at 0) if missing, and
+    /// remembers it so it goes with the site.
+    fn observe_health_check_series(&self, cluster: &str) {
+        let mut checked = self.checked.lock().unwrap_or_else(|p| p.into_inner());
+        if !checked.contains(cluster) {
+            checked.insert(cluster.to_owned());
+            let _ = self.health_check.get_or_create(&ClusterLabels::of(cluster));
+        }
     }
 
     /// Drops the health-check series of a site no longer checked this way
@@ -597,13 +611,25 @@ impl Metrics {
         self.credential_renewal.clear();
         self.disconnected.clear();
         self.maintenance.clear();
+        let per_cluster = self.per_cluster_histograms.load(Ordering::Relaxed);
         for s in sites.iter().map(S::borrow) {
+            // The per-site counters exist at 0 from the site's first
+            // appearance, so the first event is an increase.
+            let _ = self
+                .restored
+                .get_or_create(&ClusterLabels::of(s.site_name()));
+            if per_cluster {
+                self.observe_health_check_series(s.site_name());
+            }
             if s.in_maintenance(now) {
                 self.maintenance
                     .get_or_create(&ClusterLabels::of(s.site_name()))
                     .set(1);
             }
-            let phase = shown_phase(s, hub_judging, now).phase;
+            // The hub's own judgement only: a phase a view implies from the
+            // heartbeat's age while no hub judges (a Pull site nobody
+            // probes) pages nobody; FleetHubDown does.
+            let phase = effective_phase(s);
             if matches!(phase, Phase::Stale | Phase::Unreachable) {
                 self.disconnected
                     .get_or_create(&DisconnectedLabels {
@@ -638,20 +664,26 @@ impl Metrics {
                 })
                 .set(n);
         }
-        if self.per_cluster_histograms.load(Ordering::Relaxed) {
-            let names: HashSet<&str> = sites.iter().map(|s| s.borrow().site_name()).collect();
-            let gone: Vec<String> = self
-                .checked
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .iter()
-                .filter(|c| !names.contains(c.as_str()))
-                .cloned()
-                .collect();
-            for cluster in gone {
-                self.forget_health_check(&cluster);
-            }
+        // Deleted sites' per-site counters and histograms go with them.
+        let names: HashSet<&str> = sites.iter().map(|s| s.borrow().site_name()).collect();
+        let mut seen = self.sites_seen.lock().unwrap_or_else(|p| p.into_inner());
+        let checked = self
+            .checked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let gone: Vec<String> = seen
+            .iter()
+            .chain(checked.iter())
+            .filter(|c| !names.contains(c.as_str()))
+            .cloned()
+            .collect();
+        for cluster in gone {
+            self.forget_site(&cluster);
+            seen.remove(&cluster);
         }
+        seen.extend(names.iter().map(|n| (*n).to_owned()));
+        drop(seen);
         self.correlations_active
             .set(i64::try_from(correlations_active).unwrap_or(i64::MAX));
     }
@@ -750,8 +782,13 @@ impl Metrics {
         self.report_bytes.observe(bytes as f64);
     }
 
-    /// A report attempt failed with `cause` (an `EdgeError::cause_name`).
+    /// A report attempt failed with `cause` (an `EdgeError::cause_name`,
+    /// one of [`EDGE_FAILURE_CAUSES`]).
     pub fn report_failed(&self, cause: &'static str) {
+        debug_assert!(
+            EDGE_FAILURE_CAUSES.contains(&cause),
+            "{cause} is missing from EDGE_FAILURE_CAUSES"
+        );
         self.report_failures
             .get_or_create(&CauseLabels { cause })
             .inc();
@@ -783,6 +820,39 @@ impl Metrics {
 
 /// Every `reason` label of `fleet_hub_reconcile_errors_total`.
 pub const HUB_ERROR_REASONS: &[&str] = &["reread", "write", "conflicts"];
+
+/// Every `cause` label of `fleet_edge_report_failures_total`
+/// (`EdgeError::cause_name`), each at 0 from the start.
+pub const EDGE_FAILURE_CAUSES: &[&str] = &[
+    "credential",
+    "unauthorized",
+    "token-expired",
+    "forbidden",
+    "wrong-site",
+    "not-registered",
+    "hub-tls",
+    "crd-missing",
+    "unreachable",
+    "hub-error",
+    "member",
+    "renewal",
+    "persist-token",
+];
+
+/// The modes a decision for a signal of a site of `tier` can take: its
+/// own policy at any severity, and manual, since an incident (a
+/// correlation with a stricter site, a cascade) can always raise a
+/// decision to it (`fleet::policy::Incidents::decide` only raises).
+fn reachable_modes(tier: Tier) -> Vec<RemediationMode> {
+    let mut modes: Vec<RemediationMode> = Severity::ALL
+        .iter()
+        .map(|s| policy_for(Some(tier), *s).mode)
+        .chain([RemediationMode::Manual])
+        .collect();
+    modes.sort_by_key(|m| m.as_str());
+    modes.dedup();
+    modes
+}
 
 fn phase_index(p: Phase) -> usize {
     match p {
@@ -839,11 +909,92 @@ mod tests {
         want.sort();
         assert_eq!(hub, want);
         let mut edge = families(&Metrics::new(MetricsRole::Edge).encode());
-        edge.push("fleet_edge_report_failures_total".into());
         let mut want: Vec<String> = EDGE_METRIC_NAMES.iter().map(|s| s.to_string()).collect();
         edge.sort();
         want.sort();
         assert_eq!(edge, want);
+    }
+
+    #[test]
+    fn every_counter_exists_at_zero_for_every_label_set_it_can_take() {
+        let text = Metrics::new(MetricsRole::Hub).encode();
+        // A non-critical site's signal is decided `manual` only when an
+        // incident raises it: that pair exists before it happens.
+        for (tier, mode) in [
+            ("critical", "manual"),
+            ("standard", "manual"),
+            ("standard", "auto"),
+            ("non-critical", "auto"),
+            ("non-critical", "manual"),
+        ] {
+            let want = format!(
+                "federation_remediation_policy_applied_total{{tier=\"{tier}\",mode=\"{mode}\"}} 0\n"
+            );
+            assert!(text.contains(&want), "{want} in {text}");
+        }
+        // A critical site's decision is never automatic.
+        assert!(!text.contains("tier=\"critical\",mode=\"auto\""), "{text}");
+        let edge = Metrics::new(MetricsRole::Edge).encode();
+        for cause in EDGE_FAILURE_CAUSES {
+            let want = format!("fleet_edge_report_failures_total{{cause=\"{cause}\"}} 0\n");
+            assert!(edge.contains(&want), "{want} in {edge}");
+        }
+        // Per site, from the site's first appearance: the restored counter
+        // and the health-check histogram, before the first restoration or
+        // check (so `increase()` and `rate()` see the first one).
+        let m = Metrics::new(MetricsRole::Hub);
+        let now = crate::api::fixtures::fixture_now();
+        m.set_fleet(
+            &[crate::api::FederatedCluster::test("a").connected()],
+            0,
+            Some(true),
+            now,
+        );
+        let text = m.encode();
+        for want in [
+            "fleet_hub_status_restored_total{cluster=\"a\"} 0\n",
+            "federation_health_check_duration_seconds_count{cluster=\"a\"} 0\n",
+        ] {
+            assert!(text.contains(want), "{want} in {text}");
+        }
+        m.status_restored("a");
+        assert!(
+            m.encode()
+                .contains("fleet_hub_status_restored_total{cluster=\"a\"} 1\n")
+        );
+        // Deleted: its series go.
+        m.set_fleet::<crate::api::FederatedCluster>(&[], 0, Some(true), now);
+        assert!(!m.encode().contains("cluster=\"a\""));
+    }
+
+    #[test]
+    fn only_the_hubs_own_judgement_is_exported_as_disconnected() {
+        // No hub judges: the views show a Pull site whose last probe is
+        // old as Unreachable (implied by the heartbeat's age), but nobody
+        // probed it; the per-site gauge the pages read stays as the hub
+        // last judged it.
+        let now = crate::api::fixtures::fixture_now();
+        let unprobed = crate::api::FederatedCluster::test("p")
+            .pull()
+            .connected()
+            .heartbeat_ago(3600);
+        let judged_dark = crate::api::FederatedCluster::test("d")
+            .unreachable()
+            .heartbeat_ago(3600);
+        let m = Metrics::new(MetricsRole::Hub);
+        m.set_fleet(&[unprobed, judged_dark], 0, Some(false), now);
+        let text = m.encode();
+        assert!(
+            text.contains("federation_clusters_total{status=\"unreachable\"} 2\n"),
+            "the views' count: {text}"
+        );
+        assert!(
+            text.contains(
+                "federation_cluster_disconnected{cluster=\"d\",group=\"\",status=\"unreachable\"} 1\n"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("disconnected{cluster=\"p\""), "{text}");
     }
 
     #[test]

@@ -25,20 +25,62 @@ pub const MONITORING_NAME: &str = "fleet-operator";
 /// The name of the HTTPS port of the operator's Service.
 pub const METRICS_PORT_NAME: &str = "https";
 
-/// Seconds after which `CredentialExpiring` warns (7 days, the hub's
-/// default `--credential-warning`) and turns critical (1 day).
+/// Seconds left below which `CredentialExpiring` warns (7 days, the hub's
+/// default `--credential-warning`), and below which it is critical (1 day)
+/// instead: one alert per credential at any time.
 const CREDENTIAL_WARN: u64 = 7 * 86_400;
 const CREDENTIAL_CRITICAL: u64 = 86_400;
 /// How long past its renewal time a self-renewing edge's credential may
 /// be before `CredentialExpiring` stops trusting the renewal.
 const RENEWAL_GRACE: u64 = 15 * 60;
 
+/// How long the hub must have judged a site Stale or Unreachable before
+/// `ClusterDisconnected` pages (its `for`). A Push site is Stale 3 of its
+/// intervals after the last heartbeat the hub observed, a Pull site at the
+/// first failed probe; this minute on top rides out one failed probe, and
+/// gives the sites of a region that went dark together the time to form a
+/// grouped outage (which holds their pages back) before any of them pages.
+/// docs/migrating.md's replacement alert uses the same.
+pub const DISCONNECTED_FOR: &str = "1m";
+
 /// `FleetHubDown` fires when the last full judgement a hub recorded is
 /// older than this: the readers' threshold for the default cadence
 /// (`fleet::liveness`, 3 × 15 s).
-fn hub_silent_after() -> u64 {
+pub fn hub_silent_after() -> u64 {
     crate::fleet::liveness::LIVENESS_INTERVAL.as_secs()
         * u64::from(crate::fleet::liveness::SILENT_INTERVALS)
+}
+
+/// How far back `FleetHubDown` looks for the last judgement a replica
+/// exported, so a hub that was killed is judged by its last record, not
+/// by the moment its scrape failed (and a hub scraped at least once in
+/// this window is not taken for one never scraped).
+const HUB_LOOKBACK: &str = "1h";
+
+/// True (a one-element vector) while Prometheus scrapes a hub replica that
+/// has counted the fleet: `federation_clusters_total` is 0 for every phase
+/// until a replica has listed the sites and published its view of them,
+/// and absent while no replica is scraped. The per-site and per-incident
+/// alerts follow the hub's series only then; otherwise they keep the state
+/// they had ([`held`]).
+pub const HUB_COUNTS_THE_FLEET: &str = "sum(max by (status) (federation_clusters_total)) > 0";
+
+/// The expression of an alert that is not resolved by the hub's absence:
+/// `live` while a hub replica that has counted the fleet is scraped
+/// ([`HUB_COUNTS_THE_FLEET`]); otherwise the alerts of rule `name` with
+/// `severity` that were firing at the previous evaluation (`ALERTS`, with
+/// the labels `live` gives them), so a dead, restarting or not yet listing
+/// hub neither resolves a page (and re-pages when it returns) nor raises a
+/// new one. While no hub judges, `FleetHubDown` pages instead. Their value
+/// is then 1, or `value` where the annotations show it.
+fn held(name: &str, severity: &str, live: &str, value: Option<&str>) -> String {
+    let firing =
+        format!("ALERTS{{alertname=\"{name}\", alertstate=\"firing\", severity=\"{severity}\"}}");
+    let kept = match value {
+        None => format!("max without (alertname, alertstate, severity) ({firing})"),
+        Some(value) => format!("({value}) and ignoring (alertname, alertstate, severity) {firing}"),
+    };
+    format!("({live}) or (({kept}) unless on () ({HUB_COUNTS_THE_FLEET}))")
 }
 
 fn alert(
@@ -61,31 +103,29 @@ fn alert(
     rule
 }
 
+/// The sites the hub judged Stale or Unreachable, one series per site
+/// (`cluster`, `group`; the two hub replicas' gauges counted once), less
+/// those in an open maintenance window. `ClusterDisconnected` and
+/// docs/migrating.md's replacement page on it.
+pub const DARK_SITES: &str = "max by (cluster, group) (federation_cluster_disconnected) \
+     unless on (cluster) (max by (cluster) (federation_cluster_maintenance) > 0)";
+
+/// The time left on each site's credential, less the sites whose edge
+/// renews it by itself and is not more than [`RENEWAL_GRACE`] overdue.
+fn credential_left() -> String {
+    format!(
+        "((min by (cluster) (federation_cluster_credential_expiration_timestamp_seconds) - time()) \
+         unless on (cluster) (max by (cluster) (federation_cluster_credential_renewal_timestamp_seconds) > time() - {RENEWAL_GRACE}))"
+    )
+}
+
+/// `{{ $value }}` seconds left as "expires in 3h 2m 1s", or "expired 5m
+/// 2s ago" once negative.
+const EXPIRES_IN: &str = "{{ if ge $value 0.0 }}expires in {{ humanizeDuration $value }}\
+     {{ else }}expired {{ reReplaceAll \"^-\" \"\" (humanizeDuration $value) }} ago{{ end }}";
+
 /// The rule groups (the `spec` of the PrometheusRule, and a rule file).
 pub fn rule_groups() -> Value {
-    let disconnected = |status: &str, severity: &str, for_: &str| {
-        alert(
-            "ClusterDisconnected",
-            &format!(
-                "max by (cluster, group, status) (federation_cluster_disconnected{{status=\"{status}\"}}) \
-                 unless on (cluster) (max by (cluster) (federation_cluster_maintenance) > 0)"
-            ),
-            for_,
-            severity,
-            &format!("Fleet site {{{{ $labels.cluster }}}} is {status}"),
-            &format!(
-                "The hub has not seen a heartbeat of site {{{{ $labels.cluster }}}} for 3 intervals \
-                 (stale) or 10 intervals (unreachable); it is {status}. Run `kubectl fleet describe \
-                 {{{{ $labels.cluster }}}}` (its conditions and recent events name the cause), then \
-                 check the edge operator on that member cluster (token, network, hub). A site in a \
-                 maintenance window (`kubectl fleet cordon`) raises no such alert, and while \
-                 FleetGroupedOutage fires for its group ({{{{ $labels.group }}}}) Alertmanager's \
-                 inhibition rule holds this one back (docs/observability.md). `kubectl fleet \
-                 status --phase {}` lists every such site.",
-                capitalized(status)
-            ),
-        )
-    };
     let cascade = |target_tier: &str, severity: &str| {
         alert(
             "CascadeDetected",
@@ -101,24 +141,35 @@ pub fn rule_groups() -> Value {
              rollout that carries it.",
         )
     };
-    let credential = |left: u64, severity: &str, within: &str| {
+    let credential = |severity: &str, live: String, within: &str| {
         alert(
             "CredentialExpiring",
-            &format!(
-                "(min by (cluster) (federation_cluster_credential_expiration_timestamp_seconds) - time() < {left}) \
-                 unless on (cluster) (max by (cluster) (federation_cluster_credential_renewal_timestamp_seconds) > time() - {RENEWAL_GRACE})"
+            &held(
+                "CredentialExpiring",
+                severity,
+                &live,
+                Some(&format!(
+                    "min by (cluster) (last_over_time(federation_cluster_credential_expiration_timestamp_seconds[{HUB_LOOKBACK}])) - time()"
+                )),
             ),
-            "5m",
+            "",
             severity,
-            &format!("A site's credential expires within {within}"),
-            "The credential of site {{ $labels.cluster }} expires in \
-             {{ $value | humanizeDuration }} (its status.credentialExpirationTime, as the hub \
-             exports it), and no renewal by the edge itself is due within 15 minutes. A Push \
-             site: run `kubectl fleet rotate {{ $labels.cluster }}` and give the edge the new \
-             hub kubeconfig (an edge that should renew by itself names the cause in its log); \
-             a Pull site: re-run `kubectl fleet register {{ $labels.cluster }} --pull`. \
-             `kubectl fleet describe {{ $labels.cluster }}` shows the CredentialExpiring \
-             condition.",
+            &format!(
+                "The credential of fleet site {{{{ $labels.cluster }}}} {{{{ if ge $value 0.0 }}}}expires within {within}{{{{ else }}}}has expired{{{{ end }}}}"
+            ),
+            &format!(
+                "The credential of site {{{{ $labels.cluster }}}} {EXPIRES_IN} (its \
+                 status.credentialExpirationTime, as the hub exports it), and nothing renews it: \
+                 its edge does not renew it by itself, or its renewal is more than 15 minutes \
+                 overdue. A Push site: run `kubectl fleet rotate {{{{ $labels.cluster }}}}` and \
+                 give the edge the new hub kubeconfig (an edge that should renew by itself names \
+                 the cause in its log); a Pull site: run `kubectl fleet register \
+                 {{{{ $labels.cluster }}}} --pull --member-kubeconfig FILE` with an admin \
+                 kubeconfig of its member cluster (the hub's log names why it could not renew \
+                 the token). `kubectl fleet describe {{{{ $labels.cluster }}}}` shows the \
+                 CredentialExpiring condition. One alert per credential: warning from 7 days \
+                 left, critical (instead) from 1 day."
+            ),
         )
     };
     json!({
@@ -126,38 +177,75 @@ pub fn rule_groups() -> Value {
             {
                 "name": "kubectl-fleet.sites",
                 "rules": [
-                    disconnected("stale", "warning", "5m"),
-                    disconnected("unreachable", "critical", "5m"),
                     alert(
-                        "CrossClusterIncident",
-                        "max(cross_cluster_correlations_active) > 0",
+                        "ClusterDisconnected",
+                        &held("ClusterDisconnected", "critical", DARK_SITES, None),
+                        DISCONNECTED_FOR,
+                        "critical",
+                        "Fleet site {{ $labels.cluster }} is not reporting to the hub",
+                        "The hub has judged site {{ $labels.cluster }} Stale or Unreachable for a \
+                         minute: a Push site's edge sent no heartbeat for 3 of its intervals \
+                         (Unreachable after 10), or the hub's latest probe of a Pull site's member \
+                         cluster failed (Unreachable after 10 intervals without a successful one). \
+                         Run `kubectl fleet describe {{ $labels.cluster }}` (its conditions and \
+                         recent events name the cause), then check the edge operator on that \
+                         member cluster, or the member's API server for a Pull site (token, \
+                         network, hub). One page per site, whether Stale or Unreachable. A site in \
+                         a maintenance window (`kubectl fleet cordon`) raises none; while \
+                         FleetGroupedOutage fires for its group ({{ $labels.group }}) \
+                         Alertmanager's inhibition rule holds this one back; while no hub is \
+                         scraped it keeps firing (FleetHubDown pages for the hub). `kubectl fleet \
+                         status --phase Stale` and `--phase Unreachable` list every such site.",
+                    ),
+                    alert(
+                        "FleetGroupedOutage",
+                        &held(
+                            "FleetGroupedOutage",
+                            "critical",
+                            "max by (outage, group_by, group) (federation_grouped_outage_clusters) > 0",
+                            None,
+                        ),
                         "",
                         "critical",
-                        "{{ $value }} cross-cluster incident(s): one failure on 3 or more sites",
+                        "Sites of {{ $labels.group_by }} {{ $labels.group }} went dark together ({{ $labels.outage }})",
+                        "At least 3 sites sharing {{ $labels.group_by }} {{ $labels.group }} left \
+                         Connected within minutes of each other (outage {{ $labels.outage }}): a \
+                         shared cause (the region's network, a power cut, the hub's route there) is \
+                         likelier than separate failures. Run `kubectl fleet incidents \
+                         {{ $labels.outage }}` for the sites. The outage keeps each of its sites \
+                         until that site is Connected again, and the per-site ClusterDisconnected \
+                         alerts of the group are held back by Alertmanager's inhibition rule \
+                         (docs/observability.md) while this one fires.",
+                    ),
+                    alert(
+                        "CrossClusterIncident",
+                        &held(
+                            "CrossClusterIncident",
+                            "critical",
+                            "max(cross_cluster_correlations_active) > 0",
+                            None,
+                        ),
+                        "",
+                        "critical",
+                        "A failure is active on 3 or more fleet sites at once",
                         "The same failure signal is active on several sites at once, which points \
                          at a shared cause (a release, an image, a dependency) rather than one \
                          site. Run `kubectl fleet incidents` for the signal, the sites and the \
                          remediation policy that applies.",
                     ),
-                    alert(
-                        "FleetGroupedOutage",
-                        "max by (outage, group_by, group) (federation_grouped_outage_clusters) > 0",
-                        "",
-                        "critical",
-                        "{{ $value }} sites of {{ $labels.group_by }} {{ $labels.group }} went dark together",
-                        "At least 3 sites sharing {{ $labels.group_by }} {{ $labels.group }} left \
-                         Connected within minutes of each other (outage {{ $labels.outage }}): a \
-                         shared cause (the region's network, a power cut, the hub's route there) is \
-                         likelier than {{ $value }} separate failures. Run `kubectl fleet incidents \
-                         {{ $labels.outage }}` for the sites. The per-site ClusterDisconnected \
-                         alerts of the group are held back by Alertmanager's inhibition rule \
-                         (docs/observability.md) while this one fires.",
-                    ),
                     cascade("critical", "critical"),
                     cascade("standard", "warning"),
                     cascade("non-critical", "info"),
-                    credential(CREDENTIAL_WARN, "warning", "7 days"),
-                    credential(CREDENTIAL_CRITICAL, "critical", "1 day"),
+                    credential(
+                        "warning",
+                        format!("{} < {CREDENTIAL_WARN} >= {CREDENTIAL_CRITICAL}", credential_left()),
+                        "7 days",
+                    ),
+                    credential(
+                        "critical",
+                        format!("{} < {CREDENTIAL_CRITICAL}", credential_left()),
+                        "1 day",
+                    ),
                 ],
             },
             {
@@ -166,20 +254,21 @@ pub fn rule_groups() -> Value {
                     alert(
                         "FleetHubDown",
                         &format!(
-                            "(time() - max(fleet_hub_last_judgement_timestamp_seconds) > {}) \
-                             or absent(fleet_hub_last_judgement_timestamp_seconds)",
-                            hub_silent_after()
+                            "(time() - max(max_over_time(fleet_hub_last_judgement_timestamp_seconds[{HUB_LOOKBACK}])) > {silent}) \
+                             or absent_over_time(fleet_hub_last_judgement_timestamp_seconds[{HUB_LOOKBACK}])",
+                            silent = hub_silent_after()
                         ),
-                        "1m",
+                        "",
                         "critical",
                         "No fleet hub is judging the sites",
-                        "No hub leader has recorded a full judgement of every site for longer than \
-                         3 of its intervals, or no hub replica is scraped: site phases, conditions \
-                         and the fleet summary are not being updated, and `kubectl fleet status` \
-                         warns so. Causes: no replica leads, or the leader cannot watch the sites \
-                         or write their status. Check the fleet-operator-hub Deployment \
-                         (`kubectl -n fleet-system get deployment fleet-operator-hub`) and its \
-                         logs.",
+                        "No hub leader has recorded a full judgement of every site for more than \
+                         45 s (3 of its 15 s intervals), or no hub replica has been scraped for an \
+                         hour: site phases, conditions and the fleet summary are not being \
+                         updated, `kubectl fleet status` warns so, and the per-site alerts keep \
+                         the state they had. Causes: every replica is down, none leads, or the \
+                         leader cannot watch the sites or write their status. Check the \
+                         fleet-operator-hub Deployment (`kubectl -n fleet-system get deployment \
+                         fleet-operator-hub`) and its logs.",
                     ),
                     alert(
                         "FleetSiteStatusRestored",
@@ -196,14 +285,16 @@ pub fn rule_groups() -> Value {
                     ),
                     alert(
                         "FleetHubLagging",
-                        "histogram_quantile(0.9, sum by (le) (rate(fleet_hub_watch_event_lag_seconds_bucket[5m]))) > 30",
+                        "histogram_quantile(0.5, sum by (le) (rate(fleet_hub_watch_event_lag_seconds_bucket[5m]))) > 30",
                         "10m",
                         "warning",
                         "The fleet hub judges heartbeats {{ $value | humanizeDuration }} late",
-                        "90% of new heartbeats were older than 30 s when the hub judged them over \
-                         the last 5 minutes: the hub is falling behind its watch (CPU limits, API \
-                         server latency) or edges' clocks run behind (see the ClockSkew \
-                         condition in `kubectl fleet status -o wide`). Check the hub's CPU and \
+                        "Half of the new heartbeats the hub judged over the last 5 minutes were \
+                         more than 30 s old by the hub's clock: the hub is falling behind its \
+                         watch (CPU limits, API server latency). The median is taken over every \
+                         site's heartbeats, so an edge whose clock runs behind (it carries the \
+                         ClockSkew condition, `kubectl fleet status -o wide`) does not raise this \
+                         unless most heartbeats come from such edges. Check the hub's CPU and \
                          fleet_hub_reconcile_errors_total.",
                     ),
                 ],
@@ -212,17 +303,23 @@ pub fn rule_groups() -> Value {
     })
 }
 
+/// The alerts the grouped-outage inhibition holds back: the shipped
+/// per-site page and docs/migrating.md's per-group replacement for a
+/// copied ChatCLI alert.
+pub const OUTAGE_INHIBITS: &[&str] = &["ClusterDisconnected", "FleetSitesDisconnected"];
+
 /// The Alertmanager inhibition rules that go with the alert rules: while
 /// `FleetGroupedOutage` fires for a group, the `ClusterDisconnected` alerts
-/// of that group's sites are held back (the `group` label of both is the
-/// site's value of the hub's `--outage-group-by`). Shipped as
+/// of that group's sites (and docs/migrating.md's `FleetSitesDisconnected`
+/// of that group) are held back (the `group` label of each is the site's
+/// value of the hub's `--outage-group-by`). Shipped as
 /// `deploy/monitoring/alertmanager-inhibit-rules.yaml`, to merge into the
 /// Alertmanager configuration (docs/observability.md).
 pub fn inhibit_rules() -> Value {
     json!({
         "inhibit_rules": [{
             "source_matchers": ["alertname=\"FleetGroupedOutage\""],
-            "target_matchers": ["alertname=\"ClusterDisconnected\""],
+            "target_matchers": [format!("alertname=~\"{}\"", OUTAGE_INHIBITS.join("|"))],
             "equal": ["group"],
         }],
     })
@@ -232,6 +329,8 @@ pub fn inhibit_rules() -> Value {
 /// labels under [`inhibit_rules`], as Alertmanager decides it: the source
 /// matches every source matcher, the target every target matcher, and
 /// both have the same value (absent is empty) of every `equal` label.
+/// Matchers are `name="value"` or `name=~"a|b"` (an anchored alternation
+/// of literal values, the only regular expressions the rules use).
 pub fn inhibited(target: &[(&str, &str)], source: &[(&str, &str)]) -> bool {
     let get = |labels: &[(&str, &str)], key: &str| {
         labels
@@ -242,6 +341,10 @@ pub fn inhibited(target: &[(&str, &str)], source: &[(&str, &str)]) -> bool {
     let matches = |labels: &[(&str, &str)], matchers: &Value| {
         matchers.as_array().into_iter().flatten().all(|m| {
             let m = m.as_str().unwrap_or_default();
+            if let Some((k, v)) = m.split_once("=~") {
+                let value = get(labels, k);
+                return v.trim_matches('"').split('|').any(|alt| alt == value);
+            }
             let Some((k, v)) = m.split_once('=') else {
                 return false;
             };
@@ -262,13 +365,6 @@ pub fn inhibited(target: &[(&str, &str)], source: &[(&str, &str)]) -> bool {
         })
 }
 
-fn capitalized(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
-        .unwrap_or_default()
-}
-
 fn labels() -> Value {
     json!({
         "app.kubernetes.io/name": MONITORING_NAME,
@@ -286,11 +382,52 @@ pub fn prometheus_rule() -> Value {
     })
 }
 
+/// The ServiceAccount whose token the ServiceMonitor sends to the hub
+/// (bound to the ClusterRole `fleet-operator-metrics-reader`: `get` on
+/// `/metrics` only), and the Secret the API server keeps that token in.
+pub const SCRAPER_NAME: &str = "fleet-operator-metrics-scraper";
+/// See [`SCRAPER_NAME`].
+pub const SCRAPER_TOKEN_SECRET: &str = "fleet-operator-metrics-scraper-token";
+
+/// The scraper's identity: its ServiceAccount, a
+/// `kubernetes.io/service-account-token` Secret the API server fills with
+/// a token of it (what the ServiceMonitor's `authorization` reads: the
+/// Prometheus Operator takes credentials from a Secret, not from a file),
+/// and the binding to `reader_role`.
+pub fn scraper_identity(labels: Value, reader_role: &str) -> Vec<Value> {
+    vec![
+        json!({
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": { "name": SCRAPER_NAME, "namespace": NAMESPACE, "labels": labels },
+        }),
+        json!({
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "kubernetes.io/service-account-token",
+            "metadata": {
+                "name": SCRAPER_TOKEN_SECRET,
+                "namespace": NAMESPACE,
+                "labels": labels,
+                "annotations": { "kubernetes.io/service-account.name": SCRAPER_NAME },
+            },
+        }),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": { "name": SCRAPER_NAME, "labels": labels },
+            "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": reader_role },
+            "subjects": [{ "kind": "ServiceAccount", "name": SCRAPER_NAME, "namespace": NAMESPACE }],
+        }),
+    ]
+}
+
 /// The `ServiceMonitor` scraping the hub's `/metrics` over HTTPS with the
-/// Prometheus ServiceAccount's token (the hub checks it with TokenReview
-/// and SubjectAccessReview: grant it `list federatedclusters`), verifying
-/// the hub's certificate as `tls_config` says (`install` names the CA and
-/// the Service's name: the token goes only to the hub).
+/// scraper's token ([`scraper_identity`], sent with `authorization`, not
+/// the deprecated `bearerTokenFile`; the hub checks it with TokenReview
+/// and SubjectAccessReview), verifying the hub's certificate as
+/// `tls_config` says (`install` names the CA and the Service's name: the
+/// token goes only to the hub).
 pub fn service_monitor(selector: Value, tls_config: Value) -> Value {
     json!({
         "apiVersion": "monitoring.coreos.com/v1",
@@ -303,7 +440,10 @@ pub fn service_monitor(selector: Value, tls_config: Value) -> Value {
                 "scheme": "https",
                 "path": "/metrics",
                 "interval": "30s",
-                "bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token",
+                "authorization": {
+                    "type": "Bearer",
+                    "credentials": { "name": SCRAPER_TOKEN_SECRET, "key": "token" },
+                },
                 "tlsConfig": tls_config,
             }],
         },
@@ -330,29 +470,104 @@ struct Panel {
     kind: &'static str,
     unit: &'static str,
     targets: &'static [(&'static str, &'static str)],
+    /// A liveness panel: it must say "down" when the hub is, never "No
+    /// data" (see [`Liveness`]).
+    liveness: Option<Liveness>,
 }
 
+/// How a liveness panel says "down".
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Liveness {
+    /// Its expression is 0 while no hub is scraped (`or vector(0)`): 0,
+    /// and no data at all, show "down".
+    ZeroIsDown,
+    /// Its expression keeps a value while no hub is scraped (the age of
+    /// the last judgement keeps growing); no data at all shows "down".
+    NoDataIsDown,
+}
+
+impl Panel {
+    const fn new(
+        title: &'static str,
+        kind: &'static str,
+        unit: &'static str,
+        targets: &'static [(&'static str, &'static str)],
+    ) -> Panel {
+        Panel {
+            title,
+            kind,
+            unit,
+            targets,
+            liveness: None,
+        }
+    }
+
+    const fn liveness(mut self, how: Liveness) -> Panel {
+        self.liveness = Some(how);
+        self
+    }
+}
+
+/// What the hub's liveness panels show when it is down.
+pub const DOWN: &str = "down";
+
 const PANELS: &[Panel] = &[
-    Panel {
-        title: "Sites by phase",
-        kind: "timeseries",
-        unit: "short",
-        targets: &[("max by (status) (federation_clusters_total)", "{{status}}")],
-    },
-    Panel {
-        title: "Sites not Connected",
-        kind: "stat",
-        unit: "short",
-        targets: &[(
+    Panel::new(
+        "Sites by phase",
+        "timeseries",
+        "short",
+        &[("max by (status) (federation_clusters_total)", "{{status}}")],
+    ),
+    Panel::new(
+        "Sites not Connected",
+        "stat",
+        "short",
+        &[(
             "sum(max by (status) (federation_clusters_total{status!=\"connected\"}))",
             "not connected",
         )],
-    },
-    Panel {
-        title: "Health check duration (Pull probe, Push report round trip)",
-        kind: "timeseries",
-        unit: "s",
-        targets: &[
+    ),
+    Panel::new(
+        "Disconnected sites (as the hub judged them)",
+        "table",
+        "short",
+        &[(
+            "max by (cluster, group, status) (federation_cluster_disconnected)",
+            "{{cluster}} {{status}}",
+        )],
+    ),
+    Panel::new(
+        "Grouped outages",
+        "timeseries",
+        "short",
+        &[
+            ("max(federation_grouped_outages_active)", "outages"),
+            (
+                "max by (outage, group_by, group) (federation_grouped_outage_clusters)",
+                "{{outage}} {{group_by}}={{group}} (sites)",
+            ),
+        ],
+    ),
+    Panel::new(
+        "Sites in a maintenance window",
+        "table",
+        "short",
+        &[(
+            "max by (cluster) (federation_cluster_maintenance)",
+            "{{cluster}}",
+        )],
+    ),
+    Panel::new(
+        "Edge versions (sites)",
+        "timeseries",
+        "short",
+        &[("max by (version) (federation_edge_versions)", "{{version}}")],
+    ),
+    Panel::new(
+        "Health check duration (Pull probe, Push report round trip)",
+        "timeseries",
+        "s",
+        &[
             (
                 "histogram_quantile(0.5, sum by (le) (rate(federation_health_check_duration_seconds_bucket[5m])))",
                 "p50",
@@ -366,18 +581,18 @@ const PANELS: &[Panel] = &[
                 "p99",
             ),
         ],
-    },
-    Panel {
-        title: "Active cross-cluster correlations",
-        kind: "timeseries",
-        unit: "short",
-        targets: &[("max(cross_cluster_correlations_active)", "correlations")],
-    },
-    Panel {
-        title: "New signals and cascades (per hour)",
-        kind: "timeseries",
-        unit: "short",
-        targets: &[
+    ),
+    Panel::new(
+        "Active cross-cluster correlations",
+        "timeseries",
+        "short",
+        &[("max(cross_cluster_correlations_active)", "correlations")],
+    ),
+    Panel::new(
+        "New signals and cascades (per hour)",
+        "timeseries",
+        "short",
+        &[
             (
                 "sum by (signal_type) (increase(cross_cluster_issues_total[1h]))",
                 "{{signal_type}}",
@@ -387,54 +602,80 @@ const PANELS: &[Panel] = &[
                 "cascade {{source_tier}} → {{target_tier}}",
             ),
         ],
-    },
-    Panel {
-        title: "Remediation policy decisions (per hour)",
-        kind: "timeseries",
-        unit: "short",
-        targets: &[(
+    ),
+    Panel::new(
+        "Remediation policy decisions (per hour)",
+        "timeseries",
+        "short",
+        &[(
             "sum by (tier, mode) (increase(federation_remediation_policy_applied_total[1h]))",
             "{{tier}} {{mode}}",
         )],
-    },
-    Panel {
-        title: "Credential time left per site",
-        kind: "timeseries",
-        unit: "s",
-        targets: &[(
+    ),
+    Panel::new(
+        "Credential time left per site",
+        "timeseries",
+        "s",
+        &[(
             "min by (cluster) (federation_cluster_credential_expiration_timestamp_seconds) - time()",
             "{{cluster}}",
         )],
-    },
-    Panel {
-        title: "Seconds since a hub last judged every site",
-        kind: "stat",
-        unit: "s",
-        targets: &[(
-            "time() - max(fleet_hub_last_judgement_timestamp_seconds)",
+    ),
+    Panel::new(
+        "Credential renewal due per site (self-renewing edges, Pull sites)",
+        "timeseries",
+        "s",
+        &[(
+            "min by (cluster) (federation_cluster_credential_renewal_timestamp_seconds) - time()",
+            "{{cluster}}",
+        )],
+    ),
+    Panel::new(
+        "Seconds since a hub last judged every site",
+        "stat",
+        "s",
+        // The last judgement any replica exported within the hour, so the
+        // age keeps growing while no hub is scraped.
+        &[(
+            "time() - max(max_over_time(fleet_hub_last_judgement_timestamp_seconds[1h]))",
             "since the last full judgement",
         )],
-    },
-    Panel {
-        title: "Hub lag (age of a heartbeat when judged)",
-        kind: "timeseries",
-        unit: "s",
-        targets: &[
+    )
+    .liveness(Liveness::NoDataIsDown),
+    Panel::new(
+        "Hub replicas scraped",
+        "stat",
+        "short",
+        &[("count(fleet_hub_leader) or vector(0)", "replicas")],
+    )
+    .liveness(Liveness::ZeroIsDown),
+    Panel::new(
+        "Hub leader",
+        "stat",
+        "short",
+        &[("sum(fleet_hub_leader) or vector(0)", "leaders")],
+    )
+    .liveness(Liveness::ZeroIsDown),
+    Panel::new(
+        "Hub lag (age of a heartbeat when judged)",
+        "timeseries",
+        "s",
+        &[
             (
                 "histogram_quantile(0.5, sum by (le) (rate(fleet_hub_watch_event_lag_seconds_bucket[5m])))",
-                "p50",
+                "p50 (FleetHubLagging)",
             ),
             (
                 "histogram_quantile(0.9, sum by (le) (rate(fleet_hub_watch_event_lag_seconds_bucket[5m])))",
-                "p90",
+                "p90 (edges with ClockSkew included)",
             ),
         ],
-    },
-    Panel {
-        title: "Hub reconciles, writes, conflicts, errors",
-        kind: "timeseries",
-        unit: "ops",
-        targets: &[
+    ),
+    Panel::new(
+        "Hub reconciles, writes, conflicts, errors",
+        "timeseries",
+        "ops",
+        &[
             ("sum(rate(fleet_hub_reconciles_total[5m]))", "reconciles"),
             ("sum(rate(fleet_hub_status_writes_total[5m]))", "writes"),
             (
@@ -446,32 +687,42 @@ const PANELS: &[Panel] = &[
                 "errors {{reason}}",
             ),
         ],
-    },
-    Panel {
-        title: "Hub leader",
-        kind: "stat",
-        unit: "short",
-        targets: &[("sum(fleet_hub_leader)", "leaders")],
-    },
-    Panel {
-        title: "Nodes per site",
-        kind: "timeseries",
-        unit: "short",
-        targets: &[(
+    ),
+    Panel::new(
+        "Nodes per site",
+        "timeseries",
+        "short",
+        &[(
             "max by (cluster, region) (federation_cluster_nodes)",
             "{{cluster}} {{region}}",
         )],
-    },
-    Panel {
-        title: "Hub-owned status restored (per hour)",
-        kind: "timeseries",
-        unit: "short",
-        targets: &[(
+    ),
+    Panel::new(
+        "Hub-owned status restored (per hour)",
+        "timeseries",
+        "short",
+        &[(
             "sum by (cluster) (increase(fleet_hub_status_restored_total[1h]))",
             "{{cluster}}",
         )],
-    },
+    ),
 ];
+
+/// The `fieldConfig.defaults` of a panel: its unit, and for a liveness
+/// panel "down" for no data (and for 0, see [`Liveness`]).
+fn field_defaults(p: &Panel) -> Value {
+    let mut defaults = json!({ "unit": p.unit });
+    if let Some(how) = p.liveness {
+        defaults["noValue"] = json!(DOWN);
+        if how == Liveness::ZeroIsDown {
+            defaults["mappings"] = json!([{
+                "type": "value",
+                "options": { "0": { "text": DOWN, "color": "red", "index": 0 } },
+            }]);
+        }
+    }
+    defaults
+}
 
 /// The Grafana dashboard (JSON model), with a Prometheus data source variable.
 pub fn dashboard() -> Value {
@@ -485,7 +736,12 @@ pub fn dashboard() -> Value {
                 .iter()
                 .zip('A'..)
                 .map(|((expr, legend), id)| {
-                    json!({ "datasource": ds, "expr": expr, "legendFormat": legend, "refId": id.to_string() })
+                    let mut target = json!({ "datasource": ds, "expr": expr, "legendFormat": legend, "refId": id.to_string() });
+                    if p.kind == "table" {
+                        target["format"] = json!("table");
+                        target["instant"] = json!(true);
+                    }
+                    target
                 })
                 .collect();
             json!({
@@ -494,7 +750,7 @@ pub fn dashboard() -> Value {
                 "title": p.title,
                 "datasource": ds,
                 "gridPos": { "h": 8, "w": 12, "x": (i % 2) * 12, "y": (i / 2) * 8 },
-                "fieldConfig": { "defaults": { "unit": p.unit }, "overrides": [] },
+                "fieldConfig": { "defaults": field_defaults(p), "overrides": [] },
                 "targets": targets,
             })
         })
@@ -515,6 +771,16 @@ pub fn dashboard() -> Value {
         }] },
         "panels": panels,
     })
+}
+
+/// The expressions of the liveness panels (which must have a value, or
+/// say "down", while no hub is scraped).
+pub fn liveness_expressions() -> Vec<&'static str> {
+    PANELS
+        .iter()
+        .filter(|p| p.liveness.is_some())
+        .flat_map(|p| p.targets.iter().map(|(e, _)| *e))
+        .collect()
 }
 
 const HEADER: &str = "# Generated by tools/regen.sh from src/render/monitoring.rs; do not edit.\n";
@@ -543,6 +809,19 @@ struct Case {
     expect: &'static [(&'static [(&'static str, &'static str)], f64)],
 }
 
+/// A hub replica that has counted the fleet, scraped throughout.
+const HUB_UP: (&str, &str) = (
+    "federation_clusters_total{status=\"connected\",instance=\"hub\"}",
+    "5x40",
+);
+
+/// The same replica killed at minute 5 (every series it served goes
+/// stale at once) and back, counting the fleet again, at minute 10.
+const HUB_KILLED: (&str, &str) = (
+    "federation_clusters_total{status=\"connected\",instance=\"hub\"}",
+    "5 5 5 5 5 stale _ _ _ _ 5x30",
+);
+
 /// Three sites of region eu-west unreachable from minute 1, and one of
 /// us-east; the hub reports the three as one grouped outage.
 const OUTAGE_SERIES: &[(&str, &str)] = &[
@@ -566,6 +845,7 @@ const OUTAGE_SERIES: &[(&str, &str)] = &[
         "federation_grouped_outage_clusters{outage=\"go-0000abcd\",group_by=\"region\",group=\"eu-west\",instance=\"hub\"}",
         "_ 3x15",
     ),
+    HUB_UP,
 ];
 
 /// The per-site alerts [`OUTAGE_SERIES`] raises at 10m.
@@ -575,7 +855,6 @@ const OUTAGE_SITE_ALERTS: &[(&[(&str, &str)], f64)] = &[
             ("cluster", "eu-1"),
             ("group", "eu-west"),
             ("severity", "critical"),
-            ("status", "unreachable"),
         ],
         1.0,
     ),
@@ -584,7 +863,6 @@ const OUTAGE_SITE_ALERTS: &[(&[(&str, &str)], f64)] = &[
             ("cluster", "eu-2"),
             ("group", "eu-west"),
             ("severity", "critical"),
-            ("status", "unreachable"),
         ],
         1.0,
     ),
@@ -593,7 +871,6 @@ const OUTAGE_SITE_ALERTS: &[(&[(&str, &str)], f64)] = &[
             ("cluster", "eu-3"),
             ("group", "eu-west"),
             ("severity", "critical"),
-            ("status", "unreachable"),
         ],
         1.0,
     ),
@@ -602,18 +879,18 @@ const OUTAGE_SITE_ALERTS: &[(&[(&str, &str)], f64)] = &[
             ("cluster", "us-1"),
             ("group", "us-east"),
             ("severity", "critical"),
-            ("status", "unreachable"),
         ],
         1.0,
     ),
 ];
 
 /// [`OUTAGE_SERIES`] without the outage.
-const OUTAGE_SERIES_WITHOUT_OUTAGE: [(&str, &str); 4] = [
+const OUTAGE_SERIES_WITHOUT_OUTAGE: [(&str, &str); 5] = [
     OUTAGE_SERIES[0],
     OUTAGE_SERIES[1],
     OUTAGE_SERIES[2],
     OUTAGE_SERIES[3],
+    HUB_UP,
 ];
 
 /// The group alert [`OUTAGE_SERIES`] raises (at once).
@@ -627,50 +904,99 @@ const OUTAGE_GROUP_ALERTS: &[(&[(&str, &str)], f64)] = &[(
     3.0,
 )];
 
+/// Site a of eu-west judged Stale from minute 2.
+const SITE_A_DARK: &[(&str, &str)] = &[
+    (
+        "federation_cluster_disconnected{cluster=\"site-a\",group=\"eu-west\",status=\"stale\",instance=\"hub\"}",
+        "_ _ 1x10",
+    ),
+    HUB_UP,
+];
+
+/// Site a paged, as [`ClusterDisconnected`] raises it.
+const SITE_A_PAGE: &[(&[(&str, &str)], f64)] = &[(
+    &[
+        ("cluster", "site-a"),
+        ("group", "eu-west"),
+        ("severity", "critical"),
+    ],
+    1.0,
+)];
+
+/// Site a Stale from minute 2 and Unreachable from minute 5 (2 minutes
+/// of Stale: a site whose interval is 15 s): the status label changes,
+/// the page does not.
+const SITE_A_STALE_THEN_UNREACHABLE: &[(&str, &str)] = &[
+    (
+        "federation_cluster_disconnected{cluster=\"site-a\",group=\"eu-west\",status=\"stale\",instance=\"hub\"}",
+        "_ _ 1 1 1 stale",
+    ),
+    (
+        "federation_cluster_disconnected{cluster=\"site-a\",group=\"eu-west\",status=\"unreachable\",instance=\"hub\"}",
+        "_ _ _ _ _ 1x10",
+    ),
+    HUB_UP,
+];
+
+/// Site a dark from minute 1 while the hub is killed at minute 5 and back
+/// at minute 10 (the site still dark).
+const SITE_A_DARK_HUB_KILLED: &[(&str, &str)] = &[
+    (
+        "federation_cluster_disconnected{cluster=\"site-a\",group=\"eu-west\",status=\"unreachable\",instance=\"hub\"}",
+        "_ 1 1 1 1 stale _ _ _ _ 1x30",
+    ),
+    HUB_KILLED,
+];
+
+/// The outage of [`OUTAGE_SERIES`] while the hub is killed at minute 5.
+const OUTAGE_HUB_KILLED: &[(&str, &str)] = &[
+    (
+        "federation_grouped_outage_clusters{outage=\"go-0000abcd\",group_by=\"region\",group=\"eu-west\",instance=\"hub\"}",
+        "_ 3 3 3 3 stale _ _ _ _ 3x30",
+    ),
+    HUB_KILLED,
+];
+
 const CASES: &[Case] = &[
-    // Stale from minute 2: pending at 4m; firing, warning, at 8m.
+    // Stale from minute 2: pending at 2m; one page, critical, at 3m.
     Case {
-        series: &[(
-            "federation_cluster_disconnected{cluster=\"site-a\",group=\"eu-west\",status=\"stale\",instance=\"hub\"}",
-            "_ _ 1x10",
-        )],
-        at: "4m",
+        series: SITE_A_DARK,
+        at: "2m",
         alert: "ClusterDisconnected",
         expect: &[],
     },
     Case {
-        series: &[(
-            "federation_cluster_disconnected{cluster=\"site-a\",group=\"eu-west\",status=\"stale\",instance=\"hub\"}",
-            "_ _ 1x10",
-        )],
-        at: "8m",
+        series: SITE_A_DARK,
+        at: "3m",
         alert: "ClusterDisconnected",
-        expect: &[(
-            &[
-                ("cluster", "site-a"),
-                ("group", "eu-west"),
-                ("severity", "warning"),
-                ("status", "stale"),
-            ],
-            1.0,
-        )],
+        expect: SITE_A_PAGE,
+    },
+    // Stale for 3 minutes, then Unreachable: still the same page (the
+    // `status` label is not part of it, so its `for` is not lost).
+    Case {
+        series: SITE_A_STALE_THEN_UNREACHABLE,
+        at: "5m",
+        alert: "ClusterDisconnected",
+        expect: SITE_A_PAGE,
     },
     Case {
-        series: &[(
-            "federation_cluster_disconnected{cluster=\"site-b\",group=\"\",status=\"unreachable\",instance=\"hub\"}",
-            "_x3 1x10",
-        )],
+        series: SITE_A_STALE_THEN_UNREACHABLE,
+        at: "6m",
+        alert: "ClusterDisconnected",
+        expect: SITE_A_PAGE,
+    },
+    Case {
+        series: &[
+            (
+                "federation_cluster_disconnected{cluster=\"site-b\",group=\"\",status=\"unreachable\",instance=\"hub\"}",
+                "_x3 1x10",
+            ),
+            HUB_UP,
+        ],
         at: "10m",
         alert: "ClusterDisconnected",
         // No group: Prometheus drops the empty label.
-        expect: &[(
-            &[
-                ("cluster", "site-b"),
-                ("severity", "critical"),
-                ("status", "unreachable"),
-            ],
-            1.0,
-        )],
+        expect: &[(&[("cluster", "site-b"), ("severity", "critical")], 1.0)],
     },
     // The same site in a maintenance window: no page.
     Case {
@@ -683,10 +1009,66 @@ const CASES: &[Case] = &[
                 "federation_cluster_maintenance{cluster=\"site-b\",instance=\"hub\"}",
                 "1x13",
             ),
+            HUB_UP,
         ],
         at: "10m",
         alert: "ClusterDisconnected",
         expect: &[],
+    },
+    // Connected again (its series gone) while the hub is scraped: resolved.
+    Case {
+        series: &[
+            (
+                "federation_cluster_disconnected{cluster=\"site-a\",group=\"eu-west\",status=\"stale\",instance=\"hub\"}",
+                "_ 1 1 1 1 stale",
+            ),
+            HUB_UP,
+        ],
+        at: "8m",
+        alert: "ClusterDisconnected",
+        expect: &[],
+    },
+    // The hub killed while the page fires: it keeps firing while no hub is
+    // scraped, and after the hub is back (the site still dark) it is the
+    // same alert, not a new one.
+    Case {
+        series: SITE_A_DARK_HUB_KILLED,
+        at: "6m",
+        alert: "ClusterDisconnected",
+        expect: &[(
+            &[
+                ("cluster", "site-a"),
+                ("group", "eu-west"),
+                ("severity", "critical"),
+            ],
+            1.0,
+        )],
+    },
+    Case {
+        series: SITE_A_DARK_HUB_KILLED,
+        at: "9m",
+        alert: "ClusterDisconnected",
+        expect: &[(
+            &[
+                ("cluster", "site-a"),
+                ("group", "eu-west"),
+                ("severity", "critical"),
+            ],
+            1.0,
+        )],
+    },
+    Case {
+        series: SITE_A_DARK_HUB_KILLED,
+        at: "10m",
+        alert: "ClusterDisconnected",
+        expect: &[(
+            &[
+                ("cluster", "site-a"),
+                ("group", "eu-west"),
+                ("severity", "critical"),
+            ],
+            1.0,
+        )],
     },
     // A grouped outage: every site's alert is raised (and held back by
     // Alertmanager's inhibition rule while the group alert fires, see
@@ -699,7 +1081,7 @@ const CASES: &[Case] = &[
     },
     Case {
         series: OUTAGE_SERIES,
-        at: "2m",
+        at: "1m",
         alert: "FleetGroupedOutage",
         expect: OUTAGE_GROUP_ALERTS,
     },
@@ -716,29 +1098,54 @@ const CASES: &[Case] = &[
         alert: "FleetGroupedOutage",
         expect: &[],
     },
+    // The hub killed during the outage: the group alert (and so the
+    // inhibition of its sites' pages) stays.
     Case {
-        series: &[(
-            "cross_cluster_correlations_active{instance=\"hub\"}",
-            "0 0 1 1 0",
+        series: OUTAGE_HUB_KILLED,
+        at: "8m",
+        alert: "FleetGroupedOutage",
+        expect: &[(
+            &[
+                ("group", "eu-west"),
+                ("group_by", "region"),
+                ("outage", "go-0000abcd"),
+                ("severity", "critical"),
+            ],
+            1.0,
         )],
+    },
+    Case {
+        series: &[
+            (
+                "cross_cluster_correlations_active{instance=\"hub\"}",
+                "0 0 1 1 0",
+            ),
+            HUB_UP,
+        ],
         at: "1m",
         alert: "CrossClusterIncident",
         expect: &[],
     },
     Case {
-        series: &[(
-            "cross_cluster_correlations_active{instance=\"hub\"}",
-            "0 0 1 1 0",
-        )],
+        series: &[
+            (
+                "cross_cluster_correlations_active{instance=\"hub\"}",
+                "0 0 1 1 0",
+            ),
+            HUB_UP,
+        ],
         at: "2m",
         alert: "CrossClusterIncident",
         expect: &[(&[("severity", "critical")], 1.0)],
     },
     Case {
-        series: &[(
-            "cross_cluster_correlations_active{instance=\"hub\"}",
-            "0 0 1 1 0",
-        )],
+        series: &[
+            (
+                "cross_cluster_correlations_active{instance=\"hub\"}",
+                "0 0 1 1 0",
+            ),
+            HUB_UP,
+        ],
         at: "4m",
         alert: "CrossClusterIncident",
         expect: &[],
@@ -795,7 +1202,8 @@ const CASES: &[Case] = &[
         expect: &[],
     },
     // At 10m (time() = 600): a expires in 3 days, b in 10, d in 12 h; e in
-    // 12 h too, but its edge renews it by itself in 30 minutes.
+    // 12 h too, but its edge renews it by itself in 30 minutes; f expired
+    // 5 minutes ago. One alert per credential: d is critical only.
     Case {
         series: &[
             (
@@ -818,13 +1226,18 @@ const CASES: &[Case] = &[
                 "federation_cluster_credential_renewal_timestamp_seconds{cluster=\"e\",instance=\"hub\"}",
                 "2400x12",
             ),
+            (
+                "federation_cluster_credential_expiration_timestamp_seconds{cluster=\"f\",instance=\"hub\"}",
+                "300x12",
+            ),
+            HUB_UP,
         ],
         at: "10m",
         alert: "CredentialExpiring",
         expect: &[
             (&[("cluster", "a"), ("severity", "warning")], 259_200.0),
-            (&[("cluster", "d"), ("severity", "warning")], 43_200.0),
             (&[("cluster", "d"), ("severity", "critical")], 43_200.0),
+            (&[("cluster", "f"), ("severity", "critical")], -300.0),
         ],
     },
     // At 40m (time() = 2400): e's renewal is 30 minutes overdue.
@@ -838,22 +1251,36 @@ const CASES: &[Case] = &[
                 "federation_cluster_credential_renewal_timestamp_seconds{cluster=\"e\",instance=\"hub\"}",
                 "600x45",
             ),
+            HUB_UP,
         ],
         at: "40m",
         alert: "CredentialExpiring",
-        expect: &[
-            (&[("cluster", "e"), ("severity", "warning")], 43_200.0),
-            (&[("cluster", "e"), ("severity", "critical")], 43_200.0),
-        ],
+        expect: &[(&[("cluster", "e"), ("severity", "critical")], 43_200.0)],
     },
     Case {
-        series: &[(
-            "federation_cluster_credential_expiration_timestamp_seconds{cluster=\"b\",instance=\"hub\"}",
-            "864600x12",
-        )],
+        series: &[
+            (
+                "federation_cluster_credential_expiration_timestamp_seconds{cluster=\"b\",instance=\"hub\"}",
+                "864600x12",
+            ),
+            HUB_UP,
+        ],
         at: "10m",
         alert: "CredentialExpiring",
         expect: &[],
+    },
+    // The hub killed at minute 5: d's alert stays (with the value it had).
+    Case {
+        series: &[
+            (
+                "federation_cluster_credential_expiration_timestamp_seconds{cluster=\"d\",instance=\"hub\"}",
+                "43800 43800 43800 43800 43800 stale",
+            ),
+            HUB_KILLED,
+        ],
+        at: "7m",
+        alert: "CredentialExpiring",
+        expect: &[(&[("cluster", "d"), ("severity", "critical")], 43_380.0)],
     },
     // Both replicas export the last judgement; it moves with time.
     Case {
@@ -871,7 +1298,8 @@ const CASES: &[Case] = &[
         alert: "FleetHubDown",
         expect: &[],
     },
-    // The leader stopped judging at 3m (stopped, or blind): firing at 10m.
+    // The leader stopped judging at 3m, its process alive: nothing at 3m,
+    // firing at the first evaluation past 3m45s.
     Case {
         series: &[
             (
@@ -883,9 +1311,34 @@ const CASES: &[Case] = &[
                 "0 60 120 180x10",
             ),
         ],
-        at: "10m",
+        at: "3m",
         alert: "FleetHubDown",
-        expect: &[(&[("severity", "critical")], 420.0)],
+        expect: &[],
+    },
+    Case {
+        series: &[
+            (
+                "fleet_hub_last_judgement_timestamp_seconds{instance=\"hub-a\"}",
+                "0 60 120 180x10",
+            ),
+            (
+                "fleet_hub_last_judgement_timestamp_seconds{instance=\"hub-b\"}",
+                "0 60 120 180x10",
+            ),
+        ],
+        at: "4m",
+        alert: "FleetHubDown",
+        expect: &[(&[("severity", "critical")], 60.0)],
+    },
+    // Every replica killed after its judgement at 3m: the same time.
+    Case {
+        series: &[(
+            "fleet_hub_last_judgement_timestamp_seconds{instance=\"hub-a\"}",
+            "0 60 120 180 stale",
+        )],
+        at: "4m",
+        alert: "FleetHubDown",
+        expect: &[(&[("severity", "critical")], 60.0)],
     },
     // No hub scraped at all.
     Case {
@@ -932,6 +1385,27 @@ const CASES: &[Case] = &[
         alert: "FleetHubLagging",
         expect: &[],
     },
+    // One site of four has an edge clock 10 minutes behind (a quarter of
+    // the heartbeats look 600 s old): not the hub's lag.
+    Case {
+        series: &[
+            (
+                "fleet_hub_watch_event_lag_seconds_bucket{le=\"1.0\",instance=\"hub\"}",
+                "0+45x20",
+            ),
+            (
+                "fleet_hub_watch_event_lag_seconds_bucket{le=\"32.0\",instance=\"hub\"}",
+                "0+45x20",
+            ),
+            (
+                "fleet_hub_watch_event_lag_seconds_bucket{le=\"+Inf\",instance=\"hub\"}",
+                "0+60x20",
+            ),
+        ],
+        at: "15m",
+        alert: "FleetHubLagging",
+        expect: &[],
+    },
     // Every heartbeat older than 32 s when judged.
     Case {
         series: &[
@@ -956,23 +1430,48 @@ const CASES: &[Case] = &[
 
 /// Go's `humanizeDuration` of Prometheus templates, for whole seconds.
 fn humanize_duration(v: f64) -> String {
-    let d = v as i64;
+    let sign = if v < 0.0 { "-" } else { "" };
+    let d = v.abs() as i64;
     let (days, hours, minutes, seconds) = (d / 86_400, d / 3_600 % 24, d / 60 % 60, d % 60);
     if days != 0 {
-        format!("{days}d {hours}h {minutes}m {seconds}s")
+        format!("{sign}{days}d {hours}h {minutes}m {seconds}s")
     } else if hours != 0 {
-        format!("{hours}h {minutes}m {seconds}s")
+        format!("{sign}{hours}h {minutes}m {seconds}s")
     } else if minutes != 0 {
-        format!("{minutes}m {seconds}s")
+        format!("{sign}{minutes}m {seconds}s")
     } else {
         format!("{v}s")
     }
 }
 
-/// An annotation template with `$value` and `$labels` filled in (the only
-/// template features the rules use).
+/// An annotation template with `$value` and `$labels` filled in: the only
+/// template features the rules use (`$value`, `$labels.NAME`,
+/// `humanizeDuration`, an `if ge $value 0.0` … `else` … `end` without
+/// nesting, and `reReplaceAll "^-" ""` of a duration).
 fn expand(template: &str, labels: &[(&str, &str)], value: f64) -> String {
-    let mut out = template
+    const IF: &str = "{{ if ge $value 0.0 }}";
+    const ELSE: &str = "{{ else }}";
+    const END: &str = "{{ end }}";
+    let mut out = template.to_owned();
+    while let Some(start) = out.find(IF) {
+        let rest = &out[start + IF.len()..];
+        let (Some(els), Some(end)) = (rest.find(ELSE), rest.find(END)) else {
+            break;
+        };
+        let chosen = if value >= 0.0 {
+            rest[..els].to_owned()
+        } else {
+            rest[els + ELSE.len()..end].to_owned()
+        };
+        let stop = start + IF.len() + end + END.len();
+        out.replace_range(start..stop, &chosen);
+    }
+    let mut out = out
+        .replace(
+            "{{ reReplaceAll \"^-\" \"\" (humanizeDuration $value) }}",
+            humanize_duration(value).trim_start_matches('-'),
+        )
+        .replace("{{ humanizeDuration $value }}", &humanize_duration(value))
         .replace("{{ $value | humanizeDuration }}", &humanize_duration(value))
         .replace("{{ $value }}", &format!("{value}"));
     for (k, v) in labels {
@@ -1148,11 +1647,168 @@ mod tests {
             &[("alertname", "CredentialExpiring"), ("group", "eu-west")],
             &[("alertname", "FleetGroupedOutage"), ("group", "eu-west")]
         ));
+        // docs/migrating.md's per-group replacement too.
+        assert!(inhibited(
+            &[
+                ("alertname", "FleetSitesDisconnected"),
+                ("group", "eu-west")
+            ],
+            &[("alertname", "FleetGroupedOutage"), ("group", "eu-west")]
+        ));
         // Both sides of the rule name alerts and labels the rules have.
         let rules = rule_groups().to_string();
         for needle in ["\"FleetGroupedOutage\"", "\"ClusterDisconnected\"", "group"] {
             assert!(rules.contains(needle), "{needle}");
         }
+    }
+
+    fn rules() -> Vec<Value> {
+        rule_groups()["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|g| g["rules"].as_array().unwrap().clone())
+            .collect()
+    }
+
+    #[test]
+    fn a_dark_site_has_one_page_whatever_its_phase() {
+        let pages: Vec<Value> = rules()
+            .into_iter()
+            .filter(|r| r["alert"] == "ClusterDisconnected")
+            .collect();
+        assert_eq!(pages.len(), 1, "one rule, one severity");
+        let page = &pages[0];
+        assert_eq!(page["labels"]["severity"], "critical");
+        assert_eq!(page["for"], DISCONNECTED_FOR);
+        let expr = page["expr"].as_str().unwrap();
+        // Aggregated without `status`: Stale turning Unreachable is the
+        // same alert.
+        assert!(expr.contains("max by (cluster, group) (federation_cluster_disconnected)"));
+        assert!(!expr.contains("group, status"), "{expr}");
+        assert!(!expr.contains("federation_cluster_disconnected{"), "{expr}");
+        // Its text is true of Pull sites too.
+        let text = page["annotations"]["description"].as_str().unwrap();
+        assert!(text.contains("probe of a Pull site"), "{text}");
+        assert!(!text.contains("for 3 intervals (stale)"), "{text}");
+    }
+
+    #[test]
+    fn pages_from_the_hubs_series_are_held_while_no_hub_counts_the_fleet() {
+        for name in [
+            "ClusterDisconnected",
+            "FleetGroupedOutage",
+            "CrossClusterIncident",
+            "CredentialExpiring",
+        ] {
+            for rule in rules().into_iter().filter(|r| r["alert"] == name) {
+                let expr = rule["expr"].as_str().unwrap();
+                let severity = rule["labels"]["severity"].as_str().unwrap();
+                assert!(
+                    expr.contains(&format!(
+                        "ALERTS{{alertname=\"{name}\", alertstate=\"firing\", severity=\"{severity}\"}}"
+                    )),
+                    "{name} keeps its own firing alerts: {expr}"
+                );
+                assert!(
+                    expr.contains(&format!("unless on () ({HUB_COUNTS_THE_FLEET})")),
+                    "{expr}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn one_credential_expiring_alert_at_a_time_with_both_fixes() {
+        let credential: Vec<Value> = rules()
+            .into_iter()
+            .filter(|r| r["alert"] == "CredentialExpiring")
+            .collect();
+        assert_eq!(credential.len(), 2);
+        let warning = credential
+            .iter()
+            .find(|r| r["labels"]["severity"] == "warning")
+            .unwrap();
+        // The warning stops where the critical starts.
+        assert!(
+            warning["expr"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("< {CREDENTIAL_WARN} >= {CREDENTIAL_CRITICAL}"))
+        );
+        for rule in &credential {
+            let text = rule["annotations"]["description"].as_str().unwrap();
+            assert!(
+                text.contains(
+                    "`kubectl fleet register {{ $labels.cluster }} --pull --member-kubeconfig FILE`"
+                ),
+                "{text}"
+            );
+            assert!(
+                text.contains("its renewal is more than 15 minutes overdue"),
+                "{text}"
+            );
+            assert!(
+                !text.contains("no renewal by the edge itself is due"),
+                "{text}"
+            );
+        }
+        let expired = expand(
+            credential[0]["annotations"]["description"]
+                .as_str()
+                .unwrap(),
+            &[("cluster", "a")],
+            -1474.0,
+        );
+        assert!(expired.contains("expired 24m 34s ago"), "{expired}");
+        assert!(!expired.contains("-24m"), "{expired}");
+    }
+
+    #[test]
+    fn the_liveness_panels_say_down_and_the_hubs_series_have_panels() {
+        let dashboard = dashboard();
+        let panels = dashboard["panels"].as_array().unwrap();
+        let liveness = liveness_expressions();
+        assert_eq!(liveness.len(), 3);
+        for expr in liveness {
+            let panel = panels
+                .iter()
+                .find(|p| p["targets"][0]["expr"] == expr)
+                .unwrap();
+            assert_eq!(panel["fieldConfig"]["defaults"]["noValue"], DOWN);
+        }
+        let queried: String = expressions().join(" ");
+        for name in [
+            "federation_grouped_outages_active",
+            "federation_grouped_outage_clusters",
+            "federation_cluster_maintenance",
+            "federation_cluster_disconnected",
+            "federation_edge_versions",
+            "federation_cluster_credential_renewal_timestamp_seconds",
+        ] {
+            assert!(
+                PANELS
+                    .iter()
+                    .any(|p| p.targets.iter().any(|(e, _)| e.contains(name))),
+                "no panel for {name}"
+            );
+            assert!(queried.contains(name));
+        }
+    }
+
+    #[test]
+    fn the_service_monitor_sends_the_scrapers_token_with_authorization() {
+        let sm = service_monitor(json!({}), json!({}));
+        let endpoint = &sm["spec"]["endpoints"][0];
+        assert_eq!(endpoint["authorization"]["type"], "Bearer");
+        assert_eq!(
+            endpoint["authorization"]["credentials"],
+            json!({ "name": SCRAPER_TOKEN_SECRET, "key": "token" })
+        );
+        assert!(endpoint.get("bearerTokenFile").is_none());
+        let identity = scraper_identity(json!({}), "reader");
+        assert_eq!(identity[1]["metadata"]["name"], SCRAPER_TOKEN_SECRET);
+        assert_eq!(identity[2]["roleRef"]["name"], "reader");
     }
 
     /// The family a series name belongs to (histogram suffixes off).
