@@ -19,19 +19,58 @@ pub use crate::fleet::filter::SiteFilter;
 use crate::fleet::liveness::{HubVerdict, hub_verdict};
 use crate::render;
 
-/// The hub's liveness record as a view read it: the record (None: there
-/// is none), or why it could not be read.
-pub(super) type HubRecord = Result<Option<HubLiveness>, String>;
+/// The hub's liveness record as a view read it — the record (None: there
+/// is none), or why it could not be read — and the API server's clock, as
+/// the answer dated it: every age a view judges is judged at
+/// [`HubRecord::now`], so a reader whose own clock is off still sees the
+/// hub as the hub sees itself (docs/operations.md#is-a-hub-judging).
+pub(super) struct HubRecord {
+    read: Result<Option<HubLiveness>, String>,
+    clock: crate::k8s::ServerClock,
+}
+
+impl HubRecord {
+    /// The time now on the API server's clock (the reader's own when the
+    /// answer was not dated).
+    pub(super) fn now(&self) -> jiff::Timestamp {
+        self.clock.now()
+    }
+
+    /// A record read with the rest of the FederationStatus, in an answer
+    /// dated by `clock`.
+    pub(super) fn read_with(record: Option<HubLiveness>, clock: crate::k8s::ServerClock) -> Self {
+        HubRecord {
+            read: Ok(record),
+            clock,
+        }
+    }
+
+    /// Why the record could not be read, if it could not.
+    fn error(&self) -> Option<&str> {
+        self.read.as_ref().err().map(String::as_str)
+    }
+}
 
 /// Reads the hub's liveness record; a failure is kept as its message,
 /// since a view still shows the sites without it.
 pub(super) async fn read_hub_record(hub: &crate::k8s::Cluster) -> HubRecord {
-    hub.hub_liveness().await.map_err(|e| e.to_string())
+    let read = hub.hub_liveness().await;
+    let clock = read.clock;
+    if !clock.offset().is_zero() {
+        tracing::info!(
+            offset_seconds = clock.offset().as_secs(),
+            "this machine's clock differs from the API server's: ages are judged on the server's"
+        );
+    }
+    HubRecord {
+        read: read.record.map_err(|e| e.to_string()),
+        clock,
+    }
 }
 
 /// The verdict on `record` at `now`.
 pub(super) fn verdict_of(record: &HubRecord, now: jiff::Timestamp) -> HubVerdict {
-    match record {
+    match &record.read {
         Ok(record) => hub_verdict(record.as_ref(), now),
         Err(_) => HubVerdict::unknown(),
     }
@@ -47,7 +86,7 @@ pub(super) fn warn_about_hub(
     sites: usize,
     now: jiff::Timestamp,
 ) -> std::io::Result<()> {
-    let cause = record.as_ref().err().map(String::as_str);
+    let cause = record.error();
     match render::status::hub_warning(&verdict_of(record, now), sites, cause) {
         Some(line) => writeln!(err, "{line}"),
         None => Ok(()),
@@ -271,7 +310,7 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
         }
         let (listed, record) = tokio::join!(hub.list_sites(selector), read_hub_record(&hub));
         let listed = listed?;
-        let now = jiff::Timestamp::now();
+        let now = record.now();
         // Like `kubectl get fc NAME`: what exists is shown, a name that
         // does not is an error.
         let missing: Vec<&String> = args
@@ -452,7 +491,7 @@ async fn watch_frames(
             Wake::Poll => {
                 record = read_hub_record(hub).await;
                 next_poll = tokio::time::Instant::now() + HUB_POLL;
-                let now = jiff::Timestamp::now();
+                let now = record.now();
                 let signature = unjudged_signature(&fleet, filter, &verdict_of(&record, now), now);
                 if drawn.as_ref() != Some(&signature) {
                     pending = listed;
@@ -465,7 +504,7 @@ async fn watch_frames(
         // On a screen the next frame is always due (ages move on).
         pending = screen;
         next_frame = tokio::time::Instant::now() + FRAME_EVERY;
-        let now = jiff::Timestamp::now();
+        let now = record.now();
         let verdict = verdict_of(&record, now);
         drawn = Some(unjudged_signature(&fleet, filter, &verdict, now));
         let mut frame = Frame::begin(output, verdict.clone(), now, io.stdout_tty)?;
@@ -477,7 +516,7 @@ async fn watch_frames(
         }
         let mut text = Vec::new();
         frame.finish(color, &mut text, None)?;
-        let cause = record.as_ref().err().map(String::as_str);
+        let cause = record.error();
         let warning =
             render::status::hub_warning(&verdict, fleet.len(), cause).filter(|_| output.is_human());
         if screen && let Some(line) = &warning {
@@ -626,14 +665,18 @@ async fn render_paged(
     color: bool,
     io: &mut Io<'_>,
 ) -> Result<(), Error> {
-    let now = jiff::Timestamp::now();
+    // The server's time, once the answer with the liveness record dated it.
+    let mut now: Option<jiff::Timestamp> = None;
     let escape = io.stdout_tty;
     let mut reading = {
         let hub = hub.clone();
         tokio::spawn(async move { read_hub_record(&hub).await })
     };
     let joined = |r: Result<HubRecord, tokio::task::JoinError>| {
-        r.unwrap_or_else(|e| Err(format!("reading the hub's liveness record: {e}")))
+        r.unwrap_or_else(|e| HubRecord {
+            read: Err(format!("reading the hub's liveness record: {e}")),
+            clock: crate::k8s::ServerClock::local(),
+        })
     };
     let mut record: Option<HubRecord> = None;
     let mut waiting: Vec<Vec<FederatedCluster>> = Vec::new();
@@ -647,12 +690,14 @@ async fn render_paged(
             && let Some(r) = (&mut reading).now_or_never()
         {
             let r = joined(r);
-            let verdict = verdict_of(&r, now);
+            let at = r.now();
+            let verdict = verdict_of(&r, at);
             let judging = verdict.judging();
-            frame = Some((Frame::begin(output, verdict, now, escape)?, judging));
+            frame = Some((Frame::begin(output, verdict, at, escape)?, judging));
             record = Some(r);
+            now = Some(at);
         }
-        let Some((frame, judging)) = frame.as_mut() else {
+        let (Some((frame, judging)), Some(now)) = (frame.as_mut(), now) else {
             waiting.push(page);
             return Ok(());
         };
@@ -672,6 +717,7 @@ async fn render_paged(
         Some(r) => r,
         None => joined(reading.await),
     };
+    let now = now.unwrap_or_else(|| record.now());
     let (mut frame, judging) = match frame {
         Some(f) => f,
         None => {

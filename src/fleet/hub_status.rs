@@ -866,8 +866,24 @@ pub fn pull_hub_status<'a>(
         None => {}
     }
     let site_name = site.metadata.name.as_deref().unwrap_or_default();
+    // The member refuses the credential (401): whatever expiry it carries,
+    // it is no longer valid (revoked, or its identity deleted). Before the
+    // first probe of this process, as the stored `Connected` says.
+    let rejected = match probe {
+        Some(p) => matches!(
+            p.outcome,
+            ProbeOutcome::Failed {
+                failure: crate::fleet::probe::ProbeFailure::Unauthorized,
+                ..
+            }
+        ),
+        None => status
+            .and_then(|s| s.condition(CONDITION_CONNECTED))
+            .is_some_and(|c| c.status == "False" && c.reason == REJECTED_BY_MEMBER),
+    };
     let (credential, credential_next) = pull_credential_state(
         site_name,
+        rejected,
         status
             .and_then(|s| s.credential_expiration_time.as_ref())
             .map(|t| t.0),
@@ -906,16 +922,27 @@ pub fn pull_hub_status<'a>(
     }
 }
 
+/// The `Connected` reason of a Pull site whose member answers 401.
+const REJECTED_BY_MEMBER: &str = "Unauthorized";
+
+/// `CredentialExpiring` True of a Pull site whose member rejects its
+/// credential (`Connected` False/Unauthorized): views then show the
+/// credential as rejected, not the expiry it carries.
+pub const CREDENTIAL_REJECTED: &str = "Rejected";
+
 /// `CredentialExpiring` of a Pull site, from the member token the prober
 /// reported (`credentialExpirationTime`) and, when the hub renews it
 /// (`credentialRenewalTime` set: it is the site's own Pull identity), when
 /// it renews. A renewed credential is True only once its renewal is overdue
 /// by [`RENEWAL_GRACE_INTERVALS`]; one the hub cannot renew (stored
 /// with `--store-kubeconfig-as-is`, or an identity from before each site
-/// had its own) turns True `warning` before it expires. Every True state's
-/// message ends with the command that stores a fresh credential.
+/// had its own) turns True `warning` before it expires. A credential the
+/// member `rejected` (401) is True with reason [`CREDENTIAL_REJECTED`],
+/// whatever its expiry. Every True state's message ends with the command
+/// that stores a fresh credential.
 fn pull_credential_state(
     site: &str,
+    rejected: bool,
     expires: Option<Timestamp>,
     renews: Option<Timestamp>,
     warning: Duration,
@@ -924,7 +951,12 @@ fn pull_credential_state(
 ) -> (CondState<impl FnOnce() -> String + '_>, Option<Duration>) {
     use Credential::*;
     let (state, next) = credential_timeline(expires, renews, warning, interval, now);
-    let (status, reason) = state.status_and_reason("RenewedByHub");
+    let (status, reason) = if rejected {
+        ("True", CREDENTIAL_REJECTED)
+    } else {
+        state.status_and_reason("RenewedByHub")
+    };
+    let next = next.filter(|_| !rejected);
     let message = move || {
         let register = || {
             format!(
@@ -932,6 +964,12 @@ fn pull_credential_state(
             )
         };
         const CANNOT: &str = "the hub cannot renew it (it is not the site's own Pull identity: stored with --store-kubeconfig-as-is, or registered before each site had its own)";
+        if rejected {
+            return format!(
+                "the member rejects the site's credential (401 Unauthorized): it was revoked, or its identity on the member was deleted, whatever expiry it carries; {}",
+                register()
+            );
+        }
         match state {
             NotReported => "the hub has not read when the site's member credential expires (not probed successfully yet, or not a ServiceAccount token)".to_owned(),
             Expired => format!("the site's member credential has expired: {}", register()),

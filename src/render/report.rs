@@ -162,6 +162,10 @@ pub struct SiteReport {
     /// Hub-written conditions.
     #[serde(serialize_with = "times::conditions")]
     pub conditions: Vec<Condition>,
+    /// The member cluster the site's reports come from: the UID of its
+    /// `kube-system` namespace (`status.member`); a `MemberChanged`
+    /// condition says when it changed.
+    pub member: Option<String>,
 }
 
 /// A site's maintenance window (`spec.maintenance`) in a report.
@@ -392,6 +396,7 @@ pub(crate) fn into_site_report(
         credential_expiration_time: status.credential_expiration_time,
         signals: status.signals.unwrap_or_default(),
         conditions: status.conditions.unwrap_or_default(),
+        member: status.member,
     }
 }
 
