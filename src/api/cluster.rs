@@ -1117,6 +1117,22 @@ mod tests {
     }
 
     #[test]
+    fn member_identities_are_kubernetes_uids() {
+        assert!(is_member_uid("6f1c2a8e-0b7d-4f3e-9a51-2c8d7e6f1b20"));
+        for bad in [
+            "",
+            "6F1C2A8E-0B7D-4F3E-9A51-2C8D7E6F1B20",
+            "6f1c2a8e0b7d4f3e9a512c8d7e6f1b20",
+            "6f1c2a8e-0b7d-4f3e-9a51-2c8d7e6f1b2",
+            "6f1c2a8e-0b7d-4f3e-9a512-c8d7e6f1b20",
+            "6f1c2a8e-0b7d-4f3e-9a51-2c8d7e6f1b2g",
+            "\u{1b}[2J-0b7d-4f3e-9a51-2c8d7e6f1b20",
+        ] {
+            assert!(!is_member_uid(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
     fn every_hub_condition_fits_the_schema_bound() {
         assert!(HUB_CONDITION_TYPES.len() <= MAX_CONDITIONS);
     }

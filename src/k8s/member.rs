@@ -631,7 +631,7 @@ pub const IDENTITY_NAMESPACE: &str = "kube-system";
 /// identity may create one), false when it answers 401. The edge asks this
 /// of its member with its hub token: only the hub itself (or a cluster
 /// sharing its ServiceAccount signing key) accepts it
-/// (docs/operations.md#an-edge-that-reads-the-hub).
+/// (docs/operations.md#an-edge-that-reads-the-wrong-cluster).
 pub async fn accepts_token(member: &kube::Config, token: &str) -> Result<bool, MemberError> {
     let what = "an access review with the hub token";
     let mut config = member.clone();

@@ -27,7 +27,7 @@
 //! it refuses to report unless run with `--member-is-hub`. It tells by
 //! asking its member API server whether it accepts the site's hub token
 //! ([`member_is_hub`]; no extra right on either cluster,
-//! docs/operations.md#an-edge-that-reads-the-hub). When the hub holds a
+//! docs/operations.md#an-edge-that-reads-the-wrong-cluster). When the hub holds a
 //! report of another member for the site, another writer reported in
 //! between (a second edge for one site): the edge logs it once and sends
 //! its whole report again rather than only what changed since its own
