@@ -605,6 +605,21 @@ async fn run_edge(
         .map_err(|e| OperatorError::Config(Box::new(e)))?;
     let hub_kc = credential::HubKubeconfig::read(&hub_path)?;
     let hub_client = hub_kc.client().await?;
+    // The hub being down must not stop the edge; only a hub that answers
+    // "no such API" does.
+    match crds_installed(&hub_client).await {
+        Ok(true) => {}
+        Ok(false) => {
+            return Err(OperatorError::NotAHub {
+                path: hub_path,
+                server: hub_kc.server().unwrap_or("its server").to_owned(),
+            });
+        }
+        Err(e) => tracing::warn!(
+            cause = %crate::k8s::readable(&e),
+            "could not check the fleet CRDs on the hub yet; reporting anyway"
+        ),
+    }
     // An edge whose member is the hub would report the hub's inventory as
     // the site's: refuse, unless told the site is the hub's own cluster.
     let member_check = if args.member_is_hub {
@@ -622,21 +637,6 @@ async fn run_edge(
             checked => checked,
         }
     };
-    // The hub being down must not stop the edge; only a hub that answers
-    // "no such API" does.
-    match crds_installed(&hub_client).await {
-        Ok(true) => {}
-        Ok(false) => {
-            return Err(OperatorError::NotAHub {
-                path: hub_path,
-                server: hub_kc.server().unwrap_or("its server").to_owned(),
-            });
-        }
-        Err(e) => tracing::warn!(
-            cause = %crate::k8s::readable(&e),
-            "could not check the fleet CRDs on the hub yet; reporting anyway"
-        ),
-    }
     let edge = edge::Edge::new(
         edge::EdgeConfig {
             site: site.clone(),
