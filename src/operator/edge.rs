@@ -518,6 +518,13 @@ impl Edge {
         match read_member(&self.member).await {
             Ok(objs) => {
                 let status = edge_status(&objs, self.history.previous(site), now);
+                if status.member != self.last_member.as_ref().and_then(|m| m.member.clone()) {
+                    tracing::info!(
+                        site = %self.cfg.site,
+                        member = status.member.as_deref().unwrap_or("unknown"),
+                        "reading the member cluster (its kube-system namespace UID)"
+                    );
+                }
                 self.history.record(status.signals());
                 self.last_member = Some(status.clone());
                 (status, None)
