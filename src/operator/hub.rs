@@ -16,6 +16,10 @@
 //!   (the edge) got in first, so it re-reads, re-judges and retries.
 //! - It requeues a site at its next threshold crossing (phase or
 //!   credential), never by polling.
+//! - It remembers the member identity each site's reports name
+//!   (`status.member`); a change is a `MemberChanged` Event and condition
+//!   (`crate::fleet::hub_status::judge_member`), held an hour past the last
+//!   change.
 //! - Only the leader writes; a standby keeps observing, so on failover it
 //!   knows which heartbeats are new. A new leader does not count against a
 //!   site judged `Connected` the time before its takeover (its watch may
