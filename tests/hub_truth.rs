@@ -321,6 +321,107 @@ async fn a_stopped_hub_is_reported_and_its_dead_sites_are_not_shown_green() {
     );
 }
 
+/// Writes what a live hub leader would hold at `at` on the API server's
+/// clock: its liveness record (judged 2 s before, every 15 s), and each
+/// site `Connected` with its last heartbeat `secs` before.
+async fn a_live_hub_judged(hub: &Hub, at: jiff::Timestamp, sites: &[(&str, i64)]) {
+    let admin = hub.admin().await;
+    let fs: Api<FederationStatus> = Api::all(admin.clone());
+    if fs.get_opt("fleet").await.unwrap().is_none() {
+        let fleet: FederationStatus = serde_json::from_value(json!({
+            "apiVersion": "federation.kubectl-fleet.dev/v1alpha1",
+            "kind": "FederationStatus",
+            "metadata": {"name": "fleet"},
+        }))
+        .unwrap();
+        fs.create(&Default::default(), &fleet).await.unwrap();
+    }
+    let ago = |secs: i64| (at - jiff::SignedDuration::from_secs(secs)).to_string();
+    fs.patch_status(
+        "fleet",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {"hub": {
+            "leader": "hub-a",
+            "leaderSince": ago(3600),
+            "lastJudgementTime": ago(2),
+            "intervalSeconds": 15,
+        }}})),
+    )
+    .await
+    .unwrap();
+    let api: Api<FederatedCluster> = Api::all(admin);
+    for (site, secs) in sites {
+        api.patch_status(
+            site,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {
+                "phase": "Connected",
+                "phaseTransitionTime": ago(3600),
+                "lastHeartbeatTime": ago(*secs),
+            }})),
+        )
+        .await
+        .unwrap();
+    }
+}
+
+/// A workstation whose clock runs ahead of the API server's (here the
+/// sandbox dates its answers 45 s, then 12 intervals, behind this
+/// machine's clock) sees a live hub as live and a live site as the hub
+/// judged it — no "no hub" warning, no `Stale?` or `Unreachable?` — since
+/// views judge ages on the server's clock. And a site whose edge died with
+/// the hub that last judged it `Connected` is shown `Stale?` once its
+/// heartbeat is older than its Stale threshold plus one judgement period,
+/// even while the hub's record still counts as live.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ages_are_judged_on_the_api_servers_clock_and_no_dead_site_stays_green() {
+    let hub = Hub::new();
+    // I = 10 s: a live view calls Connected up to 85 s (max(3·I, I + the
+    // 60 s clock tolerance) + 15 s).
+    for site in ["live", "dead"] {
+        site_api(&hub, site).await;
+    }
+    for fast_by in [45, 120] {
+        hub.sandbox.controls().set_date_offset(-fast_by);
+        let server_now = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(fast_by);
+        a_live_hub_judged(&hub, server_now, &[("live", 5), ("dead", 95)]).await;
+        let status = kubectl_fleet(&hub, "status").ok();
+        assert_eq!(
+            status.stderr, "",
+            "reader {fast_by} s fast: {}",
+            status.stderr
+        );
+        assert_eq!(
+            phase_cell(&status.stdout, "live"),
+            "Connected",
+            "reader {fast_by} s fast:\n{}",
+            status.stdout
+        );
+        assert_eq!(
+            phase_cell(&status.stdout, "dead"),
+            "Stale?",
+            "{}",
+            status.stdout
+        );
+        let report = kubectl_fleet(&hub, "status -o json").ok().json();
+        assert_eq!(report["summary"]["hub"]["state"], "Judging");
+        let live = site_json(&report, "live");
+        assert!(
+            live["lastHeartbeatAgeSeconds"].as_i64().unwrap() < 30,
+            "the age on the server's clock: {live}"
+        );
+        let describe = kubectl_fleet(&hub, "describe live").ok();
+        assert_eq!(describe.stderr, "", "{}", describe.stderr);
+        assert!(
+            describe.stdout.contains("Phase:              Connected"),
+            "{}",
+            describe.stdout
+        );
+        let incidents = kubectl_fleet(&hub, "incidents -o json").ok();
+        assert_eq!(incidents.json()["hub"]["state"], "Judging");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_blind_hub_records_no_judgement_until_it_sees_again() {
     use kube_sandbox::FaultRule;

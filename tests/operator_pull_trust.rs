@@ -294,6 +294,138 @@ fn wide_column(wide: &str, site: &str, column: &str) -> String {
     row[at..].split_whitespace().next().unwrap().to_owned()
 }
 
+/// Pull sites say only what is so: `RemediationCapable` is `NotRequested`
+/// for a site without the `remediation` capability (and no access review
+/// is sent for it), a revoked site's credential is shown rejected rather
+/// than valid for weeks, and no edge is counted for Pull sites (none runs).
+/// Each report names its member by the kube-system namespace UID.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pull_sites_claim_no_remediation_check_no_valid_revoked_token_and_no_edge() {
+    let dir = TempDir::new("pull-claims");
+    let hub_sb = Sandbox::start();
+    let hub_kc = installed_hub(&hub_sb, &dir);
+    let hub = admin(&hub_sb).await;
+    let api: Api<FederatedCluster> = Api::all(hub.clone());
+    let (member_sb, member_kc) = member(&dir, "m").await;
+    register_pull(&hub_kc, "watched", &member_kc, &[]);
+    register_pull(
+        &hub_kc,
+        "fixable",
+        &member_kc,
+        &["--capability", "monitoring", "--capability", "remediation"],
+    );
+    let _hub_proc = start_hub(&hub_kc, &dir, "hub", &[]);
+    wait_connected(&api, "watched", "True", "ProbeSucceeded").await;
+    wait_connected(&api, "fixable", "True", "ProbeSucceeded").await;
+    let m = wait_condition(
+        &api,
+        "watched",
+        kubectl_fleet::api::CONDITION_REMEDIATION_CAPABLE,
+        "False",
+        "NotRequested",
+    )
+    .await;
+    assert!(m.contains("capabilities do not include remediation"), "{m}");
+    let m = wait_condition(
+        &api,
+        "fixable",
+        kubectl_fleet::api::CONDITION_REMEDIATION_CAPABLE,
+        "False",
+        "AccessDenied",
+    )
+    .await;
+    assert!(m.contains("delete pods"), "{m}");
+    // No access review is sent for the site that did not ask.
+    let member_admin = admin(&member_sb).await;
+    let reviews = member_sb
+        .controls()
+        .request_log()
+        .iter()
+        .filter(|r| r.path.ends_with("selfsubjectaccessreviews"))
+        .filter(|r| r.user.ends_with(":fleet-pull-watched"))
+        .count();
+    assert_eq!(reviews, 0, "watched was not asked about write access");
+    wait_condition(
+        &api,
+        "watched",
+        CONDITION_CREDENTIAL_EXPIRING,
+        "False",
+        "RenewedByHub",
+    )
+    .await;
+    // The member named by its kube-system namespace UID.
+    let kube_system = Api::<k8s_openapi::api::core::v1::Namespace>::all(member_admin.clone())
+        .get("kube-system")
+        .await
+        .unwrap()
+        .metadata
+        .uid;
+    assert!(kube_system.is_some());
+    let status = api.get("watched").await.unwrap().status.unwrap();
+    assert_eq!(status.member, kube_system);
+    // Pull sites run no edge: no `Edges:` line, no site for the prober's
+    // version.
+    let table = fleet_cli_stdout(&hub_kc, &["status"]);
+    assert!(!table.contains("Edges:"), "{table}");
+    let prober_version = status.observed_version.unwrap();
+    let by_version = fleet_cli_stdout(
+        &hub_kc,
+        &["status", "--version", &prober_version, "-o", "name"],
+    );
+    assert_eq!(by_version, "", "no edge runs version {prober_version}");
+    let summary = fleet_cli_stdout(&hub_kc, &["status", "-o", "json"]);
+    let summary: serde_json::Value = serde_json::from_str(&summary).unwrap();
+    assert_eq!(
+        summary["summary"]["edgeVersions"],
+        serde_json::json!({}),
+        "{summary}"
+    );
+
+    // Revoked on the member: the credential it carries is no longer valid.
+    let before = wide_column(
+        &fleet_cli_stdout(&hub_kc, &["status", "-o", "wide"]),
+        "watched",
+        "TOKEN EXPIRES",
+    );
+    assert_ne!(before, "rejected");
+    Api::<ServiceAccount>::namespaced(member_admin, rbac::FLEET_NAMESPACE)
+        .delete(
+            &rbac::pull_identity_name("watched"),
+            &DeleteParams::default(),
+        )
+        .await
+        .unwrap();
+    wait_connected(&api, "watched", "False", "Unauthorized").await;
+    let m = wait_condition(
+        &api,
+        "watched",
+        CONDITION_CREDENTIAL_EXPIRING,
+        "True",
+        "Rejected",
+    )
+    .await;
+    assert!(
+        m.contains("kubectl fleet register watched --pull --member-kubeconfig FILE"),
+        "{m}"
+    );
+    let wide = fleet_cli_stdout(&hub_kc, &["status", "-o", "wide"]);
+    assert_eq!(
+        wide_column(&wide, "watched", "TOKEN EXPIRES"),
+        "rejected",
+        "{wide}"
+    );
+    assert_ne!(
+        wide_column(&wide, "fixable", "TOKEN EXPIRES"),
+        "rejected",
+        "{wide}"
+    );
+    let described = fleet_cli_stdout(&hub_kc, &["describe", "watched"]);
+    assert!(
+        described.contains("Credential Expires: rejected by the member"),
+        "{described}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_hub_renews_a_pull_token_and_warns_of_one_it_cannot_renew() {
     let dir = TempDir::new("pull-renew");

@@ -45,6 +45,7 @@ mod operator_gitops_pull;
 mod operator_hostile_clients;
 mod operator_hub;
 mod operator_image;
+mod operator_member;
 mod operator_observability;
 mod operator_pull;
 mod operator_pull_trust;

@@ -94,6 +94,7 @@ struct Inner {
     faults: Mutex<Vec<ActiveFault>>,
     latency_ms: AtomicU64,
     connect_delay_ms: AtomicU64,
+    date_offset_s: std::sync::atomic::AtomicI64,
     outage: Mutex<Outage>,
     outage_tx: tokio::sync::watch::Sender<u64>,
     max_token_expiration: Mutex<Option<Duration>>,
@@ -139,6 +140,7 @@ impl Controls {
                 faults: Mutex::new(Vec::new()),
                 latency_ms: AtomicU64::new(0),
                 connect_delay_ms: AtomicU64::new(0),
+                date_offset_s: std::sync::atomic::AtomicI64::new(0),
                 outage: Mutex::new(Outage::default()),
                 outage_tx,
                 max_token_expiration: Mutex::new(max_token_expiration),
@@ -180,6 +182,19 @@ impl Controls {
         self.inner
             .connect_delay_ms
             .store(delay.as_millis() as u64, Ordering::Relaxed);
+    }
+
+    /// Shifts the server's clock as its answers show it (the `Date` header,
+    /// which a client reads the API server's time from) by `seconds`
+    /// (negative: behind the machine clock; zero turns it off): a client
+    /// whose clock runs ahead of the server's, seen from the client. Times
+    /// the sandbox writes into objects stay on the machine clock.
+    pub fn set_date_offset(&self, seconds: i64) {
+        self.inner.date_offset_s.store(seconds, Ordering::Relaxed);
+    }
+
+    pub(crate) fn date_offset(&self) -> i64 {
+        self.inner.date_offset_s.load(Ordering::Relaxed)
     }
 
     /// Refuses and closes every connection for `period`.

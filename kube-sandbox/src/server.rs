@@ -165,6 +165,19 @@ pub async fn handle(shared: Arc<Shared>, req: Request<hyper::body::Incoming>) ->
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
+    let mut resp = resp;
+    let offset = shared.controls.date_offset();
+    if offset != 0 {
+        // What a server whose clock is `offset` off says its time is
+        // (hyper adds the machine's own `Date` otherwise).
+        let at = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(offset);
+        let date = jiff::fmt::rfc2822::DateTimePrinter::new().timestamp_to_rfc9110_string(&at);
+        if let Ok(date) = date.map(|d| hyper::header::HeaderValue::from_str(&d))
+            && let Ok(value) = date
+        {
+            resp.headers_mut().insert(header::DATE, value);
+        }
+    }
     shared.controls.record(RequestRecord {
         verb: info.verb.clone(),
         method: parts.method.as_str().to_string(),

@@ -33,6 +33,7 @@ pub const EDGE_OWNED_STATUS_KEYS: &[&str] = &[
     "credentialRenewalTime",
     "lastProbeDurationMilliseconds",
     "lastReportDurationMilliseconds",
+    "member",
 ];
 
 /// Status keys that describe one mode's credential or health check: the
@@ -110,6 +111,30 @@ pub const CONDITION_CONNECTED: &str = "Connected";
 pub const CONDITION_REMEDIATION_CAPABLE: &str = "RemediationCapable";
 /// Condition type: the edge's hub token expires soon.
 pub const CONDITION_CREDENTIAL_EXPIRING: &str = "CredentialExpiring";
+/// `status.member`: a Kubernetes UID (RFC 4122, lowercase hex, as the API
+/// server generates them), the `kube-system` namespace UID of the cluster
+/// a site's reports were read from.
+pub const MEMBER_UID_PATTERN: &str =
+    "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$";
+/// Length of a [`MEMBER_UID_PATTERN`] UID.
+pub const MEMBER_UID_CHARS: usize = 36;
+
+/// Whether `uid` is a member identity as `status.member` holds it
+/// ([`MEMBER_UID_PATTERN`]).
+pub fn is_member_uid(uid: &str) -> bool {
+    let groups: Vec<&str> = uid.split('-').collect();
+    uid.len() == MEMBER_UID_CHARS
+        && groups.iter().map(|g| g.len()).eq([8, 4, 4, 4, 12])
+        && uid
+            .chars()
+            .all(|c| c == '-' || c.is_ascii_digit() || ('a'..='f').contains(&c))
+}
+
+/// Condition type: the member cluster a site's reports come from
+/// (`status.member`) changed, or keeps changing (two edges for one site),
+/// within [`crate::fleet::hub_status::MEMBER_CHANGE_HOLD`]. Absent until
+/// the hub sees a change.
+pub const CONDITION_MEMBER_CHANGED: &str = "MemberChanged";
 /// Condition type: the edge clock differs from the hub clock by more than the
 /// tolerance of [`crate::fleet::phase::skew_tolerance`].
 pub const CONDITION_CLOCK_SKEW: &str = "ClockSkew";
@@ -121,6 +146,7 @@ pub const HUB_CONDITION_TYPES: &[&str] = &[
     CONDITION_REMEDIATION_CAPABLE,
     CONDITION_CREDENTIAL_EXPIRING,
     CONDITION_CLOCK_SKEW,
+    CONDITION_MEMBER_CHANGED,
 ];
 
 /// Whether `region` is a valid `spec.region` ([`REGION_PATTERN`]); the
@@ -754,6 +780,13 @@ pub struct FederatedClusterStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     pub last_report_duration_milliseconds: Option<i64>,
+    /// Edge-owned: the identity of the member cluster the report was read
+    /// from — the UID of its `kube-system` namespace, which lives as long
+    /// as the cluster. The hub flags a site whose member changes
+    /// (condition `MemberChanged`) and counts incidents by member.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = MEMBER_UID_CHARS, max = MEMBER_UID_CHARS), regex(pattern = MEMBER_UID_PATTERN))]
+    pub member: Option<String>,
 }
 
 /// The schema of `status.conditions`: `metav1.Condition`'s, bounded (at
@@ -894,6 +927,9 @@ pub struct EdgeStatus {
     /// See [`FederatedClusterStatus::last_report_duration_milliseconds`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_report_duration_milliseconds: Option<i64>,
+    /// See [`FederatedClusterStatus::member`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
 }
 
 impl EdgeStatus {
@@ -912,6 +948,7 @@ impl EdgeStatus {
             credential_renewal_time: status.credential_renewal_time.clone(),
             last_probe_duration_milliseconds: status.last_probe_duration_milliseconds,
             last_report_duration_milliseconds: status.last_report_duration_milliseconds,
+            member: status.member.clone(),
         }
     }
 
@@ -930,6 +967,7 @@ impl EdgeStatus {
         status.credential_renewal_time = self.credential_renewal_time.clone();
         status.last_probe_duration_milliseconds = self.last_probe_duration_milliseconds;
         status.last_report_duration_milliseconds = self.last_report_duration_milliseconds;
+        status.member = self.member.clone();
     }
 }
 
@@ -1106,6 +1144,22 @@ mod tests {
         }
         assert!(validate_display_name(&"x".repeat(MAX_DISPLAY_NAME_CHARS + 1)).is_err());
         assert!(validate_display_name(&"x".repeat(MAX_DISPLAY_NAME_CHARS)).is_ok());
+    }
+
+    #[test]
+    fn member_identities_are_kubernetes_uids() {
+        assert!(is_member_uid("6f1c2a8e-0b7d-4f3e-9a51-2c8d7e6f1b20"));
+        for bad in [
+            "",
+            "6F1C2A8E-0B7D-4F3E-9A51-2C8D7E6F1B20",
+            "6f1c2a8e0b7d4f3e9a512c8d7e6f1b20",
+            "6f1c2a8e-0b7d-4f3e-9a51-2c8d7e6f1b2",
+            "6f1c2a8e-0b7d-4f3e-9a512-c8d7e6f1b20",
+            "6f1c2a8e-0b7d-4f3e-9a51-2c8d7e6f1b2g",
+            "\u{1b}[2J-0b7d-4f3e-9a51-2c8d7e6f1b20",
+        ] {
+            assert!(!is_member_uid(bad), "{bad:?}");
+        }
     }
 
     #[test]

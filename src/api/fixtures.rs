@@ -203,6 +203,12 @@ impl FederatedCluster {
         self
     }
 
+    /// Its reports name member cluster `uid` (`status.member`).
+    pub fn with_member(mut self, uid: &str) -> Self {
+        self.status_mut().member = Some(uid.to_owned());
+        self
+    }
+
     /// Registered, never heard from: phase Pending, no heartbeat.
     pub fn pending(self) -> Self {
         self.with_phase(Phase::Pending, 600)

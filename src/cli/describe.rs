@@ -51,7 +51,8 @@ pub async fn run(global: &GlobalArgs, args: DescribeArgs, io: &mut Io<'_>) -> Re
             hint: "list the registered sites with `kubectl fleet status`".into(),
         });
     };
-    let now = jiff::Timestamp::now();
+    // The API server's time, as the answer with the liveness record dated it.
+    let now = record.now();
     let events = events
         .inspect_err(|e| tracing::debug!(error = %e, "listing the site's Events failed"))
         .ok();

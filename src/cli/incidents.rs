@@ -41,9 +41,11 @@ pub struct IncidentsArgs {
 pub async fn run(global: &GlobalArgs, args: IncidentsArgs, io: &mut Io<'_>) -> Result<(), Error> {
     let hub = global.hub().await?;
     let sites = hub.list_sites(args.selector.as_deref()).await?;
-    let fleet = hub.get_federation_status().await?.and_then(|f| f.status);
-    // The record is part of the singleton just read.
-    let record: super::status::HubRecord = Ok(fleet.as_ref().and_then(|f| f.hub.clone()));
+    let (fleet, clock) = hub.get_federation_status_dated().await;
+    let fleet = fleet?.and_then(|f| f.status);
+    // The record is part of the singleton just read, dated by its answer.
+    let record =
+        super::status::HubRecord::read_with(fleet.as_ref().and_then(|f| f.hub.clone()), clock);
     if fleet.is_none() {
         writeln!(
             io.err,
@@ -51,7 +53,8 @@ pub async fn run(global: &GlobalArgs, args: IncidentsArgs, io: &mut Io<'_>) -> R
             hub.server()
         )?;
     }
-    let now = jiff::Timestamp::now();
+    // The API server's time, as the answer with the liveness record dated it.
+    let now = record.now();
     let verdict = super::status::verdict_of(&record, now);
     if let Some(id) = &args.id {
         let incident = fleet

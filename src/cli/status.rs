@@ -20,14 +20,53 @@ use crate::fleet::liveness::{HubVerdict, hub_verdict};
 use crate::fleet::policy::Incidents;
 use crate::render;
 
-/// The hub's liveness record as a view read it: the record (None: there
-/// is none), or why it could not be read.
-pub(super) type HubRecord = Result<Option<HubLiveness>, String>;
+/// The hub's liveness record as a view read it — the record (None: there
+/// is none), or why it could not be read — and the API server's clock, as
+/// the answer dated it: every age a view judges is judged at
+/// [`HubRecord::now`], so a reader whose own clock is off still sees the
+/// hub as the hub sees itself (docs/operations.md#is-a-hub-judging).
+pub(super) struct HubRecord {
+    read: Result<Option<HubLiveness>, String>,
+    clock: crate::k8s::ServerClock,
+}
+
+impl HubRecord {
+    /// The time now on the API server's clock (the reader's own when the
+    /// answer was not dated).
+    pub(super) fn now(&self) -> jiff::Timestamp {
+        self.clock.now()
+    }
+
+    /// A record read with the rest of the FederationStatus, in an answer
+    /// dated by `clock`.
+    pub(super) fn read_with(record: Option<HubLiveness>, clock: crate::k8s::ServerClock) -> Self {
+        HubRecord {
+            read: Ok(record),
+            clock,
+        }
+    }
+
+    /// Why the record could not be read, if it could not.
+    fn error(&self) -> Option<&str> {
+        self.read.as_ref().err().map(String::as_str)
+    }
+}
 
 /// Reads the hub's liveness record; a failure is kept as its message,
 /// since a view still shows the sites without it.
 pub(super) async fn read_hub_record(hub: &crate::k8s::Cluster) -> HubRecord {
-    hub.hub_liveness().await.map_err(|e| e.to_string())
+    let read = hub.hub_liveness().await;
+    let clock = read.clock;
+    if !clock.offset().is_zero() {
+        tracing::info!(
+            offset_seconds = clock.offset().as_secs(),
+            "this machine's clock differs from the API server's: ages are judged on the server's"
+        );
+    }
+    HubRecord {
+        read: read.record.map_err(|e| e.to_string()),
+        clock,
+    }
 }
 
 /// The fleet's incidents, which the hub decides signals with
@@ -58,7 +97,7 @@ pub(super) fn incidents_or_warn(
 
 /// The verdict on `record` at `now`.
 pub(super) fn verdict_of(record: &HubRecord, now: jiff::Timestamp) -> HubVerdict {
-    match record {
+    match &record.read {
         Ok(record) => hub_verdict(record.as_ref(), now),
         Err(_) => HubVerdict::unknown(),
     }
@@ -74,7 +113,7 @@ pub(super) fn warn_about_hub(
     sites: usize,
     now: jiff::Timestamp,
 ) -> std::io::Result<()> {
-    let cause = record.as_ref().err().map(String::as_str);
+    let cause = record.error();
     match render::status::hub_warning(&verdict_of(record, now), sites, cause) {
         Some(line) => writeln!(err, "{line}"),
         None => Ok(()),
@@ -322,7 +361,7 @@ pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Resu
         );
         let listed = listed?;
         let incidents = incidents_or_warn(incidents, io.err)?;
-        let now = jiff::Timestamp::now();
+        let now = record.now();
         // Like `kubectl get fc NAME`: what exists is shown, a name that
         // does not is an error.
         let missing: Vec<&String> = args
@@ -512,7 +551,7 @@ async fn watch_frames(
                     pending = listed;
                 }
                 next_poll = tokio::time::Instant::now() + HUB_POLL;
-                let now = jiff::Timestamp::now();
+                let now = record.now();
                 let signature = unjudged_signature(&fleet, filter, &verdict_of(&record, now), now);
                 if drawn.as_ref() != Some(&signature) {
                     pending = listed;
@@ -525,7 +564,7 @@ async fn watch_frames(
         // On a screen the next frame is always due (ages move on).
         pending = screen;
         next_frame = tokio::time::Instant::now() + FRAME_EVERY;
-        let now = jiff::Timestamp::now();
+        let now = record.now();
         let verdict = verdict_of(&record, now);
         drawn = Some(unjudged_signature(&fleet, filter, &verdict, now));
         let mut frame = Frame::begin(output, verdict.clone(), &incidents, now, io.stdout_tty)?;
@@ -537,7 +576,7 @@ async fn watch_frames(
         }
         let mut text = Vec::new();
         frame.finish(color, &mut text, None)?;
-        let cause = record.as_ref().err().map(String::as_str);
+        let cause = record.error();
         let warning =
             render::status::hub_warning(&verdict, fleet.len(), cause).filter(|_| output.is_human());
         if screen && let Some(line) = &warning {
@@ -693,7 +732,8 @@ async fn render_paged(
     color: bool,
     io: &mut Io<'_>,
 ) -> Result<(), Error> {
-    let now = jiff::Timestamp::now();
+    // The server's time, once the answer with the liveness record dated it.
+    let mut now: Option<jiff::Timestamp> = None;
     let escape = io.stdout_tty;
     // The fleet's incidents are read alongside, for a report's decisions.
     let mut reading = {
@@ -705,7 +745,13 @@ async fn render_paged(
     let joined = |r: Result<Read, tokio::task::JoinError>| {
         r.unwrap_or_else(|e| {
             let why = format!("reading the hub's liveness record: {e}");
-            (Err(why.clone()), Err(why))
+            (
+                HubRecord {
+                    read: Err(why.clone()),
+                    clock: crate::k8s::ServerClock::local(),
+                },
+                Err(why),
+            )
         })
     };
     let mut record: Option<HubRecord> = None;
@@ -721,17 +767,19 @@ async fn render_paged(
             && let Some(r) = (&mut reading).now_or_never()
         {
             let (r, read) = joined(r);
-            let verdict = verdict_of(&r, now);
+            let at = r.now();
+            let verdict = verdict_of(&r, at);
             let judging = verdict.judging();
             let decided = read.clone().unwrap_or_default();
             frame = Some((
-                Frame::begin(output, verdict, &decided, now, escape)?,
+                Frame::begin(output, verdict, &decided, at, escape)?,
                 judging,
             ));
             record = Some(r);
             incidents = Some(read);
+            now = Some(at);
         }
-        let Some((frame, judging)) = frame.as_mut() else {
+        let (Some((frame, judging)), Some(now)) = (frame.as_mut(), now) else {
             waiting.push(page);
             return Ok(());
         };
@@ -751,6 +799,7 @@ async fn render_paged(
         (Some(r), Some(i)) => (r, i),
         _ => joined(reading.await),
     };
+    let now = now.unwrap_or_else(|| record.now());
     let (mut frame, judging) = match frame {
         Some(f) => f,
         None => {

@@ -2,7 +2,8 @@
 //! signals the sites report in their status.
 //!
 //! - A **correlation** is one signal type active (lastSeen within a window)
-//!   in at least `threshold` distinct sites. It is elevated to critical,
+//!   in at least `threshold` distinct member clusters ([`MemberKey`]: sites
+//!   whose reports name one member count once). It is elevated to critical,
 //!   keeps the original severity, and keeps its id (`xc-` + 8 hex) for as
 //!   long as it stays active, even as sites join or leave it: the id is
 //!   carried over from the previous set, never derived from the members.
@@ -123,10 +124,40 @@ impl<'a> Witness<'a> {
     }
 }
 
+/// The cluster a site's reports come from, for counting incidents by
+/// cluster rather than by site: its `status.member` (the kube-system
+/// namespace UID its edge or the Pull prober read), or the site itself
+/// while it names none. Five sites whose edges read one cluster are one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum MemberKey<'a> {
+    /// A member identity (`status.member`).
+    Member(&'a str),
+    /// A site that names no member.
+    Site(&'a str),
+}
+
+/// The [`MemberKey`] of `site`.
+pub fn member_key(site: &FederatedCluster) -> MemberKey<'_> {
+    match site.status.as_ref().and_then(|s| s.member.as_deref()) {
+        Some(member) => MemberKey::Member(member),
+        None => MemberKey::Site(site.site_name()),
+    }
+}
+
+/// How many distinct member clusters `keys` name.
+pub fn distinct_members<'a>(keys: impl IntoIterator<Item = MemberKey<'a>>) -> usize {
+    let mut keys: Vec<MemberKey<'a>> = keys.into_iter().collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys.len()
+}
+
 struct Group<'a> {
     /// Member sites, each once (a site's signals are contiguous, so a
     /// repeat is always the last entry).
     clusters: Vec<&'a str>,
+    /// The member cluster of each site (one cluster may hold several).
+    members: Vec<MemberKey<'a>>,
     last_site: usize,
     worst: Severity,
     last_seen: Timestamp,
@@ -168,6 +199,7 @@ pub fn correlate<S: std::borrow::Borrow<FederatedCluster>>(
             let name = site.site_name();
             let g = groups.entry(s.type_).or_insert_with(|| Group {
                 clusters: Vec::new(),
+                members: Vec::new(),
                 last_site: usize::MAX,
                 worst: s.severity,
                 last_seen: seen.last,
@@ -177,6 +209,7 @@ pub fn correlate<S: std::borrow::Borrow<FederatedCluster>>(
             if g.last_site != index {
                 g.last_site = index;
                 g.clusters.push(name);
+                g.members.push(member_key(site));
                 g.strictest = stricter_tier(g.strictest, site.spec.tier);
             }
             g.worst = g.worst.min(s.severity);
@@ -191,7 +224,8 @@ pub fn correlate<S: std::borrow::Borrow<FederatedCluster>>(
         .filter_map(|(signal, mut g)| {
             g.clusters.sort_unstable();
             g.clusters.dedup();
-            if g.clusters.len() < config.threshold.max(1) {
+            // Distinct clusters, not sites: sites reading one member are one.
+            if distinct_members(g.members) < config.threshold.max(1) {
                 return None;
             }
             let (id, start) = match previous.get(&signal) {
@@ -613,6 +647,33 @@ mod tests {
         let found = correlate(&sites, &[], fixture_now(), CorrelationConfig::default());
         assert_eq!(found[0].clusters, ["p", "q", "stg"]);
         assert_eq!(found[0].last_seen, ago(5), "p's, seen when last heard");
+    }
+
+    /// `site` as its reports name member `uid` (`status.member`).
+    fn reading(mut site: FederatedCluster, uid: &str) -> FederatedCluster {
+        site.status.get_or_insert_with(Default::default).member = Some(uid.to_owned());
+        site
+    }
+
+    #[test]
+    fn sites_whose_edges_read_one_cluster_count_once() {
+        const ONE: &str = "6f1c2a8e-0b7d-4f3e-9a51-2c8d7e6f1b20";
+        const OTHER: &str = "0c9e1d2a-7b3f-4e5d-8a6b-1f2e3d4c5b6a";
+        // Five "sites" whose edges all read one cluster: one cluster, no
+        // cross-cluster correlation.
+        let five: Vec<_> = ["a", "b", "c", "d", "e"]
+            .into_iter()
+            .map(|n| reading(prod(n, vec![crash(600, 60)]), ONE))
+            .collect();
+        assert!(correlate(&five, &[], fixture_now(), CorrelationConfig::default()).is_empty());
+        // Two clusters plus a site that names no member yet: three.
+        let mut three = five[..2].to_vec();
+        three.push(reading(prod("f", vec![crash(600, 60)]), OTHER));
+        three.push(prod("g", vec![crash(600, 60)]));
+        let out = correlate(&three, &[], fixture_now(), CorrelationConfig::default());
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].clusters, ["a", "b", "f", "g"], "every site is named");
+        assert_eq!(distinct_members(three.iter().map(member_key)), 3);
     }
 
     #[test]

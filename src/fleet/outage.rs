@@ -20,7 +20,8 @@
 //!
 //! Within a group the sites are sorted by that time and chained: a site
 //! joins the chain before it when it went dark at most `window` later. A
-//! chain of at least `min_clusters` sites is an outage; a group has at most
+//! chain of sites on at least `min_clusters` distinct member clusters
+//! ([`crate::fleet::correlation::MemberKey`]) is an outage; a group has at most
 //! one outage, holding every such chain (a region that failed twice, hours
 //! apart, while the first sites are still dark is one outage). A site that
 //! went dark on its own, far from the others, stays out and keeps its own
@@ -159,6 +160,8 @@ impl Default for OutageConfig {
 /// A site that counts toward an outage: its name and when it went dark.
 struct Dark<'a> {
     name: &'a str,
+    /// The cluster it reads: outages count clusters, not sites.
+    member: crate::fleet::correlation::MemberKey<'a>,
     last_heard: Timestamp,
 }
 
@@ -200,11 +203,15 @@ pub fn grouped_outages<S: std::borrow::Borrow<FederatedCluster>>(
         if let Some(last_heard) = dark(site, hub_judging, now) {
             groups.entry(value).or_default().push(Dark {
                 name: site.site_name(),
+                member: crate::fleet::correlation::member_key(site),
                 last_heard,
             });
         }
     }
     let min = cfg.min_clusters.max(1);
+    // Distinct member clusters, not sites: sites reading one member are one.
+    let clusters =
+        |ds: &[&Dark<'_>]| crate::fleet::correlation::distinct_members(ds.iter().map(|d| d.member));
     let window = SignedDuration::try_from(cfg.window).unwrap_or(SignedDuration::MAX);
     let mut out: Vec<GroupedOutage> = groups
         .into_iter()
@@ -224,14 +231,14 @@ pub fn grouped_outages<S: std::borrow::Borrow<FederatedCluster>>(
                     .last()
                     .is_some_and(|prev| d.last_heard.duration_since(prev.last_heard) > window)
                 {
-                    if chain.len() >= min {
+                    if clusters(&chain) >= min {
                         members.append(&mut chain);
                     }
                     chain.clear();
                 }
                 chain.push(d);
             }
-            if chain.len() >= min {
+            if clusters(&chain) >= min {
                 members.append(&mut chain);
             }
             // An outage keeps each of its sites until that site is back:
@@ -339,6 +346,30 @@ mod tests {
             grouped_outages(two, &[], None, fixture_now(), &cfg).len(),
             1
         );
+    }
+
+    #[test]
+    fn sites_reading_one_cluster_are_one_member_of_an_outage() {
+        const ONE: &str = "6f1c2a8e-0b7d-4f3e-9a51-2c8d7e6f1b20";
+        let reading = |mut site: FederatedCluster| {
+            site.status.get_or_insert_with(Default::default).member = Some(ONE.to_owned());
+            site
+        };
+        let sites = [
+            reading(dark_since(eu("a"), 700)),
+            reading(dark_since(eu("b"), 650)),
+            reading(dark_since(eu("c"), 600)),
+        ];
+        assert!(
+            grouped_outages(&sites, &[], None, fixture_now(), &OutageConfig::default()).is_empty(),
+            "three sites, one cluster"
+        );
+        let mut more = sites.to_vec();
+        more.push(dark_since(eu("d"), 640));
+        more.push(dark_since(eu("e"), 620));
+        let out = grouped_outages(&more, &[], None, fixture_now(), &OutageConfig::default());
+        assert_eq!(out.len(), 1, "three clusters");
+        assert_eq!(out[0].clusters, ["a", "b", "c", "d", "e"]);
     }
 
     #[test]

@@ -171,6 +171,18 @@ pub fn remediation_needs(tier: Tier) -> Vec<Permission> {
     }
 }
 
+impl RemediationAccess {
+    /// `RemediationCapable` of a site whose capabilities do not include
+    /// `remediation`: the hub asks the member nothing about write access.
+    pub fn not_requested() -> Self {
+        RemediationAccess {
+            capable: false,
+            reason: "NotRequested",
+            message: "the site's capabilities do not include remediation, so the hub does not ask what the member identity may change".to_owned(),
+        }
+    }
+}
+
 /// `RemediationCapable` from the permissions `tier` needs and those of
 /// them the member denied.
 pub fn remediation_access(tier: Tier, denied: &[Permission]) -> RemediationAccess {

@@ -51,6 +51,12 @@ fn rank(phase: Phase) -> u8 {
 ///   hub: a live hub would have written `Stale` at 3·I, and the clock
 ///   offset the hub leaves unmeasured (within max(60 s, I)) is always
 ///   less than 10·I − I, so this never contradicts a live hub.
+/// - A site the hub last judged `Connected` whose heartbeat is older than
+///   [`connected_at_most`] is shown `Stale`, even while the hub counts as
+///   judging: a live hub would have written `Stale` within one of its
+///   judgement periods past the threshold, so the hub that said
+///   `Connected` died with the site's edge (its liveness record needs up
+///   to three periods to say so).
 /// - While no hub is judging (`Some(false)`), a `Connected` or `Stale`
 ///   site is shown with the phase its heartbeat's age implies when that is
 ///   worse (Stale past 3·I, Unreachable past 10·I). Not done while a hub
@@ -84,6 +90,12 @@ pub fn shown_phase(
         .and_then(|s| s.heartbeat_on_hub_clock())
         .map(|t| crate::fleet::phase::phase(Some(t), site.heartbeat_interval(), now));
     let silent = hub_judging == Some(false);
+    let past_connected = site
+        .status
+        .as_ref()
+        .and_then(|s| s.heartbeat_age(now))
+        .and_then(|age| std::time::Duration::try_from(age).ok())
+        .is_some_and(|age| age > connected_at_most(site.heartbeat_interval()));
     match (hub_phase, implied) {
         (None, None) => implied_by_age(Phase::Pending),
         (Some(p), None) => judged(p),
@@ -101,8 +113,21 @@ pub fn shown_phase(
         {
             implied_by_age(age)
         }
+        (Some(Phase::Connected), Some(_)) if past_connected => implied_by_age(Phase::Stale),
         (Some(p), Some(_)) => judged(p),
     }
+}
+
+/// The oldest heartbeat (on the hub clock) a view still shows `Connected`
+/// as the hub wrote it, with heartbeat interval `interval`: the Stale
+/// threshold (3·I) — or, when longer, one interval plus the edge clock
+/// offset the hub leaves unmeasured (`phase::skew_tolerance`), so a live
+/// site whose edge clock is that slow is never shown Stale — plus one hub
+/// judgement period ([`crate::fleet::liveness::LIVENESS_INTERVAL`]).
+pub fn connected_at_most(interval: std::time::Duration) -> std::time::Duration {
+    let stale = interval * crate::fleet::phase::CONNECTED_INTERVALS;
+    let slow_edge = interval + crate::fleet::phase::skew_tolerance(interval);
+    stale.max(slow_edge) + crate::fleet::liveness::LIVENESS_INTERVAL
 }
 
 /// Why a site that is not Connected counts as disconnected, for humans.
@@ -306,6 +331,7 @@ mod tests {
     use super::*;
     use crate::api::fixtures::fixture_now;
     use crate::api::{Signal, SignalType};
+    use std::time::Duration;
 
     #[test]
     fn sites_at_their_caps_yield_a_bounded_fleet_status() {
@@ -411,25 +437,41 @@ mod tests {
         let site = FederatedCluster::test("a").connected();
         for judging in [Some(true), Some(false), None] {
             assert_eq!(shown(&site, judging, 0), (Phase::Connected, true));
-            // Exactly 10·I: not past it.
-            let at_threshold = if judging == Some(false) {
-                (Phase::Stale, false)
-            } else {
-                (Phase::Connected, true)
-            };
-            assert_eq!(shown(&site, judging, 295), at_threshold);
+            // Exactly 10·I: not past it, but long past what a live hub
+            // leaves Connected.
+            assert_eq!(shown(&site, judging, 295), (Phase::Stale, false));
             assert_eq!(
                 shown(&site, judging, 296),
                 (Phase::Unreachable, false),
                 "{judging:?}"
             );
         }
-        // Past 3·I: Stale only when no hub judges (a live hub may hold an
-        // edge clock up to the skew tolerance slow).
+        // Past 3·I: Stale at once when no hub judges; while one counts as
+        // judging, one judgement period later (a live hub may hold an edge
+        // clock up to the skew tolerance slow, and writes Stale within a
+        // period): a hub that died with the edge leaves it green no longer.
+        assert_eq!(
+            connected_at_most(Duration::from_secs(30)),
+            Duration::from_secs(105)
+        );
         assert_eq!(shown(&site, Some(true), 86), (Phase::Connected, true));
         assert_eq!(shown(&site, None, 86), (Phase::Connected, true));
         assert_eq!(shown(&site, Some(false), 85), (Phase::Connected, true));
         assert_eq!(shown(&site, Some(false), 86), (Phase::Stale, false));
+        for judging in [Some(true), None] {
+            assert_eq!(shown(&site, judging, 100), (Phase::Connected, true));
+            assert_eq!(
+                shown(&site, judging, 101),
+                (Phase::Stale, false),
+                "{judging:?}"
+            );
+        }
+        // A short interval leaves room for an unmeasured slow edge clock:
+        // 10 s + 60 s + 15 s.
+        assert_eq!(
+            connected_at_most(Duration::from_secs(10)),
+            Duration::from_secs(85)
+        );
         // A Stale site of a silent hub goes on to Unreachable by age.
         let stale = FederatedCluster::test("b").stale();
         assert_eq!(shown(&stale, Some(true), 600), (Phase::Stale, true));

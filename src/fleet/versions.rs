@@ -1,11 +1,12 @@
-//! Which edge versions run where (`status.observedVersion`), counted one
-//! site at a time in bounded memory: the hub's `FederationStatus`
+//! Which edge versions run where (`status.observedVersion` of Push sites:
+//! a Pull site runs no edge, the hub's prober stamps its own version
+//! there), counted one site at a time in bounded memory: the hub's `FederationStatus`
 //! `edgeVersions`, the `Edges:` line of `kubectl fleet status` and its
 //! report's `summary.edgeVersions` all count with [`EdgeVersions`].
 
 use std::collections::BTreeMap;
 
-use crate::api::{FederatedCluster, MAX_EDGE_VERSIONS};
+use crate::api::{FederatedCluster, MAX_EDGE_VERSIONS, Mode};
 
 /// Key under which versions past the bound are counted.
 pub const OTHER_VERSIONS: &str = "other";
@@ -24,13 +25,10 @@ pub struct EdgeVersions {
 }
 
 impl EdgeVersions {
-    /// Counts `site`'s version in; a site that never reported one is not counted.
+    /// Counts `site`'s edge version in; a site that never reported one,
+    /// and a Pull site (no edge), are not counted.
     pub fn add(&mut self, site: &FederatedCluster) {
-        if let Some(v) = site
-            .status
-            .as_ref()
-            .and_then(|s| s.observed_version.as_deref())
-        {
+        if let Some(v) = edge_version(site) {
             self.add_version(v);
         }
     }
@@ -91,14 +89,21 @@ impl EdgeVersions {
     }
 }
 
-/// Whether a site reports `version` as its edge version; a leading `v` is
-/// ignored on both sides (`v0.2.0` finds `0.2.0`).
+/// The version of the edge reporting for `site`: its `observedVersion`
+/// in Push mode; None in Pull mode, where no edge runs (the hub's prober
+/// writes its own version there) or when none was reported.
+pub fn edge_version(site: &FederatedCluster) -> Option<&str> {
+    if site.spec.mode != Mode::Push {
+        return None;
+    }
+    site.status.as_ref()?.observed_version.as_deref()
+}
+
+/// Whether an edge of `version` reports for the site; a leading `v` is
+/// ignored on both sides (`v0.2.0` finds `0.2.0`). Never a Pull site.
 pub fn runs_version(site: &FederatedCluster, version: &str) -> bool {
     let plain = |v: &str| v.strip_prefix('v').unwrap_or(v).to_owned();
-    site.status
-        .as_ref()
-        .and_then(|s| s.observed_version.as_deref())
-        .is_some_and(|v| plain(v) == plain(version))
+    edge_version(site).is_some_and(|v| plain(v) == plain(version))
 }
 
 #[cfg(test)]
@@ -148,5 +153,27 @@ mod tests {
         assert!(runs_version(&site, "0.2.0"));
         assert!(runs_version(&site, "v0.2.0"));
         assert!(!runs_version(&site, "0.2"));
+    }
+
+    #[test]
+    fn a_pull_site_runs_no_edge() {
+        let mut v = EdgeVersions::default();
+        let status = crate::api::FederatedClusterStatus {
+            observed_version: Some("0.2.0".into()),
+            ..Default::default()
+        };
+        let mut push = FederatedCluster::test("push");
+        push.status = Some(status.clone());
+        let mut pull = FederatedCluster::test("pull").pull();
+        pull.status = Some(status);
+        v.add(&push);
+        v.add(&pull);
+        assert_eq!(
+            v.by_count(),
+            [("0.2.0", 1)],
+            "the prober's version is no edge's"
+        );
+        assert!(runs_version(&push, "0.2.0"));
+        assert!(!runs_version(&pull, "0.2.0"));
     }
 }

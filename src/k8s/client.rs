@@ -29,6 +29,10 @@ pub struct ConnectOptions {
 #[derive(Clone)]
 pub struct Cluster {
     pub(crate) client: kube::Client,
+    /// The configuration the client was built from (the edge builds a
+    /// second client from it with another credential:
+    /// `k8s::member::accepts_token`).
+    config: kube::Config,
     server: String,
     ca_pem: Option<Vec<u8>>,
     insecure: bool,
@@ -104,19 +108,27 @@ impl Cluster {
             config.write_timeout = Some(timeout);
             config.reset_reader_on_write = true;
         }
-        let client = kube::Client::try_from(config).map_err(|source| Error::Unreachable {
-            what: "build the API client".into(),
-            server: server.clone(),
-            reason: root_cause(&source),
-            source,
-        })?;
+        let client =
+            kube::Client::try_from(config.clone()).map_err(|source| Error::Unreachable {
+                what: "build the API client".into(),
+                server: server.clone(),
+                reason: root_cause(&source),
+                source,
+            })?;
         Ok(Cluster {
             client,
+            config,
             server,
             ca_pem,
             insecure,
             discovered: Default::default(),
         })
+    }
+
+    /// The configuration of the client (where it connects, whom it
+    /// trusts, its credential).
+    pub fn config(&self) -> &kube::Config {
+        &self.config
     }
 
     /// The API server URL of the chosen context.

@@ -112,6 +112,9 @@ pub struct MemberObjects {
     pub nodes: Vec<Node>,
     /// Number of namespaces.
     pub namespace_count: usize,
+    /// The member's identity: the UID of its `kube-system` namespace
+    /// ([`IDENTITY_NAMESPACE`]), None when the list had no such namespace.
+    pub member_uid: Option<String>,
     /// All pods: metadata and status, never the spec.
     pub pods: Vec<Pod>,
     /// All ReplicaSets, metadata only, to resolve a pod's Deployment.
@@ -617,6 +620,45 @@ struct VersionInfo {
     git_version: String,
 }
 
+/// The namespace whose UID is a cluster's identity: it exists in every
+/// cluster and cannot be deleted, so its UID lives as long as the cluster
+/// (`Cluster::cluster_id` reads the hub's the same way).
+pub const IDENTITY_NAMESPACE: &str = "kube-system";
+
+/// Whether the API server `client` reaches (with the credential it
+/// carries) authenticates `token`: true when it answers a
+/// SelfSubjectAccessReview sent with that token (any authenticated
+/// identity may create one), false when it answers 401. The edge asks this
+/// of its member with its hub token: only the hub itself (or a cluster
+/// sharing its ServiceAccount signing key) accepts it
+/// (docs/operations.md#an-edge-that-reads-the-wrong-cluster).
+pub async fn accepts_token(member: &kube::Config, token: &str) -> Result<bool, MemberError> {
+    let what = "an access review with the hub token";
+    let mut config = member.clone();
+    config.auth_info = kube::config::AuthInfo {
+        token: Some(token.to_owned().into()),
+        ..Default::default()
+    };
+    let client =
+        kube::Client::try_from(config).map_err(|e| MemberError::Read { what, source: e })?;
+    match MemberReader::new(&client)
+        .can_i(Permission {
+            verb: "get",
+            group: "",
+            resource: "namespaces",
+            subresource: "",
+        })
+        .await
+    {
+        Ok(_) => Ok(true),
+        Err(MemberError::Read {
+            source: kube::Error::Api(s),
+            ..
+        }) if s.code == 401 => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// Reads a member cluster through `client`; with a budget (the prober),
 /// charges what it keeps to it.
 #[derive(Clone, Copy)]
@@ -816,13 +858,21 @@ impl<'a> MemberReader<'a> {
                 keep_node,
             )
             .await?;
+        // The namespaces are listed anyway (to count them): the member's
+        // identity comes with them, at no extra request or permission.
+        let mut member_uid = None;
         let namespace_count = self
             .list(
                 "namespaces",
                 &Namespace::url_path(&(), None),
                 METADATA_PAGE,
                 true,
-                |_: MetadataOnly| ((), 0),
+                |n: MetadataOnly| {
+                    if n.metadata.name.as_deref() == Some(IDENTITY_NAMESPACE) {
+                        member_uid = n.metadata.uid;
+                    }
+                    ((), 0)
+                },
             )
             .await?
             .len();
@@ -898,6 +948,7 @@ impl<'a> MemberReader<'a> {
             kubernetes_version: version.git_version,
             nodes,
             namespace_count,
+            member_uid,
             pods,
             replica_sets,
             inference,

@@ -13,6 +13,7 @@ mod identity;
 mod kubeconfig;
 mod list_token;
 mod manifests;
+mod server_clock;
 mod sites;
 
 pub use client::{Cluster, ConnectOptions, kubeconfig_from_env, read_kubeconfig};
@@ -23,7 +24,8 @@ pub use error::{
 pub use identity::{IssuedToken, ObjectRef};
 pub use kubeconfig::{TokenKubeconfig, check_private_file, plain_yaml_stream, write_private_file};
 pub use manifests::{Applied, ApplyOptions, KeptField, describe_field};
-pub use sites::{SITE_PAGE_SIZE, SiteChange};
+pub use server_clock::ServerClock;
+pub use sites::{LivenessRead, SITE_PAGE_SIZE, SiteChange};
 
 /// Namespace holding the fleet's identities, Secrets and operator.
 pub const NAMESPACE: &str = crate::fleet::rbac::FLEET_NAMESPACE;

@@ -437,20 +437,32 @@ impl Cluster {
 }
 
 impl Cluster {
+    /// [`Cluster::get_federation_status`], and the API server's clock as
+    /// the answer's `Date` states it (views judge the hub's liveness record
+    /// in it against that clock).
+    pub async fn get_federation_status_dated(
+        &self,
+    ) -> (Result<Option<FederationStatus>, Error>, super::ServerClock) {
+        self.read_federation_status::<FederationStatus>().await
+    }
+
     /// Reads only `status.hub` of the FederationStatus singleton: the hub
     /// leader's liveness record (the rest of the object, which can be
-    /// large, is not kept). Ok(None) when there is no singleton, or no
-    /// record in it, or the cluster does not serve the kind.
-    pub async fn hub_liveness(&self) -> Result<Option<HubLiveness>, Error> {
+    /// large, is not kept), and the API server's clock from the answer's
+    /// `Date` header, which views judge the record's age against. The
+    /// record is None when there is no singleton, or no record in it, or
+    /// the cluster does not serve the kind.
+    pub async fn hub_liveness(&self) -> LivenessRead {
         #[derive(serde::Deserialize)]
         struct LeanStatus {
             #[serde(default)]
             hub: Option<HubLiveness>,
         }
-        Ok(self
-            .lean_federation_status::<LeanStatus>()
-            .await?
-            .and_then(|s| s.hub))
+        let (read, clock) = self.read_federation_status::<Lean<LeanStatus>>().await;
+        LivenessRead {
+            record: served(read).map(|lean| lean.and_then(|l| l.status).and_then(|s| s.hub)),
+            clock,
+        }
     }
 
     /// Reads only the incidents of the FederationStatus singleton that
@@ -465,47 +477,79 @@ impl Cluster {
             #[serde(default)]
             cascades: Vec<Cascade>,
         }
-        Ok(self
-            .lean_federation_status::<LeanStatus>()
-            .await?
+        let (read, _) = self.read_federation_status::<Lean<LeanStatus>>().await;
+        Ok(served(read)?
+            .and_then(|l| l.status)
             .map(|s| Incidents::new(&s.correlations, &s.cascades))
             .unwrap_or_default())
     }
 
-    /// The FederationStatus singleton's `status` decoded as `T` (only what
-    /// `T` names is kept); Ok(None) when there is no singleton or status,
-    /// or the cluster does not serve the kind.
-    async fn lean_federation_status<T: serde::de::DeserializeOwned>(
+    /// The FederationStatus singleton decoded as `T` (only what `T` names
+    /// is kept; Ok(None) when there is no singleton), and the API server's
+    /// clock as the answer dated it.
+    async fn read_federation_status<T: serde::de::DeserializeOwned>(
         &self,
-    ) -> Result<Option<T>, Error> {
-        #[derive(serde::Deserialize)]
-        struct Lean<T> {
-            #[serde(default = "Option::default")]
-            status: Option<T>,
-        }
+    ) -> (Result<Option<T>, Error>, super::ServerClock) {
         let what = format!("get FederationStatus {FEDERATION_STATUS_NAME}");
-        let req =
-            kube::core::Request::new(<FederationStatus as kube::Resource>::url_path(&(), None))
-                .get(FEDERATION_STATUS_NAME, &Default::default())
-                .map_err(|e| Error::Unexpected {
-                    what: what.clone(),
+        let req = match kube::core::Request::new(<FederationStatus as kube::Resource>::url_path(
+            &(),
+            None,
+        ))
+        .get(FEDERATION_STATUS_NAME, &Default::default())
+        {
+            Ok(req) => req,
+            Err(e) => {
+                let err = Error::Unexpected {
+                    what,
                     reason: e.to_string(),
-                })?;
-        match response_text(self.client.clone(), req).await {
-            Ok(body) => {
-                let lean: Lean<T> = serde_json::from_str(&body)
-                    .map_err(|e| Error::api(&what, self.server(), kube::Error::SerdeError(e)))?;
-                Ok(lean.status)
+                };
+                return (Err(err), super::ServerClock::local());
             }
+        };
+        let (answer, clock) = dated_response_text(self.client.clone(), req).await;
+        let read = match answer {
+            Ok(body) => serde_json::from_str::<T>(&body)
+                .map(Some)
+                .map_err(|e| Error::api(&what, self.server(), kube::Error::SerdeError(e))),
             Err(e) => {
                 let err = Error::api(&what, self.server(), e);
-                if err.is_not_found() || matches!(err, Error::CrdMissing { .. }) {
+                if err.is_not_found() {
                     Ok(None)
                 } else {
                     Err(err)
                 }
             }
-        }
+        };
+        (read, clock)
+    }
+}
+
+/// The hub's liveness record as a view read it, with the API server's
+/// clock as that answer dated it.
+#[derive(Debug)]
+pub struct LivenessRead {
+    /// The record (None: no singleton, or no record in it).
+    pub record: Result<Option<HubLiveness>, Error>,
+    /// The server's clock from the answer's `Date` (the reader's own when
+    /// no answer came).
+    pub clock: super::ServerClock,
+}
+
+/// A FederationStatus with only its `status` decoded, as `T`.
+#[derive(serde::Deserialize)]
+struct Lean<T> {
+    #[serde(default = "Option::default")]
+    status: Option<T>,
+}
+
+/// `read`, with a cluster that does not serve the kind read as one without
+/// the singleton: views that only add the hub's record to what they show
+/// go on without it.
+#[allow(clippy::result_large_err)] // passes on the read's own Result unchanged
+fn served<T>(read: Result<Option<T>, Error>) -> Result<Option<T>, Error> {
+    match read {
+        Err(Error::CrdMissing { .. }) => Ok(None),
+        other => other,
     }
 }
 
@@ -613,9 +657,27 @@ async fn response_text(
     client: kube::Client,
     req: hyper::Request<Vec<u8>>,
 ) -> Result<String, kube::Error> {
+    dated_response_text(client, req).await.0
+}
+
+/// [`response_text`], and the server's clock as the answer's `Date`
+/// header states it (the reader's own when there was no answer).
+async fn dated_response_text(
+    client: kube::Client,
+    req: hyper::Request<Vec<u8>>,
+) -> (Result<String, kube::Error>, super::ServerClock) {
+    let res = match client.send(req.map(kube::client::Body::from)).await {
+        Ok(res) => res,
+        Err(e) => return (Err(e), super::ServerClock::local()),
+    };
+    let clock = super::ServerClock::from_header(res.headers().get(http::header::DATE));
+    (answer_text(res).await, clock)
+}
+
+/// The body of an answer as text; error answers as kube makes them.
+async fn answer_text(res: http::Response<kube::client::Body>) -> Result<String, kube::Error> {
     use http_body_util::BodyExt as _;
     use hyper::body::Body as _;
-    let res = client.send(req.map(kube::client::Body::from)).await?;
     let code = res.status();
     let mut body = res.into_body();
     let mut bytes = Vec::with_capacity(body.size_hint().lower().try_into().unwrap_or(0));

@@ -4,7 +4,7 @@
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use crate::api::{FederatedClusterStatus, Signal};
+use crate::api::{FederatedClusterStatus, Signal, is_member_uid};
 use crate::fleet::bounds::clip_edge_status;
 use crate::fleet::inventory::{capacity_from_nodes, inference_counts, inference_service_state};
 use crate::fleet::signals::{SignalSources, collect_signals};
@@ -52,6 +52,9 @@ pub fn edge_status(
         capacity: Some(capacity_from_nodes(&objs.nodes)),
         inference: Some(inference_counts(models, &services)),
         signals: Some(signals),
+        // Only a UID as the API server makes them: anything else would
+        // make the CRD refuse the whole report.
+        member: objs.member_uid.clone().filter(|uid| is_member_uid(uid)),
         ..Default::default()
     };
     // Member text is unbounded; the CRD would reject the whole report.
@@ -129,6 +132,7 @@ mod tests {
             kubernetes_version: "v1.33.1".into(),
             nodes: vec![node, intel],
             namespace_count: 4,
+            member_uid: Some("6f1c2a8e-0b7d-4f3e-9a51-2c8d7e6f1b20".into()),
             pods: vec![pod],
             replica_sets: vec![],
             inference: vec![
@@ -199,6 +203,28 @@ mod tests {
         assert_eq!(first_seen(edge_status(&o, &[], later)), onset);
         // ... and with it, too.
         assert_eq!(first_seen(edge_status(&o, running.signals(), later)), onset);
+    }
+
+    #[test]
+    fn the_member_is_named_by_its_kube_system_uid_when_it_is_one() {
+        let s = edge_status(&objects(), &[], now());
+        assert_eq!(
+            s.member.as_deref(),
+            Some("6f1c2a8e-0b7d-4f3e-9a51-2c8d7e6f1b20")
+        );
+        let mut o = objects();
+        o.member_uid = None;
+        assert_eq!(edge_status(&o, &[], now()).member, None);
+        // A member that answers something else is not named at all (the
+        // CRD would refuse the whole report).
+        for odd in [
+            "\u{1b}[2J",
+            "not-a-uid",
+            "6F1C2A8E-0B7D-4F3E-9A51-2C8D7E6F1B20",
+        ] {
+            o.member_uid = Some(odd.into());
+            assert_eq!(edge_status(&o, &[], now()).member, None, "{odd}");
+        }
     }
 
     #[test]

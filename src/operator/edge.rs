@@ -19,6 +19,20 @@
 //! (`--hub-kubeconfig-secret`; the mounted file catches up later, and the
 //! new token is used from memory until then), else the file it reads. The
 //! expiry it reports is that of the credential a restart would use.
+//!
+//! Every report names the member cluster it was read from (`status.member`,
+//! the UID of its `kube-system` namespace). An edge whose member is the hub
+//! itself — the hub's kubeconfig still in `KUBECONFIG`, or the edge
+//! installed on the hub — would report the hub's inventory as the site's:
+//! it refuses to report unless run with `--member-is-hub`. It tells by
+//! asking its member API server whether it accepts the site's hub token
+//! ([`member_is_hub`]; no extra right on either cluster,
+//! docs/operations.md#an-edge-that-reads-the-wrong-cluster). When the hub holds a
+//! report of another member for the site, another writer reported in
+//! between (a second edge for one site): the edge logs it once and sends
+//! its whole report again rather than only what changed since its own
+//! last one, so the hub's copy is never a mix of two clusters and the hub
+//! sees the member alternate (`MemberChanged`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -32,7 +46,7 @@ use crate::fleet::rbac::MIN_TOKEN_TTL;
 use crate::fleet::signals::SignalHistory;
 use crate::fleet::status_patch::{Accepted, report_patch};
 use crate::k8s::edge_token::{SecretName, request_site_token, store_hub_kubeconfig};
-use crate::k8s::member::{MemberError, read_member};
+use crate::k8s::member::{MemberError, accepts_token, read_member};
 use crate::k8s::site_status::{get_site, patch_site_status, sites};
 use crate::k8s::{readable, root_cause, source_chain, status_code};
 use crate::operator::collect::{edge_status, with_identity};
@@ -130,6 +144,14 @@ pub enum EdgeError {
     /// chain would say it twice).
     #[error("reading the member cluster failed: {0}; reporting a heartbeat only")]
     Member(MemberError),
+    /// The member cluster accepts the site's hub token: it is the hub
+    /// itself, and the edge was not told so (`--member-is-hub`).
+    #[error(
+        "the member cluster this edge reads ({member}) is the hub itself (it accepts the site's hub token): \
+         not reporting the hub's inventory as site {site}'s; point --kubeconfig at the member cluster of {site}, \
+         or run the edge with --member-is-hub if {site} is the hub's own cluster"
+    )]
+    MemberIsHub { site: String, member: String },
     /// A renewed token could not be persisted in the member Secret.
     #[error(
         "renewed the site token but could not store it in Secret {secret} on the member cluster ({cause}); \
@@ -152,6 +174,7 @@ impl EdgeError {
                 | EdgeError::WrongSite { .. }
                 | EdgeError::HubTls { .. }
                 | EdgeError::CrdMissing { .. }
+                | EdgeError::MemberIsHub { .. }
         )
     }
 
@@ -171,6 +194,7 @@ impl EdgeError {
             EdgeError::Member(_) => "member",
             EdgeError::Renewal(_) => "renewal",
             EdgeError::Persist { .. } => "persist-token",
+            EdgeError::MemberIsHub { .. } => "member-is-hub",
         }
     }
 }
@@ -216,6 +240,47 @@ struct HubConn {
     url: String,
 }
 
+/// Whether the edge's member cluster is the hub (see [`member_is_hub`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MemberCheck {
+    /// The member does not accept the site's hub token: another cluster.
+    NotTheHub,
+    /// The member accepts the site's hub token: it is the hub.
+    IsTheHub,
+    /// `--member-is-hub`: the site is the hub's own cluster, on purpose.
+    ToldItIsTheHub,
+    /// Not known yet (the member did not answer, or the hub kubeconfig has
+    /// no token to ask with): asked again before each report.
+    Unknown(String),
+}
+
+/// How long asking the member whether it is the hub may take.
+const MEMBER_CHECK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Whether the member cluster reached with `member` is the hub of
+/// `hub_kubeconfig`: it is when the member's API server authenticates the
+/// site's hub token (an access review sent with that token, which any
+/// authenticated identity may create, answers instead of 401). Only the
+/// hub, or a cluster sharing its ServiceAccount signing key, does. The
+/// token goes only to the member's own API server, which already holds it
+/// (the hub kubeconfig is in a Secret or file on the member).
+pub async fn member_is_hub(member: &kube::Config, hub_kubeconfig: &HubKubeconfig) -> MemberCheck {
+    let Some(token) = hub_kubeconfig.token() else {
+        return MemberCheck::Unknown(
+            "the hub kubeconfig holds no token to ask the member with".to_owned(),
+        );
+    };
+    match tokio::time::timeout(MEMBER_CHECK_TIMEOUT, accepts_token(member, token)).await {
+        Ok(Ok(true)) => MemberCheck::IsTheHub,
+        Ok(Ok(false)) => MemberCheck::NotTheHub,
+        Ok(Err(e)) => MemberCheck::Unknown(e.to_string()),
+        Err(_) => MemberCheck::Unknown(format!(
+            "the member did not answer within {}s",
+            MEMBER_CHECK_TIMEOUT.as_secs()
+        )),
+    }
+}
+
 /// One edge agent.
 pub struct Edge {
     cfg: EdgeConfig,
@@ -235,6 +300,13 @@ pub struct Edge {
     /// Counters.
     pub stats: EdgeStats,
     metrics: Option<std::sync::Arc<super::metrics::Metrics>>,
+    /// Whether the member is the hub, and the member configuration to ask
+    /// again with while that is unknown.
+    member_check: MemberCheck,
+    member_config: Option<kube::Config>,
+    /// The other member the hub last held a report of for this site
+    /// (logged once per value).
+    foreign_member: Option<String>,
 }
 
 impl Edge {
@@ -251,7 +323,74 @@ impl Edge {
             clock: std::sync::Arc::new(Timestamp::now),
             stats: EdgeStats::default(),
             metrics: None,
+            member_check: MemberCheck::NotTheHub,
+            member_config: None,
+            foreign_member: None,
         }
+    }
+
+    /// The same edge knowing what [`member_is_hub`] found at start; while
+    /// it is unknown, it asks again through `member` before each report
+    /// and sends none once the member turns out to be the hub.
+    pub fn with_member_check(mut self, check: MemberCheck, member: kube::Config) -> Self {
+        if let MemberCheck::Unknown(why) = &check {
+            tracing::warn!(site = %self.cfg.site, cause = %Untrusted(why), "could not tell whether the member cluster is the hub; asking again before each report");
+        }
+        self.member_check = check;
+        self.member_config = Some(member);
+        self
+    }
+
+    /// Asks again whether the member is the hub while that is unknown;
+    /// an error when it is (the tick then sends nothing).
+    async fn check_member(&mut self) -> Result<(), EdgeError> {
+        if let (MemberCheck::Unknown(_), Some(config), Some(hub)) =
+            (&self.member_check, &self.member_config, &self.hub)
+        {
+            let check = member_is_hub(config, &hub.kubeconfig).await;
+            if check == MemberCheck::NotTheHub {
+                tracing::info!(site = %self.cfg.site, "the member cluster is not the hub");
+            }
+            if !matches!(check, MemberCheck::Unknown(_)) {
+                self.member_check = check;
+            }
+        }
+        match &self.member_check {
+            MemberCheck::IsTheHub => Err(EdgeError::MemberIsHub {
+                site: self.cfg.site.clone(),
+                member: self
+                    .member_config
+                    .as_ref()
+                    .map(|c| c.cluster_url.to_string())
+                    .unwrap_or_default(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Notes the member the hub holds a report of for `site` when it is
+    /// not the one this edge reads: another writer reported in between.
+    /// Returns whether that is so (the report is then sent in full).
+    fn other_member_reported(&mut self, site: &FederatedCluster, ours: Option<&str>) -> bool {
+        let held = site.status.as_ref().and_then(|s| s.member.as_deref());
+        let (Some(held), Some(ours)) = (held, ours) else {
+            return false;
+        };
+        if held == ours {
+            self.foreign_member = None;
+            return false;
+        }
+        if self.foreign_member.as_deref() != Some(held) {
+            tracing::warn!(
+                site = %self.cfg.site,
+                reported = %Untrusted(held),
+                reads = %ours,
+                "the hub holds a report for this site from another member cluster (kube-system UID): another edge reports \
+                 for this site, or the site was moved; stop the edge that reads the wrong cluster (each edge logs the member it reads)"
+            );
+            self.foreign_member = Some(held.to_owned());
+        }
+        true
     }
 
     /// The same edge recording each tick into `metrics`.
@@ -379,6 +518,13 @@ impl Edge {
         match read_member(&self.member).await {
             Ok(objs) => {
                 let status = edge_status(&objs, self.history.previous(site), now);
+                if status.member != self.last_member.as_ref().and_then(|m| m.member.clone()) {
+                    tracing::info!(
+                        site = %self.cfg.site,
+                        member = status.member.as_deref().unwrap_or("unknown"),
+                        "reading the member cluster (its kube-system namespace UID)"
+                    );
+                }
                 self.history.record(status.signals());
                 self.last_member = Some(status.clone());
                 (status, None)
@@ -415,6 +561,13 @@ impl Edge {
             }
         };
         let interval = self.interval_of(&site);
+        if let Err(e) = self.check_member().await {
+            return Tick {
+                interval: Some(interval),
+                sent: None,
+                error: Some(e),
+            };
+        }
         // Whole seconds, as on the wire, so the report compares equal to
         // what the hub holds.
         let clock_now = (self.clock)();
@@ -436,6 +589,11 @@ impl Edge {
         // round trip (this one's is known only once it is answered).
         status.last_report_duration_milliseconds = self.last_report_ms;
         let uid = site.metadata.uid.clone();
+        // Another member's report in between: start again from what the
+        // hub holds, so this report replaces all of it.
+        if self.other_member_reported(&site, status.member.as_deref()) {
+            self.accepted = None;
+        }
         // The baseline is the last accepted report for this very object; a
         // new edge process (or a re-created site) starts from what the hub holds.
         let baseline = Accepted::baseline(&mut self.accepted, &site);

@@ -16,6 +16,10 @@
 //!   (the edge) got in first, so it re-reads, re-judges and retries.
 //! - It requeues a site at its next threshold crossing (phase or
 //!   credential), never by polling.
+//! - It remembers the member identity each site's reports name
+//!   (`status.member`); a change is a `MemberChanged` Event and condition
+//!   (`crate::fleet::hub_status::judge_member`), held an hour past the last
+//!   change.
 //! - Only the leader writes; a standby keeps observing, so on failover it
 //!   knows which heartbeats are new. A new leader does not count against a
 //!   site judged `Connected` the time before its takeover (its watch may
@@ -50,8 +54,8 @@ use tokio::sync::watch;
 
 use crate::api::{FederatedCluster, Mode, Phase};
 use crate::fleet::hub_status::{
-    CheckedConditions, DEFAULT_CREDENTIAL_WARNING, HubStatus, Sighting, conditions_digest,
-    hub_status, pull_hub_status, same_heartbeat,
+    CheckedConditions, DEFAULT_CREDENTIAL_WARNING, HubStatus, MemberSighting, Sighting,
+    conditions_digest, hub_status, judge_member, pull_hub_status, same_heartbeat,
 };
 use crate::k8s::site_status::{
     get_site, read_in_bursts, replace_site_status, watch_sites_unmanaged,
@@ -178,6 +182,9 @@ pub struct Hub {
     unwritten: Mutex<HashSet<String>>,
     /// The site watch has listed the sites at least once.
     listed: std::sync::atomic::AtomicBool,
+    /// The member identity each site's reports name (`MemberChanged`),
+    /// observed leader or not.
+    members: Mutex<HashMap<String, MemberSighting>>,
     /// The signal keys last seen per site, leader or not, so a new leader
     /// does not count again what the old one counted.
     seen_signals: Mutex<HashMap<String, HashSet<String>>>,
@@ -251,6 +258,7 @@ impl Hub {
             cfg,
             leading,
             ledger: Mutex::new(HashMap::new()),
+            members: Mutex::new(HashMap::new()),
             unwritten: Mutex::new(HashSet::new()),
             listed: Default::default(),
             seen_signals: Mutex::new(HashMap::new()),
@@ -382,6 +390,7 @@ impl Hub {
             .map(|t| t.0);
         let persisted = status.and_then(|s| s.phase);
         self.observe_signals(site);
+        self.observe_member(site, now);
         let mut ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());
         let before = ledger.get(name).copied();
         // A heartbeat that changed while the hub watched: its age says how
@@ -418,6 +427,46 @@ impl Hub {
             }
         }
         (sighting, verified)
+    }
+
+    /// Folds the member identity `site` reports into what the hub saw of
+    /// it; while leading, a change is a `MemberChanged` Event naming both
+    /// members.
+    fn observe_member(&self, site: &FederatedCluster, now: Timestamp) {
+        let reported = site.status.as_ref().and_then(|s| s.member.as_deref());
+        let mut members = self.members.lock().unwrap_or_else(|p| p.into_inner());
+        let change = match members.get_mut(site.site_name()) {
+            Some(seen) => seen.observe(reported, now),
+            None => {
+                members.insert(
+                    site.site_name().to_owned(),
+                    MemberSighting::first(site, now),
+                );
+                None
+            }
+        };
+        drop(members);
+        let Some(change) = change else { return };
+        tracing::warn!(
+            site = %site.site_name(),
+            from = %Untrusted(&change.from),
+            to = %Untrusted(&change.to),
+            "the member cluster the site's reports come from changed"
+        );
+        if self.is_leader() {
+            self.events.record(super::events::about_site(
+                site,
+                true,
+                "MemberChanged",
+                "Judge",
+                format!(
+                    "status.member changed from {} to {} (kube-system namespace UIDs): the site's reports now come from another cluster; \
+                     if it changes back, two edges report for this site",
+                    Untrusted(&change.from),
+                    Untrusted(&change.to)
+                ),
+            ));
+        }
     }
 
     /// A new heartbeat of a Push site carries how long the edge's previous
@@ -582,6 +631,10 @@ impl Hub {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(site);
+        self.members
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(site);
         self.due
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -618,7 +671,7 @@ impl Hub {
     ) -> HubStatus<'a> {
         let sighting = sighting.since_takeover(self.leader_since(now), site.phase());
         let interval = self.effective_interval(site);
-        match site.spec.mode {
+        let mut j = match site.spec.mode {
             Mode::Push => hub_status(
                 site,
                 &sighting,
@@ -636,7 +689,10 @@ impl Hub {
                 remembered,
                 now,
             ),
-        }
+        };
+        let members = self.members.lock().unwrap_or_else(|p| p.into_inner());
+        judge_member(&mut j, site, members.get(site.site_name()), remembered, now);
+        j
     }
 
     /// Whether this replica, at `now`, has judged every site of `sites`

@@ -238,6 +238,14 @@ pub struct Args {
     #[arg(long)]
     pub no_auto_rotate: bool,
 
+    /// Edge: the member cluster is the hub cluster itself, on purpose (the
+    /// hub's own cluster registered as a site). Without it the edge refuses
+    /// to report when its member accepts the site's hub token, i.e. when
+    /// --kubeconfig (or KUBECONFIG, or the in-cluster configuration) points
+    /// at the hub rather than at the site's cluster.
+    #[arg(long)]
+    pub member_is_hub: bool,
+
     /// Testing: shift the edge's reported clock (signed, e.g. -10m).
     #[arg(long, hide = true, default_value = "0s", allow_hyphen_values = true, value_parser = parse_signed_duration)]
     pub clock_offset: SignedDuration,
@@ -268,6 +276,22 @@ pub enum OperatorError {
         path: PathBuf,
         /// The server its current context names.
         server: String,
+    },
+    /// The edge's member cluster is the hub, and it was not told so.
+    #[error(
+        "the member cluster this edge reads ({member}) is the hub itself: it accepts the site's hub token from {}; \
+         the edge would report the hub's nodes, pods and signals as site {site}'s. Point --kubeconfig (or KUBECONFIG, \
+         or run it in the site's cluster) at the member cluster of {site}; if {site} really is the hub's own cluster, \
+         pass --member-is-hub",
+        path.display()
+    )]
+    MemberIsHub {
+        /// The site.
+        site: String,
+        /// The member's API server.
+        member: String,
+        /// The edge's `--hub-kubeconfig`.
+        path: PathBuf,
     },
     /// No usable kubeconfig / in-cluster config.
     #[error("loading the Kubernetes client configuration")]
@@ -303,12 +327,18 @@ pub async fn client_for(
     kubeconfig: Option<&std::path::Path>,
     context: Option<&str>,
 ) -> Result<kube::Client, OperatorError> {
+    let config = config_for(kubeconfig, context).await?;
+    kube::Client::try_from(config).map_err(|e| OperatorError::Config(Box::new(e)))
+}
+
+/// The client configuration [`client_for`] builds its client from.
+pub async fn config_for(
+    kubeconfig: Option<&std::path::Path>,
+    context: Option<&str>,
+) -> Result<kube::Config, OperatorError> {
     let boxed = |e: Box<dyn std::error::Error + Send + Sync>| OperatorError::Config(e);
     if kubeconfig.is_none() && context.is_none() && crate::k8s::kubeconfig_from_env().is_none() {
-        let config = kube::Config::infer()
-            .await
-            .map_err(|e| boxed(Box::new(e)))?;
-        return kube::Client::try_from(config).map_err(|e| boxed(Box::new(e)));
+        return kube::Config::infer().await.map_err(|e| boxed(Box::new(e)));
     }
     let options = crate::k8s::ConnectOptions {
         kubeconfig: kubeconfig.map(std::path::Path::to_owned),
@@ -317,7 +347,7 @@ pub async fn client_for(
     };
     crate::k8s::Cluster::connect(&options)
         .await
-        .map(|cluster| cluster.client)
+        .map(|cluster| cluster.config().clone())
         .map_err(|e| boxed(Box::new(e)))
 }
 
@@ -570,7 +600,9 @@ async fn run_edge(
 ) -> Result<(), OperatorError> {
     let site = args.site.clone().unwrap_or_default();
     let hub_path = args.hub_kubeconfig.clone().unwrap_or_default();
-    let member = client_for(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
+    let member_config = config_for(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
+    let member = kube::Client::try_from(member_config.clone())
+        .map_err(|e| OperatorError::Config(Box::new(e)))?;
     let hub_kc = credential::HubKubeconfig::read(&hub_path)?;
     let hub_client = hub_kc.client().await?;
     // The hub being down must not stop the edge; only a hub that answers
@@ -588,6 +620,23 @@ async fn run_edge(
             "could not check the fleet CRDs on the hub yet; reporting anyway"
         ),
     }
+    // An edge whose member is the hub would report the hub's inventory as
+    // the site's: refuse, unless told the site is the hub's own cluster.
+    let member_check = if args.member_is_hub {
+        tracing::info!(site = %site, "--member-is-hub: this edge reports the hub's own cluster as site {site}");
+        edge::MemberCheck::ToldItIsTheHub
+    } else {
+        match edge::member_is_hub(&member_config, &hub_kc).await {
+            edge::MemberCheck::IsTheHub => {
+                return Err(OperatorError::MemberIsHub {
+                    site,
+                    member: member_config.cluster_url.to_string(),
+                    path: hub_path,
+                });
+            }
+            checked => checked,
+        }
+    };
     let edge = edge::Edge::new(
         edge::EdgeConfig {
             site: site.clone(),
@@ -599,7 +648,8 @@ async fn run_edge(
             version: VERSION.to_owned(),
         },
         member.clone(),
-    );
+    )
+    .with_member_check(member_check, member_config);
     let metrics = Arc::new(metrics::Metrics::new(metrics::MetricsRole::Edge));
     let edge = edge.with_metrics(metrics.clone());
     // The edge's callers authenticate against its member cluster.

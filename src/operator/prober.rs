@@ -42,7 +42,7 @@ use kube::runtime::{WatchStreamExt as _, watcher};
 
 use tokio::sync::{Semaphore, watch};
 
-use crate::api::{FederatedCluster, Mode, SecretKeyRef};
+use crate::api::{Capability, FederatedCluster, Mode, SecretKeyRef, Tier};
 use crate::fleet::probe::{
     AddressPolicy, ProbeFailure, ProbeOutcome, ProbeVerdict, RemediationAccess, remediation_access,
     remediation_needs,
@@ -208,8 +208,9 @@ struct Member {
     /// Set once a renewed token is stored for this version of the Secret,
     /// so no second one is minted before the watch delivers the new version.
     renewed: bool,
-    /// Asked once per Secret version.
-    remediation: Option<RemediationAccess>,
+    /// Asked once per Secret version and tier (only of a site with the
+    /// `remediation` capability).
+    remediation: Option<(Tier, RemediationAccess)>,
 }
 
 /// The prober of one site: its client cache and change-only baseline.
@@ -522,7 +523,11 @@ impl SiteProber {
         let budget = member.budget.clone();
         budget.reset();
         let reader = MemberReader::with_budget(&client, &budget);
-        let ask_remediation = member.remediation.is_none();
+        // A site that does not ask for remediation is not asked about:
+        // `RemediationCapable` says NotRequested, and no review is sent.
+        let requested = site.spec.capabilities.contains(&Capability::Remediation);
+        let ask_remediation =
+            requested && member.remediation.as_ref().is_none_or(|(t, _)| *t != tier);
         let read = tokio::time::timeout(timeout, async {
             let objs = reader.read().await?;
             let denied = if ask_remediation {
@@ -554,9 +559,13 @@ impl SiteProber {
             Ok(Ok(x)) => x,
         };
         if let Some(denied) = denied {
-            member.remediation = Some(remediation_access(tier, &denied));
+            member.remediation = Some((tier, remediation_access(tier, &denied)));
         }
-        let remediation = member.remediation.clone();
+        let remediation = if requested {
+            member.remediation.as_ref().map(|(_, r)| r.clone())
+        } else {
+            Some(RemediationAccess::not_requested())
+        };
         let insecure = member.kubeconfig.insecure();
         let now = Timestamp::from_second(Timestamp::now().as_second())
             .unwrap_or_else(|_| Timestamp::now());

@@ -345,11 +345,33 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
         (None, _) => "never".to_owned(),
     };
     field("Last Heartbeat", &heard);
+    let rejected = s.conditions.iter().any(|c| {
+        c.type_ == crate::api::CONDITION_CREDENTIAL_EXPIRING
+            && c.status == "True"
+            && c.reason == crate::fleet::hub_status::CREDENTIAL_REJECTED
+    });
     let credential = match &s.credential_expiration_time {
+        _ if rejected => {
+            "rejected by the member (revoked, or its identity deleted): see CredentialExpiring"
+                .to_owned()
+        }
         Some(t) => format!("{} (in {})", t.0, until(t.0, now)),
         None => MISSING.to_owned(),
     };
     field("Credential Expires", &credential);
+    let changed = s
+        .conditions
+        .iter()
+        .any(|c| c.type_ == crate::api::CONDITION_MEMBER_CHANGED && c.status == "True");
+    let member = match &s.member {
+        Some(uid) if changed => format!(
+            "{} (kube-system namespace UID; changed recently: see MemberChanged)",
+            untrusted(uid)
+        ),
+        Some(uid) => format!("{} (kube-system namespace UID)", untrusted(uid)),
+        None => MISSING.to_owned(),
+    };
+    field("Member", &member);
     if let Some(ms) = d.last_probe_duration_milliseconds {
         field(
             "Last Probe",

@@ -171,6 +171,10 @@ pub struct SiteReport {
     /// Hub-written conditions.
     #[serde(serialize_with = "times::conditions")]
     pub conditions: Vec<Condition>,
+    /// The member cluster the site's reports come from: the UID of its
+    /// `kube-system` namespace (`status.member`); a `MemberChanged`
+    /// condition says when it changed.
+    pub member: Option<String>,
 }
 
 /// A site's signal and the hub's decision on it
@@ -443,6 +447,7 @@ pub(crate) fn into_site_report(
             .map(|(signal, decision)| DecidedSignal { signal, decision })
             .collect(),
         conditions: status.conditions.unwrap_or_default(),
+        member: status.member,
     }
 }
 

@@ -12,7 +12,10 @@
 
 use jiff::Timestamp;
 
-use crate::api::{CONDITION_CONNECTED, FederatedCluster, FederatedClusterStatus, Phase};
+use crate::api::{
+    CONDITION_CONNECTED, CONDITION_CREDENTIAL_EXPIRING, CONDITION_MEMBER_CHANGED, FederatedCluster,
+    FederatedClusterStatus, Phase,
+};
 use crate::fleet::age::{age, human_duration, until};
 use crate::fleet::liveness::{HubState, HubVerdict};
 use crate::fleet::summary::{ShownPhase, shown_phase};
@@ -216,8 +219,12 @@ const COLUMNS: [Column; 17] = [
     wide("K8S", |r| {
         or_missing(r.status.and_then(|s| s.kubernetes_version.as_deref()))
     }),
-    // Push: the edge's hub token; Pull: the hub's member token.
+    // Push: the edge's hub token; Pull: the hub's member token, or
+    // `rejected` when the member refuses it (revoked), whatever its expiry.
     wide("TOKEN EXPIRES", |r| {
+        if credential_rejected(r.status) {
+            return TOKEN_REJECTED.to_owned();
+        }
         match r.status.and_then(|s| s.credential_expiration_time.as_ref()) {
             Some(t) => until(t.0, r.now),
             None => MISSING.to_owned(),
@@ -242,16 +249,46 @@ const COLUMNS: [Column; 17] = [
     // Why the site is not Connected: the `Connected` condition's reason
     // when it is not True, [`NOT_JUDGED_REASON`] when no hub judged the
     // phase shown.
+    // `MemberChanged` is added while the site's member identity changed
+    // recently (two edges for one site, or an edge moved).
     wide("REASON", |r| {
-        match r.status.and_then(|s| s.condition(CONDITION_CONNECTED)) {
-            _ if !r.shown.judged_by_hub => NOT_JUDGED_REASON.to_owned(),
+        let connected = match r.status.and_then(|s| s.condition(CONDITION_CONNECTED)) {
+            _ if !r.shown.judged_by_hub => Some(NOT_JUDGED_REASON.to_owned()),
             Some(c) if c.status != "True" && !c.reason.is_empty() => {
-                crate::render::safe::safe_text(&c.reason, 32).into_owned()
+                Some(crate::render::safe::safe_text(&c.reason, 32).into_owned())
             }
-            _ => MISSING.to_owned(),
+            _ => None,
+        };
+        let member = member_changed(r.status).then(|| CONDITION_MEMBER_CHANGED.to_owned());
+        let reasons: Vec<String> = connected.into_iter().chain(member).collect();
+        if reasons.is_empty() {
+            MISSING.to_owned()
+        } else {
+            reasons.join(",")
         }
     }),
 ];
+
+/// What TOKEN EXPIRES shows for a credential the member rejects.
+pub const TOKEN_REJECTED: &str = "rejected";
+
+/// Whether the hub judged the site's credential rejected by its member
+/// (`CredentialExpiring` True/`Rejected`: a revoked Pull site).
+pub fn credential_rejected(status: Option<&FederatedClusterStatus>) -> bool {
+    status
+        .and_then(|s| s.condition(CONDITION_CREDENTIAL_EXPIRING))
+        .is_some_and(|c| {
+            c.status == "True" && c.reason == crate::fleet::hub_status::CREDENTIAL_REJECTED
+        })
+}
+
+/// Whether the hub flags the site's member identity as changed
+/// (`MemberChanged` True).
+pub fn member_changed(status: Option<&FederatedClusterStatus>) -> bool {
+    status
+        .and_then(|s| s.condition(CONDITION_MEMBER_CHANGED))
+        .is_some_and(|c| c.status == "True")
+}
 
 /// The columns a table shows (`wide`: all of them).
 fn columns(wide: bool) -> impl Iterator<Item = &'static Column> {

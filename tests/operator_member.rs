@@ -1,0 +1,295 @@
+//! Which cluster a site's reports come from, through real processes: hub
+//! and edge `fleet-operator`s, `kubectl fleet` and kube-sandboxes.
+//!
+//! - An edge whose member is the hub (the hub's kubeconfig still in its
+//!   `--kubeconfig`) refuses to report the hub's inventory as the site's,
+//!   unless run with `--member-is-hub`.
+//! - Every report names its member (`status.member`: the kube-system
+//!   namespace UID); a second edge for one site, reading another cluster,
+//!   makes it alternate, and the hub flags the site `MemberChanged`
+//!   (condition, Event, `status -o wide`, `describe`, `-o json`).
+//! - Sites whose edges read one cluster are one cluster to correlations.
+//!
+//! Intervals: `heartbeatIntervalSeconds: 10` scaled by the hidden
+//! `--interval-scale 0.2` on every process, so I = 2 s.
+
+use crate::support;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, ListParams};
+use kube_sandbox::Sandbox;
+use kubectl_fleet::api::{CONDITION_MEMBER_CHANGED, FederatedCluster, FederationStatus, Phase};
+use support::*;
+
+const SCALE: f64 = 0.2;
+const WAIT: Duration = Duration::from_secs(30);
+
+/// The kube-system namespace UID of the cluster `client` reaches.
+async fn kube_system_uid(client: &kube::Client) -> String {
+    Api::<Namespace>::all(client.clone())
+        .get("kube-system")
+        .await
+        .unwrap()
+        .metadata
+        .uid
+        .unwrap()
+}
+
+fn spawn_edge(
+    dir: &TempDir,
+    name: &str,
+    site: &str,
+    member_kc: &Path,
+    hub_kc: &Path,
+    extra: &[&str],
+) -> Proc {
+    let mut args = edge_args(site, member_kc, hub_kc, SCALE);
+    args.extend(extra.iter().map(|s| (*s).to_owned()));
+    Proc::spawn(
+        name,
+        &operator_bin(),
+        &args,
+        dir.join(&format!("{name}.log")),
+    )
+}
+
+/// Waits for `proc` to exit by itself; its exit status.
+fn exit_of(proc: &mut Proc, timeout: Duration) -> std::process::ExitStatus {
+    let child = proc.child.as_mut().unwrap();
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(
+            start.elapsed() < timeout,
+            "{} still runs after {timeout:?}:\n{}",
+            proc.name,
+            proc.log_text()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+async fn member_of(api: &Api<FederatedCluster>, site: &str) -> Option<String> {
+    api.get(site).await.ok()?.status?.member
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edge_whose_member_is_the_hub_refuses_to_report_unless_told() {
+    let dir = TempDir::new("member-hub");
+    let hub_sb = Sandbox::start();
+    let hub_kc = installed_hub(&hub_sb, &dir);
+    let hub = admin(&hub_sb).await;
+    let api: Api<FederatedCluster> = Api::all(hub.clone());
+    let site_kc = dir.join("site-a.kubeconfig");
+    fleet_register(&hub_kc, "site-a", 10, &site_kc, &[]);
+
+    // The hub's admin kubeconfig left as the edge's member: it refuses to
+    // start, says why and what to do, and reports nothing.
+    let mut wrong = spawn_edge(&dir, "wrong", "site-a", &hub_kc, &site_kc, &[]);
+    let status = exit_of(&mut wrong, WAIT);
+    assert!(!status.success());
+    let log = wrong.log_text();
+    assert!(log.contains("is the hub itself"), "{log}");
+    assert!(log.contains("--member-is-hub"), "{log}");
+    let held = api.get("site-a").await.unwrap().status.unwrap_or_default();
+    assert_eq!(held.last_heartbeat_time, None, "nothing was reported");
+    assert_eq!(held.node_count, None);
+
+    // Told the site is the hub's own cluster: it reports, naming the hub.
+    let _told = spawn_edge(
+        &dir,
+        "told",
+        "site-a",
+        &hub_kc,
+        &site_kc,
+        &["--member-is-hub"],
+    );
+    let hub_uid = kube_system_uid(&hub).await;
+    wait_until(WAIT, "site-a reports from the hub", || async {
+        member_of(&api, "site-a").await.as_deref() == Some(hub_uid.as_str())
+    })
+    .await;
+
+    // An edge on another cluster is not refused, and names that cluster.
+    let (member_sb, member_kc) = member_sandbox(&dir, "b", (0, 0)).await;
+    let site_b_kc = dir.join("site-b.kubeconfig");
+    fleet_register(&hub_kc, "site-b", 10, &site_b_kc, &[]);
+    let right = spawn_edge(&dir, "right", "site-b", &member_kc, &site_b_kc, &[]);
+    let member_uid = kube_system_uid(&admin(&member_sb).await).await;
+    wait_until(WAIT, "site-b reports from its member", || async {
+        member_of(&api, "site-b").await.as_deref() == Some(member_uid.as_str())
+    })
+    .await;
+    assert!(!right.log_text().contains("is the hub itself"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_edge_for_one_site_is_flagged_member_changed() {
+    let dir = TempDir::new("member-changed");
+    let hub_sb = Sandbox::start();
+    let hub_kc = installed_hub(&hub_sb, &dir);
+    let hub = admin(&hub_sb).await;
+    let api: Api<FederatedCluster> = Api::all(hub.clone());
+    let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
+    let _hub = Proc::spawn(
+        "hub",
+        &operator_bin(),
+        &hub_args(&operator_kc, "hub-a", SCALE),
+        dir.join("hub.log"),
+    );
+    let (one_sb, one_kc) = member_sandbox(&dir, "one", (0, 0)).await;
+    let (two_sb, two_kc) = member_sandbox(&dir, "two", (0, 0)).await;
+    let one = kube_system_uid(&admin(&one_sb).await).await;
+    let two = kube_system_uid(&admin(&two_sb).await).await;
+    let site_kc = dir.join("site-a.kubeconfig");
+    fleet_register(&hub_kc, "site-a", 10, &site_kc, &[]);
+
+    let first = spawn_edge(&dir, "first", "site-a", &one_kc, &site_kc, &[]);
+    wait_until(WAIT, "site-a Connected from member one", || async {
+        let Ok(fc) = api.get("site-a").await else {
+            return false;
+        };
+        fc.phase() == Some(Phase::Connected)
+            && fc.status.as_ref().and_then(|s| s.member.as_deref()) == Some(one.as_str())
+    })
+    .await;
+    let fc = api.get("site-a").await.unwrap();
+    assert!(
+        fc.status
+            .unwrap()
+            .condition(CONDITION_MEMBER_CHANGED)
+            .is_none(),
+        "one member: nothing to flag"
+    );
+
+    // A second edge for the same site, reading another cluster.
+    let second = spawn_edge(&dir, "second", "site-a", &two_kc, &site_kc, &[]);
+    let m = wait_condition(
+        &api,
+        "site-a",
+        CONDITION_MEMBER_CHANGED,
+        "True",
+        "MemberChanged",
+    )
+    .await;
+    assert!(m.contains("two edges reporting for one site"), "{m}");
+    // The member alternates: each edge replaces the other's whole report.
+    let mut seen = std::collections::BTreeSet::new();
+    let start = Instant::now();
+    while seen.len() < 2 {
+        assert!(start.elapsed() < WAIT, "only {seen:?} reported");
+        if let Some(m) = member_of(&api, "site-a").await {
+            seen.insert(m);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(seen.contains(&one) && seen.contains(&two), "{seen:?}");
+
+    // An Event names both members.
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(hub.clone(), "default");
+    let changed = ListParams::default().fields("involvedObject.name=site-a,reason=MemberChanged");
+    wait_until(WAIT, "a MemberChanged Event", || async {
+        !events.list(&changed).await.unwrap().items.is_empty()
+    })
+    .await;
+    let listed = events.list(&changed).await.unwrap().items;
+    let note = listed[0].message.clone().unwrap_or_default();
+    assert!(note.contains(&one) && note.contains(&two), "{note}");
+    assert_eq!(listed[0].type_.as_deref(), Some("Warning"));
+
+    // What a user sees.
+    let wide = fleet_cli(&hub_kc, &["status", "-o", "wide", "site-a"]);
+    let row = wide.lines().find(|l| l.starts_with("site-a ")).unwrap();
+    assert!(row.trim_end().ends_with("MemberChanged"), "{wide}");
+    let report: serde_json::Value =
+        serde_json::from_str(&fleet_cli(&hub_kc, &["status", "-o", "json"])).unwrap();
+    let member = report["sites"][0]["member"].as_str().unwrap().to_owned();
+    assert!(member == one || member == two, "{report}");
+    let described = fleet_cli(&hub_kc, &["describe", "site-a"]);
+    assert!(
+        described.contains("changed recently: see MemberChanged"),
+        "{described}"
+    );
+    assert!(described.contains("MemberChanged"), "{described}");
+    // Each edge says it saw another member's report.
+    for edge in [&first, &second] {
+        let log = edge.log_text();
+        assert!(
+            log.contains("another member cluster"),
+            "{}: {log}",
+            edge.name
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sites_whose_edges_read_one_cluster_make_no_cross_cluster_correlation() {
+    let dir = TempDir::new("member-one-cluster");
+    let hub_sb = Sandbox::start();
+    let hub_kc = installed_hub(&hub_sb, &dir);
+    let hub = admin(&hub_sb).await;
+    let api: Api<FederatedCluster> = Api::all(hub.clone());
+    let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
+    let _hub = Proc::spawn(
+        "hub",
+        &operator_bin(),
+        &hub_args(&operator_kc, "hub-a", SCALE),
+        dir.join("hub.log"),
+    );
+    // One member cluster with a crash-looping Deployment, read by the
+    // edges of three "sites".
+    let member_sb = Sandbox::start();
+    let member_kc = dir.join("member.kubeconfig");
+    member_sb.write_admin_kubeconfig(&member_kc).unwrap();
+    seed_member(
+        &admin(&member_sb).await,
+        &[NodeSeed {
+            name: "node-1",
+            gpus: &[],
+            ready: true,
+        }],
+        &[FailingPod {
+            namespace: "shop",
+            deployment: "checkout",
+            reason: "CrashLoopBackOff",
+        }],
+    )
+    .await;
+    let mut edges = Vec::new();
+    for site in ["site-a", "site-b", "site-c"] {
+        let kc = dir.join(&format!("{site}.kubeconfig"));
+        fleet_register(&hub_kc, site, 10, &kc, &[]);
+        edges.push(spawn_edge(&dir, site, site, &member_kc, &kc, &[]));
+    }
+    // The hub summed the three sites up with their signals...
+    let fleets: Api<FederationStatus> = Api::all(hub.clone());
+    wait_until(WAIT, "the summary counts three sites' signals", || async {
+        fleets
+            .get_opt("fleet")
+            .await
+            .unwrap()
+            .and_then(|f| f.status)
+            .is_some_and(|s| s.connected_clusters == 3 && s.total_active_issues >= 3)
+    })
+    .await;
+    for site in ["site-a", "site-b", "site-c"] {
+        let s = api.get(site).await.unwrap().status.unwrap();
+        assert_eq!(s.signals().len(), 1, "{site}");
+    }
+    // ...and found no correlation across clusters: there is one cluster.
+    let status = fleets.get("fleet").await.unwrap().status.unwrap();
+    assert!(status.correlations.is_empty(), "{:?}", status.correlations);
+    assert_eq!(status.cross_cluster_correlations, 0);
+    let incidents = fleet_cli(&hub_kc, &["incidents", "-o", "json"]);
+    let incidents: serde_json::Value = serde_json::from_str(&incidents).unwrap();
+    assert_eq!(
+        incidents["correlations"],
+        serde_json::json!([]),
+        "{incidents}"
+    );
+}
