@@ -1542,7 +1542,7 @@ mod tests {
     fn args(extra: &[&str]) -> RegisterArgs {
         let mut argv = vec!["kubectl-fleet", "register", "site-a"];
         argv.extend_from_slice(extra);
-        match super::super::Cli::parse_from(argv).command {
+        match crate::cli::usage::try_parse_from::<crate::cli::Cli, _, _>(argv).unwrap().command {
             super::super::Command::Register(a) => a,
             other => panic!("parsed {other:?}"),
         }
@@ -1689,7 +1689,7 @@ mod tests {
         ];
         let original = args(&given);
         let global =
-            super::super::Cli::parse_from(["kubectl-fleet", "--context", "hub", "version"]).global;
+            crate::cli::usage::try_parse_from::<crate::cli::Cli, _, _>(["kubectl-fleet", "--context", "hub", "version"]).unwrap().global;
         let words = command_words(&global, &original, true);
         assert_eq!(
             &words[..5],
@@ -1700,7 +1700,7 @@ mod tests {
         // What a shell would hand the plugin (kubectl drops "kubectl").
         let mut argv = vec!["kubectl-fleet".to_owned()];
         argv.extend(words.into_iter().skip(2));
-        let reparsed = match super::super::Cli::parse_from(argv).command {
+        let reparsed = match crate::cli::usage::try_parse_from::<crate::cli::Cli, _, _>(argv).unwrap().command {
             super::super::Command::Register(a) => a,
             other => panic!("parsed {other:?}"),
         };
