@@ -44,7 +44,17 @@ fn a_slip_of_status_output_names_the_format_meant_in_one_line() {
 #[test]
 fn values_of_a_fixed_set_are_accepted_in_any_case_and_mean_the_listed_spelling() {
     let hub = Hub::new();
-    hub.register("site-a", &["--tier", "CRITICAL", "--environment", "Staging"]);
+    hub.register(
+        "site-a",
+        &[
+            "--tier",
+            "CRITICAL",
+            "--environment",
+            "Staging",
+            "--region",
+            "eu-west-1",
+        ],
+    );
     let json = hub.fleet(&["status", "-o", "JSON"]).ok().json();
     let site = &json["sites"][0];
     assert_eq!(site["name"], "site-a");
@@ -52,7 +62,9 @@ fn values_of_a_fixed_set_are_accepted_in_any_case_and_mean_the_listed_spelling()
     assert_eq!(site["tier"], "critical", "{site}");
     assert_eq!(site["environment"], "staging", "{site}");
     let wide = hub
-        .fleet(&["status", "-o", "Wide", "--tier", "Critical", "--phase", "pending"])
+        .fleet(&[
+            "status", "-o", "Wide", "--tier", "Critical", "--phase", "pending",
+        ])
         .ok();
     assert!(
         wide.stdout.starts_with("NAME") && wide.stdout.contains("REGION"),
@@ -64,6 +76,17 @@ fn values_of_a_fixed_set_are_accepted_in_any_case_and_mean_the_listed_spelling()
         .fleet(&["status", "-o", "JSONPATH={.sites[*].name}"])
         .ok();
     assert_eq!(names.stdout.trim(), "site-a");
+    // A region is a label value, matched as typed; a slip of one that
+    // exists is named.
+    let run = hub.fleet(&["cordon", "--region", "eu-wst-1", "--for", "1h"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.one_line_error().starts_with(
+            "error: no site matches --region eu-wst-1: nothing to cordon: did you mean --region eu-west-1? the sites' labels are"
+        ),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]

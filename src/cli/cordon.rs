@@ -279,7 +279,6 @@ fn finish(missing: Vec<String>, verb: &str) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use crate::cli::{Cli, usage_error_line};
-    use clap::Parser as _;
 
     fn line(args: &[&str]) -> String {
         let mut argv = vec!["kubectl-fleet"];
@@ -289,12 +288,35 @@ mod tests {
 
     #[test]
     fn sites_or_a_selector_and_one_end() {
-        assert!(crate::cli::usage::try_parse_from::<Cli, _, _>(["kubectl-fleet", "cordon", "a", "b", "--for", "2h"]).is_ok());
         assert!(
-            crate::cli::usage::try_parse_from::<Cli, _, _>(["kubectl-fleet", "cordon", "-l", "region=eu", "--yes"]).is_ok()
+            crate::cli::usage::try_parse_from::<Cli, _, _>([
+                "kubectl-fleet",
+                "cordon",
+                "a",
+                "b",
+                "--for",
+                "2h"
+            ])
+            .is_ok()
         );
         assert!(
-            crate::cli::usage::try_parse_from::<Cli, _, _>(["kubectl-fleet", "cordon", "a", "--for=-1h"]).is_ok(),
+            crate::cli::usage::try_parse_from::<Cli, _, _>([
+                "kubectl-fleet",
+                "cordon",
+                "-l",
+                "region=eu",
+                "--yes"
+            ])
+            .is_ok()
+        );
+        assert!(
+            crate::cli::usage::try_parse_from::<Cli, _, _>([
+                "kubectl-fleet",
+                "cordon",
+                "a",
+                "--for=-1h"
+            ])
+            .is_ok(),
             "refused later, with a reason"
         );
         let none = line(&["cordon"]);

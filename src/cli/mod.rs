@@ -496,7 +496,8 @@ mod tests {
 
     #[test]
     fn invalid_site_name_is_rejected_by_the_parser() {
-        let err = usage::try_parse_from::<Cli, _, _>(["kubectl-fleet", "register", "Site_A"]).unwrap_err();
+        let err = usage::try_parse_from::<Cli, _, _>(["kubectl-fleet", "register", "Site_A"])
+            .unwrap_err();
         let line = usage_error_line(&err);
         assert!(
             line.starts_with("error: invalid value 'Site_A' for '[SITE]'"),
@@ -508,8 +509,14 @@ mod tests {
 
     #[test]
     fn unknown_tier_and_heartbeat_range_are_one_line() {
-        let err =
-            usage::try_parse_from::<Cli, _, _>(["kubectl-fleet", "register", "a", "--tier", "gold"]).unwrap_err();
+        let err = usage::try_parse_from::<Cli, _, _>([
+            "kubectl-fleet",
+            "register",
+            "a",
+            "--tier",
+            "gold",
+        ])
+        .unwrap_err();
         let line = usage_error_line(&err);
         assert!(
             line.contains("'gold'") && line.contains("critical, standard, non-critical"),
@@ -550,8 +557,14 @@ mod tests {
         let long = line(&["--display-name", &"n".repeat(129)]);
         assert!(long.contains("at most 128 characters"), "{long}");
         assert!(
-            usage::try_parse_from::<Cli, _, _>(["kubectl-fleet", "register", "a", "--region", "eu-west-1"])
-                .is_ok()
+            usage::try_parse_from::<Cli, _, _>([
+                "kubectl-fleet",
+                "register",
+                "a",
+                "--region",
+                "eu-west-1"
+            ])
+            .is_ok()
         );
     }
 

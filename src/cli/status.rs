@@ -155,7 +155,8 @@ pub enum OutputError {
 }
 
 /// The `-o` values as a usage error lists them.
-const STATUS_OUTPUTS_SHOWN: [&str; 6] = ["table", "wide", "json", "yaml", "name", "jsonpath=TEMPLATE"];
+const STATUS_OUTPUTS_SHOWN: [&str; 6] =
+    ["table", "wide", "json", "yaml", "name", "jsonpath=TEMPLATE"];
 
 /// `-o`'s clap parser: [`StatusOutput::parse`], offering [`STATUS_OUTPUTS`]
 /// to help and completion.
@@ -182,7 +183,10 @@ impl clap::builder::TypedValueParser for StatusOutputParser {
                 use clap::error::{ContextKind, ContextValue};
                 let mut err = clap::Error::new(clap::error::ErrorKind::InvalidValue).with_cmd(cmd);
                 err.insert(ContextKind::InvalidArg, ContextValue::String(name));
-                err.insert(ContextKind::InvalidValue, ContextValue::String(text.to_owned()));
+                err.insert(
+                    ContextKind::InvalidValue,
+                    ContextValue::String(text.to_owned()),
+                );
                 err.insert(
                     ContextKind::ValidValue,
                     ContextValue::Strings(STATUS_OUTPUTS_SHOWN.map(str::to_owned).to_vec()),

@@ -300,12 +300,25 @@ mod tests {
             &["status", "-o", "JSON"][..],
             &["status", "-o", "Wide"],
             &["status", "-o", "JSONPATH={.sites[*].name}"],
-            &["status", "--tier", "CRITICAL", "--environment", "Production"],
+            &[
+                "status",
+                "--tier",
+                "CRITICAL",
+                "--environment",
+                "Production",
+            ],
             &["status", "--phase", "stale"],
             &["incidents", "-o", "Yaml"],
             &["describe", "a", "-o", "JSON"],
             &["policy", "--tier", "Non-Critical", "-o", "Json"],
-            &["register", "a", "--capability", "Remediation", "--emit", "Secret"],
+            &[
+                "register",
+                "a",
+                "--capability",
+                "Remediation",
+                "--emit",
+                "Secret",
+            ],
             &["install", "--role", "Hub"],
             &["uninstall", "--role", "EDGE"],
             &["completion", "Bash"],
@@ -329,11 +342,22 @@ mod tests {
                 if !arg.get_action().takes_values() {
                     continue;
                 }
+                // The argument's parser and case setting, alone on a
+                // command of its own (its relations to others left out).
+                let alone = Command::new("t").arg(
+                    Arg::new("x")
+                        .long("x")
+                        .action(clap::ArgAction::Set)
+                        .value_parser(arg.get_value_parser().clone())
+                        .ignore_case(arg.is_ignore_case_set()),
+                );
                 for value in values.filter(|v| !v.is_hide_set()) {
-                    let upper = value.get_name().to_ascii_uppercase();
-                    let parsed = arg
-                        .get_value_parser()
-                        .parse_ref(cmd, Some(arg), std::ffi::OsStr::new(&upper));
+                    let mut upper = value.get_name().to_ascii_uppercase();
+                    if upper.ends_with('=') {
+                        // `jsonpath=` takes a template (which keeps its case).
+                        upper.push_str("{.sites[*].name}");
+                    }
+                    let parsed = alone.clone().try_get_matches_from(["t", "--x", &upper]);
                     assert!(
                         parsed.is_ok(),
                         "{} {}: {upper} refused",
