@@ -159,7 +159,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__completion)
-            opts="-v -h -V --kubeconfig --context --request-timeout --v --help --version bash zsh fish"
+            opts="-v -h -V --kubeconfig --context --request-timeout --v --help --version bash zsh fish powershell"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

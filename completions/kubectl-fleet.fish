@@ -134,7 +134,7 @@ staging\t''
 production\t''
 dr\t''"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l region -d 'Only sites in this region' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l phase -d 'Only sites in this phase (any case: connected, Connected)' -r -f -a "Pending\t''
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l phase -d 'Only sites in this phase' -r -f -a "Pending\t''
 Connected\t''
 Stale\t''
 Unreachable\t''"
@@ -164,7 +164,7 @@ staging\t''
 production\t''
 dr\t''"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand list" -l region -d 'Only sites in this region' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand list" -l phase -d 'Only sites in this phase (any case: connected, Connected)' -r -f -a "Pending\t''
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand list" -l phase -d 'Only sites in this phase' -r -f -a "Pending\t''
 Connected\t''
 Stale\t''
 Unreachable\t''"
@@ -194,7 +194,7 @@ staging\t''
 production\t''
 dr\t''"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand get" -l region -d 'Only sites in this region' -r
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand get" -l phase -d 'Only sites in this phase (any case: connected, Connected)' -r -f -a "Pending\t''
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand get" -l phase -d 'Only sites in this phase' -r -f -a "Pending\t''
 Connected\t''
 Stale\t''
 Unreachable\t''"

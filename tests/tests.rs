@@ -22,6 +22,7 @@ mod cli_pull;
 mod cli_register;
 mod cli_status;
 mod cli_token_cap;
+mod cli_usage;
 mod cli_views;
 mod crd_schema;
 mod faults_api;

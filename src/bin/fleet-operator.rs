@@ -7,7 +7,7 @@
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
 
-use clap::Parser as _;
+use kubectl_fleet::cli::parse_or_exit;
 use kubectl_fleet::fleet::verbosity::tracing_level;
 use kubectl_fleet::k8s::with_causes;
 use kubectl_fleet::operator::{self, Args, LogFormat};
@@ -55,7 +55,13 @@ fn init_tracing(args: &Args) {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    // The plugin's command-line conventions: a value of a fixed set in
+    // any case (`--federation-role Edge`), a usage error in one line with
+    // the value or flag meant (exit 2), help on stdout.
+    let args = match parse_or_exit::<Args>() {
+        Ok(args) => args,
+        Err(code) => return code,
+    };
     init_tracing(&args);
     let verbose = args.verbose > 0;
     // One thread: the operator waits on the network almost all the time

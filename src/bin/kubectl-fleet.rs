@@ -5,8 +5,7 @@
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
 
-use clap::Parser as _;
-use kubectl_fleet::cli::{Cli, Io, run, run_internal, usage_error_line};
+use kubectl_fleet::cli::{Cli, Io, parse_or_exit, run, run_internal};
 use kubectl_fleet::fleet::verbosity::tracing_level;
 use kubectl_fleet::render::safe::terminal_safe;
 
@@ -32,24 +31,10 @@ fn main() -> ExitCode {
             }
         };
     }
-    let cli = match Cli::try_parse() {
+    // Help, --version and usage errors (one line, exit 2): cli::usage.
+    let cli = match parse_or_exit::<Cli>() {
         Ok(cli) => cli,
-        Err(err) if !err.use_stderr() => {
-            // --help and --version: clap's own output on stdout.
-            let _ = err.print();
-            return ExitCode::SUCCESS;
-        }
-        Err(err)
-            if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
-        {
-            // No arguments at all: the help on stdout, exit 0, as kubectl does.
-            let _ = <Cli as clap::CommandFactory>::command().print_help();
-            return ExitCode::SUCCESS;
-        }
-        Err(err) => {
-            eprintln!("{}", usage_error_line(&err));
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let verbose = cli.global.verbose;
     init_tracing(verbose);

@@ -287,7 +287,7 @@ mod tests {
         let out = complete(&words(&["status", "--kubeconfig", ""]));
         assert_eq!(out, ":0\n");
         let out = complete(&words(&["completion", ""]));
-        assert_eq!(names(&out), ["bash", "zsh", "fish"]);
+        assert_eq!(names(&out), ["bash", "zsh", "fish", "powershell"]);
     }
 
     #[test]

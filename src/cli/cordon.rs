@@ -292,22 +292,44 @@ fn past_participle(verb: &str) -> String {
 #[cfg(test)]
 mod tests {
     use crate::cli::{Cli, usage_error_line};
-    use clap::Parser as _;
 
     fn line(args: &[&str]) -> String {
         let mut argv = vec!["kubectl-fleet"];
         argv.extend_from_slice(args);
-        usage_error_line(&Cli::try_parse_from(argv).unwrap_err())
+        usage_error_line(&crate::cli::usage::try_parse_from::<Cli, _, _>(argv).unwrap_err())
     }
 
     #[test]
     fn sites_or_a_selector_and_one_end() {
-        assert!(Cli::try_parse_from(["kubectl-fleet", "cordon", "a", "b", "--for", "2h"]).is_ok());
         assert!(
-            Cli::try_parse_from(["kubectl-fleet", "cordon", "-l", "region=eu", "--yes"]).is_ok()
+            crate::cli::usage::try_parse_from::<Cli, _, _>([
+                "kubectl-fleet",
+                "cordon",
+                "a",
+                "b",
+                "--for",
+                "2h"
+            ])
+            .is_ok()
         );
         assert!(
-            Cli::try_parse_from(["kubectl-fleet", "cordon", "a", "--for=-1h"]).is_ok(),
+            crate::cli::usage::try_parse_from::<Cli, _, _>([
+                "kubectl-fleet",
+                "cordon",
+                "-l",
+                "region=eu",
+                "--yes"
+            ])
+            .is_ok()
+        );
+        assert!(
+            crate::cli::usage::try_parse_from::<Cli, _, _>([
+                "kubectl-fleet",
+                "cordon",
+                "a",
+                "--for=-1h"
+            ])
+            .is_ok(),
             "refused later, with a reason"
         );
         let none = line(&["cordon"]);

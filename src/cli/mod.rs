@@ -24,6 +24,7 @@ mod select;
 mod status;
 mod uninstall;
 mod unregister;
+pub mod usage;
 mod version;
 
 use std::io::Write;
@@ -33,7 +34,8 @@ use std::time::Duration;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 
-pub use error::{Error, usage_error_line};
+pub use error::Error;
+pub use usage::{parse_or_exit, usage_error_line};
 
 use crate::fleet::duration::{format_duration, parse_duration};
 use crate::k8s::{Cluster, ConnectOptions};
@@ -330,9 +332,11 @@ fn complete_context_names(file: Option<&str>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The clap command tree (for completions, the man page and tests).
+/// The clap command tree under the shared conventions ([`usage`]): what
+/// the binary parses with, and what completions, the man pages and tests
+/// are made from.
 pub fn command() -> clap::Command {
-    <Cli as clap::CommandFactory>::command()
+    usage::conventions(<Cli as clap::CommandFactory>::command())
 }
 
 /// Parses `--token-ttl`: a duration the API server's TokenRequest accepts
@@ -369,8 +373,6 @@ pub fn parse_token_ttl(s: &str) -> Result<Duration, String> {
 /// more than 2^32 seconds (about 136 years).
 const MAX_TOKEN_TTL: Duration = Duration::from_secs(1 << 32);
 
-/// A value parser over one of the API's wire enums, offering exactly its
-/// wire values (so help, completion and errors list them).
 /// The confirmation rules of every command that removes or changes what
 /// others rely on: `--yes` goes ahead; off a terminal without it, refuses
 /// with `refusal`; on a terminal, asks `prompt` ([`ask`]).
@@ -416,7 +418,8 @@ pub mod generated {
 /// The value parser of an argument taking a [`crate::api::WireEnum`]: its
 /// wire values are the possible values (listed in `--help` and completed).
 fn wire_enum<T: crate::api::WireEnum>() -> impl TypedValueParser<Value = T> {
-    // Case-insensitive where the argument says `ignore_case`.
+    // Matched in any case ([`usage::conventions`]): the value as written
+    // in the API, whatever the case typed.
     PossibleValuesParser::new(T::ALL.iter().map(|v| v.as_str())).map(|s| {
         *T::ALL
             .iter()
@@ -502,7 +505,8 @@ mod tests {
 
     #[test]
     fn invalid_site_name_is_rejected_by_the_parser() {
-        let err = Cli::try_parse_from(["kubectl-fleet", "register", "Site_A"]).unwrap_err();
+        let err = usage::try_parse_from::<Cli, _, _>(["kubectl-fleet", "register", "Site_A"])
+            .unwrap_err();
         let line = usage_error_line(&err);
         assert!(
             line.starts_with("error: invalid value 'Site_A' for '[SITE]'"),
@@ -514,14 +518,20 @@ mod tests {
 
     #[test]
     fn unknown_tier_and_heartbeat_range_are_one_line() {
-        let err =
-            Cli::try_parse_from(["kubectl-fleet", "register", "a", "--tier", "gold"]).unwrap_err();
+        let err = usage::try_parse_from::<Cli, _, _>([
+            "kubectl-fleet",
+            "register",
+            "a",
+            "--tier",
+            "gold",
+        ])
+        .unwrap_err();
         let line = usage_error_line(&err);
         assert!(
             line.contains("'gold'") && line.contains("critical, standard, non-critical"),
             "{line}"
         );
-        let err = Cli::try_parse_from([
+        let err = usage::try_parse_from::<Cli, _, _>([
             "kubectl-fleet",
             "register",
             "a",
@@ -538,7 +548,7 @@ mod tests {
         let line = |args: &[&str]| {
             let mut argv = vec!["kubectl-fleet", "register", "a"];
             argv.extend_from_slice(args);
-            usage_error_line(&Cli::try_parse_from(argv).unwrap_err())
+            usage_error_line(&usage::try_parse_from::<Cli, _, _>(argv).unwrap_err())
         };
         let region = line(&["--region", "us east"]);
         assert!(
@@ -556,8 +566,14 @@ mod tests {
         let long = line(&["--display-name", &"n".repeat(129)]);
         assert!(long.contains("at most 128 characters"), "{long}");
         assert!(
-            Cli::try_parse_from(["kubectl-fleet", "register", "a", "--region", "eu-west-1"])
-                .is_ok()
+            usage::try_parse_from::<Cli, _, _>([
+                "kubectl-fleet",
+                "register",
+                "a",
+                "--region",
+                "eu-west-1"
+            ])
+            .is_ok()
         );
     }
 

@@ -1540,12 +1540,14 @@ pub(super) fn check_private_dir(dir: &Path, io: &mut Io<'_>) -> Result<(), Error
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser as _;
 
     fn args(extra: &[&str]) -> RegisterArgs {
         let mut argv = vec!["kubectl-fleet", "register", "site-a"];
         argv.extend_from_slice(extra);
-        match super::super::Cli::parse_from(argv).command {
+        match crate::cli::usage::try_parse_from::<crate::cli::Cli, _, _>(argv)
+            .unwrap()
+            .command
+        {
             super::super::Command::Register(a) => a,
             other => panic!("parsed {other:?}"),
         }
@@ -1659,7 +1661,6 @@ mod tests {
 
     #[test]
     fn the_command_to_finish_parses_back_to_the_same_run() {
-        use clap::Parser as _;
         let given = [
             "--tier",
             "critical",
@@ -1691,8 +1692,14 @@ mod tests {
             "json",
         ];
         let original = args(&given);
-        let global =
-            super::super::Cli::parse_from(["kubectl-fleet", "--context", "hub", "version"]).global;
+        let global = crate::cli::usage::try_parse_from::<crate::cli::Cli, _, _>([
+            "kubectl-fleet",
+            "--context",
+            "hub",
+            "version",
+        ])
+        .unwrap()
+        .global;
         let words = command_words(&global, &original, true);
         assert_eq!(
             &words[..5],
@@ -1703,7 +1710,10 @@ mod tests {
         // What a shell would hand the plugin (kubectl drops "kubectl").
         let mut argv = vec!["kubectl-fleet".to_owned()];
         argv.extend(words.into_iter().skip(2));
-        let reparsed = match super::super::Cli::parse_from(argv).command {
+        let reparsed = match crate::cli::usage::try_parse_from::<crate::cli::Cli, _, _>(argv)
+            .unwrap()
+            .command
+        {
             super::super::Command::Register(a) => a,
             other => panic!("parsed {other:?}"),
         };

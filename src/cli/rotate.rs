@@ -62,6 +62,8 @@ pub async fn run(global: &GlobalArgs, args: RotateArgs, io: &mut Io<'_>) -> Resu
         return run_selected(global, &args, io).await;
     }
     let site = args.site.as_deref().unwrap_or_default();
+    // Ctrl-C before the revocation leaves nothing to finish.
+    interrupt::nothing_changed();
     // Nothing is minted (or revoked) when the configuration could not be written.
     if let Some(path) = &args.edge.output_file {
         super::register::check_private_file(path)?;
@@ -73,7 +75,6 @@ pub async fn run(global: &GlobalArgs, args: RotateArgs, io: &mut Io<'_>) -> Resu
             hint: format!("register it with `kubectl fleet register {site}`"),
         });
     };
-    interrupt::nothing_changed();
     rotate_site(&hub, &args, &existing, &args.edge, io).await
 }
 

@@ -79,7 +79,24 @@ impl Selection {
     pub async fn matched_none(&self, hub: &Cluster, verb: &str) -> Error {
         let what = format!("no site matches {}: nothing to {verb}", self.describe());
         let hint = match hub.site_label_counts().await {
-            Ok(counts) => labels_hint(&counts),
+            Ok(counts) => {
+                // A slip of a region that exists: named first.
+                let meant = self.region.as_deref().and_then(|typed| {
+                    let regions = counts
+                        .keys()
+                        .filter(|(k, _)| k == REGION_LABEL)
+                        .map(|(_, v)| v.as_str());
+                    crate::fleet::suggest::closest(typed, regions)
+                });
+                match meant {
+                    Some(region) => format!(
+                        "did you mean --region {}? {}",
+                        safe_text(region, 63),
+                        labels_hint(&counts)
+                    ),
+                    None => labels_hint(&counts),
+                }
+            }
             Err(_) => {
                 "`kubectl get federatedclusters --show-labels` lists the sites' labels".into()
             }

@@ -173,22 +173,25 @@ impl StatusOutput {
         }
     }
 
-    /// Parses `-o`: one of [`STATUS_OUTPUTS`], `jsonpath=` with a template
-    /// (`jsonpath='{.sites[*].name}'`, the value kubectl takes).
-    pub fn parse(s: &str) -> Result<Self, String> {
-        let template = s
-            .strip_prefix("jsonpath=")
-            .or_else(|| s.strip_prefix("jsonpath:"));
+    /// Parses `-o`: one of [`STATUS_OUTPUTS`] in any case, or `jsonpath=`
+    /// with a template (`jsonpath='{.sites[*].name}'`, the value kubectl
+    /// takes; the template keeps its case). A word that is none of them is
+    /// [`OutputError::Unknown`].
+    pub fn parse(s: &str) -> Result<Self, OutputError> {
+        let (word, template) = match s.split_once(['=', ':']) {
+            Some((w, t)) if w.eq_ignore_ascii_case("jsonpath") => (w, Some(t)),
+            _ => (s, None),
+        };
         if let Some(t) = template {
             if t.is_empty() {
-                return Err(
+                return Err(OutputError::Invalid(
                     "jsonpath= needs a template, e.g. -o jsonpath='{.sites[*].name}'".into(),
-                );
+                ));
             }
             let template = render::jsonpath::Template::parse(t).map_err(|e| {
-                format!(
+                OutputError::Invalid(format!(
                     "{e}; the template runs over the `-o json` report, e.g. '{{.sites[*].name}}'"
-                )
+                ))
             })?;
             // A key the report does not have prints nothing: most likely a
             // template written for `kubectl get` (`.items`).
@@ -197,27 +200,48 @@ impl StatusOutput {
                 .into_iter()
                 .find(|k| !REPORT_KEYS.contains(k))
             {
-                return Err(format!(
+                return Err(OutputError::Invalid(format!(
                     "the template reads .{key}, which the `-o json` report does not have: it has {}, e.g. '{{.sites[*].name}}' where kubectl get has '{{.items[*].metadata.name}}'",
                     REPORT_KEYS.join(", ")
-                ));
+                )));
             }
             return Ok(StatusOutput::JsonPath(template));
         }
-        match s {
+        match word.to_ascii_lowercase().as_str() {
             "table" => Ok(StatusOutput::Table),
             "wide" => Ok(StatusOutput::Wide),
             "json" => Ok(StatusOutput::Json),
             "yaml" => Ok(StatusOutput::Yaml),
             "name" => Ok(StatusOutput::Name),
-            "jsonpath" => Err("jsonpath needs a template: -o jsonpath='{.sites[*].name}'".into()),
-            _ => Err(format!(
-                "use one of {} (jsonpath=TEMPLATE)",
-                STATUS_OUTPUTS.join(", ")
+            "jsonpath" => Err(OutputError::Invalid(
+                "jsonpath needs a template: -o jsonpath='{.sites[*].name}'".into(),
             )),
+            _ => Err(OutputError::Unknown {
+                // `jsonpth={…}`: the template was fine, the word was a slip.
+                meant: s.split_once('=').and_then(|(w, t)| {
+                    crate::fleet::suggest::closest(w, ["jsonpath"]).map(|j| format!("{j}={t}"))
+                }),
+            }),
         }
     }
 }
+
+/// Why `-o` was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutputError {
+    /// Not one of the formats: the accepted ones are listed (and the one
+    /// meant, by the shared did-you-mean of usage errors).
+    Unknown {
+        /// A `jsonpath=` value meant by a slip of its word, if it was one.
+        meant: Option<String>,
+    },
+    /// One of the formats, used wrongly: why.
+    Invalid(String),
+}
+
+/// The `-o` values as a usage error lists them.
+const STATUS_OUTPUTS_SHOWN: [&str; 6] =
+    ["table", "wide", "json", "yaml", "name", "jsonpath=TEMPLATE"];
 
 /// `-o`'s clap parser: [`StatusOutput::parse`], offering [`STATUS_OUTPUTS`]
 /// to help and completion.
@@ -236,13 +260,32 @@ impl clap::builder::TypedValueParser for StatusOutputParser {
         let text = value.to_str().ok_or_else(|| {
             clap::Error::raw(clap::error::ErrorKind::InvalidUtf8, "-o is not UTF-8\n").with_cmd(cmd)
         })?;
-        StatusOutput::parse(text).map_err(|why| {
-            let name = arg.map_or_else(|| "--output".to_owned(), ToString::to_string);
-            clap::Error::raw(
+        let name = arg.map_or_else(|| "--output".to_owned(), ToString::to_string);
+        StatusOutput::parse(text).map_err(|e| match e {
+            // The same error clap makes for an enum flag, so the usage
+            // line lists the formats and names the one meant.
+            OutputError::Unknown { meant } => {
+                use clap::error::{ContextKind, ContextValue};
+                let mut err = clap::Error::new(clap::error::ErrorKind::InvalidValue).with_cmd(cmd);
+                err.insert(ContextKind::InvalidArg, ContextValue::String(name));
+                err.insert(
+                    ContextKind::InvalidValue,
+                    ContextValue::String(text.to_owned()),
+                );
+                err.insert(
+                    ContextKind::ValidValue,
+                    ContextValue::Strings(STATUS_OUTPUTS_SHOWN.map(str::to_owned).to_vec()),
+                );
+                if let Some(meant) = meant {
+                    err.insert(ContextKind::SuggestedValue, ContextValue::String(meant));
+                }
+                err
+            }
+            OutputError::Invalid(why) => clap::Error::raw(
                 clap::error::ErrorKind::ValueValidation,
                 format!("invalid value '{text}' for '{name}': {why}\n"),
             )
-            .with_cmd(cmd)
+            .with_cmd(cmd),
         })
     }
 
@@ -280,8 +323,8 @@ pub struct StatusArgs {
     /// Only sites in this region
     #[arg(long, value_name = "REGION")]
     pub region: Option<String>,
-    /// Only sites in this phase (any case: connected, Connected)
-    #[arg(long, value_name = "PHASE", ignore_case = true, value_parser = wire_enum::<Phase>())]
+    /// Only sites in this phase
+    #[arg(long, value_name = "PHASE", value_parser = wire_enum::<Phase>())]
     pub phase: Option<Phase>,
     /// Only sites whose edge reports this version (as the footer's Edges: line names it; a leading v is ignored)
     #[arg(long, value_name = "VERSION", value_parser = parse_version)]

@@ -20,7 +20,7 @@ use super::{Error, GlobalArgs, Io};
 #[derive(Debug, clap::Args)]
 pub struct UninstallArgs {
     /// Remove only this role's operator (default: both, hub and edge)
-    #[arg(long, value_enum, ignore_case = true, value_name = "ROLE")]
+    #[arg(long, value_enum, value_name = "ROLE")]
     pub role: Option<Role>,
     /// Also delete the CRDs, and with them every registered site
     #[arg(long, conflicts_with = "role")]

@@ -170,10 +170,11 @@ async fn run_selected(
         match result {
             None => not_started += 1,
             Some(Ok((removed, note))) => {
+                let n = removed.len();
                 writeln!(
                     io.out,
-                    "federatedcluster/{site} deleted ({} objects removed)",
-                    removed.len()
+                    "federatedcluster/{site} deleted ({n} object{} removed)",
+                    if n == 1 { "" } else { "s" }
                 )?;
                 if let Some(note) = note {
                     writeln!(io.err, "{note}")?;

@@ -20,7 +20,7 @@ exec kubectl-fleet __complete "$@"
 /// Every artifact, with its contents.
 pub fn artifacts() -> Vec<Artifact> {
     let mut out = Vec::new();
-    for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
+    for shell in Shell::ALL {
         out.push(Artifact {
             path: format!("completions/{}", shell.file_name()),
             contents: script(shell),
