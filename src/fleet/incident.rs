@@ -138,6 +138,7 @@ mod tests {
                 original_severity: Severity::High,
                 strictest_tier: None,
                 clusters: vec!["c".into(), "a".into(), "b".into()],
+                clusters_total: 3,
                 first_seen: ago(60),
                 last_seen: ago(5),
             }],
@@ -154,12 +155,14 @@ mod tests {
                 source_first_seen: ago(600),
                 target_first_seen: ago(60),
                 delta_seconds: 540,
+                detected_time: None,
             }],
             outages: vec![GroupedOutage {
                 id: "go-0000000b".into(),
                 group_by: "region".into(),
                 value: "eu-west-1".into(),
                 clusters: vec!["e1".into(), "e2".into(), "e3".into()],
+                clusters_total: 3,
                 since: ago(120),
             }],
             ..Default::default()

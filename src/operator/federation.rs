@@ -7,27 +7,38 @@
 //! written only when something other than timestamps and ages changed.
 //! With no sites and no singleton it writes nothing.
 //!
+//! Two summaries come out of each recomputation ([`next_summary`]): the
+//! full one, every incident with all its sites, kept in memory
+//! ([`FleetView::summary`]: the REST API, the metrics and the remediation
+//! decisions read it), and the one written, each list cut to its worst
+//! entries with exact counts of the rest (`fleet::summary::bound`), so the
+//! object stays far under the API server's size limit whatever the
+//! fleet's size (docs/scaling.md#the-size-of-federationstatus).
+//!
 //! The leader's liveness record (`status.hub`, [`run_liveness`]) is kept
 //! apart from the summary: a merge patch of `status.hub` alone every
 //! liveness interval, whatever the fleet's size, while the summary write
 //! carries the record it read over, guarded by the resourceVersion.
 
+use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
 use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::Api;
 use kube::runtime::reflector::Store;
 use tokio::sync::{Notify, watch};
 
 use crate::api::{
-    FederatedCluster, FederationStatus, FederationStatusStatus, HubLiveness, MAX_HUB_IDENTITY_CHARS,
+    FederatedCluster, FederationStatus, FederationStatusStatus, GroupedOutage, HubLiveness,
+    IncidentDetection, MAX_HUB_IDENTITY_CHARS,
 };
 use crate::fleet::correlation::{CorrelationConfig, DEFAULT_LOOKBACK, correlate, detect_cascades};
 use crate::fleet::liveness::{HubVerdict, LIVENESS_INTERVAL, hub_verdict};
 use crate::fleet::outage::{OutageConfig, grouped_outages};
 use crate::fleet::policy::{Decisions, Incidents};
-use crate::fleet::summary::summarize;
+use crate::fleet::summary::{bound, set_outages, summarize};
 use crate::k8s::federation_status::{
     create_federation_status, get_federation_status, record_hub_liveness, replace_federation_status,
 };
@@ -64,24 +75,76 @@ impl Default for FederationConfig {
     }
 }
 
-/// The next summary from the sites, carrying correlation and outage ids
-/// over.
+impl FederationConfig {
+    /// The parameters as `FederationStatus` records them.
+    pub fn detection(&self) -> IncidentDetection {
+        crate::fleet::summary::detection_of(self.correlation, self.cascade_lookback, &self.outage)
+    }
+}
+
+/// What one recomputation gives: the full summary and the one to write.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NextSummary {
+    /// Every incident with all its sites (held in memory, never written).
+    pub full: FederationStatusStatus,
+    /// The same cut to fit the object (`fleet::summary::bound`).
+    pub written: FederationStatusStatus,
+}
+
+/// The next summary from the sites, carrying incident ids, correlations'
+/// firstSeen and cascades' detection times over from `previous` (the
+/// summaries this hub knows, the first one that holds an incident
+/// winning: the singleton as read, then its own last full summary).
 pub fn next_summary<S: std::borrow::Borrow<FederatedCluster>>(
     sites: &[S],
-    previous: Option<&FederationStatusStatus>,
+    previous: &[&FederationStatusStatus],
     now: Timestamp,
     cfg: &FederationConfig,
-) -> FederationStatusStatus {
+) -> NextSummary {
+    // Every correlation is written (at most one per signal type), so the
+    // first summary that has any holds them all.
     let prev_corr = previous
+        .iter()
+        .find(|p| !p.correlations.is_empty())
         .map(|p| p.correlations.as_slice())
         .unwrap_or_default();
-    let prev_outages = previous.map(|p| p.outages.as_slice()).unwrap_or_default();
+    let mut prev_outages: Vec<GroupedOutage> = Vec::new();
+    for o in previous.iter().flat_map(|p| &p.outages) {
+        if !prev_outages
+            .iter()
+            .any(|p| p.group_by == o.group_by && p.value == o.value)
+        {
+            // Only the id matters to `grouped_outages`: no sites copied.
+            prev_outages.push(GroupedOutage {
+                id: o.id.clone(),
+                group_by: o.group_by.clone(),
+                value: o.value.clone(),
+                clusters: Vec::new(),
+                clusters_total: o.clusters_total,
+                since: o.since.clone(),
+            });
+        }
+    }
+    let mut detected: HashMap<String, &Time> = HashMap::new();
+    for c in previous.iter().flat_map(|p| &p.cascades) {
+        if let Some(t) = &c.detected_time {
+            detected.entry(c.key()).or_insert(t);
+        }
+    }
     let correlations = correlate(sites, prev_corr, now, cfg.correlation);
-    let cascades = detect_cascades(sites, now, cfg.cascade_lookback);
-    let mut summary = summarize(sites, correlations, cascades, now);
+    let mut cascades = detect_cascades(sites, now, cfg.cascade_lookback);
+    for c in &mut cascades {
+        c.detected_time = Some(detected.get(&c.key()).map_or(Time(now), |t| (*t).clone()));
+    }
+    let mut full = summarize(sites, correlations, cascades, now);
     // The hub computing this is the one judging: phases as it wrote them.
-    summary.outages = grouped_outages(sites, prev_outages, None, now, &cfg.outage);
-    summary
+    set_outages(
+        &mut full,
+        grouped_outages(sites, &prev_outages, None, now, &cfg.outage),
+    );
+    full.detection = Some(cfg.detection());
+    let written = bound(&full, sites);
+    NextSummary { full, written }
 }
 
 /// Whether `next` differs from `current` in more than its timestamps and
@@ -186,9 +249,10 @@ impl FleetView {
                     || h.outages.iter().any(|o| o.id == id)
             })
         };
-        let list = |sites: &[String]| {
+        // The first 20 of the sites listed, and how many more it has.
+        let list = |sites: &[String], total: i64| {
             let shown: Vec<&str> = sites.iter().take(20).map(String::as_str).collect();
-            let more = sites.len().saturating_sub(shown.len());
+            let more = total.saturating_sub(i64::try_from(shown.len()).unwrap_or(i64::MAX));
             let mut s = shown.join(", ");
             if more > 0 {
                 s.push_str(&format!(" and {more} more"));
@@ -204,8 +268,8 @@ impl FleetView {
                     "{} {} on {} sites: {}",
                     c.id,
                     c.signal.as_str(),
-                    c.clusters.len(),
-                    list(&c.clusters)
+                    c.cluster_count(),
+                    list(&c.clusters, c.cluster_count())
                 ),
             ));
         }
@@ -233,10 +297,10 @@ impl FleetView {
                 format!(
                     "{} {} sites of {} {} went dark together: {}",
                     o.id,
-                    o.clusters.len(),
+                    o.cluster_count(),
                     o.group_by,
                     o.value,
-                    list(&o.clusters)
+                    list(&o.clusters, o.cluster_count())
                 ),
             ));
         }
@@ -265,7 +329,8 @@ impl FleetView {
         )
     }
 
-    /// The latest fleet summary (correlations and cascades included).
+    /// The latest full fleet summary: every incident with all its sites
+    /// (what the singleton lists is cut: `fleet::summary::bound`).
     pub fn summary(&self) -> Option<FederationStatusStatus> {
         self.summary
             .read()
@@ -331,8 +396,10 @@ pub struct FederationError(#[source] kube::Error);
 
 /// One recomputation: reads the singleton, writes it if the summary changed.
 /// Returns whether it wrote. Sets the fleet gauges, and counts each cascade
-/// this write records for the first time (the singleton is the memory of
-/// what was counted, so a new leader does not count a cascade again).
+/// neither the singleton nor this hub's last full summary knew (so a new
+/// leader, which computed the summary as a standby, does not count a
+/// cascade again; a hub just started counts only those whose target saw
+/// the signal after it started, as it counts decisions).
 pub async fn sync_once<S: std::borrow::Borrow<FederatedCluster> + Sync>(
     api: &Api<FederationStatus>,
     sites: &[S],
@@ -345,35 +412,48 @@ pub async fn sync_once<S: std::borrow::Borrow<FederatedCluster> + Sync>(
             return Ok(false);
         }
         let held = current.as_ref().and_then(|c| c.status.as_ref());
-        let mut next = next_summary(sites, held, Timestamp::now(), cfg);
+        let memory = view.summary();
+        let previous: Vec<&FederationStatusStatus> = held.into_iter().chain(&memory).collect();
+        let NextSummary { full, mut written } =
+            next_summary(sites, &previous, Timestamp::now(), cfg);
         // The liveness record is the leader's to write; carried over as read.
-        next.hub = held.and_then(|h| h.hub.clone());
-        view.publish(sites, &next, true);
-        if !differs(held, &next) {
-            return Ok(false);
-        }
-        let recorded: Vec<String> = held
-            .map(|h| h.cascades.iter().map(|c| c.key()).collect())
-            .unwrap_or_default();
-        let new_cascades: Vec<_> = next
+        written.hub = held.and_then(|h| h.hub.clone());
+        let known: std::collections::HashSet<String> = previous
+            .iter()
+            .flat_map(|p| &p.cascades)
+            .map(|c| c.key())
+            .collect();
+        let new_cascades: Vec<_> = full
             .cascades
             .iter()
-            .filter(|c| !recorded.contains(&c.key()))
+            .filter(|c| {
+                !known.contains(&c.key())
+                    && (memory.is_some() || c.target_first_seen.0 > view.started)
+            })
             .map(|c| (c.source_tier, c.target_tier))
             .collect();
+        view.publish(sites, &full, true);
+        for (source, target) in new_cascades {
+            view.metrics.new_cascade(source, target);
+        }
+        if !differs(held, &written) {
+            return Ok(false);
+        }
         let held_copy = held.cloned();
         let base = match current {
             Some(c) => c,
-            None => match create_federation_status(api, &FederationStatus::singleton(next.clone()))
-                .await
-            {
-                Ok(created) => created,
-                Err(e) if is_conflict(&e) => continue,
-                Err(e) => return Err(FederationError(e)),
-            },
+            None => {
+                match create_federation_status(api, &FederationStatus::singleton(written.clone()))
+                    .await
+                {
+                    Ok(created) => created,
+                    Err(e) if is_conflict(&e) => continue,
+                    Err(e) => return Err(FederationError(e)),
+                }
+            }
         };
         let mut obj = base;
-        obj.status = Some(next);
+        obj.status = Some(written);
         match replace_federation_status(api, &obj).await {
             Ok(_) => {
                 view.record_new_incidents(
@@ -382,9 +462,6 @@ pub async fn sync_once<S: std::borrow::Borrow<FederatedCluster> + Sync>(
                         .as_ref()
                         .unwrap_or(&FederationStatusStatus::default()),
                 );
-                for (source, target) in new_cascades {
-                    view.metrics.new_cascade(source, target);
-                }
                 return Ok(true);
             }
             Err(e) if is_conflict(&e) => continue,
@@ -421,11 +498,13 @@ pub async fn run(
         let sites: Vec<Arc<FederatedCluster>> = store.state();
         if !*leading.borrow() {
             let held = view.summary();
-            view.publish(
+            let next = next_summary(
                 &sites,
-                &next_summary(&sites, held.as_ref(), Timestamp::now(), &cfg),
-                false,
+                &held.iter().collect::<Vec<_>>(),
+                Timestamp::now(),
+                &cfg,
             );
+            view.publish(&sites, &next.full, false);
         } else {
             match sync_once(&api, &sites, &view, &cfg).await {
                 Ok(true) => tracing::debug!(sites = sites.len(), "FederationStatus updated"),
@@ -548,7 +627,7 @@ pub async fn run_liveness(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::api::fixtures::fixture_now;
 
@@ -584,13 +663,15 @@ mod tests {
     #[test]
     fn ages_alone_are_no_change() {
         let sites = [FederatedCluster::test("a").stale()];
-        let a = next_summary(&sites, None, fixture_now(), &FederationConfig::default());
+        let cfg = FederationConfig::default();
+        let a = next_summary(&sites, &[], fixture_now(), &cfg).written;
         let b = next_summary(
             &sites,
-            Some(&a),
+            &[&a],
             fixture_now() + jiff::SignedDuration::from_secs(30),
-            &FederationConfig::default(),
-        );
+            &cfg,
+        )
+        .written;
         assert_ne!(
             a.disconnected_clusters[0].reason,
             b.disconnected_clusters[0].reason
@@ -599,10 +680,150 @@ mod tests {
         assert!(differs(None, &b));
         let c = next_summary(
             &[FederatedCluster::test("a").connected()],
-            Some(&a),
+            &[&a],
             fixture_now(),
-            &FederationConfig::default(),
-        );
+            &cfg,
+        )
+        .written;
         assert!(differs(Some(&a), &c), "a phase change is a change");
+    }
+
+    /// `n` sites dark for two days, in 20 regions, as a fleet-wide outage
+    /// leaves them (docs/scaling.md#the-size-of-federationstatus): names
+    /// `site-000000`…, each with one CrashLoopBackOff its edge reported
+    /// before it went dark when `signal`.
+    pub(crate) fn long_dark(n: usize, signal: bool) -> Vec<FederatedCluster> {
+        use crate::api::{Phase, Signal, SignalType};
+        (0..n)
+            .map(|i| {
+                let site = FederatedCluster::test(&format!("site-{i:06}"))
+                    .with_region(&format!("region-{:02}", i % 20))
+                    .heartbeat_ago(2 * 86_400)
+                    .with_phase(Phase::Unreachable, 2 * 86_400 - 300);
+                if signal {
+                    site.with_signal(
+                        Signal::test(SignalType::CrashLoopBackOff, "shop", "Deployment", "web")
+                            .seen(2 * 86_400 + 600, 2 * 86_400),
+                    )
+                } else {
+                    site
+                }
+            })
+            .collect()
+    }
+
+    /// The object the hub writes for `sites`, with the longest liveness
+    /// record and the metadata the API server adds.
+    fn written_object(sites: &[FederatedCluster], cfg: &FederationConfig) -> FederationStatus {
+        let mut written = next_summary(sites, &[], fixture_now(), cfg).written;
+        written.hub = Some(HubLiveness {
+            leader: "l".repeat(MAX_HUB_IDENTITY_CHARS),
+            leader_since: Some(Time(fixture_now())),
+            last_judgement_time: Time(fixture_now()),
+            interval_seconds: 15,
+        });
+        let mut obj = FederationStatus::singleton(written);
+        obj.metadata.uid = Some("00000000-0000-0000-0000-000000000000".into());
+        obj.metadata.resource_version = Some("18446744073709551615".into());
+        obj.metadata.generation = Some(1);
+        obj.metadata.creation_timestamp = Some(Time(fixture_now()));
+        obj
+    }
+
+    fn json_bytes(obj: &FederationStatus) -> usize {
+        serde_json::to_vec(obj).unwrap().len()
+    }
+
+    #[test]
+    fn a_long_outage_of_the_whole_fleet_keeps_the_summary_small() {
+        let cfg = FederationConfig::default();
+        for n in [20_000, 100_000] {
+            let sites = long_dark(n, true);
+            let obj = written_object(&sites, &cfg);
+            let bytes = json_bytes(&obj);
+            eprintln!(
+                "FederationStatus fleet, {n} long-dark sites with a signal each: {bytes} bytes"
+            );
+            // The unbounded summary was 3.4 MB at 20,000 and 17 MB at 100,000.
+            assert!(bytes < 64 * 1024, "{n} sites: {bytes} bytes");
+            let s = obj.status.unwrap();
+            let n = i64::try_from(n).unwrap();
+            assert_eq!(
+                (s.unreachable_clusters, s.disconnected_clusters_total),
+                (n, n)
+            );
+            assert_eq!(s.disconnected_clusters.len(), crate::api::MAX_DISCONNECTED);
+            assert_eq!(s.clusters_with_issues, n);
+            assert_eq!(s.outage_count(), 20);
+            assert_eq!(s.outages.iter().map(|o| o.clusters_total).sum::<i64>(), n);
+        }
+    }
+
+    /// The largest object any fleet can make the hub write: 100,000 dark
+    /// sites with the longest names in 1,000 regions of the longest values,
+    /// every one in a correlation and reporting its own edge version of the
+    /// longest (escaped) text, plus 200 sites with every edge-owned field at
+    /// its cap making 10,000 cascades of the longest workloads.
+    #[test]
+    fn the_summary_stays_under_its_size_limit_whatever_the_sites_write() {
+        use crate::api::{MAX_FEDERATION_STATUS_BYTES, Phase, Signal, SignalType, Tier};
+        let long = |prefix: String, n: usize| format!("{prefix:0<n$}");
+        let mut sites: Vec<FederatedCluster> = (0..100_000)
+            .map(|i| {
+                let (phase, tier) = match i % 3 {
+                    0 => (Phase::Unreachable, Tier::Critical),
+                    1 => (Phase::Stale, Tier::Standard),
+                    _ => (Phase::Pending, Tier::NonCritical),
+                };
+                let mut site = FederatedCluster::test(&long(format!("s{i}-"), 63))
+                    .with_tier(tier)
+                    .with_region(&long(format!("r{}-", i % 1000), 63))
+                    .heartbeat_ago(86_400)
+                    .with_phase(phase, 86_000)
+                    .with_signal(
+                        Signal::test(SignalType::ALL[i % SignalType::ALL.len()], "ns", "Pod", "p")
+                            .seen(600, 60),
+                    );
+                site.status.as_mut().unwrap().observed_version =
+                    Some(format!("{i}{}", "\0".repeat(120)));
+                site
+            })
+            .collect();
+        sites.extend(crate::api::fixtures::fleet_at_caps(200));
+        let cfg = FederationConfig {
+            outage: OutageConfig {
+                window: Duration::from_secs(86_400),
+                ..OutageConfig::default()
+            },
+            ..FederationConfig::default()
+        };
+        let obj = written_object(&sites, &cfg);
+        let bytes = json_bytes(&obj);
+        let s = obj.status.as_ref().unwrap();
+        eprintln!("worst-case FederationStatus fleet: {bytes} bytes");
+        // Every list is cut, and counted whole.
+        assert_eq!(s.total_clusters, 100_200);
+        assert_eq!(s.disconnected_clusters_total, 100_000);
+        assert_eq!(s.clusters_with_issues, 100_200);
+        assert_eq!(s.cascades_detected, 10_000);
+        assert_eq!(s.outage_count(), 1_000);
+        assert!(s.correlations.iter().all(|c| c.clusters_total > 9_000));
+        assert!(
+            s.edge_versions
+                .contains_key(crate::fleet::summary::OTHER_VERSIONS)
+        );
+        // The API server adds managedFields: one entry per key of the two
+        // maps (their keys again, at most), and a few hundred bytes more.
+        let map_keys: usize = s
+            .issues_by_cluster
+            .keys()
+            .chain(s.edge_versions.keys())
+            .map(|k| serde_json::to_vec(k).unwrap().len() + 8)
+            .sum();
+        let stored = bytes + map_keys + 2 * 1024;
+        assert!(
+            stored <= MAX_FEDERATION_STATUS_BYTES,
+            "{bytes} bytes, {stored} with managedFields"
+        );
     }
 }

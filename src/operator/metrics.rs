@@ -973,6 +973,7 @@ mod tests {
                 group_by: "region".into(),
                 value: "eu-west".into(),
                 clusters: vec!["a".into(), "d".into(), "e".into()],
+                clusters_total: 3,
                 since: Time(now),
             }],
             edge_versions: [("0.2.0".to_owned(), 1180), ("0.1.0".to_owned(), 20)].into(),

@@ -856,6 +856,7 @@ mod tests {
                 group_by: "region".into(),
                 value: "eu-west-1".into(),
                 clusters: vec!["a".into(), "b".into()],
+                clusters_total: 2,
                 since: crate::api::fixtures::ago(60),
             }],
             ..Default::default()
