@@ -826,4 +826,55 @@ pub(crate) mod tests {
             "{bytes} bytes, {stored} with managedFields"
         );
     }
+
+    /// With two site tokens, 100 forged cascades stamped newer than the one
+    /// real cascade used to push it out of the 100 the singleton keeps
+    /// (issue 30): the real one stays, and first, since the hub knew it
+    /// first; and one reaching more sites beats any forged pair.
+    #[test]
+    fn forged_cascades_cannot_push_a_real_one_out() {
+        use crate::api::{Environment, MAX_CASCADES, Signal, SignalType};
+        let crash = |workload: &str, first_ago: i64| {
+            Signal::test(SignalType::CrashLoopBackOff, "shop", "Deployment", workload)
+                .seen(first_ago, 5)
+        };
+        let site = |name: &str, env: Environment| {
+            FederatedCluster::test(name).with_environment(env).connected()
+        };
+        let real = vec![
+            site("stg", Environment::Staging).with_signal(crash("web", 7200)),
+            site("prod-a", Environment::Production).with_signal(crash("web", 3600)),
+        ];
+        let forgers = |n: usize| {
+            let mut stg = site("forger-stg", Environment::Staging);
+            let mut prod = site("forger-prod", Environment::Production);
+            for i in 0..n {
+                stg = stg.with_signal(crash(&format!("w{i:03}"), 60));
+                prod = prod.with_signal(crash(&format!("w{i:03}"), 0));
+            }
+            [stg, prod]
+        };
+        let cfg = FederationConfig::default();
+        let first = next_summary(&real, &[], fixture_now() - jiff::SignedDuration::from_secs(60), &cfg);
+        let mut sites = real.clone();
+        sites.extend(forgers(MAX_CASCADES));
+        let next = next_summary(&sites, &[&first.written, &first.full], fixture_now(), &cfg);
+        let w = &next.written;
+        assert_eq!(w.cascades_detected, 1 + i64::try_from(MAX_CASCADES).unwrap());
+        assert_eq!(w.cascades[0].target, "prod-a", "{:?}", w.cascades[0]);
+        assert_eq!(w.cascades[0].detected_time, first.written.cascades[0].detected_time);
+        assert_eq!(next.full.cascades.len(), MAX_CASCADES + 1, "the hub keeps them all");
+
+        // The forgers came first; the real failure reaches two production sites.
+        let mut sites: Vec<FederatedCluster> = forgers(MAX_CASCADES).into();
+        let before = next_summary(&sites, &[], fixture_now() - jiff::SignedDuration::from_secs(60), &cfg);
+        sites.extend(real);
+        sites.push(site("prod-b", Environment::Production).with_signal(crash("web", 1800)));
+        let next = next_summary(&sites, &[&before.written], fixture_now(), &cfg);
+        let targets: Vec<&str> = next.written.cascades[..2]
+            .iter()
+            .map(|c| c.target.as_str())
+            .collect();
+        assert_eq!(targets, ["prod-a", "prod-b"]);
+    }
 }
