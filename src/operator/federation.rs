@@ -316,17 +316,25 @@ impl FleetView {
     /// once, so a non-empty store is complete; an empty fleet counts as
     /// listed from its first reconcile on, i.e. once a site exists).
     pub fn sites(&self, keep: impl Fn(&FederatedCluster) -> bool) -> Option<Vec<FederatedCluster>> {
-        let store = self.store.get()?;
-        if store.is_empty() && !self.listed.load(std::sync::atomic::Ordering::Acquire) {
-            return None;
-        }
         Some(
-            store
-                .state_filter(|s| keep(s))
+            self.shared_sites(keep)?
                 .iter()
                 .map(|s| (**s).clone())
                 .collect(),
         )
+    }
+
+    /// [`FleetView::sites`] without copying them: the cached objects
+    /// themselves, shared.
+    pub fn shared_sites(
+        &self,
+        keep: impl Fn(&FederatedCluster) -> bool,
+    ) -> Option<Vec<Arc<FederatedCluster>>> {
+        let store = self.store.get()?;
+        if store.is_empty() && !self.listed.load(std::sync::atomic::Ordering::Acquire) {
+            return None;
+        }
+        Some(store.state_filter(|s| keep(s)))
     }
 
     /// The latest full fleet summary: every incident with all its sites
@@ -839,7 +847,9 @@ pub(crate) mod tests {
                 .seen(first_ago, 5)
         };
         let site = |name: &str, env: Environment| {
-            FederatedCluster::test(name).with_environment(env).connected()
+            FederatedCluster::test(name)
+                .with_environment(env)
+                .connected()
         };
         let real = vec![
             site("stg", Environment::Staging).with_signal(crash("web", 7200)),
@@ -855,19 +865,39 @@ pub(crate) mod tests {
             [stg, prod]
         };
         let cfg = FederationConfig::default();
-        let first = next_summary(&real, &[], fixture_now() - jiff::SignedDuration::from_secs(60), &cfg);
+        let first = next_summary(
+            &real,
+            &[],
+            fixture_now() - jiff::SignedDuration::from_secs(60),
+            &cfg,
+        );
         let mut sites = real.clone();
         sites.extend(forgers(MAX_CASCADES));
         let next = next_summary(&sites, &[&first.written, &first.full], fixture_now(), &cfg);
         let w = &next.written;
-        assert_eq!(w.cascades_detected, 1 + i64::try_from(MAX_CASCADES).unwrap());
+        assert_eq!(
+            w.cascades_detected,
+            1 + i64::try_from(MAX_CASCADES).unwrap()
+        );
         assert_eq!(w.cascades[0].target, "prod-a", "{:?}", w.cascades[0]);
-        assert_eq!(w.cascades[0].detected_time, first.written.cascades[0].detected_time);
-        assert_eq!(next.full.cascades.len(), MAX_CASCADES + 1, "the hub keeps them all");
+        assert_eq!(
+            w.cascades[0].detected_time,
+            first.written.cascades[0].detected_time
+        );
+        assert_eq!(
+            next.full.cascades.len(),
+            MAX_CASCADES + 1,
+            "the hub keeps them all"
+        );
 
         // The forgers came first; the real failure reaches two production sites.
         let mut sites: Vec<FederatedCluster> = forgers(MAX_CASCADES).into();
-        let before = next_summary(&sites, &[], fixture_now() - jiff::SignedDuration::from_secs(60), &cfg);
+        let before = next_summary(
+            &sites,
+            &[],
+            fixture_now() - jiff::SignedDuration::from_secs(60),
+            &cfg,
+        );
         sites.extend(real);
         sites.push(site("prod-b", Environment::Production).with_signal(crash("web", 1800)));
         let next = next_summary(&sites, &[&before.written], fixture_now(), &cfg);
