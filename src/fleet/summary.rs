@@ -473,23 +473,6 @@ pub fn bound<S: std::borrow::Borrow<FederatedCluster>>(
     out
 }
 
-/// The incident detection parameters as `FederationStatus` records them.
-pub fn detection_of(
-    correlation: crate::fleet::correlation::CorrelationConfig,
-    cascade_lookback: std::time::Duration,
-    outage: &crate::fleet::outage::OutageConfig,
-) -> crate::api::IncidentDetection {
-    let secs = |d: std::time::Duration| i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
-    crate::api::IncidentDetection {
-        correlation_window_seconds: secs(correlation.window),
-        correlation_min_clusters: count(correlation.threshold.max(1)),
-        cascade_lookback_seconds: secs(cascade_lookback),
-        outage_group_by: outage.group_by.key().to_owned(),
-        outage_min_clusters: count(outage.min_clusters.max(1)),
-        outage_window_seconds: secs(outage.window),
-    }
-}
-
 /// The order of `disconnectedClusters`: Unreachable, Stale, Pending; the
 /// strictest tier; the longest in that phase by the hub's own
 /// `phaseTransitionTime` (never set: last); the name.

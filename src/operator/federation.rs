@@ -78,7 +78,7 @@ impl Default for FederationConfig {
 impl FederationConfig {
     /// The parameters as `FederationStatus` records them.
     pub fn detection(&self) -> IncidentDetection {
-        crate::fleet::summary::detection_of(self.correlation, self.cascade_lookback, &self.outage)
+        crate::fleet::incident::detection_of(self.correlation, self.cascade_lookback, &self.outage)
     }
 }
 
