@@ -111,11 +111,11 @@ pub struct FederationStatusStatus {
     pub pending_clusters: i64,
     /// Sites that are not Connected, worst first (Unreachable, Stale, then
     /// Pending; then the strictest tier; then the longest in that phase, by
-    /// the hub's clock), at most [`MAX_DISCONNECTED`]:
-    /// `disconnectedClustersTotal` counts them all, and
-    /// `kubectl fleet status` or the REST API's `/clusters?phase=` list
-    /// them all. A site whose maintenance window is open is counted by its
-    /// phase above but not listed here (its downtime is planned).
+    /// the hub's clock): at most 100, fewer when they would pass 32 KiB.
+    /// `disconnectedClustersTotal` counts them all; `kubectl fleet status
+    /// --phase` and the REST API's `/clusters?phase=` list them all. A
+    /// site whose maintenance window is open is counted by its phase above
+    /// but not listed here (its downtime is planned).
     #[serde(default)]
     #[schemars(length(max = MAX_DISCONNECTED))]
     pub disconnected_clusters: Vec<DisconnectedCluster>,
@@ -130,8 +130,9 @@ pub struct FederationStatusStatus {
     #[serde(default)]
     pub issues_by_severity: IssuesBySeverity,
     /// Active signals per site (sites without signals are omitted), for
-    /// the [`MAX_ISSUE_CLUSTERS`] sites with the most (ties: the strictest
-    /// tier, then by name); `clustersWithIssues` counts them all.
+    /// the 100 sites with the most (ties: the strictest tier, then by
+    /// name), fewer when they would pass 8 KiB; `clustersWithIssues` counts
+    /// them all.
     #[serde(default)]
     #[schemars(extend("maxProperties" = MAX_ISSUE_CLUSTERS))]
     pub issues_by_cluster: BTreeMap<String, i64>,
@@ -150,9 +151,11 @@ pub struct FederationStatusStatus {
     #[serde(default)]
     pub cascades_detected: i64,
     /// Cascades detected within the lookback, the strongest evidence first
-    /// (see `fleet::summary::cascade_rank`): at most [`MAX_CASCADES`]
-    /// (`cascadesDetected` counts them all; the REST API's `/cascades`
-    /// lists them all).
+    /// (the most sites reporting the signal on that workload, the signal
+    /// type's severity, the target's tier, then the longest known to the
+    /// hub): at most 100, fewer when they would pass 48 KiB
+    /// (`cascadesDetected` counts them all; the hub's REST API lists them
+    /// all at `/api/v1/federation/cascades`).
     #[serde(default)]
     #[schemars(length(max = MAX_CASCADES))]
     pub cascades: Vec<Cascade>,
@@ -176,8 +179,8 @@ pub struct FederationStatusStatus {
     pub last_updated: Option<Time>,
     /// Grouped outages: sites sharing a region (or another label the hub
     /// groups by) that left Connected together; see [`GroupedOutage`].
-    /// The largest first, at most [`MAX_OUTAGES`]: `outagesTotal` counts
-    /// them all.
+    /// The largest first: at most 100 (the hub follows no more), fewer when
+    /// they would pass 48 KiB; `outagesTotal` counts them all.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = MAX_OUTAGES))]
     pub outages: Vec<GroupedOutage>,
@@ -189,8 +192,9 @@ pub struct FederationStatusStatus {
     #[serde(default)]
     pub maintenance_clusters: i64,
     /// How many sites report each edge version (`status.observedVersion`;
-    /// sites that never reported one are not counted). At most
-    /// [`MAX_EDGE_VERSIONS`] versions; the rest are counted under `other`.
+    /// sites that never reported one are not counted). At most 64
+    /// versions, the most common, and within 16 KiB; the rest are counted
+    /// under `other`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     #[schemars(extend("maxProperties" = MAX_EDGE_VERSIONS))]
     pub edge_versions: BTreeMap<String, i64>,
@@ -276,9 +280,10 @@ pub struct GroupedOutage {
     /// The shared value (a region, a label value).
     pub value: String,
     /// The sites of the group that went dark together (Stale or
-    /// Unreachable, not in maintenance), sorted by name: at most
-    /// [`MAX_INCIDENT_CLUSTERS`], the worst (Unreachable, then the
-    /// strictest tier) when there are more; `clustersTotal` counts them all.
+    /// Unreachable, not in maintenance), sorted by name: at most 50 — when
+    /// there are more, the Unreachable ones and the strictest tiers first.
+    /// `clustersTotal` counts them all; `kubectl fleet incidents ID` and
+    /// the hub's REST API name them all.
     #[schemars(length(max = MAX_INCIDENT_CLUSTERS))]
     pub clusters: Vec<String>,
     /// How many sites the outage holds: all of them, listed in `clusters`
@@ -389,9 +394,9 @@ pub struct Correlation {
     pub severity: Severity,
     /// The signal type's own severity (worst seen among members).
     pub original_severity: Severity,
-    /// Member sites, sorted by name: at most [`MAX_INCIDENT_CLUSTERS`],
-    /// those of the strictest tier first when there are more;
-    /// `clustersTotal` counts them all.
+    /// Member sites, sorted by name: at most 50 — when there are more,
+    /// those of the strictest tiers first. `clustersTotal` counts them all;
+    /// `kubectl fleet incidents ID` and the hub's REST API name them all.
     #[schemars(length(max = MAX_INCIDENT_CLUSTERS))]
     pub clusters: Vec<String>,
     /// How many member sites it has: all of them, listed in `clusters` or
@@ -471,4 +476,21 @@ pub struct Cascade {
     /// did not record it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detected_time: Option<Time>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The field documentation above (and so `kubectl explain` and the
+    /// CRD) states these bounds in words.
+    #[test]
+    fn the_documented_bounds_are_the_constants() {
+        assert_eq!((MAX_DISCONNECTED, DISCONNECTED_BUDGET_BYTES), (100, 32 * 1024));
+        assert_eq!((MAX_ISSUE_CLUSTERS, ISSUES_BUDGET_BYTES), (100, 8 * 1024));
+        assert_eq!((MAX_CASCADES, CASCADES_BUDGET_BYTES), (100, 48 * 1024));
+        assert_eq!((MAX_OUTAGES, OUTAGES_BUDGET_BYTES), (100, 48 * 1024));
+        assert_eq!((MAX_EDGE_VERSIONS, EDGE_VERSIONS_BUDGET_BYTES), (64, 16 * 1024));
+        assert_eq!(MAX_INCIDENT_CLUSTERS, 50);
+    }
 }
