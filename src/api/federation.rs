@@ -486,11 +486,17 @@ mod tests {
     /// CRD) states these bounds in words.
     #[test]
     fn the_documented_bounds_are_the_constants() {
-        assert_eq!((MAX_DISCONNECTED, DISCONNECTED_BUDGET_BYTES), (100, 32 * 1024));
+        assert_eq!(
+            (MAX_DISCONNECTED, DISCONNECTED_BUDGET_BYTES),
+            (100, 32 * 1024)
+        );
         assert_eq!((MAX_ISSUE_CLUSTERS, ISSUES_BUDGET_BYTES), (100, 8 * 1024));
         assert_eq!((MAX_CASCADES, CASCADES_BUDGET_BYTES), (100, 48 * 1024));
         assert_eq!((MAX_OUTAGES, OUTAGES_BUDGET_BYTES), (100, 48 * 1024));
-        assert_eq!((MAX_EDGE_VERSIONS, EDGE_VERSIONS_BUDGET_BYTES), (64, 16 * 1024));
+        assert_eq!(
+            (MAX_EDGE_VERSIONS, EDGE_VERSIONS_BUDGET_BYTES),
+            (64, 16 * 1024)
+        );
         assert_eq!(MAX_INCIDENT_CLUSTERS, 50);
     }
 }

@@ -200,7 +200,9 @@ pub struct FleetView {
     store: OnceLock<Store<FederatedCluster>>,
     /// Set at the first reconcile: the store then holds a complete list.
     listed: std::sync::atomic::AtomicBool,
-    summary: RwLock<Option<FederationStatusStatus>>,
+    /// The full summary, shared: readers (each REST request, the next
+    /// recomputation) take a reference, not a copy of every incident.
+    summary: RwLock<Option<Arc<FederationStatusStatus>>>,
     /// The hub leader's liveness record as this replica last knew it: its
     /// own while it leads and judges, else as read from the singleton.
     /// None until known (written or read once); Some(None): there is none.
@@ -339,7 +341,7 @@ impl FleetView {
 
     /// The latest full fleet summary: every incident with all its sites
     /// (what the singleton lists is cut: `fleet::summary::bound`).
-    pub fn summary(&self) -> Option<FederationStatusStatus> {
+    pub fn summary(&self) -> Option<Arc<FederationStatusStatus>> {
         self.summary
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -371,7 +373,7 @@ impl FleetView {
     fn publish<S: std::borrow::Borrow<FederatedCluster>>(
         &self,
         sites: &[S],
-        summary: &FederationStatusStatus,
+        summary: FederationStatusStatus,
         leading: bool,
     ) {
         let now = Timestamp::now();
@@ -381,7 +383,7 @@ impl FleetView {
             self.hub_verdict(now).judging(),
             now,
         );
-        self.metrics.set_summary(summary);
+        self.metrics.set_summary(&summary);
         let incidents = Incidents::new(&summary.correlations, &summary.cascades);
         let counted = self
             .decisions
@@ -393,7 +395,7 @@ impl FleetView {
                 self.metrics.policy_applied(tier, mode);
             }
         }
-        *self.summary.write().unwrap_or_else(|p| p.into_inner()) = Some(summary.clone());
+        *self.summary.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(summary));
     }
 }
 
@@ -421,7 +423,8 @@ pub async fn sync_once<S: std::borrow::Borrow<FederatedCluster> + Sync>(
         }
         let held = current.as_ref().and_then(|c| c.status.as_ref());
         let memory = view.summary();
-        let previous: Vec<&FederationStatusStatus> = held.into_iter().chain(&memory).collect();
+        let previous: Vec<&FederationStatusStatus> =
+            held.into_iter().chain(memory.as_deref()).collect();
         let NextSummary { full, mut written } =
             next_summary(sites, &previous, Timestamp::now(), cfg);
         // The liveness record is the leader's to write; carried over as read.
@@ -440,7 +443,7 @@ pub async fn sync_once<S: std::borrow::Borrow<FederatedCluster> + Sync>(
             })
             .map(|c| (c.source_tier, c.target_tier))
             .collect();
-        view.publish(sites, &full, true);
+        view.publish(sites, full, true);
         for (source, target) in new_cascades {
             view.metrics.new_cascade(source, target);
         }
@@ -508,11 +511,11 @@ pub async fn run(
             let held = view.summary();
             let next = next_summary(
                 &sites,
-                &held.iter().collect::<Vec<_>>(),
+                &held.as_deref().into_iter().collect::<Vec<_>>(),
                 Timestamp::now(),
                 &cfg,
             );
-            view.publish(&sites, &next.full, false);
+            view.publish(&sites, next.full, false);
         } else {
             match sync_once(&api, &sites, &view, &cfg).await {
                 Ok(true) => tracing::debug!(sites = sites.len(), "FederationStatus updated"),

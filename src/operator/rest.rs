@@ -825,9 +825,9 @@ fn incidents(view: &FleetView) -> Result<render::IncidentsReport, ApiError> {
     let now = jiff::Timestamp::now();
     Ok(incidents_report(
         &sites,
-        summary.correlations,
-        summary.cascades,
-        summary.outages,
+        summary.correlations.clone(),
+        summary.cascades.clone(),
+        summary.outages.clone(),
         &view.hub_verdict(now),
         now,
     ))
