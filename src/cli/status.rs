@@ -233,6 +233,14 @@ pub(super) async fn incident_sites(
     id: &str,
     err: &mut dyn std::io::Write,
 ) -> Result<std::collections::BTreeSet<String>, Error> {
+    use crate::fleet::incident::find_incident;
+    // Listed whole: no need to read every site for it.
+    let fleet = hub.get_federation_status().await?.and_then(|f| f.status);
+    if let Some(incident) = fleet.as_ref().and_then(|f| find_incident(f, id))
+        && !incident.is_cut()
+    {
+        return Ok(incident.sites());
+    }
     let fleet = super::incidents::whole_incidents(hub, None, err).await?;
     fleet
         .as_ref()

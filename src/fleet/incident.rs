@@ -208,6 +208,16 @@ impl Incident<'_> {
         }
     }
 
+    /// Whether it names fewer sites than it has (the singleton cut its
+    /// list: [`complete`] names them all).
+    pub fn is_cut(&self) -> bool {
+        match self {
+            Incident::Correlation(c) => c.is_cut(),
+            Incident::Cascade(_) => false,
+            Incident::Outage(o) => o.is_cut(),
+        }
+    }
+
     /// The sites in it, sorted: a correlation's members, a cascade's
     /// source and target, an outage's sites.
     pub fn sites(&self) -> BTreeSet<String> {
