@@ -333,6 +333,119 @@ async fn incidents_id_and_status_incident_agree() {
     assert!(line.contains("xc-XXXXXXXX"), "{line}");
 }
 
+/// 60 sites that went dark together in one region, each with the same
+/// signal (20 of them critical): a correlation and a grouped outage of 60
+/// sites, more than the hub's FederationStatus names per incident. The
+/// object names 50 and counts 60; every view names all 60, read from the
+/// sites themselves.
+#[tokio::test]
+async fn a_cut_incident_is_named_whole_in_every_view() {
+    use kubectl_fleet::api::{FederatedClusterSpec, MAX_INCIDENT_CLUSTERS, Tier};
+    use kubectl_fleet::k8s::federation_status::{
+        create_federation_status, replace_federation_status,
+    };
+    use kubectl_fleet::operator::federation::{FederationConfig, next_summary};
+    let hub = Hub::new();
+    let api: Api<FederatedCluster> = Api::all(hub.admin().await);
+    let seen = (jiff::Timestamp::now() - jiff::SignedDuration::from_secs(3600)).to_string();
+    let names: Vec<String> = (0..60).map(|i| format!("site-{i:02}")).collect();
+    for (i, name) in names.iter().enumerate() {
+        let spec = FederatedClusterSpec {
+            tier: if i % 3 == 0 {
+                Tier::Critical
+            } else {
+                Tier::Standard
+            },
+            region: Some("eu-west-1".into()),
+            ..Default::default()
+        };
+        api.create(&Default::default(), &FederatedCluster::new(name, spec))
+            .await
+            .unwrap();
+        set_status(
+            &hub,
+            name,
+            json!({
+                "phase": "Unreachable",
+                "phaseTransitionTime": seen,
+                "lastHeartbeatTime": seen,
+                "signals": [{
+                    "type": "OOMKilled", "severity": "high", "namespace": "ns",
+                    "workload": {"kind": "Deployment", "name": "x"}, "count": 1,
+                    "firstSeen": seen, "lastSeen": jiff::Timestamp::now().to_string(),
+                }],
+            }),
+        )
+        .await;
+    }
+    // The summary as the hub writes it.
+    let sites = api.list(&Default::default()).await.unwrap().items;
+    let cfg = FederationConfig::default();
+    let written = next_summary(&sites, &[], jiff::Timestamp::now(), &cfg).written;
+    let fs: Api<FederationStatus> = Api::all(hub.admin().await);
+    let mut obj = create_federation_status(&fs, &FederationStatus::singleton(written.clone()))
+        .await
+        .unwrap();
+    obj.status = Some(written);
+    replace_federation_status(&fs, &obj).await.unwrap();
+    hub.record_hub_judgement("hub-a", jiff::Timestamp::now(), 3600)
+        .await;
+
+    // The object names 50 of each and counts 60.
+    let stored = shell(&hub, "kubectl get federationstatus fleet -o json")
+        .ok()
+        .json();
+    let xc = stored["status"]["correlations"][0].clone();
+    let go = stored["status"]["outages"][0].clone();
+    for incident in [&xc, &go] {
+        assert_eq!(
+            incident["clusters"].as_array().unwrap().len(),
+            MAX_INCIDENT_CLUSTERS
+        );
+        assert_eq!(incident["clustersTotal"], 60);
+    }
+    let critical = xc["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n.as_str().unwrap()[5..].parse::<usize>().unwrap() % 3 == 0)
+        .count();
+    assert_eq!(critical, 20, "every critical site is among those named");
+    // `kubectl get` shows the phase counts, Pending included.
+    let table = shell(&hub, "kubectl get federationstatus").ok().stdout;
+    assert!(
+        table.starts_with("NAME    CLUSTERS   CONNECTED   STALE   UNREACHABLE   PENDING   ISSUES"),
+        "{table}"
+    );
+
+    // Every view names all 60: the list, one incident, status --incident,
+    // and the list for a selection of sites.
+    let all = serde_json::json!(names);
+    let list = shell(&hub, "kubectl fleet incidents -o json").ok().json();
+    assert_eq!(list["correlations"][0]["clusters"], all);
+    assert_eq!(list["outages"][0]["clusters"], all);
+    assert_eq!(list["correlations"][0]["clustersTotal"], 60);
+    let some = shell(&hub, "kubectl fleet incidents -l nothing=here -o json")
+        .ok()
+        .json();
+    assert_eq!(some["correlations"][0]["clusters"], all);
+    for id in [xc["id"].as_str().unwrap(), go["id"].as_str().unwrap()] {
+        let one = shell(&hub, &format!("kubectl fleet incidents {id} -o json"))
+            .ok()
+            .json();
+        assert_eq!(one["sites"].as_array().unwrap().len(), 60, "{id}");
+        let listed = shell(
+            &hub,
+            &format!("kubectl fleet status --incident {id} -o name"),
+        )
+        .ok()
+        .stdout;
+        assert_eq!(listed.lines().count(), 60, "{id}: {listed}");
+    }
+    let text = shell(&hub, "kubectl fleet incidents").ok().stdout;
+    assert!(!text.contains("more"), "{text}");
+}
+
 #[tokio::test]
 async fn edge_versions_in_the_footer_and_the_version_filter() {
     let hub = fleet().await;

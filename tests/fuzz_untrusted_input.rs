@@ -187,7 +187,7 @@ fn judge_and_render(sites: &[FederatedCluster], now: Timestamp) -> String {
             );
         }
     }
-    let fleet = next_summary(sites, None, now, &Default::default());
+    let fleet = next_summary(sites, &[], now, &Default::default()).written;
     // No hub ever judged: every site's phase is also judged by its age.
     let hub = kubectl_fleet::fleet::liveness::hub_verdict(None, now);
     let report = render::incidents_report(

@@ -1210,10 +1210,9 @@ fn hub_worst_case_sites_at_caps() {
     let (decode, decode_max) = time_ms(RUNS, || {
         serde_json::from_slice::<kube::core::ObjectList<FederatedCluster>>(&list).unwrap()
     });
-    let (summary, summary_max) = time_ms(RUNS, || {
-        next_summary(&sites, None, now, &Default::default())
-    });
-    let fleet = next_summary(&sites, None, now, &Default::default());
+    let (summary, summary_max) =
+        time_ms(RUNS, || next_summary(&sites, &[], now, &Default::default()));
+    let fleet = next_summary(&sites, &[], now, &Default::default()).written;
     let fleet_bytes = serde_json::to_vec(&fleet).unwrap().len();
     let (status, _) = time_ms(RUNS, || {
         let mut table = render::status::StatusTable::new(now, Some(true), true);

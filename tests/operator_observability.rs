@@ -470,6 +470,41 @@ async fn metrics_and_rest_api_on_a_live_fleet() {
     let (code, body) = a.get("/api/v1/federation/clusters?tier=gold").await;
     assert_eq!(code, 400);
     assert!(body.contains("critical, standard, non-critical"), "{body}");
+    // A parameter a route does not take is refused, not ignored.
+    let (code, body) = a
+        .get("/api/v1/federation/clusters?status=disconnected")
+        .await;
+    assert_eq!(code, 400, "{body}");
+    let refused: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        refused["message"],
+        "unknown query parameter \"status\": /api/v1/federation/clusters takes tier, \
+         environment, region, phase, version, incident, limit or continue"
+    );
+    for path in [
+        "/api/v1/federation/status?phase=Stale",
+        "/api/v1/federation/correlations?limit=1",
+        "/api/v1/federation/clusters?tier=critical&tier=standard",
+        "/api/v1/federation/clusters?limit=0",
+        "/api/v1/federation/clusters?continue=bogus",
+    ] {
+        assert_eq!(a.get(path).await.0, 400, "{path}");
+    }
+    // Pages of sites, by name, as `kubectl get --chunk-size` reads them;
+    // the summary counts every site the query matches.
+    let first = a.json("/api/v1/federation/clusters?limit=3").await;
+    assert_eq!(names(&first), ["site-p1", "site-p2", "site-s1"]);
+    assert_eq!(first["metadata"]["remainingItemCount"], 1, "{first}");
+    assert_eq!(first["summary"]["sites"], 4);
+    let token = first["metadata"]["continue"].as_str().unwrap();
+    let second = a
+        .json(&format!(
+            "/api/v1/federation/clusters?limit=3&continue={token}"
+        ))
+        .await;
+    assert_eq!(names(&second), ["site-x"]);
+    assert_eq!(second["metadata"]["continue"], Value::Null);
+    assert_eq!(all["metadata"]["remainingItemCount"], 0);
     let one = a.json("/api/v1/federation/clusters/site-p1").await;
     assert_eq!(one["tier"], "critical");
     assert_eq!(a.get("/api/v1/federation/clusters/nope").await.0, 404);
@@ -530,6 +565,31 @@ async fn metrics_and_rest_api_on_a_live_fleet() {
         decisions(&s1["signals"]),
         "the CLI and the REST API decide alike"
     );
+    let page = a.json("/api/v1/federation/cascades?limit=1").await;
+    assert_eq!(page["items"][0], casc[0], "{page}");
+    assert_eq!(
+        page["metadata"]["remainingItemCount"],
+        casc.as_array().unwrap().len() - 1
+    );
+    // An incident's sites in pages; the incident names the page's sites
+    // and counts all of them.
+    let xc = corr[0]["id"].as_str().unwrap();
+    let one = a
+        .json(&format!("/api/v1/federation/incidents/{xc}?limit=2"))
+        .await;
+    assert_eq!(
+        one["correlation"]["clusters"],
+        serde_json::json!(["site-p1", "site-p2"])
+    );
+    assert_eq!(one["correlation"]["clustersTotal"], 3);
+    let token = one["metadata"]["continue"].as_str().unwrap();
+    let rest = a
+        .json(&format!(
+            "/api/v1/federation/incidents/{xc}?limit=2&continue={token}"
+        ))
+        .await;
+    assert_eq!(rest["sites"][0]["name"], "site-s1", "{rest}");
+    assert_eq!(rest["metadata"]["continue"], Value::Null);
 
     // One incident by its id, and the sites in it, as `kubectl fleet
     // incidents ID` and `status --incident ID` show them.
@@ -537,8 +597,10 @@ async fn metrics_and_rest_api_on_a_live_fleet() {
         (corr[0]["id"].as_str().unwrap(), "Correlation"),
         (casc[0]["id"].as_str().unwrap(), "Cascade"),
     ] {
-        let one = a.json(&format!("/api/v1/federation/incidents/{id}")).await;
+        let mut one = a.json(&format!("/api/v1/federation/incidents/{id}")).await;
         assert_eq!(one["type"], kind, "{one}");
+        assert_eq!(one["metadata"]["continue"], Value::Null);
+        one.as_object_mut().unwrap().remove("metadata");
         let sites: Vec<String> = one["sites"]
             .as_array()
             .unwrap()
@@ -637,7 +699,11 @@ async fn metrics_and_rest_api_on_a_live_fleet() {
         r["sites"].as_array().unwrap().len() == 3
     })
     .await;
-    let rest = b.json("/api/v1/federation/clusters").await;
+    let mut rest = b.json("/api/v1/federation/clusters").await;
+    assert_eq!(
+        rest.as_object_mut().unwrap().remove("metadata"),
+        Some(serde_json::json!({"continue": null, "remainingItemCount": 0}))
+    );
     let out = Command::new(cli_bin())
         .args(["--kubeconfig"])
         .arg(&hub_kc)

@@ -53,6 +53,7 @@ mod operator_pull_trust;
 mod operator_signal_onset;
 mod operator_two_writer;
 mod platform_arm64;
+mod realapi_summary;
 mod release;
 mod soak;
 mod workflows;

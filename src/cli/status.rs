@@ -352,14 +352,24 @@ fn parse_version(s: &str) -> Result<String, String> {
     Ok(s.to_owned())
 }
 
-/// The sites of incident `id` as the hub's FederationStatus lists it
-/// (the same sites `kubectl fleet incidents ID` shows), or an error
-/// naming the id when the hub does not report it.
+/// The sites of incident `id` as the hub's FederationStatus lists it,
+/// completed from the sites when it cut the list (the same sites `kubectl
+/// fleet incidents ID` shows), or an error naming the id when the hub does
+/// not report it.
 pub(super) async fn incident_sites(
     hub: &crate::k8s::Cluster,
     id: &str,
+    err: &mut dyn std::io::Write,
 ) -> Result<std::collections::BTreeSet<String>, Error> {
+    use crate::fleet::incident::find_incident;
+    // Listed whole: no need to read every site for it.
     let fleet = hub.get_federation_status().await?.and_then(|f| f.status);
+    if let Some(incident) = fleet.as_ref().and_then(|f| find_incident(f, id))
+        && !incident.is_cut()
+    {
+        return Ok(incident.sites());
+    }
+    let (fleet, _) = super::incidents::whole_incidents(hub, None, err).await?;
     fleet
         .as_ref()
         .and_then(|f| crate::fleet::incident::find_incident(f, id))
@@ -379,7 +389,7 @@ pub(super) fn unknown_incident(id: &str, server: &str) -> Error {
 pub async fn run(global: &GlobalArgs, args: StatusArgs, io: &mut Io<'_>) -> Result<(), Error> {
     let hub = global.hub().await?;
     let within = match &args.incident {
-        Some(id) => Some(incident_sites(&hub, id).await?),
+        Some(id) => Some(incident_sites(&hub, id, io.err).await?),
         None => None,
     };
     let filter = SiteFilter {

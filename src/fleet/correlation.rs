@@ -246,6 +246,7 @@ pub fn correlate<S: std::borrow::Borrow<FederatedCluster>>(
                 signal,
                 severity: Severity::Critical,
                 original_severity: g.worst,
+                clusters_total: i64::try_from(g.clusters.len()).unwrap_or(i64::MAX),
                 clusters: g.clusters.into_iter().map(str::to_owned).collect(),
                 first_seen: Time(start.0),
                 last_seen: Time(g.last_seen),
@@ -411,6 +412,7 @@ pub fn detect_cascades<S: std::borrow::Borrow<FederatedCluster>>(
                     .first_seen
                     .duration_since(source.first_seen)
                     .as_secs(),
+                detected_time: None,
             };
             cascade.id = cascade_id(&cascade.key());
             out.push(cascade);
@@ -941,6 +943,7 @@ mod cascade_id_tests {
                 group_by: "region".into(),
                 value: "eu".into(),
                 clusters: vec!["z".into(), "y".into()],
+                clusters_total: 2,
                 since: Time(now),
                 started_by: None,
             }],

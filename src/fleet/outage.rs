@@ -38,7 +38,7 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use crate::api::{FederatedCluster, GroupedOutage, MAX_OUTAGES, Phase};
+use crate::api::{FederatedCluster, GroupedOutage, Phase};
 use crate::fleet::summary::shown_phase;
 
 /// Default least number of sites of one group that make an outage.
@@ -186,8 +186,8 @@ fn dark(site: &FederatedCluster, hub_judging: Option<bool>, now: Timestamp) -> O
 
 /// The grouped outages at `now`, sorted by group value. An outage of a
 /// group that `previous` already holds keeps its id; a new one gets an id
-/// derived from its group and start. At most [`MAX_OUTAGES`], the largest
-/// first when there are more.
+/// derived from its group and start. All of them: the hub keeps the
+/// largest [`crate::api::MAX_OUTAGES`] (`fleet::summary::set_outages`).
 pub fn grouped_outages<S: std::borrow::Borrow<FederatedCluster>>(
     sites: &[S],
     previous: &[GroupedOutage],
@@ -213,7 +213,7 @@ pub fn grouped_outages<S: std::borrow::Borrow<FederatedCluster>>(
     let clusters =
         |ds: &[&Dark<'_>]| crate::fleet::correlation::distinct_members(ds.iter().map(|d| d.member));
     let window = SignedDuration::try_from(cfg.window).unwrap_or(SignedDuration::MAX);
-    let mut out: Vec<GroupedOutage> = groups
+    groups
         .into_iter()
         .filter_map(|(value, mut dark)| {
             let group_by = cfg.group_by.key();
@@ -263,18 +263,13 @@ pub fn grouped_outages<S: std::borrow::Borrow<FederatedCluster>>(
                 id,
                 group_by: group_by.to_owned(),
                 value: value.to_owned(),
+                clusters_total: i64::try_from(clusters.len()).unwrap_or(i64::MAX),
                 clusters,
                 since: Time(since),
                 started_by: Some(started_by),
             })
         })
-        .collect();
-    if out.len() > MAX_OUTAGES {
-        out.sort_by_key(|o| std::cmp::Reverse(o.clusters.len()));
-        out.truncate(MAX_OUTAGES);
-        out.sort_by(|a, b| a.value.cmp(&b.value));
-    }
-    out
+        .collect()
 }
 
 /// `go-` and 8 hex digits of an FNV-1a hash of the group and when the
@@ -547,7 +542,8 @@ mod tests {
     }
 
     #[test]
-    fn outages_are_bounded() {
+    fn every_outage_is_found_and_the_summary_keeps_the_largest() {
+        use crate::api::MAX_OUTAGES;
         let mut sites = Vec::new();
         for r in 0..(MAX_OUTAGES + 5) {
             for s in 0..3 {
@@ -557,7 +553,22 @@ mod tests {
                 ));
             }
         }
+        // One more site in the last group: the largest outage.
+        let last = format!("r{:03}", MAX_OUTAGES + 4);
+        sites.push(dark_since(
+            FederatedCluster::test("r-last-s3").with_region(&last),
+            600,
+        ));
         let out = grouped_outages(&sites, &[], None, fixture_now(), &OutageConfig::default());
-        assert_eq!(out.len(), MAX_OUTAGES);
+        assert_eq!(out.len(), MAX_OUTAGES + 5, "every outage is found");
+        let mut summary = crate::api::FederationStatusStatus::default();
+        crate::fleet::summary::set_outages(&mut summary, out);
+        assert_eq!(summary.outages.len(), MAX_OUTAGES);
+        assert_eq!(
+            summary.outages_total,
+            i64::try_from(MAX_OUTAGES + 5).unwrap()
+        );
+        assert_eq!(summary.outages[0].value, last, "the largest first");
+        assert_eq!(summary.outages[0].clusters_total, 4);
     }
 }

@@ -1,14 +1,39 @@
 //! The fleet-wide summary kept in the `FederationStatus` singleton and
-//! shown in the `kubectl fleet status` footer, computed from the sites.
+//! shown in the `kubectl fleet status` footer, computed from the sites;
+//! and, in one place, the order in which its lists name their worst
+//! entries and how they are cut to fit the object
+//! (docs/scaling.md#the-size-of-federationstatus).
+//!
+//! [`summarize`] gives the hub's full summary: every incident with all its
+//! sites (what the REST API serves and the hub decides signals with), the
+//! disconnected sites and per-site issue counts already cut. [`bound`]
+//! turns it into what is written to the API server: every list cut by
+//! count and by bytes, worst first, with exact counts of all beside it, so
+//! the object stays under [`crate::api::MAX_FEDERATION_STATUS_BYTES`]
+//! whatever the number of sites.
+//!
+//! **Worst first, by evidence a site cannot forge.** A site writes its own
+//! signals, their times and severities, and its heartbeat time; the admin
+//! writes its tier; the hub's clock stamps phases and detections. So the
+//! order is built from what one site's token cannot bend for others:
+//! cascades by the number of distinct sites reporting the signal on that
+//! workload, the signal type's severity, the target's tier, then how long
+//! the hub has known them ([`cascade_rank`]); disconnected sites by phase,
+//! tier and how long the hub has held them in that phase; incident members
+//! by tier. Never by the recency of a site-written time: a site could then
+//! push the real incidents out by stamping forged ones newer.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use serde::Serialize;
 
 use crate::api::{
-    Cascade, Correlation, DisconnectedCluster, FederatedCluster, FederationStatusStatus,
-    IssuesBySeverity, MAX_CASCADES, Phase,
+    CASCADES_BUDGET_BYTES, Cascade, Correlation, DISCONNECTED_BUDGET_BYTES, DisconnectedCluster,
+    EDGE_VERSIONS_BUDGET_BYTES, FederatedCluster, FederationStatusStatus, GroupedOutage,
+    ISSUES_BUDGET_BYTES, IssuesBySeverity, MAX_CASCADES, MAX_DISCONNECTED, MAX_INCIDENT_CLUSTERS,
+    MAX_ISSUE_CLUSTERS, MAX_OUTAGES, OUTAGES_BUDGET_BYTES, Phase, Severity, Tier,
 };
 use crate::fleet::age::human_duration;
 
@@ -224,43 +249,75 @@ impl Totals {
     }
 }
 
-/// The `FederationStatus` status for `sites` with the given incidents, as of `now`.
+/// The hub's full `FederationStatus` status for `sites` with the given
+/// incidents, as of `now`: correlations with all their sites, cascades all
+/// of them ordered by [`cascade_rank`], the outages of [`set_outages`]
+/// (none here); `disconnectedClusters` and `issuesByCluster` already cut to
+/// their worst entries ([`MAX_DISCONNECTED`], [`MAX_ISSUE_CLUSTERS`]) with
+/// their totals. [`bound`] cuts the rest for writing.
 pub fn summarize<S: std::borrow::Borrow<FederatedCluster>>(
     sites: &[S],
     correlations: Vec<Correlation>,
-    cascades: Vec<Cascade>,
+    mut cascades: Vec<Cascade>,
     now: Timestamp,
 ) -> FederationStatusStatus {
-    let mut sorted: Vec<&FederatedCluster> = sites.iter().map(S::borrow).collect();
-    sorted.sort_by(|a, b| a.site_name().cmp(b.site_name()));
     let mut totals = Totals::default();
-    let mut disconnected = Vec::new();
-    let mut by_cluster = BTreeMap::new();
-    for site in sorted {
+    // Keys first, for every site; entries (a formatted reason each) only
+    // for those kept.
+    let mut disconnected: Vec<(DisconnectedKey<'_>, &FederatedCluster)> = Vec::new();
+    let mut issues: Vec<(IssueKey<'_>, i64)> = Vec::new();
+    for site in sites.iter().map(S::borrow) {
         totals.add(site);
         let phase = effective_phase(site);
         // A site in maintenance is judged and counted by its phase, but
         // its downtime is planned: it is not listed as disconnected.
         if phase != Phase::Connected && !site.in_maintenance(now) {
-            disconnected.push(DisconnectedCluster {
+            disconnected.push((disconnected_key(site, phase), site));
+        }
+        let signals = site.status.as_ref().map_or(&[][..], |s| s.signals());
+        if !signals.is_empty() {
+            let n = count(signals.len());
+            issues.push((
+                IssueKey {
+                    signals: std::cmp::Reverse(n),
+                    tier: tier_rank(site.spec.tier),
+                    name: site.site_name(),
+                },
+                n,
+            ));
+        }
+    }
+    let disconnected_total = count(disconnected.len());
+    let disconnected = worst_first(disconnected, MAX_DISCONNECTED, |a, b| a.0.cmp(&b.0));
+    let disconnected = within_budget(
+        disconnected
+            .into_iter()
+            .map(|(_, site)| DisconnectedCluster {
                 name: site.site_name().to_owned(),
-                phase,
-                // On the hub clock (the edge's time minus the offset the
-                // hub measured), not clamped to `now`, so it changes only
-                // when a heartbeat or the offset does.
+                phase: effective_phase(site),
+                // On the hub clock (the edge's time minus the offset the hub
+                // measured), not clamped to `now`, so it changes only when a
+                // heartbeat or the offset does.
                 last_seen: site
                     .status
                     .as_ref()
                     .and_then(|s| s.heartbeat_on_hub_clock())
                     .map(Time),
                 reason: disconnect_reason(site, now),
-            });
-        }
-        let signals = site.status.as_ref().map_or(&[][..], |s| s.signals());
-        if !signals.is_empty() {
-            by_cluster.insert(site.site_name().to_owned(), count(signals.len()));
-        }
-    }
+            }),
+        MAX_DISCONNECTED,
+        DISCONNECTED_BUDGET_BYTES,
+    );
+    let clusters_with_issues = count(issues.len());
+    let issues = worst_first(issues, MAX_ISSUE_CLUSTERS, |a, b| a.0.cmp(&b.0));
+    let issues_by_cluster = within_budget(
+        issues.into_iter().map(|(key, n)| (key.name.to_owned(), n)),
+        MAX_ISSUE_CLUSTERS,
+        ISSUES_BUDGET_BYTES,
+    )
+    .into_iter()
+    .collect();
+    cascade_rank(&mut cascades);
     FederationStatusStatus {
         total_clusters: count(sites.len()),
         connected_clusters: totals.connected,
@@ -268,6 +325,7 @@ pub fn summarize<S: std::borrow::Borrow<FederatedCluster>>(
         unreachable_clusters: totals.unreachable,
         pending_clusters: totals.pending,
         disconnected_clusters: disconnected,
+        disconnected_clusters_total: disconnected_total,
         gpus_total: totals.gpus_total,
         gpus_allocatable: totals.gpus_allocatable,
         services_ready: totals.services_ready,
@@ -275,13 +333,21 @@ pub fn summarize<S: std::borrow::Borrow<FederatedCluster>>(
         services_total: totals.services_total,
         total_active_issues: totals.active_signals(),
         issues_by_severity: totals.by_severity,
-        issues_by_cluster: by_cluster,
+        issues_by_cluster,
+        clusters_with_issues,
         cross_cluster_correlations: count(correlations.len()),
-        correlations,
+        correlations: correlations
+            .into_iter()
+            .map(|mut c| {
+                c.clusters_total = count(c.clusters.len());
+                c
+            })
+            .collect(),
         cascades_detected: count(cascades.len()),
-        cascades: most_recent(cascades),
+        cascades,
         last_updated: Some(Time(now)),
         outages: Vec::new(),
+        outages_total: 0,
         maintenance_clusters: count(
             sites
                 .iter()
@@ -292,7 +358,273 @@ pub fn summarize<S: std::borrow::Borrow<FederatedCluster>>(
         // The hub's own record is the leader's to set (it is kept apart
         // from the summary's writes).
         hub: None,
+        detection: None,
     }
+}
+
+/// Sets the grouped outages of the full `summary`: the largest first
+/// (then the longest dark, then by group), at most [`MAX_OUTAGES`] —
+/// the hub follows no more, so its metrics stay bounded — with
+/// `outagesTotal` counting them all.
+pub fn set_outages(summary: &mut FederationStatusStatus, mut outages: Vec<GroupedOutage>) {
+    summary.outages_total = count(outages.len());
+    for o in &mut outages {
+        o.clusters_total = count(o.clusters.len());
+    }
+    outages.sort_by(|a, b| {
+        (std::cmp::Reverse(a.clusters.len()), &a.since.0, &a.value).cmp(&(
+            std::cmp::Reverse(b.clusters.len()),
+            &b.since.0,
+            &b.value,
+        ))
+    });
+    outages.truncate(MAX_OUTAGES);
+    summary.outages = outages;
+}
+
+/// Orders cascades by the evidence behind them, strongest first: the
+/// number of distinct sites reporting the signal on that workload (a
+/// source and every production site it reached), then the signal type's
+/// severity, then the target's tier (critical first), then how long the
+/// hub has known it (`detectedTime`, on its own clock: the earliest first,
+/// so newcomers cannot push an incident out), then its id. Nothing in
+/// this order is a time a site wrote: with two tokens a site can forge
+/// cascades, but not more evidence than its own two sites, nor an older
+/// detection.
+pub fn cascade_rank(cascades: &mut Vec<Cascade>) {
+    let mut sites: HashMap<(crate::api::SignalType, &crate::api::WorkloadRef), HashSet<&str>> =
+        HashMap::new();
+    for c in cascades.iter() {
+        let set = sites.entry((c.signal, &c.workload)).or_default();
+        set.insert(&c.source);
+        set.insert(&c.target);
+    }
+    let mut order: Vec<_> = cascades
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let evidence = sites.get(&(c.signal, &c.workload)).map_or(0, HashSet::len);
+            (
+                std::cmp::Reverse(evidence),
+                severity_rank(c.signal.default_severity()),
+                tier_rank(c.target_tier),
+                // Not recorded (written by a hub that did not): last.
+                c.detected_time
+                    .as_ref()
+                    .map_or((1, Timestamp::MAX), |t| (0, t.0)),
+                c.id.clone(),
+                c.key(),
+                i,
+            )
+        })
+        .collect();
+    order.sort_unstable();
+    let mut slots: Vec<Option<Cascade>> = std::mem::take(cascades).into_iter().map(Some).collect();
+    cascades.extend(order.into_iter().filter_map(|k| slots[k.6].take()));
+}
+
+/// The `FederationStatus` status to write for the hub's full `summary` of
+/// `sites`: every list cut to its worst entries by count and by bytes
+/// (see the constants in `crate::api`), with its exact count beside it.
+///
+/// - a correlation's or an outage's `clusters`: at most
+///   [`MAX_INCIDENT_CLUSTERS`] — the strictest tiers first (for an outage,
+///   Unreachable sites before Stale ones), listed by name;
+/// - `cascades` in the order of [`cascade_rank`], `outages` largest first,
+///   each within its byte budget;
+/// - `edgeVersions` within its byte budget, the least common versions
+///   folded under `other`.
+///
+/// A site whose name `summary` names but `sites` lacks ranks last.
+pub fn bound<S: std::borrow::Borrow<FederatedCluster>>(
+    summary: &FederationStatusStatus,
+    sites: &[S],
+) -> FederationStatusStatus {
+    let by_name: HashMap<&str, &FederatedCluster> = sites
+        .iter()
+        .map(|s| (s.borrow().site_name(), s.borrow()))
+        .collect();
+    let member_key = |name: &str, by_phase: bool| match by_name.get(name) {
+        Some(site) => (
+            if by_phase {
+                dark_rank(effective_phase(site))
+            } else {
+                0
+            },
+            tier_rank(site.spec.tier),
+        ),
+        None => (u8::MAX, u8::MAX),
+    };
+    let cut = |clusters: &[String], by_phase: bool| -> Vec<String> {
+        if clusters.len() <= MAX_INCIDENT_CLUSTERS {
+            return clusters.to_vec();
+        }
+        let mut kept = worst_first(
+            clusters
+                .iter()
+                .map(|n| (member_key(n, by_phase), n))
+                .collect(),
+            MAX_INCIDENT_CLUSTERS,
+            |a, b| a.cmp(b),
+        )
+        .into_iter()
+        .map(|(_, n)| n)
+        .collect::<Vec<_>>();
+        kept.sort();
+        kept.into_iter().cloned().collect()
+    };
+    let mut out = summary.clone();
+    for c in &mut out.correlations {
+        c.clusters_total = c.cluster_count();
+        c.clusters = cut(&c.clusters, false);
+    }
+    out.cascades = within_budget(
+        summary.cascades.iter().cloned(),
+        MAX_CASCADES,
+        CASCADES_BUDGET_BYTES,
+    );
+    out.cascades_detected = summary.cascade_count();
+    out.outages = within_budget(
+        summary.outages.iter().map(|o| GroupedOutage {
+            clusters: cut(&o.clusters, true),
+            clusters_total: o.cluster_count(),
+            ..o.clone()
+        }),
+        MAX_OUTAGES,
+        OUTAGES_BUDGET_BYTES,
+    );
+    out.outages_total = summary.outage_count();
+    out.edge_versions = versions_within_budget(&summary.edge_versions);
+    out
+}
+
+/// The order of `disconnectedClusters`: Unreachable, Stale, Pending; the
+/// strictest tier; the longest in that phase by the hub's own
+/// `phaseTransitionTime` (never set: last); the name.
+type DisconnectedKey<'a> = (u8, u8, (u8, Timestamp), &'a str);
+
+fn disconnected_key(site: &FederatedCluster, phase: Phase) -> DisconnectedKey<'_> {
+    let since = site
+        .status
+        .as_ref()
+        .and_then(|s| s.phase_transition_time.as_ref())
+        .map_or((1, Timestamp::MAX), |t| (0, t.0));
+    (
+        dark_rank(phase),
+        tier_rank(site.spec.tier),
+        since,
+        site.site_name(),
+    )
+}
+
+/// The order of `issuesByCluster`: the most signals, the strictest tier,
+/// the name.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct IssueKey<'a> {
+    signals: std::cmp::Reverse<i64>,
+    tier: u8,
+    name: &'a str,
+}
+
+/// Rank of a phase among sites that are not Connected, the worst first.
+fn dark_rank(phase: Phase) -> u8 {
+    match phase {
+        Phase::Unreachable => 0,
+        Phase::Stale => 1,
+        Phase::Pending => 2,
+        Phase::Connected => 3,
+    }
+}
+
+/// Rank of a tier, the strictest first.
+fn tier_rank(tier: Tier) -> u8 {
+    match tier {
+        Tier::Critical => 0,
+        Tier::Standard => 1,
+        Tier::NonCritical => 2,
+    }
+}
+
+/// Rank of a severity, the worst first.
+fn severity_rank(severity: Severity) -> u8 {
+    match severity {
+        Severity::Critical => 0,
+        Severity::High => 1,
+        Severity::Medium => 2,
+        Severity::Low => 3,
+    }
+}
+
+/// The `max` first of `items` by `order`, in that order; linear in
+/// `items` plus the sort of those kept.
+fn worst_first<T>(
+    mut items: Vec<T>,
+    max: usize,
+    order: impl Fn(&T, &T) -> std::cmp::Ordering,
+) -> Vec<T> {
+    if items.len() > max && max > 0 {
+        items.select_nth_unstable_by(max - 1, &order);
+    }
+    items.truncate(max);
+    items.sort_by(&order);
+    items
+}
+
+/// The leading `items` that fit: at most `max`, and at most `budget` bytes
+/// of JSON together (each item's own serialization plus a separator).
+/// An item too large to fit ends the list, so the order is kept.
+fn within_budget<T: Serialize>(
+    items: impl IntoIterator<Item = T>,
+    max: usize,
+    budget: usize,
+) -> Vec<T> {
+    let mut out = Vec::new();
+    let mut used = 0usize;
+    for item in items.into_iter().take(max) {
+        let bytes = json_len(&item).saturating_add(1);
+        if used.saturating_add(bytes) > budget {
+            break;
+        }
+        used += bytes;
+        out.push(item);
+    }
+    out
+}
+
+fn json_len<T: Serialize>(value: &T) -> usize {
+    serde_json::to_vec(value).map_or(usize::MAX, |v| v.len())
+}
+
+/// `versions` within [`EDGE_VERSIONS_BUDGET_BYTES`]: the most common
+/// versions (ties by name) kept while they fit, the others counted under
+/// [`OTHER_VERSIONS`].
+fn versions_within_budget(versions: &BTreeMap<String, i64>) -> BTreeMap<String, i64> {
+    if json_len(versions) <= EDGE_VERSIONS_BUDGET_BYTES {
+        return versions.clone();
+    }
+    let mut by_count: Vec<(&String, i64)> = versions
+        .iter()
+        .filter(|(v, _)| v.as_str() != OTHER_VERSIONS)
+        .map(|(v, n)| (v, *n))
+        .collect();
+    by_count.sort_by(|a, b| (std::cmp::Reverse(a.1), a.0).cmp(&(std::cmp::Reverse(b.1), b.0)));
+    // Room for `"other":` and its count.
+    let mut used = json_len(&BTreeMap::from([(OTHER_VERSIONS, i64::MAX)]));
+    let mut out = BTreeMap::new();
+    let mut other = versions.get(OTHER_VERSIONS).copied().unwrap_or(0);
+    for (v, n) in by_count {
+        let bytes = json_len(v).saturating_add(22);
+        if used.saturating_add(bytes) <= EDGE_VERSIONS_BUDGET_BYTES {
+            used += bytes;
+            out.insert(v.clone(), n);
+        } else {
+            other = other.saturating_add(n);
+        }
+    }
+    if other > 0 {
+        out.insert(OTHER_VERSIONS.to_owned(), other);
+    }
+    out
 }
 
 pub use crate::fleet::versions::OTHER_VERSIONS;
@@ -310,12 +642,6 @@ pub fn edge_versions<'a>(
         versions.add(site);
     }
     versions.summary()
-}
-
-/// Cascades come sorted oldest first; the FederationStatus keeps the most
-/// recent [`MAX_CASCADES`], so its size stays bounded.
-fn most_recent(mut cascades: Vec<Cascade>) -> Vec<Cascade> {
-    cascades.split_off(cascades.len().saturating_sub(MAX_CASCADES))
 }
 
 fn add(total: &mut i64, n: i64) {
@@ -347,16 +673,30 @@ mod tests {
             100 * 100,
             "every production site is a target of every signal"
         );
-        let f = summarize(&sites, correlations, cascades, now);
+        let full = summarize(&sites, correlations, cascades, now);
+        assert_eq!(
+            full.cascades.len(),
+            10_000,
+            "the full summary keeps them all"
+        );
+        let f = bound(&full, &sites);
         assert_eq!(f.cascades_detected, 10_000);
-        assert_eq!(f.cascades.len(), MAX_CASCADES);
+        assert!(!f.cascades.is_empty() && f.cascades.len() <= MAX_CASCADES);
+        assert!(json_len(&f.cascades) <= CASCADES_BUDGET_BYTES + 2);
+        assert_eq!(f.cascades[..], full.cascades[..f.cascades.len()]);
         assert_eq!(f.correlations.len(), SignalType::ALL.len());
+        for c in &f.correlations {
+            assert_eq!(
+                (c.clusters.len(), c.clusters_total),
+                (MAX_INCIDENT_CLUSTERS, 200)
+            );
+        }
         // Counts at i64::MAX on every site saturate instead of overflowing.
         assert_eq!(f.gpus_total, i64::MAX);
         assert_eq!(f.services_total, i64::MAX);
         assert_eq!(f.connected_clusters, 200);
         let bytes = serde_json::to_vec(&f).unwrap().len();
-        assert!(bytes < 768 * 1024, "FederationStatus of {bytes} bytes");
+        assert!(bytes < 200 * 1024, "FederationStatus of {bytes} bytes");
     }
 
     #[test]
@@ -393,13 +733,15 @@ mod tests {
         assert_eq!(
             names,
             [
-                ("b", Phase::Stale),
                 ("c", Phase::Unreachable),
+                ("b", Phase::Stale),
                 ("d", Phase::Pending)
-            ]
+            ],
+            "worst first"
         );
+        assert_eq!(s.disconnected_clusters_total, 3);
         assert_eq!(
-            s.disconnected_clusters[0].reason,
+            s.disconnected_clusters[1].reason,
             "stale: last heartbeat 2m30s ago (interval 30s)"
         );
         assert_eq!(s.disconnected_clusters[2].reason, "never heard from");
@@ -414,12 +756,204 @@ mod tests {
             }
         );
         assert_eq!(s.issues_by_cluster, BTreeMap::from([("a".to_owned(), 2)]));
+        assert_eq!(s.clusters_with_issues, 1);
         assert_eq!((s.gpus_total, s.gpus_allocatable), (12, 10));
         assert_eq!(
             (s.services_ready, s.services_failed, s.services_total),
             (3, 1, 4)
         );
         assert_eq!(s.last_updated, Some(Time(fixture_now())));
+    }
+
+    /// A site of `tier` in `phase` since `since_secs` ago (hub clock).
+    fn dark(name: &str, tier: Tier, phase: Phase, since_secs: i64) -> FederatedCluster {
+        FederatedCluster::test(name)
+            .with_tier(tier)
+            .heartbeat_ago(since_secs + 300)
+            .with_phase(phase, since_secs)
+    }
+
+    #[test]
+    fn the_worst_disconnected_sites_are_listed_with_the_count_of_all() {
+        let mut sites: Vec<FederatedCluster> = (0..150)
+            .map(|i| {
+                dark(
+                    &format!("a-stale-{i:03}"),
+                    Tier::Standard,
+                    Phase::Stale,
+                    100,
+                )
+            })
+            .collect();
+        sites.push(dark("z-crit-new", Tier::Critical, Phase::Unreachable, 400));
+        sites.push(dark("z-crit-old", Tier::Critical, Phase::Unreachable, 4000));
+        sites.push(dark(
+            "y-unreachable",
+            Tier::NonCritical,
+            Phase::Unreachable,
+            9000,
+        ));
+        sites.push(dark("x-stale-crit", Tier::Critical, Phase::Stale, 10));
+        sites.push(FederatedCluster::test("w-pending").pending());
+        let s = summarize(&sites, vec![], vec![], fixture_now());
+        assert_eq!(s.disconnected_clusters_total, 155);
+        assert_eq!(s.disconnected_clusters.len(), MAX_DISCONNECTED);
+        let names: Vec<&str> = s
+            .disconnected_clusters
+            .iter()
+            .take(5)
+            .map(|d| d.name.as_str())
+            .collect();
+        // Unreachable before Stale, the strictest tier first, then the
+        // longest in its phase by the hub's clock; Pending never makes it.
+        assert_eq!(
+            names,
+            [
+                "z-crit-old",
+                "z-crit-new",
+                "y-unreachable",
+                "x-stale-crit",
+                "a-stale-000"
+            ]
+        );
+        assert!(
+            s.disconnected_clusters
+                .iter()
+                .all(|d| d.name != "w-pending")
+        );
+        // A site cannot move up by the heartbeat time it wrote.
+        let mut forged = dark("b-forger", Tier::Standard, Phase::Stale, 100);
+        forged.status.as_mut().unwrap().last_heartbeat_time =
+            Some(crate::api::fixtures::ago(10 * 365 * 86_400));
+        sites.push(forged);
+        let s = summarize(&sites, vec![], vec![], fixture_now());
+        assert!(s.disconnected_clusters.iter().all(|d| d.name != "b-forger"));
+        assert_eq!(s.disconnected_clusters_total, 156);
+    }
+
+    #[test]
+    fn the_sites_with_the_most_signals_are_listed_with_the_count_of_all() {
+        let signal = |i: usize| Signal::test(SignalType::Evicted, "ns", "Pod", &format!("p{i}"));
+        let sites: Vec<FederatedCluster> = (0..MAX_ISSUE_CLUSTERS + 20)
+            .map(|i| {
+                (0..=i % 3).fold(
+                    FederatedCluster::test(&format!("s{i:03}")).connected(),
+                    |site, j| site.with_signal(signal(j)),
+                )
+            })
+            .collect();
+        let s = summarize(&sites, vec![], vec![], fixture_now());
+        assert_eq!(s.clusters_with_issues, count(MAX_ISSUE_CLUSTERS + 20));
+        assert_eq!(s.issues_by_cluster.len(), MAX_ISSUE_CLUSTERS);
+        // 40 sites have 3 signals, 40 have 2, 40 have 1: the 20 left out
+        // are the last by name among those with one.
+        assert_eq!(
+            s.issues_by_cluster.values().filter(|n| **n == 1).count(),
+            20
+        );
+        assert!(!s.issues_by_cluster.contains_key("s117"));
+        assert!(s.issues_by_cluster.contains_key("s000"));
+    }
+
+    fn cascade(
+        source: &str,
+        target: &str,
+        workload: &str,
+        tier: Tier,
+        detected_ago: i64,
+    ) -> Cascade {
+        let mut c = Cascade {
+            id: String::new(),
+            source: source.into(),
+            target: target.into(),
+            source_environment: crate::api::Environment::Staging,
+            target_environment: crate::api::Environment::Production,
+            source_tier: Tier::Standard,
+            target_tier: tier,
+            signal: SignalType::CrashLoopBackOff,
+            workload: crate::api::WorkloadRef::new("Deployment", workload),
+            source_first_seen: crate::api::fixtures::ago(detected_ago + 600),
+            target_first_seen: crate::api::fixtures::ago(detected_ago),
+            delta_seconds: 600,
+            detected_time: Some(crate::api::fixtures::ago(detected_ago)),
+        };
+        c.id = crate::fleet::correlation::cascade_id(&c.key());
+        c
+    }
+
+    #[test]
+    fn cascades_are_ranked_by_evidence_not_by_site_written_times() {
+        let mut all = vec![
+            // Newest by every time a site wrote, one source, one target.
+            cascade("forger-stg", "forger-prod", "w1", Tier::Standard, 0),
+            // Older, same evidence: the hub has known it longer.
+            cascade("stg", "prod-a", "web", Tier::Standard, 3600),
+            // Three sites report the same signal on this workload.
+            cascade("stg-2", "prod-b", "api", Tier::Standard, 60),
+            cascade("stg-2", "prod-c", "api", Tier::Standard, 30),
+            // Two sites, but into a critical site.
+            cascade("stg-3", "prod-d", "db", Tier::Critical, 10),
+        ];
+        cascade_rank(&mut all);
+        let order: Vec<&str> = all.iter().map(|c| c.target.as_str()).collect();
+        assert_eq!(
+            order,
+            ["prod-b", "prod-c", "prod-d", "prod-a", "forger-prod"]
+        );
+    }
+
+    #[test]
+    fn incident_sites_are_cut_to_the_strictest_tiers_and_counted() {
+        let sites: Vec<FederatedCluster> = (0..80)
+            .map(|i| {
+                let tier = if i % 30 == 29 {
+                    Tier::Critical
+                } else {
+                    Tier::Standard
+                };
+                FederatedCluster::test(&format!("s{i:02}"))
+                    .with_tier(tier)
+                    .connected()
+                    .with_signal(Signal::test(SignalType::OomKilled, "ns", "Pod", "p"))
+            })
+            .collect();
+        let correlations =
+            crate::fleet::correlation::correlate(&sites, &[], fixture_now(), Default::default());
+        let full = summarize(&sites, correlations, vec![], fixture_now());
+        assert_eq!(full.correlations[0].clusters.len(), 80);
+        let written = bound(&full, &sites);
+        let c = &written.correlations[0];
+        assert_eq!(
+            (c.clusters.len(), c.clusters_total),
+            (MAX_INCIDENT_CLUSTERS, 80)
+        );
+        assert!(c.is_cut());
+        for critical in ["s29", "s59"] {
+            assert!(c.clusters.iter().any(|n| n == critical), "{critical}");
+        }
+        let mut sorted = c.clusters.clone();
+        sorted.sort();
+        assert_eq!(c.clusters, sorted, "listed by name");
+        assert_eq!(c.strictest_tier, Some(Tier::Critical));
+    }
+
+    #[test]
+    fn edge_versions_past_their_budget_are_counted_under_other() {
+        let mut versions: BTreeMap<String, i64> = (0..63)
+            .map(|i| (format!("{i:02}{}", "\0".repeat(126)), 1))
+            .collect();
+        versions.insert("0.2.0".into(), 500);
+        let kept = versions_within_budget(&versions);
+        assert!(
+            json_len(&kept) <= EDGE_VERSIONS_BUDGET_BYTES,
+            "{}",
+            json_len(&kept)
+        );
+        assert_eq!(kept["0.2.0"], 500, "the most common first");
+        assert_eq!(kept.values().sum::<i64>(), 563, "every site still counted");
+        assert!(kept[OTHER_VERSIONS] > 0);
+        let small = BTreeMap::from([("0.1.0".to_owned(), 3)]);
+        assert_eq!(versions_within_budget(&small), small);
     }
 
     fn shown(site: &FederatedCluster, judging: Option<bool>, secs: i64) -> (Phase, bool) {

@@ -235,13 +235,13 @@ pub fn incident_notes(
                     "{} {} on {} sites when detected{}: {}",
                     c.id,
                     c.signal.as_str(),
-                    c.clusters.len(),
+                    c.cluster_count(),
                     started(c.started_by.as_deref()),
                     site_list(c.clusters.iter().map(String::as_str))
                 ),
             )),
             Some(h) => {
-                let n = c.clusters.len();
+                let n = c.cluster_count();
                 notes.extend(joined(&h.clusters, &c.clusters, |site| {
                     incident(
                         "CorrelationGrew",
@@ -269,7 +269,7 @@ pub fn incident_notes(
                     "{} {} ended: no longer active on enough sites (it was on {} when last recorded)",
                     h.id,
                     h.signal.as_str(),
-                    h.clusters.len()
+                    h.cluster_count()
                 ),
             );
             n.warning = false;
@@ -314,7 +314,7 @@ pub fn incident_notes(
                 format!(
                     "{} {} sites of {} {} went dark together{}: {}",
                     o.id,
-                    o.clusters.len(),
+                    o.cluster_count(),
                     o.group_by,
                     o.value,
                     started(o.started_by.as_deref()),
@@ -322,7 +322,7 @@ pub fn incident_notes(
                 ),
             )),
             Some(h) => {
-                let n = o.clusters.len();
+                let n = o.cluster_count();
                 notes.extend(joined(&h.clusters, &o.clusters, |site| {
                     incident(
                         "GroupedOutageGrew",
@@ -552,6 +552,7 @@ mod tests {
             severity: Severity::Critical,
             original_severity: Severity::Medium,
             clusters: clusters.iter().map(|c| (*c).to_owned()).collect(),
+            clusters_total: clusters.len() as i64,
             first_seen: ago(600),
             last_seen: ago(5),
             started_by: Some(clusters[0].to_owned()),
@@ -565,6 +566,7 @@ mod tests {
             group_by: "region".into(),
             value: "eu-west".into(),
             clusters: clusters.iter().map(|c| (*c).to_owned()).collect(),
+            clusters_total: clusters.len() as i64,
             since: ago(120),
             started_by: Some(clusters[0].to_owned()),
         }
@@ -648,6 +650,7 @@ mod tests {
             source_first_seen: ago(600),
             target_first_seen: ago(60),
             delta_seconds: 540,
+            detected_time: None,
         };
         let flood = FederationStatusStatus {
             cascades: (0..300).map(cascade).collect(),

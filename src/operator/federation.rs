@@ -7,27 +7,38 @@
 //! written only when something other than timestamps and ages changed.
 //! With no sites and no singleton it writes nothing.
 //!
+//! Two summaries come out of each recomputation ([`next_summary`]): the
+//! full one, every incident with all its sites, kept in memory
+//! ([`FleetView::summary`]: the REST API, the metrics and the remediation
+//! decisions read it), and the one written, each list cut to its worst
+//! entries with exact counts of the rest (`fleet::summary::bound`), so the
+//! object stays far under the API server's size limit whatever the
+//! fleet's size (docs/scaling.md#the-size-of-federationstatus).
+//!
 //! The leader's liveness record (`status.hub`, [`run_liveness`]) is kept
 //! apart from the summary: a merge patch of `status.hub` alone every
 //! liveness interval, whatever the fleet's size, while the summary write
 //! carries the record it read over, guarded by the resourceVersion.
 
+use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
 use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::Api;
 use kube::runtime::reflector::Store;
 use tokio::sync::{Notify, watch};
 
 use crate::api::{
-    FederatedCluster, FederationStatus, FederationStatusStatus, HubLiveness, MAX_HUB_IDENTITY_CHARS,
+    FederatedCluster, FederationStatus, FederationStatusStatus, GroupedOutage, HubLiveness,
+    IncidentDetection, MAX_HUB_IDENTITY_CHARS,
 };
 use crate::fleet::correlation::{CorrelationConfig, DEFAULT_LOOKBACK, correlate, detect_cascades};
 use crate::fleet::liveness::{HubVerdict, LIVENESS_INTERVAL, hub_verdict};
 use crate::fleet::outage::{OutageConfig, grouped_outages};
 use crate::fleet::policy::{Decisions, Incidents};
-use crate::fleet::summary::summarize;
+use crate::fleet::summary::{bound, set_outages, summarize};
 use crate::k8s::federation_status::{
     create_federation_status, get_federation_status, record_hub_liveness, replace_federation_status,
 };
@@ -64,24 +75,78 @@ impl Default for FederationConfig {
     }
 }
 
-/// The next summary from the sites, carrying correlation and outage ids
-/// over.
+impl FederationConfig {
+    /// The parameters as `FederationStatus` records them.
+    pub fn detection(&self) -> IncidentDetection {
+        crate::fleet::incident::detection_of(self.correlation, self.cascade_lookback, &self.outage)
+    }
+}
+
+/// What one recomputation gives: the full summary and the one to write.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NextSummary {
+    /// Every incident with all its sites (held in memory, never written).
+    pub full: FederationStatusStatus,
+    /// The same cut to fit the object (`fleet::summary::bound`).
+    pub written: FederationStatusStatus,
+}
+
+/// The next summary from the sites, carrying incident ids, correlations'
+/// firstSeen and cascades' detection times over from `previous` (the
+/// summaries this hub knows, the first one that holds an incident
+/// winning: the singleton as read, then its own last full summary).
 pub fn next_summary<S: std::borrow::Borrow<FederatedCluster>>(
     sites: &[S],
-    previous: Option<&FederationStatusStatus>,
+    previous: &[&FederationStatusStatus],
     now: Timestamp,
     cfg: &FederationConfig,
-) -> FederationStatusStatus {
+) -> NextSummary {
+    // Every correlation is written (at most one per signal type), so the
+    // first summary that has any holds them all.
     let prev_corr = previous
+        .iter()
+        .find(|p| !p.correlations.is_empty())
         .map(|p| p.correlations.as_slice())
         .unwrap_or_default();
-    let prev_outages = previous.map(|p| p.outages.as_slice()).unwrap_or_default();
+    // `grouped_outages` takes an outage's id and keeps each of its sites
+    // until that site is back: the sites are the union of what the
+    // singleton (cut) and this hub's full summary name.
+    let mut prev_outages: Vec<GroupedOutage> = Vec::new();
+    for o in previous.iter().flat_map(|p| &p.outages) {
+        match prev_outages
+            .iter_mut()
+            .find(|p| p.group_by == o.group_by && p.value == o.value)
+        {
+            Some(p) => {
+                for c in &o.clusters {
+                    if !p.clusters.contains(c) {
+                        p.clusters.push(c.clone());
+                    }
+                }
+            }
+            None => prev_outages.push(o.clone()),
+        }
+    }
+    let mut detected: HashMap<String, &Time> = HashMap::new();
+    for c in previous.iter().flat_map(|p| &p.cascades) {
+        if let Some(t) = &c.detected_time {
+            detected.entry(c.key()).or_insert(t);
+        }
+    }
     let correlations = correlate(sites, prev_corr, now, cfg.correlation);
-    let cascades = detect_cascades(sites, now, cfg.cascade_lookback);
-    let mut summary = summarize(sites, correlations, cascades, now);
+    let mut cascades = detect_cascades(sites, now, cfg.cascade_lookback);
+    for c in &mut cascades {
+        c.detected_time = Some(detected.get(&c.key()).map_or(Time(now), |t| (*t).clone()));
+    }
+    let mut full = summarize(sites, correlations, cascades, now);
     // The hub computing this is the one judging: phases as it wrote them.
-    summary.outages = grouped_outages(sites, prev_outages, None, now, &cfg.outage);
-    summary
+    set_outages(
+        &mut full,
+        grouped_outages(sites, &prev_outages, None, now, &cfg.outage),
+    );
+    full.detection = Some(cfg.detection());
+    let written = bound(&full, sites);
+    NextSummary { full, written }
 }
 
 /// Whether `next` differs from `current` in more than its timestamps and
@@ -137,7 +202,9 @@ pub struct FleetView {
     store: OnceLock<Store<FederatedCluster>>,
     /// Set at the first reconcile: the store then holds a complete list.
     listed: std::sync::atomic::AtomicBool,
-    summary: RwLock<Option<FederationStatusStatus>>,
+    /// The full summary, shared: readers (each REST request, the next
+    /// recomputation) take a reference, not a copy of every incident.
+    summary: RwLock<Option<Arc<FederationStatusStatus>>>,
     /// The hub leader's liveness record as this replica last knew it: its
     /// own while it leads and judges, else as read from the singleton.
     /// None until known (written or read once); Some(None): there is none.
@@ -150,6 +217,9 @@ pub struct FleetView {
     started: Timestamp,
     /// Where the leader's Events go (none until set).
     events: OnceLock<super::events::EventSink>,
+    /// The full summary whose incidents the Events last told of (None
+    /// until this replica wrote one: the singleton's, cut, stands in).
+    told: std::sync::Mutex<Option<Arc<FederationStatusStatus>>>,
     /// The process's metrics.
     pub metrics: Arc<Metrics>,
 }
@@ -169,18 +239,25 @@ impl FleetView {
         let _ = self.events.set(events);
     }
 
-    /// Records the Events of `next` against `held`: new, grown and ended
-    /// incidents (`operator::events::incident_notes`).
+    /// Records the Events of the full summary `next`, just written,
+    /// against the last one Events told of (`written`, the singleton as it
+    /// was read, when none): new, grown and ended incidents
+    /// (`operator::events::incident_notes`). Full summaries on both sides:
+    /// an incident the written copy leaves out only because its list is
+    /// cut has not ended.
     fn record_incident_events(
         &self,
-        held: Option<&FederationStatusStatus>,
-        next: &FederationStatusStatus,
+        written: Option<&FederationStatusStatus>,
+        next: Arc<FederationStatusStatus>,
     ) {
+        let mut told = self.told.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(events) = self.events.get() {
-            for note in super::events::incident_notes(held, next, Timestamp::now()) {
+            let before = told.as_deref().or(written);
+            for note in super::events::incident_notes(before, &next, Timestamp::now()) {
                 events.record(note);
             }
         }
+        *told = Some(next);
     }
 
     /// Attaches the controller's store (once; later calls are ignored).
@@ -193,21 +270,30 @@ impl FleetView {
     /// once, so a non-empty store is complete; an empty fleet counts as
     /// listed from its first reconcile on, i.e. once a site exists).
     pub fn sites(&self, keep: impl Fn(&FederatedCluster) -> bool) -> Option<Vec<FederatedCluster>> {
-        let store = self.store.get()?;
-        if store.is_empty() && !self.listed.load(std::sync::atomic::Ordering::Acquire) {
-            return None;
-        }
         Some(
-            store
-                .state_filter(|s| keep(s))
+            self.shared_sites(keep)?
                 .iter()
                 .map(|s| (**s).clone())
                 .collect(),
         )
     }
 
-    /// The latest fleet summary (correlations and cascades included).
-    pub fn summary(&self) -> Option<FederationStatusStatus> {
+    /// [`FleetView::sites`] without copying them: the cached objects
+    /// themselves, shared.
+    pub fn shared_sites(
+        &self,
+        keep: impl Fn(&FederatedCluster) -> bool,
+    ) -> Option<Vec<Arc<FederatedCluster>>> {
+        let store = self.store.get()?;
+        if store.is_empty() && !self.listed.load(std::sync::atomic::Ordering::Acquire) {
+            return None;
+        }
+        Some(store.state_filter(|s| keep(s)))
+    }
+
+    /// The latest full fleet summary: every incident with all its sites
+    /// (what the singleton lists is cut: `fleet::summary::bound`).
+    pub fn summary(&self) -> Option<Arc<FederationStatusStatus>> {
         self.summary
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -239,7 +325,7 @@ impl FleetView {
     fn publish<S: std::borrow::Borrow<FederatedCluster>>(
         &self,
         sites: &[S],
-        summary: &FederationStatusStatus,
+        summary: FederationStatusStatus,
         leading: bool,
     ) {
         let now = Timestamp::now();
@@ -249,7 +335,7 @@ impl FleetView {
             self.hub_verdict(now).judging(),
             now,
         );
-        self.metrics.set_summary(summary);
+        self.metrics.set_summary(&summary);
         let incidents = Incidents::new(&summary.correlations, &summary.cascades);
         let counted = self
             .decisions
@@ -261,7 +347,7 @@ impl FleetView {
                 self.metrics.policy_applied(tier, mode);
             }
         }
-        *self.summary.write().unwrap_or_else(|p| p.into_inner()) = Some(summary.clone());
+        *self.summary.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(summary));
     }
 }
 
@@ -272,8 +358,10 @@ pub struct FederationError(#[source] kube::Error);
 
 /// One recomputation: reads the singleton, writes it if the summary changed.
 /// Returns whether it wrote. Sets the fleet gauges, and counts each cascade
-/// this write records for the first time (the singleton is the memory of
-/// what was counted, so a new leader does not count a cascade again).
+/// neither the singleton nor this hub's last full summary knew (so a new
+/// leader, which computed the summary as a standby, does not count a
+/// cascade again; a hub just started counts only those whose target saw
+/// the signal after it started, as it counts decisions).
 pub async fn sync_once<S: std::borrow::Borrow<FederatedCluster> + Sync>(
     api: &Api<FederationStatus>,
     sites: &[S],
@@ -286,45 +374,53 @@ pub async fn sync_once<S: std::borrow::Borrow<FederatedCluster> + Sync>(
             return Ok(false);
         }
         let held = current.as_ref().and_then(|c| c.status.as_ref());
-        let mut next = next_summary(sites, held, Timestamp::now(), cfg);
+        let memory = view.summary();
+        let previous: Vec<&FederationStatusStatus> =
+            held.into_iter().chain(memory.as_deref()).collect();
+        let NextSummary { full, mut written } =
+            next_summary(sites, &previous, Timestamp::now(), cfg);
         // The liveness record is the leader's to write; carried over as read.
-        next.hub = held.and_then(|h| h.hub.clone());
-        view.publish(sites, &next, true);
-        if !differs(held, &next) {
-            return Ok(false);
-        }
-        let recorded: Vec<String> = held
-            .map(|h| h.cascades.iter().map(|c| c.key()).collect())
-            .unwrap_or_default();
-        let new_cascades: Vec<_> = next
+        written.hub = held.and_then(|h| h.hub.clone());
+        let known: std::collections::HashSet<String> = previous
+            .iter()
+            .flat_map(|p| &p.cascades)
+            .map(|c| c.key())
+            .collect();
+        let new_cascades: Vec<_> = full
             .cascades
             .iter()
-            .filter(|c| !recorded.contains(&c.key()))
+            .filter(|c| {
+                !known.contains(&c.key())
+                    && (memory.is_some() || c.target_first_seen.0 > view.started)
+            })
             .map(|c| (c.source_tier, c.target_tier))
             .collect();
+        view.publish(sites, full, true);
+        for (source, target) in new_cascades {
+            view.metrics.new_cascade(source, target);
+        }
+        if !differs(held, &written) {
+            return Ok(false);
+        }
         let held_copy = held.cloned();
         let base = match current {
             Some(c) => c,
-            None => match create_federation_status(api, &FederationStatus::singleton(next.clone()))
-                .await
-            {
-                Ok(created) => created,
-                Err(e) if is_conflict(&e) => continue,
-                Err(e) => return Err(FederationError(e)),
-            },
+            None => {
+                match create_federation_status(api, &FederationStatus::singleton(written.clone()))
+                    .await
+                {
+                    Ok(created) => created,
+                    Err(e) if is_conflict(&e) => continue,
+                    Err(e) => return Err(FederationError(e)),
+                }
+            }
         };
         let mut obj = base;
-        obj.status = Some(next);
+        obj.status = Some(written);
         match replace_federation_status(api, &obj).await {
             Ok(_) => {
-                view.record_incident_events(
-                    held_copy.as_ref(),
-                    obj.status
-                        .as_ref()
-                        .unwrap_or(&FederationStatusStatus::default()),
-                );
-                for (source, target) in new_cascades {
-                    view.metrics.new_cascade(source, target);
+                if let Some(full) = view.summary() {
+                    view.record_incident_events(held_copy.as_ref(), full);
                 }
                 return Ok(true);
             }
@@ -362,11 +458,13 @@ pub async fn run(
         let sites: Vec<Arc<FederatedCluster>> = store.state();
         if !*leading.borrow() {
             let held = view.summary();
-            view.publish(
+            let next = next_summary(
                 &sites,
-                &next_summary(&sites, held.as_ref(), Timestamp::now(), &cfg),
-                false,
+                &held.as_deref().into_iter().collect::<Vec<_>>(),
+                Timestamp::now(),
+                &cfg,
             );
+            view.publish(&sites, next.full, false);
         } else {
             match sync_once(&api, &sites, &view, &cfg).await {
                 Ok(true) => tracing::debug!(sites = sites.len(), "FederationStatus updated"),
@@ -489,7 +587,7 @@ pub async fn run_liveness(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::api::fixtures::fixture_now;
 
@@ -525,13 +623,15 @@ mod tests {
     #[test]
     fn ages_alone_are_no_change() {
         let sites = [FederatedCluster::test("a").stale()];
-        let a = next_summary(&sites, None, fixture_now(), &FederationConfig::default());
+        let cfg = FederationConfig::default();
+        let a = next_summary(&sites, &[], fixture_now(), &cfg).written;
         let b = next_summary(
             &sites,
-            Some(&a),
+            &[&a],
             fixture_now() + jiff::SignedDuration::from_secs(30),
-            &FederationConfig::default(),
-        );
+            &cfg,
+        )
+        .written;
         assert_ne!(
             a.disconnected_clusters[0].reason,
             b.disconnected_clusters[0].reason
@@ -540,10 +640,229 @@ mod tests {
         assert!(differs(None, &b));
         let c = next_summary(
             &[FederatedCluster::test("a").connected()],
-            Some(&a),
+            &[&a],
             fixture_now(),
-            &FederationConfig::default(),
-        );
+            &cfg,
+        )
+        .written;
         assert!(differs(Some(&a), &c), "a phase change is a change");
+    }
+
+    /// `n` sites dark for two days, in 20 regions, as a fleet-wide outage
+    /// leaves them (docs/scaling.md#the-size-of-federationstatus): names
+    /// `site-000000`…, each with one CrashLoopBackOff its edge reported
+    /// before it went dark when `signal`.
+    pub(crate) fn long_dark(n: usize, signal: bool) -> Vec<FederatedCluster> {
+        use crate::api::{Phase, Signal, SignalType};
+        (0..n)
+            .map(|i| {
+                let site = FederatedCluster::test(&format!("site-{i:06}"))
+                    .with_region(&format!("region-{:02}", i % 20))
+                    .heartbeat_ago(2 * 86_400)
+                    .with_phase(Phase::Unreachable, 2 * 86_400 - 300);
+                if signal {
+                    site.with_signal(
+                        Signal::test(SignalType::CrashLoopBackOff, "shop", "Deployment", "web")
+                            .seen(2 * 86_400 + 600, 2 * 86_400),
+                    )
+                } else {
+                    site
+                }
+            })
+            .collect()
+    }
+
+    /// The object the hub writes for `sites`, with the longest liveness
+    /// record and the metadata the API server adds.
+    fn written_object(sites: &[FederatedCluster], cfg: &FederationConfig) -> FederationStatus {
+        let mut written = next_summary(sites, &[], fixture_now(), cfg).written;
+        written.hub = Some(HubLiveness {
+            leader: "l".repeat(MAX_HUB_IDENTITY_CHARS),
+            leader_since: Some(Time(fixture_now())),
+            last_judgement_time: Time(fixture_now()),
+            interval_seconds: 15,
+        });
+        let mut obj = FederationStatus::singleton(written);
+        obj.metadata.uid = Some("00000000-0000-0000-0000-000000000000".into());
+        obj.metadata.resource_version = Some("18446744073709551615".into());
+        obj.metadata.generation = Some(1);
+        obj.metadata.creation_timestamp = Some(Time(fixture_now()));
+        obj
+    }
+
+    fn json_bytes(obj: &FederationStatus) -> usize {
+        serde_json::to_vec(obj).unwrap().len()
+    }
+
+    #[test]
+    fn a_long_outage_of_the_whole_fleet_keeps_the_summary_small() {
+        let cfg = FederationConfig::default();
+        for (n, signal) in [
+            (20_000, false),
+            (100_000, false),
+            (20_000, true),
+            (100_000, true),
+        ] {
+            let sites = long_dark(n, signal);
+            let obj = written_object(&sites, &cfg);
+            let bytes = json_bytes(&obj);
+            eprintln!(
+                "FederationStatus fleet, {n} long-dark sites, signal {signal}: {bytes} bytes"
+            );
+            // The unbounded summary was 3.1 MB at 20,000 and 15.4 MB at
+            // 100,000 (3.4 and 17 MB with a signal each).
+            assert!(bytes < 64 * 1024, "{n} sites: {bytes} bytes");
+            let s = obj.status.unwrap();
+            let n = i64::try_from(n).unwrap();
+            assert_eq!(
+                (s.unreachable_clusters, s.disconnected_clusters_total),
+                (n, n)
+            );
+            assert_eq!(s.disconnected_clusters.len(), crate::api::MAX_DISCONNECTED);
+            assert_eq!(s.clusters_with_issues, if signal { n } else { 0 });
+            assert_eq!(s.outage_count(), 20);
+            assert_eq!(s.outages.iter().map(|o| o.clusters_total).sum::<i64>(), n);
+        }
+    }
+
+    /// The largest object any fleet can make the hub write: 100,000 dark
+    /// sites with the longest names in 1,000 regions of the longest values,
+    /// every one in a correlation and reporting its own edge version of the
+    /// longest (escaped) text, plus 200 sites with every edge-owned field at
+    /// its cap making 10,000 cascades of the longest workloads.
+    #[test]
+    fn the_summary_stays_under_its_size_limit_whatever_the_sites_write() {
+        use crate::api::{MAX_FEDERATION_STATUS_BYTES, Phase, Signal, SignalType, Tier};
+        let long = |prefix: String, n: usize| format!("{prefix:0<n$}");
+        let mut sites: Vec<FederatedCluster> = (0..100_000)
+            .map(|i| {
+                let (phase, tier) = match i % 3 {
+                    0 => (Phase::Unreachable, Tier::Critical),
+                    1 => (Phase::Stale, Tier::Standard),
+                    _ => (Phase::Pending, Tier::NonCritical),
+                };
+                let mut site = FederatedCluster::test(&long(format!("s{i}-"), 63))
+                    .with_tier(tier)
+                    .with_region(&long(format!("r{}-", i % 1000), 63))
+                    .heartbeat_ago(86_400)
+                    .with_phase(phase, 86_000)
+                    .with_signal(
+                        Signal::test(SignalType::ALL[i % SignalType::ALL.len()], "ns", "Pod", "p")
+                            .seen(600, 60),
+                    );
+                site.status.as_mut().unwrap().observed_version =
+                    Some(format!("{i}{}", "\0".repeat(120)));
+                site
+            })
+            .collect();
+        sites.extend(crate::api::fixtures::fleet_at_caps(200));
+        let cfg = FederationConfig {
+            outage: OutageConfig {
+                window: Duration::from_secs(86_400),
+                ..OutageConfig::default()
+            },
+            ..FederationConfig::default()
+        };
+        let obj = written_object(&sites, &cfg);
+        let bytes = json_bytes(&obj);
+        let s = obj.status.as_ref().unwrap();
+        eprintln!("worst-case FederationStatus fleet: {bytes} bytes");
+        // Every list is cut, and counted whole.
+        assert_eq!(s.total_clusters, 100_200);
+        assert_eq!(s.disconnected_clusters_total, 100_000);
+        assert_eq!(s.clusters_with_issues, 100_200);
+        assert_eq!(s.cascades_detected, 10_000);
+        assert_eq!(s.outage_count(), 1_000);
+        assert!(s.correlations.iter().all(|c| c.clusters_total > 9_000));
+        assert!(
+            s.edge_versions
+                .contains_key(crate::fleet::summary::OTHER_VERSIONS)
+        );
+        // The API server adds managedFields: one entry per key of the two
+        // maps (their keys again, at most), and a few hundred bytes more.
+        let map_keys: usize = s
+            .issues_by_cluster
+            .keys()
+            .chain(s.edge_versions.keys())
+            .map(|k| serde_json::to_vec(k).unwrap().len() + 8)
+            .sum();
+        let stored = bytes + map_keys + 2 * 1024;
+        assert!(
+            stored <= MAX_FEDERATION_STATUS_BYTES,
+            "{bytes} bytes, {stored} with managedFields"
+        );
+    }
+
+    /// With two site tokens, 100 forged cascades stamped newer than the one
+    /// real cascade used to push it out of the 100 the singleton keeps
+    /// (issue 30): the real one stays, and first, since the hub knew it
+    /// first; and one reaching more sites beats any forged pair.
+    #[test]
+    fn forged_cascades_cannot_push_a_real_one_out() {
+        use crate::api::{Environment, MAX_CASCADES, Signal, SignalType};
+        let crash = |workload: &str, first_ago: i64| {
+            Signal::test(SignalType::CrashLoopBackOff, "shop", "Deployment", workload)
+                .seen(first_ago, 5)
+        };
+        let site = |name: &str, env: Environment| {
+            FederatedCluster::test(name)
+                .with_environment(env)
+                .connected()
+        };
+        let real = vec![
+            site("stg", Environment::Staging).with_signal(crash("web", 7200)),
+            site("prod-a", Environment::Production).with_signal(crash("web", 3600)),
+        ];
+        let forgers = |n: usize| {
+            let mut stg = site("forger-stg", Environment::Staging);
+            let mut prod = site("forger-prod", Environment::Production);
+            for i in 0..n {
+                stg = stg.with_signal(crash(&format!("w{i:03}"), 60));
+                prod = prod.with_signal(crash(&format!("w{i:03}"), 0));
+            }
+            [stg, prod]
+        };
+        let cfg = FederationConfig::default();
+        let first = next_summary(
+            &real,
+            &[],
+            fixture_now() - jiff::SignedDuration::from_secs(60),
+            &cfg,
+        );
+        let mut sites = real.clone();
+        sites.extend(forgers(MAX_CASCADES));
+        let next = next_summary(&sites, &[&first.written, &first.full], fixture_now(), &cfg);
+        let w = &next.written;
+        assert_eq!(
+            w.cascades_detected,
+            1 + i64::try_from(MAX_CASCADES).unwrap()
+        );
+        assert_eq!(w.cascades[0].target, "prod-a", "{:?}", w.cascades[0]);
+        assert_eq!(
+            w.cascades[0].detected_time,
+            first.written.cascades[0].detected_time
+        );
+        assert_eq!(
+            next.full.cascades.len(),
+            MAX_CASCADES + 1,
+            "the hub keeps them all"
+        );
+
+        // The forgers came first; the real failure reaches two production sites.
+        let mut sites: Vec<FederatedCluster> = forgers(MAX_CASCADES).into();
+        let before = next_summary(
+            &sites,
+            &[],
+            fixture_now() - jiff::SignedDuration::from_secs(60),
+            &cfg,
+        );
+        sites.extend(real);
+        sites.push(site("prod-b", Environment::Production).with_signal(crash("web", 1800)));
+        let next = next_summary(&sites, &[&before.written], fixture_now(), &cfg);
+        let targets: Vec<&str> = next.written.cascades[..2]
+            .iter()
+            .map(|c| c.target.as_str())
+            .collect();
+        assert_eq!(targets, ["prod-a", "prod-b"]);
     }
 }

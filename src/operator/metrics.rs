@@ -1124,6 +1124,7 @@ mod tests {
                 group_by: "region".into(),
                 value: "eu-west".into(),
                 clusters: vec!["a".into(), "d".into(), "e".into()],
+                clusters_total: 3,
                 since: Time(now),
                 started_by: None,
             }],

@@ -24,6 +24,7 @@ pub mod federation;
 pub mod hub;
 pub mod leader;
 pub mod metrics;
+pub mod paging;
 pub mod prober;
 pub mod rest;
 pub mod review_cache;

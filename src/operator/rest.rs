@@ -7,12 +7,18 @@
 //! | route | body |
 //! | --- | --- |
 //! | `/api/v1/federation/status` | `summary` of `kubectl fleet status -o json` (maintenance count, edge versions included) |
-//! | `/api/v1/federation/clusters?tier=&environment=&region=&phase=&version=&incident=` | `kubectl fleet status -o json` (same filters) |
+//! | `/api/v1/federation/clusters?tier=&environment=&region=&phase=&version=&incident=&limit=&continue=` | `kubectl fleet status -o json` (same filters), with `metadata` |
 //! | `/api/v1/federation/clusters/{name}` | one entry of its `sites` |
 //! | `/api/v1/federation/correlations` | `correlations` of `kubectl fleet incidents -o json` |
-//! | `/api/v1/federation/cascades` | `cascades` of `kubectl fleet incidents -o json` |
+//! | `/api/v1/federation/cascades?limit=&continue=` | `cascades` of `kubectl fleet incidents -o json`; with `limit`, `{items, metadata}` |
 //! | `/api/v1/federation/outages` | `outages` of `kubectl fleet incidents -o json` |
-//! | `/api/v1/federation/incidents/{id}` | `kubectl fleet incidents ID -o json` |
+//! | `/api/v1/federation/incidents/{id}?limit=&continue=` | `kubectl fleet incidents ID -o json`, with `metadata` |
+//!
+//! The incidents are the hub's full ones, every site of each (the
+//! `FederationStatus` singleton lists at most a few dozen per incident:
+//! `fleet::summary::bound`). A route refuses a query parameter it does not
+//! take, and `limit`/`continue` page the long lists
+//! ([`super::paging`]).
 //!
 //! Auth ([`Auth`]): bearer token → TokenReview with the audiences the
 //! operator accepts (`--auth-token-audiences`; default the API server's
@@ -40,18 +46,21 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{Path, Query, Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use k8s_openapi::api::authentication::v1::UserInfo;
-use serde::Deserialize;
 use sha2::{Digest as _, Sha256};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
 use super::federation::FleetView;
+use super::paging::{
+    BadQuery, Cursor, ListMeta, PAGING, Params, list_version, name_meta, page_by_name,
+    page_by_offset,
+};
 use super::review_cache::{Flights, Lookup, TokenBucket, TtlLru};
 use crate::api::{FederatedCluster, WireEnum};
 use crate::fleet::filter::SiteFilter;
@@ -497,8 +506,56 @@ pub fn routes(state: ApiState) -> Router {
     authenticated(routes, auth, READ_FLEET)
 }
 
+/// The routes, as their errors name them.
+const STATUS: &str = "/api/v1/federation/status";
+const CLUSTERS: &str = "/api/v1/federation/clusters";
+const CLUSTER: &str = "/api/v1/federation/clusters/{name}";
+const CORRELATIONS: &str = "/api/v1/federation/correlations";
+const CASCADES: &str = "/api/v1/federation/cascades";
+const OUTAGES: &str = "/api/v1/federation/outages";
+const INCIDENT: &str = "/api/v1/federation/incidents/{id}";
+
+/// The query parameters of `/clusters`.
+const CLUSTER_PARAMS: [&str; 8] = [
+    "tier",
+    "environment",
+    "region",
+    "phase",
+    "version",
+    "incident",
+    "limit",
+    "continue",
+];
+
+impl From<BadQuery> for ApiError {
+    fn from(b: BadQuery) -> Self {
+        ApiError::new(b.status, b.message)
+    }
+}
+
+impl From<BadQuery> for Answer {
+    fn from(b: BadQuery) -> Self {
+        Answer::Error(b.into())
+    }
+}
+
+/// An answer with the paging state of its list.
+#[derive(serde::Serialize)]
+struct Paged<'a, T: serde::Serialize> {
+    #[serde(flatten)]
+    body: &'a T,
+    metadata: ListMeta,
+}
+
+/// A page of a list that is a JSON array without paging.
+#[derive(serde::Serialize)]
+struct Items<'a, T: serde::Serialize> {
+    items: &'a [T],
+    metadata: ListMeta,
+}
+
 /// The query of `/clusters`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default)]
 pub struct ClusterQuery {
     tier: Option<String>,
     environment: Option<String>,
@@ -525,6 +582,19 @@ fn wire<T: WireEnum>(key: &str, value: Option<&str>) -> Result<Option<T>, ApiErr
 }
 
 impl ClusterQuery {
+    /// The filters of checked `/clusters` parameters.
+    pub fn from_params(p: &Params) -> Self {
+        let get = |k: &str| p.get(k).map(str::to_owned);
+        ClusterQuery {
+            tier: get("tier"),
+            environment: get("environment"),
+            region: get("region"),
+            phase: get("phase"),
+            version: get("version"),
+            incident: get("incident"),
+        }
+    }
+
     /// The filter this query asks for, or a 400 naming the bad parameter.
     pub fn filter(&self) -> Result<SiteFilter, ApiError> {
         Ok(SiteFilter {
@@ -566,27 +636,52 @@ fn cached(
     })
 }
 
-async fn status(State(s): State<ApiState>) -> Result<Response, Answer> {
-    let slot = s.slots.take().await?;
-    let sites = cached(&s.view, |_| true)?;
-    let now = jiff::Timestamp::now();
-    Ok(slot.hold(json(
-        &status_report(&sites, &s.view.hub_verdict(now), &Incidents::default(), now).summary,
-    )?))
+/// The cached sites, shared, or a 503 until the first list is in.
+fn shared(
+    view: &FleetView,
+    keep: impl Fn(&FederatedCluster) -> bool,
+) -> Result<Vec<Arc<FederatedCluster>>, ApiError> {
+    view.shared_sites(keep).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the hub has not listed the sites yet: try again in a few seconds",
+        )
+    })
 }
 
-async fn clusters(
-    State(s): State<ApiState>,
-    query: Result<Query<ClusterQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<Response, Answer> {
-    let Ok(Query(query)) = query else {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "invalid query: use tier, environment, region, phase, version and incident",
-        )
-        .into());
-    };
+async fn status(State(s): State<ApiState>, uri: Uri) -> Result<Response, Answer> {
+    Params::parse(STATUS, &[], &uri)?;
+    let slot = s.slots.take().await?;
+    let sites = shared(&s.view, |_| true)?;
+    let now = jiff::Timestamp::now();
+    let hub = s.view.hub_verdict(now);
+    Ok(slot.hold(json(&summary_of(&sites, &hub, now))?))
+}
+
+/// The report's summary over `sites` (without a report entry for each).
+fn summary_of(
+    sites: &[Arc<FederatedCluster>],
+    hub: &crate::fleet::liveness::HubVerdict,
+    now: jiff::Timestamp,
+) -> render::report::SummaryReport {
+    let mut totals = render::report::ViewTotals::default();
+    for site in sites {
+        let shown = crate::fleet::summary::shown_phase(site, hub.judging(), now);
+        totals.add(site, &shown, now);
+    }
+    render::report::SummaryReport::new(&totals, hub)
+}
+
+async fn clusters(State(s): State<ApiState>, uri: Uri) -> Result<Response, Answer> {
+    let params = Params::parse(CLUSTERS, &CLUSTER_PARAMS, &uri)?;
+    let query = ClusterQuery::from_params(&params);
     let mut filter = query.filter()?;
+    let limit = params.limit()?;
+    let after = match params.cursor()? {
+        None => None,
+        Some(Cursor::Clusters { after }) => Some(after),
+        Some(other) => return Err(ApiError::from(other.wrong_list()).into()),
+    };
     if let Some(id) = &query.incident {
         let summary = s.view.summary().unwrap_or_default();
         filter.within = Some(find_incident(&summary, id)?.sites());
@@ -594,16 +689,36 @@ async fn clusters(
     let slot = s.slots.take().await?;
     let now = jiff::Timestamp::now();
     let hub = s.view.hub_verdict(now);
-    let sites = cached(&s.view, |site| filter.matches(site, hub.judging(), now))?;
-    let incidents = Incidents::of(s.view.summary().as_ref());
-    Ok(slot.hold(json(&status_report(&sites, &hub, &incidents, now))?))
+    let matching = shared(&s.view, |site| filter.matches(site, hub.judging(), now))?;
+    // The summary counts every site the query matches, on every page.
+    let summary = summary_of(&matching, &hub, now);
+    let (page, remaining) =
+        page_by_name(matching, |site| site.site_name(), after.as_deref(), limit);
+    let page: Vec<FederatedCluster> = page.iter().map(|s| (**s).clone()).collect();
+    let metadata = name_meta(
+        remaining,
+        page.last().map(FederatedCluster::site_name),
+        |after| Cursor::Clusters { after },
+    );
+    let incidents = Incidents::of(s.view.summary().as_deref());
+    let mut report = status_report(&page, &hub, &incidents, now);
+    report.summary = summary;
+    Ok(slot.hold(json(&Paged {
+        body: &report,
+        metadata,
+    })?))
 }
 
-async fn cluster(State(s): State<ApiState>, Path(name): Path<String>) -> Result<Response, Answer> {
+async fn cluster(
+    State(s): State<ApiState>,
+    Path(name): Path<String>,
+    uri: Uri,
+) -> Result<Response, Answer> {
+    Params::parse(CLUSTER, &[], &uri)?;
     // One site: a small body, no slot.
     let sites = cached(&s.view, |site| site.site_name() == name)?;
     let now = jiff::Timestamp::now();
-    let incidents = Incidents::of(s.view.summary().as_ref());
+    let incidents = Incidents::of(s.view.summary().as_deref());
     match status_report(&sites, &s.view.hub_verdict(now), &incidents, now)
         .sites
         .pop()
@@ -643,24 +758,70 @@ fn find_incident<'a>(
     })
 }
 
-async fn incident(State(s): State<ApiState>, Path(id): Path<String>) -> Result<Response, Answer> {
+async fn incident(
+    State(s): State<ApiState>,
+    Path(id): Path<String>,
+    uri: Uri,
+) -> Result<Response, Answer> {
+    let params = Params::parse(INCIDENT, &PAGING, &uri)?;
+    let limit = params.limit()?;
     let summary = s.view.summary().unwrap_or_default();
     let found = find_incident(&summary, &id)?;
+    let after = match params.cursor()? {
+        None => None,
+        Some(Cursor::Incident { id: of, after }) if of == found.id() => Some(after),
+        Some(other) => return Err(ApiError::from(other.wrong_list()).into()),
+    };
     let names = found.sites();
     // A grouped outage can hold a large share of the fleet.
     let slot = s.slots.take().await?;
     let sites = cached(&s.view, |site| names.contains(site.site_name()))?;
     let now = jiff::Timestamp::now();
-    Ok(slot.hold(json(&render::incidents::incident_report(
+    let mut report = render::incidents::incident_report(
         &found,
         &sites,
         &Incidents::of(Some(&summary)),
         &s.view.hub_verdict(now),
         now,
-    ))?))
+    );
+    let (page, remaining) = page_by_name(
+        std::mem::take(&mut report.sites),
+        |site| site.name.as_str(),
+        after.as_deref(),
+        limit,
+    );
+    let metadata = name_meta(remaining, page.last().map(|p| p.name.as_str()), |after| {
+        Cursor::Incident {
+            id: found.id(),
+            after,
+        }
+    });
+    if after.is_some() || remaining > 0 {
+        // A page names only its own sites; `clustersTotal` counts them all.
+        let on_page: std::collections::HashSet<&str> =
+            page.iter().map(|p| p.name.as_str()).collect();
+        let keep = |name: &String| on_page.contains(name.as_str());
+        report
+            .signals
+            .retain(|sig| sig.signal.cluster.as_ref().is_some_and(keep));
+        if let Some(c) = report.correlation.as_mut() {
+            c.correlation.clusters_total = c.correlation.cluster_count();
+            c.correlation.clusters.retain(keep);
+        }
+        if let Some(o) = report.outage.as_mut() {
+            o.clusters_total = o.cluster_count();
+            o.clusters.retain(keep);
+        }
+    }
+    report.sites = page;
+    Ok(slot.hold(json(&Paged {
+        body: &report,
+        metadata,
+    })?))
 }
 
-async fn outages(State(s): State<ApiState>) -> Result<Response, Answer> {
+async fn outages(State(s): State<ApiState>, uri: Uri) -> Result<Response, Answer> {
+    Params::parse(OUTAGES, &[], &uri)?;
     let slot = s.slots.take().await?;
     Ok(slot.hold(json(&incidents(&s.view)?.outages)?))
 }
@@ -672,22 +833,35 @@ fn incidents(view: &FleetView) -> Result<render::IncidentsReport, ApiError> {
     let now = jiff::Timestamp::now();
     Ok(incidents_report(
         &sites,
-        summary.correlations,
-        summary.cascades,
-        summary.outages,
+        summary.correlations.clone(),
+        summary.cascades.clone(),
+        summary.outages.clone(),
         &view.hub_verdict(now),
         now,
     ))
 }
 
-async fn correlations(State(s): State<ApiState>) -> Result<Response, Answer> {
+async fn correlations(State(s): State<ApiState>, uri: Uri) -> Result<Response, Answer> {
+    Params::parse(CORRELATIONS, &[], &uri)?;
     let slot = s.slots.take().await?;
     Ok(slot.hold(json(&incidents(&s.view)?.correlations)?))
 }
 
-async fn cascades(State(s): State<ApiState>) -> Result<Response, Answer> {
+async fn cascades(State(s): State<ApiState>, uri: Uri) -> Result<Response, Answer> {
+    let params = Params::parse(CASCADES, &PAGING, &uri)?;
+    let limit = params.limit()?;
+    let cursor = params.cursor()?;
     let slot = s.slots.take().await?;
-    Ok(slot.hold(json(&incidents(&s.view)?.cascades)?))
+    let all = incidents(&s.view)?.cascades;
+    if limit.is_none() && cursor.is_none() {
+        return Ok(slot.hold(json(&all)?));
+    }
+    let version = list_version(all.iter().map(|c| c.cascade.id.as_str()));
+    let (range, metadata) = page_by_offset(all.len(), &version, cursor, limit)?;
+    Ok(slot.hold(json(&Items {
+        items: &all[range],
+        metadata,
+    })?))
 }
 
 #[cfg(test)]
@@ -860,6 +1034,7 @@ mod tests {
                 group_by: "region".into(),
                 value: "eu-west-1".into(),
                 clusters: vec!["a".into(), "b".into()],
+                clusters_total: 2,
                 since: crate::api::fixtures::ago(60),
                 started_by: None,
             }],

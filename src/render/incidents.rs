@@ -236,6 +236,17 @@ pub fn incidents_report(
     }
 }
 
+/// The sites an incident names, and how many more it has when its list
+/// was cut (`clustersTotal`).
+fn named(clusters: &[String], total: i64) -> String {
+    let more = total.saturating_sub(i64::try_from(clusters.len()).unwrap_or(i64::MAX));
+    if more > 0 {
+        format!("{} and {more} more", clusters.join(","))
+    } else {
+        clusters.join(",")
+    }
+}
+
 fn remediation_label(p: &Policy) -> String {
     match p.role {
         Some(role) => format!("{} ({} approval)", p.mode.as_str(), role.as_str()),
@@ -303,12 +314,12 @@ pub fn render_incidents(report: &IncidentsReport, now: Timestamp, color: bool) -
                     c.signal.to_string(),
                     c.severity.to_string(),
                     c.original_severity.to_string(),
-                    c.clusters.len().to_string(),
+                    c.cluster_count().to_string(),
                     started_by_cell(c.started_by.as_deref()),
                     age(Some(c.first_seen.0.min(now)), now),
                     age(Some(c.last_seen.0.min(now)), now),
                     remediation_label(&incident.remediation),
-                    c.clusters.join(","),
+                    named(&c.clusters, c.cluster_count()),
                 ],
                 styles,
             );
@@ -353,10 +364,10 @@ pub fn render_incidents(report: &IncidentsReport, now: Timestamp, color: bool) -
             t.push(vec![
                 o.id.clone(),
                 format!("{}={}", o.group_by, o.value),
-                o.clusters.len().to_string(),
+                o.cluster_count().to_string(),
                 started_by_cell(o.started_by.as_deref()),
                 age(Some(o.since.0.min(now)), now),
-                o.clusters.join(","),
+                named(&o.clusters, o.cluster_count()),
             ]);
         }
         out.push_str(&t.render(color));

@@ -1190,6 +1190,7 @@ fn one_incident_shows_its_sites_and_member_signals() {
             original_severity: crate::api::Severity::High,
             strictest_tier: None,
             clusters: vec!["a".into(), "b".into(), "gone".into()],
+            clusters_total: 3,
             first_seen: crate::api::fixtures::ago(600),
             last_seen: crate::api::fixtures::ago(60),
             started_by: Some("b".into()),
