@@ -335,7 +335,7 @@ fn uninstall_removes_the_policy_and_a_reinstall_restores_it() {
         )
     };
     assert_eq!(forge(&hub, "Connected").code, 1);
-    let run = hub.fleet(&["uninstall"]).ok();
+    let run = hub.fleet(&["uninstall", "--yes"]).ok();
     for kind in [
         "ValidatingAdmissionPolicyBinding",
         "ValidatingAdmissionPolicy",

@@ -347,7 +347,9 @@ async fn a_cut_incident_is_named_whole_in_every_view() {
     use kubectl_fleet::operator::federation::{FederationConfig, next_summary};
     let hub = Hub::new();
     let api: Api<FederatedCluster> = Api::all(hub.admin().await);
-    let seen = (jiff::Timestamp::now() - jiff::SignedDuration::from_secs(3600)).to_string();
+    // Last heard 8 minutes ago: Unreachable, and its signals still
+    // evidence (a signal counts as seen no later than its site was heard).
+    let seen = (jiff::Timestamp::now() - jiff::SignedDuration::from_secs(480)).to_string();
     let names: Vec<String> = (0..60).map(|i| format!("site-{i:02}")).collect();
     for (i, name) in names.iter().enumerate() {
         let spec = FederatedClusterSpec {
@@ -372,7 +374,7 @@ async fn a_cut_incident_is_named_whole_in_every_view() {
                 "signals": [{
                     "type": "OOMKilled", "severity": "high", "namespace": "ns",
                     "workload": {"kind": "Deployment", "name": "x"}, "count": 1,
-                    "firstSeen": seen, "lastSeen": jiff::Timestamp::now().to_string(),
+                    "firstSeen": seen, "lastSeen": seen,
                 }],
             }),
         )

@@ -52,7 +52,13 @@ pub(super) async fn whole_incidents(
     hub: &crate::k8s::Cluster,
     listed: Option<&[crate::api::FederatedCluster]>,
     err: &mut dyn std::io::Write,
-) -> Result<(Option<crate::api::FederationStatusStatus>, crate::k8s::ServerClock), Error> {
+) -> Result<
+    (
+        Option<crate::api::FederationStatusStatus>,
+        crate::k8s::ServerClock,
+    ),
+    Error,
+> {
     use crate::fleet::incident::{complete, is_cut};
     let (read, clock) = hub.get_federation_status_dated().await;
     let Some(mut fleet) = read?.and_then(|f| f.status) else {
