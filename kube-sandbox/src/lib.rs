@@ -13,6 +13,7 @@
 mod admission;
 pub mod auth;
 mod controls;
+mod delegate;
 mod discovery;
 mod errors;
 mod events;
@@ -21,6 +22,7 @@ mod http;
 mod objects;
 mod patch;
 mod protobuf;
+pub mod realapi;
 mod request;
 mod resources;
 mod schema;
@@ -35,6 +37,7 @@ mod watch;
 pub use controls::{
     Controls, FaultRule, REQUEST_LOG_CAPACITY, RequestRecord, validate_max_token_expiration,
 };
+pub use delegate::CrdDelegate;
 
 /// The parsers of untrusted request input, public only so the property
 /// tests (`tests/fuzz_request_parsing.rs`) can drive them directly; the
@@ -63,6 +66,10 @@ pub struct SandboxOptions {
     /// Events kept for watch resumption and continue tokens (like etcd's
     /// compaction window); older resourceVersions get 410 Gone.
     pub watch_history: usize,
+    /// CRD delegate mode: `apiextensions.k8s.io` and every group the
+    /// sandbox does not serve are proxied to this real API server
+    /// (`delegate` module, docs/realapi.md).
+    pub crd_delegate: Option<CrdDelegate>,
 }
 
 impl Default for SandboxOptions {
@@ -71,6 +78,7 @@ impl Default for SandboxOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             max_token_expiration: None,
             watch_history: store::HISTORY_CAPACITY,
+            crd_delegate: None,
         }
     }
 }
@@ -83,6 +91,8 @@ pub struct Sandbox {
     controls: Controls,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// The real API server behind it ([`Sandbox::start_in_front_of_realapi`]).
+    behind: Option<realapi::RealApiBehind>,
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -97,8 +107,13 @@ impl std::fmt::Debug for Sandbox {
 /// The default namespaces every cluster has.
 const DEFAULT_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
 
-fn initial_state(watch_history: usize) -> store::State {
-    let mut st = store::State::with_history(resources::Catalogue::builtin(), watch_history);
+fn initial_state(watch_history: usize, serves_crds: bool) -> store::State {
+    let catalogue = if serves_crds {
+        resources::Catalogue::builtin()
+    } else {
+        resources::Catalogue::builtin_without_crds()
+    };
+    let mut st = store::State::with_history(catalogue, watch_history);
     for ns in DEFAULT_NAMESPACES {
         objects::seed(
             &mut st,
@@ -143,12 +158,20 @@ impl Sandbox {
         let addr = std_listener.local_addr()?;
         let admin_token = format!("sandbox-admin-{}", uuid::Uuid::new_v4().simple());
         let controls = Controls::new(opts.max_token_expiration);
+        let delegate = match &opts.crd_delegate {
+            Some(config) => Some(
+                delegate::Delegate::new(config)
+                    .map_err(|e| anyhow::anyhow!("CRD delegate {}: {e}", config.server))?,
+            ),
+            None => None,
+        };
         let shared = Arc::new(shared::Shared::new(
-            initial_state(opts.watch_history),
+            initial_state(opts.watch_history, delegate.is_none()),
             controls.clone(),
             auth::TokenIssuer::new(),
             admin_token.clone(),
             addr,
+            delegate,
         ));
         let (tx, rx) = tokio::sync::oneshot::channel();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel::<anyhow::Result<()>>();
@@ -192,6 +215,7 @@ impl Sandbox {
             controls,
             shutdown: Some(tx),
             thread: Some(thread),
+            behind: None,
         })
     }
 
@@ -241,6 +265,8 @@ impl Sandbox {
     }
 
     fn stop(&mut self) {
+        // The real server behind first: it is a client of this sandbox.
+        drop(self.behind.take());
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }

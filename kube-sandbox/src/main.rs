@@ -1,7 +1,7 @@
 //! `kube-sandbox serve --kubeconfig PATH`: the sandbox as a process.
 
 use clap::{Parser, Subcommand};
-use kube_sandbox::{Sandbox, SandboxOptions};
+use kube_sandbox::{CrdDelegate, Sandbox, SandboxOptions};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,6 +40,13 @@ enum Command {
         /// start and end in microseconds since the sandbox started.
         #[arg(long, value_name = "FILE")]
         request_log: Option<PathBuf>,
+        /// Serve as kube-apiserver does with its apiextensions-apiserver:
+        /// apiextensions.k8s.io and every group a CRD defines are proxied,
+        /// after the sandbox's own authentication and authorization, to
+        /// the real API server this kubeconfig names, with its client
+        /// certificate as the front proxy (docs/realapi.md).
+        #[arg(long, value_name = "KUBECONFIG")]
+        crd_delegate: Option<PathBuf>,
     },
 }
 
@@ -66,10 +73,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             max_token_expiration,
             round_trip_delay,
             request_log,
+            crd_delegate,
         } => {
+            let crd_delegate = match crd_delegate {
+                Some(path) => Some(
+                    CrdDelegate::from_kubeconfig_file(&path)
+                        .map_err(|e| anyhow::anyhow!("--crd-delegate {}: {e}", path.display()))?,
+                ),
+                None => None,
+            };
             let sb = Sandbox::start_with(SandboxOptions {
                 listen,
                 max_token_expiration,
+                crd_delegate,
                 ..Default::default()
             })?;
             if let Some(path) = &request_log {

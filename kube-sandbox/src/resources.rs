@@ -475,6 +475,24 @@ impl Catalogue {
         c
     }
 
+    /// The built-in resources but `apiextensions.k8s.io`: the catalogue of a
+    /// sandbox whose CRDs a delegate serves (`crate::delegate`).
+    pub fn builtin_without_crds() -> Self {
+        let mut c = Catalogue::default();
+        for b in BUILTINS
+            .iter()
+            .filter(|b| b.group != "apiextensions.k8s.io")
+        {
+            c.insert(Arc::new(builtin_def(b)));
+        }
+        c
+    }
+
+    /// Whether any version of `group` is served.
+    pub fn serves_group(&self, group: &str) -> bool {
+        self.group_versions.contains_key(group)
+    }
+
     fn insert(&mut self, def: Arc<ResourceDef>) {
         if !self.group_order.contains(&def.group) {
             self.group_order.push(def.group.clone());

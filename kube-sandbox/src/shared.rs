@@ -20,6 +20,9 @@ pub struct Shared {
     pub issuer: TokenIssuer,
     pub admin_token: String,
     pub addr: SocketAddr,
+    /// The real API server serving CRDs and custom resources behind the
+    /// sandbox, if any (`crate::delegate`).
+    pub delegate: Option<crate::delegate::Delegate>,
 }
 
 impl Shared {
@@ -29,6 +32,7 @@ impl Shared {
         issuer: TokenIssuer,
         admin_token: String,
         addr: SocketAddr,
+        delegate: Option<crate::delegate::Delegate>,
     ) -> Self {
         Shared {
             state: Mutex::new(state),
@@ -37,6 +41,7 @@ impl Shared {
             issuer,
             admin_token,
             addr,
+            delegate,
         }
     }
 

@@ -465,9 +465,20 @@ fn dump(scenario: &str, kind: &str, steps: &[Step]) {
 
 /// Compares the real and sandbox sequences, honouring the allowlist.
 fn compare(scenario: &str, real: &[Step], sandbox: &[Step]) {
+    compare_with(scenario, real, sandbox, ALLOWLIST, "sandbox");
+}
+
+/// Compares the real sequence with another server's, honouring `allowlist`.
+fn compare_with(
+    scenario: &str,
+    real: &[Step],
+    sandbox: &[Step],
+    allowlist: &[(&str, &str, &str, &str)],
+    other: &str,
+) {
     let strict = std::env::var("FLEET_DIFF_STRICT").is_ok_and(|v| v == "1");
     let mut failures = Vec::new();
-    let mut used = vec![false; ALLOWLIST.len()];
+    let mut used = vec![false; allowlist.len()];
     for (i, (r, s)) in real.iter().zip(sandbox).enumerate() {
         assert_eq!(
             r.label, s.label,
@@ -478,7 +489,7 @@ fn compare(scenario: &str, real: &[Step], sandbox: &[Step]) {
         let unexplained: Vec<&String> = paths
             .iter()
             .filter(|p| {
-                let hit = ALLOWLIST.iter().position(|(sc, step, pattern, _)| {
+                let hit = allowlist.iter().position(|(sc, step, pattern, _)| {
                     (*sc == "*" || *sc == scenario)
                         && (*step == "*" || *step == r.label)
                         && pointer_matches(pattern, p)
@@ -491,7 +502,7 @@ fn compare(scenario: &str, real: &[Step], sandbox: &[Step]) {
             .collect();
         if !unexplained.is_empty() {
             failures.push(format!(
-                "step {i} `{}`: {}\n  differs at: {}\n  real:    {}\n  sandbox: {}",
+                "step {i} `{}`: {}\n  differs at: {}\n  real:    {}\n  {other}: {}",
                 r.label,
                 r.request,
                 unexplained
@@ -506,12 +517,12 @@ fn compare(scenario: &str, real: &[Step], sandbox: &[Step]) {
     }
     if real.len() != sandbox.len() {
         failures.push(format!(
-            "step count differs: real {} vs sandbox {}",
+            "step count differs: real {} vs {other} {}",
             real.len(),
             sandbox.len()
         ));
     }
-    for (idx, (sc, step, prefix, reason)) in ALLOWLIST.iter().enumerate() {
+    for (idx, (sc, step, prefix, reason)) in allowlist.iter().enumerate() {
         // Wildcard entries cover many scenarios; only exact ones can go stale here.
         if *sc == scenario && !used[idx] {
             let msg = format!(
@@ -520,13 +531,13 @@ fn compare(scenario: &str, real: &[Step], sandbox: &[Step]) {
             if strict {
                 failures.push(msg);
             } else {
-                eprintln!("note: {msg}; remove it from ALLOWLIST and docs/realapi.md");
+                eprintln!("note: {msg}; remove it from allowlist and docs/realapi.md");
             }
         }
     }
     assert!(
         failures.is_empty(),
-        "{scenario}: sandbox differs from the real API server in {} place(s):\n{}",
+        "{scenario}: {other} differs from the real API server in {} place(s):\n{}",
         failures.len(),
         failures.join("\n")
     );
@@ -568,6 +579,41 @@ differential!(
     table_output,
     label_selectors_and_pagination,
     finalizers_and_deletion,
+);
+
+/// The proxy of CRD delegate mode is transparent: each `$scenario` run
+/// through kube-sandbox in front of a real server (`Server::front`) answers
+/// exactly as the real server alone, with no allowlist at all (status
+/// codes, `Status` bodies, Tables, watch event sequences).
+macro_rules! through_the_front {
+    ($($name:ident => $scenario:ident),* $(,)?) => {$(
+        #[tokio::test]
+        async fn $name() {
+            let Some(real) = Server::real() else { return };
+            let mut a = Run::new(&real, stringify!($name));
+            a.setup().await;
+            scenarios::$scenario(&mut a).await;
+            dump(stringify!($name), "real", &a.steps);
+
+            let Some(front) = Server::front() else { return };
+            let mut b = Run::new(&front, stringify!($name));
+            b.setup().await;
+            scenarios::$scenario(&mut b).await;
+            dump(stringify!($name), "front", &b.steps);
+
+            compare_with(stringify!($name), &a.steps, &b.steps, &[], "front");
+        }
+    )*};
+}
+
+through_the_front!(
+    front_crud => crud,
+    front_validation_errors => validation_errors,
+    front_not_found_and_conflict_bodies => not_found_and_conflict_bodies,
+    front_server_side_apply => server_side_apply,
+    front_watch_sequences => watch_sequences,
+    front_table_output => table_output,
+    front_finalizers_and_deletion => finalizers_and_deletion,
 );
 
 /// Our own CRDs (the file `kubectl fleet install` prints) through the same
