@@ -82,6 +82,35 @@ impl Drop for RealApiBehind {
     }
 }
 
+/// Whether the real API server is built for this work tree (`Err` says
+/// what to run).
+pub fn built() -> Result<(), String> {
+    let out = Command::new("bash")
+        .arg(tools_dir().join("start.sh"))
+        .arg("--check")
+        .output()
+        .map_err(|e| format!("running tools/realapi/start.sh: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+    }
+}
+
+/// Whether a test that needs the real API server runs: true when it is
+/// built; false (printing `skipped`) when it is not and
+/// `FLEET_SKIP_REALAPI=1`; otherwise a panic saying what to run.
+pub fn runs_or_skips() -> bool {
+    match built() {
+        Ok(()) => true,
+        Err(msg) if std::env::var(SKIP_ENV).is_ok_and(|v| v == "1") => {
+            println!("skipped: {msg}");
+            false
+        }
+        Err(msg) => panic!("{msg} (or set {SKIP_ENV}=1 to skip the tests that need it)"),
+    }
+}
+
 fn script(args: &[&str], dir: &Path) -> Result<std::process::Output, String> {
     Command::new("bash")
         .arg(tools_dir().join("start.sh"))

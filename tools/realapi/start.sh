@@ -10,6 +10,9 @@
 #       DIR/*.log, and returns once /livez answers and CRD discovery is
 #       served.
 #
+#   tools/realapi/start.sh --check
+#       Exits 0 when the server and etcd are built, else 1 saying what to run.
+#
 #   tools/realapi/start.sh --prepare-delegate DIR
 #   tools/realapi/start.sh --behind HUB_KUBECONFIG DIR
 #       Behind kube-sandbox, as the apiextensions-apiserver inside
@@ -48,6 +51,12 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 mode=alone
 hub_kubeconfig=
+if [ "${1:-}" = --check ]; then
+  server="$(realapi_server_bin "$here")"
+  [ -x "$server" ] || die "the real API server is not built ($server missing): run tools/realapi/build.sh"
+  [ -x "$(realapi_etcd_bin)" ] || die "etcd is not built: run tools/realapi/build.sh"
+  exit 0
+fi
 case "${1:-}" in
   --prepare-delegate) mode=prepare; shift ;;
   --behind)
