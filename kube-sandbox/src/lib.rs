@@ -88,6 +88,7 @@ pub struct Sandbox {
     url: String,
     ca_pem: String,
     admin_token: String,
+    loopback_token: String,
     controls: Controls,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -157,6 +158,7 @@ impl Sandbox {
         std_listener.set_nonblocking(true)?;
         let addr = std_listener.local_addr()?;
         let admin_token = format!("sandbox-admin-{}", uuid::Uuid::new_v4().simple());
+        let loopback_token = format!("sandbox-loopback-{}", uuid::Uuid::new_v4().simple());
         let controls = Controls::new(opts.max_token_expiration);
         let delegate = match &opts.crd_delegate {
             Some(config) => Some(
@@ -170,6 +172,7 @@ impl Sandbox {
             controls.clone(),
             auth::TokenIssuer::new(),
             admin_token.clone(),
+            loopback_token.clone(),
             addr,
             delegate,
         ));
@@ -212,6 +215,7 @@ impl Sandbox {
             url: format!("https://{addr}"),
             ca_pem: tls.ca_pem,
             admin_token,
+            loopback_token,
             controls,
             shutdown: Some(tx),
             thread: Some(thread),
@@ -247,6 +251,16 @@ impl Sandbox {
             "apiVersion: v1\nkind: Config\nclusters:\n- name: sandbox\n  cluster:\n    server: {url}\n    certificate-authority-data: {ca}\nusers:\n- name: sandbox\n  user:\n    token: {token}\ncontexts:\n- name: sandbox\n  context:\n    cluster: sandbox\n    user: sandbox\ncurrent-context: sandbox\npreferences: {{}}\n",
             url = self.url,
         )
+    }
+
+    /// Kubeconfig YAML of the API server's own loopback identity
+    /// (`system:apiserver`, in `system:masters`): what the CRD delegate acts
+    /// with on the sandbox, as kube-apiserver's in-process clients do on
+    /// it. Its requests are the server's own traffic, not clients': no
+    /// injected fault or latency applies to them and the request log
+    /// leaves them out.
+    pub fn loopback_kubeconfig(&self) -> String {
+        self.kubeconfig_for_token(&self.loopback_token)
     }
 
     /// Writes the admin kubeconfig atomically with mode 0600.

@@ -47,6 +47,12 @@ enum Command {
         /// certificate as the front proxy (docs/realapi.md).
         #[arg(long, value_name = "KUBECONFIG")]
         crd_delegate: Option<PathBuf>,
+        /// Also write a kubeconfig of the server's own loopback identity
+        /// (system:apiserver, in system:masters): what the CRD delegate
+        /// acts with on the sandbox. Its requests get no injected faults
+        /// and stay out of the request log.
+        #[arg(long, value_name = "FILE")]
+        loopback_kubeconfig: Option<PathBuf>,
     },
 }
 
@@ -74,6 +80,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             round_trip_delay,
             request_log,
             crd_delegate,
+            loopback_kubeconfig,
         } => {
             let crd_delegate = match crd_delegate {
                 Some(path) => Some(
@@ -96,6 +103,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if let Some(delay) = round_trip_delay {
                 sb.controls().set_latency(delay);
                 sb.controls().set_connect_delay(delay * 2);
+            }
+            if let Some(path) = &loopback_kubeconfig {
+                kube_sandbox::write_private_atomic(path, sb.loopback_kubeconfig().as_bytes())
+                    .map_err(|e| anyhow::anyhow!("writing kubeconfig {}: {e}", path.display()))?;
             }
             sb.write_admin_kubeconfig(&kubeconfig)
                 .map_err(|e| anyhow::anyhow!("writing kubeconfig {}: {e}", kubeconfig.display()))?;

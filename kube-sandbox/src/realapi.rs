@@ -157,9 +157,10 @@ impl Sandbox {
                 dir: dir.clone(),
                 url,
             });
-            let hub = dir.join("kubeconfig");
-            sandbox
-                .write_admin_kubeconfig(&hub)
+            // The real server acts on the sandbox as the API server's own
+            // loopback identity (its reviews, its informers).
+            let hub = dir.join("loopback.kubeconfig");
+            crate::write_private_atomic(&hub, sandbox.loopback_kubeconfig().as_bytes())
                 .map_err(|e| format!("{}: {e}", hub.display()))?;
             let hub = hub.to_string_lossy().into_owned();
             let started = script(&["--behind", &hub], &dir)?;

@@ -622,3 +622,50 @@ async fn dependents_of_a_deleted_custom_resource_are_collected() {
         404
     );
 }
+
+/// The request log and injected faults are about clients: the real
+/// server's own requests to the sandbox (its SubjectAccessReviews, its
+/// informers' watches) are the API server's internal traffic, as inside
+/// kube-apiserver, so they neither show in the log nor meet a fault.
+#[tokio::test]
+async fn the_request_log_and_faults_concern_clients_only() {
+    let Some(front) = Server::front() else { return };
+    front.install_crd(&gadget_crd()).await;
+    let token = gadget_editor(&front, "logged").await;
+    let controls = front.sandbox_ref().unwrap().controls();
+    // Every request fails until cleared: a client's does, the real
+    // server's SubjectAccessReview for it does not.
+    controls.fail(kube_sandbox::FaultRule {
+        path_contains: Some("/apis/authorization.k8s.io/".into()),
+        status: 500,
+        count: u32::MAX,
+        ..Default::default()
+    });
+    controls.clear_request_log();
+    let listed = as_token(&front, &token, "GET", GADGETS, None, &[]).await;
+    assert_eq!(listed.status, 200, "{}", listed.text);
+    let log = controls.request_log();
+    let seen: Vec<String> = log
+        .iter()
+        .map(|r| format!("{} {} {} {}", r.user, r.method, r.path, r.status))
+        .collect();
+    assert_eq!(
+        seen,
+        [format!(
+            "system:serviceaccount:default:logged GET {GADGETS} 200"
+        )],
+        "only the client's request is logged"
+    );
+    // A client's own review does meet the fault.
+    let review = as_token(
+        &front,
+        &token,
+        "POST",
+        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        Some(&json!({"spec": {"resourceAttributes": {"verb": "list", "resource": "pods"}}})),
+        &[],
+    )
+    .await;
+    assert_eq!(review.status, 500, "{}", review.text);
+    controls.clear_faults();
+}

@@ -10,7 +10,8 @@
 #   tools/realapi/start-pair.sh DIR       # stop: tools/realapi/stop.sh DIR
 #
 # Writes DIR/kubeconfig (kube-sandbox's admin, mode 0600: the one API server
-# clients see), DIR/sandbox.pid and what start.sh --behind writes, and
+# clients see), DIR/loopback.kubeconfig (the identity the real server acts
+# with on kube-sandbox), DIR/sandbox.pid and what start.sh --behind writes, and
 # returns once custom resource definitions are served through kube-sandbox.
 #
 # Environment: KUBE_SANDBOX_BIN (default target/debug/kube-sandbox of this
@@ -41,7 +42,7 @@ for attempt in 1 2 3; do
   bash "$here/start.sh" --prepare-delegate "$dir"
   rm -f "$dir/kubeconfig"
   "$sandbox" serve --kubeconfig "$dir/kubeconfig" --crd-delegate "$dir/delegate.kubeconfig" \
-    2>"$dir/sandbox.log" &
+    --loopback-kubeconfig "$dir/loopback.kubeconfig" >"$dir/sandbox.log" 2>&1 </dev/null &
   echo $! > "$dir/sandbox.pid"
   for _ in $(seq 1 100); do
     [ -s "$dir/kubeconfig" ] && break
@@ -50,7 +51,7 @@ for attempt in 1 2 3; do
   done
   [ -s "$dir/kubeconfig" ] || { cat "$dir/sandbox.log" >&2; stop_sandbox; die "kube-sandbox did not start"; }
   rc=0
-  bash "$here/start.sh" --behind "$dir/kubeconfig" "$dir" || rc=$?
+  bash "$here/start.sh" --behind "$dir/loopback.kubeconfig" "$dir" || rc=$?
   if [ "$rc" = 0 ]; then started=1; break; fi
   stop_sandbox
   [ "$rc" = 3 ] || exit "$rc"

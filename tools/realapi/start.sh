@@ -23,7 +23,8 @@
 #       --crd-delegate` takes. Start kube-sandbox with it, then --behind
 #       starts etcd and the server on that port: it trusts only the front
 #       proxy's certificate (X-Remote-User/-Uid/-Group/-Extra-*), asks
-#       kube-sandbox (HUB_KUBECONFIG, an admin kubeconfig of it) to
+#       kube-sandbox (HUB_KUBECONFIG: a system:masters identity of it, its
+#       loopback kubeconfig) to
 #       authorize every request (SubjectAccessReview), and its admission
 #       chain (NamespaceLifecycle, ValidatingAdmissionPolicy) reads
 #       namespaces, policies and bindings from kube-sandbox. It exits 3 when

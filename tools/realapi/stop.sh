@@ -44,7 +44,7 @@ for pid in "${pids[@]}"; do
   kill -KILL "$pid" 2>/dev/null || true
 done
 rm -rf "$dir/data" "$dir/pki" "$dir/kubeconfig" "$dir/url" "$dir/port" "$dir/etcd-servers" \
-  "$dir/delegate.kubeconfig" "$dir/sandbox-ca.crt"
+  "$dir/delegate.kubeconfig" "$dir/loopback.kubeconfig" "$dir/sandbox-ca.crt"
 if [ "${REALAPI_STOP_REMOVES_DIR:-}" = 1 ]; then
   rm -rf "$dir"
 fi
