@@ -16,7 +16,6 @@ use std::process::Command;
 use std::time::Duration;
 
 use kube::api::{Api, Patch, PatchParams};
-use kube_sandbox::Sandbox;
 use kubectl_fleet::api::{FederatedCluster, Phase};
 use serde_json::{Value, json};
 use support::*;

@@ -637,6 +637,26 @@ async fn fleet_crds() {
     compare("fleet_crds", &a.steps, &b.steps);
 }
 
+/// A CRD's life as its controllers lead it, which the sandbox does at once
+/// and a real server a moment later: created with nothing accepted yet,
+/// then established; deleted behind its cleanup finalizer, its objects
+/// first (one holding a finalizer of its own keeps the CRD terminating, and
+/// no object may be created meanwhile), then gone.
+#[tokio::test]
+async fn crd_lifecycle() {
+    let Some(real) = Server::real() else { return };
+    let mut a = Run::new(&real, "crd_lifecycle");
+    scenarios::crd_lifecycle(&mut a).await;
+    dump("crd_lifecycle", "real", &a.steps);
+
+    let sandbox = Server::sandbox();
+    let mut b = Run::new(&sandbox, "crd_lifecycle");
+    scenarios::crd_lifecycle(&mut b).await;
+    dump("crd_lifecycle", "sandbox", &b.steps);
+
+    compare("crd_lifecycle", &a.steps, &b.steps);
+}
+
 const FLEET_GROUP: &str = "federation.kubectl-fleet.dev";
 
 async fn install_fleet_crds(server: &Server) {
@@ -657,6 +677,122 @@ fn rv(r: &Reply) -> String {
 /// through values that normalization hides (resourceVersions).
 mod scenarios {
     use super::*;
+
+    /// Polls `path` until `done` holds for its answer (at most 90 s: a
+    /// real server's controllers act within a second or two, its CRD
+    /// finalizer re-checks every second).
+    async fn until(r: &Run<'_>, path: &str, done: impl Fn(&Reply) -> bool) -> Reply {
+        let deadline = std::time::Instant::now() + Duration::from_secs(90);
+        loop {
+            let reply = r.server.raw("GET", path, None, None).await;
+            if done(&reply) {
+                return reply;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{} server: {path} never reached the awaited state: {}",
+                r.server.kind(),
+                reply.text
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// The parts of a CRD its controllers write: finalizers, whether it is
+    /// marked for deletion, accepted names, conditions without times.
+    fn crd_state(crd: &Value) -> Value {
+        let conditions: Vec<Value> = crd["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| json!([c["type"], c["status"], c["reason"], c["message"]]))
+            .collect();
+        json!({
+            "finalizers": crd["metadata"]["finalizers"],
+            "deleting": crd["metadata"]["deletionTimestamp"].is_string(),
+            "acceptedNames": crd["status"]["acceptedNames"],
+            "storedVersions": crd["status"]["storedVersions"],
+            "conditions": conditions,
+        })
+    }
+
+    pub async fn crd_lifecycle(r: &mut Run<'_>) {
+        let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+        let crd_path = format!("{crds}/widgets.{}", r.group);
+        let created = r.server.raw("POST", crds, None, Some(&r.crd())).await;
+        assert_eq!(created.status, 201, "{}", created.text);
+        r.note(
+            "the created CRD",
+            json!({"status": created.status, "state": crd_state(&created.json)}),
+        );
+        let established = until(r, &crd_path, |c| {
+            c.json["status"]["conditions"].as_array().is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c["type"] == "Established" && c["status"] == "True")
+            })
+        })
+        .await;
+        r.note("the established CRD", crd_state(&established.json));
+        until(r, &r.path(""), |l| l.status == 200).await;
+        r.call(
+            "plain object",
+            "POST",
+            &r.path(""),
+            None,
+            Some(r.widget("plain", json!({"size": 1}))),
+        )
+        .await;
+        let mut held = r.widget("held", json!({"size": 2}));
+        held["metadata"]["finalizers"] = json!(["example.com/hold"]);
+        r.call("held object", "POST", &r.path(""), None, Some(held))
+            .await;
+        let deleted = r.server.raw("DELETE", &crd_path, None, None).await;
+        r.note(
+            "the CRD's delete answer",
+            json!({"status": deleted.status, "kind": deleted.json["kind"], "state": crd_state(&deleted.json)}),
+        );
+        until(r, &r.path("/plain"), |o| o.status == 404).await;
+        r.call(
+            "the plain object is gone",
+            "GET",
+            &r.path("/plain"),
+            None,
+            None,
+        )
+        .await;
+        r.call(
+            "the held object is terminating",
+            "GET",
+            &r.path("/held"),
+            None,
+            None,
+        )
+        .await;
+        r.call(
+            "no object is created meanwhile",
+            "POST",
+            &r.path(""),
+            None,
+            Some(r.widget("late", json!({"size": 3}))),
+        )
+        .await;
+        let terminating = r.server.raw("GET", &crd_path, None, None).await;
+        r.note(
+            "the terminating CRD",
+            json!({"status": terminating.status, "state": crd_state(&terminating.json)}),
+        );
+        r.call(
+            "the held object lets go",
+            "PATCH",
+            &r.path("/held"),
+            Some(MERGE),
+            Some(json!({"metadata": {"finalizers": null}})),
+        )
+        .await;
+        until(r, &crd_path, |c| c.status == 404).await;
+        r.call("the CRD is gone", "GET", &crd_path, None, None)
+            .await;
+    }
 
     pub async fn crud(r: &mut Run<'_>) {
         let w = r.widget("w1", json!({"size": 3, "tags": ["a"]}));
