@@ -119,7 +119,7 @@ impl CrdDelegate {
             .ok_or("its cluster's server is not an https:// URL")?
             .trim_end_matches('/')
             .to_string();
-        let pem = |entry: &Value, key: &str, what: &str| -> Result<String, String> {
+        let pem = |entry: &Value, key: &str, what: &str, hint: &str| -> Result<String, String> {
             if let Some(data) = entry[format!("{key}-data")].as_str() {
                 let bytes = base64::engine::general_purpose::STANDARD
                     .decode(data.trim())
@@ -131,15 +131,19 @@ impl CrdDelegate {
                 return std::fs::read_to_string(&p)
                     .map_err(|e| format!("reading {key} {}: {e}", p.display()));
             }
-            Err(format!(
-                "it names no {what} ({key} or {key}-data): the delegate trusts only the front proxy's client certificate"
-            ))
+            Err(format!("it names no {what} ({key} or {key}-data){hint}"))
         };
+        let front_proxy = ": the delegate authenticates kube-sandbox by its front-proxy client certificate (tools/realapi/start.sh --prepare-delegate writes one)";
         Ok(CrdDelegate {
             server,
-            ca_pem: pem(&cluster, "certificate-authority", "CA of the delegate")?,
-            client_cert_pem: pem(&user, "client-certificate", "client certificate")?,
-            client_key_pem: pem(&user, "client-key", "client key")?,
+            ca_pem: pem(&cluster, "certificate-authority", "CA of the delegate", "")?,
+            client_cert_pem: pem(
+                &user,
+                "client-certificate",
+                "client certificate",
+                front_proxy,
+            )?,
+            client_key_pem: pem(&user, "client-key", "client key", front_proxy)?,
         })
     }
 
