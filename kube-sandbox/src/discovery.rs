@@ -229,9 +229,16 @@ fn aggregated_group(cat: &Catalogue, group: &str, versions: &[String]) -> Value 
 }
 
 fn aggregated_resource(d: &ResourceDef) -> Value {
-    // The resource's own group and version are left empty, as the real
-    // server does; a subresource of another kind names its group version.
-    let own_kind = |kind: &str| json!({"group": "", "version": "", "kind": kind});
+    // A built-in's own group and version are left empty, as the real
+    // server does; a custom resource's are named (the apiextensions
+    // discovery controller); a subresource of another kind names its own.
+    let own_kind = |kind: &str| {
+        if d.crd {
+            json!({"group": d.group, "version": d.version, "kind": kind})
+        } else {
+            json!({"group": "", "version": "", "kind": kind})
+        }
+    };
     let mut subresources = Vec::new();
     if d.has_status {
         subresources.push(json!({
@@ -304,6 +311,10 @@ fn resource_json(d: &ResourceDef) -> Value {
         "kind": d.kind,
         "verbs": d.verbs,
     });
+    // Stored kinds only: the review kinds are never stored.
+    if !d.create_only {
+        r["storageVersionHash"] = json!(d.storage_version_hash());
+    }
     if !d.short_names.is_empty() {
         r["shortNames"] = json!(d.short_names);
     }

@@ -734,6 +734,31 @@ mod scenarios {
         .await;
         r.note("the established CRD", crd_state(&established.json));
         until(r, &r.path(""), |l| l.status == 200).await;
+        // Its group in aggregated discovery, as kubectl reads it.
+        let group = r.group.clone();
+        let listed = r
+            .server
+            .raw_accept("GET", "/apis", None, support::AGGREGATED, None)
+            .await;
+        let item = listed.json["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|i| i["metadata"]["name"] == group.as_str())
+            .cloned()
+            .unwrap_or(Value::Null);
+        r.note(
+            "aggregated discovery of the group",
+            json!({"status": listed.status, "kind": listed.json["kind"], "item": normalize(&group, item)}),
+        );
+        r.call(
+            "discovery of the group version",
+            "GET",
+            &format!("/apis/{group}/v1"),
+            None,
+            None,
+        )
+        .await;
         r.call(
             "plain object",
             "POST",
