@@ -4,6 +4,11 @@
 //! not implemented of them: `admission` module and docs/realapi.md) for
 //! tests, the demo and benchmarks. Never a dependency of the shipped binaries.
 //!
+//! In CRD delegate mode (`SandboxOptions::crd_delegate`, `delegate`
+//! module) it is the front of a real Kubernetes API server that serves every
+//! CRD and custom resource, as kube-apiserver is of the apiextensions-apiserver
+//! inside it; [`Sandbox::start_in_front_of_realapi`] starts the pair.
+//!
 //! ```no_run
 //! let sb = kube_sandbox::Sandbox::start();
 //! std::fs::write("/tmp/kubeconfig", sb.admin_kubeconfig()).unwrap();
