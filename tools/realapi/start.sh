@@ -63,12 +63,12 @@ case "${1:-}" in
   --behind)
     mode=behind
     [ $# -ge 2 ] || die "usage: start.sh --behind HUB_KUBECONFIG DIR"
+    [ -f "$2" ] && [ -r "$2" ] || die "$2 is not a readable kubeconfig"
     hub_kubeconfig="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"
-    [ -r "$hub_kubeconfig" ] || die "$2 is not a readable kubeconfig"
     shift 2
     ;;
 esac
-[ $# -eq 1 ] || die "usage: start.sh [--prepare-delegate | --behind HUB_KUBECONFIG] DIR"
+[ $# -eq 1 ] || die "usage: start.sh [--check | --prepare-delegate DIR | --behind HUB_KUBECONFIG DIR | DIR]"
 
 server="$(realapi_server_bin "$here")"
 etcd="$(realapi_etcd_bin)"
