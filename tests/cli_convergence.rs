@@ -82,9 +82,9 @@ async fn registers_whole(hub: &Hub, admin: &kube::Client, site: &str, k: usize) 
     token_works(summary["config"].as_str().unwrap(), site).await;
 }
 
-#[tokio::test]
-async fn register_interrupted_after_any_call_converges_on_rerun() {
-    let hub = Hub::new();
+on_both_lanes! {
+async fn register_interrupted_after_any_call_converges_on_rerun(lane) {
+    let hub = Hub::on(lane);
     let admin = hub.admin().await;
     let controls = hub.sandbox.controls();
 
@@ -123,6 +123,7 @@ async fn register_interrupted_after_any_call_converges_on_rerun() {
             .count(),
         1
     );
+}
 }
 
 /// The first site of a hub creates `fleet-sites` when an apply finds it
@@ -236,9 +237,9 @@ async fn rerun_repairs_a_deleted_identity_object() {
     }
 }
 
-#[tokio::test]
-async fn rotate_revoke_rejects_the_old_token_and_the_new_one_works() {
-    let hub = Hub::new();
+on_both_lanes! {
+async fn rotate_revoke_rejects_the_old_token_and_the_new_one_works(lane) {
+    let hub = Hub::on(lane);
     let first = hub.register("site-a", &[]);
     let old_config = first["config"].as_str().unwrap().to_owned();
     token_works(&old_config, "site-a").await;
@@ -273,10 +274,11 @@ async fn rotate_revoke_rejects_the_old_token_and_the_new_one_works() {
         "{line}"
     );
 }
+}
 
-#[tokio::test]
-async fn unregister_leaves_nothing_behind_and_is_idempotent() {
-    let hub = Hub::new();
+on_both_lanes! {
+async fn unregister_leaves_nothing_behind_and_is_idempotent(lane) {
+    let hub = Hub::on(lane);
     let admin = hub.admin().await;
     hub.register("site-a", &[]);
     hub.register("site-b", &[]);
@@ -318,6 +320,7 @@ async fn unregister_leaves_nothing_behind_and_is_idempotent() {
         again.one_line_error(),
         "error: site \"site-a\" not found: nothing to remove: `kubectl fleet status` lists the registered sites"
     );
+}
 }
 
 #[tokio::test]

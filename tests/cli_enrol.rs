@@ -64,9 +64,9 @@ fn writes(hub: &Hub) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn a_fifty_site_inventory_registers_reruns_unchanged_and_a_bad_entry_fails_alone() {
-    let hub = Hub::new();
+on_both_lanes! {
+fn a_fifty_site_inventory_registers_reruns_unchanged_and_a_bad_entry_fails_alone(lane) {
+    let hub = Hub::on(lane);
     let bad = format!(
         "apiVersion: {API}\nkind: FederatedCluster\nmetadata:\n  name: store-bad\nspec:\n  tier: golden\n"
     );
@@ -250,10 +250,11 @@ fn a_fifty_site_inventory_registers_reruns_unchanged_and_a_bad_entry_fails_alone
     assert!(line.contains("--output-dir"), "{line}");
     assert!(hub.sandbox.controls().request_log().is_empty());
 }
+}
 
-#[test]
-fn bulk_rotate_and_unregister_by_selector_ask_first() {
-    let hub = Hub::new();
+on_both_lanes! {
+fn bulk_rotate_and_unregister_by_selector_ask_first(lane) {
+    let hub = Hub::on(lane);
     write_inventory(&hub, "");
     shell(&hub, "kubectl fleet register -f inv --output-dir creds").ok();
 
@@ -323,16 +324,17 @@ fn bulk_rotate_and_unregister_by_selector_ask_first() {
     );
     assert!(line.contains("store-group=g"), "{line}");
 }
+}
 
+on_both_lanes! {
 /// The critical path of `register` for a new site, counted from the
 /// sandbox's timed request log with every answer held back 150 ms: a
 /// request is one round trip deeper than the deepest request that had
 /// been answered before it started. At most 4: read → site → identity
 /// objects at once → the ServiceAccount's digest beside the TokenRequest.
 /// The digest is still applied only once every other identity object was.
-#[test]
-fn a_new_site_costs_four_round_trips() {
-    let hub = Hub::new();
+fn a_new_site_costs_four_round_trips(lane) {
+    let hub = Hub::on(lane);
     hub.register("warm-up", &[]); // the first site of a hub creates fleet-sites
     let controls = hub.sandbox.controls();
     controls.set_latency(Duration::from_millis(150));
@@ -388,4 +390,5 @@ fn a_new_site_costs_four_round_trips() {
         assert!(r.finished <= last_sa.started, "{}", shown.join("\n"));
     }
     println!("register critical path {deepest}:\n{}", shown.join("\n"));
+}
 }

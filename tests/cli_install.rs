@@ -589,9 +589,9 @@ async fn edge_install_with_its_secret_applies_and_its_role_names_the_secret() {
 // ---------------------------------------------------------------------------
 // Uninstall.
 
-#[tokio::test]
-async fn uninstall_removes_the_operator_and_keeps_sites_unless_asked() {
-    let hub = Hub::bare(Default::default());
+on_both_lanes! {
+async fn uninstall_removes_the_operator_and_keeps_sites_unless_asked(lane) {
+    let hub = Hub::bare_on(lane, Default::default());
     hub.fleet(&["install", "--apply"]).ok();
     hub.register("site-a", &[]);
     hub.register("site-b", &[]);
@@ -669,6 +669,7 @@ async fn uninstall_removes_the_operator_and_keeps_sites_unless_asked() {
     );
     assert!(crds.get_opt(CRD).await.unwrap().is_none());
 }
+}
 
 /// Runs `kubectl-fleet ARGS` on a pseudo-terminal (util-linux `script`),
 /// typing `answer`; returns what the terminal showed.
@@ -703,9 +704,9 @@ fn on_terminal(hub: &Hub, args: &str, answer: &str) -> String {
     shown
 }
 
-#[tokio::test]
-async fn uninstall_crds_on_a_terminal_asks_naming_the_site_count() {
-    let hub = Hub::new();
+on_both_lanes! {
+async fn uninstall_crds_on_a_terminal_asks_naming_the_site_count(lane) {
+    let hub = Hub::on(lane);
     for site in ["site-a", "site-b", "site-c"] {
         hub.register(site, &[]);
     }
@@ -725,6 +726,7 @@ async fn uninstall_crds_on_a_terminal_asks_naming_the_site_count() {
         "{shown}"
     );
     assert!(crds.get_opt(CRD).await.unwrap().is_none());
+}
 }
 
 /// A minimal CRD for one of the Prometheus Operator's kinds (the schema

@@ -24,9 +24,9 @@ fn token_request() -> TokenRequest {
     .unwrap()
 }
 
-#[tokio::test]
-async fn the_site_token_can_do_exactly_what_design_section_3_allows() {
-    let hub = Hub::new();
+on_both_lanes! {
+async fn the_site_token_can_do_exactly_what_design_section_3_allows(lane) {
+    let hub = Hub::on(lane);
     let a = hub.register("site-a", &[]);
     hub.register("site-b", &[]);
     // The kubeconfig register printed is the only credential used below.
@@ -132,10 +132,11 @@ async fn the_site_token_can_do_exactly_what_design_section_3_allows() {
             .is_none_or(|s| s.node_count.is_none())
     );
 }
+}
 
-#[tokio::test]
-async fn without_auto_rotation_the_site_cannot_mint_its_own_token() {
-    let hub = Hub::new();
+on_both_lanes! {
+async fn without_auto_rotation_the_site_cannot_mint_its_own_token(lane) {
+    let hub = Hub::on(lane);
     let c = hub.register("site-c", &["--no-auto-rotate"]);
     let site = client_from_yaml(c["config"].as_str().unwrap()).await;
     let accounts: Api<ServiceAccount> = Api::namespaced(site, "fleet-sites");
@@ -185,6 +186,7 @@ async fn without_auto_rotation_the_site_cannot_mint_its_own_token() {
         403
     );
 }
+}
 
 /// A token for ServiceAccount `ns/name`, minted as admin.
 async fn token_for(admin: &kube::Client, ns: &str, name: &str) -> String {
@@ -213,14 +215,14 @@ async fn operator_namespace(admin: &kube::Client) {
         .unwrap();
 }
 
+on_both_lanes! {
 /// Whatever a cluster grants the operator's namespace — here a role bound
 /// to the group of every ServiceAccount in `fleet-system`, which does
 /// reach a ServiceAccount there — reaches no site: site identities live in
 /// `fleet-sites`, no pod mounts their tokens, and nothing may run there
 /// unrestricted.
-#[tokio::test]
-async fn grants_to_the_operator_namespace_do_not_reach_a_site() {
-    let hub = Hub::new();
+async fn grants_to_the_operator_namespace_do_not_reach_a_site(lane) {
+    let hub = Hub::on(lane);
     let a = hub.register("site-a", &[]);
     hub.register("site-b", &[]);
     let admin = hub.admin().await;
@@ -319,16 +321,17 @@ async fn grants_to_the_operator_namespace_do_not_reach_a_site() {
         assert!(!found, "{kind} fleet-edge-site-a in fleet-system");
     }
 }
+}
 
+on_both_lanes! {
 /// The hub operator as `install --apply` ships it: a token of its own
 /// ServiceAccount does what the hub's code does (watch sites, write their
 /// status, keep the FederationStatus, its Lease, watch the Pull Secrets,
 /// review callers' tokens) and is refused the rest: no site spec, no
 /// deletes, no Secret read by name, nothing in `fleet-sites`, no token for
 /// any identity.
-#[tokio::test]
-async fn the_hub_operator_may_do_what_its_code_does_and_nothing_more() {
-    let hub = Hub::bare(Default::default());
+async fn the_hub_operator_may_do_what_its_code_does_and_nothing_more(lane) {
+    let hub = Hub::bare_on(lane, Default::default());
     hub.fleet(&["install", "--apply"]).ok();
     hub.register("site-a", &[]);
     let admin = hub.admin().await;
@@ -463,6 +466,7 @@ async fn the_hub_operator_may_do_what_its_code_does_and_nothing_more() {
         403
     );
 }
+}
 
 /// The old-style identity of `site` (before the move to fleet-sites):
 /// ServiceAccount, token Role and binding in fleet-system, the
@@ -525,16 +529,16 @@ async fn make_legacy(admin: &kube::Client, site: &str) -> String {
     token_for(admin, "fleet-system", &name).await
 }
 
+on_both_lanes! {
 /// A site registered before the identities moved keeps working — its
 /// edge even renews its token in `fleet-system`, the namespace its token
 /// names — until `register` (or `rotate`) moves it: then the identity is
 /// in `fleet-sites`, nothing of it is left in `fleet-system`, the old
 /// token is rejected and the new one works.
-#[tokio::test]
-async fn a_site_from_before_the_move_works_until_register_or_rotate_moves_it() {
+async fn a_site_from_before_the_move_works_until_register_or_rotate_moves_it(lane) {
     use kubectl_fleet::k8s::edge_token::request_site_token;
     use kubectl_fleet::operator::credential::TokenClaims;
-    let hub = Hub::new();
+    let hub = Hub::on(lane);
     let admin = hub.admin().await;
     operator_namespace(&admin).await;
     for site in ["old-a", "old-b"] {
@@ -610,4 +614,5 @@ async fn a_site_from_before_the_move_works_until_register_or_rotate_moves_it() {
             .await
             .expect("renews in fleet-sites");
     }
+}
 }

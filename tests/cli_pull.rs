@@ -21,9 +21,9 @@ async fn pull_secret(hub: &Hub, site: &str) -> (Secret, String) {
     (secret, kubeconfig)
 }
 
-#[tokio::test]
-async fn pull_mints_a_read_only_member_identity_and_stores_it_on_the_hub() {
-    let hub = Hub::new();
+on_both_lanes! {
+async fn pull_mints_a_read_only_member_identity_and_stores_it_on_the_hub(lane) {
+    let hub = Hub::on(lane);
     let member = Sandbox::start();
     let dir = TempDir::new("member");
     let member_kubeconfig = dir.path().join("member.kubeconfig");
@@ -168,6 +168,7 @@ async fn pull_mints_a_read_only_member_identity_and_stores_it_on_the_hub() {
             .is_none()
     );
 }
+}
 
 #[tokio::test]
 async fn store_kubeconfig_as_is_keeps_the_file_unchanged() {
@@ -201,10 +202,10 @@ async fn store_kubeconfig_as_is_keeps_the_file_unchanged() {
     assert!(sa.get_opt("fleet-member-reader").await.unwrap().is_none());
 }
 
-#[tokio::test]
-async fn switching_modes_converges_both_ways() {
+on_both_lanes! {
+async fn switching_modes_converges_both_ways(lane) {
     use k8s_openapi::api::core::v1::ServiceAccount;
-    let hub = Hub::new();
+    let hub = Hub::on(lane);
     let member = Sandbox::start();
     let dir = TempDir::new("member");
     let path = dir.path().join("member.kubeconfig");
@@ -267,6 +268,7 @@ async fn switching_modes_converges_both_ways() {
     let site = sites.get("site-s").await.unwrap();
     assert_eq!(site.spec.mode, Mode::Push);
     assert!(site.spec.kubeconfig_secret_ref.is_none());
+}
 }
 
 #[tokio::test]

@@ -18,9 +18,9 @@ fn docs(yaml: &str) -> Vec<serde_json::Value> {
     serde_saphyr::from_multiple(yaml).unwrap()
 }
 
-#[tokio::test]
-async fn default_output_is_a_working_hub_kubeconfig_with_the_ca_embedded() {
-    let hub = Hub::new();
+on_both_lanes! {
+async fn default_output_is_a_working_hub_kubeconfig_with_the_ca_embedded(lane) {
+    let hub = Hub::on(lane);
     let run = hub.fleet(&["register", "site-a"]).ok();
     let kc = &docs(&run.stdout)[0];
     let cluster = &kc["clusters"][0]["cluster"];
@@ -40,6 +40,7 @@ async fn default_output_is_a_working_hub_kubeconfig_with_the_ca_embedded() {
         .get("site-a")
         .await
         .unwrap();
+}
 }
 
 #[tokio::test]
@@ -298,14 +299,14 @@ fn policy_and_incidents() {
     assert_eq!(report["kind"], "IncidentsReport");
 }
 
+on_both_lanes! {
 /// API round trips of `register SITE` (benchmark P6), counted from the
 /// sandbox's request log: the first site of a hub (no `fleet-sites` yet),
 /// a fresh site, then a re-run that finds everything in place. Counts, not
 /// timings: each one is a request an administrator waits for on a
 /// far-away hub. docs/benchmarks-cli.md#register-round-trips-p6 lists them.
-#[test]
-fn register_round_trips() {
-    let hub = Hub::new();
+fn register_round_trips(lane) {
+    let hub = Hub::on(lane);
     let log = || hub.sandbox.controls().request_log();
     let describe = |records: &[kube_sandbox::RequestRecord]| {
         records
@@ -384,6 +385,7 @@ fn register_round_trips() {
             .await
             .unwrap();
     });
+}
 }
 
 // ---- Re-running register is safe: the mode is kept unless asked ----

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use kube::api::{Api, Patch, PatchParams};
 use kubectl_fleet::api::FederatedCluster;
 use serde_json::json;
-use support::{BIN, Hub};
+use support::{BIN, Hub, Lane};
 
 async fn set_status(hub: &Hub, site: &str, status: serde_json::Value) {
     let api: Api<FederatedCluster> = Api::all(hub.admin().await);
@@ -24,8 +24,8 @@ async fn set_status(hub: &Hub, site: &str, status: serde_json::Value) {
     .unwrap();
 }
 
-async fn fleet_of_three() -> Hub {
-    let hub = Hub::new();
+async fn fleet_of_three(lane: Lane) -> Hub {
+    let hub = Hub::on(lane);
     hub.register("site-c", &["--tier", "non-critical"]);
     hub.register("site-a", &["--tier", "critical", "--region", "eu-west-1"]);
     hub.register(
@@ -61,9 +61,9 @@ fn first_column(table: &str) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test]
-async fn table_is_sorted_with_footer_and_filters_apply() {
-    let hub = fleet_of_three().await;
+on_both_lanes! {
+async fn table_is_sorted_with_footer_and_filters_apply(lane) {
+    let hub = fleet_of_three(lane).await;
     let table = hub.fleet(&["status"]).ok().stdout;
     assert!(table.starts_with("NAME "), "{table}");
     assert_eq!(first_column(&table), ["site-a", "site-b", "site-c"]);
@@ -108,10 +108,11 @@ async fn table_is_sorted_with_footer_and_filters_apply() {
         "{wide}"
     );
 }
+}
 
-#[tokio::test]
-async fn json_and_yaml_reports_are_the_documented_schema() {
-    let hub = fleet_of_three().await;
+on_both_lanes! {
+async fn json_and_yaml_reports_are_the_documented_schema(lane) {
+    let hub = fleet_of_three(lane).await;
     let report = hub.fleet(&["status", "-o", "json"]).ok().json();
     assert_eq!(report["kind"], "StatusReport");
     let names: Vec<&str> = report["sites"]
@@ -152,10 +153,11 @@ async fn json_and_yaml_reports_are_the_documented_schema() {
     assert_eq!(named["sites"].as_array().unwrap().len(), 2);
     assert_eq!(named["summary"]["sites"], 2);
 }
+}
 
 #[tokio::test]
 async fn colour_only_when_asked_or_on_a_terminal() {
-    let hub = fleet_of_three().await;
+    let hub = fleet_of_three(Lane::Sandbox).await;
     let coloured = hub.fleet(&["status", "--color", "always"]).ok().stdout;
     assert!(coloured.contains("\x1b["), "{coloured:?}");
     let plain = hub.fleet(&["status", "--color", "never"]).ok().stdout;
@@ -347,7 +349,7 @@ async fn watch_on_a_terminal_moves_the_ages_on_without_changes() {
 async fn a_closed_pipe_ends_quietly_with_exit_0() {
     // `kubectl fleet status -o json | head -c 0`: the reader is gone before
     // the report is written, so every write meets EPIPE.
-    let hub = fleet_of_three().await;
+    let hub = fleet_of_three(Lane::Sandbox).await;
     let kubeconfig = hub.kubeconfig.to_str().unwrap().to_owned();
     let mut child = Command::new(BIN)
         .args(["--kubeconfig", &kubeconfig, "status", "-o", "json"])
@@ -364,17 +366,17 @@ async fn a_closed_pipe_ends_quietly_with_exit_0() {
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
 
+on_both_lanes! {
 /// A fleet larger than one list page: `status` reads it in pages
 /// (`limit`/`continue`) and still shows every site once, sorted, with the
 /// totals of all of them, and the label selector applies on every page.
-#[tokio::test]
-async fn a_fleet_of_several_pages_is_complete_and_sorted() {
+async fn a_fleet_of_several_pages_is_complete_and_sorted(lane) {
     use futures::StreamExt as _;
     use kube::api::PostParams;
     use kubectl_fleet::api::{FederatedClusterSpec, Tier};
     use kubectl_fleet::k8s::SITE_PAGE_SIZE;
 
-    let hub = Hub::new();
+    let hub = Hub::on(lane);
     let api: Api<FederatedCluster> = Api::all(hub.admin().await);
     let n = 2 * SITE_PAGE_SIZE as usize + 7;
     // Created in a shuffled order, so name order is the server's doing.
@@ -442,4 +444,5 @@ async fn a_fleet_of_several_pages_is_complete_and_sorted() {
     let doc: serde_json::Value = serde_saphyr::from_str(&yaml).unwrap();
     assert_eq!(doc["sites"].as_array().unwrap().len(), n.div_ceil(2));
     assert_eq!(doc["summary"]["sites"], n.div_ceil(2));
+}
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use kube::api::{Api, Patch, PatchParams};
 use kubectl_fleet::api::{FederatedCluster, FederationStatus};
 use serde_json::json;
-use support::{BIN, Hub, shell};
+use support::{BIN, Hub, Lane, shell};
 
 async fn set_status(hub: &Hub, site: &str, status: serde_json::Value) {
     let api: Api<FederatedCluster> = Api::all(hub.admin().await);
@@ -27,8 +27,8 @@ async fn set_status(hub: &Hub, site: &str, status: serde_json::Value) {
 
 /// A judging hub and three Connected sites: a (eu-west-1, label zone=eu,
 /// edge 0.2.0), b (eu-west-1, zone=eu, 0.2.0), c (us-east-1, zone=us, 0.1.0).
-async fn fleet() -> Hub {
-    let hub = Hub::new();
+async fn fleet(lane: Lane) -> Hub {
+    let hub = Hub::on(lane);
     for (site, region, version) in [
         ("site-a", "eu-west-1", "0.2.0"),
         ("site-b", "eu-west-1", "0.2.0"),
@@ -66,9 +66,9 @@ fn maintenance_of(hub: &Hub, site: &str) -> String {
     .stdout
 }
 
-#[tokio::test]
-async fn cordon_shows_in_every_view_survives_register_and_ends_by_itself() {
-    let hub = fleet().await;
+on_both_lanes! {
+async fn cordon_shows_in_every_view_survives_register_and_ends_by_itself(lane) {
+    let hub = fleet(lane).await;
     let run = shell(
         &hub,
         "kubectl fleet cordon site-a --for 2h --reason 'kernel upgrade'",
@@ -162,10 +162,11 @@ async fn cordon_shows_in_every_view_survives_register_and_ends_by_itself() {
     let text = shell(&hub, "kubectl fleet describe site-b").ok().stdout;
     assert!(text.contains("Maintenance:        ended "), "{text}");
 }
+}
 
 #[tokio::test]
 async fn cordon_refuses_bad_windows_and_reasons_before_writing() {
-    let hub = fleet().await;
+    let hub = fleet(Lane::Sandbox).await;
     for (args, says) in [
         ("--for 0s", "does not end in the future"),
         ("--for=-1h", "does not end in the future"),
@@ -197,7 +198,7 @@ async fn cordon_refuses_bad_windows_and_reasons_before_writing() {
 
 #[tokio::test]
 async fn cordon_by_selector_asks_first_like_every_bulk_command() {
-    let hub = fleet().await;
+    let hub = fleet(Lane::Sandbox).await;
     let line = shell(&hub, "kubectl fleet cordon -l zone=eu --for 1h").one_line_error();
     assert!(
         line.contains("refusing to cordon 2 site(s) matching -l zone=eu without confirmation")
@@ -255,9 +256,9 @@ async fn write_incidents(hub: &Hub) -> String {
     list["cascades"][0]["id"].as_str().unwrap().to_owned()
 }
 
-#[tokio::test]
-async fn incidents_id_and_status_incident_agree() {
-    let hub = fleet().await;
+on_both_lanes! {
+async fn incidents_id_and_status_incident_agree(lane) {
+    let hub = fleet(lane).await;
     let oom = json!([{
         "type": "OOMKilled", "severity": "high", "namespace": "ns",
         "workload": {"kind": "Deployment", "name": "x"}, "count": 1,
@@ -331,6 +332,7 @@ async fn incidents_id_and_status_incident_agree() {
     }
     let line = shell(&hub, "kubectl fleet incidents xc-12").one_line_error();
     assert!(line.contains("xc-XXXXXXXX"), "{line}");
+}
 }
 
 /// 60 sites that went dark together in one region, each with the same
@@ -450,7 +452,7 @@ async fn a_cut_incident_is_named_whole_in_every_view() {
 
 #[tokio::test]
 async fn edge_versions_in_the_footer_and_the_version_filter() {
-    let hub = fleet().await;
+    let hub = fleet(Lane::Sandbox).await;
     let table = shell(&hub, "kubectl fleet status").ok().stdout;
     assert!(table.contains("\nEdges: 0.2.0 ×2, 0.1.0 ×1\n"), "{table}");
     let report = shell(&hub, "kubectl fleet status -o json").ok().json();
@@ -478,7 +480,7 @@ async fn edge_versions_in_the_footer_and_the_version_filter() {
 
 #[tokio::test]
 async fn output_name_is_kubectls_and_jsonpath_runs_over_the_report() {
-    let hub = fleet().await;
+    let hub = fleet(Lane::Sandbox).await;
     let ours = shell(&hub, "kubectl fleet status -o name").ok().stdout;
     let kubectls = shell(&hub, "kubectl get federatedclusters -o name")
         .ok()
@@ -526,7 +528,7 @@ async fn output_name_is_kubectls_and_jsonpath_runs_over_the_report() {
 #[tokio::test]
 async fn watch_on_a_terminal_uses_the_alternate_screen_and_restores_it() {
     use std::io::{Read as _, Write as _};
-    let hub = fleet().await;
+    let hub = fleet(Lane::Sandbox).await;
     // `exec`: the shell `script` starts must not stay in the terminal's
     // foreground group, where Ctrl-C would kill it (exit 130) whatever the
     // plugin does.

@@ -16,7 +16,6 @@ use std::process::Command;
 use std::time::Duration;
 
 use kube::api::{Api, Patch, PatchParams};
-use kube_sandbox::Sandbox;
 use kubectl_fleet::api::{FederatedCluster, Phase};
 use serde_json::{Value, json};
 use support::*;
@@ -102,10 +101,10 @@ fn outage_ids(status: &Value) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_region_going_dark_is_one_outage_and_a_site_in_maintenance_is_not_counted() {
+on_both_lanes! {
+multi_thread async fn a_region_going_dark_is_one_outage_and_a_site_in_maintenance_is_not_counted(lane) {
     let dir = TempDir::new("hubops");
-    let hub_sb = Sandbox::start();
+    let hub_sb = lane.sandbox();
     let hub_kc = installed_hub(&hub_sb, &dir);
     let eu = ["eu-1", "eu-2", "eu-3"];
     for s in eu.iter().chain(&["eu-4"]) {
@@ -362,4 +361,5 @@ async fn a_region_going_dark_is_one_outage_and_a_site_in_maintenance_is_not_coun
         message.starts_with(&format!("{id} the outage of region eu-west ended after ")),
         "{message}"
     );
+}
 }

@@ -120,7 +120,7 @@ fn now_ms() -> u128 {
         .as_millis()
 }
 
-/// A hub sandbox with the fleet installed and `sites` registered, hub
+/// A hub sandbox (on `lane`) with the fleet installed and `sites` registered, hub
 /// replicas `hubs` running (the first one leading), and one member
 /// sandbox plus edge per site (`skewed` sites' clocks run 10 minutes behind).
 /// Returns once every site is Connected.
@@ -135,9 +135,9 @@ struct Fleet {
 }
 
 impl Fleet {
-    async fn start(tag: &str, sites: &[&str], hubs: &[&str], skewed: &[&str]) -> Fleet {
+    async fn start(lane: Lane, tag: &str, sites: &[&str], hubs: &[&str], skewed: &[&str]) -> Fleet {
         let dir = TempDir::new(tag);
-        let hub_sb = Sandbox::start();
+        let hub_sb = lane.sandbox();
         let hub_kc = installed_hub(&hub_sb, &dir);
         for s in sites {
             fleet_register(&hub_kc, s, 10, &dir.join(&format!("{s}.kubeconfig")), &[]);
@@ -212,9 +212,9 @@ impl Fleet {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn edges_report_their_member_data_with_only_their_token() {
-    let f = Fleet::start("e2e-data", &["site-a"], &["hub-a"], &[]).await;
+on_both_lanes! {
+multi_thread async fn edges_report_their_member_data_with_only_their_token(lane) {
+    let f = Fleet::start(lane, "e2e-data", &["site-a"], &["hub-a"], &[]).await;
     let a = f.api.get("site-a").await.unwrap().status.unwrap();
     assert_eq!(
         a.capacity.unwrap().gpus_by_vendor["nvidia.com/gpu"].total,
@@ -231,10 +231,18 @@ async fn edges_report_their_member_data_with_only_their_token() {
         "a token reached the edge log"
     );
 }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_skewed_live_site_stays_connected_is_flagged_and_shows_its_hub_clock_age() {
-    let f = Fleet::start("e2e-skew", &["site-d"], &["hub-a"], &["site-d"]).await;
+    let f = Fleet::start(
+        Lane::Sandbox,
+        "e2e-skew",
+        &["site-d"],
+        &["hub-a"],
+        &["site-d"],
+    )
+    .await;
     wait_until(Duration::from_secs(10), "site-d ClockSkew", || async {
         f.api
             .get("site-d")
@@ -329,9 +337,9 @@ async fn a_skewed_live_site_stays_connected_is_flagged_and_shows_its_hub_clock_a
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_edge_goes_stale_then_unreachable_and_reconnects() {
-    let mut f = Fleet::start("e2e-kill", &["site-a", "site-b"], &["hub-a"], &[]).await;
+on_both_lanes! {
+multi_thread async fn a_killed_edge_goes_stale_then_unreachable_and_reconnects(lane) {
+    let mut f = Fleet::start(lane, "e2e-kill", &["site-a", "site-b"], &["hub-a"], &[]).await;
     // Stale after 3·I, Unreachable after 10·I (of its last heartbeat).
     f.edges[1].kill();
     let killed = Instant::now();
@@ -367,10 +375,11 @@ async fn a_killed_edge_goes_stale_then_unreachable_and_reconnects() {
     f.edges[1] = f.edge(1, "site-b", &[]);
     wait_phase(&f.api, "site-b", Phase::Connected, Duration::from_secs(10)).await;
 }
+}
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn edges_recover_from_a_hub_api_outage_without_restarting() {
-    let f = Fleet::start("e2e-outage", &["site-a", "site-b"], &["hub-a"], &[]).await;
+on_both_lanes! {
+multi_thread async fn edges_recover_from_a_hub_api_outage_without_restarting(lane) {
+    let f = Fleet::start(lane, "e2e-outage", &["site-a", "site-b"], &["hub-a"], &[]).await;
     let pids: Vec<u32> = f.edges.iter().map(Proc::pid).collect();
     f.hub_sb.controls().outage_for(2 * I);
     // Sync points instead of sleeps: every edge saw the outage, then every
@@ -397,10 +406,12 @@ async fn edges_recover_from_a_hub_api_outage_without_restarting() {
         "no edge restarted"
     );
 }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_standby_takes_over_when_the_leader_is_killed() {
     let mut f = Fleet::start(
+        Lane::Sandbox,
         "e2e-failover",
         &["site-a", "site-d"],
         &["hub-a", "hub-b"],
@@ -444,7 +455,7 @@ async fn the_standby_takes_over_when_the_leader_is_killed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_stops_the_leader_cleanly_and_releases_the_lease() {
-    let mut f = Fleet::start("e2e-sigterm", &["site-a"], &["hub-a"], &[]).await;
+    let mut f = Fleet::start(Lane::Sandbox, "e2e-sigterm", &["site-a"], &["hub-a"], &[]).await;
     assert_eq!(probe(&f.hubs[0].log_text(), "/healthz"), 200);
     assert_eq!(probe(&f.hubs[0].log_text(), "/readyz"), 200);
     assert_eq!(probe(&f.edges[0].log_text(), "/readyz"), 200);

@@ -143,10 +143,10 @@ fn without_clock(mut v: Value) -> Value {
     v
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn metrics_and_rest_api_on_a_live_fleet() {
+on_both_lanes! {
+multi_thread async fn metrics_and_rest_api_on_a_live_fleet(lane) {
     let dir = TempDir::new("obs");
-    let hub_sb = Sandbox::start();
+    let hub_sb = lane.sandbox();
     let hub_kc = installed_hub(&hub_sb, &dir);
     let kc = |s: &str| dir.join(&format!("{s}.kubeconfig"));
     // s1 (staging) and p1 (production) share a failing workload: a cascade.
@@ -724,6 +724,7 @@ async fn metrics_and_rest_api_on_a_live_fleet() {
             p.name
         );
     }
+}
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -147,10 +147,10 @@ async fn install_inference(member: &kube::Client) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn pull_sites_connect_or_say_why_not_and_recover_without_a_restart() {
+on_both_lanes! {
+multi_thread async fn pull_sites_connect_or_say_why_not_and_recover_without_a_restart(lane) {
     let dir = TempDir::new("pull");
-    let hub_sb = Sandbox::start();
+    let hub_sb = lane.sandbox();
     let hub_kc = installed_hub(&hub_sb, &dir);
     let hub = admin(&hub_sb).await;
     let api: Api<FederatedCluster> = Api::all(hub.clone());
@@ -497,4 +497,5 @@ async fn pull_sites_connect_or_say_why_not_and_recover_without_a_restart() {
         assert!(!log.contains(token), "a pull token reached the hub log");
     }
     drop(revoked_sb);
+}
 }

@@ -34,9 +34,9 @@ fn edge_config(site: &str, hub_kc: &std::path::Path) -> EdgeConfig {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn hub_phase_and_conditions_survive_edge_ticks() {
-    let hub_sb = Sandbox::start();
+on_both_lanes! {
+multi_thread async fn hub_phase_and_conditions_survive_edge_ticks(lane) {
+    let hub_sb = lane.sandbox();
     let member_sb = Sandbox::start();
     let admin_c = admin(&hub_sb).await;
     install_crds(&admin_c).await;
@@ -163,6 +163,7 @@ async fn hub_phase_and_conditions_survive_edge_ticks() {
     assert_eq!(after.node_count, Some(1), "edge fields landed");
     assert_eq!(after.capacity.unwrap().gpus_allocatable, 6);
 }
+}
 
 /// A tiny deterministic generator for interleavings.
 struct Rng(u64);
@@ -175,11 +176,11 @@ impl Rng {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn thousands_of_interleaved_writes_lose_nothing() {
+on_both_lanes! {
+multi_thread async fn thousands_of_interleaved_writes_lose_nothing(lane) {
     const SITES: usize = 6;
     const PATCHES_PER_SITE: i64 = 600;
-    let sb = Sandbox::start();
+    let sb = lane.sandbox();
     let admin_c = admin(&sb).await;
     install_crds(&admin_c).await;
     let t0 = Timestamp::from_second(Timestamp::now().as_second()).unwrap();
@@ -350,4 +351,5 @@ async fn thousands_of_interleaved_writes_lose_nothing() {
             "never wrote {p}"
         );
     }
+}
 }

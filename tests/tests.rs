@@ -4,6 +4,7 @@
 //! one file's tests with `bash tools/test.sh -E 'test(/^cli_status::/)'`
 //! or `cargo test --test integration cli_status::`.
 
+#[macro_use]
 mod support;
 
 mod admission_ownership;

@@ -27,6 +27,9 @@
 #     again and the running hub picks up the new Secret.
 # The heartbeat interval is 10 s (the minimum), so it takes about 2.5 minutes.
 # DEMO_FAST=1 scales every interval by 0.3 (about 1 minute).
+# DEMO_REALAPI=1 runs the hub on the real-API lane: kube-sandbox in front of
+# the real Kubernetes API server of tools/realapi, which stores the fleet
+# and admits every write with the shipped policy (docs/realapi.md).
 # It ends by itself or on Ctrl-C, and stops every process it started by PID.
 set -euo pipefail
 
@@ -58,6 +61,7 @@ cleanup() {
   for pid in "${PIDS[@]}"; do
     wait "$pid" 2>/dev/null || true
   done
+  if [[ "${DEMO_REALAPI:-}" == 1 ]]; then bash tools/realapi/stop.sh "$WORK/realapi" || true; fi
   if [[ "${DEMO_KEEP:-}" == 1 ]]; then
     say "    logs kept in $WORK/logs"
   else
@@ -148,7 +152,15 @@ show() { # TITLE
 }
 
 echo "==> starting the hub and 11 member clusters (kube-sandbox) in $WORK"
-start_sandbox hub
+if [[ "${DEMO_REALAPI:-}" == 1 ]]; then
+  echo "    the hub: kube-sandbox in front of the real Kubernetes API server (tools/realapi)"
+  bash tools/realapi/build.sh 2>"$WORK/logs/realapi-build.log"
+  KUBE_SANDBOX_BIN="$BIN/kube-sandbox" REALAPI_WATCH_PID=$$ \
+    bash tools/realapi/start-pair.sh "$WORK/realapi" 2>"$WORK/logs/realapi-start.log"
+  cp "$WORK/realapi/kubeconfig" "$HUB"
+else
+  start_sandbox hub
+fi
 STORES=(store-1 store-2 store-3 store-4)
 SITES=(staging-eu prod-us prod-eu prod-ap dr-west lab-pull factory-pull "${STORES[@]}")
 for s in "${SITES[@]}"; do start_sandbox "member-$s"; done

@@ -49,6 +49,10 @@ if [ "${FLEET_SKIP_REALAPI:-}" != "1" ] && [ -z "${REALAPI_KUBECONFIG:-}" ]; the
   trap 'bash tools/realapi/stop.sh "$realapi_dir" || true; rm -rf "$realapi_dir"' EXIT
   REALAPI_WATCH_PID=$$ bash tools/realapi/start.sh "$realapi_dir"
   export REALAPI_KUBECONFIG="$realapi_dir/kubeconfig"
+  # The real-API lane starts a server behind each test's kube-sandbox; they
+  # share this etcd, each under a prefix of its own (docs/realapi.md).
+  REALAPI_ETCD_SERVERS="$(cat "$realapi_dir/etcd-servers")"
+  export REALAPI_ETCD_SERVERS
 fi
 
 # The linux/arm64 build of both binaries for tests/platform_arm64.rs and the

@@ -1,11 +1,10 @@
-//! Non-resource endpoints: `/version`, health checks, legacy discovery
-//! (`/api`, `/api/v1`, `/apis`, `/apis/G`, `/apis/G/V`) and the OpenAPI v3
-//! documents kubectl reads for `apply` and field validation.
-//!
-//! Aggregated discovery (`apidiscovery.k8s.io/v2`) is not served: clients
-//! asking for it in their `Accept` list also accept plain
-//! `application/json`, and a legacy `APIGroupList` answered with that
-//! content type makes client-go and kube-rs fall back to per-group requests.
+//! Non-resource endpoints: `/version`, health checks, discovery (`/api`,
+//! `/api/v1`, `/apis`, `/apis/G`, `/apis/G/V`; `/api` and `/apis` also as
+//! aggregated discovery, `apidiscovery.k8s.io/v2`, when the `Accept`
+//! header asks for it as kubectl and client-go do), the OpenAPI v3
+//! documents kubectl reads for `apply` and field validation, and an
+//! OpenAPI v2 document in JSON (the protobuf one client-go asks for is not
+//! served: 406, and client-go goes on without it).
 
 use crate::http::{self, Resp};
 use crate::resources::{Catalogue, ResourceDef, version_priority};
@@ -34,8 +33,76 @@ fn text(code: u16, body: &'static str) -> Resp {
     r
 }
 
+/// Whether an `Accept` header asks for aggregated discovery: a media range
+/// `application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList`
+/// (parameters in any order, not with `q=0`).
+pub fn wants_aggregated(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(hyper::header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|range| {
+            let mut parts = range.split(';').map(str::trim);
+            if !parts
+                .next()
+                .is_some_and(|t| t.eq_ignore_ascii_case("application/json"))
+            {
+                return false;
+            }
+            let params: Vec<(String, String)> = parts
+                .filter_map(|p| p.split_once('='))
+                .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+                .collect();
+            let has = |k: &str, v: &str| params.iter().any(|(pk, pv)| pk == k && pv == v);
+            has("g", "apidiscovery.k8s.io")
+                && has("v", "v2")
+                && has("as", "APIGroupDiscoveryList")
+                && !params
+                    .iter()
+                    .any(|(k, v)| k == "q" && v.parse::<f32>().is_ok_and(|q| q == 0.0))
+        })
+}
+
+/// Whether an `Accept` header takes a JSON answer (or says nothing).
+pub fn accepts_json(headers: &HeaderMap) -> bool {
+    let ranges: Vec<String> = headers
+        .get_all(hyper::header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|r| {
+            r.split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .collect();
+    ranges.is_empty()
+        || ranges.iter().any(|r| {
+            matches!(
+                r.as_str(),
+                "application/json" | "application/*" | "*/*" | ""
+            )
+        })
+}
+
+fn aggregated_response(body: &Value) -> Resp {
+    let mut r = http::json_response(200, body);
+    r.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static(crate::delegate::AGGREGATED_DISCOVERY),
+    );
+    r.headers_mut().insert(
+        hyper::header::VARY,
+        hyper::header::HeaderValue::from_static("Accept"),
+    );
+    r
+}
+
 /// Answers a non-resource path.
-pub fn non_resource(shared: &Arc<Shared>, path: &str, _headers: &HeaderMap) -> Resp {
+pub fn non_resource(shared: &Arc<Shared>, path: &str, headers: &HeaderMap) -> Resp {
     let path = path.trim_end_matches('/');
     match path {
         "/healthz" | "/livez" | "/readyz" => return text(200, "ok"),
@@ -46,6 +113,10 @@ pub fn non_resource(shared: &Arc<Shared>, path: &str, _headers: &HeaderMap) -> R
             return text(200, "ok");
         }
         "/version" => return http::json_response(200, &version()),
+        "/api" if wants_aggregated(headers) => {
+            let st = shared.state.lock().unwrap();
+            return aggregated_response(&aggregated_core(&st.catalogue));
+        }
         "/api" => {
             return http::json_response(
                 200,
@@ -65,14 +136,8 @@ pub fn non_resource(shared: &Arc<Shared>, path: &str, _headers: &HeaderMap) -> R
     let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     match parts.as_slice() {
         ["api", "v1"] => http::json_response(200, &resource_list(cat, "", "v1")),
-        ["apis"] => http::json_response(
-            200,
-            &json!({
-                "kind": "APIGroupList",
-                "apiVersion": "v1",
-                "groups": cat.groups().iter().map(|(g, v)| group_json(g, v)).collect::<Vec<_>>(),
-            }),
-        ),
+        ["apis"] if wants_aggregated(headers) => aggregated_response(&apis_document(cat, true)),
+        ["apis"] => http::json_response(200, &apis_document(cat, false)),
         ["apis", group] => match cat.groups().into_iter().find(|(g, _)| g == group) {
             Some((g, v)) => {
                 let mut body = group_json(&g, &v);
@@ -86,12 +151,128 @@ pub fn non_resource(shared: &Arc<Shared>, path: &str, _headers: &HeaderMap) -> R
             http::json_response(200, &resource_list(cat, group, version))
         }
         ["openapi", "v3"] => http::json_response(200, &openapi_root(cat)),
+        ["openapi", "v2"] if !accepts_json(headers) => not_acceptable(),
+        ["openapi", "v2"] => http::json_response(200, &openapi_v2(cat)),
         ["openapi", "v3", "api", "v1"] => http::json_response(200, &openapi_gv(cat, "", "v1")),
         ["openapi", "v3", "apis", group, version] if cat.has_group_version(group, version) => {
             http::json_response(200, &openapi_gv(cat, group, version))
         }
         _ => not_found(),
     }
+}
+
+/// The 406 of a document asked for in a media type the sandbox does not
+/// encode (the protobuf OpenAPI v2).
+pub fn not_acceptable() -> Resp {
+    http::error_response(&crate::errors::ApiError::new(
+        406,
+        "NotAcceptable",
+        "only the following media types are accepted: application/json",
+    ))
+}
+
+/// `/apis`: the named groups as an `APIGroupList`, or with `aggregated`
+/// as an `APIGroupDiscoveryList` of every group with its resources.
+pub fn apis_document(cat: &Catalogue, aggregated: bool) -> Value {
+    if aggregated {
+        let items: Vec<Value> = cat
+            .groups()
+            .iter()
+            .map(|(g, versions)| aggregated_group(cat, g, versions))
+            .collect();
+        return json!({
+            "kind": "APIGroupDiscoveryList",
+            "apiVersion": "apidiscovery.k8s.io/v2",
+            "metadata": {},
+            "items": items,
+        });
+    }
+    json!({
+        "kind": "APIGroupList",
+        "apiVersion": "v1",
+        "groups": cat.groups().iter().map(|(g, v)| group_json(g, v)).collect::<Vec<_>>(),
+    })
+}
+
+/// `/api` as aggregated discovery: the core group, unnamed.
+fn aggregated_core(cat: &Catalogue) -> Value {
+    json!({
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": "apidiscovery.k8s.io/v2",
+        "metadata": {},
+        "items": [aggregated_group(cat, "", &["v1".to_string()])],
+    })
+}
+
+/// One `APIGroupDiscovery`: its versions (preferred first), each with its
+/// resources and their subresources, as kube-apiserver lists them.
+fn aggregated_group(cat: &Catalogue, group: &str, versions: &[String]) -> Value {
+    let mut sorted = versions.to_vec();
+    sorted.sort_by_key(|v| version_priority(v));
+    let versions: Vec<Value> = sorted
+        .iter()
+        .map(|v| {
+            let resources: Vec<Value> = cat
+                .resources_in(group, v)
+                .iter()
+                .map(|d| aggregated_resource(d))
+                .collect();
+            json!({"version": v, "resources": resources, "freshness": "Current"})
+        })
+        .collect();
+    let metadata = if group.is_empty() {
+        json!({})
+    } else {
+        json!({"name": group})
+    };
+    json!({"metadata": metadata, "versions": versions})
+}
+
+fn aggregated_resource(d: &ResourceDef) -> Value {
+    // A built-in's own group and version are left empty, as the real
+    // server does; a custom resource's are named (the apiextensions
+    // discovery controller); a subresource of another kind names its own.
+    let own_kind = |kind: &str| {
+        if d.crd {
+            json!({"group": d.group, "version": d.version, "kind": kind})
+        } else {
+            json!({"group": "", "version": "", "kind": kind})
+        }
+    };
+    let mut subresources = Vec::new();
+    if d.has_status {
+        subresources.push(json!({
+            "subresource": "status",
+            "responseKind": own_kind(&d.kind),
+            "verbs": ["get", "patch", "update"],
+        }));
+    }
+    for (sub, kind, verbs) in &d.extra_subresources {
+        let response_kind = match sub.as_str() {
+            "token" => json!({"group": "authentication.k8s.io", "version": "v1", "kind": kind}),
+            "scale" => json!({"group": "autoscaling", "version": "v1", "kind": kind}),
+            _ => own_kind(kind),
+        };
+        subresources
+            .push(json!({"subresource": sub, "responseKind": response_kind, "verbs": verbs}));
+    }
+    let mut r = json!({
+        "resource": d.plural,
+        "responseKind": own_kind(&d.kind),
+        "scope": if d.namespaced { "Namespaced" } else { "Cluster" },
+        "singularResource": d.singular,
+        "verbs": d.verbs,
+    });
+    if !d.short_names.is_empty() {
+        r["shortNames"] = json!(d.short_names);
+    }
+    if !d.categories.is_empty() {
+        r["categories"] = json!(d.categories);
+    }
+    if !subresources.is_empty() {
+        r["subresources"] = json!(subresources);
+    }
+    r
 }
 
 /// `/version`.
@@ -130,6 +311,10 @@ fn resource_json(d: &ResourceDef) -> Value {
         "kind": d.kind,
         "verbs": d.verbs,
     });
+    // Stored kinds only: the review kinds are never stored.
+    if !d.create_only {
+        r["storageVersionHash"] = json!(d.storage_version_hash());
+    }
     if !d.short_names.is_empty() {
         r["shortNames"] = json!(d.short_names);
     }
@@ -188,7 +373,7 @@ fn gv_path(group: &str, version: &str) -> String {
     }
 }
 
-fn openapi_root(cat: &Catalogue) -> Value {
+pub fn openapi_root(cat: &Catalogue) -> Value {
     let mut paths = serde_json::Map::new();
     let mut gvs = vec![(String::new(), "v1".to_string())];
     for (g, vs) in cat.groups() {
@@ -290,5 +475,61 @@ fn openapi_gv(cat: &Catalogue, group: &str, version: &str) -> Value {
         "info": {"title": "Kubernetes", "version": GIT_VERSION},
         "paths": paths,
         "components": {"schemas": schemas},
+    })
+}
+
+/// The OpenAPI v2 (swagger) document of every served resource: each path
+/// with its operations and `x-kubernetes-group-version-kind`, and the CRD
+/// schemas as definitions (other kinds are open objects).
+pub fn openapi_v2(cat: &Catalogue) -> Value {
+    let mut paths = serde_json::Map::new();
+    let mut definitions = serde_json::Map::new();
+    let mut gvs = vec![(String::new(), "v1".to_string())];
+    for (g, vs) in cat.groups() {
+        for v in vs {
+            gvs.push((g.clone(), v));
+        }
+    }
+    for (group, version) in gvs {
+        let doc = openapi_gv(cat, &group, &version);
+        if let Some(schemas) = doc["components"]["schemas"].as_object() {
+            for (name, schema) in schemas {
+                definitions.insert(name.clone(), schema.clone());
+            }
+        }
+        let Some(v3_paths) = doc["paths"].as_object() else {
+            continue;
+        };
+        for (path, ops) in v3_paths {
+            let mut v2_ops = serde_json::Map::new();
+            for (method, op) in ops.as_object().into_iter().flatten() {
+                let mut op = op.clone();
+                let reference =
+                    op["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+                        .as_str()
+                        .map(|r| r.replace("#/components/schemas/", "#/definitions/"));
+                op["responses"] =
+                    json!({"200": {"description": "OK", "schema": {"$ref": reference}}});
+                if let Some(params) = op["parameters"].as_array_mut() {
+                    for p in params {
+                        p["type"] = json!("string");
+                        p["uniqueItems"] = json!(true);
+                        if let Some(o) = p.as_object_mut() {
+                            o.remove("schema");
+                        }
+                    }
+                }
+                op["consumes"] = json!(["application/json"]);
+                op["produces"] = json!(["application/json"]);
+                v2_ops.insert(method.clone(), op);
+            }
+            paths.insert(path.clone(), Value::Object(v2_ops));
+        }
+    }
+    json!({
+        "swagger": "2.0",
+        "info": {"title": "Kubernetes", "version": GIT_VERSION},
+        "paths": paths,
+        "definitions": definitions,
     })
 }

@@ -13,8 +13,12 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 
-/// Response body: whole JSON documents or a watch stream.
-pub type Body = BoxBody<Bytes, Infallible>;
+/// Why a response body stopped early: only a stream proxied from the CRD
+/// delegate can fail (its connection broke), and the client then sees the
+/// response cut off, as from the real server.
+pub type BodyError = Box<dyn std::error::Error + Send + Sync>;
+/// Response body: whole JSON documents, a watch stream or a proxied stream.
+pub type Body = BoxBody<Bytes, BodyError>;
 /// One response.
 pub type Resp = Response<Body>;
 
@@ -28,13 +32,18 @@ pub fn json_response(code: u16, body: &Value) -> Resp {
 
 /// A JSON response from already serialized bytes.
 pub fn bytes_response(code: u16, body: Bytes) -> Resp {
-    let mut r = Response::new(Full::new(body).boxed());
+    let mut r = Response::new(Full::new(body).map_err(never).boxed());
     *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     r.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
     r
+}
+
+/// The error of a body that cannot fail.
+pub fn never(e: Infallible) -> BodyError {
+    match e {}
 }
 
 /// The `Status` response of an error.

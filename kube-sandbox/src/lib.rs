@@ -4,6 +4,11 @@
 //! not implemented of them: `admission` module and docs/realapi.md) for
 //! tests, the demo and benchmarks. Never a dependency of the shipped binaries.
 //!
+//! In CRD delegate mode (`SandboxOptions::crd_delegate`, `delegate`
+//! module) it is the front of a real Kubernetes API server that serves every
+//! CRD and custom resource, as kube-apiserver is of the apiextensions-apiserver
+//! inside it; [`Sandbox::start_in_front_of_realapi`] starts the pair.
+//!
 //! ```no_run
 //! let sb = kube_sandbox::Sandbox::start();
 //! std::fs::write("/tmp/kubeconfig", sb.admin_kubeconfig()).unwrap();
@@ -13,6 +18,7 @@
 mod admission;
 pub mod auth;
 mod controls;
+mod delegate;
 mod discovery;
 mod errors;
 mod events;
@@ -21,6 +27,7 @@ mod http;
 mod objects;
 mod patch;
 mod protobuf;
+pub mod realapi;
 mod request;
 mod resources;
 mod schema;
@@ -35,6 +42,7 @@ mod watch;
 pub use controls::{
     Controls, FaultRule, REQUEST_LOG_CAPACITY, RequestRecord, validate_max_token_expiration,
 };
+pub use delegate::CrdDelegate;
 
 /// The parsers of untrusted request input, public only so the property
 /// tests (`tests/fuzz_request_parsing.rs`) can drive them directly; the
@@ -63,6 +71,10 @@ pub struct SandboxOptions {
     /// Events kept for watch resumption and continue tokens (like etcd's
     /// compaction window); older resourceVersions get 410 Gone.
     pub watch_history: usize,
+    /// CRD delegate mode: `apiextensions.k8s.io` and every group the
+    /// sandbox does not serve are proxied to this real API server
+    /// (`delegate` module, docs/realapi.md).
+    pub crd_delegate: Option<CrdDelegate>,
 }
 
 impl Default for SandboxOptions {
@@ -71,6 +83,7 @@ impl Default for SandboxOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             max_token_expiration: None,
             watch_history: store::HISTORY_CAPACITY,
+            crd_delegate: None,
         }
     }
 }
@@ -80,9 +93,12 @@ pub struct Sandbox {
     url: String,
     ca_pem: String,
     admin_token: String,
+    loopback_token: String,
     controls: Controls,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// The real API server behind it ([`Sandbox::start_in_front_of_realapi`]).
+    behind: Option<realapi::RealApiBehind>,
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -97,8 +113,13 @@ impl std::fmt::Debug for Sandbox {
 /// The default namespaces every cluster has.
 const DEFAULT_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
 
-fn initial_state(watch_history: usize) -> store::State {
-    let mut st = store::State::with_history(resources::Catalogue::builtin(), watch_history);
+fn initial_state(watch_history: usize, serves_crds: bool) -> store::State {
+    let catalogue = if serves_crds {
+        resources::Catalogue::builtin()
+    } else {
+        resources::Catalogue::builtin_without_crds()
+    };
+    let mut st = store::State::with_history(catalogue, watch_history);
     for ns in DEFAULT_NAMESPACES {
         objects::seed(
             &mut st,
@@ -142,13 +163,23 @@ impl Sandbox {
         std_listener.set_nonblocking(true)?;
         let addr = std_listener.local_addr()?;
         let admin_token = format!("sandbox-admin-{}", uuid::Uuid::new_v4().simple());
+        let loopback_token = format!("sandbox-loopback-{}", uuid::Uuid::new_v4().simple());
         let controls = Controls::new(opts.max_token_expiration);
+        let delegate = match &opts.crd_delegate {
+            Some(config) => Some(
+                delegate::Delegate::new(config)
+                    .map_err(|e| anyhow::anyhow!("CRD delegate {}: {e}", config.server))?,
+            ),
+            None => None,
+        };
         let shared = Arc::new(shared::Shared::new(
-            initial_state(opts.watch_history),
+            initial_state(opts.watch_history, delegate.is_none()),
             controls.clone(),
             auth::TokenIssuer::new(),
             admin_token.clone(),
+            loopback_token.clone(),
             addr,
+            delegate,
         ));
         let (tx, rx) = tokio::sync::oneshot::channel();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel::<anyhow::Result<()>>();
@@ -189,9 +220,11 @@ impl Sandbox {
             url: format!("https://{addr}"),
             ca_pem: tls.ca_pem,
             admin_token,
+            loopback_token,
             controls,
             shutdown: Some(tx),
             thread: Some(thread),
+            behind: None,
         })
     }
 
@@ -225,6 +258,16 @@ impl Sandbox {
         )
     }
 
+    /// Kubeconfig YAML of the API server's own loopback identity
+    /// (`system:apiserver`, in `system:masters`): what the CRD delegate acts
+    /// with on the sandbox, as kube-apiserver's in-process clients do on
+    /// it. Its requests are the server's own traffic, not clients': no
+    /// injected fault or latency applies to them and the request log
+    /// leaves them out.
+    pub fn loopback_kubeconfig(&self) -> String {
+        self.kubeconfig_for_token(&self.loopback_token)
+    }
+
     /// Writes the admin kubeconfig atomically with mode 0600.
     pub fn write_admin_kubeconfig(&self, path: &Path) -> std::io::Result<()> {
         write_private_atomic(path, self.admin_kubeconfig().as_bytes())
@@ -241,6 +284,8 @@ impl Sandbox {
     }
 
     fn stop(&mut self) {
+        // The real server behind first: it is a client of this sandbox.
+        drop(self.behind.take());
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }

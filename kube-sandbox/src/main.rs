@@ -1,7 +1,7 @@
 //! `kube-sandbox serve --kubeconfig PATH`: the sandbox as a process.
 
 use clap::{Parser, Subcommand};
-use kube_sandbox::{Sandbox, SandboxOptions};
+use kube_sandbox::{CrdDelegate, Sandbox, SandboxOptions};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,6 +40,19 @@ enum Command {
         /// start and end in microseconds since the sandbox started.
         #[arg(long, value_name = "FILE")]
         request_log: Option<PathBuf>,
+        /// Serve as kube-apiserver does with its apiextensions-apiserver:
+        /// apiextensions.k8s.io and every group a CRD defines are proxied,
+        /// after the sandbox's own authentication and authorization, to
+        /// the real API server this kubeconfig names, with its client
+        /// certificate as the front proxy (docs/realapi.md).
+        #[arg(long, value_name = "KUBECONFIG")]
+        crd_delegate: Option<PathBuf>,
+        /// Also write a kubeconfig of the server's own loopback identity
+        /// (system:apiserver, in system:masters): what the CRD delegate
+        /// acts with on the sandbox. Its requests get no injected faults
+        /// and stay out of the request log.
+        #[arg(long, value_name = "FILE")]
+        loopback_kubeconfig: Option<PathBuf>,
     },
 }
 
@@ -66,10 +79,20 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             max_token_expiration,
             round_trip_delay,
             request_log,
+            crd_delegate,
+            loopback_kubeconfig,
         } => {
+            let crd_delegate = match crd_delegate {
+                Some(path) => Some(
+                    CrdDelegate::from_kubeconfig_file(&path)
+                        .map_err(|e| anyhow::anyhow!("--crd-delegate {}: {e}", path.display()))?,
+                ),
+                None => None,
+            };
             let sb = Sandbox::start_with(SandboxOptions {
                 listen,
                 max_token_expiration,
+                crd_delegate,
                 ..Default::default()
             })?;
             if let Some(path) = &request_log {
@@ -80,6 +103,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if let Some(delay) = round_trip_delay {
                 sb.controls().set_latency(delay);
                 sb.controls().set_connect_delay(delay * 2);
+            }
+            if let Some(path) = &loopback_kubeconfig {
+                kube_sandbox::write_private_atomic(path, sb.loopback_kubeconfig().as_bytes())
+                    .map_err(|e| anyhow::anyhow!("writing kubeconfig {}: {e}", path.display()))?;
             }
             sb.write_admin_kubeconfig(&kubeconfig)
                 .map_err(|e| anyhow::anyhow!("writing kubeconfig {}: {e}", kubeconfig.display()))?;

@@ -402,8 +402,12 @@ pub fn namespaces_gr() -> GroupResource {
     }
 }
 
-/// Fills in what the real server defaults and reports on a CRD.
-fn prepare_crd(crd: &mut Value) {
+/// Fills in what the real server defaults on a CRD and the status its
+/// storage keeps up to date on every write: `storedVersions` gains the
+/// storage version. A new CRD starts with no conditions and no accepted
+/// names; the controllers ([`run_crd_controllers`]) accept its names and
+/// establish it in a write of their own, as the real ones do.
+fn prepare_crd(crd: &mut Value, old: Option<&Value>) {
     let kind = crd["spec"]["names"]["kind"]
         .as_str()
         .unwrap_or_default()
@@ -418,7 +422,6 @@ fn prepare_crd(crd: &mut Value) {
     if crd["spec"].get("conversion").is_none_or(Value::is_null) {
         crd["spec"]["conversion"] = json!({"strategy": "None"});
     }
-    let accepted = crd["spec"]["names"].clone();
     let stored: Vec<Value> = crd["spec"]["versions"]
         .as_array()
         .into_iter()
@@ -426,8 +429,11 @@ fn prepare_crd(crd: &mut Value) {
         .filter(|v| v["storage"] == Value::Bool(true))
         .map(|v| v["name"].clone())
         .collect();
-    let now = now_rfc3339();
-    let mut stored_versions = crd["status"]["storedVersions"]
+    let mut status = match old {
+        Some(old) => old["status"].clone(),
+        None => json!({"conditions": null, "acceptedNames": {"plural": "", "kind": ""}}),
+    };
+    let mut stored_versions = status["storedVersions"]
         .as_array()
         .cloned()
         .unwrap_or_default();
@@ -436,16 +442,140 @@ fn prepare_crd(crd: &mut Value) {
             stored_versions.push(v);
         }
     }
-    crd["status"] = json!({
-        "conditions": [
-            {"type": "NamesAccepted", "status": "True", "lastTransitionTime": now,
-             "reason": "NoConflicts", "message": "no conflicts found"},
-            {"type": "Established", "status": "True", "lastTransitionTime": now,
-             "reason": "InitialNamesAccepted", "message": "the initial names have been accepted"}
-        ],
-        "acceptedNames": accepted,
-        "storedVersions": stored_versions,
-    });
+    status["storedVersions"] = json!(stored_versions);
+    crd["status"] = status;
+}
+
+/// Whether the CRD of a custom resource is being deleted.
+fn crd_terminating(st: &State, def: &ResourceDef) -> bool {
+    let crds = GroupResource {
+        group: "apiextensions.k8s.io".into(),
+        resource: "customresourcedefinitions".into(),
+    };
+    let key = (String::new(), format!("{}.{}", def.plural, def.group));
+    st.get(&crds, &key).is_some_and(|c| is_deleting(c))
+}
+
+/// The CRD's finalizer while its objects are deleted.
+const CRD_CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+
+/// Sets condition `type_` of a CRD's status, keeping its
+/// `lastTransitionTime` when the status does not change.
+fn set_crd_condition(crd: &mut Value, type_: &str, status: &str, reason: &str, message: &str) {
+    let mut conditions = crd["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let since = conditions
+        .iter()
+        .find(|c| c["type"] == type_ && c["status"] == status)
+        .map(|c| c["lastTransitionTime"].clone())
+        .unwrap_or_else(|| json!(now_rfc3339()));
+    let condition = json!({"type": type_, "status": status, "lastTransitionTime": since,
+                           "reason": reason, "message": message});
+    match conditions.iter().position(|c| c["type"] == type_) {
+        Some(i) => conditions[i] = condition,
+        None => conditions.push(condition),
+    }
+    crd["status"]["conditions"] = json!(conditions);
+}
+
+/// Writes a CRD's status as its controllers do (manager `kube-apiserver`,
+/// subresource `status`).
+fn put_crd_status(st: &mut State, def: &ResourceDef, key: &ObjKey, old: &Value, mut new: Value) {
+    if new == *old {
+        return;
+    }
+    patch::record_update_with(
+        Some(old),
+        &mut new,
+        "kube-apiserver",
+        field_manager_options(def, Some("status")),
+    );
+    st.put(&def.storage_key(), key.clone(), new);
+}
+
+/// What the apiextensions-apiserver's controllers do after a write of a
+/// CRD, done at once: accept its names and establish it (the naming and
+/// establishing controllers), or, once it is marked for deletion, delete
+/// its objects and then let it go (the finalizer controller). Objects with
+/// finalizers of their own keep it, terminating, until they are gone.
+fn run_crd_controllers(st: &mut State, key: &ObjKey) {
+    let Some(def) = st
+        .catalogue
+        .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        .cloned()
+    else {
+        return;
+    };
+    let gr = def.storage_key();
+    let Some(old) = st.get(&gr, key).cloned() else {
+        return;
+    };
+    let mut crd = (*old).clone();
+    if !is_deleting(&crd) {
+        crd["status"]["acceptedNames"] = crd["spec"]["names"].clone();
+        set_crd_condition(
+            &mut crd,
+            "NamesAccepted",
+            "True",
+            "NoConflicts",
+            "no conflicts found",
+        );
+        set_crd_condition(
+            &mut crd,
+            "Established",
+            "True",
+            "InitialNamesAccepted",
+            "the initial names have been accepted",
+        );
+        put_crd_status(st, &def, key, &old, crd);
+        return;
+    }
+    if !finalizers(&crd).iter().any(|f| f == CRD_CLEANUP_FINALIZER) {
+        return;
+    }
+    let cr = GroupResource {
+        group: str_of(&crd["spec"], "group").to_string(),
+        resource: str_of(&crd["spec"]["names"], "plural").to_string(),
+    };
+    if let Some(cr_def) = st.catalogue.any_version(&cr).cloned() {
+        for k in st.keys(&cr, None) {
+            let _ = delete(
+                st,
+                &cr_def,
+                &k,
+                &Preconditions::default(),
+                &WriteOpts::default(),
+            );
+        }
+    }
+    if !st.keys(&cr, None).is_empty() {
+        set_crd_condition(
+            &mut crd,
+            "Terminating",
+            "True",
+            "InstanceDeletionInProgress",
+            "CustomResource deletion is in progress",
+        );
+        put_crd_status(st, &def, key, &old, crd);
+        return;
+    }
+    set_crd_condition(
+        &mut crd,
+        "Terminating",
+        "False",
+        "InstanceDeletionCompleted",
+        "removed all instances",
+    );
+    if let Some(list) = meta_mut(&mut crd)
+        .get_mut("finalizers")
+        .and_then(Value::as_array_mut)
+    {
+        list.retain(|f| f != CRD_CLEANUP_FINALIZER);
+    }
+    put_crd_status(st, &def, key, &old, crd);
+    finish_delete(st, &def, key);
 }
 
 /// Validates a CRD and checks its name is `plural.group`.
@@ -499,6 +629,17 @@ pub fn create(
         let prefix: String = prefix.chars().take(58).collect();
         name = format!("{prefix}{}", random_suffix());
         m.insert("name".into(), json!(name));
+    }
+    if def.crd && crd_terminating(st, def) {
+        return Err(ApiError::forbidden(
+            format!(
+                "{} \"{name}\" is forbidden: create not allowed while custom resource definition is terminating",
+                crate::errors::qualified(&def.group, &def.plural)
+            ),
+            &def.group,
+            &def.plural,
+            &name,
+        ));
     }
     if def.namespaced {
         let body_ns = m
@@ -603,7 +744,7 @@ pub fn create(
         return Err(ApiError::already_exists(group, &def.plural, &name));
     }
     if is_crd {
-        prepare_crd(&mut obj);
+        prepare_crd(&mut obj, None);
         let mut probe = st.catalogue.clone();
         probe
             .set_crd(&obj)
@@ -627,7 +768,11 @@ pub fn create(
     if opts.dry_run {
         return Ok(Arc::new(obj));
     }
-    Ok(st.put(&gr, key, obj))
+    let created = st.put(&gr, key.clone(), obj);
+    if is_crd {
+        run_crd_controllers(st, &key);
+    }
+    Ok(created)
 }
 
 /// Writes a new version of an existing object (PUT, PATCH, apply, `/status`).
@@ -696,7 +841,7 @@ pub fn update(
         return Ok(old);
     }
     if is_crd && subresource.is_none() {
-        prepare_crd(&mut new);
+        prepare_crd(&mut new, Some(&old));
         let mut probe = st.catalogue.clone();
         probe.set_crd(&new).map_err(invalid)?;
         if !opts.dry_run {
@@ -719,7 +864,11 @@ pub fn update(
         finish_delete(st, def, key);
         return Ok(Arc::new(new));
     }
-    Ok(st.put(&gr, key.clone(), new))
+    let written = st.put(&gr, key.clone(), new);
+    if is_crd && subresource.is_none() {
+        run_crd_controllers(st, key);
+    }
+    Ok(written)
 }
 
 /// Update stage 1: the body names the object of the URL, and its
@@ -1019,6 +1168,31 @@ pub fn delete(
     if is_namespace {
         return Ok(delete_namespace(st, &key.1, old));
     }
+    let is_crd = def.group == "apiextensions.k8s.io" && def.plural == "customresourcedefinitions";
+    if is_crd && !is_deleting(&old) {
+        // The CRD's own REST storage: its objects go first, behind a
+        // finalizer; the answer is the CRD marked for deletion. The
+        // finalizer controller then runs (here at once).
+        let mut marked = (*old).clone();
+        let m = meta_mut(&mut marked);
+        m.insert("deletionTimestamp".into(), json!(now_rfc3339()));
+        let list = m.entry("finalizers").or_insert_with(|| json!([]));
+        if let Some(a) = list.as_array_mut()
+            && !a.iter().any(|f| f == CRD_CLEANUP_FINALIZER)
+        {
+            a.push(json!(CRD_CLEANUP_FINALIZER));
+        }
+        set_crd_condition(
+            &mut marked,
+            "Terminating",
+            "True",
+            "InstanceDeletionPending",
+            "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+        );
+        let answer = st.put(&gr, key.clone(), marked);
+        run_crd_controllers(st, key);
+        return Ok(Deleted::Pending(answer));
+    }
     if !finalizers(&old).is_empty() {
         if is_deleting(&old) {
             return Ok(Deleted::Pending(old));
@@ -1055,6 +1229,12 @@ fn finish_delete(st: &mut State, def: &ResourceDef, key: &ObjKey) -> Option<Arc<
             st.remove(&cr, &k);
         }
         st.catalogue.remove_crd(&group, &plural);
+    } else if def.crd {
+        // The last object of a terminating CRD lets the CRD go.
+        if st.keys(&gr, None).is_empty() && crd_terminating(st, def) {
+            let crd_key = (String::new(), format!("{}.{}", def.plural, def.group));
+            run_crd_controllers(st, &crd_key);
+        }
     }
     if def.namespaced {
         maybe_finish_namespace(st, &key.0);

@@ -4,6 +4,7 @@
 
 use crate::schema::Schema;
 use crate::table::{self, Column};
+use base64::Engine;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -44,6 +45,9 @@ pub struct ResourceDef {
     pub short_names: Vec<String>,
     pub categories: Vec<String>,
     pub verbs: Vec<&'static str>,
+    /// The version objects are stored in (the CRD's storage version; a
+    /// built-in's own), for discovery's `storageVersionHash`.
+    pub storage_version: String,
     pub has_status: bool,
     /// Subresources besides `status` (name, kind, verbs), e.g. `token` on serviceaccounts.
     pub extra_subresources: Vec<(String, String, Vec<&'static str>)>,
@@ -69,6 +73,15 @@ impl ResourceDef {
         }
     }
 
+    /// Discovery's `storageVersionHash`: the first 8 bytes of the SHA-256 of
+    /// `group/storageVersion/kind`, base64 (`discovery.StorageVersionHash`).
+    pub fn storage_version_hash(&self) -> String {
+        use sha2::Digest;
+        let gvk = format!("{}/{}/{}", self.group, self.storage_version, self.kind);
+        let digest = sha2::Sha256::digest(gvk.as_bytes());
+        base64::engine::general_purpose::STANDARD.encode(&digest[..8])
+    }
+
     /// Storage key shared by all versions of one resource.
     pub fn storage_key(&self) -> GroupResource {
         GroupResource {
@@ -84,6 +97,19 @@ pub struct GroupResource {
     pub group: String,
     pub resource: String,
 }
+
+/// A custom resource's verbs, in the order the apiextensions-apiserver's
+/// discovery lists them.
+const CRD_VERBS: [&str; 8] = [
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "create",
+    "update",
+    "watch",
+];
 
 const ALL_VERBS: [&str; 8] = [
     "create",
@@ -443,6 +469,7 @@ fn builtin_def(b: &Builtin) -> ResourceDef {
         } else {
             ALL_VERBS.to_vec()
         },
+        storage_version: b.version.into(),
         has_status: b.status,
         extra_subresources: extra,
         name_rule,
@@ -473,6 +500,24 @@ impl Catalogue {
             c.insert(Arc::new(builtin_def(b)));
         }
         c
+    }
+
+    /// The built-in resources but `apiextensions.k8s.io`: the catalogue of a
+    /// sandbox whose CRDs a delegate serves (`crate::delegate`).
+    pub fn builtin_without_crds() -> Self {
+        let mut c = Catalogue::default();
+        for b in BUILTINS
+            .iter()
+            .filter(|b| b.group != "apiextensions.k8s.io")
+        {
+            c.insert(Arc::new(builtin_def(b)));
+        }
+        c
+    }
+
+    /// Whether any version of `group` is served.
+    pub fn serves_group(&self, group: &str) -> bool {
+        self.group_versions.contains_key(group)
     }
 
     fn insert(&mut self, def: Arc<ResourceDef>) {
@@ -630,6 +675,13 @@ fn crd_defs(crd: &Value) -> Result<Vec<ResourceDef>, Vec<crate::errors::Cause>> 
         .as_str()
         .map(String::from)
         .unwrap_or_else(|| kind.to_lowercase());
+    let storage_version = spec["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|v| v["storage"] == Value::Bool(true))
+        .map(|v| s(&v["name"]))
+        .unwrap_or_default();
     let mut out = Vec::new();
     for v in spec["versions"].as_array().into_iter().flatten() {
         if v["served"] != Value::Bool(true) {
@@ -650,7 +702,8 @@ fn crd_defs(crd: &Value) -> Result<Vec<ResourceDef>, Vec<crate::errors::Cause>> 
             namespaced: spec["scope"] == "Namespaced",
             short_names: strs(&names["shortNames"]),
             categories: strs(&names["categories"]),
-            verbs: ALL_VERBS.to_vec(),
+            verbs: CRD_VERBS.to_vec(),
+            storage_version: storage_version.clone(),
             has_status,
             extra_subresources: Vec::new(),
             name_rule: NameRule::Subdomain,

@@ -7,6 +7,7 @@ use crate::auth::authn::{self, Impersonation};
 use crate::auth::rbac::{self, Decision, RbacSnapshot};
 use crate::auth::{Attributes, UserInfo};
 use crate::controls::RequestRecord;
+use crate::delegate::{self, Route};
 use crate::errors::ApiError;
 use crate::http::{Query, RequestInfo, Resp, decode, error_response, request_info};
 use crate::shared::{Shared, authenticate_token};
@@ -154,7 +155,27 @@ pub async fn handle(shared: Arc<Shared>, req: Request<hyper::body::Incoming>) ->
         Err(_) => Bytes::new(),
     };
     let request_bytes = body.len();
-    let (user, resp) = serve(&shared, &parts.method, &parts.headers, &info, &query, body).await;
+    let path_and_query = parts
+        .uri
+        .path_and_query()
+        .map_or(path.as_str(), |pq| pq.as_str())
+        .to_string();
+    // The server's own traffic (the CRD delegate's reviews and watches) is
+    // no client's: no injected fault or latency, no entry in the log.
+    let loopback =
+        bearer(&parts.headers).is_some_and(|t| t.is_ok_and(|t| t == shared.loopback_token));
+    let request = Incoming {
+        method: &parts.method,
+        path_and_query: &path_and_query,
+        headers: &parts.headers,
+        info: &info,
+        query: &query,
+        loopback,
+    };
+    let (user, resp) = serve(&shared, request, body).await;
+    if loopback {
+        return resp;
+    }
     // Delay rules hold back the answer to requests that were executed.
     let delay = if resp.status().is_success() {
         shared.controls.delay_for(&info.verb, &info.path)
@@ -192,14 +213,26 @@ pub async fn handle(shared: Arc<Shared>, req: Request<hyper::body::Incoming>) ->
     resp
 }
 
-async fn serve(
-    shared: &Arc<Shared>,
-    method: &Method,
-    headers: &HeaderMap,
-    info: &RequestInfo,
-    query: &Query,
-    body: Bytes,
-) -> (String, Resp) {
+/// One request as it came in.
+struct Incoming<'a> {
+    method: &'a Method,
+    path_and_query: &'a str,
+    headers: &'a HeaderMap,
+    info: &'a RequestInfo,
+    query: &'a Query,
+    /// Authenticated with the loopback token.
+    loopback: bool,
+}
+
+async fn serve(shared: &Arc<Shared>, request: Incoming<'_>, body: Bytes) -> (String, Resp) {
+    let Incoming {
+        method,
+        path_and_query,
+        headers,
+        info,
+        query,
+        loopback,
+    } = request;
     let requester = match bearer(headers) {
         None => None,
         Some(Err(())) => return (String::new(), error_response(&ApiError::unauthorized())),
@@ -229,7 +262,7 @@ async fn serve(
         },
     };
     let username = user.username.clone();
-    if let Some(status) = shared.controls.fault_for(&info.verb, &info.path) {
+    if !loopback && let Some(status) = shared.controls.fault_for(&info.verb, &info.path) {
         return (username, error_response(&fault_error(status)));
     }
     let attrs = attributes(&user, info);
@@ -237,6 +270,21 @@ async fn serve(
     if eval.decision == Decision::Deny {
         let e = rbac::forbidden_error(&attrs, &eval.reason);
         return (username, error_response(&e));
+    }
+    if let Some(d) = &shared.delegate {
+        let delegated = delegated(
+            shared,
+            d,
+            method,
+            path_and_query,
+            headers,
+            info,
+            &user,
+            body.clone(),
+        );
+        if let Some(resp) = delegated.await {
+            return (username, resp);
+        }
     }
     let resp = if info.resource_request {
         let call = crate::request::Call {
@@ -257,6 +305,63 @@ async fn serve(
         discovery::non_resource(shared, &info.path, headers)
     };
     (username, resp)
+}
+
+/// The delegate's answer, or a merged discovery document, when the request
+/// is not the sandbox's alone (`crate::delegate`); `None` when it is.
+#[allow(clippy::too_many_arguments)]
+async fn delegated(
+    shared: &Arc<Shared>,
+    d: &delegate::Delegate,
+    method: &Method,
+    path_and_query: &str,
+    headers: &HeaderMap,
+    info: &RequestInfo,
+    user: &UserInfo,
+    body: Bytes,
+) -> Option<Resp> {
+    let (route, local) = {
+        let st = shared.state.lock().unwrap();
+        let route = delegate::route(
+            &st.catalogue,
+            &info.path,
+            info.resource_request,
+            &info.group,
+        );
+        let local = match route {
+            Route::Apis => Some(discovery::apis_document(
+                &st.catalogue,
+                discovery::wants_aggregated(headers),
+            )),
+            Route::OpenApiV3 => Some(discovery::openapi_root(&st.catalogue)),
+            Route::OpenApiV2 => Some(discovery::openapi_v2(&st.catalogue)),
+            Route::Local | Route::Proxy => None,
+        };
+        (route, local.map(|l| (l, st.catalogue.clone())))
+    };
+    Some(match (route, local) {
+        (Route::Local, _) => return None,
+        (Route::Proxy, _) => {
+            let forward = delegate::Forward {
+                method,
+                path_and_query,
+                headers,
+                user,
+                body,
+            };
+            d.proxy(shared, forward).await
+        }
+        (Route::Apis, Some((local, _))) => {
+            d.apis(local, discovery::wants_aggregated(headers), user)
+                .await
+        }
+        (Route::OpenApiV3, Some((local, cat))) => d.openapi_v3(&cat, local, user).await,
+        (Route::OpenApiV2, Some(_)) if !discovery::accepts_json(headers) => {
+            discovery::not_acceptable()
+        }
+        (Route::OpenApiV2, Some((local, cat))) => d.openapi_v2(&cat, local, user).await,
+        (_, None) => return None,
+    })
 }
 
 /// Accepts connections until `shutdown` fires.

@@ -11,6 +11,10 @@ use std::sync::{Arc, Mutex};
 
 /// User name of the admin token.
 pub const ADMIN_USER: &str = "sandbox-admin";
+/// User name of the loopback token: the API server's own identity, which
+/// the CRD delegate acts with on the sandbox (kube-apiserver's in-process
+/// clients are `system:apiserver`, in `system:masters`).
+pub const LOOPBACK_USER: &str = "system:apiserver";
 
 /// State shared by every connection of one sandbox.
 pub struct Shared {
@@ -19,7 +23,12 @@ pub struct Shared {
     pub controls: Controls,
     pub issuer: TokenIssuer,
     pub admin_token: String,
+    /// Token of [`LOOPBACK_USER`].
+    pub loopback_token: String,
     pub addr: SocketAddr,
+    /// The real API server serving CRDs and custom resources behind the
+    /// sandbox, if any (`crate::delegate`).
+    pub delegate: Option<crate::delegate::Delegate>,
 }
 
 impl Shared {
@@ -28,7 +37,9 @@ impl Shared {
         controls: Controls,
         issuer: TokenIssuer,
         admin_token: String,
+        loopback_token: String,
         addr: SocketAddr,
+        delegate: Option<crate::delegate::Delegate>,
     ) -> Self {
         Shared {
             state: Mutex::new(state),
@@ -36,7 +47,9 @@ impl Shared {
             controls,
             issuer,
             admin_token,
+            loopback_token,
             addr,
+            delegate,
         }
     }
 
@@ -87,18 +100,32 @@ pub fn service_account_uid(shared: &Shared, namespace: &str, name: &str) -> Opti
         .and_then(|sa| sa["metadata"]["uid"].as_str().map(String::from))
 }
 
-/// Authenticates a bearer token for API access: the admin token, or a
-/// ServiceAccount token whose ServiceAccount still exists with the uid it
-/// was bound to and whose audiences include the API server's.
+/// Authenticates a bearer token for API access: the admin token, the
+/// loopback token, or a ServiceAccount token whose ServiceAccount still
+/// exists with the uid it was bound to and whose audiences include the API
+/// server's.
 pub fn authenticate_token(shared: &Shared, token: &str) -> Result<UserInfo, String> {
     if token == shared.admin_token {
         return Ok(admin_user());
+    }
+    if token == shared.loopback_token {
+        return Ok(loopback_user());
     }
     let now = jiff::Timestamp::now().as_second();
     reviews::authenticate_service_account_token(&shared.issuer, token, now, &[], |ns, name| {
         service_account_uid(shared, ns, name)
     })
     .map(|(user, _)| user)
+}
+
+/// The user of the loopback token.
+pub fn loopback_user() -> UserInfo {
+    UserInfo {
+        username: LOOPBACK_USER.into(),
+        uid: String::new(),
+        groups: vec!["system:masters".into(), "system:authenticated".into()],
+        extra: Default::default(),
+    }
 }
 
 /// The user of the admin token.

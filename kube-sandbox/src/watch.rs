@@ -302,7 +302,10 @@ fn stream_response(initial: Vec<Bytes>, rest: Option<mpsc::Receiver<Bytes>>) -> 
         let b = rx.recv().await?;
         Some((Ok(Frame::data(b)), Some(rx)))
     });
-    let body: Body = BodyExt::boxed(StreamBody::new(futures::StreamExt::chain(head, tail)));
+    let body: Body = BodyExt::boxed(BodyExt::map_err(
+        StreamBody::new(futures::StreamExt::chain(head, tail)),
+        crate::http::never,
+    ));
     let mut r = hyper::Response::new(body);
     r.headers_mut().insert(
         header::CONTENT_TYPE,

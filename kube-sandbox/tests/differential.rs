@@ -465,9 +465,20 @@ fn dump(scenario: &str, kind: &str, steps: &[Step]) {
 
 /// Compares the real and sandbox sequences, honouring the allowlist.
 fn compare(scenario: &str, real: &[Step], sandbox: &[Step]) {
+    compare_with(scenario, real, sandbox, ALLOWLIST, "sandbox");
+}
+
+/// Compares the real sequence with another server's, honouring `allowlist`.
+fn compare_with(
+    scenario: &str,
+    real: &[Step],
+    sandbox: &[Step],
+    allowlist: &[(&str, &str, &str, &str)],
+    other: &str,
+) {
     let strict = std::env::var("FLEET_DIFF_STRICT").is_ok_and(|v| v == "1");
     let mut failures = Vec::new();
-    let mut used = vec![false; ALLOWLIST.len()];
+    let mut used = vec![false; allowlist.len()];
     for (i, (r, s)) in real.iter().zip(sandbox).enumerate() {
         assert_eq!(
             r.label, s.label,
@@ -478,7 +489,7 @@ fn compare(scenario: &str, real: &[Step], sandbox: &[Step]) {
         let unexplained: Vec<&String> = paths
             .iter()
             .filter(|p| {
-                let hit = ALLOWLIST.iter().position(|(sc, step, pattern, _)| {
+                let hit = allowlist.iter().position(|(sc, step, pattern, _)| {
                     (*sc == "*" || *sc == scenario)
                         && (*step == "*" || *step == r.label)
                         && pointer_matches(pattern, p)
@@ -491,7 +502,7 @@ fn compare(scenario: &str, real: &[Step], sandbox: &[Step]) {
             .collect();
         if !unexplained.is_empty() {
             failures.push(format!(
-                "step {i} `{}`: {}\n  differs at: {}\n  real:    {}\n  sandbox: {}",
+                "step {i} `{}`: {}\n  differs at: {}\n  real:    {}\n  {other}: {}",
                 r.label,
                 r.request,
                 unexplained
@@ -506,12 +517,12 @@ fn compare(scenario: &str, real: &[Step], sandbox: &[Step]) {
     }
     if real.len() != sandbox.len() {
         failures.push(format!(
-            "step count differs: real {} vs sandbox {}",
+            "step count differs: real {} vs {other} {}",
             real.len(),
             sandbox.len()
         ));
     }
-    for (idx, (sc, step, prefix, reason)) in ALLOWLIST.iter().enumerate() {
+    for (idx, (sc, step, prefix, reason)) in allowlist.iter().enumerate() {
         // Wildcard entries cover many scenarios; only exact ones can go stale here.
         if *sc == scenario && !used[idx] {
             let msg = format!(
@@ -520,13 +531,13 @@ fn compare(scenario: &str, real: &[Step], sandbox: &[Step]) {
             if strict {
                 failures.push(msg);
             } else {
-                eprintln!("note: {msg}; remove it from ALLOWLIST and docs/realapi.md");
+                eprintln!("note: {msg}; remove it from allowlist and docs/realapi.md");
             }
         }
     }
     assert!(
         failures.is_empty(),
-        "{scenario}: sandbox differs from the real API server in {} place(s):\n{}",
+        "{scenario}: {other} differs from the real API server in {} place(s):\n{}",
         failures.len(),
         failures.join("\n")
     );
@@ -570,6 +581,41 @@ differential!(
     finalizers_and_deletion,
 );
 
+/// The proxy of CRD delegate mode is transparent: each `$scenario` run
+/// through kube-sandbox in front of a real server (`Server::front`) answers
+/// exactly as the real server alone, with no allowlist at all (status
+/// codes, `Status` bodies, Tables, watch event sequences).
+macro_rules! through_the_front {
+    ($($name:ident => $scenario:ident),* $(,)?) => {$(
+        #[tokio::test]
+        async fn $name() {
+            let Some(real) = Server::real() else { return };
+            let mut a = Run::new(&real, stringify!($name));
+            a.setup().await;
+            scenarios::$scenario(&mut a).await;
+            dump(stringify!($name), "real", &a.steps);
+
+            let Some(front) = Server::front() else { return };
+            let mut b = Run::new(&front, stringify!($name));
+            b.setup().await;
+            scenarios::$scenario(&mut b).await;
+            dump(stringify!($name), "front", &b.steps);
+
+            compare_with(stringify!($name), &a.steps, &b.steps, &[], "front");
+        }
+    )*};
+}
+
+through_the_front!(
+    front_crud => crud,
+    front_validation_errors => validation_errors,
+    front_not_found_and_conflict_bodies => not_found_and_conflict_bodies,
+    front_server_side_apply => server_side_apply,
+    front_watch_sequences => watch_sequences,
+    front_table_output => table_output,
+    front_finalizers_and_deletion => finalizers_and_deletion,
+);
+
 /// Our own CRDs (the file `kubectl fleet install` prints) through the same
 /// comparison: the sandbox must treat FederatedCluster and FederationStatus
 /// exactly as a real cluster does, since every other test of this project
@@ -589,6 +635,26 @@ async fn fleet_crds() {
     dump("fleet_crds", "sandbox", &b.steps);
 
     compare("fleet_crds", &a.steps, &b.steps);
+}
+
+/// A CRD's life as its controllers lead it, which the sandbox does at once
+/// and a real server a moment later: created with nothing accepted yet,
+/// then established; deleted behind its cleanup finalizer, its objects
+/// first (one holding a finalizer of its own keeps the CRD terminating, and
+/// no object may be created meanwhile), then gone.
+#[tokio::test]
+async fn crd_lifecycle() {
+    let Some(real) = Server::real() else { return };
+    let mut a = Run::new(&real, "crd_lifecycle");
+    scenarios::crd_lifecycle(&mut a).await;
+    dump("crd_lifecycle", "real", &a.steps);
+
+    let sandbox = Server::sandbox();
+    let mut b = Run::new(&sandbox, "crd_lifecycle");
+    scenarios::crd_lifecycle(&mut b).await;
+    dump("crd_lifecycle", "sandbox", &b.steps);
+
+    compare("crd_lifecycle", &a.steps, &b.steps);
 }
 
 const FLEET_GROUP: &str = "federation.kubectl-fleet.dev";
@@ -611,6 +677,147 @@ fn rv(r: &Reply) -> String {
 /// through values that normalization hides (resourceVersions).
 mod scenarios {
     use super::*;
+
+    /// Polls `path` until `done` holds for its answer (at most 90 s: a
+    /// real server's controllers act within a second or two, its CRD
+    /// finalizer re-checks every second).
+    async fn until(r: &Run<'_>, path: &str, done: impl Fn(&Reply) -> bool) -> Reply {
+        let deadline = std::time::Instant::now() + Duration::from_secs(90);
+        loop {
+            let reply = r.server.raw("GET", path, None, None).await;
+            if done(&reply) {
+                return reply;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{} server: {path} never reached the awaited state: {}",
+                r.server.kind(),
+                reply.text
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// The parts of a CRD its controllers write: finalizers, whether it is
+    /// marked for deletion, accepted names, conditions without times.
+    fn crd_state(crd: &Value) -> Value {
+        let conditions: Vec<Value> = crd["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| json!([c["type"], c["status"], c["reason"], c["message"]]))
+            .collect();
+        json!({
+            "finalizers": crd["metadata"]["finalizers"],
+            "deleting": crd["metadata"]["deletionTimestamp"].is_string(),
+            "acceptedNames": crd["status"]["acceptedNames"],
+            "storedVersions": crd["status"]["storedVersions"],
+            "conditions": conditions,
+        })
+    }
+
+    pub async fn crd_lifecycle(r: &mut Run<'_>) {
+        let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+        let crd_path = format!("{crds}/widgets.{}", r.group);
+        let created = r.server.raw("POST", crds, None, Some(&r.crd())).await;
+        assert_eq!(created.status, 201, "{}", created.text);
+        r.note(
+            "the created CRD",
+            json!({"status": created.status, "state": crd_state(&created.json)}),
+        );
+        let established = until(r, &crd_path, |c| {
+            c.json["status"]["conditions"].as_array().is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c["type"] == "Established" && c["status"] == "True")
+            })
+        })
+        .await;
+        r.note("the established CRD", crd_state(&established.json));
+        until(r, &r.path(""), |l| l.status == 200).await;
+        // Its group in aggregated discovery, as kubectl reads it.
+        let group = r.group.clone();
+        let listed = r
+            .server
+            .raw_accept("GET", "/apis", None, support::AGGREGATED, None)
+            .await;
+        let item = listed.json["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|i| i["metadata"]["name"] == group.as_str())
+            .cloned()
+            .unwrap_or(Value::Null);
+        r.note(
+            "aggregated discovery of the group",
+            json!({"status": listed.status, "kind": listed.json["kind"], "item": normalize(&group, item)}),
+        );
+        r.call(
+            "discovery of the group version",
+            "GET",
+            &format!("/apis/{group}/v1"),
+            None,
+            None,
+        )
+        .await;
+        r.call(
+            "plain object",
+            "POST",
+            &r.path(""),
+            None,
+            Some(r.widget("plain", json!({"size": 1}))),
+        )
+        .await;
+        let mut held = r.widget("held", json!({"size": 2}));
+        held["metadata"]["finalizers"] = json!(["example.com/hold"]);
+        r.call("held object", "POST", &r.path(""), None, Some(held))
+            .await;
+        let deleted = r.server.raw("DELETE", &crd_path, None, None).await;
+        r.note(
+            "the CRD's delete answer",
+            json!({"status": deleted.status, "kind": deleted.json["kind"], "state": crd_state(&deleted.json)}),
+        );
+        until(r, &r.path("/plain"), |o| o.status == 404).await;
+        r.call(
+            "the plain object is gone",
+            "GET",
+            &r.path("/plain"),
+            None,
+            None,
+        )
+        .await;
+        r.call(
+            "the held object is terminating",
+            "GET",
+            &r.path("/held"),
+            None,
+            None,
+        )
+        .await;
+        r.call(
+            "no object is created meanwhile",
+            "POST",
+            &r.path(""),
+            None,
+            Some(r.widget("late", json!({"size": 3}))),
+        )
+        .await;
+        let terminating = r.server.raw("GET", &crd_path, None, None).await;
+        r.note(
+            "the terminating CRD",
+            json!({"status": terminating.status, "state": crd_state(&terminating.json)}),
+        );
+        r.call(
+            "the held object lets go",
+            "PATCH",
+            &r.path("/held"),
+            Some(MERGE),
+            Some(json!({"metadata": {"finalizers": null}})),
+        )
+        .await;
+        until(r, &crd_path, |c| c.status == 404).await;
+        r.call("the CRD is gone", "GET", &crd_path, None, None)
+            .await;
+    }
 
     pub async fn crud(r: &mut Run<'_>) {
         let w = r.widget("w1", json!({"size": 3, "tags": ["a"]}));

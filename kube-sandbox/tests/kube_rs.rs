@@ -66,13 +66,39 @@ fn fc_resource() -> ApiResource {
 async fn install_crd(client: &Client) -> Api<DynamicObject> {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     let created = crds.create(&PostParams::default(), &crd()).await.unwrap();
-    let conditions = created.status.unwrap().conditions.unwrap();
+    // As the real server answers it: nothing accepted or established yet;
+    // its controllers do that next (the sandbox's at once).
+    let status = created.status.unwrap();
     assert!(
-        conditions
-            .iter()
-            .any(|c| c.type_ == "Established" && c.status == "True"),
-        "CRD is established at once: {conditions:?}"
+        status.conditions.is_none()
+            && status
+                .accepted_names
+                .as_ref()
+                .is_none_or(|n| n.plural.is_empty()),
+        "{status:?}"
     );
+    let name = created.metadata.name.unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let conditions = crds
+            .get(&name)
+            .await
+            .unwrap()
+            .status
+            .and_then(|s| s.conditions)
+            .unwrap_or_default();
+        if conditions
+            .iter()
+            .any(|c| c.type_ == "Established" && c.status == "True")
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "CRD not established: {conditions:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     Api::all_with(client.clone(), &fc_resource())
 }
 

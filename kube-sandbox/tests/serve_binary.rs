@@ -103,6 +103,50 @@ fn serve_refuses_a_token_cap_the_real_server_refuses() {
     assert!(!kubeconfig.exists(), "nothing served");
 }
 
+/// `--crd-delegate` with a kubeconfig that cannot name the front proxy (no
+/// client certificate, only a token) or that is not there: one line naming
+/// the flag and what is missing, nothing served.
+#[test]
+fn serve_refuses_a_crd_delegate_it_cannot_reach_as_the_front_proxy() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("never.kubeconfig");
+    let with_token = dir.path().join("token.kubeconfig");
+    std::fs::write(
+        &with_token,
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts:\n- name: c\n  context: {cluster: a, user: u}\nclusters:\n- name: a\n  cluster: {server: \"https://127.0.0.1:1\", certificate-authority-data: \"\"}\nusers:\n- name: u\n  user: {token: abc}\n",
+    )
+    .unwrap();
+    let missing = dir.path().join("missing.kubeconfig");
+    for (delegate, want) in [
+        (
+            &with_token,
+            "it names no client certificate (client-certificate or client-certificate-data): the delegate authenticates kube-sandbox by its front-proxy client certificate (tools/realapi/start.sh --prepare-delegate writes one)",
+        ),
+        (
+            &missing,
+            "reading it: No such file or directory (os error 2)",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_kube-sandbox"))
+            .args(["serve", "--kubeconfig"])
+            .arg(&kubeconfig)
+            .arg("--crd-delegate")
+            .arg(delegate)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            stderr,
+            format!(
+                "kube-sandbox: --crd-delegate {}: {want}\n",
+                delegate.display()
+            )
+        );
+        assert!(!kubeconfig.exists(), "nothing served");
+    }
+}
+
 /// `--round-trip-delay` holds back every answer (and every new connection
 /// twice as long); `--request-log` writes each request as a JSON line with
 /// its start and end.

@@ -11,5 +11,6 @@ mod kubectl_conformance;
 mod rbac_decision_table;
 mod realapi_crds;
 mod realapi_examples;
+mod realapi_front;
 mod serve_binary;
 mod server_semantics;

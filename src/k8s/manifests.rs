@@ -265,12 +265,52 @@ impl Cluster {
                 .await
                 .map_err(|e| Error::api(format!("delete {object}"), self.server(), e))
             {
-                Ok(_) => deleted.push(object),
+                Ok(answer) => {
+                    // Still there, marked for deletion: its finalizers run
+                    // first (a CRD's deletes every object of its kind). As
+                    // `kubectl delete` does, wait until it is gone.
+                    let marked = answer
+                        .left()
+                        .is_some_and(|o| o.metadata.deletion_timestamp.is_some());
+                    if marked {
+                        self.wait_deleted(&api, &object).await?;
+                    }
+                    deleted.push(object);
+                }
                 Err(e) if e.is_not_found() => {}
                 Err(e) => return Err(e),
             }
         }
         Ok(deleted)
+    }
+}
+
+impl Cluster {
+    /// Waits (bounded, as `kubectl delete --timeout=60s`) until an object
+    /// marked for deletion is gone.
+    async fn wait_deleted(
+        &self,
+        api: &Api<DynamicObject>,
+        object: &ObjectRef,
+    ) -> Result<(), Error> {
+        const ATTEMPTS: u32 = 600;
+        for _ in 0..ATTEMPTS {
+            match api.get_opt(&object.name).await {
+                Ok(None) => return Ok(()),
+                Ok(Some(_)) => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
+                Err(e) => {
+                    return Err(Error::api(
+                        format!("wait for {object} to be deleted"),
+                        self.server(),
+                        e,
+                    ));
+                }
+            }
+        }
+        Err(Error::Unexpected {
+            what: format!("delete {object}"),
+            reason: "it is still being deleted after 60s (its finalizers have not finished): run `kubectl fleet uninstall` again to wait for it".into(),
+        })
     }
 }
 

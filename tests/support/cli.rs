@@ -7,6 +7,7 @@ use std::process::{Command, Output, Stdio};
 
 use kube_sandbox::{Sandbox, SandboxOptions};
 
+use super::lane::Lane;
 use super::operator::TempDir;
 
 /// The binary under test.
@@ -81,7 +82,8 @@ impl Run {
     }
 }
 
-/// A hub (kube-sandbox) plus a temp dir holding its admin kubeconfig.
+/// A hub (kube-sandbox, alone or in front of the real API server: its
+/// [`Lane`]) plus a temp dir holding its admin kubeconfig.
 pub struct Hub {
     pub sandbox: Sandbox,
     pub dir: TempDir,
@@ -91,7 +93,12 @@ pub struct Hub {
 impl Hub {
     /// A hub with the fleet CRDs installed.
     pub fn new() -> Self {
-        let hub = Self::bare(SandboxOptions::default());
+        Self::on(Lane::Sandbox)
+    }
+
+    /// A hub on `lane` with the fleet CRDs installed.
+    pub fn on(lane: Lane) -> Self {
+        let hub = Self::bare_on(lane, SandboxOptions::default());
         hub.install_crds();
         hub
     }
@@ -108,7 +115,12 @@ impl Hub {
 
     /// A hub without the fleet CRDs.
     pub fn bare(options: SandboxOptions) -> Self {
-        let sandbox = Sandbox::start_with(options).expect("start kube-sandbox");
+        Self::bare_on(Lane::Sandbox, options)
+    }
+
+    /// A hub on `lane` without the fleet CRDs.
+    pub fn bare_on(lane: Lane, options: SandboxOptions) -> Self {
+        let sandbox = lane.sandbox_with(options);
         let dir = TempDir::new("hub");
         let kubeconfig = dir.path().join("admin.kubeconfig");
         sandbox.write_admin_kubeconfig(&kubeconfig).unwrap();

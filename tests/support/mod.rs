@@ -2,10 +2,15 @@
 //! `kubectl-fleet` (and the real kubectl) against a kube-sandbox hub;
 //! `operator` starts hubs, members and operator processes (killed by PID
 //! on drop), mints site identities like `kubectl fleet register` does and
-//! polls with deadlines. Both are re-exported here: `use crate::support::*`.
+//! polls with deadlines; `lane` says which API server a hub runs on
+//! (kube-sandbox alone, or in front of the real one) and runs a test on
+//! both (`on_both_lanes!`). All are re-exported here: `use crate::support::*`.
 
 mod cli;
+#[macro_use]
+mod lane;
 mod operator;
 
 pub use cli::*;
+pub use lane::*;
 pub use operator::*;

@@ -285,14 +285,10 @@ class Sandbox(Server):
         self.proc.wait(timeout=30)
 
 
-def realapi_bin_dir():
-    cache = os.environ.get("REALAPI_CACHE") or str(Path(os.environ.get("HOME", "/root")) / ".cache/kubectl-fleet-realapi")
-    return Path(os.environ.get("REALAPI_BIN_DIR") or Path(cache) / "bin")
-
-
 def realapi_available():
-    d = realapi_bin_dir()
-    return (d / "fleet-realapi-server").is_file() and (d / "etcd").is_file()
+    """Whether tools/realapi/build.sh built this work tree's server."""
+    return subprocess.run(["bash", str(ROOT / "tools/realapi/start.sh"), "--check"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
 
 
 class RealApi(Server):
@@ -748,11 +744,11 @@ def main():
             sys.exit(f"{tool} is required")
     want_real = args.servers in ("both", "realapi")
     if args.servers == "realapi" and not realapi_available():
-        sys.exit(f"the real API server is not built in {realapi_bin_dir()}: run tools/realapi/build.sh")
+        sys.exit("the real API server is not built for this work tree: run tools/realapi/build.sh")
     real_note = ""
     if args.servers == "both" and not realapi_available():
         want_real = False
-        real_note = f"The real API server was not run: not built in `{realapi_bin_dir()}` (tools/realapi/build.sh)."
+        real_note = "The real API server was not run: not built for this work tree (tools/realapi/build.sh)."
     target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
     release = target / "release"
     if args.bin_dir:

@@ -5,9 +5,10 @@
 #
 #   tools/realapi/build.sh            # cache: ${REALAPI_CACHE:-$HOME/.cache/kubectl-fleet-realapi}
 #
-# Result: $CACHE/bin/fleet-realapi-server and $CACHE/bin/etcd. Every phase
-# leaves a stamp file, so a second run only redoes what changed (the Go build
-# is keyed on a hash of main.go and this script).
+# Result: $CACHE/bin/fleet-realapi-server-KEY and $CACHE/bin/etcd. Every
+# phase leaves a stamp file, so a second run only redoes what changed (the Go
+# build is keyed on a hash of main.go, this script and the package set; see
+# lib.sh).
 set -euo pipefail
 
 readonly GO_PKG="golang-1.27-go"
@@ -17,7 +18,9 @@ readonly ROOT_PKG="golang-k8s-apiextensions-apiserver-dev"
 readonly SUITES="trixie sid"
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-cache="${REALAPI_CACHE:-${HOME:-/root}/.cache/kubectl-fleet-realapi}"
+# shellcheck source=tools/realapi/lib.sh
+. "$here/lib.sh"
+cache="$(realapi_cache)"
 apt_dir="$cache/apt"
 debs="$cache/debs"
 root="$cache/root"
@@ -198,16 +201,20 @@ ext_ver="${ext_deb#"${ROOT_PKG}"_}"; ext_ver="${ext_ver%%[-+]*}"; ext_ver="${ext
 [[ "$ext_ver" =~ ^0\.([0-9]+)\.([0-9]+)$ ]] || die "cannot derive the Kubernetes version from $ext_deb"
 K8S_VERSION="v1.${BASH_REMATCH[1]}.${BASH_REMATCH[2]}"
 
-# Phase 5: build our server main in GOPATH mode, offline.
+# Phase 5: build our server main in GOPATH mode, offline. The binary is
+# named by a hash of main.go, this script and the package set
+# (realapi_server_key in lib.sh), so work trees with different versions of
+# main.go share the cache without rebuilding over each other.
 phase build
 gopath="$cache/gopath"
-pkg_dir="$gopath/src/kubectl-fleet.dev/realapi"
-mkdir -p "$pkg_dir"
-install -m 0644 "$here/main.go" "$pkg_dir/main.go"
-key=$(cat "$here/main.go" "$here/build.sh" "$cache/packages.txt" | sha256sum | cut -c1-16)
-if [ -x "$bin/fleet-realapi-server" ] && [ -e "$stamps/build-$key" ]; then
+key=$(realapi_server_key "$here" "$cache")
+pkg_dir="$gopath/src/kubectl-fleet.dev/realapi-$key"
+server="$bin/fleet-realapi-server-$key"
+if [ -x "$server" ]; then
   log "server binary up to date"
 else
+  mkdir -p "$pkg_dir"
+  install -m 0644 "$here/main.go" "$pkg_dir/main.go"
   ver_pkg="k8s.io/component-base/version"
   major="${K8S_VERSION#v}"; major="${major%%.*}"
   minor="${K8S_VERSION#v*.}"; minor="${minor%%.*}"
@@ -217,12 +224,14 @@ else
     cd "$pkg_dir"
     env GO111MODULE=off GOFLAGS= GOPATH="$gopath:$root/usr/share/gocode" GOROOT="$goroot" \
       GOTOOLCHAIN=local GOPROXY=off GOSUMDB=off CGO_ENABLED=0 GOCACHE="$cache/gocache" \
-      "$goroot/bin/go" build -trimpath -ldflags "$ldflags" -o "$bin/fleet-realapi-server.tmp" .
-  ) || die "go build of tools/realapi/main.go failed"
-  mv -f "$bin/fleet-realapi-server.tmp" "$bin/fleet-realapi-server"
-  rm -f "$stamps"/build-*
-  touch "$stamps/build-$key"
+      "$goroot/bin/go" build -trimpath -ldflags "$ldflags" -o "$server.tmp.$$" .
+  ) || { rm -f "$server.tmp.$$"; die "go build of tools/realapi/main.go failed"; }
+  mv -f "$server.tmp.$$" "$server"
+  rm -rf "$pkg_dir"
+  # Keep the four newest builds (about 75 MB each).
+  find "$bin" -maxdepth 1 -name 'fleet-realapi-server-*' ! -name '*.tmp.*' -printf '%T@ %p\n' \
+    | sort -rn | tail -n +5 | cut -d' ' -f2- | xargs -r rm -f
 fi
 phase_done
 
-log "ready: $bin/fleet-realapi-server ($K8S_VERSION) and $bin/etcd"
+log "ready: $server ($K8S_VERSION) and $bin/etcd"

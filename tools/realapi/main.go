@@ -3,8 +3,9 @@
 // on the generic apiserver machinery, backed by etcd). kubectl-fleet's tests
 // hold kube-sandbox and the project's CRDs against it.
 //
-// It differs from upstream's standalone apiextensions-apiserver main in two
-// ways, both needed for kubectl and kube-rs clients to work against it alone:
+// It differs from upstream's standalone apiextensions-apiserver main in three
+// ways. The first two are needed for kubectl and kube-rs clients to work
+// against it alone:
 //
 //  1. /apis discovery is served. Upstream turns it off because inside
 //     kube-apiserver the aggregator serves discovery for every group.
@@ -12,6 +13,17 @@
 //     definitions, as kube-apiserver has. Without it the CRD OpenAPI
 //     controllers never start and client-side `kubectl apply` of a custom
 //     resource fails with "failed to download openapi".
+//
+// The third lets it run behind kube-sandbox as the apiextensions-apiserver
+// runs inside kube-apiserver (docs/realapi.md, "kube-sandbox in front"):
+//
+//  3. --authentication-kubeconfig is optional. Without it the server looks
+//     up nothing and reviews no bearer token: it authenticates only what
+//     its flags name (--client-ca-file, and the front proxy's client
+//     certificate with --requestheader-client-ca-file, whose
+//     X-Remote-User/-Group/-Extra-* headers carry the identity kube-sandbox
+//     authenticated). Every other request is anonymous, and authorization
+//     (--authorization-kubeconfig: SubjectAccessReview) decides.
 //
 // Flags are the upstream ones (genericoptions.RecommendedOptions et al.).
 package main
@@ -39,6 +51,9 @@ func main() {
 
 func newCommand(ctx context.Context) *cobra.Command {
 	o := options.NewCustomResourceDefinitionsServerOptions(os.Stdout, os.Stderr)
+	// Difference 3: no in-cluster fallback when --authentication-kubeconfig
+	// is not given.
+	o.RecommendedOptions.Authentication.RemoteKubeConfigFileOptional = true
 	cmd := &cobra.Command{
 		Use:          "fleet-realapi-server",
 		Short:        "Real Kubernetes API server for CRDs and custom resources (test reference for kubectl-fleet)",

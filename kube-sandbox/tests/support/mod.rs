@@ -24,12 +24,15 @@ use hyper::{Method, Request};
 use kube::client::Body;
 use serde_json::Value;
 
-/// Either server behind one interface.
+/// Any of the servers behind one interface.
 pub enum Server {
     /// A fresh in-process kube-sandbox (one per call to [`Server::sandbox`]).
     Sandbox(kube_sandbox::Sandbox),
     /// The shared real API server of this test binary.
     Real(RealServer),
+    /// A fresh kube-sandbox in front of a fresh real API server that
+    /// serves its CRDs and custom resources ([`Server::front`]).
+    Front(kube_sandbox::Sandbox),
 }
 
 /// A running real API server (kubeconfig of its admin user).
@@ -65,25 +68,16 @@ pub struct WatchReply {
     pub events: Vec<Value>,
 }
 
-const SKIP_ENV: &str = "FLEET_SKIP_REALAPI";
+const SKIP_ENV: &str = kube_sandbox::realapi::SKIP_ENV;
+/// `Accept` of aggregated discovery (`/apis` with every group's resources).
+pub const AGGREGATED: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
 
 fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("kube-sandbox lives inside the workspace")
         .to_path_buf()
-}
-
-fn bin_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("REALAPI_BIN_DIR") {
-        return PathBuf::from(dir);
-    }
-    let cache = match std::env::var_os("REALAPI_CACHE") {
-        Some(c) => PathBuf::from(c),
-        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into()))
-            .join(".cache/kubectl-fleet-realapi"),
-    };
-    cache.join("bin")
 }
 
 /// Starts (or finds) the real server; `Err` carries a message for the user.
@@ -98,26 +92,17 @@ fn start_real() -> Result<RealServer, String> {
         let url = server_url(&kubeconfig);
         return Ok(RealServer { kubeconfig, url });
     }
-    let bins = bin_dir();
-    if !bins.join("fleet-realapi-server").is_file() || !bins.join("etcd").exists() {
-        return Err(format!(
-            "the real Kubernetes API server is not built in {}: run tools/realapi/build.sh \
-             (or set {SKIP_ENV}=1 to skip the tests that need it)",
-            bins.display()
-        ));
-    }
     let dir = std::env::temp_dir().join(format!("fleet-realapi-{}", std::process::id()));
     let out = Command::new("bash")
         .arg(repo_root().join("tools/realapi/start.sh"))
         .arg(&dir)
-        .env("REALAPI_BIN_DIR", &bins)
         .env("REALAPI_WATCH_PID", std::process::id().to_string())
         .env("REALAPI_STOP_REMOVES_DIR", "1")
         .output()
         .map_err(|e| format!("running tools/realapi/start.sh: {e}"))?;
     if !out.status.success() {
         return Err(format!(
-            "tools/realapi/start.sh failed ({}):\n{}",
+            "tools/realapi/start.sh failed ({}; set {SKIP_ENV}=1 to skip the tests that need it):\n{}",
             out.status,
             String::from_utf8_lossy(&out.stderr)
         ));
@@ -156,18 +141,41 @@ impl Server {
         }
     }
 
-    /// `"sandbox"` or `"real"`, for messages.
+    /// A fresh kube-sandbox in front of a fresh real API server (CRD
+    /// delegate mode, docs/realapi.md). Panics when the real server is not
+    /// built, unless `FLEET_SKIP_REALAPI=1` (then `None`).
+    pub fn front() -> Option<Server> {
+        match kube_sandbox::Sandbox::start_in_front_of_realapi(Default::default()) {
+            Ok(sb) => Some(Server::Front(sb)),
+            Err(msg) if std::env::var(SKIP_ENV).is_ok_and(|v| v == "1") => {
+                eprintln!("skipped: {msg}");
+                None
+            }
+            Err(msg) => panic!("{msg}"),
+        }
+    }
+
+    /// `"sandbox"`, `"real"` or `"front"`, for messages.
     pub fn kind(&self) -> &'static str {
         match self {
             Server::Sandbox(_) => "sandbox",
             Server::Real(_) => "real",
+            Server::Front(_) => "front",
+        }
+    }
+
+    /// The in-process sandbox (alone or in front).
+    pub fn sandbox_ref(&self) -> Option<&kube_sandbox::Sandbox> {
+        match self {
+            Server::Sandbox(sb) | Server::Front(sb) => Some(sb),
+            Server::Real(_) => None,
         }
     }
 
     /// Admin kubeconfig YAML.
     pub fn kubeconfig(&self) -> String {
         match self {
-            Server::Sandbox(sb) => sb.admin_kubeconfig(),
+            Server::Sandbox(sb) | Server::Front(sb) => sb.admin_kubeconfig(),
             Server::Real(real) => real.kubeconfig.clone(),
         }
     }
@@ -332,6 +340,7 @@ impl Server {
             .as_str()
             .expect("CRD version");
         let list = format!("/apis/{group}/{version}/{plural}");
+        let discovery = format!("/apis/{group}/{version}");
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let got = self.raw("GET", &crd_path, None, None).await;
@@ -341,7 +350,20 @@ impl Server {
                     cs.iter()
                         .any(|c| c["type"] == "Established" && c["status"] == "True")
                 });
-            if established && self.raw("GET", &list, None, None).await.status == 200 {
+            // Served, and listed by discovery (which a real server updates
+            // a moment after it serves the resource).
+            if established
+                && self.raw("GET", &list, None, None).await.status == 200
+                && self.raw("GET", &discovery, None, None).await.json["resources"]
+                    .as_array()
+                    .is_some_and(|rs| rs.iter().any(|r| r["name"] == plural))
+                && self
+                    .raw_accept("GET", "/apis", None, AGGREGATED, None)
+                    .await
+                    .json["items"]
+                    .as_array()
+                    .is_some_and(|gs| gs.iter().any(|g| g["metadata"]["name"] == group))
+            {
                 return;
             }
             assert!(
