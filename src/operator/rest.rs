@@ -461,6 +461,14 @@ pub struct ApiState {
     pub slots: ResponseSlots,
 }
 
+/// Whether the authentication layer admitted a request's caller, told to
+/// the HTTP server in the response's extensions: a connection whose
+/// caller was admitted keeps its place while strangers flood
+/// (`server::serve`). Absent when the answer says nothing about the
+/// caller (429, 500).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Authenticated(pub bool);
+
 /// Admits a request only when its caller may do `access` (401, 403, 429
 /// or 500 otherwise), before any handler or extractor runs.
 async fn admit(
@@ -469,8 +477,22 @@ async fn admit(
     next: Next,
 ) -> Response {
     match auth.check(request.headers(), access).await {
-        Ok(()) => next.run(request).await,
-        Err(refused) => refused.into_response(),
+        Ok(()) => {
+            let mut resp = next.run(request).await;
+            resp.extensions_mut().insert(Authenticated(true));
+            resp
+        }
+        Err(refused) => {
+            let says_who = matches!(
+                refused,
+                Refused::NoToken | Refused::InvalidToken { .. } | Refused::Forbidden { .. }
+            );
+            let mut resp = refused.into_response();
+            if says_who {
+                resp.extensions_mut().insert(Authenticated(false));
+            }
+            resp
+        }
     }
 }
 
