@@ -28,7 +28,6 @@ use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, ServerName};
 use support::*;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::net::TcpStream;
 
 /// The hub's resident memory may not exceed this while 1,000 hostile
 /// connections are open, nor grow by more than [`RSS_GROWTH_BOUND_MIB`]
@@ -149,7 +148,20 @@ fn tls_connector(ca_pem: &str) -> tokio_rustls::TlsConnector {
 
 /// GET with a status and the headers' text.
 async fn https_head(addr: &str, path: &str, token: &str, ca: &str) -> (u16, String, String) {
-    let tcp = TcpStream::connect(addr).await.unwrap();
+    head_from([127, 0, 0, 1].into(), addr, path, token, ca).await
+}
+
+/// [`https_head`] from the loopback address `src`.
+async fn head_from(
+    src: std::net::IpAddr,
+    addr: &str,
+    path: &str,
+    token: &str,
+    ca: &str,
+) -> (u16, String, String) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(std::net::SocketAddr::new(src, 0)).unwrap();
+    let tcp = socket.connect(addr.parse().unwrap()).await.unwrap();
     let name = ServerName::try_from("localhost").unwrap();
     let mut tls = tls_connector(ca).connect(name, tcp).await.unwrap();
     let req = format!(
@@ -622,6 +634,7 @@ async fn one_review_per_token_and_unknown_tokens_are_rate_limited() {
     let (sb, dir) = fleet("reviews").await;
     let token = reader_token(&admin(&sb).await).await;
     let hub = start_hub(&dir, "hub", &[]).await;
+    let (mut fresh_a, mut fresh_b) = (fresh_tokens(&sb, 10).await, fresh_tokens(&sb, 10).await);
     // Reviews take 300 ms, so concurrent requests overlap.
     sb.controls().set_latency(Duration::from_millis(300));
     sb.controls().clear_request_log();
@@ -639,20 +652,125 @@ async fn one_review_per_token_and_unknown_tokens_are_rate_limited() {
     }
     assert_eq!(reviews(&sb), (1, 1), "one review per token");
 
-    // 100 different made-up tokens at once: each would cost a TokenReview;
-    // at most the burst (20) plus 10 a second are made, the rest get 429.
+    // 60 different made-up tokens at once from one address (each on a
+    // connection of its own, within the address's share of 64), and at
+    // the same time 10 fresh valid tokens from another. Each made-up token
+    // would cost a TokenReview: at most that address's burst (10) plus 5
+    // a second are made, the rest get 429; every fresh token is reviewed
+    // and answered.
+    let (flooder, caller) = ([127, 0, 0, 20].into(), [127, 0, 0, 2].into());
+    let made_up = |from: std::net::IpAddr, i: usize| (from, format!("made-up-token-{i}"));
+    let outcome = token_flood(
+        &hub,
+        &sb,
+        (0..60).map(|i| made_up(flooder, i)).collect(),
+        fresh_a.drain(..).map(|t| (caller, t)).collect(),
+    )
+    .await;
+    println!("one address, 60 made-up tokens: {outcome:?}");
+    outcome.assert_fresh_answered_and_made_up_refused(60);
+    assert!(
+        outcome.made_up_reviews as f64 <= 10.0 + 5.0 * outcome.elapsed + 1.0,
+        "{outcome:?}"
+    );
+
+    // The same from ten addresses, and the fresh tokens from one of them:
+    // at most the burst (20) plus 10 a second of the made-up ones are
+    // reviewed; the fresh ones, shaped like the tokens the API server
+    // issued before, have a budget of their own.
+    let outcome = token_flood(
+        &hub,
+        &sb,
+        (0..100)
+            .map(|i| made_up([127, 0, 0, 30 + (i % 10) as u8].into(), 1000 + i))
+            .collect(),
+        fresh_b
+            .drain(..)
+            .map(|t| ([127, 0, 0, 30].into(), t))
+            .collect(),
+    )
+    .await;
+    println!("ten addresses, 100 made-up tokens: {outcome:?}");
+    outcome.assert_fresh_answered_and_made_up_refused(100);
+    assert!(
+        outcome.made_up_reviews as f64 <= 20.0 + 10.0 * outcome.elapsed + 1.0,
+        "{outcome:?}"
+    );
+    // The known token was cached and is not throttled.
+    assert_eq!(
+        https_get(&hub.addr, "/metrics", Some(&token), &hub.ca)
+            .await
+            .0,
+        200
+    );
+    sb.controls().set_latency(Duration::ZERO);
+}
+
+/// `n` new tokens of the `fleet-system/dashboards` ServiceAccount
+/// ([`reader_token`]'s, allowed to scrape).
+async fn fresh_tokens(sb: &Sandbox, n: usize) -> Vec<String> {
+    let client = admin(sb).await;
+    let mut tokens = Vec::new();
+    for _ in 0..n {
+        tokens.push(
+            service_account_token(
+                &client,
+                "fleet-system",
+                "dashboards",
+                Duration::from_secs(3600),
+            )
+            .await,
+        );
+    }
+    tokens
+}
+
+/// What [`token_flood`] saw.
+#[derive(Debug)]
+struct TokenFlood {
+    /// Seconds from the first request to the last answer.
+    elapsed: f64,
+    /// TokenReviews made for the made-up tokens.
+    made_up_reviews: usize,
+    /// Made-up tokens answered 401 (each after a review) and 429.
+    unauthorized: usize,
+    throttled: usize,
+    /// The fresh tokens' answers.
+    fresh: Vec<u16>,
+}
+
+impl TokenFlood {
+    /// Every fresh token answered 200, and each of `made_up` tokens
+    /// 401 or 429, with some of each.
+    fn assert_fresh_answered_and_made_up_refused(&self, made_up: usize) {
+        assert!(self.fresh.iter().all(|c| *c == 200), "{self:?}");
+        assert_eq!(self.unauthorized + self.throttled, made_up, "{self:?}");
+        assert_eq!(
+            self.unauthorized, self.made_up_reviews,
+            "each review answered 401"
+        );
+        assert!(self.unauthorized > 0 && self.throttled > 0, "{self:?}");
+    }
+}
+
+/// `/metrics` with every `made_up` and `fresh` (address, token) at once;
+/// each made-up token is answered 401 after a review or 429 before one.
+async fn token_flood(
+    hub: &Hub,
+    sb: &Sandbox,
+    made_up: Vec<(std::net::IpAddr, String)>,
+    fresh: Vec<(std::net::IpAddr, String)>,
+) -> TokenFlood {
     sb.controls().clear_request_log();
     let started = Instant::now();
-    let flood: Vec<_> = (0..100)
-        .map(|i| {
-            let (addr, ca) = (hub.addr.clone(), hub.ca.clone());
-            tokio::spawn(async move {
-                https_head(&addr, "/metrics", &format!("made-up-token-{i}"), &ca).await
-            })
-        })
-        .collect();
+    let ask = |(src, token): (std::net::IpAddr, String)| {
+        let (addr, ca) = (hub.addr.clone(), hub.ca.clone());
+        tokio::spawn(async move { head_from(src, &addr, "/metrics", &token, &ca).await })
+    };
+    let made_up: Vec<_> = made_up.into_iter().map(ask).collect();
+    let fresh: Vec<_> = fresh.into_iter().map(ask).collect();
     let (mut unauthorized, mut throttled) = (0, 0);
-    for f in flood {
+    for f in made_up {
         let (code, head, body) = f.await.unwrap();
         match code {
             401 => unauthorized += 1,
@@ -664,26 +782,21 @@ async fn one_review_per_token_and_unknown_tokens_are_rate_limited() {
             other => panic!("{other}: {body}"),
         }
     }
+    let mut answers = Vec::new();
+    for f in fresh {
+        answers.push(f.await.unwrap().0);
+    }
     let elapsed = started.elapsed().as_secs_f64();
-    let (token_reviews, _) = reviews(&sb);
-    println!(
-        "100 made-up tokens in {elapsed:.2} s: {token_reviews} TokenReviews, \
-         {unauthorized} answered 401, {throttled} answered 429"
-    );
-    assert_eq!(unauthorized, token_reviews, "each review answered 401");
-    assert!(throttled > 0);
-    assert!(
-        token_reviews as f64 <= 20.0 + 10.0 * elapsed + 1.0,
-        "{token_reviews} TokenReviews in {elapsed:.2} s"
-    );
-    // The known token was cached and is not throttled.
-    assert_eq!(
-        https_get(&hub.addr, "/metrics", Some(&token), &hub.ca)
-            .await
-            .0,
-        200
-    );
-    sb.controls().set_latency(Duration::ZERO);
+    let (token_reviews, _) = reviews(sb);
+    // A fresh token answered (not 429) was reviewed once.
+    let made_up_reviews = token_reviews - answers.iter().filter(|c| **c != 429).count();
+    TokenFlood {
+        elapsed,
+        made_up_reviews,
+        unauthorized,
+        throttled,
+        fresh: answers,
+    }
 }
 
 /// A connection the flood or a probe uses: TCP, or TLS over it.

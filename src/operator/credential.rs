@@ -75,6 +75,8 @@ pub struct TokenClaims {
     pub expires_at: Option<Timestamp>,
     /// `aud`: the audiences it was minted for.
     pub audiences: Vec<String>,
+    /// `iss`: who says it minted it.
+    pub issuer: Option<String>,
     /// The namespace of the ServiceAccount it belongs to
     /// (`kubernetes.io.namespace`, else from `sub`
     /// `system:serviceaccount:NAMESPACE:NAME`): where the edge renews it.
@@ -122,6 +124,7 @@ impl TokenClaims {
             issued_at: ts("iat"),
             expires_at: ts("exp"),
             audiences,
+            issuer: v.get("iss").and_then(Value::as_str).map(str::to_owned),
             namespace,
             subject: v.get("sub").and_then(Value::as_str).map(str::to_owned),
         })

@@ -25,7 +25,7 @@ use tokio_rustls::TlsAcceptor;
 
 use super::ServeLimits;
 use super::places::Place;
-use crate::operator::rest::{Authenticated, Slot};
+use crate::operator::rest::{Authenticated, ClientAddr, Slot};
 
 /// One connection, holding `place` until it ends: the TLS handshake
 /// within its timeout, then HTTP/1.1 until the client goes, a timeout
@@ -112,6 +112,8 @@ pub(super) struct ConnState {
     pub(super) shed: Notify,
     /// The listener's: told when this connection may now be shed.
     changed: Arc<Notify>,
+    /// Where it comes from.
+    peer: std::net::IpAddr,
 }
 
 #[derive(Debug, Default)]
@@ -125,8 +127,14 @@ struct Exchange {
 }
 
 impl ConnState {
-    pub(super) fn new(deadline: Instant, max_requests: u32, changed: Arc<Notify>) -> Self {
+    pub(super) fn new(
+        peer: std::net::IpAddr,
+        deadline: Instant,
+        max_requests: u32,
+        changed: Arc<Notify>,
+    ) -> Self {
         Self {
+            peer,
             exchange: Mutex::default(),
             trusted: AtomicBool::new(false),
             requests: AtomicU32::new(0),
@@ -216,8 +224,9 @@ where
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
 
-    fn call(&self, req: Request<IncomingBody>) -> Self::Future {
+    fn call(&self, mut req: Request<IncomingBody>) -> Self::Future {
         let last = self.state.request_started();
+        req.extensions_mut().insert(ClientAddr(self.state.peer));
         let answer = self.inner.call(req);
         let state = self.state.clone();
         Box::pin(async move {

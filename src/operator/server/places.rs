@@ -213,6 +213,7 @@ impl Places {
         let id = t.next_id;
         t.next_id += 1;
         let state = Arc::new(ConnState::new(
+            peer,
             now + self.limits.max_age.mul_f64(age_spread(id)),
             self.limits.max_requests,
             self.changed.clone(),
