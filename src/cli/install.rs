@@ -686,14 +686,15 @@ fn deployment(
 }
 
 /// The NetworkPolicy of one role's operator pods: in, only its HTTPS
-/// and health ports from the cluster's pods; out, DNS and API servers.
+/// port from the cluster's pods (the health port from the node only: the
+/// kubelet); out, DNS and API servers.
 fn operator_network_policy(role: Role) -> Value {
     network_policy::operator_policy(
         &operator_name(role),
         NAMESPACE,
         labels(role),
         selector(role),
-        &[OPERATOR_HTTPS_PORT, OPERATOR_HTTP_PORT],
+        &[OPERATOR_HTTPS_PORT],
     )
 }
 
@@ -988,7 +989,7 @@ mod tests {
     }
 
     #[test]
-    fn network_policies_select_the_operator_pods_and_open_only_their_ports() {
+    fn network_policies_select_the_operator_pods_and_open_only_their_https_port() {
         for docs in [
             hub_manifests("img", &ServingCert::Generated),
             edge_manifests("s", "img", None, None),
@@ -1012,8 +1013,20 @@ mod tests {
                 .iter()
                 .map(|p| &p["port"])
                 .collect();
-            assert_eq!(open.len(), 2);
+            assert_eq!(open, [&json!(OPERATOR_HTTPS_PORT)]);
             assert!(open.iter().all(|p| declared.contains(p)), "{open:?}");
+            // The probes' port is the kubelet's alone: no pod may reach it.
+            let container = &deploy["spec"]["template"]["spec"]["containers"][0];
+            for probe in ["livenessProbe", "readinessProbe"] {
+                assert_eq!(container[probe]["httpGet"]["port"], "http", "{probe}");
+            }
+            let http = container["ports"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["name"] == "http")
+                .unwrap();
+            assert!(!open.contains(&&http["containerPort"]), "{open:?}");
         }
     }
 
