@@ -357,10 +357,7 @@ fn embedded_ipv4(v6: Ipv6Addr) -> Vec<Ipv4Addr> {
             found
         }
         [0x2002, ..] => vec![v4(o[2], o[3], o[4], o[5])],
-        [0x2001, 0, ..] => vec![
-            v4(o[4], o[5], o[6], o[7]),
-            Ipv4Addr::from(!u32::from(last)),
-        ],
+        [0x2001, 0, ..] => vec![v4(o[4], o[5], o[6], o[7]), Ipv4Addr::from(!u32::from(last))],
         _ => Vec::new(),
     }
 }
@@ -481,19 +478,18 @@ pub struct AddressPolicy {
 }
 
 impl AddressPolicy {
-    /// Whether the hub may connect to `ip`: it, and every IPv4 address it
-    /// embeds ([`embedded_ipv4`]), must pass — a NAT64 or 6to4 form of the
-    /// metadata endpoint is refused as the metadata endpoint, and an allow
-    /// list must admit both forms.
+    /// Whether the hub may connect to `ip`: every IPv4 address it embeds
+    /// ([`embedded_ipv4`]), then it, must pass — a NAT64 or 6to4 form of
+    /// the metadata endpoint is refused as the metadata endpoint, and an
+    /// allow list must admit both forms.
     pub fn check(&self, ip: IpAddr) -> Result<(), AddressRefusal> {
         let ip = canonical(ip);
-        self.check_one(ip)?;
         if let IpAddr::V6(v6) = ip {
             for v4 in embedded_ipv4(v6) {
                 self.check_one(IpAddr::V4(v4))?;
             }
         }
-        Ok(())
+        self.check_one(ip)
     }
 
     fn check_one(&self, ip: IpAddr) -> Result<(), AddressRefusal> {
@@ -662,7 +658,10 @@ mod tests {
             ("2002:a9fe:a9fe::1", AddressRefusal::Metadata),
             ("2002:7f00:1::", AddressRefusal::Loopback),
             // Teredo: the client address is stored inverted.
-            ("2001:0:4136:e378:8000:63bf:80ff:fffe", AddressRefusal::Loopback),
+            (
+                "2001:0:4136:e378:8000:63bf:80ff:fffe",
+                AddressRefusal::Loopback,
+            ),
             ("2001:0:a9fe:a9fe::", AddressRefusal::Metadata),
         ] {
             assert_eq!(p.check(ip(addr)), Err(class), "{addr}");

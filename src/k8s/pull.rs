@@ -235,14 +235,15 @@ impl MemberKubeconfig {
         Ok(Self {
             insecure: cluster.insecure_skip_tls_verify.unwrap_or(false),
             kubeconfig,
-            server,
+            // Shown in conditions, Events and logs: never a userinfo.
+            server: super::shown_server(&server),
             host,
             port,
             token,
         })
     }
 
-    /// The member API server URL.
+    /// The member API server URL, as it may be shown ([`super::shown_server`]).
     pub fn server(&self) -> &str {
         &self.server
     }

@@ -248,7 +248,7 @@ impl HubKubeconfig {
             cause,
         })?;
         let mut doc: Value = serde_saphyr::from_str(&text).map_err(|e| parse_err(path, e))?;
-        let server = current_server(&doc);
+        let server = current_server(&doc).map(|s| crate::k8s::shown_server(&s));
         let user = current_user_mut(&mut doc);
         for (key, what) in [
             ("exec", "an exec credential plugin"),
@@ -287,7 +287,8 @@ impl HubKubeconfig {
         })
     }
 
-    /// The hub API server URL of the current context.
+    /// The hub API server URL of the current context, as it may be shown
+    /// (without a userinfo).
     pub fn server(&self) -> Option<&str> {
         self.server.as_deref()
     }
