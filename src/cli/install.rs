@@ -757,12 +757,15 @@ pub fn hub_manifests(image: &str, tls: &ServingCert) -> Vec<Value> {
     docs
 }
 
-/// The admission policy and binding that refuse a site's write of a
-/// hub-owned status key ([`admission`]).
+/// The admission policies and bindings that refuse a site's write of a
+/// hub-owned status key and a token it mints itself beyond
+/// [`rbac::MAX_SITE_TOKEN_TTL`] ([`admission`]).
 fn status_ownership_objects() -> Vec<Value> {
     vec![
         serde_json::to_value(admission::status_ownership_policy()).expect("policy serialises"),
         serde_json::to_value(admission::status_ownership_binding()).expect("binding serialises"),
+        serde_json::to_value(admission::site_token_policy()).expect("policy serialises"),
+        serde_json::to_value(admission::site_token_binding()).expect("binding serialises"),
     ]
 }
 
@@ -904,6 +907,8 @@ mod tests {
                 "RoleBinding/fleet-operator-hub",
                 "ValidatingAdmissionPolicy/fleet-site-status-ownership",
                 "ValidatingAdmissionPolicyBinding/fleet-site-status-ownership",
+                "ValidatingAdmissionPolicy/fleet-site-token-requests",
+                "ValidatingAdmissionPolicyBinding/fleet-site-token-requests",
                 "Service/fleet-operator-hub",
                 "NetworkPolicy/fleet-operator-hub",
                 "Deployment/fleet-operator-hub",

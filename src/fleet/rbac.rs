@@ -53,6 +53,11 @@ pub const MAX_SITE_NAME_LEN: usize = 63;
 /// The shortest lifetime a TokenRequest may ask for: the API server refuses
 /// `expirationSeconds` under 10 minutes.
 pub const MIN_TOKEN_TTL: std::time::Duration = std::time::Duration::from_secs(600);
+/// The longest token a site identity may mint itself (90 days, three
+/// times `register`'s default): the hub's admission policy refuses longer
+/// ones (`fleet::admission::site_token_policy`), and the edge asks for no
+/// more when it renews, whatever its first token's lifetime was.
+pub const MAX_SITE_TOKEN_TTL: std::time::Duration = std::time::Duration::from_secs(90 * 86_400);
 
 /// A site name that is not a DNS-1123 label.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
