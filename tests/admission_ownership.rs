@@ -418,7 +418,10 @@ fn a_site_may_mint_itself_only_tokens_within_the_fleets_bound() {
     // An administrator is not bound by it: `rotate` and kubectl mint a year.
     let rotated = hub.fleet(&["rotate", "site-a", "--token-ttl", "365d"]).ok();
     assert!(rotated.stdout.contains("token: "), "{}", rotated.stdout);
-    assert_eq!(lifetime_of(&mint(&hub.kubeconfig, "8760h").ok().stdout), 365 * 86_400);
+    assert_eq!(
+        lifetime_of(&mint(&hub.kubeconfig, "8760h").ok().stdout),
+        365 * 86_400
+    );
     // Without the policy's binding RBAC alone decides, and the site's year
     // is minted: the policy is what refused it.
     kubectl_as(
@@ -433,11 +436,7 @@ fn a_site_may_mint_itself_only_tokens_within_the_fleets_bound() {
     )
     .ok();
     let site_kc = hub.dir.path().join("site-a-rotated.kubeconfig");
-    std::fs::write(
-        &site_kc,
-        hub.fleet(&["rotate", "site-a"]).ok().stdout,
-    )
-    .unwrap();
+    std::fs::write(&site_kc, hub.fleet(&["rotate", "site-a"]).ok().stdout).unwrap();
     let year = mint(&site_kc, "8760h").ok();
     assert_eq!(lifetime_of(&year.stdout), 365 * 86_400);
 }

@@ -457,7 +457,12 @@ async fn an_edge_renews_a_long_token_within_what_a_site_may_mint_itself() {
     let site_kc = dir.join("site-a.kubeconfig");
     fleet_register(&hub_kc, "site-a", 30, &site_kc, &["--token-ttl", "365d"]);
     let first = std::fs::read_to_string(&site_kc).unwrap();
-    let lifetime = |kc: &str| TokenClaims::decode(&token_of(kc)).unwrap().lifetime().unwrap();
+    let lifetime = |kc: &str| {
+        TokenClaims::decode(&token_of(kc))
+            .unwrap()
+            .lifetime()
+            .unwrap()
+    };
     assert_eq!(lifetime(&first), Duration::from_secs(365 * 86_400));
     // The edge's clock 200 days on: past half of the year.
     let later = jiff::Timestamp::now() + jiff::SignedDuration::from_hours(200 * 24);

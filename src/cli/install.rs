@@ -6,8 +6,9 @@
 //! `fleet-sites` (the sites' identities, which `register` creates there),
 //! ServiceAccount, the least ClusterRole the hub operator needs (exactly
 //! the verbs its code uses: [`rbac::hub_operator_cluster_rules`]), a Role
-//! in `fleet-system` (its leader-election Lease, watching Pull-mode
-//! kubeconfig Secrets), bindings, the Service of its HTTPS port, a
+//! in `fleet-system` (its leader-election Lease; each Pull site's Secret is
+//! granted by name when `register` stores it) and one in `default` (its
+//! Events), bindings, the Service of its HTTPS port, a
 //! NetworkPolicy ([`network_policy`]), the ValidatingAdmissionPolicy and
 //! binding that keep site identities off the hub-owned status keys
 //! ([`crate::fleet::admission`]), its serving certificate
@@ -497,6 +498,12 @@ pub fn hub_namespace_rules() -> Vec<Value> {
     rules_json(rbac::hub_operator_namespace_rules())
 }
 
+/// The hub operator's rules for its Events, in `default`
+/// ([`rbac::hub_events_rules`]).
+pub fn hub_events_rules() -> Vec<Value> {
+    rules_json(rbac::hub_events_rules())
+}
+
 /// The edge operator's read-only rules on its own (member) cluster: the
 /// same reads the hub's Pull prober uses.
 pub fn edge_cluster_rules() -> Vec<Value> {
@@ -526,10 +533,12 @@ fn namespace(name: &str) -> Value {
     })
 }
 
+/// The ServiceAccount of one role, its ClusterRole and binding, and a Role
+/// and binding in each namespace of `namespace_rules`.
 fn rbac_objects(
     role: Role,
     cluster_rules: Vec<Value>,
-    namespace_rules: Option<Vec<Value>>,
+    namespace_rules: Vec<(&str, Vec<Value>)>,
 ) -> Vec<Value> {
     let name = operator_name(role);
     let subject = json!([{ "kind": "ServiceAccount", "name": name, "namespace": NAMESPACE }]);
@@ -553,17 +562,17 @@ fn rbac_objects(
             "subjects": subject,
         }),
     ];
-    if let Some(rules) = namespace_rules {
+    for (namespace, rules) in namespace_rules {
         docs.push(json!({
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "Role",
-            "metadata": { "name": name, "namespace": NAMESPACE, "labels": labels(role) },
+            "metadata": { "name": name, "namespace": namespace, "labels": labels(role) },
             "rules": rules,
         }));
         docs.push(json!({
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "RoleBinding",
-            "metadata": { "name": name, "namespace": NAMESPACE, "labels": labels(role) },
+            "metadata": { "name": name, "namespace": namespace, "labels": labels(role) },
             "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name },
             "subjects": subject,
         }));
@@ -740,7 +749,10 @@ pub fn hub_manifests(image: &str, tls: &ServingCert) -> Vec<Value> {
     docs.extend(rbac_objects(
         Role::Hub,
         hub_cluster_rules(),
-        Some(hub_namespace_rules()),
+        vec![
+            (NAMESPACE, hub_namespace_rules()),
+            (rbac::EVENTS_NAMESPACE, hub_events_rules()),
+        ],
     ));
     docs.extend(status_ownership_objects());
     docs.push(hub_service());
@@ -832,7 +844,7 @@ pub fn edge_manifests(
     docs.extend(rbac_objects(
         Role::Edge,
         edge_cluster_rules(),
-        Some(edge_namespace_rules()),
+        vec![(NAMESPACE, edge_namespace_rules())],
     ));
     if let Some(kubeconfig) = hub_kubeconfig {
         docs.push(json!({
@@ -905,6 +917,8 @@ mod tests {
                 "ClusterRoleBinding/fleet-operator-hub",
                 "Role/fleet-operator-hub",
                 "RoleBinding/fleet-operator-hub",
+                "Role/fleet-operator-hub",
+                "RoleBinding/fleet-operator-hub",
                 "ValidatingAdmissionPolicy/fleet-site-status-ownership",
                 "ValidatingAdmissionPolicyBinding/fleet-site-status-ownership",
                 "ValidatingAdmissionPolicy/fleet-site-token-requests",
@@ -943,11 +957,29 @@ mod tests {
     }
 
     #[test]
-    fn the_hub_role_lives_in_its_namespace_only() {
+    fn the_hub_roles_live_in_their_namespaces_only() {
         let docs = hub_manifests("img", &ServingCert::Generated);
         let role = find(&docs, "Role");
         assert_eq!(role["metadata"]["namespace"], "fleet-system");
         assert_eq!(role["rules"], json!(hub_namespace_rules()));
+        assert_eq!(operator_name(Role::Hub), rbac::HUB_OPERATOR_ACCOUNT);
+        // Its Events only where it records them.
+        let events: Vec<&Value> = docs
+            .iter()
+            .filter(|d| d["metadata"]["namespace"] == rbac::EVENTS_NAMESPACE)
+            .collect();
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert_eq!(events[0]["kind"], "Role");
+        assert_eq!(events[0]["rules"], json!(hub_events_rules()));
+        assert_eq!(events[1]["kind"], "RoleBinding");
+        assert_eq!(events[1]["roleRef"]["name"], events[0]["metadata"]["name"]);
+        // No Secret anywhere: each Pull site's is granted by `register`.
+        let grants = json!([
+            hub_cluster_rules(),
+            hub_namespace_rules(),
+            hub_events_rules()
+        ]);
+        assert!(!grants.to_string().contains("secrets"), "{grants}");
         assert_eq!(
             find(&docs, "ClusterRole")["rules"],
             json!(hub_cluster_rules())

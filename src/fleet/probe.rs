@@ -31,9 +31,13 @@ pub enum ProbeFailure {
     InvalidKubeconfig,
     /// The Secret is labelled for another site than the one naming it.
     SecretLabelMismatch,
-    /// The Secret exists but lacks a label the hub selects pull Secrets
-    /// by (a hand-made one, e.g. from GitOps); the message names it.
+    /// The Secret exists but lacks a label the hub requires of a pull
+    /// Secret (a hand-made one, e.g. from GitOps); the message names it.
     SecretNotLabelled,
+    /// The hub may not read the Secret: it reads only the pull Secrets
+    /// granted to it by name (`register` grants each; a hand-made Secret
+    /// needs its grant too).
+    SecretNotGranted,
     /// The member's address is one the hub does not connect to (loopback,
     /// link-local, cloud metadata, or outside the allowed networks).
     AddressRefused,
@@ -60,6 +64,7 @@ impl ProbeFailure {
             ProbeFailure::InvalidKubeconfig => "InvalidKubeconfig",
             ProbeFailure::SecretLabelMismatch => "SecretLabelMismatch",
             ProbeFailure::SecretNotLabelled => "SecretNotLabelled",
+            ProbeFailure::SecretNotGranted => "SecretNotGranted",
             ProbeFailure::AddressRefused => "AddressRefused",
             ProbeFailure::TooLarge => "TooLarge",
             ProbeFailure::NotKubernetes => "NotKubernetes",
@@ -544,6 +549,7 @@ mod tests {
             ProbeFailure::InvalidKubeconfig,
             ProbeFailure::SecretLabelMismatch,
             ProbeFailure::SecretNotLabelled,
+            ProbeFailure::SecretNotGranted,
             ProbeFailure::AddressRefused,
             ProbeFailure::TooLarge,
             ProbeFailure::NotKubernetes,
@@ -562,6 +568,7 @@ mod tests {
                 "InvalidKubeconfig",
                 "SecretLabelMismatch",
                 "SecretNotLabelled",
+                "SecretNotGranted",
                 "AddressRefused",
                 "TooLarge",
                 "NotKubernetes",
