@@ -1375,6 +1375,10 @@ async fn thousands_of_chatty_connections_starve_neither_the_probes_nor_authentic
     )
     .await;
     let filled_in = flooding.elapsed();
+    let chatting = (
+        https_stats.chatting.load(Ordering::Relaxed),
+        probe_stats.chatting.load(Ordering::Relaxed),
+    );
 
     // What the hub holds, sampled while the probes and callers are measured.
     let sampling = Arc::new(AtomicBool::new(true));
@@ -1411,7 +1415,7 @@ async fn thousands_of_chatty_connections_starve_neither_the_probes_nor_authentic
     let peak = rss.peak_kib();
     let seen = |s: &FloodStats| {
         format!(
-            "{} connections tried, {} answered ({} answers), {} closed unanswered",
+            "{} connections tried; of those closed, {} after answers ({} answers), {} unanswered",
             s.attempts.load(Ordering::Relaxed),
             s.answered_conns.load(Ordering::Relaxed),
             s.answers.load(Ordering::Relaxed),
@@ -1420,12 +1424,14 @@ async fn thousands_of_chatty_connections_starve_neither_the_probes_nor_authentic
     };
     println!(
         "chatty flood of {} HTTPS connections from {HTTPS_PEERS} addresses and {} probe-port \
-         connections from {PROBE_PEERS} addresses, both ports full after {filled_in:.1?}; over \
-         {WINDOW:?}:\n  HTTPS: {}; the flood {}\n  probe port: {}; the flood {}\n  before the \
+         connections from {PROBE_PEERS} addresses, both ports full after {filled_in:.1?} \
+         ({} and {} chatting); over {WINDOW:?}:\n  HTTPS: {}; the flood {}\n  probe port: {}; the flood {}\n  before the \
          flood: kubelet probes {}; scrapes {}; REST {}\n  during the flood: kubelet probes {}; \
          scrapes {} ({} connections); REST {}\n  hub RSS {baseline} KiB before, peak {peak} KiB",
         HTTPS_PEERS as usize * HTTPS_PER_PEER,
         PROBE_PEERS as usize * PROBE_PER_PEER,
+        chatting.0,
+        chatting.1,
         held_https.summary(),
         seen(&https_stats),
         held_probe.summary(),
