@@ -76,15 +76,16 @@ const FULL_LOG_EVERY: Duration = Duration::from_secs(60);
 pub struct HttpLimits {
     /// HTTPS connections held at once (the probe port holds at most 64).
     /// At the cap a new client takes the place of an idle connection that
-    /// has not authenticated, from the address holding the most; when
-    /// there is none it waits in the kernel's accept queue. Lowered to fit
-    /// the process's open-file limit.
+    /// has not authenticated, from the address holding the most, when its
+    /// own address holds fewer (else it is closed at once); when no
+    /// connection may give way it waits in the kernel's accept queue.
+    /// Lowered to fit the process's open-file limit.
     #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS, value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
     pub http_max_connections: u32,
 
     /// Connections one client address may hold at once (on the probe port
-    /// at most 8); its next connection takes the place of its own oldest
-    /// idle one that has not authenticated, or is closed at once.
+    /// at most 8); its further connections are closed at once, before any
+    /// TLS handshake.
     #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS_PER_PEER, value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
     pub http_max_connections_per_peer: u32,
 
