@@ -24,6 +24,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -212,9 +213,15 @@ impl Places {
         }
         let id = t.next_id;
         t.next_id += 1;
+        // An age of a century or more (any a flag may give) is no age at all.
+        const CENTURY: Duration = Duration::from_secs(100 * 365 * 86_400);
+        let age = Duration::try_from_secs_f64(self.limits.max_age.as_secs_f64() * age_spread(id))
+            .unwrap_or(CENTURY)
+            .min(CENTURY);
+        let deadline = now + age;
         let state = Arc::new(ConnState::new(
             peer,
-            now + self.limits.max_age.mul_f64(age_spread(id)),
+            deadline,
             self.limits.max_requests,
             self.changed.clone(),
         ));
@@ -248,7 +255,6 @@ fn age_spread(id: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     fn limits(max: usize, per_peer: usize) -> ServeLimits {
         ServeLimits {
@@ -345,6 +351,17 @@ mod tests {
         assert!(places.room());
         let _c = placed(places.admit(ip(4), now));
         assert!(!shed(&a), "a trusted connection keeps its place");
+    }
+
+    #[test]
+    fn any_age_a_flag_may_give_is_kept_without_overflow() {
+        let places = Places::new(&ServeLimits {
+            max_connection_age: Duration::from_secs(i64::MAX as u64),
+            ..limits(10, 10)
+        });
+        let now = Instant::now();
+        let p = placed(places.admit(ip(2), now));
+        assert!(p.state().deadline - now >= Duration::from_secs(99 * 365 * 86_400));
     }
 
     #[test]
