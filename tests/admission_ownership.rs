@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use kubectl_fleet::api::{EDGE_OWNED_STATUS_KEYS, HUB_OWNED_STATUS_KEYS};
-use kubectl_fleet::fleet::admission::STATUS_OWNERSHIP_POLICY;
+use kubectl_fleet::fleet::admission::{SITE_TOKEN_POLICY, STATUS_OWNERSHIP_POLICY};
 use serde_json::{Value, json};
 use support::{Hub, Lane, Run, kubectl};
 
@@ -178,6 +178,19 @@ fn assert_denied(run: &Run, keys: &str) {
         "want …{message}got {}",
         run.stderr
     );
+}
+
+/// `exp - iat` of a JWT, in seconds.
+fn lifetime_of(jwt: &str) -> i64 {
+    use base64::Engine as _;
+    let payload = jwt.trim().split('.').nth(1).unwrap();
+    let claims: Value = serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(payload.trim_end_matches('='))
+            .unwrap(),
+    )
+    .unwrap();
+    claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap()
 }
 
 on_both_lanes! {
@@ -451,6 +464,63 @@ fn uninstall_removes_the_policy_and_a_reinstall_restores_it(lane) {
     forge(&hub, "Connected").ok();
     let run = forge(&hub, "Unreachable");
     assert_eq!(run.code, 1, "{}", run.stdout);
+}
+
+fn a_site_may_mint_itself_only_tokens_within_the_fleets_bound(lane) {
+    let (hub, site_kc) = installed_hub_with_site(lane);
+    let mint = |kubeconfig: &Path, duration: &str| {
+        kubectl_as(
+            &hub,
+            kubeconfig,
+            &[
+                "create",
+                "token",
+                "fleet-edge-site-a",
+                "-n",
+                "fleet-sites",
+                "--duration",
+                duration,
+            ],
+            None,
+        )
+    };
+    // With only its own token, a site asks for a year: refused.
+    let year = mint(&site_kc, "8760h");
+    assert_eq!(year.code, 1, "{}", year.stdout);
+    assert!(
+        year.stderr.contains(&format!(
+            "is forbidden: ValidatingAdmissionPolicy '{SITE_TOKEN_POLICY}' with binding '{SITE_TOKEN_POLICY}' denied request: a site may mint itself tokens of at most 90 days (7776000 seconds)"
+        )),
+        "{}",
+        year.stderr
+    );
+    // Up to 90 days it may: what its edge renews with.
+    let ok = mint(&site_kc, "2160h").ok();
+    assert_eq!(lifetime_of(&ok.stdout), 90 * 86_400);
+    // An administrator is not bound by it: `rotate` and kubectl mint a year.
+    let rotated = hub.fleet(&["rotate", "site-a", "--token-ttl", "365d"]).ok();
+    assert!(rotated.stdout.contains("token: "), "{}", rotated.stdout);
+    assert_eq!(
+        lifetime_of(&mint(&hub.kubeconfig, "8760h").ok().stdout),
+        365 * 86_400
+    );
+    // Without the policy's binding RBAC alone decides, and the site's year
+    // is minted: the policy is what refused it.
+    kubectl_as(
+        &hub,
+        &hub.kubeconfig,
+        &[
+            "delete",
+            "validatingadmissionpolicybinding",
+            SITE_TOKEN_POLICY,
+        ],
+        None,
+    )
+    .ok();
+    let site_kc = hub.dir.path().join("site-a-rotated.kubeconfig");
+    std::fs::write(&site_kc, hub.fleet(&["rotate", "site-a"]).ok().stdout).unwrap();
+    let year = mint(&site_kc, "8760h").ok();
+    assert_eq!(lifetime_of(&year.stdout), 365 * 86_400);
 }
 
 /// An API server older than Kubernetes 1.30 serves no

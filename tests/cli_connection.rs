@@ -81,3 +81,33 @@ fn verbose_adds_the_cause_chain() {
     );
     assert!(run.stderr.contains("caused by:"), "{}", run.stderr);
 }
+
+#[test]
+fn a_password_in_the_server_url_is_never_shown() {
+    let hub = Hub::new();
+    let with_userinfo = hub.dir.path().join("userinfo.kubeconfig");
+    std::fs::write(
+        &with_userinfo,
+        "apiVersion: v1\nkind: Config\ncurrent-context: dead\nclusters:\n- name: dead\n  cluster: {server: 'https://admin:s3cret-pw@127.0.0.1:1'}\ncontexts:\n- name: dead\n  context: {cluster: dead, user: dead}\nusers:\n- name: dead\n  user: {token: x}\n",
+    )
+    .unwrap();
+    let env = with_userinfo.display().to_string();
+    for args in [
+        &["status"][..],
+        &["-v=1", "status"],
+        &["describe", "site-a"],
+    ] {
+        let run = run_env(args, &env, hub.dir.path());
+        assert_ne!(run.code, 0);
+        // -v adds the cause chain and the client's own log lines.
+        let line = run
+            .stderr
+            .lines()
+            .find(|l| l.starts_with("error: "))
+            .unwrap();
+        assert!(line.contains("https://127.0.0.1:1"), "{args:?}: {line}");
+        for out in [&run.stdout, &run.stderr] {
+            assert!(!out.contains("s3cret-pw"), "{args:?}: {out}");
+        }
+    }
+}

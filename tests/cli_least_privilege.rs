@@ -326,14 +326,19 @@ async fn grants_to_the_operator_namespace_do_not_reach_a_site(lane) {
 on_both_lanes! {
 /// The hub operator as `install --apply` ships it: a token of its own
 /// ServiceAccount does what the hub's code does (watch sites, write their
-/// status, keep the FederationStatus, its Lease, watch the Pull Secrets,
-/// review callers' tokens) and is refused the rest: no site spec, no
-/// deletes, no Secret read by name, nothing in `fleet-sites`, no token for
-/// any identity.
+/// status, keep the FederationStatus, its Lease, read and update each Pull
+/// site's Secret by name, record Events in `default`, review callers'
+/// tokens) and is refused the rest: no site spec, no deletes, no other
+/// Secret (its serving key, the cert-manager CA) and no list of Secrets,
+/// no Event elsewhere, nothing in `fleet-sites`, no token for any identity.
 async fn the_hub_operator_may_do_what_its_code_does_and_nothing_more(lane) {
     let hub = Hub::bare_on(lane, Default::default());
     hub.fleet(&["install", "--apply"]).ok();
     hub.register("site-a", &[]);
+    let member = kube_sandbox::Sandbox::start();
+    let member_kc = hub.dir.path().join("member.kubeconfig");
+    member.write_admin_kubeconfig(&member_kc).unwrap();
+    support::register_pull(&hub.kubeconfig, "dr-eu", &member_kc, &[]);
     let admin = hub.admin().await;
     let operator = client_from_yaml(
         &hub.sandbox
@@ -386,10 +391,38 @@ async fn the_hub_operator_may_do_what_its_code_does_and_nothing_more(lane) {
         .await
         .expect("watch its Lease");
     let secrets: Api<Secret> = Api::namespaced(operator.clone(), "fleet-system");
-    secrets
-        .list(&ListParams::default())
+    let pull = secrets
+        .get("fleet-pull-dr-eu")
         .await
-        .expect("watch the pull Secrets");
+        .expect("read a Pull site's Secret");
+    secrets
+        .patch(
+            "fleet-pull-dr-eu",
+            &merge,
+            &Patch::Merge(
+                json!({ "metadata": { "resourceVersion": pull.metadata.resource_version } }),
+            ),
+        )
+        .await
+        .expect("store a renewed member token in it");
+    let events: Api<k8s_openapi::api::events::v1::Event> =
+        Api::namespaced(operator.clone(), "default");
+    let event = || {
+        object::<k8s_openapi::api::events::v1::Event>(json!({
+            "metadata": { "generateName": "site-a." },
+            "eventTime": "2026-01-01T00:00:00.000000Z",
+            "reportingController": "fleet-operator-hub",
+            "reportingInstance": "hub-0",
+            "action": "Judged",
+            "reason": "Stale",
+            "type": "Warning",
+            "regarding": { "apiVersion": "federation.kubectl-fleet.dev/v1alpha1", "kind": "FederatedCluster", "name": "site-a" },
+        }))
+    };
+    events
+        .create(&pp, &event())
+        .await
+        .expect("record an Event in default");
 
     // Refused.
     let spec = json!({ "spec": { "tier": "critical" } });
@@ -422,17 +455,32 @@ async fn the_hub_operator_may_do_what_its_code_does_and_nothing_more(lane) {
         status_code(statuses.delete("fleet", &DeleteParams::default()).await),
         403
     );
-    assert_eq!(
-        status_code(secrets.get("fleet-operator-hub-tls").await),
-        403,
-        "no Secret by name"
-    );
-    for ns in ["fleet-sites", "default", "kube-system"] {
+    for other in [
+        "fleet-operator-hub-tls",
+        "fleet-operator-ca",
+        "fleet-pull-other",
+    ] {
+        assert_eq!(
+            status_code(secrets.get(other).await),
+            403,
+            "no Secret but a granted pull Secret: {other}"
+        );
+    }
+    for ns in ["fleet-system", "fleet-sites", "default", "kube-system"] {
         let secrets: Api<Secret> = Api::namespaced(operator.clone(), ns);
         assert_eq!(
             status_code(secrets.list(&ListParams::default()).await),
             403,
             "{ns}"
+        );
+    }
+    for ns in ["fleet-system", "kube-system"] {
+        let elsewhere: Api<k8s_openapi::api::events::v1::Event> =
+            Api::namespaced(operator.clone(), ns);
+        assert_eq!(
+            status_code(elsewhere.create(&pp, &event()).await),
+            403,
+            "no Event in {ns}"
         );
     }
     let site_accounts: Api<ServiceAccount> = Api::namespaced(operator.clone(), "fleet-sites");

@@ -347,3 +347,72 @@ async fn a_site_of_the_shared_identity_moves_to_its_own_and_the_shared_one_stays
         "the shared identity stays"
     );
 }
+
+/// The hub reads a Pull site's Secret through a grant of that one Secret:
+/// `register --pull` makes it (owned by the site), a re-run without a
+/// member kubeconfig restores it (a site registered by an earlier version
+/// has none), and `unregister` removes it with the Secret.
+#[tokio::test]
+async fn the_hubs_grant_of_a_pull_secret_comes_and_goes_with_the_site() {
+    use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+    let hub = Hub::new();
+    let member = Sandbox::start();
+    let dir = TempDir::new("member");
+    let path = dir.path().join("member.kubeconfig");
+    member.write_admin_kubeconfig(&path).unwrap();
+    let admin = hub.admin().await;
+    let roles: Api<Role> = Api::namespaced(admin.clone(), "fleet-system");
+    let bindings: Api<RoleBinding> = Api::namespaced(admin.clone(), "fleet-system");
+    let grant = "fleet-operator-hub-fleet-pull-site-g";
+
+    hub.fleet(&[
+        "register",
+        "site-g",
+        "--pull",
+        "--member-kubeconfig",
+        path.to_str().unwrap(),
+    ])
+    .ok();
+    let role = roles.get(grant).await.unwrap();
+    assert_eq!(
+        serde_json::to_value(&role.rules).unwrap(),
+        serde_json::json!([{ "apiGroups": [""], "resources": ["secrets"], "resourceNames": ["fleet-pull-site-g"], "verbs": ["get", "patch"] }])
+    );
+    let binding = bindings.get(grant).await.unwrap();
+    assert_eq!(
+        serde_json::to_value(&binding.subjects).unwrap(),
+        serde_json::json!([{ "kind": "ServiceAccount", "name": "fleet-operator-hub", "namespace": "fleet-system" }])
+    );
+    let site = Api::<FederatedCluster>::all(admin.clone())
+        .get("site-g")
+        .await
+        .unwrap();
+    assert_eq!(
+        role.metadata.owner_references.unwrap()[0].uid,
+        site.metadata.uid.unwrap()
+    );
+
+    // As a site of an earlier version: no grant. A plain re-run grants it
+    // and keeps the stored credential.
+    let (before, _) = pull_secret(&hub, "site-g").await;
+    roles.delete(grant, &Default::default()).await.unwrap();
+    bindings.delete(grant, &Default::default()).await.unwrap();
+    let run = hub.fleet(&["register", "site-g"]).ok();
+    assert!(
+        run.stderr
+            .contains(&format!("Role fleet-system/{grant} applied"))
+            && run
+                .stderr
+                .contains(&format!("RoleBinding fleet-system/{grant} applied"))
+            && run.stderr.contains("stays in Pull mode"),
+        "{}",
+        run.stderr
+    );
+    roles.get(grant).await.unwrap();
+    let (after, _) = pull_secret(&hub, "site-g").await;
+    assert_eq!(after.data, before.data, "the member credential is kept");
+
+    hub.fleet(&["unregister", "site-g", "--yes"]).ok();
+    assert!(roles.get_opt(grant).await.unwrap().is_none());
+    assert!(bindings.get_opt(grant).await.unwrap().is_none());
+}

@@ -441,3 +441,45 @@ async fn deleted_crds_are_named_in_one_readable_line() {
     assert!(!log.contains("no longer registered"), "{log}");
     assert!(!log.contains("Status {"), "{log}");
 }
+
+/// A site registered with a token longer than a site may mint itself
+/// (`register --token-ttl 365d`, an administrator's choice): at half its
+/// lifetime the edge renews it for the longest the hub's admission policy
+/// allows a site, 90 days, instead of being refused for asking a year.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edge_renews_a_long_token_within_what_a_site_may_mint_itself() {
+    use kubectl_fleet::fleet::rbac::MAX_SITE_TOKEN_TTL;
+    use kubectl_fleet::operator::edge::{Edge, EdgeConfig};
+    let dir = TempDir::new("long-token");
+    let hub_sb = Sandbox::start();
+    let hub_kc = installed_hub(&hub_sb, &dir);
+    let member_sb = Sandbox::start();
+    let site_kc = dir.join("site-a.kubeconfig");
+    fleet_register(&hub_kc, "site-a", 30, &site_kc, &["--token-ttl", "365d"]);
+    let first = std::fs::read_to_string(&site_kc).unwrap();
+    let lifetime = |kc: &str| {
+        TokenClaims::decode(&token_of(kc))
+            .unwrap()
+            .lifetime()
+            .unwrap()
+    };
+    assert_eq!(lifetime(&first), Duration::from_secs(365 * 86_400));
+    // The edge's clock 200 days on: past half of the year.
+    let later = jiff::Timestamp::now() + jiff::SignedDuration::from_hours(200 * 24);
+    let config = EdgeConfig {
+        site: "site-a".to_owned(),
+        hub_kubeconfig: site_kc.clone(),
+        hub_kubeconfig_secret: None,
+        clock_offset: jiff::SignedDuration::ZERO,
+        interval_scale: 1.0,
+        auto_rotate: true,
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+    };
+    let mut edge =
+        Edge::new(config, admin(&member_sb).await).with_clock(std::sync::Arc::new(move || later));
+    let tick = edge.tick().await;
+    assert!(tick.error.is_none(), "{:?}", tick.error);
+    let renewed = std::fs::read_to_string(&site_kc).unwrap();
+    assert_ne!(token_of(&renewed), token_of(&first), "renewed");
+    assert_eq!(lifetime(&renewed), MAX_SITE_TOKEN_TTL);
+}

@@ -1,10 +1,11 @@
 //! A Pull site's hub Secret made by hand, as a GitOps repository holds it
 //! (docs/pull-mode.md#a-pull-secret-from-git), against a real hub
 //! `fleet-operator` running with the RBAC `install` ships: applied with
-//! `kubectl apply` without the labels the hub selects pull Secrets by, the
-//! site says `SecretNotLabelled` naming each missing label and the command
-//! that adds them; after running that very command, the site connects
-//! without a restart.
+//! `kubectl apply` without the hub's grant of it, the site says
+//! `SecretNotGranted` naming the Role and RoleBinding; with them applied
+//! but without the labels the hub requires, `SecretNotLabelled` naming each
+//! missing label and the command that adds them; after running that very
+//! command, the site connects without a restart.
 //!
 //! Intervals: `heartbeatIntervalSeconds: 10` scaled by `--interval-scale
 //! 0.3`, so I = 3 s.
@@ -97,6 +98,14 @@ async fn a_hand_made_pull_secret_is_used_once_labelled_and_named_when_not() {
         &["delete", "secret", "-n", "fleet-system", &name],
         None,
     );
+    // Nor the hub's grant of it: a repository holds that too (below).
+    let grant = rbac::pull_secret_grant_name(&name);
+    kubectl(
+        &hub_kc,
+        &cache,
+        &["delete", "role,rolebinding", "-n", "fleet-system", &grant],
+        None,
+    );
 
     // The Secret as Git holds it, without the labels.
     let encoded = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &kubeconfig);
@@ -121,6 +130,25 @@ async fn a_hand_made_pull_secret_is_used_once_labelled_and_named_when_not() {
     ]);
     let _hub_proc = Proc::spawn("hub", &operator_bin(), &args, dir.join("hub.log"));
 
+    // No grant: the hub may not read it, and says what grants it.
+    let message = wait_connected(&api, "dr-eu", "False", "SecretNotGranted").await;
+    assert_eq!(
+        message,
+        format!(
+            "the hub may not read Secret fleet-system/{name}: it reads only the pull Secrets granted to it by name (Role and RoleBinding fleet-system/{grant}); run `kubectl fleet register dr-eu` to grant it, or apply them where the Secret is made"
+        )
+    );
+    // The grant as docs/pull-mode.md#a-pull-secret-from-git gives it.
+    let grant_manifest = format!(
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: {grant}\n  namespace: fleet-system\nrules:\n- apiGroups: [\"\"]\n  resources: [secrets]\n  resourceNames: [{name}]\n  verbs: [get, patch]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: {grant}\n  namespace: fleet-system\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: Role\n  name: {grant}\nsubjects:\n- kind: ServiceAccount\n  name: fleet-operator-hub\n  namespace: fleet-system\n"
+    );
+    kubectl(
+        &hub_kc,
+        &cache,
+        &["apply", "-f", "-"],
+        Some(&grant_manifest),
+    );
+
     let message = wait_connected(&api, "dr-eu", "False", "SecretNotLabelled").await;
     let command = format!(
         "kubectl label secret -n fleet-system {name} app.kubernetes.io/managed-by=kubectl-fleet federation.kubectl-fleet.dev/site=dr-eu --overwrite"
@@ -128,7 +156,7 @@ async fn a_hand_made_pull_secret_is_used_once_labelled_and_named_when_not() {
     assert_eq!(
         message,
         format!(
-            "Secret fleet-system/{name} lacks the labels app.kubernetes.io/managed-by=kubectl-fleet and federation.kubectl-fleet.dev/site=dr-eu, which the hub selects pull Secrets by: run `{command}` (or add it where the Secret is made)"
+            "Secret fleet-system/{name} lacks the labels app.kubernetes.io/managed-by=kubectl-fleet and federation.kubectl-fleet.dev/site=dr-eu, which the hub requires of a pull Secret: run `{command}` (or add it where the Secret is made)"
         )
     );
 

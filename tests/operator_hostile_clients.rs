@@ -1,7 +1,10 @@
 //! Hostile clients of a live hub's HTTP servers (docs/reliability.md, "Who
 //! can reach the operator's HTTP servers"): a thousand slow, silent,
 //! trickling and oversized connections while the probes and the REST API
-//! keep answering and the hub's memory stays bounded; the connection cap;
+//! keep answering and the hub's memory stays bounded; thousands of
+//! idle-but-chatty connections from many addresses while the kubelet's
+//! probes and authenticated callers keep answering within their timeouts;
+//! the connection cap, the per-address share and the connection age;
 //! `/metrics` for a scraper bound the usual way (`nonResourceURLs:
 //! ["/metrics"]`); tokens for another audience; and a flood of unknown
 //! tokens that must not turn into a flood of TokenReviews.
@@ -25,7 +28,6 @@ use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, ServerName};
 use support::*;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::net::TcpStream;
 
 /// The hub's resident memory may not exceed this while 1,000 hostile
 /// connections are open, nor grow by more than [`RSS_GROWTH_BOUND_MIB`]
@@ -146,7 +148,20 @@ fn tls_connector(ca_pem: &str) -> tokio_rustls::TlsConnector {
 
 /// GET with a status and the headers' text.
 async fn https_head(addr: &str, path: &str, token: &str, ca: &str) -> (u16, String, String) {
-    let tcp = TcpStream::connect(addr).await.unwrap();
+    head_from([127, 0, 0, 1].into(), addr, path, token, ca).await
+}
+
+/// [`https_head`] from the loopback address `src`.
+async fn head_from(
+    src: std::net::IpAddr,
+    addr: &str,
+    path: &str,
+    token: &str,
+    ca: &str,
+) -> (u16, String, String) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(std::net::SocketAddr::new(src, 0)).unwrap();
+    let tcp = socket.connect(addr.parse().unwrap()).await.unwrap();
     let name = ServerName::try_from("localhost").unwrap();
     let mut tls = tls_connector(ca).connect(name, tcp).await.unwrap();
     let req = format!(
@@ -230,12 +245,15 @@ enum Kind {
 /// how long after it was established (an oversized one: after it began
 /// its head) the server closed it.
 async fn hostile(
+    src: std::net::IpAddr,
     addr: String,
     connector: tokio_rustls::TlsConnector,
     kind: Kind,
     established: Arc<tokio::sync::Barrier>,
 ) -> Duration {
-    let tcp = TcpStream::connect(&addr).await.unwrap();
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(std::net::SocketAddr::new(src, 0)).unwrap();
+    let tcp = socket.connect(addr.parse().unwrap()).await.unwrap();
     if kind == Kind::Silent {
         let t0 = Instant::now();
         established.wait().await;
@@ -349,9 +367,13 @@ async fn a_thousand_slow_connections_neither_exhaust_nor_stall_the_hub() {
     let established = Arc::new(tokio::sync::Barrier::new(PER_KIND * kinds.len() + 1));
     let opening = Instant::now();
     let mut conns = Vec::new();
-    for _ in 0..PER_KIND {
+    for i in 0..PER_KIND {
         for kind in kinds {
+            // From 20 addresses, 50 each: within the per-address share
+            // (64), so all 1,000 are held at once.
+            let src = std::net::IpAddr::from([127, 0, 0, 10 + (i % 20) as u8]);
             let task = tokio::spawn(hostile(
+                src,
                 hub.addr.clone(),
                 connector.clone(),
                 kind,
@@ -429,7 +451,7 @@ async fn a_thousand_slow_connections_neither_exhaust_nor_stall_the_hub() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn at_the_connection_cap_clients_queue_and_the_probe_port_stays_open() {
+async fn at_the_connection_cap_a_newcomer_takes_a_strangers_place_and_connections_age_out() {
     let (_sb, dir) = fleet("cap").await;
     let hub = start_hub(
         &dir,
@@ -438,31 +460,89 @@ async fn at_the_connection_cap_clients_queue_and_the_probe_port_stays_open() {
             "--http-max-connections",
             "40",
             "--tls-handshake-timeout",
-            "2s",
+            "60s",
+            "--http-max-connection-age",
+            "3s",
         ],
     )
     .await;
-    // 100 silent connections: 40 held (until their handshake times out),
-    // the rest in the kernel's accept queue.
+    let https: std::net::SocketAddr = hub.addr.parse().unwrap();
+    // 100 TCP connections that send nothing, from two addresses: 40 held
+    // (20 each), the rest closed at once.
     let mut silent = Vec::new();
-    for _ in 0..100 {
-        silent.push(TcpStream::connect(&hub.addr).await.unwrap());
+    for i in 0..100u8 {
+        let src = std::net::IpAddr::from([127, 0, 0, 5 + i % 2]);
+        silent.push(connect_from(src, https, None).await.unwrap());
     }
-    wait_until(Duration::from_secs(10), "the cap is logged", || async {
-        hub.proc.log_text().contains("at the connection cap")
+    let pid = hub.proc.pid();
+    wait_until(Duration::from_secs(10), "the hub holds 40", || async {
+        held_sockets(pid, https.port()).len() == 40
     })
     .await;
-    // The kubelet's port has its own cap.
-    assert_eq!(probe(&hub.proc.log_text(), "/readyz"), 200);
-    // HTTPS clients wait their turn, and get it once the silent ones time
-    // out (100 in batches of 40, 2 s each).
+    let mut closed = 0;
+    for s in &mut silent {
+        let mut byte = [0u8; 1];
+        if let Ok(Ok(0)) = tokio::time::timeout(Duration::from_millis(20), s.read(&mut byte)).await
+        {
+            closed += 1;
+        }
+    }
+    assert_eq!(
+        closed, 60,
+        "the connections over the cap are closed at once"
+    );
+    // A newcomer from another address takes a silent one's place at once,
+    // long before their 60 s handshake timeout would free one.
     let t = Instant::now();
     assert_eq!(https_get(&hub.addr, "/readyz", None, &hub.ca).await.0, 200);
-    println!(
-        "HTTPS /readyz behind 100 silent connections: {:?}",
-        t.elapsed()
+    let waited = t.elapsed();
+    assert!(
+        waited < Duration::from_secs(30),
+        "answered after {waited:?}"
     );
+    let log = hub.proc.log_text();
+    assert!(
+        log.contains("at the connection cap: new connections take the places"),
+        "{log}"
+    );
+    assert!(
+        log.contains("closing new connections of a client address"),
+        "{log}"
+    );
+    // The kubelet's port has its own cap.
+    assert_eq!(probe(&log, "/readyz"), 200);
     drop(silent);
+
+    // A kept connection that asks every 300 ms, never idle for long, is
+    // closed at its age (3 s ± 10 %), not later.
+    let mut kept = connect_from([127, 0, 0, 1].into(), https, Some(&tls_connector(&hub.ca)))
+        .await
+        .unwrap();
+    let opened = Instant::now();
+    let mut answers = 0;
+    let lived = loop {
+        let req = b"GET /readyz HTTP/1.1\r\nHost: localhost\r\n\r\n";
+        if kept.write_all(req).await.is_err() {
+            break opened.elapsed();
+        }
+        match read_response(&mut kept).await {
+            Ok((200, _)) => answers += 1,
+            _ => break opened.elapsed(),
+        }
+        assert!(
+            opened.elapsed() < Duration::from_secs(30),
+            "still open after 30 s"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
+    println!(
+        "HTTPS /readyz from a new address with 40 silent connections held: {waited:?}; a chatty kept connection lived {lived:?} ({answers} answers)"
+    );
+    assert!(
+        lived >= Duration::from_millis(2700),
+        "closed after {lived:?}"
+    );
+    assert!(answers >= 5, "{answers} answers");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -554,6 +634,7 @@ async fn one_review_per_token_and_unknown_tokens_are_rate_limited() {
     let (sb, dir) = fleet("reviews").await;
     let token = reader_token(&admin(&sb).await).await;
     let hub = start_hub(&dir, "hub", &[]).await;
+    let (mut fresh_a, mut fresh_b) = (fresh_tokens(&sb, 10).await, fresh_tokens(&sb, 10).await);
     // Reviews take 300 ms, so concurrent requests overlap.
     sb.controls().set_latency(Duration::from_millis(300));
     sb.controls().clear_request_log();
@@ -571,20 +652,125 @@ async fn one_review_per_token_and_unknown_tokens_are_rate_limited() {
     }
     assert_eq!(reviews(&sb), (1, 1), "one review per token");
 
-    // 100 different made-up tokens at once: each would cost a TokenReview;
-    // at most the burst (20) plus 10 a second are made, the rest get 429.
+    // 60 different made-up tokens at once from one address (each on a
+    // connection of its own, within the address's share of 64), and at
+    // the same time 10 fresh valid tokens from another. Each made-up token
+    // would cost a TokenReview: at most that address's burst (10) plus 5
+    // a second are made, the rest get 429; every fresh token is reviewed
+    // and answered.
+    let (flooder, caller) = ([127, 0, 0, 20].into(), [127, 0, 0, 2].into());
+    let made_up = |from: std::net::IpAddr, i: usize| (from, format!("made-up-token-{i}"));
+    let outcome = token_flood(
+        &hub,
+        &sb,
+        (0..60).map(|i| made_up(flooder, i)).collect(),
+        fresh_a.drain(..).map(|t| (caller, t)).collect(),
+    )
+    .await;
+    println!("one address, 60 made-up tokens: {outcome:?}");
+    outcome.assert_fresh_answered_and_made_up_refused(60);
+    assert!(
+        outcome.made_up_reviews as f64 <= 10.0 + 5.0 * outcome.elapsed + 1.0,
+        "{outcome:?}"
+    );
+
+    // The same from ten addresses, and the fresh tokens from one of them:
+    // at most the burst (20) plus 10 a second of the made-up ones are
+    // reviewed; the fresh ones, shaped like the tokens the API server
+    // issued before, have a budget of their own.
+    let outcome = token_flood(
+        &hub,
+        &sb,
+        (0..100)
+            .map(|i| made_up([127, 0, 0, 30 + (i % 10) as u8].into(), 1000 + i))
+            .collect(),
+        fresh_b
+            .drain(..)
+            .map(|t| ([127, 0, 0, 30].into(), t))
+            .collect(),
+    )
+    .await;
+    println!("ten addresses, 100 made-up tokens: {outcome:?}");
+    outcome.assert_fresh_answered_and_made_up_refused(100);
+    assert!(
+        outcome.made_up_reviews as f64 <= 20.0 + 10.0 * outcome.elapsed + 1.0,
+        "{outcome:?}"
+    );
+    // The known token was cached and is not throttled.
+    assert_eq!(
+        https_get(&hub.addr, "/metrics", Some(&token), &hub.ca)
+            .await
+            .0,
+        200
+    );
+    sb.controls().set_latency(Duration::ZERO);
+}
+
+/// `n` new tokens of the `fleet-system/dashboards` ServiceAccount
+/// ([`reader_token`]'s, allowed to scrape).
+async fn fresh_tokens(sb: &Sandbox, n: usize) -> Vec<String> {
+    let client = admin(sb).await;
+    let mut tokens = Vec::new();
+    for _ in 0..n {
+        tokens.push(
+            service_account_token(
+                &client,
+                "fleet-system",
+                "dashboards",
+                Duration::from_secs(3600),
+            )
+            .await,
+        );
+    }
+    tokens
+}
+
+/// What [`token_flood`] saw.
+#[derive(Debug)]
+struct TokenFlood {
+    /// Seconds from the first request to the last answer.
+    elapsed: f64,
+    /// TokenReviews made for the made-up tokens.
+    made_up_reviews: usize,
+    /// Made-up tokens answered 401 (each after a review) and 429.
+    unauthorized: usize,
+    throttled: usize,
+    /// The fresh tokens' answers.
+    fresh: Vec<u16>,
+}
+
+impl TokenFlood {
+    /// Every fresh token answered 200, and each of `made_up` tokens
+    /// 401 or 429, with some of each.
+    fn assert_fresh_answered_and_made_up_refused(&self, made_up: usize) {
+        assert!(self.fresh.iter().all(|c| *c == 200), "{self:?}");
+        assert_eq!(self.unauthorized + self.throttled, made_up, "{self:?}");
+        assert_eq!(
+            self.unauthorized, self.made_up_reviews,
+            "each review answered 401"
+        );
+        assert!(self.unauthorized > 0 && self.throttled > 0, "{self:?}");
+    }
+}
+
+/// `/metrics` with every `made_up` and `fresh` (address, token) at once;
+/// each made-up token is answered 401 after a review or 429 before one.
+async fn token_flood(
+    hub: &Hub,
+    sb: &Sandbox,
+    made_up: Vec<(std::net::IpAddr, String)>,
+    fresh: Vec<(std::net::IpAddr, String)>,
+) -> TokenFlood {
     sb.controls().clear_request_log();
     let started = Instant::now();
-    let flood: Vec<_> = (0..100)
-        .map(|i| {
-            let (addr, ca) = (hub.addr.clone(), hub.ca.clone());
-            tokio::spawn(async move {
-                https_head(&addr, "/metrics", &format!("made-up-token-{i}"), &ca).await
-            })
-        })
-        .collect();
+    let ask = |(src, token): (std::net::IpAddr, String)| {
+        let (addr, ca) = (hub.addr.clone(), hub.ca.clone());
+        tokio::spawn(async move { head_from(src, &addr, "/metrics", &token, &ca).await })
+    };
+    let made_up: Vec<_> = made_up.into_iter().map(ask).collect();
+    let fresh: Vec<_> = fresh.into_iter().map(ask).collect();
     let (mut unauthorized, mut throttled) = (0, 0);
-    for f in flood {
+    for f in made_up {
         let (code, head, body) = f.await.unwrap();
         match code {
             401 => unauthorized += 1,
@@ -596,24 +782,687 @@ async fn one_review_per_token_and_unknown_tokens_are_rate_limited() {
             other => panic!("{other}: {body}"),
         }
     }
+    let mut answers = Vec::new();
+    for f in fresh {
+        answers.push(f.await.unwrap().0);
+    }
     let elapsed = started.elapsed().as_secs_f64();
-    let (token_reviews, _) = reviews(&sb);
-    println!(
-        "100 made-up tokens in {elapsed:.2} s: {token_reviews} TokenReviews, \
-         {unauthorized} answered 401, {throttled} answered 429"
-    );
-    assert_eq!(unauthorized, token_reviews, "each review answered 401");
-    assert!(throttled > 0);
-    assert!(
-        token_reviews as f64 <= 20.0 + 10.0 * elapsed + 1.0,
-        "{token_reviews} TokenReviews in {elapsed:.2} s"
-    );
-    // The known token was cached and is not throttled.
-    assert_eq!(
-        https_get(&hub.addr, "/metrics", Some(&token), &hub.ca)
+    let (token_reviews, _) = reviews(sb);
+    // A fresh token answered (not 429) was reviewed once.
+    let made_up_reviews = token_reviews - answers.iter().filter(|c| **c != 429).count();
+    TokenFlood {
+        elapsed,
+        made_up_reviews,
+        unauthorized,
+        throttled,
+        fresh: answers,
+    }
+}
+
+/// A connection the flood or a probe uses: TCP, or TLS over it.
+trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Stream for T {}
+
+/// A TCP connection to `addr` from the loopback address `src` (Linux
+/// routes all of 127.0.0.0/8 to the loopback interface), over TLS when
+/// `tls` is given.
+async fn connect_from(
+    src: std::net::IpAddr,
+    addr: std::net::SocketAddr,
+    tls: Option<&tokio_rustls::TlsConnector>,
+) -> std::io::Result<Box<dyn Stream>> {
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.bind(std::net::SocketAddr::new(src, 0))?;
+    let tcp = socket.connect(addr).await?;
+    Ok(match tls {
+        Some(c) => Box::new(
+            c.connect(ServerName::try_from("localhost").unwrap(), tcp)
+                .await?,
+        ),
+        None => Box::new(tcp),
+    })
+}
+
+/// Reads one HTTP/1.1 response (`Content-Length`, or until the server
+/// closes); its status and body.
+async fn read_response(
+    s: &mut (impl tokio::io::AsyncRead + Unpin),
+) -> std::io::Result<(u16, Vec<u8>)> {
+    let eof = || std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
+    let mut buf = Vec::new();
+    let mut chunk = vec![0u8; 16_384];
+    let end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        let n = s.read(&mut chunk).await?;
+        if n == 0 {
+            return Err(eof());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+    let code = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let length = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse::<usize>().ok());
+    loop {
+        match length {
+            Some(len) if buf.len() >= end + len => {
+                return Ok((code, buf[end..end + len].to_vec()));
+            }
+            _ => {}
+        }
+        let n = s.read(&mut chunk).await?;
+        if n == 0 {
+            return match length {
+                None => Ok((code, buf[end..].to_vec())),
+                Some(_) => Err(eof()),
+            };
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// What the flood on one port saw.
+#[derive(Default)]
+struct FloodStats {
+    /// Connections tried.
+    attempts: AtomicU64,
+    /// Of those, ones that got at least one answer.
+    answered_conns: AtomicU64,
+    /// Requests answered.
+    answers: AtomicU64,
+    /// Connections closed by the hub before any answer.
+    closed_unanswered: AtomicU64,
+    /// Connections open now that got an answer.
+    chatting: AtomicU64,
+}
+
+/// One idle-but-chatty client: after `delay`, a keep-alive connection
+/// from `src` that sends `GET /healthz` every `every` and reads the
+/// answer; when the hub closes it, it connects again `every` to twice that
+/// later (spread by `seed`), until `stop`.
+struct Chatty {
+    seed: u64,
+    delay: Duration,
+    src: std::net::IpAddr,
+    addr: std::net::SocketAddr,
+    tls: Option<tokio_rustls::TlsConnector>,
+    every: Duration,
+    stats: Arc<FloodStats>,
+    stop: Arc<AtomicBool>,
+}
+
+async fn chatty(c: Chatty) {
+    let Chatty {
+        seed,
+        delay,
+        src,
+        addr,
+        tls,
+        every,
+        stats,
+        stop,
+    } = c;
+    tokio::time::sleep(delay).await;
+    while !stop.load(Ordering::Relaxed) {
+        stats.attempts.fetch_add(1, Ordering::Relaxed);
+        let mut answers = 0u64;
+        if let Ok(mut s) = connect_from(src, addr, tls.as_ref()).await {
+            while !stop.load(Ordering::Relaxed) {
+                let req = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n";
+                if s.write_all(req).await.is_err() {
+                    break;
+                }
+                match tokio::time::timeout(Duration::from_secs(60), read_response(&mut s)).await {
+                    Ok(Ok((200, _))) => {
+                        if answers == 0 {
+                            stats.chatting.fetch_add(1, Ordering::Relaxed);
+                        }
+                        answers += 1;
+                    }
+                    _ => break,
+                }
+                // Idle until the next request, noticing a close at once.
+                let mut byte = [0u8; 1];
+                tokio::select! {
+                    () = tokio::time::sleep(every) => {}
+                    _ = s.read(&mut byte) => break,
+                }
+            }
+        }
+        if answers > 0 {
+            stats.chatting.fetch_sub(1, Ordering::Relaxed);
+            stats.answered_conns.fetch_add(1, Ordering::Relaxed);
+            stats.answers.fetch_add(answers, Ordering::Relaxed);
+        } else {
+            stats.closed_unanswered.fetch_add(1, Ordering::Relaxed);
+        }
+        let attempt = stats.attempts.load(Ordering::Relaxed);
+        let spread = (seed.wrapping_mul(7919) ^ attempt.wrapping_mul(104_729)) % 1000;
+        tokio::time::sleep(every + every.mul_f64(spread as f64 / 1000.0)).await;
+    }
+}
+
+/// The connections process `pid` holds on local `port`: the sockets
+/// among its file descriptors (so not those still in the kernel's accept
+/// queue, nor those it closed) that `/proc/net/tcp` shows established to
+/// that port, as (socket inode, client address).
+fn held_sockets(pid: u32, port: u16) -> Vec<(u64, std::net::IpAddr)> {
+    let inodes: std::collections::HashSet<u64> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| {
+            d.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+                .filter_map(|l| {
+                    let l = l.to_string_lossy().into_owned();
+                    l.strip_prefix("socket:[")?.strip_suffix(']')?.parse().ok()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let parse = |hex: &str| -> Option<(std::net::IpAddr, u16)> {
+        let (ip, port) = hex.split_once(':')?;
+        let ip = u32::from_str_radix(ip, 16).ok()?;
+        Some((
+            std::net::Ipv4Addr::from(ip.swap_bytes()).into(),
+            u16::from_str_radix(port, 16).ok()?,
+        ))
+    };
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|row| {
+            let f: Vec<&str> = row.split_whitespace().collect();
+            let inode: u64 = f.get(9)?.parse().ok()?;
+            if f[3] != "01" || !inodes.contains(&inode) {
+                return None;
+            }
+            let ((_, local), (remote, _)) = (parse(f[1])?, parse(f[2])?);
+            (local == port).then_some((inode, remote))
+        })
+        .collect()
+}
+
+/// What the hub held on one port while it was sampled.
+#[derive(Debug, Default)]
+struct Held {
+    /// Connections held, per sample.
+    totals: Vec<usize>,
+    /// The most one client address held in a sample.
+    most_per_peer: usize,
+    /// Socket inode → first and last sample it was seen in.
+    lives: std::collections::HashMap<u64, (Instant, Instant)>,
+}
+
+impl Held {
+    fn sample(&mut self, pid: u32, port: u16) {
+        let now = Instant::now();
+        let held = held_sockets(pid, port);
+        let mut per_peer = std::collections::HashMap::new();
+        for (inode, peer) in &held {
+            *per_peer.entry(*peer).or_insert(0) += 1;
+            self.lives.entry(*inode).or_insert((now, now)).1 = now;
+        }
+        self.totals.push(held.len());
+        self.most_per_peer = self
+            .most_per_peer
+            .max(per_peer.into_values().max().unwrap_or(0));
+    }
+
+    /// The longest the hub was seen holding one connection.
+    fn longest_life(&self) -> Duration {
+        self.lives
+            .values()
+            .map(|(a, b)| *b - *a)
+            .max()
+            .unwrap_or_default()
+    }
+
+    fn median(&self) -> usize {
+        let mut t = self.totals.clone();
+        t.sort_unstable();
+        t.get(t.len() / 2).copied().unwrap_or(0)
+    }
+
+    fn summary(&self) -> String {
+        format!(
+            "{}-{} held (median {}), at most {} from one address, the longest held {:.1} s",
+            self.totals.iter().min().unwrap_or(&0),
+            self.totals.iter().max().unwrap_or(&0),
+            self.median(),
+            self.most_per_peer,
+            self.longest_life().as_secs_f64()
+        )
+    }
+}
+
+/// Latencies of one kind of request, and its failures.
+#[derive(Default)]
+struct Latencies {
+    ok: Vec<Duration>,
+    failed: Vec<String>,
+}
+
+impl Latencies {
+    fn record(&mut self, started: Instant, outcome: Result<u16, String>) {
+        match outcome {
+            Ok(200) => self.ok.push(started.elapsed()),
+            Ok(code) => self
+                .failed
+                .push(format!("{code} after {:?}", started.elapsed())),
+            Err(e) => self
+                .failed
+                .push(format!("{e} after {:?}", started.elapsed())),
+        }
+    }
+
+    /// `p50/p90/p99/max` in ms, and the count.
+    fn summary(&self) -> String {
+        let mut v = self.ok.clone();
+        v.sort();
+        if v.is_empty() {
+            return format!("none answered, {} failed", self.failed.len());
+        }
+        let at = |p: f64| v[((v.len() as f64 * p).ceil() as usize).clamp(1, v.len()) - 1];
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        format!(
+            "{} answered, {} failed: p50 {:.1} ms, p90 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+            v.len(),
+            self.failed.len(),
+            ms(at(0.5)),
+            ms(at(0.9)),
+            ms(at(0.99)),
+            ms(*v.last().unwrap())
+        )
+    }
+}
+
+/// The kubelet's probe: a new connection from the node's address with
+/// `Connection: close` (the kubelet's HTTP prober keeps none alive),
+/// answered within `timeout` (the probe's `timeoutSeconds`).
+async fn kubelet_probe(
+    addr: std::net::SocketAddr,
+    path: &str,
+    timeout: Duration,
+) -> Result<u16, String> {
+    let node = std::net::IpAddr::from([127, 0, 0, 1]);
+    let ask = async {
+        let mut s = connect_from(node, addr, None)
             .await
-            .0,
-        200
+            .map_err(|e| e.to_string())?;
+        s.write_all(
+            format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+        read_response(&mut s)
+            .await
+            .map(|(c, _)| c)
+            .map_err(|e| e.to_string())
+    };
+    tokio::time::timeout(timeout, ask)
+        .await
+        .unwrap_or_else(|_| Err("timed out".to_owned()))
+}
+
+/// A request with `token` on a connection from `src` made for it
+/// (`Connection: close`), answered within `timeout`.
+async fn fresh_get(
+    src: std::net::IpAddr,
+    addr: std::net::SocketAddr,
+    tls: &tokio_rustls::TlsConnector,
+    path: &str,
+    token: &str,
+    timeout: Duration,
+) -> Result<u16, String> {
+    let ask = async {
+        let mut s = connect_from(src, addr, Some(tls))
+            .await
+            .map_err(|e| e.to_string())?;
+        s.write_all(
+            format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+        read_response(&mut s)
+            .await
+            .map(|(c, _)| c)
+            .map_err(|e| e.to_string())
+    };
+    tokio::time::timeout(timeout, ask)
+        .await
+        .unwrap_or_else(|_| Err("timed out".to_owned()))
+}
+
+/// Prometheus: one keep-alive connection from `src` scraping `/metrics`
+/// with `token`, opened again when the hub closes it (its age); each
+/// scrape (a reconnection included) answered within `timeout`.
+struct Scraper {
+    src: std::net::IpAddr,
+    addr: std::net::SocketAddr,
+    tls: tokio_rustls::TlsConnector,
+    token: String,
+    conn: Option<Box<dyn Stream>>,
+    /// Connections opened.
+    opened: u32,
+}
+
+impl Scraper {
+    async fn scrape(&mut self, timeout: Duration) -> Result<u16, String> {
+        let req = format!(
+            "GET /metrics HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\n\r\n",
+            self.token
+        );
+        let ask = async {
+            // A kept connection the hub closed meanwhile fails at once:
+            // then once more on a new one, as an HTTP client does.
+            for _ in 0..2 {
+                if self.conn.is_none() {
+                    self.conn = Some(
+                        connect_from(self.src, self.addr, Some(&self.tls))
+                            .await
+                            .map_err(|e| e.to_string())?,
+                    );
+                    self.opened += 1;
+                }
+                let s = self.conn.as_mut().unwrap();
+                if s.write_all(req.as_bytes()).await.is_ok()
+                    && let Ok((code, _)) = read_response(s).await
+                {
+                    return Ok(code);
+                }
+                self.conn = None;
+            }
+            Err("the connection was closed twice".to_owned())
+        };
+        tokio::time::timeout(timeout, ask)
+            .await
+            .unwrap_or_else(|_| Err("timed out".to_owned()))
+    }
+}
+
+/// [`measure`] on a thread and runtime of its own, so the flood's clients
+/// in this process do not delay the measuring client (the hub's answers
+/// are what is measured).
+fn measure_apart(
+    probe_addr: std::net::SocketAddr,
+    mut scraper: Scraper,
+    rest_token: String,
+    window: Duration,
+    every: Duration,
+) -> std::thread::JoinHandle<(Scraper, Latencies, Latencies, Latencies)> {
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (p, s, r) = rt.block_on(measure(
+            probe_addr,
+            &mut scraper,
+            &rest_token,
+            window,
+            every,
+        ));
+        (scraper, p, s, r)
+    })
+}
+
+/// The probes' and an authenticated scraper's and REST client's
+/// latencies, measured for `window`, a request of each kind every `every`.
+async fn measure(
+    probe_addr: std::net::SocketAddr,
+    scraper: &mut Scraper,
+    rest_token: &str,
+    window: Duration,
+    every: Duration,
+) -> (Latencies, Latencies, Latencies) {
+    let (mut probes, mut scrapes, mut rest) = (
+        Latencies::default(),
+        Latencies::default(),
+        Latencies::default(),
     );
-    sb.controls().set_latency(Duration::ZERO);
+    let rest_src = std::net::IpAddr::from([127, 0, 0, 3]);
+    let started = Instant::now();
+    let mut n = 0;
+    while started.elapsed() < window {
+        let tick = Instant::now();
+        let path = if n % 2 == 0 { "/healthz" } else { "/readyz" };
+        let t = Instant::now();
+        probes.record(t, kubelet_probe(probe_addr, path, PROBE_TIMEOUT).await);
+        if n % 4 == 0 {
+            let t = Instant::now();
+            scrapes.record(t, scraper.scrape(SCRAPE_TIMEOUT).await);
+            let t = Instant::now();
+            let answer = fresh_get(
+                rest_src,
+                scraper.addr,
+                &scraper.tls,
+                "/api/v1/federation/clusters",
+                rest_token,
+                SCRAPE_TIMEOUT,
+            )
+            .await;
+            rest.record(t, answer);
+        }
+        n += 1;
+        tokio::time::sleep(every.saturating_sub(tick.elapsed())).await;
+    }
+    (probes, scrapes, rest)
+}
+
+/// The kubelet's default probe `timeoutSeconds`, which the shipped
+/// Deployment keeps.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
+/// Prometheus's default scrape timeout.
+const SCRAPE_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thousands_of_chatty_connections_starve_neither_the_probes_nor_authenticated_callers() {
+    // Flood addresses: 127.0.0.10.. for HTTPS, 127.0.0.100.. for the
+    // probe port; each address opens more connections than its share
+    // (64 and 8), and all of them more than the ports' caps (1,024, 64).
+    const HTTPS_PEERS: u8 = 24;
+    const HTTPS_PER_PEER: usize = 100;
+    const PROBE_PEERS: u8 = 12;
+    const PROBE_PER_PEER: usize = 40;
+    const RAMP: Duration = Duration::from_secs(30);
+    const WINDOW: Duration = Duration::from_secs(30);
+    kubectl_fleet::operator::server::raise_open_file_limit();
+    let (sb, dir) = fleet("chatty").await;
+    let token = reader_token(&admin(&sb).await).await;
+    let hub = start_hub(&dir, "hub", &[]).await;
+    let https: std::net::SocketAddr = hub.addr.parse().unwrap();
+    let probe_addr: std::net::SocketAddr = logged_addr(&hub.proc.log_text(), "serving /healthz")
+        .parse()
+        .unwrap();
+    let connector = tls_connector(&hub.ca);
+    wait_until(Duration::from_secs(15), "the REST API lists", || async {
+        https_get(
+            &hub.addr,
+            "/api/v1/federation/clusters",
+            Some(&token),
+            &hub.ca,
+        )
+        .await
+        .0 == 200
+    })
+    .await;
+    let scraper = Scraper {
+        src: std::net::IpAddr::from([127, 0, 0, 2]),
+        addr: https,
+        tls: connector.clone(),
+        token: token.clone(),
+        conn: None,
+        opened: 0,
+    };
+    let quiet = measure_apart(
+        probe_addr,
+        scraper,
+        token.clone(),
+        Duration::from_secs(5),
+        Duration::from_millis(100),
+    );
+    let (scraper, quiet_probes, quiet_scrapes, quiet_rest) = quiet.join().unwrap();
+    let baseline = vm_rss_kib(hub.proc.pid()).unwrap();
+    let mut rss = RssWatch::start(hub.proc.pid());
+
+    // The flood: chatty keep-alive connections, each asking every 5 s,
+    // opened over RAMP (a handshake flood is another attack: the hub's
+    // CPU, which a debug build on a shared machine has little of).
+    let stop = Arc::new(AtomicBool::new(false));
+    let (https_stats, probe_stats) = (
+        Arc::new(FloodStats::default()),
+        Arc::new(FloodStats::default()),
+    );
+    let mut clients = Vec::new();
+    for (peers, first, per_peer, addr, tls, stats) in [
+        (
+            HTTPS_PEERS,
+            10u8,
+            HTTPS_PER_PEER,
+            https,
+            Some(connector.clone()),
+            &https_stats,
+        ),
+        (
+            PROBE_PEERS,
+            100u8,
+            PROBE_PER_PEER,
+            probe_addr,
+            None,
+            &probe_stats,
+        ),
+    ] {
+        for _ in 0..per_peer {
+            for p in 0..peers {
+                let src = std::net::IpAddr::from([127, 0, 0, first + p]);
+                clients.push((src, addr, tls.clone(), stats.clone()));
+            }
+        }
+    }
+    let n = clients.len();
+    let mut flood = Vec::new();
+    for (i, (src, addr, tls, stats)) in clients.into_iter().enumerate() {
+        flood.push(tokio::spawn(chatty(Chatty {
+            seed: i as u64,
+            delay: RAMP.mul_f64(i as f64 / n as f64),
+            src,
+            addr,
+            tls,
+            every: Duration::from_secs(5),
+            stats,
+            stop: stop.clone(),
+        })));
+    }
+    // Under way once the hub holds both ports full of connections that
+    // have been answered (their TLS handshakes done).
+    let pid = hub.proc.pid();
+    let flooding = Instant::now();
+    wait_until(
+        Duration::from_secs(180),
+        "the flood holds both ports",
+        || async {
+            https_stats.chatting.load(Ordering::Relaxed) >= 1000
+                && probe_stats.chatting.load(Ordering::Relaxed) >= 64
+        },
+    )
+    .await;
+    let filled_in = flooding.elapsed();
+    let chatting = (
+        https_stats.chatting.load(Ordering::Relaxed),
+        probe_stats.chatting.load(Ordering::Relaxed),
+    );
+
+    // What the hub holds, sampled while the probes and callers are measured.
+    let sampling = Arc::new(AtomicBool::new(true));
+    let sampler = {
+        let sampling = sampling.clone();
+        let ports = (https.port(), probe_addr.port());
+        std::thread::spawn(move || {
+            let (mut a, mut b) = (Held::default(), Held::default());
+            while sampling.load(Ordering::Relaxed) {
+                a.sample(pid, ports.0);
+                b.sample(pid, ports.1);
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            (a, b)
+        })
+    };
+    let measured = measure_apart(
+        probe_addr,
+        scraper,
+        token.clone(),
+        WINDOW,
+        Duration::from_millis(250),
+    );
+    let (scraper, probes, scrapes, rest) =
+        tokio::task::spawn_blocking(move || measured.join().unwrap())
+            .await
+            .unwrap();
+    sampling.store(false, Ordering::Relaxed);
+    let (held_https, held_probe) = sampler.join().unwrap();
+    stop.store(true, Ordering::Relaxed);
+    for f in flood {
+        f.abort();
+    }
+    let peak = rss.peak_kib();
+    let seen = |s: &FloodStats| {
+        format!(
+            "{} connections tried; of those closed, {} after answers ({} answers), {} unanswered",
+            s.attempts.load(Ordering::Relaxed),
+            s.answered_conns.load(Ordering::Relaxed),
+            s.answers.load(Ordering::Relaxed),
+            s.closed_unanswered.load(Ordering::Relaxed),
+        )
+    };
+    println!(
+        "chatty flood of {} HTTPS connections from {HTTPS_PEERS} addresses and {} probe-port \
+         connections from {PROBE_PEERS} addresses, both ports full after {filled_in:.1?} \
+         ({} and {} chatting); over {WINDOW:?}:\n  HTTPS: {}; the flood {}\n  probe port: {}; the flood {}\n  before the \
+         flood: kubelet probes {}; scrapes {}; REST {}\n  during the flood: kubelet probes {}; \
+         scrapes {} ({} connections); REST {}\n  hub RSS {baseline} KiB before, peak {peak} KiB",
+        HTTPS_PEERS as usize * HTTPS_PER_PEER,
+        PROBE_PEERS as usize * PROBE_PER_PEER,
+        chatting.0,
+        chatting.1,
+        held_https.summary(),
+        seen(&https_stats),
+        held_probe.summary(),
+        seen(&probe_stats),
+        quiet_probes.summary(),
+        quiet_scrapes.summary(),
+        quiet_rest.summary(),
+        probes.summary(),
+        scrapes.summary(),
+        scraper.opened,
+        rest.summary(),
+    );
+
+    // Every probe, scrape and REST call answered within its timeout.
+    for (what, l) in [
+        ("kubelet probe", &probes),
+        ("scrape", &scrapes),
+        ("REST call", &rest),
+    ] {
+        assert!(l.failed.is_empty(), "{what}s failed: {:?}", l.failed);
+        assert!(!l.ok.is_empty(), "no {what} made");
+    }
+    // ... while the flood held both ports at their caps, each address
+    // within its share.
+    assert!(
+        held_https.median() >= 950 && held_probe.median() >= 60,
+        "{held_https:?} {held_probe:?}"
+    );
+    assert!(held_https.most_per_peer <= 64 && held_probe.most_per_peer <= 8);
+    assert!(
+        peak < RSS_BOUND_MIB * 1024 && peak.saturating_sub(baseline) < RSS_GROWTH_BOUND_MIB * 1024,
+        "hub RSS peaked at {peak} KiB from {baseline} KiB"
+    );
 }

@@ -468,6 +468,26 @@ multi_thread async fn pull_sites_connect_or_say_why_not_and_recover_without_a_re
         "{} writes for {probes} probes",
         writes.len()
     );
+    // And one read of its pull Secret, by name: the hub lists no Secret.
+    let log = hub_sb.controls().request_log();
+    let secret_requests: Vec<_> = log.iter().filter(|r| r.path.contains("/secrets")).collect();
+    assert!(
+        secret_requests
+            .iter()
+            .all(|r| r.method == "GET" && !r.path.ends_with("/secrets") || r.method == "PATCH"),
+        "{secret_requests:?}"
+    );
+    let reads = secret_requests
+        .iter()
+        .filter(|r| {
+            r.path
+                .ends_with("/namespaces/fleet-system/secrets/fleet-pull-healthy")
+        })
+        .count();
+    assert!(
+        reads.abs_diff(probes) <= 1,
+        "{reads} Secret reads for {probes} probes"
+    );
 
     // A Pull site registered while the hub runs is probed without a
     // restart (the prober re-reads its sites when the fleet changes).

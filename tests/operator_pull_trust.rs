@@ -818,6 +818,31 @@ async fn the_hub_connects_only_where_it_may_and_names_what_answered_by_class_onl
         ),
     );
     as_is("html", kubeconfig(&html.url, Some(&html.ca_pem), "t", ""));
+    // The metadata endpoint written as NAT64 and as 6to4 addresses.
+    as_is(
+        "nat64-metadata",
+        kubeconfig("https://[64:ff9b::a9fe:a9fe]", None, "t", ""),
+    );
+    as_is(
+        "6to4-metadata",
+        kubeconfig("https://[2002:a9fe:a9fe::1]", None, "t", ""),
+    );
+    // A server URL with a password in it: shown nowhere.
+    let with_userinfo = html.url.replacen("https://", "https://admin:s3cret-pw@", 1);
+    let printed = register_pull(
+        &hub_kc,
+        "userinfo",
+        &{
+            let path = dir.join("userinfo.kubeconfig");
+            write_private(
+                &path,
+                &kubeconfig(&with_userinfo, Some(&html.ca_pem), "t", ""),
+            );
+            path
+        },
+        &["--store-kubeconfig-as-is"],
+    );
+    assert!(!printed.contains("s3cret-pw"), "{printed}");
     as_is(
         "html-404",
         kubeconfig(&html404.url, Some(&html404.ca_pem), "t", ""),
@@ -858,6 +883,16 @@ async fn the_hub_connects_only_where_it_may_and_names_what_answered_by_class_onl
         m.contains("labelled federation.kubectl-fleet.dev/site=owner, not thief"),
         "{m}"
     );
+    let m = wait_connected(&api, "nat64-metadata", "False", "AddressRefused").await;
+    assert!(m.contains("cloud metadata endpoint"), "{m}");
+    let m = wait_connected(&api, "6to4-metadata", "False", "AddressRefused").await;
+    assert!(m.contains("cloud metadata endpoint"), "{m}");
+    let m = wait_connected(&api, "userinfo", "False", "NotKubernetes").await;
+    assert!(!m.contains("s3cret-pw") && !m.contains("admin:"), "{m}");
+    assert!(m.contains(&html.url), "the server is still named: {m}");
+    let described = fleet_cli(&hub_kc, &["describe", "userinfo"]);
+    assert!(!described.contains("s3cret-pw"), "{described}");
+    assert!(described.contains(&html.url), "{described}");
     for site in ["html", "html-404"] {
         let m = wait_connected(&api, site, "False", "NotKubernetes").await;
         assert!(
@@ -885,9 +920,23 @@ async fn the_hub_connects_only_where_it_may_and_names_what_answered_by_class_onl
         Some(Phase::Connected)
     );
     hub_proc.terminate();
+    let log = hub_proc.log_text();
     assert!(
-        !hub_proc.log_text().contains(&admin_token),
+        !log.contains(&admin_token),
         "a member token reached the hub log"
+    );
+    assert!(
+        !log.contains("s3cret-pw"),
+        "a member URL's password reached the hub log"
+    );
+    // Nor any Event the hub recorded.
+    let events: Api<k8s_openapi::api::events::v1::Event> = Api::all(hub.clone());
+    let events = events.list(&Default::default()).await.unwrap();
+    assert!(
+        !serde_json::to_string(&events.items)
+            .unwrap()
+            .contains("s3cret-pw"),
+        "a member URL's password in an Event"
     );
 }
 

@@ -6,8 +6,9 @@
 //! `fleet-sites` (the sites' identities, which `register` creates there),
 //! ServiceAccount, the least ClusterRole the hub operator needs (exactly
 //! the verbs its code uses: [`rbac::hub_operator_cluster_rules`]), a Role
-//! in `fleet-system` (its leader-election Lease, watching Pull-mode
-//! kubeconfig Secrets), bindings, the Service of its HTTPS port, a
+//! in `fleet-system` (its leader-election Lease; each Pull site's Secret is
+//! granted by name when `register` stores it) and one in `default` (its
+//! Events), bindings, the Service of its HTTPS port, a
 //! NetworkPolicy ([`network_policy`]), the ValidatingAdmissionPolicy and
 //! binding that keep site identities off the hub-owned status keys
 //! ([`crate::fleet::admission`]), its serving certificate
@@ -616,6 +617,12 @@ pub fn hub_namespace_rules() -> Vec<Value> {
     rules_json(rbac::hub_operator_namespace_rules())
 }
 
+/// The hub operator's rules for its Events, in `default`
+/// ([`rbac::hub_events_rules`]).
+pub fn hub_events_rules() -> Vec<Value> {
+    rules_json(rbac::hub_events_rules())
+}
+
 /// The edge operator's read-only rules on its own (member) cluster: the
 /// same reads the hub's Pull prober uses.
 pub fn edge_cluster_rules() -> Vec<Value> {
@@ -645,10 +652,12 @@ fn namespace(name: &str) -> Value {
     })
 }
 
+/// The ServiceAccount of one role, its ClusterRole and binding, and a Role
+/// and binding in each namespace of `namespace_rules`.
 fn rbac_objects(
     role: Role,
     cluster_rules: Vec<Value>,
-    namespace_rules: Option<Vec<Value>>,
+    namespace_rules: Vec<(&str, Vec<Value>)>,
 ) -> Vec<Value> {
     let name = operator_name(role);
     let subject = json!([{ "kind": "ServiceAccount", "name": name, "namespace": NAMESPACE }]);
@@ -672,17 +681,17 @@ fn rbac_objects(
             "subjects": subject,
         }),
     ];
-    if let Some(rules) = namespace_rules {
+    for (namespace, rules) in namespace_rules {
         docs.push(json!({
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "Role",
-            "metadata": { "name": name, "namespace": NAMESPACE, "labels": labels(role) },
+            "metadata": { "name": name, "namespace": namespace, "labels": labels(role) },
             "rules": rules,
         }));
         docs.push(json!({
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "RoleBinding",
-            "metadata": { "name": name, "namespace": NAMESPACE, "labels": labels(role) },
+            "metadata": { "name": name, "namespace": namespace, "labels": labels(role) },
             "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name },
             "subjects": subject,
         }));
@@ -805,14 +814,15 @@ fn deployment(
 }
 
 /// The NetworkPolicy of one role's operator pods: in, only its HTTPS
-/// and health ports from the cluster's pods; out, DNS and API servers.
+/// port from the cluster's pods (the health port from the node only: the
+/// kubelet); out, DNS and API servers.
 fn operator_network_policy(role: Role) -> Value {
     network_policy::operator_policy(
         &operator_name(role),
         NAMESPACE,
         labels(role),
         selector(role),
-        &[OPERATOR_HTTPS_PORT, OPERATOR_HTTP_PORT],
+        &[OPERATOR_HTTPS_PORT],
     )
 }
 
@@ -858,7 +868,10 @@ pub fn hub_manifests(image: &str, tls: &ServingCert) -> Vec<Value> {
     docs.extend(rbac_objects(
         Role::Hub,
         hub_cluster_rules(),
-        Some(hub_namespace_rules()),
+        vec![
+            (NAMESPACE, hub_namespace_rules()),
+            (rbac::EVENTS_NAMESPACE, hub_events_rules()),
+        ],
     ));
     docs.extend(status_ownership_objects());
     docs.push(hub_service());
@@ -875,12 +888,15 @@ pub fn hub_manifests(image: &str, tls: &ServingCert) -> Vec<Value> {
     docs
 }
 
-/// The admission policy and binding that refuse a site's write of a
-/// hub-owned status key ([`admission`]).
+/// The admission policies and bindings that refuse a site's write of a
+/// hub-owned status key and a token it mints itself beyond
+/// [`rbac::MAX_SITE_TOKEN_TTL`] ([`admission`]).
 fn status_ownership_objects() -> Vec<Value> {
     vec![
         serde_json::to_value(admission::status_ownership_policy()).expect("policy serialises"),
         serde_json::to_value(admission::status_ownership_binding()).expect("binding serialises"),
+        serde_json::to_value(admission::site_token_policy()).expect("policy serialises"),
+        serde_json::to_value(admission::site_token_binding()).expect("binding serialises"),
     ]
 }
 
@@ -953,7 +969,7 @@ pub fn edge_manifests(
     docs.extend(rbac_objects(
         Role::Edge,
         edge_cluster_rules(),
-        Some(edge_namespace_rules()),
+        vec![(NAMESPACE, edge_namespace_rules())],
     ));
     if let Some(kubeconfig) = hub_kubeconfig {
         docs.push(json!({
@@ -1026,8 +1042,12 @@ mod tests {
                 "ClusterRoleBinding/fleet-operator-hub",
                 "Role/fleet-operator-hub",
                 "RoleBinding/fleet-operator-hub",
+                "Role/fleet-operator-hub",
+                "RoleBinding/fleet-operator-hub",
                 "ValidatingAdmissionPolicy/fleet-site-status-ownership",
                 "ValidatingAdmissionPolicyBinding/fleet-site-status-ownership",
+                "ValidatingAdmissionPolicy/fleet-site-token-requests",
+                "ValidatingAdmissionPolicyBinding/fleet-site-token-requests",
                 "Service/fleet-operator-hub",
                 "NetworkPolicy/fleet-operator-hub",
                 "Deployment/fleet-operator-hub",
@@ -1062,11 +1082,29 @@ mod tests {
     }
 
     #[test]
-    fn the_hub_role_lives_in_its_namespace_only() {
+    fn the_hub_roles_live_in_their_namespaces_only() {
         let docs = hub_manifests("img", &ServingCert::Generated);
         let role = find(&docs, "Role");
         assert_eq!(role["metadata"]["namespace"], "fleet-system");
         assert_eq!(role["rules"], json!(hub_namespace_rules()));
+        assert_eq!(operator_name(Role::Hub), rbac::HUB_OPERATOR_ACCOUNT);
+        // Its Events only where it records them.
+        let events: Vec<&Value> = docs
+            .iter()
+            .filter(|d| d["metadata"]["namespace"] == rbac::EVENTS_NAMESPACE)
+            .collect();
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert_eq!(events[0]["kind"], "Role");
+        assert_eq!(events[0]["rules"], json!(hub_events_rules()));
+        assert_eq!(events[1]["kind"], "RoleBinding");
+        assert_eq!(events[1]["roleRef"]["name"], events[0]["metadata"]["name"]);
+        // No Secret anywhere: each Pull site's is granted by `register`.
+        let grants = json!([
+            hub_cluster_rules(),
+            hub_namespace_rules(),
+            hub_events_rules()
+        ]);
+        assert!(!grants.to_string().contains("secrets"), "{grants}");
         assert_eq!(
             find(&docs, "ClusterRole")["rules"],
             json!(hub_cluster_rules())
@@ -1113,7 +1151,7 @@ mod tests {
     }
 
     #[test]
-    fn network_policies_select_the_operator_pods_and_open_only_their_ports() {
+    fn network_policies_select_the_operator_pods_and_open_only_their_https_port() {
         for docs in [
             hub_manifests("img", &ServingCert::Generated),
             edge_manifests("s", "img", None, None),
@@ -1137,8 +1175,20 @@ mod tests {
                 .iter()
                 .map(|p| &p["port"])
                 .collect();
-            assert_eq!(open.len(), 2);
+            assert_eq!(open, [&json!(OPERATOR_HTTPS_PORT)]);
             assert!(open.iter().all(|p| declared.contains(p)), "{open:?}");
+            // The probes' port is the kubelet's alone: no pod may reach it.
+            let container = &deploy["spec"]["template"]["spec"]["containers"][0];
+            for probe in ["livenessProbe", "readinessProbe"] {
+                assert_eq!(container[probe]["httpGet"]["port"], "http", "{probe}");
+            }
+            let http = container["ports"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["name"] == "http")
+                .unwrap();
+            assert!(!open.contains(&&http["containerPort"]), "{open:?}");
         }
     }
 

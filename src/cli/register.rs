@@ -1165,6 +1165,20 @@ async fn update_pull_site(
         objects.push(applied.object);
     }
     let secret = rbac::pull_secret_name(site);
+    // The hub's grant of the Secret the site names, by name: a site
+    // registered by an earlier version has none (its hub read every Secret
+    // of the namespace), and this re-run restores a deleted one.
+    let named = existing
+        .spec
+        .kubeconfig_secret_ref
+        .as_ref()
+        .filter(|r| r.namespace == NAMESPACE)
+        .map_or(secret.clone(), |r| r.name.clone());
+    let uid = existing.metadata.uid.clone().unwrap_or_default();
+    for granted in hub.grant_pull_secret(site, &uid, &named).await? {
+        writeln!(io.err, "{granted} applied")?;
+        objects.push(granted);
+    }
     let outcome = Outcome::of(true, objects.len(), 0, false);
     let summary = PullSummary {
         site: site.to_owned(),

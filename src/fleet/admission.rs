@@ -10,6 +10,10 @@
 //! The CEL is built from the key lists and the site identity names of
 //! [`rbac`], so a new status key or identity namespace is covered by
 //! construction. Pure construction; applying is [`crate::k8s`]'s job.
+//!
+//! A second policy, [`site_token_policy`], bounds what a site identity may
+//! mint itself with its auto-rotation Role: tokens of at most
+//! [`rbac::MAX_SITE_TOKEN_TTL`] (RBAC cannot say how long).
 
 use std::collections::BTreeMap;
 
@@ -26,6 +30,9 @@ use crate::fleet::rbac;
 
 /// Name of the policy and of its binding.
 pub const STATUS_OWNERSHIP_POLICY: &str = "fleet-site-status-ownership";
+
+/// Name of [`site_token_policy`] and of its binding.
+pub const SITE_TOKEN_POLICY: &str = "fleet-site-token-requests";
 
 /// Namespaces whose `fleet-edge-*` ServiceAccounts are site identities:
 /// [`rbac::SITES_NAMESPACE`], and [`rbac::FLEET_NAMESPACE`] where earlier
@@ -91,17 +98,14 @@ pub fn status_ownership_policy() -> ValidatingAdmissionPolicy {
         ..Default::default()
     };
     ValidatingAdmissionPolicy {
-        metadata: meta(),
+        metadata: meta(STATUS_OWNERSHIP_POLICY),
         spec: Some(ValidatingAdmissionPolicySpec {
             failure_policy: Some("Fail".into()),
             match_constraints: Some(MatchResources {
                 resource_rules: Some(vec![rule]),
                 ..Default::default()
             }),
-            match_conditions: Some(vec![MatchCondition {
-                name: "site-identity".into(),
-                expression: site_identity_condition(),
-            }]),
+            match_conditions: Some(vec![site_identity_match()]),
             variables: Some(variables()),
             validations: Some(vec![Validation {
                 expression: "size(variables.hubKeysChanged) == 0".into(),
@@ -122,19 +126,78 @@ pub fn status_ownership_policy() -> ValidatingAdmissionPolicy {
 
 /// The binding that puts [`status_ownership_policy`] in force (`Deny`).
 pub fn status_ownership_binding() -> ValidatingAdmissionPolicyBinding {
+    binding(STATUS_OWNERSHIP_POLICY)
+}
+
+fn site_identity_match() -> MatchCondition {
+    MatchCondition {
+        name: "site-identity".into(),
+        expression: site_identity_condition(),
+    }
+}
+
+/// The ValidatingAdmissionPolicy bounding a site's own tokens: a
+/// TokenRequest (CREATE of `serviceaccounts/token`) by a site identity may
+/// ask for at most [`rbac::MAX_SITE_TOKEN_TTL`]. A token it stole and
+/// renewed therefore dies within that long of the last renewal once the
+/// identity is cut off, and the edge (which asks for no more) is never
+/// refused; `register` and `rotate`, run by an administrator, are not
+/// matched. The API server defaults a missing `expirationSeconds` to an
+/// hour before admission.
+pub fn site_token_policy() -> ValidatingAdmissionPolicy {
+    let max = rbac::MAX_SITE_TOKEN_TTL.as_secs();
+    let days = max / 86_400;
+    let rule = NamedRuleWithOperations {
+        api_groups: Some(vec![String::new()]),
+        api_versions: Some(vec!["v1".into()]),
+        operations: Some(vec!["CREATE".into()]),
+        resources: Some(vec!["serviceaccounts/token".into()]),
+        ..Default::default()
+    };
+    ValidatingAdmissionPolicy {
+        metadata: meta(SITE_TOKEN_POLICY),
+        spec: Some(ValidatingAdmissionPolicySpec {
+            failure_policy: Some("Fail".into()),
+            match_constraints: Some(MatchResources {
+                resource_rules: Some(vec![rule]),
+                ..Default::default()
+            }),
+            match_conditions: Some(vec![site_identity_match()]),
+            validations: Some(vec![Validation {
+                expression: format!(
+                    "!has(object.spec.expirationSeconds) || object.spec.expirationSeconds <= {max}"
+                ),
+                message: Some(format!(
+                    "a site may mint itself tokens of at most {days} days ({max} seconds): an administrator mints longer ones with kubectl fleet rotate SITE --token-ttl"
+                )),
+                message_expression: None,
+                reason: Some("Forbidden".into()),
+            }]),
+            ..Default::default()
+        }),
+        status: None,
+    }
+}
+
+/// The binding that puts [`site_token_policy`] in force (`Deny`).
+pub fn site_token_binding() -> ValidatingAdmissionPolicyBinding {
+    binding(SITE_TOKEN_POLICY)
+}
+
+fn binding(policy: &str) -> ValidatingAdmissionPolicyBinding {
     ValidatingAdmissionPolicyBinding {
-        metadata: meta(),
+        metadata: meta(policy),
         spec: Some(ValidatingAdmissionPolicyBindingSpec {
-            policy_name: Some(STATUS_OWNERSHIP_POLICY.into()),
+            policy_name: Some(policy.into()),
             validation_actions: Some(vec!["Deny".into()]),
             ..Default::default()
         }),
     }
 }
 
-fn meta() -> ObjectMeta {
+fn meta(name: &str) -> ObjectMeta {
     ObjectMeta {
-        name: Some(STATUS_OWNERSHIP_POLICY.into()),
+        name: Some(name.into()),
         labels: Some(BTreeMap::from([(
             rbac::MANAGED_BY_LABEL.to_owned(),
             rbac::MANAGED_BY.to_owned(),
@@ -178,6 +241,32 @@ mod tests {
         assert_eq!(
             site_identity_condition(),
             "['fleet-sites', 'fleet-system'].exists(ns, request.userInfo.username.startsWith('system:serviceaccount:' + ns + ':fleet-edge-'))"
+        );
+    }
+
+    #[test]
+    fn a_sites_own_token_requests_are_bounded() {
+        let spec = site_token_policy().spec.unwrap();
+        let rule = &spec.match_constraints.unwrap().resource_rules.unwrap()[0];
+        assert_eq!(
+            rule.resources.as_deref(),
+            Some(&["serviceaccounts/token".to_owned()][..])
+        );
+        assert_eq!(rule.operations.as_deref(), Some(&["CREATE".to_owned()][..]));
+        assert_eq!(rule.api_groups.as_deref(), Some(&[String::new()][..]));
+        assert_eq!(
+            spec.match_conditions.unwrap()[0].expression,
+            site_identity_condition()
+        );
+        let v = &spec.validations.unwrap()[0];
+        assert_eq!(
+            v.expression,
+            "!has(object.spec.expirationSeconds) || object.spec.expirationSeconds <= 7776000"
+        );
+        assert!(v.message.as_deref().unwrap().contains("at most 90 days"));
+        assert_eq!(
+            site_token_binding().spec.unwrap().policy_name.as_deref(),
+            Some(SITE_TOKEN_POLICY)
         );
     }
 

@@ -31,9 +31,13 @@ pub enum ProbeFailure {
     InvalidKubeconfig,
     /// The Secret is labelled for another site than the one naming it.
     SecretLabelMismatch,
-    /// The Secret exists but lacks a label the hub selects pull Secrets
-    /// by (a hand-made one, e.g. from GitOps); the message names it.
+    /// The Secret exists but lacks a label the hub requires of a pull
+    /// Secret (a hand-made one, e.g. from GitOps); the message names it.
     SecretNotLabelled,
+    /// The hub may not read the Secret: it reads only the pull Secrets
+    /// granted to it by name (`register` grants each; a hand-made Secret
+    /// needs its grant too).
+    SecretNotGranted,
     /// The member's address is one the hub does not connect to (loopback,
     /// link-local, cloud metadata, or outside the allowed networks).
     AddressRefused,
@@ -60,6 +64,7 @@ impl ProbeFailure {
             ProbeFailure::InvalidKubeconfig => "InvalidKubeconfig",
             ProbeFailure::SecretLabelMismatch => "SecretLabelMismatch",
             ProbeFailure::SecretNotLabelled => "SecretNotLabelled",
+            ProbeFailure::SecretNotGranted => "SecretNotGranted",
             ProbeFailure::AddressRefused => "AddressRefused",
             ProbeFailure::TooLarge => "TooLarge",
             ProbeFailure::NotKubernetes => "NotKubernetes",
@@ -330,6 +335,50 @@ fn canonical(ip: IpAddr) -> IpAddr {
     }
 }
 
+/// The IPv4 addresses an IPv6 address leads to through a translator or a
+/// tunnel, each of which a connection to it may reach: IPv4-compatible
+/// (`::a.b.c.d`, but not `::` and `::1`), IPv4-translated
+/// (`::ffff:0:a.b.c.d`), NAT64 (`64:ff9b::/96`, and `64:ff9b:1::/48` read
+/// at every prefix length RFC 6052 allows in it: /48, /56, /64, /96), 6to4
+/// (`2002::/16`) and Teredo (`2001::/32`: its server, and its client
+/// address, stored inverted). IPv4-mapped addresses are [`canonical`]'s.
+fn embedded_ipv4(v6: Ipv6Addr) -> Vec<Ipv4Addr> {
+    let o = v6.octets();
+    let seg = v6.segments();
+    let v4 = |a: u8, b: u8, c: u8, d: u8| Ipv4Addr::new(a, b, c, d);
+    let last = v4(o[12], o[13], o[14], o[15]);
+    match seg {
+        [0, 0, 0, 0, 0, 0, ..] if u32::from(last) > 1 => vec![last],
+        [0, 0, 0, 0, 0xffff, 0, ..] => vec![last],
+        [0x64, 0xff9b, 0, 0, 0, 0, ..] => vec![last],
+        // The local-use prefix is split at a length each network picks:
+        // every reading of the address RFC 6052 allows (octet 8 zero, the
+        // bits after the IPv4 address zero), but none as 0.0.0.0, which
+        // a /96 reading of the shorter forms always gives.
+        [0x64, 0xff9b, 1, ..] => {
+            let zero = |from: usize| o[from..].iter().all(|b| *b == 0);
+            let mut found = Vec::new();
+            if o[8] == 0 {
+                if zero(11) {
+                    found.push(v4(o[6], o[7], o[9], o[10]));
+                }
+                if zero(12) {
+                    found.push(v4(o[7], o[9], o[10], o[11]));
+                }
+                if zero(13) {
+                    found.push(v4(o[9], o[10], o[11], o[12]));
+                }
+            }
+            found.push(last);
+            found.retain(|a| !a.is_unspecified());
+            found
+        }
+        [0x2002, ..] => vec![v4(o[2], o[3], o[4], o[5])],
+        [0x2001, 0, ..] => vec![v4(o[4], o[5], o[6], o[7]), Ipv4Addr::from(!u32::from(last))],
+        _ => Vec::new(),
+    }
+}
+
 /// Why the hub does not connect to a member address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AddressRefusal {
@@ -446,9 +495,21 @@ pub struct AddressPolicy {
 }
 
 impl AddressPolicy {
-    /// Whether the hub may connect to `ip`.
+    /// Whether the hub may connect to `ip`: every IPv4 address it embeds
+    /// ([`embedded_ipv4`]), then it, must pass — a NAT64 or 6to4 form of
+    /// the metadata endpoint is refused as the metadata endpoint, and an
+    /// allow list must admit both forms.
     pub fn check(&self, ip: IpAddr) -> Result<(), AddressRefusal> {
         let ip = canonical(ip);
+        if let IpAddr::V6(v6) = ip {
+            for v4 in embedded_ipv4(v6) {
+                self.check_one(IpAddr::V4(v4))?;
+            }
+        }
+        self.check_one(ip)
+    }
+
+    fn check_one(&self, ip: IpAddr) -> Result<(), AddressRefusal> {
         if let Some(net) = self.deny.iter().find(|n| n.contains(ip)) {
             return Err(AddressRefusal::Denied(*net));
         }
@@ -500,6 +561,7 @@ mod tests {
             ProbeFailure::InvalidKubeconfig,
             ProbeFailure::SecretLabelMismatch,
             ProbeFailure::SecretNotLabelled,
+            ProbeFailure::SecretNotGranted,
             ProbeFailure::AddressRefused,
             ProbeFailure::TooLarge,
             ProbeFailure::NotKubernetes,
@@ -518,6 +580,7 @@ mod tests {
                 "InvalidKubeconfig",
                 "SecretLabelMismatch",
                 "SecretNotLabelled",
+                "SecretNotGranted",
                 "AddressRefused",
                 "TooLarge",
                 "NotKubernetes",
@@ -593,6 +656,76 @@ mod tests {
         );
         assert_eq!(p.check_name("METADATA"), Err(AddressRefusal::Metadata));
         assert_eq!(p.check_name("member.example.com"), Ok(()));
+    }
+
+    #[test]
+    fn ipv6_forms_that_embed_an_ipv4_address_are_judged_by_it() {
+        let p = AddressPolicy::default();
+        for (addr, class) in [
+            // IPv4-compatible and IPv4-translated.
+            ("::169.254.169.254", AddressRefusal::Metadata),
+            ("::127.0.0.1", AddressRefusal::Loopback),
+            ("::ffff:0:169.254.169.254", AddressRefusal::Metadata),
+            // NAT64, well-known prefix and local-use prefix at /48 and /96.
+            ("64:ff9b::169.254.169.254", AddressRefusal::Metadata),
+            ("64:ff9b::127.0.0.1", AddressRefusal::Loopback),
+            ("64:ff9b::a9fe:1", AddressRefusal::LinkLocal),
+            ("64:ff9b:1:7f00:0:100::", AddressRefusal::Loopback),
+            ("64:ff9b:1:a9:fe:a9fe::", AddressRefusal::Metadata),
+            ("64:ff9b:1::169.254.169.254", AddressRefusal::Metadata),
+            // 6to4.
+            ("2002:a9fe:a9fe::1", AddressRefusal::Metadata),
+            ("2002:7f00:1::", AddressRefusal::Loopback),
+            // Teredo: the client address is stored inverted.
+            (
+                "2001:0:4136:e378:8000:63bf:80ff:fffe",
+                AddressRefusal::Loopback,
+            ),
+            ("2001:0:a9fe:a9fe::", AddressRefusal::Metadata),
+        ] {
+            assert_eq!(p.check(ip(addr)), Err(class), "{addr}");
+        }
+        // Their public counterparts, and the addresses that only look alike.
+        for ok in [
+            "64:ff9b::203.0.113.7",
+            "64:ff9b:1:cb00:0:7107::",
+            "64:ff9b:1::203.0.113.7",
+            "2002:cb00:7107::1",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            "2001:db8::1",
+            "64:ff9b:2::1",
+        ] {
+            assert_eq!(p.check(ip(ok)), Ok(()), "{ok}");
+        }
+        assert_eq!(p.check(ip("::1")), Err(AddressRefusal::Loopback));
+        assert_eq!(p.check(ip("::")), Err(AddressRefusal::Unspecified));
+        // A deny list reaches the embedded address; an allow list must
+        // admit both forms.
+        let deny = AddressPolicy {
+            allow: Vec::new(),
+            deny: cidrs(&["10.96.0.0/12"]),
+        };
+        assert!(matches!(
+            deny.check(ip("64:ff9b::10.96.0.1")),
+            Err(AddressRefusal::Denied(_))
+        ));
+        let nat64 = AddressPolicy {
+            allow: cidrs(&["64:ff9b::/96"]),
+            deny: Vec::new(),
+        };
+        assert_eq!(
+            nat64.check(ip("64:ff9b::10.1.2.3")),
+            Err(AddressRefusal::NotAllowed)
+        );
+        let both = AddressPolicy {
+            allow: cidrs(&["64:ff9b::/96", "10.0.0.0/8"]),
+            deny: Vec::new(),
+        };
+        assert_eq!(both.check(ip("64:ff9b::10.1.2.3")), Ok(()));
+        assert_eq!(
+            both.check(ip("64:ff9b::169.254.169.254")),
+            Err(AddressRefusal::Metadata)
+        );
     }
 
     #[test]

@@ -53,6 +53,11 @@ pub const MAX_SITE_NAME_LEN: usize = 63;
 /// The shortest lifetime a TokenRequest may ask for: the API server refuses
 /// `expirationSeconds` under 10 minutes.
 pub const MIN_TOKEN_TTL: std::time::Duration = std::time::Duration::from_secs(600);
+/// The longest token a site identity may mint itself (90 days, three
+/// times `register`'s default): the hub's admission policy refuses longer
+/// ones (`fleet::admission::site_token_policy`), and the edge asks for no
+/// more when it renews, whatever its first token's lifetime was.
+pub const MAX_SITE_TOKEN_TTL: std::time::Duration = std::time::Duration::from_secs(90 * 86_400);
 
 /// A site name that is not a DNS-1123 label.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -262,6 +267,11 @@ fn rule(api_group: &str, resource: &str, names: &[&str], verbs: &[&str]) -> Poli
 ///   cannot limit by name) makes it.
 /// - `tokenreviews`, `subjectaccessreviews` create: authenticating the
 ///   callers of the REST API and `/metrics`.
+///
+/// Its Events and its Lease are granted in their namespaces only
+/// ([`hub_events_rules`], [`hub_operator_namespace_rules`]), and each Pull
+/// site's Secret by name ([`pull_secret_grant`]): nothing here reaches a
+/// Secret.
 pub fn hub_operator_cluster_rules() -> Vec<PolicyRule> {
     let g = crate::api::GROUP;
     let fleet = crate::api::FEDERATION_STATUS_NAME;
@@ -283,31 +293,82 @@ pub fn hub_operator_cluster_rules() -> Vec<PolicyRule> {
             &[],
             &["create"],
         ),
-        // The leader's Events (docs/operations.md#events): kube's event
-        // recorder creates each, then patches its series when it repeats.
-        // Events of the cluster-scoped sites are recorded in `default`.
-        rule("events.k8s.io", "events", &[], &["create", "patch"]),
     ]
 }
 
+/// The hub operator's ServiceAccount (in [`FLEET_NAMESPACE`]), whose
+/// ClusterRole, Role and per-site grants are named the same.
+pub const HUB_OPERATOR_ACCOUNT: &str = "fleet-operator-hub";
+
+/// Where the hub records its Events: its sites and the FederationStatus
+/// are cluster-scoped, and Kubernetes (and kube's recorder) records the
+/// Events of a cluster-scoped object in `default`.
+pub const EVENTS_NAMESPACE: &str = "default";
+
+/// The hub operator's rules for its Events (Role `fleet-operator-hub` in
+/// [`EVENTS_NAMESPACE`], docs/operations.md#events): kube's event recorder
+/// creates each, then patches its series when it repeats. Event names are
+/// generated, so no narrower than the namespace.
+pub fn hub_events_rules() -> Vec<PolicyRule> {
+    vec![rule("events.k8s.io", "events", &[], &["create", "patch"])]
+}
+
 /// The hub operator's rules inside `fleet-system` (Role
-/// `fleet-operator-hub`): its leader-election Lease (get, create,
-/// guarded update, and the list and watch of the standby's Lease watch),
-/// the list and watch of the Pull prober's Secret watch (no get: the
-/// prober reads the pull Secrets from its watch cache only), and patch of
-/// a pull Secret to store a site's renewed member token.
+/// `fleet-operator-hub`): its leader-election Lease (get, create, guarded
+/// update, and the list and watch of the standby's Lease watch). No
+/// Secret: the namespace holds the hub's serving key and, with
+/// cert-manager, the CA that signs it; each Pull site's Secret is granted
+/// by name when `register` stores it ([`pull_secret_grant`]).
 pub fn hub_operator_namespace_rules() -> Vec<PolicyRule> {
-    vec![
-        rule(
-            "coordination.k8s.io",
-            "leases",
-            &[],
-            &["get", "list", "watch", "create", "update"],
-        ),
-        // patch: the Pull prober stores a site's renewed member token in
-        // its pull Secret (docs/pull-mode.md#credentials).
-        rule("", "secrets", &[], &["list", "watch", "patch"]),
-    ]
+    vec![rule(
+        "coordination.k8s.io",
+        "leases",
+        &[],
+        &["get", "list", "watch", "create", "update"],
+    )]
+}
+
+/// Name of the Role and RoleBinding that grant the hub Secret `secret`:
+/// `fleet-operator-hub-SECRET` (never a name of the member's Pull identity,
+/// which a hub that is also a member holds in the same namespace).
+pub fn pull_secret_grant_name(secret: &str) -> String {
+    format!("{HUB_OPERATOR_ACCOUNT}-{secret}")
+}
+
+/// The hub's read of one Pull site's Secret `secret` (in
+/// [`FLEET_NAMESPACE`]), by name: `get` (the prober reads it before each
+/// probe) and `patch` (it stores the site's renewed member token there,
+/// docs/pull-mode.md#credentials). A Role and its RoleBinding to the hub's
+/// ServiceAccount, labelled and owned like the site's other objects, so
+/// deleting the site revokes the grant.
+pub fn pull_secret_grant(site: &str, site_uid: &str, secret: &str) -> (Role, RoleBinding) {
+    let name = pull_secret_grant_name(secret);
+    let meta = || ObjectMeta {
+        name: Some(name.clone()),
+        namespace: Some(FLEET_NAMESPACE.to_owned()),
+        labels: Some(site_labels(site)),
+        owner_references: Some(vec![site_owner_reference(site, site_uid)]),
+        ..Default::default()
+    };
+    let role = Role {
+        metadata: meta(),
+        rules: Some(vec![rule("", "secrets", &[secret], &["get", "patch"])]),
+    };
+    let binding = RoleBinding {
+        metadata: meta(),
+        role_ref: RoleRef {
+            api_group: "rbac.authorization.k8s.io".to_owned(),
+            kind: "Role".to_owned(),
+            name: name.clone(),
+        },
+        subjects: Some(vec![Subject {
+            kind: "ServiceAccount".to_owned(),
+            name: HUB_OPERATOR_ACCOUNT.to_owned(),
+            namespace: Some(FLEET_NAMESPACE.to_owned()),
+            api_group: None,
+        }]),
+    };
+    (role, binding)
 }
 
 /// What a caller of the hub's REST API must be allowed (the operator
@@ -948,19 +1009,46 @@ mod tests {
                 { "apiGroups": [g], "resources": ["federationstatuses/status"], "resourceNames": ["fleet"], "verbs": ["update", "patch"] },
                 { "apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"] },
                 { "apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"] },
-                // kube's event recorder: create, then patch a series.
+            ])
+        );
+        // Events only in `default`, where it records them; kube's event
+        // recorder: create, then patch a series.
+        assert_eq!(EVENTS_NAMESPACE, "default");
+        assert_eq!(
+            serde_json::to_value(hub_events_rules()).unwrap(),
+            json!([
                 { "apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"] },
             ])
         );
-        // Leases and Secrets only inside fleet-system (a Role); Secrets
-        // only through the prober's watch: no get.
+        // Its Lease inside fleet-system (a Role), and no Secret there.
         assert_eq!(
             serde_json::to_value(hub_operator_namespace_rules()).unwrap(),
             json!([
                 { "apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "list", "watch", "create", "update"] },
-                { "apiGroups": [""], "resources": ["secrets"], "verbs": ["list", "watch", "patch"] },
             ])
         );
+        // Each Pull site's Secret by name, to the hub alone, owned by the site.
+        let (role, binding) = pull_secret_grant("dr-eu", "uid-1", "fleet-pull-dr-eu");
+        assert_eq!(
+            serde_json::to_value(&role.rules).unwrap(),
+            json!([
+                { "apiGroups": [""], "resources": ["secrets"], "resourceNames": ["fleet-pull-dr-eu"], "verbs": ["get", "patch"] },
+            ])
+        );
+        assert_eq!(
+            role.metadata.name.as_deref(),
+            Some("fleet-operator-hub-fleet-pull-dr-eu")
+        );
+        assert_eq!(role.metadata.namespace.as_deref(), Some(FLEET_NAMESPACE));
+        assert_eq!(
+            serde_json::to_value(&binding.subjects).unwrap(),
+            json!([{ "kind": "ServiceAccount", "name": "fleet-operator-hub", "namespace": "fleet-system" }])
+        );
+        assert_eq!(binding.role_ref.name, "fleet-operator-hub-fleet-pull-dr-eu");
+        for meta in [&role.metadata, &binding.metadata] {
+            assert_eq!(meta.owner_references.as_ref().unwrap()[0].uid, "uid-1");
+            assert_eq!(meta.labels.as_ref().unwrap()[SITE_LABEL], "dr-eu");
+        }
     }
 
     #[test]

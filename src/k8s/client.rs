@@ -95,6 +95,7 @@ impl Cluster {
         }
         let (server, ca_pem, insecure) =
             cluster_facts(&kubeconfig, opts.context.as_deref()).map_err(kubeconfig_error)?;
+        let server = shown_server(&server);
         let options = KubeConfigOptions {
             context: opts.context.clone(),
             ..Default::default()
@@ -201,6 +202,24 @@ pub fn read_kubeconfig(path: Option<&Path>) -> Result<Kubeconfig, Error> {
     Ok(merged)
 }
 
+/// An API server URL as it may be shown and handed on: without the
+/// `user:password@` some kubeconfigs carry in it (a credential kube never
+/// sends for a token or a certificate), whatever else the URL holds. Every
+/// URL this crate keeps for messages, conditions, Events, logs and
+/// kubeconfigs it writes for others goes through here.
+pub fn shown_server(url: &str) -> String {
+    let (scheme, rest) = match url.find("://") {
+        Some(i) => url.split_at(i + 3),
+        None => ("", url),
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    match authority.rfind('@') {
+        Some(at) => format!("{scheme}{}{tail}", &authority[at + 1..]),
+        None => url.to_owned(),
+    }
+}
+
 /// Resolves the context to its cluster and returns (server, CA PEM,
 /// insecure-skip-tls-verify).
 fn cluster_facts(
@@ -291,6 +310,48 @@ users:
         assert!(ca.is_none());
         assert!(insecure);
         assert!(cluster_facts(&kc, Some("nope")).is_err());
+    }
+
+    #[test]
+    fn a_shown_server_url_carries_no_userinfo() {
+        for (url, shown) in [
+            (
+                "https://admin:s3cret@hub.example:6443",
+                "https://hub.example:6443",
+            ),
+            (
+                "https://admin:s3cret@hub.example:6443/k8s/x?y#z",
+                "https://hub.example:6443/k8s/x?y#z",
+            ),
+            ("https://a@b:c@[fd00::1]:6443", "https://[fd00::1]:6443"),
+            ("https://token@hub", "https://hub"),
+            ("admin:pw@hub.example:6443", "hub.example:6443"),
+            (
+                "https://hub.example:6443/path@x",
+                "https://hub.example:6443/path@x",
+            ),
+            ("https://hub.example:6443", "https://hub.example:6443"),
+            ("", ""),
+        ] {
+            assert_eq!(shown_server(url), shown, "{url}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_server_url_with_userinfo_is_kept_without_it() {
+        let kc = Kubeconfig::from_yaml(&KUBECONFIG.replace(
+            "https://a.example:6443",
+            "https://admin:s3cret@a.example:6443",
+        ))
+        .unwrap();
+        let opts = ConnectOptions {
+            kubeconfig: None,
+            context: Some("a".into()),
+            request_timeout: None,
+        };
+        let cluster = Cluster::from_kubeconfig(kc, &opts).await.unwrap();
+        assert_eq!(cluster.server(), "https://a.example:6443");
+        assert!(!format!("{cluster:?}").contains("s3cret"));
     }
 
     #[tokio::test]

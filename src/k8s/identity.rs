@@ -611,6 +611,28 @@ impl Cluster {
         let mut objects = Vec::new();
         let stored = self.ensure_in_namespace(secret, &mut objects).await?;
         objects.push(stored);
+        objects.extend(
+            self.grant_pull_secret(site, site_uid, &rbac::pull_secret_name(site))
+                .await?,
+        );
+        Ok(objects)
+    }
+
+    /// Grants the hub operator Secret `fleet-system/SECRET`, which site
+    /// `site` (`site_uid`) is probed with, by name
+    /// ([`rbac::pull_secret_grant`]): the hub reads no other Secret.
+    pub async fn grant_pull_secret(
+        &self,
+        site: &str,
+        site_uid: &str,
+        secret: &str,
+    ) -> Result<Vec<ObjectRef>, Error> {
+        let (role, binding) = rbac::pull_secret_grant(site, site_uid, secret);
+        let mut objects = Vec::new();
+        let role = self.ensure_in_namespace(role, &mut objects).await?;
+        objects.push(role);
+        let binding = self.ensure_in_namespace(binding, &mut objects).await?;
+        objects.push(binding);
         Ok(objects)
     }
 
@@ -644,14 +666,25 @@ impl Cluster {
         }))
     }
 
-    /// Deletes the pull Secret of a site if present.
-    pub async fn delete_pull_secret(&self, site: &str) -> Result<Option<ObjectRef>, Error> {
+    /// Deletes the pull Secret of a site, and the hub's grant of it, where
+    /// present.
+    pub async fn delete_pull_secret(&self, site: &str) -> Result<Vec<ObjectRef>, Error> {
         let name = rbac::pull_secret_name(site);
+        let grant = rbac::pull_secret_grant_name(&name);
+        let mut removed = Vec::new();
+        let bindings: Api<RoleBinding> = Api::namespaced(self.client.clone(), NAMESPACE);
+        if self.delete_if_exists(&bindings, &grant).await? {
+            removed.push(ObjectRef::of::<RoleBinding>(&grant, Some(NAMESPACE)));
+        }
+        let roles: Api<Role> = Api::namespaced(self.client.clone(), NAMESPACE);
+        if self.delete_if_exists(&roles, &grant).await? {
+            removed.push(ObjectRef::of::<Role>(&grant, Some(NAMESPACE)));
+        }
         let api: Api<Secret> = Api::namespaced(self.client.clone(), NAMESPACE);
-        Ok(self
-            .delete_if_exists(&api, &name)
-            .await?
-            .then(|| ObjectRef::of::<Secret>(&name, Some(NAMESPACE))))
+        if self.delete_if_exists(&api, &name).await? {
+            removed.push(ObjectRef::of::<Secret>(&name, Some(NAMESPACE)));
+        }
+        Ok(removed)
     }
 }
 

@@ -16,7 +16,7 @@ mod manifests;
 mod server_clock;
 mod sites;
 
-pub use client::{Cluster, ConnectOptions, kubeconfig_from_env, read_kubeconfig};
+pub use client::{Cluster, ConnectOptions, kubeconfig_from_env, read_kubeconfig, shown_server};
 pub use error::{
     ContextFlags, Error, is_conflict, is_missing, readable, root_cause, source_chain, status_code,
     with_causes,

@@ -1,7 +1,7 @@
 //! I/O of Pull mode.
 //!
-//! On the hub (the prober): the watch over the pull Secrets in
-//! `fleet-system`; turning a Secret's kubeconfig into a member client —
+//! On the hub (the prober): reading a site's pull Secret in `fleet-system`
+//! by name; turning a Secret's kubeconfig into a member client —
 //! refusing the kubeconfigs a hub must never use, and the addresses it must
 //! never connect to — whose answers are cut at a byte cap; telling why a
 //! probe failed; storing a renewed member token in the site's Secret.
@@ -32,7 +32,6 @@ use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use kube::api::{Api, Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::runtime::watcher;
 
 use super::body_limit::{BodyLimitLayer, ReadBudget};
 use super::client::Cluster;
@@ -53,20 +52,18 @@ pub fn pull_secrets(client: kube::Client) -> Api<Secret> {
     Api::namespaced(client, FLEET_NAMESPACE)
 }
 
-/// The watch over pull Secrets: only Secrets `kubectl fleet register`
-/// labelled as a site's (managed-by and site labels), so the hub holds no
-/// other Secret of the namespace in memory.
-pub fn pull_secret_watch() -> watcher::Config {
-    watcher::Config::default().labels(&format!(
-        "app.kubernetes.io/managed-by={MANAGED_BY},{SITE_LABEL}"
-    ))
+/// Secret `fleet-system/NAME` (None: there is none), read by name: the
+/// hub may read only the pull Secrets granted to it one by one
+/// (`rbac::pull_secret_grant`), never the namespace's other Secrets.
+pub async fn pull_secret(client: kube::Client, name: &str) -> Result<Option<Secret>, kube::Error> {
+    pull_secrets(client).get_opt(name).await
 }
 
 /// The labels a pull Secret lacks for the hub to use it for `site` (each
-/// `KEY=VALUE`, as `kubectl label` takes them): the watch above selects
-/// on both, so a hand-made Secret without them (e.g. from a GitOps
-/// repository) is invisible to the hub. A site label naming another site
-/// is not "missing" (that is `SecretLabelMismatch`).
+/// `KEY=VALUE`, as `kubectl label` takes them): the hub requires both, so
+/// a hand-made Secret without them (e.g. from a GitOps repository) is not
+/// used. A site label naming another site is not "missing" (that is
+/// `SecretLabelMismatch`).
 pub fn missing_pull_secret_labels(
     labels: Option<&std::collections::BTreeMap<String, String>>,
     site: &str,
@@ -80,28 +77,6 @@ pub fn missing_pull_secret_labels(
         missing.push(format!("{SITE_LABEL}={site}"));
     }
     missing
-}
-
-/// The labels of Secret `fleet-system/NAME` when it exists but the hub's
-/// watch does not hold it (`None`: no such Secret). A metadata-only list
-/// narrowed to that name — what the hub may do in `fleet-system` — so the
-/// Secret's data never reaches the hub.
-pub async fn unwatched_pull_secret_labels(
-    client: kube::Client,
-    name: &str,
-) -> Result<Option<std::collections::BTreeMap<String, String>>, kube::Error> {
-    let list = pull_secrets(client)
-        .list_metadata(
-            &kube::api::ListParams::default()
-                .fields(&format!("metadata.name={name}"))
-                .limit(1),
-        )
-        .await?;
-    Ok(list
-        .items
-        .into_iter()
-        .find(|s| s.metadata.name.as_deref() == Some(name))
-        .map(|s| s.metadata.labels.unwrap_or_default()))
 }
 
 /// The site a pull Secret is labelled for (`federation.kubectl-fleet.dev/site`).
@@ -235,14 +210,15 @@ impl MemberKubeconfig {
         Ok(Self {
             insecure: cluster.insecure_skip_tls_verify.unwrap_or(false),
             kubeconfig,
-            server,
+            // Shown in conditions, Events and logs: never a userinfo.
+            server: super::shown_server(&server),
             host,
             port,
             token,
         })
     }
 
-    /// The member API server URL.
+    /// The member API server URL, as it may be shown ([`super::shown_server`]).
     pub fn server(&self) -> &str {
         &self.server
     }

@@ -75,6 +75,8 @@ pub struct TokenClaims {
     pub expires_at: Option<Timestamp>,
     /// `aud`: the audiences it was minted for.
     pub audiences: Vec<String>,
+    /// `iss`: who says it minted it.
+    pub issuer: Option<String>,
     /// The namespace of the ServiceAccount it belongs to
     /// (`kubernetes.io.namespace`, else from `sub`
     /// `system:serviceaccount:NAMESPACE:NAME`): where the edge renews it.
@@ -122,6 +124,7 @@ impl TokenClaims {
             issued_at: ts("iat"),
             expires_at: ts("exp"),
             audiences,
+            issuer: v.get("iss").and_then(Value::as_str).map(str::to_owned),
             namespace,
             subject: v.get("sub").and_then(Value::as_str).map(str::to_owned),
         })
@@ -245,7 +248,7 @@ impl HubKubeconfig {
             cause,
         })?;
         let mut doc: Value = serde_saphyr::from_str(&text).map_err(|e| parse_err(path, e))?;
-        let server = current_server(&doc);
+        let server = current_server(&doc).map(|s| crate::k8s::shown_server(&s));
         let user = current_user_mut(&mut doc);
         for (key, what) in [
             ("exec", "an exec credential plugin"),
@@ -284,7 +287,8 @@ impl HubKubeconfig {
         })
     }
 
-    /// The hub API server URL of the current context.
+    /// The hub API server URL of the current context, as it may be shown
+    /// (without a userinfo).
     pub fn server(&self) -> Option<&str> {
         self.server.as_deref()
     }

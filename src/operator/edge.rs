@@ -647,12 +647,16 @@ impl Edge {
         };
         // Ask for the lifetime granted last time, but never below what the
         // API server accepts (a capped token can be shorter than that; the
-        // server caps the new one the same way).
+        // server caps the new one the same way), nor above what a site may
+        // mint itself (the hub's admission policy refuses more).
         let minted = request_site_token(
             &hub.client,
             &self.cfg.site,
             claims.namespace.as_deref(),
-            lifetime.max(MIN_TOKEN_TTL).as_secs() as i64,
+            lifetime
+                .max(MIN_TOKEN_TTL)
+                .min(crate::fleet::rbac::MAX_SITE_TOKEN_TTL)
+                .as_secs() as i64,
             claims.audiences.clone(),
         )
         .await

@@ -435,19 +435,15 @@ struct Secure {
 }
 
 impl Secure {
-    /// Serves `router` until `shutdown`.
-    fn serve(
-        self,
-        router: axum::Router,
-        shutdown: watch::Receiver<bool>,
-    ) -> tokio::task::JoinHandle<()> {
-        tokio::spawn(server::serve(
+    /// Serves `router` on a thread of its own until the result is dropped.
+    fn serve(self, router: axum::Router) -> Result<server::Apart, OperatorError> {
+        Ok(server::serve_apart(
+            "https",
             self.listener,
             Some(self.tls),
             router,
             self.limits,
-            shutdown,
-        ))
+        )?)
     }
 }
 
@@ -473,24 +469,23 @@ pub async fn run_until(args: Args, shutdown: watch::Receiver<bool>) -> Result<()
     } else {
         tracing::info!(addr = %secure_bound, "serving HTTPS");
     }
-    let probes = tokio::spawn(server::serve(
+    let _probes = server::serve_apart(
+        "probes",
         listener,
         None,
         server::probe_routes(ready.clone()),
         args.http.probes(),
-        shutdown.clone(),
-    ));
+    )?;
     let secure = Secure {
         listener: secure,
         tls,
         limits: args.http.secure(open_files),
     };
-    let result = match args.federation_role {
+    // `_probes` stops the probe server when this returns, whatever ends the role.
+    match args.federation_role {
         Role::Hub => run_hub(&args, ready, secure, shutdown).await,
         Role::Edge => run_edge(&args, ready, secure, shutdown).await,
-    };
-    probes.abort();
-    result
+    }
 }
 
 async fn run_hub(
@@ -577,17 +572,19 @@ async fn run_hub(
         slots: args.http.response_slots(),
     }));
     let metrics_auth = args.metrics_auth.unwrap_or(true).then_some(auth);
-    let serving = secure.serve(
-        server::with_metrics(routes, metrics, metrics_auth, args.http.response_slots()),
-        shutdown.clone(),
-    );
+    let serving = secure.serve(server::with_metrics(
+        routes,
+        metrics,
+        metrics_auth,
+        args.http.response_slots(),
+    ))?;
     ready.set(true);
     tracing::info!(version = VERSION, "hub started");
     hub::run_controller(hub.clone(), shutdown).await;
     if let Some(e) = elector {
         let _ = e.await;
     }
-    serving.abort();
+    drop(serving);
     let (reconciles, writes, conflicts, errors) = hub.metrics.snapshot();
     tracing::info!(reconciles, writes, conflicts, errors, "hub stopped");
     Ok(())
@@ -658,19 +655,16 @@ async fn run_edge(
         .metrics_auth
         .unwrap_or(false)
         .then(|| Arc::new(rest::Auth::new(member, args.auth_token_audiences.clone())));
-    let serving = secure.serve(
-        server::with_metrics(
-            server::probe_routes(ready.clone()),
-            metrics,
-            metrics_auth,
-            args.http.response_slots(),
-        ),
-        shutdown.clone(),
-    );
+    let serving = secure.serve(server::with_metrics(
+        server::probe_routes(ready.clone()),
+        metrics,
+        metrics_auth,
+        args.http.response_slots(),
+    ))?;
     // Ready means reporting: the edge flips it after each tick.
     tracing::info!(site = %site, version = VERSION, "edge started");
     edge::run(edge, ready, shutdown).await;
-    serving.abort();
+    drop(serving);
     Ok(())
 }
 

@@ -1,11 +1,13 @@
 //! Pull mode on the hub: the leader probes every `mode: Pull` site through
 //! the kubeconfig in its `spec.kubeconfigSecretRef` (docs/pull-mode.md).
 //!
-//! - The pull Secrets of `fleet-system` are watched (only those labelled by
-//!   `kubectl fleet register`); a Secret is used only for the site its site
-//!   label names. Each site keeps one parsed kubeconfig, parsed again only
-//!   when its Secret's resourceVersion changes, so a rotated Secret takes
-//!   effect on the next probe without a restart.
+//! - Before each probe the site's pull Secret is read by name (the hub may
+//!   read only the Secrets `register` granted it, one by one: never its own
+//!   serving key or a CA beside them in `fleet-system`); it must carry the
+//!   labels `kubectl fleet register` puts on it, and is used only for the
+//!   site its site label names. Each site keeps one parsed kubeconfig,
+//!   parsed again only when its Secret's resourceVersion changes, so a
+//!   rotated Secret takes effect on the next probe without a restart.
 //! - Before each probe the member's server name is resolved and every
 //!   address checked against `--pull-allow-cidr`/`--pull-deny-cidr` and the
 //!   default refusals (metadata, link-local, loopback); the client connects
@@ -34,11 +36,9 @@ use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::StreamExt as _;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Secret;
-use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{WatchStreamExt as _, watcher};
+use kube::runtime::reflector::{ObjectRef, Store};
 
 use tokio::sync::{Semaphore, watch};
 
@@ -49,14 +49,15 @@ use crate::fleet::probe::{
 };
 use crate::fleet::rbac::{
     FLEET_NAMESPACE, MIN_TOKEN_TTL, SITE_LABEL, pull_identity_name, pull_identity_user,
+    pull_secret_grant_name,
 };
 use crate::fleet::signals::SignalHistory;
 use crate::fleet::status_patch::{Accepted, report_patch};
 use crate::k8s::body_limit::ReadBudget;
 use crate::k8s::member::{MemberError, MemberReader};
 use crate::k8s::pull::{
-    MemberKubeconfig, classify, classify_address, pull_secret_watch, pull_secrets, secret_site,
-    store_renewed_kubeconfig,
+    MemberKubeconfig, classify, classify_address, missing_pull_secret_labels, pull_secret,
+    secret_site, store_renewed_kubeconfig,
 };
 use crate::k8s::site_status::{patch_site_status, sites};
 use crate::operator::collect::{edge_status, with_identity};
@@ -206,7 +207,7 @@ struct Member {
     /// (`register --pull` minted it), which may mint its own tokens.
     renewable: bool,
     /// Set once a renewed token is stored for this version of the Secret,
-    /// so no second one is minted before the watch delivers the new version.
+    /// so no second one is minted before a probe reads the new version.
     renewed: bool,
     /// Asked once per Secret version and tier (only of a site with the
     /// `remediation` capability).
@@ -218,7 +219,6 @@ struct SiteProber {
     name: String,
     hub: Arc<Hub>,
     sites: Store<FederatedCluster>,
-    secrets: Store<Secret>,
     cfg: ProberConfig,
     cached: Option<Cached>,
     accepted: Option<Accepted>,
@@ -302,13 +302,15 @@ impl SiteProber {
         )
     }
 
-    /// The site's pull Secret as the hub may use it: referenced in
-    /// `fleet-system`, labelled by `register`, and labelled for this very
-    /// site (a Secret made for another site is not used for this one).
-    fn secret<'r>(
+    /// The site's pull Secret as the hub may use it, read by name (the
+    /// hub may read only the Secrets it was granted, `rbac::pull_secret_grant`):
+    /// referenced in `fleet-system`, labelled by `register`, and labelled
+    /// for this very site (a Secret made for another site is not used for
+    /// this one).
+    async fn secret<'r>(
         &self,
         site: &'r FederatedCluster,
-    ) -> Result<(&'r SecretKeyRef, Arc<Secret>), Failure> {
+    ) -> Result<(&'r SecretKeyRef, Secret), Failure> {
         let Some(r) = site.spec.kubeconfig_secret_ref.as_ref() else {
             return Err((
                 ProbeFailure::SecretNotFound,
@@ -327,19 +329,58 @@ impl SiteProber {
                 ),
             ));
         }
-        let Some(secret) = self
-            .secrets
-            .get(&ObjectRef::new(&r.name).within(FLEET_NAMESPACE))
-        else {
+        let secret = match pull_secret(self.hub.client(), &r.name).await {
+            Ok(Some(secret)) => secret,
+            Ok(None) => {
+                return Err((
+                    ProbeFailure::SecretNotFound,
+                    format!(
+                        "Secret {FLEET_NAMESPACE}/{} not found: {}",
+                        r.name,
+                        self.register_hint()
+                    ),
+                ));
+            }
+            Err(kube::Error::Api(e)) if e.code == 403 => {
+                return Err((
+                    ProbeFailure::SecretNotGranted,
+                    format!(
+                        "the hub may not read Secret {FLEET_NAMESPACE}/{name}: it reads only the pull Secrets granted to it by name (Role and RoleBinding {FLEET_NAMESPACE}/{grant}); run `kubectl fleet register {site}` to grant it, or apply them where the Secret is made",
+                        name = r.name,
+                        grant = pull_secret_grant_name(&r.name),
+                        site = self.name,
+                    ),
+                ));
+            }
+            Err(e) => {
+                return Err((
+                    ProbeFailure::Failed,
+                    format!(
+                        "reading Secret {FLEET_NAMESPACE}/{} failed: {}",
+                        r.name,
+                        crate::k8s::readable(&e)
+                    ),
+                ));
+            }
+        };
+        let missing = missing_pull_secret_labels(secret.metadata.labels.as_ref(), &self.name);
+        if !missing.is_empty() {
             return Err((
-                ProbeFailure::SecretNotFound,
+                ProbeFailure::SecretNotLabelled,
                 format!(
-                    "Secret {FLEET_NAMESPACE}/{} not found (or not labelled by `kubectl fleet register`): {}",
+                    "Secret {FLEET_NAMESPACE}/{} lacks the {} {}, which the hub requires of a pull Secret: run `kubectl label secret -n {FLEET_NAMESPACE} {} {} --overwrite` (or add it where the Secret is made)",
                     r.name,
-                    self.register_hint()
+                    if missing.len() == 1 {
+                        "label"
+                    } else {
+                        "labels"
+                    },
+                    missing.join(" and "),
+                    r.name,
+                    missing.join(" ")
                 ),
             ));
-        };
+        }
         match secret_site(&secret) {
             Some(labelled) if labelled == self.name => Ok((r, secret)),
             labelled => Err((
@@ -355,53 +396,6 @@ impl SiteProber {
         }
     }
 
-    /// A referenced Secret the watch does not hold may exist without the
-    /// labels the watch selects on (made by hand, e.g. from a GitOps
-    /// repository): then the failure is `SecretNotLabelled`, naming the
-    /// labels to add; otherwise `failure` as it is. Looked up with a
-    /// metadata-only list of that one name, so only a site whose Secret is
-    /// missing from the watch costs a request, and no Secret's data is read.
-    async fn unlabelled_or(&self, site: &FederatedCluster, failure: Failure) -> Failure {
-        let Some(r) = site.spec.kubeconfig_secret_ref.as_ref() else {
-            return failure;
-        };
-        if failure.0 != ProbeFailure::SecretNotFound || r.namespace != FLEET_NAMESPACE {
-            return failure;
-        }
-        let labels = match crate::k8s::pull::unwatched_pull_secret_labels(
-            self.hub.client(),
-            &r.name,
-        )
-        .await
-        {
-            Ok(Some(labels)) => labels,
-            Ok(None) => return failure,
-            Err(e) => {
-                tracing::debug!(site = %self.name, error = %e, "looking up an unwatched pull Secret");
-                return failure;
-            }
-        };
-        let missing = crate::k8s::pull::missing_pull_secret_labels(Some(&labels), &self.name);
-        if missing.is_empty() {
-            return failure;
-        }
-        (
-            ProbeFailure::SecretNotLabelled,
-            format!(
-                "Secret {FLEET_NAMESPACE}/{} lacks the {} {}, which the hub selects pull Secrets by: run `kubectl label secret -n {FLEET_NAMESPACE} {} {} --overwrite` (or add it where the Secret is made)",
-                r.name,
-                if missing.len() == 1 {
-                    "label"
-                } else {
-                    "labels"
-                },
-                missing.join(" and "),
-                r.name,
-                missing.join(" ")
-            ),
-        )
-    }
-
     /// The member for the site's Secret as it is now (parsed again only
     /// when the Secret's resourceVersion changed), connected to the
     /// address its server resolves to now (a new client only when that
@@ -411,11 +405,11 @@ impl SiteProber {
         site: &FederatedCluster,
         timeout: Duration,
     ) -> Result<(&mut Member, SecretAt), Failure> {
-        let (r, secret) = match self.secret(site) {
+        let (r, secret) = match self.secret(site).await {
             Ok(found) => found,
             Err(e) => {
                 self.cached = None;
-                return Err(self.unlabelled_or(site, e).await);
+                return Err(e);
             }
         };
         let key = r.key.clone();
@@ -723,28 +717,14 @@ impl SiteProber {
     }
 }
 
-/// Runs the prober until `shutdown` turns true: watches the pull Secrets,
-/// keeps one probing task per Pull site of `sites`, and records into
-/// `hub`'s [`ProbeStats`].
+/// Runs the prober until `shutdown` turns true: keeps one probing task per
+/// Pull site of `sites`, and records into `hub`'s [`ProbeStats`].
 pub async fn run(
     hub: Arc<Hub>,
     sites: Store<FederatedCluster>,
     cfg: ProberConfig,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let (secrets, writer) = reflector::store();
-    let secret_watch = tokio::spawn(
-        reflector::reflector(
-            writer,
-            watcher(pull_secrets(hub.client()), pull_secret_watch()),
-        )
-        .default_backoff()
-        .for_each(|ev| async move {
-            if let Err(e) = ev {
-                tracing::warn!(error = %e, "watching pull Secrets");
-            }
-        }),
-    );
     let gate = Arc::new(Semaphore::new(cfg.concurrency.max(1)));
     let mut tasks: HashMap<String, tokio::task::JoinHandle<()>> = HashMap::new();
     // The Pull sites, read from the cache again only when a site changed in
@@ -778,7 +758,6 @@ pub async fn run(
                     name: name.clone(),
                     hub: hub.clone(),
                     sites: sites.clone(),
-                    secrets: secrets.clone(),
                     cfg: cfg.clone(),
                     cached: None,
                     accepted: None,
@@ -795,7 +774,6 @@ pub async fn run(
     for task in tasks.values() {
         task.abort();
     }
-    secret_watch.abort();
 }
 
 #[cfg(test)]

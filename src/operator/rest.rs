@@ -31,8 +31,10 @@
 //! [`ALLOW_TTL`], denials for [`DENY_TTL`]); concurrent requests with the
 //! same token share one review; tokens never seen valid are reviewed at
 //! most [`NEW_TOKEN_REVIEWS_PER_SECOND`] a second (burst
-//! [`NEW_TOKEN_REVIEW_BURST`]), beyond which the caller gets 429 with
-//! `Retry-After`. No or invalid token: 401; not allowed: 403; a review
+//! [`NEW_TOKEN_REVIEW_BURST`]) for each [`TokenShape`] — JWTs that look
+//! issued by the API server apart from everything else — and half that
+//! for each client address ([`NewTokens`]), beyond which the caller gets
+//! 429 with `Retry-After`. No or invalid token: 401; not allowed: 403; a review
 //! that fails: 500, never open. Tokens are never logged or stored. The
 //! check is a layer on the router ([`authenticated`]), so a route added
 //! to it cannot be left open by a handler that forgets to call it.
@@ -56,12 +58,14 @@ use sha2::{Digest as _, Sha256};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
+use super::credential::TokenClaims;
 use super::federation::FleetView;
 use super::paging::{
     BadQuery, Cursor, ListMeta, PAGING, Params, list_version, name_meta, page_by_name,
     page_by_offset,
 };
-use super::review_cache::{Flights, Lookup, TokenBucket, TtlLru};
+use super::review_cache::{Flights, Lookup, NewTokens, TtlLru};
+pub use super::review_cache::{NEW_TOKEN_REVIEW_BURST, NEW_TOKEN_REVIEWS_PER_SECOND, TokenShape};
 use crate::api::{FederatedCluster, WireEnum};
 use crate::fleet::filter::SiteFilter;
 use crate::fleet::policy::Incidents;
@@ -80,10 +84,6 @@ pub const ALLOW_TTL: Duration = Duration::from_secs(60);
 pub const DENY_TTL: Duration = Duration::from_secs(10);
 /// Answers kept at most per cache; the least recently used goes first.
 pub const CACHED_ANSWERS: usize = 4096;
-/// TokenReviews of tokens not seen valid before, per second at most.
-pub const NEW_TOKEN_REVIEWS_PER_SECOND: f64 = 10.0;
-/// ... and at once.
-pub const NEW_TOKEN_REVIEW_BURST: u32 = 20;
 /// How long a fleet-sized response waits for a [`ResponseSlots`] slot
 /// before it is answered 503.
 pub const SLOT_WAIT: Duration = Duration::from_secs(10);
@@ -334,8 +334,20 @@ pub struct Auth {
     decisions: Mutex<TtlLru<(Digest, Access), bool>>,
     user_flights: Flights<Digest, UserAnswer>,
     decision_flights: Flights<(Digest, Access), Result<bool, Refused>>,
-    new_tokens: Mutex<TokenBucket>,
+    new_tokens: Mutex<NewTokens>,
+    /// The issuers (`iss`) of tokens the API server said were valid, the
+    /// latest last: what a fresh token's [`TokenShape`] is judged by.
+    issuers: Mutex<Vec<String>>,
 }
+
+/// Issuers remembered at most (an API server has one, or a few while its
+/// issuer changes).
+const REMEMBERED_ISSUERS: usize = 4;
+
+/// The address a request came from, told to the routes in its extensions
+/// by the HTTP server (`server::serve`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientAddr(pub std::net::IpAddr);
 
 impl std::fmt::Debug for Auth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -364,20 +376,23 @@ impl Auth {
             decisions: Mutex::new(TtlLru::new(CACHED_ANSWERS)),
             user_flights: Flights::default(),
             decision_flights: Flights::default(),
-            new_tokens: Mutex::new(TokenBucket::new(
-                NEW_TOKEN_REVIEWS_PER_SECOND,
-                NEW_TOKEN_REVIEW_BURST,
-                Instant::now(),
-            )),
+            new_tokens: Mutex::new(NewTokens::new(Instant::now())),
+            issuers: Mutex::new(Vec::new()),
         }
     }
 
-    /// Whether the request's caller may do `access`.
-    pub async fn check(&self, headers: &HeaderMap, access: Access) -> Result<(), Refused> {
+    /// Whether the caller of a request with `headers`, from `source` (if
+    /// known), may do `access`.
+    pub async fn check(
+        &self,
+        headers: &HeaderMap,
+        source: Option<std::net::IpAddr>,
+        access: Access,
+    ) -> Result<(), Refused> {
         let token = bearer(headers).ok_or(Refused::NoToken)?;
         let key: Digest = Sha256::digest(token.as_bytes()).into();
         let user = self
-            .user(token, key)
+            .user(token, key, source)
             .await?
             .ok_or_else(|| Refused::InvalidToken {
                 audience: self.audiences.first().cloned(),
@@ -396,8 +411,9 @@ impl Auth {
     }
 
     /// Who the token belongs to (None: not valid), from the cache or one
-    /// TokenReview shared by every concurrent request with this token.
-    async fn user(&self, token: &str, key: Digest) -> UserAnswer {
+    /// TokenReview shared by every concurrent request with this token; a
+    /// token never seen valid costs its `source` and its shape a review.
+    async fn user(&self, token: &str, key: Digest, source: Option<std::net::IpAddr>) -> UserAnswer {
         let seen_valid = match lock(&self.users).get(&key, Instant::now()) {
             Lookup::Fresh(user) => return Ok(user),
             Lookup::Expired(user) => user.is_some(),
@@ -409,11 +425,18 @@ impl Auth {
                 if let Lookup::Fresh(user) = lock(&self.users).get(&key, Instant::now()) {
                     return Ok(user);
                 }
+                let claims = TokenClaims::decode(token);
                 if !seen_valid {
-                    let mut bucket = lock(&self.new_tokens);
-                    if !bucket.try_take(Instant::now()) {
+                    let shape = TokenShape::of(
+                        claims.as_ref(),
+                        &lock(&self.issuers),
+                        &self.audiences,
+                        jiff::Timestamp::now(),
+                    );
+                    let taken = lock(&self.new_tokens).try_take(source, shape, Instant::now());
+                    if let Err(wait) = taken {
                         return Err(Refused::Throttled {
-                            retry_after: bucket.wait().as_secs_f64().ceil().max(1.0) as u64,
+                            retry_after: wait.as_secs_f64().ceil().max(1.0) as u64,
                         });
                     }
                 }
@@ -421,6 +444,17 @@ impl Auth {
                     .await
                     .map_err(|e| review_failed("TokenReview", &e))?
                     .map(Arc::new);
+                if user.is_some()
+                    && let Some(issuer) = claims.and_then(|c| c.issuer)
+                {
+                    let mut issuers = lock(&self.issuers);
+                    if !issuers.contains(&issuer) {
+                        if issuers.len() >= REMEMBERED_ISSUERS {
+                            issuers.remove(0);
+                        }
+                        issuers.push(issuer);
+                    }
+                }
                 let ttl = if user.is_some() {
                     TOKEN_TTL
                 } else {
@@ -471,6 +505,14 @@ pub struct ApiState {
     pub slots: ResponseSlots,
 }
 
+/// Whether the authentication layer admitted a request's caller, told to
+/// the HTTP server in the response's extensions: a connection whose
+/// caller was admitted keeps its place while strangers flood
+/// (`server::serve`). Absent when the answer says nothing about the
+/// caller (429, 500).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Authenticated(pub bool);
+
 /// Admits a request only when its caller may do `access` (401, 403, 429
 /// or 500 otherwise), before any handler or extractor runs.
 async fn admit(
@@ -478,9 +520,24 @@ async fn admit(
     request: Request,
     next: Next,
 ) -> Response {
-    match auth.check(request.headers(), access).await {
-        Ok(()) => next.run(request).await,
-        Err(refused) => refused.into_response(),
+    let source = request.extensions().get::<ClientAddr>().map(|c| c.0);
+    match auth.check(request.headers(), source, access).await {
+        Ok(()) => {
+            let mut resp = next.run(request).await;
+            resp.extensions_mut().insert(Authenticated(true));
+            resp
+        }
+        Err(refused) => {
+            let says_who = matches!(
+                refused,
+                Refused::NoToken | Refused::InvalidToken { .. } | Refused::Forbidden { .. }
+            );
+            let mut resp = refused.into_response();
+            if says_who {
+                resp.extensions_mut().insert(Authenticated(false));
+            }
+            resp
+        }
     }
 }
 

@@ -1,16 +1,21 @@
 //! The bookkeeping behind [`super::rest::Auth`]: a bounded LRU of review
-//! answers with expiry, one review in flight per key, and a token bucket
-//! for reviews of tokens never seen before (docs/reliability.md, "Who can
-//! reach the operator's HTTPS servers"). No I/O; every function that
-//! judges time takes `now`.
+//! answers with expiry, one review in flight per key, and the budgets of
+//! reviews of tokens never seen before ([`NewTokens`]: per client address
+//! and per [`TokenShape`], so a flood of made-up tokens from one address
+//! cannot lock out fresh valid ones; docs/reliability.md, "Tokens"). No
+//! I/O; every function that judges time takes `now`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use jiff::Timestamp;
 use tokio::sync::OnceCell;
 use tokio::time::Instant;
+
+use super::credential::TokenClaims;
 
 /// What a cache lookup found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,13 +134,23 @@ impl TokenBucket {
         }
     }
 
-    /// Takes one token if there is one at `now`.
-    pub fn try_take(&mut self, now: Instant) -> bool {
+    /// Adds what `now` brings since the last refill.
+    fn refill(&mut self, now: Instant) {
         let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
         self.tokens = (self.tokens + elapsed * self.per_second).min(self.burst);
         self.last = now;
+    }
+
+    /// Takes a token (after a refill that found one).
+    fn take(&mut self) {
+        self.tokens -= 1.0;
+    }
+
+    /// Takes one token if there is one at `now`.
+    pub fn try_take(&mut self, now: Instant) -> bool {
+        self.refill(now);
         if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
+            self.take();
             true
         } else {
             false
@@ -148,6 +163,127 @@ impl TokenBucket {
             return Duration::ZERO;
         }
         Duration::from_secs_f64((1.0 - self.tokens) / self.per_second)
+    }
+}
+
+/// What a bearer token never seen valid looks like, before the API server
+/// is asked: its reviews come from separate budgets, so made-up tokens
+/// cannot use up the reviews of ones the API server issued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TokenShape {
+    /// A JWT that looks like one the API server issued: its `iss` is the
+    /// issuer of a token the API server already said was valid, it names
+    /// an audience the operator accepts (any, when it accepts the API
+    /// server's own), and its `exp` is still to come. Anyone can make
+    /// such a JWT (its signature is not checked here): the per-address
+    /// budget still applies.
+    Issued,
+    /// Anything else: opaque tokens, other issuers, expired JWTs.
+    Other,
+}
+
+impl TokenShape {
+    /// The shape of a token with `claims` (None: not a JWT), given the
+    /// `issuers` seen valid and the `audiences` the operator accepts
+    /// (empty: the API server's own).
+    pub fn of(
+        claims: Option<&TokenClaims>,
+        issuers: &[String],
+        audiences: &[String],
+        now: Timestamp,
+    ) -> Self {
+        let Some(c) = claims else {
+            return TokenShape::Other;
+        };
+        let known = c.issuer.as_ref().is_some_and(|i| issuers.contains(i));
+        let current = c.expires_at.is_some_and(|exp| exp > now);
+        let audience = if audiences.is_empty() {
+            !c.audiences.is_empty()
+        } else {
+            c.audiences.iter().any(|a| audiences.contains(a))
+        };
+        if known && current && audience {
+            TokenShape::Issued
+        } else {
+            TokenShape::Other
+        }
+    }
+}
+
+/// Reviews of tokens never seen valid, per second at most, for each
+/// [`TokenShape`] (all addresses together).
+pub const NEW_TOKEN_REVIEWS_PER_SECOND: f64 = 10.0;
+/// ... and at once.
+pub const NEW_TOKEN_REVIEW_BURST: u32 = 20;
+/// Reviews of tokens never seen valid, per second at most, for each client
+/// address and [`TokenShape`]: half of all, so one address never takes
+/// the whole budget.
+pub const NEW_TOKEN_REVIEWS_PER_SOURCE_PER_SECOND: f64 = 5.0;
+/// ... and at once.
+pub const NEW_TOKEN_REVIEW_SOURCE_BURST: u32 = 10;
+/// Client addresses whose budgets are remembered; the least recently
+/// seen is forgotten first (it comes back with a full budget, within the
+/// shared one).
+pub const REMEMBERED_SOURCES: usize = 4096;
+
+/// The budgets of TokenReviews of tokens never seen valid: one per
+/// [`TokenShape`] for all callers (what the API server is asked at most),
+/// and one per client address and shape within it (so one address cannot
+/// use up what the others need).
+pub struct NewTokens {
+    shared: HashMap<TokenShape, TokenBucket>,
+    per_source: TtlLru<(IpAddr, TokenShape), TokenBucket>,
+}
+
+impl NewTokens {
+    /// Full budgets at `now`.
+    pub fn new(now: Instant) -> Self {
+        let full = || TokenBucket::new(NEW_TOKEN_REVIEWS_PER_SECOND, NEW_TOKEN_REVIEW_BURST, now);
+        Self {
+            shared: HashMap::from([(TokenShape::Issued, full()), (TokenShape::Other, full())]),
+            per_source: TtlLru::new(REMEMBERED_SOURCES),
+        }
+    }
+
+    /// Takes one review of a token of `shape` from `source` (None: an
+    /// address unknown, only the shared budget applies), or says how long
+    /// until one could be had.
+    pub fn try_take(
+        &mut self,
+        source: Option<IpAddr>,
+        shape: TokenShape,
+        now: Instant,
+    ) -> Result<(), Duration> {
+        let mut own = source.map(|ip| match self.per_source.get(&(ip, shape), now) {
+            Lookup::Fresh(b) | Lookup::Expired(b) => b,
+            Lookup::Missing => TokenBucket::new(
+                NEW_TOKEN_REVIEWS_PER_SOURCE_PER_SECOND,
+                NEW_TOKEN_REVIEW_SOURCE_BURST,
+                now,
+            ),
+        });
+        let shared = self.shared.entry(shape).or_insert_with(|| {
+            TokenBucket::new(NEW_TOKEN_REVIEWS_PER_SECOND, NEW_TOKEN_REVIEW_BURST, now)
+        });
+        shared.refill(now);
+        let mut wait = shared.wait();
+        if let Some(b) = own.as_mut() {
+            b.refill(now);
+            wait = wait.max(b.wait());
+        }
+        let taken = wait.is_zero();
+        if taken {
+            shared.take();
+            if let Some(b) = own.as_mut() {
+                b.take();
+            }
+        }
+        if let (Some(ip), Some(b)) = (source, own) {
+            // A bucket left alone for a minute is full again anyway.
+            self.per_source
+                .insert((ip, shape), b, now + Duration::from_secs(60));
+        }
+        if taken { Ok(()) } else { Err(wait) }
     }
 }
 
@@ -294,6 +430,94 @@ mod tests {
         let t2 = t1 + Duration::from_secs(60);
         let taken = (0..100).filter(|_| b.try_take(t2)).count();
         assert_eq!(taken, 5);
+    }
+
+    fn addr(last: u8) -> IpAddr {
+        IpAddr::from([10, 0, 0, last])
+    }
+
+    #[test]
+    fn made_up_tokens_from_one_address_leave_the_others_their_reviews() {
+        use TokenShape::{Issued, Other};
+        let t0 = Instant::now();
+        let mut n = NewTokens::new(t0);
+        // One address floods made-up tokens: its burst, then refused.
+        for _ in 0..NEW_TOKEN_REVIEW_SOURCE_BURST {
+            assert_eq!(n.try_take(Some(addr(1)), Other, t0), Ok(()));
+        }
+        assert_eq!(
+            n.try_take(Some(addr(1)), Other, t0),
+            Err(Duration::from_millis(200))
+        );
+        // Another address still has its share of what is left, and tokens
+        // shaped like issued ones have their own budget, from any address.
+        assert_eq!(n.try_take(Some(addr(2)), Other, t0), Ok(()));
+        for _ in 0..NEW_TOKEN_REVIEW_SOURCE_BURST {
+            assert_eq!(n.try_take(Some(addr(1)), Issued, t0), Ok(()));
+        }
+        // Ten addresses exhaust the shared budget of made-up tokens ...
+        for i in 3..20 {
+            let _ = n.try_take(Some(addr(i)), Other, t0);
+        }
+        assert!(n.try_take(Some(addr(30)), Other, t0).is_err());
+        assert!(n.try_take(None, Other, t0).is_err());
+        // ... not that of issued-looking ones.
+        assert_eq!(n.try_take(Some(addr(30)), Issued, t0), Ok(()));
+        // A second later each budget has refilled by its rate.
+        let t1 = t0 + Duration::from_secs(1);
+        let back = (0..100)
+            .filter(|_| n.try_take(Some(addr(1)), Other, t1).is_ok())
+            .count();
+        assert_eq!(back, NEW_TOKEN_REVIEWS_PER_SOURCE_PER_SECOND as usize);
+    }
+
+    #[test]
+    fn a_token_looks_issued_only_from_a_known_issuer_for_an_accepted_audience_until_it_expires() {
+        let now = Timestamp::from_second(1_000).unwrap();
+        let claims = |iss: Option<&str>, aud: &[&str], exp: i64| TokenClaims {
+            issued_at: None,
+            expires_at: Timestamp::from_second(exp).ok(),
+            audiences: aud.iter().map(|a| (*a).to_owned()).collect(),
+            issuer: iss.map(str::to_owned),
+            namespace: None,
+            subject: None,
+        };
+        let issuers = ["https://kubernetes.default.svc".to_owned()];
+        let k8s = Some("https://kubernetes.default.svc");
+        let ok = claims(k8s, &["https://kubernetes.default.svc"], 2_000);
+        assert_eq!(
+            TokenShape::of(Some(&ok), &issuers, &[], now),
+            TokenShape::Issued
+        );
+        for (what, c) in [
+            (
+                "unknown issuer",
+                claims(Some("https://evil"), &["x"], 2_000),
+            ),
+            ("no issuer", claims(None, &["x"], 2_000)),
+            ("expired", claims(k8s, &["x"], 1_000)),
+            ("no audience", claims(k8s, &[], 2_000)),
+        ] {
+            assert_eq!(
+                TokenShape::of(Some(&c), &issuers, &[], now),
+                TokenShape::Other,
+                "{what}"
+            );
+        }
+        assert_eq!(TokenShape::of(None, &issuers, &[], now), TokenShape::Other);
+        // Before any token was seen valid, nothing looks issued.
+        assert_eq!(TokenShape::of(Some(&ok), &[], &[], now), TokenShape::Other);
+        // With audiences of its own, the operator wants one of them.
+        let mine = ["fleet-operator".to_owned()];
+        assert_eq!(
+            TokenShape::of(Some(&ok), &issuers, &mine, now),
+            TokenShape::Other
+        );
+        let for_me = claims(k8s, &["other", "fleet-operator"], 2_000);
+        assert_eq!(
+            TokenShape::of(Some(&for_me), &issuers, &mine, now),
+            TokenShape::Issued
+        );
     }
 
     /// Waits until `n` callers wait on the flight for `key`.

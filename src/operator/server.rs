@@ -9,49 +9,54 @@
 //! Both servers face clients nobody vetted (docs/reliability.md, "Who can
 //! reach the operator's HTTP servers"), so [`serve`] bounds what each
 //! connection may cost and for how long ([`HttpLimits`]): a connection cap
-//! (further clients wait in the kernel's accept queue), a TLS-handshake
-//! timeout, hyper's header-read timeout (also the keep-alive idle limit)
-//! with its timer, a cap on the request head (hyper's read buffer), a
-//! write timeout per response, and exponential back-off when accepting
-//! fails (EMFILE). Fleet-sized bodies also hold a [`ResponseSlots`]
-//! slot until they are written.
+//! and a per-address share of it, kept fair by [`places`] (a newcomer
+//! takes the place of an idle stranger from the address holding the most;
+//! a caller the authentication layer admitted keeps its place), a
+//! TLS-handshake timeout, hyper's header-read timeout (also the
+//! keep-alive idle limit) with its timer, a cap on the request head
+//! (hyper's read buffer), a write timeout per response, a maximum age and
+//! request count per connection ([`conn`]), and exponential back-off when
+//! accepting fails (EMFILE). Fleet-sized bodies also hold a
+//! [`ResponseSlots`] slot until they are written.
 
-use std::convert::Infallible;
+mod conn;
+mod places;
+
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
-use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::State;
-use axum::http::{Request, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use hyper::body::Incoming as IncomingBody;
-use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::service::TowerToHyperService;
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
-use tokio::time::{Instant, Sleep};
+use tokio::sync::watch;
+use tokio::time::Instant;
 use tokio_rustls::TlsAcceptor;
 
+use self::places::{Admission, Places, Refusal};
 use super::metrics::{CONTENT_TYPE, Metrics};
-use super::rest::{Auth, READ_METRICS, ResponseSlots, Slot, authenticated};
+use super::rest::{Auth, READ_METRICS, ResponseSlots, authenticated};
 use crate::fleet::duration::parse_duration;
 
 /// Default of `--http-max-connections`.
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 1024;
+/// Default of `--http-max-connections-per-peer`.
+pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: u32 = 64;
 /// Connections the plain-HTTP probe server holds at once: the kubelet's
 /// probes need a few.
 pub const PROBE_MAX_CONNECTIONS: usize = 64;
+/// Connections one address may hold on the probe port: the kubelet opens
+/// one per probe (liveness, readiness) and closes it.
+pub const PROBE_MAX_CONNECTIONS_PER_PEER: usize = 8;
 /// File descriptors the HTTPS server's connection cap leaves free: the
 /// probe server's connections and the process's own (API server
 /// connections, files).
@@ -60,7 +65,8 @@ const RESERVED_FDS: u64 = PROBE_MAX_CONNECTIONS as u64 + 128;
 const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(5);
 /// Longest pause after failed accepts.
 const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
-/// How often a server at its connection cap says so in the log, at most.
+/// How often a server at its connection cap, or refusing an address over
+/// its share, says so in the log, at most.
 const FULL_LOG_EVERY: Duration = Duration::from_secs(60);
 
 /// What the operator's HTTP servers allow a client (flags of
@@ -68,11 +74,30 @@ const FULL_LOG_EVERY: Duration = Duration::from_secs(60);
 /// memory each default bounds.
 #[derive(Clone, Debug, PartialEq, Eq, clap::Args)]
 pub struct HttpLimits {
-    /// HTTPS connections held at once (the probe port holds at most 64);
-    /// further clients wait in the kernel's accept queue until one closes.
+    /// HTTPS connections held at once (the probe port holds at most 64).
+    /// At the cap a new client takes the place of an idle connection that
+    /// has not authenticated, from the address holding the most, when its
+    /// own address holds fewer (else it is closed at once); when no
+    /// connection may give way it waits in the kernel's accept queue.
     /// Lowered to fit the process's open-file limit.
     #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS, value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
     pub http_max_connections: u32,
+
+    /// Connections one client address may hold at once (on the probe port
+    /// at most 8); its further connections are closed at once, before any
+    /// TLS handshake.
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS_PER_PEER, value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
+    pub http_max_connections_per_peer: u32,
+
+    /// Age at which a connection is closed (each within ±10 % of it): at
+    /// once when idle, after its response when answering.
+    #[arg(long, default_value = "5m", value_parser = parse_timeout)]
+    pub http_max_connection_age: Duration,
+
+    /// Requests one connection may send; the response to its last says
+    /// `Connection: close`.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub http_max_requests_per_connection: u32,
 
     /// Time a client has to finish the TLS handshake.
     #[arg(long, default_value = "10s", value_parser = parse_timeout)]
@@ -102,6 +127,9 @@ impl Default for HttpLimits {
     fn default() -> Self {
         Self {
             http_max_connections: DEFAULT_MAX_CONNECTIONS,
+            http_max_connections_per_peer: DEFAULT_MAX_CONNECTIONS_PER_PEER,
+            http_max_connection_age: Duration::from_secs(300),
+            http_max_requests_per_connection: 1000,
             tls_handshake_timeout: Duration::from_secs(10),
             http_header_read_timeout: Duration::from_secs(10),
             http_write_timeout: Duration::from_secs(60),
@@ -125,6 +153,12 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
 pub struct ServeLimits {
     /// Connections held at once.
     pub max_connections: usize,
+    /// Of those, from one client address.
+    pub max_connections_per_peer: usize,
+    /// See [`HttpLimits::http_max_connection_age`].
+    pub max_connection_age: Duration,
+    /// See [`HttpLimits::http_max_requests_per_connection`].
+    pub max_requests_per_connection: u32,
     /// See [`HttpLimits::tls_handshake_timeout`].
     pub tls_handshake_timeout: Duration,
     /// See [`HttpLimits::http_header_read_timeout`].
@@ -136,9 +170,12 @@ pub struct ServeLimits {
 }
 
 impl HttpLimits {
-    fn serve_limits(&self, max_connections: usize) -> ServeLimits {
+    fn serve_limits(&self, max_connections: usize, per_peer: usize) -> ServeLimits {
         ServeLimits {
             max_connections: max_connections.max(1),
+            max_connections_per_peer: per_peer.max(1),
+            max_connection_age: self.http_max_connection_age,
+            max_requests_per_connection: self.http_max_requests_per_connection,
             tls_handshake_timeout: self.tls_handshake_timeout,
             header_read_timeout: self.http_header_read_timeout,
             write_timeout: self.http_write_timeout,
@@ -160,12 +197,15 @@ impl HttpLimits {
                 "--http-max-connections lowered to fit the open-file limit (raise the pod's nofile limit to allow more)"
             );
         }
-        self.serve_limits(cap)
+        self.serve_limits(cap, self.http_max_connections_per_peer as usize)
     }
 
     /// The plain-HTTP probe server's limits.
     pub fn probes(&self) -> ServeLimits {
-        self.serve_limits(PROBE_MAX_CONNECTIONS.min(self.http_max_connections as usize))
+        self.serve_limits(
+            PROBE_MAX_CONNECTIONS.min(self.http_max_connections as usize),
+            PROBE_MAX_CONNECTIONS_PER_PEER.min(self.http_max_connections_per_peer as usize),
+        )
     }
 
     /// Response slots of the REST API and of `/metrics` (each).
@@ -239,6 +279,9 @@ pub enum ServerError {
         #[source]
         source: std::io::Error,
     },
+    /// An HTTP server's thread could not start.
+    #[error("starting an HTTP server's thread")]
+    Thread(#[source] std::io::Error),
     /// Only one of the certificate and the key was given.
     #[error(
         "--tls-cert-file and --tls-private-key-file go together: give both, or neither for a self-signed certificate"
@@ -394,13 +437,17 @@ pub async fn bind(addr: SocketAddr) -> Result<TcpListener, ServerError> {
 /// Where connections come from: a [`TcpListener`], or a fake in tests.
 trait Incoming: Send + 'static {
     type Io: AsyncRead + AsyncWrite + Unpin + Send + 'static;
-    fn next(&self) -> impl Future<Output = io::Result<Self::Io>> + Send;
+    /// The next connection and the address it comes from.
+    fn next(&self) -> impl Future<Output = io::Result<(Self::Io, IpAddr)>> + Send;
 }
 
 impl Incoming for TcpListener {
     type Io = TcpStream;
-    async fn next(&self) -> io::Result<TcpStream> {
-        self.accept().await.map(|(stream, _)| stream)
+    async fn next(&self) -> io::Result<(TcpStream, IpAddr)> {
+        // An IPv4 client of a dual-stack socket is the same peer as over IPv4.
+        self.accept()
+            .await
+            .map(|(stream, peer)| (stream, peer.ip().to_canonical()))
     }
 }
 
@@ -420,6 +467,70 @@ pub async fn serve(
     serve_incoming(listener, &addr, tls, router, limits, shutdown).await;
 }
 
+/// A server running on a thread of its own ([`serve_apart`]); it stops
+/// when this is dropped.
+#[derive(Debug)]
+pub struct Apart {
+    stop: watch::Sender<bool>,
+}
+
+impl Drop for Apart {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+/// [`serve`] on a thread and runtime of its own, named `name`, until the
+/// returned [`Apart`] is dropped. The operating system schedules that
+/// thread apart from the operator's runtime: the kubelet's probes are
+/// answered however many TLS handshakes and requests the HTTPS port's
+/// clients queue, and neither server's clients can delay the hub's
+/// judgements or its Lease renewals. Connections still open when it stops
+/// go with its runtime.
+pub fn serve_apart(
+    name: &str,
+    listener: TcpListener,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    router: Router,
+    limits: ServeLimits,
+) -> Result<Apart, ServerError> {
+    let (stop, stopped) = watch::channel(false);
+    let start = || -> io::Result<_> {
+        let listener = listener.into_std()?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        Ok((listener, runtime))
+    };
+    let (listener, runtime) = start().map_err(ServerError::Thread)?;
+    std::thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(move || {
+            runtime.block_on(async move {
+                match TcpListener::from_std(listener) {
+                    Ok(listener) => serve(listener, tls, router, limits, stopped).await,
+                    Err(e) => tracing::error!(error = %e, "an HTTP server could not start"),
+                }
+            });
+        })
+        .map_err(ServerError::Thread)?;
+    Ok(Apart { stop })
+}
+
+/// A warning said at most once per [`FULL_LOG_EVERY`].
+#[derive(Debug, Default)]
+struct Sometimes(Option<Instant>);
+
+impl Sometimes {
+    fn due(&mut self) -> bool {
+        let due = self.0.is_none_or(|t| t.elapsed() >= FULL_LOG_EVERY);
+        if due {
+            self.0 = Some(Instant::now());
+        }
+        due
+    }
+}
+
 async fn serve_incoming<L: Incoming>(
     incoming: L,
     addr: &str,
@@ -429,51 +540,50 @@ async fn serve_incoming<L: Incoming>(
     mut shutdown: watch::Receiver<bool>,
 ) {
     let acceptor = tls.map(TlsAcceptor::from);
-    let cap = Arc::new(Semaphore::new(limits.max_connections));
+    let places = Places::new(&limits);
     let limits = Arc::new(limits);
     let mut backoff = Backoff::default();
-    let mut said_full: Option<Instant> = None;
+    let mut said_full = Sometimes::default();
+    let (mut said_shed, mut said_refused) = (Sometimes::default(), Sometimes::default());
+    let mut full = |places: &Places| {
+        if said_full.due() {
+            tracing::warn!(
+                addr,
+                max = limits.max_connections,
+                held = places.held(),
+                "at the connection cap, every connection answering or authenticated: new connections wait until one closes"
+            );
+        }
+    };
     loop {
-        let permit = match cap.clone().try_acquire_owned() {
-            Ok(permit) => permit,
-            Err(_) => {
-                if said_full.is_none_or(|t| t.elapsed() >= FULL_LOG_EVERY) {
-                    tracing::warn!(
-                        addr,
-                        max = limits.max_connections,
-                        "at the connection cap: new connections wait until one closes"
-                    );
-                    said_full = Some(Instant::now());
-                }
-                tokio::select! {
-                    p = cap.clone().acquire_owned() => match p {
-                        Ok(permit) => permit,
-                        Err(_) => return,
-                    },
-                    _ = shutdown.wait_for(|s| *s) => return,
-                }
+        // At the cap with no connection to shed: newcomers wait in the
+        // kernel's queue.
+        loop {
+            let changed = places.changed().notified();
+            let mut changed = std::pin::pin!(changed);
+            changed.as_mut().enable();
+            if places.room() {
+                break;
             }
-        };
+            full(&places);
+            tokio::select! {
+                () = changed => {}
+                _ = shutdown.wait_for(|s| *s) => return,
+            }
+        }
         let accepted = tokio::select! {
             a = incoming.next() => a,
             _ = shutdown.wait_for(|s| *s) => return,
         };
-        match accepted {
-            Ok(io) => {
+        let (io, peer) = match accepted {
+            Ok(accepted) => {
                 let failures = backoff.succeeded();
                 if failures > 0 {
                     tracing::info!(addr, failures, "accepting connections again");
                 }
-                tokio::spawn(connection(
-                    io,
-                    acceptor.clone(),
-                    router.clone(),
-                    limits.clone(),
-                    permit,
-                ));
+                accepted
             }
             Err(e) => {
-                drop(permit);
                 let Some(pause) = backoff.failed(&e) else {
                     continue;
                 };
@@ -486,8 +596,64 @@ async fn serve_incoming<L: Incoming>(
                     _ = tokio::time::sleep(pause) => {}
                     _ = shutdown.wait_for(|s| *s) => return,
                 }
+                continue;
             }
-        }
+        };
+        let placed = loop {
+            let changed = places.changed().notified();
+            let mut changed = std::pin::pin!(changed);
+            changed.as_mut().enable();
+            match places.admit(peer, Instant::now()) {
+                Admission::Placed(place, shed) => {
+                    if shed && said_shed.due() {
+                        tracing::warn!(
+                            addr,
+                            max = limits.max_connections,
+                            "at the connection cap: new connections take the places of idle ones that have not authenticated, from the client addresses holding the most (said at most once a minute)"
+                        );
+                    }
+                    break Ok(place);
+                }
+                Admission::Refused(why) => break Err(why),
+                // What could be shed a moment ago is answering now.
+                Admission::Full => {
+                    full(&places);
+                    tokio::select! {
+                        () = changed => {}
+                        _ = shutdown.wait_for(|s| *s) => return,
+                    }
+                }
+            }
+        };
+        let place = match placed {
+            Ok(place) => place,
+            Err(why) => {
+                if said_refused.due() {
+                    let (max, share) = match why {
+                        Refusal::PeerLimit => (limits.max_connections_per_peer, "its share"),
+                        Refusal::FairShare => (
+                            limits.max_connections,
+                            "as many as any other at the connection cap",
+                        ),
+                    };
+                    tracing::warn!(
+                        addr,
+                        %peer,
+                        max,
+                        "closing new connections of a client address that holds {share} (said at most once a minute)"
+                    );
+                }
+                drop(io);
+                continue;
+            }
+        };
+        tokio::spawn(conn::connection(
+            io,
+            acceptor.clone(),
+            router.clone(),
+            limits.clone(),
+            place,
+        ));
     }
 }
 
@@ -523,600 +689,22 @@ impl Backoff {
     }
 }
 
-/// One connection: TLS handshake within its timeout, then HTTP/1.1 with
-/// hyper's header-read timer and buffer cap, writes watched by [`Guarded`].
-/// `_permit` is the connection's place under the cap.
-async fn connection<I>(
-    io: I,
-    acceptor: Option<TlsAcceptor>,
-    router: Router,
-    limits: Arc<ServeLimits>,
-    _permit: OwnedSemaphorePermit,
-) where
-    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
-    let state = Arc::new(ConnState::default());
-    let io = Guarded::new(io, state.clone(), limits.write_timeout);
-    let service = Tracked {
-        inner: TowerToHyperService::new(router),
-        state,
-    };
-    let mut http = hyper::server::conn::http1::Builder::new();
-    http.timer(TokioTimer::new())
-        .header_read_timeout(limits.header_read_timeout)
-        .max_buf_size(limits.max_header_bytes)
-        .max_header_size(limits.max_header_bytes);
-    let _ = match acceptor {
-        Some(a) => match tokio::time::timeout(limits.tls_handshake_timeout, a.accept(io)).await {
-            Ok(Ok(tls)) => http.serve_connection(TokioIo::new(tls), service).await,
-            _ => return,
-        },
-        None => http.serve_connection(TokioIo::new(io), service).await,
-    };
-}
-
-/// Where the response a connection is answering stands, shared by the
-/// service (a request came), the body (it was handed over whole) and the
-/// I/O (it was flushed).
-#[derive(Debug, Default)]
-struct ConnState(Mutex<Exchange>);
-
-#[derive(Debug, Default)]
-struct Exchange {
-    /// When the request being answered had been read.
-    started: Option<Instant>,
-    /// Its body has been handed to hyper whole.
-    body_done: bool,
-    /// The response slot its body holds, until the body is written.
-    slot: Option<Slot>,
-}
-
-impl ConnState {
-    fn exchange(&self) -> std::sync::MutexGuard<'_, Exchange> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn request_started(&self) {
-        *self.exchange() = Exchange {
-            started: Some(Instant::now()),
-            ..Exchange::default()
-        };
-    }
-
-    fn response_ready(&self, slot: Option<Slot>) {
-        self.exchange().slot = slot;
-    }
-
-    fn body_done(&self) {
-        self.exchange().body_done = true;
-    }
-
-    /// Everything written so far reached the socket: if that included the
-    /// whole body, the response is out and its slot is freed.
-    fn flushed(&self) {
-        let mut x = self.exchange();
-        if x.body_done {
-            *x = Exchange::default();
-        }
-    }
-
-    fn started(&self) -> Option<Instant> {
-        self.exchange().started
-    }
-}
-
-/// The router as hyper calls it, telling the connection's [`ConnState`]
-/// when a request arrives and handing it the response's slot.
-struct Tracked<S> {
-    inner: S,
-    state: Arc<ConnState>,
-}
-
-impl<S> hyper::service::Service<Request<IncomingBody>> for Tracked<S>
-where
-    S: hyper::service::Service<
-            Request<IncomingBody>,
-            Response = Response<Body>,
-            Error = Infallible,
-        >,
-    S::Future: Send + 'static,
-{
-    type Response = Response<Body>;
-    type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
-
-    fn call(&self, req: Request<IncomingBody>) -> Self::Future {
-        self.state.request_started();
-        let answer = self.inner.call(req);
-        let state = self.state.clone();
-        Box::pin(async move {
-            let mut resp = answer.await?;
-            state.response_ready(resp.extensions_mut().remove::<Slot>());
-            Ok(resp.map(|body| {
-                Body::new(TrackedBody {
-                    body,
-                    state: Some(state),
-                })
-            }))
-        })
-    }
-}
-
-/// A response body that tells its connection when hyper has all of it
-/// (at its end, or when dropped).
-struct TrackedBody {
-    body: Body,
-    state: Option<Arc<ConnState>>,
-}
-
-impl TrackedBody {
-    fn done(&mut self) {
-        if let Some(state) = self.state.take() {
-            state.body_done();
-        }
-    }
-}
-
-impl Drop for TrackedBody {
-    fn drop(&mut self) {
-        self.done();
-    }
-}
-
-impl HttpBody for TrackedBody {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
-        let this = self.get_mut();
-        let polled = Pin::new(&mut this.body).poll_frame(cx);
-        if matches!(polled, Poll::Ready(None | Some(Err(_)))) {
-            this.done();
-        }
-        polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.body.size_hint()
-    }
-}
-
-/// A connection's socket with a write deadline: a write that cannot go on
-/// fails once the response has taken the write timeout since its request
-/// was read (or, between responses, since the write first blocked). A
-/// client that stops reading, or reads a trickle, cannot keep a response
-/// and its buffers alive.
-struct Guarded<T> {
-    io: T,
-    state: Arc<ConnState>,
-    write_timeout: Duration,
-    /// When the pending write first could not go on.
-    blocked_since: Option<Instant>,
-    /// Made at the first blocked write only: most connections never need it.
-    timer: Option<Pin<Box<Sleep>>>,
-}
-
-impl<T> Guarded<T> {
-    fn new(io: T, state: Arc<ConnState>, write_timeout: Duration) -> Self {
-        Self {
-            io,
-            state,
-            write_timeout,
-            blocked_since: None,
-            timer: None,
-        }
-    }
-
-    fn watch<R>(
-        &mut self,
-        cx: &mut Context<'_>,
-        polled: Poll<io::Result<R>>,
-    ) -> Poll<io::Result<R>> {
-        if polled.is_ready() {
-            self.blocked_since = None;
-            return polled;
-        }
-        let blocked = *self.blocked_since.get_or_insert_with(Instant::now);
-        let since = self.state.started().map_or(blocked, |s| s.min(blocked));
-        let deadline = since + self.write_timeout;
-        let timer = self
-            .timer
-            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
-        if timer.deadline() != deadline {
-            timer.as_mut().reset(deadline);
-        }
-        match timer.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                "the client did not take the response within the write timeout",
-            ))),
-            Poll::Pending => Poll::Pending,
-        }
-    }
-}
-
-impl<T: AsyncRead + Unpin> AsyncRead for Guarded<T> {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_read(cx, buf)
-    }
-}
-
-impl<T: AsyncWrite + Unpin> AsyncWrite for Guarded<T> {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        let polled = Pin::new(&mut this.io).poll_write(cx, buf);
-        this.watch(cx, polled)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        let polled = Pin::new(&mut this.io).poll_write_vectored(cx, bufs);
-        this.watch(cx, polled)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        let polled = Pin::new(&mut this.io).poll_flush(cx);
-        if let Poll::Ready(Ok(())) = polled {
-            this.state.flushed();
-        }
-        this.watch(cx, polled)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        let polled = Pin::new(&mut this.io).poll_shutdown(cx);
-        this.watch(cx, polled)
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser as _;
-    use std::sync::atomic::AtomicUsize;
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, DuplexStream};
-    use tokio::sync::mpsc;
-
-    /// Connections handed over by the test, after `errors` failed accepts.
-    struct Fake {
-        conns: tokio::sync::Mutex<mpsc::UnboundedReceiver<DuplexStream>>,
-        errors: AtomicUsize,
-        calls: Arc<AtomicUsize>,
-    }
-
-    impl Incoming for Fake {
-        type Io = DuplexStream;
-        async fn next(&self) -> io::Result<DuplexStream> {
-            self.calls.fetch_add(1, Ordering::SeqCst);
-            if self
-                .errors
-                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-                .is_ok()
-            {
-                return Err(io::Error::from_raw_os_error(24)); // EMFILE
-            }
-            match self.conns.lock().await.recv().await {
-                Some(c) => Ok(c),
-                None => std::future::pending().await,
-            }
-        }
-    }
-
-    struct Server {
-        conns: mpsc::UnboundedSender<DuplexStream>,
-        calls: Arc<AtomicUsize>,
-        _stop: watch::Sender<bool>,
-    }
-
-    impl Server {
-        fn start(router: Router, limits: ServeLimits, errors: usize) -> Server {
-            let (tx, rx) = mpsc::unbounded_channel();
-            let calls = Arc::new(AtomicUsize::new(0));
-            let (stop, stopped) = watch::channel(false);
-            let fake = Fake {
-                conns: tokio::sync::Mutex::new(rx),
-                errors: AtomicUsize::new(errors),
-                calls: calls.clone(),
-            };
-            tokio::spawn(async move {
-                serve_incoming(fake, "test", None, router, limits, stopped).await;
-            });
-            Server {
-                conns: tx,
-                calls,
-                _stop: stop,
-            }
-        }
-
-        /// A client end whose server end is being served; `buffer` bytes
-        /// of each direction in flight at most.
-        fn connect(&self, buffer: usize) -> DuplexStream {
-            let (client, server) = tokio::io::duplex(buffer);
-            self.conns.send(server).unwrap();
-            client
-        }
-    }
-
-    fn limits() -> ServeLimits {
-        ServeLimits {
+impl ServeLimits {
+    /// Small limits and short timeouts for in-process tests.
+    fn test() -> Self {
+        Self {
             max_connections: 8,
+            max_connections_per_peer: 8,
+            max_connection_age: Duration::from_secs(300),
+            max_requests_per_connection: 1000,
             tls_handshake_timeout: Duration::from_secs(5),
             header_read_timeout: Duration::from_millis(300),
             write_timeout: Duration::from_millis(300),
             max_header_bytes: 8_192,
         }
     }
-
-    fn probes() -> Router {
-        probe_routes(Readiness::default())
-    }
-
-    async fn request(client: &mut DuplexStream, path: &str) -> String {
-        client
-            .write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
-            .await
-            .unwrap();
-        let mut buf = vec![0; 4096];
-        let n = client.read(&mut buf).await.unwrap();
-        String::from_utf8_lossy(&buf[..n]).into_owned()
-    }
-
-    /// Reads until the server closes (or resets) the connection; the bytes read.
-    async fn until_closed(client: &mut DuplexStream) -> usize {
-        let mut total = 0;
-        let mut buf = vec![0; 65_536];
-        loop {
-            match client.read(&mut buf).await {
-                Ok(0) | Err(_) => return total,
-                Ok(n) => total += n,
-            }
-        }
-    }
-
-    #[test]
-    fn the_flags_default_to_the_documented_limits() {
-        #[derive(clap::Parser)]
-        struct Cli {
-            #[command(flatten)]
-            http: HttpLimits,
-        }
-        assert_eq!(Cli::parse_from(["x"]).http, HttpLimits::default());
-        let l = HttpLimits::default();
-        assert_eq!(l.probes().max_connections, PROBE_MAX_CONNECTIONS);
-        assert_eq!(l.secure(None).max_connections, 1024);
-        assert_eq!(l.secure(None).max_header_bytes, 16_384);
-        for bad in [
-            &["x", "--http-header-read-timeout", "0s"][..],
-            &["x", "--http-max-header-bytes", "100"],
-            &["x", "--http-max-connections", "0"],
-        ] {
-            assert!(Cli::try_parse_from(bad).is_err(), "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn the_connection_cap_fits_the_open_file_limit() {
-        assert_eq!(connection_cap(1024, None), 1024);
-        assert_eq!(connection_cap(1024, Some(1_048_576)), 1024);
-        // The usual desktop soft limit: room for the probes and the client.
-        assert_eq!(connection_cap(1024, Some(1024)), 1024 - 192);
-        assert_eq!(connection_cap(1024, Some(100)), 1);
-    }
-
-    #[test]
-    fn accept_failures_back_off_exponentially_up_to_a_second() {
-        let mut b = Backoff::default();
-        let emfile = io::Error::from_raw_os_error(24);
-        let pauses: Vec<u128> = (0..10)
-            .map(|_| b.failed(&emfile).unwrap().as_millis())
-            .collect();
-        assert_eq!(pauses, [5, 10, 20, 40, 80, 160, 320, 640, 1000, 1000]);
-        // A connection reset before it was accepted concerns that one only.
-        let reset = io::Error::from(io::ErrorKind::ConnectionAborted);
-        assert_eq!(b.failed(&reset), None);
-        assert_eq!(b.succeeded(), 10);
-        assert_eq!(b.failed(&emfile).unwrap().as_millis(), 5);
-    }
-
-    #[tokio::test]
-    async fn a_failing_accept_does_not_spin_and_serving_resumes() {
-        let server = Server::start(probes(), limits(), usize::MAX);
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        // 5 + 10 + 20 + 40 + 80 + 160 ms of pauses fit in 500 ms: a loop
-        // that retried at once would have made millions of calls.
-        let calls = server.calls.load(Ordering::SeqCst);
-        assert!((2..=8).contains(&calls), "{calls} accept calls in 500 ms");
-
-        let server = Server::start(probes(), limits(), 3);
-        let mut client = server.connect(4096);
-        assert!(
-            request(&mut client, "/healthz")
-                .await
-                .starts_with("HTTP/1.1 200")
-        );
-        // Three failures, then the connection (and the wait for the next).
-        assert!(server.calls.load(Ordering::SeqCst) >= 4);
-    }
-
-    #[tokio::test]
-    async fn silent_slow_and_oversized_clients_are_cut_off() {
-        let server = Server::start(probes(), limits(), 0);
-        // Nothing sent: closed at the header-read timeout.
-        let mut silent = server.connect(4096);
-        assert_eq!(until_closed(&mut silent).await, 0);
-        // Headers trickled: the timeout counts the whole head.
-        let mut slow = server.connect(4096);
-        slow.write_all(b"GET /healthz HTTP/1.1\r\n").await.unwrap();
-        let trickle = async {
-            for _ in 0..100 {
-                if slow.write_all(b"X-A: b\r\n").await.is_err() {
-                    return;
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            panic!("still open after 2 s of trickled headers");
-        };
-        trickle.await;
-        // A head over the cap: 431, and closed.
-        let mut big = server.connect(65_536);
-        let head = format!(
-            "GET /healthz HTTP/1.1\r\nX-Pad: {}\r\n\r\n",
-            "a".repeat(20_000)
-        );
-        let _ = big.write_all(head.as_bytes()).await;
-        let mut answer = vec![0; 256];
-        let n = big.read(&mut answer).await.unwrap();
-        assert!(
-            String::from_utf8_lossy(&answer[..n]).starts_with("HTTP/1.1 431"),
-            "{}",
-            String::from_utf8_lossy(&answer[..n])
-        );
-        // An idle keep-alive connection goes at the same timeout, after
-        // its answer.
-        let mut idle = server.connect(4096);
-        assert!(
-            request(&mut idle, "/healthz")
-                .await
-                .starts_with("HTTP/1.1 200")
-        );
-        assert_eq!(until_closed(&mut idle).await, 0);
-    }
-
-    fn big_body(slots: ResponseSlots) -> Router {
-        Router::new().route(
-            "/big",
-            get(move || {
-                let slots = slots.clone();
-                async move {
-                    let slot = slots.take().await.unwrap();
-                    slot.hold(vec![b'x'; 4 << 20].into_response())
-                }
-            }),
-        )
-    }
-
-    #[tokio::test]
-    async fn a_reader_that_stalls_is_cut_off_and_its_slot_freed() {
-        let slots = ResponseSlots::new(1);
-        let server = Server::start(big_body(slots.clone()), limits(), 0);
-        let mut client = server.connect(16_384);
-        client
-            .write_all(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
-            .await
-            .unwrap();
-        // The body is with hyper and the socket, not read: the slot stays
-        // taken (the body's memory is still held).
-        while slots.available() == 1 {
-            tokio::task::yield_now().await;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        assert_eq!(slots.available(), 0);
-        // The client never reads: cut off at the write timeout, which
-        // frees the slot.
-        while slots.available() == 0 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        assert!(until_closed(&mut client).await < 4 << 20);
-    }
-
-    #[tokio::test]
-    async fn a_response_read_whole_frees_its_slot() {
-        let slots = ResponseSlots::new(1);
-        let limits = ServeLimits {
-            write_timeout: Duration::from_secs(30),
-            header_read_timeout: Duration::from_secs(30),
-            ..limits()
-        };
-        let server = Server::start(big_body(slots.clone()), limits, 0);
-        let mut client = server.connect(65_536);
-        client
-            .write_all(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
-            .await
-            .unwrap();
-        let mut got = Vec::new();
-        let mut buf = vec![0; 65_536];
-        let body_at = loop {
-            let n = client.read(&mut buf).await.unwrap();
-            got.extend_from_slice(&buf[..n]);
-            if let Some(i) = got.windows(4).position(|w| w == b"\r\n\r\n") {
-                break i + 4;
-            }
-        };
-        while got.len() - body_at < 4 << 20 {
-            let n = client.read(&mut buf).await.unwrap();
-            assert!(n > 0, "closed early");
-            got.extend_from_slice(&buf[..n]);
-        }
-        assert_eq!(got.len() - body_at, 4 << 20);
-        while slots.available() == 0 {
-            tokio::task::yield_now().await;
-        }
-        // The connection stays open for the next request.
-        assert!(
-            request(&mut client, "/big")
-                .await
-                .starts_with("HTTP/1.1 200")
-        );
-    }
-
-    #[tokio::test]
-    async fn at_the_cap_further_connections_wait_their_turn() {
-        let limits = ServeLimits {
-            max_connections: 2,
-            header_read_timeout: Duration::from_secs(30),
-            ..limits()
-        };
-        let server = Server::start(probes(), limits, 0);
-        let mut a = server.connect(4096);
-        let mut b = server.connect(4096);
-        assert!(
-            request(&mut a, "/healthz")
-                .await
-                .starts_with("HTTP/1.1 200")
-        );
-        assert!(
-            request(&mut b, "/healthz")
-                .await
-                .starts_with("HTTP/1.1 200")
-        );
-        let mut c = server.connect(4096);
-        c.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-            .await
-            .unwrap();
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        // Two held, so the third was not even taken from the queue.
-        assert_eq!(
-            server.calls.load(Ordering::SeqCst),
-            2,
-            "the loop waits for a slot before it accepts again"
-        );
-        drop(a);
-        let mut answer = vec![0; 256];
-        let n = c.read(&mut answer).await.unwrap();
-        assert!(String::from_utf8_lossy(&answer[..n]).starts_with("HTTP/1.1 200"));
-    }
 }
+
+#[cfg(test)]
+mod tests;

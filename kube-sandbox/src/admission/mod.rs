@@ -25,10 +25,13 @@
 //! versus `Equivalent` (every resource has one version), optional field
 //! syntax (`?.`) and the CEL libraries beyond those of
 //! [`crate::schema`]'s interpreter. Writes the sandbox makes itself
-//! (garbage collection, namespace cleanup, bootstrap objects),
-//! TokenRequests, reviews and `namespaces/NAME/finalize` are not admitted;
-//! `/scale` writes are admitted as writes of the workload. The policies and
-//! bindings themselves are never subject to policies.
+//! (garbage collection, namespace cleanup, bootstrap objects), reviews and
+//! `namespaces/NAME/finalize` are not admitted; `/scale` writes are
+//! admitted as writes of the workload; a TokenRequest is admitted as a
+//! CREATE of `serviceaccounts/token` with the TokenRequest as `object`
+//! (`request.kind` names the ServiceAccount, where the real server names
+//! `authentication.k8s.io/v1 TokenRequest`). The policies and bindings
+//! themselves are never subject to policies.
 
 mod compiled;
 mod matching;

@@ -94,6 +94,7 @@ pub(super) fn token_request(call: &Call) -> Result<Resp, ApiError> {
         })
     }
     .ok_or_else(|| ApiError::not_found("", "serviceaccounts", &name))?;
+    admit(call, &ns, &name, &body, requested, &audiences)?;
     let now = jiff::Timestamp::now().as_second();
     let claims = ServiceAccountClaims {
         namespace: ns.clone(),
@@ -130,6 +131,59 @@ pub(super) fn token_request(call: &Call) -> Result<Resp, ApiError> {
         resp.headers_mut().insert("warning", v);
     }
     Ok(resp)
+}
+
+/// Runs the admission policies over a TokenRequest as the real server
+/// does (`TokenREST.Create`: after its static validation, with the
+/// audiences and `expirationSeconds` defaulted, before the server's
+/// maximum shortens it): a CREATE of `serviceaccounts/token` whose
+/// `object` is the TokenRequest.
+fn admit(
+    call: &Call,
+    ns: &str,
+    name: &str,
+    body: &Value,
+    expiration_seconds: i64,
+    audiences: &[String],
+) -> Result<(), ApiError> {
+    let mut st = call.shared.state.lock().unwrap();
+    let Some(def) = st
+        .catalogue
+        .resources_in("", "v1")
+        .into_iter()
+        .find(|d| d.plural == "serviceaccounts")
+    else {
+        return Ok(());
+    };
+    let mut spec = body["spec"].clone();
+    if !spec.is_object() {
+        spec = json!({});
+    }
+    spec["audiences"] = json!(audiences);
+    spec["expirationSeconds"] = json!(expiration_seconds);
+    let object = json!({
+        "kind": "TokenRequest",
+        "apiVersion": "authentication.k8s.io/v1",
+        "metadata": {"name": name, "namespace": ns, "creationTimestamp": objects::now_rfc3339()},
+        "spec": spec,
+        "status": {},
+    });
+    crate::admission::admit(
+        &mut st,
+        &crate::admission::Request {
+            operation: crate::admission::Operation::Create,
+            def: &def,
+            subresource: "token",
+            namespace: ns,
+            name,
+            object: Some(&object),
+            old_object: None,
+            user: call.user,
+            dry_run: call.query.get("dryRun").is_some(),
+            field_manager: "",
+        },
+    )
+    .map(drop)
 }
 
 /// `POST` of a TokenReview or an access review: answered from the token

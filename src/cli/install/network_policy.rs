@@ -1,10 +1,12 @@
 //! The NetworkPolicy `install` ships for each operator's pods
 //! (docs/reliability.md#what-install-ships-who-can-reach-what).
 //!
-//! Ingress: only the operator's own ports (HTTPS: `/metrics` and, on the
-//! hub, the REST API; the plain health port), and only from pods of the
-//! cluster. The kubelet's probes come from the pod's node, which a
-//! NetworkPolicy always lets through.
+//! Ingress: only the operator's HTTPS port (`/metrics` and, on the hub,
+//! the REST API), and only from pods of the cluster. The plain health
+//! port is admitted from no pod: the kubelet probes it from the pod's own
+//! node, which a NetworkPolicy always lets through, so no other pod can
+//! take the places the kubelet's probes need
+//! (docs/reliability.md#who-can-reach-the-operators-http-servers).
 //!
 //! Egress: DNS (port 53) and TCP to [`API_SERVER_PORTS`] on any address.
 //! A NetworkPolicy cannot name the API server — it is not a pod, and
@@ -26,7 +28,8 @@ pub const API_SERVER_PORTS: [i32; 2] = [443, 6443];
 pub const DNS_PORT: i32 = 53;
 
 /// The NetworkPolicy `name` in `namespace` for the pods matching
-/// `selector`: ingress on `ports` (TCP) from any pod of the cluster,
+/// `selector`: ingress on `ports` (TCP) from any pod of the cluster (and
+/// on every port from the pods' own node, as for any NetworkPolicy),
 /// egress to DNS and to API servers only.
 pub fn operator_policy(
     name: &str,
@@ -65,14 +68,14 @@ mod tests {
 
     #[test]
     fn only_the_given_ports_in_and_dns_and_api_servers_out() {
-        let p = operator_policy("n", "ns", json!({}), json!({ "app": "x" }), &[8443, 8080]);
+        let p = operator_policy("n", "ns", json!({}), json!({ "app": "x" }), &[8443]);
         let spec = &p["spec"];
         assert_eq!(spec["policyTypes"], json!(["Ingress", "Egress"]));
         assert_eq!(spec["podSelector"]["matchLabels"], json!({ "app": "x" }));
         assert_eq!(spec["ingress"].as_array().unwrap().len(), 1);
         assert_eq!(
             spec["ingress"][0]["ports"],
-            json!([{ "protocol": "TCP", "port": 8443 }, { "protocol": "TCP", "port": 8080 }])
+            json!([{ "protocol": "TCP", "port": 8443 }])
         );
         assert_eq!(
             spec["ingress"][0]["from"],
