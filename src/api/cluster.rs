@@ -92,9 +92,41 @@ pub const MAX_DISPLAY_NAME_CHARS: usize = 128;
 /// it is safe as a Prometheus label value, a label selector value and on a
 /// terminal by construction. Checked by the CRD and by [`validate_region`].
 pub const REGION_PATTERN: &str = "^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$";
-/// `spec.displayName`: free text without control or format characters
-/// (RE2 syntax, as the API server evaluates it).
-pub const DISPLAY_NAME_PATTERN: &str = "^[^\\p{Cc}\\p{Cf}]*$";
+/// Free text without control (C0, DEL, C1) or format characters (RE2
+/// syntax, as the API server evaluates it; [`is_control_or_format`] is the
+/// same set in Rust): every string a site writes, and the spec's free text,
+/// so nothing stored can drive a terminal, not even through plain `kubectl
+/// describe`. The edge replaces such characters in what it copies from its
+/// member cluster before it writes (`fleet::bounds`).
+pub const PRINTABLE_TEXT_PATTERN: &str = "^[^\\p{Cc}\\p{Cf}]*$";
+/// `spec.displayName`: [`PRINTABLE_TEXT_PATTERN`].
+pub const DISPLAY_NAME_PATTERN: &str = PRINTABLE_TEXT_PATTERN;
+/// Every date-time field of a site (`lastHeartbeatTime`, a signal's
+/// `firstSeen`, a maintenance window's `until`, …): RFC 3339 exactly as
+/// the product reads it (jiff, through k8s-openapi's `Time`) — at most 9
+/// fraction digits, an offset within ±23:59, years 0000–9998 (jiff's
+/// timestamps end in the last days of 9999, so a later instant, or one an
+/// offset pushes there, does not read). Kubernetes' own `date-time` format
+/// check (kube-openapi's strfmt) is far looser — any number of fraction
+/// digits, any character before them, offsets up to ±99:99 — so without
+/// this one site could store a heartbeat no reader of the fleet can
+/// decode (docs/reliability.md#what-the-crd-refuses). The CRD keeps
+/// `format: date-time` beside it, which checks the day of the month.
+pub const DATE_TIME_PATTERN: &str = "^([0-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$";
+/// The latest instant a site may write ([`DATE_TIME_PATTERN`]'s last
+/// year): what the edge clamps a later time to before it writes.
+pub const MAX_DATE_TIME: &str = "9998-12-31T23:59:59Z";
+/// Upper bound on every count a site reports (nodes, namespaces, GPUs,
+/// inference models and services, a signal's `count`): far above any
+/// cluster, and low enough that the hub's sums over 100,000 sites stay
+/// exact in an i64 (10^14), never saturating.
+pub const MAX_COUNT: i64 = 1_000_000_000;
+/// Upper bound on a reported duration in milliseconds (a probe's or a
+/// report's round trip): one day.
+pub const MAX_DURATION_MILLISECONDS: i64 = 86_400_000;
+/// Bound on `clockOffsetSeconds` either way: 10,000 years, more than any
+/// two instants of [`DATE_TIME_PATTERN`] lie apart.
+pub const MAX_CLOCK_OFFSET_SECONDS: i64 = 315_576_000_000;
 /// Upper bound on `status.conditions`: the hub owns every condition type
 /// (see [`HUB_CONDITION_TYPES`]), so there is room for them and no more.
 pub const MAX_CONDITIONS: usize = 8;
@@ -261,7 +293,7 @@ pub struct FederatedClusterSpec {
     pub heartbeat_interval_seconds: i32,
     /// Upper bound on remediations running at once on this site.
     #[serde(default = "default_max_concurrent_remediations")]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = 2_147_483_647))]
     pub max_concurrent_remediations: i32,
     /// Pull mode only: the hub Secret holding a kubeconfig for the member.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -282,8 +314,10 @@ pub const MAX_MAINTENANCE_REASON_CHARS: usize = 256;
 pub struct MaintenanceWindow {
     /// When the window opened (or opens).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = DATE_TIME_PATTERN))]
     pub since: Option<Time>,
     /// When it ends by itself.
+    #[schemars(regex(pattern = DATE_TIME_PATTERN))]
     pub until: Time,
     /// Why, for humans (no control or format characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -651,14 +685,22 @@ impl SignalType {
 /// so each writer patches only its own keys: the hub owns phase,
 /// phaseTransitionTime, conditions and clockOffsetSeconds; in Push mode the
 /// edge owns the rest.
+//
+// Decoded leniently (`api::lenient`): a status that does not read whole
+// still decodes, without what could not be read, which `unreadable()`
+// names. The derives below are the strict decode the lenient one starts
+// from (`remote = "Self"` makes them inherent functions; the trait impls
+// are in `api::lenient`).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
+#[schemars(rename = "FederatedClusterStatus")]
 pub struct FederatedClusterStatus {
     /// Hub-owned: connection phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<Phase>,
     /// Hub-owned: when `phase` last changed (hub clock).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = DATE_TIME_PATTERN))]
     pub phase_transition_time: Option<Time>,
     /// Hub-owned: `Connected`, `CredentialExpiring`, `ClockSkew`, and in Pull
     /// mode `RemediationCapable`.
@@ -674,26 +716,28 @@ pub struct FederatedClusterStatus {
     /// `lastHeartbeatTime - clockOffsetSeconds` is the heartbeat on the hub
     /// clock, which every age shown to a user is computed from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = -MAX_CLOCK_OFFSET_SECONDS, max = MAX_CLOCK_OFFSET_SECONDS))]
     pub clock_offset_seconds: Option<i64>,
     /// Edge-owned: the edge's clock when it sent its latest report. The hub
     /// judges age by when it observed a new value here, on its own clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = DATE_TIME_PATTERN))]
     pub last_heartbeat_time: Option<Time>,
     /// Edge-owned: version of the reporting operator build.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = MAX_VERSION_CHARS))]
+    #[schemars(length(max = MAX_VERSION_CHARS), regex(pattern = PRINTABLE_TEXT_PATTERN))]
     pub observed_version: Option<String>,
     /// Edge-owned: the member's Kubernetes version, e.g. v1.33.2.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = MAX_VERSION_CHARS))]
+    #[schemars(length(max = MAX_VERSION_CHARS), regex(pattern = PRINTABLE_TEXT_PATTERN))]
     pub kubernetes_version: Option<String>,
     /// Edge-owned: number of nodes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_COUNT))]
     pub node_count: Option<i64>,
     /// Edge-owned: number of namespaces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_COUNT))]
     pub namespace_count: Option<i64>,
     /// Edge-owned: node and accelerator capacity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -703,27 +747,35 @@ pub struct FederatedClusterStatus {
     pub inference: Option<Inference>,
     /// Edge-owned: active failures, worst first, at most 100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 100))]
+    #[schemars(length(max = MAX_SIGNALS))]
     pub signals: Option<Vec<Signal>>,
     /// Edge-owned: when the edge's hub token expires (the token a restart
     /// of the edge would use).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = DATE_TIME_PATTERN))]
     pub credential_expiration_time: Option<Time>,
     /// Edge-owned: when the edge renews that token by itself (half its
     /// lifetime before expiry); absent when it does not renew it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = DATE_TIME_PATTERN))]
     pub credential_renewal_time: Option<Time>,
     /// Pull only: how long the hub's latest successful probe of the member
     /// took, sent with the heartbeat it stamps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_DURATION_MILLISECONDS))]
     pub last_probe_duration_milliseconds: Option<i64>,
     /// Push only: how long the edge's previous report to the hub took (its
     /// status write's round trip), sent with the next heartbeat. The hub
     /// observes it as the site's health-check duration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_DURATION_MILLISECONDS))]
     pub last_report_duration_milliseconds: Option<i64>,
+    /// Not on the wire: what the lenient decoder could not read of the
+    /// site ([`Self::unreadable`], `api::lenient`); None for a status that
+    /// read whole.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub unreadable: Option<Box<super::Unreadable>>,
 }
 
 /// The schema of `status.conditions`: `metav1.Condition`'s, bounded (at
@@ -746,18 +798,21 @@ fn conditions_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
                 "lastTransitionTime": {
                     "description": "When the condition's status last changed (hub clock).",
                     "type": "string",
-                    "format": "date-time"
+                    "format": "date-time",
+                    "pattern": DATE_TIME_PATTERN
                 },
                 "message": {
                     "description": "Human-readable detail.",
                     "type": "string",
-                    "maxLength": MAX_CONDITION_MESSAGE_CHARS
+                    "maxLength": MAX_CONDITION_MESSAGE_CHARS,
+                    "pattern": PRINTABLE_TEXT_PATTERN
                 },
                 "observedGeneration": {
                     "description": "The metadata.generation the condition was set from.",
                     "type": "integer",
                     "format": "int64",
-                    "minimum": 0
+                    "minimum": 0,
+                    "maximum": i64::MAX
                 },
                 "reason": {
                     "description": "Why, in CamelCase.",
@@ -909,23 +964,23 @@ impl EdgeStatus {
 pub struct Capacity {
     /// Number of nodes.
     #[serde(default)]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_COUNT))]
     pub nodes: i64,
     /// Sum of GPU capacity over all vendors.
     #[serde(default)]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_COUNT))]
     pub gpus_total: i64,
     /// Sum of allocatable GPUs over all vendors.
     #[serde(default)]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_COUNT))]
     pub gpus_allocatable: i64,
     /// Per extended-resource name (nvidia.com/gpu, amd.com/gpu, ...).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     #[schemars(extend(
         "maxProperties" = MAX_GPU_VENDORS,
         "x-kubernetes-validations" = [{
-            "rule": "self.all(k, k.size() <= 253)",
-            "message": "GPU resource names are at most 253 characters"
+            "rule": "self.all(k, k.size() <= 253 && k.matches('^[^\\\\p{Cc}\\\\p{Cf}]*$'))",
+            "message": "GPU resource names are at most 253 characters, without control or format characters"
         }]
     ))]
     pub gpus_by_vendor: BTreeMap<String, GpuCount>,
@@ -937,11 +992,11 @@ pub struct Capacity {
 pub struct GpuCount {
     /// Node capacity.
     #[serde(default)]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_COUNT))]
     pub total: i64,
     /// Node allocatable.
     #[serde(default)]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_COUNT))]
     pub allocatable: i64,
 }
 
@@ -951,19 +1006,19 @@ pub struct GpuCount {
 pub struct Inference {
     /// LLMKube Model objects.
     #[serde(default)]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_COUNT))]
     pub models: i64,
     /// Inference services that are ready.
     #[serde(default)]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_COUNT))]
     pub services_ready: i64,
     /// Inference services that failed.
     #[serde(default)]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_COUNT))]
     pub services_failed: i64,
     /// All inference services.
     #[serde(default)]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_COUNT))]
     pub services_total: i64,
 }
 
@@ -973,10 +1028,10 @@ pub struct Inference {
 )]
 pub struct WorkloadRef {
     /// Deployment, StatefulSet, DaemonSet, Job, Pod, Node or an inference kind.
-    #[schemars(length(max = MAX_LABEL_CHARS))]
+    #[schemars(length(max = MAX_LABEL_CHARS), regex(pattern = PRINTABLE_TEXT_PATTERN))]
     pub kind: String,
     /// Object name.
-    #[schemars(length(max = MAX_OBJECT_NAME_CHARS))]
+    #[schemars(length(max = MAX_OBJECT_NAME_CHARS), regex(pattern = PRINTABLE_TEXT_PATTERN))]
     pub name: String,
 }
 
@@ -1015,24 +1070,26 @@ pub struct Signal {
     pub severity: Severity,
     /// Site name; set where signals of many sites are listed together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = MAX_LABEL_CHARS))]
+    #[schemars(length(max = MAX_LABEL_CHARS), regex(pattern = PRINTABLE_TEXT_PATTERN))]
     pub cluster: Option<String>,
     /// Namespace of the workload; empty for cluster-scoped objects (nodes).
     #[serde(default)]
-    #[schemars(length(max = MAX_LABEL_CHARS))]
+    #[schemars(length(max = MAX_LABEL_CHARS), regex(pattern = PRINTABLE_TEXT_PATTERN))]
     pub namespace: String,
     /// The workload the failure belongs to.
     pub workload: WorkloadRef,
     /// Human-readable detail from the source object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = MAX_MESSAGE_CHARS))]
+    #[schemars(length(max = MAX_MESSAGE_CHARS), regex(pattern = PRINTABLE_TEXT_PATTERN))]
     pub message: Option<String>,
     /// When this failure was first seen.
+    #[schemars(regex(pattern = DATE_TIME_PATTERN))]
     pub first_seen: Time,
     /// When this failure was last seen.
+    #[schemars(regex(pattern = DATE_TIME_PATTERN))]
     pub last_seen: Time,
     /// How many reports saw this failure (at least 1).
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = MAX_COUNT))]
     pub count: i64,
 }
 

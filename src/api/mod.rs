@@ -15,6 +15,7 @@
 
 mod cluster;
 mod federation;
+mod lenient;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
 
@@ -23,6 +24,11 @@ use kube::CustomResourceExt;
 
 pub use cluster::*;
 pub use federation::*;
+pub use lenient::{
+    MAX_UNREADABLE_FIELDS, MAX_UNREADABLE_PATH_CHARS, MAX_UNREADABLE_REASON_CHARS, Unreadable,
+    UnreadableField,
+};
+pub(crate) use lenient::decode_leniently;
 
 /// API group of every fleet kind.
 pub const GROUP: &str = "federation.kubectl-fleet.dev";
