@@ -81,6 +81,17 @@ impl Unreadable {
         });
     }
 
+    /// Makes the field recorded last the one containing it at `path` (the
+    /// whole object went for want of the key left out before).
+    fn widen_last(&mut self, path: String) {
+        if self.more > 0 {
+            return;
+        }
+        if let Some(f) = self.fields.last_mut() {
+            f.path = cut(&path, MAX_UNREADABLE_PATH_CHARS);
+        }
+    }
+
     /// Whether nothing was left out.
     pub fn is_empty(&self) -> bool {
         self.fields.is_empty() && self.more == 0
@@ -188,6 +199,8 @@ pub(crate) fn decode_leniently<T: Strict>(
     // the one failing now, and its index in what was written is the
     // current one plus their number.
     let mut removed: HashMap<String, usize> = HashMap::new();
+    // The path last left out (under `prefix`).
+    let mut last: Option<String> = None;
     for _ in 0..MAX_ROUNDS {
         let mut track = serde_path_to_error::Track::new();
         let result = T::strict(serde_path_to_error::Deserializer::new(&value, &mut track));
@@ -197,7 +210,16 @@ pub(crate) fn decode_leniently<T: Strict>(
         };
         let path: Vec<Segment> = track.path().iter().cloned().collect();
         match leave_out(&mut value, &path, &mut removed) {
-            Some(shown) => out.push(format!("{prefix}{shown}"), &error.to_string()),
+            // Leaving out a required key made its object fail: the object
+            // goes, recorded once, with the first reason (the real one).
+            Some(shown) if last.as_deref().is_some_and(|l| self_or_under(l, &shown)) => {
+                out.widen_last(format!("{prefix}{shown}"));
+                last = Some(shown);
+            }
+            Some(shown) => {
+                out.push(format!("{prefix}{shown}"), &error.to_string());
+                last = Some(shown);
+            }
             None => {
                 out.push(prefix.to_owned(), &error.to_string());
                 return None;
@@ -223,7 +245,11 @@ fn leave_out(
     // Down to the first list item on the path, or to the last key.
     let end = match path.iter().position(|s| matches!(s, Segment::Seq { .. })) {
         Some(i) => i + 1,
-        None => path.iter().rposition(|s| matches!(s, Segment::Map { .. }))? + 1,
+        None => {
+            path.iter()
+                .rposition(|s| matches!(s, Segment::Map { .. }))?
+                + 1
+        }
     };
     let (parents, last) = path[..end].split_at(end - 1);
     let mut shown = String::new();
@@ -367,7 +393,8 @@ mod tests {
             "2026-12-05T21:30:05x5Z",
             "2026-12-05T21:30:05+99:99",
         ] {
-            let s = site(json!({"lastHeartbeatTime": bad, "nodeCount": 3, "observedVersion": "1.0"}));
+            let s =
+                site(json!({"lastHeartbeatTime": bad, "nodeCount": 3, "observedVersion": "1.0"}));
             let st = s.status.unwrap();
             let u = st.unreadable().expect("recorded");
             assert_eq!(paths(u), ["status.lastHeartbeatTime"], "{bad}");
@@ -478,17 +505,23 @@ mod tests {
         assert_eq!(st.signals, Some(vec![]));
         // The unreadable count is left out, the entry kept (defaults).
         let back = serde_json::to_value(&st).unwrap();
-        assert_eq!(back["capacity"]["gpusByVendor"][&long_key], json!({"total": 0, "allocatable": 0}));
+        assert_eq!(
+            back["capacity"]["gpusByVendor"][&long_key],
+            json!({"total": 0, "allocatable": 0})
+        );
         assert_eq!(back["signals"], json!([]));
-        assert_eq!(back.as_object().unwrap().len(), 2, "no record on the wire: {back}");
+        assert_eq!(
+            back.as_object().unwrap().len(),
+            2,
+            "no record on the wire: {back}"
+        );
     }
 
     #[test]
     fn text_and_value_readers_agree() {
         let status = json!({"lastHeartbeatTime": "2026-12-05T21:30:05x5Z", "nodeCount": 2});
         let from_value: FederatedClusterStatus = serde_json::from_value(status.clone()).unwrap();
-        let from_text: FederatedClusterStatus =
-            serde_json::from_str(&status.to_string()).unwrap();
+        let from_text: FederatedClusterStatus = serde_json::from_str(&status.to_string()).unwrap();
         let from_ref = <FederatedClusterStatus as Deserialize>::deserialize(&status).unwrap();
         assert_eq!(from_value, from_text);
         assert_eq!(from_ref, from_text);
