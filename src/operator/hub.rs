@@ -871,6 +871,21 @@ impl Hub {
                             ),
                         );
                     }
+                    if let Some(unreadable) = crate::fleet::hub_status::invalid_status(&current) {
+                        // Logged with each write of its judgement, so once
+                        // per change of what the hub cannot read.
+                        let fields: Vec<String> = unreadable
+                            .fields
+                            .iter()
+                            .map(|f| format!("{}: {}", f.path, f.reason))
+                            .collect();
+                        tracing::warn!(
+                            site = %name,
+                            unreadable = %Untrusted(fields.join("; ")),
+                            more = unreadable.more,
+                            "the hub cannot read part of this site's object (condition reason InvalidStatus): judged on the rest"
+                        );
+                    }
                     if j.restored {
                         self.metrics.status_restored(&name);
                         tracing::warn!(

@@ -32,6 +32,9 @@
 //!   credentialExpirationTime: "..."        # null when unknown or Pull mode
 //!   signals: [...]                         # as in FederatedCluster status.signals; [] when none
 //!   conditions: [...]                      # hub conditions; [] when none
+//!   unreadable: null                       # what of the site's object this reader could not read (not what the
+//!                                          #   CRD describes), null when it read whole: {fields: [{path, reason}],
+//!                                          #   notShown}; the keys it names are null or left out above
 //! summary:
 //!   sites: 1
 //!   phases: {connected: 1, stale: 0, unreachable: 0, pending: 0}   # as shown (phase above)
@@ -162,6 +165,44 @@ pub struct SiteReport {
     /// Hub-written conditions.
     #[serde(serialize_with = "times::conditions")]
     pub conditions: Vec<Condition>,
+    /// What of the site's object could not be read, None when it read
+    /// whole (`api::lenient`).
+    pub unreadable: Option<UnreadableReport>,
+}
+
+/// What of a site's object a reader could not read, in a report.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct UnreadableReport {
+    /// The fields left out (at most `api::MAX_UNREADABLE_FIELDS`).
+    pub fields: Vec<UnreadableFieldReport>,
+    /// How many more were left out.
+    pub not_shown: usize,
+}
+
+/// One field a reader could not read.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct UnreadableFieldReport {
+    /// Where: `status.lastHeartbeatTime`, `status.signals[3]`.
+    pub path: String,
+    /// Why, as the decoder said it (quoting the value).
+    pub reason: String,
+}
+
+impl From<&crate::api::Unreadable> for UnreadableReport {
+    fn from(u: &crate::api::Unreadable) -> Self {
+        UnreadableReport {
+            fields: u
+                .fields
+                .iter()
+                .map(|f| UnreadableFieldReport {
+                    path: f.path.clone(),
+                    reason: f.reason.clone(),
+                })
+                .collect(),
+            not_shown: u.more,
+        }
+    }
 }
 
 /// A site's maintenance window (`spec.maintenance`) in a report.
@@ -354,6 +395,7 @@ pub(crate) fn into_site_report(
     let display_name = site.display_name().to_owned();
     let status = site.status.unwrap_or_default();
     let last_heartbeat_age_seconds = status.heartbeat_age(now).map(|d| d.as_secs());
+    let unreadable = status.unreadable().map(UnreadableReport::from);
     SiteReport {
         name,
         display_name,
@@ -390,6 +432,7 @@ pub(crate) fn into_site_report(
             total: i.services_total,
         }),
         credential_expiration_time: status.credential_expiration_time,
+        unreadable,
         signals: status.signals.unwrap_or_default(),
         conditions: status.conditions.unwrap_or_default(),
     }
