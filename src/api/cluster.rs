@@ -101,18 +101,30 @@ pub const REGION_PATTERN: &str = "^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$";
 pub const PRINTABLE_TEXT_PATTERN: &str = "^[^\\p{Cc}\\p{Cf}]*$";
 /// `spec.displayName`: [`PRINTABLE_TEXT_PATTERN`].
 pub const DISPLAY_NAME_PATTERN: &str = PRINTABLE_TEXT_PATTERN;
-/// Every date-time field of a site (`lastHeartbeatTime`, a signal's
-/// `firstSeen`, a maintenance window's `until`, …): RFC 3339 exactly as
-/// the product reads it (jiff, through k8s-openapi's `Time`) — at most 9
-/// fraction digits, an offset within ±23:59, years 0000–9998 (jiff's
-/// timestamps end in the last days of 9999, so a later instant, or one an
-/// offset pushes there, does not read). Kubernetes' own `date-time` format
-/// check (kube-openapi's strfmt) is far looser — any number of fraction
-/// digits, any character before them, offsets up to ±99:99 — so without
-/// this one site could store a heartbeat no reader of the fleet can
-/// decode (docs/reliability.md#what-the-crd-refuses). The CRD keeps
-/// `format: date-time` beside it, which checks the day of the month.
-pub const DATE_TIME_PATTERN: &str = "^([0-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$";
+/// Every date-time field of the fleet's objects (a site's
+/// `lastHeartbeatTime`, a signal's `firstSeen`, a maintenance window's
+/// `until`, …): RFC 3339 exactly as the product reads it (jiff, through
+/// k8s-openapi's `Time`) — a real day of a real month, hours to 23,
+/// minutes and seconds to 59, at most 9 fraction digits, an offset within
+/// ±23:59, years 0000–9998 (jiff's timestamps end in the last days of 9999,
+/// so a later instant, or one an offset pushes there, does not read).
+///
+/// It replaces `format: date-time` in the generated CRDs ([`super::crds`]):
+/// Kubernetes' own check of that format (kube-openapi's strfmt) is far
+/// looser — any number of fraction digits, any character before them,
+/// offsets up to ±99:99, anything after a second `t` — and a field with a
+/// format takes a *list* without any check at all, so one site could store
+/// a heartbeat no reader of the fleet can decode
+/// (docs/reliability.md#what-the-crd-refuses).
+pub const DATE_TIME_PATTERN: &str = concat!(
+    "^(",
+    // Any year 0000–9998, any day a month always has.
+    "([0-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])-",
+    "((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))",
+    // February 29th of a leap year.
+    "|([0-9]{2}(0[48]|[2468][048]|[13579][26])|(0[048]|[2468][048]|[13579][26])00)-02-29",
+    ")[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
+);
 /// The latest instant a site may write ([`DATE_TIME_PATTERN`]'s last
 /// year): what the edge clamps a later time to before it writes.
 pub const MAX_DATE_TIME: &str = "9998-12-31T23:59:59Z";
@@ -314,10 +326,8 @@ pub const MAX_MAINTENANCE_REASON_CHARS: usize = 256;
 pub struct MaintenanceWindow {
     /// When the window opened (or opens).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = DATE_TIME_PATTERN))]
     pub since: Option<Time>,
     /// When it ends by itself.
-    #[schemars(regex(pattern = DATE_TIME_PATTERN))]
     pub until: Time,
     /// Why, for humans (no control or format characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -700,7 +710,6 @@ pub struct FederatedClusterStatus {
     pub phase: Option<Phase>,
     /// Hub-owned: when `phase` last changed (hub clock).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = DATE_TIME_PATTERN))]
     pub phase_transition_time: Option<Time>,
     /// Hub-owned: `Connected`, `CredentialExpiring`, `ClockSkew`, and in Pull
     /// mode `RemediationCapable`.
@@ -721,7 +730,6 @@ pub struct FederatedClusterStatus {
     /// Edge-owned: the edge's clock when it sent its latest report. The hub
     /// judges age by when it observed a new value here, on its own clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = DATE_TIME_PATTERN))]
     pub last_heartbeat_time: Option<Time>,
     /// Edge-owned: version of the reporting operator build.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -752,12 +760,10 @@ pub struct FederatedClusterStatus {
     /// Edge-owned: when the edge's hub token expires (the token a restart
     /// of the edge would use).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = DATE_TIME_PATTERN))]
     pub credential_expiration_time: Option<Time>,
     /// Edge-owned: when the edge renews that token by itself (half its
     /// lifetime before expiry); absent when it does not renew it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = DATE_TIME_PATTERN))]
     pub credential_renewal_time: Option<Time>,
     /// Pull only: how long the hub's latest successful probe of the member
     /// took, sent with the heartbeat it stamps.
@@ -798,8 +804,7 @@ fn conditions_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
                 "lastTransitionTime": {
                     "description": "When the condition's status last changed (hub clock).",
                     "type": "string",
-                    "format": "date-time",
-                    "pattern": DATE_TIME_PATTERN
+                    "format": "date-time"
                 },
                 "message": {
                     "description": "Human-readable detail.",
@@ -1083,10 +1088,8 @@ pub struct Signal {
     #[schemars(length(max = MAX_MESSAGE_CHARS), regex(pattern = PRINTABLE_TEXT_PATTERN))]
     pub message: Option<String>,
     /// When this failure was first seen.
-    #[schemars(regex(pattern = DATE_TIME_PATTERN))]
     pub first_seen: Time,
     /// When this failure was last seen.
-    #[schemars(regex(pattern = DATE_TIME_PATTERN))]
     pub last_seen: Time,
     /// How many reports saw this failure (at least 1).
     #[schemars(range(min = 1, max = MAX_COUNT))]
