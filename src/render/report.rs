@@ -520,6 +520,7 @@ impl ReportStream {
         };
         match format {
             ReportFormat::Json => {
+                // Our own constants and the clock: nothing to escape.
                 out.extend_from_slice(b"{\n  \"apiVersion\": ");
                 serde_json::to_writer(&mut *out, head.api_version).map_err(RenderError::Json)?;
                 out.extend_from_slice(b",\n  \"kind\": ");
@@ -657,7 +658,12 @@ impl JsonPathReport {
 }
 
 /// serde_json's pretty layout (two spaces per level) for a value nested in
-/// a larger document: every line after the first starts with `base`.
+/// a larger document: every line after the first starts with `base`. Every
+/// JSON document the views and the REST API write goes through it, and it
+/// writes strings terminal-safe: what serde_json leaves raw and a terminal
+/// would interpret (C1 controls, DEL, bidi and other invisible characters)
+/// as `\uXXXX` escapes (`render::safe::write_json_fragment`), the same
+/// string to any JSON reader.
 struct IndentedPretty<'a> {
     base: &'a [u8],
     level: usize,
@@ -713,6 +719,14 @@ impl<'a> IndentedPretty<'a> {
 }
 
 impl serde_json::ser::Formatter for IndentedPretty<'_> {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        super::safe::write_json_fragment(w, fragment)
+    }
+
     fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
         self.open(w, b"[")
     }
@@ -831,11 +845,15 @@ pub enum RenderError {
     Yaml(#[source] serde_saphyr::SerializeError),
 }
 
-/// Pretty JSON with a trailing newline.
+/// Pretty JSON with a trailing newline, terminal-safe (see
+/// [`IndentedPretty`]): serde_json's pretty layout.
 pub fn to_json<T: Serialize>(value: &T) -> Result<String, RenderError> {
-    let mut s = serde_json::to_string_pretty(value).map_err(RenderError::Json)?;
-    s.push('\n');
-    Ok(s)
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, IndentedPretty::new(b""));
+    value.serialize(&mut ser).map_err(RenderError::Json)?;
+    out.push(b'\n');
+    // serde_json writes only UTF-8, and the escapes are ASCII.
+    Ok(String::from_utf8(out).unwrap_or_default())
 }
 
 /// YAML (serde-saphyr).

@@ -8,8 +8,11 @@
 //! hide what the admin sees — the reason kubectl escapes them too
 //! (CVE-2021-25743). Human views pass such text through [`terminal_safe`],
 //! and table cells through [`safe_cell`] (escaped, then cut with a marker).
-//! `-o json|yaml` never go through here: JSON escapes control characters
-//! itself and scripts get the exact bytes.
+//! `-o json|yaml` never go through here: scripts get the exact bytes, with
+//! every character [`terminal_safe`] would escape written as a JSON escape
+//! (`\u009b`, [`write_json_fragment`]) — serde_json escapes only C0
+//! controls, and xterm interprets the UTF-8 C1 controls (CSI U+009B) and
+//! DEL raw — and YAML (serde-saphyr) escaping every control character.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -47,7 +50,9 @@ fn is_invisible(c: char) -> bool {
         )
 }
 
-fn needs_escape(c: char) -> bool {
+/// Whether [`terminal_safe`] escapes `c` (a control or invisible layout
+/// character).
+pub fn needs_escape(c: char) -> bool {
     c.is_control() || is_invisible(c)
 }
 
@@ -132,6 +137,31 @@ fn first_unsafe(s: &str) -> Option<usize> {
     None
 }
 
+/// Writes `fragment` (a run of a JSON string that serde_json left
+/// unescaped) with every character [`terminal_safe`] would escape — C1
+/// controls, DEL, invisible layout and format characters — as a JSON
+/// `\uXXXX` escape (a surrogate pair above U+FFFF): the same string to any
+/// JSON reader, inert on a terminal. The one place JSON output is made
+/// terminal-safe (`-o json` of every view, the REST API).
+pub fn write_json_fragment<W: ?Sized + std::io::Write>(
+    w: &mut W,
+    fragment: &str,
+) -> std::io::Result<()> {
+    let mut start = 0;
+    for (i, c) in fragment.char_indices() {
+        if !needs_escape(c) {
+            continue;
+        }
+        w.write_all(&fragment.as_bytes()[start..i])?;
+        let mut units = [0u16; 2];
+        for unit in c.encode_utf16(&mut units) {
+            write!(w, "\\u{unit:04x}")?;
+        }
+        start = i + c.len_utf8();
+    }
+    w.write_all(&fragment.as_bytes()[start..])
+}
+
 /// `s` cut to at most `max` characters, the last of them
 /// [`TRUNCATION_MARKER`] when anything was cut; borrowed when it fits. The
 /// same cut the edge applies to text it copies from its member cluster.
@@ -206,6 +236,26 @@ mod tests {
         assert_eq!(
             terminal_safe("ok\u{202e}lave\u{200b}\u{2028}\u{feff}"),
             r"ok\u{202e}lave\u{200b}\u{2028}\u{feff}"
+        );
+    }
+
+    #[test]
+    fn json_fragments_escape_what_a_terminal_would_interpret() {
+        let mut out = Vec::new();
+        write_json_fragment(
+            &mut out,
+            "csi\u{9b}31m del\u{7f} bidi\u{202e} tag\u{e0041} é ✓",
+        )
+        .unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            r"csi\u009b31m del\u007f bidi\u202e tag\udb40\udc41 é ✓"
+        );
+        let back: String = serde_json::from_str(&format!("\"{text}\"")).unwrap();
+        assert_eq!(
+            back, "csi\u{9b}31m del\u{7f} bidi\u{202e} tag\u{e0041} é ✓",
+            "the exact string"
         );
     }
 

@@ -1130,3 +1130,26 @@ fn an_unreadable_site_is_shown_with_what_could_not_be_read() {
         "the other site read whole"
     );
 }
+
+#[test]
+fn json_output_escapes_what_a_terminal_would_interpret_and_keeps_the_exact_string() {
+    // C1 CSI (xterm reads U+009B as ESC [), DEL and a bidi override, as an
+    // object stored before the CRD refused them could still hold.
+    let text = "0.1\u{9b}2J\u{7f}\u{202e}x";
+    let mut site = FederatedCluster::test("c1").connected();
+    site.status.as_mut().unwrap().observed_version = Some(text.to_owned());
+    let sites = [site];
+    let whole = to_json(&status_report(&sites, &judging(), fixture_now())).unwrap();
+    let streamed = streamed_report(&sites, report::ReportFormat::Json);
+    for json in [&whole, &streamed] {
+        assert!(!json.contains(['\u{9b}', '\u{7f}', '\u{202e}']), "{json}");
+        assert!(
+            json.contains(r#""observedVersion": "0.1\u009b2J\u007f\u202ex""#),
+            "{json}"
+        );
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        assert_eq!(v["sites"][0]["observedVersion"], text, "the exact string");
+    }
+    let d = describe::site_description(&sites[0], &judging(), None, fixture_now());
+    assert!(!to_json(&d).unwrap().contains('\u{9b}'));
+}
