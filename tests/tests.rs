@@ -25,6 +25,7 @@ mod crd_schema;
 mod faults_api;
 mod faults_e2e;
 mod faults_hostile_site;
+mod faults_poisoned_site;
 mod fuzz_untrusted_input;
 mod generated_drift;
 mod hub_ops;

@@ -5,7 +5,9 @@
 //! polls with deadlines. Both are re-exported here: `use crate::support::*`.
 
 mod cli;
+mod crds;
 mod operator;
 
 pub use cli::*;
+pub use crds::*;
 pub use operator::*;
