@@ -22,6 +22,7 @@ mod cli_status;
 mod cli_token_cap;
 mod cli_views;
 mod crd_schema;
+mod decode_admitted;
 mod faults_api;
 mod faults_e2e;
 mod faults_hostile_site;

@@ -3,7 +3,8 @@
 //! edge's read of its own site, the CLI's pages, `status --watch` and
 //! `get`. One decoder ([`decode_site`]), two views of the metadata:
 //! [`UnmanagedSite`] keeps all of it but `managedFields`, [`LeanSite`] only
-//! the name (all the views read).
+//! the name (all the views read) and the resourceVersion (a watch resumes
+//! from it).
 //!
 //! A site never fails to decode because of what a site (or an admin past
 //! the CRD) wrote: the status is decoded leniently by its own type
@@ -93,17 +94,23 @@ fn lenient_spec(raw: &str, status: &mut Option<FederatedClusterStatus>) -> Feder
     spec.unwrap_or_default()
 }
 
-/// A site's metadata kept only as far as its name.
+/// A site's metadata kept only as far as its name, and its
+/// resourceVersion (kube-runtime's watcher resumes from the last one it
+/// saw).
 #[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct NameOnly {
     #[serde(default)]
     name: Option<String>,
+    #[serde(default)]
+    resource_version: Option<String>,
 }
 
 impl KeptMeta for NameOnly {
     fn into_meta(self) -> ObjectMeta {
         ObjectMeta {
             name: self.name,
+            resource_version: self.resource_version,
             ..ObjectMeta::default()
         }
     }
@@ -212,7 +219,8 @@ site_view!(
 
 site_view!(
     /// A site with its metadata cut down to the name, which is all the
-    /// views read (`managedFields` alone is often most of an object).
+    /// views read (`managedFields` alone is often most of an object), and
+    /// the resourceVersion a watch resumes from.
     LeanSite,
     NameOnly
 );
@@ -258,13 +266,14 @@ mod tests {
     }
 
     #[test]
-    fn a_lean_site_keeps_only_the_name() {
+    fn a_lean_site_keeps_only_the_name_and_resource_version() {
         let json = wire(json!({"tier": "critical"}), json!({"nodeCount": 2}));
         let LeanSite(site) = serde_json::from_str(&json.to_string()).unwrap();
         assert_eq!(
             site.metadata,
             ObjectMeta {
                 name: Some("site-a".into()),
+                resource_version: Some("42".into()),
                 ..Default::default()
             }
         );

@@ -216,7 +216,7 @@ impl Cluster {
     /// per request) and hands each page to `each`, sorted by name; pages
     /// follow each other in name order, so the concatenation is the sorted
     /// list of [`Cluster::list_sites`] without ever holding it. Each site is
-    /// decoded lean ([`LeanSite`]): metadata only as far as its name (no
+    /// decoded lean ([`LeanSite`]): metadata only its name and resourceVersion (no
     /// `managedFields`, labels or annotations), with the full spec and
     /// status, and leniently: what one site wrote never fails the page.
     ///
@@ -315,7 +315,7 @@ impl Cluster {
     /// Watches sites with the watch API and yields each change: the whole
     /// fleet once the initial list (or a re-list) is in, then each site
     /// applied or deleted. Sites are decoded lean and leniently
-    /// ([`LeanSite`]: metadata only as far as the name). The caller keeps
+    /// ([`LeanSite`]: metadata only its name and resourceVersion). The caller keeps
     /// the fleet (one copy), so a change costs what the one site costs, not
     /// a copy of the fleet.
     pub fn watch_sites(
