@@ -146,16 +146,14 @@ pub(super) fn type_check(types: &[&str], format: &str, v: &Value, path: &str) ->
         actual == "number" && v.as_f64().is_some_and(is_json_integer) && types.contains(&"integer");
     let int_float = actual == "integer" && types.contains(&"number");
     let string_or_array = matches!(v, Value::String(_) | Value::Array(_));
-    if !string_or_array
-        && !format.is_empty()
-        && !(types.contains(&actual) || actual_format == format || float_int || int_float)
-    {
+    let has_format = !format.is_empty();
+    let matches_format =
+        types.contains(&actual) || actual_format == format || float_int || int_float;
+    if has_format && !(string_or_array || matches_format) {
         return TypeCheck::Invalid(type_invalid(path, format, actual_format));
     }
-    if !(types.contains(&"number") || types.contains(&"integer"))
-        && !format.is_empty()
-        && string_or_array
-    {
+    let numeric = types.contains(&"number") || types.contains(&"integer");
+    if has_format && string_or_array && !numeric {
         return if actual == "array" {
             TypeCheck::Skipped
         } else {
@@ -241,9 +239,9 @@ pub fn go_encode_numbers(v: &mut Value) {
                 .as_f64()
                 .filter(|f| n.is_f64() && f.fract() == 0.0 && f.abs() < 1e21)
             {
-                if f.abs() < 9.223_372_036_854_775_807e18 {
+                if f.abs() < i64::MAX as f64 {
                     *n = (f as i64).into();
-                } else if f > 0.0 && f < 1.844_674_407_370_955_2e19 {
+                } else if f > 0.0 && f < u64::MAX as f64 {
                     *n = (f as u64).into();
                 }
             }
