@@ -2,9 +2,11 @@
 //! minted for it, a site writes terminal escape sequences, text at every
 //! cap, a heartbeat from the future and duplicate signals into its own
 //! status, and tries a 200 KB message. The API server refuses what is over
-//! the caps; a running hub operator keeps judging every site; and an admin
-//! reading the fleet through the real `kubectl fleet …` sees the hostile
-//! text escaped and cut in tables, exact in `-o json`.
+//! the caps, and the shipped CRD refuses the escapes and the counts past
+//! its maximums; through the CRD a hub installed before then holds, which
+//! takes them, a running hub operator keeps judging every site, and an
+//! admin reading the fleet through the real `kubectl fleet …` sees the
+//! hostile text escaped and cut in tables, exact in `-o json`.
 
 use crate::support;
 
@@ -82,12 +84,24 @@ async fn a_hostile_site_cannot_hurt_the_hub_or_the_admins_terminal() {
     let stored = evil_sites.get_status("evil").await.unwrap();
     assert!(stored.status.is_none_or(|s| s.kubernetes_version.is_none()));
 
-    // At the caps, with escapes and nonsense: accepted (the token may).
+    // The CRD refuses escapes and counts past the maximums in a site's
+    // status (docs/reliability.md#what-the-crd-refuses)...
     let hostile = hostile_status();
+    assert_eq!(
+        status_code(
+            evil_sites
+                .patch_status("evil", &merge, &Patch::Merge(&hostile))
+                .await
+        ),
+        422
+    );
+    // ...but a hub installed before it did holds a CRD that takes them,
+    // and an object stored then keeps them: the views must stay safe.
+    support::put_crds(&hub.admin().await, &support::crds_before_the_door_closed()).await;
     evil_sites
         .patch_status("evil", &merge, &Patch::Merge(&hostile))
         .await
-        .expect("a site may write its own status up to the caps");
+        .expect("a site may write its own status up to the caps of that CRD");
 
     // The hub judges both sites while the hostile one is at its caps.
     let (stop, stopped) = watch::channel(false);

@@ -2,7 +2,8 @@
 //! parses input a site, a member cluster or a user controls:
 //!
 //! - a site's status as the hub and the CLI decode it, then every judgment
-//!   and view built from it: decoding may fail, nothing may panic, and a
+//!   and view built from it: a status decodes (leniently, what does not
+//!   read left out), a document that is no site may fail, nothing may panic, and a
 //!   nonsense site never changes how the hub judges the others;
 //! - kubeconfigs (the CLI's `--kubeconfig`, the edge's hub kubeconfig, the
 //!   member kubeconfig of a Pull Secret) and the tokens inside them;
@@ -236,7 +237,7 @@ proptest! {
     fn a_nonsense_site_never_changes_how_the_others_are_judged(status in nonsense_status(), now_s in 0i64..4_102_444_800) {
         let now = Timestamp::from_second(now_s).unwrap();
         let Ok(hostile) = site_with_status(status) else {
-            // Times outside what Kubernetes' metav1.Time holds do not decode.
+            // Not a site at all (the status itself always decodes).
             return Ok(());
         };
         let good = good_site();

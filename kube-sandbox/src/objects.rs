@@ -325,9 +325,20 @@ fn random_suffix() -> String {
 
 /// On `/status` the real server validates `.status` with a validator of its
 /// own schema: the field paths still start at `status.`, but the details
-/// name the field relative to it (`count in body should be ...`).
+/// name the field relative to it (`count in body should be ...`), and an
+/// error without a field of that validator (a range check) is filed under
+/// `status`.
 fn relative_to_status(causes: &mut [Cause]) {
+    const CHECKED: &str = "Checked value must be of type ";
     for c in causes {
+        if c.field == "<nil>"
+            && let Some((head, path)) = c.message.rsplit_once(" in status.")
+            && head.contains(CHECKED)
+        {
+            c.field = "status".to_owned();
+            c.message = format!("{head} in {path}");
+            continue;
+        }
         if let Some(rest) = c.field.strip_prefix("status.") {
             c.message = c
                 .message
@@ -352,6 +363,9 @@ fn apply_schema(
     let Some(schema) = &def.schema else {
         return Ok(Vec::new());
     };
+    // Numbers as the real server's decoder makes them: beyond int64 a
+    // float64, which an integer schema then refuses.
+    crate::schema::go_decode_numbers(obj);
     let before = (opts.field_validation != FieldValidation::Ignore).then(|| obj.clone());
     schema.prune(obj);
     if let Some(before) = before {
@@ -374,7 +388,10 @@ fn apply_schema(
         }
     }
     schema.apply_defaults(obj);
-    Ok(schema.validate(obj, old))
+    let causes = schema.validate(obj, old);
+    // Stored and served as the real server writes them: `1.0` as `1`.
+    crate::schema::go_encode_numbers(obj);
+    Ok(causes)
 }
 
 /// Checks the namespace of a namespaced create exists and is not terminating.

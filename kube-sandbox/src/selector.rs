@@ -406,17 +406,65 @@ pub(crate) fn quote(s: &str) -> String {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
             c if (c as u32) < 0x20 || c == '\u{7f}' => {
                 out.push_str(&format!("\\x{:02x}", c as u32));
             }
+            c if !go_printable(c) && (c as u32) <= 0xffff => {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            }
+            c if !go_printable(c) => out.push_str(&format!("\\U{:08x}", c as u32)),
             c => out.push(c),
         }
     }
     out.push('"');
     out
+}
+
+/// Go's `unicode.IsPrint` for the characters that matter in quoted
+/// values: not a control (C0, DEL, C1), format character (`Cf`: soft
+/// hyphen, bidi and zero-width controls, tags, …), separator other than
+/// the ASCII space, private-use character or noncharacter. (Unassigned
+/// code points, which Go also escapes, are not told apart.)
+fn go_printable(c: char) -> bool {
+    let u = c as u32;
+    !(c.is_control()
+        || matches!(
+            u,
+            0xA0 | 0xAD
+                | 0x600..=0x605
+                | 0x61C
+                | 0x6DD
+                | 0x70F
+                | 0x890..=0x891
+                | 0x8E2
+                | 0x1680
+                | 0x180E
+                | 0x2000..=0x200F
+                | 0x2028..=0x202F
+                | 0x205F..=0x2064
+                | 0x2066..=0x206F
+                | 0x3000
+                | 0xE000..=0xF8FF
+                | 0xFDD0..=0xFDEF
+                | 0xFEFF
+                | 0xFFF9..=0xFFFB
+                | 0x110BD
+                | 0x110CD
+                | 0x13430..=0x1343F
+                | 0x1BCA0..=0x1BCA3
+                | 0x1D173..=0x1D17A
+                | 0xE0001
+                | 0xE0020..=0xE007F
+                | 0xF0000..=0x10FFFF
+        )
+        || u & 0xFFFE == 0xFFFE)
 }
 
 const LABEL_KEY_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";

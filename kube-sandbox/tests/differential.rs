@@ -47,7 +47,36 @@ const ALLOWLIST: &[(&str, &str, &str, &str)] = &[
         NO_GC,
     ),
     ("finalizers_and_deletion", "dry-run delete", "", NO_GC),
+    (
+        "edge_values",
+        "when = [\"2026-12-05T21:30:05Z\"]",
+        "/body/metadata/managedFields",
+        UNTYPED,
+    ),
+    (
+        "edge_values",
+        "when = [\"2026-12-05T21:30:05Z\"]: stored",
+        "/body/metadata/managedFields",
+        UNTYPED,
+    ),
+    (
+        "edge_values",
+        "when = []",
+        "/body/metadata/managedFields",
+        UNTYPED,
+    ),
+    (
+        "edge_values",
+        "when = []: stored",
+        "/body/metadata/managedFields",
+        UNTYPED,
+    ),
 ];
+
+const UNTYPED: &str = "accepted: a list where the schema has a string with a format, which the real server's type \
+     check lets through (the sandbox stores it too), cannot be typed by the real server's field manager, so it \
+     stores the object without managedFields; the sandbox records them. The fleet CRD has no such field (its \
+     date-times are patterns, not formats)";
 
 const NO_GC: &str = "accepted: the real server here runs no garbage collector, so a foregroundDeletion finalizer \
      stays; in a cluster the GC removes an object without dependents at once, as the sandbox does";
@@ -256,6 +285,56 @@ fn widget_crd(group: &str) -> Value {
                             "properties": {
                                 "ready": {"type": "boolean"},
                                 "count": {"type": "integer", "minimum": 0},
+                            },
+                        },
+                    },
+                }},
+            }],
+        },
+    })
+}
+
+/// The CRD of the `edge_values` scenario: a date-time as Kubernetes
+/// checks `format: date-time` and as the fleet CRD pins it down, integers
+/// with and without a format, a fleet count, and a site's text (the
+/// fleet CRD's own schemas of `lastHeartbeatTime`, `nodeCount` and
+/// `kubernetesVersion`).
+fn values_crd(group: &str) -> Value {
+    let fleet = support::load_yaml_docs("deploy/crds/federation.kubectl-fleet.dev.yaml");
+    let status = &fleet[0]["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]
+        ["properties"];
+    // The shipped schemas of a date-time, a count and a site's text.
+    let exact = status["lastHeartbeatTime"].clone();
+    let bounded = status["nodeCount"].clone();
+    let text = status["kubernetesVersion"].clone();
+    assert!(
+        exact["pattern"].is_string()
+            && bounded["maximum"].is_number()
+            && text["pattern"].is_string(),
+        "the fleet CRD's patterns and maximum"
+    );
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("samples.{group}")},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "samples", "singular": "sample", "kind": "Sample", "listKind": "SampleList"},
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {
+                        "spec": {
+                            "type": "object",
+                            "properties": {
+                                "when": {"type": "string", "format": "date-time"},
+                                "exact": exact,
+                                "count": {"type": "integer", "format": "int64", "minimum": 0},
+                                "plain": {"type": "integer"},
+                                "bounded": bounded,
+                                "text": text,
                             },
                         },
                     },
@@ -579,6 +658,7 @@ differential!(
     table_output,
     label_selectors_and_pagination,
     finalizers_and_deletion,
+    edge_values,
 );
 
 /// The proxy of CRD delegate mode is transparent: each `$scenario` run
@@ -1699,6 +1779,107 @@ mod scenarios {
         .await;
     }
 
+    /// Values at the edges of what a writer can store: date-times that
+    /// Kubernetes' `date-time` format (kube-openapi's strfmt) takes and jiff
+    /// does not, numbers beyond int64 or written as floats, control
+    /// characters under a printable-text pattern, and the same values
+    /// under the fleet CRD's exact date-time pattern. Each value is created
+    /// in its own object, and read back (what is stored).
+    pub async fn edge_values(r: &mut Run<'_>) {
+        let crd = values_crd(&r.group);
+        r.server.install_crd(&crd).await;
+        let path = format!("/apis/{}/v1/namespaces/{NS}/samples", r.group);
+        let times = [
+            json!("2026-12-05T21:30:05Z"),
+            json!("2026-12-05t21:30:05z"),
+            json!("2026-12-05T21:30:05.123456789Z"),
+            json!("2026-12-05T21:30:05.1234567891Z"),
+            json!("2026-12-05T21:30:05x5Z"),
+            json!("2026-12-05T21:30:05\u{e9}5Z"),
+            json!("2026-12-05T21:30:05+99:99"),
+            json!("2026-12-05T21:30:05+23:59"),
+            json!("2026-12-05T21:30:05-24:00"),
+            json!("2026-12-05T24:00:00Z"),
+            json!("2026-12-05T21:60:00Z"),
+            json!("2026-12-05T21:30:60Z"),
+            json!("2026-02-29T00:00:00Z"),
+            json!("2024-02-29T00:00:00Z"),
+            json!("2026-12-05T21:30:05Zt"),
+            json!("2026-12-05T21:30:05Zt garbage"),
+            json!("2026-12-05 21:30:05Z"),
+            json!("2026-12-05T21:30Z"),
+            json!("2026-12-05T21:30:05.Z"),
+            json!("2026-12-05T21:30:05,5Z"),
+            json!("2026-12-05T21:30:05"),
+            json!("20261205T213005Z"),
+            json!("+2026-12-05T21:30:05Z"),
+            json!("9999-12-31T23:59:59Z"),
+            json!("9998-12-31T23:59:59-23:59"),
+            json!("0000-01-01T00:00:00Z"),
+            json!(""),
+            json!(["2026-12-05T21:30:05Z"]),
+            json!([]),
+            json!({}),
+            json!(5),
+            json!(true),
+        ];
+        let numbers = [
+            json!(5),
+            json!(-1),
+            json!(9223372036854775807i64),
+            json!(9223372036854775808u64),
+            json!(18446744073709551615u64),
+            json!(1.0),
+            json!(1.5),
+            json!(1e3),
+            json!(9007199254740993.0),
+            json!(1e300),
+            json!("5"),
+        ];
+        let texts = [
+            json!("v1.33.2"),
+            json!("Größe ✓"),
+            json!("a\u{1b}[2Jb"),
+            json!("a\u{9b}b"),
+            json!("a\u{7f}b"),
+            json!("a\u{202e}b"),
+            json!("a\nb"),
+        ];
+        let mut n = 0;
+        let fields = times
+            .iter()
+            .flat_map(|v| [("when", v), ("exact", v)])
+            .chain(
+                numbers
+                    .iter()
+                    .flat_map(|v| [("count", v), ("plain", v), ("bounded", v)]),
+            )
+            .chain(texts.iter().map(|v| ("text", v)));
+        for (field, value) in fields {
+            n += 1;
+            let name = format!("v{n}");
+            let body = json!({"apiVersion": format!("{}/v1", r.group), "kind": "Sample",
+                "metadata": {"name": name, "namespace": NS}, "spec": {field: value}});
+            r.call(
+                &format!("{field} = {value}"),
+                "POST",
+                &path,
+                None,
+                Some(body),
+            )
+            .await;
+            // What is stored (a 404 when refused).
+            r.call(
+                &format!("{field} = {value}: stored"),
+                "GET",
+                &format!("{path}/{name}"),
+                None,
+                None,
+            )
+            .await;
+        }
+    }
+
     pub async fn fleet_crds(r: &mut Run<'_>) {
         let fc = format!("/apis/{FLEET_GROUP}/v1alpha1/federatedclusters");
         let fs = format!("/apis/{FLEET_GROUP}/v1alpha1/federationstatuses");
@@ -1811,6 +1992,56 @@ mod scenarios {
             Some(json!({"status": {"phase": "Lost"}})),
         )
         .await;
+        // What a site could once store and no reader could decode: refused
+        // whole, by both servers, through the shipped CRD.
+        for (label, status) in [
+            (
+                "ten fraction digits",
+                json!({"lastHeartbeatTime": "2026-12-05T21:30:05.1234567891Z"}),
+            ),
+            (
+                "a letter before the fraction",
+                json!({"lastHeartbeatTime": "2026-12-05T21:30:05x5Z"}),
+            ),
+            (
+                "offset +99:99",
+                json!({"lastHeartbeatTime": "2026-12-05T21:30:05+99:99"}),
+            ),
+            ("a list for a time", json!({"lastHeartbeatTime": []})),
+            (
+                "a signal seen in year 9999",
+                json!({"signals": [{"type": "Evicted", "severity": "low",
+                "workload": {"kind": "Pod", "name": "p"}, "count": 1,
+                "firstSeen": "9999-12-31T23:59:59Z", "lastSeen": "2026-12-05T21:30:05Z"}]}),
+            ),
+            (
+                "a count beyond int64",
+                json!({"nodeCount": 18446744073709551615u64}),
+            ),
+            (
+                "a count beyond the maximum",
+                json!({"capacity": {"gpusTotal": 1_000_000_001}}),
+            ),
+            (
+                "an escape in a version",
+                json!({"kubernetesVersion": "v1.33\u{1b}[2J"}),
+            ),
+            (
+                "a C1 control in a message",
+                json!({"signals": [{"type": "Evicted", "severity": "low",
+                "workload": {"kind": "Pod", "name": "p"}, "count": 1, "message": "csi\u{9b}31m",
+                "firstSeen": "2026-12-05T21:30:05Z", "lastSeen": "2026-12-05T21:30:05Z"}]}),
+            ),
+        ] {
+            r.call(
+                &format!("poison: {label}"),
+                "PATCH",
+                &format!("{d}/status"),
+                Some(MERGE),
+                Some(json!({"status": status})),
+            )
+            .await;
+        }
         r.call_accept(
             "table",
             "GET",

@@ -93,9 +93,53 @@ pub const MAX_DISPLAY_NAME_CHARS: usize = 128;
 /// it is safe as a Prometheus label value, a label selector value and on a
 /// terminal by construction. Checked by the CRD and by [`validate_region`].
 pub const REGION_PATTERN: &str = "^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$";
-/// `spec.displayName`: free text without control or format characters
-/// (RE2 syntax, as the API server evaluates it).
-pub const DISPLAY_NAME_PATTERN: &str = "^[^\\p{Cc}\\p{Cf}]*$";
+/// Free text without control (C0, DEL, C1) or format characters (RE2
+/// syntax, as the API server evaluates it; [`is_control_or_format`] is the
+/// same set in Rust): every string a site writes, and the spec's free text,
+/// so nothing stored can drive a terminal, not even through plain `kubectl
+/// describe`. The edge replaces such characters in what it copies from its
+/// member cluster before it writes (`fleet::bounds`).
+pub const PRINTABLE_TEXT_PATTERN: &str = "^[^\\p{Cc}\\p{Cf}]*$";
+/// `spec.displayName`: [`PRINTABLE_TEXT_PATTERN`].
+pub const DISPLAY_NAME_PATTERN: &str = PRINTABLE_TEXT_PATTERN;
+/// Every date-time field of the fleet's objects (a site's
+/// `lastHeartbeatTime`, a signal's `firstSeen`, a maintenance window's
+/// `until`, …): RFC 3339 exactly as the product reads it (jiff, through
+/// k8s-openapi's `Time`) — a real day of a real month, hours to 23,
+/// minutes and seconds to 59, at most 9 fraction digits, an offset within
+/// ±23:59, years 0000–9998 (jiff's timestamps end in the last days of 9999,
+/// so a later instant, or one an offset pushes there, does not read).
+///
+/// It replaces `format: date-time` in the generated CRDs ([`super::crds`]):
+/// Kubernetes' own check of that format (kube-openapi's strfmt) is far
+/// looser — any number of fraction digits, any character before them,
+/// offsets up to ±99:99, anything after a second `t` — and a field with a
+/// format takes a *list* without any check at all, so one site could store
+/// a heartbeat no reader of the fleet can decode
+/// (docs/reliability.md#what-the-crd-refuses).
+pub const DATE_TIME_PATTERN: &str = concat!(
+    "^(",
+    // Any year 0000–9998, any day a month always has.
+    "([0-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])-",
+    "((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))",
+    // February 29th of a leap year.
+    "|([0-9]{2}(0[48]|[2468][048]|[13579][26])|(0[048]|[2468][048]|[13579][26])00)-02-29",
+    ")[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
+);
+/// The latest instant a site may write ([`DATE_TIME_PATTERN`]'s last
+/// year): what the edge clamps a later time to before it writes.
+pub const MAX_DATE_TIME: &str = "9998-12-31T23:59:59Z";
+/// Upper bound on every count a site reports (nodes, namespaces, GPUs,
+/// inference models and services, a signal's `count`): far above any
+/// cluster, and low enough that the hub's sums over 100,000 sites stay
+/// exact in an i64 (10^14), never saturating.
+pub const MAX_COUNT: i64 = 1_000_000_000;
+/// Upper bound on a reported duration in milliseconds (a probe's or a
+/// report's round trip): one day.
+pub const MAX_DURATION_MILLISECONDS: i64 = 86_400_000;
+/// Bound on `clockOffsetSeconds` either way: 10,000 years, more than any
+/// two instants of [`DATE_TIME_PATTERN`] lie apart.
+pub const MAX_CLOCK_OFFSET_SECONDS: i64 = 315_576_000_000;
 /// Upper bound on `status.conditions`: the hub owns every condition type
 /// (see [`HUB_CONDITION_TYPES`]), so there is room for them and no more.
 pub const MAX_CONDITIONS: usize = 8;
@@ -287,7 +331,7 @@ pub struct FederatedClusterSpec {
     pub heartbeat_interval_seconds: i32,
     /// Upper bound on remediations running at once on this site.
     #[serde(default = "default_max_concurrent_remediations")]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = 2_147_483_647))]
     pub max_concurrent_remediations: i32,
     /// Pull mode only: the hub Secret holding a kubeconfig for the member.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -707,8 +751,15 @@ impl SignalType {
 /// so each writer patches only its own keys: the hub owns phase,
 /// phaseTransitionTime, conditions and clockOffsetSeconds; in Push mode the
 /// edge owns the rest.
+//
+// Decoded leniently (`api::lenient`): a status that does not read whole
+// still decodes, without what could not be read, which `unreadable()`
+// names. The derives below are the strict decode the lenient one starts
+// from (`remote = "Self"` makes them inherent functions; the trait impls
+// are in `api::lenient`).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
+#[schemars(rename = "FederatedClusterStatus")]
 pub struct FederatedClusterStatus {
     /// Hub-owned: connection phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -730,6 +781,7 @@ pub struct FederatedClusterStatus {
     /// `lastHeartbeatTime - clockOffsetSeconds` is the heartbeat on the hub
     /// clock, which every age shown to a user is computed from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = -MAX_CLOCK_OFFSET_SECONDS, max = MAX_CLOCK_OFFSET_SECONDS))]
     pub clock_offset_seconds: Option<i64>,
     /// Edge-owned: the edge's clock when it sent its latest report. The hub
     /// judges age by when it observed a new value here, on its own clock.
@@ -737,19 +789,19 @@ pub struct FederatedClusterStatus {
     pub last_heartbeat_time: Option<Time>,
     /// Edge-owned: version of the reporting operator build.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = MAX_VERSION_CHARS))]
+    #[schemars(length(max = MAX_VERSION_CHARS), regex(pattern = PRINTABLE_TEXT_PATTERN))]
     pub observed_version: Option<String>,
     /// Edge-owned: the member's Kubernetes version, e.g. v1.33.2.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = MAX_VERSION_CHARS))]
+    #[schemars(length(max = MAX_VERSION_CHARS), regex(pattern = PRINTABLE_TEXT_PATTERN))]
     pub kubernetes_version: Option<String>,
     /// Edge-owned: number of nodes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_COUNT))]
     pub node_count: Option<i64>,
     /// Edge-owned: number of namespaces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_COUNT))]
     pub namespace_count: Option<i64>,
     /// Edge-owned: node and accelerator capacity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -759,7 +811,7 @@ pub struct FederatedClusterStatus {
     pub inference: Option<Inference>,
     /// Edge-owned: active failures, worst first, at most 100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 100))]
+    #[schemars(length(max = MAX_SIGNALS))]
     pub signals: Option<Vec<Signal>>,
     /// Edge-owned: when the edge's hub token expires (the token a restart
     /// of the edge would use).
@@ -772,13 +824,13 @@ pub struct FederatedClusterStatus {
     /// Pull only: how long the hub's latest successful probe of the member
     /// took, sent with the heartbeat it stamps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_DURATION_MILLISECONDS))]
     pub last_probe_duration_milliseconds: Option<i64>,
     /// Push only: how long the edge's previous report to the hub took (its
     /// status write's round trip), sent with the next heartbeat. The hub
     /// observes it as the site's health-check duration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_DURATION_MILLISECONDS))]
     pub last_report_duration_milliseconds: Option<i64>,
     /// Edge-owned: the identity of the member cluster the report was read
     /// from — the UID of its `kube-system` namespace, which lives as long
@@ -787,6 +839,12 @@ pub struct FederatedClusterStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = MEMBER_UID_CHARS, max = MEMBER_UID_CHARS), regex(pattern = MEMBER_UID_PATTERN))]
     pub member: Option<String>,
+    /// Not on the wire: what the lenient decoder could not read of the
+    /// site ([`Self::unreadable`], `api::lenient`); None for a status that
+    /// read whole.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub unreadable: Option<Box<super::Unreadable>>,
 }
 
 /// The schema of `status.conditions`: `metav1.Condition`'s, bounded (at
@@ -814,13 +872,15 @@ fn conditions_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
                 "message": {
                     "description": "Human-readable detail.",
                     "type": "string",
-                    "maxLength": MAX_CONDITION_MESSAGE_CHARS
+                    "maxLength": MAX_CONDITION_MESSAGE_CHARS,
+                    "pattern": PRINTABLE_TEXT_PATTERN
                 },
                 "observedGeneration": {
                     "description": "The metadata.generation the condition was set from.",
                     "type": "integer",
                     "format": "int64",
-                    "minimum": 0
+                    "minimum": 0,
+                    "maximum": i64::MAX
                 },
                 "reason": {
                     "description": "Why, in CamelCase.",
@@ -977,23 +1037,23 @@ impl EdgeStatus {
 pub struct Capacity {
     /// Number of nodes.
     #[serde(default)]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_COUNT))]
     pub nodes: i64,
     /// Sum of GPU capacity over all vendors.
     #[serde(default)]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_COUNT))]
     pub gpus_total: i64,
     /// Sum of allocatable GPUs over all vendors.
     #[serde(default)]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_COUNT))]
     pub gpus_allocatable: i64,
     /// Per extended-resource name (nvidia.com/gpu, amd.com/gpu, ...).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     #[schemars(extend(
         "maxProperties" = MAX_GPU_VENDORS,
         "x-kubernetes-validations" = [{
-            "rule": "self.all(k, k.size() <= 253)",
-            "message": "GPU resource names are at most 253 characters"
+            "rule": "self.all(k, k.size() <= 253 && k.matches('^[^\\\\p{Cc}\\\\p{Cf}]*$'))",
+            "message": "GPU resource names are at most 253 characters, without control or format characters"
         }]
     ))]
     pub gpus_by_vendor: BTreeMap<String, GpuCount>,
@@ -1005,11 +1065,11 @@ pub struct Capacity {
 pub struct GpuCount {
     /// Node capacity.
     #[serde(default)]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_COUNT))]
     pub total: i64,
     /// Node allocatable.
     #[serde(default)]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_COUNT))]
     pub allocatable: i64,
 }
 
@@ -1019,19 +1079,19 @@ pub struct GpuCount {
 pub struct Inference {
     /// LLMKube Model objects.
     #[serde(default)]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_COUNT))]
     pub models: i64,
     /// Inference services that are ready.
     #[serde(default)]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_COUNT))]
     pub services_ready: i64,
     /// Inference services that failed.
     #[serde(default)]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_COUNT))]
     pub services_failed: i64,
     /// All inference services.
     #[serde(default)]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = MAX_COUNT))]
     pub services_total: i64,
 }
 
@@ -1041,10 +1101,10 @@ pub struct Inference {
 )]
 pub struct WorkloadRef {
     /// Deployment, StatefulSet, DaemonSet, Job, Pod, Node or an inference kind.
-    #[schemars(length(max = MAX_LABEL_CHARS))]
+    #[schemars(length(max = MAX_LABEL_CHARS), regex(pattern = PRINTABLE_TEXT_PATTERN))]
     pub kind: String,
     /// Object name.
-    #[schemars(length(max = MAX_OBJECT_NAME_CHARS))]
+    #[schemars(length(max = MAX_OBJECT_NAME_CHARS), regex(pattern = PRINTABLE_TEXT_PATTERN))]
     pub name: String,
 }
 
@@ -1083,24 +1143,24 @@ pub struct Signal {
     pub severity: Severity,
     /// Site name; set where signals of many sites are listed together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = MAX_LABEL_CHARS))]
+    #[schemars(length(max = MAX_LABEL_CHARS), regex(pattern = PRINTABLE_TEXT_PATTERN))]
     pub cluster: Option<String>,
     /// Namespace of the workload; empty for cluster-scoped objects (nodes).
     #[serde(default)]
-    #[schemars(length(max = MAX_LABEL_CHARS))]
+    #[schemars(length(max = MAX_LABEL_CHARS), regex(pattern = PRINTABLE_TEXT_PATTERN))]
     pub namespace: String,
     /// The workload the failure belongs to.
     pub workload: WorkloadRef,
     /// Human-readable detail from the source object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = MAX_MESSAGE_CHARS))]
+    #[schemars(length(max = MAX_MESSAGE_CHARS), regex(pattern = PRINTABLE_TEXT_PATTERN))]
     pub message: Option<String>,
     /// When this failure was first seen.
     pub first_seen: Time,
     /// When this failure was last seen.
     pub last_seen: Time,
     /// How many reports saw this failure (at least 1).
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = MAX_COUNT))]
     pub count: i64,
 }
 

@@ -184,6 +184,19 @@ impl FederatedCluster {
         self
     }
 
+    /// The site as every reader decodes it after the status keys of
+    /// `written` (an object) were written with those values (a heartbeat
+    /// with ten fraction digits, a count above i64): through the lenient
+    /// decoder (`api::lenient`), so what does not read is left out and
+    /// recorded.
+    pub fn poisoned(self, written: serde_json::Value) -> Self {
+        let mut json = serde_json::to_value(&self).expect("a site serialises");
+        for (key, value) in written.as_object().expect("an object of status keys") {
+            json["status"][key] = value.clone();
+        }
+        serde_json::from_value(json).expect("a site always decodes")
+    }
+
     /// A Pull site's latest successful probe took `ms` milliseconds.
     pub fn probed_in(mut self, ms: i64) -> Self {
         self.status_mut().last_probe_duration_milliseconds = Some(ms);
@@ -280,7 +293,9 @@ impl FederatedCluster {
     /// Every edge-owned field at its cap (`MAX_SIGNALS` signals, every
     /// string at its `maxLength`, `MAX_GPU_VENDORS` GPU resources, counts
     /// at `i64::MAX`), text in NUL characters, the longest once stored as
-    /// JSON (`\u0000`). Signal `i` has type `i` mod the number of types on
+    /// JSON (`\u0000`). Past what the CRD admits today (no control
+    /// characters, counts up to `MAX_COUNT`): the most a reader can be
+    /// handed by an API server that validates less. Signal `i` has type `i` mod the number of types on
     /// workload `Kind/NNN…`, the same on every site built this way, so
     /// correlation and cascade detection over such sites do the most work.
     pub fn at_caps(mut self) -> Self {

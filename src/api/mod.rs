@@ -17,12 +17,20 @@ mod cluster;
 mod federation;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
+mod lenient;
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
+};
 use kube::CustomResourceExt;
 
 pub use cluster::*;
 pub use federation::*;
+pub(crate) use lenient::decode_leniently;
+pub use lenient::{
+    MAX_UNREADABLE_FIELDS, MAX_UNREADABLE_PATH_CHARS, MAX_UNREADABLE_REASON_CHARS, Unreadable,
+    UnreadableField,
+};
 
 /// API group of every fleet kind.
 pub const GROUP: &str = "federation.kubectl-fleet.dev";
@@ -32,8 +40,40 @@ pub const VERSION: &str = "v1alpha1";
 pub const API_VERSION: &str = "federation.kubectl-fleet.dev/v1alpha1";
 
 /// The CRDs of this API, in a stable order (FederatedCluster, FederationStatus).
+/// Every `format: date-time` of the generated schemas becomes the exact
+/// [`DATE_TIME_PATTERN`] (see there why).
 pub fn crds() -> Vec<CustomResourceDefinition> {
-    vec![FederatedCluster::crd(), FederationStatus::crd()]
+    let mut crds = vec![FederatedCluster::crd(), FederationStatus::crd()];
+    for crd in &mut crds {
+        for version in &mut crd.spec.versions {
+            if let Some(schema) = version
+                .schema
+                .as_mut()
+                .and_then(|v| v.open_api_v3_schema.as_mut())
+            {
+                exact_date_times(schema);
+            }
+        }
+    }
+    crds
+}
+
+/// Replaces `format: date-time` with [`DATE_TIME_PATTERN`] in `schema` and
+/// everything under it.
+fn exact_date_times(schema: &mut JSONSchemaProps) {
+    if schema.format.as_deref() == Some("date-time") {
+        schema.format = None;
+        schema.pattern = Some(DATE_TIME_PATTERN.to_owned());
+    }
+    for child in schema.properties.iter_mut().flat_map(|p| p.values_mut()) {
+        exact_date_times(child);
+    }
+    if let Some(JSONSchemaPropsOrArray::Schema(items)) = schema.items.as_mut() {
+        exact_date_times(items);
+    }
+    if let Some(JSONSchemaPropsOrBool::Schema(extra)) = schema.additional_properties.as_mut() {
+        exact_date_times(extra);
+    }
 }
 
 /// The CRDs as one multi-document YAML stream, ready for `kubectl apply -f -`.
@@ -194,6 +234,23 @@ mod tests {
             Environment::Development < Environment::Staging
                 && Environment::Staging < Environment::Production
         );
+    }
+
+    #[test]
+    fn every_date_time_is_the_exact_pattern() {
+        let yaml = crds_yaml();
+        assert!(!yaml.contains("date-time"), "no format date-time left");
+        let fc = serde_json::to_value(&crds()[0]).unwrap();
+        let status = &fc["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]
+            ["properties"];
+        for time in [
+            &status["lastHeartbeatTime"],
+            &status["signals"]["items"]["properties"]["firstSeen"],
+            &status["conditions"]["items"]["properties"]["lastTransitionTime"],
+        ] {
+            assert_eq!(time["pattern"], DATE_TIME_PATTERN, "{time}");
+            assert_eq!(time["type"], "string");
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use kubectl_fleet::cli::parse_or_exit;
 use kubectl_fleet::fleet::verbosity::tracing_level;
 use kubectl_fleet::k8s::with_causes;
 use kubectl_fleet::operator::{self, Args, LogFormat};
-use kubectl_fleet::render::safe::terminal_safe;
+use kubectl_fleet::render::safe::{BoundedLogLines, terminal_safe};
 use tracing_subscriber::EnvFilter;
 
 fn init_tracing(args: &Args) {
@@ -44,10 +44,12 @@ fn init_tracing(args: &Args) {
     }
     // Colour only on a terminal; log files and collectors get plain text.
     let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    // Every line bounded, the kube crate's too (`render::safe::BoundedLogLines`).
+    let json = matches!(args.log_format, LogFormat::Json);
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(ansi)
-        .with_writer(std::io::stderr);
+        .with_writer(BoundedLogLines::new(std::io::stderr, json));
     match args.log_format {
         LogFormat::Json => builder.json().init(),
         LogFormat::Text => builder.init(),

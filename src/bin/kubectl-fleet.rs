@@ -88,9 +88,13 @@ fn init_tracing(verbose: u8) {
     // RUST_LOG, when set, refines -v (e.g. RUST_LOG=kube=debug).
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    // Every line bounded, the kube crate's too, as the operator's.
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(kubectl_fleet::render::safe::BoundedLogLines::new(
+            std::io::stderr,
+            false,
+        ))
         // Colour only on a terminal: a log redirected to a file stays text.
         .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)

@@ -30,6 +30,13 @@
 //! the hub's [`MemberSighting`] of the identity a site's reports name
 //! (`status.member`): True for [`MEMBER_CHANGE_HOLD`] after the hub saw
 //! it change, then False; absent on a site whose member never changed.
+//!
+//! A site whose object the hub could not read whole ([`Unreadable`],
+//! `api::lenient`) is judged on what it could read: an unreadable
+//! `lastHeartbeatTime` is never a new heartbeat ([`Sighting::of_site`]),
+//! and `Connected` carries the reason [`INVALID_STATUS`] naming the keys
+//! it could not read, whatever else the phase is (see [`invalid_status`]
+//! and docs/operations.md#a-site-whose-status-the-hub-cannot-read).
 
 use std::borrow::Cow;
 use std::time::Duration;
@@ -40,7 +47,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use crate::api::{
     CONDITION_CLOCK_SKEW, CONDITION_CONNECTED, CONDITION_CREDENTIAL_EXPIRING,
     CONDITION_MEMBER_CHANGED, CONDITION_REMEDIATION_CAPABLE, FederatedCluster,
-    FederatedClusterStatus, Mode, Phase,
+    FederatedClusterStatus, Mode, Phase, Unreadable,
 };
 use crate::fleet::phase::{self, HeartbeatObservation};
 use crate::fleet::probe::{ProbeOutcome, ProbeVerdict};
@@ -138,6 +145,148 @@ impl Sighting {
             }
             _ => self,
         }
+    }
+}
+
+/// Stands for a `lastHeartbeatTime` the hub could not read in a sighting
+/// seeded without one ([`Sighting::of_site`]): no readable heartbeat
+/// equals it (the CRD admits the years 0000–9998 only), so the first one
+/// the site writes afterwards counts as new.
+pub const UNREADABLE_HEARTBEAT: Timestamp = Timestamp::MIN;
+
+impl Sighting {
+    /// Folds `site`'s current heartbeat into the hub's previous sighting of
+    /// it ([`Sighting::fold`]), `interval` being the effective heartbeat
+    /// interval. A heartbeat the hub could not read is never a new one:
+    /// the previous sighting stands, so the site ages on the hub clock as a
+    /// silent one does; with no previous sighting (hub start, failover) it
+    /// is seeded as any heartbeat the hub has not seen move, from what the
+    /// hub last judged: observed now if that was `Connected` (as
+    /// [`HeartbeatObservation::seed`] does), else just old enough for the
+    /// persisted phase at its `phaseTransitionTime` (never heard from if
+    /// `Pending` or never judged).
+    pub fn of_site(
+        previous: Option<&Sighting>,
+        site: &FederatedCluster,
+        interval: Duration,
+        now: Timestamp,
+    ) -> Sighting {
+        let status = site.status.as_ref();
+        let persisted = status.and_then(|s| s.phase);
+        if !status
+            .and_then(|s| s.unreadable())
+            .is_some_and(Unreadable::heartbeat)
+        {
+            let reported = status
+                .and_then(|s| s.last_heartbeat_time.as_ref())
+                .map(|t| t.0);
+            return Sighting::fold(previous, reported, persisted, now);
+        }
+        if let Some(prev) = previous {
+            return *prev;
+        }
+        let since = status
+            .and_then(|s| s.phase_transition_time.as_ref())
+            .map_or(now, |t| t.0.min(now));
+        let older_than = |intervals: u32| {
+            let age = SignedDuration::try_from(interval * intervals + phase::TRANSITION_MARGIN)
+                .unwrap_or(SignedDuration::MAX);
+            since.checked_sub(age).unwrap_or(Timestamp::MIN)
+        };
+        let observed_at = match persisted {
+            Some(Phase::Connected) => Some(now),
+            Some(Phase::Stale) => Some(older_than(phase::CONNECTED_INTERVALS)),
+            Some(Phase::Unreachable) => Some(older_than(phase::STALE_INTERVALS)),
+            Some(Phase::Pending) | None => None,
+        };
+        Sighting {
+            observation: observed_at.map(|observed_at| HeartbeatObservation {
+                reported: UNREADABLE_HEARTBEAT,
+                observed_at,
+            }),
+            live: false,
+        }
+    }
+}
+
+/// The condition reason of a site the hub could not read whole.
+pub const INVALID_STATUS: &str = "InvalidStatus";
+
+/// What the hub could not read of `site` that it judges it by, if
+/// anything: fields of the site's own (edge-owned status keys, or spec
+/// keys an admin wrote past the CRD). Unreadable hub-owned keys alone are
+/// not: the hub's next write replaces them ([`unreadable_hub_keys`]).
+pub fn invalid_status(site: &FederatedCluster) -> Option<&Unreadable> {
+    site.status
+        .as_ref()?
+        .unreadable()
+        .filter(|u| !u.only_hub_owned())
+}
+
+/// Whether some hub-owned key of `site` could not be read: a write is
+/// due, which replaces them with the hub's judgement.
+pub fn unreadable_hub_keys(site: &FederatedCluster) -> bool {
+    site.status
+        .as_ref()
+        .and_then(|s| s.unreadable())
+        .is_some_and(|u| {
+            u.keys().iter().any(|k| {
+                k.strip_prefix("status.")
+                    .is_some_and(|k| crate::api::HUB_OWNED_STATUS_KEYS.contains(&k))
+            })
+        })
+}
+
+/// `state` of `Connected` for a site the hub could not read whole: the
+/// same status (it follows the phase), reason [`INVALID_STATUS`], and a
+/// message naming the keys it could not read (our own key names, never
+/// the site's text) before what `state` says.
+fn invalid_state<'a>(
+    state: CondState<impl FnOnce() -> String + 'a>,
+    unreadable: &'a Unreadable,
+) -> CondState<impl FnOnce() -> String + 'a> {
+    CondState::new(state.status, INVALID_STATUS, move || {
+        let keys = unreadable.keys().join(", ");
+        let heartbeat = if unreadable.heartbeat() {
+            "; a heartbeat the hub cannot read is not counted as one"
+        } else {
+            ""
+        };
+        format!(
+            "the hub cannot read {keys} of this site (not what the CRD describes; `kubectl fleet describe` shows why){heartbeat}: {}",
+            (state.message)()
+        )
+    })
+}
+
+/// Sets `Connected` to `state`, or to [`invalid_state`] of it when the hub
+/// could not read the site whole; the latter is checked in full (its
+/// message names the keys, so a different set of keys is a write).
+fn set_connected(
+    conditions: &mut Cow<'_, [Condition]>,
+    site: &FederatedCluster,
+    state: CondState<impl FnOnce() -> String>,
+    now: Timestamp,
+    check: Check,
+) -> bool {
+    let generation = site.metadata.generation;
+    match invalid_status(site) {
+        Some(unreadable) => set_condition(
+            conditions,
+            CONDITION_CONNECTED,
+            invalid_state(state, unreadable),
+            generation,
+            now,
+            Check::Full,
+        ),
+        None => set_condition(
+            conditions,
+            CONDITION_CONNECTED,
+            state,
+            generation,
+            now,
+            check,
+        ),
     }
 }
 
@@ -540,12 +689,17 @@ fn clock_offset(
     }
 }
 
-/// A condition message within the CRD's cap (a Pull probe's message
+/// A condition message within the CRD's bounds: printable (no control or
+/// format character) and at most its length (a Pull probe's message
 /// quotes what the member answered, which has no bound of its own).
 fn bounded_message(message: String) -> String {
+    let message = match crate::fleet::bounds::printable(&message) {
+        Cow::Borrowed(_) => message,
+        Cow::Owned(clean) => clean,
+    };
     match crate::fleet::bounds::cut_to(&message, crate::api::MAX_CONDITION_MESSAGE_CHARS) {
-        std::borrow::Cow::Borrowed(_) => message,
-        std::borrow::Cow::Owned(cut) => cut,
+        Cow::Borrowed(_) => message,
+        Cow::Owned(cut) => cut,
     }
 }
 
@@ -702,11 +856,10 @@ pub fn hub_status<'a>(
     if check == Check::Full {
         rewritten |= keep_owned(&mut conditions, PUSH_CONDITION_TYPES);
     }
-    rewritten |= set_condition(
+    rewritten |= set_connected(
         &mut conditions,
-        CONDITION_CONNECTED,
+        site,
         connected_state(new_phase, interval),
-        generation,
         now,
         check,
     );
@@ -734,7 +887,7 @@ pub fn hub_status<'a>(
         }
         None => {}
     }
-    changed |= rewritten;
+    changed |= rewritten || unreadable_hub_keys(site);
     let (clock_offset_seconds, offset_moved) = clock_offset(
         status.and_then(|s| s.clock_offset_seconds),
         live.as_ref().map(|obs| measured_offset(obs, interval)),
@@ -829,11 +982,10 @@ pub fn pull_hub_status<'a>(
     }
     match probe {
         Some(probe) => {
-            rewritten |= set_condition(
+            rewritten |= set_connected(
                 &mut conditions,
-                CONDITION_CONNECTED,
+                site,
                 probe_connected_state(probe),
-                generation,
                 now,
                 check,
             );
@@ -854,14 +1006,7 @@ pub fn pull_hub_status<'a>(
             let state = CondState::new("Unknown", "NotProbedYet", || {
                 "the hub has not probed the member cluster yet".to_owned()
             });
-            rewritten |= set_condition(
-                &mut conditions,
-                CONDITION_CONNECTED,
-                state,
-                generation,
-                now,
-                check,
-            );
+            rewritten |= set_connected(&mut conditions, site, state, now, check);
         }
         None => {}
     }
@@ -909,7 +1054,7 @@ pub fn pull_hub_status<'a>(
     .into_iter()
     .flatten()
     .min();
-    changed |= rewritten;
+    changed |= rewritten || unreadable_hub_keys(site);
     HubStatus {
         phase: new_phase,
         phase_transition_time,
@@ -1243,6 +1388,150 @@ mod tests {
                 observation: None,
                 live: true
             }
+        );
+    }
+
+    /// A heartbeat with ten fraction digits: Kubernetes' date-time check
+    /// passes it, jiff does not read it.
+    fn unreadable_heartbeat() -> serde_json::Value {
+        serde_json::json!({"lastHeartbeatTime": "2026-01-01T12:00:05.1234567891Z"})
+    }
+
+    #[test]
+    fn an_unreadable_heartbeat_is_never_a_new_sighting() {
+        let s = FederatedCluster::test("p")
+            .connected()
+            .poisoned(unreadable_heartbeat());
+        // Watched before: the previous sighting stands, however often the
+        // unreadable value changes.
+        let before = seen(-5, -5, true);
+        assert_eq!(Sighting::of_site(Some(&before), &s, I, at(60)), before);
+        let h = judge(&s, &before, at(100));
+        assert_eq!(h.phase, Phase::Stale, "it ages as a silent site does");
+        // A readable heartbeat afterwards is new.
+        let fixed = FederatedCluster::test("p").heartbeat_ago(0);
+        let after = Sighting::of_site(Some(&before), &fixed, I, at(120));
+        assert_eq!(after.observation.unwrap().observed_at, at(120));
+    }
+
+    #[test]
+    fn after_a_restart_an_unreadable_heartbeat_counts_as_one_that_did_not_move() {
+        let first = |site: &FederatedCluster| Sighting::of_site(None, site, I, at(0));
+        let poison = |site: FederatedCluster| site.poisoned(unreadable_heartbeat());
+        // Last judged Connected: observed now, Stale 3·I later.
+        let c = first(&poison(FederatedCluster::test("p").connected()));
+        assert_eq!(c.observation.unwrap().observed_at, at(0));
+        assert!(!c.live);
+        let site = poison(FederatedCluster::test("p").connected());
+        assert_eq!(judge(&site, &c, at(90)).phase, Phase::Connected);
+        assert_eq!(judge(&site, &c, at(91)).phase, Phase::Stale);
+        // Last judged Stale 60 s ago: as old as that judgement says, so
+        // Unreachable when it would have been (7·I after it).
+        let site = poison(FederatedCluster::test("p").with_phase(Phase::Stale, 60));
+        let s = first(&site);
+        assert_eq!(judge(&site, &s, at(0)).phase, Phase::Stale);
+        assert_eq!(judge(&site, &s, at(149)).phase, Phase::Stale);
+        assert_eq!(judge(&site, &s, at(150)).phase, Phase::Unreachable);
+        let site = poison(FederatedCluster::test("p").with_phase(Phase::Unreachable, 600));
+        assert_eq!(judge(&site, &first(&site), at(0)).phase, Phase::Unreachable);
+        // Never judged, or Pending: never heard from.
+        for site in [
+            poison(FederatedCluster::test("p")),
+            poison(FederatedCluster::test("p").pending()),
+        ] {
+            assert_eq!(first(&site), NEVER);
+            assert_eq!(judge(&site, &NEVER, at(0)).phase, Phase::Pending);
+        }
+        // The seeded heartbeat is no real one: the first readable one is new.
+        let fixed = FederatedCluster::test("p").connected();
+        let next = Sighting::of_site(Some(&c), &fixed, I, at(30));
+        assert_eq!(
+            next,
+            Sighting {
+                observation: Some(HeartbeatObservation {
+                    reported: fixed.status.unwrap().last_heartbeat_time.unwrap().0,
+                    observed_at: at(30)
+                }),
+                live: true
+            }
+        );
+    }
+
+    #[test]
+    fn connected_says_invalid_status_and_names_the_keys_it_cannot_read() {
+        let site = FederatedCluster::test("p")
+            .connected()
+            .poisoned(serde_json::json!({
+                "lastHeartbeatTime": "2026-01-01T12:00:05.1234567891Z",
+                "nodeCount": 18446744073709551615u64,
+            }));
+        let h = judge(&site, &seen(0, 0, false), at(10));
+        assert_eq!(h.phase, Phase::Connected);
+        assert!(h.changed, "the reason changes: a write");
+        let c = cond(&h, CONDITION_CONNECTED).unwrap();
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("True", INVALID_STATUS)
+        );
+        assert_eq!(
+            c.message,
+            "the hub cannot read status.lastHeartbeatTime, status.nodeCount of this site (not what the CRD describes; `kubectl fleet describe` shows why); a heartbeat the hub cannot read is not counted as one: heartbeat received within 90s (3 intervals)"
+        );
+        // Written, judged again: nothing to write; Stale keeps the reason.
+        let site = written(site, &h);
+        assert!(!judge(&site, &seen(0, 0, false), at(20)).changed);
+        let stale = judge(&site, &seen(0, 0, false), at(91));
+        let c = cond(&stale, CONDITION_CONNECTED).unwrap();
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str()),
+            ("False", INVALID_STATUS)
+        );
+        // Another set of keys is another message: a write.
+        let mut other = site.clone();
+        other.status.as_mut().unwrap().unreadable = FederatedCluster::test("p")
+            .connected()
+            .poisoned(serde_json::json!({"capacity": {"nodes": "x"}}))
+            .status
+            .unwrap()
+            .unreadable;
+        let h = judge(&other, &seen(0, 0, false), at(20));
+        assert!(h.changed);
+        assert!(
+            cond(&h, CONDITION_CONNECTED)
+                .unwrap()
+                .message
+                .starts_with("the hub cannot read status.capacity of")
+        );
+        // Readable again: back to the heartbeat's own reason.
+        let mut fixed = site;
+        fixed.status.as_mut().unwrap().unreadable = None;
+        let h = judge(&fixed, &seen(0, 0, false), at(20));
+        assert!(h.changed);
+        assert_eq!(
+            cond(&h, CONDITION_CONNECTED).unwrap().reason,
+            "HeartbeatReceived"
+        );
+    }
+
+    #[test]
+    fn unreadable_hub_owned_keys_alone_are_rewritten_not_flagged() {
+        let site = FederatedCluster::test("p")
+            .connected()
+            .poisoned(serde_json::json!({"phaseTransitionTime": "2026-01-01T12:00:05x5Z"}));
+        assert!(invalid_status(&site).is_none());
+        let h = judge(&site, &seen(0, 0, false), at(10));
+        assert!(h.changed, "a write replaces what the hub could not read");
+        assert_eq!(
+            cond(&h, CONDITION_CONNECTED).unwrap().reason,
+            "HeartbeatReceived"
+        );
+    }
+
+    #[test]
+    fn condition_messages_are_printable() {
+        assert_eq!(
+            bounded_message("denied\n\u{1b}[2J\u{9b}\u{202e}x".to_owned()),
+            "denied \u{fffd}[2J\u{fffd}\u{fffd}x"
         );
     }
 

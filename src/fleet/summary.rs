@@ -159,8 +159,17 @@ pub fn connected_at_most(interval: std::time::Duration) -> std::time::Duration {
 pub fn disconnect_reason(site: &FederatedCluster, now: Timestamp) -> String {
     // The age on the hub clock (see `heartbeat_on_hub_clock`), never negative.
     let age = site.status.as_ref().and_then(|s| s.heartbeat_age(now));
+    let unreadable = site
+        .status
+        .as_ref()
+        .and_then(|s| s.unreadable())
+        .is_some_and(|u| u.heartbeat());
     match (effective_phase(site), age) {
         (Phase::Connected, _) => String::new(),
+        (phase, None) if unreadable => format!(
+            "{}: its heartbeat cannot be read (InvalidStatus)",
+            phase.as_str().to_lowercase()
+        ),
         (_, None) => "never heard from".to_owned(),
         (phase, Some(age)) => format!(
             "{}: last heartbeat {} ago (interval {}s)",

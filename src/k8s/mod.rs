@@ -45,4 +45,5 @@ pub mod lease;
 pub mod member;
 pub mod pull;
 pub mod reviews;
+pub mod site_decode;
 pub mod site_status;

@@ -2,20 +2,24 @@
 //! patch, replace the hub-owned part with the resourceVersion, and check
 //! that the fleet CRDs are served.
 
-use std::borrow::Cow;
-use std::collections::BTreeMap;
-
 use futures::{Stream, TryStreamExt as _};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
 use serde_json::Value;
 
-use crate::api::{API_VERSION, FederatedCluster, FederatedClusterSpec, FederatedClusterStatus};
+use super::site_decode::UnmanagedSite;
+use crate::api::{API_VERSION, FederatedCluster, HUB_OWNED_STATUS_KEYS};
 
 /// The cluster-scoped FederatedCluster API.
 pub fn sites(client: kube::Client) -> Api<FederatedCluster> {
     Api::all(client)
+}
+
+/// The same API, decoding each site leniently and without its
+/// `managedFields` ([`UnmanagedSite`]): a site always reads, whatever it
+/// wrote (`k8s::site_decode`).
+fn lenient(api: &Api<FederatedCluster>) -> Api<UnmanagedSite> {
+    Api::all(api.clone().into_client())
 }
 
 /// Reads one site (the edge identity may read only its own).
@@ -23,7 +27,7 @@ pub async fn get_site(
     api: &Api<FederatedCluster>,
     name: &str,
 ) -> Result<FederatedCluster, kube::Error> {
-    api.get(name).await
+    lenient(api).get(name).await.map(|s| s.0)
 }
 
 /// Sends a JSON merge patch (`{"status": {...}}`) to the site's `/status`.
@@ -32,35 +36,63 @@ pub async fn patch_site_status(
     name: &str,
     patch: &Value,
 ) -> Result<FederatedCluster, kube::Error> {
-    api.patch_status(name, &PatchParams::default(), &Patch::Merge(patch))
+    lenient(api)
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(patch))
         .await
+        .map(|s| s.0)
 }
 
-/// Replaces the site's `/status` with `site.status`, guarded by
+/// Writes the hub-owned part of `site.status`, guarded by
 /// `site.metadata.resourceVersion`: if anyone wrote since it was read the
 /// API server answers 409 and nothing is written.
+///
+/// A site whose status read whole is replaced (`PUT /status`). A site with
+/// fields the hub could not read ([`crate::api::Unreadable`]) gets a JSON
+/// merge patch of the hub-owned keys alone, carrying the resourceVersion:
+/// a replace would send the status without what the hub could not read,
+/// and so remove the site's own keys.
 pub async fn replace_site_status(
     api: &Api<FederatedCluster>,
     site: &FederatedCluster,
 ) -> Result<FederatedCluster, kube::Error> {
     let name = site.metadata.name.clone().unwrap_or_default();
-    api.replace_status(&name, &PostParams::default(), site)
+    let status = site.status.as_ref();
+    if status.and_then(|s| s.unreadable()).is_none() {
+        return lenient(api)
+            .replace_status(&name, &PostParams::default(), &UnmanagedSite(site.clone()))
+            .await
+            .map(|s| s.0);
+    }
+    let written = serde_json::to_value(status.cloned().unwrap_or_default())
+        .map_err(kube::Error::SerdeError)?;
+    let hub_keys: serde_json::Map<String, Value> = HUB_OWNED_STATUS_KEYS
+        .iter()
+        .map(|k| {
+            (
+                (*k).to_owned(),
+                written.get(*k).cloned().unwrap_or(Value::Null),
+            )
+        })
+        .collect();
+    let patch = serde_json::json!({
+        "metadata": {"resourceVersion": site.metadata.resource_version},
+        "status": hub_keys,
+    });
+    lenient(api)
+        .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
         .await
+        .map(|s| s.0)
 }
 
 /// Watches every site (kube-runtime's watcher: list, watch, resume,
-/// relist) and decodes each one without its `metadata.managedFields`: they
-/// are skipped in the JSON, never built. The hub reads none of them, a
-/// status replace without them keeps the stored ones (both API servers take
-/// them from the stored object for `/status`), and decoded they were the
-/// larger part of the work per watch event: each entry's `fieldsV1` is a
-/// tree of JSON maps (docs/benchmarks-operator.md).
+/// relist) and decodes each one leniently without its
+/// `metadata.managedFields` ([`UnmanagedSite`]): a list or an event never
+/// fails on what one site wrote.
 pub fn watch_sites_unmanaged(
     api: &Api<FederatedCluster>,
     config: watcher::Config,
 ) -> impl Stream<Item = Result<watcher::Event<FederatedCluster>, watcher::Error>> + Send + 'static {
-    let unmanaged: Api<UnmanagedSite> = Api::all(api.clone().into_client());
-    watcher(unmanaged, config).map_ok(|event| match event {
+    watcher(lenient(api), config).map_ok(|event| match event {
         watcher::Event::Init => watcher::Event::Init,
         watcher::Event::InitApply(s) => watcher::Event::InitApply(s.0),
         watcher::Event::InitDone => watcher::Event::InitDone,
@@ -103,93 +135,6 @@ where
         };
         next.map(|event| (event, events))
     })
-}
-
-/// A FederatedCluster decoded without `metadata.managedFields`.
-#[derive(Clone, Debug)]
-struct UnmanagedSite(FederatedCluster);
-
-impl<'de> serde::Deserialize<'de> for UnmanagedSite {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        /// The wire form; unknown keys (`managedFields`, `apiVersion`,
-        /// `kind`) are skipped by serde without being decoded.
-        #[derive(serde::Deserialize)]
-        struct Wire {
-            #[serde(default)]
-            metadata: Meta,
-            spec: FederatedClusterSpec,
-            #[serde(default)]
-            status: Option<FederatedClusterStatus>,
-        }
-        /// [`ObjectMeta`] but `managedFields`.
-        #[derive(serde::Deserialize, Default)]
-        #[serde(default, rename_all = "camelCase")]
-        struct Meta {
-            annotations: Option<BTreeMap<String, String>>,
-            creation_timestamp: Option<Time>,
-            deletion_grace_period_seconds: Option<i64>,
-            deletion_timestamp: Option<Time>,
-            finalizers: Option<Vec<String>>,
-            generate_name: Option<String>,
-            generation: Option<i64>,
-            labels: Option<BTreeMap<String, String>>,
-            name: Option<String>,
-            namespace: Option<String>,
-            owner_references: Option<Vec<OwnerReference>>,
-            resource_version: Option<String>,
-            self_link: Option<String>,
-            uid: Option<String>,
-        }
-        let Wire {
-            metadata: m,
-            spec,
-            status,
-        } = Wire::deserialize(d)?;
-        let mut site = FederatedCluster::new("", spec);
-        site.metadata = ObjectMeta {
-            annotations: m.annotations,
-            creation_timestamp: m.creation_timestamp,
-            deletion_grace_period_seconds: m.deletion_grace_period_seconds,
-            deletion_timestamp: m.deletion_timestamp,
-            finalizers: m.finalizers,
-            generate_name: m.generate_name,
-            generation: m.generation,
-            labels: m.labels,
-            managed_fields: None,
-            name: m.name,
-            namespace: m.namespace,
-            owner_references: m.owner_references,
-            resource_version: m.resource_version,
-            self_link: m.self_link,
-            uid: m.uid,
-        };
-        site.status = status;
-        Ok(UnmanagedSite(site))
-    }
-}
-
-impl kube::Resource for UnmanagedSite {
-    type DynamicType = ();
-    type Scope = <FederatedCluster as kube::Resource>::Scope;
-
-    fn kind(dt: &()) -> Cow<'_, str> {
-        FederatedCluster::kind(dt)
-    }
-    fn group(dt: &()) -> Cow<'_, str> {
-        FederatedCluster::group(dt)
-    }
-    fn version(dt: &()) -> Cow<'_, str> {
-        FederatedCluster::version(dt)
-    }
-    fn plural(dt: &()) -> Cow<'_, str> {
-        FederatedCluster::plural(dt)
-    }
-    fn meta(&self) -> &ObjectMeta {
-        &self.0.metadata
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.0.metadata
-    }
 }
 
 /// Whether the API server serves `federatedclusters` in the fleet group
@@ -249,33 +194,5 @@ mod tests {
             None,
             "the sender is gone: the stream ends"
         );
-    }
-
-    #[test]
-    fn a_watched_site_keeps_its_metadata_but_managed_fields() {
-        let json = serde_json::json!({
-            "apiVersion": "federation.kubectl-fleet.dev/v1alpha1",
-            "kind": "FederatedCluster",
-            "metadata": {
-                "name": "site-a",
-                "uid": "u-1",
-                "resourceVersion": "42",
-                "generation": 3,
-                "labels": {"tier": "gold"},
-                "annotations": {"a": "b"},
-                "creationTimestamp": "2026-12-03T10:00:00Z",
-                "managedFields": [{"manager": "edge", "operation": "Update",
-                    "fieldsType": "FieldsV1", "fieldsV1": {"f:status": {"f:lastHeartbeatTime": {}}}}]
-            },
-            "spec": {"heartbeatIntervalSeconds": 30},
-            "status": {"lastHeartbeatTime": "2026-12-03T10:00:30Z", "nodeCount": 2}
-        });
-        let full: FederatedCluster = serde_json::from_value(json.clone()).unwrap();
-        let UnmanagedSite(lean) = serde_json::from_value(json).unwrap();
-        assert!(full.metadata.managed_fields.is_some());
-        assert_eq!(lean.metadata.managed_fields, None);
-        let mut expected = full;
-        expected.metadata.managed_fields = None;
-        assert_eq!(lean, expected);
     }
 }

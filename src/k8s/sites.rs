@@ -10,9 +10,10 @@ use super::client::Cluster;
 use super::error::Error;
 use super::identity::ObjectRef;
 use super::list_token;
+use super::site_decode::{LeanSite, UnmanagedSite};
 use crate::api::{
-    Cascade, Correlation, FEDERATION_STATUS_NAME, FederatedCluster, FederatedClusterSpec,
-    FederatedClusterStatus, FederationStatus, HubLiveness, MaintenanceWindow, Quarantine,
+    Cascade, Correlation, FEDERATION_STATUS_NAME, FederatedCluster, FederationStatus, HubLiveness,
+    MaintenanceWindow, Quarantine,
 };
 use crate::fleet::policy::Incidents;
 
@@ -199,10 +200,12 @@ impl Cluster {
         Ok(list.items)
     }
 
-    /// Reads one site; Ok(None) if it is not registered.
+    /// Reads one site (decoded leniently, without `managedFields`:
+    /// `k8s::site_decode`); Ok(None) if it is not registered.
     pub async fn get_site(&self, name: &str) -> Result<Option<FederatedCluster>, Error> {
-        match self.sites_api().get(name).await {
-            Ok(site) => Ok(Some(site)),
+        let api: Api<UnmanagedSite> = Api::all(self.client.clone());
+        match api.get(name).await {
+            Ok(site) => Ok(Some(site.0)),
             Err(e) => {
                 let err = Error::api(format!("get FederatedCluster {name}"), self.server(), e);
                 if err.is_not_found() {
@@ -267,8 +270,9 @@ impl Cluster {
     /// per request) and hands each page to `each`, sorted by name; pages
     /// follow each other in name order, so the concatenation is the sorted
     /// list of [`Cluster::list_sites`] without ever holding it. Each site is
-    /// decoded lean: metadata only as far as its name (no `managedFields`,
-    /// labels or annotations), with the full spec and status.
+    /// decoded lean ([`LeanSite`]): metadata only its name and resourceVersion (no
+    /// `managedFields`, labels or annotations), with the full spec and
+    /// status, and leniently: what one site wrote never fails the page.
     ///
     /// One page ahead is fetched while a page is decoded and handed to
     /// `each`: its request goes out as soon as this page's `continue`
@@ -310,8 +314,7 @@ impl Cluster {
                 // Not read early (or, never seen, read wrong): ask now.
                 next = fetch(token.as_deref()).map_err(|e| *e)?;
             }
-            let mut sites: Vec<FederatedCluster> =
-                page.items.into_iter().map(LeanSite::into_site).collect();
+            let mut sites: Vec<FederatedCluster> = page.items.into_iter().map(|s| s.0).collect();
             sites.sort_by(|a, b| a.site_name().cmp(b.site_name()));
             if let (Some(last), Some(first)) = (&last, sites.first())
                 && first.site_name() <= last.as_str()
@@ -365,9 +368,10 @@ impl Cluster {
 
     /// Watches sites with the watch API and yields each change: the whole
     /// fleet once the initial list (or a re-list) is in, then each site
-    /// applied or deleted. Sites are kept lean (metadata only as far as the
-    /// name). The caller keeps the fleet (one copy), so a change costs what
-    /// the one site costs, not a copy of the fleet.
+    /// applied or deleted. Sites are decoded lean and leniently
+    /// ([`LeanSite`]: metadata only its name and resourceVersion). The caller keeps
+    /// the fleet (one copy), so a change costs what the one site costs, not
+    /// a copy of the fleet.
     pub fn watch_sites(
         &self,
         selector: Option<&str>,
@@ -378,7 +382,8 @@ impl Cluster {
         }
         let server = self.server().to_owned();
         let mut initial: Vec<FederatedCluster> = Vec::new();
-        watcher(self.sites_api(), config)
+        let api: Api<LeanSite> = Api::all(self.client.clone());
+        watcher(api, config)
             .map_err(move |e| watch_error(&server, e))
             .try_filter_map(move |event| {
                 let change = match event {
@@ -387,15 +392,15 @@ impl Cluster {
                         None
                     }
                     watcher::Event::InitApply(site) => {
-                        initial.push(lean(site));
+                        initial.push(site.0);
                         None
                     }
                     watcher::Event::InitDone => {
                         Some(SiteChange::Listed(std::mem::take(&mut initial)))
                     }
-                    watcher::Event::Apply(site) => Some(SiteChange::Applied(Box::new(lean(site)))),
+                    watcher::Event::Apply(site) => Some(SiteChange::Applied(Box::new(site.0))),
                     watcher::Event::Delete(site) => {
-                        Some(SiteChange::Deleted(site.site_name().to_owned()))
+                        Some(SiteChange::Deleted(site.0.site_name().to_owned()))
                     }
                 };
                 futures::future::ready(Ok(change))
@@ -575,19 +580,6 @@ struct LeanList {
     items: Vec<LeanSite>,
 }
 
-/// `site` with its metadata cut down to the name, which is all the views
-/// read (managedFields alone is often most of an object).
-fn lean(site: FederatedCluster) -> FederatedCluster {
-    LeanSite {
-        metadata: LeanMeta {
-            name: site.metadata.name,
-        },
-        spec: site.spec,
-        status: site.status,
-    }
-    .into_site()
-}
-
 /// One change of the fleet, as [`Cluster::watch_sites`] reports it.
 #[derive(Debug)]
 pub enum SiteChange {
@@ -597,30 +589,6 @@ pub enum SiteChange {
     Applied(Box<FederatedCluster>),
     /// The site of this name was deleted.
     Deleted(String),
-}
-
-/// A FederatedCluster without the metadata nobody reads here.
-#[derive(serde::Deserialize)]
-struct LeanSite {
-    metadata: LeanMeta,
-    spec: FederatedClusterSpec,
-    #[serde(default)]
-    status: Option<FederatedClusterStatus>,
-}
-
-#[derive(serde::Deserialize)]
-struct LeanMeta {
-    #[serde(default)]
-    name: Option<String>,
-}
-
-impl LeanSite {
-    fn into_site(self) -> FederatedCluster {
-        let mut site =
-            FederatedCluster::new(self.metadata.name.as_deref().unwrap_or_default(), self.spec);
-        site.status = self.status;
-        site
-    }
 }
 
 /// A list request under way on the runtime (so it progresses while the

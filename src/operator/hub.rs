@@ -4,7 +4,8 @@
 //! - Every watch event for a site is an *observation*: when its
 //!   `lastHeartbeatTime` value changes, the hub records its own "now" for it
 //!   (a [`Sighting`], see [`Sighting::fold`]), in memory — recording costs
-//!   no write.
+//!   no write. A heartbeat the hub could not read is never a new one
+//!   ([`Sighting::of_site`]).
 //! - What to write and when to look again is judged by
 //!   [`crate::fleet::hub_status::hub_status`] from that sighting and the
 //!   effective interval (`--interval-scale` applied).
@@ -385,10 +386,11 @@ impl Hub {
     ) -> (Sighting, Option<CheckedConditions>) {
         let name = site.site_name();
         let status = site.status.as_ref();
+        // None when the hub could not read it (`Sighting::of_site`).
         let reported = status
+            .filter(|s| s.unreadable().is_none_or(|u| !u.heartbeat()))
             .and_then(|s| s.last_heartbeat_time.as_ref())
             .map(|t| t.0);
-        let persisted = status.and_then(|s| s.phase);
         self.observe_signals(site);
         self.observe_member(site, now);
         let mut ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());
@@ -406,10 +408,10 @@ impl Hub {
                 .event_lag(now.duration_since(t).as_secs_f64().max(0.0));
             self.observe_report(site);
         }
-        let sighting = Sighting::fold(
+        let sighting = Sighting::of_site(
             before.as_ref().map(|b| &b.sighting),
-            reported,
-            persisted,
+            site,
+            self.effective_interval(site),
             now,
         );
         let verified = before.and_then(|b| b.verified);
@@ -716,15 +718,10 @@ impl Hub {
             let ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());
             for site in sites {
                 let known = ledger.get(site.site_name()).copied();
-                let reported = site
-                    .status
-                    .as_ref()
-                    .and_then(|s| s.last_heartbeat_time.as_ref())
-                    .map(|t| t.0);
-                let sighting = Sighting::fold(
+                let sighting = Sighting::of_site(
                     known.as_ref().map(|k| &k.sighting),
-                    reported,
-                    site.phase(),
+                    site,
+                    self.effective_interval(site),
                     now,
                 );
                 let remembered = known.and_then(|k| k.verified);
@@ -928,6 +925,21 @@ impl Hub {
                                 self.effective_interval(&written),
                                 conditions,
                             ),
+                        );
+                    }
+                    if let Some(unreadable) = crate::fleet::hub_status::invalid_status(&current) {
+                        // Logged with each write of its judgement, so once
+                        // per change of what the hub cannot read.
+                        let fields: Vec<String> = unreadable
+                            .fields
+                            .iter()
+                            .map(|f| format!("{}: {}", f.path, f.reason))
+                            .collect();
+                        tracing::warn!(
+                            site = %name,
+                            unreadable = %Untrusted(fields.join("; ")),
+                            more = unreadable.more,
+                            "the hub cannot read part of this site's object (condition reason InvalidStatus): judged on the rest"
                         );
                     }
                     if j.restored {

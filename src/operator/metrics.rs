@@ -93,7 +93,11 @@ struct StatusLabels {
 /// A label value written escaped as the Prometheus text format and
 /// OpenMetrics require (`\` as `\\`, `"` as `\"`, a newline as `\n`),
 /// whatever it holds: the exposition stays valid with any site name or
-/// region, even one that bypassed the CRD's pattern.
+/// region, even one that bypassed the CRD's pattern. Any other character a
+/// terminal would interpret (C1 controls, DEL, the other C0 controls,
+/// invisible layout characters: `render::safe`) becomes the visible text
+/// `\u{9b}` (its backslash escaped), so `curl /metrics` on a terminal is
+/// safe too; the format has no escape that keeps such a character.
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub struct LabelValue(String);
 
@@ -107,15 +111,19 @@ impl LabelValue {
 impl EncodeLabelValue for LabelValue {
     fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
         use std::fmt::Write as _;
+        let escaped =
+            |c: char| matches!(c, '\\' | '"' | '\n') || crate::render::safe::needs_escape(c);
         let mut rest = self.0.as_str();
-        while let Some(i) = rest.find(['\\', '"', '\n']) {
+        while let Some(i) = rest.find(escaped) {
             encoder.write_str(&rest[..i])?;
-            encoder.write_str(match rest.as_bytes()[i] {
-                b'\\' => "\\\\",
-                b'"' => "\\\"",
-                _ => "\\n",
-            })?;
-            rest = &rest[i + 1..];
+            let c = rest[i..].chars().next().unwrap_or_default();
+            match c {
+                '\\' => encoder.write_str("\\\\")?,
+                '"' => encoder.write_str("\\\"")?,
+                '\n' => encoder.write_str("\\n")?,
+                c => write!(encoder, "\\\\u{{{:x}}}", u32::from(c))?,
+            }
+            rest = &rest[i + c.len_utf8()..];
         }
         encoder.write_str(rest)
     }
@@ -1025,7 +1033,18 @@ mod tests {
             Some("x\"} 0\nfederation_clusters_total{status=\"unreachable\"} 0\n#\\".to_owned());
         m.set_fleet(&[site], 0, Some(true), crate::api::fixtures::fixture_now());
         m.observe_health_check("b\"\n", 0.01);
+        m.observe_health_check("c\u{9b}31m\u{7f}\u{1b}[2J\u{202e}", 0.01);
         let text = m.encode();
+        assert!(
+            text.contains(
+                "federation_health_check_duration_seconds_count{cluster=\"c\\\\u{9b}31m\\\\u{7f}\\\\u{1b}[2J\\\\u{202e}\"} 1\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            !text.contains(['\u{9b}', '\u{7f}', '\u{1b}', '\u{202e}']),
+            "no raw control reaches the scrape"
+        );
         assert!(
             text.contains(
                 "federation_cluster_nodes{cluster=\"a\",region=\"x\\\"} 0\\nfederation_clusters_total{status=\\\"unreachable\\\"} 0\\n#\\\\\"} 3\n"

@@ -191,7 +191,10 @@ impl IntoResponse for Refused {
 /// control characters of echoed input; echoed input is also cut short).
 pub fn error_response(status: StatusCode, message: &str) -> Response {
     let body = serde_json::json!({ "code": status.as_u16(), "message": message });
-    (status, axum::Json(body)).into_response()
+    // The message may quote the request (a site name): written
+    // terminal-safe, as every JSON answer (`render::to_json`).
+    let text = render::to_json(&body).unwrap_or_default();
+    (status, [(header::CONTENT_TYPE, "application/json")], text).into_response()
 }
 
 /// A request the API answers with an error status.

@@ -244,6 +244,15 @@ fn hub_text(h: &HubReport) -> String {
     }
 }
 
+/// Whether the report's site had a heartbeat that could not be read.
+fn unreadable_heartbeat(s: &SiteReport) -> bool {
+    s.unreadable.as_ref().is_some_and(|u| {
+        u.fields
+            .iter()
+            .any(|f| f.path == "status" || f.path == "status.lastHeartbeatTime")
+    })
+}
+
 fn policy_text(p: &Policy) -> String {
     match (p.approval_required, p.role) {
         (true, Some(role)) => format!("{}, approval by {}", p.mode.as_str(), role.as_str()),
@@ -342,6 +351,9 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
             human_duration(SignedDuration::from_secs(secs))
         ),
         (Some(t), None) => format!("{}, {clock}", t.0),
+        (None, _) if unreadable_heartbeat(s) => {
+            "unreadable (see Unreadable below); not counted as a heartbeat".to_owned()
+        }
         (None, _) => "never".to_owned(),
     };
     field("Last Heartbeat", &heard);
@@ -377,6 +389,23 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
             "Last Probe",
             &format!("{ms}ms (the latest successful probe)"),
         );
+    }
+
+    if let Some(u) = &s.unreadable {
+        out.push_str(&format!(
+            "{:<20}not what the CRD describes; judged without it\n",
+            "Unreadable:"
+        ));
+        for f in &u.fields {
+            out.push_str(&format!(
+                "  {}: {}\n",
+                untrusted(&f.path),
+                untrusted(&f.reason)
+            ));
+        }
+        if u.not_shown > 0 {
+            out.push_str(&format!("  ({} more not shown)\n", u.not_shown));
+        }
     }
 
     out.push_str("Conditions:\n");

@@ -36,6 +36,9 @@
 //!                                          #   at decidedSeverity and decidedTier (null: the unknown-tier fallback),
 //!                                          #   raisedBy: the incidents that raised it (ids; [] when none)
 //!   conditions: [...]                      # hub conditions; [] when none
+//!   unreadable: null                       # what of the site's object this reader could not read (not what the
+//!                                          #   CRD describes), null when it read whole: {fields: [{path, reason}],
+//!                                          #   notShown}; the keys it names are null or left out above
 //! summary:
 //!   sites: 1
 //!   phases: {connected: 1, stale: 0, unreachable: 0, pending: 0}   # as shown (phase above)
@@ -175,7 +178,46 @@ pub struct SiteReport {
     /// `kube-system` namespace (`status.member`); a `MemberChanged`
     /// condition says when it changed.
     pub member: Option<String>,
+    /// What of the site's object could not be read, None when it read
+    /// whole (`api::lenient`).
+    pub unreadable: Option<UnreadableReport>,
 }
+
+/// What of a site's object a reader could not read, in a report.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct UnreadableReport {
+    /// The fields left out (at most `api::MAX_UNREADABLE_FIELDS`).
+    pub fields: Vec<UnreadableFieldReport>,
+    /// How many more were left out.
+    pub not_shown: usize,
+}
+
+/// One field a reader could not read.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct UnreadableFieldReport {
+    /// Where: `status.lastHeartbeatTime`, `status.signals[3]`.
+    pub path: String,
+    /// Why, as the decoder said it (quoting the value).
+    pub reason: String,
+}
+
+impl From<&crate::api::Unreadable> for UnreadableReport {
+    fn from(u: &crate::api::Unreadable) -> Self {
+        UnreadableReport {
+            fields: u
+                .fields
+                .iter()
+                .map(|f| UnreadableFieldReport {
+                    path: f.path.clone(),
+                    reason: f.reason.clone(),
+                })
+                .collect(),
+            not_shown: u.more,
+        }
+    }
+}
+
 
 /// A site's signal and the hub's decision on it
 /// (`fleet::policy::Incidents::decide`).
@@ -399,6 +441,7 @@ pub(crate) fn into_site_report(
     let display_name = site.display_name().to_owned();
     let status = site.status.unwrap_or_default();
     let last_heartbeat_age_seconds = status.heartbeat_age(now).map(|d| d.as_secs());
+    let unreadable = status.unreadable().map(UnreadableReport::from);
     SiteReport {
         name,
         display_name,
@@ -439,6 +482,7 @@ pub(crate) fn into_site_report(
             reason: q.reason,
         }),
         credential_expiration_time: status.credential_expiration_time,
+        unreadable,
         signals: status
             .signals
             .unwrap_or_default()
@@ -537,6 +581,7 @@ impl ReportStream {
         };
         match format {
             ReportFormat::Json => {
+                // Our own constants and the clock: nothing to escape.
                 out.extend_from_slice(b"{\n  \"apiVersion\": ");
                 serde_json::to_writer(&mut *out, head.api_version).map_err(RenderError::Json)?;
                 out.extend_from_slice(b",\n  \"kind\": ");
@@ -684,7 +729,12 @@ impl JsonPathReport {
 }
 
 /// serde_json's pretty layout (two spaces per level) for a value nested in
-/// a larger document: every line after the first starts with `base`.
+/// a larger document: every line after the first starts with `base`. Every
+/// JSON document the views and the REST API write goes through it, and it
+/// writes strings terminal-safe: what serde_json leaves raw and a terminal
+/// would interpret (C1 controls, DEL, bidi and other invisible characters)
+/// as `\uXXXX` escapes (`render::safe::write_json_fragment`), the same
+/// string to any JSON reader.
 struct IndentedPretty<'a> {
     base: &'a [u8],
     level: usize,
@@ -740,6 +790,14 @@ impl<'a> IndentedPretty<'a> {
 }
 
 impl serde_json::ser::Formatter for IndentedPretty<'_> {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        super::safe::write_json_fragment(w, fragment)
+    }
+
     fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
         self.open(w, b"[")
     }
@@ -858,11 +916,15 @@ pub enum RenderError {
     Yaml(#[source] serde_saphyr::SerializeError),
 }
 
-/// Pretty JSON with a trailing newline.
+/// Pretty JSON with a trailing newline, terminal-safe (see
+/// [`IndentedPretty`]): serde_json's pretty layout.
 pub fn to_json<T: Serialize>(value: &T) -> Result<String, RenderError> {
-    let mut s = serde_json::to_string_pretty(value).map_err(RenderError::Json)?;
-    s.push('\n');
-    Ok(s)
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, IndentedPretty::new(b""));
+    value.serialize(&mut ser).map_err(RenderError::Json)?;
+    out.push(b'\n');
+    // serde_json writes only UTF-8, and the escapes are ASCII.
+    Ok(String::from_utf8(out).unwrap_or_default())
 }
 
 /// YAML (serde-saphyr).

@@ -8,8 +8,11 @@
 //! hide what the admin sees — the reason kubectl escapes them too
 //! (CVE-2021-25743). Human views pass such text through [`terminal_safe`],
 //! and table cells through [`safe_cell`] (escaped, then cut with a marker).
-//! `-o json|yaml` never go through here: JSON escapes control characters
-//! itself and scripts get the exact bytes.
+//! `-o json|yaml` never go through here: scripts get the exact bytes, with
+//! every character [`terminal_safe`] would escape written as a JSON escape
+//! (`\u009b`, [`write_json_fragment`]) — serde_json escapes only C0
+//! controls, and xterm interprets the UTF-8 C1 controls (CSI U+009B) and
+//! DEL raw — and YAML (serde-saphyr) escaping every control character.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -47,7 +50,9 @@ fn is_invisible(c: char) -> bool {
         )
 }
 
-fn needs_escape(c: char) -> bool {
+/// Whether [`terminal_safe`] escapes `c` (a control or invisible layout
+/// character).
+pub fn needs_escape(c: char) -> bool {
     c.is_control() || is_invisible(c)
 }
 
@@ -132,6 +137,31 @@ fn first_unsafe(s: &str) -> Option<usize> {
     None
 }
 
+/// Writes `fragment` (a run of a JSON string that serde_json left
+/// unescaped) with every character [`terminal_safe`] would escape — C1
+/// controls, DEL, invisible layout and format characters — as a JSON
+/// `\uXXXX` escape (a surrogate pair above U+FFFF): the same string to any
+/// JSON reader, inert on a terminal. The one place JSON output is made
+/// terminal-safe (`-o json` of every view, the REST API).
+pub fn write_json_fragment<W: ?Sized + std::io::Write>(
+    w: &mut W,
+    fragment: &str,
+) -> std::io::Result<()> {
+    let mut start = 0;
+    for (i, c) in fragment.char_indices() {
+        if !needs_escape(c) {
+            continue;
+        }
+        w.write_all(&fragment.as_bytes()[start..i])?;
+        let mut units = [0u16; 2];
+        for unit in c.encode_utf16(&mut units) {
+            write!(w, "\\u{unit:04x}")?;
+        }
+        start = i + c.len_utf8();
+    }
+    w.write_all(&fragment.as_bytes()[start..])
+}
+
 /// `s` cut to at most `max` characters, the last of them
 /// [`TRUNCATION_MARKER`] when anything was cut; borrowed when it fits. The
 /// same cut the edge applies to text it copies from its member cluster.
@@ -167,6 +197,159 @@ impl<T: std::fmt::Display> std::fmt::Display for Untrusted<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let text = self.0.to_string();
         f.write_str(&truncate_cell(&terminal_safe(&text), MAX_LOG_CHARS))
+    }
+}
+
+/// Upper bound, in bytes, on one log line of either binary, whoever wrote
+/// it — the kube crate too, which logs the whole body of an answer it
+/// could not decode (`"{text}, {error:?}"`, 13 KB per line at 8 sites and
+/// growing with the fleet). [`Untrusted`] bounds each value our own code
+/// logs; this bounds what it does not control.
+pub const MAX_LOG_LINE_BYTES: usize = 8 * 1024;
+
+/// One formatted log line (an event as tracing-subscriber writes it,
+/// newline included) within [`MAX_LOG_LINE_BYTES`], on one line: in text,
+/// a line break or carriage return inside it is written `\n`/`\r` (no
+/// forged line), and a longer line is cut with `… [N bytes cut]`; in JSON
+/// (`json`), a longer line has every string cut to [`MAX_LOG_CHARS`], and
+/// if that is still too long only its time, level, target and the start of
+/// its message are kept — either way one valid JSON object per line.
+/// Borrowed when nothing had to change.
+pub fn bounded_log_line(line: &[u8], json: bool) -> Cow<'_, [u8]> {
+    let body = line.strip_suffix(b"\n").unwrap_or(line);
+    let breaks = !json && body.iter().any(|b| matches!(b, b'\n' | b'\r'));
+    if body.len() < MAX_LOG_LINE_BYTES && !breaks {
+        return Cow::Borrowed(line);
+    }
+    let text = String::from_utf8_lossy(body);
+    let mut out = if json {
+        bounded_json_line(&text)
+    } else {
+        bounded_text_line(&text)
+    };
+    out.push('\n');
+    Cow::Owned(out.into_bytes())
+}
+
+fn bounded_text_line(text: &str) -> String {
+    let one_line = text.replace('\n', "\\n").replace('\r', "\\r");
+    if one_line.len() < MAX_LOG_LINE_BYTES {
+        return one_line;
+    }
+    let mut keep = MAX_LOG_LINE_BYTES - 64;
+    while !one_line.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    format!(
+        "{}{TRUNCATION_MARKER} [{} bytes cut]",
+        &one_line[..keep],
+        one_line.len() - keep
+    )
+}
+
+fn bounded_json_line(text: &str) -> String {
+    fn cut_strings(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::String(s) if s.chars().count() > MAX_LOG_CHARS => {
+                let bytes = s.len();
+                let mut cut = truncate_cell(s, MAX_LOG_CHARS).into_owned();
+                cut.push_str(&format!(" [{} bytes cut]", bytes - cut.len()));
+                *s = cut;
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(cut_strings),
+            serde_json::Value::Object(m) => m.values_mut().for_each(cut_strings),
+            _ => {}
+        }
+    }
+    let Ok(mut v) = serde_json::from_str::<serde_json::Value>(text) else {
+        // Not one JSON object after all: keep it valid and short.
+        return serde_json::json!({"fields": {"message": truncate_cell(text, MAX_LOG_CHARS)}})
+            .to_string();
+    };
+    cut_strings(&mut v);
+    let once = v.to_string();
+    if once.len() < MAX_LOG_LINE_BYTES {
+        return once;
+    }
+    let mut kept = serde_json::Map::new();
+    for key in ["timestamp", "level", "target"] {
+        if let Some(x) = v.get(key) {
+            kept.insert(key.to_owned(), x.clone());
+        }
+    }
+    let message = v
+        .pointer("/fields/message")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default();
+    kept.insert(
+        "fields".to_owned(),
+        serde_json::json!({
+            "message": message,
+            "cut": format!("{} bytes of fields cut", once.len()),
+        }),
+    );
+    serde_json::Value::Object(kept).to_string()
+}
+
+/// A `tracing_subscriber` writer that writes each log line bounded by
+/// [`bounded_log_line`] to what `open` returns (stderr in both binaries):
+/// tracing-subscriber formats one event and writes it in one go, and this
+/// writer writes it out, bounded, when the event is done.
+#[derive(Clone, Copy, Debug)]
+pub struct BoundedLogLines<F> {
+    open: F,
+    json: bool,
+}
+
+impl<F> BoundedLogLines<F> {
+    /// Lines of the `json` format (else text) to `open()`.
+    pub fn new(open: F, json: bool) -> Self {
+        Self { open, json }
+    }
+}
+
+impl<'a, F, W> tracing_subscriber::fmt::MakeWriter<'a> for BoundedLogLines<F>
+where
+    F: Fn() -> W + 'static,
+    W: std::io::Write,
+{
+    type Writer = BoundedLogLine<W>;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        BoundedLogLine {
+            out: (self.open)(),
+            json: self.json,
+            line: Vec::new(),
+        }
+    }
+}
+
+/// One log line on its way out ([`BoundedLogLines`]).
+pub struct BoundedLogLine<W: std::io::Write> {
+    out: W,
+    json: bool,
+    line: Vec<u8>,
+}
+
+impl<W: std::io::Write> std::io::Write for BoundedLogLine<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.line.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.line.is_empty() {
+            let line = std::mem::take(&mut self.line);
+            self.out.write_all(&bounded_log_line(&line, self.json))?;
+        }
+        self.out.flush()
+    }
+}
+
+impl<W: std::io::Write> Drop for BoundedLogLine<W> {
+    fn drop(&mut self) {
+        // A log line that cannot be written has nowhere else to go.
+        let _ = std::io::Write::flush(self);
     }
 }
 
@@ -206,6 +389,72 @@ mod tests {
         assert_eq!(
             terminal_safe("ok\u{202e}lave\u{200b}\u{2028}\u{feff}"),
             r"ok\u{202e}lave\u{200b}\u{2028}\u{feff}"
+        );
+    }
+
+    #[test]
+    fn json_fragments_escape_what_a_terminal_would_interpret() {
+        let mut out = Vec::new();
+        write_json_fragment(
+            &mut out,
+            "csi\u{9b}31m del\u{7f} bidi\u{202e} tag\u{e0041} é ✓",
+        )
+        .unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            r"csi\u009b31m del\u007f bidi\u202e tag\udb40\udc41 é ✓"
+        );
+        let back: String = serde_json::from_str(&format!("\"{text}\"")).unwrap();
+        assert_eq!(
+            back, "csi\u{9b}31m del\u{7f} bidi\u{202e} tag\u{e0041} é ✓",
+            "the exact string"
+        );
+    }
+
+    #[test]
+    fn every_log_line_is_one_bounded_line() {
+        // kube's warning on an answer it could not decode: the whole body.
+        let body = format!("{{\"items\":[{}]}}", "{\"x\":1},".repeat(20_000));
+        let text = format!(
+            "2026-01-01T00:00:00Z WARN kube_client::client: {body}, Error(\"x\")\nforged INFO line\n"
+        );
+        let out = String::from_utf8(bounded_log_line(text.as_bytes(), false).into_owned()).unwrap();
+        assert!(out.len() <= MAX_LOG_LINE_BYTES, "{}", out.len());
+        assert_eq!(out.matches('\n').count(), 1, "one line");
+        assert!(out.ends_with("bytes cut]\n"), "{out}");
+        assert!(out.starts_with("2026-01-01T00:00:00Z WARN kube_client::client: {\"items\""));
+        let short = b"2026 INFO hub: fine\n";
+        assert!(matches!(bounded_log_line(short, false), Cow::Borrowed(_)));
+        let forged = b"2026 WARN x: a\r\n2026 INFO forged\n";
+        assert_eq!(
+            bounded_log_line(forged, false).as_ref(),
+            b"2026 WARN x: a\\r\\n2026 INFO forged\n"
+        );
+        let json =
+            serde_json::json!({"timestamp": "t", "level": "WARN", "target": "kube_client::client",
+            "fields": {"message": format!("{body}, Error")}})
+            .to_string()
+                + "\n";
+        let out = bounded_log_line(json.as_bytes(), true);
+        assert!(out.len() <= MAX_LOG_LINE_BYTES);
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["level"], "WARN");
+        assert!(
+            v["fields"]["message"]
+                .as_str()
+                .unwrap()
+                .ends_with("bytes cut]")
+        );
+        let many = serde_json::json!({"level": "WARN", "fields": (0..40)
+            .map(|i| (format!("f{i}"), serde_json::json!("y".repeat(2000))))
+            .collect::<serde_json::Map<_, _>>()})
+        .to_string();
+        let out = bounded_log_line(many.as_bytes(), true);
+        assert!(out.len() <= MAX_LOG_LINE_BYTES);
+        assert_eq!(
+            serde_json::from_slice::<serde_json::Value>(&out).unwrap()["level"],
+            "WARN"
         );
     }
 

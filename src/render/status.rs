@@ -17,6 +17,7 @@ use crate::api::{
     FederatedClusterStatus, Phase,
 };
 use crate::fleet::age::{age, human_duration, until};
+use crate::fleet::hub_status::INVALID_STATUS;
 use crate::fleet::liveness::{HubState, HubVerdict};
 use crate::fleet::summary::{ShownPhase, shown_phase};
 use crate::render::report::ViewTotals;
@@ -32,6 +33,10 @@ pub const NOT_JUDGED_MARK: &str = "?";
 
 /// The wide REASON of a site whose phase no hub judged.
 pub const NOT_JUDGED_REASON: &str = "NotJudgedByHub";
+
+/// The LAST HEARTBEAT of a site whose heartbeat could not be read (as
+/// kubectl shows a time it cannot place).
+pub const INVALID: &str = "<invalid>";
 
 /// Appended to the PHASE of a site whose maintenance window is open.
 pub const MAINTENANCE_MARK: &str = ",Maintenance";
@@ -173,7 +178,15 @@ const COLUMNS: [Column; 17] = [
     // (`clockOffsetSeconds`), so a slow edge clock does not age a live
     // site and a fast one does not freshen a dead one. Never in the future
     // (an unmeasured fast clock shows `0s`, not `<invalid>`).
+    // `<invalid>` when the heartbeat could not be read (`kubectl fleet
+    // describe` says why), rather than `never`: the site did write one.
     column("LAST HEARTBEAT", |r| {
+        if r.status
+            .and_then(|s| s.unreadable())
+            .is_some_and(|u| u.heartbeat())
+        {
+            return INVALID.to_owned();
+        }
         age(
             r.status
                 .and_then(|s| s.heartbeat_on_hub_clock())
@@ -248,12 +261,15 @@ const COLUMNS: [Column; 17] = [
     }),
     // Why the site is not Connected: the `Connected` condition's reason
     // when it is not True, [`NOT_JUDGED_REASON`] when no hub judged the
-    // phase shown.
+    // phase shown, `InvalidStatus` when part of the site's object could
+    // not be read (by this reader, or by the hub).
     // `MemberChanged` is added while the site's member identity changed
     // recently (two edges for one site, or an edge moved).
     wide("REASON", |r| {
         let connected = match r.status.and_then(|s| s.condition(CONDITION_CONNECTED)) {
             _ if !r.shown.judged_by_hub => Some(NOT_JUDGED_REASON.to_owned()),
+            _ if r.status.and_then(|s| s.unreadable()).is_some() => Some(INVALID_STATUS.to_owned()),
+            Some(c) if c.reason == INVALID_STATUS => Some(INVALID_STATUS.to_owned()),
             Some(c) if c.status != "True" && !c.reason.is_empty() => {
                 Some(crate::render::safe::safe_text(&c.reason, 32).into_owned())
             }

@@ -1293,3 +1293,96 @@ fn jsonpath_runs_over_the_json_report_and_escapes_on_a_terminal() {
         "federatedcluster.federation.kubectl-fleet.dev/site-a"
     );
 }
+
+/// A site whose heartbeat and node count no reader can decode (the hub
+/// judged it `InvalidStatus`), and a value that quotes terminal escapes.
+fn unreadable_site() -> FederatedCluster {
+    use crate::api::Phase;
+    FederatedCluster::test("poisoned")
+        .connected()
+        .with_phase(Phase::Stale, 60)
+        .with_condition(
+            "Connected",
+            "False",
+            "InvalidStatus",
+            "the hub cannot read status.lastHeartbeatTime, status.nodeCount of this site",
+            60,
+        )
+        .poisoned(serde_json::json!({
+            "lastHeartbeatTime": "2026-01-01T12:00:05.1234567891Z",
+            "nodeCount": 18446744073709551615u64,
+            "capacity": {"nodes": 3, "gpusByVendor": {"evil\u{1b}[2J/gpu": {"total": "\u{1b}]0;owned\u{7}"}}},
+        }))
+}
+
+#[test]
+fn an_unreadable_site_is_shown_with_what_could_not_be_read() {
+    let sites = [
+        unreadable_site(),
+        FederatedCluster::test("fine").connected(),
+    ];
+    let now = fixture_now();
+    let poisoned = &sites[0];
+    assert_eq!(
+        cell(poisoned, Some(true), now, "LAST HEARTBEAT"),
+        "<invalid>"
+    );
+    assert_eq!(cell(poisoned, Some(true), now, "REASON"), "InvalidStatus");
+    assert_eq!(
+        cell(poisoned, Some(true), now, "NODES"),
+        "3",
+        "from capacity"
+    );
+    let table = table_of(&sites, Some(true), now, true, false);
+    let d = describe::site_description(poisoned, &judging(), &crate::fleet::policy::Incidents::default(), None, now);
+    let text = describe::render_description(&d, now);
+    for out in [&table, &text] {
+        assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out}");
+    }
+    insta::assert_snapshot!(table);
+    insta::assert_snapshot!(text);
+    let json: serde_json::Value =
+        serde_json::from_str(&to_json(&status_report(&sites, &judging(), &crate::fleet::policy::Incidents::default(), now)).unwrap()).unwrap();
+    let u = &json["sites"][1]["unreadable"];
+    assert_eq!(
+        u["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["path"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        [
+            "status.capacity.gpusByVendor[\"evil\\u{1b}[2J/gpu\"].total",
+            "status.lastHeartbeatTime",
+            "status.nodeCount"
+        ]
+    );
+    assert!(json["sites"][1]["lastHeartbeatTime"].is_null());
+    assert!(
+        json["sites"][0]["unreadable"].is_null(),
+        "the other site read whole"
+    );
+}
+
+#[test]
+fn json_output_escapes_what_a_terminal_would_interpret_and_keeps_the_exact_string() {
+    // C1 CSI (xterm reads U+009B as ESC [), DEL and a bidi override, as an
+    // object stored before the CRD refused them could still hold.
+    let text = "0.1\u{9b}2J\u{7f}\u{202e}x";
+    let mut site = FederatedCluster::test("c1").connected();
+    site.status.as_mut().unwrap().observed_version = Some(text.to_owned());
+    let sites = [site];
+    let whole = to_json(&status_report(&sites, &judging(), &crate::fleet::policy::Incidents::default(), fixture_now())).unwrap();
+    let streamed = streamed_report(&sites, report::ReportFormat::Json);
+    for json in [&whole, &streamed] {
+        assert!(!json.contains(['\u{9b}', '\u{7f}', '\u{202e}']), "{json}");
+        assert!(
+            json.contains(r#""observedVersion": "0.1\u009b2J\u007f\u202ex""#),
+            "{json}"
+        );
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        assert_eq!(v["sites"][0]["observedVersion"], text, "the exact string");
+    }
+    let d = describe::site_description(&sites[0], &judging(), &crate::fleet::policy::Incidents::default(), None, fixture_now());
+    assert!(!to_json(&d).unwrap().contains('\u{9b}'));
+}

@@ -7,10 +7,12 @@
 //! both (`on_both_lanes!`). All are re-exported here: `use crate::support::*`.
 
 mod cli;
+mod crds;
 #[macro_use]
 mod lane;
 mod operator;
 
 pub use cli::*;
+pub use crds::*;
 pub use lane::*;
 pub use operator::*;

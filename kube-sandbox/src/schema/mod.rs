@@ -34,6 +34,7 @@ pub use crd::validate_crd;
 use prune::*;
 use structural::*;
 use validation::*;
+pub use validation::{go_decode_numbers, go_encode_numbers};
 
 use crate::errors::Cause;
 use crate::selector::quote;

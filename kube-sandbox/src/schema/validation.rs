@@ -61,17 +61,27 @@ pub(super) fn validate_value(
         }
         return;
     }
-    // type
-    let actual = type_name(v);
-    if !types.is_empty() {
-        let float_int = actual == "number"
-            && v.as_f64()
-                .is_some_and(|f| f.fract() == 0.0 && f.is_finite())
-            && types.contains(&"integer");
-        let int_float = actual == "integer" && types.contains(&"number");
-        if !(types.contains(&actual) || float_int || int_float) {
+    if flag(s, "x-kubernetes-int-or-string") {
+        let actual = type_name(v);
+        let float_int = actual == "number" && v.as_f64().is_some_and(is_json_integer);
+        if !(types.contains(&actual) || float_int) {
             errs.push(type_invalid(path, &types.join(","), actual));
         }
+    } else if !types.is_empty() {
+        match type_check(&types, kept_format(s, &types), v, path) {
+            TypeCheck::Invalid(cause) => errs.push(cause),
+            // An array where a string with a format is expected: the real
+            // server's type validator lets it through, and nothing else
+            // applies to it (kube-openapi `typeValidator.Validate`).
+            TypeCheck::Skipped => return,
+            TypeCheck::Valid => {}
+        }
+    }
+    if let Value::Number(n) = v
+        && types.contains(&"integer")
+        && let Some(cause) = checked_range(n, kept_format(s, &types), path)
+    {
+        errs.push(cause);
     }
     match v {
         Value::String(st) => {
@@ -89,6 +99,156 @@ pub(super) fn validate_value(
     }
     if let Value::Object(m) = v {
         validate_object(s, m, old.and_then(Value::as_object), path, errs);
+    }
+}
+
+/// The outcome of kube-openapi's type validator for one value.
+pub(super) enum TypeCheck {
+    Valid,
+    Invalid(Cause),
+    /// Passed without checking the type (see its use).
+    Skipped,
+}
+
+/// The type and format kube-openapi infers from a decoded JSON value
+/// (`typeValidator.schemaInfoForType`): a number is an int64 when it is
+/// one, else a float64 (what the real server's decoder makes of it).
+fn go_type(v: &Value) -> (&'static str, &'static str) {
+    match v {
+        Value::Number(n) if n.is_i64() => ("integer", "int64"),
+        Value::Number(_) => ("number", "float64"),
+        Value::String(_) => ("string", ""),
+        Value::Bool(_) => ("boolean", ""),
+        Value::Array(_) => ("array", ""),
+        Value::Object(_) => ("object", ""),
+        Value::Null => ("null", ""),
+    }
+}
+
+/// The format the real server validates with: apiextensions strips the
+/// ones it does not support for the type
+/// (`StripUnsupportedFormatsPostProcessorForVersion`).
+pub(super) fn kept_format<'a>(s: &'a Value, types: &[&str]) -> &'a str {
+    let format = s.get("format").and_then(Value::as_str).unwrap_or_default();
+    let kept = match types {
+        [] | ["string"] => format_ok(format, "").is_some(),
+        ["integer"] => matches!(format, "int32" | "int64"),
+        ["number"] => matches!(format, "float" | "double"),
+        _ => false,
+    };
+    if kept { format } else { "" }
+}
+
+/// kube-openapi's `typeValidator.Validate` for a non-null value.
+pub(super) fn type_check(types: &[&str], format: &str, v: &Value, path: &str) -> TypeCheck {
+    let (actual, actual_format) = go_type(v);
+    let float_int =
+        actual == "number" && v.as_f64().is_some_and(is_json_integer) && types.contains(&"integer");
+    let int_float = actual == "integer" && types.contains(&"number");
+    let string_or_array = matches!(v, Value::String(_) | Value::Array(_));
+    let has_format = !format.is_empty();
+    let matches_format =
+        types.contains(&actual) || actual_format == format || float_int || int_float;
+    if has_format && !(string_or_array || matches_format) {
+        return TypeCheck::Invalid(type_invalid(path, format, actual_format));
+    }
+    let numeric = types.contains(&"number") || types.contains(&"integer");
+    if has_format && string_or_array && !numeric {
+        return if actual == "array" {
+            TypeCheck::Skipped
+        } else {
+            TypeCheck::Valid
+        };
+    }
+    if !(types.contains(&actual) || float_int || int_float) {
+        return TypeCheck::Invalid(type_invalid(path, &types.join(","), actual));
+    }
+    TypeCheck::Valid
+}
+
+/// go-openapi's `IsFloat64AJSONInteger`: a float that JSON can carry as an
+/// integer exactly (within ±(2^53 − 1)).
+pub(super) fn is_json_integer(f: f64) -> bool {
+    const MAX: f64 = 9_007_199_254_740_991.0;
+    if !f.is_finite() || !(-MAX..=MAX).contains(&f) {
+        return false;
+    }
+    let rounded = f.round();
+    if f == rounded {
+        return true;
+    }
+    if rounded == 0.0 {
+        return false;
+    }
+    (f - rounded).abs() < 1e-9 * rounded.abs()
+}
+
+/// kube-openapi's `numberValidator` range check of a value against an
+/// integer schema (`IsValueValidAgainstRange`): the value's decimal text
+/// (a float in Go's shortest `'f'` form) must parse as the format's
+/// integer. Its error has no field, as the real server reports it.
+pub(super) fn checked_range(n: &serde_json::Number, format: &str, path: &str) -> Option<Cause> {
+    let text = match (n.as_i64(), n.as_f64()) {
+        (Some(i), _) => i.to_string(),
+        (None, Some(f)) => format!("{f}"),
+        (None, None) => n.to_string(),
+    };
+    let fits = match format {
+        "int32" => text.parse::<i32>().is_ok(),
+        _ => text.parse::<i64>().is_ok(),
+    };
+    if fits {
+        return None;
+    }
+    let what = if format.is_empty() {
+        "integer (default format)".to_owned()
+    } else {
+        format!("integer with format {format}")
+    };
+    let field = err_field(path);
+    Some(Cause::new(
+        "FieldValueInvalid",
+        "<nil>",
+        format!("Invalid value: \"\": Checked value must be of type {what} in {field}"),
+    ))
+}
+
+/// Numbers as the real server decodes a custom resource
+/// (`util/json.ConvertInterfaceNumbers`): an integer literal within int64
+/// stays one, anything else is a float64 (an integer beyond int64 too).
+pub fn go_decode_numbers(v: &mut Value) {
+    match v {
+        Value::Number(n) if !n.is_i64() => {
+            if let Some(f) = n.as_f64().and_then(serde_json::Number::from_f64) {
+                *n = f;
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(go_decode_numbers),
+        Value::Object(m) => m.values_mut().for_each(go_decode_numbers),
+        _ => {}
+    }
+}
+
+/// Numbers as the real server stores and serves them: a float64 with an
+/// integral value is written without a fraction (Go's encoding/json
+/// `'f'` form below 1e21), so every reader gets `1`, not `1.0`.
+pub fn go_encode_numbers(v: &mut Value) {
+    match v {
+        Value::Number(n) => {
+            if let Some(f) = n
+                .as_f64()
+                .filter(|f| n.is_f64() && f.fract() == 0.0 && f.abs() < 1e21)
+            {
+                if f.abs() < i64::MAX as f64 {
+                    *n = (f as i64).into();
+                } else if f > 0.0 && f < u64::MAX as f64 {
+                    *n = (f as u64).into();
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(go_encode_numbers),
+        Value::Object(m) => m.values_mut().for_each(go_encode_numbers),
+        _ => {}
     }
 }
 
@@ -250,11 +410,8 @@ pub(super) fn format_ok(format: &str, v: &str) -> Option<bool> {
     static UUID: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let normalized: String = format.chars().filter(|c| *c != '-' && *c != '_').collect();
     Some(match normalized.to_ascii_lowercase().as_str() {
-        "datetime" => {
-            jiff::Timestamp::strptime("%Y-%m-%dT%H:%M:%S%.f%:z", v).is_ok()
-                || v.parse::<jiff::Timestamp>().is_ok()
-        }
-        "date" => jiff::civil::Date::strptime("%Y-%m-%d", v).is_ok(),
+        "datetime" => is_date_time(v),
+        "date" => is_date(v),
         "uuid" => UUID
             .get_or_init(|| {
                 regex::Regex::new(
@@ -295,6 +452,61 @@ pub(super) fn format_ok(format: &str, v: &str) -> Option<bool> {
         "password" => true,
         _ => return None,
     })
+}
+
+/// kube-openapi's strfmt `IsDate`: Go's `time.Parse("2006-01-02", …)`, a
+/// real day of a real month, four-digit year.
+fn is_date(v: &str) -> bool {
+    let b = v.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+    if b.len() != 10
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !digits(0..4)
+        || !digits(5..7)
+        || !digits(8..10)
+    {
+        return false;
+    }
+    let num = |r: std::ops::Range<usize>| v[r].parse::<u32>().unwrap_or(0);
+    let (year, month, day) = (num(0..4), num(5..7), num(8..10));
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&day)
+}
+
+/// kube-openapi's strfmt `IsDateTime`, which the real server checks
+/// `format: date-time` with, quirks included: the text is lowercased and
+/// split at every `t`; the first part must be a date ([`is_date`]), the
+/// second `HH:MM:SS`, then one *any* character and digits (so `05x5`, and
+/// any number of fraction digits), then `z` or an offset `±HH:MM` of any
+/// two digits each; whatever follows a further `t` is not looked at.
+/// Hours up to 23, minutes and seconds up to 59.
+fn is_date_time(v: &str) -> bool {
+    static TIME: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    if v.len() < 4 {
+        return false;
+    }
+    let lower = v.to_lowercase();
+    let mut parts = lower.split('t');
+    let (Some(date), Some(time)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    if !is_date(date) {
+        return false;
+    }
+    let re = TIME.get_or_init(|| {
+        regex::Regex::new("^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$")
+            .expect("static regex")
+    });
+    re.captures(time)
+        .is_some_and(|m| &m[1] <= "23" && &m[2] <= "59" && &m[3] <= "59")
 }
 
 pub(super) fn validate_format(s: &Value, st: &str, path: &str, errs: &mut Vec<Cause>) {
