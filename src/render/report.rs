@@ -218,7 +218,6 @@ impl From<&crate::api::Unreadable> for UnreadableReport {
     }
 }
 
-
 /// A site's signal and the hub's decision on it
 /// (`fleet::policy::Incidents::decide`).
 #[derive(Clone, Debug, PartialEq)]

@@ -1334,15 +1334,29 @@ fn an_unreadable_site_is_shown_with_what_could_not_be_read() {
         "from capacity"
     );
     let table = table_of(&sites, Some(true), now, true, false);
-    let d = describe::site_description(poisoned, &judging(), &crate::fleet::policy::Incidents::default(), None, now);
+    let d = describe::site_description(
+        poisoned,
+        &judging(),
+        &crate::fleet::policy::Incidents::default(),
+        None,
+        now,
+    );
     let text = describe::render_description(&d, now);
     for out in [&table, &text] {
         assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out}");
     }
     insta::assert_snapshot!(table);
     insta::assert_snapshot!(text);
-    let json: serde_json::Value =
-        serde_json::from_str(&to_json(&status_report(&sites, &judging(), &crate::fleet::policy::Incidents::default(), now)).unwrap()).unwrap();
+    let json: serde_json::Value = serde_json::from_str(
+        &to_json(&status_report(
+            &sites,
+            &judging(),
+            &crate::fleet::policy::Incidents::default(),
+            now,
+        ))
+        .unwrap(),
+    )
+    .unwrap();
     let u = &json["sites"][1]["unreadable"];
     assert_eq!(
         u["fields"]
@@ -1372,7 +1386,13 @@ fn json_output_escapes_what_a_terminal_would_interpret_and_keeps_the_exact_strin
     let mut site = FederatedCluster::test("c1").connected();
     site.status.as_mut().unwrap().observed_version = Some(text.to_owned());
     let sites = [site];
-    let whole = to_json(&status_report(&sites, &judging(), &crate::fleet::policy::Incidents::default(), fixture_now())).unwrap();
+    let whole = to_json(&status_report(
+        &sites,
+        &judging(),
+        &crate::fleet::policy::Incidents::default(),
+        fixture_now(),
+    ))
+    .unwrap();
     let streamed = streamed_report(&sites, report::ReportFormat::Json);
     for json in [&whole, &streamed] {
         assert!(!json.contains(['\u{9b}', '\u{7f}', '\u{202e}']), "{json}");
@@ -1383,6 +1403,12 @@ fn json_output_escapes_what_a_terminal_would_interpret_and_keeps_the_exact_strin
         let v: serde_json::Value = serde_json::from_str(json).unwrap();
         assert_eq!(v["sites"][0]["observedVersion"], text, "the exact string");
     }
-    let d = describe::site_description(&sites[0], &judging(), &crate::fleet::policy::Incidents::default(), None, fixture_now());
+    let d = describe::site_description(
+        &sites[0],
+        &judging(),
+        &crate::fleet::policy::Incidents::default(),
+        None,
+        fixture_now(),
+    );
     assert!(!to_json(&d).unwrap().contains('\u{9b}'));
 }
