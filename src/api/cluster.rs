@@ -880,7 +880,11 @@ fn conditions_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
                     "type": "integer",
                     "format": "int64",
                     "minimum": 0,
-                    "maximum": i64::MAX
+                    // 2^53: a bound the API server can hold as an int64
+                    // (i64::MAX is stored as the float 2^63, which the real
+                    // server refuses as a bound for an int64 on every write
+                    // carrying the field) and far above any generation.
+                    "maximum": 9_007_199_254_740_992_i64
                 },
                 "reason": {
                     "description": "Why, in CamelCase.",

@@ -752,3 +752,39 @@ fn defaults_are_validated_when_the_schema_is_compiled() {
     }
     assert!(Schema::new(&fc_schema()).is_ok());
 }
+
+/// A bound an integer's format cannot hold (i64::MAX stored as the float
+/// 2^63) is refused on every write carrying the field, as the real server
+/// does (found on the real-API lane: kube-openapi's `IsValueValidAgainstRange`);
+/// a bound it can hold is compared as usual.
+#[test]
+fn an_integer_bound_outside_its_format_refuses_every_value() {
+    let s = Schema::new(&json!({
+        "type": "object",
+        "properties": {"status": {"type": "object", "properties": {
+            "big": {"type": "integer", "format": "int64", "maximum": 9.223372036854776e18},
+            "fits": {"type": "integer", "format": "int64", "maximum": 9_007_199_254_740_992_i64},
+            "small": {"type": "integer", "format": "int32", "minimum": -3e9}
+        }}}
+    }))
+    .expect("valid schema");
+    let o = json!({"status": {"big": 1, "fits": 1, "small": 1}});
+    assert_eq!(
+        messages(&s.validate(&o, None)),
+        [
+            (
+                "FieldValueInvalid".into(),
+                "status".into(),
+                "Invalid value: \"\": Maximum boundary value must be of type integer with format int64 in big".into()
+            ),
+            (
+                "FieldValueInvalid".into(),
+                "status".into(),
+                "Invalid value: \"\": Minimum boundary value must be of type integer with format int32 in small".into()
+            ),
+        ]
+    );
+    let over = json!({"status": {"fits": 9_007_199_254_741_000_i64}});
+    assert_eq!(messages(&s.validate(&over, None)).len(), 1);
+    assert_eq!(s.validate(&json!({"status": {"fits": 3}}), None), vec![]);
+}

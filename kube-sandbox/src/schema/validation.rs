@@ -563,7 +563,38 @@ pub(super) fn validate_number(
             ));
         }
     }
-    if let Some(min) = s.get("minimum").and_then(Value::as_f64) {
+    // A bound of an integer must be a value of the integer's format, as
+    // kube-openapi checks it (`IsValueValidAgainstRange`) on every value it
+    // validates: i64::MAX stored as the float 2^63 is no int64, so a real
+    // server refuses each write carrying the field and compares nothing.
+    let bound_ok = |b: f64, name: &str, errs: &mut Vec<Cause>| {
+        if !types_of(s).contains(&"integer") {
+            return true;
+        }
+        let format = s.get("format").and_then(Value::as_str).unwrap_or("");
+        let fits = b.fract() == 0.0
+            && match format {
+                "int32" => (f64::from(i32::MIN)..=f64::from(i32::MAX)).contains(&b),
+                "uint32" => (0.0..=f64::from(u32::MAX)).contains(&b),
+                // 2^64 and 2^63 as floats: the first values out of range.
+                "uint64" => (0.0..18_446_744_073_709_551_616.0).contains(&b),
+                _ => (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&b),
+            };
+        if !fits {
+            let (field, rest) = path.split_once('.').unwrap_or((path, path));
+            errs.push(invalid(
+                field,
+                "\"\"".into(),
+                format!(
+                    "{name} boundary value must be of type integer with format {format} in {rest}"
+                ),
+            ));
+        }
+        fits
+    };
+    if let Some(min) = s.get("minimum").and_then(Value::as_f64)
+        && bound_ok(min, "Minimum", errs)
+    {
         let excl = flag(s, "exclusiveMinimum");
         let (value, min_cmp) = if is_int {
             (data, (min as i64) as f64)
@@ -583,7 +614,9 @@ pub(super) fn validate_number(
             ));
         }
     }
-    if let Some(max) = s.get("maximum").and_then(Value::as_f64) {
+    if let Some(max) = s.get("maximum").and_then(Value::as_f64)
+        && bound_ok(max, "Maximum", errs)
+    {
         let excl = flag(s, "exclusiveMaximum");
         let max_cmp = if is_int { (max as i64) as f64 } else { max };
         if (!excl && data > max_cmp) || (excl && data >= max_cmp) {
