@@ -33,8 +33,8 @@ use kubectl_fleet::api::{CONDITION_CONNECTED, FederatedCluster, Phase};
 use kubectl_fleet::render::safe::MAX_LOG_LINE_BYTES;
 use serde_json::json;
 use support::{
-    Proc, RealApi, TempDir, client_from, crds_before_the_door_closed, hub_args, kubectl,
-    kubectl_fleet, operator_bin, put_crds, status_code, wait_until,
+    Proc, RealApi, TempDir, client_from, crds_before_the_door_closed, hub_args, kubectl_fleet,
+    operator_bin, put_crds, status_code, wait_until,
 };
 
 /// The heartbeat interval (10 s) times the hub's test scale (0.2).
@@ -184,8 +184,7 @@ async fn poison_run(lane: Lane, dir: &TempDir) {
     assert_eq!(raw["status"]["lastHeartbeatTime"], POISON);
 
     // Everyone's views, through the real kubectl.
-    let kubectl = kubectl();
-    let wide = kubectl_fleet(&kubectl, &lane.admin_kc, &["status", "-o", "wide"]);
+    let wide = kubectl_fleet(&lane.admin_kc, &["status", "-o", "wide"]);
     let row = |name: &str| {
         wide.lines()
             .find(|l| l.starts_with(&format!("{name} ")))
@@ -199,15 +198,14 @@ async fn poison_run(lane: Lane, dir: &TempDir) {
         poisoned.contains("<invalid>") && poisoned.ends_with("InvalidStatus"),
         "{wide}"
     );
-    let described = kubectl_fleet(&kubectl, &lane.admin_kc, &["describe", "poisoned"]);
+    let described = kubectl_fleet(&lane.admin_kc, &["describe", "poisoned"]);
     assert!(
         described.contains("Unreadable:") && described.contains("status.lastHeartbeatTime: "),
         "{described}"
     );
-    kubectl_fleet(&kubectl, &lane.admin_kc, &["incidents"]);
+    kubectl_fleet(&lane.admin_kc, &["incidents"]);
     let json: serde_json::Value = serde_json::from_str(
-        kubectl_fleet(&kubectl, &lane.admin_kc, &["status", "-o", "json"])
-            .trim_start_matches(|c| c != '{'),
+        kubectl_fleet(&lane.admin_kc, &["status", "-o", "json"]).trim_start_matches(|c| c != '{'),
     )
     .unwrap();
     let p = json["sites"]
@@ -244,7 +242,7 @@ async fn poison_run(lane: Lane, dir: &TempDir) {
         "{}",
         lane.name
     );
-    kubectl_fleet(&kubectl, &lane.admin_kc, &["status"]);
+    kubectl_fleet(&lane.admin_kc, &["status"]);
 
     beats.abort();
     hub.terminate();

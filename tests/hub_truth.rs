@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use kube::api::{Api, Patch, PatchParams};
 use kubectl_fleet::api::{FederatedCluster, FederationStatus, HubLiveness, Phase};
 use serde_json::{Value, json};
-use support::{Hub, Run, client_from_yaml, hub_operator_args, shell};
+use support::{Hub, Kubectl, Run, client_from_yaml, hub_operator_args, shell};
 use support::{Proc, hub_args, operator_bin, seed_member, wait_until};
 
 /// `heartbeatIntervalSeconds` of every site here.
@@ -28,7 +28,10 @@ const INTERVAL: &str = "10";
 
 /// `kubectl fleet ARGS…` through the real kubectl.
 fn kubectl_fleet(hub: &Hub, args: &str) -> Run {
-    shell(hub, &format!("kubectl fleet {args}"))
+    Kubectl::new(&hub.kubeconfig)
+        .arg("fleet")
+        .args(args.split_whitespace())
+        .run()
 }
 
 /// The namespace the hub operator runs in, where it keeps its leader

@@ -526,23 +526,11 @@ fn installed_by_krew_runs_through_kubectl(
     let home = scratch.join("home");
     std::fs::create_dir_all(&home).unwrap();
     let kubectl = |path: &[&Path], args: &[&str]| {
-        let path = std::env::join_paths(
-            path.iter()
-                .map(|p| p.to_path_buf())
-                .chain([PathBuf::from("/usr/bin"), PathBuf::from("/bin")]),
-        )
-        .unwrap();
-        Run::from(
-            Command::new(tools.join("kubectl"))
-                .args(args)
-                .env_clear()
-                .env("PATH", path)
-                .env("HOME", &home)
-                .env("KREW_ROOT", &root)
-                .env("KUBECONFIG", scratch.join("no-kubeconfig"))
-                .output()
-                .unwrap(),
-        )
+        support::Kubectl::offline(&home)
+            .path(path)
+            .env("KREW_ROOT", &root)
+            .args(args)
+            .run()
     };
     let krew_bin = root.join("bin");
     let plugins = kubectl(&[&krew_bin, &tools], &["plugin", "list"]);
