@@ -293,8 +293,7 @@ async fn a_renewed_token_survives_a_restart_after_the_first_one_expired() {
 /// it out, with the cause on the line; 0440 with the fsGroup works.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_non_root_edge_reads_its_mounted_credential_through_the_fs_group() {
-    if !is_root() {
-        eprintln!("skipped: running the edge as another user needs root");
+    if !require_root() {
         return;
     }
     const RUN_AS_USER: u32 = 65534;

@@ -660,12 +660,6 @@ pub fn fleet_register(hub_kc: &Path, site: &str, interval: u32, out: &Path, extr
     fleet_cli(hub_kc, &args);
 }
 
-/// Whether this process may act as another user (it runs as root).
-pub fn is_root() -> bool {
-    use std::os::unix::fs::MetadataExt as _;
-    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
-}
-
 /// The edge operator's identity on a MEMBER cluster as `install --role
 /// edge` grants it: the read-only member reader rights plus
 /// [`rbac::edge_secret_rules`] on the hub kubeconfig Secret only. Returns a

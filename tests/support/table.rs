@@ -31,8 +31,9 @@ impl Table {
             !columns.is_empty() && columns.iter().all(|(name, _)| is_header(name)),
             "not a table header: {header:?}\n{text}"
         );
+        let indent = indent_of(header);
         let rows = lines
-            .take_while(|l| !l.trim().is_empty())
+            .take_while(|l| in_table(l, indent))
             .map(|l| cells_of(l, &columns, text))
             .collect();
         Table {
@@ -117,6 +118,34 @@ impl Table {
     }
 }
 
+/// Leading spaces of `line`.
+fn indent_of(line: &str) -> usize {
+    line.len() - line.trim_start_matches(' ').len()
+}
+
+/// Whether `line` is a row of a table whose header is indented by
+/// `indent`: not blank, and indented as much (`describe`'s nested tables
+/// end at the next unindented field, e.g. `Events:`).
+fn in_table(line: &str, indent: usize) -> bool {
+    !line.trim().is_empty() && indent_of(line) >= indent
+}
+
+/// An age as the plugin measures it: `45s`, `2m30s`, `9h`, `29d`.
+fn is_age(cell: &str) -> bool {
+    let mut units = 0;
+    let mut rest = cell;
+    while !rest.is_empty() {
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let unit = rest[digits..].chars().next();
+        if digits == 0 || !unit.is_some_and(|u| "smhdy".contains(u)) {
+            return false;
+        }
+        rest = &rest[digits + 1..];
+        units += 1;
+    }
+    (1..=2).contains(&units)
+}
+
 /// A header name: upper-case words (letters, digits, `-`, `/`, `.`).
 fn is_header(name: &str) -> bool {
     name.chars().any(|c| c.is_ascii_uppercase())
@@ -169,37 +198,43 @@ fn cells_of(line: &str, columns: &[(String, usize)], text: &str) -> Vec<String> 
         .collect()
 }
 
-/// `text` with each cell under `column` of the table whose header starts
-/// with `first` replaced by `mask` in place (padded to the cell's width,
-/// so the rest of the row stays where it was): for a value measured
-/// against the clock (an age) in a snapshot. Only that column's cells
-/// change; everything else, header included, is compared as printed.
+/// `text` with each age (`5s`, `2m30s`: a value measured against the
+/// clock) under `column`, in every table whose header starts with `first`
+/// and has that column, replaced by `mask` in place (padded to the cell's
+/// width, so the rest of the row stays where it was), for a snapshot.
+/// Only those cells change: `never`, `-` and everything else, header
+/// included, are compared as printed.
 #[track_caller]
 pub fn mask_column(text: &str, first: &str, column: &str, mask: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut in_table: Option<(usize, usize)> = None;
+    // The column's span and the header's indentation, inside a table.
+    let mut current: Option<(usize, usize, usize)> = None;
     let mut masked = 0;
     for line in text.split_inclusive('\n') {
         let body = line.trim_end_matches('\n');
-        match in_table {
+        match current {
             None if body.trim_start().starts_with(first) => {
+                // A table of this header without the column is left as it is.
                 let columns = columns_of(body);
-                let i = columns
-                    .iter()
-                    .position(|(n, _)| n == column)
-                    .unwrap_or_else(|| panic!("no column {column:?} in {body:?}"));
-                let start = columns[i].1;
-                let end = columns.get(i + 1).map_or(usize::MAX, |(_, s)| *s);
-                in_table = Some((start, end));
+                current = columns.iter().position(|(n, _)| n == column).map(|i| {
+                    let end = columns.get(i + 1).map_or(usize::MAX, |(_, s)| *s);
+                    (columns[i].1, end, indent_of(body))
+                });
                 out.push_str(line);
             }
-            Some(_) if body.trim().is_empty() => {
-                in_table = None;
+            Some((_, _, indent)) if !in_table(body, indent) => {
+                current = None;
                 out.push_str(line);
             }
-            Some((start, end)) => {
+            Some((start, end, _)) => {
                 let chars: Vec<char> = body.chars().collect();
                 let end = end.min(chars.len());
+                let value: String = chars[start.min(end)..end].iter().collect();
+                if !is_age(value.trim_end()) {
+                    // `never`, `-`, `<invalid>`: not measured, compared as printed.
+                    out.push_str(line);
+                    continue;
+                }
                 let mut cell: String = mask.to_owned();
                 if end < chars.len() {
                     let width = end - start;
@@ -268,7 +303,7 @@ Sites: 2
             masked,
             "\
 NAME    MODE  PHASE     LAST HEARTBEAT  REASON
-site-a  Push  Pending?  <age>           NotJudgedByHub
+site-a  Push  Pending?  never           NotJudgedByHub
 site-b  Pull  Stale     <age>           -
 
 Sites: 2

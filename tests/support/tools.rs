@@ -89,7 +89,13 @@ pub fn find_tool(tool: &str) -> Option<PathBuf> {
                 .into_iter()
                 .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>()),
         );
-    dirs.map(|d| d.join(tool)).find(|p| p.is_file())
+    // Debian names Alertmanager's binary prometheus-alertmanager.
+    let names: &[&str] = match tool {
+        "alertmanager" => &["alertmanager", "prometheus-alertmanager"],
+        _ => &[tool],
+    };
+    dirs.flat_map(|d| names.iter().map(move |n| d.join(n)))
+        .find(|p| p.is_file())
 }
 
 /// `tool`'s path; missing, a failure under CI, else a loud skip (None).
