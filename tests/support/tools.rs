@@ -5,7 +5,8 @@
 //! `bash tools/test.sh` provides every one, so a broken install step is
 //! red, not a suite quietly skipped. Without `CI` (a developer's quick
 //! run) the test says so out loud on stderr — `SKIPPED: TEST needs TOOL
-//! (…)` — and passes.
+//! (…)` — and passes; tools/test.sh lists every such line after the run
+//! (`FLEET_SKIP_LOG`).
 //!
 //! Explicit opt-outs are not missing tools and stay as they are:
 //! `FLEET_SKIP_ARM64=1` ([`super::arm64_build`]) and `FLEET_SKIP_REALAPI=1`
@@ -151,5 +152,15 @@ fn missing(what: &str, how: &str) {
         "{test} needs {what}, which is missing on CI ({how}); CI is set, so a missing tool \
          fails the test rather than skip it"
     );
-    eprintln!("SKIPPED: {test} needs {what} ({how}); it did not run. With CI set it fails.");
+    let line =
+        format!("SKIPPED: {test} needs {what} ({how}); it did not run. With CI set it fails.");
+    eprintln!("{line}");
+    // tools/test.sh lists every skip after the run (nextest shows a
+    // passing test's stderr only on request).
+    if let Some(log) = std::env::var_os("FLEET_SKIP_LOG") {
+        use std::io::Write as _;
+        if let Ok(mut file) = std::fs::OpenOptions::new().append(true).open(log) {
+            let _ = writeln!(file, "{line}");
+        }
+    }
 }
