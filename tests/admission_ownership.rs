@@ -10,36 +10,22 @@
 use crate::support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use kubectl_fleet::api::{EDGE_OWNED_STATUS_KEYS, HUB_OWNED_STATUS_KEYS};
 use kubectl_fleet::fleet::admission::{SITE_TOKEN_POLICY, STATUS_OWNERSHIP_POLICY};
 use serde_json::{Value, json};
-use support::{Hub, Lane, Run, kubectl};
+use support::{Hub, Kubectl, Lane, Run};
 
 const FC: &str = "federatedclusters.federation.kubectl-fleet.dev";
 
 /// Runs the real kubectl with `kubeconfig` (and nothing from the environment).
-fn kubectl_as(hub: &Hub, kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> Run {
-    let mut child = Command::new(kubectl())
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(args)
-        .env_remove("KUBECONFIG")
-        .env("KUBECACHEDIR", hub.dir.path().join("kube-cache"))
-        .env("HOME", hub.dir.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kubectl on PATH");
-    let input = child.stdin.take().unwrap();
-    if let Some(text) = stdin {
-        use std::io::Write as _;
-        let mut input = input;
-        input.write_all(text.as_bytes()).unwrap();
+fn kubectl_as(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> Run {
+    let run = Kubectl::new(kubeconfig).args(args);
+    match stdin {
+        Some(text) => run.stdin(text),
+        None => run,
     }
-    Run::from(child.wait_with_output().unwrap())
+    .run()
 }
 
 /// A hub on `lane` with `kubectl fleet install --apply` and site `site-a`
@@ -80,7 +66,6 @@ fn wait_policy_in_force(hub: &Hub, site_kc: &Path, in_force: bool) {
         };
         let patch = json!({"status": {"phase": phase}}).to_string();
         let run = kubectl_as(
-            hub,
             site_kc,
             &[
                 "patch",
@@ -112,7 +97,6 @@ fn wait_policy_in_force(hub: &Hub, site_kc: &Path, in_force: bool) {
 /// minted by the admin.
 fn hub_operator_kubeconfig(hub: &Hub) -> PathBuf {
     let run = kubectl_as(
-        hub,
         &hub.kubeconfig,
         &[
             "create",
@@ -131,7 +115,6 @@ fn hub_operator_kubeconfig(hub: &Hub) -> PathBuf {
 
 fn site(hub: &Hub) -> Value {
     let run = kubectl_as(
-        hub,
         &hub.kubeconfig,
         &["get", "fc", "site-a", "-o", "json"],
         None,
@@ -209,9 +192,7 @@ fn a_site_token_cannot_write_the_hubs_judgement(lane) {
     // /status, which `kubectl patch` would do first).
     let mut object = site(&hub);
     object["status"] = judged["status"].clone();
-    kubectl_as(
-        &hub,
-        &hub_kc,
+    kubectl_as(&hub_kc,
         &["replace", "--subresource=status", "-f", "-"],
         Some(&object.to_string()),
     )
@@ -222,9 +203,7 @@ fn a_site_token_cannot_write_the_hubs_judgement(lane) {
     // Each hub-owned key, by merge patch with only the site's token.
     for key in HUB_OWNED_STATUS_KEYS {
         let patch = json!({"status": {*key: forged(key)}}).to_string();
-        let run = kubectl_as(
-            &hub,
-            &site_kc,
+        let run = kubectl_as(&site_kc,
             &[
                 "patch",
                 "fc",
@@ -240,9 +219,7 @@ fn a_site_token_cannot_write_the_hubs_judgement(lane) {
     }
     // Several at once are named together; a JSON patch removing one is a
     // change too.
-    let run = kubectl_as(
-        &hub,
-        &site_kc,
+    let run = kubectl_as(&site_kc,
         &[
             "patch",
             "fc",
@@ -255,9 +232,7 @@ fn a_site_token_cannot_write_the_hubs_judgement(lane) {
         None,
     );
     assert_denied(&run, "status.phase, status.conditions are");
-    let run = kubectl_as(
-        &hub,
-        &site_kc,
+    let run = kubectl_as(&site_kc,
         &[
             "patch",
             "fc",
@@ -274,9 +249,7 @@ fn a_site_token_cannot_write_the_hubs_judgement(lane) {
     // updates as well.
     let mut forged_site = site(&hub);
     forged_site["status"]["phase"] = json!("Connected");
-    let run = kubectl_as(
-        &hub,
-        &site_kc,
+    let run = kubectl_as(&site_kc,
         &["replace", "--subresource=status", "-f", "-"],
         Some(&forged_site.to_string()),
     );
@@ -286,9 +259,7 @@ fn a_site_token_cannot_write_the_hubs_judgement(lane) {
         "metadata": {"name": "site-a"},
         "status": {"conditions": forged("conditions")},
     });
-    let run = kubectl_as(
-        &hub,
-        &site_kc,
+    let run = kubectl_as(&site_kc,
         &[
             "apply",
             "--server-side",
@@ -302,9 +273,7 @@ fn a_site_token_cannot_write_the_hubs_judgement(lane) {
     assert_denied(&run, "status.conditions is");
     // A strategic merge patch is no way around it: custom resources take
     // none (415, from the API server that serves them).
-    let run = kubectl_as(
-        &hub,
-        &site_kc,
+    let run = kubectl_as(&site_kc,
         &[
             "patch",
             "fc",
@@ -330,7 +299,7 @@ fn a_site_token_cannot_write_the_hubs_judgement(lane) {
         (vec!["replace", "-f", "-"], Some(forged_site.to_string()), "update"),
         (vec!["apply", "--server-side", "--field-manager=forger", "-f", "-"], Some(applied.to_string()), "patch"),
     ] {
-        let run = kubectl_as(&hub, &site_kc, &args, stdin.as_deref());
+        let run = kubectl_as(&site_kc, &args, stdin.as_deref());
         assert_eq!(run.code, 1, "{args:?}: {}", run.stdout);
         let message = format!(
             "{FC} \"site-a\" is forbidden: User \"system:serviceaccount:fleet-sites:fleet-edge-site-a\" cannot {verb} resource \"federatedclusters\" in API group \"federation.kubectl-fleet.dev\" at the cluster scope\n"
@@ -349,9 +318,7 @@ fn a_site_token_cannot_write_the_hubs_judgement(lane) {
                      "workload": {"kind": "Deployment", "name": "llm"}, "message": "container killed",
                      "firstSeen": heartbeat, "lastSeen": heartbeat, "count": 1}],
     }});
-    kubectl_as(
-        &hub,
-        &site_kc,
+    kubectl_as(&site_kc,
         &[
             "patch",
             "fc",
@@ -374,9 +341,7 @@ fn a_site_token_cannot_write_the_hubs_judgement(lane) {
     // Through /status a site cannot reach its spec either: the API server
     // keeps everything outside status.
     let spec_before = site(&hub)["spec"].clone();
-    kubectl_as(
-        &hub,
-        &site_kc,
+    kubectl_as(&site_kc,
         &[
             "patch",
             "fc",
@@ -399,9 +364,7 @@ fn a_site_token_cannot_write_the_hubs_judgement(lane) {
     let mut rejudged = site(&hub);
     rejudged["status"]["phase"] = json!("Connected");
     rejudged["status"]["phaseTransitionTime"] = json!(now());
-    kubectl_as(
-        &hub,
-        &hub_kc,
+    kubectl_as(&hub_kc,
         &["replace", "--subresource=status", "-f", "-"],
         Some(&rejudged.to_string()),
     )
@@ -411,11 +374,9 @@ fn a_site_token_cannot_write_the_hubs_judgement(lane) {
 
 fn uninstall_removes_the_policy_and_a_reinstall_restores_it(lane) {
     let (hub, site_kc) = installed_hub_with_site(lane);
-    let forge = |hub: &Hub, phase: &str| {
+    let forge = |phase: &str| {
         let patch = json!({"status": {"phase": phase}}).to_string();
-        kubectl_as(
-            hub,
-            &site_kc,
+        kubectl_as(&site_kc,
             &[
                 "patch",
                 "fc",
@@ -428,7 +389,7 @@ fn uninstall_removes_the_policy_and_a_reinstall_restores_it(lane) {
             None,
         )
     };
-    assert_eq!(forge(&hub, "Connected").code, 1);
+    assert_eq!(forge("Connected").code, 1);
     let run = hub.fleet(&["uninstall", "--yes"]).ok();
     wait_policy_in_force(&hub, &site_kc, false);
     for kind in [
@@ -442,9 +403,7 @@ fn uninstall_removes_the_policy_and_a_reinstall_restores_it(lane) {
             run.stderr
         );
     }
-    let left = kubectl_as(
-        &hub,
-        &hub.kubeconfig,
+    let left = kubectl_as(&hub.kubeconfig,
         &[
             "get",
             "validatingadmissionpolicies,validatingadmissionpolicybindings",
@@ -457,21 +416,19 @@ fn uninstall_removes_the_policy_and_a_reinstall_restores_it(lane) {
     assert_eq!(left.stdout, "");
     // Without the policy RBAC alone decides: the site's token may write
     // any key of its own status — what the policy exists to stop.
-    forge(&hub, "Connected").ok();
+    forge("Connected").ok();
     hub.fleet(&["install", "--apply"]).ok();
     wait_policy_in_force(&hub, &site_kc, true);
     // Rewriting the value it already holds changes nothing and passes.
-    forge(&hub, "Connected").ok();
-    let run = forge(&hub, "Unreachable");
+    forge("Connected").ok();
+    let run = forge("Unreachable");
     assert_eq!(run.code, 1, "{}", run.stdout);
 }
 
 fn a_site_may_mint_itself_only_tokens_within_the_fleets_bound(lane) {
     let (hub, site_kc) = installed_hub_with_site(lane);
     let mint = |kubeconfig: &Path, duration: &str| {
-        kubectl_as(
-            &hub,
-            kubeconfig,
+        kubectl_as(kubeconfig,
             &[
                 "create",
                 "token",
@@ -506,9 +463,7 @@ fn a_site_may_mint_itself_only_tokens_within_the_fleets_bound(lane) {
     );
     // Without the policy's binding RBAC alone decides, and the site's year
     // is minted: the policy is what refused it.
-    kubectl_as(
-        &hub,
-        &hub.kubeconfig,
+    kubectl_as(&hub.kubeconfig,
         &[
             "delete",
             "validatingadmissionpolicybinding",
@@ -541,7 +496,7 @@ fn a_hub_without_validating_admission_policies_is_refused_before_anything_is_app
         line,
         "error: the cluster does not serve admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy, admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding: nothing applied: the hub needs Kubernetes 1.30 or later, whose ValidatingAdmissionPolicy v1 keeps site tokens off the hub-owned status keys"
     );
-    let crds = kubectl_as(&hub, &hub.kubeconfig, &["get", "crd", "-o", "name"], None).ok();
+    let crds = kubectl_as(&hub.kubeconfig, &["get", "crd", "-o", "name"], None).ok();
     assert_eq!(crds.stdout, "");
 }
 }
@@ -553,7 +508,6 @@ fn a_hub_without_validating_admission_policies_is_refused_before_anything_is_app
 fn verdicts(hub: &Hub, site_kc: &Path) -> Result<(), String> {
     let dry_run = |patch: &str| {
         kubectl_as(
-            hub,
             site_kc,
             &[
                 "patch",
@@ -605,7 +559,6 @@ fn apply_policy_with_expression(hub: &Hub, expression: &str) {
     doc["apiVersion"] = json!("admissionregistration.k8s.io/v1");
     doc["kind"] = json!("ValidatingAdmissionPolicy");
     kubectl_as(
-        hub,
         &hub.kubeconfig,
         &[
             "apply",

@@ -75,11 +75,13 @@ struct Tools {
 
 impl Tools {
     fn get() -> Option<Tools> {
-        let tool = crate::monitoring_rules::tool;
+        let [prometheus, alertmanager, amtool] =
+            crate::support::require_tools(["prometheus", "alertmanager", "amtool"])?
+                .map(|p| p.display().to_string());
         Some(Tools {
-            prometheus: tool("PROMETHEUS")?,
-            alertmanager: tool("ALERTMANAGER")?,
-            amtool: tool("AMTOOL")?,
+            prometheus,
+            alertmanager,
+            amtool,
         })
     }
 }

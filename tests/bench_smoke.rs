@@ -7,20 +7,9 @@
 use std::path::Path;
 use std::process::Command;
 
-fn on_path(tool: &str) -> bool {
-    Path::new(tool).is_file()
-        || std::env::var_os("PATH")
-            .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(tool).is_file()))
-}
-
 #[test]
 fn cli_bench_harness_smoke() {
-    let missing: Vec<&str> = ["python3", "curl", "kubectl", "/usr/bin/time"]
-        .into_iter()
-        .filter(|t| !on_path(t))
-        .collect();
-    if !missing.is_empty() {
-        println!("skipped: the harness needs {missing:?}");
+    if crate::support::require_tools(["python3", "curl", "kubectl", "/usr/bin/time"]).is_none() {
         return;
     }
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_kubectl-fleet"))

@@ -58,35 +58,31 @@ fn kubectl_fleet_end_to_end() {
     assert_eq!(status["summary"]["sites"], 2);
 
     let get = shell(&hub, "kubectl get fc").ok();
-    let header: Vec<&str> = get
-        .stdout
-        .lines()
-        .next()
-        .unwrap()
-        .split_whitespace()
-        .collect();
+    let table = support::Table::parse(&get.stdout);
     assert_eq!(
-        header,
+        table.headers(),
         [
             "NAME",
             "MODE",
             "TIER",
             "ENV",
             "PHASE",
-            "LAST",
-            "HEARTBEAT",
+            "LAST HEARTBEAT",
             "GPUS",
             "AGE"
         ]
     );
-    let row: Vec<&str> = get
-        .stdout
-        .lines()
-        .nth(1)
-        .unwrap()
-        .split_whitespace()
-        .collect();
-    assert_eq!(&row[..4], ["site-a", "Push", "critical", "production"]);
+    assert_eq!(table.column("NAME"), ["site-a", "site-b"], "{}", get.stdout);
+    let row = &table.row("site-a")[..4];
+    assert_eq!(
+        row,
+        [
+            ("NAME", "site-a"),
+            ("MODE", "Push"),
+            ("TIER", "critical"),
+            ("ENV", "production")
+        ]
+    );
 
     let version = shell(&hub, "kubectl fleet version").ok();
     assert_eq!(

@@ -69,22 +69,10 @@ async fn emit_secret_prints_a_manifest_for_the_edge_cluster() {
     std::fs::write(&manifest, &run.stdout).unwrap();
     let edge_kc = dir.path().join("edge.kubeconfig");
     edge.write_admin_kubeconfig(&edge_kc).unwrap();
-    let kubectl = std::process::Command::new(support::kubectl())
-        .args([
-            "--kubeconfig",
-            edge_kc.to_str().unwrap(),
-            "apply",
-            "-f",
-            manifest.to_str().unwrap(),
-        ])
-        .env("KUBECACHEDIR", dir.path().join("cache"))
-        .output()
-        .unwrap();
-    assert!(
-        kubectl.status.success(),
-        "{}",
-        String::from_utf8_lossy(&kubectl.stderr)
-    );
+    support::Kubectl::new(&edge_kc)
+        .args(["apply", "-f"])
+        .arg(&manifest)
+        .ok();
     run_bin(
         &[
             "--kubeconfig",

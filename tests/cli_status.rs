@@ -53,11 +53,10 @@ async fn fleet_of_three(lane: Lane) -> Hub {
 }
 
 fn first_column(table: &str) -> Vec<String> {
-    table
-        .lines()
-        .skip(1)
-        .take_while(|l| !l.trim().is_empty())
-        .map(|l| l.split_whitespace().next().unwrap().to_owned())
+    support::Table::parse(table)
+        .column("NAME")
+        .into_iter()
+        .map(str::to_owned)
         .collect()
 }
 

@@ -33,7 +33,7 @@ use kubectl_fleet::api::{CONDITION_CONNECTED, FederatedCluster, Phase};
 use kubectl_fleet::render::safe::MAX_LOG_LINE_BYTES;
 use serde_json::json;
 use support::{
-    Proc, RealApi, TempDir, client_from, crds_before_the_door_closed, hub_args, kubectl,
+    Proc, RealApi, Table, TempDir, client_from, crds_before_the_door_closed, hub_args,
     kubectl_fleet, operator_bin, put_crds, status_code, wait_until,
 };
 
@@ -184,30 +184,24 @@ async fn poison_run(lane: Lane, dir: &TempDir) {
     assert_eq!(raw["status"]["lastHeartbeatTime"], POISON);
 
     // Everyone's views, through the real kubectl.
-    let kubectl = kubectl();
-    let wide = kubectl_fleet(&kubectl, &lane.admin_kc, &["status", "-o", "wide"]);
-    let row = |name: &str| {
-        wide.lines()
-            .find(|l| l.starts_with(&format!("{name} ")))
-            .unwrap_or_else(|| panic!("no row {name}:\n{wide}"))
-            .to_owned()
-    };
-    assert!(row("live").contains("Connected"), "{wide}");
-    assert!(row("dead").contains("Stale"), "{wide}");
-    let poisoned = row("poisoned");
-    assert!(
-        poisoned.contains("<invalid>") && poisoned.ends_with("InvalidStatus"),
+    let wide = kubectl_fleet(&lane.admin_kc, &["status", "-o", "wide"]);
+    let table = Table::find(&wide, "NAME ");
+    assert_eq!(table.cell("live", "PHASE"), "Connected", "{wide}");
+    assert_eq!(table.cell("dead", "PHASE"), "Stale", "{wide}");
+    assert_eq!(
+        table.cell("poisoned", "LAST HEARTBEAT"),
+        "<invalid>",
         "{wide}"
     );
-    let described = kubectl_fleet(&kubectl, &lane.admin_kc, &["describe", "poisoned"]);
+    assert_eq!(table.cell("poisoned", "REASON"), "InvalidStatus", "{wide}");
+    let described = kubectl_fleet(&lane.admin_kc, &["describe", "poisoned"]);
     assert!(
         described.contains("Unreadable:") && described.contains("status.lastHeartbeatTime: "),
         "{described}"
     );
-    kubectl_fleet(&kubectl, &lane.admin_kc, &["incidents"]);
+    kubectl_fleet(&lane.admin_kc, &["incidents"]);
     let json: serde_json::Value = serde_json::from_str(
-        kubectl_fleet(&kubectl, &lane.admin_kc, &["status", "-o", "json"])
-            .trim_start_matches(|c| c != '{'),
+        kubectl_fleet(&lane.admin_kc, &["status", "-o", "json"]).trim_start_matches(|c| c != '{'),
     )
     .unwrap();
     let p = json["sites"]
@@ -244,7 +238,7 @@ async fn poison_run(lane: Lane, dir: &TempDir) {
         "{}",
         lane.name
     );
-    kubectl_fleet(&kubectl, &lane.admin_kc, &["status"]);
+    kubectl_fleet(&lane.admin_kc, &["status"]);
 
     beats.abort();
     hub.terminate();

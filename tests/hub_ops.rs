@@ -12,7 +12,6 @@
 use crate::support;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use kube::api::{Api, Patch, PatchParams};
@@ -25,18 +24,7 @@ const SCALE: f64 = 0.1;
 /// `kubectl ARGS…` (the real one) against the hub; stdout, or a panic
 /// with stderr.
 fn kubectl(hub_kc: &Path, args: &[&str]) -> String {
-    let out = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(hub_kc)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "kubectl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    Kubectl::new(hub_kc).args(args).ok().stdout
 }
 
 /// `status` of the FederationStatus, as the real kubectl reads it.

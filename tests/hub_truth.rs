@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use kube::api::{Api, Patch, PatchParams};
 use kubectl_fleet::api::{FederatedCluster, FederationStatus, HubLiveness, Phase};
 use serde_json::{Value, json};
-use support::{Hub, Run, client_from_yaml, hub_operator_args, shell};
+use support::{Hub, Kubectl, Run, Table, client_from_yaml, hub_operator_args, shell};
 use support::{Proc, hub_args, operator_bin, seed_member, wait_until};
 
 /// `heartbeatIntervalSeconds` of every site here.
@@ -28,7 +28,10 @@ const INTERVAL: &str = "10";
 
 /// `kubectl fleet ARGS…` through the real kubectl.
 fn kubectl_fleet(hub: &Hub, args: &str) -> Run {
-    shell(hub, &format!("kubectl fleet {args}"))
+    Kubectl::new(&hub.kubeconfig)
+        .arg("fleet")
+        .args(args.split_whitespace())
+        .run()
 }
 
 /// The namespace the hub operator runs in, where it keeps its leader
@@ -91,21 +94,9 @@ async fn hub_record(hub: &Hub) -> Option<HubLiveness> {
     api.get_opt("fleet").await.unwrap()?.status?.hub
 }
 
-/// The line of `site` in a status table.
-fn row<'a>(table: &'a str, site: &str) -> &'a str {
-    table
-        .lines()
-        .find(|l| l.starts_with(&format!("{site} ")))
-        .unwrap_or_else(|| panic!("no row {site} in\n{table}"))
-}
-
 /// The PHASE cell of `site`'s row.
 fn phase_cell(table: &str, site: &str) -> String {
-    row(table, site)
-        .split_whitespace()
-        .nth(4)
-        .unwrap()
-        .to_owned()
+    Table::find(table, "NAME ").cell(site, "PHASE").to_owned()
 }
 
 fn site_json<'a>(report: &'a Value, site: &str) -> &'a Value {

@@ -102,7 +102,7 @@ fn series(dark: &[(&str, &str, &str, u32)], maintenance: &[&str], correlations: 
 }
 
 fn promtool() -> Option<String> {
-    crate::monitoring_rules::tool("PROMTOOL")
+    crate::support::require_tool("promtool").map(|p| p.display().to_string())
 }
 
 #[test]

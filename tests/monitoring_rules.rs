@@ -8,27 +8,11 @@
 use std::path::Path;
 use std::process::Command;
 
-/// The path environment variable `var` names (`tools/test.sh` exports
-/// PROMTOOL, PROMETHEUS, ALERTMANAGER and AMTOOL from `tools/promtool.sh`).
-/// Missing: under CI the test fails; elsewhere it says `skipped` and
-/// returns None.
-pub fn tool(var: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(p) if !p.is_empty() => Some(p),
-        _ => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "{var} is not set: run the tests with `bash tools/test.sh`, which installs Debian's \
-                 prometheus and prometheus-alertmanager (tools/promtool.sh) and exports it"
-            );
-            println!("skipped: {var} not set (bash tools/test.sh sets it, from tools/promtool.sh)");
-            None
-        }
-    }
-}
-
+/// promtool (`PROMTOOL`, which `tools/test.sh` exports from
+/// `tools/promtool.sh`, else PATH); missing, see
+/// [`crate::support::require_tool`].
 fn promtool() -> Option<String> {
-    tool("PROMTOOL")
+    crate::support::require_tool("promtool").map(|p| p.display().to_string())
 }
 
 fn run(promtool: &str, args: &[&str]) -> String {

@@ -98,17 +98,10 @@ async fn site_with_secret(site: &str, token_cap: Option<Duration>, mode: u32, gi
     let member_sb = Sandbox::start();
     let admin_kc = dir.join("member-admin.kubeconfig");
     member_sb.write_admin_kubeconfig(&admin_kc).unwrap();
-    let out = std::process::Command::new("kubectl")
-        .args(["--kubeconfig", &admin_kc.display().to_string()])
-        .args(["apply", "-f", &manifest.display().to_string()])
-        .env("KUBECACHEDIR", dir.join("kube-cache"))
-        .output()
-        .expect("kubectl must be on PATH");
-    assert!(
-        out.status.success(),
-        "kubectl apply: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    Kubectl::new(&admin_kc)
+        .args(["apply", "-f"])
+        .arg(&manifest)
+        .ok();
     let member_admin = admin(&member_sb).await;
     let edge_kc = edge_member_kubeconfig(&member_sb, &member_admin, HUB_KUBECONFIG_SECRET).await;
     let member_kc = dir.join("member-edge.kubeconfig");
@@ -300,8 +293,7 @@ async fn a_renewed_token_survives_a_restart_after_the_first_one_expired() {
 /// it out, with the cause on the line; 0440 with the fsGroup works.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_non_root_edge_reads_its_mounted_credential_through_the_fs_group() {
-    if !is_root() {
-        eprintln!("skipped: running the edge as another user needs root");
+    if !require_root() {
         return;
     }
     const RUN_AS_USER: u32 = 65534;

@@ -280,17 +280,14 @@ async fn a_skewed_live_site_stays_connected_is_flagged_and_shows_its_hub_clock_a
     // while lastHeartbeatTime stays what the edge wrote.
     let hub_kc = f.dir.join("hub.kubeconfig");
     let table = fleet_cli(&hub_kc, &["status"]);
-    let row: Vec<&str> = table
-        .lines()
-        .find(|l| l.starts_with("site-d "))
-        .unwrap_or_else(|| panic!("no site-d row in {table}"))
-        .split_whitespace()
-        .collect();
-    assert_eq!(row[4], "Connected", "{table}");
-    let age: u64 = row[5]
+    // stderr's notes come first: the table starts at its header.
+    let cells = Table::find(&table, "NAME ");
+    assert_eq!(cells.cell("site-d", "PHASE"), "Connected", "{table}");
+    let last = cells.cell("site-d", "LAST HEARTBEAT");
+    let age: u64 = last
         .strip_suffix('s')
         .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("LAST HEARTBEAT {:?} is not seconds: {table}", row[5]));
+        .unwrap_or_else(|| panic!("LAST HEARTBEAT {last:?} is not seconds: {table}"));
     assert!(age <= 3 * I.as_secs() + 2, "LAST HEARTBEAT {age}s: {table}");
     let out = fleet_cli(&hub_kc, &["status", "-o", "json"]);
     let json: serde_json::Value = serde_json::from_str(&out[out.find('{').unwrap()..]).unwrap();

@@ -13,7 +13,6 @@
 use crate::support;
 
 use std::path::Path;
-use std::process::Command;
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
@@ -23,38 +22,19 @@ use kubectl_fleet::fleet::rbac;
 use support::*;
 
 /// Runs the real kubectl against the hub; panics on failure, returns stdout.
-fn kubectl(hub_kc: &Path, cache: &Path, args: &[&str], stdin: Option<&str>) -> String {
-    use std::io::Write as _;
-    let mut child = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(hub_kc)
-        .args(args)
-        .env("KUBECACHEDIR", cache)
-        .env_remove("KUBECONFIG")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("kubectl on PATH");
-    let mut input = child.stdin.take().unwrap();
-    input
-        .write_all(stdin.unwrap_or_default().as_bytes())
-        .unwrap();
-    drop(input);
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "kubectl {args:?}: {stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
+fn kubectl(hub_kc: &Path, args: &[&str], stdin: Option<&str>) -> String {
+    let run = Kubectl::new(hub_kc).args(args);
+    match stdin {
+        Some(text) => run.stdin(text),
+        None => run,
+    }
+    .ok()
+    .stdout
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hand_made_pull_secret_is_used_once_labelled_and_named_when_not() {
     let dir = TempDir::new("gitops-pull");
-    let cache = dir.join("kube-cache");
     let hub_sb = Sandbox::start();
     let hub_kc = installed_hub(&hub_sb, &dir);
     let hub = admin(&hub_sb).await;
@@ -94,7 +74,6 @@ async fn a_hand_made_pull_secret_is_used_once_labelled_and_named_when_not() {
     let kubeconfig = stored.data.as_ref().unwrap()["kubeconfig"].0.clone();
     kubectl(
         &hub_kc,
-        &cache,
         &["delete", "secret", "-n", "fleet-system", &name],
         None,
     );
@@ -102,7 +81,6 @@ async fn a_hand_made_pull_secret_is_used_once_labelled_and_named_when_not() {
     let grant = rbac::pull_secret_grant_name(&name);
     kubectl(
         &hub_kc,
-        &cache,
         &["delete", "role,rolebinding", "-n", "fleet-system", &grant],
         None,
     );
@@ -112,7 +90,7 @@ async fn a_hand_made_pull_secret_is_used_once_labelled_and_named_when_not() {
     let manifest = format!(
         "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\n  namespace: fleet-system\ntype: Opaque\ndata:\n  kubeconfig: {encoded}\n"
     );
-    kubectl(&hub_kc, &cache, &["apply", "-f", "-"], Some(&manifest));
+    kubectl(&hub_kc, &["apply", "-f", "-"], Some(&manifest));
 
     let (cert, key, _) = localhost_cert(&dir);
     let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
@@ -142,12 +120,7 @@ async fn a_hand_made_pull_secret_is_used_once_labelled_and_named_when_not() {
     let grant_manifest = format!(
         "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: {grant}\n  namespace: fleet-system\nrules:\n- apiGroups: [\"\"]\n  resources: [secrets]\n  resourceNames: [{name}]\n  verbs: [get, patch]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: {grant}\n  namespace: fleet-system\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: Role\n  name: {grant}\nsubjects:\n- kind: ServiceAccount\n  name: fleet-operator-hub\n  namespace: fleet-system\n"
     );
-    kubectl(
-        &hub_kc,
-        &cache,
-        &["apply", "-f", "-"],
-        Some(&grant_manifest),
-    );
+    kubectl(&hub_kc, &["apply", "-f", "-"], Some(&grant_manifest));
 
     let message = wait_connected(&api, "dr-eu", "False", "SecretNotLabelled").await;
     let command = format!(
@@ -167,7 +140,7 @@ async fn a_hand_made_pull_secret_is_used_once_labelled_and_named_when_not() {
     // The command the first message gave, run as given: the next probe
     // uses the Secret.
     let words: Vec<&str> = command.split_whitespace().skip(1).collect();
-    kubectl(&hub_kc, &cache, &words, None);
+    kubectl(&hub_kc, &words, None);
     wait_connected(&api, "dr-eu", "True", "ProbeSucceeded").await;
     let status = api.get("dr-eu").await.unwrap().status.unwrap();
     assert_eq!(status.node_count, Some(1));

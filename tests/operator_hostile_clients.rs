@@ -15,7 +15,6 @@
 use crate::support;
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -76,20 +75,13 @@ async fn fleet(tag: &str) -> (Sandbox, TempDir) {
 
 /// `kubectl create token NAME -n NS [--audience AUD]` through the real kubectl.
 fn kubectl_token(hub_kc: &Path, ns: &str, name: &str, audience: Option<&str>) -> String {
-    let mut cmd = Command::new("kubectl");
-    cmd.arg("--kubeconfig")
-        .arg(hub_kc)
-        .args(["create", "token", name, "-n", ns]);
-    if let Some(a) = audience {
-        cmd.args(["--audience", a]);
-    }
-    let out = cmd.output().expect("kubectl on PATH");
-    assert!(
-        out.status.success(),
-        "kubectl create token: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    Kubectl::new(hub_kc)
+        .args(["create", "token", name, "-n", ns])
+        .args(audience.map(|a| ["--audience", a]).into_iter().flatten())
+        .ok()
+        .stdout
+        .trim()
+        .to_owned()
 }
 
 /// What Prometheus deployments grant a scraper (kube-prometheus,

@@ -171,8 +171,7 @@ fn mount_secret_file(rootfs: &Path, path: &str, yaml: &str) -> String {
 
 #[tokio::test]
 async fn image_runs_an_edge_from_its_own_root_filesystem() {
-    if run("id", &["-u"]).trim() != "0" {
-        eprintln!("skipped: chroot needs root");
+    if !require_root() {
         return;
     }
     let dir = TempDir::new("image");
@@ -260,32 +259,18 @@ async fn image_runs_an_edge_from_its_own_root_filesystem() {
     edge.terminate();
 }
 
-/// skopeo, unpacked from Debian by tools/image/tools.sh (`FLEET_IMAGE_TOOLS`),
-/// else from PATH.
-fn skopeo() -> PathBuf {
-    if let Some(dir) = std::env::var_os("FLEET_IMAGE_TOOLS") {
-        return PathBuf::from(dir).join("skopeo");
-    }
-    let found = std::env::var_os("PATH").and_then(|p| {
-        std::env::split_paths(&p)
-            .map(|d| d.join("skopeo"))
-            .find(|p| p.is_file())
-    });
-    found.unwrap_or_else(|| {
-        panic!("skopeo not found: run `bash tools/test.sh` (FLEET_IMAGE_TOOLS), or apt-get install skopeo")
-    })
-}
-
 /// The most one architecture's image may weigh, compressed (docs/image.md).
 const MAX_COMPRESSED: u64 = 20 * 1024 * 1024;
 
 #[test]
 fn image_index_holds_amd64_and_arm64_and_each_runs_as_the_image_user() {
-    if run("id", &["-u"]).trim() != "0" {
-        eprintln!("skipped: running as the image's user needs root");
+    let Some(arm) = arm64_build() else { return };
+    if !require_root() {
         return;
     }
-    let Some(arm) = arm64_build() else { return };
+    let Some(skopeo) = require_tool("skopeo") else {
+        return;
+    };
     let dir = TempDir::new("image-multiarch");
     // The image's user must reach the unpacked roots.
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -387,15 +372,12 @@ fn image_index_holds_amd64_and_arm64_and_each_runs_as_the_image_user() {
 
     // skopeo reads the index and each platform's image from the layout.
     let reference = format!("oci:{}:v{}", layout.display(), env!("CARGO_PKG_VERSION"));
-    let raw = run(
-        skopeo().to_str().unwrap(),
-        &["inspect", "--raw", &reference],
-    );
+    let raw = run(skopeo.to_str().unwrap(), &["inspect", "--raw", &reference]);
     let raw: Value = serde_json::from_str(&raw).unwrap();
     assert_eq!(raw["manifests"].as_array().unwrap().len(), 2);
     for arch in ["amd64", "arm64"] {
         let seen = run(
-            skopeo().to_str().unwrap(),
+            skopeo.to_str().unwrap(),
             &[
                 "--override-arch",
                 arch,

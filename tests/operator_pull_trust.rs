@@ -283,15 +283,7 @@ async fn pull_sites_on_one_member_keep_their_own_identities() {
 
 /// The wide table's `column` value in the row of `site`.
 fn wide_column(wide: &str, site: &str, column: &str) -> String {
-    let header = wide.lines().next().unwrap();
-    let at = header
-        .find(column)
-        .unwrap_or_else(|| panic!("{column} in {header}"));
-    let row = wide
-        .lines()
-        .find(|l| l.starts_with(&format!("{site} ")))
-        .unwrap();
-    row[at..].split_whitespace().next().unwrap().to_owned()
+    Table::find(wide, "NAME ").cell(site, column).to_owned()
 }
 
 /// Pull sites say only what is so: `RemediationCapable` is `NotRequested`

@@ -432,8 +432,7 @@ async fn edge_restarts_in_any_order_leave_the_cascade_verdict_unchanged() {
 
     // What a user sees: `kubectl fleet incidents -o json` through the
     // real kubectl shows the same single cascade.
-    let kubectl = support::kubectl();
-    let out = kubectl_fleet(&kubectl, &fleet.hub_kc, &["incidents", "-o", "json"]);
+    let out = kubectl_fleet(&fleet.hub_kc, &["incidents", "-o", "json"]);
     let json_start = out.find('{').expect("a JSON report");
     let report: serde_json::Value = serde_json::from_str(&out[json_start..]).unwrap();
     let cascades = report["cascades"].as_array().unwrap();

@@ -526,23 +526,11 @@ fn installed_by_krew_runs_through_kubectl(
     let home = scratch.join("home");
     std::fs::create_dir_all(&home).unwrap();
     let kubectl = |path: &[&Path], args: &[&str]| {
-        let path = std::env::join_paths(
-            path.iter()
-                .map(|p| p.to_path_buf())
-                .chain([PathBuf::from("/usr/bin"), PathBuf::from("/bin")]),
-        )
-        .unwrap();
-        Run::from(
-            Command::new(tools.join("kubectl"))
-                .args(args)
-                .env_clear()
-                .env("PATH", path)
-                .env("HOME", &home)
-                .env("KREW_ROOT", &root)
-                .env("KUBECONFIG", scratch.join("no-kubeconfig"))
-                .output()
-                .unwrap(),
-        )
+        support::Kubectl::offline(&home)
+            .path(path)
+            .env("KREW_ROOT", &root)
+            .args(args)
+            .run()
     };
     let krew_bin = root.join("bin");
     let plugins = kubectl(&[&krew_bin, &tools], &["plugin", "list"]);
@@ -772,18 +760,8 @@ fn krew_rule_checks_catch_each_violation() {
     );
 }
 
-/// The directory holding skopeo and docker-registry (tools/image/tools.sh).
-fn image_tools() -> PathBuf {
-    PathBuf::from(std::env::var_os("FLEET_IMAGE_TOOLS").unwrap_or_else(|| {
-        panic!("FLEET_IMAGE_TOOLS not set: run `bash tools/test.sh` (it runs tools/image/tools.sh)")
-    }))
-}
-
-fn skopeo(args: &[&str]) -> String {
-    let out = Command::new(image_tools().join("skopeo"))
-        .args(args)
-        .output()
-        .unwrap();
+fn skopeo(skopeo: &Path, args: &[&str]) -> String {
+    let out = Command::new(skopeo).args(args).output().unwrap();
     assert!(
         out.status.success(),
         "skopeo {args:?}: {}",
@@ -803,7 +781,7 @@ fn free_port() -> u16 {
 
 /// Debian's docker-registry serving from `dir` on 127.0.0.1, stopped by
 /// its PID when the returned process is dropped.
-fn start_registry(dir: &Path) -> (support::Proc, String) {
+fn start_registry(registry: &Path, dir: &Path) -> (support::Proc, String) {
     let port = free_port();
     let config = dir.join("registry.yml");
     std::fs::write(
@@ -816,7 +794,7 @@ fn start_registry(dir: &Path) -> (support::Proc, String) {
     .unwrap();
     let registry = support::Proc::spawn(
         "docker-registry",
-        &image_tools().join("docker-registry"),
+        registry,
         &["serve".to_owned(), config.display().to_string()],
         dir.join("registry.log"),
     );
@@ -838,11 +816,15 @@ fn release_pushes_the_multi_arch_index_and_it_pulls_back_by_digest() {
     let Some(arm) = support::arm64_build() else {
         return;
     };
+    // skopeo and docker-registry: tools/image/tools.sh, FLEET_IMAGE_TOOLS.
+    let Some([skopeo_bin, registry]) = support::require_tools(["skopeo", "docker-registry"]) else {
+        return;
+    };
     let dir = TempDir::new("release-push");
     let repo = checkout(dir.path());
     let dist = repo.join("dist");
     let v = env!("CARGO_PKG_VERSION");
-    let (_registry, addr) = start_registry(dir.path());
+    let (_registry, addr) = start_registry(&registry, dir.path());
     let target = format!("{addr}/fleet/fleet-operator");
     let arm_bins = arm.bin_dir.display().to_string();
     let arm_root = arm.root.display().to_string();
@@ -909,12 +891,10 @@ fn release_pushes_the_multi_arch_index_and_it_pulls_back_by_digest() {
     // Pulled back by digest, from the registry: the index with both
     // platforms, each manifest and its blobs, the same digests.
     let by_digest = format!("docker://{target}@{digest}");
-    let raw: Value = serde_json::from_str(&skopeo(&[
-        "inspect",
-        "--raw",
-        "--tls-verify=false",
-        &by_digest,
-    ]))
+    let raw: Value = serde_json::from_str(&skopeo(
+        &skopeo_bin,
+        &["inspect", "--raw", "--tls-verify=false", &by_digest],
+    ))
     .unwrap();
     let mut archs: Vec<&str> = raw["manifests"]
         .as_array()
@@ -926,14 +906,17 @@ fn release_pushes_the_multi_arch_index_and_it_pulls_back_by_digest() {
     assert_eq!(archs, ["amd64", "arm64"]);
     let pulled = dir.path().join("pulled");
     let pulled_ref = format!("oci:{}:pulled", pulled.display());
-    skopeo(&[
-        "copy",
-        "--all",
-        "--preserve-digests",
-        "--src-tls-verify=false",
-        &by_digest,
-        &pulled_ref,
-    ]);
+    skopeo(
+        &skopeo_bin,
+        &[
+            "copy",
+            "--all",
+            "--preserve-digests",
+            "--src-tls-verify=false",
+            &by_digest,
+            &pulled_ref,
+        ],
+    );
     let pulled_index: Value =
         serde_json::from_slice(&std::fs::read(pulled.join("index.json")).unwrap()).unwrap();
     assert_eq!(pulled_index["manifests"][0]["digest"], digest.as_str());

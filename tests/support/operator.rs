@@ -15,6 +15,8 @@ use kube_sandbox::Sandbox;
 use kubectl_fleet::api::{Environment, FederatedCluster, FederatedClusterSpec};
 use kubectl_fleet::fleet::rbac;
 
+use super::kubectl::Kubectl;
+
 /// A folder removed on drop.
 pub struct TempDir(tempfile::TempDir);
 
@@ -583,22 +585,13 @@ pub fn fleet_cli(hub_kc: &Path, args: &[&str]) -> String {
     run_fleet(cmd, hub_kc, args)
 }
 
-/// Runs `kubectl fleet ARGS...` through the real `kubectl` at `kubectl`,
+/// Runs `kubectl fleet ARGS...` through the real `kubectl` ([`Kubectl`]),
 /// which finds the built plugin on PATH as after `krew install fleet`
 /// (KUBECONFIG is the hub's admin kubeconfig); panics on failure, returns
 /// stderr then stdout.
-pub fn kubectl_fleet(kubectl: &Path, hub_kc: &Path, args: &[&str]) -> String {
-    let path = format!(
-        "{}:{}:/usr/bin:/bin",
-        cli_bin().parent().unwrap().display(),
-        kubectl.parent().unwrap().display()
-    );
-    let mut cmd = Command::new(kubectl);
-    cmd.arg("fleet")
-        .args(args)
-        .env("PATH", path)
-        .env("KUBECONFIG", hub_kc);
-    run_fleet(cmd, hub_kc, args)
+pub fn kubectl_fleet(hub_kc: &Path, args: &[&str]) -> String {
+    let run = Kubectl::new(hub_kc).arg("fleet").args(args).ok();
+    run.stderr + &run.stdout
 }
 
 fn run_fleet(mut cmd: Command, hub_kc: &Path, args: &[&str]) -> String {
@@ -612,7 +605,7 @@ fn run_fleet(mut cmd: Command, hub_kc: &Path, args: &[&str]) -> String {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(
         out.status.success(),
-        "kubectl fleet {args:?} failed: {stderr}"
+        "kubectl-fleet {args:?} failed: {stderr}"
     );
     stderr + &String::from_utf8_lossy(&out.stdout)
 }
@@ -665,12 +658,6 @@ pub fn fleet_register(hub_kc: &Path, site: &str, interval: u32, out: &Path, extr
     ];
     args.extend_from_slice(extra);
     fleet_cli(hub_kc, &args);
-}
-
-/// Whether this process may act as another user (it runs as root).
-pub fn is_root() -> bool {
-    use std::os::unix::fs::MetadataExt as _;
-    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }
 
 /// The edge operator's identity on a MEMBER cluster as `install --role
