@@ -36,7 +36,8 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use super::body_limit::{BodyLimitLayer, ReadBudget};
 use super::client::Cluster;
 use super::error::Error;
-use super::identity::{IssuedToken, ObjectRef};
+use super::identity::IssuedToken;
+use super::object_ref::ObjectRef;
 use super::member::MemberError;
 use crate::fleet::probe::{AddressPolicy, AddressRefusal, ProbeFailure};
 use crate::fleet::rbac::{

@@ -8,7 +8,7 @@ use kube::runtime::watcher;
 
 use super::client::Cluster;
 use super::error::Error;
-use super::identity::ObjectRef;
+use super::object_ref::ObjectRef;
 use super::list_token;
 use super::site_decode::{LeanSite, UnmanagedSite};
 use crate::api::{
