@@ -37,8 +37,8 @@ use super::body_limit::{BodyLimitLayer, ReadBudget};
 use super::client::Cluster;
 use super::error::Error;
 use super::identity::IssuedToken;
-use super::object_ref::ObjectRef;
 use super::member::MemberError;
+use super::object_ref::ObjectRef;
 use crate::fleet::probe::{AddressPolicy, AddressRefusal, ProbeFailure};
 use crate::fleet::rbac::{
     self, FLEET_NAMESPACE, MANAGED_BY, MEMBER_READER_NAME, PullIdentity, SITE_LABEL,
