@@ -38,6 +38,7 @@ mod hub_ops;
 mod hub_truth;
 mod incident_trust;
 mod kustomize_bases;
+mod layers;
 mod leader_election;
 mod migrating_alerts;
 mod monitoring_rules;

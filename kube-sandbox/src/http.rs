@@ -180,7 +180,7 @@ pub fn request_info(method: &Method, path: &str, query: &Query) -> RequestInfo {
         && let Some(fs) = query.get("fieldSelector")
         && let Ok(sel) = crate::selector::FieldSelector::parse(fs)
         && let Some(n) = sel.exact_name()
-        && crate::objects::name_errors(crate::resources::NameRule::PathSegment, n).is_empty()
+        && crate::names::name_errors(crate::resources::NameRule::PathSegment, n).is_empty()
     {
         info.name = n.to_string();
     }

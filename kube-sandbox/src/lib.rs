@@ -17,6 +17,7 @@
 
 mod admission;
 pub mod auth;
+mod compiled_policy;
 mod controls;
 mod delegate;
 mod discovery;
@@ -24,6 +25,7 @@ mod errors;
 mod events;
 mod handlers;
 mod http;
+mod names;
 mod objects;
 mod patch;
 mod protobuf;

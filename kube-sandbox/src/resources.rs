@@ -722,6 +722,14 @@ fn crd_defs(crd: &Value) -> Result<Vec<ResourceDef>, Vec<crate::errors::Cause>> 
     Ok(out)
 }
 
+/// `(group, resource)` of namespaces.
+pub fn namespaces_gr() -> GroupResource {
+    GroupResource {
+        group: String::new(),
+        resource: "namespaces".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -64,7 +64,7 @@ pub struct State {
     /// where the real server's watch cache of them starts.
     watch_floors: HashMap<GroupResource, u64>,
     /// The ValidatingAdmissionPolicies compiled so far.
-    pub admission: crate::admission::Cache,
+    pub admission: crate::compiled_policy::Cache,
 }
 
 impl State {

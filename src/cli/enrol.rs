@@ -25,7 +25,7 @@ use futures::StreamExt as _;
 
 use super::interrupt::{self, Left};
 use super::register::{
-    Change, Emit, Outcome, RegisterArgs, RegisterOutput, read_site, register_site,
+    BulkArgs, Change, Emit, Outcome, RegisterArgs, RegisterOutput, read_site, register_site,
 };
 use super::{Error, GlobalArgs, Io, format_duration, parse_site_name, parse_token_ttl, shell_line};
 use crate::api::{API_VERSION, FederatedCluster, FederatedClusterSpec, Mode};
@@ -43,32 +43,6 @@ pub const MEMBER_CONTEXT_ANNOTATION: &str = "fleet.kubectl-fleet.dev/member-cont
 const MAX_INVENTORY_BYTES: u64 = 64 << 20;
 /// At most this many failed sites are named in the final error line.
 const MAX_NAMED_FAILURES: usize = 10;
-
-/// The flags of declarative enrolment (part of `register`).
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct BulkArgs {
-    /// Register every FederatedCluster in FILE (multi-document YAML, a List, JSON), in every .yaml, .yml and .json file of DIR, or on stdin (-)
-    #[arg(
-        short = 'f',
-        long = "filename",
-        value_name = "FILE|DIR|-",
-        conflicts_with_all = [
-            "site", "display_name", "region", "environment", "tier", "capabilities",
-            "heartbeat_interval", "max_concurrent_remediations", "pull", "push",
-            "output_file", "store_kubeconfig_as_is", "output",
-        ]
-    )]
-    pub filename: Option<PathBuf>,
-    /// With -f: write each Push site's edge configuration to DIR/SITE.kubeconfig (DIR/SITE.secret.yaml with --emit secret), mode 0600
-    #[arg(long, value_name = "DIR", requires = "filename")]
-    pub output_dir: Option<PathBuf>,
-    /// With -f: how many sites to register at once, 1..64
-    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
-    pub concurrency: u16,
-    /// With -f: mint a new credential for every site even when the one handed out still works
-    #[arg(long, requires = "filename")]
-    pub rotate: bool,
-}
 
 /// One site of the inventory, as declared.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,7 +76,7 @@ pub async fn run(global: &GlobalArgs, args: RegisterArgs, io: &mut Io<'_>) -> Re
         .bulk
         .filename
         .clone()
-        .expect("register::run calls enrol only with -f");
+        .expect("the register command calls enrol only with -f");
     let inventory = read_inventory(&source)?;
     for skipped in &inventory.skipped {
         writeln!(

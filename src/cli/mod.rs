@@ -245,6 +245,9 @@ pub async fn run(cli: Cli, io: &mut Io<'_>) -> Result<(), Error> {
 async fn dispatch(cli: Cli, io: &mut Io<'_>) -> Result<(), Error> {
     let global = &cli.global;
     match cli.command {
+        Command::Register(args) if args.bulk.filename.is_some() => {
+            enrol::run(global, args, io).await
+        }
         Command::Register(args) => register::run(global, args, io).await,
         Command::Rotate(args) => rotate::run(global, args, io).await,
         Command::Unregister(args) => unregister::run(global, args, io).await,

@@ -24,6 +24,15 @@ pub struct ConnectOptions {
     pub request_timeout: Option<Duration>,
 }
 
+/// Discovery's answer per kind (group, version, kind), remembered for the
+/// life of one [`Cluster`]: None when the API server does not serve it.
+/// A kind a command's own apply starts serving (a CRD applied just before)
+/// would be missed; no command applies objects of a CRD it applies.
+pub(crate) type Discovered = std::collections::HashMap<
+    (String, String, String),
+    Option<(kube::api::ApiResource, kube::discovery::ApiCapabilities)>,
+>;
+
 /// A connected cluster: the client plus what the caller's kubeconfig says
 /// about the server.
 #[derive(Clone)]
@@ -39,7 +48,7 @@ pub struct Cluster {
     /// What discovery said of each kind a manifest named (None: not
     /// served), so a command that checks its manifests and then applies
     /// or deletes them asks once per kind (`k8s::manifests`).
-    pub(crate) discovered: std::sync::Arc<std::sync::Mutex<super::manifests::Discovered>>,
+    pub(crate) discovered: std::sync::Arc<std::sync::Mutex<Discovered>>,
 }
 
 impl std::fmt::Debug for Cluster {

@@ -23,22 +23,10 @@ use serde::Serialize;
 
 use super::client::Cluster;
 use super::error::Error;
+use super::object_ref::ObjectRef;
 use super::{FIELD_MANAGER, NAMESPACE};
 use crate::fleet::rbac;
 use crate::fleet::rbac::SITES_NAMESPACE;
-
-/// One object touched by a command, for summaries (`-o json`) and messages.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ObjectRef {
-    /// Kind, e.g. `ClusterRole`.
-    pub kind: String,
-    /// Object name.
-    pub name: String,
-    /// Namespace for namespaced kinds.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
-}
 
 /// A namespaced object this module applies by server-side apply.
 trait NamespacedObject:
@@ -57,25 +45,6 @@ impl<K> NamespacedObject for K where
         + serde::de::DeserializeOwned
         + std::fmt::Debug
 {
-}
-
-impl ObjectRef {
-    fn of<K: Resource<DynamicType = ()>>(name: &str, namespace: Option<&str>) -> Self {
-        ObjectRef {
-            kind: K::kind(&()).into_owned(),
-            name: name.to_owned(),
-            namespace: namespace.map(str::to_owned),
-        }
-    }
-}
-
-impl std::fmt::Display for ObjectRef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.namespace {
-            Some(ns) => write!(f, "{} {}/{}", self.kind, ns, self.name),
-            None => write!(f, "{} {}", self.kind, self.name),
-        }
-    }
 }
 
 /// What a namespaced apply of [`Cluster::apply_site_identity`] found.

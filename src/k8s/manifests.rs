@@ -17,16 +17,7 @@ use super::FIELD_MANAGER;
 use super::client::Cluster;
 use super::error::Error;
 use super::field_path;
-use super::identity::ObjectRef;
-
-/// Discovery's answer per kind (group, version, kind), remembered for the
-/// life of one [`Cluster`]: None when the API server does not serve it.
-/// A kind a command's own apply starts serving (a CRD applied just before)
-/// would be missed; no command applies objects of a CRD it applies.
-pub(crate) type Discovered = std::collections::HashMap<
-    (String, String, String),
-    Option<(kube::api::ApiResource, kube::discovery::ApiCapabilities)>,
->;
+use super::object_ref::ObjectRef;
 
 /// How [`Cluster::apply_manifests`] treats fields another manager changed.
 #[derive(Debug, Clone, Copy, Default)]

@@ -13,6 +13,7 @@ mod identity;
 mod kubeconfig;
 mod list_token;
 mod manifests;
+mod object_ref;
 mod server_clock;
 mod sites;
 
@@ -21,9 +22,10 @@ pub use error::{
     ContextFlags, Error, is_conflict, is_missing, readable, root_cause, source_chain, status_code,
     with_causes,
 };
-pub use identity::{IssuedToken, ObjectRef};
+pub use identity::IssuedToken;
 pub use kubeconfig::{TokenKubeconfig, check_private_file, plain_yaml_stream, write_private_file};
 pub use manifests::{Applied, ApplyOptions, KeptField, describe_field};
+pub use object_ref::ObjectRef;
 pub use server_clock::ServerClock;
 pub use sites::{LivenessRead, SITE_PAGE_SIZE, SiteChange};
 

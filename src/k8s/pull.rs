@@ -36,8 +36,9 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use super::body_limit::{BodyLimitLayer, ReadBudget};
 use super::client::Cluster;
 use super::error::Error;
-use super::identity::{IssuedToken, ObjectRef};
+use super::identity::IssuedToken;
 use super::member::MemberError;
+use super::object_ref::ObjectRef;
 use crate::fleet::probe::{AddressPolicy, AddressRefusal, ProbeFailure};
 use crate::fleet::rbac::{
     self, FLEET_NAMESPACE, MANAGED_BY, MEMBER_READER_NAME, PullIdentity, SITE_LABEL,

@@ -8,8 +8,8 @@ use kube::runtime::watcher;
 
 use super::client::Cluster;
 use super::error::Error;
-use super::identity::ObjectRef;
 use super::list_token;
+use super::object_ref::ObjectRef;
 use super::site_decode::{LeanSite, UnmanagedSite};
 use crate::api::{
     Cascade, Correlation, FEDERATION_STATUS_NAME, FederatedCluster, FederationStatus, HubLiveness,

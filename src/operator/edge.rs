@@ -296,7 +296,7 @@ pub struct Edge {
     /// (`lastReportDurationMilliseconds`, see [`super::metrics::report_duration_ms`]).
     last_report_ms: Option<i64>,
     /// The edge's clock (before `clock_offset`); injectable for tests.
-    clock: super::hub::Clock,
+    clock: super::clock::Clock,
     /// Counters.
     pub stats: EdgeStats,
     metrics: Option<std::sync::Arc<super::metrics::Metrics>>,
@@ -419,7 +419,7 @@ impl Edge {
 
     /// The same edge reading `clock` instead of the system clock (its
     /// heartbeats, signal times and token-renewal decisions).
-    pub fn with_clock(mut self, clock: super::hub::Clock) -> Self {
+    pub fn with_clock(mut self, clock: super::clock::Clock) -> Self {
         self.clock = clock;
         self
     }
@@ -450,7 +450,7 @@ impl Edge {
             Some(404) => match &err {
                 kube::Error::Api(s) if !s.message.contains(&format!("\"{site}\"")) => {
                     EdgeError::CrdMissing {
-                        crd: super::CRD_NAME,
+                        crd: super::build::CRD_NAME,
                     }
                 }
                 _ => EdgeError::NotRegistered { site },
@@ -505,7 +505,7 @@ impl Edge {
     }
 
     fn interval_of(&self, site: &FederatedCluster) -> Duration {
-        super::hub::scaled(site.heartbeat_interval(), self.cfg.interval_scale)
+        super::clock::scaled(site.heartbeat_interval(), self.cfg.interval_scale)
     }
 
     /// The edge-owned status to report now for `site` (its object on the
@@ -759,7 +759,7 @@ pub const SLOW_RETRY_INTERVALS: u32 = 10;
 /// for an error only a person can fix), with ±20 % jitter.
 pub fn backoff(failures: u32, cap: Duration) -> Duration {
     let base = Duration::from_secs(1u64 << failures.min(10)).min(cap);
-    super::jitter(base.mul_f64(0.8), base.mul_f64(0.4))
+    super::clock::jitter(base.mul_f64(0.8), base.mul_f64(0.4))
 }
 
 /// Runs the edge until `shutdown` turns true. `ready` is true while the

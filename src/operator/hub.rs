@@ -50,6 +50,7 @@ use futures::{StreamExt as _, TryStreamExt as _};
 use jiff::Timestamp;
 use kube::api::Api;
 use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::reflector::Store;
 use kube::runtime::{WatchStreamExt as _, reflector, watcher};
 use tokio::sync::watch;
 
@@ -62,10 +63,11 @@ use crate::k8s::site_status::{
     get_site, read_in_bursts, replace_site_status, watch_sites_unmanaged,
 };
 use crate::k8s::{is_conflict, is_missing, source_chain};
-use crate::operator::prober::{ProbeStats, ProberConfig};
+use crate::operator::probe_stats::ProbeStats;
 
-use super::federation::FleetView;
+use super::clock::{Clock, jitter, scaled};
 use super::metrics::Metrics;
+use super::view::{FleetView, only_heartbeat_moved};
 use crate::render::safe::Untrusted;
 
 /// Reconciles running at once. Most are judgements in memory that end
@@ -91,10 +93,6 @@ pub struct HubConfig {
     pub credential_warning: Duration,
     /// Multiplies every heartbeat interval (tests only; 1.0 in production).
     pub interval_scale: f64,
-    /// How Pull sites are probed.
-    pub prober: ProberConfig,
-    /// Correlation and cascade parameters of the FederationStatus.
-    pub federation: super::federation::FederationConfig,
     /// This replica's identity (its Lease holder identity), recorded as
     /// the leader in the FederationStatus liveness record.
     pub identity: String,
@@ -105,8 +103,6 @@ impl Default for HubConfig {
         Self {
             credential_warning: DEFAULT_CREDENTIAL_WARNING,
             interval_scale: 1.0,
-            prober: ProberConfig::default(),
-            federation: Default::default(),
             identity: "fleet-operator".to_owned(),
         }
     }
@@ -145,9 +141,6 @@ impl HubError {
         }
     }
 }
-
-/// The hub's clock; injectable so tests can run hours of heartbeats in seconds.
-pub type Clock = Arc<dyn Fn() -> Timestamp + Send + Sync>;
 
 /// Whether the hub can see the sites (see the module documentation).
 #[derive(Debug, Default)]
@@ -238,17 +231,6 @@ pub struct Reconciled {
     pub restored: bool,
 }
 
-/// The effective heartbeat interval: `interval` times the test-only
-/// `--interval-scale` (a nonsensical scale leaves it unchanged). The hub
-/// and the edge both scale through this one function.
-pub(crate) fn scaled(interval: Duration, scale: f64) -> Duration {
-    if (scale - 1.0).abs() < f64::EPSILON || !(scale.is_finite() && scale > 0.0) {
-        interval
-    } else {
-        interval.mul_f64(scale)
-    }
-}
-
 impl Hub {
     /// A hub over `api`; it writes only while `leading` is true.
     pub fn new(api: Api<FederatedCluster>, cfg: HubConfig, leading: watch::Receiver<bool>) -> Self {
@@ -331,6 +313,17 @@ impl Hub {
     /// This replica's identity.
     pub fn identity(&self) -> &str {
         &self.cfg.identity
+    }
+
+    /// Whether this replica leads, as the elector says (watch it).
+    pub fn leading(&self) -> watch::Receiver<bool> {
+        self.leading.clone()
+    }
+
+    /// Notified when a watch event changes what the fleet summary counts
+    /// (the summariser waits on it).
+    pub fn summary_changes(&self) -> Arc<tokio::sync::Notify> {
+        self.changed.clone()
     }
 
     /// When this replica became leader, as recorded so far (None while
@@ -793,7 +786,7 @@ impl Hub {
             watcher::Event::InitDone | watcher::Event::Delete(_) => true,
             watcher::Event::Apply(site) => cache
                 .get(&reflector::ObjectRef::from_obj(site))
-                .is_none_or(|old| !super::federation::only_heartbeat_moved(&old, site)),
+                .is_none_or(|old| !only_heartbeat_moved(&old, site)),
         };
         self.summary_due
             .store(relevant, std::sync::atomic::Ordering::Relaxed);
@@ -900,7 +893,7 @@ impl Hub {
                             phase: current.phase().unwrap_or(j.phase),
                             wrote: false,
                             conflicts,
-                            requeue: Some(super::jitter(interval / 2, interval / 2)),
+                            requeue: Some(jitter(interval / 2, interval / 2)),
                             written: None,
                             restored: false,
                         });
@@ -995,7 +988,7 @@ impl Hub {
                         // A site patched in a tight loop: step aside briefly
                         // so the re-read and the write fit between patches.
                         let step = Duration::from_millis(2 * u64::from(conflicts));
-                        tokio::time::sleep(super::jitter(Duration::ZERO, step)).await;
+                        tokio::time::sleep(jitter(Duration::ZERO, step)).await;
                     }
                     fresh = true;
                     current = match get_site(&self.api, &name).await {
@@ -1033,16 +1026,18 @@ fn error_policy(site: Arc<FederatedCluster>, err: &HubError, hub: Arc<Hub>) -> A
         cause = %Untrusted(source_chain(err)),
         "reconcile failed, retrying"
     );
-    Action::requeue(super::jitter(
-        Duration::from_secs(2),
-        Duration::from_secs(3),
-    ))
+    Action::requeue(jitter(Duration::from_secs(2), Duration::from_secs(3)))
 }
 
-/// Runs the controller until `shutdown` turns true. Every time this replica
-/// becomes leader all sites are re-judged at once, since a standby did not
-/// write what it observed.
-pub async fn run_controller(hub: Arc<Hub>, mut shutdown: watch::Receiver<bool>) {
+/// The controller over `hub`: the cache of the sites it keeps (the prober,
+/// the summariser and the liveness loop read it) and the future that runs
+/// it until `shutdown` turns true ([`super::run_hub`] spawns them all).
+/// Every time this replica becomes leader all sites are re-judged at once,
+/// since a standby did not write what it observed.
+pub fn controller(
+    hub: Arc<Hub>,
+    mut shutdown: watch::Receiver<bool>,
+) -> (Store<FederatedCluster>, impl Future<Output = ()> + Send) {
     let leading = hub.leading.clone();
     let on_change = hub.clone();
     let became_leader = futures::stream::unfold(leading, move |mut rx| {
@@ -1080,36 +1075,15 @@ pub async fn run_controller(hub: Arc<Hub>, mut shutdown: watch::Receiver<bool>) 
         .try_filter(move |site| std::future::ready(filter.needs_reconcile(site)));
     let controller = Controller::for_stream(triggers, store)
         .with_config(controller::Config::default().concurrency(RECONCILE_CONCURRENCY));
-    let prober = tokio::spawn(super::prober::run(
-        hub.clone(),
-        controller.store(),
-        hub.cfg.prober.clone(),
-        shutdown.clone(),
-    ));
-    let summary = tokio::spawn(super::federation::run(
-        crate::k8s::federation_status::federation_statuses(hub.api.clone().into_client()),
-        controller.store(),
-        hub.changed.clone(),
-        hub.leading.clone(),
-        hub.view.clone(),
-        hub.cfg.federation.clone(),
-        shutdown.clone(),
-    ));
-    let liveness = tokio::spawn(super::federation::run_liveness(
-        crate::k8s::federation_status::federation_statuses(hub.api.clone().into_client()),
-        hub.clone(),
-        controller.store(),
-        hub.view.clone(),
-        shutdown.clone(),
-    ));
-    controller
+    let cache = controller.store();
+    let run = controller
         .reconcile_all_on(became_leader)
         .reconcile_all_on(lost)
         .graceful_shutdown_on(async move {
             let _ = shutdown.wait_for(|s| *s).await;
         })
         .run(reconcile, error_policy, hub.clone())
-        .for_each(|res| {
+        .for_each(move |res| {
             let hub = hub.clone();
             async move {
                 match res {
@@ -1123,24 +1097,6 @@ pub async fn run_controller(hub: Arc<Hub>, mut shutdown: watch::Receiver<bool>) 
                     Ok(_) => {}
                 }
             }
-        })
-        .await;
-    let _ = summary.await;
-    let _ = liveness.await;
-    let _ = prober.await;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn interval_scale_shrinks_the_interval() {
-        let i = Duration::from_secs(30);
-        assert_eq!(scaled(i, 0.1), Duration::from_secs(3));
-        assert_eq!(scaled(i, 1.0), i);
-        for nonsense in [0.0, -1.0, f64::NAN, f64::INFINITY] {
-            assert_eq!(scaled(i, nonsense), i, "{nonsense}");
-        }
-    }
+        });
+    (cache, run)
 }

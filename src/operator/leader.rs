@@ -32,7 +32,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::api::Api;
 use tokio::sync::watch;
 
-use super::hub::Clock;
+use super::clock::Clock;
 use crate::k8s::lease::{create_lease, get_lease, lease_changes, replace_lease};
 use crate::k8s::{is_conflict, source_chain};
 

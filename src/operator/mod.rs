@@ -1,21 +1,30 @@
 //! `fleet-operator`: one binary, two roles (docs/architecture.md#components).
 //!
 //! - [`hub`]: phase controller over FederatedClusters, leader-elected.
+//! - [`prober`]: Pull mode: the hub probes member clusters.
+//! - [`federation`]: the fleet-wide `FederationStatus` singleton (the
+//!   summariser) and the leader's liveness record.
+//! - [`view`], [`probe_stats`]: what the hub's loops share in memory.
 //! - [`edge`]: the agent on a member cluster that dials home.
 //! - [`collect`]: what the edge reports; the change-only merge patches
 //!   are built by [`crate::fleet::status_patch`] (pure).
 //! - [`credential`]: the edge's hub kubeconfig and token lifetime.
-//! - [`federation`]: the fleet-wide `FederationStatus` singleton.
 //! - [`leader`]: Lease-based leader election.
 //! - [`server`]: the HTTP stack: probes, `/metrics`, the REST API over TLS.
 //! - [`metrics`]: the Prometheus metrics.
-//! - [`api`]: the hub's read-only REST API and its authentication.
+//! - [`rest`]: the hub's read-only REST API and its authentication.
 //! - [`review_cache`]: the review caches, coalescing and rate limit behind it.
-//! - [`prober`]: Pull mode: the hub probes member clusters.
+//! - [`clock`], [`build`]: leaves every role reads (the clock, the
+//!   interval scale and jitter; the version and the CRD name).
 //!
 //! [`run`] is what `main` calls: it checks the CRDs, starts the probes and
 //! the role, and returns when SIGTERM/SIGINT arrives (graceful shutdown).
+//! The role's loops are wired in one place each: `run_hub` builds and
+//! spawns the leader elector, the controller, the prober, the summariser,
+//! the liveness loop and the servers; `run_edge` the edge and its servers.
 
+pub mod build;
+pub mod clock;
 pub mod collect;
 pub mod credential;
 pub mod edge;
@@ -25,12 +34,13 @@ pub mod hub;
 pub mod leader;
 pub mod metrics;
 pub mod paging;
+pub mod probe_stats;
 pub mod prober;
 pub mod rest;
 pub mod review_cache;
 pub mod server;
+pub mod view;
 
-use std::hash::{BuildHasher as _, Hasher as _};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -43,11 +53,7 @@ use tokio::sync::watch;
 use crate::fleet::duration::{parse_duration, parse_signed_duration};
 use crate::k8s::site_status::{crds_installed, sites};
 
-/// The build version, reported as `status.observedVersion`.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// Name of the CRD whose absence stops the operator.
-pub const CRD_NAME: &str = "federatedclusters.federation.kubectl-fleet.dev";
+use build::{CRD_NAME, VERSION};
 
 /// The role this process plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -310,17 +316,6 @@ pub enum OperatorError {
 
 pub use crate::k8s::source_chain;
 
-/// `base` plus a random part of up to `spread`, so that many replicas or
-/// sites retrying at once spread out.
-pub fn jitter(base: Duration, spread: Duration) -> Duration {
-    // A fresh RandomState is randomly keyed; that is all the randomness
-    // jitter needs, without another dependency.
-    let r = std::collections::hash_map::RandomState::new()
-        .build_hasher()
-        .finish();
-    base + spread.mul_f64((r % 10_000) as f64 / 10_000.0)
-}
-
 /// A client for the cluster this process runs against: `--kubeconfig`,
 /// else the files `KUBECONFIG` lists (a missing one skipped, as kubectl
 /// does), else `~/.kube/config`, else the in-cluster configuration.
@@ -488,6 +483,8 @@ pub async fn run_until(args: Args, shutdown: watch::Receiver<bool>) -> Result<()
     }
 }
 
+/// The hub role: every loop it runs, built and spawned here (none spawns
+/// another), until `shutdown` turns true.
 async fn run_hub(
     args: &Args,
     ready: server::Readiness,
@@ -529,6 +526,27 @@ async fn run_hub(
             .with_per_cluster_histograms(args.metrics_cluster_label)
             .with_outage_group_by(args.outage_group_by.clone()),
     );
+    let prober_cfg = prober::ProberConfig {
+        timeout: args.probe_timeout,
+        concurrency: args.probe_concurrency as usize,
+        max_bytes: args.probe_max_bytes,
+        addresses: crate::fleet::probe::AddressPolicy {
+            allow: args.pull_allow_cidr.clone(),
+            deny: args.pull_deny_cidr.clone(),
+        },
+    };
+    let federation_cfg = federation::FederationConfig {
+        correlation: crate::fleet::correlation::CorrelationConfig {
+            window: args.correlation_window,
+            threshold: args.correlation_min_clusters as usize,
+        },
+        cascade_lookback: args.cascade_lookback,
+        outage: crate::fleet::outage::OutageConfig {
+            group_by: args.outage_group_by.clone(),
+            min_clusters: args.outage_min_clusters as usize,
+            window: args.outage_window,
+        },
+    };
     let recorder =
         crate::k8s::events::EventRecorder::new(client.clone(), events::REPORTER, &identity);
     let hub = Arc::new(
@@ -537,27 +555,6 @@ async fn run_hub(
             hub::HubConfig {
                 credential_warning: args.credential_warning,
                 interval_scale: args.interval_scale,
-                prober: prober::ProberConfig {
-                    timeout: args.probe_timeout,
-                    concurrency: args.probe_concurrency as usize,
-                    max_bytes: args.probe_max_bytes,
-                    addresses: crate::fleet::probe::AddressPolicy {
-                        allow: args.pull_allow_cidr.clone(),
-                        deny: args.pull_deny_cidr.clone(),
-                    },
-                },
-                federation: federation::FederationConfig {
-                    correlation: crate::fleet::correlation::CorrelationConfig {
-                        window: args.correlation_window,
-                        threshold: args.correlation_min_clusters as usize,
-                    },
-                    cascade_lookback: args.cascade_lookback,
-                    outage: crate::fleet::outage::OutageConfig {
-                        group_by: args.outage_group_by.clone(),
-                        min_clusters: args.outage_min_clusters as usize,
-                        window: args.outage_window,
-                    },
-                },
                 identity,
             },
             lead_rx,
@@ -565,6 +562,7 @@ async fn run_hub(
         .with_metrics(metrics.clone())
         .with_events(events::spawn(recorder, shutdown.clone())),
     );
+    let statuses = crate::k8s::federation_status::federation_statuses(client.clone());
     let auth = Arc::new(rest::Auth::new(client, args.auth_token_audiences.clone()));
     let routes = server::probe_routes(ready.clone()).merge(rest::routes(rest::ApiState {
         view: hub.view.clone(),
@@ -580,7 +578,36 @@ async fn run_hub(
     ))?;
     ready.set(true);
     tracing::info!(version = VERSION, "hub started");
-    hub::run_controller(hub.clone(), shutdown).await;
+    // Every loop of the hub, started here and nowhere else: the phase
+    // controller, the Pull prober, the fleet summariser and the liveness
+    // record, all over the controller's cache.
+    let (cache, controller) = hub::controller(hub.clone(), shutdown.clone());
+    let prober = tokio::spawn(prober::run(
+        hub.clone(),
+        cache.clone(),
+        prober_cfg,
+        shutdown.clone(),
+    ));
+    let summary = tokio::spawn(federation::run(
+        statuses.clone(),
+        cache.clone(),
+        hub.summary_changes(),
+        hub.leading(),
+        hub.view.clone(),
+        federation_cfg,
+        shutdown.clone(),
+    ));
+    let liveness = tokio::spawn(federation::run_liveness(
+        statuses,
+        hub.clone(),
+        cache,
+        hub.view.clone(),
+        shutdown,
+    ));
+    controller.await;
+    let _ = summary.await;
+    let _ = liveness.await;
+    let _ = prober.await;
     if let Some(e) = elector {
         let _ = e.await;
     }

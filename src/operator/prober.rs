@@ -33,7 +33,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -63,6 +63,7 @@ use crate::k8s::site_status::{patch_site_status, sites};
 use crate::operator::collect::{edge_status, with_identity};
 use crate::operator::credential::TokenClaims;
 use crate::operator::hub::Hub;
+use crate::operator::probe_stats::ProbeStats;
 use crate::render::safe::Untrusted;
 
 /// Default of `--probe-concurrency`.
@@ -104,81 +105,6 @@ impl ProberConfig {
     pub fn timeout_for(&self, interval: Duration) -> Duration {
         self.timeout
             .unwrap_or_else(|| (interval / 2).min(MAX_DEFAULT_PROBE_TIMEOUT))
-    }
-}
-
-/// Probe bookkeeping of one site.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SiteProbes {
-    /// The latest verdict (what `Connected` and `RemediationCapable` say).
-    pub verdict: ProbeVerdict,
-    /// Probes run.
-    pub probes: u64,
-    /// Of those, failed ones.
-    pub failures: u64,
-    /// Sum of all probe durations.
-    pub total: Duration,
-    /// Probes that ended later than one interval after they were due (a
-    /// queue for a concurrency slot plus the probe itself took too long).
-    pub missed: u64,
-    /// Member tokens the hub renewed for this site.
-    pub renewals: u64,
-}
-
-/// What the prober has seen, per site, in memory: the latest verdict read by
-/// the hub's judgement, and probe durations for the
-/// `federation_health_check_duration_seconds` histogram (read them with
-/// [`ProbeStats::snapshot`], or hook [`ProbeStats::record`]).
-#[derive(Debug, Default)]
-pub struct ProbeStats {
-    sites: Mutex<HashMap<String, SiteProbes>>,
-}
-
-impl ProbeStats {
-    /// Records one probe of `site`: how long it took and what it found.
-    pub fn record(&self, site: &str, duration: Duration, verdict: ProbeVerdict, missed: bool) {
-        let failed = matches!(verdict.outcome, ProbeOutcome::Failed { .. });
-        let mut sites = self.sites.lock().unwrap_or_else(|p| p.into_inner());
-        let entry = sites.entry(site.to_owned()).or_insert_with(|| SiteProbes {
-            verdict: verdict.clone(),
-            probes: 0,
-            failures: 0,
-            total: Duration::ZERO,
-            missed: 0,
-            renewals: 0,
-        });
-        entry.verdict = verdict;
-        entry.probes += 1;
-        entry.failures += u64::from(failed);
-        entry.total += duration;
-        entry.missed += u64::from(missed);
-    }
-
-    /// Counts a member token renewed for `site`.
-    fn renewed(&self, site: &str) {
-        let mut sites = self.sites.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(entry) = sites.get_mut(site) {
-            entry.renewals += 1;
-        }
-    }
-
-    /// The latest verdict for `site`, if it was probed by this process.
-    pub fn verdict(&self, site: &str) -> Option<ProbeVerdict> {
-        let sites = self.sites.lock().unwrap_or_else(|p| p.into_inner());
-        sites.get(site).map(|s| s.verdict.clone())
-    }
-
-    /// Everything recorded, by site.
-    pub fn snapshot(&self) -> HashMap<String, SiteProbes> {
-        self.sites.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    /// Forgets a site (deleted, or no longer in Pull mode).
-    pub fn forget(&self, site: &str) {
-        self.sites
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(site);
     }
 }
 
@@ -617,7 +543,7 @@ impl SiteProber {
         let status = edge_status(&objs, self.history.previous(site), now);
         drop(objs);
         self.history.record(status.signals());
-        let mut status = with_identity(status, now, super::VERSION, expires, renews);
+        let mut status = with_identity(status, now, super::build::VERSION, expires, renews);
         status.last_probe_duration_milliseconds =
             Some(i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX));
         let uid = site.metadata.uid.clone();
@@ -651,7 +577,7 @@ impl SiteProber {
             .site()
             .map(|s| self.hub.effective_interval(&s))
             .unwrap_or_default();
-        let mut due = tokio::time::Instant::now() + super::jitter(Duration::ZERO, first);
+        let mut due = tokio::time::Instant::now() + super::clock::jitter(Duration::ZERO, first);
         loop {
             tokio::time::sleep_until(due).await;
             let Some(site) = self.site() else { return };
@@ -659,7 +585,7 @@ impl SiteProber {
                 return;
             }
             let interval = self.hub.effective_interval(&site);
-            let next_due = due + super::jitter(interval.mul_f64(0.9), interval.mul_f64(0.2));
+            let next_due = due + super::clock::jitter(interval.mul_f64(0.9), interval.mul_f64(0.2));
             if !self.hub.is_leader() {
                 // A standby keeps no client and writes nothing; when it takes
                 // over it starts from what the hub holds.
@@ -711,7 +637,7 @@ impl SiteProber {
             due = if next_due > now {
                 next_due
             } else {
-                now + super::jitter(interval.mul_f64(0.9), interval.mul_f64(0.2))
+                now + super::clock::jitter(interval.mul_f64(0.9), interval.mul_f64(0.2))
             };
         }
     }

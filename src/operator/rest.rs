@@ -59,13 +59,13 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
 use super::credential::TokenClaims;
-use super::federation::FleetView;
 use super::paging::{
     BadQuery, Cursor, ListMeta, PAGING, Params, list_version, name_meta, page_by_name,
     page_by_offset,
 };
 use super::review_cache::{Flights, Lookup, NewTokens, TtlLru};
 pub use super::review_cache::{NEW_TOKEN_REVIEW_BURST, NEW_TOKEN_REVIEWS_PER_SECOND, TokenShape};
+use super::view::FleetView;
 use crate::api::{FederatedCluster, WireEnum};
 use crate::fleet::filter::SiteFilter;
 use crate::fleet::policy::Incidents;

@@ -33,7 +33,6 @@
 //! `authentication.k8s.io/v1 TokenRequest`). The policies and bindings
 //! themselves are never subject to policies.
 
-mod compiled;
 mod matching;
 mod validation;
 
@@ -44,12 +43,11 @@ pub(crate) use validation::prepare;
 
 use crate::auth::UserInfo;
 use crate::auth::rbac::label_selector_matches;
+use crate::compiled_policy::{Cache, Compiled, Denial};
 use crate::errors::{ApiError, qualified};
 use crate::resources::{GroupResource, ResourceDef};
 use crate::store::State;
-use compiled::{Compiled, Denial};
 use serde_json::{Value, json};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The API group of the policies.
@@ -136,29 +134,6 @@ impl Attributes<'_> {
     }
 }
 
-/// Compiled policies by name, with the resourceVersion they were compiled
-/// from, so a heartbeat does not recompile the policy it is checked against.
-#[derive(Debug, Default)]
-pub(crate) struct Cache(HashMap<String, (String, Arc<Result<Compiled, String>>)>);
-
-impl Cache {
-    fn get(&mut self, policy: &Value) -> Arc<Result<Compiled, String>> {
-        let name = policy["metadata"]["name"].as_str().unwrap_or_default();
-        let rv = policy["metadata"]["resourceVersion"]
-            .as_str()
-            .unwrap_or_default();
-        if let Some((seen, c)) = self.0.get(name)
-            && seen == rv
-        {
-            return c.clone();
-        }
-        let compiled = Arc::new(Compiled::new(&policy["spec"]));
-        self.0
-            .insert(name.to_string(), (rv.to_string(), compiled.clone()));
-        compiled
-    }
-}
-
 /// The first denial and who made it.
 struct Denied {
     policy: String,
@@ -199,7 +174,7 @@ fn admit_with(
     let ns_key = (String::new(), req.namespace.to_string());
     let is_namespace = req.def.group.is_empty() && req.def.plural == "namespaces";
     let namespace_object = (!req.namespace.is_empty() && !is_namespace)
-        .then(|| st.get(&crate::objects::namespaces_gr(), &ns_key))
+        .then(|| st.get(&crate::resources::namespaces_gr(), &ns_key))
         .flatten()
         .map(|n| &**n);
     let a = Attributes {

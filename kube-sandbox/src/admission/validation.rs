@@ -6,9 +6,9 @@
 //! `scope: "*"`). Causes are worded like the real field errors, on one line
 //! (the real compile errors add the source and a caret on two more).
 
-use super::compiled::compile_expression;
+use crate::compiled_policy::compile_expression;
 use crate::errors::Cause;
-use crate::objects::name_errors;
+use crate::names::name_errors;
 use crate::resources::NameRule;
 use serde_json::{Value, json};
 

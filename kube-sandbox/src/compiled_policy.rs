@@ -1,14 +1,19 @@
 //! A policy's CEL, compiled once per stored version of the policy, and its
 //! evaluation for one request: match conditions, then validations (with
 //! their messages), then audit annotation values, each error handled by
-//! the policy's `failurePolicy` as the real validator does.
+//! the policy's `failurePolicy` as the real validator does; and the cache
+//! of compiled policies the store keeps ([`Cache`]). Below both the store
+//! and admission.
 
 use crate::schema::cel::{Activation, Program, Val, compile};
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use serde_json::Value;
 
 /// The names an admission expression may use besides `variables`
 /// (`authorizer` is not offered: the sandbox has no authorizer in CEL).
-pub(super) const INPUTS: [&str; 5] = [
+pub(crate) const INPUTS: [&str; 5] = [
     "object",
     "oldObject",
     "request",
@@ -22,7 +27,7 @@ const MAX_MESSAGE_BYTES: usize = 5 * 1024;
 
 /// One expression with its source, for messages.
 #[derive(Debug)]
-pub(super) struct Expression {
+pub(crate) struct Expression {
     pub src: String,
     pub program: Program,
 }
@@ -37,7 +42,7 @@ struct Validation {
 
 /// A policy ready to evaluate.
 #[derive(Debug)]
-pub(super) struct Compiled {
+pub(crate) struct Compiled {
     /// `failurePolicy: Ignore`: evaluation errors admit.
     pub ignore_failures: bool,
     /// `spec.paramKind` as `(apiVersion, kind)`.
@@ -51,7 +56,7 @@ pub(super) struct Compiled {
 /// One denial: the message after `denied request: ` and the status reason
 /// (`None` = `Invalid`).
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Denial {
+pub(crate) struct Denial {
     pub message: String,
     pub reason: Option<String>,
 }
@@ -62,7 +67,7 @@ fn text<'a>(v: &'a Value, key: &str) -> &'a str {
 
 /// Compiles one expression (at `path`), with the compile-time name check.
 /// The error is worded as the API validation's `compilation failed: ...`.
-pub(super) fn compile_expression(
+pub(crate) fn compile_expression(
     src: &str,
     variables: &[&str],
     with_variables: bool,
@@ -81,7 +86,7 @@ pub(super) fn compile_expression(
 impl Compiled {
     /// Compiles a policy's spec (already validated on write, so an error
     /// here is a configuration error of a policy stored before a change).
-    pub(super) fn new(spec: &Value) -> Result<Compiled, String> {
+    pub(crate) fn new(spec: &Value) -> Result<Compiled, String> {
         let list = |key: &str| {
             spec.get(key)
                 .and_then(Value::as_array)
@@ -142,7 +147,7 @@ impl Compiled {
     /// The denials of one evaluation with these inputs (`object`,
     /// `oldObject`, `request`, `params`, `namespaceObject`): empty when the
     /// request is admitted or the match conditions exclude it.
-    pub(super) fn evaluate(&self, inputs: &[(&str, &Value)]) -> Vec<Denial> {
+    pub(crate) fn evaluate(&self, inputs: &[(&str, &Value)]) -> Vec<Denial> {
         let failed = |message: String| -> Vec<Denial> {
             if self.ignore_failures {
                 Vec::new()
@@ -230,4 +235,27 @@ impl Compiled {
 /// The real filter's wording of an evaluation error.
 fn resulted_in_error(src: &str, e: &str) -> String {
     format!("expression '{src}' resulted in error: {e}")
+}
+
+/// Compiled policies by name, with the resourceVersion they were compiled
+/// from, so a heartbeat does not recompile the policy it is checked against.
+#[derive(Debug, Default)]
+pub(crate) struct Cache(HashMap<String, (String, Arc<Result<Compiled, String>>)>);
+
+impl Cache {
+    pub(crate) fn get(&mut self, policy: &Value) -> Arc<Result<Compiled, String>> {
+        let name = policy["metadata"]["name"].as_str().unwrap_or_default();
+        let rv = policy["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap_or_default();
+        if let Some((seen, c)) = self.0.get(name)
+            && seen == rv
+        {
+            return c.clone();
+        }
+        let compiled = Arc::new(Compiled::new(&policy["spec"]));
+        self.0
+            .insert(name.to_string(), (rv.to_string(), compiled.clone()));
+        compiled
+    }
 }

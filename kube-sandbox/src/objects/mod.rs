@@ -8,11 +8,19 @@ use crate::admission::{self, Operation};
 use crate::auth::UserInfo;
 use crate::errors::{ApiError, Cause};
 use crate::patch;
-use crate::resources::{GroupResource, NameRule, ResourceDef, StatusOnCreate};
+use crate::resources::{GroupResource, ResourceDef, StatusOnCreate, namespaces_gr};
 use crate::schema;
 use crate::store::{ObjKey, State};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
+
+mod crd;
+
+use crate::names::name_errors;
+use crd::{
+    CRD_CLEANUP_FINALIZER, check_crd, crd_terminating, prepare_crd, run_crd_controllers,
+    set_crd_condition,
+};
 
 /// Options common to writes.
 #[derive(Debug, Clone, Default)]
@@ -121,52 +129,6 @@ pub fn now_rfc3339() -> String {
     jiff::Timestamp::from_second(now.as_second())
         .unwrap_or(now)
         .to_string()
-}
-
-const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-
-fn is_label(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        && b[0] != b'-'
-        && b[b.len() - 1] != b'-'
-}
-
-/// Messages of the name rule violated by `name` (empty = valid).
-pub fn name_errors(rule: NameRule, name: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    match rule {
-        NameRule::Label => {
-            if name.len() > 63 {
-                out.push("must be no more than 63 characters".to_string());
-            }
-            if !is_label(name) {
-                out.push(LABEL_MSG.to_string());
-            }
-        }
-        NameRule::Subdomain => {
-            if name.len() > 253 {
-                out.push("must be no more than 253 characters".to_string());
-            }
-            if !name.split('.').all(is_label) {
-                out.push(SUBDOMAIN_MSG.to_string());
-            }
-        }
-        NameRule::PathSegment => {
-            if name == "." || name == ".." {
-                out.push(format!("may not be '{name}'"));
-            }
-            for bad in ["/", "%"] {
-                if name.contains(bad) {
-                    out.push(format!("may not contain '{bad}'"));
-                }
-            }
-        }
-    }
-    out
 }
 
 fn invalid_value(v: &Value) -> String {
@@ -409,211 +371,6 @@ fn check_namespace(st: &State, ns: &str) -> Result<(), ApiError> {
         )),
         Some(_) => Ok(()),
     }
-}
-
-/// `(group, resource)` of namespaces.
-pub fn namespaces_gr() -> GroupResource {
-    GroupResource {
-        group: String::new(),
-        resource: "namespaces".into(),
-    }
-}
-
-/// Fills in what the real server defaults on a CRD and the status its
-/// storage keeps up to date on every write: `storedVersions` gains the
-/// storage version. A new CRD starts with no conditions and no accepted
-/// names; the controllers ([`run_crd_controllers`]) accept its names and
-/// establish it in a write of their own, as the real ones do.
-fn prepare_crd(crd: &mut Value, old: Option<&Value>) {
-    let kind = crd["spec"]["names"]["kind"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    let names = &mut crd["spec"]["names"];
-    if names.get("singular").is_none_or(Value::is_null) {
-        names["singular"] = json!(kind.to_lowercase());
-    }
-    if names.get("listKind").is_none_or(Value::is_null) {
-        names["listKind"] = json!(format!("{kind}List"));
-    }
-    if crd["spec"].get("conversion").is_none_or(Value::is_null) {
-        crd["spec"]["conversion"] = json!({"strategy": "None"});
-    }
-    let stored: Vec<Value> = crd["spec"]["versions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|v| v["storage"] == Value::Bool(true))
-        .map(|v| v["name"].clone())
-        .collect();
-    let mut status = match old {
-        Some(old) => old["status"].clone(),
-        None => json!({"conditions": null, "acceptedNames": {"plural": "", "kind": ""}}),
-    };
-    let mut stored_versions = status["storedVersions"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    for v in stored {
-        if !stored_versions.contains(&v) {
-            stored_versions.push(v);
-        }
-    }
-    status["storedVersions"] = json!(stored_versions);
-    crd["status"] = status;
-}
-
-/// Whether the CRD of a custom resource is being deleted.
-fn crd_terminating(st: &State, def: &ResourceDef) -> bool {
-    let crds = GroupResource {
-        group: "apiextensions.k8s.io".into(),
-        resource: "customresourcedefinitions".into(),
-    };
-    let key = (String::new(), format!("{}.{}", def.plural, def.group));
-    st.get(&crds, &key).is_some_and(|c| is_deleting(c))
-}
-
-/// The CRD's finalizer while its objects are deleted.
-const CRD_CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
-
-/// Sets condition `type_` of a CRD's status, keeping its
-/// `lastTransitionTime` when the status does not change.
-fn set_crd_condition(crd: &mut Value, type_: &str, status: &str, reason: &str, message: &str) {
-    let mut conditions = crd["status"]["conditions"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let since = conditions
-        .iter()
-        .find(|c| c["type"] == type_ && c["status"] == status)
-        .map(|c| c["lastTransitionTime"].clone())
-        .unwrap_or_else(|| json!(now_rfc3339()));
-    let condition = json!({"type": type_, "status": status, "lastTransitionTime": since,
-                           "reason": reason, "message": message});
-    match conditions.iter().position(|c| c["type"] == type_) {
-        Some(i) => conditions[i] = condition,
-        None => conditions.push(condition),
-    }
-    crd["status"]["conditions"] = json!(conditions);
-}
-
-/// Writes a CRD's status as its controllers do (manager `kube-apiserver`,
-/// subresource `status`).
-fn put_crd_status(st: &mut State, def: &ResourceDef, key: &ObjKey, old: &Value, mut new: Value) {
-    if new == *old {
-        return;
-    }
-    patch::record_update_with(
-        Some(old),
-        &mut new,
-        "kube-apiserver",
-        field_manager_options(def, Some("status")),
-    );
-    st.put(&def.storage_key(), key.clone(), new);
-}
-
-/// What the apiextensions-apiserver's controllers do after a write of a
-/// CRD, done at once: accept its names and establish it (the naming and
-/// establishing controllers), or, once it is marked for deletion, delete
-/// its objects and then let it go (the finalizer controller). Objects with
-/// finalizers of their own keep it, terminating, until they are gone.
-fn run_crd_controllers(st: &mut State, key: &ObjKey) {
-    let Some(def) = st
-        .catalogue
-        .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-        .cloned()
-    else {
-        return;
-    };
-    let gr = def.storage_key();
-    let Some(old) = st.get(&gr, key).cloned() else {
-        return;
-    };
-    let mut crd = (*old).clone();
-    if !is_deleting(&crd) {
-        crd["status"]["acceptedNames"] = crd["spec"]["names"].clone();
-        set_crd_condition(
-            &mut crd,
-            "NamesAccepted",
-            "True",
-            "NoConflicts",
-            "no conflicts found",
-        );
-        set_crd_condition(
-            &mut crd,
-            "Established",
-            "True",
-            "InitialNamesAccepted",
-            "the initial names have been accepted",
-        );
-        put_crd_status(st, &def, key, &old, crd);
-        return;
-    }
-    if !finalizers(&crd).iter().any(|f| f == CRD_CLEANUP_FINALIZER) {
-        return;
-    }
-    let cr = GroupResource {
-        group: str_of(&crd["spec"], "group").to_string(),
-        resource: str_of(&crd["spec"]["names"], "plural").to_string(),
-    };
-    if let Some(cr_def) = st.catalogue.any_version(&cr).cloned() {
-        for k in st.keys(&cr, None) {
-            let _ = delete(
-                st,
-                &cr_def,
-                &k,
-                &Preconditions::default(),
-                &WriteOpts::default(),
-            );
-        }
-    }
-    if !st.keys(&cr, None).is_empty() {
-        set_crd_condition(
-            &mut crd,
-            "Terminating",
-            "True",
-            "InstanceDeletionInProgress",
-            "CustomResource deletion is in progress",
-        );
-        put_crd_status(st, &def, key, &old, crd);
-        return;
-    }
-    set_crd_condition(
-        &mut crd,
-        "Terminating",
-        "False",
-        "InstanceDeletionCompleted",
-        "removed all instances",
-    );
-    if let Some(list) = meta_mut(&mut crd)
-        .get_mut("finalizers")
-        .and_then(Value::as_array_mut)
-    {
-        list.retain(|f| f != CRD_CLEANUP_FINALIZER);
-    }
-    put_crd_status(st, &def, key, &old, crd);
-    finish_delete(st, &def, key);
-}
-
-/// Validates a CRD and checks its name is `plural.group`.
-fn check_crd(crd: &Value, name: &str) -> Vec<Cause> {
-    let mut causes = schema::validate_crd(crd);
-    let expected = format!(
-        "{}.{}",
-        str_of(&crd["spec"]["names"], "plural"),
-        str_of(&crd["spec"], "group")
-    );
-    if name != expected && causes.is_empty() {
-        causes.push(Cause::new(
-            "FieldValueInvalid",
-            "metadata.name",
-            format!(
-                "{}: must be spec.names.plural+\".\"+spec.group",
-                invalid_value(&json!(name))
-            ),
-        ));
-    }
-    causes
 }
 
 /// Creates an object (POST, or server-side apply of a missing object).
@@ -1393,66 +1150,4 @@ pub fn seed(st: &mut State, obj: Value) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_are_validated_like_the_real_server() {
-        assert!(name_errors(NameRule::Subdomain, "site-a.example").is_empty());
-        assert_eq!(
-            name_errors(NameRule::Subdomain, "Bad_Name"),
-            [SUBDOMAIN_MSG]
-        );
-        assert!(name_errors(NameRule::Label, "a.b").len() == 1);
-        assert!(name_errors(NameRule::Label, &"a".repeat(64))[0].contains("63"));
-        assert!(name_errors(NameRule::PathSegment, "system:discovery").is_empty());
-        assert!(!name_errors(NameRule::PathSegment, "a/b").is_empty());
-    }
-
-    #[test]
-    fn noop_ignores_resource_version_and_managed_fields() {
-        let a = json!({"metadata": {"name": "x", "resourceVersion": "1", "managedFields": [1]}, "spec": {"a": 1}});
-        let b = json!({"metadata": {"name": "x", "resourceVersion": "1", "managedFields": [2]}, "spec": {"a": 1}});
-        assert!(is_noop(&a, &b));
-        let c = json!({"metadata": {"name": "x", "labels": {"k": "v"}}, "spec": {"a": 1}});
-        assert!(!is_noop(&a, &c));
-        assert!(content_differs(
-            &a,
-            &json!({"metadata": {}, "spec": {"a": 2}}),
-            true
-        ));
-        assert!(!content_differs(
-            &a,
-            &json!({"metadata": {}, "spec": {"a": 1}, "status": {}}),
-            true
-        ));
-    }
-
-    #[test]
-    fn removed_paths_name_pruned_fields() {
-        let before =
-            json!({"spec": {"a": 1, "typo": 2, "list": [{"k": 1, "x": 2}]}, "extra": true});
-        let after = json!({"spec": {"a": 1, "list": [{"k": 1}]}});
-        let mut out = Vec::new();
-        removed_paths(&before, &after, "", &mut out);
-        out.sort();
-        assert_eq!(out, ["extra", "spec.list[0].x", "spec.typo"]);
-    }
-
-    #[test]
-    fn secret_string_data_folds_into_data() {
-        let def = crate::resources::Catalogue::builtin()
-            .get("", "v1", "secrets")
-            .cloned()
-            .unwrap();
-        let mut s = json!({"data": {"a": "YQ=="}, "stringData": {"b": "kubeconfig"}});
-        fold_string_data(&def, &mut s);
-        assert_eq!(
-            s,
-            json!({"data": {"a": "YQ==", "b": "a3ViZWNvbmZpZw=="}, "type": "Opaque"})
-        );
-        let mut typed = json!({"type": "kubernetes.io/tls", "data": {}});
-        fold_string_data(&def, &mut typed);
-        assert_eq!(typed["type"], "kubernetes.io/tls");
-    }
-}
+mod tests;
