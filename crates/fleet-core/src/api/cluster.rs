@@ -14,7 +14,7 @@ use std::str::FromStr;
 
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
-use kube::{CustomResource, KubeSchema};
+use kube_derive::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -264,7 +264,9 @@ pub fn is_control_or_format(c: char) -> bool {
 
 /// Desired state of a member cluster, set by `kubectl fleet register`.
 #[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[x_kube(crates(kube_core = "::kube_core"))]
 #[kube(
+    crates(kube_core = "::kube_core", kube = "::kube_derive"),
     group = "federation.kubectl-fleet.dev",
     version = "v1alpha1",
     kind = "FederatedCluster",

@@ -23,7 +23,7 @@ use k8s_openapi::api::admissionregistration::v1::{
     ValidatingAdmissionPolicySpec, Validation, Variable,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::Resource as _;
+use kube_core::Resource as _;
 
 use crate::api::{EDGE_OWNED_STATUS_KEYS, FederatedCluster, GROUP, HUB_OWNED_STATUS_KEYS};
 use crate::fleet::rbac;

@@ -10,13 +10,11 @@
 //! - [`incidents`]: `kubectl fleet incidents`.
 //! - [`describe`]: `kubectl fleet describe SITE`.
 //! - [`table`]: the shared kubectl-like plain table.
-//! - [`monitoring`]: the alert rules, Grafana dashboard and ServiceMonitor.
 //! - [`safe`]: untrusted text made terminal-safe and cut to a cell width.
 
 pub mod describe;
 pub mod incidents;
 pub mod jsonpath;
-pub mod monitoring;
 pub mod policy;
 pub mod report;
 pub mod safe;

@@ -270,7 +270,7 @@ fn stricter_tier(a: Tier, b: Tier) -> Tier {
 
 /// 32-bit FNV-1a of `bytes`: small, deterministic across processes and
 /// versions (unlike std's hashers), enough for short incident ids.
-pub(crate) fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u32 {
+pub fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u32 {
     let mut hash: u32 = 0x811c_9dc5;
     for byte in bytes {
         hash ^= u32::from(byte);

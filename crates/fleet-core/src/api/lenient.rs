@@ -163,7 +163,7 @@ fn cut(s: &str, max: usize) -> String {
 }
 
 /// A type read strictly (the typed decode the lenient one starts from).
-pub(crate) trait Strict: Sized {
+pub trait Strict: Sized {
     /// The derived, strict decode.
     fn strict<'de, D: Deserializer<'de>>(d: D) -> Result<Self, D::Error>;
 }
@@ -189,7 +189,7 @@ impl Strict for FederatedClusterSpec {
 /// takes its place. None when even that does not decode (then `prefix`
 /// itself is recorded). Each round costs one decode of `value`; only
 /// objects that failed the typed decode come here.
-pub(crate) fn decode_leniently<T: Strict>(
+pub fn decode_leniently<T: Strict>(
     mut value: Value,
     prefix: &str,
     out: &mut Unreadable,

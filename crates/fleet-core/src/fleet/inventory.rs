@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use kube::api::DynamicObject;
+use kube_core::DynamicObject;
 use serde_json::Value;
 
 use crate::api::{Capacity, GpuCount, Inference};
@@ -181,7 +181,7 @@ mod tests {
             )
         };
         Node {
-            metadata: kube::api::ObjectMeta {
+            metadata: kube_core::ObjectMeta {
                 name: Some(name.to_owned()),
                 ..Default::default()
             },

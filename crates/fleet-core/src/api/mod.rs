@@ -22,15 +22,15 @@ mod lenient;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
 };
-use kube::CustomResourceExt;
+use kube_core::CustomResourceExt;
 
 pub use cluster::*;
 pub use federation::*;
-pub(crate) use lenient::decode_leniently;
 pub use lenient::{
     MAX_UNREADABLE_FIELDS, MAX_UNREADABLE_PATH_CHARS, MAX_UNREADABLE_REASON_CHARS, Unreadable,
     UnreadableField,
 };
+pub use lenient::{Strict, decode_leniently};
 
 /// API group of every fleet kind.
 pub const GROUP: &str = "federation.kubectl-fleet.dev";

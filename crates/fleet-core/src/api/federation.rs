@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::{CustomResource, KubeSchema};
+use kube_derive::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -56,7 +56,9 @@ pub const EDGE_VERSIONS_BUDGET_BYTES: usize = 16 * 1024;
 /// holder, so it has no `spec` on the wire.
 
 #[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[x_kube(crates(kube_core = "::kube_core"))]
 #[kube(
+    crates(kube_core = "::kube_core", kube = "::kube_derive"),
     group = "federation.kubectl-fleet.dev",
     version = "v1alpha1",
     kind = "FederationStatus",

@@ -1,0 +1,8 @@
+//! Manifest builders: the Kubernetes objects and configuration files the
+//! product ships or applies, built as values (`render` is for what a user
+//! reads; this is for what a cluster or Prometheus reads).
+//!
+//! - [`monitoring`]: the alert rules, Alertmanager inhibitions, Grafana
+//!   dashboard, ServiceMonitor and the scraper's identity.
+
+pub mod monitoring;
