@@ -80,14 +80,14 @@ pub const MAX_MESSAGE_CHARS: usize = 512;
 pub const MAX_VERSION_CHARS: usize = 128;
 /// Upper bound, in characters, on a Kubernetes object name or resource name
 /// (workload names, GPU resource names): a DNS-1123 subdomain.
-pub const MAX_OBJECT_NAME_CHARS: usize = 253;
+pub(crate) const MAX_OBJECT_NAME_CHARS: usize = 253;
 /// Upper bound, in characters, on a namespace, a workload kind or a site
 /// name in a signal: a DNS-1123 label.
 pub const MAX_LABEL_CHARS: usize = 63;
 /// Upper bound on the number of entries of `capacity.gpusByVendor`.
-pub const MAX_GPU_VENDORS: usize = 32;
+pub(crate) const MAX_GPU_VENDORS: usize = 32;
 /// Upper bound, in characters, on `spec.displayName`.
-pub const MAX_DISPLAY_NAME_CHARS: usize = 128;
+pub(crate) const MAX_DISPLAY_NAME_CHARS: usize = 128;
 /// `spec.region`: a Kubernetes label value (at most 63 characters, letters,
 /// digits, `-`, `_` and `.`, beginning and ending with a letter or digit), so
 /// it is safe as a Prometheus label value, a label selector value and on a
@@ -101,7 +101,7 @@ pub const REGION_PATTERN: &str = "^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$";
 /// member cluster before it writes (`fleet::bounds`).
 pub const PRINTABLE_TEXT_PATTERN: &str = "^[^\\p{Cc}\\p{Cf}]*$";
 /// `spec.displayName`: [`PRINTABLE_TEXT_PATTERN`].
-pub const DISPLAY_NAME_PATTERN: &str = PRINTABLE_TEXT_PATTERN;
+pub(crate) const DISPLAY_NAME_PATTERN: &str = PRINTABLE_TEXT_PATTERN;
 /// Every date-time field of the fleet's objects (a site's
 /// `lastHeartbeatTime`, a signal's `firstSeen`, a maintenance window's
 /// `until`, …): RFC 3339 exactly as the product reads it (jiff, through
@@ -128,26 +128,26 @@ pub const DATE_TIME_PATTERN: &str = concat!(
 );
 /// The latest instant a site may write ([`DATE_TIME_PATTERN`]'s last
 /// year): what the edge clamps a later time to before it writes.
-pub const MAX_DATE_TIME: &str = "9998-12-31T23:59:59Z";
+pub(crate) const MAX_DATE_TIME: &str = "9998-12-31T23:59:59Z";
 /// Upper bound on every count a site reports (nodes, namespaces, GPUs,
 /// inference models and services, a signal's `count`): far above any
 /// cluster, and low enough that the hub's sums over 100,000 sites stay
 /// exact in an i64 (10^14), never saturating.
-pub const MAX_COUNT: i64 = 1_000_000_000;
+pub(crate) const MAX_COUNT: i64 = 1_000_000_000;
 /// Upper bound on a reported duration in milliseconds (a probe's or a
 /// report's round trip): one day.
-pub const MAX_DURATION_MILLISECONDS: i64 = 86_400_000;
+pub(crate) const MAX_DURATION_MILLISECONDS: i64 = 86_400_000;
 /// Bound on `clockOffsetSeconds` either way: 10,000 years, more than any
 /// two instants of [`DATE_TIME_PATTERN`] lie apart.
-pub const MAX_CLOCK_OFFSET_SECONDS: i64 = 315_576_000_000;
+pub(crate) const MAX_CLOCK_OFFSET_SECONDS: i64 = 315_576_000_000;
 /// Upper bound on `status.conditions`: the hub owns every condition type
 /// (see [`HUB_CONDITION_TYPES`]), so there is room for them and no more.
-pub const MAX_CONDITIONS: usize = 8;
+pub(crate) const MAX_CONDITIONS: usize = 8;
 /// Upper bound, in characters, on a condition's `message` (the hub's own
 /// messages are far shorter; a longer one is cut by the hub).
-pub const MAX_CONDITION_MESSAGE_CHARS: usize = 1024;
+pub(crate) const MAX_CONDITION_MESSAGE_CHARS: usize = 1024;
 /// Upper bound, in characters, on a condition's `reason` and `type`.
-pub const MAX_CONDITION_REASON_CHARS: usize = 128;
+pub(crate) const MAX_CONDITION_REASON_CHARS: usize = 128;
 
 /// Condition type: the hub hears from the site (phase `Connected`).
 pub const CONDITION_CONNECTED: &str = "Connected";
@@ -158,10 +158,10 @@ pub const CONDITION_CREDENTIAL_EXPIRING: &str = "CredentialExpiring";
 /// `status.member`: a Kubernetes UID (RFC 4122, lowercase hex, as the API
 /// server generates them), the `kube-system` namespace UID of the cluster
 /// a site's reports were read from.
-pub const MEMBER_UID_PATTERN: &str =
+pub(crate) const MEMBER_UID_PATTERN: &str =
     "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$";
 /// Length of a [`MEMBER_UID_PATTERN`] UID.
-pub const MEMBER_UID_CHARS: usize = 36;
+pub(crate) const MEMBER_UID_CHARS: usize = 36;
 
 /// Whether `uid` is a member identity as `status.member` holds it
 /// ([`MEMBER_UID_PATTERN`]).
@@ -182,10 +182,11 @@ pub const CONDITION_MEMBER_CHANGED: &str = "MemberChanged";
 /// Condition type: the edge clock differs from the hub clock by more than the
 /// tolerance of [`crate::fleet::phase::skew_tolerance`].
 pub const CONDITION_CLOCK_SKEW: &str = "ClockSkew";
+#[cfg(test)]
 /// Every condition type the hub writes. No other writer may set conditions
 /// (docs/architecture.md#who-writes-which-status-key), so any other type
 /// found on a site is not the hub's word.
-pub const HUB_CONDITION_TYPES: &[&str] = &[
+pub(crate) const HUB_CONDITION_TYPES: &[&str] = &[
     CONDITION_CONNECTED,
     CONDITION_REMEDIATION_CAPABLE,
     CONDITION_CREDENTIAL_EXPIRING,
@@ -235,7 +236,7 @@ pub fn validate_display_name(name: &str) -> Result<(), String> {
 /// display-name pattern refuses: what RE2's `\p{Cc}` and `\p{Cf}` match for
 /// the characters that matter on a terminal (C0, DEL, C1, soft hyphen,
 /// bidi and zero-width controls, interlinear annotations, tags).
-pub fn is_control_or_format(c: char) -> bool {
+pub(crate) fn is_control_or_format(c: char) -> bool {
     c.is_control()
         || matches!(
             u32::from(c),
@@ -369,7 +370,7 @@ pub struct Quarantine {
 }
 
 /// Upper bound, in characters, on a maintenance window's `reason`.
-pub const MAX_MAINTENANCE_REASON_CHARS: usize = 256;
+pub(crate) const MAX_MAINTENANCE_REASON_CHARS: usize = 256;
 
 /// A planned window during which a site's outage is expected.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
@@ -407,7 +408,7 @@ pub fn validate_maintenance_reason(reason: &str) -> Result<(), String> {
 impl MaintenanceWindow {
     /// Whether the window is open at `now`: from `since` (or always, when
     /// unset) up to but not including `until`.
-    pub fn is_open(&self, now: Timestamp) -> bool {
+    pub(crate) fn is_open(&self, now: Timestamp) -> bool {
         self.since.as_ref().is_none_or(|s| s.0 <= now) && now < self.until.0
     }
 }
@@ -415,9 +416,9 @@ impl MaintenanceWindow {
 /// Default `spec.heartbeatIntervalSeconds`.
 pub const DEFAULT_HEARTBEAT_INTERVAL_SECONDS: i32 = 30;
 /// Default `spec.maxConcurrentRemediations`.
-pub const DEFAULT_MAX_CONCURRENT_REMEDIATIONS: i32 = 3;
+pub(crate) const DEFAULT_MAX_CONCURRENT_REMEDIATIONS: i32 = 3;
 /// Allowed range of `spec.heartbeatIntervalSeconds`.
-pub const HEARTBEAT_INTERVAL_RANGE: std::ops::RangeInclusive<i32> = 10..=3600;
+pub(crate) const HEARTBEAT_INTERVAL_RANGE: std::ops::RangeInclusive<i32> = 10..=3600;
 /// Default key inside the Pull-mode kubeconfig Secret.
 pub const DEFAULT_KUBECONFIG_KEY: &str = "kubeconfig";
 /// A Secret data key, as the API server accepts them.
@@ -462,7 +463,7 @@ impl FederatedCluster {
     }
 
     /// `spec.displayName`, falling back to the site name.
-    pub fn display_name(&self) -> &str {
+    pub(crate) fn display_name(&self) -> &str {
         self.spec
             .display_name
             .as_deref()
@@ -487,7 +488,7 @@ impl FederatedCluster {
 
     /// Whether an administrator quarantined the site (`spec.quarantine`):
     /// its signals are then no evidence for any fleet incident.
-    pub fn is_quarantined(&self) -> bool {
+    pub(crate) fn is_quarantined(&self) -> bool {
         self.spec.quarantine.is_some()
     }
 
@@ -927,7 +928,7 @@ impl FederatedClusterStatus {
     /// The age of the latest heartbeat on the hub clock at `now` (see
     /// [`Self::heartbeat_on_hub_clock`]), never negative; None when never
     /// heard from.
-    pub fn heartbeat_age(&self, now: Timestamp) -> Option<SignedDuration> {
+    pub(crate) fn heartbeat_age(&self, now: Timestamp) -> Option<SignedDuration> {
         self.heartbeat_on_hub_clock()
             .map(|t| now.duration_since(t).max(SignedDuration::ZERO))
     }
@@ -1014,9 +1015,10 @@ impl EdgeStatus {
         }
     }
 
+    #[cfg(test)]
     /// Overwrite the edge-owned fields of `status` with these, leaving the
     /// hub-owned fields alone.
-    pub fn apply_to(&self, status: &mut FederatedClusterStatus) {
+    pub(crate) fn apply_to(&self, status: &mut FederatedClusterStatus) {
         status.last_heartbeat_time = self.last_heartbeat_time.clone();
         status.observed_version = self.observed_version.clone();
         status.kubernetes_version = self.kubernetes_version.clone();

@@ -31,12 +31,12 @@ pub const MAX_FEDERATION_STATUS_BYTES: usize = 256 * 1024;
 /// counts them all.
 pub const MAX_DISCONNECTED: usize = 100;
 /// Byte budget of `status.disconnectedClusters`.
-pub const DISCONNECTED_BUDGET_BYTES: usize = 32 * 1024;
+pub(crate) const DISCONNECTED_BUDGET_BYTES: usize = 32 * 1024;
 /// Upper bound on the entries of `status.issuesByCluster` (and
 /// [`ISSUES_BUDGET_BYTES`]); `clustersWithIssues` counts them all.
-pub const MAX_ISSUE_CLUSTERS: usize = 100;
+pub(crate) const MAX_ISSUE_CLUSTERS: usize = 100;
 /// Byte budget of `status.issuesByCluster`.
-pub const ISSUES_BUDGET_BYTES: usize = 8 * 1024;
+pub(crate) const ISSUES_BUDGET_BYTES: usize = 8 * 1024;
 /// Upper bound on the sites an incident (a correlation, a grouped outage)
 /// names in `clusters`; its `clustersTotal` counts them all.
 pub const MAX_INCIDENT_CLUSTERS: usize = 50;
@@ -45,12 +45,12 @@ pub const MAX_INCIDENT_CLUSTERS: usize = 50;
 /// cascades; `cascadesDetected` counts them all.
 pub const MAX_CASCADES: usize = 100;
 /// Byte budget of `status.cascades`.
-pub const CASCADES_BUDGET_BYTES: usize = 48 * 1024;
+pub(crate) const CASCADES_BUDGET_BYTES: usize = 48 * 1024;
 /// Byte budget of `status.outages` (at most [`MAX_OUTAGES`]).
-pub const OUTAGES_BUDGET_BYTES: usize = 48 * 1024;
+pub(crate) const OUTAGES_BUDGET_BYTES: usize = 48 * 1024;
 /// Byte budget of `status.edgeVersions` (at most [`MAX_EDGE_VERSIONS`]
 /// keys); the versions that do not fit are counted under `other`.
-pub const EDGE_VERSIONS_BUDGET_BYTES: usize = 16 * 1024;
+pub(crate) const EDGE_VERSIONS_BUDGET_BYTES: usize = 16 * 1024;
 
 /// `FederationStatus` carries no desired state: the object is only a status
 /// holder, so it has no `spec` on the wire.
@@ -241,13 +241,6 @@ pub struct IncidentDetection {
 }
 
 impl FederationStatusStatus {
-    /// Sites not Connected outside maintenance: `disconnectedClustersTotal`,
-    /// or the list's length when written by a hub that did not count them.
-    pub fn disconnected_count(&self) -> i64 {
-        self.disconnected_clusters_total
-            .max(count(self.disconnected_clusters.len()))
-    }
-
     /// Grouped outages: `outagesTotal`, or the list's length when written
     /// by a hub that did not count them.
     pub fn outage_count(&self) -> i64 {
@@ -255,7 +248,7 @@ impl FederationStatusStatus {
     }
 
     /// Cascades: `cascadesDetected`, at least the list's length.
-    pub fn cascade_count(&self) -> i64 {
+    pub(crate) fn cascade_count(&self) -> i64 {
         self.cascades_detected.max(count(self.cascades.len()))
     }
 }
@@ -265,9 +258,9 @@ fn count(n: usize) -> i64 {
 }
 
 /// Upper bound on `FederationStatus` `status.outages`.
-pub const MAX_OUTAGES: usize = 100;
+pub(crate) const MAX_OUTAGES: usize = 100;
 /// Upper bound on the entries of `FederationStatus` `status.edgeVersions`.
-pub const MAX_EDGE_VERSIONS: usize = 64;
+pub(crate) const MAX_EDGE_VERSIONS: usize = 64;
 
 /// Several sites sharing a group (a region, or the value of another label
 /// the hub is told to group by) that left Connected within a window: one
@@ -310,7 +303,7 @@ impl GroupedOutage {
     }
 
     /// Whether `clusters` names fewer sites than the outage holds.
-    pub fn is_cut(&self) -> bool {
+    pub(crate) fn is_cut(&self) -> bool {
         self.cluster_count() > count(self.clusters.len())
     }
 }
@@ -374,7 +367,7 @@ pub struct IssuesBySeverity {
 
 impl IssuesBySeverity {
     /// Count one more signal of `severity`.
-    pub fn add(&mut self, severity: Severity) {
+    pub(crate) fn add(&mut self, severity: Severity) {
         match severity {
             Severity::Critical => self.critical += 1,
             Severity::High => self.high += 1,
@@ -384,7 +377,7 @@ impl IssuesBySeverity {
     }
 
     /// Sum over all severities.
-    pub fn total(&self) -> i64 {
+    pub(crate) fn total(&self) -> i64 {
         self.critical + self.high + self.medium + self.low
     }
 }
@@ -440,7 +433,7 @@ impl Correlation {
     }
 
     /// Whether `clusters` names fewer sites than the correlation has.
-    pub fn is_cut(&self) -> bool {
+    pub(crate) fn is_cut(&self) -> bool {
         self.cluster_count() > count(self.clusters.len())
     }
 }

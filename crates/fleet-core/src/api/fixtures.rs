@@ -112,12 +112,6 @@ impl FederatedCluster {
         self
     }
 
-    /// Set `spec.displayName`.
-    pub fn with_display_name(mut self, display_name: &str) -> Self {
-        self.spec.display_name = Some(display_name.to_owned());
-        self
-    }
-
     /// Set `spec.heartbeatIntervalSeconds`.
     pub fn with_interval(mut self, secs: i32) -> Self {
         self.spec.heartbeat_interval_seconds = secs;
@@ -391,12 +385,6 @@ impl Signal {
     pub fn seen(mut self, first_ago: i64, last_ago: i64) -> Self {
         self.first_seen = ago(first_ago);
         self.last_seen = ago(last_ago);
-        self
-    }
-
-    /// Set the site the signal came from.
-    pub fn on(mut self, cluster: &str) -> Self {
-        self.cluster = Some(cluster.to_owned());
         self
     }
 

@@ -93,13 +93,13 @@ impl Unreadable {
     }
 
     /// Whether nothing was left out.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.fields.is_empty() && self.more == 0
     }
 
     /// Whether the field at `path` (e.g. `status.lastHeartbeatTime`), or
     /// something containing it (the whole `status`), was left out.
-    pub fn covers(&self, path: &str) -> bool {
+    pub(crate) fn covers(&self, path: &str) -> bool {
         self.fields.iter().any(|f| {
             path.strip_prefix(f.path.as_str())
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
@@ -114,7 +114,7 @@ impl Unreadable {
     /// The top-level keys of the fields left out (`status.signals`,
     /// `spec.maintenance`), in the order found, each once. These are
     /// names of our own types, never the site's text.
-    pub fn keys(&self) -> Vec<&str> {
+    pub(crate) fn keys(&self) -> Vec<&str> {
         let mut keys: Vec<&str> = Vec::new();
         for f in &self.fields {
             let end = f
@@ -134,7 +134,7 @@ impl Unreadable {
 
     /// Whether what was left out lies only in keys the hub owns (which
     /// the hub's next write replaces with its own judgement).
-    pub fn only_hub_owned(&self) -> bool {
+    pub(crate) fn only_hub_owned(&self) -> bool {
         self.more == 0
             && self.fields.iter().all(|f| {
                 HUB_OWNED_STATUS_KEYS

@@ -37,7 +37,8 @@ pub const SITE_TOKEN_POLICY: &str = "fleet-site-token-requests";
 /// Namespaces whose `fleet-edge-*` ServiceAccounts are site identities:
 /// [`rbac::SITES_NAMESPACE`], and [`rbac::FLEET_NAMESPACE`] where earlier
 /// releases minted them.
-pub const SITE_IDENTITY_NAMESPACES: [&str; 2] = [rbac::SITES_NAMESPACE, rbac::FLEET_NAMESPACE];
+pub(crate) const SITE_IDENTITY_NAMESPACES: [&str; 2] =
+    [rbac::SITES_NAMESPACE, rbac::FLEET_NAMESPACE];
 
 /// A CEL list literal of strings (the names here are plain identifiers,
 /// quoted without escapes).
@@ -49,7 +50,7 @@ fn cel_list(items: &[&str]) -> String {
 /// True when the request comes from a site identity:
 /// `system:serviceaccount:NS:fleet-edge-SITE` for each namespace of
 /// [`SITE_IDENTITY_NAMESPACES`].
-pub fn site_identity_condition() -> String {
+pub(crate) fn site_identity_condition() -> String {
     format!(
         "{}.exists(ns, request.userInfo.username.startsWith('system:serviceaccount:' + ns + ':{}'))",
         cel_list(&SITE_IDENTITY_NAMESPACES),

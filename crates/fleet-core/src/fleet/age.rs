@@ -5,7 +5,7 @@
 use jiff::{SignedDuration, Timestamp};
 
 /// Text shown for something that never happened (e.g. no heartbeat yet).
-pub const NEVER: &str = "never";
+pub(crate) const NEVER: &str = "never";
 
 /// Format a duration the way kubectl prints AGE columns. Up to one second in
 /// the future counts as now (`0s`), tolerating small clock differences; more
@@ -58,7 +58,7 @@ fn with_remainder(major: i64, major_unit: &str, minor: i64, minor_unit: &str) ->
 }
 
 /// The age of `then` at `now`, or [`NEVER`] when there is no timestamp.
-pub fn age(then: Option<Timestamp>, now: Timestamp) -> String {
+pub(crate) fn age(then: Option<Timestamp>, now: Timestamp) -> String {
     match then {
         Some(t) => human_duration(now.duration_since(t)),
         None => NEVER.to_owned(),

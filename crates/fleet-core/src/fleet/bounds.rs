@@ -18,7 +18,7 @@ use crate::api::{
 };
 
 /// Appended to text that was cut (one column wide).
-pub const TRUNCATION_MARKER: char = '…';
+pub(crate) const TRUNCATION_MARKER: char = '…';
 
 /// `s` cut to at most `max` characters (Unicode scalar values, as the API
 /// server counts `maxLength`), the last of them [`TRUNCATION_MARKER`] when
@@ -41,7 +41,7 @@ pub fn cut_to(s: &str, max: usize) -> Cow<'_, str> {
 /// every string a site writes (`api::PRINTABLE_TEXT_PATTERN`): a line
 /// break, tab or other whitespace control becomes a space, anything else
 /// U+FFFD. Borrowed when there is none.
-pub fn printable(s: &str) -> Cow<'_, str> {
+pub(crate) fn printable(s: &str) -> Cow<'_, str> {
     if !s.chars().any(is_control_or_format) {
         return Cow::Borrowed(s);
     }
@@ -82,7 +82,7 @@ fn time(t: &mut Time) {
 
 /// Clip the text fields of one signal to the CRD's caps (printable and
 /// within their lengths), and its count and times to their bounds.
-pub fn clip_signal(signal: &mut Signal) {
+pub(crate) fn clip_signal(signal: &mut Signal) {
     signal.count = signal.count.clamp(1, MAX_COUNT);
     time(&mut signal.first_seen);
     time(&mut signal.last_seen);

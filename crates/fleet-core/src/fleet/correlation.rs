@@ -31,9 +31,9 @@ use crate::api::{
 };
 
 /// Default window within which a signal counts as active for correlation.
-pub const DEFAULT_WINDOW: Duration = Duration::from_secs(15 * 60);
+pub(crate) const DEFAULT_WINDOW: Duration = Duration::from_secs(15 * 60);
 /// Default number of distinct sites that makes a correlation.
-pub const DEFAULT_THRESHOLD: usize = 3;
+pub(crate) const DEFAULT_THRESHOLD: usize = 3;
 /// Default lookback for cascades.
 pub const DEFAULT_LOOKBACK: Duration = Duration::from_secs(24 * 3600);
 
@@ -79,7 +79,11 @@ pub struct Seen {
 /// than that `lastSeen`. So a clock running ahead or behind, or a lie,
 /// neither keeps a signal active after the hub stopped hearing from its
 /// site nor reorders it before or after another site's.
-pub fn seen_on_hub_clock(status: &FederatedClusterStatus, signal: &Signal, now: Timestamp) -> Seen {
+pub(crate) fn seen_on_hub_clock(
+    status: &FederatedClusterStatus,
+    signal: &Signal,
+    now: Timestamp,
+) -> Seen {
     let bound = status
         .heartbeat_on_hub_clock()
         .map_or(now, |heard| heard.min(now));
@@ -93,9 +97,7 @@ pub fn seen_on_hub_clock(status: &FederatedClusterStatus, signal: &Signal, now: 
 }
 
 /// A site whose report counts as evidence for fleet incidents.
-pub struct Witness<'a> {
-    /// The site.
-    pub site: &'a FederatedCluster,
+pub(crate) struct Witness<'a> {
     status: &'a FederatedClusterStatus,
     now: Timestamp,
 }
@@ -103,23 +105,23 @@ pub struct Witness<'a> {
 /// `site` as a witness at `now`: None when an administrator quarantined
 /// it (`spec.quarantine`) or the hub never heard from it (no heartbeat,
 /// so nothing vouches for when its signals were seen).
-pub fn witness(site: &FederatedCluster, now: Timestamp) -> Option<Witness<'_>> {
+pub(crate) fn witness(site: &FederatedCluster, now: Timestamp) -> Option<Witness<'_>> {
     if site.is_quarantined() {
         return None;
     }
     let status = site.status.as_ref()?;
     status.last_heartbeat_time.as_ref()?;
-    Some(Witness { site, status, now })
+    Some(Witness { status, now })
 }
 
 impl<'a> Witness<'a> {
     /// Its signals.
-    pub fn signals(&self) -> &'a [Signal] {
+    pub(crate) fn signals(&self) -> &'a [Signal] {
         self.status.signals()
     }
 
     /// A signal's times on the hub clock ([`seen_on_hub_clock`]).
-    pub fn seen(&self, signal: &Signal) -> Seen {
+    pub(crate) fn seen(&self, signal: &Signal) -> Seen {
         seen_on_hub_clock(self.status, signal, self.now)
     }
 }
@@ -129,7 +131,7 @@ impl<'a> Witness<'a> {
 /// namespace UID its edge or the Pull prober read), or the site itself
 /// while it names none. Five sites whose edges read one cluster are one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum MemberKey<'a> {
+pub(crate) enum MemberKey<'a> {
     /// A member identity (`status.member`).
     Member(&'a str),
     /// A site that names no member.
@@ -137,7 +139,7 @@ pub enum MemberKey<'a> {
 }
 
 /// The [`MemberKey`] of `site`.
-pub fn member_key(site: &FederatedCluster) -> MemberKey<'_> {
+pub(crate) fn member_key(site: &FederatedCluster) -> MemberKey<'_> {
     match site.status.as_ref().and_then(|s| s.member.as_deref()) {
         Some(member) => MemberKey::Member(member),
         None => MemberKey::Site(site.site_name()),
@@ -145,7 +147,7 @@ pub fn member_key(site: &FederatedCluster) -> MemberKey<'_> {
 }
 
 /// How many distinct member clusters `keys` name.
-pub fn distinct_members<'a>(keys: impl IntoIterator<Item = MemberKey<'a>>) -> usize {
+pub(crate) fn distinct_members<'a>(keys: impl IntoIterator<Item = MemberKey<'a>>) -> usize {
     let mut keys: Vec<MemberKey<'a>> = keys.into_iter().collect();
     keys.sort_unstable();
     keys.dedup();
@@ -281,7 +283,7 @@ pub fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u32 {
 
 /// `xc-` and 8 hex digits of an FNV-1a hash of the signal type and the
 /// detection time: deterministic, and different for each new occurrence.
-pub fn correlation_id(signal: SignalType, detected_at: Timestamp) -> String {
+pub(crate) fn correlation_id(signal: SignalType, detected_at: Timestamp) -> String {
     let nanos = detected_at.as_nanosecond().to_le_bytes();
     let hash = fnv1a(signal.as_str().bytes().chain([0]).chain(nanos));
     format!("xc-{hash:08x}")
@@ -290,7 +292,7 @@ pub fn correlation_id(signal: SignalType, detected_at: Timestamp) -> String {
 /// `cc-` and 8 hex digits of an FNV-1a hash of a cascade's identity
 /// ([`Cascade::key`]: source, target, signal, workload): the same cascade
 /// keeps its id from one evaluation to the next.
-pub fn cascade_id(key: &str) -> String {
+pub(crate) fn cascade_id(key: &str) -> String {
     format!("cc-{:08x}", fnv1a(key.bytes()))
 }
 

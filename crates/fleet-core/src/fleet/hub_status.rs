@@ -152,7 +152,7 @@ impl Sighting {
 /// seeded without one ([`Sighting::of_site`]): no readable heartbeat
 /// equals it (the CRD admits the years 0000–9998 only), so the first one
 /// the site writes afterwards counts as new.
-pub const UNREADABLE_HEARTBEAT: Timestamp = Timestamp::MIN;
+pub(crate) const UNREADABLE_HEARTBEAT: Timestamp = Timestamp::MIN;
 
 impl Sighting {
     /// Folds `site`'s current heartbeat into the hub's previous sighting of
@@ -210,7 +210,7 @@ impl Sighting {
 }
 
 /// The condition reason of a site the hub could not read whole.
-pub const INVALID_STATUS: &str = "InvalidStatus";
+pub(crate) const INVALID_STATUS: &str = "InvalidStatus";
 
 /// What the hub could not read of `site` that it judges it by, if
 /// anything: fields of the site's own (edge-owned status keys, or spec
@@ -225,7 +225,7 @@ pub fn invalid_status(site: &FederatedCluster) -> Option<&Unreadable> {
 
 /// Whether some hub-owned key of `site` could not be read: a write is
 /// due, which replaces them with the hub's judgement.
-pub fn unreadable_hub_keys(site: &FederatedCluster) -> bool {
+pub(crate) fn unreadable_hub_keys(site: &FederatedCluster) -> bool {
     site.status
         .as_ref()
         .and_then(|s| s.unreadable())
@@ -321,7 +321,7 @@ pub struct HubStatus<'a> {
 }
 
 /// Condition types the hub owns on a Push site.
-pub const PUSH_CONDITION_TYPES: &[&str] = &[
+pub(crate) const PUSH_CONDITION_TYPES: &[&str] = &[
     CONDITION_CONNECTED,
     CONDITION_CREDENTIAL_EXPIRING,
     CONDITION_CLOCK_SKEW,
@@ -329,7 +329,7 @@ pub const PUSH_CONDITION_TYPES: &[&str] = &[
 ];
 
 /// Condition types the hub owns on a Pull site.
-pub const PULL_CONDITION_TYPES: &[&str] = &[
+pub(crate) const PULL_CONDITION_TYPES: &[&str] = &[
     CONDITION_CONNECTED,
     CONDITION_REMEDIATION_CAPABLE,
     CONDITION_CREDENTIAL_EXPIRING,
@@ -406,9 +406,10 @@ fn keep_owned(conditions: &mut Cow<'_, [Condition]>, owned: &[&str]) -> bool {
 }
 
 impl HubStatus<'_> {
+    #[cfg(test)]
     /// This judgement with its conditions copied, free of the site it
     /// borrowed them from.
-    pub fn into_owned(self) -> HubStatus<'static> {
+    pub(crate) fn into_owned(self) -> HubStatus<'static> {
         HubStatus {
             conditions: Cow::Owned(self.conditions.into_owned()),
             phase: self.phase,
@@ -423,7 +424,7 @@ impl HubStatus<'_> {
 
     /// Write the decision into a status: the one to send, or a cache to
     /// update after a successful write. Edge-owned keys are left alone.
-    pub fn apply_to(&self, status: &mut FederatedClusterStatus) {
+    pub(crate) fn apply_to(&self, status: &mut FederatedClusterStatus) {
         status.phase = Some(self.phase);
         status.phase_transition_time = self.phase_transition_time.clone();
         status.conditions = Some(self.conditions.to_vec());
@@ -493,7 +494,7 @@ fn connected_state(phase: Phase, interval: Duration) -> CondState<impl FnOnce() 
 /// renewed expiry reaches the hub with the report after that (one more),
 /// and the hub judges on its own tick (one more). Fewer intervals would
 /// flag an on-time renewal as overdue for a moment.
-pub const RENEWAL_GRACE_INTERVALS: u32 = 3;
+pub(crate) const RENEWAL_GRACE_INTERVALS: u32 = 3;
 
 /// `CredentialExpiring` and when it next changes on its own.
 ///
@@ -767,9 +768,10 @@ fn set_condition(
     }
 }
 
+#[cfg(any(test, feature = "fixtures"))]
 /// The `Connected` condition for `phase` with heartbeat `interval`, as the
 /// hub writes it (fixtures use it to build realistic objects).
-pub fn connected_condition(
+pub(crate) fn connected_condition(
     phase: Phase,
     interval: Duration,
     now: Timestamp,
@@ -1073,7 +1075,7 @@ const REJECTED_BY_MEMBER: &str = "Unauthorized";
 /// `CredentialExpiring` True of a Pull site whose member rejects its
 /// credential (`Connected` False/Unauthorized): views then show the
 /// credential as rejected, not the expiry it carries.
-pub const CREDENTIAL_REJECTED: &str = "Rejected";
+pub(crate) const CREDENTIAL_REJECTED: &str = "Rejected";
 
 /// `CredentialExpiring` of a Pull site, from the member token the prober
 /// reported (`credentialExpirationTime`) and, when the hub renews it
@@ -1159,13 +1161,13 @@ fn probe_connected_state(probe: &ProbeVerdict) -> CondState<impl FnOnce() -> Str
 /// How long `MemberChanged` stays True after the hub last saw a site's
 /// member identity change: long enough for a person to see it, and a
 /// second edge that keeps reporting for the site keeps it True.
-pub const MEMBER_CHANGE_HOLD: Duration = Duration::from_secs(3600);
+pub(crate) const MEMBER_CHANGE_HOLD: Duration = Duration::from_secs(3600);
 
 /// `MemberChanged` True.
-pub const MEMBER_CHANGED: &str = "MemberChanged";
+pub(crate) const MEMBER_CHANGED: &str = "MemberChanged";
 /// `MemberChanged` False: one member for [`MEMBER_CHANGE_HOLD`] since the
 /// last change.
-pub const MEMBER_UNCHANGED: &str = "MemberUnchanged";
+pub(crate) const MEMBER_UNCHANGED: &str = "MemberUnchanged";
 
 /// What the hub has seen of the member identity (`status.member`) a site's
 /// reports name, in memory.

@@ -125,7 +125,7 @@ pub fn complete<S: std::borrow::Borrow<FederatedCluster>>(
 }
 
 /// The id prefixes and what each names.
-pub const INCIDENT_PREFIXES: [(&str, &str); 3] = [
+pub(crate) const INCIDENT_PREFIXES: [(&str, &str); 3] = [
     ("xc", "a cross-cluster correlation"),
     ("cc", "a cascade"),
     ("go", "a grouped outage"),
@@ -191,7 +191,7 @@ pub fn find_incident<'a>(fleet: &'a FederationStatusStatus, id: &str) -> Option<
 
 impl Incident<'_> {
     /// `Correlation`, `Cascade` or `GroupedOutage`.
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             Incident::Correlation(_) => "Correlation",
             Incident::Cascade(_) => "Cascade",
@@ -232,7 +232,7 @@ impl Incident<'_> {
     /// clock: a correlation's `startedBy`, a cascade's source, the first
     /// site of an outage to go dark. None when a hub that did not record
     /// it wrote the incident.
-    pub fn started_by(&self) -> Option<&str> {
+    pub(crate) fn started_by(&self) -> Option<&str> {
         match self {
             Incident::Correlation(c) => c.started_by.as_deref(),
             Incident::Cascade(c) => Some(&c.source),
@@ -242,7 +242,7 @@ impl Incident<'_> {
 
     /// When it started, on the hub clock: a correlation's `firstSeen`, a
     /// cascade's `sourceFirstSeen`, an outage's `since`.
-    pub fn started_at(&self) -> jiff::Timestamp {
+    pub(crate) fn started_at(&self) -> jiff::Timestamp {
         match self {
             Incident::Correlation(c) => c.first_seen.0,
             Incident::Cascade(c) => c.source_first_seen.0,
@@ -254,7 +254,7 @@ impl Incident<'_> {
     /// member signals: the correlated signal type on a member site; the
     /// cascading signal type on the cascade's workload at its source or
     /// target. A grouped outage is about connectivity: it has none.
-    pub fn has_member_signal(&self, site: &str, signal: &Signal) -> bool {
+    pub(crate) fn has_member_signal(&self, site: &str, signal: &Signal) -> bool {
         match self {
             Incident::Correlation(c) => {
                 signal.type_ == c.signal && c.clusters.iter().any(|n| n == site)

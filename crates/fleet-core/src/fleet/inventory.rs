@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::api::{Capacity, GpuCount, Inference};
 
 /// Extended resource names counted as GPUs (vendor device plugins).
-pub const GPU_RESOURCES: &[&str] = &[
+pub(crate) const GPU_RESOURCES: &[&str] = &[
     "nvidia.com/gpu",
     "amd.com/gpu",
     "gpu.intel.com/i915",
@@ -23,7 +23,7 @@ pub const GPU_RESOURCES: &[&str] = &[
 ];
 
 /// Whether `resource` is an accelerator we count as GPUs.
-pub fn is_gpu_resource(resource: &str) -> bool {
+pub(crate) fn is_gpu_resource(resource: &str) -> bool {
     GPU_RESOURCES.contains(&resource)
 }
 

@@ -21,7 +21,7 @@ pub const LIVENESS_INTERVAL: Duration = Duration::from_secs(15);
 
 /// A record older than this many of its intervals means no hub is judging.
 /// Three, so one late or failed write is not a warning.
-pub const SILENT_INTERVALS: u32 = 3;
+pub(crate) const SILENT_INTERVALS: u32 = 3;
 
 /// What a reader can tell about the hub's judging.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,7 +38,7 @@ pub enum HubState {
 
 impl HubState {
     /// The name used in reports (`summary.hub.state`).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             HubState::Judging => "Judging",
             HubState::Silent => "Silent",
@@ -63,7 +63,7 @@ pub struct HubVerdict {
 }
 
 /// The threshold of a record: [`SILENT_INTERVALS`] of its interval.
-pub fn silent_after(record: &HubLiveness) -> Duration {
+pub(crate) fn silent_after(record: &HubLiveness) -> Duration {
     let interval = Duration::from_secs(record.interval_seconds.max(1).unsigned_abs());
     interval * SILENT_INTERVALS
 }
@@ -113,8 +113,9 @@ impl HubVerdict {
         }
     }
 
+    #[cfg(test)]
     /// When the recorded judgement happened (hub clock).
-    pub fn last_judgement_time(&self) -> Option<Timestamp> {
+    pub(crate) fn last_judgement_time(&self) -> Option<Timestamp> {
         self.record.as_ref().map(|r| r.last_judgement_time.0)
     }
 }

@@ -17,7 +17,7 @@ pub const MAX_WINDOW: Duration = Duration::from_secs(30 * 86_400);
 
 /// How long a window lasts when neither `--for` nor `--until` is given
 /// (amtool's default silence).
-pub const DEFAULT_WINDOW: Duration = Duration::from_secs(3_600);
+pub(crate) const DEFAULT_WINDOW: Duration = Duration::from_secs(3_600);
 
 /// When a window ends, as the user asked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

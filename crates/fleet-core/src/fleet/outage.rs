@@ -42,11 +42,11 @@ use crate::api::{FederatedCluster, GroupedOutage, Phase};
 use crate::fleet::summary::shown_phase;
 
 /// Default least number of sites of one group that make an outage.
-pub const DEFAULT_MIN_CLUSTERS: usize = 3;
+pub(crate) const DEFAULT_MIN_CLUSTERS: usize = 3;
 /// Default longest time between two sites of one outage going dark.
-pub const DEFAULT_WINDOW: Duration = Duration::from_secs(10 * 60);
+pub(crate) const DEFAULT_WINDOW: Duration = Duration::from_secs(10 * 60);
 /// What `--outage-group-by` names for `spec.region`.
-pub const REGION: &str = "region";
+pub(crate) const REGION: &str = "region";
 
 /// What sites are grouped by.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -274,7 +274,7 @@ pub fn grouped_outages<S: std::borrow::Borrow<FederatedCluster>>(
 
 /// `go-` and 8 hex digits of an FNV-1a hash of the group and when the
 /// outage began: deterministic, and different for each new occurrence.
-pub fn outage_id(group_by: &str, value: &str, since: Timestamp) -> String {
+pub(crate) fn outage_id(group_by: &str, value: &str, since: Timestamp) -> String {
     let nanos = since.as_nanosecond().to_le_bytes();
     let bytes = group_by
         .bytes()

@@ -17,17 +17,17 @@ use jiff::{SignedDuration, Timestamp};
 use crate::api::Phase;
 
 /// Connected while the heartbeat age is at most this many intervals.
-pub const CONNECTED_INTERVALS: u32 = 3;
+pub(crate) const CONNECTED_INTERVALS: u32 = 3;
 /// Stale while the heartbeat age is at most this many intervals; Unreachable after.
-pub const STALE_INTERVALS: u32 = 10;
+pub(crate) const STALE_INTERVALS: u32 = 10;
 
 /// How far past a threshold [`next_transition`] points, so that a requeue at
 /// exactly that delay sees the new phase even with coarse timers.
-pub const TRANSITION_MARGIN: Duration = Duration::from_millis(1);
+pub(crate) const TRANSITION_MARGIN: Duration = Duration::from_millis(1);
 
 /// Time since `observed_at` on the hub clock; an observation in the future
 /// counts as age zero.
-pub fn heartbeat_age(observed_at: Timestamp, now: Timestamp) -> Duration {
+pub(crate) fn heartbeat_age(observed_at: Timestamp, now: Timestamp) -> Duration {
     now.duration_since(observed_at)
         .try_into()
         .unwrap_or(Duration::ZERO)
@@ -35,7 +35,7 @@ pub fn heartbeat_age(observed_at: Timestamp, now: Timestamp) -> Duration {
 
 /// The phase of a site whose latest new heartbeat the hub observed at
 /// `observed_at` (None: never heard from), for heartbeat `interval`, at `now`.
-pub fn phase(observed_at: Option<Timestamp>, interval: Duration, now: Timestamp) -> Phase {
+pub(crate) fn phase(observed_at: Option<Timestamp>, interval: Duration, now: Timestamp) -> Phase {
     let Some(observed_at) = observed_at else {
         return Phase::Pending;
     };
@@ -52,7 +52,7 @@ pub fn phase(observed_at: Option<Timestamp>, interval: Duration, now: Timestamp)
 /// How long until the phase computed by [`phase`] changes if no new
 /// heartbeat arrives: the hub requeues after this instead of polling. None
 /// when only a new heartbeat can change the phase (Pending, Unreachable).
-pub fn next_transition(
+pub(crate) fn next_transition(
     observed_at: Option<Timestamp>,
     interval: Duration,
     now: Timestamp,
@@ -87,7 +87,7 @@ impl HeartbeatObservation {
     ///   age keeps growing on the hub clock however the edge clock runs.
     /// - A new value: observed now.
     /// - No previous observation (hub start, leader failover): see [`Self::seed`].
-    pub fn observe(
+    pub(crate) fn observe(
         previous: Option<&HeartbeatObservation>,
         reported: Option<Timestamp>,
         persisted_phase: Option<Phase>,
@@ -114,7 +114,7 @@ impl HeartbeatObservation {
     /// reported time is the only evidence, capped at `now` so an edge clock
     /// running ahead cannot make an old heartbeat look fresh for longer
     /// than one hub judgement.
-    pub fn seed(
+    pub(crate) fn seed(
         reported: Timestamp,
         persisted_phase: Option<Phase>,
         now: Timestamp,
@@ -131,7 +131,7 @@ impl HeartbeatObservation {
     }
 
     /// Clock skew of this observation, if beyond tolerance; see [`clock_skew`].
-    pub fn skew(&self, interval: Duration) -> Option<SignedDuration> {
+    pub(crate) fn skew(&self, interval: Duration) -> Option<SignedDuration> {
         clock_skew(self.reported, self.observed_at, interval)
     }
 }
@@ -140,13 +140,13 @@ impl HeartbeatObservation {
 /// hub's observation of it that is not reported as skew: max(60 s, I).
 /// Report latency is bounded by one interval, and the wire format has
 /// second precision.
-pub fn skew_tolerance(interval: Duration) -> Duration {
+pub(crate) fn skew_tolerance(interval: Duration) -> Duration {
     interval.max(Duration::from_secs(60))
 }
 
 /// The edge clock's offset from the hub clock (positive: edge ahead) when
 /// its magnitude exceeds [`skew_tolerance`], else None.
-pub fn clock_skew(
+pub(crate) fn clock_skew(
     reported: Timestamp,
     observed_at: Timestamp,
     interval: Duration,

@@ -43,7 +43,7 @@ pub enum ApproverRole {
 
 impl ApproverRole {
     /// The role name as shown in the table.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ApproverRole::Admin => "Admin",
             ApproverRole::Operator => "Operator",
@@ -103,11 +103,12 @@ impl Policy {
     }
 }
 
+#[cfg(test)]
 /// The policy for an incident spanning several sites (a cross-cluster
 /// correlation): the strictest of the per-site policies, so an incident
 /// touching a critical site always needs an Admin. No sites: the
 /// unknown-tier fallback.
-pub fn policy_for_sites(
+pub(crate) fn policy_for_sites(
     tiers: impl IntoIterator<Item = Option<Tier>>,
     severity: Severity,
 ) -> Policy {
@@ -152,13 +153,13 @@ pub struct SignalPolicy {
 
 /// The policy of a correlation: its strictest tier's, at critical severity
 /// (what each member signal is decided at, at least).
-pub fn correlation_policy(c: &Correlation) -> Policy {
+pub(crate) fn correlation_policy(c: &Correlation) -> Policy {
     policy_for(c.strictest_tier, Severity::Critical)
 }
 
 /// The policy of a cascade: its production target's tier at critical
 /// severity (what the signal it reached is decided at, at least).
-pub fn cascade_policy(c: &Cascade) -> Policy {
+pub(crate) fn cascade_policy(c: &Cascade) -> Policy {
     policy_for(Some(c.target_tier), Severity::Critical)
 }
 
@@ -220,7 +221,7 @@ impl Incidents {
     }
 
     /// The decision for `signal` of `site`.
-    pub fn decide(&self, site: &FederatedCluster, signal: &Signal) -> SignalPolicy {
+    pub(crate) fn decide(&self, site: &FederatedCluster, signal: &Signal) -> SignalPolicy {
         let tier = site.spec.tier;
         let mut decided = SignalPolicy {
             severity: signal.severity,
@@ -268,8 +269,9 @@ impl Incidents {
     }
 }
 
+#[cfg(test)]
 /// [`Incidents::decide`] for one signal, without keeping the index.
-pub fn signal_policy(
+pub(crate) fn signal_policy(
     site: &FederatedCluster,
     signal: &Signal,
     correlations: &[Correlation],
@@ -330,7 +332,7 @@ impl Decisions {
 }
 
 /// Label of the unknown-tier rows.
-pub const UNKNOWN_TIER: &str = "unknown";
+pub(crate) const UNKNOWN_TIER: &str = "unknown";
 
 /// One row of the policy table: a tier and the severities sharing a policy.
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
@@ -347,7 +349,7 @@ pub struct PolicyRow {
 
 impl PolicyRow {
     /// `any` when the row covers every severity, else e.g. `critical, high`.
-    pub fn severity_label(&self) -> String {
+    pub(crate) fn severity_label(&self) -> String {
         if self.severities.len() == Severity::ALL.len() {
             "any".to_owned()
         } else {

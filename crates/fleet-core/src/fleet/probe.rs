@@ -249,7 +249,7 @@ impl Cidr {
 
     /// Whether `ip` lies in this network (an IPv4-mapped IPv6 address
     /// counts as its IPv4 address).
-    pub fn contains(&self, ip: IpAddr) -> bool {
+    pub(crate) fn contains(&self, ip: IpAddr) -> bool {
         match (self.addr, canonical(ip)) {
             (IpAddr::V4(net), IpAddr::V4(ip)) => {
                 let mask = u32::MAX

@@ -28,13 +28,13 @@ pub const SITES_NAMESPACE: &str = "fleet-sites";
 /// Pod Security admission label every fleet namespace carries, enforcing
 /// the "restricted" profile (the operator's pods meet it; nothing else
 /// should run there).
-pub const POD_SECURITY_ENFORCE_LABEL: &str = "pod-security.kubernetes.io/enforce";
+pub(crate) const POD_SECURITY_ENFORCE_LABEL: &str = "pod-security.kubernetes.io/enforce";
 /// Value of [`POD_SECURITY_ENFORCE_LABEL`].
-pub const POD_SECURITY_RESTRICTED: &str = "restricted";
+pub(crate) const POD_SECURITY_RESTRICTED: &str = "restricted";
 /// Prefix of every per-site object on the hub: `fleet-edge-SITE`.
 pub const EDGE_IDENTITY_PREFIX: &str = "fleet-edge-";
 /// Prefix of the hub Secret holding a Pull-mode member kubeconfig: `fleet-pull-SITE`.
-pub const PULL_SECRET_PREFIX: &str = "fleet-pull-";
+pub(crate) const PULL_SECRET_PREFIX: &str = "fleet-pull-";
 /// Name of the read-only ServiceAccount, ClusterRole and ClusterRoleBinding
 /// earlier versions minted on a Pull-mode member cluster and shared among
 /// its sites (now each site has its own: [`PullIdentity`]).
@@ -49,7 +49,7 @@ pub const MANAGED_BY: &str = "kubectl-fleet";
 /// this project creates.
 pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 /// Maximum length of a site name (a DNS-1123 label).
-pub const MAX_SITE_NAME_LEN: usize = 63;
+pub(crate) const MAX_SITE_NAME_LEN: usize = 63;
 /// The shortest lifetime a TokenRequest may ask for: the API server refuses
 /// `expirationSeconds` under 10 minutes.
 pub const MIN_TOKEN_TTL: std::time::Duration = std::time::Duration::from_secs(600);
@@ -182,11 +182,11 @@ pub fn site_labels(site: &str) -> BTreeMap<String, String> {
 
 /// Label keys `register` keeps in step with a site's spec, so
 /// `kubectl get fc -l federation.kubectl-fleet.dev/tier=critical` works.
-pub const ENVIRONMENT_LABEL: &str = "federation.kubectl-fleet.dev/environment";
+pub(crate) const ENVIRONMENT_LABEL: &str = "federation.kubectl-fleet.dev/environment";
 /// See [`ENVIRONMENT_LABEL`].
 pub const REGION_LABEL: &str = "federation.kubectl-fleet.dev/region";
 /// See [`ENVIRONMENT_LABEL`].
-pub const TIER_LABEL: &str = "federation.kubectl-fleet.dev/tier";
+pub(crate) const TIER_LABEL: &str = "federation.kubectl-fleet.dev/tier";
 
 /// The labels of a FederatedCluster: [`site_labels`] plus environment,
 /// tier and (when it is a valid label value) region from its spec.
@@ -369,12 +369,6 @@ pub fn pull_secret_grant(site: &str, site_uid: &str, secret: &str) -> (Role, Rol
         }]),
     };
     (role, binding)
-}
-
-/// What a caller of the hub's REST API must be allowed (the operator
-/// checks it with a SubjectAccessReview): list FederatedClusters.
-pub fn fleet_reader_rules() -> Vec<PolicyRule> {
-    vec![rule(crate::api::GROUP, "federatedclusters", &[], &["list"])]
 }
 
 /// The operator's metrics path; a scraper needs `get` on it as a
@@ -564,7 +558,7 @@ impl SiteIdentity {
     }
 
     /// The digest the ServiceAccount carries.
-    pub fn digest(&self) -> &str {
+    pub(crate) fn digest(&self) -> &str {
         identity_digest(&self.service_account).unwrap_or_default()
     }
 
@@ -650,9 +644,9 @@ fn service_account_subject(name: &str, namespace: &str) -> Subject {
 }
 
 /// API group of LLMKube (`Model`, `InferenceService`).
-pub const LLMKUBE_GROUP: &str = "inference.llmkube.dev";
+pub(crate) const LLMKUBE_GROUP: &str = "inference.llmkube.dev";
 /// API group of KServe (`InferenceService`).
-pub const KSERVE_GROUP: &str = "serving.kserve.io";
+pub(crate) const KSERVE_GROUP: &str = "serving.kserve.io";
 
 fn member_meta(namespace: Option<&str>) -> ObjectMeta {
     ObjectMeta {
@@ -675,7 +669,7 @@ fn member_meta(namespace: Option<&str>) -> ObjectMeta {
 /// `list pods` to pod status: whoever holds such a credential can read
 /// every pod spec, environment variables included
 /// (docs/pull-mode.md#what-the-stored-credential-can-read).
-pub fn member_read_rules() -> Vec<PolicyRule> {
+pub(crate) fn member_read_rules() -> Vec<PolicyRule> {
     let read = &["get", "list"];
     vec![
         PolicyRule {

@@ -27,7 +27,7 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
 
-pub use crate::api::MAX_SIGNALS;
+pub(crate) use crate::api::MAX_SIGNALS;
 use crate::api::{FederatedCluster, Signal, SignalType, WorkloadRef};
 use crate::fleet::inventory::{InferenceHealth, InferenceServiceState};
 
@@ -35,7 +35,7 @@ use crate::fleet::inventory::{InferenceHealth, InferenceServiceState};
 /// so that flapping failures (a crash-looping container is briefly Running
 /// between back-offs) keep one entry, and so that a failure stays visible
 /// for the default correlation window.
-pub const DEFAULT_RETENTION: Duration = Duration::from_secs(15 * 60);
+pub(crate) const DEFAULT_RETENTION: Duration = Duration::from_secs(15 * 60);
 
 /// The objects signals are extracted from.
 #[derive(Clone, Copy, Debug, Default)]
@@ -52,7 +52,7 @@ pub struct SignalSources<'a> {
 
 /// One failure seen in the current listing, before merging with history.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Observation {
+pub(crate) struct Observation {
     /// Failure type.
     pub type_: SignalType,
     /// Namespace; empty for nodes.
@@ -94,7 +94,7 @@ fn at(t: Option<&Time>) -> Option<Timestamp> {
 /// sorted by that key. When several pods of one workload fail the same way,
 /// the message comes from the pod whose name sorts first and the onset is
 /// the earliest any of them records.
-pub fn observe(sources: SignalSources<'_>) -> Vec<Observation> {
+pub(crate) fn observe(sources: SignalSources<'_>) -> Vec<Observation> {
     let mut found: BTreeMap<Key, (Option<String>, Option<Timestamp>)> = BTreeMap::new();
     let mut add = |namespace: &str, workload: WorkloadRef, f: Failure| {
         let entry = found
@@ -443,7 +443,7 @@ impl<'a> OwnerIndex<'a> {
 ///
 /// The result is sorted worst first, then by type, namespace and workload,
 /// and cut to [`MAX_SIGNALS`].
-pub fn merge(
+pub(crate) fn merge(
     previous: &[Signal],
     observed: Vec<Observation>,
     now: Timestamp,
@@ -486,7 +486,7 @@ pub fn merge(
 
 /// Sort worst first, then deterministically by type, namespace, workload
 /// and cluster.
-pub fn sort_signals(signals: &mut [Signal]) {
+pub(crate) fn sort_signals(signals: &mut [Signal]) {
     signals.sort_by(|a, b| {
         (a.severity, a.type_, &a.namespace, &a.workload, &a.cluster).cmp(&(
             b.severity,

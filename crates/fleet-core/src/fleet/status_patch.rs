@@ -26,14 +26,14 @@ use crate::api::{EdgeStatus, FederatedCluster, FederatedClusterStatus, Signal};
 /// and `count` forward: well inside the 15-minute correlation window, and
 /// rare enough that a site with a standing failure still sends
 /// heartbeat-only patches almost always.
-pub const SIGNAL_REFRESH: Duration = Duration::from_secs(5 * 60);
+pub(crate) const SIGNAL_REFRESH: Duration = Duration::from_secs(5 * 60);
 
 /// The signal list to report. Signals carry `lastSeen`/`count`, which move
 /// on every read; re-sending them each heartbeat would make every patch
 /// large. So the last accepted list is kept as long as the same failures
 /// (type, namespace, workload, severity, message, firstSeen) are active and
 /// its oldest `lastSeen` is younger than `refresh`; otherwise the fresh list.
-pub fn signals_to_report(
+pub(crate) fn signals_to_report(
     accepted: Option<&[Signal]>,
     fresh: &[Signal],
     now: Timestamp,
@@ -77,7 +77,7 @@ pub const HEARTBEAT_KEY: &str = "lastHeartbeatTime";
 /// RFC 7386 diff: the merge patch that turns `prev` into `next`, or `None`
 /// when they are equal. Objects are diffed key by key (a removed key becomes
 /// `null`); anything else, arrays included, is replaced whole.
-pub fn merge_patch_diff(prev: &Value, next: &Value) -> Option<Value> {
+pub(crate) fn merge_patch_diff(prev: &Value, next: &Value) -> Option<Value> {
     match (prev, next) {
         (Value::Object(p), Value::Object(n)) => {
             let mut out = Map::new();

@@ -149,7 +149,7 @@ pub fn shown_phase(
 /// offset the hub leaves unmeasured (`phase::skew_tolerance`), so a live
 /// site whose edge clock is that slow is never shown Stale — plus one hub
 /// judgement period ([`crate::fleet::liveness::LIVENESS_INTERVAL`]).
-pub fn connected_at_most(interval: std::time::Duration) -> std::time::Duration {
+pub(crate) fn connected_at_most(interval: std::time::Duration) -> std::time::Duration {
     let stale = interval * crate::fleet::phase::CONNECTED_INTERVALS;
     let slow_edge = interval + crate::fleet::phase::skew_tolerance(interval);
     stale.max(slow_edge) + crate::fleet::liveness::LIVENESS_INTERVAL
@@ -213,12 +213,12 @@ pub struct Totals {
 
 impl Totals {
     /// Counts one site in with the phase the hub wrote (the hub's summary).
-    pub fn add(&mut self, site: &FederatedCluster) {
+    pub(crate) fn add(&mut self, site: &FederatedCluster) {
         self.add_as(site, effective_phase(site), true);
     }
 
     /// Counts one site in with the phase a view shows for it.
-    pub fn add_shown(&mut self, site: &FederatedCluster, shown: &ShownPhase) {
+    pub(crate) fn add_shown(&mut self, site: &FederatedCluster, shown: &ShownPhase) {
         self.add_as(site, shown.phase, shown.judged_by_hub);
     }
 
@@ -253,7 +253,7 @@ impl Totals {
     }
 
     /// All active signals.
-    pub fn active_signals(&self) -> i64 {
+    pub(crate) fn active_signals(&self) -> i64 {
         self.by_severity.total()
     }
 }
@@ -400,7 +400,7 @@ pub fn set_outages(summary: &mut FederationStatusStatus, mut outages: Vec<Groupe
 /// this order is a time a site wrote: with two tokens a site can forge
 /// cascades, but not more evidence than its own two sites, nor an older
 /// detection.
-pub fn cascade_rank(cascades: &mut Vec<Cascade>) {
+pub(crate) fn cascade_rank(cascades: &mut Vec<Cascade>) {
     let mut sites: HashMap<(crate::api::SignalType, &crate::api::WorkloadRef), HashSet<&str>> =
         HashMap::new();
     for c in cascades.iter() {
@@ -643,7 +643,7 @@ pub use crate::fleet::versions::OTHER_VERSIONS;
 /// [`OTHER_VERSIONS`] (counted by [`crate::fleet::versions::EdgeVersions`],
 /// as the CLI's views count them). Sites that never reported a version
 /// are left out.
-pub fn edge_versions<'a>(
+pub(crate) fn edge_versions<'a>(
     sites: impl Iterator<Item = &'a FederatedCluster>,
 ) -> BTreeMap<String, i64> {
     let mut versions = crate::fleet::versions::EdgeVersions::default();

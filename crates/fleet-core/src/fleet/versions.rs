@@ -14,7 +14,7 @@ pub const OTHER_VERSIONS: &str = "other";
 /// Distinct versions tracked one by one; sites reporting any further
 /// version are counted under [`OTHER_VERSIONS`] straight away, so a fleet
 /// of sites each reporting a different string costs a bounded map.
-pub const MAX_TRACKED_VERSIONS: usize = 4096;
+pub(crate) const MAX_TRACKED_VERSIONS: usize = 4096;
 
 /// Sites per edge version, folded one site at a time.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -27,14 +27,14 @@ pub struct EdgeVersions {
 impl EdgeVersions {
     /// Counts `site`'s edge version in; a site that never reported one,
     /// and a Pull site (no edge), are not counted.
-    pub fn add(&mut self, site: &FederatedCluster) {
+    pub(crate) fn add(&mut self, site: &FederatedCluster) {
         if let Some(v) = edge_version(site) {
             self.add_version(v);
         }
     }
 
     /// Counts one site reporting `version`.
-    pub fn add_version(&mut self, version: &str) {
+    pub(crate) fn add_version(&mut self, version: &str) {
         if let Some(n) = self.counts.get_mut(version) {
             *n = n.saturating_add(1);
         } else if self.counts.len() < MAX_TRACKED_VERSIONS {
@@ -44,15 +44,16 @@ impl EdgeVersions {
         }
     }
 
+    #[cfg(test)]
     /// Whether no site reported a version.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.counts.is_empty() && self.untracked == 0
     }
 
     /// At most `max` entries by name: the `max − 1` most common versions
     /// (ties by name) and the rest under [`OTHER_VERSIONS`]; every
     /// version when they fit.
-    pub fn bounded(&self, max: usize) -> BTreeMap<String, i64> {
+    pub(crate) fn bounded(&self, max: usize) -> BTreeMap<String, i64> {
         if self.untracked == 0 && self.counts.len() <= max {
             return self.counts.clone();
         }
@@ -71,12 +72,12 @@ impl EdgeVersions {
 
     /// The bounded map `FederationStatus` and the reports carry
     /// ([`MAX_EDGE_VERSIONS`] entries at most).
-    pub fn summary(&self) -> BTreeMap<String, i64> {
+    pub(crate) fn summary(&self) -> BTreeMap<String, i64> {
         self.bounded(MAX_EDGE_VERSIONS)
     }
 
     /// Every tracked version, most common first (ties by name).
-    pub fn by_count(&self) -> Vec<(&str, i64)> {
+    pub(crate) fn by_count(&self) -> Vec<(&str, i64)> {
         let mut v: Vec<(&str, i64)> = self.counts.iter().map(|(k, n)| (k.as_str(), *n)).collect();
         v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
         v
@@ -84,7 +85,7 @@ impl EdgeVersions {
 
     /// Sites counted under [`OTHER_VERSIONS`] because too many distinct
     /// versions came before theirs.
-    pub fn untracked(&self) -> i64 {
+    pub(crate) fn untracked(&self) -> i64 {
         self.untracked
     }
 }
@@ -92,7 +93,7 @@ impl EdgeVersions {
 /// The version of the edge reporting for `site`: its `observedVersion`
 /// in Push mode; None in Pull mode, where no edge runs (the hub's prober
 /// writes its own version there) or when none was reported.
-pub fn edge_version(site: &FederatedCluster) -> Option<&str> {
+pub(crate) fn edge_version(site: &FederatedCluster) -> Option<&str> {
     if site.spec.mode != Mode::Push {
         return None;
     }
@@ -101,7 +102,7 @@ pub fn edge_version(site: &FederatedCluster) -> Option<&str> {
 
 /// Whether an edge of `version` reports for the site; a leading `v` is
 /// ignored on both sides (`v0.2.0` finds `0.2.0`). Never a Pull site.
-pub fn runs_version(site: &FederatedCluster, version: &str) -> bool {
+pub(crate) fn runs_version(site: &FederatedCluster, version: &str) -> bool {
     let plain = |v: &str| v.strip_prefix('v').unwrap_or(v).to_owned();
     edge_version(site).is_some_and(|v| plain(v) == plain(version))
 }

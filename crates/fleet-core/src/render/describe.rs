@@ -84,7 +84,7 @@ pub struct SiteDescription {
 }
 
 /// Events `describe` shows at most: the most recent.
-pub const MAX_EVENTS: usize = 100;
+pub(crate) const MAX_EVENTS: usize = 100;
 
 /// Characters of an Event's message the text shows (the JSON has it whole).
 const MAX_EVENT_MESSAGE_CHARS: usize = 1024;
@@ -115,7 +115,7 @@ pub struct SiteEvent {
 impl SiteEvent {
     /// An Event as the core/v1 API returns it (events.k8s.io/v1 Events
     /// included: `eventTime`, `series`, `reportingComponent`).
-    pub fn from_event(e: &k8s_openapi::api::core::v1::Event) -> Self {
+    pub(crate) fn from_event(e: &k8s_openapi::api::core::v1::Event) -> Self {
         let first = e
             .event_time
             .as_ref()
@@ -157,7 +157,7 @@ impl SiteEvent {
 
 /// The latest [`MAX_EVENTS`] of `events`, oldest first, and how many
 /// older ones were left out.
-pub fn site_events(events: &[k8s_openapi::api::core::v1::Event]) -> (Vec<SiteEvent>, usize) {
+pub(crate) fn site_events(events: &[k8s_openapi::api::core::v1::Event]) -> (Vec<SiteEvent>, usize) {
     let mut all: Vec<SiteEvent> = events.iter().map(SiteEvent::from_event).collect();
     all.sort_by(|a, b| {
         let key = |e: &SiteEvent| {

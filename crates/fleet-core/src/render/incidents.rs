@@ -48,7 +48,7 @@ pub struct SiteSignal {
 impl SiteSignal {
     /// `signal` of `site` (from its `status`), decided with `incidents`,
     /// at `now`.
-    pub fn new(
+    pub(crate) fn new(
         site: &FederatedCluster,
         status: &crate::api::FederatedClusterStatus,
         signal: &Signal,
@@ -72,7 +72,7 @@ impl SiteSignal {
 
     /// Every signal of `site`, decided with `incidents`, at `now`, those
     /// `keep` accepts.
-    pub fn of_site<'a>(
+    pub(crate) fn of_site<'a>(
         site: &'a FederatedCluster,
         incidents: &'a Incidents,
         now: Timestamp,
@@ -731,4 +731,4 @@ pub fn render_incident(r: &IncidentReport, now: Timestamp, color: bool) -> Strin
 }
 
 /// Appended to a quarantined site's phase where an incident lists it.
-pub const QUARANTINE_MARK: &str = ",Quarantined";
+pub(crate) const QUARANTINE_MARK: &str = ",Quarantined";

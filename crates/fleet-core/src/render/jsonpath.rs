@@ -133,13 +133,13 @@ impl Template {
     /// output goes to a terminal: the values are what sites wrote).
     /// The template's own text is printed as written.
     #[must_use]
-    pub fn escaped(mut self, escape: bool) -> Self {
+    pub(crate) fn escaped(mut self, escape: bool) -> Self {
         self.escape = escape;
         self
     }
 
     /// The template evaluated over `doc`.
-    pub fn render(&self, doc: &Value) -> String {
+    pub(crate) fn render(&self, doc: &Value) -> String {
         let mut out = String::new();
         render_nodes(&self.nodes, doc, &mut out, self.escape);
         out
@@ -709,7 +709,7 @@ enum Plan {
 /// evaluated over the whole document at the end. Either way the text is
 /// exactly what [`Template::render`] makes of the whole document.
 #[derive(Debug)]
-pub struct SiteStream {
+pub(crate) struct SiteStream {
     list_key: String,
     escape: bool,
     mode: Mode,
@@ -728,7 +728,7 @@ enum Mode {
 impl SiteStream {
     /// Evaluates `template` over a document whose `list_key` list is fed
     /// with [`SiteStream::push`].
-    pub fn new(template: Template, list_key: &str) -> Self {
+    pub(crate) fn new(template: Template, list_key: &str) -> Self {
         let escape = template.escape;
         let plans: Option<Vec<Plan>> = template.nodes.iter().map(|n| plan(n, list_key)).collect();
         let mode = match plans {
@@ -748,13 +748,14 @@ impl SiteStream {
         }
     }
 
+    #[cfg(test)]
     /// Whether the elements are evaluated as they come (not kept).
-    pub fn streams(&self) -> bool {
+    pub(crate) fn streams(&self) -> bool {
         matches!(self.mode, Mode::Streaming(_))
     }
 
     /// The next element of the list.
-    pub fn push(&mut self, item: Value) {
+    pub(crate) fn push(&mut self, item: Value) {
         let i = self.seen;
         self.seen += 1;
         let escape = self.escape;
@@ -783,7 +784,7 @@ impl SiteStream {
     }
 
     /// The text, given the rest of the document (`doc` without the list).
-    pub fn finish(self, mut doc: serde_json::Map<String, Value>) -> String {
+    pub(crate) fn finish(self, mut doc: serde_json::Map<String, Value>) -> String {
         match self.mode {
             Mode::Whole(template, items) => {
                 doc.insert(self.list_key, Value::Array(items));

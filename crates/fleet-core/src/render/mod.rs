@@ -28,4 +28,3 @@ mod tests;
 pub use incidents::{CorrelationIncident, IncidentsReport, incidents_report, render_incidents};
 pub use policy::{PolicyReport, policy_report, render_policy_table};
 pub use report::{REPORT_API_VERSION, RenderError, StatusReport, status_report, to_json, to_yaml};
-pub use table::PlainTable;

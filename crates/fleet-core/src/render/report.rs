@@ -257,7 +257,7 @@ pub struct MaintenanceReport {
 
 impl MaintenanceReport {
     /// The report of `window` at `now`.
-    pub fn new(window: crate::api::MaintenanceWindow, now: Timestamp) -> Self {
+    pub(crate) fn new(window: crate::api::MaintenanceWindow, now: Timestamp) -> Self {
         MaintenanceReport {
             ends_in_seconds: window.until.0.duration_since(now).as_secs().max(0),
             since: window.since,

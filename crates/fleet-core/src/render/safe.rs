@@ -17,11 +17,11 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-pub use crate::fleet::bounds::TRUNCATION_MARKER;
+pub(crate) use crate::fleet::bounds::TRUNCATION_MARKER;
 
 /// Upper bound, in characters, on one table cell after escaping. Long
 /// messages are cut with [`TRUNCATION_MARKER`]; `-o json` shows them whole.
-pub const MAX_CELL_CHARS: usize = 64;
+pub(crate) const MAX_CELL_CHARS: usize = 64;
 
 /// Characters that are not control characters (Unicode `Cc`) but still
 /// change how a terminal lays text out or hide it: every format character
@@ -60,7 +60,7 @@ pub fn needs_escape(c: char) -> bool {
 /// character; the rest of a longer run is escaped. Real text needs at most
 /// two (Vietnamese tone and vowel marks, Hangul jamo), while a run of
 /// hundreds ("Zalgo" text) draws over the lines above and below it.
-pub const MAX_COMBINING_MARKS: usize = 2;
+pub(crate) const MAX_COMBINING_MARKS: usize = 2;
 
 /// Whether `c` draws nothing of its own and attaches to the character
 /// before it (combining marks, conjoining jamo), for characters that
@@ -143,7 +143,7 @@ fn first_unsafe(s: &str) -> Option<usize> {
 /// `\uXXXX` escape (a surrogate pair above U+FFFF): the same string to any
 /// JSON reader, inert on a terminal. The one place JSON output is made
 /// terminal-safe (`-o json` of every view, the REST API).
-pub fn write_json_fragment<W: ?Sized + std::io::Write>(
+pub(crate) fn write_json_fragment<W: ?Sized + std::io::Write>(
     w: &mut W,
     fragment: &str,
 ) -> std::io::Result<()> {
@@ -165,11 +165,11 @@ pub fn write_json_fragment<W: ?Sized + std::io::Write>(
 /// `s` cut to at most `max` characters, the last of them
 /// [`TRUNCATION_MARKER`] when anything was cut; borrowed when it fits. The
 /// same cut the edge applies to text it copies from its member cluster.
-pub use crate::fleet::bounds::cut_to as truncate_cell;
+pub(crate) use crate::fleet::bounds::cut_to as truncate_cell;
 
 /// A table cell from untrusted text: escaped by [`terminal_safe`], then cut
 /// to [`MAX_CELL_CHARS`] by [`truncate_cell`].
-pub fn safe_cell(s: &str) -> Cow<'_, str> {
+pub(crate) fn safe_cell(s: &str) -> Cow<'_, str> {
     safe_text(s, MAX_CELL_CHARS)
 }
 
@@ -184,7 +184,7 @@ pub fn safe_text(s: &str, max: usize) -> Cow<'_, str> {
 }
 
 /// Upper bound, in characters, on one untrusted value in a log line.
-pub const MAX_LOG_CHARS: usize = 1024;
+pub(crate) const MAX_LOG_CHARS: usize = 1024;
 
 /// Displays a value that may carry untrusted text (an error quoting a
 /// member cluster or an API server) escaped and cut to [`MAX_LOG_CHARS`]:

@@ -26,20 +26,20 @@ use owo_colors::Style;
 use crate::render::table::{GAP as TABLE_GAP, PlainTable, phase_style};
 
 /// Shown where a value is not known (not reported yet, or not applicable).
-pub const MISSING: &str = "-";
+pub(crate) const MISSING: &str = "-";
 
 /// Appended to a phase no hub judged.
-pub const NOT_JUDGED_MARK: &str = "?";
+pub(crate) const NOT_JUDGED_MARK: &str = "?";
 
 /// The wide REASON of a site whose phase no hub judged.
-pub const NOT_JUDGED_REASON: &str = "NotJudgedByHub";
+pub(crate) const NOT_JUDGED_REASON: &str = "NotJudgedByHub";
 
 /// The LAST HEARTBEAT of a site whose heartbeat could not be read (as
 /// kubectl shows a time it cannot place).
-pub const INVALID: &str = "<invalid>";
+pub(crate) const INVALID: &str = "<invalid>";
 
 /// Appended to the PHASE of a site whose maintenance window is open.
-pub const MAINTENANCE_MARK: &str = ",Maintenance";
+pub(crate) const MAINTENANCE_MARK: &str = ",Maintenance";
 
 /// What `kubectl fleet status -o name` prints for a site, as `kubectl get
 /// federatedclusters -o name` does (the CRD's plural and group).
@@ -48,10 +48,10 @@ pub fn resource_name(site: &str) -> String {
 }
 
 /// Edge versions the footer names; the rest are summed up after them.
-pub const FOOTER_VERSIONS: usize = 5;
+pub(crate) const FOOTER_VERSIONS: usize = 5;
 
 /// A phase as the PHASE column shows it.
-pub fn phase_cell(phase: Phase, judged_by_hub: bool) -> String {
+pub(crate) fn phase_cell(phase: Phase, judged_by_hub: bool) -> String {
     if judged_by_hub {
         phase.to_string()
     } else {
@@ -286,11 +286,11 @@ const COLUMNS: [Column; 17] = [
 ];
 
 /// What TOKEN EXPIRES shows for a credential the member rejects.
-pub const TOKEN_REJECTED: &str = "rejected";
+pub(crate) const TOKEN_REJECTED: &str = "rejected";
 
 /// Whether the hub judged the site's credential rejected by its member
 /// (`CredentialExpiring` True/`Rejected`: a revoked Pull site).
-pub fn credential_rejected(status: Option<&FederatedClusterStatus>) -> bool {
+pub(crate) fn credential_rejected(status: Option<&FederatedClusterStatus>) -> bool {
     status
         .and_then(|s| s.condition(CONDITION_CREDENTIAL_EXPIRING))
         .is_some_and(|c| {
@@ -300,7 +300,7 @@ pub fn credential_rejected(status: Option<&FederatedClusterStatus>) -> bool {
 
 /// Whether the hub flags the site's member identity as changed
 /// (`MemberChanged` True).
-pub fn member_changed(status: Option<&FederatedClusterStatus>) -> bool {
+pub(crate) fn member_changed(status: Option<&FederatedClusterStatus>) -> bool {
     status
         .and_then(|s| s.condition(CONDITION_MEMBER_CHANGED))
         .is_some_and(|c| c.status == "True")
@@ -328,7 +328,7 @@ pub(super) fn site_cells(
 
 /// Fleet-wide totals for the footer.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FleetTotals {
+pub(crate) struct FleetTotals {
     /// Number of sites.
     pub sites: usize,
     /// Sites per phase, in the order Connected, Stale, Unreachable, Pending.
@@ -555,7 +555,7 @@ fn cell_width(cell: &str) -> usize {
 }
 
 /// The fleet-wide footer: sites per phase, GPUs, services, active signals.
-pub fn render_footer(t: &FleetTotals, color: bool) -> String {
+pub(crate) fn render_footer(t: &FleetTotals, color: bool) -> String {
     use owo_colors::OwoColorize;
     let phases = t
         .by_phase
@@ -611,7 +611,7 @@ pub fn render_footer(t: &FleetTotals, color: bool) -> String {
 /// (`Edges: 0.2.0 ×1,180, 0.1.0 ×20`), the first [`FOOTER_VERSIONS`]
 /// named and the rest summed up; None when no site reported a version.
 /// Versions are the sites' own text: escaped and cut.
-pub fn edges_line(t: &FleetTotals) -> Option<String> {
+pub(crate) fn edges_line(t: &FleetTotals) -> Option<String> {
     if t.edge_versions.is_empty() && t.untracked_versions == 0 {
         return None;
     }
@@ -653,7 +653,7 @@ pub fn edges_line(t: &FleetTotals) -> Option<String> {
 }
 
 /// `1180` as `1,180`.
-pub fn thousands(n: i64) -> String {
+pub(crate) fn thousands(n: i64) -> String {
     let digits = n.unsigned_abs().to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
     if n < 0 {

@@ -20,7 +20,7 @@ pub(crate) const GAP: usize = 2;
 /// A table of plain-text cells plus the colour each cell gets when colour
 /// is on. Colour is applied after layout, so alignment never depends on it.
 #[derive(Debug, Clone, Default)]
-pub struct PlainTable {
+pub(crate) struct PlainTable {
     headers: Vec<String>,
     rows: Vec<Vec<String>>,
     styles: Vec<Vec<Option<Style>>>,
@@ -30,7 +30,7 @@ pub struct PlainTable {
 
 impl PlainTable {
     /// A table with these column headers (uppercase by convention).
-    pub fn new<S: Into<String>>(headers: impl IntoIterator<Item = S>) -> Self {
+    pub(crate) fn new<S: Into<String>>(headers: impl IntoIterator<Item = S>) -> Self {
         Self {
             headers: headers.into_iter().map(Into::into).collect(),
             max_cell: Some(MAX_CELL_CHARS),
@@ -41,13 +41,13 @@ impl PlainTable {
     /// The same table keeping long cells whole (still escaped): for views
     /// that promise the whole text, such as `describe`. What a site can
     /// write is bounded by the CRD's `maxLength`s.
-    pub fn whole_cells(mut self) -> Self {
+    pub(crate) fn whole_cells(mut self) -> Self {
         self.max_cell = None;
         self
     }
 
     /// Append a row of cells with no colour.
-    pub fn push(&mut self, cells: Vec<String>) {
+    pub(crate) fn push(&mut self, cells: Vec<String>) {
         let n = cells.len();
         self.push_styled(cells, vec![None; n]);
     }
@@ -55,7 +55,7 @@ impl PlainTable {
     /// Append a row and the colour of each of its cells. Cells are escaped
     /// and cut to [`MAX_CELL_CHARS`] characters with a marker (unless
     /// [`PlainTable::whole_cells`]).
-    pub fn push_styled(&mut self, cells: Vec<String>, styles: Vec<Option<Style>>) {
+    pub(crate) fn push_styled(&mut self, cells: Vec<String>, styles: Vec<Option<Style>>) {
         let cells = cells
             .into_iter()
             .map(|cell| {
@@ -74,13 +74,8 @@ impl PlainTable {
         self.styles.push(styles);
     }
 
-    /// Whether there are no rows.
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
-
     /// Lay the table out; every line ends with `\n`.
-    pub fn render(&self, color: bool) -> String {
+    pub(crate) fn render(&self, color: bool) -> String {
         let columns = self.headers.len();
         let mut builder = Builder::default();
         builder.push_record(self.headers.iter().cloned());
@@ -161,7 +156,7 @@ fn colorize_line(
 }
 
 /// Colour of a phase: Connected green, Stale yellow, Unreachable red, Pending cyan.
-pub fn phase_style(phase: Phase) -> Style {
+pub(crate) fn phase_style(phase: Phase) -> Style {
     match phase {
         Phase::Connected => Style::new().green(),
         Phase::Stale => Style::new().yellow(),
@@ -171,7 +166,7 @@ pub fn phase_style(phase: Phase) -> Style {
 }
 
 /// Colour of a severity: critical bold red, high red, medium yellow, low none.
-pub fn severity_style(severity: Severity) -> Option<Style> {
+pub(crate) fn severity_style(severity: Severity) -> Option<Style> {
     match severity {
         Severity::Critical => Some(Style::new().red().bold()),
         Severity::High => Some(Style::new().red()),
