@@ -11,6 +11,12 @@
 //! - [`manifests`]: the objects and files the product ships (alert rules,
 //!   dashboard, ServiceMonitor).
 
+// Items are `pub(crate)` unless another crate uses them, and the docs of
+// public items still link to the private ones they explain: those links
+// resolve in `cargo doc --document-private-items`, the way to read this
+// crate's docs.
+#![allow(rustdoc::private_intra_doc_links)]
+
 // kube-derive's `CustomResource` derives `KubeSchema` on the root type
 // (for its `validation` rules) without passing on `crates(kube_core = …)`,
 // so that expansion names `::kube::core`: this crate answers to that name,

@@ -9,7 +9,7 @@
 //!
 //! The CEL is built from the key lists and the site identity names of
 //! [`rbac`], so a new status key or identity namespace is covered by
-//! construction. Pure construction; applying is [`crate::k8s`]'s job.
+//! construction. Pure construction; applying is `kubectl_fleet::k8s`'s job.
 //!
 //! A second policy, [`site_token_policy`], bounds what a site identity may
 //! mint itself with its auto-rotation Role: tokens of at most

@@ -3,7 +3,7 @@
 //! site, and the read-only identity it mints on a Pull-mode member.
 //!
 //! Everything here is pure construction; applying the objects is the job of
-//! [`crate::k8s`]. Tests pin the rules exactly, because the site identity is
+//! `kubectl_fleet::k8s`. Tests pin the rules exactly, because the site identity is
 //! the security boundary between sites.
 
 use std::collections::{BTreeMap, BTreeSet};

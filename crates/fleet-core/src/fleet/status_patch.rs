@@ -11,7 +11,7 @@
 //! - Standing signals are re-sent only every [`SIGNAL_REFRESH`], so a site
 //!   with a lasting failure still sends heartbeat-only patches.
 //! - The hub writes its keys with a resourceVersion-guarded replace of
-//!   `/status` (`crate::k8s::site_status::replace_site_status`), so a
+//!   `/status` (`kubectl_fleet::k8s::site_status::replace_site_status`), so a
 //!   concurrent edge write makes it fail with 409 instead of silently
 //!   reverting anything.
 
