@@ -626,7 +626,7 @@ pub fn hub_events_rules() -> Vec<Value> {
 /// The edge operator's read-only rules on its own (member) cluster: the
 /// same reads the hub's Pull prober uses.
 pub fn edge_cluster_rules() -> Vec<Value> {
-    rules_json(rbac::member_reader_cluster_role().rules.unwrap_or_default())
+    rules_json(rbac::member_read_rules())
 }
 
 /// The edge operator's rules inside `fleet-system`: get and update on

@@ -4,5 +4,9 @@
 //!
 //! - [`monitoring`]: the alert rules, Alertmanager inhibitions, Grafana
 //!   dashboard, ServiceMonitor and the scraper's identity.
+//! - [`rbac`]: a site's identity objects (ServiceAccount, roles, bindings)
+//!   on the hub and on a Pull member, and the hub's grant of a Pull
+//!   site's Secret.
 
 pub mod monitoring;
+pub mod rbac;
