@@ -42,7 +42,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use kube::api::{Api, PostParams};
 use kube_sandbox::Sandbox;
 use kubectl_fleet::api::{FederatedCluster, Phase};
-use kubectl_fleet::render::monitoring;
+use kubectl_fleet::manifests::monitoring;
 use serde_json::Value;
 use support::{
     Proc, TempDir, admin, edge_args, fleet_cli, fleet_register, hub_args, hub_operator_kubeconfig,

@@ -275,7 +275,7 @@ async fn switching_modes_converges_both_ways(lane) {
 async fn a_site_of_the_shared_identity_moves_to_its_own_and_the_shared_one_stays() {
     use k8s_openapi::api::core::v1::ServiceAccount;
     use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
-    use kubectl_fleet::fleet::rbac;
+    use kubectl_fleet::manifests::rbac;
     let hub = Hub::new();
     let member = Sandbox::start();
     let dir = TempDir::new("member");
@@ -294,15 +294,24 @@ async fn a_site_of_the_shared_identity_moves_to_its_own_and_the_shared_one_stays
         .unwrap();
     let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), "fleet-system");
     accounts
-        .create(&pp, &rbac::member_reader_service_account())
+        .create(
+            &pp,
+            &rbac::member_reader_service_account(),
+        )
         .await
         .unwrap();
     Api::<ClusterRole>::all(admin.clone())
-        .create(&pp, &rbac::member_reader_cluster_role())
+        .create(
+            &pp,
+            &rbac::member_reader_cluster_role(),
+        )
         .await
         .unwrap();
     Api::<ClusterRoleBinding>::all(admin.clone())
-        .create(&pp, &rbac::member_reader_cluster_role_binding())
+        .create(
+            &pp,
+            &rbac::member_reader_cluster_role_binding(),
+        )
         .await
         .unwrap();
 

@@ -154,11 +154,13 @@ fn every_path_and_anchor_the_repository_cites_exists() {
                     report(broken_reference(here, &target));
                 }
             }
-            // Repository paths in backticks: `src/fleet/summary.rs`.
+            // Repository paths in backticks: `crates/fleet-core/src/fleet/summary.rs`.
             for (i, _) in text.match_indices('`') {
                 let word = word_at(&text, i + 1);
                 let top = [
                     "src/",
+                    "crates/",
+                    "xtask/",
                     "tests/",
                     "tools/",
                     "docs/",

@@ -29,17 +29,15 @@ const MAX_LINES: usize = 1_200;
 /// the list once it is under the limit. Nothing is added to it.
 const OVER_LIMIT: &[(&str, usize)] = &[
     // The core crate's files (api, fleet, render), split by their owner.
-    ("src/api/cluster.rs", 1_254),
-    ("src/fleet/hub_status.rs", 2_836),
-    ("src/fleet/rbac.rs", 1_293),
-    ("src/fleet/signals.rs", 1_453),
-    ("src/render/monitoring.rs", 1_847),
-    ("src/render/tests.rs", 1_414),
+    ("crates/fleet-core/src/api/cluster.rs", 1_258),
+    ("crates/fleet-core/src/fleet/hub_status.rs", 2_838),
+    ("crates/fleet-core/src/fleet/signals.rs", 1_453),
+    ("crates/fleet-core/src/render/tests.rs", 1_414),
     // Integration tests of the root crate.
     ("tests/alerts_live.rs", 1_221),
     ("tests/cli_install.rs", 1_281),
     ("tests/operator_bench.rs", 1_258),
-    ("tests/operator_hostile_clients.rs", 1_468),
+    ("tests/operator_hostile_clients.rs", 1_460),
     // kube-sandbox test files, not split yet (issue 33).
     ("kube-sandbox/src/auth/rbac/tests.rs", 1_417),
     ("kube-sandbox/tests/differential.rs", 2_337),
@@ -73,10 +71,13 @@ const KNOWN_UPWARD: &[(&str, &str)] = &[
 const LAYERS: &[(&str, u8)] = &[
     ("api", 0),
     ("fleet", 1),
-    ("k8s", 2),
+    // Views, then the objects the product ships (which serialise through
+    // render's YAML writer), then the I/O that applies them.
     ("render", 2),
-    ("cli", 3),
-    ("operator", 3),
+    ("manifests", 3),
+    ("k8s", 4),
+    ("cli", 5),
+    ("operator", 5),
 ];
 
 fn root() -> PathBuf {

@@ -16,7 +16,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use kubectl_fleet::render::monitoring;
+use kubectl_fleet::manifests::monitoring;
 use serde_json::Value;
 
 /// The YAML block that follows the `migrating-rules` marker.

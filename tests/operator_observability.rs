@@ -17,8 +17,8 @@ use kube::api::Api;
 use kube_sandbox::Sandbox;
 use kubectl_fleet::api::{FederatedCluster, Phase, SignalType, Tier};
 use kubectl_fleet::fleet::policy::policy_for;
+use kubectl_fleet::manifests::monitoring;
 use kubectl_fleet::operator::metrics::{EDGE_METRIC_NAMES, HUB_METRIC_NAMES};
-use kubectl_fleet::render::monitoring;
 use serde_json::Value;
 use support::*;
 

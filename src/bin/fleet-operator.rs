@@ -10,8 +10,9 @@ use std::process::ExitCode;
 use kubectl_fleet::cli::parse_or_exit;
 use kubectl_fleet::fleet::verbosity::tracing_level;
 use kubectl_fleet::k8s::with_causes;
+use kubectl_fleet::logging::BoundedLogLines;
 use kubectl_fleet::operator::{self, Args, LogFormat};
-use kubectl_fleet::render::safe::{BoundedLogLines, terminal_safe};
+use kubectl_fleet::render::safe::terminal_safe;
 use tracing_subscriber::EnvFilter;
 
 fn init_tracing(args: &Args) {

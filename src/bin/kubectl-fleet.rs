@@ -91,7 +91,7 @@ fn init_tracing(verbose: u8) {
     // Every line bounded, the kube crate's too, as the operator's.
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(kubectl_fleet::render::safe::BoundedLogLines::new(
+        .with_writer(kubectl_fleet::logging::BoundedLogLines::new(
             std::io::stderr,
             false,
         ))

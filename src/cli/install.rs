@@ -626,7 +626,7 @@ pub fn hub_events_rules() -> Vec<Value> {
 /// The edge operator's read-only rules on its own (member) cluster: the
 /// same reads the hub's Pull prober uses.
 pub fn edge_cluster_rules() -> Vec<Value> {
-    rules_json(rbac::member_reader_cluster_role().rules.unwrap_or_default())
+    rules_json(rbac::member_read_rules())
 }
 
 /// The edge operator's rules inside `fleet-system`: get and update on
@@ -916,7 +916,7 @@ fn hub_service() -> Value {
         "spec": {
             "selector": selector(Role::Hub),
             "ports": [{
-                "name": crate::render::monitoring::METRICS_PORT_NAME,
+                "name": crate::manifests::monitoring::METRICS_PORT_NAME,
                 "port": OPERATOR_HTTPS_PORT,
                 "targetPort": OPERATOR_HTTPS_PORT,
                 "protocol": "TCP",
@@ -930,9 +930,9 @@ fn hub_service() -> Value {
 /// for the Service's name, the PrometheusRule, the dashboard ConfigMap,
 /// the ClusterRole the hub's `/metrics` checks a scraper for, and the
 /// scraper identity bound to it whose token the ServiceMonitor sends
-/// (`render::monitoring::scraper_identity`).
+/// (`manifests::monitoring::scraper_identity`).
 pub fn monitoring_manifests(tls_secret: &str) -> Vec<Value> {
-    use crate::render::monitoring;
+    use crate::manifests::monitoring;
     let verify = json!({
         "ca": { "secret": { "name": tls_secret, "key": serving_cert::CA_CRT } },
         "serverName": serving_cert::server_name(&hub_service_name()),

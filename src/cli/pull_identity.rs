@@ -1,5 +1,5 @@
 //! A Pull site's own identity on its member cluster
-//! ([`rbac::PullIdentity`], docs/pull-mode.md#the-sites-identity-on-its-member):
+//! ([`crate::manifests::rbac::PullIdentity`], docs/pull-mode.md#the-sites-identity-on-its-member):
 //! what `register --pull` mints there, what `unregister` removes, and what
 //! it says is left when it cannot reach the member.
 //!
@@ -66,7 +66,10 @@ pub(super) async fn mint(
 ) -> Result<(Vec<ObjectRef>, IssuedToken), Error> {
     let (hub_id, shared) = check_ours(hub, member, site).await?;
     let minted = member
-        .ensure_pull_identity(&rbac::PullIdentity::new(site, &hub_id), ttl)
+        .ensure_pull_identity(
+            &crate::manifests::rbac::PullIdentity::new(site, &hub_id),
+            ttl,
+        )
         .await?;
     if shared {
         writeln!(io.err, "{}", shared_reader_note(site))?;

@@ -185,7 +185,7 @@ impl Cluster {
     /// the namespace when it had to be created) and those removed.
     pub async fn ensure_site_identity(
         &self,
-        identity: &rbac::SiteIdentity,
+        identity: &crate::manifests::rbac::SiteIdentity,
     ) -> Result<(Vec<ObjectRef>, Vec<ObjectRef>), Error> {
         let done = self.apply_site_identity(identity).await?;
         self.seal_site_identity(identity).await?;
@@ -206,7 +206,7 @@ impl Cluster {
     /// sent again, at once.
     pub async fn apply_site_identity(
         &self,
-        identity: &rbac::SiteIdentity,
+        identity: &crate::manifests::rbac::SiteIdentity,
     ) -> Result<(Vec<ObjectRef>, Vec<ObjectRef>), Error> {
         use futures::future::{BoxFuture, FutureExt as _, try_join_all};
         let client = &self.client;
@@ -218,7 +218,7 @@ impl Cluster {
             .unwrap_or_default();
         let mut unsealed = identity.service_account.clone();
         if let Some(annotations) = unsealed.metadata.annotations.as_mut() {
-            annotations.remove(rbac::IDENTITY_DIGEST_ANNOTATION);
+            annotations.remove(crate::manifests::rbac::IDENTITY_DIGEST_ANNOTATION);
         }
         let cluster_scoped = async {
             futures::try_join!(
@@ -267,10 +267,13 @@ impl Cluster {
     }
 
     /// The second step: the ServiceAccount with the digest of the whole
-    /// identity ([`rbac::SiteIdentity`]), applied only once every other
+    /// identity ([`crate::manifests::rbac::SiteIdentity`]), applied only once every other
     /// object is, so the digest proves a complete run. A token can be
     /// requested at the same time: applying keeps the ServiceAccount's uid.
-    pub async fn seal_site_identity(&self, identity: &rbac::SiteIdentity) -> Result<(), Error> {
+    pub async fn seal_site_identity(
+        &self,
+        identity: &crate::manifests::rbac::SiteIdentity,
+    ) -> Result<(), Error> {
         self.apply_in_namespace(identity.service_account.clone())
             .await?;
         Ok(())
@@ -357,7 +360,7 @@ impl Cluster {
             .await
             .map_err(|e| Error::api(format!("get Role {NAMESPACE}/{name}"), self.server(), e))?
             .is_some();
-        let identity = rbac::SiteIdentity::new(site, site_uid, auto_rotate);
+        let identity = crate::manifests::rbac::SiteIdentity::new(site, site_uid, auto_rotate);
         let (applied, mut removed) = self.ensure_site_identity(&identity).await?;
         removed.extend(self.delete_legacy_site_identity(site).await?);
         Ok(Some((applied, removed)))
@@ -493,8 +496,10 @@ impl Cluster {
         if self.delete_if_exists(&api, &name).await? {
             self.wait_gone(&api, &name).await?;
         }
-        let mut sa = rbac::site_service_account(site);
-        sa.metadata.owner_references = Some(vec![rbac::site_owner_reference(site, site_uid)]);
+        let mut sa = crate::manifests::rbac::site_service_account(site);
+        sa.metadata.owner_references = Some(vec![crate::manifests::rbac::site_owner_reference(
+            site, site_uid,
+        )]);
         self.ensure(api, sa).await
     }
 
@@ -564,7 +569,9 @@ impl Cluster {
                 name: Some(rbac::pull_secret_name(site)),
                 namespace: Some(NAMESPACE.to_owned()),
                 labels: Some(rbac::site_labels(site)),
-                owner_references: Some(vec![rbac::site_owner_reference(site, site_uid)]),
+                owner_references: Some(vec![crate::manifests::rbac::site_owner_reference(
+                    site, site_uid,
+                )]),
                 ..Default::default()
             },
             type_: Some("Opaque".into()),
@@ -589,14 +596,14 @@ impl Cluster {
 
     /// Grants the hub operator Secret `fleet-system/SECRET`, which site
     /// `site` (`site_uid`) is probed with, by name
-    /// ([`rbac::pull_secret_grant`]): the hub reads no other Secret.
+    /// ([`crate::manifests::rbac::pull_secret_grant`]): the hub reads no other Secret.
     pub async fn grant_pull_secret(
         &self,
         site: &str,
         site_uid: &str,
         secret: &str,
     ) -> Result<Vec<ObjectRef>, Error> {
-        let (role, binding) = rbac::pull_secret_grant(site, site_uid, secret);
+        let (role, binding) = crate::manifests::rbac::pull_secret_grant(site, site_uid, secret);
         let mut objects = Vec::new();
         let role = self.ensure_in_namespace(role, &mut objects).await?;
         objects.push(role);

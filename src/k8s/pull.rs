@@ -40,9 +40,8 @@ use super::identity::IssuedToken;
 use super::member::MemberError;
 use super::object_ref::ObjectRef;
 use crate::fleet::probe::{AddressPolicy, AddressRefusal, ProbeFailure};
-use crate::fleet::rbac::{
-    self, FLEET_NAMESPACE, MANAGED_BY, MEMBER_READER_NAME, PullIdentity, SITE_LABEL,
-};
+use crate::fleet::rbac::{self, FLEET_NAMESPACE, MANAGED_BY, MEMBER_READER_NAME, SITE_LABEL};
+use crate::manifests::rbac::PullIdentity;
 
 /// The largest single answer the hub reads from a member: far above a page
 /// of any list the prober asks for (`k8s::member`'s page sizes).

@@ -109,23 +109,35 @@ pub async fn mint_site_kubeconfig(
         .unwrap()
         .is_none()
     {
-        sa.create(&pp, &rbac::site_service_account(site))
-            .await
-            .unwrap();
+        sa.create(
+            &pp,
+            &kubectl_fleet::manifests::rbac::site_service_account(site),
+        )
+        .await
+        .unwrap();
         Api::<ClusterRole>::all(client.clone())
-            .create(&pp, &rbac::site_cluster_role(site))
+            .create(
+                &pp,
+                &kubectl_fleet::manifests::rbac::site_cluster_role(site),
+            )
             .await
             .unwrap();
         Api::<ClusterRoleBinding>::all(client.clone())
-            .create(&pp, &rbac::site_cluster_role_binding(site))
+            .create(
+                &pp,
+                &kubectl_fleet::manifests::rbac::site_cluster_role_binding(site),
+            )
             .await
             .unwrap();
         Api::<Role>::namespaced(client.clone(), ns)
-            .create(&pp, &rbac::site_token_role(site))
+            .create(&pp, &kubectl_fleet::manifests::rbac::site_token_role(site))
             .await
             .unwrap();
         Api::<RoleBinding>::namespaced(client.clone(), ns)
-            .create(&pp, &rbac::site_token_role_binding(site))
+            .create(
+                &pp,
+                &kubectl_fleet::manifests::rbac::site_token_role_binding(site),
+            )
             .await
             .unwrap();
     }
@@ -670,15 +682,24 @@ pub async fn edge_member_kubeconfig(sb: &Sandbox, client: &kube::Client, secret:
     let ns = rbac::FLEET_NAMESPACE;
     let name = rbac::MEMBER_READER_NAME;
     Api::<ServiceAccount>::namespaced(client.clone(), ns)
-        .create(&pp, &rbac::member_reader_service_account())
+        .create(
+            &pp,
+            &kubectl_fleet::manifests::rbac::member_reader_service_account(),
+        )
         .await
         .unwrap();
     Api::<ClusterRole>::all(client.clone())
-        .create(&pp, &rbac::member_reader_cluster_role())
+        .create(
+            &pp,
+            &kubectl_fleet::manifests::rbac::member_reader_cluster_role(),
+        )
         .await
         .unwrap();
     Api::<ClusterRoleBinding>::all(client.clone())
-        .create(&pp, &rbac::member_reader_cluster_role_binding())
+        .create(
+            &pp,
+            &kubectl_fleet::manifests::rbac::member_reader_cluster_role_binding(),
+        )
         .await
         .unwrap();
     let meta = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {

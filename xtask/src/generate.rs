@@ -58,13 +58,23 @@ pub fn artifacts() -> Vec<Artifact> {
         contents: kubectl_fleet::api::crds_yaml().into_bytes(),
         executable: false,
     });
-    for (name, text) in kubectl_fleet::render::monitoring::files() {
+    for (name, text) in kubectl_fleet::manifests::monitoring::files() {
         out.push(Artifact {
             path: format!("deploy/monitoring/{name}"),
             contents: text.into_bytes(),
             executable: false,
         });
     }
+    out.push(Artifact {
+        path: "deploy/monitoring/fleet-rules.test.yaml".into(),
+        contents: format!(
+            "{}{}",
+            crate::promtool::HEADER,
+            kubectl_fleet::render::to_yaml(&crate::promtool::promtool_tests()).unwrap_or_default()
+        )
+        .into_bytes(),
+        executable: false,
+    });
     out.push(Artifact {
         path: "krew-manifest.yaml".into(),
         contents: krew_manifest().into_bytes(),

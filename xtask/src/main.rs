@@ -5,6 +5,7 @@
 //! what the code generates now.
 
 mod generate;
+mod promtool;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -827,7 +827,7 @@ async fn register_push(
     let mut minted = None;
     if let Some(current) = unchanged {
         let uid = current.metadata.uid.clone().unwrap_or_default();
-        let identity = rbac::SiteIdentity::new(site, &uid, auto_rotate);
+        let identity = crate::manifests::rbac::SiteIdentity::new(site, &uid, auto_rotate);
         let handed_out = match (&args.edge.output_file, args.keep_handed_out) {
             (Some(path), true) => handed_out_token(path, args.edge.emit),
             _ => None,
@@ -902,7 +902,7 @@ async fn register_push(
             applied.uid
         }
     };
-    let identity = rbac::SiteIdentity::new(site, &uid, auto_rotate);
+    let identity = crate::manifests::rbac::SiteIdentity::new(site, &uid, auto_rotate);
     // Round trip 3: every identity object at once, the ServiceAccount
     // without its digest (docs/benchmarks-cli.md#register-round-trips-p6).
     let (applied, gone) = hub.apply_site_identity(&identity).await?;
@@ -1013,7 +1013,7 @@ fn same_site(live: &FederatedCluster, desired: &FederatedCluster) -> bool {
 async fn identity_in_place(
     hub: &Cluster,
     site: &str,
-    identity: &rbac::SiteIdentity,
+    identity: &crate::manifests::rbac::SiteIdentity,
     ttl: Duration,
     handed_out: Option<String>,
 ) -> Result<(bool, Option<IssuedToken>), Error> {
