@@ -12,7 +12,7 @@ use crate::support;
 use std::path::{Path, PathBuf};
 
 use kubectl_fleet::api::{EDGE_OWNED_STATUS_KEYS, HUB_OWNED_STATUS_KEYS};
-use kubectl_fleet::fleet::admission::{SITE_TOKEN_POLICY, STATUS_OWNERSHIP_POLICY};
+use kubectl_fleet::manifests::admission::{SITE_TOKEN_POLICY, STATUS_OWNERSHIP_POLICY};
 use serde_json::{Value, json};
 use support::{Hub, Kubectl, Lane, Run};
 
@@ -552,7 +552,7 @@ fn verdicts(hub: &Hub, site_kc: &Path) -> Result<(), String> {
 /// The shipped policy with its validation's expression replaced, applied as
 /// the admin (server-side apply, taking the fields from `install`).
 fn apply_policy_with_expression(hub: &Hub, expression: &str) {
-    let mut policy = kubectl_fleet::fleet::admission::status_ownership_policy();
+    let mut policy = kubectl_fleet::manifests::admission::status_ownership_policy();
     let spec = policy.spec.as_mut().unwrap();
     spec.validations.as_mut().unwrap()[0].expression = expression.to_owned();
     let mut doc = serde_json::to_value(&policy).unwrap();

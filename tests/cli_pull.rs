@@ -294,24 +294,15 @@ async fn a_site_of_the_shared_identity_moves_to_its_own_and_the_shared_one_stays
         .unwrap();
     let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), "fleet-system");
     accounts
-        .create(
-            &pp,
-            &rbac::member_reader_service_account(),
-        )
+        .create(&pp, &rbac::member_reader_service_account())
         .await
         .unwrap();
     Api::<ClusterRole>::all(admin.clone())
-        .create(
-            &pp,
-            &rbac::member_reader_cluster_role(),
-        )
+        .create(&pp, &rbac::member_reader_cluster_role())
         .await
         .unwrap();
     Api::<ClusterRoleBinding>::all(admin.clone())
-        .create(
-            &pp,
-            &rbac::member_reader_cluster_role_binding(),
-        )
+        .create(&pp, &rbac::member_reader_cluster_role_binding())
         .await
         .unwrap();
 

@@ -7,7 +7,7 @@
 //! probe failed; storing a renewed member token in the site's Secret.
 //!
 //! On a member (for `kubectl fleet register --pull` and `unregister`): the
-//! site's own identity there ([`rbac::PullIdentity`]), which hub made it,
+//! site's own identity there ([`PullIdentity`]), which hub made it,
 //! and its removal.
 //!
 //! A kubeconfig in a Secret is written by whoever may write Secrets in

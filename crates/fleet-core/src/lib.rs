@@ -8,8 +8,9 @@
 //! - [`fleet`]: pure fleet logic (phase, RBAC rules, signals, correlation,
 //!   cascades, remediation policy); every function takes `now`.
 //! - [`render`]: tables and machine-readable views.
-//! - [`manifests`]: the objects and files the product ships (alert rules,
-//!   dashboard, ServiceMonitor).
+//! - [`manifests`]: the objects and files the product ships or applies
+//!   (alert rules, dashboard, ServiceMonitor, RBAC identities, admission
+//!   policies).
 
 // Items are `pub(crate)` unless another crate uses them, and the docs of
 // public items still link to the private ones they explain: those links

@@ -6,8 +6,6 @@
 //! - [`hub_status`]: the hub-owned status (phase, conditions) to write, and when.
 //! - [`status_patch`]: change-only edge merge patches and the hub's guarded patch.
 //! - [`rbac`]: the per-site least-privilege identity and site-name validation.
-//! - [`admission`]: the ValidatingAdmissionPolicy that keeps sites off the
-//!   hub-owned status keys.
 //! - [`signals`]: failure signals from Pods, Nodes and inference services.
 //! - [`inventory`]: GPU capacity and inference service counts.
 //! - [`correlation`]: cross-cluster correlations and cascades.
@@ -29,7 +27,6 @@
 //! - [`bounds`]: the caps on edge-owned status text, applied before writing.
 //! - [`verbosity`]: kubectl's `-v=LEVEL` and the log detail each level means.
 
-pub mod admission;
 pub mod age;
 pub mod bounds;
 pub mod correlation;

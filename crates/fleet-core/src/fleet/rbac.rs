@@ -31,7 +31,7 @@ pub const EDGE_IDENTITY_PREFIX: &str = "fleet-edge-";
 pub(crate) const PULL_SECRET_PREFIX: &str = "fleet-pull-";
 /// Name of the read-only ServiceAccount, ClusterRole and ClusterRoleBinding
 /// earlier versions minted on a Pull-mode member cluster and shared among
-/// its sites (now each site has its own: [`PullIdentity`]).
+/// its sites (now each site has its own: `manifests::rbac::PullIdentity`).
 pub const MEMBER_READER_NAME: &str = "fleet-member-reader";
 /// Label put on every object created for a site, valued with the site name,
 /// so `unregister` and audits can find them.
@@ -49,7 +49,7 @@ pub(crate) const MAX_SITE_NAME_LEN: usize = 63;
 pub const MIN_TOKEN_TTL: std::time::Duration = std::time::Duration::from_secs(600);
 /// The longest token a site identity may mint itself (90 days, three
 /// times `register`'s default): the hub's admission policy refuses longer
-/// ones (`fleet::admission::site_token_policy`), and the edge asks for no
+/// ones (`manifests::admission::site_token_policy`), and the edge asks for no
 /// more when it renews, whatever its first token's lifetime was.
 pub const MAX_SITE_TOKEN_TTL: std::time::Duration = std::time::Duration::from_secs(90 * 86_400);
 
@@ -255,7 +255,7 @@ pub(crate) fn rule(api_group: &str, resource: &str, names: &[&str], verbs: &[&st
 ///
 /// Its Events and its Lease are granted in their namespaces only
 /// ([`hub_events_rules`], [`hub_operator_namespace_rules`]), and each Pull
-/// site's Secret by name ([`pull_secret_grant`]): nothing here reaches a
+/// site's Secret by name (`manifests::rbac::pull_secret_grant`): nothing here reaches a
 /// Secret.
 pub fn hub_operator_cluster_rules() -> Vec<PolicyRule> {
     let g = crate::api::GROUP;
@@ -303,7 +303,7 @@ pub fn hub_events_rules() -> Vec<PolicyRule> {
 /// update, and the list and watch of the standby's Lease watch). No
 /// Secret: the namespace holds the hub's serving key and, with
 /// cert-manager, the CA that signs it; each Pull site's Secret is granted
-/// by name when `register` stores it ([`pull_secret_grant`]).
+/// by name when `register` stores it (`manifests::rbac::pull_secret_grant`).
 pub fn hub_operator_namespace_rules() -> Vec<PolicyRule> {
     vec![rule(
         "coordination.k8s.io",
@@ -358,7 +358,7 @@ pub type RuleTuple = (String, String, String, String);
 /// would cover them — expanded to one tuple per group, resource, name and
 /// verb (an empty name list is `""`, any name). Used to compare a token's
 /// rules as the API server reports them (a SelfSubjectRulesReview) with
-/// [`SiteIdentity::granted`]: a missing, extra or wider rule makes them differ.
+/// `manifests::rbac::SiteIdentity::granted`: a missing, extra or wider rule makes them differ.
 pub fn site_rule_tuples(rules: &[PolicyRule]) -> BTreeSet<RuleTuple> {
     let mut out = BTreeSet::new();
     for r in rules {
@@ -432,7 +432,7 @@ pub fn member_read_rules() -> Vec<PolicyRule> {
     ]
 }
 
-/// Label on every object of a [`PullIdentity`] naming the hub that created
+/// Label on every object of a `manifests::rbac::PullIdentity` naming the hub that created
 /// it: the UID of the hub's `kube-system` namespace (a cluster's identity,
 /// as kube-system cannot be deleted), so a second hub registering a site of
 /// the same name against the same member is refused instead of taking over
