@@ -124,7 +124,7 @@ const SITE_A_DARK: &[(&str, &str)] = &[
     HUB_UP,
 ];
 
-/// Site a paged, as [`ClusterDisconnected`] raises it.
+/// Site a paged, as the `ClusterDisconnected` alert raises it.
 const SITE_A_PAGE: &[(&[(&str, &str)], f64)] = &[(
     &[
         ("cluster", "site-a"),

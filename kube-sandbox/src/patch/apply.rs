@@ -361,7 +361,7 @@ fn starting_entries(old: Option<&Value>, new: &Value, subresource: bool) -> Vec<
     decode_entries(old)
 }
 
-/// [`record_update`] with the CRD schema, reset fields and clock given.
+/// Records an update from `old` to `new` by `manager` (managedFields), with the CRD schema, reset fields and clock given.
 ///
 /// As the real server: an update of an existing object that carries no
 /// `managedFields` is not tracked; a create always is.
@@ -403,7 +403,7 @@ pub fn record_update_with(
     encode_entries(new, entries);
 }
 
-/// [`server_side_apply`] with the CRD schema, subresource, reset fields and clock given.
+/// Server-side apply of `applied` by `manager` onto `live`, with the CRD schema, subresource, reset fields and clock given.
 pub fn server_side_apply_with(
     live: Option<&Value>,
     applied: &Value,

@@ -9,7 +9,7 @@
 //! order (patch items not on the server come first). Where it differs from
 //! the real server: the real one reads each field's `patchStrategy` and
 //! `patchMergeKey` from the Go type at that exact path; here they come from
-//! the field *name* alone (see [`merge_key_for`]), which is right for every
+//! the field *name* alone (see [`strategic::merge_key_for`]), which is right for every
 //! built-in kind the sandbox hosts (containers, volumes, env, ports,
 //! conditions, ownerReferences, finalizers, ...) but would, say, treat a
 //! Service's `ports` (keyed by `port` there) as keyed by `containerPort`.

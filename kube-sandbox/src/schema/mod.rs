@@ -18,7 +18,7 @@
 
 //!
 //! - [`structural`]: the structural-schema rules a CRD's schema must meet.
-//! - [`prune`]: pruning of unknown fields and defaulting.
+//! - [`mod@prune`]: pruning of unknown fields and defaulting.
 //! - [`validation`]: OpenAPI validation of objects and list-type uniqueness.
 //! - [`crd`]: validation of the CRD object itself (names, versions, columns).
 //! - [`cel`]: the CEL interpreter for `x-kubernetes-validations` (and the

@@ -141,7 +141,7 @@ pub(crate) const MAX_DURATION_MILLISECONDS: i64 = 86_400_000;
 /// two instants of [`DATE_TIME_PATTERN`] lie apart.
 pub(crate) const MAX_CLOCK_OFFSET_SECONDS: i64 = 315_576_000_000;
 /// Upper bound on `status.conditions`: the hub owns every condition type
-/// (see [`HUB_CONDITION_TYPES`]), so there is room for them and no more.
+/// (`HUB_CONDITION_TYPES`; a unit test holds the bound), so there is room for them and no more.
 pub(crate) const MAX_CONDITIONS: usize = 8;
 /// Upper bound, in characters, on a condition's `message` (the hub's own
 /// messages are far shorter; a longer one is cut by the hub).
