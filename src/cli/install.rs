@@ -552,6 +552,7 @@ async fn apply(
         .unwrap_or(rest.len());
     let tail = rest.split_off(at);
     let mut applied = cluster.apply_manifests(&crds, forced).await?;
+    cluster.wait_crds_served(&crds).await?;
     applied.extend(cluster.apply_manifests(&rest, options).await?);
     if let Some(secret) = cert.secret {
         applied.extend(cluster.apply_manifests(&[secret], forced).await?);

@@ -277,6 +277,56 @@ impl Cluster {
 }
 
 impl Cluster {
+    /// Waits (bounded: 60 s, as `kubectl wait --for=condition=Established
+    /// --timeout=60s` would) until the custom resources of the CRD documents
+    /// `crds` are served: a list of each answers. A real API server answers
+    /// a just-created CRD's resources with 404 for a moment after it is
+    /// written (its controllers establish it, then its handler learns of
+    /// it), so a `register` right after `install --apply` would be told the
+    /// CRDs are not installed.
+    pub async fn wait_crds_served(&self, crds: &[Value]) -> Result<(), Error> {
+        const ATTEMPTS: u32 = 600;
+        for crd in crds {
+            let group = crd["spec"]["group"].as_str().unwrap_or_default();
+            let plural = crd["spec"]["names"]["plural"].as_str().unwrap_or_default();
+            let kind = crd["spec"]["names"]["kind"].as_str().unwrap_or_default();
+            let Some(version) = crd["spec"]["versions"]
+                .as_array()
+                .and_then(|v| v.iter().find(|v| v["served"] == true))
+                .and_then(|v| v["name"].as_str())
+            else {
+                continue;
+            };
+            let gvk = GroupVersionKind::gvk(group, version, kind);
+            let resource = kube::api::ApiResource::from_gvk_with_plural(&gvk, plural);
+            let api: Api<DynamicObject> = Api::all_with(self.client.clone(), &resource);
+            let what = format!("wait for {plural}.{group} to be served");
+            let mut served = false;
+            for _ in 0..ATTEMPTS {
+                match api
+                    .list_metadata(&kube::api::ListParams::default().limit(1))
+                    .await
+                {
+                    Ok(_) => {
+                        served = true;
+                        break;
+                    }
+                    Err(kube::Error::Api(s)) if s.code == 404 => {
+                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    }
+                    Err(e) => return Err(Error::api(what, self.server(), e)),
+                }
+            }
+            if !served {
+                return Err(Error::Unexpected {
+                    what,
+                    reason: "the CRD was applied but its resources are still not served after 60s: check `kubectl get crd` for its Established condition, then run the command again".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Waits (bounded, as `kubectl delete --timeout=60s`) until an object
     /// marked for deletion is gone.
     async fn wait_deleted(
