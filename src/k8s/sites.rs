@@ -574,7 +574,7 @@ struct LeanList {
     items: Vec<LeanSite>,
 }
 
-/// One change of the fleet, as [`Cluster::watch_sites`] reports it.
+/// One change of the fleet, as [`Cluster::site_changes`] reports it.
 #[derive(Debug)]
 pub enum SiteChange {
     /// Every site, as (re)listed: replaces all that was known.
