@@ -19,6 +19,7 @@ use super::{Error, GlobalArgs, Io, interrupt, parse_site_name};
 use crate::api::{FederatedCluster, MaintenanceWindow};
 use crate::fleet::duration::{format_duration, parse_signed_duration};
 use crate::fleet::maintenance::{MAX_WINDOW, WindowEnd, parse_until, window};
+use crate::k8s::site_status::get_site;
 use crate::render::status::resource_name;
 
 /// Which sites a bulk command (cordon, uncordon, quarantine,
@@ -206,7 +207,13 @@ pub(super) async fn chosen_sites(
     let mut names = which.sites.clone();
     names.dedup();
     for name in names {
-        match hub.get_site(&name).await? {
+        match hub
+            .found(
+                format!("get FederatedCluster {name}"),
+                get_site(&hub.sites(), &name),
+            )
+            .await?
+        {
             Some(site) => found.push(site),
             None => missing.push(name),
         }

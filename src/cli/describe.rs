@@ -7,6 +7,7 @@
 //! `-o json|yaml`.
 
 use super::{Error, GlobalArgs, Io, parse_site_name};
+use crate::k8s::site_status::get_site;
 use crate::render;
 use crate::render::describe::{render_description, site_description};
 
@@ -39,8 +40,12 @@ pub async fn run(global: &GlobalArgs, args: DescribeArgs, io: &mut Io<'_>) -> Re
     // The site's Events are listed alongside (one list with a field
     // selector); like `kubectl describe`, a failed list only leaves the
     // Events section out (`events: null` in JSON/YAML).
+    let sites = hub.sites();
     let (found, record, events, incidents) = tokio::join!(
-        hub.get_site(site),
+        hub.found(
+            format!("get FederatedCluster {site}"),
+            get_site(&sites, site)
+        ),
         super::status::read_hub_record(&hub),
         hub.site_events(site),
         super::status::read_incidents(&hub)

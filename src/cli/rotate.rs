@@ -25,6 +25,7 @@ use crate::api::{FederatedCluster, Mode};
 use crate::fleet::rbac;
 use crate::fleet::rbac::SITES_NAMESPACE;
 use crate::k8s::Cluster;
+use crate::k8s::site_status::get_site;
 
 /// Arguments of `kubectl fleet rotate`.
 #[derive(Debug, clap::Args)]
@@ -69,7 +70,13 @@ pub async fn run(global: &GlobalArgs, args: RotateArgs, io: &mut Io<'_>) -> Resu
         super::register::check_private_file(path)?;
     }
     let hub = global.hub().await?;
-    let Some(existing) = hub.get_site(site).await? else {
+    let Some(existing) = hub
+        .found(
+            format!("get FederatedCluster {site}"),
+            get_site(&hub.sites(), site),
+        )
+        .await?
+    else {
         return Err(Error::Invalid {
             what: format!("site {site} is not registered on {}", hub.server()),
             hint: format!("register it with `kubectl fleet register {site}`"),

@@ -14,10 +14,11 @@ use std::io::Write as _;
 use futures::{FutureExt as _, StreamExt as _};
 
 use super::{ColorChoice, Error, GlobalArgs, Io, wire_enum};
-use crate::api::{Environment, FederatedCluster, HubLiveness, Phase, Tier};
+use crate::api::{Environment, FEDERATION_STATUS_NAME, FederatedCluster, HubLiveness, Phase, Tier};
 pub use crate::fleet::filter::SiteFilter;
 use crate::fleet::liveness::{HubVerdict, hub_verdict};
 use crate::fleet::policy::Incidents;
+use crate::k8s::federation_status::get_federation_status;
 use crate::render;
 
 /// The hub's liveness record as a view read it — the record (None: there
@@ -363,7 +364,14 @@ pub(super) async fn incident_sites(
 ) -> Result<std::collections::BTreeSet<String>, Error> {
     use crate::fleet::incident::find_incident;
     // Listed whole: no need to read every site for it.
-    let fleet = hub.get_federation_status().await?.and_then(|f| f.status);
+    let fleet = hub
+        .found(
+            format!("get FederationStatus {FEDERATION_STATUS_NAME}"),
+            get_federation_status(&hub.federation_statuses()),
+        )
+        .await?
+        .flatten()
+        .and_then(|f| f.status);
     if let Some(incident) = fleet.as_ref().and_then(|f| find_incident(f, id))
         && !incident.is_cut()
     {
@@ -540,7 +548,7 @@ async fn watch_frames(
     use crate::k8s::SiteChange;
     use std::collections::BTreeMap;
 
-    let mut changes = Box::pin(hub.watch_sites(selector));
+    let mut changes = Box::pin(hub.site_changes(selector));
     let mut fleet: BTreeMap<String, FederatedCluster> = BTreeMap::new();
     let mut listed = false;
     let mut pending = false;

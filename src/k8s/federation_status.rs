@@ -1,4 +1,6 @@
-//! I/O for the hub's `FederationStatus` singleton (`fleet`).
+//! I/O for the hub's `FederationStatus` singleton (`fleet`), shared by the
+//! operator and the CLI (functions over `Api<FederationStatus>` answering
+//! `kube::Error`, as `k8s::site_status`).
 
 use kube::api::{Api, Patch, PatchParams, PostParams};
 
@@ -9,11 +11,21 @@ pub fn federation_statuses(client: kube::Client) -> Api<FederationStatus> {
     Api::all(client)
 }
 
-/// Reads the singleton; `Ok(None)` when it does not exist yet.
+/// Reads the singleton; `Ok(None)` when it does not exist yet (a 404 that
+/// names it: a cluster that does not serve the kind answers a 404 naming
+/// nothing, which stays an error the CLI tells as a missing CRD).
 pub async fn get_federation_status(
     api: &Api<FederationStatus>,
 ) -> Result<Option<FederationStatus>, kube::Error> {
-    api.get_opt(FEDERATION_STATUS_NAME).await
+    match api.get(FEDERATION_STATUS_NAME).await {
+        Ok(status) => Ok(Some(status)),
+        Err(kube::Error::Api(s))
+            if s.code == 404 && s.details.as_ref().is_some_and(|d| !d.name.is_empty()) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Creates the singleton (its status is set by a following status write,

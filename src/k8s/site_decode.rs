@@ -163,9 +163,24 @@ impl KeptMeta for AllButManagedFields {
     }
 }
 
-/// Implements `kube::Resource` (as a FederatedCluster) and the decode for
-/// a site newtype, so `Api<Self>` and kube-runtime's watcher decode with
-/// [`decode_site`].
+/// A view of a site as one reader keeps it, decoded by [`decode_site`]:
+/// what `k8s::site_status::watch_sites` and the reads are generic over.
+pub trait SiteView:
+    kube::Resource<DynamicType = ()>
+    + for<'de> Deserialize<'de>
+    + Clone
+    + std::fmt::Debug
+    + Send
+    + Sync
+    + 'static
+{
+    /// The site decoded.
+    fn into_site(self) -> FederatedCluster;
+}
+
+/// Implements `kube::Resource` (as a FederatedCluster), [`SiteView`] and
+/// the decode for a site newtype, so `Api<Self>` and kube-runtime's
+/// watcher decode with [`decode_site`].
 macro_rules! site_view {
     ($(#[$doc:meta])* $name:ident, $meta:ty) => {
         $(#[$doc])*
@@ -175,6 +190,12 @@ macro_rules! site_view {
         impl<'de> Deserialize<'de> for $name {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 decode_site::<D, $meta>(d).map($name)
+            }
+        }
+
+        impl SiteView for $name {
+            fn into_site(self) -> FederatedCluster {
+                self.0
             }
         }
 

@@ -1,13 +1,16 @@
-//! Site status I/O for the operator: read a site, send the edge's merge
-//! patch, replace the hub-owned part with the resourceVersion, and check
-//! that the fleet CRDs are served.
+//! Site I/O shared by the operator and the CLI (one face: functions over
+//! `Api<FederatedCluster>` answering `kube::Error`, which the operator
+//! classifies for its retries and the CLI for the user through
+//! [`Cluster::found`](super::Cluster::found)): read a site, watch sites,
+//! send the edge's merge patch, replace the hub-owned part with the
+//! resourceVersion, and check that the fleet CRDs are served.
 
 use futures::{Stream, TryStreamExt as _};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
 use serde_json::Value;
 
-use super::site_decode::UnmanagedSite;
+use super::site_decode::{SiteView, UnmanagedSite};
 use crate::api::{API_VERSION, FederatedCluster, HUB_OWNED_STATUS_KEYS};
 
 /// The cluster-scoped FederatedCluster API.
@@ -22,7 +25,8 @@ fn lenient(api: &Api<FederatedCluster>) -> Api<UnmanagedSite> {
     Api::all(api.clone().into_client())
 }
 
-/// Reads one site (the edge identity may read only its own).
+/// Reads one site, decoded leniently without its `managedFields` (the
+/// edge identity may read only its own).
 pub async fn get_site(
     api: &Api<FederatedCluster>,
     name: &str,
@@ -84,20 +88,26 @@ pub async fn replace_site_status(
         .map(|s| s.0)
 }
 
-/// Watches every site (kube-runtime's watcher: list, watch, resume,
-/// relist) and decodes each one leniently without its
-/// `metadata.managedFields` ([`UnmanagedSite`]): a list or an event never
-/// fails on what one site wrote.
-pub fn watch_sites_unmanaged(
+/// Watches sites (kube-runtime's watcher: list, watch, resume, relist),
+/// each decoded leniently as the view `V` keeps it: the hub's
+/// [`UnmanagedSite`] (all its metadata but `managedFields`, which are
+/// never decoded), `status --watch`'s [`LeanSite`](super::site_decode::LeanSite)
+/// (only the name and resourceVersion). A list or an event never fails on
+/// what one site wrote (`k8s::site_decode`). The one watch of sites: the
+/// hub's controller and `kubectl fleet status --watch`
+/// ([`Cluster::site_changes`](super::Cluster::site_changes)) both read it.
+pub fn watch_sites<V: SiteView>(
     api: &Api<FederatedCluster>,
     config: watcher::Config,
-) -> impl Stream<Item = Result<watcher::Event<FederatedCluster>, watcher::Error>> + Send + 'static {
-    watcher(lenient(api), config).map_ok(|event| match event {
+) -> impl Stream<Item = Result<watcher::Event<FederatedCluster>, watcher::Error>> + Send + 'static + use<V>
+{
+    let api: Api<V> = Api::all(api.clone().into_client());
+    watcher(api, config).map_ok(|event| match event {
         watcher::Event::Init => watcher::Event::Init,
-        watcher::Event::InitApply(s) => watcher::Event::InitApply(s.0),
+        watcher::Event::InitApply(s) => watcher::Event::InitApply(s.into_site()),
         watcher::Event::InitDone => watcher::Event::InitDone,
-        watcher::Event::Apply(s) => watcher::Event::Apply(s.0),
-        watcher::Event::Delete(s) => watcher::Event::Delete(s.0),
+        watcher::Event::Apply(s) => watcher::Event::Apply(s.into_site()),
+        watcher::Event::Delete(s) => watcher::Event::Delete(s.into_site()),
     })
 }
 

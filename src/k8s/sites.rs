@@ -10,7 +10,7 @@ use super::client::Cluster;
 use super::error::Error;
 use super::list_token;
 use super::object_ref::ObjectRef;
-use super::site_decode::{LeanSite, UnmanagedSite};
+use super::site_decode::LeanSite;
 use crate::api::{
     Cascade, Correlation, FEDERATION_STATUS_NAME, FederatedCluster, FederationStatus, HubLiveness,
     MaintenanceWindow, Quarantine,
@@ -27,8 +27,39 @@ pub struct AppliedSite {
 }
 
 impl Cluster {
-    fn sites_api(&self) -> Api<FederatedCluster> {
-        Api::all(self.client.clone())
+    /// The FederatedCluster API, for the I/O shared with the operator
+    /// (`k8s::site_status`).
+    pub fn sites(&self) -> Api<FederatedCluster> {
+        super::site_status::sites(self.client.clone())
+    }
+
+    /// The FederationStatus API, for the I/O shared with the operator
+    /// (`k8s::federation_status`).
+    pub fn federation_statuses(&self) -> Api<FederationStatus> {
+        super::federation_status::federation_statuses(self.client.clone())
+    }
+
+    /// Awaits `read` (one of the functions the CLI shares with the
+    /// operator: `k8s::site_status`, `k8s::federation_status`), its
+    /// failure told as the CLI tells it ([`Error::api`]: what failed, on
+    /// which server, the hint); Ok(None) when the object named is not
+    /// there. A missing CRD stays an error.
+    pub async fn found<T>(
+        &self,
+        what: impl Into<String>,
+        read: impl std::future::Future<Output = Result<T, kube::Error>>,
+    ) -> Result<Option<T>, Error> {
+        match read.await {
+            Ok(value) => Ok(Some(value)),
+            Err(e) => {
+                let err = Error::api(what, self.server(), e);
+                if err.is_not_found() {
+                    Ok(None)
+                } else {
+                    Err(err)
+                }
+            }
+        }
     }
 
     /// Server-side applies a site's spec (the status is never sent: it has
@@ -39,7 +70,7 @@ impl Cluster {
         body.status = None;
         body.metadata.resource_version = None;
         body.metadata.managed_fields = None;
-        let applied = self.apply(&self.sites_api(), &name, &body).await?;
+        let applied = self.apply(&self.sites(), &name, &body).await?;
         Ok(AppliedSite {
             object: ObjectRef {
                 kind: "FederatedCluster".into(),
@@ -62,7 +93,7 @@ impl Cluster {
             field_manager: Some(super::FIELD_MANAGER.to_owned()),
             ..Default::default()
         };
-        self.sites_api()
+        self.sites()
             .patch(name, &params, &kube::api::Patch::Merge(&patch))
             .await
             .map_err(|e| {
@@ -88,7 +119,7 @@ impl Cluster {
             field_manager: Some(super::FIELD_MANAGER.to_owned()),
             ..Default::default()
         };
-        self.sites_api()
+        self.sites()
             .patch_status(name, &params, &kube::api::Patch::Merge(&patch))
             .await
             .map_err(|e| {
@@ -163,7 +194,7 @@ impl Cluster {
             ..Default::default()
         };
         match self
-            .sites_api()
+            .sites()
             .patch(name, &params, &kube::api::Patch::Merge(&patch))
             .await
         {
@@ -200,28 +231,11 @@ impl Cluster {
         Ok(list.items)
     }
 
-    /// Reads one site (decoded leniently, without `managedFields`:
-    /// `k8s::site_decode`); Ok(None) if it is not registered.
-    pub async fn get_site(&self, name: &str) -> Result<Option<FederatedCluster>, Error> {
-        let api: Api<UnmanagedSite> = Api::all(self.client.clone());
-        match api.get(name).await {
-            Ok(site) => Ok(Some(site.0)),
-            Err(e) => {
-                let err = Error::api(format!("get FederatedCluster {name}"), self.server(), e);
-                if err.is_not_found() {
-                    Ok(None)
-                } else {
-                    Err(err)
-                }
-            }
-        }
-    }
-
     /// The names of every registered site, sorted (a metadata-only list:
     /// shell completion asks this on every TAB).
     pub async fn list_site_names(&self) -> Result<Vec<String>, Error> {
         let list = self
-            .sites_api()
+            .sites()
             .list_metadata(&ListParams::default())
             .await
             .map_err(|e| Error::api(LIST_SITES, self.server(), e))?;
@@ -240,7 +254,7 @@ impl Cluster {
         &self,
     ) -> Result<std::collections::BTreeMap<(String, String), usize>, Error> {
         let list = self
-            .sites_api()
+            .sites()
             .list_metadata(&ListParams::default())
             .await
             .map_err(|e| Error::api(LIST_SITES, self.server(), e))?;
@@ -366,13 +380,14 @@ impl Cluster {
         Ok(PageFetch(tokio::spawn(response_text(client, req))))
     }
 
-    /// Watches sites with the watch API and yields each change: the whole
-    /// fleet once the initial list (or a re-list) is in, then each site
-    /// applied or deleted. Sites are decoded lean and leniently
-    /// ([`LeanSite`]: metadata only its name and resourceVersion). The caller keeps
-    /// the fleet (one copy), so a change costs what the one site costs, not
-    /// a copy of the fleet.
-    pub fn watch_sites(
+    /// `kubectl fleet status --watch`'s view of
+    /// [`site_status::watch_sites`](super::site_status::watch_sites) (the
+    /// one watch of sites, here as [`LeanSite`]: metadata only its name
+    /// and resourceVersion): the whole fleet once the initial list (or a
+    /// re-list) is in, then each site applied or deleted, failures told as
+    /// the CLI tells them. The caller keeps the fleet (one copy), so a
+    /// change costs what the one site costs, not a copy of the fleet.
+    pub fn site_changes(
         &self,
         selector: Option<&str>,
     ) -> impl Stream<Item = Result<SiteChange, Error>> + Send + 'static {
@@ -382,8 +397,7 @@ impl Cluster {
         }
         let server = self.server().to_owned();
         let mut initial: Vec<FederatedCluster> = Vec::new();
-        let api: Api<LeanSite> = Api::all(self.client.clone());
-        watcher(api, config)
+        super::site_status::watch_sites::<LeanSite>(&self.sites(), config)
             .map_err(move |e| watch_error(&server, e))
             .try_filter_map(move |event| {
                 let change = match event {
@@ -392,15 +406,15 @@ impl Cluster {
                         None
                     }
                     watcher::Event::InitApply(site) => {
-                        initial.push(site.0);
+                        initial.push(site);
                         None
                     }
                     watcher::Event::InitDone => {
                         Some(SiteChange::Listed(std::mem::take(&mut initial)))
                     }
-                    watcher::Event::Apply(site) => Some(SiteChange::Applied(Box::new(site.0))),
+                    watcher::Event::Apply(site) => Some(SiteChange::Applied(Box::new(site))),
                     watcher::Event::Delete(site) => {
-                        Some(SiteChange::Deleted(site.0.site_name().to_owned()))
+                        Some(SiteChange::Deleted(site.site_name().to_owned()))
                     }
                 };
                 futures::future::ready(Ok(change))
@@ -410,7 +424,7 @@ impl Cluster {
     /// Deletes a site's FederatedCluster; Ok(None) if it was not there.
     pub async fn delete_site(&self, name: &str) -> Result<Option<ObjectRef>, Error> {
         Ok(self
-            .delete_if_exists(&self.sites_api(), name)
+            .delete_if_exists(&self.sites(), name)
             .await?
             .then(|| ObjectRef {
                 kind: "FederatedCluster".into(),
@@ -418,32 +432,12 @@ impl Cluster {
                 namespace: None,
             }))
     }
-
-    /// Reads the hub's FederationStatus singleton; Ok(None) when the hub
-    /// operator has not written it yet.
-    pub async fn get_federation_status(&self) -> Result<Option<FederationStatus>, Error> {
-        let api: Api<FederationStatus> = Api::all(self.client.clone());
-        match api.get(FEDERATION_STATUS_NAME).await {
-            Ok(status) => Ok(Some(status)),
-            Err(e) => {
-                let err = Error::api(
-                    format!("get FederationStatus {FEDERATION_STATUS_NAME}"),
-                    self.server(),
-                    e,
-                );
-                if err.is_not_found() {
-                    Ok(None)
-                } else {
-                    Err(err)
-                }
-            }
-        }
-    }
 }
 
 impl Cluster {
-    /// [`Cluster::get_federation_status`], and the API server's clock as
-    /// the answer's `Date` states it (views judge the hub's liveness record
+    /// The FederationStatus singleton (Ok(None) when the hub operator has
+    /// not written it yet), and the API server's clock as the answer's
+    /// `Date` states it (views judge the hub's liveness record
     /// in it against that clock).
     pub async fn get_federation_status_dated(
         &self,
@@ -580,7 +574,7 @@ struct LeanList {
     items: Vec<LeanSite>,
 }
 
-/// One change of the fleet, as [`Cluster::watch_sites`] reports it.
+/// One change of the fleet, as [`Cluster::site_changes`] reports it.
 #[derive(Debug)]
 pub enum SiteChange {
     /// Every site, as (re)listed: replaces all that was known.

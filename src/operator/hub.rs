@@ -59,9 +59,8 @@ use crate::fleet::hub_status::{
     CheckedConditions, DEFAULT_CREDENTIAL_WARNING, HubStatus, MemberSighting, Sighting,
     conditions_digest, hub_status, judge_member, pull_hub_status, same_heartbeat,
 };
-use crate::k8s::site_status::{
-    get_site, read_in_bursts, replace_site_status, watch_sites_unmanaged,
-};
+use crate::k8s::site_decode::UnmanagedSite;
+use crate::k8s::site_status::{get_site, read_in_bursts, replace_site_status, watch_sites};
 use crate::k8s::{is_conflict, is_missing, source_chain};
 use crate::operator::probe_stats::ProbeStats;
 
@@ -1061,7 +1060,7 @@ pub fn controller(
     // The cache keeps each site without its managedFields (never decoded).
     let (notes, cache) = (hub.clone(), store.clone());
     let sites = read_in_bursts(
-        watch_sites_unmanaged(&hub.api, watcher::Config::default().any_semantic()),
+        watch_sites::<UnmanagedSite>(&hub.api, watcher::Config::default().any_semantic()),
         WATCH_PAUSE,
     )
     .map_ok(move |mut event| {

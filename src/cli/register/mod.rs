@@ -35,6 +35,7 @@ use crate::api::{
     SecretKeyRef, Tier,
 };
 use crate::fleet::rbac;
+use crate::k8s::site_status::get_site;
 use crate::k8s::{
     Cluster, ConnectOptions, ContextFlags, IssuedToken, NAMESPACE, ObjectRef, TokenKubeconfig,
     plain_yaml_stream,
@@ -298,7 +299,10 @@ pub(super) async fn read_site(
     site: &str,
 ) -> Result<Option<FederatedCluster>, Error> {
     Ok(hub
-        .get_site(site)
+        .found(
+            format!("get FederatedCluster {site}"),
+            get_site(&hub.sites(), site),
+        )
         .await?
         .filter(|s| s.metadata.deletion_timestamp.is_none()))
 }

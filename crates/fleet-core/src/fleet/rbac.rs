@@ -240,7 +240,7 @@ pub(crate) fn rule(api_group: &str, resource: &str, names: &[&str], verbs: &[&st
 /// the hub with a token bound to exactly these rules):
 ///
 /// - `federatedclusters` get, list, watch: the site watch
-///   (`k8s::site_status::watch_sites_unmanaged`) and the GET of a site
+///   (`k8s::site_status::watch_sites`) and the GET of a site
 ///   while that watch is down (`get_site`). No update or patch: the hub
 ///   never writes a spec.
 /// - `federatedclusters/status` update, patch: the hub's guarded replace
