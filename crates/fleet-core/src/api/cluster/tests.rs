@@ -58,3 +58,31 @@ fn member_identities_are_kubernetes_uids() {
 fn every_hub_condition_fits_the_schema_bound() {
     assert!(HUB_CONDITION_TYPES.len() <= MAX_CONDITIONS);
 }
+
+#[test]
+fn the_edge_part_is_the_full_status_key_for_key() {
+    // One declaration: each edge-owned key has the same schema (docs,
+    // bounds) in `EdgeStatus` as in `FederatedClusterStatus`, and the
+    // key lists are exactly their properties.
+    let full = serde_json::to_value(schemars::schema_for!(FederatedClusterStatus)).unwrap();
+    let edge = serde_json::to_value(schemars::schema_for!(EdgeStatus)).unwrap();
+    let props = |s: &serde_json::Value| s["properties"].as_object().unwrap().clone();
+    let (full, edge) = (props(&full), props(&edge));
+    let mut edge_keys: Vec<&str> = edge.keys().map(String::as_str).collect();
+    let mut want: Vec<&str> = EDGE_OWNED_STATUS_KEYS.to_vec();
+    edge_keys.sort();
+    want.sort();
+    assert_eq!(edge_keys, want);
+    for key in EDGE_OWNED_STATUS_KEYS {
+        assert_eq!(edge[*key], full[*key], "{key}");
+    }
+    let mut all: Vec<&str> = full.keys().map(String::as_str).collect();
+    let mut owned: Vec<&str> = EDGE_OWNED_STATUS_KEYS
+        .iter()
+        .chain(HUB_OWNED_STATUS_KEYS)
+        .copied()
+        .collect();
+    all.sort();
+    owned.sort();
+    assert_eq!(all, owned);
+}
