@@ -18,24 +18,6 @@ use kube_derive::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Status keys the edge operator writes in Push mode (the hub writes them in
-/// Pull mode). An edge status patch contains only keys from this list.
-pub const EDGE_OWNED_STATUS_KEYS: &[&str] = &[
-    "lastHeartbeatTime",
-    "observedVersion",
-    "kubernetesVersion",
-    "nodeCount",
-    "namespaceCount",
-    "capacity",
-    "inference",
-    "signals",
-    "credentialExpirationTime",
-    "credentialRenewalTime",
-    "lastProbeDurationMilliseconds",
-    "lastReportDurationMilliseconds",
-    "member",
-];
-
 /// Status keys that describe one mode's credential or health check: the
 /// edge's hub token and its report round trip in Push, the member token and
 /// the probe duration in Pull. `register` removes the old mode's when it
@@ -54,14 +36,6 @@ pub fn mode_status_keys(mode: Mode) -> &'static [&'static str] {
         ],
     }
 }
-
-/// Status keys only the hub operator ever writes, in both modes.
-pub const HUB_OWNED_STATUS_KEYS: &[&str] = &[
-    "phase",
-    "phaseTransitionTime",
-    "conditions",
-    "clockOffsetSeconds",
-];
 
 /// Upper bound on `status.signals`, enforced by the CRD schema and by
 /// [`crate::fleet::signals`].
@@ -750,104 +724,158 @@ impl SignalType {
     }
 }
 
-/// Observed state of a site. Every field is optional and omitted when unset,
-/// so each writer patches only its own keys: the hub owns phase,
-/// phaseTransitionTime, conditions and clockOffsetSeconds; in Push mode the
-/// edge owns the rest.
-//
-// Decoded leniently (`api::lenient`): a status that does not read whole
-// still decodes, without what could not be read, which `unreadable()`
-// names. The derives below are the strict decode the lenient one starts
-// from (`remote = "Self"` makes them inherent functions; the trait impls
-// are in `api::lenient`).
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(remote = "Self", rename_all = "camelCase")]
-#[schemars(rename = "FederatedClusterStatus")]
-pub struct FederatedClusterStatus {
-    /// Hub-owned: connection phase.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<Phase>,
-    /// Hub-owned: when `phase` last changed (hub clock).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase_transition_time: Option<Time>,
-    /// Hub-owned: `Connected`, `CredentialExpiring`, `ClockSkew`, and in Pull
-    /// mode `RemediationCapable`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "conditions_schema")]
-    pub conditions: Option<Vec<Condition>>,
-    /// Hub-owned: how far the edge clock is ahead of the hub clock (negative:
-    /// behind), in whole seconds, as the hub last measured it when a new
-    /// heartbeat arrived. Absent while the difference is within the
-    /// `ClockSkew` tolerance, and always for Pull sites (the hub stamps their
-    /// heartbeat). Written only with the `ClockSkew` condition or when it
-    /// moves by more than the tolerance, so it may lag by up to that much.
-    /// `lastHeartbeatTime - clockOffsetSeconds` is the heartbeat on the hub
-    /// clock, which every age shown to a user is computed from.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = -MAX_CLOCK_OFFSET_SECONDS, max = MAX_CLOCK_OFFSET_SECONDS))]
-    pub clock_offset_seconds: Option<i64>,
-    /// Edge-owned: the edge's clock when it sent its latest report. The hub
-    /// judges age by when it observed a new value here, on its own clock.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_heartbeat_time: Option<Time>,
-    /// Edge-owned: version of the reporting operator build.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = MAX_VERSION_CHARS), regex(pattern = PRINTABLE_TEXT_PATTERN))]
-    pub observed_version: Option<String>,
-    /// Edge-owned: the member's Kubernetes version, e.g. v1.33.2.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = MAX_VERSION_CHARS), regex(pattern = PRINTABLE_TEXT_PATTERN))]
-    pub kubernetes_version: Option<String>,
-    /// Edge-owned: number of nodes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0, max = MAX_COUNT))]
-    pub node_count: Option<i64>,
-    /// Edge-owned: number of namespaces.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0, max = MAX_COUNT))]
-    pub namespace_count: Option<i64>,
-    /// Edge-owned: node and accelerator capacity.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub capacity: Option<Capacity>,
-    /// Edge-owned: inference workloads found by discovery.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub inference: Option<Inference>,
-    /// Edge-owned: active failures, worst first, at most 100.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = MAX_SIGNALS))]
-    pub signals: Option<Vec<Signal>>,
-    /// Edge-owned: when the edge's hub token expires (the token a restart
-    /// of the edge would use).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub credential_expiration_time: Option<Time>,
-    /// Edge-owned: when the edge renews that token by itself (half its
-    /// lifetime before expiry); absent when it does not renew it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub credential_renewal_time: Option<Time>,
-    /// Pull only: how long the hub's latest successful probe of the member
-    /// took, sent with the heartbeat it stamps.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0, max = MAX_DURATION_MILLISECONDS))]
-    pub last_probe_duration_milliseconds: Option<i64>,
-    /// Push only: how long the edge's previous report to the hub took (its
-    /// status write's round trip), sent with the next heartbeat. The hub
-    /// observes it as the site's health-check duration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0, max = MAX_DURATION_MILLISECONDS))]
-    pub last_report_duration_milliseconds: Option<i64>,
-    /// Edge-owned: the identity of the member cluster the report was read
-    /// from — the UID of its `kube-system` namespace, which lives as long
-    /// as the cluster. The hub flags a site whose member changes
-    /// (condition `MemberChanged`) and counts incidents by member.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = MEMBER_UID_CHARS, max = MEMBER_UID_CHARS), regex(pattern = MEMBER_UID_PATTERN))]
-    pub member: Option<String>,
-    /// Not on the wire: what the lenient decoder could not read of the
-    /// site ([`Self::unreadable`], `api::lenient`); None for a status that
-    /// read whole.
-    #[serde(skip)]
-    #[schemars(skip)]
-    pub unreadable: Option<Box<super::Unreadable>>,
+/// Declares the status types from one row per field (its docs and schema
+/// bounds, its wire key, its Rust name and type): [`FederatedClusterStatus`]
+/// (every field), its edge-owned part [`EdgeStatus`], and the key lists
+/// [`EDGE_OWNED_STATUS_KEYS`] and [`HUB_OWNED_STATUS_KEYS`] that the
+/// admission policy, the lenient decoder and the status patches use. The
+/// full status keeps the edge fields inline rather than as a
+/// `#[serde(flatten)]` field: serde buffers a flattened struct and
+/// deserialises it afterwards, so the lenient decoder
+/// (`serde_path_to_error`) would lose the key of an unreadable edge field
+/// and give up the whole status, and the hub's typed decode of every site
+/// would pay for the buffering.
+macro_rules! status_types {
+    (
+        hub { $( $(#[$hub_attr:meta])* $hub_key:literal => $hub_field:ident: $hub_ty:ty, )* }
+        edge { $( $(#[$edge_attr:meta])* $edge_key:literal => $edge_field:ident: $edge_ty:ty, )* }
+    ) => {
+        /// Status keys the edge operator writes in Push mode (the hub writes
+        /// them in Pull mode): the fields of [`EdgeStatus`]. An edge status
+        /// patch contains only keys from this list.
+        pub const EDGE_OWNED_STATUS_KEYS: &[&str] = &[$($edge_key),*];
+
+        /// Status keys only the hub operator ever writes, in both modes.
+        pub const HUB_OWNED_STATUS_KEYS: &[&str] = &[$($hub_key),*];
+
+        /// Observed state of a site. Every field is optional and omitted when unset,
+        /// so each writer patches only its own keys: the hub owns phase,
+        /// phaseTransitionTime, conditions and clockOffsetSeconds; in Push mode the
+        /// edge owns the rest.
+        //
+        // Decoded leniently (`api::lenient`): a status that does not read whole
+        // still decodes, without what could not be read, which `unreadable()`
+        // names. The derives below are the strict decode the lenient one starts
+        // from (`remote = "Self"` makes them inherent functions; the trait impls
+        // are in `api::lenient`).
+        #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+        #[serde(remote = "Self", rename_all = "camelCase")]
+        #[schemars(rename = "FederatedClusterStatus")]
+        pub struct FederatedClusterStatus {
+            $(
+                $(#[$hub_attr])*
+                #[serde(rename = $hub_key, default, skip_serializing_if = "Option::is_none")]
+                pub $hub_field: $hub_ty,
+            )*
+            $(
+                $(#[$edge_attr])*
+                #[serde(rename = $edge_key, default, skip_serializing_if = "Option::is_none")]
+                pub $edge_field: $edge_ty,
+            )*
+            /// Not on the wire: what the lenient decoder could not read of the
+            /// site ([`Self::unreadable`], `api::lenient`); None for a status that
+            /// read whole.
+            #[serde(skip)]
+            #[schemars(skip)]
+            pub unreadable: Option<Box<super::Unreadable>>,
+        }
+
+        /// The edge-owned part of a site's status: exactly the keys of
+        /// [`EDGE_OWNED_STATUS_KEYS`], so a patch built from it can never carry a
+        /// hub-owned key. The edge (Push) or the hub prober (Pull) fills it from
+        /// the member cluster. Its fields are [`FederatedClusterStatus`]'s
+        /// edge-owned fields, declared once for both.
+        #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+        pub struct EdgeStatus {
+            $(
+                $(#[$edge_attr])*
+                #[serde(rename = $edge_key, default, skip_serializing_if = "Option::is_none")]
+                pub $edge_field: $edge_ty,
+            )*
+        }
+
+        impl EdgeStatus {
+            /// The edge-owned fields of `status`.
+            pub fn from_status(status: &FederatedClusterStatus) -> Self {
+                Self { $($edge_field: status.$edge_field.clone(),)* }
+            }
+
+            /// Overwrite the edge-owned fields of `status` with these, leaving the
+            /// hub-owned fields alone.
+            #[cfg(test)]
+            pub(crate) fn apply_to(&self, status: &mut FederatedClusterStatus) {
+                $(status.$edge_field = self.$edge_field.clone();)*
+            }
+        }
+    };
+}
+
+status_types! {
+    hub {
+        /// Hub-owned: connection phase.
+        "phase" => phase: Option<Phase>,
+        /// Hub-owned: when `phase` last changed (hub clock).
+        "phaseTransitionTime" => phase_transition_time: Option<Time>,
+        /// Hub-owned: `Connected`, `CredentialExpiring`, `ClockSkew`, and in Pull
+        /// mode `RemediationCapable`.
+        #[schemars(schema_with = "conditions_schema")]
+        "conditions" => conditions: Option<Vec<Condition>>,
+        /// Hub-owned: how far the edge clock is ahead of the hub clock (negative:
+        /// behind), in whole seconds, as the hub last measured it when a new
+        /// heartbeat arrived. Absent while the difference is within the
+        /// `ClockSkew` tolerance, and always for Pull sites (the hub stamps their
+        /// heartbeat). Written only with the `ClockSkew` condition or when it
+        /// moves by more than the tolerance, so it may lag by up to that much.
+        /// `lastHeartbeatTime - clockOffsetSeconds` is the heartbeat on the hub
+        /// clock, which every age shown to a user is computed from.
+        #[schemars(range(min = -MAX_CLOCK_OFFSET_SECONDS, max = MAX_CLOCK_OFFSET_SECONDS))]
+        "clockOffsetSeconds" => clock_offset_seconds: Option<i64>,
+    }
+    edge {
+        /// Edge-owned: the edge's clock when it sent its latest report. The hub
+        /// judges age by when it observed a new value here, on its own clock.
+        "lastHeartbeatTime" => last_heartbeat_time: Option<Time>,
+        /// Edge-owned: version of the reporting operator build.
+        #[schemars(length(max = MAX_VERSION_CHARS), regex(pattern = PRINTABLE_TEXT_PATTERN))]
+        "observedVersion" => observed_version: Option<String>,
+        /// Edge-owned: the member's Kubernetes version, e.g. v1.33.2.
+        #[schemars(length(max = MAX_VERSION_CHARS), regex(pattern = PRINTABLE_TEXT_PATTERN))]
+        "kubernetesVersion" => kubernetes_version: Option<String>,
+        /// Edge-owned: number of nodes.
+        #[schemars(range(min = 0, max = MAX_COUNT))]
+        "nodeCount" => node_count: Option<i64>,
+        /// Edge-owned: number of namespaces.
+        #[schemars(range(min = 0, max = MAX_COUNT))]
+        "namespaceCount" => namespace_count: Option<i64>,
+        /// Edge-owned: node and accelerator capacity.
+        "capacity" => capacity: Option<Capacity>,
+        /// Edge-owned: inference workloads found by discovery.
+        "inference" => inference: Option<Inference>,
+        /// Edge-owned: active failures, worst first, at most 100.
+        #[schemars(length(max = MAX_SIGNALS))]
+        "signals" => signals: Option<Vec<Signal>>,
+        /// Edge-owned: when the edge's hub token expires (the token a restart
+        /// of the edge would use).
+        "credentialExpirationTime" => credential_expiration_time: Option<Time>,
+        /// Edge-owned: when the edge renews that token by itself (half its
+        /// lifetime before expiry); absent when it does not renew it.
+        "credentialRenewalTime" => credential_renewal_time: Option<Time>,
+        /// Pull only: how long the hub's latest successful probe of the member
+        /// took, sent with the heartbeat it stamps.
+        #[schemars(range(min = 0, max = MAX_DURATION_MILLISECONDS))]
+        "lastProbeDurationMilliseconds" => last_probe_duration_milliseconds: Option<i64>,
+        /// Push only: how long the edge's previous report to the hub took (its
+        /// status write's round trip), sent with the next heartbeat. The hub
+        /// observes it as the site's health-check duration.
+        #[schemars(range(min = 0, max = MAX_DURATION_MILLISECONDS))]
+        "lastReportDurationMilliseconds" => last_report_duration_milliseconds: Option<i64>,
+        /// Edge-owned: the identity of the member cluster the report was read
+        /// from — the UID of its `kube-system` namespace, which lives as long
+        /// as the cluster. The hub flags a site whose member changes
+        /// (condition `MemberChanged`) and counts incidents by member.
+        #[schemars(length(min = MEMBER_UID_CHARS, max = MEMBER_UID_CHARS), regex(pattern = MEMBER_UID_PATTERN))]
+        "member" => member: Option<String>,
+    }
 }
 
 /// The schema of `status.conditions`: `metav1.Condition`'s, bounded (at
@@ -948,94 +976,6 @@ impl FederatedClusterStatus {
     /// Signals reported, or an empty slice.
     pub fn signals(&self) -> &[Signal] {
         self.signals.as_deref().unwrap_or_default()
-    }
-}
-
-/// The edge-owned part of a site's status: exactly the keys of
-/// [`EDGE_OWNED_STATUS_KEYS`], so a patch built from it can never carry a
-/// hub-owned key. The edge (Push) or the hub prober (Pull) fills it from
-/// the member cluster.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct EdgeStatus {
-    /// See [`FederatedClusterStatus::last_heartbeat_time`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_heartbeat_time: Option<Time>,
-    /// See [`FederatedClusterStatus::observed_version`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_version: Option<String>,
-    /// See [`FederatedClusterStatus::kubernetes_version`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kubernetes_version: Option<String>,
-    /// See [`FederatedClusterStatus::node_count`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node_count: Option<i64>,
-    /// See [`FederatedClusterStatus::namespace_count`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub namespace_count: Option<i64>,
-    /// See [`FederatedClusterStatus::capacity`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub capacity: Option<Capacity>,
-    /// See [`FederatedClusterStatus::inference`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub inference: Option<Inference>,
-    /// See [`FederatedClusterStatus::signals`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub signals: Option<Vec<Signal>>,
-    /// See [`FederatedClusterStatus::credential_expiration_time`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub credential_expiration_time: Option<Time>,
-    /// See [`FederatedClusterStatus::credential_renewal_time`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub credential_renewal_time: Option<Time>,
-    /// See [`FederatedClusterStatus::last_probe_duration_milliseconds`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_probe_duration_milliseconds: Option<i64>,
-    /// See [`FederatedClusterStatus::last_report_duration_milliseconds`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_report_duration_milliseconds: Option<i64>,
-    /// See [`FederatedClusterStatus::member`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub member: Option<String>,
-}
-
-impl EdgeStatus {
-    /// The edge-owned fields of `status`.
-    pub fn from_status(status: &FederatedClusterStatus) -> Self {
-        Self {
-            last_heartbeat_time: status.last_heartbeat_time.clone(),
-            observed_version: status.observed_version.clone(),
-            kubernetes_version: status.kubernetes_version.clone(),
-            node_count: status.node_count,
-            namespace_count: status.namespace_count,
-            capacity: status.capacity.clone(),
-            inference: status.inference,
-            signals: status.signals.clone(),
-            credential_expiration_time: status.credential_expiration_time.clone(),
-            credential_renewal_time: status.credential_renewal_time.clone(),
-            last_probe_duration_milliseconds: status.last_probe_duration_milliseconds,
-            last_report_duration_milliseconds: status.last_report_duration_milliseconds,
-            member: status.member.clone(),
-        }
-    }
-
-    #[cfg(test)]
-    /// Overwrite the edge-owned fields of `status` with these, leaving the
-    /// hub-owned fields alone.
-    pub(crate) fn apply_to(&self, status: &mut FederatedClusterStatus) {
-        status.last_heartbeat_time = self.last_heartbeat_time.clone();
-        status.observed_version = self.observed_version.clone();
-        status.kubernetes_version = self.kubernetes_version.clone();
-        status.node_count = self.node_count;
-        status.namespace_count = self.namespace_count;
-        status.capacity = self.capacity.clone();
-        status.inference = self.inference;
-        status.signals = self.signals.clone();
-        status.credential_expiration_time = self.credential_expiration_time.clone();
-        status.credential_renewal_time = self.credential_renewal_time.clone();
-        status.last_probe_duration_milliseconds = self.last_probe_duration_milliseconds;
-        status.last_report_duration_milliseconds = self.last_report_duration_milliseconds;
-        status.member = self.member.clone();
     }
 }
 
@@ -1173,86 +1113,7 @@ pub struct Signal {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn regions_are_label_values() {
-        for ok in ["us-east-1", "eu_west.2", "westeurope", "A", "9"] {
-            assert_eq!(validate_region(ok), Ok(()), "{ok}");
-        }
-        let long = "a".repeat(64);
-        for bad in [
-            "",
-            "-us",
-            "us-",
-            "us east",
-            "x\"} 0\nfederation_clusters_total{status=\"unreachable\"} 0\n#",
-            "\"",
-            "\u{1b}[2J",
-            long.as_str(),
-        ] {
-            assert!(validate_region(bad).is_err(), "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn display_names_refuse_control_and_format_characters() {
-        assert_eq!(validate_display_name("Store 42 — Lyon (été)"), Ok(()));
-        for bad in [
-            "a\u{1b}[2Jb",
-            "soft\u{ad}hyphen",
-            "mongolian\u{180e}vs",
-            "tag\u{e0041}",
-            "bidi\u{202e}",
-            "anchor\u{fff9}",
-            "nul\u{0}",
-        ] {
-            assert!(validate_display_name(bad).is_err(), "{bad:?}");
-        }
-        assert!(validate_display_name(&"x".repeat(MAX_DISPLAY_NAME_CHARS + 1)).is_err());
-        assert!(validate_display_name(&"x".repeat(MAX_DISPLAY_NAME_CHARS)).is_ok());
-    }
-
-    #[test]
-    fn member_identities_are_kubernetes_uids() {
-        assert!(is_member_uid("6f1c2a8e-0b7d-4f3e-9a51-2c8d7e6f1b20"));
-        for bad in [
-            "",
-            "6F1C2A8E-0B7D-4F3E-9A51-2C8D7E6F1B20",
-            "6f1c2a8e0b7d4f3e9a512c8d7e6f1b20",
-            "6f1c2a8e-0b7d-4f3e-9a51-2c8d7e6f1b2",
-            "6f1c2a8e-0b7d-4f3e-9a512-c8d7e6f1b20",
-            "6f1c2a8e-0b7d-4f3e-9a51-2c8d7e6f1b2g",
-            "\u{1b}[2J-0b7d-4f3e-9a51-2c8d7e6f1b20",
-        ] {
-            assert!(!is_member_uid(bad), "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn every_hub_condition_fits_the_schema_bound() {
-        assert!(HUB_CONDITION_TYPES.len() <= MAX_CONDITIONS);
-    }
-}
+mod tests;
 
 #[cfg(test)]
-mod maintenance_tests {
-    use super::*;
-
-    #[test]
-    fn a_window_is_open_from_since_until_until() {
-        let t = |s: i64| Timestamp::from_second(1_800_000_000 + s).unwrap();
-        let w = MaintenanceWindow {
-            since: Some(Time(t(0))),
-            until: Time(t(60)),
-            reason: None,
-        };
-        assert!(!w.is_open(t(-1)));
-        assert!(w.is_open(t(0)));
-        assert!(w.is_open(t(59)));
-        assert!(!w.is_open(t(60)), "it ends by itself");
-        let open_now = MaintenanceWindow { since: None, ..w };
-        assert!(open_now.is_open(t(-100)));
-    }
-}
+mod maintenance_tests;

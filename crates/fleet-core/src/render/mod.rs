@@ -11,6 +11,7 @@
 //! - [`describe`]: `kubectl fleet describe SITE`.
 //! - [`table`]: the shared kubectl-like plain table.
 //! - [`safe`]: untrusted text made terminal-safe and cut to a cell width.
+//! - [`totals`]: what the status views count over the sites they show.
 
 pub mod describe;
 pub mod incidents;
@@ -21,6 +22,7 @@ pub mod safe;
 pub mod status;
 pub mod table;
 mod times;
+pub mod totals;
 
 #[cfg(test)]
 mod tests;

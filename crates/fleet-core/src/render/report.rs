@@ -82,9 +82,11 @@ use super::times;
 use crate::api::{Environment, FederatedCluster, GpuCount, Mode, Phase, Signal, Tier};
 use crate::fleet::liveness::HubVerdict;
 use crate::fleet::policy::{Incidents, SignalPolicy};
-use crate::fleet::summary::{ShownPhase, Totals, shown_phase};
-use crate::fleet::versions::EdgeVersions;
+use crate::fleet::summary::shown_phase;
 use crate::render::jsonpath::{SiteStream, Template};
+/// Kept here too for callers of the report (`rest`); declared in
+/// [`super::totals`].
+pub use crate::render::totals::ViewTotals;
 
 /// `apiVersion` of every report this module renders.
 pub const REPORT_API_VERSION: &str = "fleet.kubectl-fleet.dev/v1";
@@ -841,29 +843,6 @@ impl serde_json::ser::Formatter for IndentedPretty<'_> {
     fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
         self.has_value = true;
         Ok(())
-    }
-}
-
-/// What the views count over the sites they show, one site at a time: the
-/// fleet totals, the sites in maintenance and the edge versions.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ViewTotals {
-    /// Phases, GPUs, services, signals.
-    pub fleet: Totals,
-    /// Sites whose maintenance window is open.
-    pub maintenance: i64,
-    /// Sites per edge version.
-    pub versions: EdgeVersions,
-}
-
-impl ViewTotals {
-    /// Counts one site in, with the phase the view shows for it.
-    pub fn add(&mut self, site: &FederatedCluster, shown: &ShownPhase, now: Timestamp) {
-        self.fleet.add_shown(site, shown);
-        if site.in_maintenance(now) {
-            self.maintenance += 1;
-        }
-        self.versions.add(site);
     }
 }
 

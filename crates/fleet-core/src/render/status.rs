@@ -20,7 +20,7 @@ use crate::fleet::age::{age, human_duration, until};
 use crate::fleet::hub_status::INVALID_STATUS;
 use crate::fleet::liveness::{HubState, HubVerdict};
 use crate::fleet::summary::{ShownPhase, shown_phase};
-use crate::render::report::ViewTotals;
+use crate::render::totals::ViewTotals;
 use owo_colors::Style;
 
 use crate::render::table::{GAP as TABLE_GAP, PlainTable, phase_style};
