@@ -177,7 +177,7 @@ pub fn is_member_uid(uid: &str) -> bool {
 
 /// Condition type: the member cluster a site's reports come from
 /// (`status.member`) changed, or keeps changing (two edges for one site),
-/// within [`crate::fleet::hub_status::MEMBER_CHANGE_HOLD`]. Absent until
+/// within `MEMBER_CHANGE_HOLD` (an hour, `fleet::hub_status`). Absent until
 /// the hub sees a change.
 pub const CONDITION_MEMBER_CHANGED: &str = "MemberChanged";
 /// Condition type: the edge clock differs from the hub clock by more than the

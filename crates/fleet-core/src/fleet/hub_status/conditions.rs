@@ -168,7 +168,7 @@ pub struct HubStatus<'a> {
     /// `RemediationCapable`, set by the prober) as they were.
     pub conditions: Cow<'a, [Condition]>,
     /// `clockOffsetSeconds`: the latest live measurement when this is a
-    /// write, else what the object already holds (see [`clock_offset`]).
+    /// write, else what the object already holds (see [`clock_offset`](super::push::clock_offset)).
     pub clock_offset_seconds: Option<i64>,
     /// Whether this is a transition (so a write is due).
     pub changed: bool,

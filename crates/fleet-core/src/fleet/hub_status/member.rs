@@ -107,7 +107,7 @@ pub(super) fn member_state(changed: bool) -> CondState<impl FnOnce() -> String> 
 }
 
 /// Adds the hub's `MemberChanged` judgement to `j`, a judgement of `site`
-/// ([`hub_status`] or [`pull_hub_status`]) made with `remembered`, from the
+/// ([`hub_status`](super::hub_status) or [`pull_hub_status`](super::pull_hub_status)) made with `remembered`, from the
 /// hub's sighting of its member (None: no sighting). True until
 /// [`MEMBER_CHANGE_HOLD`] after the last change seen, then False; left out
 /// while the hub saw no change and the site has no such condition. A

@@ -28,10 +28,10 @@
 //!
 //! `MemberChanged` (both modes) is judged apart, by [`judge_member`], from
 //! the hub's [`MemberSighting`] of the identity a site's reports name
-//! (`status.member`): True for [`MEMBER_CHANGE_HOLD`] after the hub saw
+//! (`status.member`): True for [`MEMBER_CHANGE_HOLD`](member::MEMBER_CHANGE_HOLD) after the hub saw
 //! it change, then False; absent on a site whose member never changed.
 //!
-//! A site whose object the hub could not read whole ([`Unreadable`],
+//! A site whose object the hub could not read whole ([`Unreadable`](crate::api::Unreadable),
 //! `api::lenient`) is judged on what it could read: an unreadable
 //! `lastHeartbeatTime` is never a new heartbeat ([`Sighting::of_site`]),
 //! and `Connected` carries the reason [`INVALID_STATUS`] naming the keys

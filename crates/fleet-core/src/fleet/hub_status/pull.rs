@@ -27,7 +27,7 @@ use crate::fleet::probe::{ProbeOutcome, ProbeVerdict};
 /// heartbeat (so there is no `clockOffsetSeconds`; one left from a time
 /// the site was Push is removed).
 ///
-/// `remembered` is as for [`hub_status`]; a full check drops the Push-only
+/// `remembered` is as for [`hub_status`](super::hub_status); a full check drops the Push-only
 /// condition (`ClockSkew`) a site switched from Push left behind. Before the first
 /// probe of this process the hub cannot vouch for `Connected` and
 /// `RemediationCapable`, so they are checked from the first probe on.
