@@ -1,8 +1,9 @@
 //! The hub-owned part of a site's status — phase, phaseTransitionTime and
 //! conditions — as the hub should write it, whether that is a transition
-//! worth a write, and when to judge again. Pure: the hub operator feeds it
-//! the object, its in-memory [`Sighting`], the effective heartbeat interval
-//! and the clock, and writes only when [`HubStatus::changed`] says so.
+//! worth a write, and when to judge again. Pure: the hub operator makes one
+//! call per look at a site, [`judge`], with the object, its in-memory
+//! [`Sighting`], what else it holds of the site ([`Bearings`]) and the
+//! clock, and writes only when [`HubStatus::changed`] says so.
 //!
 //! A write is due only when the phase, or the status or reason of the
 //! `Connected`, `CredentialExpiring` or `ClockSkew` condition, changes, or
