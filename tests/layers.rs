@@ -28,9 +28,6 @@ const MAX_LINES: usize = 1_200;
 /// was written as a ceiling: a file here may shrink, never grow, and leaves
 /// the list once it is under the limit. Nothing is added to it.
 const OVER_LIMIT: &[(&str, usize)] = &[
-    // The core crate's files (api, fleet, render), split by their owner.
-    ("crates/fleet-core/src/fleet/hub_status.rs", 2_838),
-    ("crates/fleet-core/src/fleet/signals.rs", 1_453),
     // Integration tests of the root crate.
     ("tests/alerts_live.rs", 1_221),
     ("tests/cli_install.rs", 1_281),

@@ -6,9 +6,10 @@
 //!   (a [`Sighting`], see [`Sighting::fold`]), in memory — recording costs
 //!   no write. A heartbeat the hub could not read is never a new one
 //!   ([`Sighting::of_site`]).
-//! - What to write and when to look again is judged by
-//!   [`crate::fleet::hub_status::hub_status`] from that sighting and the
-//!   effective interval (`--interval-scale` applied).
+//! - What to write and when to look again is judged by one pure call,
+//!   [`crate::fleet::hub_status::judge`], from that sighting, the
+//!   effective interval (`--interval-scale` applied) and what the hub
+//!   remembers of the site (its conditions, member and latest probe).
 //! - The hub writes only on a transition (phase, or the status/reason of the
 //!   `Connected`, `CredentialExpiring` or `ClockSkew` condition, or the edge
 //!   clock offset `clockOffsetSeconds` moving by more than the skew
@@ -56,8 +57,8 @@ use tokio::sync::watch;
 
 use crate::api::{FederatedCluster, Mode, Phase};
 use crate::fleet::hub_status::{
-    CheckedConditions, DEFAULT_CREDENTIAL_WARNING, HubStatus, MemberSighting, Sighting,
-    conditions_digest, hub_status, judge_member, pull_hub_status, same_heartbeat,
+    self, Bearings, CheckedConditions, DEFAULT_CREDENTIAL_WARNING, HubStatus, MemberSighting,
+    Sighting, conditions_digest, same_heartbeat,
 };
 use crate::k8s::site_decode::UnmanagedSite;
 use crate::k8s::site_status::{get_site, read_in_bursts, replace_site_status, watch_sites};
@@ -663,30 +664,23 @@ impl Hub {
         remembered: Option<CheckedConditions>,
         now: Timestamp,
     ) -> HubStatus<'a> {
-        let sighting = sighting.since_takeover(self.leader_since(now), site.phase());
-        let interval = self.effective_interval(site);
-        let mut j = match site.spec.mode {
-            Mode::Push => hub_status(
-                site,
-                &sighting,
-                interval,
-                self.cfg.credential_warning,
-                remembered,
-                now,
-            ),
-            Mode::Pull => pull_hub_status(
-                site,
-                &sighting,
-                interval,
-                self.probes.verdict(site.site_name()).as_ref(),
-                self.cfg.credential_warning,
-                remembered,
-                now,
-            ),
+        let leader_since = self.leader_since(now);
+        // Only a Pull site has a prober's verdict: no lookup per heartbeat
+        // of a Push site.
+        let probe = match site.spec.mode {
+            Mode::Push => None,
+            Mode::Pull => self.probes.verdict(site.site_name()),
         };
         let members = self.members.lock().unwrap_or_else(|p| p.into_inner());
-        judge_member(&mut j, site, members.get(site.site_name()), remembered, now);
-        j
+        let bearings = Bearings {
+            interval: self.effective_interval(site),
+            credential_warning: self.cfg.credential_warning,
+            leader_since,
+            probe: probe.as_ref(),
+            member: members.get(site.site_name()),
+            remembered,
+        };
+        hub_status::judge(site, sighting, &bearings, now)
     }
 
     /// Whether this replica, at `now`, has judged every site of `sites`
@@ -919,7 +913,7 @@ impl Hub {
                             ),
                         );
                     }
-                    if let Some(unreadable) = crate::fleet::hub_status::invalid_status(&current) {
+                    if let Some(unreadable) = hub_status::invalid_status(&current) {
                         // Logged with each write of its judgement, so once
                         // per change of what the hub cannot read.
                         let fields: Vec<String> = unreadable

@@ -194,7 +194,7 @@ async fn renew(
             let (failure, _) = classify(&e, member.kubeconfig.server(), site);
             format!(
                 "the member answered the token request with {}",
-                failure.reason()
+                failure.as_str()
             )
         })?;
     let text = member
@@ -609,7 +609,7 @@ impl SiteProber {
             drop(_permit);
             if let ProbeOutcome::Failed { failure, message } = &verdict.outcome {
                 // The message may quote the member's answer: escaped and bounded.
-                tracing::debug!(site = %self.name, reason = failure.reason(), "{}", Untrusted(message));
+                tracing::debug!(site = %self.name, reason = failure.as_str(), "{}", Untrusted(message));
                 // An Event when the failure begins or changes class, not
                 // at every probe of a member that stays down.
                 let same = matches!(
@@ -622,7 +622,7 @@ impl SiteProber {
                         true,
                         "ProbeFailed",
                         "Probe",
-                        format!("{}: {}", failure.reason(), Untrusted(message)),
+                        format!("{}: {}", failure.as_str(), Untrusted(message)),
                     ));
                 }
             }

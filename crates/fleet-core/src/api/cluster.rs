@@ -115,7 +115,8 @@ pub(crate) const MAX_DURATION_MILLISECONDS: i64 = 86_400_000;
 /// two instants of [`DATE_TIME_PATTERN`] lie apart.
 pub(crate) const MAX_CLOCK_OFFSET_SECONDS: i64 = 315_576_000_000;
 /// Upper bound on `status.conditions`: the hub owns every condition type
-/// (`HUB_CONDITION_TYPES`; a unit test holds the bound), so there is room for them and no more.
+/// (the `PUSH_`/`PULL_CONDITION_TYPES` of `fleet::hub_status`), so there
+/// is room for them and no more.
 pub(crate) const MAX_CONDITIONS: usize = 8;
 /// Upper bound, in characters, on a condition's `message` (the hub's own
 /// messages are far shorter; a longer one is cut by the hub).
@@ -150,24 +151,12 @@ pub fn is_member_uid(uid: &str) -> bool {
 
 /// Condition type: the member cluster a site's reports come from
 /// (`status.member`) changed, or keeps changing (two edges for one site),
-/// within [`crate::fleet::hub_status::MEMBER_CHANGE_HOLD`]. Absent until
+/// within `MEMBER_CHANGE_HOLD` (an hour, `fleet::hub_status`). Absent until
 /// the hub sees a change.
 pub const CONDITION_MEMBER_CHANGED: &str = "MemberChanged";
 /// Condition type: the edge clock differs from the hub clock by more than the
 /// tolerance of [`crate::fleet::phase::skew_tolerance`].
 pub const CONDITION_CLOCK_SKEW: &str = "ClockSkew";
-#[cfg(test)]
-/// Every condition type the hub writes. No other writer may set conditions
-/// (docs/architecture.md#who-writes-which-status-key), so any other type
-/// found on a site is not the hub's word.
-pub(crate) const HUB_CONDITION_TYPES: &[&str] = &[
-    CONDITION_CONNECTED,
-    CONDITION_REMEDIATION_CAPABLE,
-    CONDITION_CREDENTIAL_EXPIRING,
-    CONDITION_CLOCK_SKEW,
-    CONDITION_MEMBER_CHANGED,
-];
-
 /// Whether `region` is a valid `spec.region` ([`REGION_PATTERN`]); the
 /// error says why, in words a command line can print.
 pub fn validate_region(region: &str) -> Result<(), String> {

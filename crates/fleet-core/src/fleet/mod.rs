@@ -3,7 +3,7 @@
 //! argument so behaviour is reproducible in tests.
 //!
 //! - [`phase`]: phase from hub-observed heartbeat age, next requeue, clock skew.
-//! - [`hub_status`]: the hub-owned status (phase, conditions) to write, and when.
+//! - [`hub_status`]: the hub's judgement of a site ([`hub_status::judge`]): the hub-owned status to write, and when.
 //! - [`status_patch`]: change-only edge merge patches and the hub's guarded patch.
 //! - [`rbac`]: the per-site least-privilege identity and site-name validation.
 //! - [`signals`]: failure signals from Pods, Nodes and inference services.

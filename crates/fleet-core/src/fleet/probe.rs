@@ -51,8 +51,27 @@ pub enum ProbeFailure {
 }
 
 impl ProbeFailure {
+    /// Every value, in declaration order.
+    pub const ALL: &[ProbeFailure] = &[
+        ProbeFailure::Unauthorized,
+        ProbeFailure::Forbidden,
+        ProbeFailure::Timeout,
+        ProbeFailure::ConnectionRefused,
+        ProbeFailure::Dns,
+        ProbeFailure::Tls,
+        ProbeFailure::SecretNotFound,
+        ProbeFailure::InvalidKubeconfig,
+        ProbeFailure::SecretLabelMismatch,
+        ProbeFailure::SecretNotLabelled,
+        ProbeFailure::SecretNotGranted,
+        ProbeFailure::AddressRefused,
+        ProbeFailure::TooLarge,
+        ProbeFailure::NotKubernetes,
+        ProbeFailure::Failed,
+    ];
+
     /// The condition reason.
-    pub fn reason(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             ProbeFailure::Unauthorized => "Unauthorized",
             ProbeFailure::Forbidden => "Forbidden",
@@ -70,6 +89,15 @@ impl ProbeFailure {
             ProbeFailure::NotKubernetes => "NotKubernetes",
             ProbeFailure::Failed => "ProbeFailed",
         }
+    }
+}
+
+impl crate::api::WireEnum for ProbeFailure {
+    const WHAT: &'static str = "probe failure";
+    const ALL: &'static [Self] = ProbeFailure::ALL;
+
+    fn as_str(self) -> &'static str {
+        ProbeFailure::as_str(self)
     }
 }
 
@@ -566,7 +594,7 @@ mod tests {
             ProbeFailure::TooLarge,
             ProbeFailure::NotKubernetes,
         ];
-        let reasons: Vec<_> = all.iter().map(|f| f.reason()).collect();
+        let reasons: Vec<_> = all.iter().map(|f| f.as_str()).collect();
         assert_eq!(
             reasons,
             [
