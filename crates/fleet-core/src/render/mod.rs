@@ -12,6 +12,7 @@
 //! - [`table`]: the shared kubectl-like plain table.
 //! - [`safe`]: untrusted text made terminal-safe and cut to a cell width.
 
+mod decided;
 pub mod describe;
 pub mod incidents;
 pub mod jsonpath;
