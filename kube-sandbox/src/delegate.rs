@@ -32,7 +32,7 @@ use crate::auth::UserInfo;
 use crate::errors::ApiError;
 use crate::http::{self, BodyError, Resp};
 use crate::resources::Catalogue;
-use crate::shared::Shared;
+use crate::store::State;
 use base64::Engine;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -407,7 +407,7 @@ impl Delegate {
     /// Forwards one request and hands back the delegate's answer as it is
     /// (a streamed body). A write that may have removed an object is read
     /// whole first, for the garbage collector.
-    pub(crate) async fn proxy(&self, shared: &Shared, f: Forward<'_>) -> Resp {
+    pub(crate) async fn proxy(&self, state: &Mutex<State>, f: Forward<'_>) -> Resp {
         let may_remove = matches!(*f.method, Method::DELETE | Method::PUT | Method::PATCH);
         let resp = match self.send(&f, may_remove).await {
             Ok(r) => r,
@@ -424,7 +424,7 @@ impl Delegate {
             Err(e) => return http::error_response(&unavailable(&self.server, &e)),
         };
         if let Ok(answer) = serde_json::from_slice::<Value>(&bytes) {
-            collect_garbage(shared, f.path_and_query, &f.body, &answer);
+            collect_garbage(state, f.path_and_query, &f.body, &answer);
         }
         let body = Full::new(bytes).map_err(http::never).boxed();
         hyper::Response::from_parts(parts, body)
@@ -633,7 +633,12 @@ fn removed_uids(answer: &Value) -> Vec<String> {
 }
 
 /// The garbage collector's part for owners stored in the delegate.
-fn collect_garbage(shared: &Shared, path_and_query: &str, request_body: &[u8], answer: &Value) {
+fn collect_garbage(
+    state: &Mutex<State>,
+    path_and_query: &str,
+    request_body: &[u8],
+    answer: &Value,
+) {
     let query = path_and_query.split_once('?').map(|(_, q)| q).unwrap_or("");
     let q = http::Query::parse(query);
     let body: Value = serde_json::from_slice(request_body).unwrap_or(Value::Null);
@@ -646,7 +651,7 @@ fn collect_garbage(shared: &Shared, path_and_query: &str, request_body: &[u8], a
     if uids.is_empty() {
         return;
     }
-    let mut st = shared.state.lock().unwrap();
+    let mut st = state.lock().unwrap();
     for uid in uids {
         crate::objects::collect_dependents(&mut st, &uid, orphan);
     }

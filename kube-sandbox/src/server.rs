@@ -349,7 +349,7 @@ async fn delegated(
                 user,
                 body,
             };
-            d.proxy(shared, forward).await
+            d.proxy(&shared.state, forward).await
         }
         (Route::Apis, Some((local, _))) => {
             d.apis(local, discovery::wants_aggregated(headers), user)

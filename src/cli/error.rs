@@ -50,7 +50,7 @@ pub enum Error {
     #[error("interrupted")]
     Interrupted {
         /// What the command said of its changes.
-        left: super::interrupt::Said,
+        left: Said,
         /// Whether a second Ctrl-C cut a step that was meant to finish.
         cut: bool,
     },
@@ -107,7 +107,6 @@ impl Error {
                 Some(format!("{first}{state}: run `{finish}` to finish{undo}"))
             }
             Error::Interrupted { left, cut } => {
-                use super::interrupt::Said;
                 let cut = if *cut {
                     "a second Ctrl-C cut the step in progress, so what it wrote may be incomplete; "
                 } else {
@@ -186,4 +185,26 @@ impl Error {
             _ => 1,
         }
     }
+}
+
+/// What a command said of its changes so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Said {
+    /// Nothing: the command does not track its steps (a re-run converges).
+    Unknown,
+    /// Nothing was changed yet.
+    Nothing,
+    /// Something was changed: what, and how to finish it.
+    Left(Left),
+}
+
+/// What a command has changed so far, and how to finish or undo it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Left {
+    /// What exists now, e.g. "site site-a exists on the hub but …".
+    pub state: String,
+    /// The one command that finishes the job.
+    pub finish: String,
+    /// The command that removes what this run created, if any.
+    pub undo: Option<String>,
 }

@@ -42,59 +42,12 @@ pub struct IncidentsArgs {
     pub color: ColorChoice,
 }
 
-/// The hub's FederationStatus status with every incident whole: when the
-/// singleton cut a list, the sites complete it — `listed` when it is the
-/// whole fleet, else a fresh list of every site. Also says, on `err`,
-/// when a list could not be completed (a hub that did not record how it
-/// detects incidents) or when the hub follows fewer grouped outages than
-/// there are. With the API server's clock, as the answer dated it.
-pub(super) async fn whole_incidents(
-    hub: &crate::k8s::Cluster,
-    listed: Option<&[crate::api::FederatedCluster]>,
-    err: &mut dyn std::io::Write,
-) -> Result<
-    (
-        Option<crate::api::FederationStatusStatus>,
-        crate::k8s::ServerClock,
-    ),
-    Error,
-> {
-    use crate::fleet::incident::{complete, is_cut};
-    let (read, clock) = hub.get_federation_status_dated().await;
-    let Some(mut fleet) = read?.and_then(|f| f.status) else {
-        return Ok((None, clock));
-    };
-    if is_cut(&fleet) {
-        let whole = match listed {
-            Some(sites) => complete(&mut fleet, sites),
-            None => complete(&mut fleet, &hub.list_sites(None).await?),
-        };
-        if !whole {
-            writeln!(
-                err,
-                "note: the hub's FederationStatus names only some sites of its largest incidents and \
-                 did not record how it detects them; the counts are whole, and the hub's REST API \
-                 lists every site (/api/v1/federation/incidents/ID)"
-            )?;
-        }
-    }
-    let more = fleet.outage_count() - i64::try_from(fleet.outages.len()).unwrap_or(i64::MAX);
-    if more > 0 {
-        writeln!(
-            err,
-            "note: {more} more grouped outages are not listed: the hub follows the {} largest",
-            fleet.outages.len()
-        )?;
-    }
-    Ok((Some(fleet), clock))
-}
-
 /// Runs `kubectl fleet incidents`.
 pub async fn run(global: &GlobalArgs, args: IncidentsArgs, io: &mut Io<'_>) -> Result<(), Error> {
     let hub = global.hub().await?;
     let sites = hub.list_sites(args.selector.as_deref()).await?;
     let whole_fleet = args.selector.is_none().then_some(sites.as_slice());
-    let (fleet, clock) = whole_incidents(&hub, whole_fleet, io.err).await?;
+    let (fleet, clock) = super::status::whole_incidents(&hub, whole_fleet, io.err).await?;
     // The record is part of the singleton just read, dated by its answer.
     let record =
         super::status::HubRecord::read_with(fleet.as_ref().and_then(|f| f.hub.clone()), clock);

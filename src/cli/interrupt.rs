@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use super::Error;
+pub use super::error::{Left, Said};
 
 /// Steps in progress that must not be cut in two.
 static HELD: AtomicUsize = AtomicUsize::new(0);
@@ -25,28 +26,6 @@ static HELD: AtomicUsize = AtomicUsize::new(0);
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 /// What the command has left so far, as said on an interrupt.
 static LEFT: Mutex<Said> = Mutex::new(Said::Unknown);
-
-/// What a command said of its changes so far.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Said {
-    /// Nothing: the command does not track its steps (a re-run converges).
-    Unknown,
-    /// Nothing was changed yet.
-    Nothing,
-    /// Something was changed: what, and how to finish it.
-    Left(Left),
-}
-
-/// What a command has changed so far, and how to finish or undo it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Left {
-    /// What exists now, e.g. "site site-a exists on the hub but …".
-    pub state: String,
-    /// The one command that finishes the job.
-    pub finish: String,
-    /// The command that removes what this run created, if any.
-    pub undo: Option<String>,
-}
 
 /// Records what the command has left so far (replacing what was said
 /// before).

@@ -21,6 +21,7 @@
 
 mod conn;
 mod places;
+mod state;
 
 use std::io;
 use std::net::{IpAddr, SocketAddr};

@@ -6,8 +6,7 @@
 use std::convert::Infallible;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -19,12 +18,12 @@ use hyper::body::Incoming as IncomingBody;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::sync::Notify;
 use tokio::time::{Instant, Sleep};
 use tokio_rustls::TlsAcceptor;
 
 use super::ServeLimits;
 use super::places::Place;
+use super::state::ConnState;
 use crate::operator::rest::{Authenticated, ClientAddr, Slot};
 
 /// One connection, holding `place` until it ends: the TLS handshake
@@ -89,117 +88,6 @@ where
         // Answering: finish this response, then close.
         conn.as_mut().graceful_shutdown();
         let _ = conn.await;
-    }
-}
-
-/// What one connection is doing, shared by the accept loop's
-/// [`super::places::Places`] (whom to shed), the service (a request came,
-/// who sent it), the body (it was handed over whole) and the I/O (it was
-/// flushed).
-#[derive(Debug)]
-pub(super) struct ConnState {
-    exchange: Mutex<Exchange>,
-    /// The last request was admitted by the authentication layer
-    /// (`rest::authenticated`): a caller allowed what it asked for.
-    trusted: AtomicBool,
-    /// Requests read so far.
-    requests: AtomicU32,
-    /// Requests it may send.
-    max_requests: u32,
-    /// When it has lived long enough.
-    pub(super) deadline: Instant,
-    /// Told when its place goes to another client.
-    pub(super) shed: Notify,
-    /// The listener's: told when this connection may now be shed.
-    changed: Arc<Notify>,
-    /// Where it comes from.
-    peer: std::net::IpAddr,
-}
-
-#[derive(Debug, Default)]
-struct Exchange {
-    /// When the request being answered had been read.
-    started: Option<Instant>,
-    /// Its body has been handed to hyper whole.
-    body_done: bool,
-    /// The response slot its body holds, until the body is written.
-    slot: Option<Slot>,
-}
-
-impl ConnState {
-    pub(super) fn new(
-        peer: std::net::IpAddr,
-        deadline: Instant,
-        max_requests: u32,
-        changed: Arc<Notify>,
-    ) -> Self {
-        Self {
-            peer,
-            exchange: Mutex::default(),
-            trusted: AtomicBool::new(false),
-            requests: AtomicU32::new(0),
-            max_requests: max_requests.max(1),
-            deadline,
-            shed: Notify::new(),
-            changed,
-        }
-    }
-
-    fn exchange(&self) -> std::sync::MutexGuard<'_, Exchange> {
-        self.exchange.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Counts a request; true when it is the connection's last (its
-    /// request count or its age ran out).
-    fn request_started(&self) -> bool {
-        *self.exchange() = Exchange {
-            started: Some(Instant::now()),
-            ..Exchange::default()
-        };
-        let n = self
-            .requests
-            .fetch_add(1, Ordering::Relaxed)
-            .saturating_add(1);
-        n >= self.max_requests || Instant::now() >= self.deadline
-    }
-
-    fn response_ready(&self, slot: Option<Slot>) {
-        self.exchange().slot = slot;
-    }
-
-    fn body_done(&self) {
-        self.exchange().body_done = true;
-    }
-
-    /// Everything written so far reached the socket: if that included the
-    /// whole body, the response is out and its slot is freed.
-    fn flushed(&self) {
-        let mut x = self.exchange();
-        if x.body_done {
-            *x = Exchange::default();
-            drop(x);
-            self.changed.notify_waiters();
-        }
-    }
-
-    fn started(&self) -> Option<Instant> {
-        self.exchange().started
-    }
-
-    /// Answering a request (from its head read to its last byte flushed).
-    pub(super) fn busy(&self) -> bool {
-        self.started().is_some()
-    }
-
-    /// Its last request came from a caller the authentication layer admitted.
-    pub(super) fn trusted(&self) -> bool {
-        self.trusted.load(Ordering::Relaxed)
-    }
-
-    fn set_trusted(&self, trusted: bool) {
-        if self.trusted.swap(trusted, Ordering::Relaxed) && !trusted {
-            self.changed.notify_waiters();
-        }
     }
 }
 
@@ -398,18 +286,5 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Guarded<T> {
         let this = self.get_mut();
         let polled = Pin::new(&mut this.io).poll_shutdown(cx);
         this.watch(cx, polled)
-    }
-}
-
-#[cfg(test)]
-impl ConnState {
-    /// As if a request head had been read.
-    pub(super) fn request_started_for_test(&self) -> bool {
-        self.request_started()
-    }
-
-    /// As if the authentication layer had admitted its caller.
-    pub(super) fn trust_for_test(&self) {
-        self.set_trusted(true);
     }
 }

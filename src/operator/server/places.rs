@@ -30,7 +30,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::ServeLimits;
-use super::conn::ConnState;
+use super::state::ConnState;
 
 /// The places of one listener.
 #[derive(Debug)]

@@ -13,6 +13,7 @@
 //! - [`safe`]: untrusted text made terminal-safe and cut to a cell width.
 //! - [`totals`]: what the status views count over the sites they show.
 
+mod decided;
 pub mod describe;
 pub mod incidents;
 pub mod jsonpath;

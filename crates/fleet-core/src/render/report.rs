@@ -78,8 +78,9 @@ use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use serde::Serialize;
 
+pub use super::decided::DecidedSignal;
 use super::times;
-use crate::api::{Environment, FederatedCluster, GpuCount, Mode, Phase, Signal, Tier};
+use crate::api::{Environment, FederatedCluster, GpuCount, Mode, Phase, Tier};
 use crate::fleet::liveness::HubVerdict;
 use crate::fleet::policy::{Incidents, SignalPolicy};
 use crate::fleet::summary::shown_phase;
@@ -218,16 +219,6 @@ impl From<&crate::api::Unreadable> for UnreadableReport {
             not_shown: u.more,
         }
     }
-}
-
-/// A site's signal and the hub's decision on it
-/// (`fleet::policy::Incidents::decide`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct DecidedSignal {
-    /// The signal as the site reports it.
-    pub signal: Signal,
-    /// The decision: severity, tier, policy, the incidents that raised it.
-    pub decision: SignalPolicy,
 }
 
 /// A site's quarantine (`spec.quarantine`) in a report.

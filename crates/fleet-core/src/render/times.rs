@@ -140,7 +140,7 @@ pub(super) fn signals<S: Serializer>(signals: &[Signal], serializer: S) -> Resul
 
 /// For `Vec<DecidedSignal>` fields: each signal, then the hub's decision.
 pub(super) fn decided_signals<S: Serializer>(
-    signals: &[super::report::DecidedSignal],
+    signals: &[super::decided::DecidedSignal],
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
     serializer.collect_seq(signals.iter().map(|d| {
