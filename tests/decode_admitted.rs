@@ -21,8 +21,8 @@
 
 use std::time::Duration;
 
-use kubectl_fleet::api::fixtures::fixture_now;
 use kubectl_fleet::api::{EDGE_OWNED_STATUS_KEYS, FederatedCluster};
+use kubectl_fleet::fleet::fixtures::fixture_now;
 use kubectl_fleet::fleet::hub_status::{DEFAULT_CREDENTIAL_WARNING, Sighting, hub_status};
 use kubectl_fleet::k8s::site_decode::{LeanSite, UnmanagedSite};
 use kubectl_fleet::render;

@@ -12,7 +12,7 @@ use std::time::Duration;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::Api;
 use kube_sandbox::Sandbox;
-use kubectl_fleet::api::fixtures::fixture_now;
+use kubectl_fleet::fleet::fixtures::fixture_now;
 use kubectl_fleet::operator::leader::{ElectionConfig, LeaderElector};
 use support::{admin, ensure_namespace};
 

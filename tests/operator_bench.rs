@@ -882,7 +882,7 @@ fn time_ms<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, f64) {
 #[test]
 #[ignore = "benchmark: run explicitly in a release build, see the module docs"]
 fn hub_worst_case_sites_at_caps() {
-    use kubectl_fleet::api::fixtures::{fixture_now, fleet_at_caps};
+    use kubectl_fleet::fleet::fixtures::{fixture_now, fleet_at_caps};
     use kubectl_fleet::operator::federation::next_summary;
     use kubectl_fleet::render;
 

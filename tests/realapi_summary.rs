@@ -19,11 +19,11 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::CustomResourceExt;
 use kube::api::{Api, PostParams};
-use kubectl_fleet::api::fixtures::fixture_now;
 use kubectl_fleet::api::{
     FederatedCluster, FederationStatus, FederationStatusStatus, HubLiveness,
     MAX_FEDERATION_STATUS_BYTES, Phase,
 };
+use kubectl_fleet::fleet::fixtures::fixture_now;
 use kubectl_fleet::k8s::federation_status::{
     create_federation_status, get_federation_status, record_hub_liveness, replace_federation_status,
 };

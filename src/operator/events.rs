@@ -511,8 +511,8 @@ pub fn spawn(recorder: EventRecorder, mut shutdown: watch::Receiver<bool>) -> Ev
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::fixtures::{ago, fixture_now};
     use crate::api::{Correlation, GroupedOutage, Severity, SignalType, Tier};
+    use crate::fleet::fixtures::{ago, fixture_now};
     use jiff::SignedDuration;
 
     fn at(s: i64) -> Timestamp {

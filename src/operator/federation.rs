@@ -404,7 +404,7 @@ pub async fn run_liveness(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::api::fixtures::fixture_now;
+    use crate::fleet::fixtures::fixture_now;
     use crate::operator::view::only_heartbeat_moved;
 
     #[test]
@@ -575,7 +575,7 @@ pub(crate) mod tests {
                 site
             })
             .collect();
-        sites.extend(crate::api::fixtures::fleet_at_caps(200));
+        sites.extend(crate::fleet::fixtures::fleet_at_caps(200));
         let cfg = FederationConfig {
             outage: OutageConfig {
                 window: Duration::from_secs(86_400),

@@ -951,7 +951,7 @@ mod tests {
         // and the health-check histogram, before the first restoration or
         // check (so `increase()` and `rate()` see the first one).
         let m = Metrics::new(MetricsRole::Hub);
-        let now = crate::api::fixtures::fixture_now();
+        let now = crate::fleet::fixtures::fixture_now();
         m.set_fleet(
             &[crate::api::FederatedCluster::test("a").connected()],
             0,
@@ -981,7 +981,7 @@ mod tests {
         // old as Unreachable (implied by the heartbeat's age), but nobody
         // probed it; the per-site gauge the pages read stays as the hub
         // last judged it.
-        let now = crate::api::fixtures::fixture_now();
+        let now = crate::fleet::fixtures::fixture_now();
         let unprobed = crate::api::FederatedCluster::test("p")
             .pull()
             .connected()
@@ -1031,7 +1031,12 @@ mod tests {
         // server without validation could still hold it.
         site.spec.region =
             Some("x\"} 0\nfederation_clusters_total{status=\"unreachable\"} 0\n#\\".to_owned());
-        m.set_fleet(&[site], 0, Some(true), crate::api::fixtures::fixture_now());
+        m.set_fleet(
+            &[site],
+            0,
+            Some(true),
+            crate::fleet::fixtures::fixture_now(),
+        );
         m.observe_health_check("b\"\n", 0.01);
         m.observe_health_check("c\u{9b}31m\u{7f}\u{1b}[2J\u{202e}", 0.01);
         let text = m.encode();
@@ -1079,7 +1084,7 @@ mod tests {
     #[test]
     fn per_site_series_follow_the_fleet() {
         let m = Metrics::new(MetricsRole::Hub);
-        let now = crate::api::fixtures::fixture_now();
+        let now = crate::fleet::fixtures::fixture_now();
         let a = crate::api::FederatedCluster::test("a")
             .connected()
             .with_token_expiring_in(3600)
@@ -1117,7 +1122,7 @@ mod tests {
     fn dark_sites_carry_their_group_and_maintenance_its_marker() {
         use crate::api::{GroupedOutage, MaintenanceWindow};
         use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-        let now = crate::api::fixtures::fixture_now();
+        let now = crate::fleet::fixtures::fixture_now();
         let m = Metrics::new(MetricsRole::Hub);
         let mut cordoned = crate::api::FederatedCluster::test("b")
             .with_region("eu-west")

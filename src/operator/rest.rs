@@ -1095,7 +1095,7 @@ mod tests {
                 value: "eu-west-1".into(),
                 clusters: vec!["a".into(), "b".into()],
                 clusters_total: 2,
-                since: crate::api::fixtures::ago(60),
+                since: crate::fleet::fixtures::ago(60),
                 started_by: None,
             }],
             ..Default::default()

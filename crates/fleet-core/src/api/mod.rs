@@ -6,18 +6,14 @@
 //!   status written by the edge and the hub (disjoint keys, see
 //!   [`EDGE_OWNED_STATUS_KEYS`] and [`HUB_OWNED_STATUS_KEYS`]).
 //! - [`FederationStatus`]: the hub's fleet-wide singleton `fleet`.
-//! - `fixtures`: builders for tests of every module, compiled only for
-//!   tests (the crate's own unit tests, and through the `fixtures` feature
-//!   its integration tests, examples and benches; never the binaries).
 //!
 //! All timestamps are [`Time`](k8s_openapi::apimachinery::pkg::apis::meta::v1::Time)
 //! (a `jiff::Timestamp`, RFC 3339 with second precision on the wire).
 
 mod cluster;
 mod federation;
-#[cfg(any(test, feature = "fixtures"))]
-pub mod fixtures;
 mod lenient;
+mod unreadable;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
@@ -26,11 +22,11 @@ use kube_core::CustomResourceExt;
 
 pub use cluster::*;
 pub use federation::*;
-pub use lenient::{
+pub use lenient::{Strict, decode_leniently};
+pub use unreadable::{
     MAX_UNREADABLE_FIELDS, MAX_UNREADABLE_PATH_CHARS, MAX_UNREADABLE_REASON_CHARS, Unreadable,
     UnreadableField,
 };
-pub use lenient::{Strict, decode_leniently};
 
 /// API group of every fleet kind.
 pub const GROUP: &str = "federation.kubectl-fleet.dev";

@@ -436,7 +436,7 @@ pub fn detect_cascades<S: std::borrow::Borrow<FederatedCluster>>(
 mod tests {
     use super::*;
     use crate::api::Signal;
-    use crate::api::fixtures::{ago, fixture_now};
+    use crate::fleet::fixtures::{ago, fixture_now};
 
     fn site(name: &str, env: Environment, signals: Vec<Signal>) -> FederatedCluster {
         signals.into_iter().fold(
@@ -912,57 +912,6 @@ mod tests {
 #[cfg(test)]
 mod cascade_id_tests {
     use super::*;
-
-    #[test]
-    fn every_kind_of_incident_names_its_sites() {
-        use crate::api::fixtures::fixture_now;
-        use crate::api::{FederationStatusStatus, GroupedOutage, Signal};
-        let crash = |first_ago| {
-            Signal::test(SignalType::CrashLoopBackOff, "shop", "Deployment", "web")
-                .seen(first_ago, 60)
-        };
-        let site = |name: &str, env, tier, first_ago| {
-            FederatedCluster::test(name)
-                .with_environment(env)
-                .with_tier(tier)
-                .connected()
-                .with_signal(crash(first_ago))
-        };
-        // Staging first, then production: a cascade into each.
-        let sites = [
-            site("stg", Environment::Staging, Tier::NonCritical, 3600),
-            site("p-b", Environment::Production, Tier::Critical, 600),
-            site("p-a", Environment::Production, Tier::Standard, 600),
-        ];
-        let now = fixture_now();
-        let correlations = correlate(&sites, &[], now, CorrelationConfig::default());
-        assert_eq!(correlations[0].strictest_tier, Some(Tier::Critical));
-        let summary = FederationStatusStatus {
-            cascades: detect_cascades(&sites, now, DEFAULT_LOOKBACK),
-            correlations,
-            outages: vec![GroupedOutage {
-                id: "go-0000abcd".into(),
-                group_by: "region".into(),
-                value: "eu".into(),
-                clusters: vec!["z".into(), "y".into()],
-                clusters_total: 2,
-                since: Time(now),
-                started_by: None,
-            }],
-            ..Default::default()
-        };
-        let sites_of = |id: &str| {
-            crate::fleet::incident::find_incident(&summary, id)
-                .map(|i| i.sites().into_iter().collect::<Vec<_>>())
-        };
-        let xc = summary.correlations[0].id.clone();
-        assert_eq!(sites_of(&xc).unwrap(), ["p-a", "p-b", "stg"]);
-        let cascade = summary.cascades.iter().find(|c| c.target == "p-a").unwrap();
-        assert_eq!(sites_of(&cascade.id).unwrap(), ["p-a", "stg"]);
-        assert_eq!(sites_of("go-0000abcd").unwrap(), ["y", "z"]);
-        assert_eq!(sites_of("go-0000abce"), None);
-        assert_eq!(sites_of("site-a"), None);
-    }
 
     #[test]
     fn a_cascade_keeps_its_id_and_ids_have_their_shape() {

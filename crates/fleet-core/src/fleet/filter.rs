@@ -102,7 +102,7 @@ mod tests {
             site("b", Tier::Standard, Environment::Staging, Some("us")),
             site("c", Tier::Critical, Environment::Staging, None),
         ];
-        let now = crate::api::fixtures::fixture_now();
+        let now = crate::fleet::fixtures::fixture_now();
         let names = |f: &SiteFilter| {
             f.apply(sites.clone(), Some(true), now)
                 .iter()
@@ -143,7 +143,7 @@ mod tests {
 
     #[test]
     fn version_and_incident_filters() {
-        let now = crate::api::fixtures::fixture_now();
+        let now = crate::fleet::fixtures::fixture_now();
         let reporting = |name: &str, v: &str| {
             let mut s = FederatedCluster::test(name);
             s.status = Some(crate::api::FederatedClusterStatus {
@@ -182,7 +182,7 @@ mod tests {
 
     #[test]
     fn the_phase_filter_sees_the_phase_every_view_shows() {
-        let now = crate::api::fixtures::fixture_now();
+        let now = crate::fleet::fixtures::fixture_now();
         // Left Connected by a hub that stopped; heard from 20 intervals ago.
         let dead = FederatedCluster::test("dead")
             .heartbeat_ago(600)

@@ -272,8 +272,8 @@ impl Incident<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::fixtures::ago;
     use crate::api::{Environment, Severity, SignalType, Tier, WorkloadRef};
+    use crate::fleet::fixtures::ago;
 
     fn fleet() -> FederationStatusStatus {
         FederationStatusStatus {
@@ -376,8 +376,8 @@ mod tests {
     /// reached, cut as the hub writes it, named whole again from the sites.
     #[test]
     fn a_cut_summary_is_completed_from_the_sites() {
-        use crate::api::fixtures::fixture_now;
         use crate::api::{MAX_CASCADES, MAX_INCIDENT_CLUSTERS};
+        use crate::fleet::fixtures::fixture_now;
         use crate::fleet::summary::{bound, set_outages, summarize};
         let crash = |first_ago| {
             Signal::test(SignalType::CrashLoopBackOff, "shop", "Deployment", "web")
@@ -402,7 +402,7 @@ mod tests {
         );
         let mut cascades = detect_cascades(&sites, now, cfg.1);
         for c in &mut cascades {
-            c.detected_time = Some(crate::api::fixtures::ago(0));
+            c.detected_time = Some(crate::fleet::fixtures::ago(0));
         }
         let mut full = summarize(&sites, correlate(&sites, &[], now, cfg.0), cascades, now);
         set_outages(&mut full, Vec::new());
@@ -437,5 +437,59 @@ mod tests {
         let before = old.clone();
         assert!(!complete(&mut old, &sites));
         assert_eq!(old, before);
+    }
+
+    #[test]
+    fn every_kind_of_incident_names_its_sites() {
+        use crate::api::{FederatedCluster, FederationStatusStatus, GroupedOutage, Signal};
+        use crate::fleet::correlation::{
+            CorrelationConfig, DEFAULT_LOOKBACK, correlate, detect_cascades,
+        };
+        use crate::fleet::fixtures::fixture_now;
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        let crash = |first_ago| {
+            Signal::test(SignalType::CrashLoopBackOff, "shop", "Deployment", "web")
+                .seen(first_ago, 60)
+        };
+        let site = |name: &str, env, tier, first_ago| {
+            FederatedCluster::test(name)
+                .with_environment(env)
+                .with_tier(tier)
+                .connected()
+                .with_signal(crash(first_ago))
+        };
+        // Staging first, then production: a cascade into each.
+        let sites = [
+            site("stg", Environment::Staging, Tier::NonCritical, 3600),
+            site("p-b", Environment::Production, Tier::Critical, 600),
+            site("p-a", Environment::Production, Tier::Standard, 600),
+        ];
+        let now = fixture_now();
+        let correlations = correlate(&sites, &[], now, CorrelationConfig::default());
+        assert_eq!(correlations[0].strictest_tier, Some(Tier::Critical));
+        let summary = FederationStatusStatus {
+            cascades: detect_cascades(&sites, now, DEFAULT_LOOKBACK),
+            correlations,
+            outages: vec![GroupedOutage {
+                id: "go-0000abcd".into(),
+                group_by: "region".into(),
+                value: "eu".into(),
+                clusters: vec!["z".into(), "y".into()],
+                clusters_total: 2,
+                since: Time(now),
+                started_by: None,
+            }],
+            ..Default::default()
+        };
+        let sites_of = |id: &str| {
+            find_incident(&summary, id).map(|i| i.sites().into_iter().collect::<Vec<_>>())
+        };
+        let xc = summary.correlations[0].id.clone();
+        assert_eq!(sites_of(&xc).unwrap(), ["p-a", "p-b", "stg"]);
+        let cascade = summary.cascades.iter().find(|c| c.target == "p-a").unwrap();
+        assert_eq!(sites_of(&cascade.id).unwrap(), ["p-a", "stg"]);
+        assert_eq!(sites_of("go-0000abcd").unwrap(), ["y", "z"]);
+        assert_eq!(sites_of("go-0000abce"), None);
+        assert_eq!(sites_of("site-a"), None);
     }
 }

@@ -123,7 +123,7 @@ impl HubVerdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::fixtures::{ago, fixture_now};
+    use crate::fleet::fixtures::{ago, fixture_now};
 
     fn record(judged_ago: i64, interval: i64) -> HubLiveness {
         HubLiveness {

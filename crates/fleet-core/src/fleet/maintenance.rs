@@ -105,7 +105,7 @@ mod tests {
     use super::*;
 
     fn now() -> Timestamp {
-        crate::api::fixtures::fixture_now()
+        crate::fleet::fixtures::fixture_now()
     }
 
     fn at(secs: i64) -> Timestamp {

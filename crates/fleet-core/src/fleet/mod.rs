@@ -26,12 +26,19 @@
 //! - [`duration`]: durations as flags take them, and back.
 //! - [`bounds`]: the caps on edge-owned status text, applied before writing.
 //! - [`verbosity`]: kubectl's `-v=LEVEL` and the log detail each level means.
+//! - `fixtures`: builders of the API types for tests of every module
+//!   (a judged site's conditions come from [`hub_status`], so they live
+//!   here, above `api`), compiled only for tests (the crate's own unit
+//!   tests, and through the `fixtures` feature the library's, `tests/` and
+//!   `xtask/`; never the binaries).
 
 pub mod age;
 pub mod bounds;
 pub mod correlation;
 pub mod duration;
 pub mod filter;
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixtures;
 pub mod hub_status;
 pub mod incident;
 pub mod inventory;

@@ -288,8 +288,8 @@ pub(crate) fn outage_id(group_by: &str, value: &str, since: Timestamp) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::fixtures::fixture_now;
     use crate::fleet::correlation::is_incident_id;
+    use crate::fleet::fixtures::fixture_now;
 
     fn eu(name: &str) -> FederatedCluster {
         FederatedCluster::test(name).with_region("eu-west")
@@ -409,7 +409,7 @@ mod tests {
         // outage "later than now" nor move its start.
         let mut liar = dark_since(eu("liar"), 600);
         liar.status.as_mut().unwrap().last_heartbeat_time =
-            Some(crate::api::fixtures::ago(-86_400));
+            Some(crate::fleet::fixtures::ago(-86_400));
         liar.spec.quarantine = Some(crate::api::Quarantine {
             since: None,
             reason: None,

@@ -486,11 +486,11 @@ mod tests {
 
     #[test]
     fn a_correlation_decides_its_member_signals_and_a_cascade_raises_its_target() {
-        use crate::api::fixtures::fixture_now;
         use crate::api::{Environment, SignalType};
         use crate::fleet::correlation::{
             CorrelationConfig, DEFAULT_LOOKBACK, correlate, detect_cascades,
         };
+        use crate::fleet::fixtures::fixture_now;
         let pull = |first_ago| {
             Signal::test(SignalType::ImagePullBackOff, "shop", "Deployment", "web")
                 .seen(first_ago, 60)
@@ -550,9 +550,9 @@ mod tests {
 
     #[test]
     fn a_quarantined_sites_signals_are_raised_by_nothing() {
-        use crate::api::fixtures::fixture_now;
         use crate::api::{Quarantine, SignalType};
         use crate::fleet::correlation::{CorrelationConfig, correlate};
+        use crate::fleet::fixtures::fixture_now;
         let pull =
             Signal::test(SignalType::ImagePullBackOff, "shop", "Deployment", "web").seen(600, 60);
         let site = |name: &str| {
@@ -581,8 +581,8 @@ mod tests {
     #[test]
     fn decisions_count_new_signals_and_each_change_an_incident_makes() {
         use crate::api::SignalType;
-        use crate::api::fixtures::fixture_now;
         use crate::fleet::correlation::{CorrelationConfig, correlate};
+        use crate::fleet::fixtures::fixture_now;
         let now = fixture_now();
         let crash =
             Signal::test(SignalType::CrashLoopBackOff, "shop", "Deployment", "web").seen(600, 60);

@@ -207,11 +207,11 @@ fn to_value(edge: &EdgeStatus) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::fixtures::ago;
     use crate::api::{
         Capacity, EDGE_OWNED_STATUS_KEYS, FederatedCluster, GpuCount, HUB_OWNED_STATUS_KEYS, Phase,
         Signal, SignalType,
     };
+    use crate::fleet::fixtures::ago;
 
     fn report(hb_ago: i64) -> EdgeStatus {
         let fc = FederatedCluster::test("s")

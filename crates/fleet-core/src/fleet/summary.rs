@@ -664,15 +664,15 @@ fn count(n: usize) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::fixtures::fixture_now;
     use crate::api::{Signal, SignalType};
+    use crate::fleet::fixtures::fixture_now;
     use std::time::Duration;
 
     #[test]
     fn sites_at_their_caps_yield_a_bounded_fleet_status() {
         use crate::fleet::correlation::detect_cascades;
         use crate::fleet::correlation::{CorrelationConfig, DEFAULT_LOOKBACK, correlate};
-        let sites = crate::api::fixtures::fleet_at_caps(200);
+        let sites = crate::fleet::fixtures::fleet_at_caps(200);
         let now = fixture_now();
         let correlations = correlate(&sites, &[], now, CorrelationConfig::default());
         let cascades = detect_cascades(&sites, now, DEFAULT_LOOKBACK);
@@ -833,7 +833,7 @@ mod tests {
         // A site cannot move up by the heartbeat time it wrote.
         let mut forged = dark("b-forger", Tier::Standard, Phase::Stale, 100);
         forged.status.as_mut().unwrap().last_heartbeat_time =
-            Some(crate::api::fixtures::ago(10 * 365 * 86_400));
+            Some(crate::fleet::fixtures::ago(10 * 365 * 86_400));
         sites.push(forged);
         let s = summarize(&sites, vec![], vec![], fixture_now());
         assert!(s.disconnected_clusters.iter().all(|d| d.name != "b-forger"));
@@ -881,10 +881,10 @@ mod tests {
             target_tier: tier,
             signal: SignalType::CrashLoopBackOff,
             workload: crate::api::WorkloadRef::new("Deployment", workload),
-            source_first_seen: crate::api::fixtures::ago(detected_ago + 600),
-            target_first_seen: crate::api::fixtures::ago(detected_ago),
+            source_first_seen: crate::fleet::fixtures::ago(detected_ago + 600),
+            target_first_seen: crate::fleet::fixtures::ago(detected_ago),
             delta_seconds: 600,
-            detected_time: Some(crate::api::fixtures::ago(detected_ago)),
+            detected_time: Some(crate::fleet::fixtures::ago(detected_ago)),
         };
         c.id = crate::fleet::correlation::cascade_id(&c.key());
         c

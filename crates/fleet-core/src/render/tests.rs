@@ -1,9 +1,9 @@
 //! Snapshot tests of every renderer (insta; snapshots in `snapshots/`).
 //! Review changes with `cargo insta review` or `INSTA_UPDATE=always`.
 
-use crate::api::fixtures::fixture_now;
 use crate::api::{Environment, FederatedCluster, Signal, SignalType, Tier};
 use crate::fleet::correlation::{CorrelationConfig, DEFAULT_LOOKBACK, correlate, detect_cascades};
+use crate::fleet::fixtures::fixture_now;
 use crate::fleet::liveness::{HubVerdict, hub_verdict};
 use crate::fleet::policy::{Incidents, policy_rows_for, policy_table};
 use crate::render::*;
@@ -16,8 +16,8 @@ use untrusted::hostile_site;
 fn judging() -> HubVerdict {
     let record = crate::api::HubLiveness {
         leader: "fleet-operator-hub-0-1".into(),
-        leader_since: Some(crate::api::fixtures::ago(3600)),
-        last_judgement_time: crate::api::fixtures::ago(5),
+        leader_since: Some(crate::fleet::fixtures::ago(3600)),
+        last_judgement_time: crate::fleet::fixtures::ago(5),
         interval_seconds: 15,
     };
     hub_verdict(Some(&record), fixture_now())
@@ -158,7 +158,7 @@ fn status_missing_fields() {
     // empty status object.
     let mut bare = FederatedCluster::test("bare");
     bare.status = Some(crate::api::FederatedClusterStatus {
-        last_heartbeat_time: Some(crate::api::fixtures::ago(42)),
+        last_heartbeat_time: Some(crate::fleet::fixtures::ago(42)),
         ..Default::default()
     });
     let mut empty = FederatedCluster::test("empty");
@@ -498,7 +498,7 @@ fn a_quarantined_site_is_shown_and_marked_in_every_view() {
     let now = fixture_now();
     let mut sites = incident_fleet();
     sites[0].spec.quarantine = Some(crate::api::Quarantine {
-        since: Some(crate::api::fixtures::ago(3600)),
+        since: Some(crate::fleet::fixtures::ago(3600)),
         reason: Some("forged signals".into()),
     });
     let report = incidents(&sites);
@@ -645,8 +645,8 @@ fn hubless_fleet() -> (Vec<FederatedCluster>, HubVerdict) {
     use crate::api::Phase;
     let record = crate::api::HubLiveness {
         leader: "hub-a".into(),
-        leader_since: Some(crate::api::fixtures::ago(3600)),
-        last_judgement_time: crate::api::fixtures::ago(180),
+        leader_since: Some(crate::fleet::fixtures::ago(3600)),
+        last_judgement_time: crate::fleet::fixtures::ago(180),
         interval_seconds: 15,
     };
     let sites = vec![
@@ -758,7 +758,7 @@ fn a_silent_hub_shows_no_stale_green_and_says_so_once() {
 fn cordoned(site: FederatedCluster) -> FederatedCluster {
     let mut site = site;
     site.spec.maintenance = Some(crate::api::MaintenanceWindow {
-        since: Some(crate::api::fixtures::ago(3600)),
+        since: Some(crate::fleet::fixtures::ago(3600)),
         until: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
             fixture_now() + jiff::SignedDuration::from_hours(2),
         ),
@@ -814,7 +814,7 @@ fn a_site_in_maintenance_is_marked_in_every_status_format() {
     let ended = {
         let mut s = cordoned(sites[0].clone());
         if let Some(w) = s.spec.maintenance.as_mut() {
-            w.until = crate::api::fixtures::ago(60);
+            w.until = crate::fleet::fixtures::ago(60);
         }
         s
     };
@@ -862,8 +862,8 @@ fn event(reason: &str, ago: i64, count: i32, message: &str) -> k8s_openapi::api:
         reason: Some(reason.into()),
         message: Some(message.into()),
         count: Some(count),
-        first_timestamp: Some(crate::api::fixtures::ago(ago + 600)),
-        last_timestamp: Some(crate::api::fixtures::ago(ago)),
+        first_timestamp: Some(crate::fleet::fixtures::ago(ago + 600)),
+        last_timestamp: Some(crate::fleet::fixtures::ago(ago)),
         source: Some(EventSource {
             component: Some("fleet-operator".into()),
             ..Default::default()
@@ -960,8 +960,8 @@ fn one_incident_shows_its_sites_and_member_signals() {
             strictest_tier: None,
             clusters: vec!["a".into(), "b".into(), "gone".into()],
             clusters_total: 3,
-            first_seen: crate::api::fixtures::ago(600),
-            last_seen: crate::api::fixtures::ago(60),
+            first_seen: crate::fleet::fixtures::ago(600),
+            last_seen: crate::fleet::fixtures::ago(60),
             started_by: Some("b".into()),
         }],
         ..Default::default()

@@ -162,7 +162,7 @@ pub fn judge_member(
 mod tests {
     use super::super::{DEFAULT_CREDENTIAL_WARNING, Sighting, hub_status, pull_hub_status};
     use super::*;
-    use crate::api::fixtures::fixture_now;
+    use crate::fleet::fixtures::fixture_now;
     use crate::fleet::phase::HeartbeatObservation;
 
     const I: Duration = Duration::from_secs(30);

@@ -10,12 +10,12 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
-use crate::api::fixtures::fixture_now;
 use crate::api::{
     CONDITION_CLOCK_SKEW, CONDITION_CONNECTED, CONDITION_CREDENTIAL_EXPIRING,
     CONDITION_MEMBER_CHANGED, CONDITION_REMEDIATION_CAPABLE, FederatedCluster,
     FederatedClusterStatus, Mode, Phase,
 };
+use crate::fleet::fixtures::fixture_now;
 use crate::fleet::phase::{self, HeartbeatObservation};
 use crate::fleet::probe::{ProbeOutcome, ProbeVerdict};
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::api::fixtures::fixture_now;
+use crate::fleet::fixtures::fixture_now;
 use crate::fleet::probe::ProbeFailure;
 
 const I: Duration = Duration::from_secs(30);

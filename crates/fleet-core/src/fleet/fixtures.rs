@@ -7,7 +7,7 @@
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
-use super::{
+use crate::api::{
     Capacity, DEFAULT_KUBECONFIG_KEY, Environment, FederatedCluster, FederatedClusterSpec,
     FederatedClusterStatus, GpuCount, Inference, Mode, Phase, SecretKeyRef, Severity, Signal,
     SignalType, Tier, WorkloadRef,
@@ -293,7 +293,7 @@ impl FederatedCluster {
     /// workload `Kind/NNN…`, the same on every site built this way, so
     /// correlation and cascade detection over such sites do the most work.
     pub fn at_caps(mut self) -> Self {
-        use super::{
+        use crate::api::{
             MAX_GPU_VENDORS, MAX_LABEL_CHARS, MAX_MESSAGE_CHARS, MAX_OBJECT_NAME_CHARS,
             MAX_SIGNALS, MAX_VERSION_CHARS,
         };
