@@ -66,7 +66,11 @@ fn fleet(sites: usize, signals: usize, now: Timestamp) -> Vec<FederatedCluster> 
                     }
                 })
                 .collect();
+            // Heard from now: a site's signals are evidence only as long as
+            // its heartbeat is recent (docs/reliability.md); without one the
+            // hub, and this benchmark, would correlate nothing.
             fc.status = Some(FederatedClusterStatus {
+                last_heartbeat_time: Some(Time(now)),
                 signals: Some(list),
                 ..Default::default()
             });
