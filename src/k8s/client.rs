@@ -51,6 +51,9 @@ pub struct Cluster {
     pub(crate) discovered: std::sync::Arc<std::sync::Mutex<Discovered>>,
 }
 
+/// The pause between two asks of a bounded wait ([`Cluster::wait_for`]).
+const POLL_PAUSE: Duration = Duration::from_millis(100);
+
 impl std::fmt::Debug for Cluster {
     // The client holds credentials; show only where it points.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -61,6 +64,62 @@ impl std::fmt::Debug for Cluster {
 }
 
 impl Cluster {
+    /// Asks `ready` every 100 ms until it answers true, for at most
+    /// `limit` (the bounded waits of `kubectl wait --timeout`): Ok then,
+    /// its first error at once, `late()` when time runs out. Every wait of
+    /// a command for the API server to catch up goes through here.
+    pub(crate) async fn wait_for<F, Fut>(
+        limit: Duration,
+        mut ready: F,
+        late: impl FnOnce() -> Error,
+    ) -> Result<(), Error>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<bool, Error>>,
+    {
+        let attempts = limit.as_millis() / POLL_PAUSE.as_millis();
+        for _ in 0..attempts.max(1) {
+            if ready().await? {
+                return Ok(());
+            }
+            tokio::time::sleep(POLL_PAUSE).await;
+        }
+        Err(late())
+    }
+
+    /// Waits (at most `limit`) until the object `name` that `api` reads,
+    /// just marked for deletion, is gone, so that what follows (recreating
+    /// it, deleting what it depends on) does not race its finalisation.
+    /// `what` names it in errors; `hint` says what to do when it outlives
+    /// the wait.
+    pub(crate) async fn wait_gone<K>(
+        &self,
+        api: &kube::Api<K>,
+        name: &str,
+        what: &str,
+        limit: Duration,
+        hint: &str,
+    ) -> Result<(), Error>
+    where
+        K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    {
+        let ready = || async {
+            match api.get_opt(name).await {
+                Ok(found) => Ok(found.is_none()),
+                Err(e) => Err(Error::api(
+                    format!("wait for {what} to be deleted"),
+                    self.server(),
+                    e,
+                )),
+            }
+        };
+        Self::wait_for(limit, ready, || Error::Unexpected {
+            what: format!("delete {what}"),
+            reason: format!("it still exists after {}s{hint}", limit.as_secs()),
+        })
+        .await
+    }
+
     /// Loads the kubeconfig ([`read_kubeconfig`]) and builds a client for
     /// the chosen context. No request is made yet: an unreachable server
     /// surfaces on first use.

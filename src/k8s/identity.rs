@@ -494,33 +494,15 @@ impl Cluster {
         let name = rbac::edge_identity_name(site);
         let api: Api<ServiceAccount> = Api::namespaced(self.client.clone(), SITES_NAMESPACE);
         if self.delete_if_exists(&api, &name).await? {
-            self.wait_gone(&api, &name).await?;
+            let what = format!("ServiceAccount {SITES_NAMESPACE}/{name}");
+            self.wait_gone(&api, &name, &what, Duration::from_secs(10), "")
+                .await?;
         }
         let mut sa = crate::manifests::rbac::site_service_account(site);
         sa.metadata.owner_references = Some(vec![crate::manifests::rbac::site_owner_reference(
             site, site_uid,
         )]);
         self.ensure(api, sa).await
-    }
-
-    /// Waits (bounded) until a deleted object is gone, so that recreating it
-    /// yields a new object rather than racing the old one's finalisation.
-    async fn wait_gone<K>(&self, api: &Api<K>, name: &str) -> Result<(), Error>
-    where
-        K: Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-    {
-        let what = format!("wait for {} {name} to be deleted", K::kind(&()));
-        for _ in 0..100 {
-            match api.get_opt(name).await {
-                Ok(None) => return Ok(()),
-                Ok(Some(_)) => tokio::time::sleep(Duration::from_millis(100)).await,
-                Err(e) => return Err(Error::api(what, self.server(), e)),
-            }
-        }
-        Err(Error::Unexpected {
-            what,
-            reason: "it still exists after 10s".into(),
-        })
     }
 
     /// Removes the site's Push identity, bindings before roles, the

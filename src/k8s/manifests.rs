@@ -264,7 +264,14 @@ impl Cluster {
                         .left()
                         .is_some_and(|o| o.metadata.deletion_timestamp.is_some());
                     if marked {
-                        self.wait_deleted(&api, &object).await?;
+                        self.wait_gone(
+                            &api,
+                            &object.name,
+                            &object.to_string(),
+                            std::time::Duration::from_secs(60),
+                            " (its finalizers have not finished): run `kubectl fleet uninstall` again to wait for it",
+                        )
+                        .await?;
                     }
                     deleted.push(object);
                 }
@@ -285,7 +292,6 @@ impl Cluster {
     /// it), so a `register` right after `install --apply` would be told the
     /// CRDs are not installed.
     pub async fn wait_crds_served(&self, crds: &[Value]) -> Result<(), Error> {
-        const ATTEMPTS: u32 = 600;
         for crd in crds {
             let group = crd["spec"]["group"].as_str().unwrap_or_default();
             let plural = crd["spec"]["names"]["plural"].as_str().unwrap_or_default();
@@ -301,57 +307,25 @@ impl Cluster {
             let resource = kube::api::ApiResource::from_gvk_with_plural(&gvk, plural);
             let api: Api<DynamicObject> = Api::all_with(self.client.clone(), &resource);
             let what = format!("wait for {plural}.{group} to be served");
-            let mut served = false;
-            for _ in 0..ATTEMPTS {
+            let served = || async {
                 match api
                     .list_metadata(&kube::api::ListParams::default().limit(1))
                     .await
                 {
-                    Ok(_) => {
-                        served = true;
-                        break;
-                    }
-                    Err(kube::Error::Api(s)) if s.code == 404 => {
-                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                    }
-                    Err(e) => return Err(Error::api(what, self.server(), e)),
+                    Ok(_) => Ok(true),
+                    Err(kube::Error::Api(s)) if s.code == 404 => Ok(false),
+                    Err(e) => Err(Error::api(what.clone(), self.server(), e)),
                 }
-            }
-            if !served {
-                return Err(Error::Unexpected {
-                    what,
+            };
+            Self::wait_for(std::time::Duration::from_secs(60), served, || {
+                Error::Unexpected {
+                    what: what.clone(),
                     reason: "the CRD was applied but its resources are still not served after 60s: check `kubectl get crd` for its Established condition, then run the command again".into(),
-                });
-            }
+                }
+            })
+            .await?;
         }
         Ok(())
-    }
-
-    /// Waits (bounded, as `kubectl delete --timeout=60s`) until an object
-    /// marked for deletion is gone.
-    async fn wait_deleted(
-        &self,
-        api: &Api<DynamicObject>,
-        object: &ObjectRef,
-    ) -> Result<(), Error> {
-        const ATTEMPTS: u32 = 600;
-        for _ in 0..ATTEMPTS {
-            match api.get_opt(&object.name).await {
-                Ok(None) => return Ok(()),
-                Ok(Some(_)) => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
-                Err(e) => {
-                    return Err(Error::api(
-                        format!("wait for {object} to be deleted"),
-                        self.server(),
-                        e,
-                    ));
-                }
-            }
-        }
-        Err(Error::Unexpected {
-            what: format!("delete {object}"),
-            reason: "it is still being deleted after 60s (its finalizers have not finished): run `kubectl fleet uninstall` again to wait for it".into(),
-        })
     }
 }
 

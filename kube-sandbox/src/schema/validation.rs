@@ -184,15 +184,28 @@ pub(super) fn is_json_integer(f: f64) -> bool {
 }
 
 /// kube-openapi's `numberValidator` range check of a value against an
-/// integer schema (`IsValueValidAgainstRange`): the value's decimal text
-/// (a float in Go's shortest `'f'` form) must parse as the format's
-/// integer. Its error has no field, as the real server reports it.
+/// integer schema: its error has no field, as the real server reports it.
 pub(super) fn checked_range(n: &serde_json::Number, format: &str, path: &str) -> Option<Cause> {
     let text = match (n.as_i64(), n.as_f64()) {
         (Some(i), _) => i.to_string(),
         (None, Some(f)) => format!("{f}"),
         (None, None) => n.to_string(),
     };
+    let message = outside_integer_format(&text, format, "Checked", &err_field(path))?;
+    Some(Cause::new(
+        "FieldValueInvalid",
+        "<nil>",
+        format!("Invalid value: \"\": {message}"),
+    ))
+}
+
+/// kube-openapi's `IsValueValidAgainstRange` for an integer schema, which
+/// the real server applies to each integer value (prefix `Checked`) and to
+/// each bound of the schema (`Minimum boundary`, `Maximum boundary`): the
+/// number's decimal text (a float in Go's shortest `'f'` form) must parse
+/// as the format's integer (`format` as [`kept_format`] leaves it). The
+/// message when it does not.
+fn outside_integer_format(text: &str, format: &str, prefix: &str, path: &str) -> Option<String> {
     let fits = match format {
         "int32" => text.parse::<i32>().is_ok(),
         _ => text.parse::<i64>().is_ok(),
@@ -205,12 +218,7 @@ pub(super) fn checked_range(n: &serde_json::Number, format: &str, path: &str) ->
     } else {
         format!("integer with format {format}")
     };
-    let field = err_field(path);
-    Some(Cause::new(
-        "FieldValueInvalid",
-        "<nil>",
-        format!("Invalid value: \"\": Checked value must be of type {what} in {field}"),
-    ))
+    Some(format!("{prefix} value must be of type {what} in {path}"))
 }
 
 /// Numbers as the real server decodes a custom resource
@@ -568,29 +576,19 @@ pub(super) fn validate_number(
     // validates: i64::MAX stored as the float 2^63 is no int64, so a real
     // server refuses each write carrying the field and compares nothing.
     let bound_ok = |b: f64, name: &str, errs: &mut Vec<Cause>| {
-        if !types_of(s).contains(&"integer") {
+        let types = types_of(s);
+        if !types.contains(&"integer") {
             return true;
         }
-        let format = s.get("format").and_then(Value::as_str).unwrap_or("");
-        let fits = b.fract() == 0.0
-            && match format {
-                "int32" => (f64::from(i32::MIN)..=f64::from(i32::MAX)).contains(&b),
-                "uint32" => (0.0..=f64::from(u32::MAX)).contains(&b),
-                // 2^64 and 2^63 as floats: the first values out of range.
-                "uint64" => (0.0..18_446_744_073_709_551_616.0).contains(&b),
-                _ => (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&b),
-            };
-        if !fits {
-            let (field, rest) = path.split_once('.').unwrap_or((path, path));
-            errs.push(invalid(
-                field,
-                "\"\"".into(),
-                format!(
-                    "{name} boundary value must be of type integer with format {format} in {rest}"
-                ),
-            ));
+        let (field, rest) = path.split_once('.').unwrap_or((path, path));
+        let prefix = format!("{name} boundary");
+        match outside_integer_format(&format!("{b}"), kept_format(s, &types), &prefix, rest) {
+            None => true,
+            Some(message) => {
+                errs.push(invalid(field, "\"\"".into(), message));
+                false
+            }
         }
-        fits
     };
     if let Some(min) = s.get("minimum").and_then(Value::as_f64)
         && bound_ok(min, "Minimum", errs)
