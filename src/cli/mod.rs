@@ -151,7 +151,7 @@ pub enum Command {
     /// Remove everything `register` created for a site
     Unregister(unregister::UnregisterArgs),
     /// Show per-site and fleet-wide status
-    #[command(visible_aliases = ["list", "get"])]
+    #[command(visible_aliases = ["list", "get"], after_long_help = crate::render::status::column_reference())]
     Status(status::StatusArgs),
     /// Show one site in full: conditions with reasons, inventory, signals and policy
     Describe(describe::DescribeArgs),

@@ -125,11 +125,16 @@ impl<'a> RowFacts<'a> {
     }
 }
 
-/// One column of `kubectl fleet status`: its header, whether only `-o
-/// wide` shows it, and its cell (text; escaped and cut on the way into the
-/// table). Adding a column is one row of [`COLUMNS`].
+/// One column of `kubectl fleet status`: its header, the field of a site
+/// in `-o json` that carries what it shows, whether only `-o wide` shows
+/// it, and its cell (text; escaped and cut on the way into the table).
+/// Adding a column is one row of [`COLUMNS`].
 struct Column {
     header: &'static str,
+    /// The key of a site in `status -o json`/`-o yaml` (`.sites[*]`,
+    /// [`super::report::SiteReport`]) holding the column's value: `status
+    /// --help` names it, for `-o jsonpath` and scripts.
+    json: &'static str,
     /// Shown by `-o wide` only. Wide columns come after the others.
     wide_only: bool,
     /// The cell is coloured by the phase shown.
@@ -137,19 +142,28 @@ struct Column {
     cell: fn(&RowFacts<'_>) -> String,
 }
 
-const fn column(header: &'static str, cell: fn(&RowFacts<'_>) -> String) -> Column {
+const fn column(
+    header: &'static str,
+    json: &'static str,
+    cell: fn(&RowFacts<'_>) -> String,
+) -> Column {
     Column {
         header,
+        json,
         wide_only: false,
         phase_colored: false,
         cell,
     }
 }
 
-const fn wide(header: &'static str, cell: fn(&RowFacts<'_>) -> String) -> Column {
+const fn wide(
+    header: &'static str,
+    json: &'static str,
+    cell: fn(&RowFacts<'_>) -> String,
+) -> Column {
     Column {
         wide_only: true,
-        ..column(header, cell)
+        ..column(header, json, cell)
     }
 }
 
@@ -159,13 +173,15 @@ fn or_missing<T: ToString>(v: Option<T>) -> String {
 
 /// Every column, in order; REASON last as the longest.
 const COLUMNS: [Column; 17] = [
-    column("NAME", |r| r.site.site_name().to_owned()),
-    column("MODE", |r| r.site.spec.mode.to_string()),
-    column("TIER", |r| r.site.spec.tier.to_string()),
-    column("ENV", |r| r.site.spec.environment.to_string()),
+    column("NAME", "name", |r| r.site.site_name().to_owned()),
+    column("MODE", "mode", |r| r.site.spec.mode.to_string()),
+    column("TIER", "tier", |r| r.site.spec.tier.to_string()),
+    column("ENV", "environment", |r| {
+        r.site.spec.environment.to_string()
+    }),
     Column {
         phase_colored: true,
-        ..column("PHASE", |r| {
+        ..column("PHASE", "phase", |r| {
             let phase = phase_cell(r.shown.phase, r.shown.judged_by_hub);
             if r.in_maintenance {
                 format!("{phase}{MAINTENANCE_MARK}")
@@ -180,7 +196,7 @@ const COLUMNS: [Column; 17] = [
     // (an unmeasured fast clock shows `0s`, not `<invalid>`).
     // `<invalid>` when the heartbeat could not be read (`kubectl fleet
     // describe` says why), rather than `never`: the site did write one.
-    column("LAST HEARTBEAT", |r| {
+    column("LAST HEARTBEAT", "lastHeartbeatAgeSeconds", |r| {
         if r.status
             .and_then(|s| s.unreadable())
             .is_some_and(|u| u.heartbeat())
@@ -194,20 +210,20 @@ const COLUMNS: [Column; 17] = [
             r.now,
         )
     }),
-    column("NODES", |r| {
+    column("NODES", "nodeCount", |r| {
         or_missing(
             r.status
                 .and_then(|s| s.node_count.or(s.capacity.as_ref().map(|c| c.nodes))),
         )
     }),
-    column("GPUS", |r| {
+    column("GPUS", "gpus", |r| {
         or_missing(
             r.status
                 .and_then(|s| s.capacity.as_ref())
                 .map(|c| format!("{}/{}", c.gpus_allocatable, c.gpus_total)),
         )
     }),
-    column("SERVICES", |r| {
+    column("SERVICES", "services", |r| {
         or_missing(r.status.and_then(|s| s.inference.as_ref()).map(|i| {
             format!(
                 "{}/{}/{}",
@@ -215,7 +231,7 @@ const COLUMNS: [Column; 17] = [
             )
         }))
     }),
-    column("SIGNALS", |r| match r.status {
+    column("SIGNALS", "signals", |r| match r.status {
         Some(s) => match &s.signals {
             Some(signals) => signals.len().to_string(),
             None if s.last_heartbeat_time.is_some() => "0".to_owned(),
@@ -223,18 +239,18 @@ const COLUMNS: [Column; 17] = [
         },
         None => MISSING.to_owned(),
     }),
-    wide("REGION", |r| {
+    wide("REGION", "region", |r| {
         or_missing(r.site.spec.region.as_deref().filter(|r| !r.is_empty()))
     }),
-    wide("VERSION", |r| {
+    wide("VERSION", "observedVersion", |r| {
         or_missing(r.status.and_then(|s| s.observed_version.as_deref()))
     }),
-    wide("K8S", |r| {
+    wide("K8S", "kubernetesVersion", |r| {
         or_missing(r.status.and_then(|s| s.kubernetes_version.as_deref()))
     }),
     // Push: the edge's hub token; Pull: the hub's member token, or
     // `rejected` when the member refuses it (revoked), whatever its expiry.
-    wide("TOKEN EXPIRES", |r| {
+    wide("TOKEN EXPIRES", "credentialExpirationTime", |r| {
         if credential_rejected(r.status) {
             return TOKEN_REJECTED.to_owned();
         }
@@ -243,7 +259,7 @@ const COLUMNS: [Column; 17] = [
             None => MISSING.to_owned(),
         }
     }),
-    wide("GPUS BY VENDOR", |r| {
+    wide("GPUS BY VENDOR", "gpus.byVendor", |r| {
         match r.status.and_then(|s| s.capacity.as_ref()) {
             Some(c) if !c.gpus_by_vendor.is_empty() => c
                 .gpus_by_vendor
@@ -255,9 +271,11 @@ const COLUMNS: [Column; 17] = [
         }
     }),
     // Time left in the open maintenance window (`2h left`).
-    wide("MAINTENANCE", |r| match &r.site.spec.maintenance {
-        Some(w) if r.in_maintenance => format!("{} left", until(w.until.0, r.now)),
-        _ => MISSING.to_owned(),
+    wide("MAINTENANCE", "maintenance", |r| {
+        match &r.site.spec.maintenance {
+            Some(w) if r.in_maintenance => format!("{} left", until(w.until.0, r.now)),
+            _ => MISSING.to_owned(),
+        }
     }),
     // Why the site is not Connected: the `Connected` condition's reason
     // when it is not True, [`NOT_JUDGED_REASON`] when no hub judged the
@@ -265,7 +283,7 @@ const COLUMNS: [Column; 17] = [
     // not be read (by this reader, or by the hub).
     // `MemberChanged` is added while the site's member identity changed
     // recently (two edges for one site, or an edge moved).
-    wide("REASON", |r| {
+    wide("REASON", "conditions", |r| {
         let connected = match r.status.and_then(|s| s.condition(CONDITION_CONNECTED)) {
             _ if !r.shown.judged_by_hub => Some(NOT_JUDGED_REASON.to_owned()),
             _ if r.status.and_then(|s| s.unreadable()).is_some() => Some(INVALID_STATUS.to_owned()),
@@ -306,6 +324,18 @@ pub(crate) fn member_changed(status: Option<&FederatedClusterStatus>) -> bool {
         .is_some_and(|c| c.status == "True")
 }
 
+/// What `kubectl fleet status --help` says of the columns: each header
+/// and the key of a site in `-o json` that carries it, `-o wide`'s last.
+pub fn column_reference() -> String {
+    let mut out =
+        String::from("Columns (KEY: the field of each site in -o json/yaml, .sites[*].KEY):\n");
+    for c in &COLUMNS {
+        let wide = if c.wide_only { "  (-o wide)" } else { "" };
+        out.push_str(&format!("  {:<16}{}{wide}\n", c.header, c.json));
+    }
+    out
+}
+
 /// The columns a table shows (`wide`: all of them).
 fn columns(wide: bool) -> impl Iterator<Item = &'static Column> {
     COLUMNS.iter().filter(move |c| wide || !c.wide_only)
@@ -324,6 +354,12 @@ pub(super) fn site_cells(
     columns(wide)
         .map(|c| (c.header, (c.cell)(&facts)))
         .collect()
+}
+
+/// Each column's header and JSON key (every column).
+#[cfg(test)]
+pub(super) fn column_keys() -> Vec<(&'static str, &'static str)> {
+    COLUMNS.iter().map(|c| (c.header, c.json)).collect()
 }
 
 /// Fleet-wide totals for the footer.
