@@ -151,7 +151,7 @@ async fn soak_full() {
 /// What one simulated edge's member cluster looks like at report `round`:
 /// its node count and versions move every few reports, so a field the hub
 /// lost would not be re-sent (the change-only patch thinks it is held).
-fn sim_member(k: usize, round: u64, started: Timestamp, now: Timestamp) -> FederatedClusterStatus {
+fn sim_member(k: usize, round: u64, started: Timestamp, now: Timestamp) -> EdgeStatus {
     let nodes = 1 + ((k as u64 + round / 7) % 5) as i64;
     let gpus = 4 * nodes;
     let signals = if k.is_multiple_of(4) {
@@ -169,7 +169,7 @@ fn sim_member(k: usize, round: u64, started: Timestamp, now: Timestamp) -> Feder
     } else {
         Vec::new()
     };
-    FederatedClusterStatus {
+    EdgeStatus {
         kubernetes_version: Some(format!("v1.3{}.{}", k % 4, round / 11)),
         node_count: Some(nodes),
         namespace_count: Some(5 + (k % 3) as i64),
@@ -247,7 +247,7 @@ impl SimState {
         );
         let uid = site.metadata.uid.clone();
         let baseline = Accepted::baseline(&mut self.accepted, &site);
-        let (patch, next) = report_patch(Some(baseline), &status, now);
+        let (patch, next) = report_patch(Some(baseline), status, now);
         site_status::patch_site_status(&api, &self.site, &patch)
             .await
             .map_err(code)?;

@@ -1,10 +1,13 @@
-//! Turns what the edge read from its member cluster into the edge-owned
-//! part of a site's status. Pure: the reads happen in `k8s::member`.
+//! Turns what the edge read from its member cluster into its report: the
+//! edge-owned part of a site's status ([`EdgeStatus`]), built once per
+//! report and diffed against the last accepted one
+//! (`fleet::status_patch::report_patch`). Pure: the reads happen in
+//! `k8s::member`.
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use crate::api::{FederatedClusterStatus, Signal, is_member_uid};
+use crate::api::{EdgeStatus, Signal, is_member_uid};
 use crate::fleet::bounds::clip_edge_status;
 use crate::fleet::inventory::{capacity_from_nodes, inference_counts, inference_service_state};
 use crate::fleet::signals::{SignalSources, collect_signals};
@@ -15,11 +18,7 @@ use crate::k8s::member::{InferenceKind, MemberObjects};
 /// signals kept for the retention window, and `firstSeen` where the member
 /// records no onset); `firstSeen` is otherwise the member's own onset
 /// (docs/architecture.md#signal-onset).
-pub fn edge_status(
-    objs: &MemberObjects,
-    history: &[Signal],
-    now: Timestamp,
-) -> FederatedClusterStatus {
+pub fn edge_status(objs: &MemberObjects, history: &[Signal], now: Timestamp) -> EdgeStatus {
     let mut models = 0;
     let mut services = Vec::new();
     for (kind, items) in &objs.inference {
@@ -45,7 +44,7 @@ pub fn edge_status(
         now,
     );
     let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
-    let mut status = FederatedClusterStatus {
+    let mut status = EdgeStatus {
         kubernetes_version: Some(objs.kubernetes_version.clone()).filter(|v| !v.is_empty()),
         node_count: Some(count(objs.nodes.len())),
         namespace_count: Some(count(objs.namespace_count)),
@@ -66,12 +65,12 @@ pub fn edge_status(
 /// build version, credential expiry and when it renews the credential by
 /// itself (None: it does not).
 pub fn with_identity(
-    mut status: FederatedClusterStatus,
+    mut status: EdgeStatus,
     heartbeat: Timestamp,
     version: &str,
     credential_expires: Option<Timestamp>,
     credential_renews: Option<Timestamp>,
-) -> FederatedClusterStatus {
+) -> EdgeStatus {
     status.last_heartbeat_time = Some(Time(heartbeat));
     status.observed_version = Some(version.to_owned());
     status.credential_expiration_time = credential_expires.map(Time);
@@ -166,7 +165,6 @@ mod tests {
         assert_eq!(types, ["NodeNotReady", "CrashLoopBackOff"], "worst first");
         assert_eq!(s.node_count, Some(2));
         assert_eq!(s.namespace_count, Some(4));
-        assert_eq!(s.phase, None, "never a hub-owned field");
     }
 
     #[test]
@@ -188,7 +186,7 @@ mod tests {
         .unwrap();
         let mut o = objects();
         o.pods = vec![crashing];
-        let first_seen = |status: FederatedClusterStatus| {
+        let first_seen = |status: EdgeStatus| {
             status
                 .signals()
                 .iter()

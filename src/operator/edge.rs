@@ -41,7 +41,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::api::{FederatedCluster, FederatedClusterStatus};
+use crate::api::{EdgeStatus, FederatedCluster};
 use crate::fleet::rbac::MIN_TOKEN_TTL;
 use crate::fleet::signals::SignalHistory;
 use crate::fleet::status_patch::{Accepted, report_patch};
@@ -290,7 +290,7 @@ pub struct Edge {
     /// The previous signal report (carries `firstSeen` and `count`; from
     /// the hub when this process starts).
     history: SignalHistory,
-    last_member: Option<FederatedClusterStatus>,
+    last_member: Option<EdgeStatus>,
     /// How long the previous accepted report took (its status write's
     /// round trip), as reported with the next one
     /// (`lastReportDurationMilliseconds`, see [`super::metrics::report_duration_ms`]).
@@ -514,7 +514,7 @@ impl Edge {
         &mut self,
         site: &FederatedCluster,
         now: Timestamp,
-    ) -> (FederatedClusterStatus, Option<EdgeError>) {
+    ) -> (EdgeStatus, Option<EdgeError>) {
         match read_member(&self.member).await {
             Ok(objs) => {
                 let status = edge_status(&objs, self.history.previous(site), now);
@@ -597,7 +597,7 @@ impl Edge {
         // The baseline is the last accepted report for this very object; a
         // new edge process (or a re-created site) starts from what the hub holds.
         let baseline = Accepted::baseline(&mut self.accepted, &site);
-        let (patch, next) = report_patch(Some(baseline), &status, now);
+        let (patch, next) = report_patch(Some(baseline), status, now);
         let sending = std::time::Instant::now();
         match patch_site_status(&api, &self.cfg.site, &patch).await {
             Ok(_) => {

@@ -548,7 +548,7 @@ impl SiteProber {
             Some(i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX));
         let uid = site.metadata.uid.clone();
         let baseline = Accepted::baseline(&mut self.accepted, site);
-        let (patch, next) = report_patch(Some(baseline), &status, now);
+        let (patch, next) = report_patch(Some(baseline), status, now);
         let outcome = ProbeOutcome::Reached { insecure };
         match patch_site_status(&sites(hub_client), &self.name, &patch).await {
             Ok(written) => {

@@ -968,6 +968,13 @@ impl FederatedClusterStatus {
     }
 }
 
+impl EdgeStatus {
+    /// The reported signals (none when unset).
+    pub fn signals(&self) -> &[Signal] {
+        self.signals.as_deref().unwrap_or_default()
+    }
+}
+
 /// Node and accelerator capacity of a site.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]

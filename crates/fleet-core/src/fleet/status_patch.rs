@@ -20,7 +20,7 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Map, Value, json};
 
-use crate::api::{EdgeStatus, FederatedCluster, FederatedClusterStatus, Signal};
+use crate::api::{EdgeStatus, FederatedCluster, Signal};
 
 /// How often unchanged signals are re-sent just to move their `lastSeen`
 /// and `count` forward: well inside the 15-minute correlation window, and
@@ -146,18 +146,17 @@ pub fn edge_status_patch(last_accepted: Option<&EdgeStatus>, current: &EdgeStatu
 }
 
 /// One change-only report, as the edge (Push) and the hub prober (Pull)
-/// send it: `status` is the status just collected (only its edge-owned
-/// fields are used), `accepted` what the hub holds from the last accepted
-/// report (`EdgeStatus::from_status` of the site's status for the first
-/// report of a process). Standing signals are kept as accepted (see
-/// [`signals_to_report`]). Returns the merge patch and the edge status it
-/// leads to (the next `accepted`, once the hub accepts it).
+/// send it: `next` is the report just collected, `accepted` what the hub
+/// holds from the last accepted report (`EdgeStatus::from_status` of the
+/// site's status for the first report of a process). Standing signals are
+/// kept as accepted (see [`signals_to_report`]). Returns the merge patch
+/// and the edge status it leads to (the next `accepted`, once the hub
+/// accepts it).
 pub fn report_patch(
     accepted: Option<&EdgeStatus>,
-    status: &FederatedClusterStatus,
+    mut next: EdgeStatus,
     now: Timestamp,
 ) -> (Value, EdgeStatus) {
-    let mut next = EdgeStatus::from_status(status);
     next.signals = Some(signals_to_report(
         accepted.and_then(|a| a.signals.as_deref()),
         next.signals.as_deref().unwrap_or_default(),
@@ -447,15 +446,15 @@ mod tests {
         let fc = FederatedCluster::test("s")
             .heartbeat_ago(30)
             .with_signal(Signal::test(SignalType::OomKilled, "a", "Deployment", "w"));
-        let status = fc.status.unwrap();
-        let (_, accepted) = report_patch(None, &status, ago(30).0);
+        let status = EdgeStatus::from_status(fc.status.as_ref().unwrap());
+        let (_, accepted) = report_patch(None, status.clone(), ago(30).0);
         let mut later = status.clone();
         later.last_heartbeat_time = Some(ago(0));
         for s in later.signals.iter_mut().flatten() {
             s.last_seen = ago(0);
             s.count += 1;
         }
-        let (patch, next) = report_patch(Some(&accepted), &later, ago(0).0);
+        let (patch, next) = report_patch(Some(&accepted), later, ago(0).0);
         assert_eq!(
             patch,
             json!({"status": {"lastHeartbeatTime": "2026-01-01T12:00:00Z"}})
