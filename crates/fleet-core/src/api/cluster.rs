@@ -200,6 +200,9 @@ pub fn validate_display_name(name: &str) -> Result<(), String> {
 /// the characters that matter on a terminal (C0, DEL, C1, soft hyphen,
 /// bidi and zero-width controls, interlinear annotations, tags).
 pub(crate) fn is_control_or_format(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_control();
+    }
     c.is_control()
         || matches!(
             u32::from(c),
