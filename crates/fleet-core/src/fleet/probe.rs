@@ -101,6 +101,46 @@ impl crate::api::WireEnum for ProbeFailure {
     }
 }
 
+/// A Pull site's `Connected` reason when no probe failed: before the
+/// first probe, or after one that read the member.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProbeReason {
+    /// `Unknown`: the hub has not probed the member yet.
+    NotProbedYet,
+    /// `True`: the latest probe read the member.
+    Succeeded,
+    /// `True`: the latest probe read the member without verifying its
+    /// certificate (the kubeconfig sets `insecure-skip-tls-verify`).
+    InsecureSkipTlsVerify,
+}
+
+impl ProbeReason {
+    /// Every value, in declaration order.
+    pub const ALL: &[ProbeReason] = &[
+        ProbeReason::NotProbedYet,
+        ProbeReason::Succeeded,
+        ProbeReason::InsecureSkipTlsVerify,
+    ];
+
+    /// The condition reason.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ProbeReason::NotProbedYet => "NotProbedYet",
+            ProbeReason::Succeeded => "ProbeSucceeded",
+            ProbeReason::InsecureSkipTlsVerify => "InsecureSkipTLSVerify",
+        }
+    }
+}
+
+impl crate::api::WireEnum for ProbeReason {
+    const WHAT: &'static str = "probe reason";
+    const ALL: &'static [Self] = ProbeReason::ALL;
+
+    fn as_str(self) -> &'static str {
+        ProbeReason::as_str(self)
+    }
+}
+
 /// The outcome of the latest probe of one site.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ProbeOutcome {

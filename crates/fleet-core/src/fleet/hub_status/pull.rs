@@ -12,7 +12,7 @@ use crate::api::{
     FederatedCluster, Mode, Phase,
 };
 use crate::fleet::phase::{self};
-use crate::fleet::probe::{ProbeOutcome, ProbeVerdict};
+use crate::fleet::probe::{ProbeOutcome, ProbeReason, ProbeVerdict};
 
 /// The hub-owned status of a Pull site. The phase comes from the same
 /// thresholds as Push, over the heartbeats the prober writes on the hub
@@ -81,7 +81,7 @@ pub fn pull_hub_status<'a>(
             }
         }
         None if !conditions.iter().any(|c| c.type_ == CONDITION_CONNECTED) => {
-            let state = CondState::new("Unknown", "NotProbedYet", || {
+            let state = CondState::new("Unknown", ProbeReason::NotProbedYet.as_str(), || {
                 "the hub has not probed the member cluster yet".to_owned()
             });
             rewritten |= set_connected(&mut conditions, site, state, now, check);
@@ -151,8 +151,10 @@ pub(super) fn probe_connected_state(
     const THROUGH_SECRET: &str = "the hub read the member cluster through its kubeconfig Secret";
     const INSECURE: &str = "the hub read the member cluster without verifying its certificate (the kubeconfig sets insecure-skip-tls-verify)";
     let (status, reason) = match &probe.outcome {
-        ProbeOutcome::Reached { insecure: false } => ("True", "ProbeSucceeded"),
-        ProbeOutcome::Reached { insecure: true } => ("True", "InsecureSkipTLSVerify"),
+        ProbeOutcome::Reached { insecure: false } => ("True", ProbeReason::Succeeded.as_str()),
+        ProbeOutcome::Reached { insecure: true } => {
+            ("True", ProbeReason::InsecureSkipTlsVerify.as_str())
+        }
         ProbeOutcome::Failed { failure, .. } => ("False", failure.as_str()),
     };
     CondState::new(status, reason, || match &probe.outcome {

@@ -3,7 +3,7 @@
 
 use crate::api::WireEnum;
 use crate::fleet::hub_status::HeartbeatReason;
-use crate::fleet::probe::ProbeFailure;
+use crate::fleet::probe::{ProbeFailure, ProbeReason};
 
 fn operations_md() -> String {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/operations.md");
@@ -50,6 +50,11 @@ fn every_heartbeat_reason_is_documented_and_no_other() {
 #[test]
 fn every_probe_failure_is_documented_and_no_other() {
     assert_documented::<ProbeFailure>("### Pull: probe failures");
+}
+
+#[test]
+fn every_probe_reason_is_documented_and_no_other() {
+    assert_documented::<ProbeReason>("### Pull: probe reasons");
 }
 
 #[test]
