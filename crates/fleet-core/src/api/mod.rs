@@ -11,6 +11,7 @@
 //! (a `jiff::Timestamp`, RFC 3339 with second precision on the wire).
 
 mod cluster;
+mod dark_period;
 mod federation;
 mod lenient;
 mod unreadable;
@@ -21,6 +22,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 use kube_core::CustomResourceExt;
 
 pub use cluster::*;
+pub use dark_period::*;
 pub use federation::*;
 pub use lenient::{Strict, decode_leniently};
 pub use unreadable::{
