@@ -135,6 +135,70 @@ pub fn about_site(
     }
 }
 
+/// Events about one reported dark period beyond its summary: its first
+/// notable entries (`DarkPeriodEntry`), so a site cannot spend the hub's
+/// Event budget with a long journal.
+pub const MAX_DARK_PERIOD_EVENTS: usize = 5;
+
+/// The Events of a dark period `site` reported (`status.lastDarkPeriod`,
+/// the site's own account on its own clock): one `DarkPeriodReported`
+/// summary, then one `DarkPeriodEntry` per notable entry (what went wrong,
+/// not what recovered), at most [`MAX_DARK_PERIOD_EVENTS`]. Each entry is
+/// its own series (its field path names the period and the entry), so a
+/// later dark period's entries never fold into an earlier one's. Site text
+/// is made terminal-safe.
+pub fn dark_period(site: &FederatedCluster, dark: &crate::api::DarkPeriod) -> Vec<Note> {
+    let safe = |s: &str| crate::render::safe::terminal_safe(s).into_owned();
+    let from = dark.from.0;
+    let mut summary = format!(
+        "the site reports it could not reach the hub from {from} to {} (the site's own account, on its clock): {} entr{}",
+        dark.to.0,
+        dark.entries.len(),
+        if dark.entries.len() == 1 { "y" } else { "ies" }
+    );
+    if dark.dropped > 0 {
+        summary.push_str(&format!(" ({} older dropped)", dark.dropped));
+    }
+    summary.push_str("; `kubectl fleet describe` shows them");
+    let mut notes = vec![about_site(
+        site,
+        false,
+        "DarkPeriodReported",
+        "Record",
+        summary,
+    )];
+    for (i, e) in dark
+        .entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.kind.is_notable())
+        .take(MAX_DARK_PERIOD_EVENTS)
+    {
+        let mut regarding = site_ref(site);
+        regarding.field_path = Some(format!("status.lastDarkPeriod{{{from}}}.entries[{i}]"));
+        let mut note = format!(
+            "{} {} at {} (site's clock)",
+            e.kind,
+            safe(&e.subject),
+            e.time.0
+        );
+        if !e.detail.is_empty() {
+            note.push_str(": ");
+            note.push_str(&safe(&e.detail));
+        }
+        notes.push(Note {
+            budget: (site_budget(site), None),
+            regarding,
+            related: None,
+            warning: true,
+            reason: "DarkPeriodEntry",
+            action: "Record",
+            note: bounded(note),
+        });
+    }
+    notes
+}
+
 /// A site's own bucket.
 fn site_budget(site: &FederatedCluster) -> String {
     format!("FederatedCluster/{}", site.site_name())

@@ -102,8 +102,8 @@ pub struct DarkPeriod {
     pub from: Time,
     /// When it reached the hub again (edge clock).
     pub to: Time,
-    /// What it saw meanwhile, oldest first (the latest
-    /// [`MAX_DARK_ENTRIES`]).
+    /// What it saw meanwhile, in time order: at most 20, the latest
+    /// (`MAX_DARK_ENTRIES`).
     #[serde(default)]
     #[schemars(length(max = MAX_DARK_ENTRIES))]
     pub entries: Vec<DarkEntry>,

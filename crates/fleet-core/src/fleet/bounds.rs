@@ -14,8 +14,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::api::{
     DarkEntry, DarkPeriod, FederatedClusterStatus, MAX_COUNT, MAX_DARK_DETAIL_CHARS,
-    MAX_DARK_ENTRIES, MAX_DARK_SUBJECT_CHARS, MAX_DATE_TIME, MAX_DURATION_MILLISECONDS, MAX_LABEL_CHARS,
-    MAX_MESSAGE_CHARS, MAX_OBJECT_NAME_CHARS, MAX_VERSION_CHARS, Signal, is_control_or_format,
+    MAX_DARK_ENTRIES, MAX_DARK_SUBJECT_CHARS, MAX_DATE_TIME, MAX_DURATION_MILLISECONDS,
+    MAX_LABEL_CHARS, MAX_MESSAGE_CHARS, MAX_OBJECT_NAME_CHARS, MAX_VERSION_CHARS, Signal,
+    is_control_or_format,
 };
 
 /// Appended to text that was cut (one column wide).
@@ -320,7 +321,10 @@ mod tests {
         assert_eq!(clipped.node_count, Some(MAX_COUNT));
         assert!(!clipped.observed_version.as_deref().unwrap().contains('\0'));
         let dark = clipped.last_dark_period.as_ref().unwrap();
-        assert_eq!((dark.entries.len(), dark.dropped), (MAX_DARK_ENTRIES, MAX_COUNT));
+        assert_eq!(
+            (dark.entries.len(), dark.dropped),
+            (MAX_DARK_ENTRIES, MAX_COUNT)
+        );
         assert!(!dark.entries[0].detail.contains('\0'));
         let mut again = clipped.clone();
         clip_edge_status(&mut again);

@@ -208,7 +208,10 @@ impl Journal {
                 next.not_ready.insert(n.name.clone());
             }
         }
-        for s in signals.iter().filter(|s| s.type_ != SignalType::NodeNotReady) {
+        for s in signals
+            .iter()
+            .filter(|s| s.type_ != SignalType::NodeNotReady)
+        {
             next.failures.insert(
                 s.key(),
                 KnownFailure {
@@ -230,7 +233,10 @@ impl Journal {
                     _ => {}
                 }
             }
-            for s in signals.iter().filter(|s| s.type_ != SignalType::NodeNotReady) {
+            for s in signals
+                .iter()
+                .filter(|s| s.type_ != SignalType::NodeNotReady)
+            {
                 if !before.failures.contains_key(&s.key()) {
                     let detail = match &s.message {
                         Some(m) if !m.is_empty() => format!("{}: {m}", s.type_),

@@ -32,21 +32,47 @@ fn a_dark_period_tells_nodes_failures_restarts_and_credentials_in_time_order() {
         ..Signal::test(SignalType::CrashLoopBackOff, "shop", "Deployment", "web").seen(500, 10)
     };
     // Connected: the baseline has n1 ready and no failure.
-    j.observe(&[node("store-7-n1", true, "KubeletReady", 9000)], &[], at(3700));
+    j.observe(
+        &[node("store-7-n1", true, "KubeletReady", 9000)],
+        &[],
+        at(3700),
+    );
     j.report_failed(at(3600), "unreachable", None);
     j.report_failed(at(3590), "unreachable", None);
     // The node lost power one minute before the edge noticed the hub was gone.
     j.observe(
-        &[node("store-7-n1", false, "NodeStatusUnknown: Kubelet stopped posting node status.", 3660)],
+        &[node(
+            "store-7-n1",
+            false,
+            "NodeStatusUnknown: Kubelet stopped posting node status.",
+            3660,
+        )],
         std::slice::from_ref(&crash),
         at(3500),
     );
     // The edge restarts; the hub refuses its (expired) token twice.
     let mut j: Journal = serde_json::from_value(serde_json::to_value(&j).unwrap()).unwrap();
     j.edge_started(at(200), "0.2.0");
-    j.report_failed(at(190), "token-expired", Some((DarkEntryKind::CredentialRejected, "401: token expired")));
-    j.report_failed(at(180), "token-expired", Some((DarkEntryKind::CredentialRejected, "401: token expired")));
-    j.observe(&[node("store-7-n1", true, "KubeletReady: kubelet is posting ready status", 100)], &[], at(90));
+    j.report_failed(
+        at(190),
+        "token-expired",
+        Some((DarkEntryKind::CredentialRejected, "401: token expired")),
+    );
+    j.report_failed(
+        at(180),
+        "token-expired",
+        Some((DarkEntryKind::CredentialRejected, "401: token expired")),
+    );
+    j.observe(
+        &[node(
+            "store-7-n1",
+            true,
+            "KubeletReady: kubelet is posting ready status",
+            100,
+        )],
+        &[],
+        at(90),
+    );
     let dark = j.summary(at(0)).unwrap();
     assert_eq!((dark.from.0, dark.to.0, dark.dropped), (at(3600), at(0), 0));
     let seen: Vec<(Timestamp, DarkEntryKind, &str, &str)> = dark
@@ -57,12 +83,42 @@ fn a_dark_period_tells_nodes_failures_restarts_and_credentials_in_time_order() {
     assert_eq!(
         seen,
         [
-            (at(3660), DarkEntryKind::NodeNotReady, "store-7-n1", "NodeStatusUnknown: Kubelet stopped posting node status."),
-            (at(500), DarkEntryKind::Failure, "shop/Deployment/web", "CrashLoopBackOff: back-off 5m0s restarting failed container"),
-            (at(200), DarkEntryKind::EdgeRestarted, "edge", "edge 0.2.0 started"),
-            (at(190), DarkEntryKind::CredentialRejected, "hub", "401: token expired"),
-            (at(100), DarkEntryKind::NodeReady, "store-7-n1", "KubeletReady: kubelet is posting ready status"),
-            (at(90), DarkEntryKind::Recovered, "shop/Deployment/web", "CrashLoopBackOff"),
+            (
+                at(3660),
+                DarkEntryKind::NodeNotReady,
+                "store-7-n1",
+                "NodeStatusUnknown: Kubelet stopped posting node status."
+            ),
+            (
+                at(500),
+                DarkEntryKind::Failure,
+                "shop/Deployment/web",
+                "CrashLoopBackOff: back-off 5m0s restarting failed container"
+            ),
+            (
+                at(200),
+                DarkEntryKind::EdgeRestarted,
+                "edge",
+                "edge 0.2.0 started"
+            ),
+            (
+                at(190),
+                DarkEntryKind::CredentialRejected,
+                "hub",
+                "401: token expired"
+            ),
+            (
+                at(100),
+                DarkEntryKind::NodeReady,
+                "store-7-n1",
+                "KubeletReady: kubelet is posting ready status"
+            ),
+            (
+                at(90),
+                DarkEntryKind::Recovered,
+                "shop/Deployment/web",
+                "CrashLoopBackOff"
+            ),
         ]
     );
     // Reported: the journal starts again from the baseline.
@@ -91,9 +147,15 @@ fn the_journal_keeps_the_latest_entries_and_counts_the_dropped() {
     }
     let dark = j.summary(at(0)).unwrap();
     assert_eq!(dark.entries.len(), MAX_DARK_ENTRIES);
-    assert_eq!(dark.dropped, 2 * (MAX_DARK_ENTRIES as i64 + 7) - MAX_DARK_ENTRIES as i64);
+    assert_eq!(
+        dark.dropped,
+        2 * (MAX_DARK_ENTRIES as i64 + 7) - MAX_DARK_ENTRIES as i64
+    );
     // The latest are kept.
-    assert_eq!(dark.entries.last().unwrap().subject, format!("n{}", MAX_DARK_ENTRIES + 6));
+    assert_eq!(
+        dark.entries.last().unwrap().subject,
+        format!("n{}", MAX_DARK_ENTRIES + 6)
+    );
     // A persisted journal stays within the same bound.
     assert!(serde_json::to_vec(&j).unwrap().len() < 64 * 1024);
 }
@@ -106,7 +168,10 @@ fn member_text_is_clipped_to_what_the_crd_admits() {
     let long = format!("\u{1b}[2J{}\n", "x".repeat(10_000));
     j.observe(&[node(&"n".repeat(1000), false, &long, 50)], &[], at(40));
     let e = &j.summary(at(0)).unwrap().entries[0];
-    assert_eq!(e.subject.chars().count(), crate::api::MAX_DARK_SUBJECT_CHARS);
+    assert_eq!(
+        e.subject.chars().count(),
+        crate::api::MAX_DARK_SUBJECT_CHARS
+    );
     assert_eq!(e.detail.chars().count(), crate::api::MAX_DARK_DETAIL_CHARS);
     assert!(!e.detail.chars().any(crate::api::is_control_or_format));
 }
@@ -131,7 +196,8 @@ fn node_readiness_reads_reason_message_and_transition() {
             "message": "Kubelet stopped posting node status.", "lastTransitionTime": "2026-01-01T02:09:00Z"}]}
     }))
     .unwrap();
-    let bare: Node = serde_json::from_value(serde_json::json!({"metadata": {"name": "b"}})).unwrap();
+    let bare: Node =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": "b"}})).unwrap();
     let r = node_readiness(&[n, bare]);
     assert_eq!(
         r[0],
