@@ -159,6 +159,7 @@ mod tests {
             .reported_in(40)
             .with_clock_offset(-600)
             .with_member("6f1c2a8e-0b7d-4f3e-9a51-2c8d7e6f1b20")
+            .with_dark_period(600, 60, vec![])
             .with_signal(Signal::test(SignalType::Evicted, "ns", "Pod", "p"));
         let status = serde_json::to_value(fc.status.unwrap()).unwrap();
         let mut keys: Vec<&str> = status
