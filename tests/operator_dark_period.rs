@@ -289,14 +289,15 @@ async fn a_site_back_from_the_dark_explains_its_dark_period() {
     drop(edge);
 }
 
+on_both_lanes! {
 /// A site's own token cannot store a dark period the CRD does not admit:
 /// control characters, oversized text, too many entries, an unknown kind,
 /// a date-time no reader can decode, a negative or huge `dropped`. Each is
-/// refused whole (422), and a well-formed one is admitted.
-#[tokio::test]
-async fn a_hostile_edge_cannot_store_a_dark_period_the_crd_refuses() {
+/// refused whole (422), on kube-sandbox and on the real API server, and a
+/// well-formed one is admitted.
+async fn a_hostile_edge_cannot_store_a_dark_period_the_crd_refuses(lane) {
     let dir = TempDir::new("dark-hostile");
-    let hub_sb = Sandbox::start();
+    let hub_sb = lane.sandbox();
     let hub_kc = installed_hub(&hub_sb, &dir);
     let site_kc = dir.join("evil.kubeconfig");
     fleet_register(&hub_kc, "evil", 10, &site_kc, &[]);
@@ -362,4 +363,5 @@ async fn a_hostile_edge_cannot_store_a_dark_period_the_crd_refuses() {
     )])))
     .await
     .expect("a well-formed dark period is admitted");
+}
 }

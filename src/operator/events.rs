@@ -852,4 +852,71 @@ mod tests {
             Some("status.outages{go-0000abcd}")
         );
     }
+
+    #[test]
+    fn a_dark_period_is_one_summary_and_at_most_five_entries_each_its_own_series() {
+        use crate::api::{DarkEntry, DarkEntryKind};
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        let entry = |i: i64, kind| DarkEntry {
+            time: Time(at(i)),
+            kind,
+            subject: format!("n{i}\u{1b}[2J"),
+            detail: "power\u{7}".into(),
+        };
+        let mut entries = vec![
+            entry(1, DarkEntryKind::NodeReady),
+            entry(2, DarkEntryKind::Recovered),
+        ];
+        entries.extend((3..12).map(|i| entry(i, DarkEntryKind::NodeNotReady)));
+        let site = FederatedCluster::test("factory-7").with_dark_period(600, 0, entries);
+        let dark = site
+            .status
+            .as_ref()
+            .unwrap()
+            .last_dark_period
+            .as_ref()
+            .unwrap();
+        let notes = dark_period(&site, dark);
+        assert_eq!(notes.len(), 1 + MAX_DARK_PERIOD_EVENTS, "{notes:?}");
+        assert_eq!(notes[0].reason, "DarkPeriodReported");
+        assert!(!notes[0].warning);
+        assert!(
+            notes[0]
+                .note
+                .contains("the site's own account, on its clock"),
+            "{}",
+            notes[0].note
+        );
+        assert!(notes[0].note.contains("11 entries"), "{}", notes[0].note);
+        // Recoveries are no Events; the first notable entries are.
+        assert!(
+            notes[1].note.starts_with("NodeNotReady n3"),
+            "{}",
+            notes[1].note
+        );
+        let paths: std::collections::HashSet<_> = notes[1..]
+            .iter()
+            .map(|n| n.regarding.field_path.clone())
+            .collect();
+        assert_eq!(
+            paths.len(),
+            MAX_DARK_PERIOD_EVENTS,
+            "each entry its own series"
+        );
+        assert_eq!(
+            notes[1].regarding.field_path.as_deref(),
+            Some("status.lastDarkPeriod{2026-01-01T11:50:00Z}.entries[2]")
+        );
+        for n in &notes {
+            assert!(
+                !n.note.contains('\u{1b}') && !n.note.contains('\u{7}'),
+                "{:?}",
+                n.note
+            );
+            assert_eq!(
+                n.budget.0, "FederatedCluster/factory-7",
+                "the site's own bucket"
+            );
+        }
+    }
 }
