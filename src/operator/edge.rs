@@ -1043,3 +1043,55 @@ pub async fn run(
         "edge stopped"
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_journal_notes_refusals_and_errors_not_silence() {
+        let site = || "s".to_owned();
+        let at: Timestamp = "2026-01-01T02:00:00Z".parse().unwrap();
+        let kind = |e: EdgeError| e.journal_entry();
+        assert_eq!(
+            kind(EdgeError::Expired { site: site(), at }),
+            Some((
+                DarkEntryKind::CredentialRejected,
+                "401: the site token expired at 2026-01-01T02:00:00Z".to_owned()
+            ))
+        );
+        assert_eq!(
+            kind(EdgeError::Forbidden {
+                site: site(),
+                doing: "patching its own status"
+            }),
+            Some((
+                DarkEntryKind::CredentialRejected,
+                "403 while patching its own status".to_owned()
+            ))
+        );
+        assert_eq!(
+            kind(EdgeError::Hub {
+                code: 503,
+                doing: "reading its own site",
+                message: "\u{1b}[2J".into()
+            }),
+            Some((
+                DarkEntryKind::HubError,
+                "503 while reading its own site".to_owned()
+            )),
+            "the hub's message is not copied"
+        );
+        let unreachable = EdgeError::Unreachable {
+            url: "https://hub".into(),
+            cause: "connection refused".into(),
+        };
+        assert!(unreachable.leaves_dark());
+        assert_eq!(unreachable.journal_entry(), None);
+        let misconfigured = EdgeError::MemberIsHub {
+            site: site(),
+            member: "https://hub".into(),
+        };
+        assert!(!misconfigured.leaves_dark());
+    }
+}
