@@ -66,9 +66,17 @@ async fn a_site_back_from_the_dark_explains_its_dark_period() {
     fleet_register(&hub_kc, SITE, 10, &site_kc, &[]);
     let api: Api<FederatedCluster> = Api::all(admin(&hub_sb).await);
     let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
+    let (cert, key, ca) = localhost_cert(&dir);
     let mut args = hub_args(&operator_kc, "hub", SCALE);
-    args.extend(["--leader-elect".to_owned(), "false".to_owned()]);
-    let _hub = Proc::spawn("hub", &operator_bin(), &args, dir.join("hub.log"));
+    args.extend([
+        "--leader-elect".to_owned(),
+        "false".to_owned(),
+        "--tls-cert-file".to_owned(),
+        cert.display().to_string(),
+        "--tls-private-key-file".to_owned(),
+        key.display().to_string(),
+    ]);
+    let hub = Proc::spawn("hub", &operator_bin(), &args, dir.join("hub.log"));
 
     // The member: one ready node, the edge installed as a user would.
     let member_sb = Sandbox::start();
@@ -131,8 +139,16 @@ async fn a_site_back_from_the_dark_explains_its_dark_period() {
         "nothing written while connected"
     );
 
-    // The hub goes away.
-    let dark_began = jiff::Timestamp::now();
+    // The hub goes away, after the last report it accepted.
+    let last_report = api
+        .get(SITE)
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .last_heartbeat_time
+        .unwrap()
+        .0;
     hub_sb.controls().set_outage(true);
     wait_until(
         Duration::from_secs(30),
@@ -190,7 +206,6 @@ async fn a_site_back_from_the_dark_explains_its_dark_period() {
     );
 
     // The hub comes back.
-    let back = jiff::Timestamp::now();
     hub_sb.controls().set_outage(false);
     wait_until(
         Duration::from_secs(60),
@@ -206,12 +221,14 @@ async fn a_site_back_from_the_dark_explains_its_dark_period() {
     .await;
     let site = api.get(SITE).await.unwrap();
     let dark = site.status.unwrap().last_dark_period.unwrap();
+    // From the first failed report (after the last accepted one, before the
+    // node went) to the first accepted again (after everything it tells).
     assert!(
-        dark.from.0 >= dark_began - jiff::SignedDuration::from_secs(1) && dark.from.0 <= went,
-        "{dark:?}"
+        dark.from.0 >= last_report && dark.from.0 <= went,
+        "{dark:?} (last report {last_report}, node down {went})"
     );
     assert!(
-        dark.to.0 >= back - jiff::SignedDuration::from_secs(1),
+        dark.to.0 >= dark.entries.last().unwrap().time.0 && dark.to.0 <= jiff::Timestamp::now(),
         "{dark:?}"
     );
     let seen: Vec<(DarkEntryKind, &str)> = dark
@@ -286,6 +303,19 @@ async fn a_site_back_from_the_dark_explains_its_dark_period() {
         json["lastDarkPeriod"]["entries"][1]["kind"],
         "EdgeRestarted"
     );
+    // The REST site endpoint carries the same.
+    let reader = reader_token(&admin(&hub_sb).await).await;
+    let addr = logged_addr(&hub.log_text(), "serving HTTPS");
+    let (code, body) = https_get(
+        &addr,
+        &format!("/api/v1/federation/clusters/{SITE}"),
+        Some(&reader),
+        &ca,
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    let rest: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(rest["lastDarkPeriod"], json["lastDarkPeriod"], "{body}");
     drop(edge);
 }
 
