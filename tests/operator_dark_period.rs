@@ -319,6 +319,140 @@ async fn a_site_back_from_the_dark_explains_its_dark_period() {
     drop(edge);
 }
 
+/// A site whose token was revoked is dark until it gets a new one; an edge
+/// without its journal ConfigMap (run by hand, the ConfigMap never
+/// created) says so once and keeps the journal in memory. What must hold:
+/// the edge warns about the journal and keeps running; once the admin's
+/// new credential arrives, the dark period reported names the hub's
+/// refusal (401) and the node that went down meanwhile, and describe says
+/// "credential rejected".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_site_explains_its_dark_period_from_memory() {
+    const SCALE: f64 = 0.2;
+    let dir = TempDir::new("dark-revoked");
+    let hub_sb = Sandbox::start();
+    let hub_kc = installed_hub(&hub_sb, &dir);
+    let site_kc = dir.join(&format!("{SITE}.kubeconfig"));
+    fleet_register(&hub_kc, SITE, 10, &site_kc, &[]);
+    let api: Api<FederatedCluster> = Api::all(admin(&hub_sb).await);
+    let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
+    let _hub = Proc::spawn(
+        "hub",
+        &operator_bin(),
+        &hub_args(&operator_kc, "hub", SCALE),
+        dir.join("hub.log"),
+    );
+    let (member_sb, member_kc) = member_sandbox(&dir, "m", (0, 0)).await;
+    let member = admin(&member_sb).await;
+    let mut argv = edge_args(SITE, &member_kc, &site_kc, SCALE);
+    argv.extend([
+        "--journal-configmap".to_owned(),
+        format!("{}/{}", rbac::FLEET_NAMESPACE, rbac::EDGE_JOURNAL_NAME),
+    ]);
+    let edge = Proc::spawn(SITE, &operator_bin(), &argv, dir.join("edge.log"));
+    wait_until(Duration::from_secs(30), "the site Connected", || async {
+        api.get(SITE).await.ok().and_then(|s| s.phase()) == Some(Phase::Connected)
+    })
+    .await;
+    let log = edge.log_text();
+    assert_eq!(
+        log.matches("cannot keep the dark-period journal on the member cluster")
+            .count(),
+        1,
+        "{log}"
+    );
+
+    // The admin revokes the site's token; the edge is refused.
+    let new_kc = dir.join("new.kubeconfig");
+    fleet_cli(
+        &hub_kc,
+        &[
+            "rotate",
+            SITE,
+            "--revoke",
+            "--yes",
+            "--output-file",
+            &new_kc.display().to_string(),
+        ],
+    );
+    wait_until(Duration::from_secs(30), "the edge refused", || async {
+        edge.log_text().contains("hub rejected the site token")
+    })
+    .await;
+    let nodes: Api<Node> = Api::all(member.clone());
+    let mut node = nodes.get("m-node-1").await.unwrap();
+    node.status.as_mut().unwrap().conditions = Some(vec![
+        serde_json::from_value(json!({
+            "type": "Ready", "status": "False", "reason": "KubeletNotReady",
+            "message": "container runtime is down",
+            "lastTransitionTime": jiff::Timestamp::now().to_string()
+        }))
+        .unwrap(),
+    ]);
+    nodes
+        .replace_status("m-node-1", &PostParams::default(), &node)
+        .await
+        .unwrap();
+    // Read by the edge at its slow retry (the hub's refusal needs a
+    // person): two more refusals, so a whole failed tick (its member read
+    // included) began after the node went down, before the credential comes.
+    let before = edge
+        .log_text()
+        .matches("hub rejected the site token")
+        .count();
+    wait_until(Duration::from_secs(60), "the edge retries", || async {
+        edge.log_text()
+            .matches("hub rejected the site token")
+            .count()
+            >= before + 2
+    })
+    .await;
+
+    // The new credential arrives where the edge reads it.
+    std::fs::copy(&new_kc, &site_kc).unwrap();
+    wait_until(
+        Duration::from_secs(60),
+        "the dark period reported",
+        || async {
+            api.get(SITE)
+                .await
+                .ok()
+                .and_then(|s| s.status?.last_dark_period)
+                .is_some()
+        },
+    )
+    .await;
+    let dark = api
+        .get(SITE)
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .last_dark_period
+        .unwrap();
+    let seen: Vec<(DarkEntryKind, &str)> = dark
+        .entries
+        .iter()
+        .map(|e| (e.kind, e.subject.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (DarkEntryKind::CredentialRejected, "hub"),
+            (DarkEntryKind::NodeNotReady, "m-node-1")
+        ],
+        "{dark:?}"
+    );
+    assert!(dark.entries[0].detail.starts_with("401: "), "{dark:?}");
+    let text = kubectl_fleet(&hub_kc, &["describe", SITE]);
+    assert!(
+        text.lines().any(|l| l.starts_with("Last Dark Period:")
+            && l.contains("credential rejected")
+            && l.contains("node m-node-1 NotReady")),
+        "{text}"
+    );
+}
+
 on_both_lanes! {
 /// A site's own token cannot store a dark period the CRD does not admit:
 /// control characters, oversized text, too many entries, an unknown kind,
