@@ -33,6 +33,14 @@
 //! its whole report again rather than only what changed since its own
 //! last one, so the hub's copy is never a mix of two clusters and the hub
 //! sees the member alternate (`MemberChanged`).
+//!
+//! While no report reaches the hub, the edge keeps a journal of what its
+//! member shows (`fleet::journal`: nodes leaving and regaining Ready,
+//! failures beginning and ending, its own restarts, the hub's refusals) in
+//! a ConfigMap on the member (`--journal-configmap`, `k8s::journal`),
+//! written only while dark; the first report that reaches the hub again
+//! carries its summary (`status.lastDarkPeriod`), and the journal starts
+//! again (docs/operations.md#dark-periods-explained-afterwards).
 
 use std::path::PathBuf;
 use std::time::Duration;
