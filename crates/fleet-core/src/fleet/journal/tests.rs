@@ -211,3 +211,44 @@ fn node_readiness_reads_reason_message_and_transition() {
     assert!(!r[1].ready);
     assert_eq!(r[1].why, "no Ready condition");
 }
+
+/// A site cannot forge the hub's judgement through its dark period: the
+/// hub judges a silent site the same whatever its journal claims (that it
+/// was never dark, that it came back a second ago), and a live one too.
+#[test]
+fn the_hubs_judgement_never_reads_the_dark_period() {
+    use crate::api::FederatedCluster;
+    use crate::fleet::hub_status::{DEFAULT_CREDENTIAL_WARNING, Sighting, hub_status};
+    let interval = std::time::Duration::from_secs(30);
+    let claim = vec![DarkEntry {
+        time: ago(1),
+        kind: DarkEntryKind::NodeReady,
+        subject: "all".into(),
+        detail: "Connected: HeartbeatReceived".into(),
+    }];
+    for site in [
+        FederatedCluster::test("s").connected(),
+        FederatedCluster::test("s").stale(),
+        FederatedCluster::test("s").unreachable(),
+    ] {
+        let judged = |site: &FederatedCluster| {
+            let sighting = Sighting::of_site(None, site, interval, fixture_now());
+            let j = hub_status(
+                site,
+                &sighting,
+                interval,
+                DEFAULT_CREDENTIAL_WARNING,
+                None,
+                fixture_now(),
+            );
+            (
+                j.phase,
+                j.conditions.into_owned(),
+                j.changed,
+                j.requeue_after,
+            )
+        };
+        let forged = site.clone().with_dark_period(0, 0, claim.clone());
+        assert_eq!(judged(&forged), judged(&site));
+    }
+}
