@@ -308,15 +308,32 @@ async fn edge_install_with_its_secret_applies_and_its_role_names_the_secret() {
         std::fs::read(&hub_kc).unwrap()
     );
 
-    let role = Api::<k8s_openapi::api::rbac::v1::Role>::namespaced(client, "fleet-system")
+    let role = Api::<k8s_openapi::api::rbac::v1::Role>::namespaced(client.clone(), "fleet-system")
         .get("fleet-operator-edge")
         .await
         .unwrap();
     let rules = serde_json::to_value(role.rules.unwrap()).unwrap();
     assert_eq!(
         rules,
-        json!([{ "apiGroups": [""], "resources": ["secrets"], "resourceNames": ["fleet-hub-kubeconfig"], "verbs": ["get", "update"] }])
+        json!([
+            { "apiGroups": [""], "resources": ["secrets"], "resourceNames": ["fleet-hub-kubeconfig"], "verbs": ["get", "update"] },
+            { "apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["fleet-edge-journal"], "verbs": ["get", "update"] }
+        ])
     );
+    // The journal's ConfigMap exists for the edge to update (it may not
+    // create one), and installing again keeps what the edge wrote.
+    let configmaps =
+        Api::<k8s_openapi::api::core::v1::ConfigMap>::namespaced(client, "fleet-system");
+    let mut journal = configmaps.get("fleet-edge-journal").await.unwrap();
+    assert_eq!(journal.data, None);
+    journal.data = Some([("journal".to_owned(), "{}".to_owned())].into());
+    configmaps
+        .replace("fleet-edge-journal", &Default::default(), &journal)
+        .await
+        .unwrap();
+    edge_args(&["--hub-kubeconfig", hub_kc.to_str().unwrap()]).ok();
+    let kept = configmaps.get("fleet-edge-journal").await.unwrap();
+    assert_eq!(kept.data.unwrap()["journal"], "{}");
 }
 
 // ---------------------------------------------------------------------------

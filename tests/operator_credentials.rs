@@ -462,6 +462,7 @@ async fn an_edge_renews_a_long_token_within_what_a_site_may_mint_itself() {
         site: "site-a".to_owned(),
         hub_kubeconfig: site_kc.clone(),
         hub_kubeconfig_secret: None,
+        journal: None,
         clock_offset: jiff::SignedDuration::ZERO,
         interval_scale: 1.0,
         auto_rotate: true,

@@ -27,6 +27,7 @@ fn edge_config(site: &str, hub_kc: &std::path::Path) -> EdgeConfig {
         site: site.to_owned(),
         hub_kubeconfig: hub_kc.to_owned(),
         hub_kubeconfig_secret: None,
+        journal: None,
         clock_offset: SignedDuration::ZERO,
         interval_scale: 1.0,
         auto_rotate: false,

@@ -45,6 +45,7 @@ mod monitoring_rules;
 mod observability_bench;
 mod operator_bench;
 mod operator_credentials;
+mod operator_dark_period;
 mod operator_e2e;
 mod operator_errors;
 mod operator_gitops_pull;

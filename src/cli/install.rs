@@ -632,9 +632,12 @@ pub fn edge_cluster_rules() -> Vec<Value> {
 }
 
 /// The edge operator's rules inside `fleet-system`: get and update on
-/// exactly the Secret holding its hub kubeconfig.
+/// exactly the Secret holding its hub kubeconfig, and on exactly the
+/// ConfigMap holding its dark-period journal.
 pub fn edge_namespace_rules() -> Vec<Value> {
-    rules_json(rbac::edge_secret_rules(HUB_KUBECONFIG_SECRET))
+    let mut rules = rbac::edge_secret_rules(HUB_KUBECONFIG_SECRET);
+    rules.extend(rbac::edge_journal_rules(rbac::EDGE_JOURNAL_NAME));
+    rules_json(rules)
 }
 
 fn rules_json(rules: Vec<k8s_openapi::api::rbac::v1::PolicyRule>) -> Vec<Value> {
@@ -982,6 +985,13 @@ pub fn edge_manifests(
             "data": { DEFAULT_KUBECONFIG_KEY: base64::engine::general_purpose::STANDARD.encode(kubeconfig) },
         }));
     }
+    // The edge's dark-period journal: created empty here, so the edge
+    // needs no create right (it only reads and replaces it).
+    docs.push(json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": { "name": rbac::EDGE_JOURNAL_NAME, "namespace": NAMESPACE, "labels": labels(Role::Edge) },
+    }));
     docs.push(operator_network_policy(Role::Edge));
     let mount_dir = std::path::Path::new(HUB_KUBECONFIG_MOUNT)
         .parent()
@@ -999,6 +1009,10 @@ pub fn edge_manifests(
         format!("--site={site}"),
         format!("--hub-kubeconfig={HUB_KUBECONFIG_MOUNT}"),
         format!("--hub-kubeconfig-secret={NAMESPACE}/{HUB_KUBECONFIG_SECRET}"),
+        format!(
+            "--journal-configmap={NAMESPACE}/{}",
+            rbac::EDGE_JOURNAL_NAME
+        ),
     ];
     if let Some(secret) = tls_secret {
         let (volume, tls_args) = serving_cert_volume(secret);

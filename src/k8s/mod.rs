@@ -43,6 +43,7 @@ pub mod body_limit;
 pub mod edge_token;
 pub mod events;
 pub mod federation_status;
+pub mod journal;
 pub mod lease;
 pub mod member;
 pub mod pull;

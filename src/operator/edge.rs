@@ -33,6 +33,14 @@
 //! its whole report again rather than only what changed since its own
 //! last one, so the hub's copy is never a mix of two clusters and the hub
 //! sees the member alternate (`MemberChanged`).
+//!
+//! While no report reaches the hub, the edge keeps a journal of what its
+//! member shows (`fleet::journal`: nodes leaving and regaining Ready,
+//! failures beginning and ending, its own restarts, the hub's refusals) in
+//! a ConfigMap on the member (`--journal-configmap`, `k8s::journal`),
+//! written only while dark; the first report that reaches the hub again
+//! carries its summary (`status.lastDarkPeriod`), and the journal starts
+//! again (docs/operations.md#dark-periods-explained-afterwards).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -41,11 +49,14 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::Value;
 use tokio::sync::watch;
 
+use crate::api::DarkEntryKind;
 use crate::api::{EdgeStatus, FederatedCluster};
+use crate::fleet::journal::{Journal, node_readiness};
 use crate::fleet::rbac::MIN_TOKEN_TTL;
 use crate::fleet::signals::SignalHistory;
 use crate::fleet::status_patch::{Accepted, report_patch};
 use crate::k8s::edge_token::{SecretName, request_site_token, store_hub_kubeconfig};
+use crate::k8s::journal::{Read as JournalRead, read_journal, write_journal};
 use crate::k8s::member::{MemberError, accepts_token, read_member};
 use crate::k8s::site_status::{get_site, patch_site_status, sites};
 use crate::k8s::{readable, root_cause, source_chain, status_code};
@@ -63,6 +74,9 @@ pub struct EdgeConfig {
     /// The member Secret the hub kubeconfig is mounted from, where a renewed
     /// token is persisted (None: rewrite the file itself).
     pub hub_kubeconfig_secret: Option<SecretName>,
+    /// The member ConfigMap keeping the dark-period journal across restarts
+    /// (None: kept in memory only).
+    pub journal: Option<SecretName>,
     /// Shift of the reported clock (tests and the demo simulate a skewed edge).
     pub clock_offset: SignedDuration,
     /// Multiplies the heartbeat interval (tests only; 1.0 in production).
@@ -176,6 +190,41 @@ impl EdgeError {
                 | EdgeError::CrdMissing { .. }
                 | EdgeError::MemberIsHub { .. }
         )
+    }
+
+    /// Whether this failure leaves the site dark: no report reached the
+    /// hub (an edge that refuses to report, its member being the hub, is
+    /// not dark but misconfigured).
+    fn leaves_dark(&self) -> bool {
+        !matches!(self, EdgeError::MemberIsHub { .. })
+    }
+
+    /// What the dark-period journal notes about this failure: the hub
+    /// refusing the credential or answering with an error (a hub that does
+    /// not answer at all is what a dark period is; it is not repeated).
+    fn journal_entry(&self) -> Option<(DarkEntryKind, String)> {
+        let rejected = |d: String| Some((DarkEntryKind::CredentialRejected, d));
+        let error = |d: String| Some((DarkEntryKind::HubError, d));
+        match self {
+            EdgeError::Expired { at, .. } => {
+                rejected(format!("401: the site token expired at {at}"))
+            }
+            EdgeError::Unauthorized { .. } => rejected(
+                "401: the site token was rejected (revoked, or the site unregistered)".into(),
+            ),
+            EdgeError::Forbidden { doing, .. } => rejected(format!("403 while {doing}")),
+            EdgeError::WrongSite { owner, .. } => rejected(format!(
+                "403: the hub kubeconfig holds the credential of site {owner}"
+            )),
+            EdgeError::NotRegistered { .. } => {
+                error("404: the site is not registered on the hub".into())
+            }
+            EdgeError::CrdMissing { crd } => error(format!("404: the hub does not serve {crd}")),
+            EdgeError::HubTls { .. } => error("the hub's certificate is not trusted".into()),
+            EdgeError::Hub { code, doing, .. } => error(format!("{code} while {doing}")),
+            EdgeError::Credential(_) => error("the hub kubeconfig could not be used".into()),
+            _ => None,
+        }
     }
 
     /// A short stable name of the cause, for logs and tests.
@@ -307,6 +356,21 @@ pub struct Edge {
     /// The other member the hub last held a report of for this site
     /// (logged once per value).
     foreign_member: Option<String>,
+    /// The dark-period journal (`fleet::journal`).
+    journal: Journal,
+    /// Its copy on the member cluster.
+    journal_store: JournalStore,
+}
+
+/// What the edge knows of its journal's copy on the member cluster.
+#[derive(Debug, Default)]
+struct JournalStore {
+    /// Read at start (or found missing, or refused: memory only).
+    loaded: bool,
+    /// What it holds as last read or written.
+    written: Option<Journal>,
+    /// The cause of the latest failure to read or write it (logged once).
+    failing: Option<String>,
 }
 
 impl Edge {
@@ -326,6 +390,8 @@ impl Edge {
             member_check: MemberCheck::NotTheHub,
             member_config: None,
             foreign_member: None,
+            journal: Journal::default(),
+            journal_store: JournalStore::default(),
         }
     }
 
@@ -526,6 +592,9 @@ impl Edge {
                     );
                 }
                 self.history.record(status.signals());
+                // Connected: the journal's baseline follows the member.
+                self.journal
+                    .observe(&node_readiness(&objs.nodes), status.signals(), now);
                 self.last_member = Some(status.clone());
                 (status, None)
             }
@@ -538,9 +607,125 @@ impl Edge {
         }
     }
 
-    /// One report. Never panics, never exits: every failure is returned in
-    /// [`Tick::error`] for the caller to log and back off on.
+    /// The edge's clock as it reports it (shifted by `clock_offset`), in
+    /// whole seconds as on the wire.
+    fn site_clock(&self) -> Timestamp {
+        let now = (self.clock)();
+        Timestamp::from_second(now.as_second()).unwrap_or(now) + self.cfg.clock_offset
+    }
+
+    /// One report, and the dark-period journal: a report that does not
+    /// reach the hub begins (or continues) a dark period, and what the
+    /// member shows meanwhile is noted; the first report that does carries
+    /// the dark period's summary, and the journal starts again. Never
+    /// panics, never exits: every failure is returned in [`Tick::error`]
+    /// for the caller to log and back off on.
     pub async fn tick(&mut self) -> Tick {
+        let now = self.site_clock();
+        self.load_journal(now).await;
+        let tick = self.report().await;
+        if let (None, Some(e)) = (&tick.sent, &tick.error)
+            && e.leaves_dark()
+        {
+            let entry = e.journal_entry();
+            self.journal.report_failed(
+                now,
+                e.cause_name(),
+                entry.as_ref().map(|(k, d)| (*k, d.as_str())),
+            );
+            self.observe_dark(now).await;
+        }
+        self.save_journal().await;
+        tick
+    }
+
+    /// Reads the journal the edge kept on its member cluster, once (again
+    /// on the next tick while the member does not answer); a journal found
+    /// dark means the edge restarted during a dark period.
+    async fn load_journal(&mut self, now: Timestamp) {
+        if self.journal_store.loaded {
+            return;
+        }
+        let Some(at) = self.cfg.journal.clone() else {
+            self.journal_store.loaded = true;
+            return;
+        };
+        match read_journal(&self.member, &at).await {
+            Ok(JournalRead::Journal(found)) => {
+                if found.is_dark() {
+                    tracing::info!(site = %self.cfg.site, configmap = %at, entries = found.entries.len(), "restarted during a dark period: continuing its journal");
+                }
+                self.journal_store.written = Some((*found).clone());
+                self.journal = *found;
+            }
+            Ok(JournalRead::Unreadable(why)) => {
+                tracing::warn!(site = %self.cfg.site, configmap = %at, cause = %Untrusted(&why), "the dark-period journal on the member is not one this edge wrote; starting a new one");
+            }
+            Err(e) if matches!(status_code(&e), Some(403 | 404)) => {
+                tracing::warn!(
+                    site = %self.cfg.site,
+                    configmap = %at,
+                    cause = %readable(&e),
+                    "cannot keep the dark-period journal on the member cluster; keeping it in memory (lost on restart): \
+                     the ConfigMap must exist and the edge needs get and update on it (`kubectl fleet install --role edge` does both)"
+                );
+            }
+            Err(e) => {
+                // Not loaded: asked again next tick, and never overwritten
+                // with a journal that does not know what it holds.
+                let cause = readable(&e);
+                if self.journal_store.failing.as_deref() != Some(cause.as_str()) {
+                    tracing::warn!(site = %self.cfg.site, configmap = %at, cause = %cause, "could not read the dark-period journal on the member cluster yet; retrying");
+                    self.journal_store.failing = Some(cause);
+                }
+                return;
+            }
+        }
+        self.journal_store.loaded = true;
+        self.journal_store.failing = None;
+        self.journal.edge_started(now, &self.cfg.version);
+    }
+
+    /// Writes the journal to the member while it matters: when it is
+    /// dark, or to clear it once its dark period was reported.
+    async fn save_journal(&mut self) {
+        let Some(at) = self.cfg.journal.clone() else {
+            return;
+        };
+        let store = &self.journal_store;
+        let held_dark = store.written.as_ref().is_some_and(Journal::is_dark);
+        if !store.loaded
+            || !(self.journal.is_dark() || held_dark)
+            || store.written.as_ref() == Some(&self.journal)
+        {
+            return;
+        }
+        match write_journal(&self.member, &at, &self.journal).await {
+            Ok(()) => {
+                self.journal_store.written = Some(self.journal.clone());
+                self.journal_store.failing = None;
+            }
+            Err(e) => {
+                let cause = readable(&e);
+                if self.journal_store.failing.as_deref() != Some(cause.as_str()) {
+                    tracing::warn!(site = %self.cfg.site, configmap = %at, cause = %cause, "could not write the dark-period journal on the member cluster; keeping it in memory and retrying");
+                    self.journal_store.failing = Some(cause);
+                }
+            }
+        }
+    }
+
+    /// Notes in the journal what the member shows while the site is dark.
+    async fn observe_dark(&mut self, now: Timestamp) {
+        if let Ok(objs) = read_member(&self.member).await {
+            let signals = edge_status(&objs, &[], now).signals.unwrap_or_default();
+            self.journal
+                .observe(&node_readiness(&objs.nodes), &signals, now);
+        }
+    }
+
+    /// One report (see [`Edge::tick`]).
+    async fn report(&mut self) -> Tick {
         if let Err(e) = self.refresh_hub().await {
             return Tick {
                 interval: None,
@@ -588,6 +773,15 @@ impl Edge {
         // The hub's health check of a Push site: the previous report's
         // round trip (this one's is known only once it is answered).
         status.last_report_duration_milliseconds = self.last_report_ms;
+        // The dark period just ended, else the one the hub holds.
+        let dark = self.journal.summary(now + self.cfg.clock_offset);
+        let reporting_dark = dark.is_some();
+        status.last_dark_period = dark.or_else(|| {
+            site.status
+                .as_ref()
+                .and_then(|s| s.last_dark_period.clone())
+        });
+        crate::fleet::bounds::clip_edge_status(&mut status);
         let uid = site.metadata.uid.clone();
         // Another member's report in between: start again from what the
         // hub holds, so this report replaces all of it.
@@ -608,6 +802,16 @@ impl Edge {
                 self.stats.last_patch_bytes = bytes;
                 if is_heartbeat_only(&patch) {
                     self.stats.heartbeat_only += 1;
+                }
+                if reporting_dark && let Some(d) = &next.last_dark_period {
+                    tracing::info!(
+                        site = %self.cfg.site,
+                        from = %d.from.0,
+                        entries = d.entries.len(),
+                        dropped = d.dropped,
+                        "reported the dark period (the site's own account, on its clock)"
+                    );
+                    self.journal.reported();
                 }
                 self.accepted = Some(Accepted { uid, status: next });
                 let rotate_err = match self.maybe_rotate().await {
@@ -846,4 +1050,56 @@ pub async fn run(
         bytes = edge.stats.bytes_sent,
         "edge stopped"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_journal_notes_refusals_and_errors_not_silence() {
+        let site = || "s".to_owned();
+        let at: Timestamp = "2026-01-01T02:00:00Z".parse().unwrap();
+        let kind = |e: EdgeError| e.journal_entry();
+        assert_eq!(
+            kind(EdgeError::Expired { site: site(), at }),
+            Some((
+                DarkEntryKind::CredentialRejected,
+                "401: the site token expired at 2026-01-01T02:00:00Z".to_owned()
+            ))
+        );
+        assert_eq!(
+            kind(EdgeError::Forbidden {
+                site: site(),
+                doing: "patching its own status"
+            }),
+            Some((
+                DarkEntryKind::CredentialRejected,
+                "403 while patching its own status".to_owned()
+            ))
+        );
+        assert_eq!(
+            kind(EdgeError::Hub {
+                code: 503,
+                doing: "reading its own site",
+                message: "\u{1b}[2J".into()
+            }),
+            Some((
+                DarkEntryKind::HubError,
+                "503 while reading its own site".to_owned()
+            )),
+            "the hub's message is not copied"
+        );
+        let unreachable = EdgeError::Unreachable {
+            url: "https://hub".into(),
+            cause: "connection refused".into(),
+        };
+        assert!(unreachable.leaves_dark());
+        assert_eq!(unreachable.journal_entry(), None);
+        let misconfigured = EdgeError::MemberIsHub {
+            site: site(),
+            member: "https://hub".into(),
+        };
+        assert!(!misconfigured.leaves_dark());
+    }
 }

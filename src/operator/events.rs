@@ -135,6 +135,70 @@ pub fn about_site(
     }
 }
 
+/// Events about one reported dark period beyond its summary: its first
+/// notable entries (`DarkPeriodEntry`), so a site cannot spend the hub's
+/// Event budget with a long journal.
+pub const MAX_DARK_PERIOD_EVENTS: usize = 5;
+
+/// The Events of a dark period `site` reported (`status.lastDarkPeriod`,
+/// the site's own account on its own clock): one `DarkPeriodReported`
+/// summary, then one `DarkPeriodEntry` per notable entry (what went wrong,
+/// not what recovered), at most [`MAX_DARK_PERIOD_EVENTS`]. Each entry is
+/// its own series (its field path names the period and the entry), so a
+/// later dark period's entries never fold into an earlier one's. Site text
+/// is made terminal-safe.
+pub fn dark_period(site: &FederatedCluster, dark: &crate::api::DarkPeriod) -> Vec<Note> {
+    let safe = |s: &str| crate::render::safe::terminal_safe(s).into_owned();
+    let from = dark.from.0;
+    let mut summary = format!(
+        "the site reports it could not reach the hub from {from} to {} (the site's own account, on its clock): {} entr{}",
+        dark.to.0,
+        dark.entries.len(),
+        if dark.entries.len() == 1 { "y" } else { "ies" }
+    );
+    if dark.dropped > 0 {
+        summary.push_str(&format!(" ({} older dropped)", dark.dropped));
+    }
+    summary.push_str("; `kubectl fleet describe` shows them");
+    let mut notes = vec![about_site(
+        site,
+        false,
+        "DarkPeriodReported",
+        "Record",
+        summary,
+    )];
+    for (i, e) in dark
+        .entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.kind.is_notable())
+        .take(MAX_DARK_PERIOD_EVENTS)
+    {
+        let mut regarding = site_ref(site);
+        regarding.field_path = Some(format!("status.lastDarkPeriod{{{from}}}.entries[{i}]"));
+        let mut note = format!(
+            "{} {} at {} (site's clock)",
+            e.kind,
+            safe(&e.subject),
+            e.time.0
+        );
+        if !e.detail.is_empty() {
+            note.push_str(": ");
+            note.push_str(&safe(&e.detail));
+        }
+        notes.push(Note {
+            budget: (site_budget(site), None),
+            regarding,
+            related: None,
+            warning: true,
+            reason: "DarkPeriodEntry",
+            action: "Record",
+            note: bounded(note),
+        });
+    }
+    notes
+}
+
 /// A site's own bucket.
 fn site_budget(site: &FederatedCluster) -> String {
     format!("FederatedCluster/{}", site.site_name())
@@ -787,5 +851,72 @@ mod tests {
             long.regarding.field_path.as_deref(),
             Some("status.outages{go-0000abcd}")
         );
+    }
+
+    #[test]
+    fn a_dark_period_is_one_summary_and_at_most_five_entries_each_its_own_series() {
+        use crate::api::{DarkEntry, DarkEntryKind};
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        let entry = |i: i64, kind| DarkEntry {
+            time: Time(at(i)),
+            kind,
+            subject: format!("n{i}\u{1b}[2J"),
+            detail: "power\u{7}".into(),
+        };
+        let mut entries = vec![
+            entry(1, DarkEntryKind::NodeReady),
+            entry(2, DarkEntryKind::Recovered),
+        ];
+        entries.extend((3..12).map(|i| entry(i, DarkEntryKind::NodeNotReady)));
+        let site = FederatedCluster::test("factory-7").with_dark_period(600, 0, entries);
+        let dark = site
+            .status
+            .as_ref()
+            .unwrap()
+            .last_dark_period
+            .as_ref()
+            .unwrap();
+        let notes = dark_period(&site, dark);
+        assert_eq!(notes.len(), 1 + MAX_DARK_PERIOD_EVENTS, "{notes:?}");
+        assert_eq!(notes[0].reason, "DarkPeriodReported");
+        assert!(!notes[0].warning);
+        assert!(
+            notes[0]
+                .note
+                .contains("the site's own account, on its clock"),
+            "{}",
+            notes[0].note
+        );
+        assert!(notes[0].note.contains("11 entries"), "{}", notes[0].note);
+        // Recoveries are no Events; the first notable entries are.
+        assert!(
+            notes[1].note.starts_with("NodeNotReady n3"),
+            "{}",
+            notes[1].note
+        );
+        let paths: std::collections::HashSet<_> = notes[1..]
+            .iter()
+            .map(|n| n.regarding.field_path.clone())
+            .collect();
+        assert_eq!(
+            paths.len(),
+            MAX_DARK_PERIOD_EVENTS,
+            "each entry its own series"
+        );
+        assert_eq!(
+            notes[1].regarding.field_path.as_deref(),
+            Some("status.lastDarkPeriod{2026-01-01T11:50:00Z}.entries[2]")
+        );
+        for n in &notes {
+            assert!(
+                !n.note.contains('\u{1b}') && !n.note.contains('\u{7}'),
+                "{:?}",
+                n.note
+            );
+            assert_eq!(
+                n.budget.0, "FederatedCluster/factory-7",
+                "the site's own bucket"
+            );
+        }
     }
 }

@@ -182,6 +182,9 @@ pub struct Hub {
     /// The signal keys last seen per site, leader or not, so a new leader
     /// does not count again what the old one counted.
     seen_signals: Mutex<HashMap<String, HashSet<String>>>,
+    /// The dark period (`status.lastDarkPeriod`: its from and to) last
+    /// seen per site, so each newly reported one is recorded once.
+    seen_dark: Mutex<HashMap<String, Option<(Timestamp, Timestamp)>>>,
     /// When this process started (hub clock): signals already present in
     /// the first sighting of a site count only if they began after it.
     started: Timestamp,
@@ -245,6 +248,7 @@ impl Hub {
             unwritten: Mutex::new(HashSet::new()),
             listed: Default::default(),
             seen_signals: Mutex::new(HashMap::new()),
+            seen_dark: Mutex::new(HashMap::new()),
             started: Timestamp::now(),
             leader_since: Mutex::new(None),
             due: Mutex::new(HashMap::new()),
@@ -386,6 +390,7 @@ impl Hub {
             .map(|t| t.0);
         self.observe_signals(site);
         self.observe_member(site, now);
+        self.observe_dark_period(site);
         let mut ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());
         let before = ledger.get(name).copied();
         // A heartbeat that changed while the hub watched: its age says how
@@ -522,6 +527,46 @@ impl Hub {
         );
     }
 
+    /// Remembers the dark period the site reports; while leading, records
+    /// the Events of each new one ([`super::events::dark_period`]). One
+    /// present at the first sighting of a site is new only if it ended
+    /// after this process started (an older one was recorded by the replica
+    /// that led then). Nothing here feeds the hub's judgement: the dark
+    /// period is the site's own account.
+    fn observe_dark_period(&self, site: &FederatedCluster) {
+        let dark = site
+            .status
+            .as_ref()
+            .and_then(|s| s.last_dark_period.as_ref());
+        let key = dark.map(|d| (d.from.0, d.to.0));
+        let mut seen = self.seen_dark.lock().unwrap_or_else(|p| p.into_inner());
+        let new = match (seen.get(site.site_name()), key) {
+            (_, None) => false,
+            (Some(held), Some(k)) => *held != Some(k),
+            (None, Some((_, to))) => to > self.started,
+        };
+        if seen.get(site.site_name()) != Some(&key) {
+            seen.insert(site.site_name().to_owned(), key);
+        }
+        drop(seen);
+        let Some(dark) = dark.filter(|_| new) else {
+            return;
+        };
+        tracing::info!(
+            site = %site.site_name(),
+            from = %dark.from.0,
+            to = %dark.to.0,
+            entries = dark.entries.len(),
+            dropped = dark.dropped,
+            "the site reported a dark period (its own account)"
+        );
+        if self.is_leader() {
+            for note in super::events::dark_period(site, dark) {
+                self.events.record(note);
+            }
+        }
+    }
+
     /// The site watch failed: the hub is blind from now (if it was not
     /// already) until the watch delivers again.
     pub fn watch_failed(&self) {
@@ -623,6 +668,10 @@ impl Hub {
             .delivered
             .remove(site);
         self.seen_signals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(site);
+        self.seen_dark
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(site);

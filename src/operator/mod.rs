@@ -241,6 +241,14 @@ pub struct Args {
     #[arg(long, value_name = "NAMESPACE/NAME")]
     pub hub_kubeconfig_secret: Option<crate::k8s::edge_token::SecretName>,
 
+    /// Edge: the ConfigMap (NAMESPACE/NAME, on the member cluster) holding
+    /// the edge's dark-period journal, so what it sees while it cannot
+    /// reach the hub survives its restarts. Needs get and update on it
+    /// (it must exist: `kubectl fleet install --role edge` creates it).
+    /// Without it the journal is kept in memory only.
+    #[arg(long, value_name = "NAMESPACE/NAME")]
+    pub journal_configmap: Option<crate::k8s::edge_token::SecretName>,
+
     /// Edge: do not renew the site token automatically.
     #[arg(long)]
     pub no_auto_rotate: bool,
@@ -667,6 +675,7 @@ async fn run_edge(
             site: site.clone(),
             hub_kubeconfig: hub_path,
             hub_kubeconfig_secret: args.hub_kubeconfig_secret.clone(),
+            journal: args.journal_configmap.clone(),
             clock_offset: args.clock_offset,
             interval_scale: args.interval_scale,
             auto_rotate: !args.no_auto_rotate,

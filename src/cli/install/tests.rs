@@ -294,7 +294,7 @@ fn monitoring_scrapes_the_hub_service_over_verified_https() {
 }
 
 #[test]
-fn edge_may_rewrite_only_its_own_secret_in_its_namespace() {
+fn edge_may_rewrite_only_its_own_secret_and_journal_in_its_namespace() {
     let docs = edge_manifests("site-a", "img", None, None);
     assert_eq!(
         kinds(&docs),
@@ -305,6 +305,7 @@ fn edge_may_rewrite_only_its_own_secret_in_its_namespace() {
             "ClusterRoleBinding/fleet-operator-edge",
             "Role/fleet-operator-edge",
             "RoleBinding/fleet-operator-edge",
+            "ConfigMap/fleet-edge-journal",
             "NetworkPolicy/fleet-operator-edge",
             "Deployment/fleet-operator-edge",
         ]
@@ -313,12 +314,20 @@ fn edge_may_rewrite_only_its_own_secret_in_its_namespace() {
     assert_eq!(role["metadata"]["namespace"], "fleet-system");
     assert_eq!(
         role["rules"],
-        json!([{
-            "apiGroups": [""],
-            "resources": ["secrets"],
-            "resourceNames": ["fleet-hub-kubeconfig"],
-            "verbs": ["get", "update"],
-        }])
+        json!([
+            {
+                "apiGroups": [""],
+                "resources": ["secrets"],
+                "resourceNames": ["fleet-hub-kubeconfig"],
+                "verbs": ["get", "update"],
+            },
+            {
+                "apiGroups": [""],
+                "resources": ["configmaps"],
+                "resourceNames": ["fleet-edge-journal"],
+                "verbs": ["get", "update"],
+            }
+        ])
     );
     let binding = find(&docs, "RoleBinding");
     assert_eq!(

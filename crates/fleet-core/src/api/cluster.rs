@@ -867,6 +867,11 @@ status_types! {
         /// (condition `MemberChanged`) and counts incidents by member.
         #[schemars(length(min = MEMBER_UID_CHARS, max = MEMBER_UID_CHARS), regex(pattern = MEMBER_UID_PATTERN))]
         "member" => member: Option<String>,
+        /// Edge-owned: the site's own account of its latest dark period
+        /// (when it could not reach the hub, on its own clock, and what it
+        /// saw meanwhile, from its journal on the member cluster). The
+        /// hub's judgement never reads it.
+        "lastDarkPeriod" => last_dark_period: Option<super::DarkPeriod>,
     }
 }
 

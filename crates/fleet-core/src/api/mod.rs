@@ -11,6 +11,7 @@
 //! (a `jiff::Timestamp`, RFC 3339 with second precision on the wire).
 
 mod cluster;
+mod dark_period;
 mod federation;
 mod lenient;
 mod unreadable;
@@ -21,6 +22,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 use kube_core::CustomResourceExt;
 
 pub use cluster::*;
+pub use dark_period::*;
 pub use federation::*;
 pub use lenient::{Strict, decode_leniently};
 pub use unreadable::{
@@ -157,6 +159,7 @@ mod tests {
             .reported_in(40)
             .with_clock_offset(-600)
             .with_member("6f1c2a8e-0b7d-4f3e-9a51-2c8d7e6f1b20")
+            .with_dark_period(600, 60, vec![])
             .with_signal(Signal::test(SignalType::Evicted, "ns", "Pod", "p"));
         let status = serde_json::to_value(fc.status.unwrap()).unwrap();
         let mut keys: Vec<&str> = status

@@ -13,7 +13,8 @@ use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::api::{
-    EdgeStatus, MAX_COUNT, MAX_DATE_TIME, MAX_DURATION_MILLISECONDS, MAX_LABEL_CHARS,
+    DarkEntry, DarkPeriod, EdgeStatus, MAX_COUNT, MAX_DARK_DETAIL_CHARS, MAX_DARK_ENTRIES,
+    MAX_DARK_SUBJECT_CHARS, MAX_DATE_TIME, MAX_DURATION_MILLISECONDS, MAX_LABEL_CHARS,
     MAX_MESSAGE_CHARS, MAX_OBJECT_NAME_CHARS, MAX_VERSION_CHARS, Signal, is_control_or_format,
 };
 
@@ -156,6 +157,32 @@ pub fn clip_edge_status(status: &mut EdgeStatus) {
     for signal in status.signals.iter_mut().flatten() {
         clip_signal(signal);
     }
+    if let Some(dark) = status.last_dark_period.as_mut() {
+        clip_dark_period(dark);
+    }
+}
+
+/// Clip one journal entry to the CRD's caps: its text printable and
+/// within its length, its time within the bound.
+pub(crate) fn clip_dark_entry(entry: &mut DarkEntry) {
+    time(&mut entry.time);
+    clip(&mut entry.subject, MAX_DARK_SUBJECT_CHARS);
+    clip(&mut entry.detail, MAX_DARK_DETAIL_CHARS);
+}
+
+/// Clip a dark period to the CRD's caps: at most `MAX_DARK_ENTRIES`
+/// entries (the oldest beyond them counted in `dropped`), each clipped,
+/// its times and count within their bounds.
+pub(crate) fn clip_dark_period(dark: &mut DarkPeriod) {
+    time(&mut dark.from);
+    time(&mut dark.to);
+    let over = dark.entries.len().saturating_sub(MAX_DARK_ENTRIES);
+    dark.entries.drain(..over);
+    dark.dropped = dark
+        .dropped
+        .saturating_add(i64::try_from(over).unwrap_or(i64::MAX));
+    count(&mut dark.dropped);
+    dark.entries.iter_mut().for_each(clip_dark_entry);
 }
 
 #[cfg(test)]
@@ -264,7 +291,23 @@ mod tests {
     fn a_status_at_every_cap_stays_far_under_the_object_size_limit() {
         // etcd's default request limit is 1.5 MiB and the API server's
         // write limit 3 MiB; one site must stay well under either (half).
-        let site = FederatedCluster::test("at-caps").at_caps();
+        let mut site = FederatedCluster::test("at-caps").at_caps();
+        // And a dark period at its caps (NUL text, as the fixture's).
+        let fill = |n: usize| "\0".repeat(n);
+        let at = Time(crate::fleet::fixtures::fixture_now());
+        site.status.as_mut().unwrap().last_dark_period = Some(DarkPeriod {
+            from: at.clone(),
+            to: at.clone(),
+            entries: (0..MAX_DARK_ENTRIES + 5)
+                .map(|_| DarkEntry {
+                    time: at.clone(),
+                    kind: crate::api::DarkEntryKind::Failure,
+                    subject: fill(MAX_DARK_SUBJECT_CHARS),
+                    detail: fill(MAX_DARK_DETAIL_CHARS),
+                })
+                .collect(),
+            dropped: i64::MAX,
+        });
         let bytes = serde_json::to_vec(&site).unwrap().len();
         assert!(bytes < 768 * 1024, "{bytes} bytes");
         eprintln!("worst-case site object: {bytes} bytes of JSON");
@@ -277,6 +320,12 @@ mod tests {
         assert_ne!(clipped, EdgeStatus::from_status(&full));
         assert_eq!(clipped.node_count, Some(MAX_COUNT));
         assert!(!clipped.observed_version.as_deref().unwrap().contains('\0'));
+        let dark = clipped.last_dark_period.as_ref().unwrap();
+        assert_eq!(
+            (dark.entries.len(), dark.dropped),
+            (MAX_DARK_ENTRIES, MAX_COUNT)
+        );
+        assert!(!dark.entries[0].detail.contains('\0'));
         let mut again = clipped.clone();
         clip_edge_status(&mut again);
         assert_eq!(again, clipped);

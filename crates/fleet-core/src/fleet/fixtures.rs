@@ -350,6 +350,23 @@ impl FederatedCluster {
         self
     }
 
+    /// A reported dark period (`status.lastDarkPeriod`) from `from_ago` to
+    /// `to_ago` seconds before [`fixture_now`], with `entries`.
+    pub fn with_dark_period(
+        mut self,
+        from_ago: i64,
+        to_ago: i64,
+        entries: Vec<crate::api::DarkEntry>,
+    ) -> Self {
+        self.status_mut().last_dark_period = Some(crate::api::DarkPeriod {
+            from: ago(from_ago),
+            to: ago(to_ago),
+            entries,
+            dropped: 0,
+        });
+        self
+    }
+
     /// The edge's hub token expires `secs` after [`fixture_now`].
     pub fn with_token_expiring_in(mut self, secs: i64) -> Self {
         self.status_mut().credential_expiration_time = Some(ago(-secs));

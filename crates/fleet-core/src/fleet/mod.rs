@@ -8,6 +8,7 @@
 //! - [`rbac`]: the per-site least-privilege identity and site-name validation.
 //! - [`signals`]: failure signals from Pods, Nodes and inference services.
 //! - [`inventory`]: GPU capacity and inference service counts.
+//! - [`journal`]: the edge's dark-period journal and the summary it reports.
 //! - [`correlation`]: cross-cluster correlations and cascades.
 //! - [`outage`]: grouped outages (sites of one region going dark together).
 //! - [`policy`]: the remediation policy per tier and severity, and each
@@ -42,6 +43,7 @@ pub mod fixtures;
 pub mod hub_status;
 pub mod incident;
 pub mod inventory;
+pub mod journal;
 pub mod liveness;
 pub mod maintenance;
 pub mod outage;

@@ -350,6 +350,19 @@ pub fn edge_secret_rules(name: &str) -> Vec<PolicyRule> {
     vec![rule("", "secrets", &[name], &["get", "update"])]
 }
 
+/// The ConfigMap on an edge's MEMBER cluster (in [`FLEET_NAMESPACE`])
+/// holding its dark-period journal (`fleet::journal`).
+pub const EDGE_JOURNAL_NAME: &str = "fleet-edge-journal";
+
+/// The rules of the edge's Role on its MEMBER cluster that let it keep its
+/// dark-period journal: get and update on exactly the ConfigMap `name`.
+/// No create (`kubectl fleet install --role edge` creates it empty; RBAC
+/// cannot limit create to one name, so granting it would let the edge
+/// create any ConfigMap in the namespace), no list or watch, no delete.
+pub fn edge_journal_rules(name: &str) -> Vec<PolicyRule> {
+    vec![rule("", "configmaps", &[name], &["get", "update"])]
+}
+
 /// One permission: `(apiGroup, resource, resourceName, verb)`.
 pub type RuleTuple = (String, String, String, String);
 
@@ -487,6 +500,19 @@ pub fn pull_identity_owner(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn edge_journal_rules_name_exactly_one_configmap_and_never_create() {
+        assert_eq!(
+            serde_json::to_value(edge_journal_rules(EDGE_JOURNAL_NAME)).unwrap(),
+            serde_json::json!([{
+                "apiGroups": [""],
+                "resources": ["configmaps"],
+                "resourceNames": ["fleet-edge-journal"],
+                "verbs": ["get", "update"]
+            }])
+        );
+    }
 
     #[test]
     fn edge_secret_rules_name_exactly_one_secret() {

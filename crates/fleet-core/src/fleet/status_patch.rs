@@ -222,6 +222,7 @@ mod tests {
             .probed_in(12)
             .reported_in(40)
             .with_member("6f1c2a8e-0b7d-4f3e-9a51-2c8d7e6f1b20")
+            .with_dark_period(7200, 3600, vec![])
             .with_signal(Signal::test(SignalType::OomKilled, "a", "Deployment", "w"));
         EdgeStatus::from_status(fc.status.as_ref().unwrap())
     }

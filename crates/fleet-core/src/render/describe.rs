@@ -384,6 +384,9 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
         None => MISSING.to_owned(),
     };
     field("Member", &member);
+    if let Some(dark) = &s.last_dark_period {
+        field("Last Dark Period", &dark_period_line(dark));
+    }
     if let Some(ms) = d.last_probe_duration_milliseconds {
         field(
             "Last Probe",
@@ -507,10 +510,92 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
         }
         indent(&mut out, &t.render(false));
     }
+    if let Some(dark) = &s.last_dark_period {
+        render_dark_period(&mut out, dark);
+    }
     if let Some(events) = &d.events {
         render_events(&mut out, events, d.events_not_shown, now);
     }
     out
+}
+
+/// Entries of a dark period the `Last Dark Period:` line names; the
+/// section below it lists them all.
+const DARK_LINE_ENTRIES: usize = 4;
+
+/// `t` as `HH:MM` (UTC), with its date when it is not `day`'s.
+fn clock_time(t: Timestamp, day: Timestamp) -> String {
+    let date = |t: Timestamp| jiff::fmt::strtime::format("%Y-%m-%d", t).unwrap_or_default();
+    let time = jiff::fmt::strtime::format("%H:%M", t).unwrap_or_default();
+    if date(t) == date(day) {
+        time
+    } else {
+        format!("{} {time}", date(t))
+    }
+}
+
+/// The `Last Dark Period:` line: when the site was dark, on its own
+/// clock, and the first things it saw, e.g. `dark 02:10–05:42 UTC on
+/// 2026-12-06 (site's clock): node store-7-n1 NotReady 02:09
+/// (NodeStatusUnknown), edge restarted 05:40, back 05:42`.
+fn dark_period_line(dark: &crate::api::DarkPeriod) -> String {
+    use crate::api::DarkEntryKind as K;
+    let day = dark.from.0;
+    let at = |t: Timestamp| clock_time(t, day);
+    let date = jiff::fmt::strtime::format("%Y-%m-%d", day).unwrap_or_default();
+    let mut said: Vec<String> = dark
+        .entries
+        .iter()
+        .take(DARK_LINE_ENTRIES)
+        .map(|e| {
+            let subject = untrusted(&e.subject);
+            let t = at(e.time.0);
+            let first = |d: &str| untrusted(d.split(':').next().unwrap_or_default().trim());
+            match e.kind {
+                K::NodeNotReady if e.detail.is_empty() => format!("node {subject} NotReady {t}"),
+                K::NodeNotReady => format!("node {subject} NotReady {t} ({})", first(&e.detail)),
+                K::NodeReady => format!("node {subject} Ready {t}"),
+                K::EdgeRestarted => format!("edge restarted {t}"),
+                K::Failure => format!("{} {subject} {t}", first(&e.detail)),
+                K::Recovered => format!("{subject} recovered {t}"),
+                K::CredentialRejected => format!("credential rejected {t} ({})", first(&e.detail)),
+                K::HubError => format!("hub error {t} ({})", first(&e.detail)),
+            }
+        })
+        .collect();
+    let more = dark.entries.len().saturating_sub(DARK_LINE_ENTRIES);
+    if more > 0 {
+        said.push(format!("{more} more"));
+    }
+    said.push(format!("back {}", at(dark.to.0)));
+    format!(
+        "dark {}–{} UTC on {date} (site's clock): {}",
+        at(dark.from.0),
+        at(dark.to.0),
+        said.join(", ")
+    )
+}
+
+/// The dark period's entries, as the site's edge recorded them.
+fn render_dark_period(out: &mut String, dark: &crate::api::DarkPeriod) {
+    out.push_str("Last Dark Period (the site's own account, on its clock):\n");
+    if dark.entries.is_empty() {
+        out.push_str("  <nothing recorded>\n");
+    } else {
+        let mut t = PlainTable::new(["TIME", "KIND", "SUBJECT", "DETAIL"]).whole_cells();
+        for e in &dark.entries {
+            t.push(vec![
+                crate::render::times::plain(e.time.0),
+                e.kind.to_string(),
+                untrusted(&e.subject),
+                untrusted(&e.detail),
+            ]);
+        }
+        indent(out, &t.render(false));
+    }
+    if dark.dropped > 0 {
+        out.push_str(&format!("  ({} older entries dropped)\n", dark.dropped));
+    }
 }
 
 /// The `Maintenance:` line: open, ended or not yet begun, with the reason.

@@ -181,6 +181,11 @@ pub struct SiteReport {
     /// `kube-system` namespace (`status.member`); a `MemberChanged`
     /// condition says when it changed.
     pub member: Option<String>,
+    /// The site's own account of its latest dark period
+    /// (`status.lastDarkPeriod`: its from, to and entries are on the
+    /// site's clock, as the edge's journal recorded them); null when it
+    /// reported none.
+    pub last_dark_period: Option<crate::api::DarkPeriod>,
     /// What of the site's object could not be read, None when it read
     /// whole (`api::lenient`).
     pub unreadable: Option<UnreadableReport>,
@@ -484,6 +489,7 @@ pub(crate) fn into_site_report(
             .collect(),
         conditions: status.conditions.unwrap_or_default(),
         member: status.member,
+        last_dark_period: status.last_dark_period,
     }
 }
 
