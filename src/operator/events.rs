@@ -557,6 +557,7 @@ mod tests {
             last_seen: ago(5),
             started_by: Some(clusters[0].to_owned()),
             strictest_tier: Some(Tier::Standard),
+            common_factors: Vec::new(),
         }
     }
 
@@ -569,6 +570,7 @@ mod tests {
             clusters_total: clusters.len() as i64,
             since: ago(120),
             started_by: Some(clusters[0].to_owned()),
+            common_factors: Vec::new(),
         }
     }
 
@@ -651,6 +653,7 @@ mod tests {
             target_first_seen: ago(60),
             delta_seconds: 540,
             detected_time: None,
+            common_factors: Vec::new(),
         };
         let flood = FederationStatusStatus {
             cascades: (0..300).map(cascade).collect(),

@@ -144,6 +144,7 @@ pub fn next_summary<S: std::borrow::Borrow<FederatedCluster>>(
         grouped_outages(sites, &prev_outages, None, now, &cfg.outage),
     );
     full.detection = Some(cfg.detection());
+    crate::fleet::factors::set_common_factors(&mut full, sites);
     let written = bound(&full, sites);
     NextSummary { full, written }
 }

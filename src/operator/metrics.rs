@@ -1151,6 +1151,7 @@ mod tests {
                 clusters_total: 3,
                 since: Time(now),
                 started_by: None,
+                common_factors: Vec::new(),
             }],
             edge_versions: [("0.2.0".to_owned(), 1180), ("0.1.0".to_owned(), 20)].into(),
             ..Default::default()

@@ -293,6 +293,11 @@ pub struct GroupedOutage {
     /// record it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_by: Option<String>,
+    /// What its sites have in common, besides the group, that the other
+    /// sites mostly do not (see [`CommonFactor`]), the strongest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_COMMON_FACTORS))]
+    pub common_factors: Vec<CommonFactor>,
 }
 
 impl GroupedOutage {
@@ -423,6 +428,11 @@ pub struct Correlation {
     /// unknown-tier fallback.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strictest_tier: Option<Tier>,
+    /// What its sites have in common that the other sites mostly do not
+    /// (see [`CommonFactor`]), the strongest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_COMMON_FACTORS))]
+    pub common_factors: Vec<CommonFactor>,
 }
 
 impl Correlation {
@@ -486,6 +496,56 @@ pub struct Cascade {
     /// did not record it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detected_time: Option<Time>,
+    /// What its source and target have in common that the other sites
+    /// mostly do not (see [`CommonFactor`]), the strongest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_COMMON_FACTORS))]
+    pub common_factors: Vec<CommonFactor>,
+}
+
+/// Upper bound on an incident's `commonFactors`.
+pub const MAX_COMMON_FACTORS: usize = 5;
+/// Upper bound, in characters, on a common factor's `value` (longer
+/// values are cut with `…`).
+pub const MAX_FACTOR_VALUE_CHARS: usize = 128;
+/// Upper bound, in characters, on a common factor's `key` (a label key
+/// is at most 317).
+pub const MAX_FACTOR_KEY_CHARS: usize = 317;
+/// Byte budget of every incident's `commonFactors` together in the
+/// written `FederationStatus` (correlations first, then outages, then
+/// cascades, in their order): an incident past it is written without
+/// them, and `kubectl fleet incidents ID` names them from the sites.
+pub(crate) const FACTORS_BUDGET_BYTES: usize = 16 * 1024;
+
+/// An attribute most of an incident's sites share and the other sites
+/// mostly do not: "38 of 40 affected run edge 0.1.0; 6% of the other
+/// sites do" (`fleet::factors`, docs/operations.md#what-an-incidents-sites-have-in-common).
+/// Affected sites are counted by distinct member cluster, as incidents
+/// are; the other sites are those the hub has heard from that are not in
+/// the incident.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommonFactor {
+    /// What is shared: `edgeVersion`, `kubernetesVersion`, `gpuVendor`
+    /// (a GPU resource the site has), `region`, `environment` or `label`.
+    #[schemars(length(max = 32))]
+    pub attribute: String,
+    /// The label key, for `label`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_FACTOR_KEY_CHARS))]
+    pub key: Option<String>,
+    /// The shared value (site-controlled text: at most 128 characters,
+    /// cut with `…`).
+    #[schemars(length(max = MAX_FACTOR_VALUE_CHARS))]
+    pub value: String,
+    /// Affected member clusters with this value.
+    pub affected: i64,
+    /// Affected member clusters the hub has heard from.
+    pub affected_total: i64,
+    /// Other sites with this value.
+    pub unaffected: i64,
+    /// Other sites the hub has heard from.
+    pub unaffected_total: i64,
 }
 
 #[cfg(test)]

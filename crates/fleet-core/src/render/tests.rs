@@ -963,6 +963,7 @@ fn one_incident_shows_its_sites_and_member_signals() {
             first_seen: crate::fleet::fixtures::ago(600),
             last_seen: crate::fleet::fixtures::ago(60),
             started_by: Some("b".into()),
+            common_factors: Vec::new(),
         }],
         ..Default::default()
     };
