@@ -568,5 +568,13 @@ mod tests {
             (64, 16 * 1024)
         );
         assert_eq!(MAX_INCIDENT_CLUSTERS, 50);
+        assert_eq!(
+            (
+                MAX_COMMON_FACTORS,
+                FACTORS_BUDGET_BYTES,
+                MAX_FACTOR_VALUE_CHARS
+            ),
+            (5, 16 * 1024, 128)
+        );
     }
 }
