@@ -70,10 +70,10 @@ pub async fn run(global: &GlobalArgs, args: IncidentsArgs, io: &mut Io<'_>) -> R
         let incidents = crate::fleet::policy::Incidents::of(fleet.as_ref());
         let mut report =
             render::incidents::incident_report(&incident, &sites, &incidents, &verdict, now);
-        if report.common_factors.is_empty() {
+        if let Some(f) = fleet.as_ref().filter(|_| report.common_factors.is_empty()) {
             // Past the singleton's budget for them (or none): named from
             // the sites, the whole fleet here, as the hub does.
-            report.common_factors = crate::fleet::factors::of_incident(&incident, &sites);
+            report.common_factors = crate::fleet::factors::of_incident(&incident, f, &sites);
         }
         let text = match args.output {
             IncidentsOutput::Table => {

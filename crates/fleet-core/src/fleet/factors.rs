@@ -10,27 +10,33 @@
 //!
 //! **Who is compared.** The population is every site the hub has heard
 //! from (a heartbeat); a site never heard from reports nothing to share.
-//! The affected sites are the incident's sites in it, counted by distinct
-//! member cluster as incidents are
-//! ([`crate::fleet::correlation::MemberKey`]: sites whose edges read one
-//! cluster count once, and share a value when any of them reports it); the
-//! other sites (unaffected) are the rest of the population, counted by
-//! site.
+//! The affected sites are the incident's sites in it — a correlation's
+//! members, a grouped outage's sites, and for a cascade every site of the
+//! cascades of its signal type and workload (its source and each
+//! production site the failure reached: two sites alone have too little
+//! in common to tell) — counted by distinct member cluster as incidents
+//! are ([`crate::fleet::correlation::MemberKey`]: sites whose edges read
+//! one cluster count once, and share a value when any of them reports
+//! it); the other sites (unaffected) are the rest of the population,
+//! counted by site.
 //!
 //! **The rule.** With `A` affected member clusters (at least
-//! [`MIN_AFFECTED`]) of which `a` share a value, and `U` other sites (at
-//! least one) of which `u` do, the value is named when `a/A` is at least
-//! [`MIN_SHARE_PERCENT`] % and `u/U` is at most half of `a/A`. At most
-//! [`MAX_COMMON_FACTORS`], the strongest first: the largest difference
-//! `a/A − u/U`, then the most affected, then attribute (edge version,
-//! Kubernetes version, GPU, region, environment, label), key and value. A
-//! grouped outage's own grouping (its region, or its label) is never named:
-//! it is what made it one outage.
+//! [`MIN_AFFECTED`], the default correlation threshold) of which `a`
+//! share a value, and `U` other sites (at least one) of which `u` do, the
+//! value is named when `a/A` is at least [`MIN_SHARE_PERCENT`] % and
+//! `u/U` is at most half of `a/A`. At most [`MAX_COMMON_FACTORS`], the
+//! strongest first: the largest difference `a/A − u/U`, then the most
+//! affected, then attribute (edge version, Kubernetes version, GPU,
+//! region, environment, label), key and value. What made the sites one
+//! incident is never named: a grouped outage's own grouping (its region,
+//! or its label), a cascade's environments (from a lower one into
+//! production).
 //!
-//! **Cost.** [`Population::of`] takes one pass over the fleet, counting
-//! each attribute value; each incident then costs a pass over its own
-//! sites (the other sites' count is the fleet's minus the affected), so the
-//! hub's summary stays linear in the fleet and its incidents' sizes.
+//! **Cost.** [`set_common_factors`] takes the incidents' sites, then one
+//! pass over the fleet counting only the values those sites have (a hash
+//! lookup per site attribute), then one pass over each incident's sites
+//! (the other sites' count is the fleet's minus the affected): linear in
+//! the fleet and its incidents' sizes (benchmark P4, `examples/factors_bench.rs`).
 //!
 //! Values are site-controlled text: stored without control or format
 //! characters and cut to [`MAX_FACTOR_VALUE_CHARS`]; the views still print
@@ -41,7 +47,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use crate::api::{
     CommonFactor, FederatedCluster, FederationStatusStatus, MAX_COMMON_FACTORS,
-    MAX_FACTOR_KEY_CHARS, MAX_FACTOR_VALUE_CHARS,
+    MAX_FACTOR_KEY_CHARS, MAX_FACTOR_VALUE_CHARS, SignalType, WorkloadRef,
 };
 use crate::fleet::bounds::{cut_to, printable};
 use crate::fleet::correlation::{MemberKey, member_key};
@@ -52,7 +58,7 @@ use crate::fleet::outage::GroupBy;
 pub const MIN_SHARE_PERCENT: u64 = 80;
 /// Least number of affected member clusters for anything to be "in
 /// common".
-pub const MIN_AFFECTED: usize = 2;
+pub const MIN_AFFECTED: usize = 3;
 /// Label keys under this prefix are the product's own (never named).
 const OWN_LABEL_PREFIX: &str = "federation.kubectl-fleet.dev/";
 
@@ -122,11 +128,30 @@ fn attributes<'a>(site: &'a FederatedCluster, mut f: impl FnMut(Attr<'a>)) {
     }
 }
 
-/// Whether the hub has heard from `site` (it is in the population).
-fn heard_from(site: &FederatedCluster) -> bool {
-    site.status
-        .as_ref()
-        .is_some_and(|s| s.last_heartbeat_time.is_some())
+/// What made an incident's sites one incident, and so is never named as
+/// what they have in common.
+#[derive(Clone, Copy, Debug)]
+pub enum Given<'g> {
+    /// Nothing (a correlation: one signal type, wherever).
+    Nothing,
+    /// A grouped outage's grouping (its region, or its label).
+    Group(&'g GroupBy),
+    /// The environments (a cascade: from a lower one into production).
+    Environment,
+}
+
+/// The sites of `sites` the hub has heard from (the population), by name.
+fn heard<S: Borrow<FederatedCluster>>(sites: &[S]) -> HashMap<&str, &FederatedCluster> {
+    sites
+        .iter()
+        .map(S::borrow)
+        .filter(|site| {
+            site.status
+                .as_ref()
+                .is_some_and(|s| s.last_heartbeat_time.is_some())
+        })
+        .map(|site| (site.site_name(), site))
+        .collect()
 }
 
 /// The fleet as the factors of its incidents compare it: every site heard
@@ -138,26 +163,55 @@ pub struct Population<'a> {
 }
 
 impl<'a> Population<'a> {
-    /// The population of `sites`.
+    /// The population of `sites`, counting every value.
     pub fn of<S: Borrow<FederatedCluster>>(sites: &'a [S]) -> Self {
-        let mut by_name = HashMap::with_capacity(sites.len());
+        let by_name = heard(sites);
         let mut counts: HashMap<Attr<'a>, u64> = HashMap::new();
-        for site in sites.iter().map(S::borrow).filter(|s| heard_from(s)) {
-            by_name.insert(site.site_name(), site);
+        for site in by_name.values() {
             attributes(site, |a| *counts.entry(a).or_default() += 1);
         }
         Population { by_name, counts }
     }
 
+    /// The population of `sites`, counting only the values the sites
+    /// named `affected` have (all that [`Self::factors`] of incidents
+    /// among them asks for): a lookup per value of the fleet rather than
+    /// a map of every value.
+    pub fn counting<'n, S: Borrow<FederatedCluster>>(
+        sites: &'a [S],
+        affected: impl IntoIterator<Item = &'n str>,
+    ) -> Self {
+        let by_name = heard(sites);
+        let mut counts: HashMap<Attr<'a>, u64> = HashMap::new();
+        for name in affected {
+            if let Some(site) = by_name.get(name) {
+                attributes(site, |a| {
+                    counts.entry(a).or_default();
+                });
+            }
+        }
+        for site in by_name.values() {
+            attributes(site, |a| {
+                if let Some(n) = counts.get_mut(&a) {
+                    *n += 1;
+                }
+            });
+        }
+        Population { by_name, counts }
+    }
+
     /// What the sites named `members` have in common (see the module
-    /// documentation), leaving out `grouped` (a grouped outage's own
-    /// grouping). Linear in the members' attributes (and their logarithm).
+    /// documentation), leaving out what made them one incident (`given`).
+    /// Linear in the members' attributes (and the logarithm of their
+    /// number).
     pub fn factors<'m>(
         &self,
         members: impl IntoIterator<Item = &'m str>,
-        grouped: Option<&GroupBy>,
+        given: Given<'_>,
     ) -> Vec<CommonFactor> {
-        let names: BTreeSet<&str> = members.into_iter().collect();
+        let mut names: Vec<&str> = members.into_iter().collect();
+        names.sort_unstable();
+        names.dedup();
         let sites: Vec<&FederatedCluster> = names
             .iter()
             .filter_map(|n| self.by_name.get(n).copied())
@@ -170,28 +224,47 @@ impl<'a> Population<'a> {
         if affected_total < MIN_AFFECTED || unaffected_total == 0 {
             return Vec::new();
         }
-        let left_out = |a: &Attr<'_>| match grouped {
-            Some(GroupBy::Region) => a.kind == Kind::Region,
-            Some(GroupBy::Label(key)) => a.kind == Kind::Label && a.key == key,
-            None => false,
+        let left_out = |a: &Attr<'_>| match given {
+            Given::Group(GroupBy::Region) => a.kind == Kind::Region,
+            Given::Group(GroupBy::Label(key)) => a.kind == Kind::Label && a.key == key,
+            Given::Environment => a.kind == Kind::Environment,
+            Given::Nothing => false,
         };
-        let mut seen: Vec<(Attr<'_>, MemberKey<'_>)> = Vec::new();
-        for site in &sites {
-            let key = member_key(site);
-            attributes(site, |a| {
-                if !left_out(&a) {
-                    seen.push((a, key));
-                }
-            });
+        // (value, affected sites with it, affected member clusters with it)
+        let mut shared: Vec<(Attr<'_>, u64, u64)> = Vec::new();
+        if affected_total == sites.len() {
+            // Each site its own cluster (the usual case): a count per value.
+            let mut per: HashMap<Attr<'_>, u64> = HashMap::new();
+            for site in &sites {
+                attributes(site, |a| {
+                    if !left_out(&a) {
+                        *per.entry(a).or_default() += 1;
+                    }
+                });
+            }
+            shared.extend(per.into_iter().map(|(a, n)| (a, n, n)));
+        } else {
+            let mut seen: Vec<(Attr<'_>, MemberKey<'_>)> = Vec::new();
+            for site in &sites {
+                let key = member_key(site);
+                attributes(site, |a| {
+                    if !left_out(&a) {
+                        seen.push((a, key));
+                    }
+                });
+            }
+            seen.sort_unstable();
+            for run in seen.chunk_by(|x, y| x.0 == y.0) {
+                // Each site has each value once: the run's length is its
+                // sites; its distinct keys, its clusters.
+                let sites_with = u64::try_from(run.len()).unwrap_or(u64::MAX);
+                let clusters = u64::try_from(run.chunk_by(|x, y| x.1 == y.1).count()).unwrap_or(0);
+                shared.push((run[0].0, sites_with, clusters));
+            }
         }
-        seen.sort_unstable();
         let total = u64::try_from(affected_total).unwrap_or(u64::MAX);
-        let mut found: Vec<(Strength, CommonFactor)> = Vec::new();
-        for run in seen.chunk_by(|x, y| x.0 == y.0) {
-            let attr = run[0].0;
-            // Each site has each value once: the run's length is its sites.
-            let sites_with = u64::try_from(run.len()).unwrap_or(u64::MAX);
-            let affected = u64::try_from(run.chunk_by(|x, y| x.1 == y.1).count()).unwrap_or(0);
+        let mut found: Vec<(Strength, Attr<'_>, u64)> = Vec::new();
+        for (attr, sites_with, affected) in shared {
             let unaffected = self
                 .counts
                 .get(&attr)
@@ -201,35 +274,33 @@ impl<'a> Population<'a> {
                 u128::from(affected) * 100 >= u128::from(total) * u128::from(MIN_SHARE_PERCENT);
             let rare = 2 * u128::from(unaffected) * u128::from(total)
                 <= u128::from(affected) * u128::from(unaffected_total);
-            if !(common && rare) {
-                continue;
+            if common && rare {
+                let strength = Strength {
+                    // a/A − u/U over the common denominator A·U.
+                    lift: i128::from(affected) * i128::from(unaffected_total)
+                        - i128::from(unaffected) * i128::from(total),
+                    denominator: i128::from(total) * i128::from(unaffected_total),
+                    affected,
+                };
+                found.push((strength, attr, unaffected));
             }
-            let strength = Strength {
-                // a/A − u/U over the common denominator A·U.
-                lift: i128::from(affected) * i128::from(unaffected_total)
-                    - i128::from(unaffected) * i128::from(total),
-                denominator: i128::from(total) * i128::from(unaffected_total),
-                affected,
-            };
-            found.push((
-                strength,
-                CommonFactor {
-                    attribute: attr.kind.name().to_owned(),
-                    key: (attr.kind == Kind::Label)
-                        .then(|| cut_to(&printable(attr.key), MAX_FACTOR_KEY_CHARS).into_owned()),
-                    value: cut_to(&printable(attr.value), MAX_FACTOR_VALUE_CHARS).into_owned(),
-                    affected: count(affected),
-                    affected_total: count(total),
-                    unaffected: count(unaffected),
-                    unaffected_total: count(unaffected_total),
-                },
-            ));
         }
-        // `seen` is sorted by attribute, so equal strengths keep the
-        // attribute order: a stable sort, strongest first.
-        found.sort_by(|a, b| a.0.stronger_first(&b.0));
+        // Strongest first; equal strengths in the attribute order.
+        found.sort_by(|a, b| a.0.stronger_first(&b.0).then(a.1.cmp(&b.1)));
         found.truncate(MAX_COMMON_FACTORS);
-        found.into_iter().map(|(_, f)| f).collect()
+        found
+            .into_iter()
+            .map(|(strength, attr, unaffected)| CommonFactor {
+                attribute: attr.kind.name().to_owned(),
+                key: (attr.kind == Kind::Label)
+                    .then(|| cut_to(&printable(attr.key), MAX_FACTOR_KEY_CHARS).into_owned()),
+                value: cut_to(&printable(attr.value), MAX_FACTOR_VALUE_CHARS).into_owned(),
+                affected: count(strength.affected),
+                affected_total: count(total),
+                unaffected: count(unaffected),
+                unaffected_total: count(unaffected_total),
+            })
+            .collect()
     }
 }
 
@@ -258,41 +329,104 @@ fn count(n: u64) -> i64 {
 }
 
 /// Sets the `commonFactors` of every correlation, cascade and grouped
-/// outage of the hub's full `summary` from `sites` (the whole fleet), in
-/// one pass over the fleet plus one over each incident's sites.
+/// outage of the hub's full `summary` from `sites` (the whole fleet): one
+/// pass over the fleet, plus one over each incident's sites. A cascade's
+/// sites are those of every cascade of its signal type and workload (its
+/// source and each production site the same failure reached, as
+/// `fleet::summary::cascade_rank` counts its evidence): two sites alone
+/// have too little in common to tell.
 pub fn set_common_factors<S: Borrow<FederatedCluster>>(
     summary: &mut FederationStatusStatus,
     sites: &[S],
 ) {
-    let population = Population::of(sites);
-    for c in &mut summary.correlations {
-        c.common_factors = population.factors(c.clusters.iter().map(String::as_str), None);
+    let mut cascades: HashMap<(SignalType, &WorkloadRef), BTreeSet<&str>> = HashMap::new();
+    for c in &summary.cascades {
+        let set = cascades.entry((c.signal, &c.workload)).or_default();
+        set.insert(&c.source);
+        set.insert(&c.target);
+    }
+    let affected = summary
+        .correlations
+        .iter()
+        .flat_map(|c| &c.clusters)
+        .chain(summary.outages.iter().flat_map(|o| &o.clusters))
+        .map(String::as_str)
+        .chain(cascades.values().flatten().copied());
+    let population = Population::counting(sites, affected);
+    let correlations: Vec<Vec<CommonFactor>> = summary
+        .correlations
+        .iter()
+        .map(|c| population.factors(c.clusters.iter().map(String::as_str), Given::Nothing))
+        .collect();
+    let outages: Vec<Vec<CommonFactor>> = summary
+        .outages
+        .iter()
+        .map(|o| {
+            let grouped = GroupBy::parse(&o.group_by).ok();
+            let given = grouped.as_ref().map_or(Given::Nothing, Given::Group);
+            population.factors(o.clusters.iter().map(String::as_str), given)
+        })
+        .collect();
+    let by_workload: HashMap<(SignalType, WorkloadRef), Vec<CommonFactor>> = cascades
+        .iter()
+        .map(|((signal, workload), set)| {
+            let found = population.factors(set.iter().copied(), Given::Environment);
+            ((*signal, (*workload).clone()), found)
+        })
+        .collect();
+    for (c, found) in summary.correlations.iter_mut().zip(correlations) {
+        c.common_factors = found;
+    }
+    for (o, found) in summary.outages.iter_mut().zip(outages) {
+        o.common_factors = found;
     }
     for c in &mut summary.cascades {
-        c.common_factors = population.factors([c.source.as_str(), c.target.as_str()], None);
-    }
-    for o in &mut summary.outages {
-        let grouped = GroupBy::parse(&o.group_by).ok();
-        o.common_factors =
-            population.factors(o.clusters.iter().map(String::as_str), grouped.as_ref());
+        if let Some(found) = by_workload.get(&(c.signal, c.workload.clone())) {
+            c.common_factors.clone_from(found);
+        }
     }
 }
 
-/// What the sites named by `incident` have in common, from `sites` (the
-/// whole fleet): for a reader holding the sites when the singleton wrote
-/// none for it (past its byte budget).
+/// What the sites of `incident` have in common, from `sites` (the whole
+/// fleet; `summary` the FederationStatus holding the incident, whose
+/// cascades of the same signal and workload are a cascade's sites too):
+/// for a reader holding the sites when the singleton wrote none for it
+/// (past its byte budget).
 pub fn of_incident<S: Borrow<FederatedCluster>>(
     incident: &crate::fleet::incident::Incident<'_>,
+    summary: &FederationStatusStatus,
     sites: &[S],
 ) -> Vec<CommonFactor> {
     use crate::fleet::incident::Incident;
-    let population = Population::of(sites);
-    let names = incident.sites();
-    let grouped = match incident {
-        Incident::Outage(o) => GroupBy::parse(&o.group_by).ok(),
-        _ => None,
+    let mut names: BTreeSet<&str> = BTreeSet::new();
+    let mut grouped = None;
+    let mut cascade = false;
+    match incident {
+        Incident::Correlation(c) => names.extend(c.clusters.iter().map(String::as_str)),
+        Incident::Outage(o) => {
+            names.extend(o.clusters.iter().map(String::as_str));
+            grouped = GroupBy::parse(&o.group_by).ok();
+        }
+        Incident::Cascade(c) => {
+            for other in summary
+                .cascades
+                .iter()
+                .filter(|o| o.signal == c.signal && o.workload == c.workload)
+                .chain([*c])
+            {
+                names.insert(&other.source);
+                names.insert(&other.target);
+            }
+            cascade = true;
+        }
+    }
+    let given = match grouped.as_ref() {
+        Some(g) => Given::Group(g),
+        None if cascade => Given::Environment,
+        None => Given::Nothing,
     };
-    population.factors(names.iter().map(String::as_str), grouped.as_ref())
+    let population = Population::counting(sites, names.iter().copied());
+    population.factors(names, given)
 }
 
 /// What the affected sites of `factor` do, for humans: `run edge 0.1.0`.

@@ -44,7 +44,7 @@ fn the_version_most_affected_sites_run_is_named_with_its_counts() {
     let affected = sites("hit", 40, 38, "0.1.0");
     let healthy = sites("ok", 50, 3, "0.1.0");
     let fleet: Vec<_> = affected.iter().chain(&healthy).cloned().collect();
-    let found = Population::of(&fleet).factors(names(&affected), None);
+    let found = Population::of(&fleet).factors(names(&affected), Given::Nothing);
     let edge = edge_factors(&found);
     assert_eq!(edge.len(), 1, "{found:?}");
     let f = edge[0];
@@ -78,7 +78,7 @@ fn a_value_the_healthy_sites_share_too_is_not_named() {
     for (elsewhere, named) in [(25, true), (26, false), (50, false)] {
         let healthy = sites("ok", 50, elsewhere, "0.1.0");
         let fleet: Vec<_> = affected.iter().chain(&healthy).cloned().collect();
-        let found = Population::of(&fleet).factors(names(&affected), None);
+        let found = Population::of(&fleet).factors(names(&affected), Given::Nothing);
         assert_eq!(
             !edge_factors(&found).is_empty(),
             named,
@@ -93,18 +93,32 @@ fn a_value_the_healthy_sites_share_too_is_not_named() {
             .chain(&sites("ok", 10, 0, ""))
             .cloned()
             .collect();
-        let found = Population::of(&fleet).factors(names(&affected), None);
+        let found = Population::of(&fleet).factors(names(&affected), Given::Nothing);
         assert_eq!(!edge_factors(&found).is_empty(), named, "{with}: {found:?}");
     }
 }
 
 #[test]
-fn nothing_is_in_common_without_two_clusters_or_anyone_else() {
+fn nothing_is_in_common_without_three_clusters_or_anyone_else() {
     let all = sites("hit", 5, 5, "0.1.0");
     // Every site affected: nothing to set them apart from.
-    assert!(Population::of(&all).factors(names(&all), None).is_empty());
-    // One site: nothing "in common".
-    assert!(Population::of(&all).factors(["hit-000"], None).is_empty());
+    assert!(
+        Population::of(&all)
+            .factors(names(&all), Given::Nothing)
+            .is_empty()
+    );
+    // Two sites: too few to tell a cause from a coincidence.
+    let fleet: Vec<_> = all.iter().cloned().chain(sites("ok", 5, 0, "")).collect();
+    assert!(
+        Population::of(&fleet)
+            .factors(["hit-000", "hit-001"], Given::Nothing)
+            .is_empty()
+    );
+    assert!(
+        !Population::of(&fleet)
+            .factors(["hit-000", "hit-001", "hit-002"], Given::Nothing)
+            .is_empty()
+    );
     // Five sites whose edges read one cluster are one.
     let one: Vec<_> = all
         .iter()
@@ -112,11 +126,19 @@ fn nothing_is_in_common_without_two_clusters_or_anyone_else() {
         .map(|s| s.with_member("6f1c2a8e-0b7d-4f3e-9a51-2c8d7e6f1b20"))
         .chain(sites("ok", 5, 0, ""))
         .collect();
-    assert!(Population::of(&one).factors(names(&all), None).is_empty());
+    assert!(
+        Population::of(&one)
+            .factors(names(&all), Given::Nothing)
+            .is_empty()
+    );
     // A site never heard from reports nothing and is no one to compare.
     let mut fleet = all.clone();
     fleet.push(FederatedCluster::test("silent"));
-    assert!(Population::of(&fleet).factors(names(&all), None).is_empty());
+    assert!(
+        Population::of(&fleet)
+            .factors(names(&all), Given::Nothing)
+            .is_empty()
+    );
 }
 
 #[test]
@@ -133,7 +155,7 @@ fn affected_sites_count_by_member_cluster() {
         .chain(&sites("ok", 10, 0, ""))
         .cloned()
         .collect();
-    let found = Population::of(&fleet).factors(names(&affected), None);
+    let found = Population::of(&fleet).factors(names(&affected), Given::Nothing);
     assert!(edge_factors(&found).is_empty(), "{found:?}");
     // Two of three clusters on 0.2.0 is under 80 %; with all three
     // clusters on it, 3 of 3.
@@ -145,7 +167,7 @@ fn affected_sites_count_by_member_cluster() {
         .chain(&sites("ok", 10, 0, ""))
         .cloned()
         .collect();
-    let found = Population::of(&fleet).factors(names(&affected), None);
+    let found = Population::of(&fleet).factors(names(&affected), Given::Nothing);
     let edge = edge_factors(&found);
     assert_eq!(
         (edge[0].affected, edge[0].affected_total),
@@ -173,7 +195,7 @@ fn the_strongest_come_first_ties_by_attribute_and_at_most_five() {
         s.status.as_mut().unwrap().observed_version = Some("0.1.0".into());
     }
     let fleet: Vec<_> = affected.iter().chain(&healthy).cloned().collect();
-    let found = Population::of(&fleet).factors(names(&affected), None);
+    let found = Population::of(&fleet).factors(names(&affected), Given::Nothing);
     assert_eq!(found.len(), MAX_COMMON_FACTORS);
     let order: Vec<(&str, Option<&str>)> = found
         .iter()
@@ -210,7 +232,7 @@ fn site_text_is_stored_bounded_and_printable() {
         .chain(&sites("ok", 3, 0, ""))
         .cloned()
         .collect();
-    let found = Population::of(&fleet).factors(names(&affected), None);
+    let found = Population::of(&fleet).factors(names(&affected), Given::Nothing);
     let v = &edge_factors(&found)[0].value;
     assert_eq!(v.chars().count(), MAX_FACTOR_VALUE_CHARS);
     assert!(v.ends_with('…'));
@@ -258,9 +280,52 @@ fn an_outage_never_names_its_own_grouping_and_incidents_get_theirs() {
     );
     let incident = crate::fleet::incident::find_incident(&summary, "go-0000000a").unwrap();
     assert_eq!(
-        &of_incident(&incident, &fleet),
+        &of_incident(&incident, &summary, &fleet),
         o,
         "a reader names the same"
+    );
+}
+
+#[test]
+fn a_cascade_names_what_every_site_the_failure_reached_shares() {
+    let crash = |first_ago| {
+        Signal::test(SignalType::CrashLoopBackOff, "shop", "Deployment", "web").seen(first_ago, 30)
+    };
+    // Staging, then three production sites, all on edge 0.1.0; eight
+    // others on 0.2.0.
+    let mut fleet = vec![
+        site("stg", "0.1.0")
+            .with_environment(Environment::Staging)
+            .with_signal(crash(7200)),
+    ];
+    fleet.extend((0..3).map(|i| site(&format!("prod-{i}"), "0.1.0").with_signal(crash(600))));
+    fleet.extend(sites("ok", 8, 0, ""));
+    let cascades = crate::fleet::correlation::detect_cascades(
+        &fleet,
+        fixture_now(),
+        crate::fleet::correlation::DEFAULT_LOOKBACK,
+    );
+    assert_eq!(cascades.len(), 3);
+    let mut summary = crate::fleet::summary::summarize(&fleet, vec![], cascades, fixture_now());
+    set_common_factors(&mut summary, &fleet);
+    for c in &summary.cascades {
+        let edge = edge_factors(&c.common_factors);
+        assert_eq!(
+            (
+                edge[0].affected,
+                edge[0].affected_total,
+                edge[0].unaffected,
+                edge[0].unaffected_total
+            ),
+            (4, 4, 0, 8),
+            "{c:?}"
+        );
+    }
+    let id = crate::fleet::incident::cascade_id_of(&summary.cascades[0]);
+    let incident = crate::fleet::incident::find_incident(&summary, &id).unwrap();
+    assert_eq!(
+        of_incident(&incident, &summary, &fleet),
+        summary.cascades[0].common_factors
     );
 }
 
@@ -288,7 +353,7 @@ proptest::proptest! {
             .filter(|(_, a)| **a)
             .map(|(s, _)| s.site_name())
             .collect();
-        let found = Population::of(&fleet).factors(hit.iter().copied(), None);
+        let found = Population::of(&fleet).factors(hit.iter().copied(), Given::Nothing);
         proptest::prop_assert!(found.len() <= MAX_COMMON_FACTORS);
         let mut last = f64::INFINITY;
         for f in &found {
