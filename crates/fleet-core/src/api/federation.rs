@@ -8,7 +8,9 @@ use kube_derive::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::cluster::{Environment, Phase, Severity, SignalType, Tier, WorkloadRef};
+use super::cluster::{
+    Environment, PRINTABLE_TEXT_PATTERN, Phase, Severity, SignalType, Tier, WorkloadRef,
+};
 
 /// Name of the one `FederationStatus` object.
 pub const FEDERATION_STATUS_NAME: &str = "fleet";
@@ -294,7 +296,9 @@ pub struct GroupedOutage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_by: Option<String>,
     /// What its sites have in common, besides the group, that the other
-    /// sites mostly do not (see [`CommonFactor`]), the strongest first.
+    /// sites mostly do not, the strongest first: at most 5. Left out of
+    /// the `fleet` object past 16 KiB of them over all incidents;
+    /// `kubectl fleet incidents ID` and the REST API always name them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = MAX_COMMON_FACTORS))]
     pub common_factors: Vec<CommonFactor>,
@@ -428,8 +432,10 @@ pub struct Correlation {
     /// unknown-tier fallback.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strictest_tier: Option<Tier>,
-    /// What its sites have in common that the other sites mostly do not
-    /// (see [`CommonFactor`]), the strongest first.
+    /// What its sites have in common that the other sites mostly do not,
+    /// the strongest first: at most 5. Left out of the `fleet` object
+    /// past 16 KiB of them over all incidents; `kubectl fleet incidents
+    /// ID` and the REST API always name them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = MAX_COMMON_FACTORS))]
     pub common_factors: Vec<CommonFactor>,
@@ -496,8 +502,12 @@ pub struct Cascade {
     /// did not record it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detected_time: Option<Time>,
-    /// What its source and target have in common that the other sites
-    /// mostly do not (see [`CommonFactor`]), the strongest first.
+    /// What the sites of the cascades of its signal type and workload (its
+    /// source, and every production site the failure reached) have in
+    /// common that the other sites mostly do not, their environments
+    /// aside, the strongest first: at most 5. Left out of the `fleet`
+    /// object past 16 KiB of them over all incidents; `kubectl fleet
+    /// incidents ID` and the REST API always name them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = MAX_COMMON_FACTORS))]
     pub common_factors: Vec<CommonFactor>,
@@ -528,15 +538,15 @@ pub(crate) const FACTORS_BUDGET_BYTES: usize = 16 * 1024;
 pub struct CommonFactor {
     /// What is shared: `edgeVersion`, `kubernetesVersion`, `gpuVendor`
     /// (a GPU resource the site has), `region`, `environment` or `label`.
-    #[schemars(length(max = 32))]
+    #[schemars(length(max = 32), regex(pattern = "^[a-zA-Z]*$"))]
     pub attribute: String,
     /// The label key, for `label`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = MAX_FACTOR_KEY_CHARS))]
+    #[schemars(length(max = MAX_FACTOR_KEY_CHARS), regex(pattern = PRINTABLE_TEXT_PATTERN))]
     pub key: Option<String>,
     /// The shared value (site-controlled text: at most 128 characters,
     /// cut with `…`).
-    #[schemars(length(max = MAX_FACTOR_VALUE_CHARS))]
+    #[schemars(length(max = MAX_FACTOR_VALUE_CHARS), regex(pattern = PRINTABLE_TEXT_PATTERN))]
     pub value: String,
     /// Affected member clusters with this value.
     pub affected: i64,
