@@ -577,6 +577,15 @@ multi_thread async fn metrics_and_rest_api_on_a_live_fleet(lane) {
     let one = a
         .json(&format!("/api/v1/federation/incidents/{xc}?limit=2"))
         .await;
+    // What the correlated sites share that x does not: GPUs (every edge
+    // runs one build on one Kubernetes version, so those are not named).
+    let gpus = serde_json::json!([{
+        "attribute": "gpuVendor", "value": "nvidia.com/gpu",
+        "affected": 3, "affectedTotal": 3, "unaffected": 0, "unaffectedTotal": 1,
+    }]);
+    assert_eq!(corr[0]["commonFactors"], gpus, "{corr}");
+    assert_eq!(one["commonFactors"], gpus, "{one}");
+    assert_eq!(one["correlation"]["commonFactors"], gpus, "{one}");
     assert_eq!(
         one["correlation"]["clusters"],
         serde_json::json!(["site-p1", "site-p2"])
