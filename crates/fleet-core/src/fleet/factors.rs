@@ -32,11 +32,13 @@
 //! or its label), a cascade's environments (from a lower one into
 //! production).
 //!
-//! **Cost.** [`set_common_factors`] takes the incidents' sites, then one
-//! pass over the fleet counting only the values those sites have (a hash
-//! lookup per site attribute), then one pass over each incident's sites
-//! (the other sites' count is the fleet's minus the affected): linear in
-//! the fleet and its incidents' sizes (benchmark P4, `examples/factors_bench.rs`).
+//! **Cost.** [`set_common_factors`] takes one pass over each incident's
+//! sites, counting their values and keeping those at least 80 % of them
+//! share (the only ones the rule can name), then one pass over the fleet
+//! counting only those few (a lookup per site attribute, none when no
+//! incident has any; the other sites' count is the fleet's minus the
+//! affected): linear in the fleet and its incidents' sizes (benchmark P4,
+//! `examples/factors_bench.rs`).
 //!
 //! Values are site-controlled text: stored without control or format
 //! characters and cut to [`MAX_FACTOR_VALUE_CHARS`]; the views still print
@@ -155,64 +157,75 @@ fn heard<S: Borrow<FederatedCluster>>(sites: &[S]) -> HashMap<&str, &FederatedCl
 }
 
 /// The fleet as the factors of its incidents compare it: every site heard
-/// from, by name, and how many of them have each attribute value. Built in
-/// one pass over the sites.
+/// from, by name.
 pub struct Population<'a> {
     by_name: HashMap<&'a str, &'a FederatedCluster>,
-    counts: HashMap<Attr<'a>, u64>,
+}
+
+/// What one incident's sites share, before the other sites are counted:
+/// the values at least [`MIN_SHARE_PERCENT`] % of its clusters have (the
+/// only ones the rule can name).
+struct Shared<'a> {
+    /// (value, affected sites with it, affected member clusters with it)
+    candidates: Vec<(Attr<'a>, u64, u64)>,
+    affected_total: u64,
+    unaffected_total: u64,
 }
 
 impl<'a> Population<'a> {
-    /// The population of `sites`, counting every value.
+    /// The population of `sites`.
     pub fn of<S: Borrow<FederatedCluster>>(sites: &'a [S]) -> Self {
-        let by_name = heard(sites);
-        let mut counts: HashMap<Attr<'a>, u64> = HashMap::new();
-        for site in by_name.values() {
-            attributes(site, |a| *counts.entry(a).or_default() += 1);
+        Population {
+            by_name: heard(sites),
         }
-        Population { by_name, counts }
-    }
-
-    /// The population of `sites`, counting only the values the sites
-    /// named `affected` have (all that [`Self::factors`] of incidents
-    /// among them asks for): a lookup per value of the fleet rather than
-    /// a map of every value.
-    pub fn counting<'n, S: Borrow<FederatedCluster>>(
-        sites: &'a [S],
-        affected: impl IntoIterator<Item = &'n str>,
-    ) -> Self {
-        let by_name = heard(sites);
-        let mut counts: HashMap<Attr<'a>, u64> = HashMap::new();
-        for name in affected {
-            if let Some(site) = by_name.get(name) {
-                attributes(site, |a| {
-                    counts.entry(a).or_default();
-                });
-            }
-        }
-        for site in by_name.values() {
-            attributes(site, |a| {
-                if let Some(n) = counts.get_mut(&a) {
-                    *n += 1;
-                }
-            });
-        }
-        Population { by_name, counts }
     }
 
     /// What the sites named `members` have in common (see the module
     /// documentation), leaving out what made them one incident (`given`).
-    /// Linear in the members' attributes (and the logarithm of their
-    /// number).
     pub fn factors<'m>(
         &self,
         members: impl IntoIterator<Item = &'m str>,
         given: Given<'_>,
     ) -> Vec<CommonFactor> {
-        let mut names: Vec<&str> = members.into_iter().collect();
+        self.factors_of_all([(members.into_iter().collect::<Vec<_>>(), given)])
+            .pop()
+            .unwrap_or_default()
+    }
+
+    /// [`Self::factors`] of many incidents: a pass over each incident's
+    /// sites, then one over the fleet counting only the values some
+    /// incident's sites mostly share (a lookup per site attribute, in a
+    /// map of those few).
+    pub fn factors_of_all<'m, 'g>(
+        &self,
+        incidents: impl IntoIterator<Item = (Vec<&'m str>, Given<'g>)>,
+    ) -> Vec<Vec<CommonFactor>> {
+        let shared: Vec<Shared<'a>> = incidents
+            .into_iter()
+            .map(|(members, given)| self.shared(members, given))
+            .collect();
+        let mut counts: HashMap<Attr<'a>, u64> = shared
+            .iter()
+            .flat_map(|s| &s.candidates)
+            .map(|c| (c.0, 0))
+            .collect();
+        if !counts.is_empty() {
+            for site in self.by_name.values() {
+                attributes(site, |a| {
+                    if let Some(n) = counts.get_mut(&a) {
+                        *n += 1;
+                    }
+                });
+            }
+        }
+        shared.into_iter().map(|s| s.factors(&counts)).collect()
+    }
+
+    /// What the sites named `members` mostly share.
+    fn shared(&self, mut names: Vec<&str>, given: Given<'_>) -> Shared<'a> {
         names.sort_unstable();
         names.dedup();
-        let sites: Vec<&FederatedCluster> = names
+        let sites: Vec<&'a FederatedCluster> = names
             .iter()
             .filter_map(|n| self.by_name.get(n).copied())
             .collect();
@@ -221,8 +234,13 @@ impl<'a> Population<'a> {
         keys.dedup();
         let affected_total = keys.len();
         let unaffected_total = u64::try_from(self.by_name.len() - sites.len()).unwrap_or(0);
+        let mut shared = Shared {
+            candidates: Vec::new(),
+            affected_total: u64::try_from(affected_total).unwrap_or(u64::MAX),
+            unaffected_total,
+        };
         if affected_total < MIN_AFFECTED || unaffected_total == 0 {
-            return Vec::new();
+            return shared;
         }
         let left_out = |a: &Attr<'_>| match given {
             Given::Group(GroupBy::Region) => a.kind == Kind::Region,
@@ -230,11 +248,10 @@ impl<'a> Population<'a> {
             Given::Environment => a.kind == Kind::Environment,
             Given::Nothing => false,
         };
-        // (value, affected sites with it, affected member clusters with it)
-        let mut shared: Vec<(Attr<'_>, u64, u64)> = Vec::new();
+        let mut all: Vec<(Attr<'a>, u64, u64)> = Vec::new();
         if affected_total == sites.len() {
             // Each site its own cluster (the usual case): a count per value.
-            let mut per: HashMap<Attr<'_>, u64> = HashMap::new();
+            let mut per: HashMap<Attr<'a>, u64> = HashMap::new();
             for site in &sites {
                 attributes(site, |a| {
                     if !left_out(&a) {
@@ -242,9 +259,9 @@ impl<'a> Population<'a> {
                     }
                 });
             }
-            shared.extend(per.into_iter().map(|(a, n)| (a, n, n)));
+            all.extend(per.into_iter().map(|(a, n)| (a, n, n)));
         } else {
-            let mut seen: Vec<(Attr<'_>, MemberKey<'_>)> = Vec::new();
+            let mut seen: Vec<(Attr<'a>, MemberKey<'a>)> = Vec::new();
             for site in &sites {
                 let key = member_key(site);
                 attributes(site, |a| {
@@ -259,22 +276,33 @@ impl<'a> Population<'a> {
                 // sites; its distinct keys, its clusters.
                 let sites_with = u64::try_from(run.len()).unwrap_or(u64::MAX);
                 let clusters = u64::try_from(run.chunk_by(|x, y| x.1 == y.1).count()).unwrap_or(0);
-                shared.push((run[0].0, sites_with, clusters));
+                all.push((run[0].0, sites_with, clusters));
             }
         }
-        let total = u64::try_from(affected_total).unwrap_or(u64::MAX);
+        // a/A ≥ 80 %, in integers.
+        let total = u128::from(shared.affected_total);
+        shared.candidates = all
+            .into_iter()
+            .filter(|c| u128::from(c.2) * 100 >= total * u128::from(MIN_SHARE_PERCENT))
+            .collect();
+        shared
+    }
+}
+
+impl Shared<'_> {
+    /// The factors named, given how many sites of the fleet have each
+    /// candidate value (`counts`).
+    fn factors(self, counts: &HashMap<Attr<'_>, u64>) -> Vec<CommonFactor> {
+        let (total, unaffected_total) = (self.affected_total, self.unaffected_total);
         let mut found: Vec<(Strength, Attr<'_>, u64)> = Vec::new();
-        for (attr, sites_with, affected) in shared {
-            let unaffected = self
-                .counts
+        for (attr, sites_with, affected) in self.candidates {
+            let unaffected = counts
                 .get(&attr)
                 .map_or(0, |n| n.saturating_sub(sites_with));
-            // a/A ≥ 80 % and u/U ≤ (a/A)/2, in integers.
-            let common =
-                u128::from(affected) * 100 >= u128::from(total) * u128::from(MIN_SHARE_PERCENT);
+            // u/U ≤ (a/A)/2, in integers.
             let rare = 2 * u128::from(unaffected) * u128::from(total)
                 <= u128::from(affected) * u128::from(unaffected_total);
-            if common && rare {
+            if rare {
                 let strength = Strength {
                     // a/A − u/U over the common denominator A·U.
                     lift: i128::from(affected) * i128::from(unaffected_total)
@@ -345,41 +373,42 @@ pub fn set_common_factors<S: Borrow<FederatedCluster>>(
         set.insert(&c.source);
         set.insert(&c.target);
     }
-    let affected = summary
-        .correlations
-        .iter()
-        .flat_map(|c| &c.clusters)
-        .chain(summary.outages.iter().flat_map(|o| &o.clusters))
-        .map(String::as_str)
-        .chain(cascades.values().flatten().copied());
-    let population = Population::counting(sites, affected);
-    let correlations: Vec<Vec<CommonFactor>> = summary
-        .correlations
-        .iter()
-        .map(|c| population.factors(c.clusters.iter().map(String::as_str), Given::Nothing))
-        .collect();
-    let outages: Vec<Vec<CommonFactor>> = summary
+    let groups: Vec<Option<GroupBy>> = summary
         .outages
         .iter()
-        .map(|o| {
-            let grouped = GroupBy::parse(&o.group_by).ok();
-            let given = grouped.as_ref().map_or(Given::Nothing, Given::Group);
-            population.factors(o.clusters.iter().map(String::as_str), given)
-        })
+        .map(|o| GroupBy::parse(&o.group_by).ok())
         .collect();
-    let by_workload: HashMap<(SignalType, WorkloadRef), Vec<CommonFactor>> = cascades
+    let cascades: Vec<((SignalType, &WorkloadRef), BTreeSet<&str>)> =
+        cascades.into_iter().collect();
+    let workloads: Vec<(SignalType, WorkloadRef)> = cascades
         .iter()
-        .map(|((signal, workload), set)| {
-            let found = population.factors(set.iter().copied(), Given::Environment);
-            ((*signal, (*workload).clone()), found)
-        })
+        .map(|((signal, workload), _)| (*signal, (*workload).clone()))
         .collect();
-    for (c, found) in summary.correlations.iter_mut().zip(correlations) {
-        c.common_factors = found;
+    fn names(clusters: &[String]) -> Vec<&str> {
+        clusters.iter().map(String::as_str).collect()
     }
-    for (o, found) in summary.outages.iter_mut().zip(outages) {
-        o.common_factors = found;
+    let incidents = summary
+        .correlations
+        .iter()
+        .map(|c| (names(&c.clusters), Given::Nothing))
+        .chain(summary.outages.iter().zip(&groups).map(|(o, group)| {
+            let given = group.as_ref().map_or(Given::Nothing, Given::Group);
+            (names(&o.clusters), given)
+        }))
+        .chain(
+            cascades
+                .iter()
+                .map(|(_, set)| (set.iter().copied().collect(), Given::Environment)),
+        );
+    let mut found = Population::of(sites).factors_of_all(incidents).into_iter();
+    for c in &mut summary.correlations {
+        c.common_factors = found.next().unwrap_or_default();
     }
+    for o in &mut summary.outages {
+        o.common_factors = found.next().unwrap_or_default();
+    }
+    let by_workload: HashMap<(SignalType, WorkloadRef), Vec<CommonFactor>> =
+        workloads.into_iter().zip(found).collect();
     for c in &mut summary.cascades {
         if let Some(found) = by_workload.get(&(c.signal, c.workload.clone())) {
             c.common_factors.clone_from(found);
@@ -425,8 +454,7 @@ pub fn of_incident<S: Borrow<FederatedCluster>>(
         None if cascade => Given::Environment,
         None => Given::Nothing,
     };
-    let population = Population::counting(sites, names.iter().copied());
-    population.factors(names, given)
+    Population::of(sites).factors(names, given)
 }
 
 /// What the affected sites of `factor` do, for humans: `run edge 0.1.0`.
