@@ -98,9 +98,33 @@ struct Attr<'a> {
 }
 
 /// Calls `f` with each attribute value of `site` (each at most once).
-fn attributes<'a>(site: &'a FederatedCluster, mut f: impl FnMut(Attr<'a>)) {
+fn attributes<'a>(site: &'a FederatedCluster, f: impl FnMut(Attr<'a>)) {
+    attributes_among(site, &Wanted::All, f);
+}
+
+/// Which attributes a pass over the fleet looks at.
+enum Wanted<'w> {
+    /// Every one.
+    All,
+    /// Those of these kinds (indexed by `Kind as usize`), and of labels
+    /// only these keys (sorted).
+    Only([bool; 6], Vec<&'w str>),
+}
+
+/// Calls `f` with each attribute value of `site` that `wanted` names
+/// (each at most once): a pass over the fleet for a few values skips the
+/// rest before hashing anything.
+fn attributes_among<'a>(
+    site: &'a FederatedCluster,
+    wanted: &Wanted<'_>,
+    mut f: impl FnMut(Attr<'a>),
+) {
+    let kind_wanted = |kind: Kind| match wanted {
+        Wanted::All => true,
+        Wanted::Only(kinds, _) => kinds[kind as usize],
+    };
     let mut one = |kind, key, value: &'a str| {
-        if !value.is_empty() {
+        if !value.is_empty() && kind_wanted(kind) {
             f(Attr { kind, key, value });
         }
     };
@@ -123,9 +147,30 @@ fn attributes<'a>(site: &'a FederatedCluster, mut f: impl FnMut(Attr<'a>)) {
         one(Kind::Region, "", region);
     }
     one(Kind::Environment, "", site.spec.environment.as_str());
-    for (key, value) in site.metadata.labels.iter().flatten() {
-        if !key.starts_with(OWN_LABEL_PREFIX) {
-            one(Kind::Label, key, value);
+    let Some(labels) = site.metadata.labels.as_ref() else {
+        return;
+    };
+    match wanted {
+        Wanted::Only(kinds, keys) if !kinds[Kind::Label as usize] || keys.len() <= 8 => {
+            for key in keys {
+                if let Some((key, value)) = labels.get_key_value(*key) {
+                    one(Kind::Label, key, value);
+                }
+            }
+        }
+        Wanted::Only(_, keys) => {
+            for (key, value) in labels {
+                if keys.binary_search(&key.as_str()).is_ok() {
+                    one(Kind::Label, key, value);
+                }
+            }
+        }
+        Wanted::All => {
+            for (key, value) in labels {
+                if !key.starts_with(OWN_LABEL_PREFIX) {
+                    one(Kind::Label, key, value);
+                }
+            }
         }
     }
 }
@@ -210,8 +255,19 @@ impl<'a> Population<'a> {
             .map(|c| (c.0, 0))
             .collect();
         if !counts.is_empty() {
+            let mut kinds = [false; 6];
+            let mut keys: Vec<&str> = Vec::new();
+            for a in counts.keys() {
+                kinds[a.kind as usize] = true;
+                if a.kind == Kind::Label {
+                    keys.push(a.key);
+                }
+            }
+            keys.sort_unstable();
+            keys.dedup();
+            let wanted = Wanted::Only(kinds, keys);
             for site in self.by_name.values() {
-                attributes(site, |a| {
+                attributes_among(site, &wanted, |a| {
                     if let Some(n) = counts.get_mut(&a) {
                         *n += 1;
                     }
@@ -380,10 +436,6 @@ pub fn set_common_factors<S: Borrow<FederatedCluster>>(
         .collect();
     let cascades: Vec<((SignalType, &WorkloadRef), BTreeSet<&str>)> =
         cascades.into_iter().collect();
-    let workloads: Vec<(SignalType, WorkloadRef)> = cascades
-        .iter()
-        .map(|((signal, workload), _)| (*signal, (*workload).clone()))
-        .collect();
     fn names(clusters: &[String]) -> Vec<&str> {
         clusters.iter().map(String::as_str).collect()
     }
@@ -407,11 +459,20 @@ pub fn set_common_factors<S: Borrow<FederatedCluster>>(
     for o in &mut summary.outages {
         o.common_factors = found.next().unwrap_or_default();
     }
-    let by_workload: HashMap<(SignalType, WorkloadRef), Vec<CommonFactor>> =
-        workloads.into_iter().zip(found).collect();
-    for c in &mut summary.cascades {
-        if let Some(found) = by_workload.get(&(c.signal, c.workload.clone())) {
-            c.common_factors.clone_from(found);
+    let by_workload: HashMap<(SignalType, &WorkloadRef), usize> = cascades
+        .iter()
+        .enumerate()
+        .map(|(i, (key, _))| (*key, i))
+        .collect();
+    let group: Vec<Option<usize>> = summary
+        .cascades
+        .iter()
+        .map(|c| by_workload.get(&(c.signal, &c.workload)).copied())
+        .collect();
+    let found: Vec<Vec<CommonFactor>> = found.collect();
+    for (c, i) in summary.cascades.iter_mut().zip(group) {
+        if let Some(f) = i.and_then(|i| found.get(i)) {
+            c.common_factors.clone_from(f);
         }
     }
 }
