@@ -183,6 +183,21 @@ multi_thread async fn metrics_and_rest_api_on_a_live_fleet(lane) {
     let admin_c = admin(&hub_sb).await;
     let api: Api<FederatedCluster> = Api::all(admin_c.clone());
     let reader = reader_token(&admin_c).await;
+    // The three failing sites stand in one rack, x in another.
+    for (s, rack) in [
+        ("site-s1", "r7"),
+        ("site-p1", "r7"),
+        ("site-p2", "r7"),
+        ("site-x", "r9"),
+    ] {
+        api.patch(
+            s,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(serde_json::json!({"metadata": {"labels": {"rack": rack}}})),
+        )
+        .await
+        .unwrap();
+    }
     let site_token = kubeconfig_token(&kc("site-s1"));
     let (cert, key, ca) = localhost_cert(&dir);
     let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
@@ -577,6 +592,16 @@ multi_thread async fn metrics_and_rest_api_on_a_live_fleet(lane) {
     let one = a
         .json(&format!("/api/v1/federation/incidents/{xc}?limit=2"))
         .await;
+    // What the correlated sites share that x does not: their rack (every
+    // edge runs one build on one Kubernetes version, so those are not
+    // named, nor are the environments and regions they do not share).
+    let rack = serde_json::json!([{
+        "attribute": "label", "key": "rack", "value": "r7",
+        "affected": 3, "affectedTotal": 3, "unaffected": 0, "unaffectedTotal": 1,
+    }]);
+    assert_eq!(corr[0]["commonFactors"], rack, "{corr}");
+    assert_eq!(one["commonFactors"], rack, "{one}");
+    assert_eq!(one["correlation"]["commonFactors"], rack, "{one}");
     assert_eq!(
         one["correlation"]["clusters"],
         serde_json::json!(["site-p1", "site-p2"])

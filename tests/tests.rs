@@ -36,6 +36,7 @@ mod fuzz_untrusted_input;
 mod generated_drift;
 mod hub_ops;
 mod hub_truth;
+mod incident_factors;
 mod incident_trust;
 mod kustomize_bases;
 mod layers;

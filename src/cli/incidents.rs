@@ -3,7 +3,8 @@
 //! site's signals with the remediation policy that applies to it; with an
 //! ID, that one incident with its sites (the ones `kubectl fleet status
 //! --incident ID` lists: both come from `fleet::incident`) and its member
-//! signals. Warns, as `status` does, when no hub is judging (the incidents
+//! signals and what its sites have in common (`fleet::factors`). Warns,
+//! as `status` does, when no hub is judging (the incidents
 //! are then as the hub last wrote them).
 //!
 //! The singleton names at most a few dozen sites per incident and a hundred
@@ -67,8 +68,13 @@ pub async fn run(global: &GlobalArgs, args: IncidentsArgs, io: &mut Io<'_>) -> R
             .and_then(|f| crate::fleet::incident::find_incident(f, id))
             .ok_or_else(|| super::status::unknown_incident(id, hub.server()))?;
         let incidents = crate::fleet::policy::Incidents::of(fleet.as_ref());
-        let report =
+        let mut report =
             render::incidents::incident_report(&incident, &sites, &incidents, &verdict, now);
+        if let Some(f) = fleet.as_ref().filter(|_| report.common_factors.is_empty()) {
+            // Past the singleton's budget for them (or none): named from
+            // the sites, the whole fleet here, as the hub does.
+            report.common_factors = crate::fleet::factors::of_incident(&incident, f, &sites);
+        }
         let text = match args.output {
             IncidentsOutput::Table => {
                 render::incidents::render_incident(&report, now, args.color.enabled(io.stdout_tty))

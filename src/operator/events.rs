@@ -252,6 +252,26 @@ fn started(by: Option<&str>) -> String {
     by.map(|s| format!(", started by {s}")).unwrap_or_default()
 }
 
+/// `; in common: ...` with an incident's two strongest common factors
+/// (`fleet::factors`), when it has any: before the site list, so the
+/// note's limit never cuts them. Site text, escaped.
+fn in_common(factors: &[crate::api::CommonFactor]) -> String {
+    if factors.is_empty() {
+        return String::new();
+    }
+    let lines: Vec<String> = factors
+        .iter()
+        .take(2)
+        .map(|f| crate::render::safe::Untrusted(crate::fleet::factors::describe(f)).to_string())
+        .collect();
+    let more = factors.len().saturating_sub(lines.len());
+    let mut s = format!("; in common: {}", lines.join("; "));
+    if more > 0 {
+        s.push_str(&format!(" (+{more} more: kubectl fleet incidents ID)"));
+    }
+    s
+}
+
 /// One note per site of `after` not in `before` (made by `note`), each
 /// with that site as its `related` object: kube's recorder keeps Events
 /// with different related objects apart, so each says whom it is about.
@@ -296,11 +316,12 @@ pub fn incident_notes(
                 &c.id,
                 key,
                 format!(
-                    "{} {} on {} sites when detected{}: {}",
+                    "{} {} on {} sites when detected{}{}: {}",
                     c.id,
                     c.signal.as_str(),
                     c.cluster_count(),
                     started(c.started_by.as_deref()),
+                    in_common(&c.common_factors),
                     site_list(c.clusters.iter().map(String::as_str))
                 ),
             )),
@@ -355,13 +376,14 @@ pub fn incident_notes(
             &id,
             id.clone(),
             format!(
-                "{} {} on {}/{} reached production site {} from {}",
+                "{} {} on {}/{} reached production site {} from {}{}",
                 id,
                 c.signal.as_str(),
                 crate::render::safe::Untrusted(&c.workload.kind),
                 crate::render::safe::Untrusted(&c.workload.name),
                 c.target,
-                c.source
+                c.source,
+                in_common(&c.common_factors)
             ),
         );
         n.related = Some(named_site_ref(&c.target));
@@ -376,12 +398,13 @@ pub fn incident_notes(
                 &o.id,
                 key,
                 format!(
-                    "{} {} sites of {} {} went dark together{}: {}",
+                    "{} {} sites of {} {} went dark together{}{}: {}",
                     o.id,
                     o.cluster_count(),
                     o.group_by,
                     o.value,
                     started(o.started_by.as_deref()),
+                    in_common(&o.common_factors),
                     site_list(o.clusters.iter().map(String::as_str))
                 ),
             )),
@@ -621,6 +644,7 @@ mod tests {
             last_seen: ago(5),
             started_by: Some(clusters[0].to_owned()),
             strictest_tier: Some(Tier::Standard),
+            common_factors: Vec::new(),
         }
     }
 
@@ -633,6 +657,7 @@ mod tests {
             clusters_total: clusters.len() as i64,
             since: ago(120),
             started_by: Some(clusters[0].to_owned()),
+            common_factors: Vec::new(),
         }
     }
 
@@ -715,6 +740,7 @@ mod tests {
             target_first_seen: ago(60),
             delta_seconds: 540,
             detected_time: None,
+            common_factors: Vec::new(),
         };
         let flood = FederationStatusStatus {
             cascades: (0..300).map(cascade).collect(),
@@ -822,6 +848,44 @@ mod tests {
                 .iter()
                 .all(|n| n.regarding.kind.as_deref() == Some("FederationStatus")),
             "{notes:?}"
+        );
+    }
+
+    #[test]
+    fn a_detected_incident_says_what_its_sites_have_in_common() {
+        let factor = |value: &str| crate::api::CommonFactor {
+            attribute: "edgeVersion".into(),
+            key: None,
+            value: value.into(),
+            affected: 38,
+            affected_total: 40,
+            unaffected: 3,
+            unaffected_total: 50,
+        };
+        let many: Vec<String> = (0..40).map(|i| format!("site-{i:02}")).collect();
+        let mut c = correlation("xc-0000000a", &["a"]);
+        c.clusters = many;
+        c.clusters_total = 40;
+        c.common_factors = vec![factor("0.1.0"), factor("0.2.0\u{1b}[2J"), factor("0.3.0")];
+        let mut o = outage("go-0000000b", &["eu-1", "eu-2", "eu-3"]);
+        o.common_factors = vec![factor("0.1.0")];
+        let next = FederationStatusStatus {
+            correlations: vec![c],
+            outages: vec![o],
+            ..Default::default()
+        };
+        let notes = incident_notes(None, &next, fixture_now());
+        let note = &notes[0].note;
+        assert!(
+            note.starts_with(
+                "xc-0000000a ImagePullBackOff on 40 sites when detected, started by a; in common: 38 of 40 affected run edge 0.1.0; 6% of the other sites do (3 of 50); 38 of 40 affected run edge 0.2.0\\x1b[2J; 6% of the other sites do (3 of 50) (+1 more: kubectl fleet incidents ID): site-00, "
+            ),
+            "{note}"
+        );
+        assert!(note.ends_with("and 20 more"), "{note}");
+        assert_eq!(
+            notes[1].note,
+            "go-0000000b 3 sites of region eu-west went dark together, started by eu-1; in common: 38 of 40 affected run edge 0.1.0; 6% of the other sites do (3 of 50): eu-1, eu-2, eu-3"
         );
     }
 

@@ -144,6 +144,7 @@ pub fn next_summary<S: std::borrow::Borrow<FederatedCluster>>(
         grouped_outages(sites, &prev_outages, None, now, &cfg.outage),
     );
     full.detection = Some(cfg.detection());
+    crate::fleet::factors::set_common_factors(&mut full, sites);
     let written = bound(&full, sites);
     NextSummary { full, written }
 }
@@ -491,7 +492,18 @@ pub(crate) mod tests {
     /// The object the hub writes for `sites`, with the longest liveness
     /// record and the metadata the API server adds.
     fn written_object(sites: &[FederatedCluster], cfg: &FederationConfig) -> FederationStatus {
-        let mut written = next_summary(sites, &[], fixture_now(), cfg).written;
+        written_object_of(sites, cfg, |_| {})
+    }
+
+    /// The object written for `sites` once `tweak` changed the full summary.
+    fn written_object_of(
+        sites: &[FederatedCluster],
+        cfg: &FederationConfig,
+        tweak: impl FnOnce(&mut FederationStatusStatus),
+    ) -> FederationStatus {
+        let mut full = next_summary(sites, &[], fixture_now(), cfg).full;
+        tweak(&mut full);
+        let mut written = bound(&full, sites);
         written.hub = Some(HubLiveness {
             leader: "l".repeat(MAX_HUB_IDENTITY_CHARS),
             leader_since: Some(Time(fixture_now())),
@@ -583,10 +595,51 @@ pub(crate) mod tests {
             },
             ..FederationConfig::default()
         };
-        let obj = written_object(&sites, &cfg);
+        // Every incident with the most common factors of the longest text
+        // (4-byte characters): more than any fleet makes.
+        let widest = crate::api::CommonFactor {
+            attribute: "label".into(),
+            key: Some("𝔘".repeat(crate::api::MAX_FACTOR_KEY_CHARS)),
+            value: "𝔘".repeat(crate::api::MAX_FACTOR_VALUE_CHARS),
+            affected: i64::MAX,
+            affected_total: i64::MAX,
+            unaffected: i64::MAX,
+            unaffected_total: i64::MAX,
+        };
+        let most = vec![widest; crate::api::MAX_COMMON_FACTORS];
+        let plain = written_object(&sites, &cfg);
+        let obj = written_object_of(&sites, &cfg, |full| {
+            for c in &mut full.correlations {
+                c.common_factors.clone_from(&most);
+            }
+            for c in &mut full.cascades {
+                c.common_factors.clone_from(&most);
+            }
+            for o in &mut full.outages {
+                o.common_factors.clone_from(&most);
+            }
+        });
         let bytes = json_bytes(&obj);
         let s = obj.status.as_ref().unwrap();
         eprintln!("worst-case FederationStatus fleet: {bytes} bytes");
+        // The factors have a budget of their own: they push no incident
+        // out, and the first incidents keep theirs.
+        let p = plain.status.as_ref().unwrap();
+        assert_eq!(
+            (s.correlations.len(), s.cascades.len(), s.outages.len()),
+            (p.correlations.len(), p.cascades.len(), p.outages.len())
+        );
+        assert_eq!(s.correlations[0].common_factors, most);
+        let factor_bytes: usize = s
+            .correlations
+            .iter()
+            .map(|c| &c.common_factors)
+            .chain(s.cascades.iter().map(|c| &c.common_factors))
+            .chain(s.outages.iter().map(|o| &o.common_factors))
+            .filter(|f| !f.is_empty())
+            .map(|f| serde_json::to_vec(f).unwrap().len())
+            .sum();
+        assert!(factor_bytes <= 16 * 1024, "{factor_bytes}");
         // Every list is cut, and counted whole.
         assert_eq!(s.total_clusters, 100_200);
         assert_eq!(s.disconnected_clusters_total, 100_000);

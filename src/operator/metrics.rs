@@ -1143,15 +1143,12 @@ mod tests {
         ];
         m.set_fleet(&sites, 0, Some(true), now);
         m.set_summary(&FederationStatusStatus {
-            outages: vec![GroupedOutage {
-                id: "go-0000abcd".into(),
-                group_by: "region".into(),
-                value: "eu-west".into(),
-                clusters: vec!["a".into(), "d".into(), "e".into()],
-                clusters_total: 3,
-                since: Time(now),
-                started_by: None,
-            }],
+            outages: vec![GroupedOutage::test(
+                "go-0000abcd",
+                "eu-west",
+                &["a", "d", "e"],
+                Time(now),
+            )],
             edge_versions: [("0.2.0".to_owned(), 1180), ("0.1.0".to_owned(), 20)].into(),
             ..Default::default()
         });

@@ -1097,6 +1097,7 @@ mod tests {
                 clusters_total: 2,
                 since: crate::fleet::fixtures::ago(60),
                 started_by: None,
+                common_factors: Vec::new(),
             }],
             ..Default::default()
         };

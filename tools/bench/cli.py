@@ -27,7 +27,9 @@ P1w     (no goal set) `status --watch` (table and -o json) beside
         arrive as from every site every 30 s (60 s of them).
 P2      `--help` start time (median of 30, spawn to exit, beside /bin/true
         as the machine's floor) and the size of each binary.
-P4      `cargo run --release --example correlation_bench`.
+P4      `cargo run --release --example correlation_bench`, and
+        `cargo run --release --example factors_bench` (what each incident's
+        sites have in common, over 10,000 and 100,000 sites).
 P6      the `cli_register` test `register_round_trips`, which counts
         register's requests in kube-sandbox's request log.
 P3/P5   `cargo test --release --test integration operator_bench:: -- --ignored
@@ -816,6 +818,17 @@ def main():
                          "ms", "≤ 50" if n == 100_000 else "")
                 out.emit("P4", f"ns per signal at {n:,} signals ('linear': flat across sizes)", float(cells[4]),
                          "ns", "")
+        factors_table = run_checked(["cargo", "run", "-q", "--release", "--example", "factors_bench"],
+                                    cwd=ROOT, capture_output=True, text=True).stdout
+        p4_table += "\n" + factors_table
+        for row in factors_table.splitlines():
+            cells = [c.strip() for c in row.strip().strip("|").split("|")]
+            if len(cells) >= 3 and cells[0].isdigit():
+                n = int(cells[0])
+                out.emit("P4", f"common factors of every incident, {n:,} sites (best of 5)", float(cells[1]),
+                         "ms", "")
+                out.emit("P4", f"common factors: ns per site at {n:,} sites ('linear': flat across sizes)",
+                         float(cells[2]), "ns", "")
     if not args.skip_p6:
         proc = run_checked(
             ["cargo", "nextest", "run", "-p", "kubectl-fleet", "--test", "integration",
@@ -912,7 +925,7 @@ def main():
                   "(not through GNU time, whose own start would be counted).")
     report.append("")
     if p4_table:
-        report.append("### P4 correlation and cascades")
+        report.append("### P4 correlation, cascades and common factors")
         report.append("")
         report.append(p4_table.strip())
         report.append("")

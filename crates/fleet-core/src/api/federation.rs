@@ -8,7 +8,9 @@ use kube_derive::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::cluster::{Environment, Phase, Severity, SignalType, Tier, WorkloadRef};
+use super::cluster::{
+    Environment, PRINTABLE_TEXT_PATTERN, Phase, Severity, SignalType, Tier, WorkloadRef,
+};
 
 /// Name of the one `FederationStatus` object.
 pub const FEDERATION_STATUS_NAME: &str = "fleet";
@@ -293,6 +295,13 @@ pub struct GroupedOutage {
     /// record it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_by: Option<String>,
+    /// What its sites have in common, besides the group, that the other
+    /// sites mostly do not, the strongest first: at most 5. Left out of
+    /// the `fleet` object past 16 KiB of them over all incidents;
+    /// `kubectl fleet incidents ID` and the REST API always name them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_COMMON_FACTORS))]
+    pub common_factors: Vec<CommonFactor>,
 }
 
 impl GroupedOutage {
@@ -423,6 +432,13 @@ pub struct Correlation {
     /// unknown-tier fallback.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strictest_tier: Option<Tier>,
+    /// What its sites have in common that the other sites mostly do not,
+    /// the strongest first: at most 5. Left out of the `fleet` object
+    /// past 16 KiB of them over all incidents; `kubectl fleet incidents
+    /// ID` and the REST API always name them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_COMMON_FACTORS))]
+    pub common_factors: Vec<CommonFactor>,
 }
 
 impl Correlation {
@@ -486,6 +502,60 @@ pub struct Cascade {
     /// did not record it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detected_time: Option<Time>,
+    /// What the sites of the cascades of its signal type and workload (its
+    /// source, and every production site the failure reached) have in
+    /// common that the other sites mostly do not, their environments
+    /// aside, the strongest first: at most 5. Left out of the `fleet`
+    /// object past 16 KiB of them over all incidents; `kubectl fleet
+    /// incidents ID` and the REST API always name them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_COMMON_FACTORS))]
+    pub common_factors: Vec<CommonFactor>,
+}
+
+/// Upper bound on an incident's `commonFactors`.
+pub const MAX_COMMON_FACTORS: usize = 5;
+/// Upper bound, in characters, on a common factor's `value` (longer
+/// values are cut with `…`).
+pub const MAX_FACTOR_VALUE_CHARS: usize = 128;
+/// Upper bound, in characters, on a common factor's `key` (a label key
+/// is at most 317).
+pub const MAX_FACTOR_KEY_CHARS: usize = 317;
+/// Byte budget of every incident's `commonFactors` together in the
+/// written `FederationStatus` (correlations first, then outages, then
+/// cascades, in their order): an incident past it is written without
+/// them, and `kubectl fleet incidents ID` names them from the sites.
+pub(crate) const FACTORS_BUDGET_BYTES: usize = 16 * 1024;
+
+/// An attribute most of an incident's sites share and the other sites
+/// mostly do not: "38 of 40 affected run edge 0.1.0; 6% of the other
+/// sites do" (`fleet::factors`, docs/operations.md#what-an-incidents-sites-have-in-common).
+/// Affected sites are counted by distinct member cluster, as incidents
+/// are; the other sites are those the hub has heard from that are not in
+/// the incident.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommonFactor {
+    /// What is shared: `edgeVersion`, `kubernetesVersion`, `gpuVendor`
+    /// (a GPU resource the site has), `region`, `environment` or `label`.
+    #[schemars(length(max = 32), regex(pattern = "^[a-zA-Z]*$"))]
+    pub attribute: String,
+    /// The label key, for `label`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_FACTOR_KEY_CHARS), regex(pattern = PRINTABLE_TEXT_PATTERN))]
+    pub key: Option<String>,
+    /// The shared value (site-controlled text: at most 128 characters,
+    /// cut with `…`).
+    #[schemars(length(max = MAX_FACTOR_VALUE_CHARS), regex(pattern = PRINTABLE_TEXT_PATTERN))]
+    pub value: String,
+    /// Affected member clusters with this value.
+    pub affected: i64,
+    /// Affected member clusters the hub has heard from.
+    pub affected_total: i64,
+    /// Other sites with this value.
+    pub unaffected: i64,
+    /// Other sites the hub has heard from.
+    pub unaffected_total: i64,
 }
 
 #[cfg(test)]
@@ -508,5 +578,13 @@ mod tests {
             (64, 16 * 1024)
         );
         assert_eq!(MAX_INCIDENT_CLUSTERS, 50);
+        assert_eq!(
+            (
+                MAX_COMMON_FACTORS,
+                FACTORS_BUDGET_BYTES,
+                MAX_FACTOR_VALUE_CHARS
+            ),
+            (5, 16 * 1024, 128)
+        );
     }
 }

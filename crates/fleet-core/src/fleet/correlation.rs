@@ -254,6 +254,7 @@ pub fn correlate<S: std::borrow::Borrow<FederatedCluster>>(
                 last_seen: Time(g.last_seen),
                 started_by: Some(start.1.to_owned()),
                 strictest_tier: Some(g.strictest),
+                common_factors: Vec::new(),
             })
         })
         .collect()
@@ -415,6 +416,7 @@ pub fn detect_cascades<S: std::borrow::Borrow<FederatedCluster>>(
                     .duration_since(source.first_seen)
                     .as_secs(),
                 detected_time: None,
+                common_factors: Vec::new(),
             };
             cascade.id = cascade_id(&cascade.key());
             out.push(cascade);

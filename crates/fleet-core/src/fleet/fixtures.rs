@@ -423,3 +423,20 @@ impl Signal {
         self
     }
 }
+
+impl crate::api::GroupedOutage {
+    /// The grouped outage `id` of the sites of region `value` named
+    /// `clusters`, dark since `since`, its start not recorded.
+    pub fn test(id: &str, value: &str, clusters: &[&str], since: Time) -> Self {
+        crate::api::GroupedOutage {
+            id: id.to_owned(),
+            group_by: "region".to_owned(),
+            value: value.to_owned(),
+            clusters: clusters.iter().map(|c| (*c).to_owned()).collect(),
+            clusters_total: i64::try_from(clusters.len()).unwrap_or(i64::MAX),
+            since,
+            started_by: None,
+            common_factors: Vec::new(),
+        }
+    }
+}

@@ -288,6 +288,7 @@ mod tests {
                 first_seen: ago(60),
                 last_seen: ago(5),
                 started_by: Some("b".into()),
+                common_factors: Vec::new(),
             }],
             cascades: vec![Cascade {
                 id: String::new(),
@@ -303,6 +304,7 @@ mod tests {
                 target_first_seen: ago(60),
                 delta_seconds: 540,
                 detected_time: None,
+                common_factors: Vec::new(),
             }],
             outages: vec![GroupedOutage {
                 id: "go-0000000b".into(),
@@ -312,6 +314,7 @@ mod tests {
                 clusters_total: 3,
                 since: ago(120),
                 started_by: None,
+                common_factors: Vec::new(),
             }],
             ..Default::default()
         }
@@ -478,6 +481,7 @@ mod tests {
                 clusters_total: 2,
                 since: Time(now),
                 started_by: None,
+                common_factors: Vec::new(),
             }],
             ..Default::default()
         };

@@ -11,6 +11,7 @@
 //! - [`journal`]: the edge's dark-period journal and the summary it reports.
 //! - [`correlation`]: cross-cluster correlations and cascades.
 //! - [`outage`]: grouped outages (sites of one region going dark together).
+//! - [`factors`]: what an incident's sites have in common that the others do not.
 //! - [`policy`]: the remediation policy per tier and severity, and each
 //!   signal's decision with the fleet's incidents.
 //! - [`filter`]: which sites a view shows (tier, environment, region, phase,
@@ -37,6 +38,7 @@ pub mod age;
 pub mod bounds;
 pub mod correlation;
 pub mod duration;
+pub mod factors;
 pub mod filter;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;

@@ -267,6 +267,7 @@ pub fn grouped_outages<S: std::borrow::Borrow<FederatedCluster>>(
                 clusters,
                 since: Time(since),
                 started_by: Some(started_by),
+                common_factors: Vec::new(),
             })
         })
         .collect()

@@ -30,10 +30,11 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde::Serialize;
 
 use crate::api::{
-    CASCADES_BUDGET_BYTES, Cascade, Correlation, DISCONNECTED_BUDGET_BYTES, DisconnectedCluster,
-    EDGE_VERSIONS_BUDGET_BYTES, FederatedCluster, FederationStatusStatus, GroupedOutage,
-    ISSUES_BUDGET_BYTES, IssuesBySeverity, MAX_CASCADES, MAX_DISCONNECTED, MAX_INCIDENT_CLUSTERS,
-    MAX_ISSUE_CLUSTERS, MAX_OUTAGES, OUTAGES_BUDGET_BYTES, Phase, Severity, Tier,
+    CASCADES_BUDGET_BYTES, Cascade, CommonFactor, Correlation, DISCONNECTED_BUDGET_BYTES,
+    DisconnectedCluster, EDGE_VERSIONS_BUDGET_BYTES, FACTORS_BUDGET_BYTES, FederatedCluster,
+    FederationStatusStatus, GroupedOutage, ISSUES_BUDGET_BYTES, IssuesBySeverity, MAX_CASCADES,
+    MAX_DISCONNECTED, MAX_INCIDENT_CLUSTERS, MAX_ISSUE_CLUSTERS, MAX_OUTAGES, OUTAGES_BUDGET_BYTES,
+    Phase, Severity, Tier,
 };
 use crate::fleet::age::human_duration;
 
@@ -487,8 +488,13 @@ pub fn bound<S: std::borrow::Borrow<FederatedCluster>>(
         c.clusters_total = c.cluster_count();
         c.clusters = cut(&c.clusters, false);
     }
+    // Each list's budget is spent without the common factors, which have
+    // one budget of their own (below): they never push an incident out.
     out.cascades = within_budget(
-        summary.cascades.iter().cloned(),
+        summary.cascades.iter().map(|c| Cascade {
+            common_factors: Vec::new(),
+            ..c.clone()
+        }),
         MAX_CASCADES,
         CASCADES_BUDGET_BYTES,
     );
@@ -497,6 +503,7 @@ pub fn bound<S: std::borrow::Borrow<FederatedCluster>>(
         summary.outages.iter().map(|o| GroupedOutage {
             clusters: cut(&o.clusters, true),
             clusters_total: o.cluster_count(),
+            common_factors: Vec::new(),
             ..o.clone()
         }),
         MAX_OUTAGES,
@@ -504,7 +511,33 @@ pub fn bound<S: std::borrow::Borrow<FederatedCluster>>(
     );
     out.outages_total = summary.outage_count();
     out.edge_versions = versions_within_budget(&summary.edge_versions);
+    factors_within_budget(&mut out, summary);
     out
+}
+
+/// The common factors of the written incidents of `out` (those of
+/// `summary`, which lists the same ones in the same order first), while
+/// they fit [`FACTORS_BUDGET_BYTES`] together: correlations, then
+/// outages, then cascades, each incident's whole or not at all.
+fn factors_within_budget(out: &mut FederationStatusStatus, summary: &FederationStatusStatus) {
+    let mut left = FACTORS_BUDGET_BYTES;
+    let mut keep = |factors: &Vec<CommonFactor>| -> Vec<CommonFactor> {
+        let bytes = json_len(factors);
+        if factors.is_empty() || bytes > left {
+            return Vec::new();
+        }
+        left -= bytes;
+        factors.clone()
+    };
+    for (c, full) in out.correlations.iter_mut().zip(&summary.correlations) {
+        c.common_factors = keep(&full.common_factors);
+    }
+    for (o, full) in out.outages.iter_mut().zip(&summary.outages) {
+        o.common_factors = keep(&full.common_factors);
+    }
+    for (c, full) in out.cascades.iter_mut().zip(&summary.cascades) {
+        c.common_factors = keep(&full.common_factors);
+    }
 }
 
 /// The order of `disconnectedClusters`: Unreachable, Stale, Pending; the
@@ -885,6 +918,7 @@ mod tests {
             target_first_seen: crate::fleet::fixtures::ago(detected_ago),
             delta_seconds: 600,
             detected_time: Some(crate::fleet::fixtures::ago(detected_ago)),
+            common_factors: Vec::new(),
         };
         c.id = crate::fleet::correlation::cascade_id(&c.key());
         c

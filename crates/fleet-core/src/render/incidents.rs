@@ -8,7 +8,7 @@ use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde::Serialize;
 
-use crate::api::{Cascade, Correlation, FederatedCluster, Severity, Signal, Tier};
+use crate::api::{Cascade, CommonFactor, Correlation, FederatedCluster, Severity, Signal, Tier};
 use crate::fleet::age::{age, human_duration};
 use crate::fleet::correlation::{Seen, seen_on_hub_clock};
 use crate::fleet::liveness::HubVerdict;
@@ -275,6 +275,20 @@ fn raised_by_cell(s: &SiteSignal) -> String {
     }
 }
 
+/// The IN COMMON cell: the strongest common factor's short form, and how
+/// many more there are (`-` for none). The table escapes it.
+fn in_common_cell(factors: &[CommonFactor]) -> String {
+    match factors {
+        [] => "-".to_owned(),
+        [one] => crate::fleet::factors::short(one),
+        [first, rest @ ..] => format!(
+            "{} +{} more",
+            crate::fleet::factors::short(first),
+            rest.len()
+        ),
+    }
+}
+
 /// The STARTED BY cell.
 fn started_by_cell(site: Option<&str>) -> String {
     site.unwrap_or("-").to_owned()
@@ -301,11 +315,12 @@ pub fn render_incidents(report: &IncidentsReport, now: Timestamp, color: bool) -
             "FIRST SEEN",
             "LAST SEEN",
             "REMEDIATION",
+            "IN COMMON",
             "CLUSTERS",
         ]);
         for incident in &report.correlations {
             let c = &incident.correlation;
-            let mut styles = vec![None; 10];
+            let mut styles = vec![None; 11];
             styles[2] = severity_style(c.severity);
             styles[3] = severity_style(c.original_severity);
             t.push_styled(
@@ -319,6 +334,7 @@ pub fn render_incidents(report: &IncidentsReport, now: Timestamp, color: bool) -
                     age(Some(c.first_seen.0.min(now)), now),
                     age(Some(c.last_seen.0.min(now)), now),
                     remediation_label(&incident.remediation),
+                    in_common_cell(&c.common_factors),
                     named(&c.clusters, c.cluster_count()),
                 ],
                 styles,
@@ -340,6 +356,7 @@ pub fn render_incidents(report: &IncidentsReport, now: Timestamp, color: bool) -
             "DELTA",
             "DETECTED",
             "REMEDIATION",
+            "IN COMMON",
         ]);
         for incident in &report.cascades {
             let c = &incident.cascade;
@@ -352,6 +369,7 @@ pub fn render_incidents(report: &IncidentsReport, now: Timestamp, color: bool) -
                 human_duration(jiff::SignedDuration::from_secs(c.delta_seconds)),
                 age(Some(c.target_first_seen.0.min(now)), now),
                 remediation_label(&incident.remediation),
+                in_common_cell(&c.common_factors),
             ]);
         }
         out.push_str(&t.render(color));
@@ -359,7 +377,15 @@ pub fn render_incidents(report: &IncidentsReport, now: Timestamp, color: bool) -
 
     if !report.outages.is_empty() {
         out.push_str("\nGROUPED OUTAGES\n");
-        let mut t = PlainTable::new(["ID", "GROUP", "SITES", "STARTED BY", "SINCE", "CLUSTERS"]);
+        let mut t = PlainTable::new([
+            "ID",
+            "GROUP",
+            "SITES",
+            "STARTED BY",
+            "SINCE",
+            "IN COMMON",
+            "CLUSTERS",
+        ]);
         for o in &report.outages {
             t.push(vec![
                 o.id.clone(),
@@ -367,6 +393,7 @@ pub fn render_incidents(report: &IncidentsReport, now: Timestamp, color: bool) -
                 o.cluster_count().to_string(),
                 started_by_cell(o.started_by.as_deref()),
                 age(Some(o.since.0.min(now)), now),
+                in_common_cell(&o.common_factors),
                 named(&o.clusters, o.cluster_count()),
             ]);
         }
@@ -461,11 +488,14 @@ pub struct IncidentSite {
 /// The `kubectl fleet incidents ID -o json|yaml` document (also the REST
 /// API's `/api/v1/federation/incidents/{id}`): `{apiVersion, kind:
 /// IncidentReport, generatedAt, id, type, startedBy, startedAt,
-/// correlation|cascade|outage, sites, signals, hub}`; exactly one of
+/// correlation|cascade|outage, commonFactors, sites, signals, hub}`; exactly one of
 /// `correlation`, `cascade` and `outage` is set (as in FederationStatus, a
 /// correlation or cascade with its `remediation`), `startedBy` the site
 /// that started it and `startedAt` its earliest evidence (hub clock),
-/// `sites` are the sites `kubectl fleet status --incident ID` lists,
+/// `commonFactors` what its sites have in common (`fleet::factors`:
+/// `{attribute, key, value, affected, affectedTotal, unaffected,
+/// unaffectedTotal}`), `sites` are the sites `kubectl fleet status
+/// --incident ID` lists,
 /// `signals` the member signals with the hub's decision (as in
 /// `IncidentsReport`).
 #[derive(Serialize, Clone, Debug, PartialEq)]
@@ -493,6 +523,10 @@ pub struct IncidentReport {
     pub cascade: Option<CascadeIncident>,
     /// The grouped outage, when it is one.
     pub outage: Option<crate::api::GroupedOutage>,
+    /// What its sites have in common that the other sites mostly do not
+    /// (`fleet::factors`), the strongest first: the hub's, as the incident
+    /// records them.
+    pub common_factors: Vec<CommonFactor>,
     /// Its sites, by name.
     pub sites: Vec<IncidentSite>,
     /// Its member signals, worst decided severity first.
@@ -552,6 +586,11 @@ pub fn incident_report(
         })
         .collect();
     sort_decided(&mut signals);
+    let common_factors = match incident {
+        Incident::Correlation(c) => c.common_factors.clone(),
+        Incident::Cascade(c) => c.common_factors.clone(),
+        Incident::Outage(o) => o.common_factors.clone(),
+    };
     let (correlation, cascade, outage) = match incident {
         Incident::Correlation(c) => (Some((*c).clone().into()), None, None),
         Incident::Cascade(c) => (None, Some((*c).clone().into()), None),
@@ -568,6 +607,7 @@ pub fn incident_report(
         correlation,
         cascade,
         outage,
+        common_factors,
         sites: site_rows,
         signals,
         hub: HubReport::from(hub),
@@ -656,6 +696,19 @@ pub fn render_incident(r: &IncidentReport, now: Timestamp, color: bool) -> Strin
             "Since",
             &format!("{} ago", age(Some(o.since.0.min(now)), now)),
         );
+    }
+    if r.common_factors.is_empty() {
+        out.push_str("In common:   nothing that sets its sites apart from the others\n");
+    } else {
+        out.push_str("In common:");
+        out.push('\n');
+        for f in &r.common_factors {
+            out.push_str("  ");
+            out.push_str(&crate::render::safe::terminal_safe(
+                &crate::fleet::factors::describe(f),
+            ));
+            out.push('\n');
+        }
     }
     out.push_str(&format!("Sites ({}):\n", r.sites.len()));
     let mut t = PlainTable::new(["NAME", "PHASE", "TIER", "ENVIRONMENT", "REGION"]);
