@@ -671,6 +671,7 @@ impl Hub {
             Mode::Push => None,
             Mode::Pull => self.probes.verdict(site.site_name()),
         };
+        let schedule = site.spec.connectivity.as_ref().map(site_schedule);
         let members = self.members.lock().unwrap_or_else(|p| p.into_inner());
         let bearings = Bearings {
             interval: self.effective_interval(site),
@@ -679,6 +680,7 @@ impl Hub {
             probe: probe.as_ref(),
             member: members.get(site.site_name()),
             remembered,
+            schedule: schedule.as_ref(),
         };
         hub_status::judge(site, sighting, &bearings, now)
     }
@@ -1092,4 +1094,16 @@ pub fn controller(
             }
         });
     (cache, run)
+}
+
+/// A site's `spec.connectivity` as the hub judges it, its time zone read
+/// from the platform's IANA database (jiff caches each zone it read). A
+/// zone the database lacks leaves the windows unjudged (the CLI refuses
+/// such a zone; docs/operations.md#expected-connectivity).
+fn site_schedule(c: &crate::api::Connectivity) -> crate::fleet::connectivity::Schedule {
+    let zone = c
+        .time_zone
+        .as_deref()
+        .and_then(|z| jiff::tz::db().get(z).ok());
+    crate::fleet::connectivity::Schedule::of(c, zone)
 }

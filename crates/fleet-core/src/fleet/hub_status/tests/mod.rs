@@ -1076,3 +1076,5 @@ fn every_hub_condition_fits_the_schema_bound() {
 mod pull;
 mod reasons_doc;
 mod rejected;
+
+mod schedule;
