@@ -896,6 +896,7 @@ impl Hub {
                 }
             }
             let from = current.phase();
+            let was_late = hub_status::is_late_to_wake(&current);
             let mut next = FederatedCluster::clone(&current);
             next.status = Some(status);
             match replace_site_status(&self.api, &next).await {
@@ -936,6 +937,15 @@ impl Hub {
                             site = %name,
                             "the site's conditions were not the hub's judgement (written by someone else, e.g. with the site's token): restored"
                         );
+                    }
+                    if !was_late && hub_status::is_late_to_wake(&written) {
+                        self.events.record(super::events::about_site(
+                            &written,
+                            true,
+                            "LateToWake",
+                            "Judge",
+                            "still silent past its offline window or longest absence (spec.connectivity) plus 3 intervals: check the site's power, uplink and edge operator, or `kubectl fleet schedule` its new hours".to_owned(),
+                        ));
                     }
                     if from != Some(j.phase) {
                         let why = written

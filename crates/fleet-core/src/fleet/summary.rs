@@ -338,6 +338,7 @@ pub fn summarize<S: std::borrow::Borrow<FederatedCluster>>(
         stale_clusters: totals.stale,
         unreachable_clusters: totals.unreachable,
         pending_clusters: totals.pending,
+        sleeping_clusters: totals.sleeping,
         disconnected_clusters: disconnected,
         disconnected_clusters_total: disconnected_total,
         gpus_total: totals.gpus_total,
