@@ -104,7 +104,13 @@ async fn a_store_sleeps_through_its_night_and_is_late_to_wake_after_it() {
         api.patch_status(
             &site,
             &PatchParams::default(),
-            &Patch::Merge(json!({"status": {"lastHeartbeatTime": "2026-01-10T20:55:00Z"}})),
+            // store-8's edge renews its token by itself, but the token
+            // expires at 05:00 Berlin, before the store is back at 06:00.
+            &Patch::Merge(json!({"status": {
+                "lastHeartbeatTime": "2026-01-10T20:55:00Z",
+                "credentialExpirationTime": if site == "store-8" { "2026-01-11T04:00:00Z" } else { "2026-02-10T20:55:00Z" },
+                "credentialRenewalTime": if site == "store-8" { "2026-01-11T03:00:00Z" } else { "2026-01-25T20:55:00Z" },
+            }})),
         )
         .await
         .unwrap();
@@ -121,9 +127,36 @@ async fn a_store_sleeps_through_its_night_and_is_late_to_wake_after_it() {
     assert_eq!(judge("store-9").await.phase(), Some(Phase::Unreachable));
     assert_eq!(phase_cell(&hub, "store-7"), "Sleeping");
     assert_eq!(phase_cell(&hub, "store-9"), "Unreachable");
-    // 23:30: store-8 sleeps too.
+    // 23:30: store-8 sleeps too, and its token would lapse before it is
+    // back: it cannot renew while offline.
     set("2026-01-10T22:30:00Z");
-    assert_eq!(judge("store-8").await.phase(), Some(Phase::Sleeping));
+    let asleep = judge("store-8").await;
+    assert_eq!(asleep.phase(), Some(Phase::Sleeping));
+    let credential = asleep
+        .status
+        .as_ref()
+        .unwrap()
+        .condition("CredentialExpiring")
+        .unwrap();
+    assert_eq!(
+        (credential.status.as_str(), credential.reason.as_str()),
+        ("True", "ExpiresBeforeReturn")
+    );
+    let described = kubectl_fleet(&hub, &["describe", "store-8"]).ok().stdout;
+    assert!(described.contains("ExpiresBeforeReturn"), "{described}");
+    assert!(
+        described.contains("kubectl fleet rotate store-8"),
+        "{described}"
+    );
+    // store-7's token outlives its night: no such warning.
+    let store7 = judge("store-7").await;
+    let credential = store7
+        .status
+        .as_ref()
+        .unwrap()
+        .condition("CredentialExpiring")
+        .unwrap();
+    assert_eq!(credential.reason, "RenewedByEdge");
 
     // 06:01:29 Berlin: still within the grace (3 intervals of 30 s).
     set("2026-01-11T05:01:29Z");

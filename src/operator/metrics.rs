@@ -17,6 +17,7 @@
 //! | `federation_cluster_disconnected` | gauge | `cluster`, `group`, `status` |
 //! | `federation_cluster_maintenance` | gauge | `cluster` |
 //! | `federation_cluster_late_to_wake` | gauge | `cluster` |
+//! | `federation_cluster_credential_expires_before_return` | gauge | `cluster` |
 //! | `federation_grouped_outages_active` | gauge | |
 //! | `federation_grouped_outage_clusters` | gauge | `outage`, `group_by`, `group` |
 //! | `federation_edge_versions` | gauge | `version` |
@@ -74,6 +75,7 @@ pub const HUB_METRIC_NAMES: &[&str] = &[
     "federation_cluster_disconnected",
     "federation_cluster_maintenance",
     "federation_cluster_late_to_wake",
+    "federation_cluster_credential_expires_before_return",
     "federation_grouped_outages_active",
     "federation_grouped_outage_clusters",
     "federation_edge_versions",
@@ -285,6 +287,7 @@ pub struct Metrics {
     disconnected: Family<DisconnectedLabels, Gauge>,
     maintenance: Family<ClusterLabels, Gauge>,
     late_to_wake: Family<ClusterLabels, Gauge>,
+    expires_before_return: Family<ClusterLabels, Gauge>,
     outages_active: Gauge,
     outage_clusters: Family<OutageLabels, Gauge>,
     edge_versions: Family<VersionLabels, Gauge>,
@@ -330,6 +333,7 @@ impl Metrics {
             disconnected: Family::default(),
             maintenance: Family::default(),
             late_to_wake: Family::default(),
+            expires_before_return: Family::default(),
             outages_active: Gauge::default(),
             outage_clusters: Family::default(),
             edge_versions: Family::default(),
@@ -467,6 +471,11 @@ impl Metrics {
                     "federation_cluster_late_to_wake",
                     "1 for each site late to wake: silent past its offline window or longest absence (spec.connectivity); ClusterLateToWake pages for it instead of ClusterDisconnected",
                     m.late_to_wake.clone(),
+                );
+                r.register(
+                    "federation_cluster_credential_expires_before_return",
+                    "1 for each sleeping site whose credential expires before it is expected back (CredentialExpiring reason ExpiresBeforeReturn)",
+                    m.expires_before_return.clone(),
                 );
                 r.register(
                     "federation_grouped_outages_active",
@@ -629,6 +638,7 @@ impl Metrics {
         self.disconnected.clear();
         self.maintenance.clear();
         self.late_to_wake.clear();
+        self.expires_before_return.clear();
         let per_cluster = self.per_cluster_histograms.load(Ordering::Relaxed);
         for s in sites.iter().map(S::borrow) {
             // The per-site counters exist at 0 from the site's first
@@ -648,6 +658,11 @@ impl Metrics {
             // heartbeat's age while no hub judges (a Pull site nobody
             // probes) pages nobody; FleetHubDown does.
             let phase = effective_phase(s);
+            if crate::fleet::hub_status::credential_expires_before_return(s) {
+                self.expires_before_return
+                    .get_or_create(&ClusterLabels::of(s.site_name()))
+                    .set(1);
+            }
             if crate::fleet::hub_status::is_late_to_wake(s) {
                 self.late_to_wake
                     .get_or_create(&ClusterLabels::of(s.site_name()))

@@ -316,6 +316,31 @@ const CASES: &[Case] = &[
         alert: "ClusterLateToWake",
         expect: &[],
     },
+    // A sleeping site whose credential lapses before it returns.
+    Case {
+        series: &[
+            (
+                "federation_cluster_credential_expires_before_return{cluster=\"store-7\",instance=\"hub\"}",
+                "_ 1x10",
+            ),
+            HUB_UP,
+        ],
+        at: "3m",
+        alert: "CredentialExpiresBeforeReturn",
+        expect: &[(&[("cluster", "store-7"), ("severity", "warning")], 1.0)],
+    },
+    Case {
+        series: &[
+            (
+                "federation_clusters_total{status=\"sleeping\",instance=\"hub\"}",
+                "1x13",
+            ),
+            HUB_UP,
+        ],
+        at: "10m",
+        alert: "CredentialExpiresBeforeReturn",
+        expect: &[],
+    },
     // Connected again (its series gone) while the hub is scraped: resolved.
     Case {
         series: &[

@@ -27,6 +27,7 @@ fn every_documented_name_is_registered_and_nothing_else() {
     hub.push("federation_cluster_disconnected".into());
     hub.push("federation_cluster_maintenance".into());
     hub.push("federation_cluster_late_to_wake".into());
+    hub.push("federation_cluster_credential_expires_before_return".into());
     hub.push("federation_grouped_outage_clusters".into());
     hub.push("federation_edge_versions".into());
     let mut want: Vec<String> = HUB_METRIC_NAMES.iter().map(|s| s.to_string()).collect();
@@ -343,4 +344,36 @@ fn a_sleeping_site_is_counted_apart_and_a_late_one_marked() {
     assert!(!text.contains("disconnected{cluster=\"store-1\""), "{text}");
     assert!(!text.contains("late_to_wake{cluster=\"store-3\""), "{text}");
     assert!(!text.contains("late_to_wake{cluster=\"store-1\""), "{text}");
+}
+
+#[test]
+fn a_credential_that_lapses_asleep_is_marked() {
+    let now = crate::fleet::fixtures::fixture_now();
+    let m = Metrics::new(MetricsRole::Hub);
+    let sites = [
+        crate::api::FederatedCluster::test("store-1")
+            .sleeping()
+            .with_condition(
+                "CredentialExpiring",
+                "True",
+                "ExpiresBeforeReturn",
+                "lapses",
+                60,
+            ),
+        crate::api::FederatedCluster::test("store-2")
+            .sleeping()
+            .with_condition("CredentialExpiring", "False", "RenewedByEdge", "ok", 60),
+    ];
+    m.set_fleet(&sites, 0, Some(true), now);
+    let text = m.encode();
+    assert!(
+        text.contains(
+            "federation_cluster_credential_expires_before_return{cluster=\"store-1\"} 1\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        !text.contains("expires_before_return{cluster=\"store-2\""),
+        "{text}"
+    );
 }

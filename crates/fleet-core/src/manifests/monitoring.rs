@@ -264,6 +264,25 @@ pub fn rule_groups() -> Value {
                     cascade("critical", "critical"),
                     cascade("standard", "warning"),
                     cascade("non-critical", "info"),
+                    alert(
+                        "CredentialExpiresBeforeReturn",
+                        &held(
+                            "CredentialExpiresBeforeReturn",
+                            "warning",
+                            "max by (cluster) (federation_cluster_credential_expires_before_return) > 0",
+                            None,
+                        ),
+                        "",
+                        "warning",
+                        "The credential of sleeping fleet site {{ $labels.cluster }} expires before it is expected back",
+                        "Site {{ $labels.cluster }} is asleep as its schedule expects (spec.connectivity) \
+                         and its hub credential expires before the end of its offline window or longest \
+                         absence: its edge cannot renew the credential while offline, so it would return \
+                         with a dead token (its CredentialExpiring condition says ExpiresBeforeReturn). \
+                         Run `kubectl fleet rotate {{ $labels.cluster }}` and have the new hub \
+                         kubeconfig ready for the site's operator when it returns \
+                         (docs/operations.md, \"A site that returns with a dead token\").",
+                    ),
                     credential(
                         "warning",
                         format!("{} < {CREDENTIAL_WARN} >= {CREDENTIAL_CRITICAL}", credential_left()),

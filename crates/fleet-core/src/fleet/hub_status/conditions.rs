@@ -531,18 +531,45 @@ pub(super) fn with_schedule(
     schedule: Option<&crate::fleet::connectivity::Schedule>,
     interval: Duration,
     now: Timestamp,
-) -> (Phase, bool, Option<Duration>) {
+) -> Scheduled {
     use crate::fleet::connectivity::{Expectation, expect};
+    let as_usual = Scheduled {
+        phase,
+        late: false,
+        back_by: None,
+        next: None,
+    };
     let (Some(observed_at), Some(schedule), Phase::Stale | Phase::Unreachable) =
         (observed_at, schedule.filter(|s| !s.is_empty()), phase)
     else {
-        return (phase, false, None);
+        return as_usual;
     };
     match expect(schedule, observed_at, interval, now) {
-        (Expectation::Sleeping { .. }, next) => (Phase::Sleeping, false, next),
-        (Expectation::LateToWake { .. }, next) => (phase, true, next),
-        (Expectation::AsUsual, next) => (phase, false, next),
+        (Expectation::Sleeping { back_by }, next) => Scheduled {
+            phase: Phase::Sleeping,
+            back_by: Some(back_by),
+            next,
+            ..as_usual
+        },
+        (Expectation::LateToWake { .. }, next) => Scheduled {
+            late: true,
+            next,
+            ..as_usual
+        },
+        (Expectation::AsUsual, next) => Scheduled { next, ..as_usual },
     }
+}
+
+/// What a site's schedule makes of its judgement ([`with_schedule`]).
+pub(super) struct Scheduled {
+    /// The phase.
+    pub(super) phase: Phase,
+    /// Late to wake.
+    pub(super) late: bool,
+    /// When a Sleeping site is due back.
+    pub(super) back_by: Option<Timestamp>,
+    /// When the schedule's verdict may change.
+    pub(super) next: Option<Duration>,
 }
 
 /// Whether the hub judged `site` late to wake: its `Connected` condition

@@ -61,6 +61,7 @@ pub use conditions::{
     is_late_to_wake,
 };
 pub(crate) use credential::CREDENTIAL_REJECTED;
+pub use credential::credential_expires_before_return;
 pub use member::{MemberChange, MemberSighting, judge_member};
 pub use pull::pull_hub_status;
 pub use push::hub_status;

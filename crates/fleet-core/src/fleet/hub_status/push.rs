@@ -114,7 +114,12 @@ pub(super) fn scheduled_hub_status<'a>(
     now: Timestamp,
 ) -> HubStatus<'a> {
     let observed_at = sighting.observation.map(|o| o.observed_at);
-    let (new_phase, late, schedule_next) = with_schedule(
+    let Scheduled {
+        phase: new_phase,
+        late,
+        back_by,
+        next: schedule_next,
+    } = with_schedule(
         phase::phase(observed_at, interval, now),
         observed_at,
         schedule,
@@ -133,6 +138,7 @@ pub(super) fn scheduled_hub_status<'a>(
         site_name,
         expires,
         renews,
+        back_by,
         credential_warning,
         interval,
         now,

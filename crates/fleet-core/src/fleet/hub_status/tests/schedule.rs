@@ -162,3 +162,54 @@ fn a_pending_site_stays_pending_inside_its_window() {
     let h = judged(&site, &schedule, NEVER, t("2026-01-10T23:00:00Z"));
     assert_eq!(h.phase, Phase::Pending);
 }
+
+#[test]
+fn a_sleeping_sites_credential_that_lapses_before_it_returns_is_flagged() {
+    let (site, schedule) = store();
+    let s = heard("2026-01-10T20:57:00Z", "2026-01-10T20:57:00Z");
+    let now = t("2026-01-10T23:00:00Z");
+    let credential = |site: &FederatedCluster| {
+        let h = judged(site, &schedule, s, now);
+        let c = cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap().clone();
+        (h.phase, c.status, c.reason, c.message)
+    };
+    // The edge renews by itself, but its token expires at 03:00 Berlin,
+    // before the store is back at 06:00: it cannot renew while offline.
+    let with = |expires: &str, renews: Option<&str>| {
+        let mut site = site.clone();
+        let status = site.status.get_or_insert_with(Default::default);
+        status.credential_expiration_time = Some(Time(t(expires)));
+        status.credential_renewal_time = renews.map(|r| Time(t(r)));
+        site
+    };
+    let (phase, status, reason, message) =
+        credential(&with("2026-01-11T02:00:00Z", Some("2026-01-11T01:00:00Z")));
+    assert_eq!(phase, Phase::Sleeping);
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("True", "ExpiresBeforeReturn")
+    );
+    assert!(
+        message.contains("run `kubectl fleet rotate store-7`"),
+        "{message}"
+    );
+    // Expiring after it is back: as before (renewed by the edge).
+    let (_, status, reason, _) =
+        credential(&with("2026-01-11T09:00:00Z", Some("2026-01-11T08:00:00Z")));
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "RenewedByEdge")
+    );
+    // Already expired: says so.
+    let (_, _, reason, _) = credential(&with("2026-01-10T22:00:00Z", None));
+    assert_eq!(reason, "Expired");
+    // The same token on a store without a schedule: judged as before.
+    let mut plain = with("2026-01-11T02:00:00Z", Some("2026-01-11T01:00:00Z"));
+    plain.spec.connectivity = None;
+    let h = hub_status(&plain, &s, I, DEFAULT_CREDENTIAL_WARNING, None, now);
+    assert_eq!(h.phase, Phase::Unreachable);
+    assert_eq!(
+        cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap().reason,
+        "RenewedByEdge"
+    );
+}
