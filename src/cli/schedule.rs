@@ -46,6 +46,16 @@ pub(super) fn zone_exists(zone: &str) -> bool {
     jiff::tz::db().get(zone).is_ok()
 }
 
+/// `zone` as the platform's database spells it, or as given when it does
+/// not know it (validation then refuses it).
+fn canonical_zone(zone: &str) -> String {
+    jiff::tz::db()
+        .get(zone)
+        .ok()
+        .and_then(|z| z.iana_name().map(str::to_owned))
+        .unwrap_or_else(|| zone.to_owned())
+}
+
 impl ScheduleFlags {
     /// Whether any flag was given.
     pub fn given(&self) -> bool {
@@ -59,7 +69,9 @@ impl ScheduleFlags {
             return Ok(None);
         }
         let asked = Connectivity {
-            time_zone: self.tz.clone(),
+            // The database's own spelling (`europe/berlin` finds
+            // Europe/Berlin), so every view shows the canonical name.
+            time_zone: self.tz.as_deref().map(canonical_zone),
             offline: self.offline.clone(),
             absent_up_to_seconds: self
                 .absent_up_to
@@ -93,7 +105,7 @@ impl ScheduleFlags {
 pub(super) fn invalid_schedule(why: String) -> Error {
     Error::Invalid {
         what: why,
-        hint: "e.g. --offline 22:00-06:00 --tz Europe/Berlin, or --absent-up-to 36h; `kubectl fleet schedule --help` has the forms".to_owned(),
+        hint: "`kubectl fleet schedule --help` has the forms".to_owned(),
     }
 }
 
@@ -255,6 +267,15 @@ mod tests {
         assert!(e.contains("unknown time zone"), "{e}");
         let e = err(flags(&[], None, Some(8 * 86_400)));
         assert!(e.contains("a minute to a week"), "{e}");
+        let (c, _) = flags(&["22:00-06:00"], Some("europe/berlin"), None)
+            .connectivity()
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            c.time_zone.as_deref(),
+            Some("Europe/Berlin"),
+            "the database's spelling"
+        );
         let (c, notes) = flags(&["22:00-02:00", "01:00-06:00"], Some("UTC"), None)
             .connectivity()
             .unwrap()
