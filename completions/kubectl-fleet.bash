@@ -52,6 +52,9 @@ _kubectl__fleet() {
             kubectl__fleet,rotate)
                 cmd="kubectl__fleet__subcmd__rotate"
                 ;;
+            kubectl__fleet,schedule)
+                cmd="kubectl__fleet__subcmd__schedule"
+                ;;
             kubectl__fleet,status)
                 cmd="kubectl__fleet__subcmd__status"
                 ;;
@@ -100,6 +103,9 @@ _kubectl__fleet() {
             kubectl__fleet__subcmd__help,rotate)
                 cmd="kubectl__fleet__subcmd__help__subcmd__rotate"
                 ;;
+            kubectl__fleet__subcmd__help,schedule)
+                cmd="kubectl__fleet__subcmd__help__subcmd__schedule"
+                ;;
             kubectl__fleet__subcmd__help,status)
                 cmd="kubectl__fleet__subcmd__help__subcmd__status"
                 ;;
@@ -125,7 +131,7 @@ _kubectl__fleet() {
 
     case "${cmd}" in
         kubectl__fleet)
-            opts="-v -h -V --kubeconfig --context --request-timeout --v --help --version register rotate unregister status list get describe policy incidents cordon uncordon quarantine unquarantine install uninstall completion version help"
+            opts="-v -h -V --kubeconfig --context --request-timeout --v --help --version register rotate unregister status list get describe policy incidents cordon uncordon quarantine unquarantine schedule install uninstall completion version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -293,7 +299,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__help)
-            opts="register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine install uninstall completion version help"
+            opts="register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine schedule install uninstall completion version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -433,6 +439,20 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__help__subcmd__rotate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__fleet__subcmd__help__subcmd__schedule)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -735,7 +755,7 @@ _kubectl__fleet() {
             return 0
             ;;
         kubectl__subcmd__fleet__subcmd__register)
-            opts="-y -o -f -v -h -V --display-name --region --environment --tier --capability --heartbeat-interval --max-concurrent-remediations --token-ttl --no-auto-rotate --pull --push --member-kubeconfig --member-context --store-kubeconfig-as-is --yes --hub-server --insecure-skip-tls-verify --emit --output-file --output --filename --output-dir --concurrency --rotate --kubeconfig --context --request-timeout --v --help --version"
+            opts="-y -o -f -v -h -V --display-name --region --environment --tier --capability --heartbeat-interval --max-concurrent-remediations --token-ttl --no-auto-rotate --pull --push --member-kubeconfig --member-context --store-kubeconfig-as-is --yes --hub-server --insecure-skip-tls-verify --emit --output-file --output --filename --output-dir --concurrency --rotate --offline --tz --absent-up-to --kubeconfig --context --request-timeout --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -814,6 +834,18 @@ _kubectl__fleet() {
                     return 0
                     ;;
                 --concurrency)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --offline)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tz)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --absent-up-to)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -922,6 +954,64 @@ _kubectl__fleet() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kubectl__subcmd__fleet__subcmd__schedule)
+            opts="-l -y -v -h -V --selector --region --yes --offline --tz --absent-up-to --clear --kubeconfig --context --request-timeout --v --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --selector)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -l)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --region)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --offline)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tz)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --absent-up-to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kubectl__subcmd__fleet__subcmd__status)
             opts="-o -l -w -v -h --output --selector --tier --environment --region --phase --version --incident --watch --color --kubeconfig --context --request-timeout --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -958,7 +1048,7 @@ _kubectl__fleet() {
                     return 0
                     ;;
                 --phase)
-                    COMPREPLY=($(compgen -W "Pending Connected Stale Unreachable" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "Pending Connected Stale Unreachable Sleeping" -- "${cur}"))
                     return 0
                     ;;
                 --version)

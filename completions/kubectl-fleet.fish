@@ -43,6 +43,7 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "cordon"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "uncordon" -d 'End sites\' maintenance windows now'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "quarantine" -d 'Leave what sites report out of every fleet incident: still judged and shown'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "unquarantine" -d 'Let sites\' signals count in fleet incidents again'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "schedule" -d 'Say when sites are expected offline: silent inside it they are Sleeping and page nobody'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "install" -d 'Print (or apply) the manifests for the CRDs and the operator'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "uninstall" -d 'Remove the operator, its RBAC and monitoring objects (the CRDs and every site only with --crds)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_needs_command" -f -a "completion" -d 'Print a shell completion script'
@@ -74,6 +75,9 @@ json\t'A JSON summary (objects, token expiry, whether the server capped it)'"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -s f -l filename -d 'Register every FederatedCluster in FILE (multi-document YAML, a List, JSON), in every .yaml, .yml and .json file of DIR, or on stdin (-)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l output-dir -d 'With -f: write each Push site\'s edge configuration to DIR/SITE.kubeconfig (DIR/SITE.secret.yaml with --emit secret), mode 0600' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l concurrency -d 'With -f: how many sites to register at once, 1..64' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l offline -d 'An offline window in --tz local time: HH:MM-HH:MM every day (e.g. 22:00-06:00) or "DAY HH:MM-DAY HH:MM" every week (e.g. "Sat 00:00-Mon 06:00"); repeat for more' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l tz -d 'The IANA time zone of the --offline windows, e.g. Europe/Berlin' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l absent-up-to -d 'The longest the site may be silent at any time, e.g. 36h or 7d (1m to 7d)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand register" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m); 0, the default, waits for a response without limit, but connecting still gives up after 30s' -r
@@ -137,7 +141,8 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l phase -d 'Only sites in this phase' -r -f -a "Pending\t''
 Connected\t''
 Stale\t''
-Unreachable\t''"
+Unreachable\t''
+Sleeping\t''"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l version -d 'Only sites whose edge reports this version (as the footer\'s Edges: line names it; a leading v is ignored)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l incident -d 'Only the sites of this incident (xc-, cc- or go- id, as `kubectl fleet incidents` lists them)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand status" -l color -d 'Colour the phase column' -r -f -a "auto\t'Colour when stdout is a terminal and NO_COLOR is unset'
@@ -167,7 +172,8 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand list" -l reg
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand list" -l phase -d 'Only sites in this phase' -r -f -a "Pending\t''
 Connected\t''
 Stale\t''
-Unreachable\t''"
+Unreachable\t''
+Sleeping\t''"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand list" -l version -d 'Only sites whose edge reports this version (as the footer\'s Edges: line names it; a leading v is ignored)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand list" -l incident -d 'Only the sites of this incident (xc-, cc- or go- id, as `kubectl fleet incidents` lists them)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand list" -l color -d 'Colour the phase column' -r -f -a "auto\t'Colour when stdout is a terminal and NO_COLOR is unset'
@@ -197,7 +203,8 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand get" -l regi
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand get" -l phase -d 'Only sites in this phase' -r -f -a "Pending\t''
 Connected\t''
 Stale\t''
-Unreachable\t''"
+Unreachable\t''
+Sleeping\t''"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand get" -l version -d 'Only sites whose edge reports this version (as the footer\'s Edges: line names it; a leading v is ignored)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand get" -l incident -d 'Only the sites of this incident (xc-, cc- or go- id, as `kubectl fleet incidents` lists them)' -r
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand get" -l color -d 'Colour the phase column' -r -f -a "auto\t'Colour when stdout is a terminal and NO_COLOR is unset'
@@ -283,6 +290,19 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unquarantine
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unquarantine" -s y -l yes -d 'With -l/--region: do not ask for confirmation (required when stdin is not a terminal)'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unquarantine" -s h -l help -d 'Print help'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand unquarantine" -s V -l version -d 'Print version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand schedule" -s l -l selector -d 'Every site whose labels match, as kubectl (e.g. -l federation.kubectl-fleet.dev/tier=critical, or a label of your inventory such as -l store-group=g1)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand schedule" -l region -d 'Every site in this region (its federation.kubectl-fleet.dev/region label); with -l, sites matching both' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand schedule" -l offline -d 'An offline window in --tz local time: HH:MM-HH:MM every day (e.g. 22:00-06:00) or "DAY HH:MM-DAY HH:MM" every week (e.g. "Sat 00:00-Mon 06:00"); repeat for more' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand schedule" -l tz -d 'The IANA time zone of the --offline windows, e.g. Europe/Berlin' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand schedule" -l absent-up-to -d 'The longest the site may be silent at any time, e.g. 36h or 7d (1m to 7d)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand schedule" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand schedule" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand schedule" -l request-timeout -d 'Give up on a request after this long, like kubectl (e.g. 10s, 1m); 0, the default, waits for a response without limit, but connecting still gives up after 30s' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand schedule" -s v -l v -d 'Log detail on stderr, as kubectl\'s -v: 1-3 info and an error\'s causes, 4-5 debug, 6+ trace' -r
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand schedule" -s y -l yes -d 'With -l/--region: do not ask for confirmation (required when stdin is not a terminal)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand schedule" -l clear -d 'Remove the schedule: the sites\' silence is judged as any other again'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand schedule" -s h -l help -d 'Print help'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand schedule" -s V -l version -d 'Print version'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l role -d 'Which operator role to install' -r -f -a "hub\t'The hub: phases, correlation, FederationStatus, metrics, REST API'
 edge\t'An edge: dials home and reports its own site\'s status'"
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand install" -l site -d 'Edge role: the site this cluster is registered as' -r
@@ -324,19 +344,20 @@ complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -s 
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -l short -d 'Print only the version number'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -s h -l help -d 'Print help'
 complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand version" -s V -l version -d 'Print version'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine install uninstall completion version help" -f -a "register" -d 'Register a site on the hub and print the edge\'s configuration'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine install uninstall completion version help" -f -a "rotate" -d 'Mint a fresh token for a site (optionally revoking all older ones)'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine install uninstall completion version help" -f -a "unregister" -d 'Remove everything `register` created for a site'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine install uninstall completion version help" -f -a "status" -d 'Show per-site and fleet-wide status'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine install uninstall completion version help" -f -a "describe" -d 'Show one site in full: conditions with reasons, inventory, signals and policy'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine install uninstall completion version help" -f -a "policy" -d 'Show the remediation policy per tier and severity'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine install uninstall completion version help" -f -a "incidents" -d 'Show active correlations, cascades and grouped outages, or one incident by its ID'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine install uninstall completion version help" -f -a "cordon" -d 'Put sites in maintenance until a time: still judged and shown, no per-site alerts'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine install uninstall completion version help" -f -a "uncordon" -d 'End sites\' maintenance windows now'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine install uninstall completion version help" -f -a "quarantine" -d 'Leave what sites report out of every fleet incident: still judged and shown'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine install uninstall completion version help" -f -a "unquarantine" -d 'Let sites\' signals count in fleet incidents again'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine install uninstall completion version help" -f -a "install" -d 'Print (or apply) the manifests for the CRDs and the operator'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine install uninstall completion version help" -f -a "uninstall" -d 'Remove the operator, its RBAC and monitoring objects (the CRDs and every site only with --crds)'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine install uninstall completion version help" -f -a "completion" -d 'Print a shell completion script'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine install uninstall completion version help" -f -a "version" -d 'Print the version'
-complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine install uninstall completion version help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine schedule install uninstall completion version help" -f -a "register" -d 'Register a site on the hub and print the edge\'s configuration'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine schedule install uninstall completion version help" -f -a "rotate" -d 'Mint a fresh token for a site (optionally revoking all older ones)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine schedule install uninstall completion version help" -f -a "unregister" -d 'Remove everything `register` created for a site'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine schedule install uninstall completion version help" -f -a "status" -d 'Show per-site and fleet-wide status'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine schedule install uninstall completion version help" -f -a "describe" -d 'Show one site in full: conditions with reasons, inventory, signals and policy'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine schedule install uninstall completion version help" -f -a "policy" -d 'Show the remediation policy per tier and severity'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine schedule install uninstall completion version help" -f -a "incidents" -d 'Show active correlations, cascades and grouped outages, or one incident by its ID'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine schedule install uninstall completion version help" -f -a "cordon" -d 'Put sites in maintenance until a time: still judged and shown, no per-site alerts'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine schedule install uninstall completion version help" -f -a "uncordon" -d 'End sites\' maintenance windows now'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine schedule install uninstall completion version help" -f -a "quarantine" -d 'Leave what sites report out of every fleet incident: still judged and shown'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine schedule install uninstall completion version help" -f -a "unquarantine" -d 'Let sites\' signals count in fleet incidents again'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine schedule install uninstall completion version help" -f -a "schedule" -d 'Say when sites are expected offline: silent inside it they are Sleeping and page nobody'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine schedule install uninstall completion version help" -f -a "install" -d 'Print (or apply) the manifests for the CRDs and the operator'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine schedule install uninstall completion version help" -f -a "uninstall" -d 'Remove the operator, its RBAC and monitoring objects (the CRDs and every site only with --crds)'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine schedule install uninstall completion version help" -f -a "completion" -d 'Print a shell completion script'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine schedule install uninstall completion version help" -f -a "version" -d 'Print the version'
+complete -c kubectl-fleet -n "__fish_kubectl_fleet_using_subcommand help; and not __fish_seen_subcommand_from register rotate unregister status describe policy incidents cordon uncordon quarantine unquarantine schedule install uninstall completion version help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -43,6 +43,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-fleet' -ScriptBlock {
             [CompletionResult]::new('uncordon', 'uncordon', [CompletionResultType]::ParameterValue, 'End sites'' maintenance windows now')
             [CompletionResult]::new('quarantine', 'quarantine', [CompletionResultType]::ParameterValue, 'Leave what sites report out of every fleet incident: still judged and shown')
             [CompletionResult]::new('unquarantine', 'unquarantine', [CompletionResultType]::ParameterValue, 'Let sites'' signals count in fleet incidents again')
+            [CompletionResult]::new('schedule', 'schedule', [CompletionResultType]::ParameterValue, 'Say when sites are expected offline: silent inside it they are Sleeping and page nobody')
             [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Print (or apply) the manifests for the CRDs and the operator')
             [CompletionResult]::new('uninstall', 'uninstall', [CompletionResultType]::ParameterValue, 'Remove the operator, its RBAC and monitoring objects (the CRDs and every site only with --crds)')
             [CompletionResult]::new('completion', 'completion', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
@@ -70,6 +71,9 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-fleet' -ScriptBlock {
             [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'Register every FederatedCluster in FILE (multi-document YAML, a List, JSON), in every .yaml, .yml and .json file of DIR, or on stdin (-)')
             [CompletionResult]::new('--output-dir', '--output-dir', [CompletionResultType]::ParameterName, 'With -f: write each Push site''s edge configuration to DIR/SITE.kubeconfig (DIR/SITE.secret.yaml with --emit secret), mode 0600')
             [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'With -f: how many sites to register at once, 1..64')
+            [CompletionResult]::new('--offline', '--offline', [CompletionResultType]::ParameterName, 'An offline window in --tz local time: HH:MM-HH:MM every day (e.g. 22:00-06:00) or "DAY HH:MM-DAY HH:MM" every week (e.g. "Sat 00:00-Mon 06:00"); repeat for more')
+            [CompletionResult]::new('--tz', '--tz', [CompletionResultType]::ParameterName, 'The IANA time zone of the --offline windows, e.g. Europe/Berlin')
+            [CompletionResult]::new('--absent-up-to', '--absent-up-to', [CompletionResultType]::ParameterName, 'The longest the site may be silent at any time, e.g. 36h or 7d (1m to 7d)')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use (default: the current context)')
             [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Give up on a request after this long, like kubectl (e.g. 10s, 1m); 0, the default, waits for a response without limit, but connecting still gives up after 30s')
@@ -323,6 +327,27 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-fleet' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'kubectl-fleet;schedule' {
+            [CompletionResult]::new('-l', '-l', [CompletionResultType]::ParameterName, 'Every site whose labels match, as kubectl (e.g. -l federation.kubectl-fleet.dev/tier=critical, or a label of your inventory such as -l store-group=g1)')
+            [CompletionResult]::new('--selector', '--selector', [CompletionResultType]::ParameterName, 'Every site whose labels match, as kubectl (e.g. -l federation.kubectl-fleet.dev/tier=critical, or a label of your inventory such as -l store-group=g1)')
+            [CompletionResult]::new('--region', '--region', [CompletionResultType]::ParameterName, 'Every site in this region (its federation.kubectl-fleet.dev/region label); with -l, sites matching both')
+            [CompletionResult]::new('--offline', '--offline', [CompletionResultType]::ParameterName, 'An offline window in --tz local time: HH:MM-HH:MM every day (e.g. 22:00-06:00) or "DAY HH:MM-DAY HH:MM" every week (e.g. "Sat 00:00-Mon 06:00"); repeat for more')
+            [CompletionResult]::new('--tz', '--tz', [CompletionResultType]::ParameterName, 'The IANA time zone of the --offline windows, e.g. Europe/Berlin')
+            [CompletionResult]::new('--absent-up-to', '--absent-up-to', [CompletionResultType]::ParameterName, 'The longest the site may be silent at any time, e.g. 36h or 7d (1m to 7d)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use (default: the current context)')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Give up on a request after this long, like kubectl (e.g. 10s, 1m); 0, the default, waits for a response without limit, but connecting still gives up after 30s')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log detail on stderr, as kubectl''s -v: 1-3 info and an error''s causes, 4-5 debug, 6+ trace')
+            [CompletionResult]::new('--v', '--v', [CompletionResultType]::ParameterName, 'Log detail on stderr, as kubectl''s -v: 1-3 info and an error''s causes, 4-5 debug, 6+ trace')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'With -l/--region: do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'With -l/--region: do not ask for confirmation (required when stdin is not a terminal)')
+            [CompletionResult]::new('--clear', '--clear', [CompletionResultType]::ParameterName, 'Remove the schedule: the sites'' silence is judged as any other again')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'kubectl-fleet;install' {
             [CompletionResult]::new('--role', '--role', [CompletionResultType]::ParameterName, 'Which operator role to install')
             [CompletionResult]::new('--site', '--site', [CompletionResultType]::ParameterName, 'Edge role: the site this cluster is registered as')
@@ -400,6 +425,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-fleet' -ScriptBlock {
             [CompletionResult]::new('uncordon', 'uncordon', [CompletionResultType]::ParameterValue, 'End sites'' maintenance windows now')
             [CompletionResult]::new('quarantine', 'quarantine', [CompletionResultType]::ParameterValue, 'Leave what sites report out of every fleet incident: still judged and shown')
             [CompletionResult]::new('unquarantine', 'unquarantine', [CompletionResultType]::ParameterValue, 'Let sites'' signals count in fleet incidents again')
+            [CompletionResult]::new('schedule', 'schedule', [CompletionResultType]::ParameterValue, 'Say when sites are expected offline: silent inside it they are Sleeping and page nobody')
             [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Print (or apply) the manifests for the CRDs and the operator')
             [CompletionResult]::new('uninstall', 'uninstall', [CompletionResultType]::ParameterValue, 'Remove the operator, its RBAC and monitoring objects (the CRDs and every site only with --crds)')
             [CompletionResult]::new('completion', 'completion', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
@@ -438,6 +464,9 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-fleet' -ScriptBlock {
             break
         }
         'kubectl-fleet;help;unquarantine' {
+            break
+        }
+        'kubectl-fleet;help;schedule' {
             break
         }
         'kubectl-fleet;help;install' {

@@ -130,7 +130,7 @@ async fn json_and_yaml_reports_are_the_documented_schema(lane) {
     assert_eq!(report["summary"]["sites"], 3);
     assert_eq!(
         report["summary"]["phases"],
-        json!({ "connected": 1, "stale": 1, "unreachable": 0, "pending": 1 })
+        json!({ "connected": 1, "stale": 1, "unreachable": 0, "pending": 1, "sleeping": 0 })
     );
 
     let yaml = hub

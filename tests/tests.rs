@@ -62,5 +62,6 @@ mod operator_two_writer;
 mod platform_arm64;
 mod realapi_summary;
 mod release;
+mod sleeping_sites;
 mod soak;
 mod workflows;

@@ -430,6 +430,8 @@ fn site_args(
         capabilities: Vec::new(),
         heartbeat_interval: None,
         max_concurrent_remediations: None,
+        schedule: Default::default(),
+        connectivity: None,
         token_ttl: declared.token_ttl.unwrap_or(args.token_ttl),
         no_auto_rotate: args.no_auto_rotate && !pull,
         pull,
@@ -740,6 +742,21 @@ fn walk_schema(
     }
 }
 
+/// A declared `spec.connectivity` is checked as `kubectl fleet schedule`
+/// checks its flags; windows that overlap are refused with the merged
+/// form to write instead (a file says what is stored, so nothing is
+/// rewritten behind it).
+fn declared_schedule(name: &str, c: &crate::api::Connectivity) -> Result<(), String> {
+    let (_, notes) = crate::fleet::connectivity::validate(c, super::schedule::zone_exists)
+        .map_err(|e| format!("site {name}: spec.connectivity: {e}"))?;
+    match notes.first() {
+        Some(note) => Err(format!(
+            "site {name}: spec.connectivity: {note}: write that window instead"
+        )),
+        None => Ok(()),
+    }
+}
+
 /// ChatCLI's ClusterRegistration fields, and what replaces them.
 const CHATCLI_FIELDS: [(&str, &str); 2] = [
     (
@@ -787,6 +804,9 @@ fn declared_site(item: &serde_json::Value) -> Result<Declared, String> {
         .unwrap_or_else(|| serde_json::json!({}));
     let spec: FederatedClusterSpec = serde_json::from_value(spec)
         .map_err(|e| format!("site {name}: spec: {}", safe_text(&e.to_string(), 200)))?;
+    if let Some(c) = &spec.connectivity {
+        declared_schedule(&name, c)?;
+    }
     let strings = |key: &str| -> Result<BTreeMap<String, String>, String> {
         match item["metadata"].get(key) {
             None | Some(serde_json::Value::Null) => Ok(BTreeMap::new()),

@@ -20,6 +20,7 @@ mod pull_identity;
 mod quarantine;
 mod register;
 mod rotate;
+mod schedule;
 mod select;
 mod status;
 mod uninstall;
@@ -145,7 +146,7 @@ pub fn shell_line<S: AsRef<str>>(words: &[S]) -> String {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Register a site on the hub and print the edge's configuration
-    Register(register::RegisterArgs),
+    Register(Box<register::RegisterArgs>),
     /// Mint a fresh token for a site (optionally revoking all older ones)
     Rotate(rotate::RotateArgs),
     /// Remove everything `register` created for a site
@@ -167,6 +168,8 @@ pub enum Command {
     Quarantine(quarantine::QuarantineArgs),
     /// Let sites' signals count in fleet incidents again
     Unquarantine(quarantine::UnquarantineArgs),
+    /// Say when sites are expected offline: silent inside it they are Sleeping and page nobody
+    Schedule(schedule::ScheduleArgs),
     /// Print (or apply) the manifests for the CRDs and the operator
     Install(install::InstallArgs),
     /// Remove the operator, its RBAC and monitoring objects (the CRDs and every site only with --crds)
@@ -203,6 +206,7 @@ impl Command {
             | Command::Uncordon(_)
             | Command::Quarantine(_)
             | Command::Unquarantine(_)
+            | Command::Schedule(_)
             | Command::Uninstall(_) => true,
             Command::Install(args) => args.apply,
             Command::Status(_)
@@ -246,9 +250,9 @@ async fn dispatch(cli: Cli, io: &mut Io<'_>) -> Result<(), Error> {
     let global = &cli.global;
     match cli.command {
         Command::Register(args) if args.bulk.filename.is_some() => {
-            enrol::run(global, args, io).await
+            enrol::run(global, *args, io).await
         }
-        Command::Register(args) => register::run(global, args, io).await,
+        Command::Register(args) => register::run(global, *args, io).await,
         Command::Rotate(args) => rotate::run(global, args, io).await,
         Command::Unregister(args) => unregister::run(global, args, io).await,
         Command::Status(args) => status::run(global, args, io).await,
@@ -259,6 +263,7 @@ async fn dispatch(cli: Cli, io: &mut Io<'_>) -> Result<(), Error> {
         Command::Uncordon(args) => cordon::run_uncordon(global, args, io).await,
         Command::Quarantine(args) => quarantine::run_quarantine(global, args, io).await,
         Command::Unquarantine(args) => quarantine::run_unquarantine(global, args, io).await,
+        Command::Schedule(args) => schedule::run(global, args, io).await,
         Command::Install(args) => install::run(global, args, io).await,
         Command::Uninstall(args) => uninstall::run(global, args, io).await,
         Command::Completion(args) => completion::run(args, io),

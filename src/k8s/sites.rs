@@ -12,8 +12,8 @@ use super::list_token;
 use super::object_ref::ObjectRef;
 use super::site_decode::LeanSite;
 use crate::api::{
-    Cascade, Correlation, FEDERATION_STATUS_NAME, FederatedCluster, FederationStatus, HubLiveness,
-    MaintenanceWindow, Quarantine,
+    Cascade, Connectivity, Correlation, FEDERATION_STATUS_NAME, FederatedCluster, FederationStatus,
+    HubLiveness, MaintenanceWindow, Quarantine,
 };
 use crate::fleet::policy::Incidents;
 
@@ -176,6 +176,33 @@ impl Cluster {
             None => format!("unquarantine FederatedCluster {name}"),
         };
         self.patch_site_spec(name, "quarantine", value, what).await
+    }
+
+    /// Sets (Some) or removes (None) a site's schedule in one JSON merge
+    /// patch of `spec.connectivity` (field manager `kubectl-fleet`), as
+    /// [`Cluster::set_site_maintenance`] does a maintenance window. The
+    /// schedule replaces the old one whole: its keys that are unset are
+    /// sent as null, so a merge patch cannot keep a stale one. Ok(false)
+    /// when the site is not registered.
+    pub async fn set_site_connectivity(
+        &self,
+        name: &str,
+        connectivity: Option<&Connectivity>,
+    ) -> Result<bool, Error> {
+        let value = match connectivity {
+            Some(c) => serde_json::json!({
+                "timeZone": c.time_zone,
+                "offline": (!c.offline.is_empty()).then_some(&c.offline),
+                "absentUpToSeconds": c.absent_up_to_seconds,
+            }),
+            None => serde_json::Value::Null,
+        };
+        let what = match connectivity {
+            Some(_) => format!("schedule FederatedCluster {name}"),
+            None => format!("clear the schedule of FederatedCluster {name}"),
+        };
+        self.patch_site_spec(name, "connectivity", value, what)
+            .await
     }
 
     /// One JSON merge patch of `spec.KEY` (field manager `kubectl-fleet`),

@@ -720,6 +720,7 @@ impl Hub {
             Mode::Push => None,
             Mode::Pull => self.probes.verdict(site.site_name()),
         };
+        let schedule = site.spec.connectivity.as_ref().map(site_schedule);
         let members = self.members.lock().unwrap_or_else(|p| p.into_inner());
         let bearings = Bearings {
             interval: self.effective_interval(site),
@@ -728,6 +729,7 @@ impl Hub {
             probe: probe.as_ref(),
             member: members.get(site.site_name()),
             remembered,
+            schedule: schedule.as_ref(),
         };
         hub_status::judge(site, sighting, &bearings, now)
     }
@@ -943,6 +945,7 @@ impl Hub {
                 }
             }
             let from = current.phase();
+            let was_late = hub_status::is_late_to_wake(&current);
             let mut next = FederatedCluster::clone(&current);
             next.status = Some(status);
             match replace_site_status(&self.api, &next).await {
@@ -983,6 +986,15 @@ impl Hub {
                             site = %name,
                             "the site's conditions were not the hub's judgement (written by someone else, e.g. with the site's token): restored"
                         );
+                    }
+                    if !was_late && hub_status::is_late_to_wake(&written) {
+                        self.events.record(super::events::about_site(
+                            &written,
+                            true,
+                            "LateToWake",
+                            "Judge",
+                            "still silent past its offline window or longest absence (spec.connectivity) plus 3 intervals: check the site's power, uplink and edge operator, or `kubectl fleet schedule` its new hours".to_owned(),
+                        ));
                     }
                     if from != Some(j.phase) {
                         let why = written
@@ -1141,4 +1153,16 @@ pub fn controller(
             }
         });
     (cache, run)
+}
+
+/// A site's `spec.connectivity` as the hub judges it, its time zone read
+/// from the platform's IANA database (jiff caches each zone it read). A
+/// zone the database lacks leaves the windows unjudged (the CLI refuses
+/// such a zone; docs/operations.md#expected-connectivity).
+fn site_schedule(c: &crate::api::Connectivity) -> crate::fleet::connectivity::Schedule {
+    let zone = c
+        .time_zone
+        .as_deref()
+        .and_then(|z| jiff::tz::db().get(z).ok());
+    crate::fleet::connectivity::Schedule::of(c, zone)
 }

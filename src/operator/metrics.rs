@@ -16,6 +16,8 @@
 //! | `federation_remediation_policy_applied_total` | counter | `tier`, `mode` |
 //! | `federation_cluster_disconnected` | gauge | `cluster`, `group`, `status` |
 //! | `federation_cluster_maintenance` | gauge | `cluster` |
+//! | `federation_cluster_late_to_wake` | gauge | `cluster` |
+//! | `federation_cluster_credential_expires_before_return` | gauge | `cluster` |
 //! | `federation_grouped_outages_active` | gauge | |
 //! | `federation_grouped_outage_clusters` | gauge | `outage`, `group_by`, `group` |
 //! | `federation_edge_versions` | gauge | `version` |
@@ -72,6 +74,8 @@ pub const HUB_METRIC_NAMES: &[&str] = &[
     "fleet_hub_last_judgement_timestamp_seconds",
     "federation_cluster_disconnected",
     "federation_cluster_maintenance",
+    "federation_cluster_late_to_wake",
+    "federation_cluster_credential_expires_before_return",
     "federation_grouped_outages_active",
     "federation_grouped_outage_clusters",
     "federation_edge_versions",
@@ -282,6 +286,8 @@ pub struct Metrics {
     credential_expiry: Gauge,
     disconnected: Family<DisconnectedLabels, Gauge>,
     maintenance: Family<ClusterLabels, Gauge>,
+    late_to_wake: Family<ClusterLabels, Gauge>,
+    expires_before_return: Family<ClusterLabels, Gauge>,
     outages_active: Gauge,
     outage_clusters: Family<OutageLabels, Gauge>,
     edge_versions: Family<VersionLabels, Gauge>,
@@ -326,6 +332,8 @@ impl Metrics {
             credential_expiry: Gauge::default(),
             disconnected: Family::default(),
             maintenance: Family::default(),
+            late_to_wake: Family::default(),
+            expires_before_return: Family::default(),
             outages_active: Gauge::default(),
             outage_clusters: Family::default(),
             edge_versions: Family::default(),
@@ -458,6 +466,16 @@ impl Metrics {
                     "federation_cluster_maintenance",
                     "1 for each site whose maintenance window (spec.maintenance) is open: the per-site alerts leave it out",
                     m.maintenance.clone(),
+                );
+                r.register(
+                    "federation_cluster_late_to_wake",
+                    "1 for each site late to wake: silent past its offline window or longest absence (spec.connectivity); ClusterLateToWake pages for it instead of ClusterDisconnected",
+                    m.late_to_wake.clone(),
+                );
+                r.register(
+                    "federation_cluster_credential_expires_before_return",
+                    "1 for each sleeping site whose credential expires before it is expected back (CredentialExpiring reason ExpiresBeforeReturn)",
+                    m.expires_before_return.clone(),
                 );
                 r.register(
                     "federation_grouped_outages_active",
@@ -602,7 +620,7 @@ impl Metrics {
         hub_judging: Option<bool>,
         now: Timestamp,
     ) {
-        let mut counts = [0i64; 4];
+        let mut counts = [0i64; 5];
         for s in sites.iter().map(S::borrow) {
             counts[phase_index(shown_phase(s, hub_judging, now).phase)] += 1;
         }
@@ -619,6 +637,8 @@ impl Metrics {
         self.credential_renewal.clear();
         self.disconnected.clear();
         self.maintenance.clear();
+        self.late_to_wake.clear();
+        self.expires_before_return.clear();
         let per_cluster = self.per_cluster_histograms.load(Ordering::Relaxed);
         for s in sites.iter().map(S::borrow) {
             // The per-site counters exist at 0 from the site's first
@@ -638,6 +658,16 @@ impl Metrics {
             // heartbeat's age while no hub judges (a Pull site nobody
             // probes) pages nobody; FleetHubDown does.
             let phase = effective_phase(s);
+            if crate::fleet::hub_status::credential_expires_before_return(s) {
+                self.expires_before_return
+                    .get_or_create(&ClusterLabels::of(s.site_name()))
+                    .set(1);
+            }
+            if crate::fleet::hub_status::is_late_to_wake(s) {
+                self.late_to_wake
+                    .get_or_create(&ClusterLabels::of(s.site_name()))
+                    .set(1);
+            }
             if matches!(phase, Phase::Stale | Phase::Unreachable) {
                 self.disconnected
                     .get_or_create(&DisconnectedLabels {
@@ -868,6 +898,7 @@ fn phase_index(p: Phase) -> usize {
         Phase::Stale => 1,
         Phase::Unreachable => 2,
         Phase::Pending => 3,
+        Phase::Sleeping => 4,
     }
 }
 
@@ -877,321 +908,9 @@ fn phase_label(p: Phase) -> &'static str {
         Phase::Stale => "stale",
         Phase::Unreachable => "unreachable",
         Phase::Pending => "pending",
+        Phase::Sleeping => "sleeping",
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn families(text: &str) -> Vec<String> {
-        text.lines()
-            .filter_map(|l| l.strip_prefix("# TYPE "))
-            .map(|l| {
-                let (name, ty) = l.split_once(' ').unwrap();
-                if ty == "counter" {
-                    format!("{name}_total")
-                } else {
-                    name.to_owned()
-                }
-            })
-            .collect()
-    }
-
-    #[test]
-    fn every_documented_name_is_registered_and_nothing_else() {
-        let mut hub = families(&Metrics::new(MetricsRole::Hub).encode());
-        // No series before the first health check / the first reported
-        // site / the first restoration.
-        hub.push("federation_health_check_duration_seconds".into());
-        hub.push("federation_cluster_nodes".into());
-        hub.push("federation_cluster_credential_expiration_timestamp_seconds".into());
-        hub.push("federation_cluster_credential_renewal_timestamp_seconds".into());
-        hub.push("fleet_hub_status_restored_total".into());
-        hub.push("federation_cluster_disconnected".into());
-        hub.push("federation_cluster_maintenance".into());
-        hub.push("federation_grouped_outage_clusters".into());
-        hub.push("federation_edge_versions".into());
-        let mut want: Vec<String> = HUB_METRIC_NAMES.iter().map(|s| s.to_string()).collect();
-        hub.sort();
-        want.sort();
-        assert_eq!(hub, want);
-        let mut edge = families(&Metrics::new(MetricsRole::Edge).encode());
-        let mut want: Vec<String> = EDGE_METRIC_NAMES.iter().map(|s| s.to_string()).collect();
-        edge.sort();
-        want.sort();
-        assert_eq!(edge, want);
-    }
-
-    #[test]
-    fn every_counter_exists_at_zero_for_every_label_set_it_can_take() {
-        let text = Metrics::new(MetricsRole::Hub).encode();
-        // A non-critical site's signal is decided `manual` only when an
-        // incident raises it: that pair exists before it happens.
-        for (tier, mode) in [
-            ("critical", "manual"),
-            ("standard", "manual"),
-            ("standard", "auto"),
-            ("non-critical", "auto"),
-            ("non-critical", "manual"),
-        ] {
-            let want = format!(
-                "federation_remediation_policy_applied_total{{tier=\"{tier}\",mode=\"{mode}\"}} 0\n"
-            );
-            assert!(text.contains(&want), "{want} in {text}");
-        }
-        // A critical site's decision is never automatic.
-        assert!(!text.contains("tier=\"critical\",mode=\"auto\""), "{text}");
-        let edge = Metrics::new(MetricsRole::Edge).encode();
-        for cause in EDGE_FAILURE_CAUSES {
-            let want = format!("fleet_edge_report_failures_total{{cause=\"{cause}\"}} 0\n");
-            assert!(edge.contains(&want), "{want} in {edge}");
-        }
-        // Per site, from the site's first appearance: the restored counter
-        // and the health-check histogram, before the first restoration or
-        // check (so `increase()` and `rate()` see the first one).
-        let m = Metrics::new(MetricsRole::Hub);
-        let now = crate::fleet::fixtures::fixture_now();
-        m.set_fleet(
-            &[crate::api::FederatedCluster::test("a").connected()],
-            0,
-            Some(true),
-            now,
-        );
-        let text = m.encode();
-        for want in [
-            "fleet_hub_status_restored_total{cluster=\"a\"} 0\n",
-            "federation_health_check_duration_seconds_count{cluster=\"a\"} 0\n",
-        ] {
-            assert!(text.contains(want), "{want} in {text}");
-        }
-        m.status_restored("a");
-        assert!(
-            m.encode()
-                .contains("fleet_hub_status_restored_total{cluster=\"a\"} 1\n")
-        );
-        // Deleted: its series go.
-        m.set_fleet::<crate::api::FederatedCluster>(&[], 0, Some(true), now);
-        assert!(!m.encode().contains("cluster=\"a\""));
-    }
-
-    #[test]
-    fn only_the_hubs_own_judgement_is_exported_as_disconnected() {
-        // No hub judges: the views show a Pull site whose last probe is
-        // old as Unreachable (implied by the heartbeat's age), but nobody
-        // probed it; the per-site gauge the pages read stays as the hub
-        // last judged it.
-        let now = crate::fleet::fixtures::fixture_now();
-        let unprobed = crate::api::FederatedCluster::test("p")
-            .pull()
-            .connected()
-            .heartbeat_ago(3600);
-        let judged_dark = crate::api::FederatedCluster::test("d")
-            .unreachable()
-            .heartbeat_ago(3600);
-        let m = Metrics::new(MetricsRole::Hub);
-        m.set_fleet(&[unprobed, judged_dark], 0, Some(false), now);
-        let text = m.encode();
-        assert!(
-            text.contains("federation_clusters_total{status=\"unreachable\"} 2\n"),
-            "the views' count: {text}"
-        );
-        assert!(
-            text.contains(
-                "federation_cluster_disconnected{cluster=\"d\",group=\"\",status=\"unreachable\"} 1\n"
-            ),
-            "{text}"
-        );
-        assert!(!text.contains("disconnected{cluster=\"p\""), "{text}");
-    }
-
-    #[test]
-    fn counters_count_once_per_call_with_the_policy_mode() {
-        let m = Metrics::new(MetricsRole::Hub);
-        m.new_signal(SignalType::CrashLoopBackOff);
-        let mode = policy_for(Some(Tier::Critical), Severity::High).mode;
-        m.policy_applied(Tier::Critical, mode);
-        m.new_cascade(Tier::Standard, Tier::Critical);
-        let text = m.encode();
-        let mode = mode.as_str();
-        assert!(text.contains("cross_cluster_issues_total{signal_type=\"CrashLoopBackOff\"} 1\n"));
-        assert!(text.contains(&format!(
-            "federation_remediation_policy_applied_total{{tier=\"critical\",mode=\"{mode}\"}} 1\n"
-        )));
-        assert!(text.contains(
-            "cascade_detected_total{source_tier=\"standard\",target_tier=\"critical\"} 1\n"
-        ));
-    }
-
-    #[test]
-    fn hostile_label_values_cannot_break_or_forge_the_exposition() {
-        let m = Metrics::new(MetricsRole::Hub);
-        let mut site = crate::api::FederatedCluster::test("a").connected();
-        // What the CRD's pattern now refuses, as an older object or a
-        // server without validation could still hold it.
-        site.spec.region =
-            Some("x\"} 0\nfederation_clusters_total{status=\"unreachable\"} 0\n#\\".to_owned());
-        m.set_fleet(
-            &[site],
-            0,
-            Some(true),
-            crate::fleet::fixtures::fixture_now(),
-        );
-        m.observe_health_check("b\"\n", 0.01);
-        m.observe_health_check("c\u{9b}31m\u{7f}\u{1b}[2J\u{202e}", 0.01);
-        let text = m.encode();
-        assert!(
-            text.contains(
-                "federation_health_check_duration_seconds_count{cluster=\"c\\\\u{9b}31m\\\\u{7f}\\\\u{1b}[2J\\\\u{202e}\"} 1\n"
-            ),
-            "{text}"
-        );
-        assert!(
-            !text.contains(['\u{9b}', '\u{7f}', '\u{1b}', '\u{202e}']),
-            "no raw control reaches the scrape"
-        );
-        assert!(
-            text.contains(
-                "federation_cluster_nodes{cluster=\"a\",region=\"x\\\"} 0\\nfederation_clusters_total{status=\\\"unreachable\\\"} 0\\n#\\\\\"} 3\n"
-            ),
-            "{text}"
-        );
-        assert!(
-            text.contains(
-                "federation_health_check_duration_seconds_count{cluster=\"b\\\"\\n\"} 1\n"
-            ),
-            "{text}"
-        );
-        let forged = text
-            .lines()
-            .filter(|l| l.starts_with("federation_clusters_total{status=\"unreachable\"}"))
-            .count();
-        assert_eq!(forged, 1, "{text}");
-    }
-
-    #[test]
-    fn report_durations_are_rounded_up_to_their_bucket_bound() {
-        use std::time::Duration;
-        let ms = |n| report_duration_ms(Duration::from_micros(n));
-        assert_eq!(ms(0), 5);
-        assert_eq!(ms(5_000), 5);
-        assert_eq!(ms(5_001), 10);
-        assert_eq!(ms(37_000), 40);
-        assert_eq!(ms(40_960_000), 40_960);
-        assert_eq!(ms(50_000_000), 50_000);
-    }
-
-    #[test]
-    fn per_site_series_follow_the_fleet() {
-        let m = Metrics::new(MetricsRole::Hub);
-        let now = crate::fleet::fixtures::fixture_now();
-        let a = crate::api::FederatedCluster::test("a")
-            .connected()
-            .with_token_expiring_in(3600)
-            .with_token_renewed_in(1800);
-        let b = crate::api::FederatedCluster::test("b").connected();
-        m.observe_health_check("a", 0.02);
-        m.observe_health_check("b", 0.02);
-        m.set_fleet(&[a.clone(), b], 0, Some(true), now);
-        let text = m.encode();
-        let expires = now.as_second() + 3600;
-        assert!(
-            text.contains(&format!(
-                "federation_cluster_credential_expiration_timestamp_seconds{{cluster=\"a\"}} {expires}\n"
-            )),
-            "{text}"
-        );
-        assert!(text.contains(&format!(
-            "federation_cluster_credential_renewal_timestamp_seconds{{cluster=\"a\"}} {}\n",
-            now.as_second() + 1800
-        )));
-        assert!(!text.contains("timestamp_seconds{cluster=\"b\"}"));
-        // b is deleted: its health check goes with it.
-        m.set_fleet(&[a], 0, Some(true), now);
-        let text = m.encode();
-        assert!(text.contains("federation_health_check_duration_seconds_count{cluster=\"a\"}"));
-        assert!(!text.contains("cluster=\"b\""), "{text}");
-        m.set_last_judgement(Some(now));
-        assert!(m.encode().contains(&format!(
-            "fleet_hub_last_judgement_timestamp_seconds {}\n",
-            now.as_second()
-        )));
-    }
-
-    #[test]
-    fn dark_sites_carry_their_group_and_maintenance_its_marker() {
-        use crate::api::{GroupedOutage, MaintenanceWindow};
-        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-        let now = crate::fleet::fixtures::fixture_now();
-        let m = Metrics::new(MetricsRole::Hub);
-        let mut cordoned = crate::api::FederatedCluster::test("b")
-            .with_region("eu-west")
-            .unreachable()
-            .heartbeat_ago(900);
-        cordoned.spec.maintenance = Some(MaintenanceWindow {
-            since: Some(Time(now - jiff::SignedDuration::from_secs(60))),
-            until: Time(now + jiff::SignedDuration::from_secs(3600)),
-            reason: None,
-        });
-        let sites = [
-            crate::api::FederatedCluster::test("a")
-                .with_region("eu-west")
-                .stale()
-                .heartbeat_ago(120),
-            cordoned,
-            crate::api::FederatedCluster::test("c").connected(),
-        ];
-        m.set_fleet(&sites, 0, Some(true), now);
-        m.set_summary(&FederationStatusStatus {
-            outages: vec![GroupedOutage::test(
-                "go-0000abcd",
-                "eu-west",
-                &["a", "d", "e"],
-                Time(now),
-            )],
-            edge_versions: [("0.2.0".to_owned(), 1180), ("0.1.0".to_owned(), 20)].into(),
-            ..Default::default()
-        });
-        let text = m.encode();
-        for want in [
-            "federation_cluster_disconnected{cluster=\"a\",group=\"eu-west\",status=\"stale\"} 1\n",
-            "federation_cluster_disconnected{cluster=\"b\",group=\"eu-west\",status=\"unreachable\"} 1\n",
-            "federation_cluster_maintenance{cluster=\"b\"} 1\n",
-            "federation_grouped_outages_active 1\n",
-            "federation_grouped_outage_clusters{outage=\"go-0000abcd\",group_by=\"region\",group=\"eu-west\"} 3\n",
-            "federation_edge_versions{version=\"0.2.0\"} 1180\n",
-            "federation_edge_versions{version=\"0.1.0\"} 20\n",
-        ] {
-            assert!(text.contains(want), "{want} in {text}");
-        }
-        assert!(!text.contains("disconnected{cluster=\"c\""), "{text}");
-        assert!(!text.contains("maintenance{cluster=\"a\""), "{text}");
-        // Grouped by a label: its value; none when the site has no value.
-        let m = Metrics::new(MetricsRole::Hub)
-            .with_outage_group_by(GroupBy::parse("example.com/store-group").unwrap());
-        m.set_fleet(&sites[..1], 0, Some(true), now);
-        m.set_summary(&FederationStatusStatus::default());
-        let text = m.encode();
-        assert!(
-            text.contains(
-                "federation_cluster_disconnected{cluster=\"a\",group=\"\",status=\"stale\"} 1\n"
-            ),
-            "{text}"
-        );
-        assert!(
-            text.contains("federation_grouped_outages_active 0\n"),
-            "{text}"
-        );
-        assert!(!text.contains("federation_edge_versions{"), "{text}");
-    }
-
-    #[test]
-    fn the_cluster_label_can_be_dropped() {
-        let m = Metrics::new(MetricsRole::Hub).with_per_cluster_histograms(false);
-        m.observe_health_check("site-a", 0.02);
-        m.observe_health_check("site-b", 0.03);
-        let text = m.encode();
-        assert!(text.contains("federation_health_check_duration_seconds_count{cluster=\"\"} 2\n"));
-        assert!(!text.contains("site-a"));
-    }
-}
+mod tests;

@@ -226,6 +226,121 @@ const CASES: &[Case] = &[
         alert: "ClusterDisconnected",
         expect: &[],
     },
+    // A site late to wake (its schedule's window ended, still silent): its
+    // own page, not ClusterDisconnected.
+    Case {
+        series: &[
+            (
+                "federation_cluster_disconnected{cluster=\"store-7\",group=\"\",status=\"unreachable\",instance=\"hub\"}",
+                "_x3 1x10",
+            ),
+            (
+                "federation_cluster_late_to_wake{cluster=\"store-7\",instance=\"hub\"}",
+                "_x3 1x10",
+            ),
+            HUB_UP,
+        ],
+        at: "10m",
+        alert: "ClusterDisconnected",
+        expect: &[],
+    },
+    Case {
+        series: &[
+            (
+                "federation_cluster_disconnected{cluster=\"store-7\",group=\"\",status=\"unreachable\",instance=\"hub\"}",
+                "_x3 1x10",
+            ),
+            (
+                "federation_cluster_late_to_wake{cluster=\"store-7\",instance=\"hub\"}",
+                "_x3 1x10",
+            ),
+            HUB_UP,
+        ],
+        at: "10m",
+        alert: "ClusterLateToWake",
+        expect: &[(&[("cluster", "store-7"), ("severity", "critical")], 1.0)],
+    },
+    // Late to wake within the `for` minute: not yet.
+    Case {
+        series: &[
+            (
+                "federation_cluster_late_to_wake{cluster=\"store-7\",instance=\"hub\"}",
+                "_x3 1x10",
+            ),
+            HUB_UP,
+        ],
+        at: "3m",
+        alert: "ClusterLateToWake",
+        expect: &[],
+    },
+    // Late to wake in a maintenance window: no page.
+    Case {
+        series: &[
+            (
+                "federation_cluster_late_to_wake{cluster=\"store-7\",instance=\"hub\"}",
+                "_x3 1x10",
+            ),
+            (
+                "federation_cluster_maintenance{cluster=\"store-7\",instance=\"hub\"}",
+                "1x13",
+            ),
+            HUB_UP,
+        ],
+        at: "10m",
+        alert: "ClusterLateToWake",
+        expect: &[],
+    },
+    // Sleeping (the hub exports no disconnected series for it, only the
+    // count by phase): nobody is paged.
+    Case {
+        series: &[
+            (
+                "federation_clusters_total{status=\"sleeping\",instance=\"hub\"}",
+                "1x13",
+            ),
+            HUB_UP,
+        ],
+        at: "10m",
+        alert: "ClusterDisconnected",
+        expect: &[],
+    },
+    Case {
+        series: &[
+            (
+                "federation_clusters_total{status=\"sleeping\",instance=\"hub\"}",
+                "1x13",
+            ),
+            HUB_UP,
+        ],
+        at: "10m",
+        alert: "ClusterLateToWake",
+        expect: &[],
+    },
+    // A sleeping site whose credential lapses before it returns.
+    Case {
+        series: &[
+            (
+                "federation_cluster_credential_expires_before_return{cluster=\"store-7\",instance=\"hub\"}",
+                "_ 1x10",
+            ),
+            HUB_UP,
+        ],
+        at: "3m",
+        alert: "CredentialExpiresBeforeReturn",
+        expect: &[(&[("cluster", "store-7"), ("severity", "warning")], 1.0)],
+    },
+    Case {
+        series: &[
+            (
+                "federation_clusters_total{status=\"sleeping\",instance=\"hub\"}",
+                "1x13",
+            ),
+            HUB_UP,
+        ],
+        at: "10m",
+        alert: "CredentialExpiresBeforeReturn",
+        expect: &[],
+    },
     // Connected again (its series gone) while the hub is scraped: resolved.
     Case {
         series: &[

@@ -118,6 +118,13 @@ pub struct RegisterArgs {
     pub bulk: BulkArgs,
     /// `register -f`: the spec the inventory declares (replaces the
     /// per-field flags: what it leaves out takes the default).
+    /// When the site is expected offline (`spec.connectivity`; see `kubectl fleet schedule`).
+    #[command(flatten)]
+    pub schedule: crate::cli::schedule::ScheduleFlags,
+    /// The schedule the flags ask for, once checked (`run`); None keeps
+    /// the site's.
+    #[arg(skip)]
+    pub connectivity: Option<crate::api::Connectivity>,
     #[arg(skip)]
     pub declared: Option<Box<FederatedClusterSpec>>,
     /// `register -f`: labels the inventory gives the site, besides those
@@ -147,6 +154,7 @@ pub struct BulkArgs {
         conflicts_with_all = [
             "site", "display_name", "region", "environment", "tier", "capabilities",
             "heartbeat_interval", "max_concurrent_remediations", "pull", "push",
+            "offline", "tz", "absent_up_to",
             "output_file", "store_kubeconfig_as_is", "output",
         ]
     )]
@@ -279,7 +287,18 @@ pub struct PullSummary {
 }
 
 /// Runs `kubectl fleet register SITE` (`-f` is [`super::enrol::run`]).
-pub async fn run(global: &GlobalArgs, args: RegisterArgs, io: &mut Io<'_>) -> Result<(), Error> {
+pub async fn run(
+    global: &GlobalArgs,
+    mut args: RegisterArgs,
+    io: &mut Io<'_>,
+) -> Result<(), Error> {
+    // The schedule is checked before anything is read or written.
+    if let Some((connectivity, notes)) = args.schedule.connectivity()? {
+        for note in notes {
+            let _ = writeln!(io.err, "note: {note}");
+        }
+        args.connectivity = Some(connectivity);
+    }
     // Nothing is created when the configuration could not be written.
     if let Some(path) = &args.edge.output_file {
         check_private_file(path)?;
@@ -620,6 +639,9 @@ fn command_words(global: &GlobalArgs, args: &RegisterArgs, yes: bool) -> Vec<Str
     if let Some(v) = args.max_concurrent_remediations {
         flag("--max-concurrent-remediations", Some(v.to_string()));
     }
+    for pair in args.schedule.words().chunks(2) {
+        flag(&pair[0], pair.get(1).cloned());
+    }
     if args.token_ttl != DEFAULT_TOKEN_TTL {
         flag("--token-ttl", Some(format_duration(args.token_ttl)));
     }
@@ -755,6 +777,8 @@ fn desired_spec(
         let mut capabilities = declared.capabilities.clone();
         capabilities.sort();
         capabilities.dedup();
+        // A declared schedule is the file's (absent: none), as for every
+        // other declared field.
         return FederatedClusterSpec {
             mode,
             capabilities,
@@ -788,6 +812,7 @@ fn desired_spec(
         // a re-run keeps them.
         maintenance: base.maintenance,
         quarantine: base.quarantine,
+        connectivity: args.connectivity.clone().or(base.connectivity),
         kubeconfig_secret_ref,
     }
 }

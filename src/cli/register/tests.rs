@@ -8,7 +8,7 @@ fn args(extra: &[&str]) -> RegisterArgs {
         .unwrap()
         .command
     {
-        super::super::Command::Register(a) => a,
+        super::super::Command::Register(a) => *a,
         other => panic!("parsed {other:?}"),
     }
 }
@@ -136,6 +136,14 @@ fn the_command_to_finish_parses_back_to_the_same_run() {
         "60",
         "--max-concurrent-remediations",
         "1",
+        "--offline",
+        "Sat 00:00-Mon 06:00",
+        "--offline",
+        "22:00-06:00",
+        "--tz",
+        "Europe/Berlin",
+        "--absent-up-to",
+        "1d12h",
         "--token-ttl",
         "12h",
         "--no-auto-rotate",
@@ -174,7 +182,7 @@ fn the_command_to_finish_parses_back_to_the_same_run() {
         .unwrap()
         .command
     {
-        super::super::Command::Register(a) => a,
+        super::super::Command::Register(a) => *a,
         other => panic!("parsed {other:?}"),
     };
     assert_eq!(

@@ -318,6 +318,63 @@ pub struct FederatedClusterSpec {
     /// lasts until `kubectl fleet unquarantine` removes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quarantine: Option<Quarantine>,
+    /// When the site is expected to be silent (`kubectl fleet schedule`):
+    /// recurring offline windows in its time zone, and/or the longest
+    /// absence it may take. A silent site inside them is `Sleeping`, not
+    /// Stale or Unreachable, and pages nobody; one that stays silent past
+    /// them is `LateToWake` (docs/operations.md#expected-connectivity).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connectivity: Option<Connectivity>,
+}
+
+/// Upper bound on `spec.connectivity.offline`.
+pub const MAX_OFFLINE_WINDOWS: usize = 16;
+/// Upper bound, in characters, on `spec.connectivity.timeZone` (the
+/// longest IANA name is 32).
+pub(crate) const MAX_TIME_ZONE_CHARS: usize = 64;
+/// `spec.connectivity.timeZone`: the shape of an IANA time zone name
+/// (`Europe/Berlin`, `America/Argentina/Buenos_Aires`, `UTC`, `Etc/GMT+1`);
+/// whether the name exists is checked against the platform's IANA
+/// database by `kubectl fleet` and by the hub.
+pub const TIME_ZONE_PATTERN: &str = "^[A-Za-z][-A-Za-z0-9_+]*(/[A-Za-z0-9][-A-Za-z0-9_+]*)*$";
+/// One `spec.connectivity.offline` window: `HH:MM-HH:MM` every day (ending
+/// the next day when the end is not after the start), or `DAY HH:MM-DAY
+/// HH:MM` every week (`Sat 00:00-Mon 06:00`), in the site's time zone.
+pub const OFFLINE_WINDOW_PATTERN: &str = concat!(
+    "^(([01][0-9]|2[0-3]):[0-5][0-9]-([01][0-9]|2[0-3]):[0-5][0-9]",
+    "|(Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([01][0-9]|2[0-3]):[0-5][0-9]-(Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([01][0-9]|2[0-3]):[0-5][0-9])$"
+);
+/// Allowed range of `spec.connectivity.absentUpToSeconds`: a minute to a
+/// week.
+pub const ABSENT_UP_TO_RANGE: std::ops::RangeInclusive<i64> = 60..=604_800;
+
+/// When a site is expected to be unreachable (`spec.connectivity`): a store
+/// that closes at night, a ship that is in port once a week. Validated by
+/// `fleet::connectivity::validate`; judged by `fleet::connectivity`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, KubeSchema)]
+#[x_kube(crates(kube_core = "::kube_core"))]
+#[x_kube(validation = Rule::new("!has(self.offline) || has(self.timeZone)")
+    .message("offline windows need a timeZone (an IANA name such as Europe/Berlin)"))]
+#[x_kube(validation = Rule::new("has(self.offline) || has(self.absentUpToSeconds)")
+    .message("connectivity needs offline windows or absentUpToSeconds (remove connectivity to clear it)"))]
+#[serde(rename_all = "camelCase")]
+pub struct Connectivity {
+    /// The IANA time zone the offline windows are in, e.g. Europe/Berlin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = MAX_TIME_ZONE_CHARS), regex(pattern = TIME_ZONE_PATTERN))]
+    pub time_zone: Option<String>,
+    /// Recurring windows in which the site is expected to be offline:
+    /// `22:00-06:00` (every day, ending the next morning) or `Sat
+    /// 00:00-Mon 06:00` (every week), local time in `timeZone`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1, max = MAX_OFFLINE_WINDOWS), inner(regex(pattern = OFFLINE_WINDOW_PATTERN)))]
+    pub offline: Vec<String>,
+    /// The longest the site may be silent at any time (an intermittent
+    /// site, e.g. a ship back in port at least weekly), in seconds: a
+    /// minute to a week.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 60, max = 604_800))]
+    pub absent_up_to_seconds: Option<i64>,
 }
 
 /// Why and since when an administrator distrusts what a site reports
@@ -418,6 +475,7 @@ impl Default for FederatedClusterSpec {
             kubeconfig_secret_ref: None,
             maintenance: None,
             quarantine: None,
+            connectivity: None,
         }
     }
 }
@@ -651,6 +709,9 @@ wire_enum! {
         Stale => "Stale",
         /// Silent for more than 10 heartbeat intervals.
         Unreachable => "Unreachable",
+        /// Silent, and expected to be: inside an offline window or the
+        /// longest absence of its `spec.connectivity`.
+        Sleeping => "Sleeping",
     }
 }
 

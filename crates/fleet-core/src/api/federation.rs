@@ -113,6 +113,11 @@ pub struct FederationStatusStatus {
     /// Sites in phase Pending.
     #[serde(default)]
     pub pending_clusters: i64,
+    /// Sites in phase Sleeping (silent as their `spec.connectivity`
+    /// expects): neither listed in `disconnectedClusters` nor counted in
+    /// `disconnectedClustersTotal`.
+    #[serde(default)]
+    pub sleeping_clusters: i64,
     /// Sites that are not Connected, worst first (Unreachable, Stale, then
     /// Pending; then the strictest tier; then the longest in that phase, by
     /// the hub's clock): at most 100, fewer when they would pass 32 KiB.

@@ -239,6 +239,25 @@ impl FederatedCluster {
             .with_phase(Phase::Unreachable, 10 * i)
     }
 
+    /// Silent for 20 intervals inside its offline window: phase Sleeping.
+    pub fn sleeping(self) -> Self {
+        let i = self.interval_secs();
+        self.heartbeat_ago(20 * i)
+            .with_phase(Phase::Sleeping, 10 * i)
+    }
+
+    /// Still silent past its offline window: Unreachable, `Connected`
+    /// with the reason `LateToWake`.
+    pub fn late_to_wake(self) -> Self {
+        self.unreachable().with_condition(
+            crate::api::CONDITION_CONNECTED,
+            "False",
+            crate::fleet::hub_status::HeartbeatReason::LateToWake.as_str(),
+            "late to wake",
+            60,
+        )
+    }
+
     /// `n` NVIDIA GPUs, all allocatable.
     pub fn with_gpus(self, n: i64) -> Self {
         self.with_gpu_vendor("nvidia.com/gpu", n, n)

@@ -18,6 +18,8 @@
 //!   edge version, the sites of an incident).
 //! - [`incident`]: one correlation, cascade or grouped outage by its id.
 //! - [`maintenance`]: the maintenance window `kubectl fleet cordon` writes.
+//! - [`connectivity`]: expected connectivity (`spec.connectivity`): when a
+//!   silent site is Sleeping or late to wake.
 //! - [`versions`]: which edge versions run where, counted in bounded memory.
 //! - [`probe`]: Pull-mode probe outcomes, failure reasons and the access
 //!   remediation needs.
@@ -36,6 +38,7 @@
 
 pub mod age;
 pub mod bounds;
+pub mod connectivity;
 pub mod correlation;
 pub mod duration;
 pub mod factors;

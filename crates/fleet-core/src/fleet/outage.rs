@@ -180,7 +180,8 @@ fn dark(site: &FederatedCluster, hub_judging: Option<bool>, now: Timestamp) -> O
             .as_ref()?
             .heartbeat_on_hub_clock()
             .map(|heard| heard.min(now)),
-        Phase::Connected | Phase::Pending => None,
+        // Expected to be silent (its schedule): not an outage.
+        Phase::Connected | Phase::Pending | Phase::Sleeping => None,
     }
 }
 

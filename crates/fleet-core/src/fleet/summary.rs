@@ -63,6 +63,7 @@ fn rank(phase: Phase) -> u8 {
         Phase::Stale => 1,
         Phase::Unreachable => 2,
         Phase::Pending => 3,
+        Phase::Sleeping => 4,
     }
 }
 
@@ -195,6 +196,8 @@ pub struct Totals {
     pub unreachable: i64,
     /// Pending sites (never judged).
     pub pending: i64,
+    /// Sleeping sites (silent as their schedule expects).
+    pub sleeping: i64,
     /// Sites counted with a phase no hub judged ([`ShownPhase::judged_by_hub`]
     /// false); always 0 in the hub's own summary.
     pub not_judged: i64,
@@ -233,6 +236,7 @@ impl Totals {
             Phase::Stale => self.stale += 1,
             Phase::Unreachable => self.unreachable += 1,
             Phase::Pending => self.pending += 1,
+            Phase::Sleeping => self.sleeping += 1,
         }
         let Some(status) = site.status.as_ref() else {
             return;
@@ -281,7 +285,8 @@ pub fn summarize<S: std::borrow::Borrow<FederatedCluster>>(
         let phase = effective_phase(site);
         // A site in maintenance is judged and counted by its phase, but
         // its downtime is planned: it is not listed as disconnected.
-        if phase != Phase::Connected && !site.in_maintenance(now) {
+        // Nor is a site asleep as its schedule expects.
+        if !matches!(phase, Phase::Connected | Phase::Sleeping) && !site.in_maintenance(now) {
             disconnected.push((disconnected_key(site, phase), site));
         }
         let signals = site.status.as_ref().map_or(&[][..], |s| s.signals());
@@ -334,6 +339,7 @@ pub fn summarize<S: std::borrow::Borrow<FederatedCluster>>(
         stale_clusters: totals.stale,
         unreachable_clusters: totals.unreachable,
         pending_clusters: totals.pending,
+        sleeping_clusters: totals.sleeping,
         disconnected_clusters: disconnected,
         disconnected_clusters_total: disconnected_total,
         gpus_total: totals.gpus_total,
@@ -574,7 +580,7 @@ fn dark_rank(phase: Phase) -> u8 {
         Phase::Unreachable => 0,
         Phase::Stale => 1,
         Phase::Pending => 2,
-        Phase::Connected => 3,
+        Phase::Connected | Phase::Sleeping => 3,
     }
 }
 

@@ -105,9 +105,18 @@ fn alert(
 
 /// The sites the hub judged Stale or Unreachable, one series per site
 /// (`cluster`, `group`; the two hub replicas' gauges counted once), less
-/// those in an open maintenance window. `ClusterDisconnected` and
-/// docs/migrating.md's replacement page on it.
+/// those in an open maintenance window and those late to wake (which
+/// [`LATE_SITES`] pages for). `ClusterDisconnected` and
+/// docs/migrating.md's replacement page on it. A Sleeping site has no
+/// series: its silence is expected (`spec.connectivity`).
 pub const DARK_SITES: &str = "max by (cluster, group) (federation_cluster_disconnected) \
+     unless on (cluster) (max by (cluster) (federation_cluster_maintenance) > 0) \
+     unless on (cluster) (max by (cluster) (federation_cluster_late_to_wake) > 0)";
+
+/// The sites the hub judged late to wake (silent past their offline
+/// window or longest absence, `spec.connectivity`), one series per site,
+/// less those in an open maintenance window. `ClusterLateToWake` pages on it.
+pub const LATE_SITES: &str = "max by (cluster) (federation_cluster_late_to_wake) \
      unless on (cluster) (max by (cluster) (federation_cluster_maintenance) > 0)";
 
 /// The time left on each site's credential, less the sites whose edge
@@ -195,7 +204,26 @@ pub fn rule_groups() -> Value {
                          FleetGroupedOutage fires for its group ({{ $labels.group }}) \
                          Alertmanager's inhibition rule holds this one back; while no hub is \
                          scraped it keeps firing (FleetHubDown pages for the hub). `kubectl fleet \
-                         status --phase Stale` and `--phase Unreachable` list every such site.",
+                         status --phase Stale` and `--phase Unreachable` list every such site. A \
+                         site asleep as its schedule expects (phase Sleeping, `kubectl fleet \
+                         schedule`) raises none, and one late to wake raises ClusterLateToWake \
+                         instead.",
+                    ),
+                    alert(
+                        "ClusterLateToWake",
+                        &held("ClusterLateToWake", "critical", LATE_SITES, None),
+                        DISCONNECTED_FOR,
+                        "critical",
+                        "Fleet site {{ $labels.cluster }} did not wake up when its schedule said",
+                        "Site {{ $labels.cluster }} declares when it is expected offline \
+                         (spec.connectivity: an offline window or a longest absence), and it is \
+                         still silent 3 heartbeat intervals after that ended: its Connected \
+                         condition says LateToWake. Run `kubectl fleet describe \
+                         {{ $labels.cluster }}` for its schedule and last heartbeat, then check the \
+                         site's power, uplink and edge operator. If the site's hours changed, run \
+                         `kubectl fleet schedule {{ $labels.cluster }} --offline HH:MM-HH:MM --tz ZONE` \
+                         (or --absent-up-to D). While it sleeps inside its schedule it pages nobody; \
+                         in a maintenance window (`kubectl fleet cordon`) it raises none.",
                     ),
                     alert(
                         "FleetGroupedOutage",
@@ -236,6 +264,25 @@ pub fn rule_groups() -> Value {
                     cascade("critical", "critical"),
                     cascade("standard", "warning"),
                     cascade("non-critical", "info"),
+                    alert(
+                        "CredentialExpiresBeforeReturn",
+                        &held(
+                            "CredentialExpiresBeforeReturn",
+                            "warning",
+                            "max by (cluster) (federation_cluster_credential_expires_before_return) > 0",
+                            None,
+                        ),
+                        "",
+                        "warning",
+                        "The credential of sleeping fleet site {{ $labels.cluster }} expires before it is expected back",
+                        "Site {{ $labels.cluster }} is asleep as its schedule expects (spec.connectivity) \
+                         and its hub credential expires before the end of its offline window or longest \
+                         absence: its edge cannot renew the credential while offline, so it would return \
+                         with a dead token (its CredentialExpiring condition says ExpiresBeforeReturn). \
+                         Run `kubectl fleet rotate {{ $labels.cluster }}` and have the new hub \
+                         kubeconfig ready for the site's operator when it returns \
+                         (docs/operations.md, \"A site that returns with a dead token\").",
+                    ),
                     credential(
                         "warning",
                         format!("{} < {CREDENTIAL_WARN} >= {CREDENTIAL_CRITICAL}", credential_left()),

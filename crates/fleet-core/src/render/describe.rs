@@ -310,6 +310,21 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
         "Phase",
         &format!("{}{judged}", phase_cell(s.phase, s.phase_judged_by_hub)),
     );
+    // Only for a site that has one (`kubectl fleet schedule`).
+    if let Some(c) = &s.connectivity {
+        let state = match s.phase {
+            _ if s.late_to_wake => " (late to wake: still silent past it; LateToWake)".to_owned(),
+            crate::api::Phase::Sleeping => " (asleep: silent as it expects)".to_owned(),
+            _ => String::new(),
+        };
+        field(
+            "Schedule",
+            &format!(
+                "{}{state}",
+                untrusted(&crate::fleet::connectivity::describe(c))
+            ),
+        );
+    }
     field(
         "Maintenance",
         &s.maintenance.as_ref().map_or_else(

@@ -12,13 +12,16 @@
 //!   tier: standard                         # critical | standard | non-critical
 //!   environment: production                # development | staging | production | dr
 //!   region: us-east-1                      # null when unset
-//!   phase: Connected                       # Pending | Connected | Stale | Unreachable: the phase every view shows
+//!   phase: Connected                       # Pending | Connected | Stale | Unreachable | Sleeping: the phase every view shows
 //!   phaseJudgedByHub: true                 # false: the hub never judged the site, or its heartbeat's age implies a worse phase than the hub's (see below)
 //!   hubPhase: Connected                    # the phase the hub last wrote; null when never judged
 //!   phaseTransitionTime: "..."             # null when never judged
 //!   inMaintenance: false                   # true while spec.maintenance is open (kubectl fleet cordon)
 //!   maintenance: null                      # spec.maintenance as set, null when none:
 //!                                          #   {since, until, reason, endsInSeconds}, endsInSeconds >= 0
+//!   connectivity: null                     # spec.connectivity (kubectl fleet schedule), null when none:
+//!                                          #   {timeZone, offline: ["22:00-06:00", ...], absentUpToSeconds}
+//!   lateToWake: false                      # true when the hub judged it silent past that schedule (LateToWake)
 //!   heartbeatIntervalSeconds: 30
 //!   lastHeartbeatTime: "..."               # null when never heard from
 //!   lastHeartbeatAgeSeconds: 5             # on the hub clock, >= 0; null when never heard from
@@ -41,7 +44,7 @@
 //!                                          #   notShown}; the keys it names are null or left out above
 //! summary:
 //!   sites: 1
-//!   phases: {connected: 1, stale: 0, unreachable: 0, pending: 0}   # as shown (phase above)
+//!   phases: {connected: 1, stale: 0, unreachable: 0, pending: 0, sleeping: 0}   # as shown (phase above)
 //!   notJudgedByHub: 0                      # sites whose phase is not the hub's (phaseJudgedByHub false)
 //!   maintenance: 0                         # sites in maintenance (inMaintenance true)
 //!   edgeVersions: {0.1.0: 1}               # sites per edge version (observedVersion; sites without one are not
@@ -139,6 +142,12 @@ pub struct SiteReport {
     /// The site's maintenance window as set, whether open, ended or not
     /// yet begun.
     pub maintenance: Option<MaintenanceReport>,
+    /// When the site is expected offline (`spec.connectivity`, `kubectl
+    /// fleet schedule`), as set.
+    pub connectivity: Option<crate::api::Connectivity>,
+    /// Whether the hub judged the site late to wake (silent past its
+    /// schedule: `Connected` reason `LateToWake`).
+    pub late_to_wake: bool,
     /// The reporting cadence.
     pub heartbeat_interval_seconds: i32,
     /// Edge clock at the last report.
@@ -367,6 +376,8 @@ pub struct PhaseCounts {
     pub unreachable: i64,
     /// Pending sites.
     pub pending: i64,
+    /// Sleeping sites (silent as their schedule expects).
+    pub sleeping: i64,
 }
 
 /// GPU totals.
@@ -434,6 +445,7 @@ pub(crate) fn into_site_report(
         .collect();
     let shown = shown_phase(&site, hub_judging, now);
     let in_maintenance = site.in_maintenance(now);
+    let late_to_wake = shown.judged_by_hub && crate::fleet::hub_status::is_late_to_wake(&site);
     let name = site.site_name().to_owned();
     let display_name = site.display_name().to_owned();
     let status = site.status.unwrap_or_default();
@@ -455,6 +467,8 @@ pub(crate) fn into_site_report(
             .spec
             .maintenance
             .map(|w| MaintenanceReport::new(w, now)),
+        late_to_wake,
+        connectivity: site.spec.connectivity,
         heartbeat_interval_seconds: site.spec.heartbeat_interval_seconds,
         last_heartbeat_age_seconds,
         clock_offset_seconds: status.clock_offset_seconds,
@@ -855,6 +869,7 @@ impl SummaryReport {
                 stale: t.stale,
                 unreachable: t.unreachable,
                 pending: t.pending,
+                sleeping: t.sleeping,
             },
             not_judged_by_hub: t.not_judged,
             maintenance: v.maintenance,

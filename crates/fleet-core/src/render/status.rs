@@ -40,6 +40,9 @@ pub(crate) const INVALID: &str = "<invalid>";
 
 /// Appended to the PHASE of a site whose maintenance window is open.
 pub(crate) const MAINTENANCE_MARK: &str = ",Maintenance";
+/// After the phase of a site the hub judged late to wake (silent past its
+/// `spec.connectivity` schedule): `Unreachable,LateToWake`.
+pub(crate) const LATE_TO_WAKE_MARK: &str = ",LateToWake";
 
 /// What `kubectl fleet status -o name` prints for a site, as `kubectl get
 /// federatedclusters -o name` does (the CRD's plural and group).
@@ -182,12 +185,14 @@ const COLUMNS: [Column; 17] = [
     Column {
         phase_colored: true,
         ..column("PHASE", "phase", |r| {
-            let phase = phase_cell(r.shown.phase, r.shown.judged_by_hub);
-            if r.in_maintenance {
-                format!("{phase}{MAINTENANCE_MARK}")
-            } else {
-                phase
+            let mut phase = phase_cell(r.shown.phase, r.shown.judged_by_hub);
+            if r.shown.judged_by_hub && crate::fleet::hub_status::is_late_to_wake(r.site) {
+                phase.push_str(LATE_TO_WAKE_MARK);
             }
+            if r.in_maintenance {
+                phase.push_str(MAINTENANCE_MARK);
+            }
+            phase
         })
     },
     // On the hub clock: the edge's time minus the offset the hub measured
@@ -368,7 +373,7 @@ pub(crate) struct FleetTotals {
     /// Number of sites.
     pub sites: usize,
     /// Sites per phase, in the order Connected, Stale, Unreachable, Pending.
-    pub by_phase: [(Phase, usize); 4],
+    pub by_phase: [(Phase, usize); 5],
     /// Allocatable GPUs.
     pub gpus_allocatable: i64,
     /// GPU capacity.
@@ -404,6 +409,7 @@ impl From<&ViewTotals> for FleetTotals {
                 (Phase::Stale, t.stale),
                 (Phase::Unreachable, t.unreachable),
                 (Phase::Pending, t.pending),
+                (Phase::Sleeping, t.sleeping),
             ]
             .map(|(p, n)| (p, usize::try_from(n).unwrap_or(0))),
             gpus_allocatable: t.gpus_allocatable,
@@ -596,6 +602,8 @@ pub(crate) fn render_footer(t: &FleetTotals, color: bool) -> String {
     let phases = t
         .by_phase
         .iter()
+        // Sleeping only in a fleet that has schedules.
+        .filter(|(phase, n)| *phase != Phase::Sleeping || *n > 0)
         .map(|(phase, n)| {
             let name = if color {
                 phase.as_str().style(phase_style(*phase)).to_string()

@@ -155,13 +155,14 @@ fn colorize_line(
     out
 }
 
-/// Colour of a phase: Connected green, Stale yellow, Unreachable red, Pending cyan.
+/// Colour of a phase: Connected green, Stale yellow, Unreachable red, Pending cyan, Sleeping blue.
 pub(crate) fn phase_style(phase: Phase) -> Style {
     match phase {
         Phase::Connected => Style::new().green(),
         Phase::Stale => Style::new().yellow(),
         Phase::Unreachable => Style::new().red(),
         Phase::Pending => Style::new().cyan(),
+        Phase::Sleeping => Style::new().blue(),
     }
 }
 

@@ -31,6 +31,13 @@ pub enum HeartbeatReason {
     /// The hub could not read the whole site object (either mode): the
     /// status follows the phase, the message names the keys.
     InvalidStatus,
+    /// `False`: silent as its schedule expects, inside an offline window
+    /// or its longest absence (phase `Sleeping`, `spec.connectivity`).
+    Sleeping,
+    /// `False`: still silent past the end of its offline window or longest
+    /// absence plus the grace (phase `Stale` or `Unreachable` by its
+    /// heartbeat's age, `spec.connectivity`).
+    LateToWake,
 }
 
 impl HeartbeatReason {
@@ -41,6 +48,8 @@ impl HeartbeatReason {
         HeartbeatReason::HeartbeatStale,
         HeartbeatReason::HeartbeatMissing,
         HeartbeatReason::InvalidStatus,
+        HeartbeatReason::Sleeping,
+        HeartbeatReason::LateToWake,
     ];
 
     /// The reason as written in the condition.
@@ -51,6 +60,8 @@ impl HeartbeatReason {
             HeartbeatReason::HeartbeatStale => "HeartbeatStale",
             HeartbeatReason::HeartbeatMissing => "HeartbeatMissing",
             HeartbeatReason::InvalidStatus => "InvalidStatus",
+            HeartbeatReason::Sleeping => "Sleeping",
+            HeartbeatReason::LateToWake => "LateToWake",
         }
     }
 
@@ -61,6 +72,7 @@ impl HeartbeatReason {
             Phase::Connected => ("True", HeartbeatReason::HeartbeatReceived),
             Phase::Stale => ("False", HeartbeatReason::HeartbeatStale),
             Phase::Unreachable => ("False", HeartbeatReason::HeartbeatMissing),
+            Phase::Sleeping => ("False", HeartbeatReason::Sleeping),
         }
     }
 }
@@ -345,12 +357,36 @@ pub(super) fn human(d: Duration) -> String {
     crate::fleet::age::human_duration(SignedDuration::try_from(d).unwrap_or(SignedDuration::MAX))
 }
 
+#[cfg(any(test, feature = "fixtures"))]
 pub(super) fn connected_state(
     phase: Phase,
     interval: Duration,
 ) -> CondState<impl FnOnce() -> String> {
-    let (status, reason) = HeartbeatReason::of_phase(phase);
+    scheduled_connected_state(phase, false, interval)
+}
+
+/// `Connected` for `phase`, and whether the site is `late` to wake
+/// (`fleet::connectivity`): then the reason is `LateToWake` whatever the
+/// phase its heartbeat's age gives (Stale or Unreachable).
+pub(super) fn scheduled_connected_state(
+    phase: Phase,
+    late: bool,
+    interval: Duration,
+) -> CondState<impl FnOnce() -> String> {
+    let (status, reason) = if late {
+        ("False", HeartbeatReason::LateToWake)
+    } else {
+        HeartbeatReason::of_phase(phase)
+    };
     CondState::new(status, reason.as_str(), move || match phase {
+        _ if late => format!(
+            "no heartbeat since before the end of its offline window or longest absence (spec.connectivity), and none in the {} (3 intervals) after it: late to wake",
+            human(interval * crate::fleet::connectivity::GRACE_INTERVALS)
+        ),
+        Phase::Sleeping => format!(
+            "no heartbeat, as its schedule expects (spec.connectivity): asleep until its offline window or longest absence ends, plus {} (3 intervals)",
+            human(interval * crate::fleet::connectivity::GRACE_INTERVALS)
+        ),
         Phase::Pending => "no heartbeat received yet".to_owned(),
         Phase::Connected => format!(
             "heartbeat received within {} (3 intervals)",
@@ -483,4 +519,64 @@ pub(super) fn check_for(
         Check::Full
     };
     (check, digest)
+}
+
+/// The phase a silent site has given its schedule (`fleet::connectivity`):
+/// `Sleeping` instead of Stale or Unreachable while its schedule expects
+/// the silence; whether it is late to wake; and when that may change. A
+/// site heard from or never heard from is judged without it.
+pub(super) fn with_schedule(
+    phase: Phase,
+    observed_at: Option<Timestamp>,
+    schedule: Option<&crate::fleet::connectivity::Schedule>,
+    interval: Duration,
+    now: Timestamp,
+) -> Scheduled {
+    use crate::fleet::connectivity::{Expectation, expect};
+    let as_usual = Scheduled {
+        phase,
+        late: false,
+        back_by: None,
+        next: None,
+    };
+    let (Some(observed_at), Some(schedule), Phase::Stale | Phase::Unreachable) =
+        (observed_at, schedule.filter(|s| !s.is_empty()), phase)
+    else {
+        return as_usual;
+    };
+    match expect(schedule, observed_at, interval, now) {
+        (Expectation::Sleeping { back_by }, next) => Scheduled {
+            phase: Phase::Sleeping,
+            back_by: Some(back_by),
+            next,
+            ..as_usual
+        },
+        (Expectation::LateToWake { .. }, next) => Scheduled {
+            late: true,
+            next,
+            ..as_usual
+        },
+        (Expectation::AsUsual, next) => Scheduled { next, ..as_usual },
+    }
+}
+
+/// What a site's schedule makes of its judgement ([`with_schedule`]).
+pub(super) struct Scheduled {
+    /// The phase.
+    pub(super) phase: Phase,
+    /// Late to wake.
+    pub(super) late: bool,
+    /// When a Sleeping site is due back.
+    pub(super) back_by: Option<Timestamp>,
+    /// When the schedule's verdict may change.
+    pub(super) next: Option<Duration>,
+}
+
+/// Whether the hub judged `site` late to wake: its `Connected` condition
+/// has the reason `LateToWake` (phase Stale or Unreachable).
+pub fn is_late_to_wake(site: &crate::api::FederatedCluster) -> bool {
+    site.status
+        .as_ref()
+        .and_then(|s| s.condition(crate::api::CONDITION_CONNECTED))
+        .is_some_and(|c| c.status == "False" && c.reason == HeartbeatReason::LateToWake.as_str())
 }

@@ -24,22 +24,38 @@ pub(crate) const RENEWAL_GRACE_INTERVALS: u32 = 3;
 /// server grants. Otherwise it turns True `warning` before the expiry.
 /// Messages state no times: the expiry is in `credentialExpirationTime`,
 /// and a message is not rewritten when only that moves.
+///
+/// A site asleep as its schedule expects (`back_by`: when it is due back,
+/// `fleet::connectivity`) whose credential expires before then is True
+/// with the reason [`EXPIRES_BEFORE_RETURN`], whoever renews it: an edge
+/// cannot renew while it is offline, so the site would return with a dead
+/// token.
 pub(super) fn credential_state(
     site: &str,
     expires: Option<Timestamp>,
     renews: Option<Timestamp>,
+    back_by: Option<Timestamp>,
     warning: Duration,
     interval: Duration,
     now: Timestamp,
 ) -> (CondState<impl FnOnce() -> String + '_>, Option<Duration>) {
     use Credential::*;
     let (state, next) = credential_timeline(expires, renews, warning, interval, now);
+    let state = match (state, expires, back_by) {
+        (Expired | NotReported, ..) => state,
+        (_, Some(exp), Some(back)) if exp < back => LapsesAsleep,
+        _ => state,
+    };
     let (status, reason) = state.status_and_reason("RenewedByEdge");
     let message = move || {
         let rotate =
             || format!("run `kubectl fleet rotate {site}` and give the edge the new configuration");
         match state {
             NotReported => "the edge has not reported when its hub credential expires".to_owned(),
+            LapsesAsleep => format!(
+                "the site's hub credential expires before the site is expected back from its offline window or longest absence (spec.connectivity), and its edge cannot renew it while offline, so it would return with a dead token: {} before it returns (docs/operations.md#a-site-that-returns-with-a-dead-token)",
+                rotate()
+            ),
             Expired => format!("the site's hub credential has expired: {}", rotate()),
             RenewalOverdue => "the edge renews its hub credential by itself, but the one a restart would use is past its renewal time: the edge's log names the cause".to_owned(),
             Renewed => "the edge renews its hub credential by itself when half of its lifetime is left".to_owned(),
@@ -70,7 +86,14 @@ pub(super) enum Credential {
     /// Not renewed by its holder, and within `warning` of its expiry.
     ExpiresSoon,
     Valid,
+    /// The site sleeps (`fleet::connectivity`) and the credential expires
+    /// before it is due back: nothing can renew it in time.
+    LapsesAsleep,
 }
+
+/// The `CredentialExpiring` reason of a sleeping site whose credential
+/// expires before it is expected back.
+pub const EXPIRES_BEFORE_RETURN: &str = "ExpiresBeforeReturn";
 
 impl Credential {
     /// The `CredentialExpiring` status and reason of this state; `renewed`
@@ -83,6 +106,7 @@ impl Credential {
             Credential::Renewed => ("False", renewed),
             Credential::ExpiresSoon => ("True", "ExpiresSoon"),
             Credential::Valid => ("False", "Valid"),
+            Credential::LapsesAsleep => ("True", EXPIRES_BEFORE_RETURN),
         }
     }
 }
@@ -195,7 +219,22 @@ pub(super) fn pull_credential_state(
                 "the site's member credential is valid for more than {}; {CANNOT}",
                 human(warning)
             ),
+            // Schedules are judged for Push sites only.
+            LapsesAsleep => format!(
+                "the site's member credential expires before the site is expected back: {}",
+                register()
+            ),
         }
     };
     (CondState::new(status, reason, message), next)
+}
+
+/// Whether the hub judged that `site`'s credential expires before the
+/// site is back from its sleep (`CredentialExpiring` True with the reason
+/// `ExpiresBeforeReturn`).
+pub fn credential_expires_before_return(site: &crate::api::FederatedCluster) -> bool {
+    site.status
+        .as_ref()
+        .and_then(|s| s.condition(crate::api::CONDITION_CREDENTIAL_EXPIRING))
+        .is_some_and(|c| c.status == "True" && c.reason == EXPIRES_BEFORE_RETURN)
 }

@@ -58,8 +58,10 @@ mod tests;
 pub(crate) use conditions::INVALID_STATUS;
 pub use conditions::{
     CheckedConditions, HeartbeatReason, HubStatus, conditions_digest, invalid_status,
+    is_late_to_wake,
 };
 pub(crate) use credential::CREDENTIAL_REJECTED;
+pub use credential::credential_expires_before_return;
 pub use member::{MemberChange, MemberSighting, judge_member};
 pub use pull::pull_hub_status;
 pub use push::hub_status;
@@ -106,6 +108,10 @@ pub struct Bearings<'h> {
     /// The digest of the conditions the hub last wrote or checked (None:
     /// check them in full).
     pub remembered: Option<CheckedConditions>,
+    /// The site's `spec.connectivity` with its time zone resolved (None:
+    /// it has none). Judged for Push sites: a Pull site's probes are
+    /// judged as they are without one.
+    pub schedule: Option<&'h crate::fleet::connectivity::Schedule>,
 }
 
 /// The hub's judgement of one site at `now`: the one call the hub makes
@@ -122,12 +128,13 @@ pub fn judge<'a>(
 ) -> HubStatus<'a> {
     let sighting = sighting.since_takeover(bearings.leader_since, site.phase());
     let mut j = match site.spec.mode {
-        Mode::Push => hub_status(
+        Mode::Push => push::scheduled_hub_status(
             site,
             &sighting,
             bearings.interval,
             bearings.credential_warning,
             bearings.remembered,
+            bearings.schedule,
             now,
         ),
         Mode::Pull => pull_hub_status(

@@ -89,8 +89,43 @@ pub fn hub_status<'a>(
     remembered: Option<CheckedConditions>,
     now: Timestamp,
 ) -> HubStatus<'a> {
+    scheduled_hub_status(
+        site,
+        sighting,
+        interval,
+        credential_warning,
+        remembered,
+        None,
+        now,
+    )
+}
+
+/// [`hub_status`] for a site with `schedule`, its `spec.connectivity` as
+/// the hub resolved it (`fleet::connectivity`): a silent site its schedule
+/// expects to be silent is `Sleeping`, one late to wake says so in
+/// `Connected`.
+pub(super) fn scheduled_hub_status<'a>(
+    site: &'a FederatedCluster,
+    sighting: &Sighting,
+    interval: Duration,
+    credential_warning: Duration,
+    remembered: Option<CheckedConditions>,
+    schedule: Option<&crate::fleet::connectivity::Schedule>,
+    now: Timestamp,
+) -> HubStatus<'a> {
     let observed_at = sighting.observation.map(|o| o.observed_at);
-    let new_phase = phase::phase(observed_at, interval, now);
+    let Scheduled {
+        phase: new_phase,
+        late,
+        back_by,
+        next: schedule_next,
+    } = with_schedule(
+        phase::phase(observed_at, interval, now),
+        observed_at,
+        schedule,
+        interval,
+        now,
+    );
     let status = site.status.as_ref();
     let expires = status
         .and_then(|s| s.credential_expiration_time.as_ref())
@@ -103,6 +138,7 @@ pub fn hub_status<'a>(
         site_name,
         expires,
         renews,
+        back_by,
         credential_warning,
         interval,
         now,
@@ -115,6 +151,7 @@ pub fn hub_status<'a>(
     let requeue_after = [
         phase::next_transition(observed_at, interval, now),
         credential_next,
+        schedule_next,
     ]
     .into_iter()
     .flatten()
@@ -130,7 +167,7 @@ pub fn hub_status<'a>(
     rewritten |= set_connected(
         &mut conditions,
         site,
-        connected_state(new_phase, interval),
+        scheduled_connected_state(new_phase, late, interval),
         now,
         check,
     );

@@ -146,7 +146,7 @@ impl Sighting {
         };
         let observed_at = match persisted {
             Some(Phase::Connected) => Some(now),
-            Some(Phase::Stale) => Some(older_than(phase::CONNECTED_INTERVALS)),
+            Some(Phase::Stale | Phase::Sleeping) => Some(older_than(phase::CONNECTED_INTERVALS)),
             Some(Phase::Unreachable) => Some(older_than(phase::STALE_INTERVALS)),
             Some(Phase::Pending) | None => None,
         };

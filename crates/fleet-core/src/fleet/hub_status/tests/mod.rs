@@ -384,7 +384,7 @@ fn a_self_renewing_site_is_judged_against_its_renewal_not_the_warning() {
         c.message,
         "the edge renews its hub credential by itself when half of its lifetime is left"
     );
-    let (_, next) = credential_state("a", Some(at(3600)), Some(at(1800)), warning, I, at(0));
+    let (_, next) = credential_state("a", Some(at(3600)), Some(at(1800)), None, warning, I, at(0));
     assert_eq!(
         next,
         Some(Duration::from_secs(1800 + 90) + phase::TRANSITION_MARGIN),
@@ -1076,3 +1076,5 @@ fn every_hub_condition_fits_the_schema_bound() {
 mod pull;
 mod reasons_doc;
 mod rejected;
+
+mod schedule;

@@ -1,0 +1,370 @@
+//! Sites that sleep (issue 36, `spec.connectivity`): through the real
+//! `kubectl fleet schedule` and `register` against kube-sandbox, a hub
+//! whose clock the test drives across a Berlin night, and the views a
+//! user reads. A store silent inside its offline window is `Sleeping`,
+//! not Unreachable, while a store without a schedule silent as long is
+//! Unreachable; past the window plus three intervals the store is late to
+//! wake. The schedule command keeps the maintenance window, refuses bad
+//! input in one line, and finishes its writes when stdout is closed.
+
+use crate::support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use kube::api::{Api, Patch, PatchParams};
+use kubectl_fleet::api::{FederatedCluster, Phase};
+use kubectl_fleet::operator::hub::{Hub as HubOperator, HubConfig};
+use serde_json::json;
+use support::{Hub, Kubectl, Table, client_from_yaml, shell};
+use tokio::sync::watch;
+
+/// `kubectl fleet ARGS…` through the real kubectl.
+fn kubectl_fleet(hub: &Hub, args: &[&str]) -> support::Run {
+    let mut all = vec!["fleet"];
+    all.extend_from_slice(args);
+    Kubectl::new(&hub.kubeconfig).args(&all).run()
+}
+
+/// The PHASE cell of `site` in `kubectl fleet status`.
+fn phase_cell(hub: &Hub, site: &str) -> String {
+    let out = kubectl_fleet(hub, &["status"]).ok();
+    Table::find(&out.stdout, "NAME ")
+        .cell(site, "PHASE")
+        .to_owned()
+}
+
+fn t(s: &str) -> jiff::Timestamp {
+    s.parse().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_sleeps_through_its_night_and_is_late_to_wake_after_it() {
+    let hub = Hub::new();
+    // Registered with its schedule through the real kubectl; a second
+    // store without one, and a third scheduled afterwards.
+    let store7 = hub.register(
+        "store-7",
+        &["--offline", "22:00-06:00", "--tz", "Europe/Berlin"],
+    );
+    let store8 = hub.register("store-8", &[]);
+    let scheduled = kubectl_fleet(
+        &hub,
+        &[
+            "schedule",
+            "store-8",
+            "--offline",
+            "23:00-06:00",
+            "--tz",
+            "Europe/Berlin",
+        ],
+    )
+    .ok();
+    assert_eq!(
+        scheduled.stdout,
+        "federatedcluster.federation.kubectl-fleet.dev/store-8 scheduled: offline 23:00-06:00 Europe/Berlin\n"
+    );
+    let store9 = hub.register("store-9", &[]);
+    let admin: Api<FederatedCluster> = Api::all(hub.admin().await);
+    assert_eq!(
+        admin
+            .get("store-7")
+            .await
+            .unwrap()
+            .spec
+            .connectivity
+            .unwrap()
+            .offline,
+        ["22:00-06:00"]
+    );
+
+    // The hub's clock: 21:55 in Berlin on 10 January 2026 (20:55Z).
+    let sim = Arc::new(AtomicI64::new(t("2026-01-10T20:55:00Z").as_second()));
+    let clock = {
+        let sim = sim.clone();
+        Arc::new(move || jiff::Timestamp::from_second(sim.load(Ordering::SeqCst)).unwrap())
+    };
+    let (_lead_tx, lead_rx) = watch::channel(true);
+    let operator = HubOperator::new(admin.clone(), HubConfig::default(), lead_rx).with_clock(clock);
+    let set = |at: &str| sim.store(t(at).as_second(), Ordering::SeqCst);
+    let judge = |site: &'static str| {
+        let (admin, operator) = (admin.clone(), &operator);
+        async move {
+            let current = admin.get(site).await.unwrap();
+            operator.reconcile_site(&current).await.unwrap();
+            admin.get(site).await.unwrap()
+        }
+    };
+
+    // Each store's last heartbeat, with its own token, at 21:55.
+    for registered in [&store7, &store8, &store9] {
+        let site = registered["site"].as_str().unwrap().to_owned();
+        let api: Api<FederatedCluster> =
+            Api::all(client_from_yaml(registered["config"].as_str().unwrap()).await);
+        api.patch_status(
+            &site,
+            &PatchParams::default(),
+            // store-8's edge renews its token by itself, but the token
+            // expires at 05:00 Berlin, before the store is back at 06:00.
+            &Patch::Merge(json!({"status": {
+                "lastHeartbeatTime": "2026-01-10T20:55:00Z",
+                "credentialExpirationTime": if site == "store-8" { "2026-01-11T04:00:00Z" } else { "2026-02-10T20:55:00Z" },
+                "credentialRenewalTime": if site == "store-8" { "2026-01-11T03:00:00Z" } else { "2026-01-25T20:55:00Z" },
+            }})),
+        )
+        .await
+        .unwrap();
+    }
+    for site in ["store-7", "store-8", "store-9"] {
+        assert_eq!(judge(site).await.phase(), Some(Phase::Connected), "{site}");
+    }
+
+    // 22:30 Berlin: store-7 is in its window, store-8's opens at 23:00,
+    // store-9 has none.
+    set("2026-01-10T21:30:00Z");
+    assert_eq!(judge("store-7").await.phase(), Some(Phase::Sleeping));
+    assert_eq!(judge("store-8").await.phase(), Some(Phase::Unreachable));
+    assert_eq!(judge("store-9").await.phase(), Some(Phase::Unreachable));
+    assert_eq!(phase_cell(&hub, "store-7"), "Sleeping");
+    assert_eq!(phase_cell(&hub, "store-9"), "Unreachable");
+    // 23:30: store-8 sleeps too, and its token would lapse before it is
+    // back: it cannot renew while offline.
+    set("2026-01-10T22:30:00Z");
+    let asleep = judge("store-8").await;
+    assert_eq!(asleep.phase(), Some(Phase::Sleeping));
+    let credential = asleep
+        .status
+        .as_ref()
+        .unwrap()
+        .condition("CredentialExpiring")
+        .unwrap();
+    assert_eq!(
+        (credential.status.as_str(), credential.reason.as_str()),
+        ("True", "ExpiresBeforeReturn")
+    );
+    let described = kubectl_fleet(&hub, &["describe", "store-8"]).ok().stdout;
+    assert!(described.contains("ExpiresBeforeReturn"), "{described}");
+    assert!(
+        described.contains("kubectl fleet rotate store-8"),
+        "{described}"
+    );
+    // store-7's token outlives its night: no such warning.
+    let store7 = judge("store-7").await;
+    let credential = store7
+        .status
+        .as_ref()
+        .unwrap()
+        .condition("CredentialExpiring")
+        .unwrap();
+    assert_eq!(credential.reason, "RenewedByEdge");
+
+    // 06:01:29 Berlin: still within the grace (3 intervals of 30 s).
+    set("2026-01-11T05:01:29Z");
+    assert_eq!(judge("store-7").await.phase(), Some(Phase::Sleeping));
+    // 06:01:30: late to wake.
+    set("2026-01-11T05:01:30Z");
+    let late = judge("store-7").await;
+    assert_eq!(late.phase(), Some(Phase::Unreachable));
+    let connected = late
+        .status
+        .as_ref()
+        .unwrap()
+        .condition("Connected")
+        .unwrap();
+    assert_eq!(
+        (connected.status.as_str(), connected.reason.as_str()),
+        ("False", "LateToWake")
+    );
+    assert_eq!(phase_cell(&hub, "store-7"), "Unreachable,LateToWake");
+    let report = kubectl_fleet(&hub, &["status", "-o", "json"]).ok().json();
+    let site = |name: &str| {
+        report["sites"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(site("store-7")["lateToWake"], true);
+    assert_eq!(site("store-8")["phase"], "Sleeping");
+    assert_eq!(
+        site("store-8")["connectivity"]["offline"],
+        json!(["23:00-06:00"])
+    );
+    assert_eq!(report["summary"]["phases"]["sleeping"], 1);
+    let wide = kubectl_fleet(&hub, &["status", "-o", "wide"]).ok();
+    let wide = Table::find(&wide.stdout, "NAME ");
+    assert_eq!(wide.cell("store-7", "REASON"), "LateToWake");
+    assert_eq!(wide.cell("store-8", "REASON"), "Sleeping");
+    let described = kubectl_fleet(&hub, &["describe", "store-8"]).ok().stdout;
+    assert!(
+        described.contains("offline 23:00-06:00 Europe/Berlin (asleep: silent as it expects)"),
+        "{described}"
+    );
+    let names = kubectl_fleet(&hub, &["status", "--phase", "Sleeping", "-o", "name"]).ok();
+    assert_eq!(
+        names.stdout,
+        "federatedcluster.federation.kubectl-fleet.dev/store-8\n"
+    );
+}
+
+on_both_lanes! {
+/// On the real API server too: the CRD's schema and rules admit what
+/// `schedule` writes, and its merge patch (nulls for unset keys) replaces
+/// the schedule whole.
+async fn schedule_keeps_the_rest_of_the_spec_refuses_bad_input_and_survives_a_closed_pipe(lane) {
+    let hub = Hub::on(lane);
+    for site in ["store-1", "store-2", "store-3"] {
+        hub.register(site, &["--tier", "critical"]);
+    }
+    kubectl_fleet(
+        &hub,
+        &["cordon", "store-1", "--for", "2h", "--reason", "refit"],
+    )
+    .ok();
+    kubectl_fleet(&hub, &["schedule", "store-1", "--absent-up-to", "7d"]).ok();
+    let out = kubectl_fleet(
+        &hub,
+        &[
+            "schedule",
+            "store-1",
+            "--offline",
+            "22:00-02:00",
+            "--offline",
+            "01:00-06:00",
+            "--tz",
+            "Europe/Berlin",
+        ],
+    )
+    .ok();
+    assert_eq!(
+        out.stdout,
+        "federatedcluster.federation.kubectl-fleet.dev/store-1 scheduled: offline 22:00-06:00 Europe/Berlin (was: absent up to 7d)\n"
+    );
+    assert!(
+        out.stderr.contains(
+            "note: offline windows 22:00-02:00, 01:00-06:00 overlap: merged into 22:00-06:00"
+        ),
+        "{}",
+        out.stderr
+    );
+    let admin: Api<FederatedCluster> = Api::all(hub.admin().await);
+    let spec = admin.get("store-1").await.unwrap().spec;
+    assert_eq!(
+        spec.maintenance.unwrap().reason.as_deref(),
+        Some("refit"),
+        "the window stays"
+    );
+    assert_eq!(spec.tier, kubectl_fleet::api::Tier::Critical);
+    let c = spec.connectivity.unwrap();
+    assert_eq!(
+        c.absent_up_to_seconds, None,
+        "replaced whole, nothing stale kept"
+    );
+    assert_eq!(c.offline, ["22:00-06:00"]);
+
+    // Bad input: one line, non-zero, nothing written.
+    for (args, says) in [
+        (
+            vec!["schedule", "store-2", "--offline", "22:00-06:00"],
+            "add --tz ZONE",
+        ),
+        (
+            vec![
+                "schedule",
+                "store-2",
+                "--offline",
+                "22:00-06:00",
+                "--tz",
+                "Europe/Berln",
+            ],
+            "unknown time zone",
+        ),
+        (
+            vec!["schedule", "store-2", "--absent-up-to", "8d"],
+            "a minute to a week",
+        ),
+        (
+            vec!["schedule", "store-2", "--offline", "6pm-6am", "--tz", "UTC"],
+            "e.g. 22:00-06:00",
+        ),
+        (
+            vec![
+                "schedule",
+                "store-2",
+                "--offline",
+                "00:00-12:00",
+                "--offline",
+                "12:00-00:00",
+                "--tz",
+                "UTC",
+            ],
+            "no time online",
+        ),
+    ] {
+        let run = hub.fleet(&args);
+        let line = run.one_line_error();
+        assert!(line.contains(says), "{args:?}: {line}");
+    }
+    assert_eq!(admin.get("store-2").await.unwrap().spec.connectivity, None);
+    // An inventory with a misspelled field, or an overlap, is refused.
+    std::fs::write(
+        hub.dir.path().join("inv.yaml"),
+        "apiVersion: federation.kubectl-fleet.dev/v1alpha1\nkind: FederatedCluster\nmetadata: {name: store-4}\nspec:\n  connectivity: {timeZone: UTC, ofline: ['22:00-06:00']}\n---\napiVersion: federation.kubectl-fleet.dev/v1alpha1\nkind: FederatedCluster\nmetadata: {name: store-5}\nspec:\n  connectivity: {timeZone: UTC, offline: ['22:00-02:00', '01:00-06:00']}\n---\napiVersion: federation.kubectl-fleet.dev/v1alpha1\nkind: FederatedCluster\nmetadata: {name: store-6}\nspec:\n  connectivity: {timeZone: Europe/Berlin, offline: ['22:00-06:00']}\n",
+    )
+    .unwrap();
+    let run = shell(&hub, "kubectl fleet register -f inv.yaml --output-dir out");
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        said.contains("unknown field \"spec.connectivity.ofline\" (did you mean \"spec.connectivity.offline\"?)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("merged into 22:00-06:00: write that window instead"),
+        "{said}"
+    );
+    assert!(admin.get_opt("store-4").await.unwrap().is_none());
+    assert_eq!(
+        admin
+            .get("store-6")
+            .await
+            .unwrap()
+            .spec
+            .connectivity
+            .unwrap()
+            .time_zone
+            .as_deref(),
+        Some("Europe/Berlin")
+    );
+
+    // stdout closed at once: every site is still scheduled, and the lost
+    // report is said (as for every mutating command).
+    let run = shell(
+        &hub,
+        // The reader closes its end before the command starts (`go`).
+        "mkfifo go; { read _ < go; kubectl fleet schedule store-1 store-2 store-3 --absent-up-to 36h; echo \"exit $?\" >&2; } | { exec 0<&-; echo > go; }",
+    );
+    assert!(
+        run.stderr
+            .contains("the command ran to its end (its changes are made)")
+            && run.stderr.ends_with("exit 1\n"),
+        "{}",
+        run.stderr
+    );
+    for site in ["store-1", "store-2", "store-3"] {
+        let c = admin.get(site).await.unwrap().spec.connectivity.unwrap();
+        assert_eq!(c.absent_up_to_seconds, Some(36 * 3600), "{site}");
+    }
+    // A site that is not registered: the others are done, exit non-zero.
+    let run = hub.fleet(&["schedule", "store-3", "nope", "--clear"]);
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr.contains("site nope not registered"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(admin.get("store-3").await.unwrap().spec.connectivity, None);
+}
+}
