@@ -422,11 +422,14 @@ multi_thread async fn metrics_and_rest_api_on_a_live_fleet(lane) {
     }
     // Only once a hub restored a site's conditions, a site is in a
     // maintenance window, or there is a grouped outage (tests/hub_ops.rs
-    // scrapes those).
+    // scrapes those), or a site is late to wake or due back after its
+    // credential expires (per-site series; the metrics unit tests set them).
     let after_restoration = [
         "fleet_hub_status_restored_total",
         "federation_cluster_maintenance",
         "federation_grouped_outage_clusters",
+        "federation_cluster_late_to_wake",
+        "federation_cluster_credential_expires_before_return",
     ];
     for name in HUB_METRIC_NAMES
         .iter()
