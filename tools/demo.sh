@@ -18,6 +18,16 @@
 #     (`kubectl fleet cordon`), then all four lose their uplink: one grouped
 #     outage of store-1..3 in `kubectl fleet incidents`, store-4 shown in
 #     maintenance and left out of it;
+#   - night-1 and night-2 (us-east-2) declare an offline window around now
+#     (`kubectl fleet schedule`): silent inside it night-1 is Sleeping, not
+#     Stale, and pages nobody; night-2's window ends a minute or two later
+#     and it stays silent: LateToWake;
+#   - factory-7's edge loses the hub (its uplink is down) but keeps running
+#     and journals what it sees on its member: a node goes NotReady, the
+#     edge restarts; back online it explains the dark period, shown by
+#     `kubectl fleet describe factory-7`;
+#   - staging-eu, prod-us and prod-eu share a label (node-image) no other
+#     site has: the correlation names it (`kubectl fleet incidents ID`);
 #   - dr-west is registered but its edge never starts: Pending;
 #   - lab-pull and factory-pull are Pull sites: nothing runs on them, the hub
 #     probes them through the kubeconfig Secret `register --pull` stored;
@@ -25,8 +35,9 @@
 #     (Stale, reason Unauthorized, in `status -o wide` and `describe`)
 #     until `kubectl fleet register factory-pull --pull` runs
 #     again and the running hub picks up the new Secret.
-# The heartbeat interval is 10 s (the minimum), so it takes about 2.5 minutes.
-# DEMO_FAST=1 scales every interval by 0.3 (about 1 minute).
+# The heartbeat interval is 10 s (the minimum), so it takes about 3 minutes.
+# DEMO_FAST=1 scales every interval by 0.3 (about 2 minutes: the schedule
+# scene waits for a window that ends on a whole minute).
 # DEMO_REALAPI=1 runs the hub on the real-API lane: kube-sandbox in front of
 # the real Kubernetes API server of tools/realapi, which stores the fleet
 # and admits every write with the shipped policy (docs/realapi.md).
@@ -151,7 +162,7 @@ show() { # TITLE
   hubctl fleet status || true
 }
 
-echo "==> starting the hub and 11 member clusters (kube-sandbox) in $WORK"
+echo "==> starting the hub and 14 member clusters (kube-sandbox) in $WORK"
 if [[ "${DEMO_REALAPI:-}" == 1 ]]; then
   echo "    the hub: kube-sandbox in front of the real Kubernetes API server (tools/realapi)"
   bash tools/realapi/build.sh 2>"$WORK/logs/realapi-build.log"
@@ -162,20 +173,23 @@ else
   start_sandbox hub
 fi
 STORES=(store-1 store-2 store-3 store-4)
-SITES=(staging-eu prod-us prod-eu prod-ap dr-west lab-pull factory-pull "${STORES[@]}")
+NIGHT=(night-1 night-2)
+SITES=(staging-eu prod-us prod-eu prod-ap dr-west lab-pull factory-pull factory-7 "${STORES[@]}" "${NIGHT[@]}")
 for s in "${SITES[@]}"; do start_sandbox "member-$s"; done
 
 echo "==> kubectl fleet install --apply"
 hubctl fleet install --apply >/dev/null 2>"$WORK/logs/install.log"
 
 echo "==> registering the Push sites from one inventory file: kubectl fleet register -f"
-inventory_site() { # SITE ENV TIER REGION
+inventory_site() { # SITE ENV TIER REGION [NODE-IMAGE]
+  local labels=""
+  if [[ -n "${5:-}" ]]; then labels=$'\n  labels:\n    node-image: '"$5"; fi
   cat <<EOF
 ---
 apiVersion: federation.kubectl-fleet.dev/v1alpha1
 kind: FederatedCluster
 metadata:
-  name: $1
+  name: $1$labels
 spec:
   environment: $2
   tier: $3
@@ -184,12 +198,14 @@ spec:
 EOF
 }
 {
-  inventory_site staging-eu staging standard eu-west-1
-  inventory_site prod-us production critical us-east-1
-  inventory_site prod-eu production standard eu-central-1
+  inventory_site staging-eu staging standard eu-west-1 ubuntu-2404-k7
+  inventory_site prod-us production critical us-east-1 ubuntu-2404-k7
+  inventory_site prod-eu production standard eu-central-1 ubuntu-2404-k7
   inventory_site prod-ap production standard ap-south-1
   inventory_site dr-west dr non-critical us-west-2
+  inventory_site factory-7 production standard eu-central-1
   for s in "${STORES[@]}"; do inventory_site "$s" production standard eu-north-1; done
+  for s in "${NIGHT[@]}"; do inventory_site "$s" production standard us-east-2; done
 } >"$WORK/inventory.yaml"
 echo "\$ kubectl fleet register -f inventory.yaml --output-dir creds/"
 hubctl fleet register -f "$WORK/inventory.yaml" --output-dir "$WORK/creds" 2>"$WORK/logs/register-f.log" | sed 's/^/    /'
@@ -215,6 +231,7 @@ seed_node prod-ap ap-node-1 habana.ai/gaudi 8
 seed_node dr-west dr-node-1 "" 0
 seed_node lab-pull lab-node-1 nvidia.com/gpu 4
 seed_node factory-pull plc-node-1 "" 0
+seed_node factory-7 factory-7-n1 "" 0
 seed_failing_pod staging-eu shop checkout CrashLoopBackOff
 seed_failing_pod prod-eu payments ledger CrashLoopBackOff
 seed_failing_pod prod-ap search indexer ImagePullBackOff
@@ -241,6 +258,15 @@ PROD_EU=$EDGE_PID
 start_edge prod-ap --clock-offset=-10m
 STORE_PIDS=()
 for s in "${STORES[@]}"; do start_edge "$s"; STORE_PIDS+=("$EDGE_PID"); done
+NIGHT_PIDS=()
+for s in "${NIGHT[@]}"; do start_edge "$s"; NIGHT_PIDS+=("$EDGE_PID"); done
+# factory-7's edge keeps its dark-period journal in a ConfigMap on its member
+# (`kubectl fleet install --role edge` creates it; made by hand here).
+memberctl factory-7 create namespace fleet-system >/dev/null 2>&1 || true
+memberctl factory-7 -n fleet-system create configmap fleet-edge-journal >/dev/null
+JOURNAL=(--journal-configmap fleet-system/fleet-edge-journal)
+start_edge factory-7 "${JOURNAL[@]}"
+FACTORY=$EDGE_PID
 step=$(awk "BEGIN {print $INTERVAL * $SCALE}")
 sleep "$(awk "BEGIN {print $step + 3}")"
 show "four edges Connected (prod-ap despite its clock); dr-west never started: Pending"
@@ -253,6 +279,12 @@ hubctl fleet describe factory-pull || true
 echo
 echo "\$ kubectl fleet incidents"
 hubctl fleet incidents || true
+XC=$(hubctl get federationstatus fleet -o jsonpath='{.status.correlations[0].id}' 2>/dev/null || true)
+if [[ -n "$XC" ]]; then
+  echo
+  echo "\$ kubectl fleet incidents $XC   # In common: what its sites share that the others do not"
+  hubctl fleet incidents "$XC" || true
+fi
 echo
 echo "\$ kubectl get fc   # the CRD's printer columns"
 hubctl get fc
@@ -262,6 +294,15 @@ hubctl get fc prod-ap -o jsonpath='{.status.conditions[?(@.type=="ClockSkew")].m
 echo
 
 echo
+# Windows are set to the minute, in the site's time zone: night-1's covers
+# the next half hour, night-2's ends one to two minutes from now.
+in_minutes() { date -u -d "$1 min" +%H:%M; }
+echo "\$ kubectl fleet schedule night-1 --offline $(in_minutes -1)-$(in_minutes 30) --tz UTC"
+hubctl fleet schedule night-1 --offline "$(in_minutes -1)-$(in_minutes 30)" --tz UTC 2>&1 | sed 's/^/    /' || true
+NIGHT2_END=$(in_minutes 2)
+echo "\$ kubectl fleet schedule night-2 --offline $(in_minutes -1)-$NIGHT2_END --tz UTC"
+hubctl fleet schedule night-2 --offline "$(in_minutes -1)-$NIGHT2_END" --tz UTC 2>&1 | sed 's/^/    /' || true
+echo
 echo "\$ kubectl fleet cordon store-4 --for 2h --reason 'planned POS upgrade'"
 hubctl fleet cordon store-4 --for 2h --reason 'planned POS upgrade' || true
 echo
@@ -269,6 +310,21 @@ echo "==> killing prod-eu's edge (pid $PROD_EU) and the edges of store-1..4 (the
 kill -KILL "$PROD_EU" "${STORE_PIDS[@]}"
 for pid in "$PROD_EU" "${STORE_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
 killed=$(date +%s)
+echo "==> night-1 and night-2 go quiet for the night; factory-7 loses its uplink (its edge keeps running)"
+kill -KILL "${NIGHT_PIDS[@]}" "$FACTORY"
+for pid in "${NIGHT_PIDS[@]}" "$FACTORY"; do wait "$pid" 2>/dev/null || true; done
+# The same site token, but the hub's address is unreachable from the site.
+DARK_KC=$WORK/creds/factory-7.dark.kubeconfig
+sed -E 's#server: .*#server: https://127.0.0.1:9#' "$WORK/creds/factory-7.kubeconfig" >"$DARK_KC"
+chmod 600 "$DARK_KC"
+start_dark_factory() {
+  "$BIN/fleet-operator" --federation-role edge --site factory-7 \
+    --kubeconfig "$WORK/member-factory-7.kubeconfig" --hub-kubeconfig "$DARK_KC" "${JOURNAL[@]}" \
+    --health-addr 127.0.0.1:0 --secure-addr 127.0.0.1:0 --interval-scale "$SCALE" 2>>"$WORK/logs/edge-factory-7.log" &
+  FACTORY=$!
+  PIDS+=($FACTORY)
+}
+start_dark_factory
 
 wait_phase() { # SITE PHASE TIMEOUT-SECONDS
   local deadline=$(( $(date +%s) + $3 ))
@@ -293,6 +349,27 @@ wait_outage() { # TIMEOUT-SECONDS
   echo "    no grouped outage in $1 s" >&2
   return 1
 }
+echo "\$ kubectl get fc night-1 night-2 -o custom-columns=NAME:.metadata.name,PHASE:.status.phase"
+hubctl get fc night-1 night-2 -o custom-columns=NAME:.metadata.name,PHASE:.status.phase || true
+echo "==> on factory-7's member, while it is dark: node factory-7-n1 loses power, the edge restarts"
+memberctl factory-7 patch node factory-7-n1 --subresource=status --type=merge -p '{"status": {"conditions": [
+  {"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown",
+   "message": "Kubelet stopped posting node status (power)",
+   "lastTransitionTime": "'"$(date -u +%Y-%m-%dT%H:%M:%SZ)"'"}]}}' >/dev/null
+wait_journal() { # KIND TIMEOUT-SECONDS: until factory-7's journal on its member holds an entry of KIND
+  local deadline=$(( $(date +%s) + $2 ))
+  while (( $(date +%s) < deadline )); do
+    memberctl factory-7 -n fleet-system get configmap fleet-edge-journal -o jsonpath='{.data.journal}' 2>/dev/null \
+      | grep -q "\"$1\"" && return 0
+    sleep 1
+  done
+  echo "    factory-7's journal has no $1 entry after $2 s" >&2
+  return 1
+}
+wait_journal NodeNotReady 40 || true
+kill -TERM "$FACTORY"; wait "$FACTORY" 2>/dev/null || true
+start_dark_factory
+wait_journal EdgeRestarted 40 || true
 wait_outage "$(awk "BEGIN {printf \"%d\", $step + 15}")" || true
 echo
 echo "\$ kubectl fleet incidents   # one grouped outage for the three stores, not three pages"
@@ -315,12 +392,48 @@ echo "\$ kubectl get fc factory-pull -o jsonpath='{.status.conditions[?(@.type==
 hubctl get fc factory-pull -o jsonpath='{.status.conditions[?(@.type=="Connected")].reason}'
 echo
 
+echo
+echo "==> factory-7's uplink is back: its edge reports what it saw while dark"
+kill -TERM "$FACTORY"; wait "$FACTORY" 2>/dev/null || true
+start_edge factory-7 "${JOURNAL[@]}"
+wait_dark_period() { # SITE TIMEOUT-SECONDS
+  local deadline=$(( $(date +%s) + $2 ))
+  while (( $(date +%s) < deadline )); do
+    [[ -n "$(hubctl get fc "$1" -o jsonpath='{.status.lastDarkPeriod.to}' 2>/dev/null)" ]] && return 0
+    sleep 1
+  done
+  echo "    $1 reported no dark period in $2 s" >&2
+  return 1
+}
+wait_dark_period factory-7 "$(awk "BEGIN {printf \"%d\", 2 * $step + 15}")" || true
+echo "\$ kubectl fleet describe factory-7"
+hubctl fleet describe factory-7 || true
+
 unreachable_after=$(awk "BEGIN {printf \"%d\", 10 * $step + 15}")
 wait_phase prod-eu Unreachable "$unreachable_after"
 show "prod-eu Unreachable $(( $(date +%s) - killed )) s after its edge died (10 intervals)"
 echo
 echo "\$ kubectl fleet incidents"
 hubctl fleet incidents || true
+echo
+# night-2's window ends on a whole minute; LateToWake 3 intervals after.
+late_by=$(( $(date -u -d "$NIGHT2_END" +%s) + 60 ))
+(( late_by < $(date +%s) )) && late_by=$(date +%s)
+wait_late() { # SITE TIMEOUT-SECONDS
+  local deadline=$(( $(date +%s) + $2 ))
+  while (( $(date +%s) < deadline )); do
+    [[ "$(hubctl get fc "$1" -o jsonpath='{.status.conditions[?(@.type=="Connected")].reason}')" == LateToWake ]] && return 0
+    sleep 1
+  done
+  echo "    $1 was not LateToWake in $2 s" >&2
+  return 1
+}
+echo "==> waiting for night-2's window to end (until $NIGHT2_END UTC and 3 intervals)"
+wait_late night-2 $(( late_by - $(date +%s) + 3 * ${step%.*} + 30 )) || true
+show "night-1 Sleeping (pages nobody); night-2 silent past its window: LateToWake"
+echo
+echo "\$ kubectl fleet status night-2 -o wide"
+hubctl fleet status night-2 -o wide || true
 echo
 echo "==> hub operator log (transitions only):"
 grep -E "phase transition" "$WORK/logs/hub.log" | sed -E 's/^.*hub: //' | head -40
