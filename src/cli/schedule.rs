@@ -196,19 +196,7 @@ fn say(io: &mut Io<'_>, line: &str) {
 
 #[cfg(test)]
 mod tests {
-    use crate::cli::{Cli, usage_error_line};
-
-    fn line(args: &[&str]) -> String {
-        let mut argv = vec!["kubectl-fleet"];
-        argv.extend_from_slice(args);
-        usage_error_line(&crate::cli::usage::try_parse_from::<Cli, _, _>(argv).unwrap_err())
-    }
-
-    fn parses(args: &[&str]) -> bool {
-        let mut argv = vec!["kubectl-fleet"];
-        argv.extend_from_slice(args);
-        crate::cli::usage::try_parse_from::<Cli, _, _>(argv).is_ok()
-    }
+    use crate::cli::usage::{line, parses};
 
     #[test]
     fn a_schedule_or_clear_for_sites_or_a_selector() {

@@ -205,21 +205,31 @@ pub fn usage_error_line(err: &clap::Error) -> String {
 /// Characters of a rejected value echoed in a usage error.
 const MAX_ECHOED_VALUE_CHARS: usize = 80;
 
+/// The command line `kubectl fleet ARGS...` parsed, for the commands'
+/// unit tests.
+#[cfg(test)]
+pub(crate) fn parse_args(args: &[&str]) -> Result<crate::cli::Cli, clap::Error> {
+    let mut argv = vec!["kubectl-fleet"];
+    argv.extend_from_slice(args);
+    try_parse_from::<crate::cli::Cli, _, _>(argv)
+}
+
+/// The one-line usage error `kubectl fleet ARGS...` prints (panics when
+/// it parses).
+#[cfg(test)]
+pub(crate) fn line(args: &[&str]) -> String {
+    usage_error_line(&parse_args(args).unwrap_err())
+}
+
+/// Whether `kubectl fleet ARGS...` parses.
+#[cfg(test)]
+pub(crate) fn parses(args: &[&str]) -> bool {
+    parse_args(args).is_ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn line(args: &[&str]) -> String {
-        let mut argv = vec!["kubectl-fleet"];
-        argv.extend_from_slice(args);
-        usage_error_line(&try_parse_from::<crate::cli::Cli, _, _>(argv).unwrap_err())
-    }
-
-    fn parses(args: &[&str]) -> bool {
-        let mut argv = vec!["kubectl-fleet"];
-        argv.extend_from_slice(args);
-        try_parse_from::<crate::cli::Cli, _, _>(argv).is_ok()
-    }
 
     #[test]
     fn missing_arguments_are_named_on_the_one_line() {
