@@ -618,23 +618,7 @@ mod tests {
 
     #[test]
     fn reasons_are_the_documented_names() {
-        let all = [
-            ProbeFailure::Unauthorized,
-            ProbeFailure::Forbidden,
-            ProbeFailure::Timeout,
-            ProbeFailure::ConnectionRefused,
-            ProbeFailure::Dns,
-            ProbeFailure::Tls,
-            ProbeFailure::SecretNotFound,
-            ProbeFailure::InvalidKubeconfig,
-            ProbeFailure::SecretLabelMismatch,
-            ProbeFailure::SecretNotLabelled,
-            ProbeFailure::SecretNotGranted,
-            ProbeFailure::AddressRefused,
-            ProbeFailure::TooLarge,
-            ProbeFailure::NotKubernetes,
-        ];
-        let reasons: Vec<_> = all.iter().map(|f| f.as_str()).collect();
+        let reasons: Vec<_> = ProbeFailure::ALL.iter().map(|f| f.as_str()).collect();
         assert_eq!(
             reasons,
             [
@@ -652,6 +636,7 @@ mod tests {
                 "AddressRefused",
                 "TooLarge",
                 "NotKubernetes",
+                "ProbeFailed",
             ]
         );
     }
