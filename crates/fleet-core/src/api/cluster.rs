@@ -933,6 +933,10 @@ status_types! {
         /// saw meanwhile, from its journal on the member cluster). The
         /// hub's judgement never reads it.
         "lastDarkPeriod" => last_dark_period: Option<super::DarkPeriod>,
+        /// Edge-owned: what the member's nodes run — the distinct OS
+        /// images, kernels, container runtimes and GPU models with how many
+        /// nodes have each (at most 8 per attribute, the rest counted).
+        "nodeInfo" => node_info: Option<super::NodeInfo>,
     }
 }
 

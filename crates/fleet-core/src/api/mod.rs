@@ -14,6 +14,7 @@ mod cluster;
 mod dark_period;
 mod federation;
 mod lenient;
+mod node_info;
 mod unreadable;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
@@ -25,6 +26,7 @@ pub use cluster::*;
 pub use dark_period::*;
 pub use federation::*;
 pub use lenient::{Strict, decode_leniently};
+pub use node_info::*;
 pub use unreadable::{
     MAX_UNREADABLE_FIELDS, MAX_UNREADABLE_PATH_CHARS, MAX_UNREADABLE_REASON_CHARS, Unreadable,
     UnreadableField,
@@ -160,6 +162,7 @@ mod tests {
             .with_clock_offset(-600)
             .with_member("6f1c2a8e-0b7d-4f3e-9a51-2c8d7e6f1b20")
             .with_dark_period(600, 60, vec![])
+            .with_node_info(|n| n.kernel_version = NodeValues::of(&[("6.8.0", 2)]))
             .with_signal(Signal::test(SignalType::Evicted, "ns", "Pod", "p"));
         let status = serde_json::to_value(fc.status.unwrap()).unwrap();
         let mut keys: Vec<&str> = status

@@ -8,6 +8,7 @@
 //! one oversized pod message must not stop a site from reporting.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -15,7 +16,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use crate::api::{
     DarkEntry, DarkPeriod, EdgeStatus, MAX_COUNT, MAX_DARK_DETAIL_CHARS, MAX_DARK_ENTRIES,
     MAX_DARK_SUBJECT_CHARS, MAX_DATE_TIME, MAX_DURATION_MILLISECONDS, MAX_LABEL_CHARS,
-    MAX_MESSAGE_CHARS, MAX_OBJECT_NAME_CHARS, MAX_VERSION_CHARS, Signal, is_control_or_format,
+    MAX_MESSAGE_CHARS, MAX_NODE_VALUE_CHARS, MAX_NODE_VALUES, MAX_OBJECT_NAME_CHARS,
+    MAX_VERSION_CHARS, NodeValue, NodeValues, Signal, is_control_or_format,
 };
 
 /// Appended to text that was cut (one column wide).
@@ -160,6 +162,59 @@ pub fn clip_edge_status(status: &mut EdgeStatus) {
     if let Some(dark) = status.last_dark_period.as_mut() {
         clip_dark_period(dark);
     }
+    if let Some(info) = status.node_info.as_mut() {
+        for values in info.attributes_mut() {
+            let listed = std::mem::take(&mut values.values)
+                .into_iter()
+                .map(|v| (v.value, v.nodes));
+            *values = node_values(listed, values.other_values, values.other_nodes);
+        }
+    }
+}
+
+/// One attribute of `status.nodeInfo` within the CRD's caps, from
+/// `counts` (a value and how many nodes have it; a value may come more
+/// than once) and what is already counted beyond a list (`other_values`,
+/// `other_nodes`): each value printable and cut to
+/// `MAX_NODE_VALUE_CHARS` before values are told apart (two that differ
+/// only past the cut are one), empty values and counts below one left
+/// out, the most nodes first (then by value), at most `MAX_NODE_VALUES`
+/// listed and the rest counted, every count within `MAX_COUNT`.
+pub(crate) fn node_values(
+    counts: impl IntoIterator<Item = (String, i64)>,
+    other_values: i64,
+    other_nodes: i64,
+) -> NodeValues {
+    let mut merged: HashMap<String, i64> = HashMap::new();
+    for (mut value, nodes) in counts {
+        clip(&mut value, MAX_NODE_VALUE_CHARS);
+        if !value.is_empty() && nodes > 0 {
+            let n = merged.entry(value).or_default();
+            *n = n.saturating_add(nodes);
+        }
+    }
+    let mut all: Vec<(String, i64)> = merged.into_iter().collect();
+    all.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let rest = all.split_off(all.len().min(MAX_NODE_VALUES));
+    let mut other_values = other_values
+        .max(0)
+        .saturating_add(i64::try_from(rest.len()).unwrap_or(i64::MAX));
+    let mut other_nodes = rest
+        .iter()
+        .fold(other_nodes.max(0), |n, r| n.saturating_add(r.1));
+    count(&mut other_values);
+    count(&mut other_nodes);
+    NodeValues {
+        values: all
+            .into_iter()
+            .map(|(value, nodes)| NodeValue {
+                value,
+                nodes: nodes.min(MAX_COUNT),
+            })
+            .collect(),
+        other_values,
+        other_nodes,
+    }
 }
 
 /// Clip one journal entry to the CRD's caps: its text printable and
@@ -278,6 +333,66 @@ mod tests {
         assert_eq!(s.count, MAX_COUNT);
         let re = regex_lite(crate::api::PRINTABLE_TEXT_PATTERN);
         assert!(re(s.message.as_deref().unwrap()));
+    }
+
+    #[test]
+    fn node_info_is_clipped_to_its_caps_and_stays_one_entry_per_value() {
+        let long = "k".repeat(MAX_NODE_VALUE_CHARS + 50);
+        let mut cut_twin = long.clone();
+        cut_twin.push('x');
+        let mut status = EdgeStatus {
+            node_info: Some(crate::api::NodeInfo {
+                kernel_version: NodeValues {
+                    values: (0..12)
+                        .map(|i| NodeValue {
+                            value: format!("5.15.{i}"),
+                            nodes: i + 1,
+                        })
+                        .chain([
+                            NodeValue {
+                                value: long.clone(),
+                                nodes: 20,
+                            },
+                            NodeValue {
+                                value: cut_twin,
+                                nodes: 30,
+                            },
+                            NodeValue {
+                                value: "6.8\u{1b}]0;owned\u{7}".into(),
+                                nodes: i64::MAX,
+                            },
+                            NodeValue {
+                                value: String::new(),
+                                nodes: 4,
+                            },
+                        ])
+                        .collect(),
+                    other_values: 3,
+                    other_nodes: -7,
+                },
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        clip_edge_status(&mut status);
+        let k = &status.node_info.as_ref().unwrap().kernel_version;
+        let listed: Vec<(&str, i64)> = k
+            .values
+            .iter()
+            .map(|v| (v.value.as_str(), v.nodes))
+            .collect();
+        let cut = format!("{}…", &long[..MAX_NODE_VALUE_CHARS - 1]);
+        assert_eq!(listed.len(), MAX_NODE_VALUES);
+        assert_eq!(listed[0], ("6.8\u{fffd}]0;owned\u{fffd}", MAX_COUNT));
+        // The two that differ only past the cut are one value.
+        assert_eq!(listed[1], (cut.as_str(), 50));
+        assert_eq!(listed[2], ("5.15.11", 12));
+        assert_eq!(listed[7], ("5.15.6", 7));
+        // 6 of the twelve are left out (1 + … + 6 nodes), beside the 3 already counted.
+        assert_eq!((k.other_values, k.other_nodes), (3 + 6, 21));
+        let mut again = status.clone();
+        clip_edge_status(&mut again);
+        assert_eq!(again, status);
     }
 
     /// Whether `s` has no control or format character, as the CRD's

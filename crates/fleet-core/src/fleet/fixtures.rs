@@ -210,6 +210,15 @@ impl FederatedCluster {
         self
     }
 
+    /// Its nodes' summary (`status.nodeInfo`) as `f` sets it.
+    pub fn with_node_info(mut self, f: impl FnOnce(&mut crate::api::NodeInfo)) -> Self {
+        f(self
+            .status_mut()
+            .node_info
+            .get_or_insert_with(Default::default));
+        self
+    }
+
     /// Its reports name member cluster `uid` (`status.member`).
     pub fn with_member(mut self, uid: &str) -> Self {
         self.status_mut().member = Some(uid.to_owned());
@@ -313,8 +322,9 @@ impl FederatedCluster {
     /// correlation and cascade detection over such sites do the most work.
     pub fn at_caps(mut self) -> Self {
         use crate::api::{
-            MAX_GPU_VENDORS, MAX_LABEL_CHARS, MAX_MESSAGE_CHARS, MAX_OBJECT_NAME_CHARS,
-            MAX_SIGNALS, MAX_VERSION_CHARS,
+            MAX_GPU_VENDORS, MAX_LABEL_CHARS, MAX_MESSAGE_CHARS, MAX_NODE_VALUE_CHARS,
+            MAX_NODE_VALUES, MAX_OBJECT_NAME_CHARS, MAX_SIGNALS, MAX_VERSION_CHARS, NodeInfo,
+            NodeValue, NodeValues,
         };
         let fill = |prefix: String, n: usize| {
             let mut s = prefix;
@@ -363,6 +373,24 @@ impl FederatedCluster {
                 services_total: i64::MAX,
             }),
             signals: Some((0..MAX_SIGNALS).map(signal).collect()),
+            node_info: Some({
+                let values = NodeValues {
+                    values: (0..MAX_NODE_VALUES)
+                        .map(|i| NodeValue {
+                            value: fill(format!("{i}"), MAX_NODE_VALUE_CHARS),
+                            nodes: i64::MAX,
+                        })
+                        .collect(),
+                    other_values: i64::MAX,
+                    other_nodes: i64::MAX,
+                };
+                NodeInfo {
+                    os_image: values.clone(),
+                    kernel_version: values.clone(),
+                    container_runtime_version: values.clone(),
+                    gpu_model: values,
+                }
+            }),
             credential_expiration_time: Some(at),
             ..self.status.unwrap_or_default()
         });
@@ -456,6 +484,22 @@ impl crate::api::GroupedOutage {
             since,
             started_by: None,
             common_factors: Vec::new(),
+        }
+    }
+}
+
+impl crate::api::NodeValues {
+    /// These values with their node counts, as listed (nothing else).
+    pub fn of(values: &[(&str, i64)]) -> Self {
+        crate::api::NodeValues {
+            values: values
+                .iter()
+                .map(|(value, nodes)| crate::api::NodeValue {
+                    value: (*value).to_owned(),
+                    nodes: *nodes,
+                })
+                .collect(),
+            ..Default::default()
         }
     }
 }

@@ -1,9 +1,10 @@
-//! What a site has: node and GPU capacity from Nodes, and inference
+//! What a site has: node and GPU capacity from Nodes, what its nodes run
+//! (OS image, kernel, container runtime, GPU model), and inference
 //! workloads (LLMKube `Model`/`InferenceService`, KServe `InferenceService`)
 //! classified from their status. Pure functions over listed objects; the
 //! edge (Push) and the hub prober (Pull) both use them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Node;
@@ -11,7 +12,8 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube_core::DynamicObject;
 use serde_json::Value;
 
-use crate::api::{Capacity, GpuCount, Inference};
+use crate::api::{Capacity, GPU_MODEL_LABELS, GpuCount, Inference, NodeInfo};
+use crate::fleet::bounds::node_values;
 
 /// Extended resource names counted as GPUs (vendor device plugins).
 pub(crate) const GPU_RESOURCES: &[&str] = &[
@@ -59,6 +61,41 @@ pub fn capacity_from_nodes(nodes: &[Node]) -> Capacity {
             .values()
             .fold(0, |n, g| n.saturating_add(g.allocatable)),
         gpus_by_vendor: by_vendor,
+    }
+}
+
+/// What the `nodes` run (`status.nodeInfo`): the distinct values of their
+/// `status.nodeInfo.osImage`, `kernelVersion` and
+/// `containerRuntimeVersion`, and of their GPU model (the first of
+/// [`GPU_MODEL_LABELS`] a node carries), each with how many nodes have it —
+/// within the CRD's caps (`fleet::bounds::node_values`: printable, cut,
+/// the most common listed and the rest counted). A node without a value
+/// is not counted for that attribute. Linear in the nodes.
+pub fn node_info_from_nodes<'a>(nodes: &'a [Node]) -> NodeInfo {
+    let mut counts: [HashMap<&str, i64>; 4] = Default::default();
+    let mut one = |i: usize, value: &'a str| {
+        if !value.is_empty() {
+            *counts[i].entry(value).or_default() += 1;
+        }
+    };
+    for node in nodes {
+        if let Some(info) = node.status.as_ref().and_then(|s| s.node_info.as_ref()) {
+            one(0, &info.os_image);
+            one(1, &info.kernel_version);
+            one(2, &info.container_runtime_version);
+        }
+        let labels = node.metadata.labels.as_ref();
+        if let Some(model) = labels.and_then(|l| GPU_MODEL_LABELS.iter().find_map(|k| l.get(*k))) {
+            one(3, model);
+        }
+    }
+    let [os, kernel, runtime, gpu] =
+        counts.map(|c| node_values(c.into_iter().map(|(v, n)| (v.to_owned(), n)), 0, 0));
+    NodeInfo {
+        os_image: os,
+        kernel_version: kernel,
+        container_runtime_version: runtime,
+        gpu_model: gpu,
     }
 }
 
@@ -267,6 +304,144 @@ mod tests {
     #[test]
     fn no_nodes_no_gpus() {
         assert_eq!(capacity_from_nodes(&[]), Capacity::default());
+    }
+
+    /// A node running `os`, `kernel` and `runtime` (empty: not reported),
+    /// with `labels`.
+    fn running(os: &str, kernel: &str, runtime: &str, labels: Value) -> Node {
+        serde_json::from_value(json!({
+            "metadata": {"name": "n", "labels": labels},
+            "status": {"nodeInfo": {
+                "architecture": "amd64", "bootID": "", "containerRuntimeVersion": runtime,
+                "kernelVersion": kernel, "kubeProxyVersion": "", "kubeletVersion": "v1.33.1",
+                "machineID": "", "operatingSystem": "linux", "osImage": os, "systemUUID": ""
+            }}
+        }))
+        .unwrap()
+    }
+
+    fn listed(v: &crate::api::NodeValues) -> Vec<(&str, i64)> {
+        v.values
+            .iter()
+            .map(|v| (v.value.as_str(), v.nodes))
+            .collect()
+    }
+
+    #[test]
+    fn what_the_nodes_run_with_how_many_nodes_each() {
+        let nvidia = |m: &str| json!({"nvidia.com/gpu.product": m, "rack": "r1"});
+        let nodes = [
+            running(
+                "Ubuntu 24.04.1 LTS",
+                "6.8.0-45-generic",
+                "containerd://1.7.22",
+                nvidia("NVIDIA-A100-SXM4-80GB"),
+            ),
+            running(
+                "Ubuntu 24.04.1 LTS",
+                "6.8.0-45-generic",
+                "containerd://1.7.22",
+                nvidia("NVIDIA-A100-SXM4-80GB"),
+            ),
+            running(
+                "Ubuntu 22.04.4 LTS",
+                "5.15.0-105-generic",
+                "containerd://1.7.22",
+                json!({"amd.com/gpu.product-name": "AMD_Instinct_MI300X_OAM"}),
+            ),
+            running("Ubuntu 24.04.1 LTS", "", "", json!({})),
+            // No nodeInfo at all, and a GPU label only a lookalike of the real ones.
+            node("bare", &[], &[]),
+            running(
+                "",
+                "6.8.0-45-generic",
+                "cri-o://1.31.0",
+                json!({"nvidia.com/gpu.product.x": "fake"}),
+            ),
+        ];
+        let info = node_info_from_nodes(&nodes);
+        assert_eq!(
+            listed(&info.os_image),
+            [("Ubuntu 24.04.1 LTS", 3), ("Ubuntu 22.04.4 LTS", 1)]
+        );
+        assert_eq!(
+            listed(&info.kernel_version),
+            [("6.8.0-45-generic", 3), ("5.15.0-105-generic", 1)]
+        );
+        assert_eq!(
+            listed(&info.container_runtime_version),
+            [("containerd://1.7.22", 3), ("cri-o://1.31.0", 1)]
+        );
+        assert_eq!(
+            listed(&info.gpu_model),
+            [("NVIDIA-A100-SXM4-80GB", 2), ("AMD_Instinct_MI300X_OAM", 1)]
+        );
+        assert_eq!(
+            (
+                info.kernel_version.other_values,
+                info.kernel_version.other_nodes
+            ),
+            (0, 0)
+        );
+        assert_eq!(node_info_from_nodes(&[]), NodeInfo::default());
+        // On the wire: camelCase, empty attributes left out.
+        let one = node_info_from_nodes(&nodes[3..4]);
+        assert_eq!(
+            serde_json::to_value(&one).unwrap(),
+            json!({"osImage": {"values": [{"value": "Ubuntu 24.04.1 LTS", "nodes": 1}]}})
+        );
+    }
+
+    #[test]
+    fn a_thousand_kernels_list_the_most_common_and_count_the_rest() {
+        let mut nodes: Vec<Node> = (0..1000)
+            .map(|i| running("os", &format!("6.{i}.0"), "", json!({})))
+            .collect();
+        nodes.extend((0..5).map(|_| running("os", "6.999.0", "", json!({}))));
+        nodes.extend((0..3).map(|_| running("os", "6.7.0", "", json!({}))));
+        let k = node_info_from_nodes(&nodes).kernel_version;
+        assert_eq!(k.values.len(), crate::api::MAX_NODE_VALUES);
+        assert_eq!(listed(&k)[..2], [("6.999.0", 6), ("6.7.0", 4)]);
+        // The rest: ties broken by value, so the report does not flap.
+        assert_eq!(listed(&k)[2], ("6.0.0", 1));
+        assert_eq!((k.other_values, k.other_nodes), (1000 - 8, 1000 - 8));
+        let listed_nodes: i64 = k.values.iter().map(|v| v.nodes).sum();
+        assert_eq!(listed_nodes + k.other_nodes, 1008);
+    }
+
+    #[test]
+    fn hostile_node_values_are_made_printable_and_cut() {
+        let huge = format!("evil\u{1b}[2J\u{202e}{}", "x".repeat(1_000_000));
+        let nodes = [
+            running(
+                &huge,
+                "6.8\r\n\u{9b}31m",
+                "",
+                json!({"nvidia.com/gpu.product": "\u{7}A100\u{200b}"}),
+            ),
+            running(&huge, "", "", json!({})),
+        ];
+        let info = node_info_from_nodes(&nodes);
+        let os = &info.os_image.values[0];
+        assert_eq!(os.nodes, 2);
+        assert_eq!(os.value.chars().count(), crate::api::MAX_NODE_VALUE_CHARS);
+        assert!(
+            os.value.starts_with("evil\u{fffd}[2J\u{fffd}xxx"),
+            "{:?}",
+            &os.value[..20]
+        );
+        assert!(os.value.ends_with('…'));
+        assert_eq!(listed(&info.kernel_version), [("6.8  \u{fffd}31m", 1)]);
+        assert_eq!(listed(&info.gpu_model), [("\u{fffd}A100\u{fffd}", 1)]);
+        for (_, values) in info.attributes() {
+            for v in &values.values {
+                assert!(
+                    !v.value.chars().any(crate::api::is_control_or_format),
+                    "{:?}",
+                    v.value
+                );
+            }
+        }
     }
 
     fn isvc(status: Value) -> DynamicObject {
