@@ -8,8 +8,9 @@
 //! - **Lean.** Only what the collector uses is decoded: a pod keeps its
 //!   metadata (name, namespace, owners, times) and its status; its spec —
 //!   containers, commands, environment — is never decoded, so it never
-//!   reaches the reader's memory. A node keeps capacity, allocatable and
-//!   conditions. ReplicaSets, namespaces and LLMKube models are listed as
+//!   reaches the reader's memory. A node keeps capacity, allocatable,
+//!   conditions, what it runs (`nodeInfo`'s OS image, kernel and container
+//!   runtime) and its GPU model labels (`api::GPU_MODEL_LABELS`). ReplicaSets, namespaces and LLMKube models are listed as
 //!   metadata only (`PartialObjectMetadataList`).
 //! - **Read here.** Answers are read by this module, not by kube's typed
 //!   calls: a body is never logged, and an answer that is not the
@@ -27,8 +28,8 @@ use http_body_util::BodyExt as _;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::{
-    ContainerState, ContainerStatus, Namespace, Node, NodeCondition, NodeStatus, Pod, PodCondition,
-    PodStatus,
+    ContainerState, ContainerStatus, Namespace, Node, NodeCondition, NodeStatus, NodeSystemInfo,
+    Pod, PodCondition, PodStatus,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
@@ -276,6 +277,54 @@ where
     d.deserialize_option(Bounded)
 }
 
+/// Heap per kept label beyond its strings: the entry and the tree's share
+/// of a node.
+const LABEL_ENTRY: usize = 2 * size_of::<String>() + 16;
+
+/// The labels of an object, keeping only the GPU model ones
+/// (`api::GPU_MODEL_LABELS`): None when it has none of them.
+fn gpu_model_labels<'de, D>(d: D) -> Result<Option<BTreeMap<String, String>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    struct Kept;
+    impl<'de> serde::de::Visitor<'de> for Kept {
+        type Value = Option<BTreeMap<String, String>>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a map of labels")
+        }
+
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_map(self)
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out = BTreeMap::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if crate::api::GPU_MODEL_LABELS.contains(&key.as_str()) {
+                    out.insert(key, map.next_value::<String>()?);
+                } else {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+            Ok(Some(out).filter(|m| !m.is_empty()))
+        }
+    }
+    d.deserialize_option(Kept)
+}
+
 /// A page of a list, decoded leanly, with at most as many items as were
 /// asked for (a real API server never sends more; more is not the
 /// Kubernetes API, and would let a page of `{}`s decode into far more
@@ -379,12 +428,14 @@ struct PageMeta {
     continue_: Option<String>,
 }
 
-/// The metadata the collector uses; labels, annotations and managed
-/// fields are skipped.
+/// The metadata the collector uses; annotations, managed fields and
+/// labels but a node's GPU model ones are skipped.
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 struct LeanMeta {
     name: Option<String>,
+    #[serde(deserialize_with = "gpu_model_labels")]
+    labels: Option<BTreeMap<String, String>>,
     namespace: Option<String>,
     uid: Option<String>,
     #[serde(deserialize_with = "at_most::<_, _, MAX_OWNERS>")]
@@ -398,6 +449,7 @@ impl LeanMeta {
     /// the answer already counted).
     fn nested(&self) -> usize {
         self.owner_references.as_ref().map_or(0, Vec::len) * size_of::<OwnerReference>()
+            + self.labels.as_ref().map_or(0, BTreeMap::len) * LABEL_ENTRY
     }
 }
 
@@ -405,6 +457,7 @@ impl From<LeanMeta> for ObjectMeta {
     fn from(m: LeanMeta) -> Self {
         ObjectMeta {
             name: m.name,
+            labels: m.labels,
             namespace: m.namespace,
             uid: m.uid,
             owner_references: m.owner_references,
@@ -519,6 +572,17 @@ struct LeanNodeStatus {
     allocatable: Option<BTreeMap<String, Quantity>>,
     #[serde(deserialize_with = "at_most::<_, _, MAX_CONDITIONS>")]
     conditions: Option<Vec<NodeCondition>>,
+    #[serde(rename = "nodeInfo")]
+    node_info: Option<LeanNodeInfo>,
+}
+
+/// What the collector reads of a node's `status.nodeInfo`: what it runs.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct LeanNodeInfo {
+    os_image: String,
+    kernel_version: String,
+    container_runtime_version: String,
 }
 
 #[derive(Deserialize)]
@@ -542,6 +606,12 @@ fn keep_node(n: LeanNode) -> (Node, usize) {
             capacity: s.capacity,
             allocatable: s.allocatable,
             conditions: s.conditions,
+            node_info: s.node_info.map(|i| NodeSystemInfo {
+                os_image: i.os_image,
+                kernel_version: i.kernel_version,
+                container_runtime_version: i.container_runtime_version,
+                ..NodeSystemInfo::default()
+            }),
             ..NodeStatus::default()
         }
     });
@@ -1093,6 +1163,49 @@ mod tests {
             size_of::<OwnerReference>() + size_of::<ContainerStatus>(),
             "what is kept beyond strings is counted"
         );
+    }
+
+    #[test]
+    fn a_node_keeps_what_it_runs_and_its_gpu_model_label_only() {
+        let node = serde_json::json!({
+            "metadata": {"name": "n1", "labels": {
+                "kubernetes.io/hostname": "n1", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB",
+                "nvidia.com/gpu.count": "8"}},
+            "status": {
+                "nodeInfo": {"osImage": "Ubuntu 24.04.1 LTS", "kernelVersion": "6.8.0-45-generic",
+                             "containerRuntimeVersion": "containerd://1.7.22", "machineID": "m",
+                             "bootID": "b", "kubeletVersion": "v1.33.1"},
+                "images": [{"names": ["big"], "sizeBytes": 1}]
+            }
+        });
+        let (node, nested) = keep_node(serde_json::from_value(node).unwrap());
+        let info = node.status.as_ref().unwrap().node_info.as_ref().unwrap();
+        assert_eq!(
+            (
+                info.os_image.as_str(),
+                info.kernel_version.as_str(),
+                info.container_runtime_version.as_str()
+            ),
+            (
+                "Ubuntu 24.04.1 LTS",
+                "6.8.0-45-generic",
+                "containerd://1.7.22"
+            )
+        );
+        assert_eq!((info.machine_id.as_str(), info.boot_id.as_str()), ("", ""));
+        assert_eq!(node.status.as_ref().unwrap().images, None);
+        let labels = node.metadata.labels.as_ref().unwrap();
+        assert_eq!(
+            labels.iter().collect::<Vec<_>>(),
+            [(
+                &"nvidia.com/gpu.product".to_owned(),
+                &"NVIDIA-A100-SXM4-80GB".to_owned()
+            )]
+        );
+        assert_eq!(nested, LABEL_ENTRY, "the kept label is counted");
+        let info = crate::fleet::inventory::node_info_from_nodes(std::slice::from_ref(&node));
+        assert_eq!(info.gpu_model.values[0].value, "NVIDIA-A100-SXM4-80GB");
+        assert_eq!(info.kernel_version.values[0].value, "6.8.0-45-generic");
     }
 
     #[test]

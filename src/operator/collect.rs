@@ -9,7 +9,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::api::{EdgeStatus, Signal, is_member_uid};
 use crate::fleet::bounds::clip_edge_status;
-use crate::fleet::inventory::{capacity_from_nodes, inference_counts, inference_service_state};
+use crate::fleet::inventory::{
+    capacity_from_nodes, inference_counts, inference_service_state, node_info_from_nodes,
+};
 use crate::fleet::signals::{SignalSources, collect_signals};
 use crate::k8s::member::{InferenceKind, MemberObjects};
 
@@ -49,6 +51,7 @@ pub fn edge_status(objs: &MemberObjects, history: &[Signal], now: Timestamp) -> 
         node_count: Some(count(objs.nodes.len())),
         namespace_count: Some(count(objs.namespace_count)),
         capacity: Some(capacity_from_nodes(&objs.nodes)),
+        node_info: Some(node_info_from_nodes(&objs.nodes)),
         inference: Some(inference_counts(models, &services)),
         signals: Some(signals),
         // Only a UID as the API server makes them: anything else would
@@ -91,8 +94,12 @@ mod tests {
 
     fn objects() -> MemberObjects {
         let node: Node = serde_json::from_value(json!({
-            "metadata": {"name": "gpu-1"},
+            "metadata": {"name": "gpu-1", "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}},
             "status": {
+                "nodeInfo": {"osImage": "Ubuntu 24.04.1 LTS", "kernelVersion": "6.8.0-45-generic",
+                             "containerRuntimeVersion": "containerd://1.7.22", "architecture": "amd64",
+                             "bootID": "", "kubeProxyVersion": "", "kubeletVersion": "v1.33.1",
+                             "machineID": "", "operatingSystem": "linux", "systemUUID": ""},
                 "capacity": {"nvidia.com/gpu": "8", "cpu": "64"},
                 "allocatable": {"nvidia.com/gpu": "6"},
                 "conditions": [{"type": "Ready", "status": "True"}]
@@ -223,6 +230,44 @@ mod tests {
             o.member_uid = Some(odd.into());
             assert_eq!(edge_status(&o, &[], now()).member, None, "{odd}");
         }
+    }
+
+    #[test]
+    fn the_report_says_what_the_nodes_run() {
+        let mut o = objects();
+        // A node whose kernel string is hostile: clipped like every member text.
+        let mut odd = o.nodes[0].clone();
+        odd.status
+            .as_mut()
+            .unwrap()
+            .node_info
+            .as_mut()
+            .unwrap()
+            .kernel_version = format!("6.8\u{1b}[2J{}", "9".repeat(10_000));
+        o.nodes.push(odd);
+        let info = edge_status(&o, &[], now()).node_info.unwrap();
+        let listed = |v: &crate::api::NodeValues| -> Vec<(String, i64)> {
+            v.values
+                .iter()
+                .map(|v| (v.value.clone(), v.nodes))
+                .collect()
+        };
+        assert_eq!(
+            listed(&info.os_image),
+            [("Ubuntu 24.04.1 LTS".to_owned(), 2)],
+            "the intel node reports none"
+        );
+        assert_eq!(
+            listed(&info.gpu_model),
+            [("NVIDIA-H100-80GB-HBM3".to_owned(), 2)]
+        );
+        let kernels = listed(&info.kernel_version);
+        assert_eq!(kernels[0], ("6.8.0-45-generic".to_owned(), 1));
+        assert!(kernels[1].0.starts_with("6.8\u{fffd}[2J999"), "{kernels:?}");
+        assert_eq!(
+            kernels[1].0.chars().count(),
+            crate::api::MAX_NODE_VALUE_CHARS
+        );
     }
 
     #[test]
