@@ -16,7 +16,7 @@ use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kubectl_fleet::api::{
     Capacity, Environment, FederatedCluster, FederatedClusterSpec, FederatedClusterStatus,
-    GpuCount, Phase, Signal, SignalType, Tier, WorkloadRef,
+    GpuCount, NodeInfo, NodeValue, NodeValues, Phase, Signal, SignalType, Tier, WorkloadRef,
 };
 use kubectl_fleet::fleet::correlation::{
     CorrelationConfig, DEFAULT_LOOKBACK, correlate, detect_cascades,
@@ -69,6 +69,30 @@ fn fleet(sites: usize, now: Timestamp) -> Vec<FederatedCluster> {
             } else {
                 format!("0.{}.0", rng.next(3))
             };
+            let values = |vs: Vec<String>| NodeValues {
+                values: vs
+                    .into_iter()
+                    .map(|value| NodeValue { value, nodes: 2 })
+                    .collect(),
+                ..Default::default()
+            };
+            let kernel = rng.next(6);
+            let node_info = NodeInfo {
+                os_image: values(vec![format!("Ubuntu 2{}.04 LTS", rng.next(3))]),
+                kernel_version: values(vec![
+                    format!("6.{kernel}.0-generic"),
+                    format!("6.{}.0-generic", (kernel + 1) % 6),
+                ]),
+                container_runtime_version: values(vec![format!(
+                    "containerd://1.7.{}",
+                    rng.next(3)
+                )]),
+                gpu_model: values(if i % 3 == 0 {
+                    vec!["NVIDIA-A100-SXM4-80GB".to_owned()]
+                } else {
+                    vec![]
+                }),
+            };
             let workload = rng.next(200);
             let last = rng.next(600) as i64;
             let first = last + rng.next(86_400) as i64;
@@ -98,6 +122,7 @@ fn fleet(sites: usize, now: Timestamp) -> Vec<FederatedCluster> {
                         },
                     )]),
                 }),
+                node_info: Some(node_info),
                 signals: Some(vec![Signal {
                     type_,
                     severity: type_.default_severity(),

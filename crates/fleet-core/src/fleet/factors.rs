@@ -4,9 +4,12 @@
 //!
 //! **Attributes** of a site: its edge version (`status.observedVersion`),
 //! Kubernetes version (`status.kubernetesVersion`), each GPU resource it
-//! has (`status.capacity.gpusByVendor` with a non-zero total), its region
-//! and environment (`spec`), and each of its labels (except the
-//! `federation.kubectl-fleet.dev/` ones the product sets itself).
+//! has (`status.capacity.gpusByVendor` with a non-zero total), each value
+//! its nodes report (`status.nodeInfo`: every GPU model, node OS image,
+//! kernel and container runtime listed there, however many of its nodes
+//! have it), its region and environment (`spec`), and each of its labels
+//! (except the `federation.kubectl-fleet.dev/` ones the product sets
+//! itself).
 //!
 //! **Who is compared.** The population is every site the hub has heard
 //! from (a heartbeat); a site never heard from reports nothing to share.
@@ -26,8 +29,9 @@
 //! value is named when `a/A` is at least [`MIN_SHARE_PERCENT`] % and
 //! `u/U` is at most half of `a/A`. At most [`MAX_COMMON_FACTORS`], the
 //! strongest first: the largest difference `a/A − u/U`, then the most
-//! affected, then attribute (edge version, Kubernetes version, GPU,
-//! region, environment, label), key and value. What made the sites one
+//! affected, then attribute (edge version, Kubernetes version, GPU, GPU
+//! model, node OS, kernel, container runtime, region, environment,
+//! label), key and value. What made the sites one
 //! incident is never named: a grouped outage's own grouping (its region,
 //! or its label), a cascade's environments (from a lower one into
 //! production).
@@ -49,7 +53,8 @@ use std::collections::{BTreeSet, HashMap};
 
 use crate::api::{
     CommonFactor, FederatedCluster, FederationStatusStatus, MAX_COMMON_FACTORS,
-    MAX_FACTOR_KEY_CHARS, MAX_FACTOR_VALUE_CHARS, SignalType, WorkloadRef,
+    MAX_FACTOR_KEY_CHARS, MAX_FACTOR_VALUE_CHARS, MAX_NODE_VALUES, NodeValues, SignalType,
+    WorkloadRef,
 };
 use crate::fleet::bounds::{cut_to, printable};
 use crate::fleet::correlation::{MemberKey, member_key};
@@ -70,10 +75,17 @@ enum Kind {
     EdgeVersion,
     KubernetesVersion,
     GpuVendor,
+    GpuModel,
+    OsImage,
+    KernelVersion,
+    ContainerRuntime,
     Region,
     Environment,
     Label,
 }
+
+/// How many kinds there are.
+const KINDS: usize = Kind::Label as usize + 1;
 
 impl Kind {
     /// The `attribute` of a [`CommonFactor`].
@@ -82,6 +94,10 @@ impl Kind {
             Kind::EdgeVersion => "edgeVersion",
             Kind::KubernetesVersion => "kubernetesVersion",
             Kind::GpuVendor => "gpuVendor",
+            Kind::GpuModel => "gpuModel",
+            Kind::OsImage => "osImage",
+            Kind::KernelVersion => "kernelVersion",
+            Kind::ContainerRuntime => "containerRuntimeVersion",
             Kind::Region => "region",
             Kind::Environment => "environment",
             Kind::Label => "label",
@@ -108,7 +124,7 @@ enum Wanted<'w> {
     All,
     /// Those of these kinds (indexed by `Kind as usize`), and of labels
     /// only these keys (sorted).
-    Only([bool; 6], Vec<&'w str>),
+    Only([bool; KINDS], Vec<&'w str>),
 }
 
 /// Calls `f` with each attribute value of `site` that `wanted` names
@@ -142,6 +158,18 @@ fn attributes_among<'a>(
                 }
             }
         }
+        if let Some(info) = status.node_info.as_ref() {
+            for (kind, values) in [
+                (Kind::GpuModel, &info.gpu_model),
+                (Kind::OsImage, &info.os_image),
+                (Kind::KernelVersion, &info.kernel_version),
+                (Kind::ContainerRuntime, &info.container_runtime_version),
+            ] {
+                if kind_wanted(kind) {
+                    node_values(values, |v| one(kind, "", v));
+                }
+            }
+        }
     }
     if let Some(region) = site.spec.region.as_deref() {
         one(Kind::Region, "", region);
@@ -171,6 +199,18 @@ fn attributes_among<'a>(
                     one(Kind::Label, key, value);
                 }
             }
+        }
+    }
+}
+
+/// Calls `f` with each value of `values` once: the CRD lists each once and
+/// at most [`MAX_NODE_VALUES`]; a reader does not rely on it, and looks at
+/// no more than that many.
+fn node_values<'a>(values: &'a NodeValues, mut f: impl FnMut(&'a str)) {
+    let listed = &values.values[..values.values.len().min(MAX_NODE_VALUES)];
+    for (i, v) in listed.iter().enumerate() {
+        if !listed[..i].iter().any(|earlier| earlier.value == v.value) {
+            f(&v.value);
         }
     }
 }
@@ -255,7 +295,7 @@ impl<'a> Population<'a> {
             .map(|c| (c.0, 0))
             .collect();
         if !counts.is_empty() {
-            let mut kinds = [false; 6];
+            let mut kinds = [false; KINDS];
             let mut keys: Vec<&str> = Vec::new();
             for a in counts.keys() {
                 kinds[a.kind as usize] = true;
@@ -526,6 +566,10 @@ pub fn shared(factor: &CommonFactor) -> String {
         "edgeVersion" => format!("run edge {value}"),
         "kubernetesVersion" => format!("run Kubernetes {value}"),
         "gpuVendor" => format!("have {value} GPUs"),
+        "gpuModel" => format!("have nodes with {value} GPUs"),
+        "osImage" => format!("have nodes running {value}"),
+        "kernelVersion" => format!("have nodes on kernel {value}"),
+        "containerRuntimeVersion" => format!("have nodes on container runtime {value}"),
         "region" => format!("are in region {value}"),
         "environment" => format!("are in {value}"),
         "label" => format!(
@@ -543,6 +587,10 @@ pub fn short(factor: &CommonFactor) -> String {
         "edgeVersion" => format!("edge {value}"),
         "kubernetesVersion" => format!("k8s {value}"),
         "gpuVendor" => format!("gpu {value}"),
+        "gpuModel" => format!("gpu-model {value}"),
+        "osImage" => format!("os {value}"),
+        "kernelVersion" => format!("kernel {value}"),
+        "containerRuntimeVersion" => format!("runtime {value}"),
         "region" => format!("region {value}"),
         "environment" => value.clone(),
         "label" => format!("{}={value}", factor.key.as_deref().unwrap_or_default()),

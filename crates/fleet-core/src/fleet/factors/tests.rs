@@ -367,3 +367,127 @@ proptest::proptest! {
         }
     }
 }
+
+/// `s` with nodes on each of `kernels`.
+fn on_kernels(s: FederatedCluster, kernels: &[(&str, i64)]) -> FederatedCluster {
+    s.with_node_info(|n| n.kernel_version = crate::api::NodeValues::of(kernels))
+}
+
+#[test]
+fn a_kernel_the_affected_sites_nodes_share_is_named_with_its_counts() {
+    // Ten affected sites: nine have nodes on 5.15.0-105 (some beside a
+    // newer kernel), one only on 6.8; of twenty others, two have it.
+    let affected: Vec<_> = (0..10)
+        .map(|i| {
+            let s = site(&format!("hit-{i}"), "0.1.0");
+            match i {
+                0..=5 => on_kernels(s, &[("5.15.0-105-generic", 3)]),
+                6..=8 => on_kernels(s, &[("6.8.0-45-generic", 5), ("5.15.0-105-generic", 1)]),
+                _ => on_kernels(s, &[("6.8.0-45-generic", 2)]),
+            }
+        })
+        .collect();
+    let healthy: Vec<_> = (0..20)
+        .map(|i| {
+            let s = site(&format!("ok-{i:02}"), "0.1.0");
+            if i < 2 {
+                on_kernels(s, &[("5.15.0-105-generic", 1), ("6.8.0-45-generic", 4)])
+            } else {
+                on_kernels(s, &[("6.8.0-45-generic", 3)])
+            }
+        })
+        .collect();
+    let fleet: Vec<_> = affected.iter().chain(&healthy).cloned().collect();
+    let found = Population::of(&fleet).factors(names(&affected), Given::Nothing);
+    assert_eq!(
+        found.len(),
+        1,
+        "edge 0.1.0 and 6.8 are everywhere: {found:?}"
+    );
+    let f = &found[0];
+    assert_eq!(
+        (
+            f.attribute.as_str(),
+            f.key.as_deref(),
+            f.value.as_str(),
+            f.affected,
+            f.affected_total,
+            f.unaffected,
+            f.unaffected_total
+        ),
+        ("kernelVersion", None, "5.15.0-105-generic", 9, 10, 2, 20)
+    );
+    assert_eq!(
+        describe(f),
+        "9 of 10 affected have nodes on kernel 5.15.0-105-generic; 10% of the other sites do (2 of 20)"
+    );
+    assert_eq!(short(f), "kernel 5.15.0-105-generic (9/10)");
+}
+
+#[test]
+fn node_os_gpu_model_and_runtime_are_compared_in_their_order() {
+    use crate::api::NodeValues;
+    let affected: Vec<_> = (0..4)
+        .map(|i| {
+            site(&format!("hit-{i}"), "0.1.0").with_node_info(|n| {
+                n.os_image = NodeValues::of(&[("Flatcar Container Linux 3815.2.0", 2)]);
+                n.container_runtime_version = NodeValues::of(&[("containerd://1.6.8", 2)]);
+                n.gpu_model = NodeValues::of(&[("NVIDIA-A100-SXM4-80GB", 1)]);
+                // A value listed twice (not what the CRD admits) counts once.
+                n.kernel_version =
+                    NodeValues::of(&[("6.1.0-rt", 1), ("6.1.0-rt", 1), ("6.8.0", 1)]);
+            })
+        })
+        .collect();
+    let mut healthy: Vec<_> = (0..4)
+        .map(|i| {
+            site(&format!("ok-{i}"), "0.1.0").with_node_info(|n| {
+                n.os_image = NodeValues::of(&[("Ubuntu 24.04.1 LTS", 2)]);
+                n.kernel_version = NodeValues::of(&[("6.8.0", 2)]);
+            })
+        })
+        .collect();
+    // One other site on the kernel: weaker than the rest.
+    healthy[0] = on_kernels(healthy[0].clone(), &[("6.1.0-rt", 1)]);
+    let fleet: Vec<_> = affected.iter().chain(&healthy).cloned().collect();
+    let found = Population::of(&fleet).factors(names(&affected), Given::Nothing);
+    let got: Vec<(&str, &str, i64, i64)> = found
+        .iter()
+        .map(|f| {
+            (
+                f.attribute.as_str(),
+                f.value.as_str(),
+                f.affected,
+                f.unaffected,
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("gpuModel", "NVIDIA-A100-SXM4-80GB", 4, 0),
+            ("osImage", "Flatcar Container Linux 3815.2.0", 4, 0),
+            ("containerRuntimeVersion", "containerd://1.6.8", 4, 0),
+            ("kernelVersion", "6.1.0-rt", 4, 1),
+        ]
+    );
+    let lines: Vec<String> = found.iter().map(describe).collect();
+    assert_eq!(
+        lines[..3],
+        [
+            "4 of 4 affected have nodes with NVIDIA-A100-SXM4-80GB GPUs; 0% of the other sites do (0 of 4)",
+            "4 of 4 affected have nodes running Flatcar Container Linux 3815.2.0; 0% of the other sites do (0 of 4)",
+            "4 of 4 affected have nodes on container runtime containerd://1.6.8; 0% of the other sites do (0 of 4)",
+        ]
+    );
+    let shorts: Vec<String> = found.iter().map(short).collect();
+    assert_eq!(
+        shorts,
+        [
+            "gpu-model NVIDIA-A100-SXM4-80GB (4/4)",
+            "os Flatcar Container Linux 3815.2.0 (4/4)",
+            "runtime containerd://1.6.8 (4/4)",
+            "kernel 6.1.0-rt (4/4)",
+        ]
+    );
+}
