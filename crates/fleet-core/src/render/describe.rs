@@ -471,6 +471,16 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
             text
         })),
     );
+    if let Some(info) = &s.node_info {
+        for (label, values) in [
+            ("Node OS", &info.os_image),
+            ("Kernel", &info.kernel_version),
+            ("Runtime", &info.container_runtime_version),
+            ("GPU Models", &info.gpu_model),
+        ] {
+            inv(label, node_values_text(values));
+        }
+    }
     inv(
         "Inference",
         opt(s.services.as_ref().map(|i| {
@@ -539,6 +549,36 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
 const DARK_LINE_ENTRIES: usize = 4;
 
 /// `t` as `HH:MM` (UTC), with its date when it is not `day`'s.
+/// One attribute of `status.nodeInfo` for a terminal: `6.8.0-45-generic
+/// (3 nodes), 5.15.0-105-generic (1 node), +2 more on 5 nodes`, the values
+/// escaped; `-` when no node reported it.
+fn node_values_text(values: &crate::api::NodeValues) -> String {
+    let nodes = |n: i64| {
+        if n == 1 {
+            "1 node".to_owned()
+        } else {
+            format!("{n} nodes")
+        }
+    };
+    let mut parts: Vec<String> = values
+        .values
+        .iter()
+        .map(|v| format!("{} ({})", untrusted(&v.value), nodes(v.nodes)))
+        .collect();
+    if values.other_values > 0 || values.other_nodes > 0 {
+        parts.push(format!(
+            "+{} more on {}",
+            values.other_values,
+            nodes(values.other_nodes)
+        ));
+    }
+    if parts.is_empty() {
+        MISSING.to_owned()
+    } else {
+        parts.join(", ")
+    }
+}
+
 fn clock_time(t: Timestamp, day: Timestamp) -> String {
     let date = |t: Timestamp| jiff::fmt::strtime::format("%Y-%m-%d", t).unwrap_or_default();
     let time = jiff::fmt::strtime::format("%H:%M", t).unwrap_or_default();

@@ -31,6 +31,9 @@
 //!   nodeCount: 3
 //!   namespaceCount: 12
 //!   gpus: {total: 8, allocatable: 8, byVendor: {nvidia.com/gpu: {total: 8, allocatable: 8}}}  # null when unknown
+//!   nodeInfo: {kernelVersion: {values: [{value: 6.8.0-45-generic, nodes: 3}]}, ...}  # status.nodeInfo as reported
+//!                                          #   (osImage, kernelVersion, containerRuntimeVersion, gpuModel: each
+//!                                          #   {values, otherValues, otherNodes}); null when the edge reported none
 //!   services: {models: 1, ready: 1, failed: 0, total: 1}   # null when unknown
 //!   quarantine: null                       # spec.quarantine (kubectl fleet quarantine), null when none: {since, reason}
 //!   credentialExpirationTime: "..."        # null when unknown or Pull mode
@@ -171,6 +174,8 @@ pub struct SiteReport {
     pub namespace_count: Option<i64>,
     /// GPU capacity.
     pub gpus: Option<GpuReport>,
+    /// What the site's nodes run (`status.nodeInfo`), as reported.
+    pub node_info: Option<crate::api::NodeInfo>,
     /// Inference workloads.
     pub services: Option<ServicesReport>,
     /// The site's quarantine (`kubectl fleet quarantine`): its signals are
@@ -482,6 +487,7 @@ pub(crate) fn into_site_report(
             allocatable: c.gpus_allocatable,
             by_vendor: c.gpus_by_vendor,
         }),
+        node_info: status.node_info,
         services: status.inference.map(|i| ServicesReport {
             models: i.models,
             ready: i.services_ready,

@@ -11,6 +11,7 @@ use crate::render::*;
 mod columns;
 mod dark_period;
 mod incident;
+mod node_info;
 mod sleeping;
 mod untrusted;
 use untrusted::hostile_site;
