@@ -72,6 +72,12 @@ fn key() -> impl Strategy<Value = String> {
             "phase",
             "conditions",
             "credentialExpirationTime",
+            "nodeInfo",
+            "kernelVersion",
+            "gpuModel",
+            "values",
+            "value",
+            "nodes",
         ])
         .prop_map(str::to_owned),
         any::<String>(),
