@@ -9,6 +9,10 @@
 //! the FederationStatus singleton and the `CorrelationDetected` Event —
 //! and a version the healthy sites run too is never named.
 //!
+//! Then the same with what the sites' nodes run (`status.nodeInfo`): six
+//! sites on one edge version, the three failing ones on a kernel the
+//! others do not run, which is what the hub names.
+//!
 //! Intervals: `heartbeatIntervalSeconds: 10` scaled by 0.1 (I = 1 s); a
 //! correlation window of 20 s.
 
@@ -54,6 +58,17 @@ impl Reports {
         version: &'static str,
         failing: bool,
     ) -> Self {
+        Self::with_nodes(registered, site, version, failing, Value::Null).await
+    }
+
+    /// [`Self::start`], reporting `node_info` as `status.nodeInfo` too.
+    async fn with_nodes(
+        registered: &Value,
+        site: &'static str,
+        version: &'static str,
+        failing: bool,
+        node_info: Value,
+    ) -> Self {
         let api: Api<FederatedCluster> =
             Api::all(client_from_yaml(registered["config"].as_str().unwrap()).await);
         let began = (jiff::Timestamp::now() - jiff::SignedDuration::from_secs(600)).to_string();
@@ -77,6 +92,7 @@ impl Reports {
                             "lastHeartbeatTime": now,
                             "observedVersion": version,
                             "signals": signals,
+                            "nodeInfo": node_info,
                         }})),
                     )
                     .await;
@@ -211,6 +227,111 @@ async fn an_incident_names_the_edge_version_its_sites_share() {
     assert!(
         text.contains("In common:   nothing that sets its sites apart from the others\n"),
         "{text}"
+    );
+    stop.send_replace(true);
+    hub_task.await.unwrap().expect("hub stops cleanly");
+}
+
+/// `status.nodeInfo` of three nodes on `kernel`.
+fn nodes_on(kernel: &str) -> Value {
+    json!({
+        "osImage": {"values": [{"value": "Ubuntu 22.04.4 LTS", "nodes": 3}]},
+        "kernelVersion": {"values": [{"value": kernel, "nodes": 3}]},
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_incident_names_the_kernel_its_sites_nodes_share() {
+    let hub = Hub::new();
+    let sites: [(&'static str, &'static str, bool); 6] = [
+        ("store-1", "5.15.0-105-generic", true),
+        ("store-2", "5.15.0-105-generic", true),
+        ("store-3", "5.15.0-105-generic", true),
+        ("store-4", "6.8.0-45-generic", false),
+        ("store-5", "6.8.0-45-generic", false),
+        ("store-6", "6.8.0-45-generic", false),
+    ];
+    let mut reports = Vec::new();
+    let mut tokens = Vec::new();
+    for (name, kernel, failing) in sites {
+        let registered = hub.register(name, &["--heartbeat-interval", "10", "--region", "eu-west"]);
+        reports
+            .push(Reports::with_nodes(&registered, name, "0.1.0", failing, nodes_on(kernel)).await);
+        tokens.push(registered);
+    }
+    // What the CRD refuses of a site's node summary, written with its own
+    // token: a terminal escape, a value twice, a ninth value.
+    let api: Api<FederatedCluster> =
+        Api::all(client_from_yaml(tokens[0]["config"].as_str().unwrap()).await);
+    let one = |v: &str| json!({"value": v, "nodes": 1});
+    for hostile in [
+        json!({"kernelVersion": {"values": [one("6.8\u{1b}]0;owned\u{7}")]}}),
+        json!({"kernelVersion": {"values": [one("6.8"), one("6.8")]}}),
+        json!({"gpuModel": {"values": (0..9).map(|i| one(&format!("m{i}"))).collect::<Vec<_>>()}}),
+    ] {
+        let refused = api
+            .patch_status(
+                "store-1",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"status": {"nodeInfo": hostile}})),
+            )
+            .await;
+        assert!(
+            matches!(&refused, Err(kube::Error::Api(s)) if s.code == 422),
+            "{hostile}: {refused:?}"
+        );
+    }
+    let (stop, stopped) = watch::channel(false);
+    let hub_task = tokio::spawn(kubectl_fleet::operator::run_until(hub_args(&hub), stopped));
+    wait_until(
+        Duration::from_secs(60),
+        "a correlation with what its sites share",
+        || async {
+            let r = shell(&hub, "kubectl fleet incidents -o json").ok().json();
+            r["correlations"][0]["commonFactors"]
+                .as_array()
+                .is_some_and(|f| !f.is_empty())
+        },
+    )
+    .await;
+    let r = shell(&hub, "kubectl fleet incidents -o json").ok().json();
+    let xc = &r["correlations"][0];
+    let id = xc["id"].as_str().unwrap().to_owned();
+    assert_eq!(xc["clusters"], json!(["store-1", "store-2", "store-3"]));
+    // All six run edge 0.1.0 and Ubuntu 22.04 in eu-west: only the kernel
+    // sets the failing ones apart.
+    let expected = json!([{
+        "attribute": "kernelVersion",
+        "value": "5.15.0-105-generic",
+        "affected": 3,
+        "affectedTotal": 3,
+        "unaffected": 0,
+        "unaffectedTotal": 3,
+    }]);
+    assert_eq!(xc["commonFactors"], expected, "{xc}");
+    let text = shell(&hub, &format!("kubectl fleet incidents {id}"))
+        .ok()
+        .stdout;
+    assert!(
+        text.contains(
+            "In common:\n  3 of 3 affected have nodes on kernel 5.15.0-105-generic; 0% of the other sites do (0 of 3)\n"
+        ),
+        "{text}"
+    );
+    let list = shell(&hub, "kubectl fleet incidents").ok().stdout;
+    assert!(list.contains("kernel 5.15.0-105-generic (3/3)"), "{list}");
+    // What each site's nodes run: describe and the report.
+    let described = shell(&hub, "kubectl fleet describe store-1").ok().stdout;
+    assert!(
+        described.contains("  Node OS:          Ubuntu 22.04.4 LTS (3 nodes)\n")
+            && described.contains("  Kernel:           5.15.0-105-generic (3 nodes)\n"),
+        "{described}"
+    );
+    let report = shell(&hub, "kubectl fleet status -o json").ok().json();
+    assert_eq!(
+        report["sites"][3]["nodeInfo"],
+        nodes_on("6.8.0-45-generic"),
+        "{report}"
     );
     stop.send_replace(true);
     hub_task.await.unwrap().expect("hub stops cleanly");
