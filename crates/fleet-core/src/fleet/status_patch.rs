@@ -207,8 +207,8 @@ fn to_value(edge: &EdgeStatus) -> Value {
 mod tests {
     use super::*;
     use crate::api::{
-        Capacity, EDGE_OWNED_STATUS_KEYS, FederatedCluster, GpuCount, HUB_OWNED_STATUS_KEYS, Phase,
-        Signal, SignalType,
+        Capacity, EDGE_OWNED_STATUS_KEYS, FederatedCluster, GpuCount, HUB_OWNED_STATUS_KEYS,
+        NodeValues, Phase, Signal, SignalType,
     };
     use crate::fleet::fixtures::ago;
 
@@ -223,8 +223,37 @@ mod tests {
             .reported_in(40)
             .with_member("6f1c2a8e-0b7d-4f3e-9a51-2c8d7e6f1b20")
             .with_dark_period(7200, 3600, vec![])
+            .with_node_info(|n| {
+                n.os_image = NodeValues::of(&[("Ubuntu 24.04.1 LTS", 3)]);
+                n.kernel_version = NodeValues::of(&[("6.8.0-45-generic", 3)]);
+            })
             .with_signal(Signal::test(SignalType::OomKilled, "a", "Deployment", "w"));
         EdgeStatus::from_status(fc.status.as_ref().unwrap())
+    }
+
+    #[test]
+    fn a_kernel_upgrade_sends_only_the_kernel_list() {
+        let prev = report(10);
+        let mut next = report(0);
+        next.node_info.as_mut().unwrap().kernel_version =
+            NodeValues::of(&[("6.8.0-47-generic", 2), ("6.8.0-45-generic", 1)]);
+        let patch = edge_status_patch(Some(&prev), &next);
+        assert_eq!(
+            patch["status"]["nodeInfo"],
+            json!({"kernelVersion": {"values": [
+                {"value": "6.8.0-47-generic", "nodes": 2},
+                {"value": "6.8.0-45-generic", "nodes": 1},
+            ]}})
+        );
+        assert_eq!(patch["status"].as_object().unwrap().len(), 2, "{patch}");
+        // The last node gone from the list: the key is removed, not emptied.
+        next.node_info.as_mut().unwrap().kernel_version = NodeValues::default();
+        let patch = edge_status_patch(Some(&prev), &next);
+        assert_eq!(
+            patch["status"]["nodeInfo"],
+            json!({"kernelVersion": null}),
+            "{patch}"
+        );
     }
 
     #[test]
