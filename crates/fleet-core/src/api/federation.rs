@@ -542,7 +542,10 @@ pub(crate) const FACTORS_BUDGET_BYTES: usize = 16 * 1024;
 #[serde(rename_all = "camelCase")]
 pub struct CommonFactor {
     /// What is shared: `edgeVersion`, `kubernetesVersion`, `gpuVendor`
-    /// (a GPU resource the site has), `region`, `environment` or `label`.
+    /// (a GPU resource the site has), `gpuModel`, `osImage`,
+    /// `kernelVersion`, `containerRuntimeVersion` (a value some of the
+    /// site's nodes report in `status.nodeInfo`), `region`, `environment`
+    /// or `label`.
     #[schemars(length(max = 32), regex(pattern = "^[a-zA-Z]*$"))]
     pub attribute: String,
     /// The label key, for `label`.
