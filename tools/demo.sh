@@ -11,7 +11,8 @@
 # Then it shows `kubectl fleet status` and `kubectl fleet incidents` as the
 # fleet changes:
 #   - staging-eu, prod-us and prod-eu crash-loop the same way: a cross-cluster
-#     correlation; checkout fails first in staging-eu, then in prod-us: a cascade;
+#     correlation, whose sites have nodes on an older kernel than the others
+#     (`In common:`); checkout fails first in staging-eu, then in prod-us: a cascade;
 #   - prod-eu's edge is killed: Stale after 3 intervals, Unreachable after 10;
 #   - prod-ap's clock is 10 minutes behind: still Connected (ClockSkew noted);
 #   - four stores in eu-north-1: store-4 is cordoned for a planned upgrade
@@ -105,13 +106,21 @@ start_sandbox() { # NAME
 hubctl() { KUBECONFIG=$HUB kubectl "$@"; }
 memberctl() { local m=$1; shift; kubectl --kubeconfig "$WORK/member-$m.kubeconfig" "$@"; }
 
-seed_node() { # MEMBER NODE GPU-RESOURCE COUNT
-  local gpus=""
+seed_node() { # MEMBER NODE GPU-RESOURCE COUNT [KERNEL]
+  local gpus="" labels="" kernel=${5:-6.8.0-45-generic}
   if [[ -n "$3" ]]; then gpus="\"$3\": \"$4\","; fi
+  case $3 in
+    nvidia.com/gpu) labels='"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"' ;;
+    amd.com/gpu) labels='"amd.com/gpu.product-name": "AMD_Instinct_MI300X_OAM"' ;;
+  esac
   memberctl "$1" apply -f - >/dev/null <<EOF
-{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "$2"},
+{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "$2", "labels": {$labels}},
  "status": {"capacity": {$gpus "cpu": "32", "memory": "128Gi"},
             "allocatable": {$gpus "cpu": "31", "memory": "120Gi"},
+            "nodeInfo": {"osImage": "Ubuntu 24.04.1 LTS", "kernelVersion": "$kernel",
+                         "containerRuntimeVersion": "containerd://1.7.22", "kubeletVersion": "v1.33.1",
+                         "operatingSystem": "linux", "architecture": "amd64", "machineID": "",
+                         "systemUUID": "", "bootID": "", "kubeProxyVersion": ""},
             "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}}
 EOF
 }
@@ -223,10 +232,12 @@ echo "==> revoking factory-pull's read-only token on its member (its ServiceAcco
 memberctl factory-pull -n fleet-system delete serviceaccount fleet-pull-factory-pull >/dev/null
 
 echo "==> seeding member clusters: GPU nodes and failing workloads"
-seed_node staging-eu stg-node-1 nvidia.com/gpu 2
-seed_node prod-us us-gpu-1 nvidia.com/gpu 8
+# The three sites that will crash-loop alike run an older kernel than the
+# rest: what their correlation names in common.
+seed_node staging-eu stg-node-1 nvidia.com/gpu 2 5.15.0-105-generic
+seed_node prod-us us-gpu-1 nvidia.com/gpu 8 5.15.0-105-generic
 seed_node prod-us us-gpu-2 nvidia.com/gpu 8
-seed_node prod-eu eu-node-1 amd.com/gpu 4
+seed_node prod-eu eu-node-1 amd.com/gpu 4 5.15.0-105-generic
 seed_node prod-ap ap-node-1 habana.ai/gaudi 8
 seed_node dr-west dr-node-1 "" 0
 seed_node lab-pull lab-node-1 nvidia.com/gpu 4
