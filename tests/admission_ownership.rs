@@ -317,6 +317,7 @@ fn a_site_token_cannot_write_the_hubs_judgement(lane) {
         "signals": [{"type": "OOMKilled", "severity": "high", "namespace": "ml",
                      "workload": {"kind": "Deployment", "name": "llm"}, "message": "container killed",
                      "firstSeen": heartbeat, "lastSeen": heartbeat, "count": 1}],
+        "nodeInfo": {"kernelVersion": {"values": [{"value": "6.8.0-45-generic", "nodes": 3}]}},
     }});
     kubectl_as(&site_kc,
         &[
@@ -334,6 +335,21 @@ fn a_site_token_cannot_write_the_hubs_judgement(lane) {
     let after = site(&hub)["status"].clone();
     assert_eq!(after["lastHeartbeatTime"], heartbeat);
     assert_eq!(after["signals"][0]["type"], "OOMKilled");
+    assert_eq!(after["nodeInfo"], report["status"]["nodeInfo"]);
+    // A node value listed twice is refused by the CRD (a list map keyed by
+    // the value), whoever writes it.
+    let twice = json!({"status": {"nodeInfo": {"kernelVersion": {"values": [
+        {"value": "6.8.0-45-generic", "nodes": 1}, {"value": "6.8.0-45-generic", "nodes": 2}]}}}});
+    let run = kubectl_as(&site_kc,
+        &["patch", "fc", "site-a", "--subresource=status", "--type=merge", "-p", &twice.to_string()],
+        None,
+    );
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stderr.contains("status.nodeInfo.kernelVersion.values[1]: Duplicate value"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(
         (&after["phase"], &after["conditions"]),
         (&before["phase"], &before["conditions"])
