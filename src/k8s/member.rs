@@ -10,8 +10,9 @@
 //!   containers, commands, environment — is never decoded, so it never
 //!   reaches the reader's memory. A node keeps capacity, allocatable,
 //!   conditions, what it runs (`nodeInfo`'s OS image, kernel and container
-//!   runtime) and its GPU model labels (`api::GPU_MODEL_LABELS`). ReplicaSets, namespaces and LLMKube models are listed as
-//!   metadata only (`PartialObjectMetadataList`).
+//!   runtime) and, of its labels, the GPU model ones
+//!   (`api::GPU_MODEL_LABELS`). ReplicaSets, namespaces and LLMKube models
+//!   are listed as metadata only (`PartialObjectMetadataList`).
 //! - **Read here.** Answers are read by this module, not by kube's typed
 //!   calls: a body is never logged, and an answer that is not the
 //!   Kubernetes API's (HTML, not JSON, an error without a `Status`) is
@@ -428,14 +429,12 @@ struct PageMeta {
     continue_: Option<String>,
 }
 
-/// The metadata the collector uses; annotations, managed fields and
-/// labels but a node's GPU model ones are skipped.
+/// The metadata the collector uses; labels, annotations and managed
+/// fields are skipped.
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 struct LeanMeta {
     name: Option<String>,
-    #[serde(deserialize_with = "gpu_model_labels")]
-    labels: Option<BTreeMap<String, String>>,
     namespace: Option<String>,
     uid: Option<String>,
     #[serde(deserialize_with = "at_most::<_, _, MAX_OWNERS>")]
@@ -449,7 +448,6 @@ impl LeanMeta {
     /// the answer already counted).
     fn nested(&self) -> usize {
         self.owner_references.as_ref().map_or(0, Vec::len) * size_of::<OwnerReference>()
-            + self.labels.as_ref().map_or(0, BTreeMap::len) * LABEL_ENTRY
     }
 }
 
@@ -457,7 +455,6 @@ impl From<LeanMeta> for ObjectMeta {
     fn from(m: LeanMeta) -> Self {
         ObjectMeta {
             name: m.name,
-            labels: m.labels,
             namespace: m.namespace,
             uid: m.uid,
             owner_references: m.owner_references,
@@ -585,10 +582,36 @@ struct LeanNodeInfo {
     container_runtime_version: String,
 }
 
+/// The metadata the collector uses of a node: [`LeanMeta`]'s, and of its
+/// labels only the GPU model ones (`api::GPU_MODEL_LABELS`).
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct LeanNodeMeta {
+    name: Option<String>,
+    uid: Option<String>,
+    creation_timestamp: Option<Time>,
+    deletion_timestamp: Option<Time>,
+    #[serde(deserialize_with = "gpu_model_labels")]
+    labels: Option<BTreeMap<String, String>>,
+}
+
+impl From<LeanNodeMeta> for ObjectMeta {
+    fn from(m: LeanNodeMeta) -> Self {
+        ObjectMeta {
+            name: m.name,
+            uid: m.uid,
+            creation_timestamp: m.creation_timestamp,
+            deletion_timestamp: m.deletion_timestamp,
+            labels: m.labels,
+            ..ObjectMeta::default()
+        }
+    }
+}
+
 #[derive(Deserialize)]
 struct LeanNode {
     #[serde(default)]
-    metadata: LeanMeta,
+    metadata: LeanNodeMeta,
     status: Option<LeanNodeStatus>,
 }
 
@@ -597,7 +620,7 @@ struct LeanNode {
 const RESOURCE_ENTRY: usize = size_of::<String>() + size_of::<Quantity>() + 16;
 
 fn keep_node(n: LeanNode) -> (Node, usize) {
-    let mut nested = n.metadata.nested();
+    let mut nested = n.metadata.labels.as_ref().map_or(0, BTreeMap::len) * LABEL_ENTRY;
     let status = n.status.map(|s| {
         let entries = |m: &Option<BTreeMap<String, Quantity>>| m.as_ref().map_or(0, BTreeMap::len);
         nested += (entries(&s.capacity) + entries(&s.allocatable)) * RESOURCE_ENTRY
