@@ -53,17 +53,7 @@ pub struct NodeInfo {
 }
 
 impl NodeInfo {
-    /// Each attribute with its wire name, in the declaration order.
-    pub fn attributes(&self) -> [(&'static str, &NodeValues); 4] {
-        [
-            ("osImage", &self.os_image),
-            ("kernelVersion", &self.kernel_version),
-            ("containerRuntimeVersion", &self.container_runtime_version),
-            ("gpuModel", &self.gpu_model),
-        ]
-    }
-
-    /// The same, mutable.
+    /// Each attribute, in the declaration order.
     pub(crate) fn attributes_mut(&mut self) -> [&mut NodeValues; 4] {
         [
             &mut self.os_image,
