@@ -21,7 +21,11 @@
 //! are ([`crate::fleet::correlation::MemberKey`]: sites whose edges read
 //! one cluster count once, and share a value when any of them reports
 //! it); the other sites (unaffected) are the rest of the population,
-//! counted by site.
+//! counted by site. A value of what a site's nodes run is compared over
+//! the sites that report `status.nodeInfo` only, affected and other
+//! alike: an edge older than it tells nothing of its nodes, which is not
+//! running something else (so the totals of such a factor may be smaller
+//! than the incident's).
 //!
 //! **The rule.** With `A` affected member clusters (at least
 //! [`MIN_AFFECTED`], the default correlation threshold) of which `a`
@@ -88,6 +92,15 @@ enum Kind {
 const KINDS: usize = Kind::Label as usize + 1;
 
 impl Kind {
+    /// Whether the value is one of what a site's nodes run
+    /// (`status.nodeInfo`), which only the sites reporting it tell.
+    fn of_nodes(self) -> bool {
+        matches!(
+            self,
+            Kind::GpuModel | Kind::OsImage | Kind::KernelVersion | Kind::ContainerRuntime
+        )
+    }
+
     /// The `attribute` of a [`CommonFactor`].
     fn name(self) -> &'static str {
         match self {
@@ -241,10 +254,34 @@ fn heard<S: Borrow<FederatedCluster>>(sites: &[S]) -> HashMap<&str, &FederatedCl
         .collect()
 }
 
+/// Whether `site` reports what its nodes run (`status.nodeInfo`; an edge
+/// older than it does not).
+fn reports_nodes(site: &FederatedCluster) -> bool {
+    site.status.as_ref().is_some_and(|s| s.node_info.is_some())
+}
+
 /// The fleet as the factors of its incidents compare it: every site heard
 /// from, by name.
 pub struct Population<'a> {
     by_name: HashMap<&'a str, &'a FederatedCluster>,
+    /// How many of them report what their nodes run.
+    reporting_nodes: usize,
+}
+
+/// The affected member clusters and the other sites a value is compared
+/// over.
+#[derive(Clone, Copy, Debug, Default)]
+struct Totals {
+    affected: u64,
+    unaffected: u64,
+}
+
+impl Totals {
+    /// Whether anything can be in common: at least [`MIN_AFFECTED`]
+    /// clusters, and someone else.
+    fn comparable(self) -> bool {
+        self.affected >= MIN_AFFECTED as u64 && self.unaffected > 0
+    }
 }
 
 /// What one incident's sites share, before the other sites are counted:
@@ -253,15 +290,26 @@ pub struct Population<'a> {
 struct Shared<'a> {
     /// (value, affected sites with it, affected member clusters with it)
     candidates: Vec<(Attr<'a>, u64, u64)>,
-    affected_total: u64,
-    unaffected_total: u64,
+    /// Over every site, and (`[1]`) over those reporting what their nodes
+    /// run, for a value of `status.nodeInfo`.
+    totals: [Totals; 2],
+}
+
+impl Shared<'_> {
+    /// The totals `kind` is compared over.
+    fn totals(&self, kind: Kind) -> Totals {
+        self.totals[usize::from(kind.of_nodes())]
+    }
 }
 
 impl<'a> Population<'a> {
     /// The population of `sites`.
     pub fn of<S: Borrow<FederatedCluster>>(sites: &'a [S]) -> Self {
+        let by_name = heard(sites);
+        let reporting_nodes = by_name.values().filter(|s| reports_nodes(s)).count();
         Population {
-            by_name: heard(sites),
+            by_name,
+            reporting_nodes,
         }
     }
 
@@ -325,19 +373,33 @@ impl<'a> Population<'a> {
             .iter()
             .filter_map(|n| self.by_name.get(n).copied())
             .collect();
-        let mut keys: Vec<MemberKey<'_>> = sites.iter().map(|s| member_key(s)).collect();
-        keys.sort_unstable();
-        keys.dedup();
-        let affected_total = keys.len();
-        let unaffected_total = u64::try_from(self.by_name.len() - sites.len()).unwrap_or(0);
+        // Affected member clusters, and others, over every site and over
+        // those reporting what their nodes run.
+        let totals = |of: &dyn Fn(&FederatedCluster) -> bool, population: usize| {
+            let mut keys: Vec<MemberKey<'_>> = sites
+                .iter()
+                .filter(|s| of(s))
+                .map(|s| member_key(s))
+                .collect();
+            let affected_sites = keys.len();
+            keys.sort_unstable();
+            keys.dedup();
+            Totals {
+                affected: u64::try_from(keys.len()).unwrap_or(u64::MAX),
+                unaffected: u64::try_from(population.saturating_sub(affected_sites)).unwrap_or(0),
+            }
+        };
         let mut shared = Shared {
             candidates: Vec::new(),
-            affected_total: u64::try_from(affected_total).unwrap_or(u64::MAX),
-            unaffected_total,
+            totals: [
+                totals(&|_| true, self.by_name.len()),
+                totals(&reports_nodes, self.reporting_nodes),
+            ],
         };
-        if affected_total < MIN_AFFECTED || unaffected_total == 0 {
+        if !shared.totals[0].comparable() {
             return shared;
         }
+        let affected_total = usize::try_from(shared.totals[0].affected).unwrap_or(usize::MAX);
         let left_out = |a: &Attr<'_>| match given {
             Given::Group(GroupBy::Region) => a.kind == Kind::Region,
             Given::Group(GroupBy::Label(key)) => a.kind == Kind::Label && a.key == key,
@@ -375,11 +437,15 @@ impl<'a> Population<'a> {
                 all.push((run[0].0, sites_with, clusters));
             }
         }
-        // a/A ≥ 80 %, in integers.
-        let total = u128::from(shared.affected_total);
+        // a/A ≥ 80 %, in integers, over the sites that tell the value.
         shared.candidates = all
             .into_iter()
-            .filter(|c| u128::from(c.2) * 100 >= total * u128::from(MIN_SHARE_PERCENT))
+            .filter(|c| {
+                let totals = shared.totals(c.0.kind);
+                totals.comparable()
+                    && u128::from(c.2) * 100
+                        >= u128::from(totals.affected) * u128::from(MIN_SHARE_PERCENT)
+            })
             .collect();
         shared
     }
@@ -389,9 +455,10 @@ impl Shared<'_> {
     /// The factors named, given how many sites of the fleet have each
     /// candidate value (`counts`).
     fn factors(self, counts: &HashMap<Attr<'_>, u64>) -> Vec<CommonFactor> {
-        let (total, unaffected_total) = (self.affected_total, self.unaffected_total);
-        let mut found: Vec<(Strength, Attr<'_>, u64)> = Vec::new();
-        for (attr, sites_with, affected) in self.candidates {
+        let mut found: Vec<(Strength, Attr<'_>, u64, Totals)> = Vec::new();
+        for &(attr, sites_with, affected) in &self.candidates {
+            let totals = self.totals(attr.kind);
+            let (total, unaffected_total) = (totals.affected, totals.unaffected);
             let unaffected = counts
                 .get(&attr)
                 .map_or(0, |n| n.saturating_sub(sites_with));
@@ -406,7 +473,7 @@ impl Shared<'_> {
                     denominator: i128::from(total) * i128::from(unaffected_total),
                     affected,
                 };
-                found.push((strength, attr, unaffected));
+                found.push((strength, attr, unaffected, totals));
             }
         }
         // Strongest first; equal strengths in the attribute order.
@@ -414,15 +481,15 @@ impl Shared<'_> {
         found.truncate(MAX_COMMON_FACTORS);
         found
             .into_iter()
-            .map(|(strength, attr, unaffected)| CommonFactor {
+            .map(|(strength, attr, unaffected, totals)| CommonFactor {
                 attribute: attr.kind.name().to_owned(),
                 key: (attr.kind == Kind::Label)
                     .then(|| cut_to(&printable(attr.key), MAX_FACTOR_KEY_CHARS).into_owned()),
                 value: cut_to(&printable(attr.value), MAX_FACTOR_VALUE_CHARS).into_owned(),
                 affected: count(strength.affected),
-                affected_total: count(total),
+                affected_total: count(totals.affected),
                 unaffected: count(unaffected),
-                unaffected_total: count(unaffected_total),
+                unaffected_total: count(totals.unaffected),
             })
             .collect()
     }

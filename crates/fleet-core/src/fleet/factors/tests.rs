@@ -491,3 +491,68 @@ fn node_os_gpu_model_and_runtime_are_compared_in_their_order() {
         ]
     );
 }
+
+#[test]
+fn only_sites_that_report_their_nodes_are_compared_on_them() {
+    use crate::api::NodeValues;
+    // Halfway through an edge rollout: four affected sites and four others
+    // report their nodes, all on Ubuntu; ten others run an edge that
+    // reports nothing of them.
+    let reporting = |name: String, kernel: &str| {
+        site(&name, "0.2.0").with_node_info(|n| {
+            n.os_image = NodeValues::of(&[("Ubuntu 24.04.1 LTS", 2)]);
+            n.kernel_version = NodeValues::of(&[(kernel, 2)]);
+        })
+    };
+    let affected: Vec<_> = (0..4)
+        .map(|i| reporting(format!("hit-{i}"), "5.15.0-105-generic"))
+        .collect();
+    let mut fleet: Vec<_> = affected.clone();
+    fleet.extend((0..4).map(|i| reporting(format!("ok-{i}"), "6.8.0-45-generic")));
+    fleet.extend((0..10).map(|i| site(&format!("old-{i}"), "0.1.0")));
+    let found = Population::of(&fleet).factors(names(&affected), Given::Nothing);
+    let got: Vec<(&str, &str, i64, i64, i64, i64)> = found
+        .iter()
+        .map(|f| {
+            (
+                f.attribute.as_str(),
+                f.value.as_str(),
+                f.affected,
+                f.affected_total,
+                f.unaffected,
+                f.unaffected_total,
+            )
+        })
+        .collect();
+    // The kernel over the 4 others that report one; the edge version over
+    // all 14; Ubuntu, which every site that tells runs, not at all.
+    assert_eq!(
+        got,
+        [
+            ("kernelVersion", "5.15.0-105-generic", 4, 4, 0, 4),
+            ("edgeVersion", "0.2.0", 4, 4, 4, 14),
+        ]
+    );
+    // Fewer than three affected clusters that tell: nothing of their nodes
+    // can be in common.
+    let mut fleet = fleet;
+    for s in &mut fleet[..2] {
+        s.status.as_mut().unwrap().node_info = None;
+    }
+    let found = Population::of(&fleet).factors(names(&affected), Given::Nothing);
+    assert!(
+        found.iter().all(|f| f.attribute == "edgeVersion"),
+        "{found:?}"
+    );
+    // Nobody else tells: neither.
+    let lone: Vec<_> = affected
+        .iter()
+        .cloned()
+        .chain((0..10).map(|i| site(&format!("old-{i}"), "0.1.0")))
+        .collect();
+    let found = Population::of(&lone).factors(names(&affected), Given::Nothing);
+    assert!(
+        found.iter().all(|f| f.attribute == "edgeVersion"),
+        "{found:?}"
+    );
+}
