@@ -535,7 +535,6 @@ fn only_sites_that_report_their_nodes_are_compared_on_them() {
     );
     // Fewer than three affected clusters that tell: nothing of their nodes
     // can be in common.
-    let mut fleet = fleet;
     for s in &mut fleet[..2] {
         s.status.as_mut().unwrap().node_info = None;
     }
