@@ -763,10 +763,15 @@ impl<'a> IndentedPretty<'a> {
     }
 
     fn newline<W: ?Sized + std::io::Write>(&self, w: &mut W) -> std::io::Result<()> {
+        /// The indentation of the deepest levels written in one piece.
+        const SPACES: &[u8; 64] = &[b' '; 64];
         w.write_all(b"\n")?;
         w.write_all(self.base)?;
-        for _ in 0..self.level {
-            w.write_all(b"  ")?;
+        let mut indent = 2 * self.level;
+        while indent > 0 {
+            let n = indent.min(SPACES.len());
+            w.write_all(&SPACES[..n])?;
+            indent -= n;
         }
         Ok(())
     }
