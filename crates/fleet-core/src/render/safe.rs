@@ -155,10 +155,10 @@ pub(crate) fn write_json_fragment<W: ?Sized + std::io::Write>(
     while i < bytes.len() {
         // Printable ASCII, nearly all of any output, needs no escape and
         // no decoding (the per-character check was a quarter of `status
-        // -o json`'s CPU): skipped a block at a time.
-        i += printable_ascii_run(&bytes[i..]);
-        if i >= bytes.len() {
-            break;
+        // -o json`'s CPU).
+        if matches!(bytes[i], 0x20..=0x7e) {
+            i += 1;
+            continue;
         }
         let c = fragment[i..].chars().next().unwrap_or_default();
         let len = c.len_utf8();
@@ -173,22 +173,6 @@ pub(crate) fn write_json_fragment<W: ?Sized + std::io::Write>(
         i += len;
     }
     w.write_all(&bytes[start..])
-}
-
-/// How many bytes at the start of `bytes` are printable ASCII (`0x20` to
-/// `0x7e`). Whole 16-byte blocks are checked without a branch per byte (the
-/// compiler makes one vector compare of each), the rest byte by byte.
-fn printable_ascii_run(bytes: &[u8]) -> usize {
-    const BLOCK: usize = 16;
-    let printable = |b: u8| b.wrapping_sub(0x20) < 0x5f;
-    let mut n = 0;
-    for block in bytes.chunks_exact(BLOCK) {
-        if !block.iter().fold(true, |all, &b| all & printable(b)) {
-            break;
-        }
-        n += BLOCK;
-    }
-    n + bytes[n..].iter().take_while(|&&b| printable(b)).count()
 }
 
 /// `s` cut to at most `max` characters, the last of them
@@ -363,8 +347,7 @@ mod tests {
         /// The ASCII fast path of [`write_json_fragment`] escapes exactly
         /// the characters [`needs_escape`] names, each as its UTF-16
         /// `\u` escapes, and keeps every other one as it is: any text, and
-        /// long printable ASCII runs with a character to escape anywhere in
-        /// or after a block of the fast path.
+        /// long printable ASCII runs with a character to escape anywhere.
         #[test]
         fn json_fragments_escape_exactly_what_needs_it(s in proptest::prop_oneof![
             "(?s).{0,40}",
