@@ -406,12 +406,28 @@ pub async fn run(
                     Ok::<_, std::io::Error>(handle(shared, req).await)
                 }
             });
-            let builder =
-                hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
-            let conn = builder.serve_connection(hyper_util::rt::TokioIo::new(tls_stream), service);
-            tokio::select! {
-                _ = conn => {}
-                _ = outage.changed() => {}
+            // HTTP/2 when the client chose it in the TLS handshake (ALPN, as
+            // kubectl does), HTTP/1.1 otherwise, as the real API server
+            // serves. Chosen here rather than by hyper-util's sniffing
+            // `auto` builder, whose feature would compile an HTTP/2 client
+            // into every binary of the workspace (feature unification;
+            // docs/benchmarks-cli.md#release-profile-p2).
+            let h2 = tls_stream.get_ref().1.alpn_protocol() == Some(b"h2");
+            let io = hyper_util::rt::TokioIo::new(tls_stream);
+            if h2 {
+                let conn =
+                    hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+                        .serve_connection(io, service);
+                tokio::select! {
+                    _ = conn => {}
+                    _ = outage.changed() => {}
+                }
+            } else {
+                let conn = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
+                tokio::select! {
+                    _ = conn => {}
+                    _ = outage.changed() => {}
+                }
             }
         });
     }

@@ -650,13 +650,8 @@ fn strict_problems(item: &serde_json::Value) -> Vec<String> {
         }
     }
     if let Some(spec) = item.get("spec") {
-        let crd = <FederatedCluster as kube::CustomResourceExt>::crd();
-        let schema = crd.spec.versions[0]
-            .schema
-            .as_ref()
-            .and_then(|s| s.open_api_v3_schema.as_ref())
-            .map(|s| serde_json::to_value(s).unwrap_or_default())
-            .unwrap_or_default();
+        let crds = crate::api::crd_manifests();
+        let schema = &crds[0]["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
         walk_schema(spec, &schema["properties"]["spec"], "spec", &mut problems);
         // ChatCLI's interval, converted: `healthCheckInterval: 1m` is
         // `heartbeatIntervalSeconds: 60`.

@@ -579,12 +579,10 @@ pub fn to_yaml_stream(docs: &[Value]) -> String {
     crate::k8s::plain_yaml_stream(docs)
 }
 
-/// The CRDs, as generated from the API types.
+/// The CRDs, as generated from the API types (and checked in:
+/// [`crate::api::crd_manifests`]).
 pub fn crd_manifests() -> Vec<Value> {
-    crate::api::crds()
-        .into_iter()
-        .map(|crd| serde_json::to_value(crd).expect("CRDs serialise"))
-        .collect()
+    crate::api::crd_manifests()
 }
 
 fn labels(role: Role) -> Value {

@@ -10,7 +10,7 @@ use super::client::Cluster;
 use super::error::Error;
 use super::list_token;
 use super::object_ref::ObjectRef;
-use super::site_decode::LeanSite;
+use super::site_decode::{self, LeanSite};
 use crate::api::{
     Cascade, Connectivity, Correlation, FEDERATION_STATUS_NAME, FederatedCluster, FederationStatus,
     HubLiveness, MaintenanceWindow, Quarantine,
@@ -347,15 +347,15 @@ impl Cluster {
                 // work below (this runtime has one thread).
                 tokio::task::yield_now().await;
             }
-            let page: LeanList = serde_json::from_str(&body)
-                .map_err(|e| Error::api(what, self.server(), kube::Error::SerdeError(e)))?;
+            let (meta, mut sites) =
+                site_decode::decode_site_page::<list_token::ListMeta, site_decode::NameOnly>(&body)
+                    .map_err(|e| Error::api(what, self.server(), kube::Error::SerdeError(e)))?;
             drop(body);
-            let token = nonempty(page.metadata.continue_);
+            let token = nonempty(meta.continue_);
             if early.as_ref() != Some(&token) {
                 // Not read early (or, never seen, read wrong): ask now.
                 next = fetch(token.as_deref()).map_err(|e| *e)?;
             }
-            let mut sites: Vec<FederatedCluster> = page.items.into_iter().map(|s| s.0).collect();
             sites.sort_by(|a, b| a.site_name().cmp(b.site_name()));
             if let (Some(last), Some(first)) = (&last, sites.first())
                 && first.site_name() <= last.as_str()
@@ -591,15 +591,6 @@ pub fn site_events_selector(name: &str) -> String {
 /// Sites per list request of [`Cluster::for_each_site_page`]: kubectl's
 /// own chunk size, enough to keep round trips few and a page small.
 pub const SITE_PAGE_SIZE: u32 = 500;
-
-/// A list response decoded only as far as `kubectl fleet status` needs.
-#[derive(serde::Deserialize)]
-struct LeanList {
-    #[serde(default)]
-    metadata: list_token::ListMeta,
-    #[serde(default)]
-    items: Vec<LeanSite>,
-}
 
 /// One change of the fleet, as [`Cluster::site_changes`] reports it.
 #[derive(Debug)]

@@ -83,9 +83,37 @@ pub fn crds_yaml() -> String {
     serde_saphyr::to_string_multiple(&crds()).expect("CRDs serialise to YAML")
 }
 
+/// The CRDs as checked in (`deploy/crds/federation.kubectl-fleet.dev.yaml`,
+/// [`crds_yaml`] written by `cargo xtask generate`; the crd_schema test and
+/// CI's drift check fail when the file and the types differ).
+const CHECKED_IN_CRDS: &str =
+    include_str!("../../../../deploy/crds/federation.kubectl-fleet.dev.yaml");
+
+/// The CRDs as manifests, from the checked-in YAML: what the plugin
+/// installs (`kubectl fleet install`) and checks `register -f` against.
+/// The binaries carry this text rather than the schema generator behind
+/// [`crds`] (schemars and a schema builder per type: a quarter of a
+/// mebibyte of the plugin, docs/benchmarks-cli.md#release-profile-p2); the
+/// two are the same documents by the test above.
+pub fn crd_manifests() -> Vec<serde_json::Value> {
+    // The text is this crate's own generated YAML, checked by a test.
+    serde_saphyr::from_multiple(CHECKED_IN_CRDS).expect("the checked-in CRDs are YAML")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The CRDs the binaries carry are the ones the types generate (when
+    /// this fails, `bash tools/regen.sh` writes the file anew).
+    #[test]
+    fn the_checked_in_crds_are_the_generated_ones() {
+        let generated: Vec<serde_json::Value> = crds()
+            .iter()
+            .map(|crd| serde_json::to_value(crd).unwrap())
+            .collect();
+        assert_eq!(crd_manifests(), generated);
+    }
 
     #[test]
     fn crd_names_and_scope() {

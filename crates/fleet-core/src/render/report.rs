@@ -753,28 +753,26 @@ impl JsonPathReport {
 /// would interpret (C1 controls, DEL, bidi and other invisible characters)
 /// as `\uXXXX` escapes (`render::safe::write_json_fragment`), the same
 /// string to any JSON reader.
-struct IndentedPretty<'a> {
-    base: &'a [u8],
-    level: usize,
+struct IndentedPretty {
+    /// What starts a line at the current level: a newline, the base, two
+    /// spaces per level (written in one piece).
+    line: Vec<u8>,
     has_value: bool,
 }
 
-impl<'a> IndentedPretty<'a> {
-    fn new(base: &'a [u8]) -> Self {
+impl IndentedPretty {
+    fn new(base: &[u8]) -> Self {
+        let mut line = Vec::with_capacity(64);
+        line.push(b'\n');
+        line.extend_from_slice(base);
         Self {
-            base,
-            level: 0,
+            line,
             has_value: false,
         }
     }
 
     fn newline<W: ?Sized + std::io::Write>(&self, w: &mut W) -> std::io::Result<()> {
-        w.write_all(b"\n")?;
-        w.write_all(self.base)?;
-        for _ in 0..self.level {
-            w.write_all(b"  ")?;
-        }
-        Ok(())
+        w.write_all(&self.line)
     }
 
     fn open<W: ?Sized + std::io::Write>(
@@ -782,7 +780,7 @@ impl<'a> IndentedPretty<'a> {
         w: &mut W,
         bracket: &[u8],
     ) -> std::io::Result<()> {
-        self.level += 1;
+        self.line.extend_from_slice(b"  ");
         self.has_value = false;
         w.write_all(bracket)
     }
@@ -792,7 +790,7 @@ impl<'a> IndentedPretty<'a> {
         w: &mut W,
         bracket: &[u8],
     ) -> std::io::Result<()> {
-        self.level -= 1;
+        self.line.truncate(self.line.len().saturating_sub(2));
         if self.has_value {
             self.newline(w)?;
         }
@@ -807,7 +805,7 @@ impl<'a> IndentedPretty<'a> {
     }
 }
 
-impl serde_json::ser::Formatter for IndentedPretty<'_> {
+impl serde_json::ser::Formatter for IndentedPretty {
     fn write_string_fragment<W: ?Sized + std::io::Write>(
         &mut self,
         w: &mut W,

@@ -346,9 +346,13 @@ mod tests {
     proptest::proptest! {
         /// The ASCII fast path of [`write_json_fragment`] escapes exactly
         /// the characters [`needs_escape`] names, each as its UTF-16
-        /// `\u` escapes, and keeps every other one as it is.
+        /// `\u` escapes, and keeps every other one as it is: any text, and
+        /// long printable ASCII runs with a character to escape anywhere.
         #[test]
-        fn json_fragments_escape_exactly_what_needs_it(s in "(?s).{0,40}") {
+        fn json_fragments_escape_exactly_what_needs_it(s in proptest::prop_oneof![
+            "(?s).{0,40}",
+            "([ -~]{0,40}[\\x{7f}\\x{9b}\\x{202e}é]?){0,4}",
+        ]) {
             let mut out = Vec::new();
             write_json_fragment(&mut out, &s).unwrap();
             let text = String::from_utf8(out).unwrap();
