@@ -92,9 +92,9 @@ const CHECKED_IN_CRDS: &str =
 /// The CRDs as manifests, from the checked-in YAML: what the plugin
 /// installs (`kubectl fleet install`) and checks `register -f` against.
 /// The binaries carry this text rather than the schema generator behind
-/// [`crds`] (schemars and a schema builder per type: a quarter of a
-/// mebibyte of the plugin, docs/benchmarks-cli.md#release-profile-p2); the
-/// two are the same documents by the test above.
+/// [`crds`] (schemars and a schema builder per type: about 330 KB of the
+/// plugin, docs/benchmarks-cli.md#release-profile-p2); the two are the
+/// same documents (tested below).
 pub fn crd_manifests() -> Vec<serde_json::Value> {
     // The text is this crate's own generated YAML, checked by a test.
     serde_saphyr::from_multiple(CHECKED_IN_CRDS).expect("the checked-in CRDs are YAML")
