@@ -183,7 +183,8 @@ pub const REGION_LABEL: &str = "federation.kubectl-fleet.dev/region";
 pub(crate) const TIER_LABEL: &str = "federation.kubectl-fleet.dev/tier";
 
 /// The labels of a FederatedCluster: [`site_labels`] plus environment,
-/// tier and (when it is a valid label value) region from its spec.
+/// tier and (when it is a valid label value) region from its spec, and
+/// its bucket ([`crate::fleet::bucket::BUCKET_LABEL`], from its name).
 pub fn site_object_labels(
     site: &str,
     spec: &crate::api::FederatedClusterSpec,
@@ -194,6 +195,10 @@ pub fn site_object_labels(
         spec.environment.as_str().to_owned(),
     );
     labels.insert(TIER_LABEL.to_owned(), spec.tier.as_str().to_owned());
+    labels.insert(
+        crate::fleet::bucket::BUCKET_LABEL.to_owned(),
+        crate::fleet::bucket::bucket_label_value(site),
+    );
     if let Some(region) = spec.region.as_deref().filter(|r| is_label_value(r)) {
         labels.insert(REGION_LABEL.to_owned(), region.to_owned());
     }
@@ -616,6 +621,9 @@ mod tests {
         assert_eq!(l[ENVIRONMENT_LABEL], "production");
         assert_eq!(l[REGION_LABEL], "eu-west-1");
         assert_eq!(l[SITE_LABEL], "a");
+        // The bucket comes from the name alone (fleet::bucket's golden
+        // values), whatever the spec.
+        assert_eq!(l[crate::fleet::bucket::BUCKET_LABEL], "202");
         let odd = crate::api::FederatedClusterSpec {
             region: Some("eu west/1".into()),
             ..Default::default()
