@@ -203,6 +203,10 @@ pub struct Hub {
     changed: Arc<tokio::sync::Notify>,
     /// The watch event on its way into the cache changes the summary.
     summary_due: std::sync::atomic::AtomicBool,
+    /// Signalled when the watch delivers a site whose bucket label is
+    /// missing or wrong (see [`Hub::summary_input`]): the backfill
+    /// (`operator::bucket`) looks at the cache then.
+    bucket_due: Arc<tokio::sync::Notify>,
     /// How many watch events the cache has taken that changed more than a
     /// heartbeat (see [`Hub::summary_input`]): the prober re-reads its
     /// list of Pull sites only when this moved.
@@ -257,6 +261,7 @@ impl Hub {
             clock: Arc::new(Timestamp::now),
             changed: Arc::new(tokio::sync::Notify::new()),
             summary_due: Default::default(),
+            bucket_due: Arc::new(tokio::sync::Notify::new()),
             fleet_changes: Default::default(),
             view: Arc::new(FleetView::new(metrics.clone())),
             metrics,
@@ -294,6 +299,11 @@ impl Hub {
         self
     }
 
+    /// The FederatedCluster API the hub writes through.
+    pub(super) fn api(&self) -> Api<FederatedCluster> {
+        self.api.clone()
+    }
+
     /// Whether this replica leads (only the leader writes and probes).
     pub fn is_leader(&self) -> bool {
         *self.leading.borrow()
@@ -322,6 +332,12 @@ impl Hub {
     /// Whether this replica leads, as the elector says (watch it).
     pub fn leading(&self) -> watch::Receiver<bool> {
         self.leading.clone()
+    }
+
+    /// Notified when the watch delivers a site whose bucket label is to
+    /// be written (the backfill, `operator::bucket`, waits on it).
+    pub fn bucket_due(&self) -> Arc<tokio::sync::Notify> {
+        self.bucket_due.clone()
     }
 
     /// Notified when a watch event changes what the fleet summary counts
@@ -834,6 +850,15 @@ impl Hub {
         };
         self.summary_due
             .store(relevant, std::sync::atomic::Ordering::Relaxed);
+        // Labels change only with more than a heartbeat, so a site is
+        // looked at when listed and when it changed, not per heartbeat.
+        let listed = matches!(event, watcher::Event::InitApply(_));
+        if let watcher::Event::InitApply(site) | watcher::Event::Apply(site) = event
+            && (relevant || listed)
+            && super::bucket::needs_label(site).is_some()
+        {
+            self.bucket_due.notify_one();
+        }
     }
 
     /// The cache holds the event [`Hub::summary_input`] judged last.

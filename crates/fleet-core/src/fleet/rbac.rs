@@ -246,8 +246,11 @@ pub(crate) fn rule(api_group: &str, resource: &str, names: &[&str], verbs: &[&st
 ///
 /// - `federatedclusters` get, list, watch: the site watch
 ///   (`k8s::site_status::watch_sites`) and the GET of a site
-///   while that watch is down (`get_site`). No update or patch: the hub
-///   never writes a spec.
+///   while that watch is down (`get_site`); patch: the bucket label of a
+///   site that lacks it or carries a wrong one (`k8s::site_status::
+///   patch_site_bucket`, `operator::bucket`). The hub never writes a spec:
+///   the admission policy `manifests::admission::site_bucket_policy` lets
+///   this identity change nothing of the main resource but that label.
 /// - `federatedclusters/status` update, patch: the hub's guarded replace
 ///   (`replace_site_status`) and the Pull prober's merge patch
 ///   (`patch_site_status`).
@@ -266,7 +269,12 @@ pub fn hub_operator_cluster_rules() -> Vec<PolicyRule> {
     let g = crate::api::GROUP;
     let fleet = crate::api::FEDERATION_STATUS_NAME;
     vec![
-        rule(g, "federatedclusters", &[], &["get", "list", "watch"]),
+        rule(
+            g,
+            "federatedclusters",
+            &[],
+            &["get", "list", "watch", "patch"],
+        ),
         rule(g, "federatedclusters/status", &[], &["update", "patch"]),
         rule(g, "federationstatuses", &[], &["create"]),
         rule(g, "federationstatuses", &[fleet], &["get"]),
@@ -538,7 +546,7 @@ mod tests {
         assert_eq!(
             serde_json::to_value(hub_operator_cluster_rules()).unwrap(),
             json!([
-                { "apiGroups": [g], "resources": ["federatedclusters"], "verbs": ["get", "list", "watch"] },
+                { "apiGroups": [g], "resources": ["federatedclusters"], "verbs": ["get", "list", "watch", "patch"] },
                 { "apiGroups": [g], "resources": ["federatedclusters/status"], "verbs": ["update", "patch"] },
                 { "apiGroups": [g], "resources": ["federationstatuses"], "verbs": ["create"] },
                 { "apiGroups": [g], "resources": ["federationstatuses"], "resourceNames": ["fleet"], "verbs": ["get"] },
