@@ -94,15 +94,29 @@ fn installed_hub(lane: Lane) -> Hub {
     hub
 }
 
-/// Asserts kubectl was refused by the bucket policy with `message`.
+/// Asserts kubectl was refused by the bucket policy with `message`, as
+/// the hub's (403 Forbidden) or as a malformed value (422 Invalid) by
+/// `site`'s name.
 #[track_caller]
-fn assert_refused(run: &Run, message: &str) {
+fn assert_refused(run: &Run, site: &str, message: &str) {
     assert_eq!(run.code, 1, "{}", run.stdout);
+    let (prefix, reason) = if message == HUB_ONLY {
+        (
+            format!("Error from server (Forbidden): {FC} \"{site}\" is forbidden: "),
+            "",
+        )
+    } else {
+        (
+            format!("The federatedclusters \"{site}\" is invalid: "),
+            ": ",
+        )
+    };
+    let want = format!(
+        "{prefix}{reason}ValidatingAdmissionPolicy '{SITE_BUCKET_POLICY}' with binding '{SITE_BUCKET_POLICY}' denied request: {message}\n"
+    );
     assert!(
-        run.stderr.contains(&format!(
-            "ValidatingAdmissionPolicy '{SITE_BUCKET_POLICY}' with binding '{SITE_BUCKET_POLICY}' denied request: {message}"
-        )),
-        "want …{message}, got {}",
+        run.stderr.ends_with(&want),
+        "want …{want}got {}",
         run.stderr
     );
 }
@@ -214,7 +228,7 @@ fn the_hub_may_write_the_bucket_label_and_nothing_else_of_a_site(lane) {
         vec!["label", "fc", "site-a", "federation.kubectl-fleet.dev/bucket-"],
     ] {
         let run = kubectl_as(&hub_kc, &args);
-        assert_refused(&run, HUB_ONLY);
+        assert_refused(&run, "site-a", HUB_ONLY);
     }
     // A replace or a delete is not granted at all.
     let mut replaced = site(&hub, "site-a");
@@ -244,7 +258,7 @@ fn the_hub_may_write_the_bucket_label_and_nothing_else_of_a_site(lane) {
     // the administrator's.
     for bad in ["256", "017", "x", "1.5"] {
         let run = hub.kubectl(&["label", "fc", "site-a", &format!("{BUCKET_LABEL}={bad}"), "--overwrite"]);
-        assert_refused(&run, &format!("label {BUCKET_LABEL} {MALFORMED}"));
+        assert_refused(&run, "site-a", &format!("label {BUCKET_LABEL} {MALFORMED}"));
     }
     let fresh = json!({
         "apiVersion": "federation.kubectl-fleet.dev/v1alpha1", "kind": "FederatedCluster",
@@ -255,7 +269,7 @@ fn the_hub_may_write_the_bucket_label_and_nothing_else_of_a_site(lane) {
         .args(["create", "-f", "-"])
         .stdin(fresh.to_string())
         .run();
-    assert_refused(&run, &format!("label {BUCKET_LABEL} {MALFORMED}"));
+    assert_refused(&run, "site-z", &format!("label {BUCKET_LABEL} {MALFORMED}"));
     hub.kubectl(&["label", "fc", "site-a", &format!("{BUCKET_LABEL}=17"), "--overwrite"]).ok();
     hub.kubectl(&["patch", "fc", "site-a", "--type=merge", "-p", r#"{"spec":{"tier":"standard"}}"#]).ok();
     assert_eq!(site(&hub, "site-a")["spec"]["tier"], "standard");

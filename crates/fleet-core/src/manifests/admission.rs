@@ -402,6 +402,61 @@ mod tests {
     }
 
     #[test]
+    fn the_bucket_policy_guards_the_label_and_confines_the_hub() {
+        let spec = site_bucket_policy().spec.unwrap();
+        let rule = &spec.match_constraints.unwrap().resource_rules.unwrap()[0];
+        // The main resource only (a status write cannot change a label),
+        // created or updated, by anyone: no match condition.
+        assert_eq!(
+            rule.resources.as_deref(),
+            Some(&["federatedclusters".to_owned()][..])
+        );
+        assert_eq!(
+            rule.operations.as_deref(),
+            Some(&["CREATE".to_owned(), "UPDATE".to_owned()][..])
+        );
+        assert!(spec.match_conditions.is_none());
+        assert_eq!(spec.failure_policy.as_deref(), Some("Fail"));
+        let vars = spec.variables.unwrap();
+        let var = |name: &str| {
+            vars.iter()
+                .find(|v| v.name == name)
+                .unwrap_or_else(|| panic!("{name}"))
+                .expression
+                .clone()
+        };
+        assert_eq!(var("bucketKey"), "'federation.kubectl-fleet.dev/bucket'");
+        assert_eq!(
+            var("isHub"),
+            "request.userInfo.username == 'system:serviceaccount:fleet-system:fleet-operator-hub'"
+        );
+        assert_eq!(
+            var("oldLabels"),
+            "request.operation == 'UPDATE' && has(oldObject.metadata.labels) ? oldObject.metadata.labels : {}"
+        );
+        let v = spec.validations.unwrap();
+        assert!(v[0].expression.contains(bucket::BUCKET_VALUE_PATTERN));
+        assert_eq!(v[0].reason.as_deref(), Some("Invalid"));
+        // The hub: an update, the spec, the other labels, annotations,
+        // finalizers and owners kept, the bucket label still there.
+        for part in [
+            "!variables.isHub || (request.operation == 'UPDATE'",
+            "variables.specKept",
+            "variables.otherLabelsKept",
+            "variables.newAnnotations == variables.oldAnnotations",
+            "variables.newFinalizers == variables.oldFinalizers",
+            "variables.newOwnerReferences == variables.oldOwnerReferences",
+            "variables.bucketKey in variables.newLabels",
+        ] {
+            assert!(v[1].expression.contains(part), "{part}");
+        }
+        assert_eq!(v[1].reason.as_deref(), Some("Forbidden"));
+        let b = site_bucket_binding().spec.unwrap();
+        assert_eq!(b.policy_name.as_deref(), Some(SITE_BUCKET_POLICY));
+        assert_eq!(b.validation_actions, Some(vec!["Deny".to_owned()]));
+    }
+
+    #[test]
     fn the_binding_denies_with_the_policy() {
         let b = status_ownership_binding();
         let spec = b.spec.unwrap();
