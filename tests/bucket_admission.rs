@@ -121,6 +121,27 @@ fn assert_refused(run: &Run, site: &str, message: &str) {
     );
 }
 
+/// Waits (bounded) until `kubectl get -L` shows exactly `names`, each with
+/// the bucket of its name.
+async fn all_right(hub: &Hub, names: &[&str]) {
+    let want: Vec<(String, String)> = names
+        .iter()
+        .map(|n| ((*n).to_owned(), bucket_label_value(n)))
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let buckets = tokio::task::block_in_place(|| bucket_column(hub));
+        if buckets == want {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not backfilled after 30s: {buckets:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 const MALFORMED: &str = "is a site's bucket, a number from 0 to 255 derived from its name: leave it out and the hub writes it (docs/scaling.md#buckets)";
 const HUB_ONLY: &str = "the hub operator may change only the label federation.kubectl-fleet.dev/bucket of a site: its spec, other labels, annotations, finalizers and owners are the administrator's";
 
@@ -300,23 +321,24 @@ multi_thread async fn the_hub_backfills_an_old_site_and_corrects_a_wrong_one(lan
     let hub_kc = support::hub_operator_kubeconfig(&hub.sandbox, &hub.dir).await;
     let (stop, stopped) = watch::channel(false);
     let task = tokio::spawn(operator::run_until(hub_operator_args(&hub_kc, 0.1), stopped));
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let buckets = tokio::task::block_in_place(|| bucket_column(&hub));
-        let want: Vec<(String, String)> = ["old-site", "probe-site", "us-east-1-prod"]
-            .iter()
-            .map(|n| ((*n).to_owned(), bucket_label_value(n)))
-            .collect();
-        if buckets == want {
-            break;
-        }
-        assert!(Instant::now() < deadline, "not backfilled after 30s: {buckets:?}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    // Those there when it starts (its first list)...
+    all_right(&hub, &["old-site", "probe-site", "us-east-1-prod"]).await;
+    // ...and, while it runs, a new site without the label and a label an
+    // administrator sets by hand to another bucket (watch events).
+    tokio::task::block_in_place(|| {
+        Kubectl::new(&hub.kubeconfig)
+            .args(["create", "-f", "-"])
+            .stdin(old("later-site", json!({"team": "ml"})).to_string())
+            .run()
+            .ok();
+        hub.kubectl(&["label", "fc", "old-site", &format!("{BUCKET_LABEL}=3"), "--overwrite"])
+            .ok();
+    });
+    all_right(&hub, &["later-site", "old-site", "probe-site", "us-east-1-prod"]).await;
     stop.send_replace(true);
     task.await.unwrap().expect("hub stops cleanly");
     // Nothing else of the sites moved.
-    for name in ["old-site", "us-east-1-prod"] {
+    for name in ["old-site", "later-site", "us-east-1-prod"] {
         let now = tokio::task::block_in_place(|| site(&hub, name));
         assert_eq!(now["spec"]["tier"], "critical");
         assert_eq!(now["spec"]["environment"], "staging");

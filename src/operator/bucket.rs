@@ -6,10 +6,11 @@
 //! (set by hand). It is the authority on the value: the admission policy
 //! cannot compute SHA-256 in CEL and checks only the value's form.
 //!
-//! - The watch tells it when a listed or changed site needs its label
-//!   ([`Hub::bucket_due`], judged in `Hub::summary_input`; a heartbeat
-//!   alone changes no label and costs nothing here). It then scans the
-//!   controller's cache, never the API.
+//! - The watch tells it when a listed or changed site needs its label,
+//!   once the controller's cache holds it (at the end of a list: the cache
+//!   takes a list whole) ([`Hub::bucket_due`], judged in
+//!   `Hub::summary_input`; a heartbeat alone changes no label and costs
+//!   nothing here). It then scans that cache, never the API.
 //! - Only the leader writes, one JSON merge patch of that one label per
 //!   site ([`patch_site_bucket`]), one at a time and at most
 //!   [`BACKFILL_PER_SECOND`]: 100,000 unlabelled sites after an upgrade are

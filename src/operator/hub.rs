@@ -203,10 +203,15 @@ pub struct Hub {
     changed: Arc<tokio::sync::Notify>,
     /// The watch event on its way into the cache changes the summary.
     summary_due: std::sync::atomic::AtomicBool,
-    /// Signalled when the watch delivers a site whose bucket label is
-    /// missing or wrong (see [`Hub::summary_input`]): the backfill
+    /// Signalled once the cache holds a site whose bucket label is missing
+    /// or wrong (see [`Hub::summary_input`]): the backfill
     /// (`operator::bucket`) looks at the cache then.
     bucket_due: Arc<tokio::sync::Notify>,
+    /// A site delivered since the last signal needs its bucket label.
+    bucket_pending: std::sync::atomic::AtomicBool,
+    /// The event on its way into the cache is readable there once taken
+    /// (not part of a list, which the cache takes whole at its end).
+    bucket_readable: std::sync::atomic::AtomicBool,
     /// How many watch events the cache has taken that changed more than a
     /// heartbeat (see [`Hub::summary_input`]): the prober re-reads its
     /// list of Pull sites only when this moved.
@@ -262,6 +267,8 @@ impl Hub {
             changed: Arc::new(tokio::sync::Notify::new()),
             summary_due: Default::default(),
             bucket_due: Arc::new(tokio::sync::Notify::new()),
+            bucket_pending: Default::default(),
+            bucket_readable: Default::default(),
             fleet_changes: Default::default(),
             view: Arc::new(FleetView::new(metrics.clone())),
             metrics,
@@ -851,18 +858,33 @@ impl Hub {
         self.summary_due
             .store(relevant, std::sync::atomic::Ordering::Relaxed);
         // Labels change only with more than a heartbeat, so a site is
-        // looked at when listed and when it changed, not per heartbeat.
+        // looked at when listed and when it changed, not per heartbeat;
+        // the backfill is told once the cache holds it.
         let listed = matches!(event, watcher::Event::InitApply(_));
         if let watcher::Event::InitApply(site) | watcher::Event::Apply(site) = event
             && (relevant || listed)
             && super::bucket::needs_label(site).is_some()
         {
-            self.bucket_due.notify_one();
+            self.bucket_pending
+                .store(true, std::sync::atomic::Ordering::Relaxed);
         }
+        self.bucket_readable.store(
+            !matches!(event, watcher::Event::Init | watcher::Event::InitApply(_)),
+            std::sync::atomic::Ordering::Relaxed,
+        );
     }
 
     /// The cache holds the event [`Hub::summary_input`] judged last.
     fn summary_cached(&self) {
+        if self
+            .bucket_readable
+            .load(std::sync::atomic::Ordering::Relaxed)
+            && self
+                .bucket_pending
+                .swap(false, std::sync::atomic::Ordering::Relaxed)
+        {
+            self.bucket_due.notify_one();
+        }
         if self
             .summary_due
             .swap(false, std::sync::atomic::Ordering::Relaxed)
