@@ -6,11 +6,10 @@
 //! (set by hand). It is the authority on the value: the admission policy
 //! cannot compute SHA-256 in CEL and checks only the value's form.
 //!
-//! - The watch tells it when a listed or changed site needs its label,
-//!   once the controller's cache holds it (at the end of a list: the cache
-//!   takes a list whole) ([`Hub::bucket_due`], judged in
-//!   `Hub::summary_input`; a heartbeat alone changes no label and costs
-//!   nothing here). It then scans that cache, never the API.
+//! - The hub's watch tells it ([`Due`]) when a listed or changed site
+//!   needs its label, once the controller's cache holds it (at the end of
+//!   a list: the cache takes a list whole); a heartbeat alone changes no
+//!   label and costs nothing here. It then scans that cache, never the API.
 //! - Only the leader writes, one JSON merge patch of that one label per
 //!   site ([`patch_site_bucket`]), one at a time and at most
 //!   [`BACKFILL_PER_SECOND`]: 100,000 unlabelled sites after an upgrade are
@@ -24,12 +23,14 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use kube::api::Api;
 use kube::runtime::reflector::{ObjectRef, Store};
-use tokio::sync::watch;
+use kube::runtime::watcher;
+use tokio::sync::{Notify, watch};
 
-use super::hub::Hub;
 use super::metrics::Metrics;
 use crate::api::FederatedCluster;
 use crate::fleet::bucket::{BucketLabel, bucket_label_value};
@@ -47,6 +48,48 @@ pub const RETRY_AFTER: Duration = Duration::from_secs(30);
 /// None when it is right.
 pub fn needs_label(site: &FederatedCluster) -> Option<&'static str> {
     BucketLabel::of(site.site_name(), site.metadata.labels.as_ref()).reason()
+}
+
+/// What the hub's watch tells the backfill: that a site delivered needs
+/// its label, signalled once the cache holds it.
+#[derive(Debug, Default)]
+pub struct Due {
+    notify: Notify,
+    /// A site delivered since the last signal needs its label.
+    pending: AtomicBool,
+    /// The event on its way into the cache is readable there once taken
+    /// (not part of a list, which the cache takes whole at its end).
+    readable: AtomicBool,
+}
+
+impl Due {
+    /// A watch event on its way into the cache; `changed`: it changes the
+    /// site in more than its heartbeat (labels change only so).
+    pub fn delivered(&self, event: &watcher::Event<FederatedCluster>, changed: bool) {
+        let listed = matches!(event, watcher::Event::InitApply(_));
+        if let watcher::Event::InitApply(site) | watcher::Event::Apply(site) = event
+            && (changed || listed)
+            && needs_label(site).is_some()
+        {
+            self.pending.store(true, Ordering::Relaxed);
+        }
+        self.readable.store(
+            !matches!(event, watcher::Event::Init | watcher::Event::InitApply(_)),
+            Ordering::Relaxed,
+        );
+    }
+
+    /// The cache holds the event last [`Due::delivered`].
+    pub fn cached(&self) {
+        if self.readable.load(Ordering::Relaxed) && self.pending.swap(false, Ordering::Relaxed) {
+            self.notify.notify_one();
+        }
+    }
+
+    /// Look again (a pass cut short or failed).
+    fn again(&self) {
+        self.notify.notify_one();
+    }
 }
 
 /// What one pass did.
@@ -106,19 +149,20 @@ where
     pass
 }
 
-/// The backfill loop of the hub (spawned by `run_hub`): waits for a site
-/// to need its label, then, while this replica leads, writes every due
-/// one from `cache`, until `shutdown` turns true.
+/// The backfill loop of the hub (spawned by `run_hub`): waits for `due`,
+/// then, while `leading`, writes every due site's label in `cache`
+/// through `api`, until `shutdown` turns true.
 pub async fn run(
-    hub: Arc<Hub>,
+    due: Arc<Due>,
+    api: Api<FederatedCluster>,
+    mut leading: watch::Receiver<bool>,
+    metrics: Arc<Metrics>,
     cache: Store<FederatedCluster>,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let due = hub.bucket_due();
-    let mut leading = hub.leading();
     loop {
         tokio::select! {
-            () = due.notified() => {}
+            () = due.notify.notified() => {}
             _ = shutdown.wait_for(|s| *s) => return,
         }
         tokio::select! {
@@ -131,8 +175,7 @@ pub async fn run(
             .filter(|s| needs_label(s).is_some())
             .map(|s| s.site_name().to_owned())
             .collect();
-        let api = hub.api();
-        let stop = shutdown.clone();
+        let (stop, lead) = (shutdown.clone(), leading.clone());
         let pass = backfill(
             names,
             |name| {
@@ -145,8 +188,8 @@ pub async fn run(
                 async move { patch_site_bucket(&api, &name, &bucket_label_value(&name)).await }
             },
             BACKFILL_PER_SECOND,
-            || hub.is_leader() && !*stop.borrow(),
-            &hub.metrics,
+            || *lead.borrow() && !*stop.borrow(),
+            &metrics,
         )
         .await;
         if pass.written > 0 || pass.failed > 0 {
@@ -159,7 +202,7 @@ pub async fn run(
         if pass.interrupted || pass.failed > 0 {
             // Taken up again: at once when this replica leads again, or
             // after a pause when a write failed.
-            due.notify_one();
+            due.again();
         }
         if pass.failed > 0 {
             tokio::select! {

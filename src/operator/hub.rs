@@ -203,15 +203,8 @@ pub struct Hub {
     changed: Arc<tokio::sync::Notify>,
     /// The watch event on its way into the cache changes the summary.
     summary_due: std::sync::atomic::AtomicBool,
-    /// Signalled once the cache holds a site whose bucket label is missing
-    /// or wrong (see [`Hub::summary_input`]): the backfill
-    /// (`operator::bucket`) looks at the cache then.
-    bucket_due: Arc<tokio::sync::Notify>,
-    /// A site delivered since the last signal needs its bucket label.
-    bucket_pending: std::sync::atomic::AtomicBool,
-    /// The event on its way into the cache is readable there once taken
-    /// (not part of a list, which the cache takes whole at its end).
-    bucket_readable: std::sync::atomic::AtomicBool,
+    /// Tells the bucket backfill when a site needs its label.
+    bucket: Arc<super::bucket::Due>,
     /// How many watch events the cache has taken that changed more than a
     /// heartbeat (see [`Hub::summary_input`]): the prober re-reads its
     /// list of Pull sites only when this moved.
@@ -266,9 +259,7 @@ impl Hub {
             clock: Arc::new(Timestamp::now),
             changed: Arc::new(tokio::sync::Notify::new()),
             summary_due: Default::default(),
-            bucket_due: Arc::new(tokio::sync::Notify::new()),
-            bucket_pending: Default::default(),
-            bucket_readable: Default::default(),
+            bucket: Default::default(),
             fleet_changes: Default::default(),
             view: Arc::new(FleetView::new(metrics.clone())),
             metrics,
@@ -341,10 +332,9 @@ impl Hub {
         self.leading.clone()
     }
 
-    /// Notified when the watch delivers a site whose bucket label is to
-    /// be written (the backfill, `operator::bucket`, waits on it).
-    pub fn bucket_due(&self) -> Arc<tokio::sync::Notify> {
-        self.bucket_due.clone()
+    /// What the bucket backfill (`operator::bucket`) waits on.
+    pub fn bucket_due(&self) -> Arc<super::bucket::Due> {
+        self.bucket.clone()
     }
 
     /// Notified when a watch event changes what the fleet summary counts
@@ -857,34 +847,12 @@ impl Hub {
         };
         self.summary_due
             .store(relevant, std::sync::atomic::Ordering::Relaxed);
-        // Labels change only with more than a heartbeat, so a site is
-        // looked at when listed and when it changed, not per heartbeat;
-        // the backfill is told once the cache holds it.
-        let listed = matches!(event, watcher::Event::InitApply(_));
-        if let watcher::Event::InitApply(site) | watcher::Event::Apply(site) = event
-            && (relevant || listed)
-            && super::bucket::needs_label(site).is_some()
-        {
-            self.bucket_pending
-                .store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-        self.bucket_readable.store(
-            !matches!(event, watcher::Event::Init | watcher::Event::InitApply(_)),
-            std::sync::atomic::Ordering::Relaxed,
-        );
+        self.bucket.delivered(event, relevant);
     }
 
     /// The cache holds the event [`Hub::summary_input`] judged last.
     fn summary_cached(&self) {
-        if self
-            .bucket_readable
-            .load(std::sync::atomic::Ordering::Relaxed)
-            && self
-                .bucket_pending
-                .swap(false, std::sync::atomic::Ordering::Relaxed)
-        {
-            self.bucket_due.notify_one();
-        }
+        self.bucket.cached();
         if self
             .summary_due
             .swap(false, std::sync::atomic::Ordering::Relaxed)

@@ -598,7 +598,14 @@ async fn run_hub(
         prober_cfg,
         shutdown.clone(),
     ));
-    let backfill = tokio::spawn(bucket::run(hub.clone(), cache.clone(), shutdown.clone()));
+    let backfill = tokio::spawn(bucket::run(
+        hub.bucket_due(),
+        hub.api(),
+        hub.leading(),
+        hub.metrics.clone(),
+        cache.clone(),
+        shutdown.clone(),
+    ));
     let summary = tokio::spawn(federation::run(
         statuses.clone(),
         cache.clone(),
