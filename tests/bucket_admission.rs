@@ -195,8 +195,12 @@ spec:
         "ml",
         "the inventory's other labels are kept"
     );
-    // A re-run keeps it, as does a re-run that changes the spec.
+    // A re-run keeps it, as does a re-run that changes the spec; one after
+    // a hand edit puts it back.
     hub.fleet(&["register", "site-a", "--region", "eu-west-1"]).ok();
+    hub.kubectl(&["label", "fc", "site-a", &format!("{BUCKET_LABEL}=17"), "--overwrite"])
+        .ok();
+    assert_eq!(bucket_of(&hub, "site-a"), "17");
     hub.fleet(&["register", "site-a", "--region", "eu-west-2"]).ok();
     assert_eq!(bucket_column(&hub), want);
     // A label like any other: `-l` selects by it.
