@@ -21,9 +21,10 @@
 //!   [`RETRY_AFTER`] later; a pass cut short by a lost leadership or a
 //!   shutdown is taken up again when this replica leads.
 
+use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kube::api::Api;
@@ -89,6 +90,45 @@ impl Due {
     /// Look again (a pass cut short or failed).
     fn again(&self) {
         self.notify.notify_one();
+    }
+}
+
+/// The sites whose label this replica wrote, each with the
+/// resourceVersion it was written over: until the cache holds a newer
+/// version, it still shows the old label, and the site is not due again
+/// (no second write of the same label, no second count).
+#[derive(Debug, Default)]
+struct Written(Mutex<HashMap<String, Option<String>>>);
+
+impl Written {
+    /// Why `site` (as the cache holds it) is due, unless its label was
+    /// written over this very version.
+    fn due(&self, site: &FederatedCluster) -> Option<&'static str> {
+        let reason = needs_label(site)?;
+        let map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let written = map.get(site.site_name()) == Some(&site.metadata.resource_version);
+        (!written).then_some(reason)
+    }
+
+    /// Its label was written over this version of `site`.
+    fn wrote(&self, site: &FederatedCluster) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(
+            site.site_name().to_owned(),
+            site.metadata.resource_version.clone(),
+        );
+    }
+
+    /// Forgets the sites the cache has a newer version of (or no longer
+    /// holds): what it shows of them is what is stored.
+    fn caught_up(&self, cache: &Store<FederatedCluster>) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|name, version| {
+                cache
+                    .get(&ObjectRef::new(name))
+                    .is_some_and(|s| s.metadata.resource_version == *version)
+            });
     }
 }
 
@@ -160,6 +200,7 @@ pub async fn run(
     cache: Store<FederatedCluster>,
     mut shutdown: watch::Receiver<bool>,
 ) {
+    let written = Written::default();
     loop {
         tokio::select! {
             () = due.notify.notified() => {}
@@ -169,10 +210,11 @@ pub async fn run(
             led = leading.wait_for(|l| *l) => if led.is_err() { return },
             _ = shutdown.wait_for(|s| *s) => return,
         }
+        written.caught_up(&cache);
         let names: Vec<String> = cache
             .state()
             .iter()
-            .filter(|s| needs_label(s).is_some())
+            .filter(|s| written.due(s).is_some())
             .map(|s| s.site_name().to_owned())
             .collect();
         let (stop, lead) = (shutdown.clone(), leading.clone());
@@ -181,11 +223,18 @@ pub async fn run(
             |name| {
                 cache
                     .get(&ObjectRef::new(name))
-                    .and_then(|s| needs_label(&s))
+                    .and_then(|s| written.due(&s))
             },
             |name| {
-                let api = api.clone();
-                async move { patch_site_bucket(&api, &name, &bucket_label_value(&name)).await }
+                let (api, site, written) =
+                    (api.clone(), cache.get(&ObjectRef::new(&name)), &written);
+                async move {
+                    patch_site_bucket(&api, &name, &bucket_label_value(&name)).await?;
+                    if let Some(site) = site {
+                        written.wrote(&site);
+                    }
+                    Ok(())
+                }
             },
             BACKFILL_PER_SECOND,
             || *lead.borrow() && !*stop.borrow(),
@@ -296,6 +345,39 @@ mod tests {
                 && text.contains("fleet_hub_bucket_backfills_total{reason=\"wrong\"} 1\n"),
             "{text}"
         );
+    }
+
+    /// A site whose label was written is not due again until the cache
+    /// holds a newer version of it (which shows the label written), and
+    /// then only if that version's label is wrong again.
+    #[test]
+    fn a_label_written_is_not_written_again_over_the_same_version() {
+        let (store, mut writer) = kube::runtime::reflector::store::<FederatedCluster>();
+        let mut site = FederatedCluster::test("site-a");
+        site.metadata.labels = None;
+        site.metadata.resource_version = Some("1".into());
+        writer.apply_watcher_event(&watcher::Event::Apply(site.clone()));
+        let written = Written::default();
+        assert_eq!(written.due(&site), Some("missing"));
+        written.wrote(&site);
+        assert_eq!(written.due(&site), None);
+        written.caught_up(&store);
+        assert_eq!(written.due(&site), None, "the cache has not caught up");
+        // The cache takes the patched version: forgotten, and right.
+        let mut patched = site.clone();
+        patched.metadata.resource_version = Some("2".into());
+        patched.metadata.labels =
+            Some([(crate::fleet::bucket::BUCKET_LABEL.to_owned(), "215".into())].into());
+        writer.apply_watcher_event(&watcher::Event::Apply(patched.clone()));
+        written.caught_up(&store);
+        assert_eq!(written.due(&patched), None);
+        // Someone sets it wrong again later: due again.
+        let mut edited = patched.clone();
+        edited.metadata.resource_version = Some("3".into());
+        edited.metadata.labels =
+            Some([(crate::fleet::bucket::BUCKET_LABEL.to_owned(), "9".into())].into());
+        assert_eq!(written.due(&edited), Some("wrong"));
+        assert!(written.0.lock().unwrap().is_empty());
     }
 
     #[tokio::test]
