@@ -70,9 +70,12 @@ async fn hub_bench(run: HubRun) -> HubFigures {
                     heartbeat_interval_seconds: run.spec_interval as i32,
                     ..FederatedClusterSpec::default()
                 };
-                api.create(&PostParams::default(), &FederatedCluster::new(&n, spec))
-                    .await
-                    .unwrap();
+                // Labelled as `register` labels them (the bucket among
+                // them): the hub has no label to backfill mid-measurement.
+                let mut site = FederatedCluster::new(&n, spec.clone());
+                site.metadata.labels =
+                    Some(kubectl_fleet::fleet::rbac::site_object_labels(&n, &spec));
+                api.create(&PostParams::default(), &site).await.unwrap();
             }
         })
         .buffer_unordered(16)
@@ -685,8 +688,10 @@ async fn create_pull_site(client: &kube::Client, site: &str, kubeconfig: &str) {
         }),
         ..FederatedClusterSpec::default()
     };
+    let mut object = FederatedCluster::new(site, spec.clone());
+    object.metadata.labels = Some(rbac::site_object_labels(site, &spec));
     Api::<FederatedCluster>::all(client.clone())
-        .create(&PostParams::default(), &FederatedCluster::new(site, spec))
+        .create(&PostParams::default(), &object)
         .await
         .unwrap();
 }

@@ -10,6 +10,7 @@ mod support;
 mod admission_ownership;
 mod alerts_live;
 mod bench_smoke;
+mod bucket_admission;
 mod cli_bad_input;
 mod cli_careless;
 mod cli_connection;

@@ -893,13 +893,16 @@ pub fn hub_manifests(image: &str, tls: &ServingCert) -> Vec<Value> {
 
 /// The admission policies and bindings that refuse a site's write of a
 /// hub-owned status key and a token it mints itself beyond
-/// [`rbac::MAX_SITE_TOKEN_TTL`] ([`admission`]).
+/// [`rbac::MAX_SITE_TOKEN_TTL`], and guard the bucket label and the hub's
+/// writes of a site's metadata ([`admission`]).
 fn status_ownership_objects() -> Vec<Value> {
     vec![
         serde_json::to_value(admission::status_ownership_policy()).expect("policy serialises"),
         serde_json::to_value(admission::status_ownership_binding()).expect("binding serialises"),
         serde_json::to_value(admission::site_token_policy()).expect("policy serialises"),
         serde_json::to_value(admission::site_token_binding()).expect("binding serialises"),
+        serde_json::to_value(admission::site_bucket_policy()).expect("policy serialises"),
+        serde_json::to_value(admission::site_bucket_binding()).expect("binding serialises"),
     ]
 }
 

@@ -3,7 +3,8 @@
 //! classifies for its retries and the CLI for the user through
 //! [`Cluster::found`](super::Cluster::found)): read a site, watch sites,
 //! send the edge's merge patch, replace the hub-owned part with the
-//! resourceVersion, and check that the fleet CRDs are served.
+//! resourceVersion, write a site's bucket label (the hub's backfill), and
+//! check that the fleet CRDs are served.
 
 use futures::{Stream, TryStreamExt as _};
 use kube::api::{Api, Patch, PatchParams, PostParams};
@@ -44,6 +45,26 @@ pub async fn patch_site_status(
         .patch_status(name, &PatchParams::default(), &Patch::Merge(patch))
         .await
         .map(|s| s.0)
+}
+
+/// Sets the bucket label of site `name` to `bucket` (the hub's backfill,
+/// `operator::bucket`): one JSON merge patch of that label alone, so the
+/// rest of the site's metadata and its spec are sent as they are not at
+/// all (and the admission policy refuses the hub anything more). The
+/// value depends on the name only, so no resourceVersion guard is needed:
+/// whoever wrote since, the label written is the right one.
+pub async fn patch_site_bucket(
+    api: &Api<FederatedCluster>,
+    name: &str,
+    bucket: &str,
+) -> Result<(), kube::Error> {
+    let patch = serde_json::json!({
+        "metadata": {"labels": {crate::fleet::bucket::BUCKET_LABEL: bucket}}
+    });
+    lenient(api)
+        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map(|_| ())
 }
 
 /// Writes the hub-owned part of `site.status`, guarded by

@@ -203,6 +203,8 @@ pub struct Hub {
     changed: Arc<tokio::sync::Notify>,
     /// The watch event on its way into the cache changes the summary.
     summary_due: std::sync::atomic::AtomicBool,
+    /// Tells the bucket backfill when a site needs its label.
+    bucket: Arc<super::bucket::Due>,
     /// How many watch events the cache has taken that changed more than a
     /// heartbeat (see [`Hub::summary_input`]): the prober re-reads its
     /// list of Pull sites only when this moved.
@@ -257,6 +259,7 @@ impl Hub {
             clock: Arc::new(Timestamp::now),
             changed: Arc::new(tokio::sync::Notify::new()),
             summary_due: Default::default(),
+            bucket: Default::default(),
             fleet_changes: Default::default(),
             view: Arc::new(FleetView::new(metrics.clone())),
             metrics,
@@ -294,6 +297,11 @@ impl Hub {
         self
     }
 
+    /// The FederatedCluster API the hub writes through.
+    pub(super) fn api(&self) -> Api<FederatedCluster> {
+        self.api.clone()
+    }
+
     /// Whether this replica leads (only the leader writes and probes).
     pub fn is_leader(&self) -> bool {
         *self.leading.borrow()
@@ -322,6 +330,11 @@ impl Hub {
     /// Whether this replica leads, as the elector says (watch it).
     pub fn leading(&self) -> watch::Receiver<bool> {
         self.leading.clone()
+    }
+
+    /// What the bucket backfill (`operator::bucket`) waits on.
+    pub fn bucket_due(&self) -> Arc<super::bucket::Due> {
+        self.bucket.clone()
     }
 
     /// Notified when a watch event changes what the fleet summary counts
@@ -834,10 +847,12 @@ impl Hub {
         };
         self.summary_due
             .store(relevant, std::sync::atomic::Ordering::Relaxed);
+        self.bucket.delivered(event, relevant);
     }
 
     /// The cache holds the event [`Hub::summary_input`] judged last.
     fn summary_cached(&self) {
+        self.bucket.cached();
         if self
             .summary_due
             .swap(false, std::sync::atomic::Ordering::Relaxed)

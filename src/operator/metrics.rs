@@ -72,6 +72,7 @@ pub const HUB_METRIC_NAMES: &[&str] = &[
     "federation_cluster_credential_renewal_timestamp_seconds",
     "fleet_hub_status_restored_total",
     "fleet_hub_last_judgement_timestamp_seconds",
+    "fleet_hub_bucket_backfills_total",
     "federation_cluster_disconnected",
     "federation_cluster_maintenance",
     "federation_cluster_late_to_wake",
@@ -273,6 +274,7 @@ pub struct Metrics {
     credential_expiration: Family<ClusterLabels, Gauge>,
     credential_renewal: Family<ClusterLabels, Gauge>,
     restored: Family<ClusterLabels, Counter>,
+    bucket_backfills: Family<ReasonLabels, Counter>,
     last_judgement: Gauge,
     /// The sites with a `federation_health_check_duration_seconds` series,
     /// so a deleted site's goes with it.
@@ -316,6 +318,7 @@ impl Metrics {
             policy_applied: Family::default(),
             reconciles: Counter::default(),
             reconcile_errors: Family::default(),
+            bucket_backfills: Family::default(),
             writes: Counter::default(),
             conflicts: Counter::default(),
             event_lag: lag_histogram(),
@@ -452,6 +455,14 @@ impl Metrics {
                     "1 while this hub replica leads, 0 while standby",
                     m.leader.clone(),
                 );
+                r.register(
+                    "fleet_hub_bucket_backfills",
+                    "Bucket labels the hub wrote on sites, by reason: missing (a site registered by an older release) or wrong (a value that is not the bucket of its name)",
+                    m.bucket_backfills.clone(),
+                );
+                for &reason in &crate::fleet::bucket::BACKFILL_REASONS {
+                    let _ = m.bucket_backfills.get_or_create(&ReasonLabels { reason });
+                }
                 r.register(
                     "fleet_hub_status_restored",
                     "Site status writes that restored hub-owned conditions someone else had changed",
@@ -790,6 +801,14 @@ impl Metrics {
     /// A site reconcile failed for `reason`.
     pub fn reconcile_error(&self, reason: &'static str) {
         self.reconcile_errors
+            .get_or_create(&ReasonLabels { reason })
+            .inc();
+    }
+
+    /// The hub wrote a site's bucket label, for `reason` (one of
+    /// [`crate::fleet::bucket::BACKFILL_REASONS`]).
+    pub fn bucket_backfilled(&self, reason: &'static str) {
+        self.bucket_backfills
             .get_or_create(&ReasonLabels { reason })
             .inc();
     }

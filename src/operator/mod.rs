@@ -2,6 +2,7 @@
 //!
 //! - [`hub`]: phase controller over FederatedClusters, leader-elected.
 //! - [`prober`]: Pull mode: the hub probes member clusters.
+//! - [`bucket`]: the leader's backfill of the sites' bucket label.
 //! - [`federation`]: the fleet-wide `FederationStatus` singleton (the
 //!   summariser) and the leader's liveness record.
 //! - [`view`], [`probe_stats`]: what the hub's loops share in memory.
@@ -21,8 +22,9 @@
 //! the role, and returns when SIGTERM/SIGINT arrives (graceful shutdown).
 //! The role's loops are wired in one place each: `run_hub` builds and
 //! spawns the leader elector, the controller, the prober, the summariser,
-//! the liveness loop and the servers; `run_edge` the edge and its servers.
+//! the liveness loop, the bucket backfill and the servers; `run_edge` the edge and its servers.
 
+pub mod bucket;
 pub mod build;
 pub mod clock;
 pub mod collect;
@@ -587,13 +589,21 @@ async fn run_hub(
     ready.set(true);
     tracing::info!(version = VERSION, "hub started");
     // Every loop of the hub, started here and nowhere else: the phase
-    // controller, the Pull prober, the fleet summariser and the liveness
-    // record, all over the controller's cache.
+    // controller, the Pull prober, the bucket backfill, the fleet
+    // summariser and the liveness record, all over the controller's cache.
     let (cache, controller) = hub::controller(hub.clone(), shutdown.clone());
     let prober = tokio::spawn(prober::run(
         hub.clone(),
         cache.clone(),
         prober_cfg,
+        shutdown.clone(),
+    ));
+    let backfill = tokio::spawn(bucket::run(
+        hub.bucket_due(),
+        hub.api(),
+        hub.leading(),
+        hub.metrics.clone(),
+        cache.clone(),
         shutdown.clone(),
     ));
     let summary = tokio::spawn(federation::run(
@@ -616,6 +626,7 @@ async fn run_hub(
     let _ = summary.await;
     let _ = liveness.await;
     let _ = prober.await;
+    let _ = backfill.await;
     if let Some(e) = elector {
         let _ = e.await;
     }

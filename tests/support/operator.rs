@@ -85,9 +85,11 @@ pub async fn create_site(client: &kube::Client, name: &str, interval: i32, env: 
         environment: env,
         ..FederatedClusterSpec::default()
     };
-    api.create(&PostParams::default(), &FederatedCluster::new(name, spec))
-        .await
-        .unwrap();
+    // Labelled as `register` labels a site (its bucket among them), so the
+    // hub has no label to backfill.
+    let mut site = FederatedCluster::new(name, spec.clone());
+    site.metadata.labels = Some(rbac::site_object_labels(name, &spec));
+    api.create(&PostParams::default(), &site).await.unwrap();
 }
 
 /// Mints the per-site identity (docs/architecture.md#the-life-of-a-site) on the hub (ServiceAccount,

@@ -37,6 +37,8 @@ fn hub_install_is_complete_and_ordered() {
             "ValidatingAdmissionPolicyBinding/fleet-site-status-ownership",
             "ValidatingAdmissionPolicy/fleet-site-token-requests",
             "ValidatingAdmissionPolicyBinding/fleet-site-token-requests",
+            "ValidatingAdmissionPolicy/fleet-site-bucket",
+            "ValidatingAdmissionPolicyBinding/fleet-site-bucket",
             "Service/fleet-operator-hub",
             "NetworkPolicy/fleet-operator-hub",
             "Deployment/fleet-operator-hub",

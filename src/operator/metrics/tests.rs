@@ -60,6 +60,11 @@ fn every_counter_exists_at_zero_for_every_label_set_it_can_take() {
     }
     // A critical site's decision is never automatic.
     assert!(!text.contains("tier=\"critical\",mode=\"auto\""), "{text}");
+    // The bucket backfill, for each reason, before the hub wrote a label.
+    for reason in crate::fleet::bucket::BACKFILL_REASONS {
+        let want = format!("fleet_hub_bucket_backfills_total{{reason=\"{reason}\"}} 0\n");
+        assert!(text.contains(&want), "{want} in {text}");
+    }
     let edge = Metrics::new(MetricsRole::Edge).encode();
     for cause in EDGE_FAILURE_CAUSES {
         let want = format!("fleet_edge_report_failures_total{{cause=\"{cause}\"}} 0\n");

@@ -6,6 +6,8 @@
 //! - [`hub_status`]: the hub's judgement of a site ([`hub_status::judge`]): the hub-owned status to write, and when.
 //! - [`status_patch`]: change-only edge merge patches and the hub's guarded patch.
 //! - [`rbac`]: the per-site least-privilege identity and site-name validation.
+//! - [`bucket`]: a site's bucket (0–255, a hash of its name), the label
+//!   hub replicas will shard by.
 //! - [`signals`]: failure signals from Pods, Nodes and inference services.
 //! - [`inventory`]: GPU capacity and inference service counts.
 //! - [`journal`]: the edge's dark-period journal and the summary it reports.
@@ -38,6 +40,7 @@
 
 pub mod age;
 pub mod bounds;
+pub mod bucket;
 pub mod connectivity;
 pub mod correlation;
 pub mod duration;

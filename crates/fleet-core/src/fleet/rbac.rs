@@ -183,7 +183,8 @@ pub const REGION_LABEL: &str = "federation.kubectl-fleet.dev/region";
 pub(crate) const TIER_LABEL: &str = "federation.kubectl-fleet.dev/tier";
 
 /// The labels of a FederatedCluster: [`site_labels`] plus environment,
-/// tier and (when it is a valid label value) region from its spec.
+/// tier and (when it is a valid label value) region from its spec, and
+/// its bucket ([`crate::fleet::bucket::BUCKET_LABEL`], from its name).
 pub fn site_object_labels(
     site: &str,
     spec: &crate::api::FederatedClusterSpec,
@@ -194,6 +195,10 @@ pub fn site_object_labels(
         spec.environment.as_str().to_owned(),
     );
     labels.insert(TIER_LABEL.to_owned(), spec.tier.as_str().to_owned());
+    labels.insert(
+        crate::fleet::bucket::BUCKET_LABEL.to_owned(),
+        crate::fleet::bucket::bucket_label_value(site),
+    );
     if let Some(region) = spec.region.as_deref().filter(|r| is_label_value(r)) {
         labels.insert(REGION_LABEL.to_owned(), region.to_owned());
     }
@@ -241,8 +246,11 @@ pub(crate) fn rule(api_group: &str, resource: &str, names: &[&str], verbs: &[&st
 ///
 /// - `federatedclusters` get, list, watch: the site watch
 ///   (`k8s::site_status::watch_sites`) and the GET of a site
-///   while that watch is down (`get_site`). No update or patch: the hub
-///   never writes a spec.
+///   while that watch is down (`get_site`); patch: the bucket label of a
+///   site that lacks it or carries a wrong one (`k8s::site_status::
+///   patch_site_bucket`, `operator::bucket`). The hub never writes a spec:
+///   the admission policy `manifests::admission::site_bucket_policy` lets
+///   this identity change nothing of the main resource but that label.
 /// - `federatedclusters/status` update, patch: the hub's guarded replace
 ///   (`replace_site_status`) and the Pull prober's merge patch
 ///   (`patch_site_status`).
@@ -261,7 +269,12 @@ pub fn hub_operator_cluster_rules() -> Vec<PolicyRule> {
     let g = crate::api::GROUP;
     let fleet = crate::api::FEDERATION_STATUS_NAME;
     vec![
-        rule(g, "federatedclusters", &[], &["get", "list", "watch"]),
+        rule(
+            g,
+            "federatedclusters",
+            &[],
+            &["get", "list", "watch", "patch"],
+        ),
         rule(g, "federatedclusters/status", &[], &["update", "patch"]),
         rule(g, "federationstatuses", &[], &["create"]),
         rule(g, "federationstatuses", &[fleet], &["get"]),
@@ -533,7 +546,7 @@ mod tests {
         assert_eq!(
             serde_json::to_value(hub_operator_cluster_rules()).unwrap(),
             json!([
-                { "apiGroups": [g], "resources": ["federatedclusters"], "verbs": ["get", "list", "watch"] },
+                { "apiGroups": [g], "resources": ["federatedclusters"], "verbs": ["get", "list", "watch", "patch"] },
                 { "apiGroups": [g], "resources": ["federatedclusters/status"], "verbs": ["update", "patch"] },
                 { "apiGroups": [g], "resources": ["federationstatuses"], "verbs": ["create"] },
                 { "apiGroups": [g], "resources": ["federationstatuses"], "resourceNames": ["fleet"], "verbs": ["get"] },
@@ -616,6 +629,9 @@ mod tests {
         assert_eq!(l[ENVIRONMENT_LABEL], "production");
         assert_eq!(l[REGION_LABEL], "eu-west-1");
         assert_eq!(l[SITE_LABEL], "a");
+        // The bucket comes from the name alone (fleet::bucket's golden
+        // values), whatever the spec.
+        assert_eq!(l[crate::fleet::bucket::BUCKET_LABEL], "202");
         let odd = crate::api::FederatedClusterSpec {
             region: Some("eu west/1".into()),
             ..Default::default()

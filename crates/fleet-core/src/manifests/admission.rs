@@ -14,6 +14,12 @@
 //! A second policy, [`site_token_policy`], bounds what a site identity may
 //! mint itself with its auto-rotation Role: tokens of at most
 //! [`rbac::MAX_SITE_TOKEN_TTL`] (RBAC cannot say how long).
+//!
+//! A third, [`site_bucket_policy`], guards a site's main resource: the
+//! bucket label ([`bucket::BUCKET_LABEL`]) is a number 0–255 whoever writes
+//! it, and the hub operator, whose `patch` of `federatedclusters` exists
+//! only to write that label, changes nothing else there (spec, other
+//! labels, annotations, finalizers, owners are the administrator's).
 
 use std::collections::BTreeMap;
 
@@ -26,13 +32,16 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube_core::Resource as _;
 
 use crate::api::{EDGE_OWNED_STATUS_KEYS, FederatedCluster, GROUP, HUB_OWNED_STATUS_KEYS};
-use crate::fleet::rbac;
+use crate::fleet::{bucket, rbac};
 
 /// Name of the policy and of its binding.
 pub const STATUS_OWNERSHIP_POLICY: &str = "fleet-site-status-ownership";
 
 /// Name of [`site_token_policy`] and of its binding.
 pub const SITE_TOKEN_POLICY: &str = "fleet-site-token-requests";
+
+/// Name of [`site_bucket_policy`] and of its binding.
+pub const SITE_BUCKET_POLICY: &str = "fleet-site-bucket";
 
 /// Namespaces whose `fleet-edge-*` ServiceAccounts are site identities:
 /// [`rbac::SITES_NAMESPACE`], and [`rbac::FLEET_NAMESPACE`] where earlier
@@ -185,6 +194,127 @@ pub fn site_token_binding() -> ValidatingAdmissionPolicyBinding {
     binding(SITE_TOKEN_POLICY)
 }
 
+/// The hub operator's username: its ServiceAccount in
+/// [`rbac::FLEET_NAMESPACE`].
+pub(crate) fn hub_username() -> String {
+    format!(
+        "system:serviceaccount:{}:{}",
+        rbac::FLEET_NAMESPACE,
+        rbac::HUB_OPERATOR_ACCOUNT
+    )
+}
+
+/// The ValidatingAdmissionPolicy of a site's main resource (CREATE and
+/// UPDATE of `federatedclusters`):
+///
+/// - the bucket label, when a write sets or changes it, is `0` to `255`
+///   ([`bucket::BUCKET_VALUE_PATTERN`]): a malformed value is refused
+///   whoever writes it. A well-formed but wrong bucket is not (CEL has no
+///   SHA-256 to check it with): the hub corrects it (`operator::bucket`).
+///   A value stored before the policy existed does not block other edits.
+/// - the hub operator's identity ([`hub_username`]) may change only that
+///   label, and may not remove it: the site's spec, its other labels, its
+///   annotations, finalizers and owner references stay as they were. RBAC
+///   cannot say which fields a `patch` may touch; this does.
+pub fn site_bucket_policy() -> ValidatingAdmissionPolicy {
+    let rule = NamedRuleWithOperations {
+        api_groups: Some(vec![GROUP.into()]),
+        api_versions: Some(vec!["*".into()]),
+        operations: Some(vec!["CREATE".into(), "UPDATE".into()]),
+        resources: Some(vec![FederatedCluster::plural(&()).into_owned()]),
+        ..Default::default()
+    };
+    let var = |name: &str, expression: String| Variable {
+        name: name.into(),
+        expression,
+    };
+    let key = bucket::BUCKET_LABEL;
+    let update = "request.operation == 'UPDATE'";
+    let meta_or = |field: &str, empty: &str| {
+        var(
+            &format!("old{field}"),
+            format!(
+                "{update} && has(oldObject.metadata.{lower}) ? oldObject.metadata.{lower} : {empty}",
+                lower = field[..1].to_lowercase() + &field[1..]
+            ),
+        )
+    };
+    let new_meta_or = |field: &str, empty: &str| {
+        var(
+            &format!("new{field}"),
+            format!(
+                "has(object.metadata.{lower}) ? object.metadata.{lower} : {empty}",
+                lower = field[..1].to_lowercase() + &field[1..]
+            ),
+        )
+    };
+    let variables = vec![
+        var("bucketKey", format!("'{key}'")),
+        new_meta_or("Labels", "{}"),
+        meta_or("Labels", "{}"),
+        new_meta_or("Annotations", "{}"),
+        meta_or("Annotations", "{}"),
+        new_meta_or("Finalizers", "[]"),
+        meta_or("Finalizers", "[]"),
+        new_meta_or("OwnerReferences", "[]"),
+        meta_or("OwnerReferences", "[]"),
+        var(
+            "isHub",
+            format!("request.userInfo.username == '{}'", hub_username()),
+        ),
+        var(
+            "otherLabelsKept",
+            "variables.newLabels.all(k, k == variables.bucketKey || (k in variables.oldLabels && variables.oldLabels[k] == variables.newLabels[k])) && variables.oldLabels.all(k, k == variables.bucketKey || k in variables.newLabels)".into(),
+        ),
+        var(
+            "specKept",
+            format!(
+                "(has(object.spec) ? object.spec : {{}}) == ({update} && has(oldObject.spec) ? oldObject.spec : {{}})"
+            ),
+        ),
+    ];
+    let form = Validation {
+        expression: format!(
+            "!(variables.bucketKey in variables.newLabels) || variables.newLabels[variables.bucketKey].matches('{}') || (variables.bucketKey in variables.oldLabels && variables.oldLabels[variables.bucketKey] == variables.newLabels[variables.bucketKey])",
+            bucket::BUCKET_VALUE_PATTERN
+        ),
+        message: Some(format!(
+            "label {key} is a site's bucket, a number from 0 to 255 derived from its name: leave it out and the hub writes it (docs/scaling.md#buckets)"
+        )),
+        message_expression: None,
+        reason: Some("Invalid".into()),
+    };
+    let hub_only = Validation {
+        expression: format!(
+            "!variables.isHub || ({update} && variables.specKept && variables.otherLabelsKept && variables.newAnnotations == variables.oldAnnotations && variables.newFinalizers == variables.oldFinalizers && variables.newOwnerReferences == variables.oldOwnerReferences && variables.bucketKey in variables.newLabels)"
+        ),
+        message: Some(format!(
+            "the hub operator may change only the label {key} of a site: its spec, other labels, annotations, finalizers and owners are the administrator's"
+        )),
+        message_expression: None,
+        reason: Some("Forbidden".into()),
+    };
+    ValidatingAdmissionPolicy {
+        metadata: meta(SITE_BUCKET_POLICY),
+        spec: Some(ValidatingAdmissionPolicySpec {
+            failure_policy: Some("Fail".into()),
+            match_constraints: Some(MatchResources {
+                resource_rules: Some(vec![rule]),
+                ..Default::default()
+            }),
+            variables: Some(variables),
+            validations: Some(vec![form, hub_only]),
+            ..Default::default()
+        }),
+        status: None,
+    }
+}
+
+/// The binding that puts [`site_bucket_policy`] in force (`Deny`).
+pub fn site_bucket_binding() -> ValidatingAdmissionPolicyBinding {
+    binding(SITE_BUCKET_POLICY)
+}
+
 fn binding(policy: &str) -> ValidatingAdmissionPolicyBinding {
     ValidatingAdmissionPolicyBinding {
         metadata: meta(policy),
@@ -269,6 +399,61 @@ mod tests {
             site_token_binding().spec.unwrap().policy_name.as_deref(),
             Some(SITE_TOKEN_POLICY)
         );
+    }
+
+    #[test]
+    fn the_bucket_policy_guards_the_label_and_confines_the_hub() {
+        let spec = site_bucket_policy().spec.unwrap();
+        let rule = &spec.match_constraints.unwrap().resource_rules.unwrap()[0];
+        // The main resource only (a status write cannot change a label),
+        // created or updated, by anyone: no match condition.
+        assert_eq!(
+            rule.resources.as_deref(),
+            Some(&["federatedclusters".to_owned()][..])
+        );
+        assert_eq!(
+            rule.operations.as_deref(),
+            Some(&["CREATE".to_owned(), "UPDATE".to_owned()][..])
+        );
+        assert!(spec.match_conditions.is_none());
+        assert_eq!(spec.failure_policy.as_deref(), Some("Fail"));
+        let vars = spec.variables.unwrap();
+        let var = |name: &str| {
+            vars.iter()
+                .find(|v| v.name == name)
+                .unwrap_or_else(|| panic!("{name}"))
+                .expression
+                .clone()
+        };
+        assert_eq!(var("bucketKey"), "'federation.kubectl-fleet.dev/bucket'");
+        assert_eq!(
+            var("isHub"),
+            "request.userInfo.username == 'system:serviceaccount:fleet-system:fleet-operator-hub'"
+        );
+        assert_eq!(
+            var("oldLabels"),
+            "request.operation == 'UPDATE' && has(oldObject.metadata.labels) ? oldObject.metadata.labels : {}"
+        );
+        let v = spec.validations.unwrap();
+        assert!(v[0].expression.contains(bucket::BUCKET_VALUE_PATTERN));
+        assert_eq!(v[0].reason.as_deref(), Some("Invalid"));
+        // The hub: an update, the spec, the other labels, annotations,
+        // finalizers and owners kept, the bucket label still there.
+        for part in [
+            "!variables.isHub || (request.operation == 'UPDATE'",
+            "variables.specKept",
+            "variables.otherLabelsKept",
+            "variables.newAnnotations == variables.oldAnnotations",
+            "variables.newFinalizers == variables.oldFinalizers",
+            "variables.newOwnerReferences == variables.oldOwnerReferences",
+            "variables.bucketKey in variables.newLabels",
+        ] {
+            assert!(v[1].expression.contains(part), "{part}");
+        }
+        assert_eq!(v[1].reason.as_deref(), Some("Forbidden"));
+        let b = site_bucket_binding().spec.unwrap();
+        assert_eq!(b.policy_name.as_deref(), Some(SITE_BUCKET_POLICY));
+        assert_eq!(b.validation_actions, Some(vec!["Deny".to_owned()]));
     }
 
     #[test]
