@@ -656,7 +656,7 @@ pub(crate) fn render_footer(t: &FleetTotals, color: bool) -> String {
     }
     if t.not_judged > 0 {
         footer.push_str(&format!(
-            "{NOT_JUDGED_MARK} {} site(s): no hub has judged the phase shown; it is implied by the heartbeat's age (Pending: never judged)\n",
+            "{NOT_JUDGED_MARK} {} site(s): no hub has judged the phase shown; it is implied by the heartbeat's age (Pending: never judged; Sleeping: heard from since)\n",
             t.not_judged
         ));
     }

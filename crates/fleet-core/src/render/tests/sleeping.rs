@@ -153,3 +153,57 @@ fn the_wide_table_shows_each_sites_schedule() {
         status::column_reference()
     );
 }
+
+/// While no hub judges, no view claims a site asleep as the hub's word:
+/// whether its silence is still expected (or it is late to wake) is the
+/// hub's to judge by its schedule. Its heartbeat's age is shown instead,
+/// marked not judged, as for every other phase.
+#[test]
+fn no_view_claims_a_site_asleep_while_no_hub_judges() {
+    let now = fixture_now();
+    let (_, silent) = hubless_fleet();
+    assert_eq!(silent.judging(), Some(false));
+    let asleep = scheduled(FederatedCluster::test("store-1").sleeping());
+    let sites = [asleep.clone()];
+    let table = table_of(&sites, silent.judging(), now, true, false);
+    let row = table.lines().find(|l| l.starts_with("store-1")).unwrap();
+    assert!(row.contains(" Unreachable? "), "{table}");
+    assert!(!row.contains("Sleeping"), "{table}");
+    assert_eq!(
+        cell(&asleep, silent.judging(), now, "REASON"),
+        status::NOT_JUDGED_REASON
+    );
+    assert!(
+        table.contains("Sites: 1 (0 Connected, 0 Stale, 1 Unreachable, 0 Pending)"),
+        "{table}"
+    );
+    let v = serde_json::to_value(status_report(&sites, &silent, &none(), now)).unwrap();
+    let site = &v["sites"][0];
+    assert_eq!(site["phase"], "Unreachable");
+    assert_eq!(site["phaseJudgedByHub"], false);
+    assert_eq!(site["hubPhase"], "Sleeping");
+    assert_eq!(v["summary"]["phases"]["sleeping"], 0);
+    let text = describe::render_description(
+        &describe::site_description(&asleep, &silent, &none(), None, now),
+        now,
+    );
+    assert!(
+        text.contains("Unreachable? (implied by the heartbeat's age: no hub has judged it since; the hub last wrote Sleeping"),
+        "{text}"
+    );
+    assert!(!text.contains("(asleep: silent as it expects)"), "{text}");
+    // Heard from since, nobody judging: not promoted, not the hub's word.
+    let woke = scheduled(
+        FederatedCluster::test("store-2")
+            .sleeping()
+            .heartbeat_ago(5),
+    );
+    assert_eq!(cell(&woke, silent.judging(), now, "PHASE"), "Sleeping?");
+    let text = describe::render_description(
+        &describe::site_description(&woke, &silent, &none(), None, now),
+        now,
+    );
+    assert!(!text.contains("asleep: silent as it expects"), "{text}");
+    // With a judging hub, the hub's word.
+    assert_eq!(cell(&asleep, Some(true), now, "PHASE"), "Sleeping");
+}
