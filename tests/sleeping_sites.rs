@@ -125,6 +125,13 @@ async fn a_store_sleeps_through_its_night_and_is_late_to_wake_after_it() {
     assert_eq!(judge("store-7").await.phase(), Some(Phase::Sleeping));
     assert_eq!(judge("store-8").await.phase(), Some(Phase::Unreachable));
     assert_eq!(judge("store-9").await.phase(), Some(Phase::Unreachable));
+    // This test judges site by site, so no hub has recorded a judgement
+    // of the fleet: no view claims the store asleep on the hub's word
+    // (whether its silence is still expected is the hub's to judge), it
+    // shows its heartbeat's age, marked not judged.
+    assert_eq!(phase_cell(&hub, "store-7"), "Unreachable?");
+    hub.record_hub_judgement("fleet-operator-hub-0", jiff::Timestamp::now(), 15)
+        .await;
     assert_eq!(phase_cell(&hub, "store-7"), "Sleeping");
     assert_eq!(phase_cell(&hub, "store-9"), "Unreachable");
     // 23:30: store-8 sleeps too, and its token would lapse before it is
@@ -175,6 +182,8 @@ async fn a_store_sleeps_through_its_night_and_is_late_to_wake_after_it() {
         (connected.status.as_str(), connected.reason.as_str()),
         ("False", "LateToWake")
     );
+    hub.record_hub_judgement("fleet-operator-hub-0", jiff::Timestamp::now(), 15)
+        .await;
     assert_eq!(phase_cell(&hub, "store-7"), "Unreachable,LateToWake");
     let report = kubectl_fleet(&hub, &["status", "-o", "json"]).ok().json();
     let site = |name: &str| {
@@ -197,6 +206,8 @@ async fn a_store_sleeps_through_its_night_and_is_late_to_wake_after_it() {
     let wide = Table::find(&wide.stdout, "NAME ");
     assert_eq!(wide.cell("store-7", "REASON"), "LateToWake");
     assert_eq!(wide.cell("store-8", "REASON"), "Sleeping");
+    assert_eq!(wide.cell("store-7", "SCHEDULE"), "22:00-06:00 Europe/Berlin");
+    assert_eq!(wide.cell("store-9", "SCHEDULE"), "-");
     let described = kubectl_fleet(&hub, &["describe", "store-8"]).ok().stdout;
     assert!(
         described.contains("offline 23:00-06:00 Europe/Berlin (asleep: silent as it expects)"),
