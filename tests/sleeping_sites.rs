@@ -458,7 +458,7 @@ async fn a_pull_store_whose_member_goes_silent_sleeps_then_is_late_to_wake() {
     assert!(message.contains("latest probe: "), "{message}");
     // As a user reads it (the hub's liveness record says it judges).
     let wide = Kubectl::new(&hub_kc)
-        .args(&["fleet", "status", "-o", "wide"])
+        .args(["fleet", "status", "-o", "wide"])
         .run()
         .ok();
     let table = Table::find(&wide.stdout, "NAME ");
