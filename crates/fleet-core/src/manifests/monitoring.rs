@@ -226,7 +226,8 @@ pub fn rule_groups() -> Value {
                          still silent 3 heartbeat intervals after that ended: its Connected \
                          condition says LateToWake. Run `kubectl fleet describe \
                          {{ $labels.cluster }}` for its schedule and last heartbeat, then check the \
-                         site's power, uplink and edge operator. If the site's hours changed, run \
+                         site's power, uplink and edge operator (a Pull site: its member's API \
+                         server). If the site's hours changed, run \
                          `kubectl fleet schedule {{ $labels.cluster }} --offline HH:MM-HH:MM --tz ZONE` \
                          (or --absent-up-to D). While it sleeps inside its schedule it pages nobody; \
                          in a maintenance window (`kubectl fleet cordon`) it raises none; while \
