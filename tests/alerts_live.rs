@@ -22,7 +22,9 @@
 //!
 //! - **A**: one Push site dark, one Pull site dark (its member's API
 //!   server stopped), three sites of one region dark together (then one
-//!   recovering), a cordoned site dark, a site whose credential expires in
+//!   recovering), three stores of another region that sleep (`--absent-up-to
+//!   1m`) and stay dark past it together (one grouped outage, their
+//!   `ClusterLateToWake` pages held back), a cordoned site dark, a site whose credential expires in
 //!   30 minutes and is not renewed, a site whose edge clock runs 10
 //!   minutes behind, and docs/migrating.md's replacement alert beside
 //!   the shipped ones;
@@ -111,7 +113,13 @@ const PUSH_SITES: &[(&str, &str)] = &[
     ("skewed", "skew-r"),
     ("steady-1", "steady-r"),
     ("steady-2", "steady-r"),
+    ("late-1", "late-r"),
+    ("late-2", "late-r"),
+    ("late-3", "late-r"),
 ];
+/// Stores that may be silent for a minute at a time (`--absent-up-to
+/// 1m`, the shortest a schedule allows; not scaled), all of region late-r.
+const LATE_STORES: [&str; 3] = ["late-1", "late-2", "late-3"];
 const PULL_SITES: &[(&str, &str)] = &[("pull-solo", "pull-r"), ("pull-ok", "pull-ok-r")];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -138,6 +146,9 @@ async fn the_shipped_alerts_page_once_on_time_and_never_for_nothing() {
         if *site == "expiring" {
             // Expires in 30 minutes and its edge does not renew it.
             extra.extend(["--token-ttl", "30m"]);
+        }
+        if LATE_STORES.contains(site) {
+            extra.extend(["--absent-up-to", "1m"]);
         }
         fleet_register(
             &hub_kc,
@@ -283,13 +294,19 @@ async fn the_shipped_alerts_page_once_on_time_and_never_for_nothing() {
     );
 
     // ---- A: sites go dark. ----
-    for s in ["solo", "eu-1", "eu-2", "eu-3", "cordoned"] {
+    for s in ["solo", "eu-1", "eu-2", "eu-3", "cordoned"]
+        .into_iter()
+        .chain(LATE_STORES)
+    {
         edges.get_mut(s).unwrap().kill();
     }
     members.remove("pull-solo").unwrap().shutdown();
     let dark_at = Timestamp::now();
     let mut last = HashMap::new();
-    for s in ["solo", "eu-1", "eu-2", "eu-3", "cordoned"] {
+    for s in ["solo", "eu-1", "eu-2", "eu-3", "cordoned"]
+        .into_iter()
+        .chain(LATE_STORES)
+    {
         last.insert(s, last_heartbeat(&api, s).await);
     }
     wait_until(Duration::from_secs(30), "pull-solo Stale", || async {
@@ -445,6 +462,77 @@ async fn the_shipped_alerts_page_once_on_time_and_never_for_nothing() {
             inbox.keys()
         );
     }
+    // The late-r stores slept a minute (no page), then stayed dark past
+    // it: late to wake, one grouped outage, and their ClusterLateToWake
+    // pages raised but held back by it (one page, not three).
+    let absent = Duration::from_secs(60);
+    let late_last = LATE_STORES.iter().map(|s| last[s]).max().unwrap();
+    let late_outage = inbox
+        .wait(
+            "FleetGroupedOutage late-r firing",
+            absent + I * 3 + pipeline + LOAD * 2,
+        )
+        .await;
+    timing(
+        "three stores late to wake together: the last one's last heartbeat → FleetGroupedOutage delivered",
+        secs(late_last, late_outage.at),
+        absent + I * 3,
+        absent + I * 3 + pipeline,
+    );
+    for s in LATE_STORES {
+        let site = api.get(s).await.unwrap();
+        assert!(
+            kubectl_fleet::fleet::hub_status::is_late_to_wake(&site),
+            "{s}: {:?}",
+            site.status
+        );
+    }
+    let late_raised = |alerts: &[Value]| {
+        LATE_STORES.iter().all(|s| {
+            alerts.iter().any(|a| {
+                a["labels"]["alertname"] == "ClusterLateToWake"
+                    && a["labels"]["cluster"] == *s
+                    && a["labels"]["group"] == "late-r"
+            })
+        })
+    };
+    let deadline = std::time::Instant::now() + for_ + pipeline + LOAD * 2;
+    let held = loop {
+        let held = am_alerts(am.clone()).await;
+        if late_raised(&held) {
+            break held;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "Prometheus raises the late stores' pages: {held:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    for s in LATE_STORES {
+        let a = held
+            .iter()
+            .find(|a| {
+                a["labels"]["alertname"] == "ClusterLateToWake" && a["labels"]["cluster"] == s
+            })
+            .unwrap();
+        assert!(
+            !a["status"]["inhibitedBy"].as_array().unwrap().is_empty(),
+            "{s} is held back by its region's outage: {a}"
+        );
+    }
+    // Long enough for a page that is not held back to arrive.
+    tokio::time::sleep(EVAL * 2 + GROUP_WAIT * 2 + LOAD).await;
+    for s in LATE_STORES {
+        for alert in ["ClusterLateToWake", "ClusterDisconnected"] {
+            assert_eq!(
+                inbox.count(&format!("{alert} {s} firing")),
+                0,
+                "{s} paged: {:?}",
+                inbox.keys()
+            );
+        }
+    }
+
     // The skewed edge is in the hub's lag histogram, not in its median.
     let p50 = prom
         .value("histogram_quantile(0.5, sum by (le) (rate(fleet_hub_watch_event_lag_seconds_bucket[5m])))")
@@ -536,6 +624,8 @@ async fn the_shipped_alerts_page_once_on_time_and_never_for_nothing() {
             ("ClusterDisconnected", "cluster", "solo"),
             ("ClusterDisconnected", "cluster", "pull-solo"),
             ("FleetGroupedOutage", "group", "eu-west"),
+            ("FleetGroupedOutage", "group", "late-r"),
+            ("ClusterLateToWake", "cluster", "late-1"),
             ("CredentialExpiring", "cluster", "expiring"),
         ] {
             v.push((
@@ -610,6 +700,7 @@ async fn the_shipped_alerts_page_once_on_time_and_never_for_nothing() {
         "ClusterDisconnected solo firing",
         "CredentialExpiring expiring firing",
         "FleetGroupedOutage eu-west firing",
+        "FleetGroupedOutage late-r firing",
         "FleetHubDown critical firing",
         "FleetHubDown critical firing",
         "FleetHubDown critical resolved",

@@ -125,6 +125,13 @@ async fn a_store_sleeps_through_its_night_and_is_late_to_wake_after_it() {
     assert_eq!(judge("store-7").await.phase(), Some(Phase::Sleeping));
     assert_eq!(judge("store-8").await.phase(), Some(Phase::Unreachable));
     assert_eq!(judge("store-9").await.phase(), Some(Phase::Unreachable));
+    // This test judges site by site, so no hub has recorded a judgement
+    // of the fleet: no view claims the store asleep on the hub's word
+    // (whether its silence is still expected is the hub's to judge), it
+    // shows its heartbeat's age, marked not judged.
+    assert_eq!(phase_cell(&hub, "store-7"), "Unreachable?");
+    hub.record_hub_judgement("fleet-operator-hub-0", jiff::Timestamp::now(), 15)
+        .await;
     assert_eq!(phase_cell(&hub, "store-7"), "Sleeping");
     assert_eq!(phase_cell(&hub, "store-9"), "Unreachable");
     // 23:30: store-8 sleeps too, and its token would lapse before it is
@@ -175,6 +182,8 @@ async fn a_store_sleeps_through_its_night_and_is_late_to_wake_after_it() {
         (connected.status.as_str(), connected.reason.as_str()),
         ("False", "LateToWake")
     );
+    hub.record_hub_judgement("fleet-operator-hub-0", jiff::Timestamp::now(), 15)
+        .await;
     assert_eq!(phase_cell(&hub, "store-7"), "Unreachable,LateToWake");
     let report = kubectl_fleet(&hub, &["status", "-o", "json"]).ok().json();
     let site = |name: &str| {
@@ -197,6 +206,11 @@ async fn a_store_sleeps_through_its_night_and_is_late_to_wake_after_it() {
     let wide = Table::find(&wide.stdout, "NAME ");
     assert_eq!(wide.cell("store-7", "REASON"), "LateToWake");
     assert_eq!(wide.cell("store-8", "REASON"), "Sleeping");
+    assert_eq!(
+        wide.cell("store-7", "SCHEDULE"),
+        "22:00-06:00 Europe/Berlin"
+    );
+    assert_eq!(wide.cell("store-9", "SCHEDULE"), "-");
     let described = kubectl_fleet(&hub, &["describe", "store-8"]).ok().stdout;
     assert!(
         described.contains("offline 23:00-06:00 Europe/Berlin (asleep: silent as it expects)"),
@@ -367,4 +381,116 @@ async fn schedule_keeps_the_rest_of_the_spec_refuses_bad_input_and_survives_a_cl
     );
     assert_eq!(admin.get("store-3").await.unwrap().spec.connectivity, None);
 }
+}
+
+/// A Pull store with a schedule, probed by a real hub process: when its
+/// member's API server stops, the failed probes meet silence inside its
+/// longest absence (`--absent-up-to 1m`), so it is `Sleeping`, not Stale
+/// like the same member without a schedule; past the absence plus three
+/// intervals it is late to wake. Read through the real kubectl.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pull_store_whose_member_goes_silent_sleeps_then_is_late_to_wake() {
+    use std::time::Duration;
+    use support::{
+        Proc, TempDir, admin, hub_args, hub_operator_kubeconfig, installed_hub, member_sandbox,
+        operator_bin, register_pull, wait_until,
+    };
+    let dir = TempDir::new("pull-sleep");
+    let hub_sb = kube_sandbox::Sandbox::start();
+    let hub_kc = installed_hub(&hub_sb, &dir);
+    let api: Api<FederatedCluster> = Api::all(admin(&hub_sb).await);
+    let (store_sb, store_kc) = member_sandbox(&dir, "store", (0, 0)).await;
+    let (plain_sb, plain_kc) = member_sandbox(&dir, "plain", (0, 0)).await;
+    register_pull(&hub_kc, "pull-store", &store_kc, &["--absent-up-to", "1m"]);
+    register_pull(&hub_kc, "pull-plain", &plain_kc, &[]);
+    let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
+    // I = 10 s × 0.3 = 3 s.
+    let mut args = hub_args(&operator_kc, "hub-1", 0.3);
+    args.extend([
+        "--probe-timeout".to_owned(),
+        "4s".to_owned(),
+        "--pull-allow-cidr".to_owned(),
+        "127.0.0.0/8".to_owned(),
+    ]);
+    let _hub = Proc::spawn("hub", &operator_bin(), &args, dir.join("hub.log"));
+    let phase = |site: &'static str| {
+        let api = api.clone();
+        async move { api.get(site).await.unwrap().phase() }
+    };
+    let reason = |site: &'static str| {
+        let api = api.clone();
+        async move {
+            api.get(site)
+                .await
+                .unwrap()
+                .status
+                .and_then(|s| s.condition("Connected").map(|c| c.reason.clone()))
+                .unwrap_or_default()
+        }
+    };
+    let wait = Duration::from_secs(60);
+    for site in ["pull-store", "pull-plain"] {
+        wait_until(wait, &format!("{site} Connected"), || async {
+            phase(site).await == Some(Phase::Connected)
+        })
+        .await;
+    }
+    // Both members go silent (their API servers stop).
+    store_sb.shutdown();
+    plain_sb.shutdown();
+    let silent_at = std::time::Instant::now();
+    wait_until(wait, "pull-plain Stale", || async {
+        phase("pull-plain").await == Some(Phase::Stale)
+    })
+    .await;
+    wait_until(wait, "pull-store Sleeping", || async {
+        phase("pull-store").await == Some(Phase::Sleeping)
+    })
+    .await;
+    assert_eq!(reason("pull-store").await, "Sleeping");
+    let message = api
+        .get("pull-store")
+        .await
+        .unwrap()
+        .status
+        .and_then(|s| s.condition("Connected").map(|c| c.message.clone()))
+        .unwrap();
+    assert!(message.contains("latest probe: "), "{message}");
+    // As a user reads it (the hub's liveness record says it judges).
+    let wide = Kubectl::new(&hub_kc)
+        .args(["fleet", "status", "-o", "wide"])
+        .run()
+        .ok();
+    let table = Table::find(&wide.stdout, "NAME ");
+    assert_eq!(
+        table.cell("pull-store", "PHASE"),
+        "Sleeping",
+        "{}",
+        wide.stdout
+    );
+    assert_eq!(table.cell("pull-store", "REASON"), "Sleeping");
+    assert_eq!(table.cell("pull-store", "SCHEDULE"), "\u{2264}1m");
+    assert_eq!(table.cell("pull-plain", "SCHEDULE"), "-");
+    assert!(
+        table.cell("pull-plain", "PHASE").starts_with("Stale")
+            || table.cell("pull-plain", "PHASE").starts_with("Unreachable"),
+        "{}",
+        wide.stdout
+    );
+    // Past the longest absence plus 3 intervals: late to wake.
+    let late_by = Duration::from_secs(60) + Duration::from_secs(9);
+    wait_until(late_by + wait, "pull-store late to wake", || async {
+        reason("pull-store").await == "LateToWake"
+    })
+    .await;
+    assert!(
+        silent_at.elapsed() >= Duration::from_secs(60),
+        "late only after its absence: {:?}",
+        silent_at.elapsed()
+    );
+    assert!(matches!(
+        phase("pull-store").await,
+        Some(Phase::Stale | Phase::Unreachable)
+    ));
+    assert_ne!(reason("pull-plain").await, "LateToWake");
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use super::cordon::{SiteChoice, chosen_sites, confirm, finish};
 use super::{Error, GlobalArgs, Io, interrupt};
-use crate::api::{Connectivity, Mode};
+use crate::api::Connectivity;
 use crate::fleet::connectivity::{Window, describe, validate};
 use crate::fleet::duration::parse_duration;
 use crate::render::status::resource_name;
@@ -178,12 +178,6 @@ pub async fn run(global: &GlobalArgs, args: ScheduleArgs, io: &mut Io<'_>) -> Re
             None => format!("{} schedule cleared{replaced}", resource_name(name)),
         };
         say(io, &said);
-        if wanted.is_some() && site.spec.mode == Mode::Pull {
-            let _ = writeln!(
-                io.err,
-                "warning: {name} is a Pull site: the hub judges schedules of Push sites only, so its failed probes still count as an outage"
-            );
-        }
     }
     finish(missing.into_iter().chain(failed).collect(), "schedule")
 }

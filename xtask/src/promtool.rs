@@ -168,6 +168,98 @@ const OUTAGE_HUB_KILLED: &[(&str, &str)] = &[
     HUB_KILLED,
 ];
 
+/// After a regional power cut in the night, three stores of region north
+/// stay dark past their offline window (late to wake from minute 3, as
+/// the hub judges them Unreachable with `LateToWake`), and the hub reports
+/// them as one grouped outage; one store of region south is late alone.
+const LATE_OUTAGE_SERIES: &[(&str, &str)] = &[
+    (
+        "federation_cluster_disconnected{cluster=\"north-1\",group=\"north\",status=\"unreachable\",instance=\"hub\"}",
+        "_x3 1x12",
+    ),
+    (
+        "federation_cluster_late_to_wake{cluster=\"north-1\",instance=\"hub\"}",
+        "_x3 1x12",
+    ),
+    (
+        "federation_cluster_disconnected{cluster=\"north-2\",group=\"north\",status=\"unreachable\",instance=\"hub\"}",
+        "_x3 1x12",
+    ),
+    (
+        "federation_cluster_late_to_wake{cluster=\"north-2\",instance=\"hub\"}",
+        "_x3 1x12",
+    ),
+    (
+        "federation_cluster_disconnected{cluster=\"north-3\",group=\"north\",status=\"unreachable\",instance=\"hub\"}",
+        "_x3 1x12",
+    ),
+    (
+        "federation_cluster_late_to_wake{cluster=\"north-3\",instance=\"hub\"}",
+        "_x3 1x12",
+    ),
+    (
+        "federation_cluster_disconnected{cluster=\"south-1\",group=\"south\",status=\"unreachable\",instance=\"hub\"}",
+        "_x3 1x12",
+    ),
+    (
+        "federation_cluster_late_to_wake{cluster=\"south-1\",instance=\"hub\"}",
+        "_x3 1x12",
+    ),
+    (
+        "federation_grouped_outage_clusters{outage=\"go-0000beef\",group_by=\"region\",group=\"north\",instance=\"hub\"}",
+        "_x3 3x12",
+    ),
+    HUB_UP,
+];
+
+/// The per-site late-to-wake pages [`LATE_OUTAGE_SERIES`] raises at 10m,
+/// each with its group, as a dark site's page has.
+const LATE_SITE_ALERTS: &[(&[(&str, &str)], f64)] = &[
+    (
+        &[
+            ("cluster", "north-1"),
+            ("group", "north"),
+            ("severity", "critical"),
+        ],
+        1.0,
+    ),
+    (
+        &[
+            ("cluster", "north-2"),
+            ("group", "north"),
+            ("severity", "critical"),
+        ],
+        1.0,
+    ),
+    (
+        &[
+            ("cluster", "north-3"),
+            ("group", "north"),
+            ("severity", "critical"),
+        ],
+        1.0,
+    ),
+    (
+        &[
+            ("cluster", "south-1"),
+            ("group", "south"),
+            ("severity", "critical"),
+        ],
+        1.0,
+    ),
+];
+
+/// The group alert [`LATE_OUTAGE_SERIES`] raises.
+const LATE_GROUP_ALERTS: &[(&[(&str, &str)], f64)] = &[(
+    &[
+        ("group", "north"),
+        ("group_by", "region"),
+        ("outage", "go-0000beef"),
+        ("severity", "critical"),
+    ],
+    3.0,
+)];
+
 const CASES: &[Case] = &[
     // Stale from minute 2: pending at 2m; one page, critical, at 3m.
     Case {
@@ -264,6 +356,10 @@ const CASES: &[Case] = &[
     Case {
         series: &[
             (
+                "federation_cluster_disconnected{cluster=\"store-7\",group=\"\",status=\"unreachable\",instance=\"hub\"}",
+                "_x3 1x10",
+            ),
+            (
                 "federation_cluster_late_to_wake{cluster=\"store-7\",instance=\"hub\"}",
                 "_x3 1x10",
             ),
@@ -277,6 +373,10 @@ const CASES: &[Case] = &[
     Case {
         series: &[
             (
+                "federation_cluster_disconnected{cluster=\"store-7\",group=\"\",status=\"unreachable\",instance=\"hub\"}",
+                "_x3 1x10",
+            ),
+            (
                 "federation_cluster_late_to_wake{cluster=\"store-7\",instance=\"hub\"}",
                 "_x3 1x10",
             ),
@@ -288,6 +388,29 @@ const CASES: &[Case] = &[
         ],
         at: "10m",
         alert: "ClusterLateToWake",
+        expect: &[],
+    },
+    // Stores of one region late to wake together: each page carries its
+    // group, so Alertmanager's inhibition by the region's grouped outage
+    // holds them back (see
+    // `tests::the_inhibition_rule_holds_back_a_regions_late_stores`), and
+    // none of them raises ClusterDisconnected.
+    Case {
+        series: LATE_OUTAGE_SERIES,
+        at: "10m",
+        alert: "ClusterLateToWake",
+        expect: LATE_SITE_ALERTS,
+    },
+    Case {
+        series: LATE_OUTAGE_SERIES,
+        at: "10m",
+        alert: "FleetGroupedOutage",
+        expect: LATE_GROUP_ALERTS,
+    },
+    Case {
+        series: LATE_OUTAGE_SERIES,
+        at: "10m",
+        alert: "ClusterDisconnected",
         expect: &[],
     },
     // Sleeping (the hub exports no disconnected series for it, only the
@@ -923,6 +1046,32 @@ mod tests {
         );
         assert!(expired.contains("expired 24m 34s ago"), "{expired}");
         assert!(!expired.contains("-24m"), "{expired}");
+    }
+
+    #[test]
+    fn the_inhibition_rule_holds_back_a_regions_late_stores() {
+        // The pages promtool proves fire together (CASES): the region's
+        // grouped outage holds back its three late stores, not the late
+        // store of another region.
+        let group = LATE_GROUP_ALERTS[0].0;
+        let held: Vec<&str> = LATE_SITE_ALERTS
+            .iter()
+            .filter(|(site, _)| {
+                let mut labels = site.to_vec();
+                labels.push(("alertname", "ClusterLateToWake"));
+                let mut source = group.to_vec();
+                source.push(("alertname", "FleetGroupedOutage"));
+                inhibited(&labels, &source)
+            })
+            .map(|(site, _)| site.iter().find(|(k, _)| *k == "cluster").unwrap().1)
+            .collect();
+        assert_eq!(held, ["north-1", "north-2", "north-3"]);
+        assert!(
+            CASES
+                .iter()
+                .any(|c| c.alert == "ClusterLateToWake" && c.expect == LATE_SITE_ALERTS),
+            "the late stores' pages are a promtool case"
+        );
     }
 
     #[test]

@@ -501,6 +501,48 @@ pub fn expect(
     (expectation, next)
 }
 
+/// The windows a [`compact`] schedule names; the rest are counted (`+2`).
+pub const COMPACT_WINDOWS: usize = 2;
+
+/// A schedule in a few words, for a table cell (`kubectl fleet status -o
+/// wide`'s SCHEDULE): its windows and time zone (`22:00-06:00
+/// Europe/Berlin`; the first [`COMPACT_WINDOWS`] windows named, the others
+/// counted: `22:00-06:00,Sat 00:00-Mon 06:00,+1 Europe/Berlin`), and its
+/// longest absence (`≤7d`), both when it has both. None when it expects
+/// nothing. Printable (control and format characters escaped by
+/// `fleet::bounds::printable`); the table escapes and cuts it again.
+pub fn compact(c: &Connectivity) -> Option<String> {
+    let mut parts = Vec::new();
+    if !c.offline.is_empty() {
+        let mut windows: Vec<String> = c
+            .offline
+            .iter()
+            .take(COMPACT_WINDOWS)
+            .map(|w| crate::fleet::bounds::printable(w).into_owned())
+            .collect();
+        if c.offline.len() > COMPACT_WINDOWS {
+            windows.push(format!("+{}", c.offline.len() - COMPACT_WINDOWS));
+        }
+        let zone = c
+            .time_zone
+            .as_deref()
+            .map(|z| crate::fleet::bounds::printable(z).into_owned())
+            .unwrap_or_default();
+        parts.push(
+            format!("{} {zone}", windows.join(","))
+                .trim_end()
+                .to_owned(),
+        );
+    }
+    if let Some(secs) = c.absent_up_to_seconds {
+        parts.push(format!(
+            "\u{2264}{}",
+            format_duration(Duration::from_secs(secs.unsigned_abs()))
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join(" "))
+}
+
 /// One line for people: `22:00-06:00 Europe/Berlin, absent up to 1d 12h`.
 pub fn describe(c: &Connectivity) -> String {
     let mut parts = Vec::new();

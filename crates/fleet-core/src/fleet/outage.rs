@@ -346,6 +346,45 @@ mod tests {
     }
 
     #[test]
+    fn stores_of_one_region_that_all_fail_to_wake_are_one_outage() {
+        // They closed at 22:00 within minutes of each other and a power
+        // cut kept them dark past 06:00: each is late to wake (Unreachable
+        // by its heartbeat's age, `Connected` reason LateToWake), and
+        // together they are one outage, so Alertmanager holds back their
+        // ClusterLateToWake pages as it does dark sites' pages.
+        let night = 8 * 3600;
+        let store = |name: &str, secs: i64| eu(name).late_to_wake().heartbeat_ago(night + secs);
+        let sites = [
+            store("store-1", 240),
+            store("store-2", 120),
+            store("store-3", 0),
+            eu("store-4").connected(),
+        ];
+        assert!(
+            sites[..3]
+                .iter()
+                .all(crate::fleet::hub_status::is_late_to_wake)
+        );
+        let out = grouped_outages(&sites, &[], None, fixture_now(), &OutageConfig::default());
+        assert_eq!(
+            ids_and_members(&out),
+            [(
+                "eu-west".to_owned(),
+                vec!["store-1".into(), "store-2".into(), "store-3".into()]
+            )]
+        );
+        assert_eq!(out[0].started_by.as_deref(), Some("store-1"));
+        // Asleep as their schedule expects: no outage.
+        let asleep: Vec<FederatedCluster> = ["store-1", "store-2", "store-3"]
+            .iter()
+            .map(|n| eu(n).sleeping().heartbeat_ago(night))
+            .collect();
+        assert!(
+            grouped_outages(&asleep, &[], None, fixture_now(), &OutageConfig::default()).is_empty()
+        );
+    }
+
+    #[test]
     fn sites_reading_one_cluster_are_one_member_of_an_outage() {
         const ONE: &str = "6f1c2a8e-0b7d-4f3e-9a51-2c8d7e6f1b20";
         let reading = |mut site: FederatedCluster| {

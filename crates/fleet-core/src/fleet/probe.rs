@@ -70,6 +70,24 @@ impl ProbeFailure {
         ProbeFailure::Failed,
     ];
 
+    /// Whether the failure is the member's silence — nothing answered in
+    /// time, the connection was refused, its name did not resolve, it
+    /// could not be reached or a server in front of it failed — as a site
+    /// that is switched off or offline gives, rather than an answer that
+    /// names a fault of its own (credential, access, TLS, Secret, address,
+    /// size). Only silence is judged by the site's schedule
+    /// (`spec.connectivity`, `fleet::connectivity`): a member that rejects
+    /// the hub's token at night is awake and broken, not asleep.
+    pub const fn is_silence(self) -> bool {
+        matches!(
+            self,
+            ProbeFailure::Timeout
+                | ProbeFailure::ConnectionRefused
+                | ProbeFailure::Dns
+                | ProbeFailure::Failed
+        )
+    }
+
     /// The condition reason.
     pub const fn as_str(self) -> &'static str {
         match self {

@@ -91,6 +91,13 @@ fn rank(phase: Phase) -> u8 {
 /// - A site no hub has judged (no phase, or `Pending` while no hub judges)
 ///   that has a heartbeat is shown `Pending`, or the worse phase its age
 ///   implies.
+/// - While no hub is judging, a `Sleeping` site is shown with the phase
+///   its age implies (`Stale` past 3·I, `Unreachable` past 10·I: a
+///   sleeping site's heartbeat is at least that old), never as the hub's
+///   judgement: whether its silence is still expected, or it is late to
+///   wake, is the hub's to judge by its schedule, and nobody does. With a
+///   heartbeat younger than 3·I it stays `Sleeping`, marked not judged
+///   (the age never promotes).
 ///
 /// Only demotions: the age never promotes a site, since an edge clock
 /// running ahead would make a dead site's heartbeat look fresh, which only
@@ -132,6 +139,13 @@ pub fn shown_phase(
         }),
         (Some(Phase::Pending), Some(age)) if silent => implied_by_age(match age {
             Phase::Connected | Phase::Pending => Phase::Pending,
+            worse => worse,
+        }),
+        // Whether a silence is still expected is the hub's judgement of
+        // the schedule: nobody judges it now, so the age says how long the
+        // site has been silent (never better: not promoted to Connected).
+        (Some(Phase::Sleeping), Some(age)) if silent => implied_by_age(match age {
+            Phase::Connected | Phase::Pending => Phase::Sleeping,
             worse => worse,
         }),
         (Some(Phase::Connected), Some(Phase::Unreachable)) => implied_by_age(Phase::Unreachable),
@@ -1101,6 +1115,37 @@ mod tests {
         t.add_shown(&stale, &shown_phase(&stale, Some(true), at));
         t.add(&stale);
         assert_eq!((t.connected, t.unreachable, t.not_judged), (1, 1, 1));
+    }
+
+    #[test]
+    fn a_sleeping_site_is_not_claimed_asleep_while_no_hub_judges() {
+        // I = 30 s; Sleeping as the hub wrote it, silent 20 intervals.
+        let asleep = FederatedCluster::test("store").sleeping();
+        for judging in [Some(true), None] {
+            assert_eq!(
+                shown(&asleep, judging, 0),
+                (Phase::Sleeping, true),
+                "{judging:?}"
+            );
+            assert_eq!(
+                shown(&asleep, judging, 86_400),
+                (Phase::Sleeping, true),
+                "{judging:?}: a judging hub decides when it is late"
+            );
+        }
+        // Nobody judges whether the silence is still expected: the age.
+        assert_eq!(shown(&asleep, Some(false), 0), (Phase::Unreachable, false));
+        let dozing = FederatedCluster::test("store")
+            .sleeping()
+            .heartbeat_ago(100);
+        assert_eq!(shown(&dozing, Some(false), 0), (Phase::Stale, false));
+        // A heartbeat younger than 3·I: not promoted, still not the hub's.
+        let woke = FederatedCluster::test("store").sleeping().heartbeat_ago(5);
+        assert_eq!(shown(&woke, Some(false), 0), (Phase::Sleeping, false));
+        // Counted as shown, and as not judged.
+        let mut t = Totals::default();
+        t.add_shown(&asleep, &shown_phase(&asleep, Some(false), fixture_now()));
+        assert_eq!((t.sleeping, t.unreachable, t.not_judged), (0, 1, 1));
     }
 
     #[test]

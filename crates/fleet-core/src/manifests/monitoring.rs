@@ -114,9 +114,15 @@ pub const DARK_SITES: &str = "max by (cluster, group) (federation_cluster_discon
      unless on (cluster) (max by (cluster) (federation_cluster_late_to_wake) > 0)";
 
 /// The sites the hub judged late to wake (silent past their offline
-/// window or longest absence, `spec.connectivity`), one series per site,
-/// less those in an open maintenance window. `ClusterLateToWake` pages on it.
-pub const LATE_SITES: &str = "max by (cluster) (federation_cluster_late_to_wake) \
+/// window or longest absence, `spec.connectivity`), one series per site
+/// with the labels of a dark one (`cluster`, `group`: a late site is
+/// Stale or Unreachable, so it has its `federation_cluster_disconnected`
+/// series), less those in an open maintenance window. `ClusterLateToWake`
+/// pages on it; its `group` lets Alertmanager's inhibition by
+/// `FleetGroupedOutage` hold back the stores of a region that all fail to
+/// wake after one power cut, as it holds back dark sites ([`inhibit_rules`]).
+pub const LATE_SITES: &str = "max by (cluster, group) (federation_cluster_disconnected) \
+     and on (cluster) (max by (cluster) (federation_cluster_late_to_wake) > 0) \
      unless on (cluster) (max by (cluster) (federation_cluster_maintenance) > 0)";
 
 /// The time left on each site's credential, less the sites whose edge
@@ -220,10 +226,14 @@ pub fn rule_groups() -> Value {
                          still silent 3 heartbeat intervals after that ended: its Connected \
                          condition says LateToWake. Run `kubectl fleet describe \
                          {{ $labels.cluster }}` for its schedule and last heartbeat, then check the \
-                         site's power, uplink and edge operator. If the site's hours changed, run \
+                         site's power, uplink and edge operator (a Pull site: its member's API \
+                         server). If the site's hours changed, run \
                          `kubectl fleet schedule {{ $labels.cluster }} --offline HH:MM-HH:MM --tz ZONE` \
                          (or --absent-up-to D). While it sleeps inside its schedule it pages nobody; \
-                         in a maintenance window (`kubectl fleet cordon`) it raises none.",
+                         in a maintenance window (`kubectl fleet cordon`) it raises none; while \
+                         FleetGroupedOutage fires for its group ({{ $labels.group }}: sites of one \
+                         region that all failed to wake, e.g. after a power cut) Alertmanager's \
+                         inhibition rule holds this one back.",
                     ),
                     alert(
                         "FleetGroupedOutage",
@@ -242,8 +252,9 @@ pub fn rule_groups() -> Value {
                          likelier than separate failures. Run `kubectl fleet incidents \
                          {{ $labels.outage }}` for the sites. The outage keeps each of its sites \
                          until that site is Connected again, and the per-site ClusterDisconnected \
-                         alerts of the group are held back by Alertmanager's inhibition rule \
-                         (docs/observability.md) while this one fires.",
+                         and ClusterLateToWake alerts of the group are held back by Alertmanager's \
+                         inhibition rule (docs/observability.md) while this one fires. Sites late to \
+                         wake count: a store that stays dark after its night is dark.",
                     ),
                     alert(
                         "CrossClusterIncident",
@@ -351,15 +362,20 @@ pub fn rule_groups() -> Value {
 }
 
 /// The alerts the grouped-outage inhibition holds back: the shipped
-/// per-site page and docs/migrating.md's per-group replacement for a
-/// copied ChatCLI alert.
-pub(crate) const OUTAGE_INHIBITS: &[&str] = &["ClusterDisconnected", "FleetSitesDisconnected"];
+/// per-site pages of a dark site and of one late to wake, and
+/// docs/migrating.md's per-group replacement for a copied ChatCLI alert.
+pub(crate) const OUTAGE_INHIBITS: &[&str] = &[
+    "ClusterDisconnected",
+    "ClusterLateToWake",
+    "FleetSitesDisconnected",
+];
 
 /// The Alertmanager inhibition rules that go with the alert rules: while
-/// `FleetGroupedOutage` fires for a group, the `ClusterDisconnected` alerts
-/// of that group's sites (and docs/migrating.md's `FleetSitesDisconnected`
-/// of that group) are held back (the `group` label of each is the site's
-/// value of the hub's `--outage-group-by`). Shipped as
+/// `FleetGroupedOutage` fires for a group, the `ClusterDisconnected` and
+/// `ClusterLateToWake` alerts of that group's sites (and
+/// docs/migrating.md's `FleetSitesDisconnected` of that group) are held
+/// back (the `group` label of each is the site's value of the hub's
+/// `--outage-group-by`). Shipped as
 /// `deploy/monitoring/alertmanager-inhibit-rules.yaml`, to merge into the
 /// Alertmanager configuration (docs/observability.md).
 pub(crate) fn inhibit_rules() -> Value {
@@ -948,6 +964,7 @@ mod tests {
     fn pages_from_the_hubs_series_are_held_while_no_hub_counts_the_fleet() {
         for name in [
             "ClusterDisconnected",
+            "ClusterLateToWake",
             "FleetGroupedOutage",
             "CrossClusterIncident",
             "CredentialExpiring",

@@ -314,7 +314,9 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
     if let Some(c) = &s.connectivity {
         let state = match s.phase {
             _ if s.late_to_wake => " (late to wake: still silent past it; LateToWake)".to_owned(),
-            crate::api::Phase::Sleeping => " (asleep: silent as it expects)".to_owned(),
+            crate::api::Phase::Sleeping if s.phase_judged_by_hub => {
+                " (asleep: silent as it expects)".to_owned()
+            }
             _ => String::new(),
         };
         field(

@@ -175,7 +175,7 @@ fn or_missing<T: ToString>(v: Option<T>) -> String {
 }
 
 /// Every column, in order; REASON last as the longest.
-const COLUMNS: [Column; 17] = [
+const COLUMNS: [Column; 18] = [
     column("NAME", "name", |r| r.site.site_name().to_owned()),
     column("MODE", "mode", |r| r.site.spec.mode.to_string()),
     column("TIER", "tier", |r| r.site.spec.tier.to_string()),
@@ -281,6 +281,18 @@ const COLUMNS: [Column; 17] = [
             Some(w) if r.in_maintenance => format!("{} left", until(w.until.0, r.now)),
             _ => MISSING.to_owned(),
         }
+    }),
+    // When the site expects to be silent (`spec.connectivity`, `kubectl
+    // fleet schedule`): `22:00-06:00 Europe/Berlin`, `≤7d`
+    // (`fleet::connectivity::compact`).
+    wide("SCHEDULE", "connectivity", |r| {
+        or_missing(
+            r.site
+                .spec
+                .connectivity
+                .as_ref()
+                .and_then(crate::fleet::connectivity::compact),
+        )
     }),
     // Why the site is not Connected: the `Connected` condition's reason
     // when it is not True, [`NOT_JUDGED_REASON`] when no hub judged the
@@ -644,7 +656,7 @@ pub(crate) fn render_footer(t: &FleetTotals, color: bool) -> String {
     }
     if t.not_judged > 0 {
         footer.push_str(&format!(
-            "{NOT_JUDGED_MARK} {} site(s): no hub has judged the phase shown; it is implied by the heartbeat's age (Pending: never judged)\n",
+            "{NOT_JUDGED_MARK} {} site(s): no hub has judged the phase shown; it is implied by the heartbeat's age (Pending: never judged; Sleeping: heard from since)\n",
             t.not_judged
         ));
     }

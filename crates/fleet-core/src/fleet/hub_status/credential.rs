@@ -169,18 +169,28 @@ pub(crate) const CREDENTIAL_REJECTED: &str = "Rejected";
 /// had its own) turns True `warning` before it expires. A credential the
 /// member `rejected` (401) is True with reason [`CREDENTIAL_REJECTED`],
 /// whatever its expiry. Every True state's message ends with the command
-/// that stores a fresh credential.
+/// that stores a fresh credential. A site asleep as its schedule expects
+/// (`back_by`, as for [`credential_state`]) whose credential expires before
+/// it is due back is True with [`EXPIRES_BEFORE_RETURN`]: the hub cannot
+/// renew a token on a member it cannot reach.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn pull_credential_state(
     site: &str,
     rejected: bool,
     expires: Option<Timestamp>,
     renews: Option<Timestamp>,
+    back_by: Option<Timestamp>,
     warning: Duration,
     interval: Duration,
     now: Timestamp,
 ) -> (CondState<impl FnOnce() -> String + '_>, Option<Duration>) {
     use Credential::*;
     let (state, next) = credential_timeline(expires, renews, warning, interval, now);
+    let state = match (state, expires, back_by) {
+        (Expired | NotReported, ..) => state,
+        (_, Some(exp), Some(back)) if exp < back => LapsesAsleep,
+        _ => state,
+    };
     // A token past its expiry is refused for that: it says Expired.
     let rejected = rejected && !matches!(state, Expired);
     let (status, reason) = if rejected {
@@ -219,9 +229,8 @@ pub(super) fn pull_credential_state(
                 "the site's member credential is valid for more than {}; {CANNOT}",
                 human(warning)
             ),
-            // Schedules are judged for Push sites only.
             LapsesAsleep => format!(
-                "the site's member credential expires before the site is expected back: {}",
+                "the site's member credential expires before the site is expected back from its offline window or longest absence (spec.connectivity), and the hub cannot renew it while the member is offline: {} before it returns",
                 register()
             ),
         }

@@ -109,8 +109,8 @@ pub struct Bearings<'h> {
     /// check them in full).
     pub remembered: Option<CheckedConditions>,
     /// The site's `spec.connectivity` with its time zone resolved (None:
-    /// it has none). Judged for Push sites: a Pull site's probes are
-    /// judged as they are without one.
+    /// it has none). Judged for both modes: a Push site's silence, a Pull
+    /// site's probes that meet silence (`ProbeFailure::is_silence`).
     pub schedule: Option<&'h crate::fleet::connectivity::Schedule>,
 }
 
@@ -137,13 +137,14 @@ pub fn judge<'a>(
             bearings.schedule,
             now,
         ),
-        Mode::Pull => pull_hub_status(
+        Mode::Pull => pull::scheduled_pull_hub_status(
             site,
             &sighting,
             bearings.interval,
             bearings.probe,
             bearings.credential_warning,
             bearings.remembered,
+            bearings.schedule,
             now,
         ),
     };

@@ -12,7 +12,7 @@ use crate::api::{
     FederatedCluster, Mode, Phase,
 };
 use crate::fleet::phase::{self};
-use crate::fleet::probe::{ProbeOutcome, ProbeReason, ProbeVerdict};
+use crate::fleet::probe::{ProbeFailure, ProbeOutcome, ProbeReason, ProbeVerdict};
 
 /// The hub-owned status of a Pull site. The phase comes from the same
 /// thresholds as Push, over the heartbeats the prober writes on the hub
@@ -40,12 +40,116 @@ pub fn pull_hub_status<'a>(
     remembered: Option<CheckedConditions>,
     now: Timestamp,
 ) -> HubStatus<'a> {
+    scheduled_pull_hub_status(
+        site,
+        sighting,
+        interval,
+        probe,
+        credential_warning,
+        remembered,
+        None,
+        now,
+    )
+}
+
+/// Whether the member's latest known probe outcome is silence
+/// ([`ProbeFailure::is_silence`]): the latest probe's, or before the first
+/// probe of this process, what the stored `Connected` says (its failure
+/// class, or `Sleeping`/`LateToWake` from an earlier judgement).
+fn probes_meet_silence(site: &FederatedCluster, probe: Option<&ProbeVerdict>) -> bool {
+    match probe {
+        Some(p) => matches!(
+            p.outcome,
+            ProbeOutcome::Failed { failure, .. } if failure.is_silence()
+        ),
+        None => site
+            .status
+            .as_ref()
+            .and_then(|s| s.condition(CONDITION_CONNECTED))
+            .is_some_and(|c| {
+                c.status == "False"
+                    && (c.reason == HeartbeatReason::Sleeping.as_str()
+                        || c.reason == HeartbeatReason::LateToWake.as_str()
+                        || ProbeFailure::ALL
+                            .iter()
+                            .any(|f| f.is_silence() && f.as_str() == c.reason))
+            }),
+    }
+}
+
+/// `Connected` of a Pull site its schedule judges (`fleet::connectivity`):
+/// `Sleeping` while its probes meet silence inside its offline window or
+/// longest absence, `LateToWake` after it; the message ends with what the
+/// latest probe found (None: not probed by this process yet).
+fn scheduled_probe_state(
+    late: bool,
+    interval: Duration,
+    probe: Option<&ProbeVerdict>,
+) -> CondState<impl FnOnce() -> String + '_> {
+    let reason = if late {
+        HeartbeatReason::LateToWake
+    } else {
+        HeartbeatReason::Sleeping
+    };
+    CondState::new("False", reason.as_str(), move || {
+        let grace = human(interval * crate::fleet::connectivity::GRACE_INTERVALS);
+        let said = if late {
+            format!(
+                "no successful probe of the member cluster since before the end of its offline window or longest absence (spec.connectivity), and none in the {grace} (3 intervals) after it: late to wake"
+            )
+        } else {
+            format!(
+                "the hub's probes of the member cluster fail, as its schedule expects (spec.connectivity): asleep until its offline window or longest absence ends, plus {grace} (3 intervals)"
+            )
+        };
+        match probe.map(|p| &p.outcome) {
+            Some(ProbeOutcome::Failed { failure, message }) => {
+                format!("{said}; latest probe: {}: {message}", failure.as_str())
+            }
+            _ => said,
+        }
+    })
+}
+
+/// [`pull_hub_status`] for a site with `schedule`, its `spec.connectivity`
+/// as the hub resolved it: while the latest probe meets the member's
+/// silence ([`ProbeFailure::is_silence`]), the one rule Push sites are
+/// judged by ([`with_schedule`], over the last successful probe instead of
+/// the last heartbeat) makes the site `Sleeping` inside its offline
+/// window or longest absence, and late to wake (`Connected` reason
+/// `LateToWake`) past its end plus the grace. A probe that names a fault
+/// of the member's own (a rejected token, TLS, the Secret) is judged as
+/// without a schedule, whatever the hour.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn scheduled_pull_hub_status<'a>(
+    site: &'a FederatedCluster,
+    sighting: &Sighting,
+    interval: Duration,
+    probe: Option<&ProbeVerdict>,
+    credential_warning: Duration,
+    remembered: Option<CheckedConditions>,
+    schedule: Option<&crate::fleet::connectivity::Schedule>,
+    now: Timestamp,
+) -> HubStatus<'a> {
     let observed_at = sighting.observation.map(|o| o.observed_at);
     let latest_failed = probe.is_some_and(|p| matches!(p.outcome, ProbeOutcome::Failed { .. }));
-    let new_phase = match phase::phase(observed_at, interval, now) {
+    let by_probes = match phase::phase(observed_at, interval, now) {
         Phase::Connected if latest_failed => Phase::Stale,
         phase => phase,
     };
+    let Scheduled {
+        phase: new_phase,
+        late,
+        back_by,
+        next: schedule_next,
+    } = with_schedule(
+        by_probes,
+        observed_at,
+        schedule.filter(|_| probes_meet_silence(site, probe)),
+        interval,
+        now,
+    );
+    let scheduled = late || new_phase == Phase::Sleeping;
     let status = site.status.as_ref();
     let generation = site.metadata.generation;
     let (check, digest) = check_for(status, Mode::Pull, interval, remembered);
@@ -58,7 +162,28 @@ pub fn pull_hub_status<'a>(
     if check == Check::Full {
         rewritten |= keep_owned(&mut conditions, PULL_CONDITION_TYPES);
     }
+    if scheduled {
+        // Before the first probe of this process, a stored `Connected`
+        // with the same reason keeps the probe's message it names.
+        let kept = probe.is_none()
+            && status
+                .and_then(|s| s.condition(CONDITION_CONNECTED))
+                .is_some_and(|c| {
+                    c.status == "False"
+                        && c.reason == scheduled_probe_state(late, interval, None).reason
+                });
+        if !kept {
+            rewritten |= set_connected(
+                &mut conditions,
+                site,
+                scheduled_probe_state(late, interval, probe),
+                now,
+                check,
+            );
+        }
+    }
     match probe {
+        Some(_) if scheduled => {}
         Some(probe) => {
             rewritten |= set_connected(
                 &mut conditions,
@@ -80,6 +205,7 @@ pub fn pull_hub_status<'a>(
                 );
             }
         }
+        None if scheduled => {}
         None if !conditions.iter().any(|c| c.type_ == CONDITION_CONNECTED) => {
             let state = CondState::new("Unknown", ProbeReason::NotProbedYet.as_str(), || {
                 "the hub has not probed the member cluster yet".to_owned()
@@ -113,6 +239,7 @@ pub fn pull_hub_status<'a>(
         status
             .and_then(|s| s.credential_renewal_time.as_ref())
             .map(|t| t.0),
+        back_by,
         credential_warning,
         interval,
         now,
@@ -128,6 +255,7 @@ pub fn pull_hub_status<'a>(
     let requeue_after = [
         phase::next_transition(observed_at, interval, now),
         credential_next,
+        schedule_next,
     ]
     .into_iter()
     .flatten()

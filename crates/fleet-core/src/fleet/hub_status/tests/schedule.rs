@@ -51,7 +51,7 @@ fn heard(reported: &str, observed: &str) -> Sighting {
     }
 }
 
-fn reason(h: &HubStatus) -> (String, String) {
+fn reason_of(h: &HubStatus) -> (String, String) {
     let c = cond(h, CONDITION_CONNECTED).unwrap();
     (c.status.clone(), c.reason.clone())
 }
@@ -76,7 +76,7 @@ fn a_store_sleeps_through_its_night_and_is_late_after_it() {
     let asleep = judged(&site, &schedule, s, t("2026-01-10T23:00:00Z"));
     assert_eq!(asleep.phase, Phase::Sleeping);
     assert!(asleep.changed);
-    assert_eq!(reason(&asleep), ("False".into(), "Sleeping".into()));
+    assert_eq!(reason_of(&asleep), ("False".into(), "Sleeping".into()));
     let site = written(site, &asleep);
     // Re-judged inside the window: nothing to write.
     let again = judged(&site, &schedule, s, t("2026-01-11T03:00:00Z"));
@@ -95,7 +95,7 @@ fn a_store_sleeps_through_its_night_and_is_late_after_it() {
         Phase::Unreachable,
         "its heartbeat is 8 hours old"
     );
-    assert_eq!(reason(&late), ("False".into(), "LateToWake".into()));
+    assert_eq!(reason_of(&late), ("False".into(), "LateToWake".into()));
     assert!(late.changed);
     let msg = &cond(&late, CONDITION_CONNECTED).unwrap().message;
     assert!(msg.contains("late to wake"), "{msg}");
@@ -104,7 +104,10 @@ fn a_store_sleeps_through_its_night_and_is_late_after_it() {
     let s = heard("2026-01-11T05:02:00Z", "2026-01-11T05:02:00Z");
     let awake = judged(&site, &schedule, s, t("2026-01-11T05:02:10Z"));
     assert_eq!(awake.phase, Phase::Connected);
-    assert_eq!(reason(&awake), ("True".into(), "HeartbeatReceived".into()));
+    assert_eq!(
+        reason_of(&awake),
+        ("True".into(), "HeartbeatReceived".into())
+    );
 }
 
 #[test]
@@ -149,7 +152,7 @@ fn the_edge_clock_does_not_move_the_window() {
             "edge clock {offset}s off"
         );
         assert_eq!(
-            reason(&judged(&site, &schedule, s, t("2026-01-11T06:00:00Z"))).1,
+            reason_of(&judged(&site, &schedule, s, t("2026-01-11T06:00:00Z"))).1,
             "LateToWake",
             "edge clock {offset}s off"
         );
@@ -211,5 +214,214 @@ fn a_sleeping_sites_credential_that_lapses_before_it_returns_is_flagged() {
     assert_eq!(
         cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap().reason,
         "RenewedByEdge"
+    );
+}
+
+/// The same store in Pull mode: the hub probes its member cluster, and the
+/// last successful probe stands where a Push site's last heartbeat does.
+fn pull_store() -> (FederatedCluster, Schedule) {
+    let (site, schedule) = store();
+    (site.pull(), schedule)
+}
+
+fn probed(
+    site: &FederatedCluster,
+    schedule: &Schedule,
+    probe: Option<&ProbeVerdict>,
+    s: Sighting,
+    now: Timestamp,
+) -> HubStatus<'static> {
+    let bearings = Bearings {
+        interval: I,
+        credential_warning: DEFAULT_CREDENTIAL_WARNING,
+        leader_since: None,
+        probe,
+        member: None,
+        remembered: None,
+        schedule: Some(schedule),
+    };
+    super::super::judge(site, s, &bearings, now).into_owned()
+}
+
+fn failed(failure: crate::fleet::probe::ProbeFailure) -> ProbeVerdict {
+    verdict(ProbeOutcome::Failed {
+        failure,
+        message: format!("member said {}", failure.as_str()),
+    })
+}
+
+#[test]
+fn a_pull_store_whose_probes_meet_silence_sleeps_and_is_late_after_it() {
+    use crate::fleet::probe::ProbeFailure;
+    let (site, schedule) = pull_store();
+    // Last successful probe 21:57 CET (20:57Z); the window opens 21:00Z.
+    let s = heard("2026-01-10T20:57:00Z", "2026-01-10T20:57:00Z");
+    // (when, phase, Connected reason) for every probe failure that is
+    // the member's silence.
+    let cases = [
+        ("2026-01-10T20:59:59Z", Phase::Stale, None),
+        ("2026-01-10T23:00:00Z", Phase::Sleeping, Some("Sleeping")),
+        ("2026-01-11T05:01:29Z", Phase::Sleeping, Some("Sleeping")),
+        (
+            "2026-01-11T05:01:30Z",
+            Phase::Unreachable,
+            Some("LateToWake"),
+        ),
+        // Late through the next night too, until a probe succeeds.
+        (
+            "2026-01-11T23:00:00Z",
+            Phase::Unreachable,
+            Some("LateToWake"),
+        ),
+    ];
+    for failure in ProbeFailure::ALL.iter().filter(|f| f.is_silence()) {
+        let probe = failed(*failure);
+        for (now, phase, reason) in cases {
+            let h = probed(&site, &schedule, Some(&probe), s, t(now));
+            assert_eq!(h.phase, phase, "{failure:?} at {now}");
+            let (status, got) = reason_of(&h);
+            assert_eq!(status, "False", "{failure:?} at {now}");
+            assert_eq!(
+                got,
+                reason.unwrap_or(failure.as_str()),
+                "{failure:?} at {now}"
+            );
+        }
+    }
+    // The message says what the schedule expects and what the probe found.
+    let h = probed(
+        &site,
+        &schedule,
+        Some(&failed(ProbeFailure::Timeout)),
+        s,
+        t("2026-01-10T23:00:00Z"),
+    );
+    let msg = &cond(&h, CONDITION_CONNECTED).unwrap().message;
+    assert!(msg.contains("as its schedule expects"), "{msg}");
+    assert!(
+        msg.contains("latest probe: Timeout: member said Timeout"),
+        "{msg}"
+    );
+    assert_eq!(
+        h.requeue_after,
+        Some(
+            Duration::try_from(t("2026-01-11T05:01:30Z").duration_since(t("2026-01-10T23:00:00Z")))
+                .unwrap()
+                + phase::TRANSITION_MARGIN
+        ),
+        "judged again when it turns late"
+    );
+    let late = probed(
+        &site,
+        &schedule,
+        Some(&failed(ProbeFailure::Timeout)),
+        s,
+        t("2026-01-11T05:01:30Z"),
+    );
+    assert!(crate::fleet::hub_status::is_late_to_wake(&written(
+        site.clone(),
+        &late
+    )));
+    // A successful probe: Connected, whatever the hour.
+    let reached = verdict(ProbeOutcome::Reached { insecure: false });
+    let s = heard("2026-01-10T23:00:00Z", "2026-01-10T23:00:00Z");
+    let h = probed(
+        &site,
+        &schedule,
+        Some(&reached),
+        s,
+        t("2026-01-10T23:00:01Z"),
+    );
+    assert_eq!(h.phase, Phase::Connected);
+    assert_eq!(reason_of(&h), ("True".into(), "ProbeSucceeded".into()));
+}
+
+#[test]
+fn a_pull_store_whose_member_answers_with_a_fault_is_not_asleep() {
+    use crate::fleet::probe::ProbeFailure;
+    let (site, schedule) = pull_store();
+    let s = heard("2026-01-10T20:57:00Z", "2026-01-10T20:57:00Z");
+    // Inside the window, the member answers: a revoked token, a denied
+    // read, a broken Secret are faults to fix, not a sleep.
+    for failure in ProbeFailure::ALL.iter().filter(|f| !f.is_silence()) {
+        let h = probed(
+            &site,
+            &schedule,
+            Some(&failed(*failure)),
+            s,
+            t("2026-01-10T23:00:00Z"),
+        );
+        assert_eq!(h.phase, Phase::Unreachable, "{failure:?}");
+        assert_eq!(
+            reason_of(&h),
+            ("False".into(), failure.as_str().into()),
+            "{failure:?}"
+        );
+    }
+    // Without a schedule, the same silence is an outage.
+    let mut plain = site.clone();
+    plain.spec.connectivity = None;
+    let h = pull_hub_status(
+        &plain,
+        &s,
+        I,
+        Some(&failed(ProbeFailure::Timeout)),
+        DEFAULT_CREDENTIAL_WARNING,
+        None,
+        t("2026-01-10T23:00:00Z"),
+    );
+    assert_eq!(h.phase, Phase::Unreachable);
+}
+
+#[test]
+fn a_sleeping_pull_store_stays_asleep_across_a_hub_restart() {
+    use crate::fleet::probe::ProbeFailure;
+    let (site, schedule) = pull_store();
+    let s = heard("2026-01-10T20:57:00Z", "2026-01-10T20:57:00Z");
+    let asleep = probed(
+        &site,
+        &schedule,
+        Some(&failed(ProbeFailure::ConnectionRefused)),
+        s,
+        t("2026-01-10T23:00:00Z"),
+    );
+    let site = written(site, &asleep);
+    // A new hub process, not probed yet: the stored judgement stands,
+    // nothing to write.
+    let restarted = probed(&site, &schedule, None, s, t("2026-01-10T23:05:00Z"));
+    assert_eq!(restarted.phase, Phase::Sleeping);
+    assert!(!restarted.changed, "{:?}", restarted.conditions);
+    // ... and turns late on time.
+    let late = probed(&site, &schedule, None, s, t("2026-01-11T05:01:30Z"));
+    assert_eq!(late.phase, Phase::Unreachable);
+    assert_eq!(reason_of(&late).1, "LateToWake");
+}
+
+#[test]
+fn a_sleeping_pull_stores_member_token_that_lapses_before_it_returns_is_flagged() {
+    use crate::fleet::probe::ProbeFailure;
+    let (mut site, schedule) = pull_store();
+    let status = site.status.get_or_insert_with(Default::default);
+    // The hub renews it, but cannot reach the member before 06:00.
+    status.credential_expiration_time = Some(Time(t("2026-01-11T02:00:00Z")));
+    status.credential_renewal_time = Some(Time(t("2026-01-11T01:00:00Z")));
+    let s = heard("2026-01-10T20:57:00Z", "2026-01-10T20:57:00Z");
+    let h = probed(
+        &site,
+        &schedule,
+        Some(&failed(ProbeFailure::Timeout)),
+        s,
+        t("2026-01-10T23:00:00Z"),
+    );
+    let c = cond(&h, CONDITION_CREDENTIAL_EXPIRING).unwrap();
+    assert_eq!(
+        (c.status.as_str(), c.reason.as_str()),
+        ("True", "ExpiresBeforeReturn")
+    );
+    assert!(
+        c.message
+            .contains("kubectl fleet register store-7 --pull --member-kubeconfig FILE"),
+        "{}",
+        c.message
     );
 }
