@@ -493,4 +493,21 @@ async fn a_pull_store_whose_member_goes_silent_sleeps_then_is_late_to_wake() {
         Some(Phase::Stale | Phase::Unreachable)
     ));
     assert_ne!(reason("pull-plain").await, "LateToWake");
+    // The hub's Event says what to check for a site it probes: the
+    // member's API server, not an edge operator it does not have.
+    let mut said = String::new();
+    wait_until(wait, "the LateToWake Event in describe", || {
+        let out = Kubectl::new(&hub_kc)
+            .args(["fleet", "describe", "pull-store"])
+            .run()
+            .ok()
+            .stdout;
+        said = out.clone();
+        async move { out.contains("LateToWake") }
+    })
+    .await;
+    assert!(
+        said.contains("member cluster's API server") && !said.contains("edge operator"),
+        "{said}"
+    );
 }

@@ -1008,7 +1008,13 @@ impl Hub {
                             true,
                             "LateToWake",
                             "Judge",
-                            "still silent past its offline window or longest absence (spec.connectivity) plus 3 intervals: check the site's power, uplink and edge operator, or `kubectl fleet schedule` its new hours".to_owned(),
+                            format!(
+                                "still silent past its offline window or longest absence (spec.connectivity) plus 3 intervals: check the site's power, uplink and {}, or `kubectl fleet schedule` its new hours",
+                                match written.spec.mode {
+                                    Mode::Push => "edge operator",
+                                    Mode::Pull => "member cluster's API server (the hub probes it)",
+                                }
+                            ),
                         ));
                     }
                     if from != Some(j.phase) {
