@@ -50,17 +50,24 @@ pub async fn patch_site_status(
 /// Sets the bucket label of site `name` to `bucket` (the hub's backfill,
 /// `operator::bucket`): one JSON merge patch of that label alone, so the
 /// rest of the site's metadata and its spec are sent as they are not at
-/// all (and the admission policy refuses the hub anything more). The
-/// value depends on the name only, so no resourceVersion guard is needed:
-/// whoever wrote since, the label written is the right one.
+/// all (and the admission policy refuses the hub anything more). Guarded
+/// by `resource_version`, the version the hub saw the wrong label in: if
+/// anyone wrote since (the hub's own status write among them), the API
+/// server answers 409 and nothing is written, so a label is written, and
+/// counted, only over a version that lacked it (the cache may still show
+/// an older one after the label was written).
 pub async fn patch_site_bucket(
     api: &Api<FederatedCluster>,
     name: &str,
     bucket: &str,
+    resource_version: Option<&str>,
 ) -> Result<(), kube::Error> {
-    let patch = serde_json::json!({
+    let mut patch = serde_json::json!({
         "metadata": {"labels": {crate::fleet::bucket::BUCKET_LABEL: bucket}}
     });
+    if let Some(version) = resource_version {
+        patch["metadata"]["resourceVersion"] = version.into();
+    }
     lenient(api)
         .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
         .await

@@ -15,7 +15,10 @@
 //!   [`BACKFILL_PER_SECOND`]: 100,000 unlabelled sites after an upgrade are
 //!   labelled in about 85 minutes, as a steady trickle beside the
 //!   heartbeats rather than a write storm. A site is checked again in the
-//!   cache just before its write, so one labelled meanwhile is skipped.
+//!   cache just before its write, so one labelled meanwhile is skipped,
+//!   and written over the version the cache holds: a site written since
+//!   (the hub's own status write, often) answers 409 and is looked at
+//!   again a moment later, so a label is never written, or counted, twice.
 //! - Each write is counted in `fleet_hub_bucket_backfills_total{reason}`
 //!   (`missing`, `wrong`). A failed write is retried by the next pass,
 //!   [`RETRY_AFTER`] later; a pass cut short by a lost leadership or a
@@ -36,11 +39,16 @@ use super::metrics::Metrics;
 use crate::api::FederatedCluster;
 use crate::fleet::bucket::{BucketLabel, bucket_label_value};
 use crate::k8s::site_status::patch_site_bucket;
-use crate::k8s::{is_missing, readable};
+use crate::k8s::{is_conflict, is_missing, readable};
 
 /// The most bucket labels the hub writes per second, as
 /// kube-controller-manager's default client rate (`--kube-api-qps=20`).
 pub const BACKFILL_PER_SECOND: u32 = 20;
+
+/// After a pass in which a site had changed since the cache's version
+/// of it (409), how long before the next: time for the watch to bring
+/// the change.
+pub const CONFLICT_PAUSE: Duration = Duration::from_secs(1);
 
 /// After a pass in which a write failed, how long before the next.
 pub const RETRY_AFTER: Duration = Duration::from_secs(30);
@@ -139,6 +147,9 @@ pub struct Pass {
     pub written: usize,
     /// Writes that failed (a site deleted meanwhile is not one).
     pub failed: usize,
+    /// Writes refused because the site changed since the cache's version
+    /// of it (409): taken up again by a pass a moment later.
+    pub conflicts: usize,
     /// The pass stopped before the end (leadership lost, or shutdown).
     pub interrupted: bool,
 }
@@ -178,6 +189,9 @@ where
                 tracing::debug!(site = %name, reason, "bucket label written");
             }
             Err(e) if is_missing(&e) => {}
+            // Written since the cache's version: looked at again once the
+            // cache holds what was written (not a failure, not counted).
+            Err(e) if is_conflict(&e) => pass.conflicts += 1,
             Err(e) => {
                 if pass.failed == 0 {
                     tracing::warn!(site = %name, cause = %readable(&e), "could not write the bucket label; retrying later");
@@ -229,7 +243,11 @@ pub async fn run(
                 let (api, site, written) =
                     (api.clone(), cache.get(&ObjectRef::new(&name)), &written);
                 async move {
-                    patch_site_bucket(&api, &name, &bucket_label_value(&name)).await?;
+                    let version = site
+                        .as_ref()
+                        .and_then(|s| s.metadata.resource_version.clone());
+                    patch_site_bucket(&api, &name, &bucket_label_value(&name), version.as_deref())
+                        .await?;
                     if let Some(site) = site {
                         written.wrote(&site);
                     }
@@ -248,10 +266,17 @@ pub async fn run(
                 "bucket labels backfilled"
             );
         }
-        if pass.interrupted || pass.failed > 0 {
-            // Taken up again: at once when this replica leads again, or
+        if pass.interrupted || pass.failed > 0 || pass.conflicts > 0 {
+            // Taken up again: at once when this replica leads again, after
+            // a moment for the cache to catch up with a site written since,
             // after a pause when a write failed.
             due.again();
+        }
+        if pass.conflicts > 0 && pass.failed == 0 {
+            tokio::select! {
+                () = tokio::time::sleep(CONFLICT_PAUSE) => {}
+                _ = shutdown.wait_for(|s| *s) => return,
+            }
         }
         if pass.failed > 0 {
             tokio::select! {
@@ -293,7 +318,8 @@ mod tests {
     /// goes at once): a lower bound only, which a loaded machine can but
     /// lengthen; without the pacing they take microseconds. A site no
     /// longer due is skipped without a write, a deleted one (404) is not a
-    /// failure, and every write is counted by its reason.
+    /// failure, one written since the cache's version (409) is neither a
+    /// failure nor counted, and every write is counted by its reason.
     #[tokio::test]
     async fn writes_are_paced_skipped_when_done_and_counted() {
         let metrics = Metrics::default();
@@ -309,10 +335,13 @@ mod tests {
             },
             |name| {
                 let gone = name == "s41";
+                let changed = name == "s40";
                 written.lock().unwrap().push((name, started.elapsed()));
                 async move {
                     if gone {
                         Err(api_error(404, "NotFound"))
+                    } else if changed {
+                        Err(api_error(409, "Conflict"))
                     } else {
                         Ok(())
                     }
@@ -326,8 +355,9 @@ mod tests {
         assert_eq!(
             pass,
             Pass {
-                written: 40,
+                written: 39,
                 failed: 0,
+                conflicts: 1,
                 interrupted: false
             }
         );
@@ -341,7 +371,7 @@ mod tests {
         );
         let text = metrics.encode();
         assert!(
-            text.contains("fleet_hub_bucket_backfills_total{reason=\"missing\"} 39\n")
+            text.contains("fleet_hub_bucket_backfills_total{reason=\"missing\"} 38\n")
                 && text.contains("fleet_hub_bucket_backfills_total{reason=\"wrong\"} 1\n"),
             "{text}"
         );
@@ -401,6 +431,7 @@ mod tests {
             Pass {
                 written: 0,
                 failed: 3,
+                conflicts: 0,
                 interrupted: true
             }
         );
