@@ -46,6 +46,33 @@ fn hub_args(hub: &Hub) -> kubectl_fleet::operator::Args {
     ])
 }
 
+/// Starts the hub (as [`hub_args`]) and waits until its first correlation
+/// names what its sites have in common: the hub's stop switch and task,
+/// and `kubectl fleet incidents -o json` as it then reads.
+async fn hub_until_a_correlation_names_factors(
+    hub: &Hub,
+) -> (
+    watch::Sender<bool>,
+    tokio::task::JoinHandle<Result<(), kubectl_fleet::operator::OperatorError>>,
+    Value,
+) {
+    let (stop, stopped) = watch::channel(false);
+    let hub_task = tokio::spawn(kubectl_fleet::operator::run_until(hub_args(hub), stopped));
+    wait_until(
+        Duration::from_secs(60),
+        "a correlation with what its sites share",
+        || async {
+            let r = shell(hub, "kubectl fleet incidents -o json").ok().json();
+            r["correlations"][0]["commonFactors"]
+                .as_array()
+                .is_some_and(|f| !f.is_empty())
+        },
+    )
+    .await;
+    let r = shell(hub, "kubectl fleet incidents -o json").ok().json();
+    (stop, hub_task, r)
+}
+
 /// Reports for `site` with its own token every half second until dropped:
 /// a heartbeat, edge `version`, and when `failing` the ImagePullBackOff
 /// begun ten minutes ago, last seen at each report.
@@ -126,20 +153,7 @@ async fn an_incident_names_the_edge_version_its_sites_share() {
         reports.push(Reports::start(&registered, name, version, failing).await);
         tokens.push(registered);
     }
-    let (stop, stopped) = watch::channel(false);
-    let hub_task = tokio::spawn(kubectl_fleet::operator::run_until(hub_args(&hub), stopped));
-    wait_until(
-        Duration::from_secs(60),
-        "a correlation with what its sites share",
-        || async {
-            let r = shell(&hub, "kubectl fleet incidents -o json").ok().json();
-            r["correlations"][0]["commonFactors"]
-                .as_array()
-                .is_some_and(|f| !f.is_empty())
-        },
-    )
-    .await;
-    let r = shell(&hub, "kubectl fleet incidents -o json").ok().json();
+    let (stop, hub_task, r) = hub_until_a_correlation_names_factors(&hub).await;
     let xc = &r["correlations"][0];
     let id = xc["id"].as_str().unwrap().to_owned();
     assert_eq!(xc["clusters"], json!(["store-1", "store-2", "store-3"]));
@@ -281,20 +295,7 @@ async fn an_incident_names_the_kernel_its_sites_nodes_share() {
             "{hostile}: {refused:?}"
         );
     }
-    let (stop, stopped) = watch::channel(false);
-    let hub_task = tokio::spawn(kubectl_fleet::operator::run_until(hub_args(&hub), stopped));
-    wait_until(
-        Duration::from_secs(60),
-        "a correlation with what its sites share",
-        || async {
-            let r = shell(&hub, "kubectl fleet incidents -o json").ok().json();
-            r["correlations"][0]["commonFactors"]
-                .as_array()
-                .is_some_and(|f| !f.is_empty())
-        },
-    )
-    .await;
-    let r = shell(&hub, "kubectl fleet incidents -o json").ok().json();
+    let (stop, hub_task, r) = hub_until_a_correlation_names_factors(&hub).await;
     let xc = &r["correlations"][0];
     let id = xc["id"].as_str().unwrap().to_owned();
     assert_eq!(xc["clusters"], json!(["store-1", "store-2", "store-3"]));

@@ -235,17 +235,31 @@ where
     d.deserialize_option(Bounded::<T, N>(std::marker::PhantomData))
 }
 
-/// A map of at most [`MAX_RESOURCES`] entries: the rest are skipped.
-fn resources<'de, D>(d: D) -> Result<Option<BTreeMap<String, Quantity>>, D::Error>
+/// An optional map read entry by entry, keeping the entries `keep`
+/// accepts (given the key and how many are kept so far); the others are
+/// skipped without being decoded. `empty_is_none`: a map with nothing
+/// kept reads as None.
+fn kept_map<'de, D, V>(
+    d: D,
+    what: &'static str,
+    keep: fn(&str, usize) -> bool,
+    empty_is_none: bool,
+) -> Result<Option<BTreeMap<String, V>>, D::Error>
 where
     D: serde::Deserializer<'de>,
+    V: serde::Deserialize<'de>,
 {
-    struct Bounded;
-    impl<'de> serde::de::Visitor<'de> for Bounded {
-        type Value = Option<BTreeMap<String, Quantity>>;
+    struct Kept<V> {
+        what: &'static str,
+        keep: fn(&str, usize) -> bool,
+        empty_is_none: bool,
+        value: std::marker::PhantomData<V>,
+    }
+    impl<'de, V: serde::Deserialize<'de>> serde::de::Visitor<'de> for Kept<V> {
+        type Value = Option<BTreeMap<String, V>>;
 
         fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a map of resource quantities")
+            f.write_str(self.what)
         }
 
         fn visit_unit<E>(self) -> Result<Self::Value, E> {
@@ -266,16 +280,34 @@ where
         ) -> Result<Self::Value, A::Error> {
             let mut out = BTreeMap::new();
             while let Some(key) = map.next_key::<String>()? {
-                if out.len() < MAX_RESOURCES {
-                    out.insert(key, map.next_value::<Quantity>()?);
+                if (self.keep)(&key, out.len()) {
+                    out.insert(key, map.next_value::<V>()?);
                 } else {
                     map.next_value::<serde::de::IgnoredAny>()?;
                 }
             }
-            Ok(Some(out))
+            Ok(Some(out).filter(|m| !(self.empty_is_none && m.is_empty())))
         }
     }
-    d.deserialize_option(Bounded)
+    d.deserialize_option(Kept {
+        what,
+        keep,
+        empty_is_none,
+        value: std::marker::PhantomData,
+    })
+}
+
+/// A map of at most [`MAX_RESOURCES`] entries: the rest are skipped.
+fn resources<'de, D>(d: D) -> Result<Option<BTreeMap<String, Quantity>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    kept_map(
+        d,
+        "a map of resource quantities",
+        |_, kept| kept < MAX_RESOURCES,
+        false,
+    )
 }
 
 /// Heap per kept label beyond its strings: the entry and the tree's share
@@ -288,42 +320,12 @@ fn gpu_model_labels<'de, D>(d: D) -> Result<Option<BTreeMap<String, String>>, D:
 where
     D: serde::Deserializer<'de>,
 {
-    struct Kept;
-    impl<'de> serde::de::Visitor<'de> for Kept {
-        type Value = Option<BTreeMap<String, String>>;
-
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a map of labels")
-        }
-
-        fn visit_unit<E>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-
-        fn visit_none<E>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-
-        fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-            d.deserialize_map(self)
-        }
-
-        fn visit_map<A: serde::de::MapAccess<'de>>(
-            self,
-            mut map: A,
-        ) -> Result<Self::Value, A::Error> {
-            let mut out = BTreeMap::new();
-            while let Some(key) = map.next_key::<String>()? {
-                if crate::api::GPU_MODEL_LABELS.contains(&key.as_str()) {
-                    out.insert(key, map.next_value::<String>()?);
-                } else {
-                    map.next_value::<serde::de::IgnoredAny>()?;
-                }
-            }
-            Ok(Some(out).filter(|m| !m.is_empty()))
-        }
-    }
-    d.deserialize_option(Kept)
+    kept_map(
+        d,
+        "a map of labels",
+        |key, _| crate::api::GPU_MODEL_LABELS.contains(&key),
+        true,
+    )
 }
 
 /// A page of a list, decoded leanly, with at most as many items as were
