@@ -6,7 +6,7 @@
 use crate::auth::authn::{self, Impersonation};
 use crate::auth::rbac::{self, Decision, RbacSnapshot};
 use crate::auth::{Attributes, UserInfo};
-use crate::controls::RequestRecord;
+use crate::controls::{RequestRecord, StreamingLists};
 use crate::delegate::{self, Route};
 use crate::errors::ApiError;
 use crate::http::{Query, RequestInfo, Resp, decode, error_response, request_info};
@@ -213,6 +213,43 @@ pub async fn handle(shared: Arc<Shared>, req: Request<hyper::body::Incoming>) ->
     resp
 }
 
+/// The answer of a v1.27+ API server whose WatchList feature gate is off
+/// to a watch with `sendInitialEvents` (apimachinery's
+/// `ValidateListOptions`).
+fn streaming_list_refused() -> ApiError {
+    ApiError::invalid(
+        "meta.k8s.io",
+        "ListOptions",
+        "",
+        vec![crate::errors::Cause::new(
+            "FieldValueForbidden",
+            "sendInitialEvents",
+            "Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+        )],
+    )
+}
+
+/// `path_and_query` without the parameters of a streaming list
+/// (`sendInitialEvents`, `resourceVersionMatch`), as a server or proxy
+/// that does not know them treats it.
+fn without_streaming_params(path_and_query: &str) -> String {
+    let (path, q) = path_and_query
+        .split_once('?')
+        .unwrap_or((path_and_query, ""));
+    let kept: Vec<&str> = q
+        .split('&')
+        .filter(|kv| {
+            let key = kv.split('=').next().unwrap_or_default();
+            !kv.is_empty() && key != "sendInitialEvents" && key != "resourceVersionMatch"
+        })
+        .collect();
+    if kept.is_empty() {
+        path.to_owned()
+    } else {
+        format!("{path}?{}", kept.join("&"))
+    }
+}
+
 /// One request as it came in.
 struct Incoming<'a> {
     method: &'a Method,
@@ -271,6 +308,21 @@ async fn serve(shared: &Arc<Shared>, request: Incoming<'_>, body: Bytes) -> (Str
         let e = rbac::forbidden_error(&attrs, &eval.reason);
         return (username, error_response(&e));
     }
+    // A streaming list, as the control says the server answers it.
+    let streaming = !loopback && info.verb == "watch" && query.flag("sendInitialEvents");
+    let stripped;
+    let (path_and_query, query) = match shared.controls.streaming_lists() {
+        StreamingLists::Refused if streaming => {
+            return (username, error_response(&streaming_list_refused()));
+        }
+        StreamingLists::Ignored if streaming => {
+            let pq = without_streaming_params(path_and_query);
+            let q = Query::parse(pq.split_once('?').map_or("", |(_, q)| q));
+            stripped = (pq, q);
+            (stripped.0.as_str(), &stripped.1)
+        }
+        _ => (path_and_query, query),
+    };
     if let Some(d) = &shared.delegate {
         let delegated = delegated(
             shared,
