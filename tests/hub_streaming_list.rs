@@ -43,19 +43,10 @@ async fn fleet(lane: Lane, dir: &TempDir) -> (Sandbox, kube::Client, std::path::
     let sb = lane.sandbox();
     tokio::task::block_in_place(|| support::installed_hub(&sb, dir));
     let admin = support::admin(&sb).await;
-    let now = jiff::Timestamp::now().to_string();
     futures::stream::iter(0..SITES)
         .map(|i| {
-            let (admin, now) = (admin.clone(), now.clone());
-            async move {
-                let name = format!("site-{i:04}");
-                support::create_site(&admin, &name, INTERVAL, Environment::Production).await;
-                let api: Api<FederatedCluster> = Api::all(admin);
-                let beat = serde_json::json!({"status": {"lastHeartbeatTime": now, "nodeCount": 3}});
-                api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&beat))
-                    .await
-                    .unwrap();
-            }
+            let admin = admin.clone();
+            async move { beating_site(&admin, &format!("site-{i:04}")).await }
         })
         .buffer_unordered(16)
         .collect::<Vec<()>>()
@@ -82,8 +73,32 @@ fn start_hub(hub_kc: &std::path::Path, dir: &TempDir) -> (Proc, String) {
     (hub, ca)
 }
 
-/// Waits (bounded) until the hub judged every site Connected.
-async fn every_site_judged(admin: &kube::Client) {
+/// Creates site `name` with a heartbeat written just now.
+async fn beating_site(admin: &kube::Client, name: &str) {
+    support::create_site(admin, name, INTERVAL, Environment::Production).await;
+    let api: Api<FederatedCluster> = Api::all(admin.clone());
+    let now = jiff::Timestamp::now().to_string();
+    let beat = serde_json::json!({"status": {"lastHeartbeatTime": now, "nodeCount": 3}});
+    api.patch_status(name, &PatchParams::default(), &Patch::Merge(&beat))
+        .await
+        .unwrap();
+}
+
+/// Waits (bounded) until the hub's log says `what`.
+async fn logged(hub: &Proc, what: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !hub.log_text().contains(what) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the hub did not log {what:?} within 60s:\n{}",
+            hub.log_text()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Waits (bounded) until the hub judged every one of `n` sites Connected.
+async fn every_site_judged(admin: &kube::Client, n: usize) {
     let api: Api<FederatedCluster> = Api::all(admin.clone());
     wait_until(
         Duration::from_secs(120),
@@ -92,7 +107,7 @@ async fn every_site_judged(admin: &kube::Client) {
             let Ok(list) = api.list(&ListParams::default()).await else {
                 return false;
             };
-            list.items.len() == SITES
+            list.items.len() == n
                 && list
                     .items
                     .iter()
@@ -172,7 +187,8 @@ on_both_lanes! {
         let dir = TempDir::new("stream-served");
         let (sb, admin, hub_kc) = fleet(lane, &dir).await;
         let (mut hub, ca) = start_hub(&hub_kc, &dir);
-        every_site_judged(&admin).await;
+        logged(&hub, "site watch: lists sites as a stream").await;
+        every_site_judged(&admin, SITES).await;
         let requests = hub_collection_requests(&sb);
         assert!(
             requests.first().is_some_and(|r| streaming(r) && r.status == 200),
@@ -203,7 +219,12 @@ on_both_lanes! {
         let (sb, admin, hub_kc) = fleet(lane, &dir).await;
         sb.controls().set_streaming_lists(StreamingLists::Refused);
         let (mut hub, ca) = start_hub(&hub_kc, &dir);
-        every_site_judged(&admin).await;
+        logged(&hub, "does not serve streaming lists").await;
+        // Judged from the paged list, and a site that comes later through
+        // the watch that follows it.
+        every_site_judged(&admin, SITES).await;
+        beating_site(&admin, "late-site").await;
+        every_site_judged(&admin, SITES + 1).await;
         assert_paged(&sb);
         let refused = hub_collection_requests(&sb);
         assert_eq!(refused[0].status, 422, "{:?}", refused[0]);
@@ -235,7 +256,10 @@ on_both_lanes! {
         let (sb, admin, hub_kc) = fleet(lane, &dir).await;
         sb.controls().set_streaming_lists(StreamingLists::Ignored);
         let (mut hub, ca) = start_hub(&hub_kc, &dir);
-        every_site_judged(&admin).await;
+        logged(&hub, "does not serve streaming lists").await;
+        every_site_judged(&admin, SITES).await;
+        beating_site(&admin, "late-site").await;
+        every_site_judged(&admin, SITES + 1).await;
         assert_paged(&sb);
         assert_eq!(list_mode_metric(&hub, &ca, &admin).await, (0.0, 1.0));
         hub.terminate();

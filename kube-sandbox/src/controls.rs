@@ -51,9 +51,9 @@ pub enum StreamingLists {
     /// API server whose WatchList feature gate is off.
     Refused,
     /// Served as by a server (or a proxy in front of one) that does not know
-    /// the parameters: `sendInitialEvents` and `resourceVersionMatch` are
-    /// dropped, so the watch from `resourceVersion=0` sends every object as
-    /// ADDED and then only changes, never the initial-events-end bookmark.
+    /// the parameter: every object as ADDED and then only changes, never
+    /// the initial-events-end bookmark (the stream is passed on without
+    /// it).
     Ignored,
 }
 

@@ -229,25 +229,47 @@ fn streaming_list_refused() -> ApiError {
     )
 }
 
-/// `path_and_query` without the parameters of a streaming list
-/// (`sendInitialEvents`, `resourceVersionMatch`), as a server or proxy
-/// that does not know them treats it.
-fn without_streaming_params(path_and_query: &str) -> String {
-    let (path, q) = path_and_query
-        .split_once('?')
-        .unwrap_or((path_and_query, ""));
-    let kept: Vec<&str> = q
-        .split('&')
-        .filter(|kv| {
-            let key = kv.split('=').next().unwrap_or_default();
-            !kv.is_empty() && key != "sendInitialEvents" && key != "resourceVersionMatch"
-        })
-        .collect();
-    if kept.is_empty() {
-        path.to_owned()
-    } else {
-        format!("{path}?{}", kept.join("&"))
+/// `resp`, a watch stream, without its initial-events-end BOOKMARK when
+/// `drop` (as from a server or proxy that ignores `sendInitialEvents`: a
+/// real v1.27+ server defaults a watch from `resourceVersion` 0 to a
+/// streaming list, so dropping the parameter would not do). Lines are
+/// passed on whole, as they come.
+fn without_initial_events_end(resp: Resp, drop: bool) -> Resp {
+    if !drop || !resp.status().is_success() {
+        return resp;
     }
+    let (parts, body) = resp.into_parts();
+    let lines = futures::stream::unfold(
+        (body.into_data_stream(), Vec::<u8>::new()),
+        |(mut data, mut pending)| async move {
+            use futures::StreamExt as _;
+            loop {
+                if let Some(end) = pending.iter().position(|b| *b == b'\n') {
+                    let line: Vec<u8> = pending.drain(..=end).collect();
+                    let has = |needle: &[u8]| line.windows(needle.len()).any(|w| w == needle);
+                    let marks_end =
+                        has(b"\"BOOKMARK\"") && has(b"\"k8s.io/initial-events-end\"");
+                    if marks_end {
+                        continue;
+                    }
+                    return Some((Ok(Bytes::from(line)), (data, pending)));
+                }
+                match data.next().await {
+                    Some(Ok(chunk)) => pending.extend_from_slice(&chunk),
+                    Some(Err(e)) => return Some((Err(e), (data, Vec::new()))),
+                    None if pending.is_empty() => return None,
+                    None => {
+                        let rest = std::mem::take(&mut pending);
+                        return Some((Ok(Bytes::from(rest)), (data, pending)));
+                    }
+                }
+            }
+        },
+    );
+    let body = http_body_util::StreamBody::new(futures::StreamExt::map(lines, |l| {
+        l.map(hyper::body::Frame::data)
+    }));
+    hyper::Response::from_parts(parts, BodyExt::boxed(body))
 }
 
 /// One request as it came in.
@@ -310,19 +332,11 @@ async fn serve(shared: &Arc<Shared>, request: Incoming<'_>, body: Bytes) -> (Str
     }
     // A streaming list, as the control says the server answers it.
     let streaming = !loopback && info.verb == "watch" && query.flag("sendInitialEvents");
-    let stripped;
-    let (path_and_query, query) = match shared.controls.streaming_lists() {
-        StreamingLists::Refused if streaming => {
-            return (username, error_response(&streaming_list_refused()));
-        }
-        StreamingLists::Ignored if streaming => {
-            let pq = without_streaming_params(path_and_query);
-            let q = Query::parse(pq.split_once('?').map_or("", |(_, q)| q));
-            stripped = (pq, q);
-            (stripped.0.as_str(), &stripped.1)
-        }
-        _ => (path_and_query, query),
-    };
+    let mode = shared.controls.streaming_lists();
+    if streaming && mode == StreamingLists::Refused {
+        return (username, error_response(&streaming_list_refused()));
+    }
+    let ignored = streaming && mode == StreamingLists::Ignored;
     if let Some(d) = &shared.delegate {
         let delegated = delegated(
             shared,
@@ -335,7 +349,7 @@ async fn serve(shared: &Arc<Shared>, request: Incoming<'_>, body: Bytes) -> (Str
             body.clone(),
         );
         if let Some(resp) = delegated.await {
-            return (username, resp);
+            return (username, without_initial_events_end(resp, ignored));
         }
     }
     let resp = if info.resource_request {
@@ -356,7 +370,7 @@ async fn serve(shared: &Arc<Shared>, request: Incoming<'_>, body: Bytes) -> (Str
     } else {
         discovery::non_resource(shared, &info.path, headers)
     };
-    (username, resp)
+    (username, without_initial_events_end(resp, ignored))
 }
 
 /// The delegate's answer, or a merged discovery document, when the request
