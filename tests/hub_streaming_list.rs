@@ -84,6 +84,16 @@ async fn beating_site(admin: &kube::Client, name: &str) {
         .unwrap();
 }
 
+/// Waits (bounded) until the hub listed a second page of sites.
+async fn second_page_listed(sb: &Sandbox) {
+    wait_until(Duration::from_secs(60), "the hub lists a second page", || async {
+        hub_collection_requests(sb)
+            .iter()
+            .any(|r| r.verb == "list" && r.query.contains("continue="))
+    })
+    .await;
+}
+
 /// Waits (bounded) until the hub's log says `what`.
 async fn logged(hub: &Proc, what: &str) {
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
@@ -187,7 +197,6 @@ on_both_lanes! {
         let dir = TempDir::new("stream-served");
         let (sb, admin, hub_kc) = fleet(lane, &dir).await;
         let (mut hub, ca) = start_hub(&hub_kc, &dir);
-        logged(&hub, "site watch: lists sites as a stream").await;
         every_site_judged(&admin, SITES).await;
         let requests = hub_collection_requests(&sb);
         assert!(
@@ -201,6 +210,7 @@ on_both_lanes! {
             !requests.iter().any(|r| r.verb == "list"),
             "no LIST of the fleet: {requests:#?}"
         );
+        logged(&hub, "site watch: lists sites as a stream").await;
         assert_eq!(list_mode_metric(&hub, &ca, &admin).await, (1.0, 0.0));
         hub.terminate();
         let log = hub.log_text();
@@ -219,13 +229,14 @@ on_both_lanes! {
         let (sb, admin, hub_kc) = fleet(lane, &dir).await;
         sb.controls().set_streaming_lists(StreamingLists::Refused);
         let (mut hub, ca) = start_hub(&hub_kc, &dir);
-        logged(&hub, "does not serve streaming lists").await;
+        second_page_listed(&sb).await;
         // Judged from the paged list, and a site that comes later through
         // the watch that follows it.
         every_site_judged(&admin, SITES).await;
         beating_site(&admin, "late-site").await;
         every_site_judged(&admin, SITES + 1).await;
         assert_paged(&sb);
+        logged(&hub, "does not serve streaming lists").await;
         let refused = hub_collection_requests(&sb);
         assert_eq!(refused[0].status, 422, "{:?}", refused[0]);
         assert_eq!(list_mode_metric(&hub, &ca, &admin).await, (0.0, 1.0));
@@ -256,11 +267,12 @@ on_both_lanes! {
         let (sb, admin, hub_kc) = fleet(lane, &dir).await;
         sb.controls().set_streaming_lists(StreamingLists::Ignored);
         let (mut hub, ca) = start_hub(&hub_kc, &dir);
-        logged(&hub, "does not serve streaming lists").await;
+        second_page_listed(&sb).await;
         every_site_judged(&admin, SITES).await;
         beating_site(&admin, "late-site").await;
         every_site_judged(&admin, SITES + 1).await;
         assert_paged(&sb);
+        logged(&hub, "does not serve streaming lists").await;
         assert_eq!(list_mode_metric(&hub, &ca, &admin).await, (0.0, 1.0));
         hub.terminate();
         let log = hub.log_text();

@@ -353,6 +353,43 @@ pub async fn crds_installed(client: &kube::Client) -> Result<bool, kube::Error> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn status(code: u16, message: &str) -> Box<kube::core::Status> {
+        Box::new(kube::core::Status::failure(message, "").with_code(code))
+    }
+
+    #[test]
+    fn a_streaming_list_is_refused_by_a_client_error_about_it_not_by_a_retryable_one() {
+        let at_start = |code, message| {
+            streaming_refused(&watcher::Error::WatchStartFailed(kube::Error::Api(status(
+                code, message,
+            ))))
+        };
+        let gate_off = "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled";
+        let why = at_start(422, gate_off).expect("the WatchList gate off refuses");
+        assert!(why.contains("422") && why.contains("sendInitialEvents is forbidden"), "{why}");
+        // An older server that knows neither parameter.
+        assert!(at_start(422, "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch").is_some());
+        assert!(at_start(400, "bad request").is_some());
+        // A proxy or policy that names the parameter.
+        assert!(at_start(403, "sendInitialEvents is not allowed here").is_some());
+        // The identity may not watch; the server is busy, gone or broken:
+        // the watcher retries those as any watch, still streaming.
+        assert!(at_start(403, "federatedclusters is forbidden: User \"x\" cannot watch").is_none());
+        for code in [401, 410, 429, 500, 503] {
+            assert!(at_start(code, "sendInitialEvents").is_none(), "{code}");
+        }
+        // An ERROR event in the stream only when it names the parameters.
+        assert!(streaming_refused(&watcher::Error::WatchError(status(400, "bad"))).is_none());
+        assert!(
+            streaming_refused(&watcher::Error::WatchError(status(
+                400,
+                "sendInitialEvents is not supported"
+            )))
+            .is_some()
+        );
+        assert!(streaming_refused(&watcher::Error::NoResourceVersion).is_none());
+    }
     use futures::StreamExt as _;
     use std::time::Duration;
 
