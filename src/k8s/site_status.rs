@@ -139,7 +139,8 @@ pub enum InitialList {
     /// A streaming list: one WATCH with `sendInitialEvents=true` whose
     /// initial state arrives as ADDED events, object by object, ended by
     /// a BOOKMARK annotated `k8s.io/initial-events-end` (Kubernetes'
-    /// WatchList, beta and on by default since v1.32).
+    /// WatchList; the v1.36 API server of the real-API test lane serves
+    /// it without configuration).
     Streaming,
     /// Paged LISTs of [`LIST_PAGE`] sites each, read from the current
     /// state (no `resourceVersion=0`: the API server's watch cache ignores
@@ -173,8 +174,8 @@ pub const STREAM_QUIET: std::time::Duration = std::time::Duration::from_secs(10)
 /// not serve them, if it does: a `400`/`422` to the watch request itself
 /// (a v1.27+ server with the WatchList feature off answers 422
 /// "sendInitialEvents is forbidden for watch unless the WatchList feature
-/// gate is enabled"; an older one 422 "resourceVersionMatch is forbidden
-/// for watch"), or any other client error, at the start or as an ERROR
+/// gate is enabled"; a server that predates the parameters refuses
+/// `resourceVersionMatch` on a watch the same way), or any other client error, at the start or as an ERROR
 /// event, that names the parameters. A refusal of the watch as such (403
 /// without either name: the identity may not watch), a `410 Gone`, a
 /// `429` or a server error is not one: the watcher retries those as it
