@@ -86,11 +86,15 @@ async fn beating_site(admin: &kube::Client, name: &str) {
 
 /// Waits (bounded) until the hub listed a second page of sites.
 async fn second_page_listed(sb: &Sandbox) {
-    wait_until(Duration::from_secs(60), "the hub lists a second page", || async {
-        hub_collection_requests(sb)
-            .iter()
-            .any(|r| r.verb == "list" && r.query.contains("continue="))
-    })
+    wait_until(
+        Duration::from_secs(60),
+        "the hub lists a second page",
+        || async {
+            hub_collection_requests(sb)
+                .iter()
+                .any(|r| r.verb == "list" && r.query.contains("continue="))
+        },
+    )
     .await;
 }
 
@@ -167,7 +171,10 @@ fn assert_paged(sb: &Sandbox) {
         requests.first().is_some_and(streaming),
         "the hub tries a streaming list first: {requests:#?}"
     );
-    assert!(lists.len() >= 2, "two pages for {SITES} sites: {requests:#?}");
+    assert!(
+        lists.len() >= 2,
+        "two pages for {SITES} sites: {requests:#?}"
+    );
     for l in &lists {
         assert!(
             l.query.split('&').any(|p| p == "limit=500")

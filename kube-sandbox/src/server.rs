@@ -247,8 +247,7 @@ fn without_initial_events_end(resp: Resp, drop: bool) -> Resp {
                 if let Some(end) = pending.iter().position(|b| *b == b'\n') {
                     let line: Vec<u8> = pending.drain(..=end).collect();
                     let has = |needle: &[u8]| line.windows(needle.len()).any(|w| w == needle);
-                    let marks_end =
-                        has(b"\"BOOKMARK\"") && has(b"\"k8s.io/initial-events-end\"");
+                    let marks_end = has(b"\"BOOKMARK\"") && has(b"\"k8s.io/initial-events-end\"");
                     if marks_end {
                         continue;
                     }

@@ -220,7 +220,10 @@ pub fn watch_sites_listing<V: SiteView, F>(
     api: &Api<FederatedCluster>,
     base: watcher::Config,
     told: F,
-) -> impl Stream<Item = Result<watcher::Event<FederatedCluster>, watcher::Error>> + Send + 'static + use<V, F>
+) -> impl Stream<Item = Result<watcher::Event<FederatedCluster>, watcher::Error>>
++ Send
++ 'static
++ use<V, F>
 where
     F: FnMut(InitialList, Option<&str>) + Send + 'static,
 {
@@ -368,15 +371,30 @@ mod tests {
         };
         let gate_off = "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled";
         let why = at_start(422, gate_off).expect("the WatchList gate off refuses");
-        assert!(why.contains("422") && why.contains("sendInitialEvents is forbidden"), "{why}");
+        assert!(
+            why.contains("422") && why.contains("sendInitialEvents is forbidden"),
+            "{why}"
+        );
         // An older server that knows neither parameter.
-        assert!(at_start(422, "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch").is_some());
+        assert!(
+            at_start(
+                422,
+                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch"
+            )
+            .is_some()
+        );
         assert!(at_start(400, "bad request").is_some());
         // A proxy or policy that names the parameter.
         assert!(at_start(403, "sendInitialEvents is not allowed here").is_some());
         // The identity may not watch; the server is busy, gone or broken:
         // the watcher retries those as any watch, still streaming.
-        assert!(at_start(403, "federatedclusters is forbidden: User \"x\" cannot watch").is_none());
+        assert!(
+            at_start(
+                403,
+                "federatedclusters is forbidden: User \"x\" cannot watch"
+            )
+            .is_none()
+        );
         for code in [401, 410, 429, 500, 503] {
             assert!(at_start(code, "sendInitialEvents").is_none(), "{code}");
         }

@@ -390,10 +390,22 @@ fn the_site_list_mode_is_one_mode_at_a_time() {
     let m = Metrics::new(MetricsRole::Hub);
     m.site_list_mode("streaming");
     let text = m.encode();
-    assert!(text.contains("fleet_hub_site_list_mode{mode=\"streaming\"} 1\n"), "{text}");
-    assert!(text.contains("fleet_hub_site_list_mode{mode=\"paged\"} 0\n"), "{text}");
+    assert!(
+        text.contains("fleet_hub_site_list_mode{mode=\"streaming\"} 1\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("fleet_hub_site_list_mode{mode=\"paged\"} 0\n"),
+        "{text}"
+    );
     m.site_list_mode("paged");
     let text = m.encode();
-    assert!(text.contains("fleet_hub_site_list_mode{mode=\"streaming\"} 0\n"), "{text}");
-    assert!(text.contains("fleet_hub_site_list_mode{mode=\"paged\"} 1\n"), "{text}");
+    assert!(
+        text.contains("fleet_hub_site_list_mode{mode=\"streaming\"} 0\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("fleet_hub_site_list_mode{mode=\"paged\"} 1\n"),
+        "{text}"
+    );
 }
