@@ -291,3 +291,84 @@ on_both_lanes! {
         assert!(said[0].contains("no initial-events-end bookmark"), "{}", said[0]);
     }
 }
+
+/// `kubectl-fleet status --watch -o wide` against `hub`: waits (bounded)
+/// until it drew a row for each of `sites`, then for `later` after it is
+/// registered; stops it.
+fn status_watch_draws(hub: &support::Hub, sites: &[&str], later: &str) {
+    use std::io::BufRead as _;
+    let mut child = std::process::Command::new(support::cli_bin())
+        .args(["--kubeconfig", hub.kubeconfig.to_str().unwrap()])
+        .args(["status", "--watch", "-o", "wide"])
+        .env_remove("KUBECONFIG")
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let wait_for = |name: &str| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(line) if line.split_whitespace().next() == Some(name) => return,
+                Ok(_) => {}
+                Err(e) => panic!("no row of {name} from status --watch: {e}"),
+            }
+        }
+    };
+    for s in sites {
+        wait_for(s);
+    }
+    hub.register(later, &[]);
+    wait_for(later);
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+on_both_lanes! {
+    /// `kubectl fleet status --watch` lists the fleet as the hub does:
+    /// streamed where the API server serves it (no LIST), in pages where
+    /// it refuses streaming lists — and follows changes either way.
+    fn status_watch_streams_or_pages_its_first_list(lane) {
+        if !lane.runs() {
+            return;
+        }
+        let hub = support::Hub::on(lane);
+        hub.register("site-a", &[]);
+        hub.register("site-b", &[]);
+        let controls = hub.sandbox.controls();
+        controls.clear_request_log();
+        status_watch_draws(&hub, &["site-a", "site-b"], "site-c");
+        let log: Vec<RequestRecord> = controls
+            .request_log()
+            .into_iter()
+            .filter(|r| r.path == SITES_PATH && r.verb != "get")
+            .collect();
+        assert!(log.iter().any(streaming), "{log:#?}");
+        assert!(!log.iter().any(|r| r.verb == "list"), "{log:#?}");
+
+        controls.set_streaming_lists(StreamingLists::Refused);
+        controls.clear_request_log();
+        status_watch_draws(&hub, &["site-a", "site-b", "site-c"], "site-d");
+        let log: Vec<RequestRecord> = controls
+            .request_log()
+            .into_iter()
+            .filter(|r| r.path == SITES_PATH && r.verb != "get")
+            .collect();
+        assert!(log.first().is_some_and(|r| streaming(r) && r.status == 422), "{log:#?}");
+        assert!(
+            log.iter().any(|r| r.verb == "list" && r.query.split('&').any(|p| p == "limit=500")),
+            "{log:#?}"
+        );
+    }
+}
