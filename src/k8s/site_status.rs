@@ -203,12 +203,23 @@ fn streaming_refused(err: &watcher::Error) -> Option<String> {
     })
 }
 
+/// A 64-bit hash of a site name (a collision could only cause a needless
+/// fallback to paged lists).
+fn name_hash(name: &str) -> u64 {
+    use std::hash::{BuildHasher as _, BuildHasherDefault};
+    BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(name)
+}
+
 /// [`watch_sites`] with its first list (and every re-list) made as a
 /// streaming list ([`InitialList::Streaming`], `base` with
 /// `streaming_lists()`), falling back for good to paged lists
 /// ([`InitialList::Paged`]) when the API server refuses them
-/// ([`streaming_refused`]) or never ends their initial events (quiet for
-/// [`STREAM_QUIET`] before the initial-events-end bookmark). A refusal is
+/// ([`streaming_refused`]) or never ends their initial events: quiet for
+/// [`STREAM_QUIET`] before the initial-events-end bookmark (an idle fleet),
+/// or a site delivered twice before it (a busy one: a streaming list sends
+/// each object once, then the bookmark, then changes; a server that
+/// ignores the parameter sends changes at once, so a site that heartbeats
+/// comes again). A refusal is
 /// not an error of the stream: it is told to `told` with the mode and why,
 /// and the same watch goes on paged (whatever the streaming list had
 /// delivered is dropped: the paged watcher starts with its own `Init`,
@@ -240,6 +251,9 @@ where
         told_mode: Option<InitialList>,
         /// Between an `Init` and its `InitDone`.
         initial: bool,
+        /// Hashes of the sites delivered since that `Init` (8 bytes a
+        /// site, dropped at `InitDone`).
+        seen: std::collections::HashSet<u64>,
         told: F,
     }
     impl<F: FnMut(InitialList, Option<&str>)> Listing<F> {
@@ -247,6 +261,7 @@ where
         fn fall_back<V: SiteView>(&mut self, why: &str) {
             self.mode = InitialList::Paged;
             self.initial = false;
+            self.seen = Default::default();
             let paged = self.base.clone().page_size(LIST_PAGE);
             self.inner = watch_sites::<V>(&self.api, paged).boxed();
             self.tell(InitialList::Paged, Some(why));
@@ -265,6 +280,7 @@ where
         mode: InitialList::Streaming,
         told_mode: None,
         initial: false,
+        seen: Default::default(),
         told,
     };
     futures::stream::unfold(start, |mut st| async move {
@@ -294,9 +310,23 @@ where
                 },
                 Some(Ok(event)) => {
                     match &event {
-                        watcher::Event::Init => st.initial = true,
+                        watcher::Event::Init => {
+                            st.initial = true;
+                            st.seen = Default::default();
+                        }
+                        watcher::Event::InitApply(site) if st.initial => {
+                            let name = site.metadata.name.as_deref().unwrap_or_default();
+                            if !st.seen.insert(name_hash(name)) {
+                                st.fall_back::<V>(&format!(
+                                    "site {:?} came twice before the initial-events-end bookmark (the API server ignores sendInitialEvents)",
+                                    name
+                                ));
+                                continue;
+                            }
+                        }
                         watcher::Event::InitDone => {
                             st.initial = false;
+                            st.seen = Default::default();
                             st.tell(InitialList::Streaming, None);
                         }
                         _ => {}
