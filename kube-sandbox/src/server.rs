@@ -506,6 +506,34 @@ mod tests {
         request_info(&method, path, &Query::parse(q))
     }
 
+    #[tokio::test]
+    async fn an_ignored_streaming_list_loses_only_its_initial_events_end_bookmark() {
+        let lines = [
+            "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\"}}}\n",
+            "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"7\",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}}}}\n",
+            "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"8\"}}}\n",
+            "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"a\"}}}\n",
+        ];
+        let all = lines.concat();
+        // Chunks that cut lines anywhere, as a proxied stream does.
+        let resp = || {
+            let chunks: Vec<Result<hyper::body::Frame<Bytes>, crate::http::BodyError>> = all
+                .as_bytes()
+                .chunks(13)
+                .map(|c| Ok(hyper::body::Frame::data(Bytes::copy_from_slice(c))))
+                .collect();
+            let body = http_body_util::StreamBody::new(futures::stream::iter(chunks));
+            hyper::Response::new(BodyExt::boxed(body))
+        };
+        let read = |r: Resp| async move {
+            String::from_utf8(r.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap()
+        };
+        let kept = read(without_initial_events_end(resp(), true)).await;
+        assert_eq!(kept, [lines[0], lines[2], lines[3]].concat());
+        let whole = read(without_initial_events_end(resp(), false)).await;
+        assert_eq!(whole, all);
+    }
+
     #[test]
     fn request_info_matches_the_real_factory() {
         let i = info(Method::GET, "/api/v1/namespaces/ns1/pods/p1/status", "");
