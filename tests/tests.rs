@@ -36,6 +36,7 @@ mod faults_poisoned_site;
 mod fuzz_untrusted_input;
 mod generated_drift;
 mod hub_ops;
+mod hub_streaming_list;
 mod hub_truth;
 mod incident_factors;
 mod incident_trust;

@@ -37,6 +37,26 @@ pub struct FaultRule {
     pub delay: Duration,
 }
 
+/// How the sandbox answers a streaming list: a watch with
+/// `sendInitialEvents=true` (Kubernetes' WatchList, served by default since
+/// v1.32), on either lane (in CRD delegate mode, before the request is
+/// handed to the real server).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum StreamingLists {
+    /// Served: the initial state as ADDED events, then a BOOKMARK annotated
+    /// `k8s.io/initial-events-end`.
+    #[default]
+    Served,
+    /// Refused before anything is sent, with the `422 Invalid` of a v1.27+
+    /// API server whose WatchList feature gate is off.
+    Refused,
+    /// Served as by a server (or a proxy in front of one) that does not know
+    /// the parameter: every object as ADDED and then only changes, never
+    /// the initial-events-end bookmark (the stream is passed on without
+    /// it).
+    Ignored,
+}
+
 /// One answered request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestRecord {
@@ -99,6 +119,7 @@ struct Inner {
     outage_tx: tokio::sync::watch::Sender<u64>,
     max_token_expiration: Mutex<Option<Duration>>,
     min_token_expiration: Mutex<Duration>,
+    streaming_lists: Mutex<StreamingLists>,
     log: Mutex<VecDeque<RequestRecord>>,
     log_file: Mutex<Option<std::io::BufWriter<std::fs::File>>>,
     epoch: Instant,
@@ -145,11 +166,22 @@ impl Controls {
                 outage_tx,
                 max_token_expiration: Mutex::new(max_token_expiration),
                 min_token_expiration: Mutex::new(Duration::from_secs(600)),
+                streaming_lists: Mutex::new(StreamingLists::Served),
                 log: Mutex::new(VecDeque::new()),
                 log_file: Mutex::new(None),
                 epoch: Instant::now(),
             }),
         }
+    }
+
+    /// How streaming lists are answered from now on (watches already
+    /// started go on as they were).
+    pub fn set_streaming_lists(&self, mode: StreamingLists) {
+        *self.inner.streaming_lists.lock().unwrap() = mode;
+    }
+
+    pub(crate) fn streaming_lists(&self) -> StreamingLists {
+        *self.inner.streaming_lists.lock().unwrap()
     }
 
     /// Adds a fault rule (rules are checked in the order added).

@@ -42,7 +42,8 @@ mod tls;
 mod watch;
 
 pub use controls::{
-    Controls, FaultRule, REQUEST_LOG_CAPACITY, RequestRecord, validate_max_token_expiration,
+    Controls, FaultRule, REQUEST_LOG_CAPACITY, RequestRecord, StreamingLists,
+    validate_max_token_expiration,
 };
 pub use delegate::CrdDelegate;
 

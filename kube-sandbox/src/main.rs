@@ -53,7 +53,21 @@ enum Command {
         /// and stay out of the request log.
         #[arg(long, value_name = "FILE")]
         loopback_kubeconfig: Option<PathBuf>,
+        /// How to answer a streaming list (a watch with sendInitialEvents):
+        /// served; refused with the 422 of a server whose WatchList
+        /// feature gate is off; or ignored, as by a server that does not
+        /// know the parameter (every object ADDED, no initial-events-end
+        /// bookmark).
+        #[arg(long, value_enum, default_value = "served")]
+        streaming_lists: StreamingListsArg,
     },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum StreamingListsArg {
+    Served,
+    Refused,
+    Ignored,
 }
 
 fn parse_max_token_expiration(s: &str) -> Result<Duration, String> {
@@ -81,6 +95,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             request_log,
             crd_delegate,
             loopback_kubeconfig,
+            streaming_lists,
         } => {
             let crd_delegate = match crd_delegate {
                 Some(path) => Some(
@@ -100,6 +115,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     .write_request_log_to(path)
                     .map_err(|e| anyhow::anyhow!("request log {}: {e}", path.display()))?;
             }
+            sb.controls().set_streaming_lists(match streaming_lists {
+                StreamingListsArg::Served => kube_sandbox::StreamingLists::Served,
+                StreamingListsArg::Refused => kube_sandbox::StreamingLists::Refused,
+                StreamingListsArg::Ignored => kube_sandbox::StreamingLists::Ignored,
+            });
             if let Some(delay) = round_trip_delay {
                 sb.controls().set_latency(delay);
                 sb.controls().set_connect_delay(delay * 2);

@@ -6,7 +6,7 @@
 use crate::auth::authn::{self, Impersonation};
 use crate::auth::rbac::{self, Decision, RbacSnapshot};
 use crate::auth::{Attributes, UserInfo};
-use crate::controls::RequestRecord;
+use crate::controls::{RequestRecord, StreamingLists};
 use crate::delegate::{self, Route};
 use crate::errors::ApiError;
 use crate::http::{Query, RequestInfo, Resp, decode, error_response, request_info};
@@ -213,6 +213,64 @@ pub async fn handle(shared: Arc<Shared>, req: Request<hyper::body::Incoming>) ->
     resp
 }
 
+/// The answer of a v1.27+ API server whose WatchList feature gate is off
+/// to a watch with `sendInitialEvents` (apimachinery's
+/// `ValidateListOptions`).
+fn streaming_list_refused() -> ApiError {
+    ApiError::invalid(
+        "meta.k8s.io",
+        "ListOptions",
+        "",
+        vec![crate::errors::Cause::new(
+            "FieldValueForbidden",
+            "sendInitialEvents",
+            "Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+        )],
+    )
+}
+
+/// `resp`, a watch stream, without its initial-events-end BOOKMARK when
+/// `drop` (as from a server or proxy that ignores `sendInitialEvents`: a
+/// real v1.27+ server defaults a watch from `resourceVersion` 0 to a
+/// streaming list, so dropping the parameter would not do). Lines are
+/// passed on whole, as they come.
+fn without_initial_events_end(resp: Resp, drop: bool) -> Resp {
+    if !drop || !resp.status().is_success() {
+        return resp;
+    }
+    let (parts, body) = resp.into_parts();
+    let lines = futures::stream::unfold(
+        (body.into_data_stream(), Vec::<u8>::new()),
+        |(mut data, mut pending)| async move {
+            use futures::StreamExt as _;
+            loop {
+                if let Some(end) = pending.iter().position(|b| *b == b'\n') {
+                    let line: Vec<u8> = pending.drain(..=end).collect();
+                    let has = |needle: &[u8]| line.windows(needle.len()).any(|w| w == needle);
+                    let marks_end = has(b"\"BOOKMARK\"") && has(b"\"k8s.io/initial-events-end\"");
+                    if marks_end {
+                        continue;
+                    }
+                    return Some((Ok(Bytes::from(line)), (data, pending)));
+                }
+                match data.next().await {
+                    Some(Ok(chunk)) => pending.extend_from_slice(&chunk),
+                    Some(Err(e)) => return Some((Err(e), (data, Vec::new()))),
+                    None if pending.is_empty() => return None,
+                    None => {
+                        let rest = std::mem::take(&mut pending);
+                        return Some((Ok(Bytes::from(rest)), (data, pending)));
+                    }
+                }
+            }
+        },
+    );
+    let body = http_body_util::StreamBody::new(futures::StreamExt::map(lines, |l| {
+        l.map(hyper::body::Frame::data)
+    }));
+    hyper::Response::from_parts(parts, BodyExt::boxed(body))
+}
+
 /// One request as it came in.
 struct Incoming<'a> {
     method: &'a Method,
@@ -271,6 +329,13 @@ async fn serve(shared: &Arc<Shared>, request: Incoming<'_>, body: Bytes) -> (Str
         let e = rbac::forbidden_error(&attrs, &eval.reason);
         return (username, error_response(&e));
     }
+    // A streaming list, as the control says the server answers it.
+    let streaming = !loopback && info.verb == "watch" && query.flag("sendInitialEvents");
+    let mode = shared.controls.streaming_lists();
+    if streaming && mode == StreamingLists::Refused {
+        return (username, error_response(&streaming_list_refused()));
+    }
+    let ignored = streaming && mode == StreamingLists::Ignored;
     if let Some(d) = &shared.delegate {
         let delegated = delegated(
             shared,
@@ -283,7 +348,7 @@ async fn serve(shared: &Arc<Shared>, request: Incoming<'_>, body: Bytes) -> (Str
             body.clone(),
         );
         if let Some(resp) = delegated.await {
-            return (username, resp);
+            return (username, without_initial_events_end(resp, ignored));
         }
     }
     let resp = if info.resource_request {
@@ -304,7 +369,7 @@ async fn serve(shared: &Arc<Shared>, request: Incoming<'_>, body: Bytes) -> (Str
     } else {
         discovery::non_resource(shared, &info.path, headers)
     };
-    (username, resp)
+    (username, without_initial_events_end(resp, ignored))
 }
 
 /// The delegate's answer, or a merged discovery document, when the request
@@ -439,6 +504,34 @@ mod tests {
 
     fn info(method: Method, path: &str, q: &str) -> RequestInfo {
         request_info(&method, path, &Query::parse(q))
+    }
+
+    #[tokio::test]
+    async fn an_ignored_streaming_list_loses_only_its_initial_events_end_bookmark() {
+        let lines = [
+            "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\"}}}\n",
+            "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"7\",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}}}}\n",
+            "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"8\"}}}\n",
+            "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"a\"}}}\n",
+        ];
+        let all = lines.concat();
+        // Chunks that cut lines anywhere, as a proxied stream does.
+        let resp = || {
+            let chunks: Vec<Result<hyper::body::Frame<Bytes>, crate::http::BodyError>> = all
+                .as_bytes()
+                .chunks(13)
+                .map(|c| Ok(hyper::body::Frame::data(Bytes::copy_from_slice(c))))
+                .collect();
+            let body = http_body_util::StreamBody::new(futures::stream::iter(chunks));
+            hyper::Response::new(BodyExt::boxed(body))
+        };
+        let read = |r: Resp| async move {
+            String::from_utf8(r.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap()
+        };
+        let kept = read(without_initial_events_end(resp(), true)).await;
+        assert_eq!(kept, [lines[0], lines[2], lines[3]].concat());
+        let whole = read(without_initial_events_end(resp(), false)).await;
+        assert_eq!(whole, all);
     }
 
     #[test]

@@ -139,6 +139,212 @@ pub fn watch_sites<V: SiteView>(
     })
 }
 
+/// How a site watch makes its first list, and every re-list after a
+/// `410 Gone` or a broken watch ([`watch_sites_listing`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InitialList {
+    /// A streaming list: one WATCH with `sendInitialEvents=true` whose
+    /// initial state arrives as ADDED events, object by object, ended by
+    /// a BOOKMARK annotated `k8s.io/initial-events-end` (Kubernetes'
+    /// WatchList; the v1.36 API server of the real-API test lane serves
+    /// it without configuration).
+    Streaming,
+    /// Paged LISTs of [`LIST_PAGE`] sites each, read from the current
+    /// state (no `resourceVersion=0`: the API server's watch cache ignores
+    /// `limit` for those and answers the whole list at once), then a
+    /// WATCH from the list's resourceVersion.
+    Paged,
+}
+
+impl InitialList {
+    /// Its name in the log and in the hub's `fleet_hub_site_list_mode`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InitialList::Streaming => "streaming",
+            InitialList::Paged => "paged",
+        }
+    }
+}
+
+/// Sites per page of [`InitialList::Paged`].
+pub const LIST_PAGE: u32 = 500;
+
+/// How long a streaming list may go quiet before its initial-events-end
+/// bookmark came: an API server that ignores `sendInitialEvents` (one
+/// older than v1.27, or a proxy that drops the parameter) answers such a
+/// watch with every object as ADDED and then nothing, never the bookmark.
+/// A healthy server streams from its watch cache without pauses this
+/// long; a false alarm costs nothing but the paged lists.
+pub const STREAM_QUIET: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Why the API server's answer `err` to a streaming list means it does
+/// not serve them, if it does: a `400`/`422` to the watch request itself
+/// (a v1.27+ server with the WatchList feature off answers 422
+/// "sendInitialEvents is forbidden for watch unless the WatchList feature
+/// gate is enabled"; a server that predates the parameters refuses
+/// `resourceVersionMatch` on a watch the same way), or any other client error, at the start or as an ERROR
+/// event, that names the parameters. A refusal of the watch as such (403
+/// without either name: the identity may not watch), a `410 Gone`, a
+/// `429` or a server error is not one: the watcher retries those as it
+/// would any watch.
+fn streaming_refused(err: &watcher::Error) -> Option<String> {
+    let (status, at_start) = match err {
+        watcher::Error::WatchStartFailed(kube::Error::Api(s)) => (s, true),
+        watcher::Error::WatchError(s) => (s, false),
+        _ => return None,
+    };
+    let names = ["sendInitialEvents", "resourceVersionMatch", "WatchList"]
+        .iter()
+        .any(|n| status.message.contains(n));
+    let refused = match status.code {
+        400 | 422 if at_start => true,
+        401 | 408 | 410 | 429 => false,
+        400..=499 => names,
+        _ => false,
+    };
+    refused.then(|| {
+        format!(
+            "the API server answered the streaming list {}: {}",
+            status.code, status.message
+        )
+    })
+}
+
+/// A 64-bit hash of a site name (a collision could only cause a needless
+/// fallback to paged lists).
+fn name_hash(name: &str) -> u64 {
+    use std::hash::{BuildHasher as _, BuildHasherDefault};
+    BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(name)
+}
+
+/// [`watch_sites`] with its first list (and every re-list) made as a
+/// streaming list ([`InitialList::Streaming`], `base` with
+/// `streaming_lists()`), falling back for good to paged lists
+/// ([`InitialList::Paged`]) when the API server refuses them
+/// ([`streaming_refused`]) or never ends their initial events: quiet for
+/// [`STREAM_QUIET`] before the initial-events-end bookmark (an idle fleet),
+/// or a site delivered twice before it (a busy one: a streaming list sends
+/// each object once, then the bookmark, then changes; a server that
+/// ignores the parameter sends changes at once, so a site that heartbeats
+/// comes again). A refusal is
+/// not an error of the stream: it is told to `told` with the mode and why,
+/// and the same watch goes on paged (whatever the streaming list had
+/// delivered is dropped: the paged watcher starts with its own `Init`,
+/// which resets every reader's buffer). `told` hears
+/// [`InitialList::Streaming`] when the first streaming list is complete,
+/// and each change of mode after that, so a caller logs each decision
+/// once.
+pub fn watch_sites_listing<V: SiteView, F>(
+    api: &Api<FederatedCluster>,
+    base: watcher::Config,
+    told: F,
+) -> impl Stream<Item = Result<watcher::Event<FederatedCluster>, watcher::Error>>
++ Send
++ 'static
++ use<V, F>
+where
+    F: FnMut(InitialList, Option<&str>) + Send + 'static,
+{
+    use futures::StreamExt as _;
+    struct Listing<F> {
+        api: Api<FederatedCluster>,
+        base: watcher::Config,
+        inner: futures::stream::BoxStream<
+            'static,
+            Result<watcher::Event<FederatedCluster>, watcher::Error>,
+        >,
+        mode: InitialList,
+        /// The last mode told (`None`: none yet).
+        told_mode: Option<InitialList>,
+        /// Between an `Init` and its `InitDone`.
+        initial: bool,
+        /// Hashes of the sites delivered since that `Init` (8 bytes a
+        /// site, dropped at `InitDone`).
+        seen: std::collections::HashSet<u64>,
+        told: F,
+    }
+    impl<F: FnMut(InitialList, Option<&str>)> Listing<F> {
+        /// From now on paged lists, from a new watcher.
+        fn fall_back<V: SiteView>(&mut self, why: &str) {
+            self.mode = InitialList::Paged;
+            self.initial = false;
+            self.seen = Default::default();
+            let paged = self.base.clone().page_size(LIST_PAGE);
+            self.inner = watch_sites::<V>(&self.api, paged).boxed();
+            self.tell(InitialList::Paged, Some(why));
+        }
+        fn tell(&mut self, mode: InitialList, why: Option<&str>) {
+            if self.told_mode != Some(mode) {
+                self.told_mode = Some(mode);
+                (self.told)(mode, why);
+            }
+        }
+    }
+    let start = Listing {
+        api: api.clone(),
+        inner: watch_sites::<V>(api, base.clone().streaming_lists()).boxed(),
+        base,
+        mode: InitialList::Streaming,
+        told_mode: None,
+        initial: false,
+        seen: Default::default(),
+        told,
+    };
+    futures::stream::unfold(start, |mut st| async move {
+        loop {
+            if st.mode == InitialList::Paged {
+                return st.inner.next().await.map(|next| (next, st));
+            }
+            let next = if st.initial {
+                match tokio::time::timeout(STREAM_QUIET, st.inner.next()).await {
+                    Ok(next) => next,
+                    Err(_) => {
+                        st.fall_back::<V>(&format!(
+                            "no initial-events-end bookmark after {}s without an event (the API server ignores sendInitialEvents)",
+                            STREAM_QUIET.as_secs()
+                        ));
+                        continue;
+                    }
+                }
+            } else {
+                st.inner.next().await
+            };
+            match next {
+                None => return None,
+                Some(Err(err)) => match streaming_refused(&err) {
+                    Some(why) => st.fall_back::<V>(&why),
+                    None => return Some((Err(err), st)),
+                },
+                Some(Ok(event)) => {
+                    match &event {
+                        watcher::Event::Init => {
+                            st.initial = true;
+                            st.seen = Default::default();
+                        }
+                        watcher::Event::InitApply(site) if st.initial => {
+                            let name = site.metadata.name.as_deref().unwrap_or_default();
+                            if !st.seen.insert(name_hash(name)) {
+                                st.fall_back::<V>(&format!(
+                                    "site {:?} came twice before the initial-events-end bookmark (the API server ignores sendInitialEvents)",
+                                    name
+                                ));
+                                continue;
+                            }
+                        }
+                        watcher::Event::InitDone => {
+                            st.initial = false;
+                            st.seen = Default::default();
+                            st.tell(InitialList::Streaming, None);
+                        }
+                        _ => {}
+                    }
+                    return Some((Ok(event), st));
+                }
+            }
+        }
+    })
+}
+
 /// `events`, read in bursts: whenever it has nothing ready even after the
 /// other tasks had a turn, it is left alone for `pause` before being
 /// waited on again, so the events that arrive meanwhile wait in the
@@ -188,6 +394,58 @@ pub async fn crds_installed(client: &kube::Client) -> Result<bool, kube::Error> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn status(code: u16, message: &str) -> Box<kube::core::Status> {
+        Box::new(kube::core::Status::failure(message, "").with_code(code))
+    }
+
+    #[test]
+    fn a_streaming_list_is_refused_by_a_client_error_about_it_not_by_a_retryable_one() {
+        let at_start = |code, message| {
+            streaming_refused(&watcher::Error::WatchStartFailed(kube::Error::Api(status(
+                code, message,
+            ))))
+        };
+        let gate_off = "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled";
+        let why = at_start(422, gate_off).expect("the WatchList gate off refuses");
+        assert!(
+            why.contains("422") && why.contains("sendInitialEvents is forbidden"),
+            "{why}"
+        );
+        // An older server that knows neither parameter.
+        assert!(
+            at_start(
+                422,
+                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch"
+            )
+            .is_some()
+        );
+        assert!(at_start(400, "bad request").is_some());
+        // A proxy or policy that names the parameter.
+        assert!(at_start(403, "sendInitialEvents is not allowed here").is_some());
+        // The identity may not watch; the server is busy, gone or broken:
+        // the watcher retries those as any watch, still streaming.
+        assert!(
+            at_start(
+                403,
+                "federatedclusters is forbidden: User \"x\" cannot watch"
+            )
+            .is_none()
+        );
+        for code in [401, 410, 429, 500, 503] {
+            assert!(at_start(code, "sendInitialEvents").is_none(), "{code}");
+        }
+        // An ERROR event in the stream only when it names the parameters.
+        assert!(streaming_refused(&watcher::Error::WatchError(status(400, "bad"))).is_none());
+        assert!(
+            streaming_refused(&watcher::Error::WatchError(status(
+                400,
+                "sendInitialEvents is not supported"
+            )))
+            .is_some()
+        );
+        assert!(streaming_refused(&watcher::Error::NoResourceVersion).is_none());
+    }
     use futures::StreamExt as _;
     use std::time::Duration;
 

@@ -424,7 +424,8 @@ impl Cluster {
         }
         let server = self.server().to_owned();
         let mut initial: Vec<FederatedCluster> = Vec::new();
-        super::site_status::watch_sites::<LeanSite>(&self.sites(), config)
+        // Listed as the hub lists them: streamed, else paged.
+        super::site_status::watch_sites_listing::<LeanSite, _>(&self.sites(), config, |_, _| {})
             .map_err(move |e| watch_error(&server, e))
             .try_filter_map(move |event| {
                 let change = match event {

@@ -61,7 +61,9 @@ use crate::fleet::hub_status::{
     Sighting, conditions_digest, same_heartbeat,
 };
 use crate::k8s::site_decode::UnmanagedSite;
-use crate::k8s::site_status::{get_site, read_in_bursts, replace_site_status, watch_sites};
+use crate::k8s::site_status::{
+    InitialList, LIST_PAGE, get_site, read_in_bursts, replace_site_status, watch_sites_listing,
+};
 use crate::k8s::{is_conflict, is_missing, source_chain};
 use crate::operator::probe_stats::ProbeStats;
 
@@ -1135,8 +1137,24 @@ pub fn controller(
     let (store, writer) = reflector::store();
     // The cache keeps each site without its managedFields (never decoded).
     let (notes, cache) = (hub.clone(), store.clone());
+    // The first list and every re-list streamed where the API server
+    // serves streaming lists, else paged (`site_status::watch_sites_listing`):
+    // never the whole fleet in one response.
+    let metrics = hub.metrics.clone();
+    let told = move |mode: InitialList, why: Option<&str>| {
+        metrics.site_list_mode(mode.as_str());
+        match why {
+            None => tracing::info!(mode = mode.as_str(), "site watch: lists sites as a stream"),
+            Some(why) => tracing::warn!(
+                mode = mode.as_str(),
+                page = LIST_PAGE,
+                why = %Untrusted(why),
+                "site watch: the API server does not serve streaming lists; listing sites in pages"
+            ),
+        }
+    };
     let sites = read_in_bursts(
-        watch_sites::<UnmanagedSite>(&hub.api, watcher::Config::default().any_semantic()),
+        watch_sites_listing::<UnmanagedSite, _>(&hub.api, watcher::Config::default(), told),
         WATCH_PAUSE,
     )
     .map_ok(move |mut event| {

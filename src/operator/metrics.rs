@@ -73,6 +73,7 @@ pub const HUB_METRIC_NAMES: &[&str] = &[
     "fleet_hub_status_restored_total",
     "fleet_hub_last_judgement_timestamp_seconds",
     "fleet_hub_bucket_backfills_total",
+    "fleet_hub_site_list_mode",
     "federation_cluster_disconnected",
     "federation_cluster_maintenance",
     "federation_cluster_late_to_wake",
@@ -82,6 +83,10 @@ pub const HUB_METRIC_NAMES: &[&str] = &[
     "federation_edge_versions",
 ];
 
+/// The values of `fleet_hub_site_list_mode`'s `mode` label
+/// ([`crate::k8s::site_status::InitialList`]).
+pub const SITE_LIST_MODES: [&str; 2] = ["streaming", "paged"];
+
 /// Metric family names of the edge role, as on the wire.
 pub const EDGE_METRIC_NAMES: &[&str] = &[
     "fleet_edge_reports_total",
@@ -89,6 +94,11 @@ pub const EDGE_METRIC_NAMES: &[&str] = &[
     "fleet_edge_report_failures_total",
     "fleet_edge_credential_expiry_timestamp_seconds",
 ];
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ListModeLabels {
+    mode: &'static str,
+}
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct StatusLabels {
@@ -275,6 +285,7 @@ pub struct Metrics {
     credential_renewal: Family<ClusterLabels, Gauge>,
     restored: Family<ClusterLabels, Counter>,
     bucket_backfills: Family<ReasonLabels, Counter>,
+    site_list_mode: Family<ListModeLabels, Gauge>,
     last_judgement: Gauge,
     /// The sites with a `federation_health_check_duration_seconds` series,
     /// so a deleted site's goes with it.
@@ -319,6 +330,7 @@ impl Metrics {
             reconciles: Counter::default(),
             reconcile_errors: Family::default(),
             bucket_backfills: Family::default(),
+            site_list_mode: Family::default(),
             writes: Counter::default(),
             conflicts: Counter::default(),
             event_lag: lag_histogram(),
@@ -462,6 +474,14 @@ impl Metrics {
                 );
                 for &reason in &crate::fleet::bucket::BACKFILL_REASONS {
                     let _ = m.bucket_backfills.get_or_create(&ReasonLabels { reason });
+                }
+                r.register(
+                    "fleet_hub_site_list_mode",
+                    "1 for how the hub lists sites when its site watch starts or re-lists: streaming (a watch with sendInitialEvents) or paged (LISTs of 500 sites, where the API server refuses streaming lists); both 0 until the first list",
+                    m.site_list_mode.clone(),
+                );
+                for mode in SITE_LIST_MODES {
+                    let _ = m.site_list_mode.get_or_create(&ListModeLabels { mode });
                 }
                 r.register(
                     "fleet_hub_status_restored",
@@ -811,6 +831,16 @@ impl Metrics {
         self.bucket_backfills
             .get_or_create(&ReasonLabels { reason })
             .inc();
+    }
+
+    /// The hub's site watch lists sites as `mode` (one of
+    /// [`SITE_LIST_MODES`]) from now on.
+    pub fn site_list_mode(&self, mode: &'static str) {
+        for m in SITE_LIST_MODES {
+            self.site_list_mode
+                .get_or_create(&ListModeLabels { mode: m })
+                .set(i64::from(m == mode));
+        }
     }
 
     /// A site status write succeeded.

@@ -65,6 +65,11 @@ fn every_counter_exists_at_zero_for_every_label_set_it_can_take() {
         let want = format!("fleet_hub_bucket_backfills_total{{reason=\"{reason}\"}} 0\n");
         assert!(text.contains(&want), "{want} in {text}");
     }
+    // How the hub lists sites: both modes at 0 until the first list.
+    for mode in SITE_LIST_MODES {
+        let want = format!("fleet_hub_site_list_mode{{mode=\"{mode}\"}} 0\n");
+        assert!(text.contains(&want), "{want} in {text}");
+    }
     let edge = Metrics::new(MetricsRole::Edge).encode();
     for cause in EDGE_FAILURE_CAUSES {
         let want = format!("fleet_edge_report_failures_total{{cause=\"{cause}\"}} 0\n");
@@ -376,6 +381,31 @@ fn a_credential_that_lapses_asleep_is_marked() {
     );
     assert!(
         !text.contains("expires_before_return{cluster=\"store-2\""),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_site_list_mode_is_one_mode_at_a_time() {
+    let m = Metrics::new(MetricsRole::Hub);
+    m.site_list_mode("streaming");
+    let text = m.encode();
+    assert!(
+        text.contains("fleet_hub_site_list_mode{mode=\"streaming\"} 1\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("fleet_hub_site_list_mode{mode=\"paged\"} 0\n"),
+        "{text}"
+    );
+    m.site_list_mode("paged");
+    let text = m.encode();
+    assert!(
+        text.contains("fleet_hub_site_list_mode{mode=\"streaming\"} 0\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("fleet_hub_site_list_mode{mode=\"paged\"} 1\n"),
         "{text}"
     );
 }
