@@ -235,29 +235,12 @@ on_both_lanes! {
         let dir = TempDir::new("stream-refused");
         let (sb, admin, hub_kc) = fleet(lane, &dir).await;
         sb.controls().set_streaming_lists(StreamingLists::Refused);
-        let (mut hub, ca) = start_hub(&hub_kc, &dir);
-        second_page_listed(&sb).await;
-        // Judged from the paged list, and a site that comes later through
-        // the watch that follows it.
-        every_site_judged(&admin, SITES).await;
-        beating_site(&admin, "late-site").await;
-        every_site_judged(&admin, SITES + 1).await;
-        assert_paged(&sb);
-        logged(&hub, "does not serve streaming lists").await;
+        let (said, log) = pages_after_the_stream(&sb, &admin, &hub_kc, &dir).await;
         let refused = hub_collection_requests(&sb);
         assert_eq!(refused[0].status, 422, "{:?}", refused[0]);
-        assert_eq!(list_mode_metric(&hub, &ca, &admin).await, (0.0, 1.0));
-        hub.terminate();
-        let log = hub.log_text();
-        let said: Vec<&str> = log
-            .lines()
-            .filter(|l| l.contains("does not serve streaming lists"))
-            .collect();
-        assert_eq!(said.len(), 1, "{log}");
         assert!(
-            said[0].contains("422") && said[0].contains("sendInitialEvents is forbidden for watch"),
-            "{}",
-            said[0]
+            said.contains("422") && said.contains("sendInitialEvents is forbidden for watch"),
+            "{said}"
         );
         assert!(!log.contains("lost the site watch"), "{log}");
     }
@@ -273,22 +256,8 @@ on_both_lanes! {
         let dir = TempDir::new("stream-ignored");
         let (sb, admin, hub_kc) = fleet(lane, &dir).await;
         sb.controls().set_streaming_lists(StreamingLists::Ignored);
-        let (mut hub, ca) = start_hub(&hub_kc, &dir);
-        second_page_listed(&sb).await;
-        every_site_judged(&admin, SITES).await;
-        beating_site(&admin, "late-site").await;
-        every_site_judged(&admin, SITES + 1).await;
-        assert_paged(&sb);
-        logged(&hub, "does not serve streaming lists").await;
-        assert_eq!(list_mode_metric(&hub, &ca, &admin).await, (0.0, 1.0));
-        hub.terminate();
-        let log = hub.log_text();
-        let said: Vec<&str> = log
-            .lines()
-            .filter(|l| l.contains("does not serve streaming lists"))
-            .collect();
-        assert_eq!(said.len(), 1, "{log}");
-        assert!(said[0].contains("initial-events-end bookmark"), "{}", said[0]);
+        let (said, _) = pages_after_the_stream(&sb, &admin, &hub_kc, &dir).await;
+        assert!(said.contains("initial-events-end bookmark"), "{said}");
     }
 
     /// The same on a busy fleet, whose stream never goes quiet (sites
@@ -325,6 +294,35 @@ on_both_lanes! {
         let log = hub.log_text();
         assert!(log.contains("came twice before the initial-events-end bookmark"), "{log}");
     }
+}
+
+/// Starts the hub on a server that does not stream lists (as `sb` is set)
+/// and checks what every fallback must do: the second page listed, every
+/// site judged from the paged list and a site that comes later through
+/// the watch that follows it, only paged requests, the mode in the metric,
+/// the fallback said once. Returns that line and the hub's whole log.
+async fn pages_after_the_stream(
+    sb: &Sandbox,
+    admin: &kube::Client,
+    hub_kc: &std::path::Path,
+    dir: &TempDir,
+) -> (String, String) {
+    let (mut hub, ca) = start_hub(hub_kc, dir);
+    second_page_listed(sb).await;
+    every_site_judged(admin, SITES).await;
+    beating_site(admin, "late-site").await;
+    every_site_judged(admin, SITES + 1).await;
+    assert_paged(sb);
+    logged(&hub, "does not serve streaming lists").await;
+    assert_eq!(list_mode_metric(&hub, &ca, admin).await, (0.0, 1.0));
+    hub.terminate();
+    let log = hub.log_text();
+    let said: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("does not serve streaming lists"))
+        .collect();
+    assert_eq!(said.len(), 1, "{log}");
+    (said[0].to_owned(), log)
 }
 
 /// `kubectl-fleet status --watch -o wide` against `hub`: waits (bounded)
