@@ -187,9 +187,18 @@ async fn watch_410_gone_forces_a_relist_and_the_hub_keeps_judging() {
     controls.clear_request_log();
     controls.clear_faults();
     // The next watch gets the real 410 (an ERROR event, "too old resource
-    // version"), and the hub must list again.
-    live_stays_connected_while_silent_goes_stale(&r, "410", before, || count("list", 200) > 0)
-        .await;
+    // version"), and the hub must list again: a streaming list (a watch
+    // with sendInitialEvents, as the hub lists sites) or, where the server
+    // does not stream lists, a LIST.
+    let relisted = || {
+        count("list", 200) > 0
+            || controls.request_log().iter().filter(fc).any(|r| {
+                r.verb == "watch"
+                    && r.status == 200
+                    && r.query.split('&').any(|p| p == "sendInitialEvents=true")
+            })
+    };
+    live_stays_connected_while_silent_goes_stale(&r, "410", before, relisted).await;
     stop(r).await;
 }
 
