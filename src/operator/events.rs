@@ -135,6 +135,25 @@ pub fn about_site(
     }
 }
 
+/// A site that turned late to wake (silent past its schedule): what to
+/// check for its mode — a Push site's edge operator, a Pull site's member
+/// API server, which the hub probes.
+pub fn late_to_wake(site: &FederatedCluster) -> Note {
+    let check = match site.spec.mode {
+        crate::api::Mode::Push => "edge operator",
+        crate::api::Mode::Pull => "member cluster's API server (the hub probes it)",
+    };
+    about_site(
+        site,
+        true,
+        "LateToWake",
+        "Judge",
+        format!(
+            "still silent past its offline window or longest absence (spec.connectivity) plus 3 intervals: check the site's power, uplink and {check}, or `kubectl fleet schedule` its new hours"
+        ),
+    )
+}
+
 /// Events about one reported dark period beyond its summary: its first
 /// notable entries (`DarkPeriodEntry`), so a site cannot spend the hub's
 /// Event budget with a long journal.

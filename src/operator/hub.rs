@@ -1005,19 +1005,7 @@ impl Hub {
                         );
                     }
                     if !was_late && hub_status::is_late_to_wake(&written) {
-                        self.events.record(super::events::about_site(
-                            &written,
-                            true,
-                            "LateToWake",
-                            "Judge",
-                            format!(
-                                "still silent past its offline window or longest absence (spec.connectivity) plus 3 intervals: check the site's power, uplink and {}, or `kubectl fleet schedule` its new hours",
-                                match written.spec.mode {
-                                    Mode::Push => "edge operator",
-                                    Mode::Pull => "member cluster's API server (the hub probes it)",
-                                }
-                            ),
-                        ));
+                        self.events.record(super::events::late_to_wake(&written));
                     }
                     if from != Some(j.phase) {
                         let why = written
