@@ -25,24 +25,12 @@ use serde_json::{Value, json};
 use support::{Hub, client_from_yaml, shell, status_code, wait_until};
 use tokio::sync::watch;
 
-/// The hub operator in process: no leader election, I scaled by 0.1,
-/// correlations over 20 s.
+/// The hub operator in process ([`support::hub_operator_args`]): I
+/// scaled by 0.1, correlations over 20 s.
 fn hub_args(hub: &Hub) -> kubectl_fleet::operator::Args {
-    use clap::Parser as _;
-    kubectl_fleet::operator::Args::parse_from([
-        "fleet-operator",
-        "--kubeconfig",
-        hub.kubeconfig.to_str().unwrap(),
-        "--health-addr",
-        "127.0.0.1:0",
-        "--secure-addr",
-        "127.0.0.1:0",
-        "--leader-elect=false",
-        "--interval-scale",
-        "0.1",
-        "--correlation-window",
-        "20s",
-    ])
+    let mut args = support::hub_operator_args(&hub.kubeconfig, 0.1);
+    args.correlation_window = Duration::from_secs(20);
+    args
 }
 
 /// The ImagePullBackOff every site reports on Deployment/web.
