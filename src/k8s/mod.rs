@@ -49,4 +49,5 @@ pub mod member;
 pub mod pull;
 pub mod reviews;
 pub mod site_decode;
+pub mod site_lease;
 pub mod site_status;

@@ -13,6 +13,7 @@
 mod cluster;
 mod dark_period;
 mod federation;
+mod lease;
 mod lenient;
 mod node_info;
 mod unreadable;
@@ -25,6 +26,7 @@ use kube_core::CustomResourceExt;
 pub use cluster::*;
 pub use dark_period::*;
 pub use federation::*;
+pub use lease::*;
 pub use lenient::{Strict, decode_leniently};
 pub use node_info::*;
 pub use unreadable::{
@@ -39,11 +41,16 @@ pub const VERSION: &str = "v1alpha1";
 /// `apiVersion` of every fleet kind.
 pub const API_VERSION: &str = "federation.kubectl-fleet.dev/v1alpha1";
 
-/// The CRDs of this API, in a stable order (FederatedCluster, FederationStatus).
+/// The CRDs of this API, in a stable order (FederatedCluster, FederationStatus,
+/// FederatedClusterLease).
 /// Every `format: date-time` of the generated schemas becomes the exact
 /// [`DATE_TIME_PATTERN`] (see there why).
 pub fn crds() -> Vec<CustomResourceDefinition> {
-    let mut crds = vec![FederatedCluster::crd(), FederationStatus::crd()];
+    let mut crds = vec![
+        FederatedCluster::crd(),
+        FederationStatus::crd(),
+        FederatedClusterLease::crd(),
+    ];
     for crd in &mut crds {
         for version in &mut crd.spec.versions {
             if let Some(schema) = version
@@ -126,10 +133,22 @@ mod tests {
             crds[1].metadata.name.as_deref(),
             Some("federationstatuses.federation.kubectl-fleet.dev")
         );
+        assert_eq!(
+            crds[2].metadata.name.as_deref(),
+            Some("federatedclusterleases.federation.kubectl-fleet.dev")
+        );
+        assert_eq!(
+            crds[2].spec.names.short_names.as_deref(),
+            Some(&["fcl".to_owned()][..])
+        );
+        // A lease is renewed with one patch of the object: no status.
+        assert!(crds[2].spec.versions[0].subresources.is_none());
         for crd in &crds {
             assert_eq!(crd.spec.scope, "Cluster");
             assert_eq!(crd.spec.group, GROUP);
             assert_eq!(crd.spec.versions[0].name, VERSION);
+        }
+        for crd in &crds[..2] {
             assert!(
                 crd.spec.versions[0]
                     .subresources
