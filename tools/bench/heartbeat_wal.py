@@ -27,9 +27,10 @@ threads:
                      (round 1: a signal appears; later rounds: it moves on)
 
 and, unless --no-variants, R rounds of lease variants on leases of their
-own (renewTime alone, a named field manager, server-side apply, a lease
-created by POST so it has one managedFields entry), to tell what the bytes
-of a renewal are made of.
+own (renewTime alone, named field managers, server-side apply, a lease
+created by POST so it has one managedFields entry, renewals that clear
+managedFields with "metadata":{"managedFields":[{}]}), to tell what the
+bytes of a renewal are made of.
 
 Each figure is a delta of etcd's own counters around the operation
 (`etcd_disk_wal_write_bytes_total`, `etcd_mvcc_db_total_size_in_bytes`,
