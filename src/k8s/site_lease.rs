@@ -17,7 +17,16 @@ pub fn site_leases(client: kube::Client) -> Api<FederatedClusterLease> {
     Api::all(client)
 }
 
-/// Renews the lease `name`: one JSON merge patch of its `spec`.
+/// Renews the lease `name`: one JSON merge patch of its `spec`, which also
+/// clears the lease's `managedFields`. A lease is rewritten every interval
+/// by its edge alone; the API server's record of who last wrote which
+/// field (409 bytes of the 752 a lease weighs) would otherwise be
+/// rewritten into etcd with every renewal. Cleared, a renewal costs etcd
+/// 1,439 bytes of WAL instead of 2,286, against 8,543 for a heartbeat
+/// through a site's status (docs/benchmarks-heartbeat.md, real API server).
+/// An update of an object without managedFields does not start them
+/// again; an apply (a re-run `register`) does, and the next renewal
+/// clears them.
 pub async fn renew_site_lease(
     api: &Api<FederatedClusterLease>,
     name: &str,
@@ -30,7 +39,11 @@ pub async fn renew_site_lease(
     if let Some(ms) = renewal.duration_ms {
         spec.insert("lastRenewDurationMilliseconds".into(), ms.into());
     }
-    let patch = serde_json::json!({ "spec": spec });
+    let patch = serde_json::json!({
+        // `[{}]` is the API's way to clear them (an empty list keeps them).
+        "metadata": {"managedFields": [{}]},
+        "spec": spec,
+    });
     // Decoded as a DynamicObject: the answer is not read, and a lease
     // that would not type must not fail a renewal the server accepted.
     Api::<DynamicObject>::all_with(api.clone().into_client(), &resource())
