@@ -71,10 +71,13 @@ use crate::operator::probe_stats::ProbeStats;
 use super::clock::{Clock, jitter, scaled};
 use super::metrics::Metrics;
 use super::renewals::with_leases;
-
-mod error;
 use super::view::{FleetView, only_heartbeat_moved};
 use crate::render::safe::Untrusted;
+
+mod error;
+#[cfg(test)]
+mod tests;
+
 pub use error::HubError;
 
 /// Reconciles running at once. Most are judgements in memory that end
@@ -143,6 +146,9 @@ pub struct Hub {
     api: Api<FederatedCluster>,
     cfg: HubConfig,
     leading: watch::Receiver<bool>,
+    /// Leadership taken in: false from a loss until the next
+    /// [`Hub::leadership_changed`]`(true)` (see [`Hub::is_leader`]).
+    acting: std::sync::atomic::AtomicBool,
     ledger: Mutex<HashMap<String, Known>>,
     /// The sites whose judgement was due to be written at the last
     /// liveness check (see [`Hub::judged_every_site`]).
@@ -215,10 +221,13 @@ impl Hub {
     /// A hub over `api`; it writes only while `leading` is true.
     pub fn new(api: Api<FederatedCluster>, cfg: HubConfig, leading: watch::Receiver<bool>) -> Self {
         let metrics = Arc::new(Metrics::default());
-        metrics.set_leader(*leading.borrow());
+        let leads_now = *leading.borrow();
+        metrics.set_leader(leads_now);
         Self {
             api,
             cfg,
+            // A replica that leads from its start has nothing to forget.
+            acting: leads_now.into(),
             leading,
             ledger: Mutex::new(HashMap::new()),
             members: Mutex::new(HashMap::new()),
@@ -278,9 +287,12 @@ impl Hub {
         self.api.clone()
     }
 
-    /// Whether this replica leads (only the leader writes and probes).
+    /// Whether this replica leads (only the leader writes and probes): it
+    /// holds the Lease, and has taken leadership in ([`Hub::leadership_changed`]
+    /// ran, forgetting what a standby could not verify), so no write of a
+    /// new term is remembered and then forgotten.
     pub fn is_leader(&self) -> bool {
-        *self.leading.borrow()
+        *self.leading.borrow() && self.acting.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// A client for the hub's API server.
@@ -351,6 +363,10 @@ impl Hub {
     /// leader wrote since is checked in full once, and not taken for a
     /// site's forgery.
     fn leadership_changed(&self, leading: bool) {
+        use std::sync::atomic::Ordering;
+        if !leading {
+            self.acting.store(false, Ordering::Release);
+        }
         let mut since = self.leader_since.lock().unwrap_or_else(|p| p.into_inner());
         *since = leading.then(|| (self.clock)());
         drop(since);
@@ -359,6 +375,8 @@ impl Hub {
             for known in ledger.values_mut() {
                 known.verified = None;
             }
+            drop(ledger);
+            self.acting.store(true, Ordering::Release);
         }
         self.metrics.set_leader(leading);
     }

@@ -207,7 +207,6 @@ fn heartbeat(site: &FederatedCluster) -> Option<jiff::Timestamp> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use futures::StreamExt as _;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use kube::runtime::reflector;
 
