@@ -70,7 +70,7 @@ pub fn renewal_of(lease: &DynamicObject) -> (String, Renewal) {
     let duration_ms = spec
         .and_then(|s| s.get("lastRenewDurationMilliseconds"))
         .and_then(Value::as_i64)
-        .filter(|ms| (0..=86_400_000).contains(ms));
+        .filter(|ms| (0..=MAX_RENEW_MS).contains(ms));
     (
         lease.metadata.name.clone().unwrap_or_default(),
         Renewal {
@@ -105,29 +105,98 @@ pub fn watch_site_leases(
 
 /// Every site lease's [`Renewal`], by site, read in pages of
 /// [`super::site_status::LIST_PAGE`] (a lease is a few hundred bytes;
-/// only the renewal is kept). `Ok(None)` when the API server has no
-/// leases to give this identity: the CRD is not installed (an older hub
-/// install, 404) or the identity may not list them (403) — readers then
-/// judge sites by the heartbeat in their status alone.
+/// only the renewal is kept, each page decoded straight into it: a lease's
+/// other metadata is skipped, never built). `Ok(None)` when the API server
+/// has no leases to give this identity: the CRD is not installed (an older
+/// hub install, 404) or the identity may not list them (403) — readers
+/// then judge sites by the heartbeat in their status alone.
 pub async fn list_site_renewals(
     client: kube::Client,
 ) -> Result<Option<std::collections::HashMap<String, Renewal>>, kube::Error> {
-    let api = Api::<DynamicObject>::all_with(client, &resource());
+    use kube::Resource as _;
     let mut renewals = std::collections::HashMap::new();
     let mut params = kube::api::ListParams::default().limit(super::site_status::LIST_PAGE);
     loop {
-        let page = match api.list(&params).await {
-            Ok(page) => page,
+        let req = kube::core::Request::new(FederatedClusterLease::url_path(&(), None))
+            .list(&params)
+            .map_err(kube::Error::BuildRequest)?;
+        let text = match client.request_text(req).await {
+            Ok(text) => text,
             Err(kube::Error::Api(s)) if s.code == 403 || s.code == 404 => return Ok(None),
             Err(e) => return Err(e),
         };
-        renewals.extend(page.items.iter().map(renewal_of));
+        let page: LeasePage = serde_json::from_str(&text).map_err(kube::Error::SerdeError)?;
+        renewals.extend(page.items.into_iter().map(LeaseItem::renewal));
         match page.metadata.continue_.filter(|t| !t.is_empty()) {
             Some(token) => params = params.continue_token(&token),
             None => return Ok(Some(renewals)),
         }
     }
 }
+
+/// A page of leases as [`list_site_renewals`] reads it.
+#[derive(serde::Deserialize)]
+struct LeasePage {
+    #[serde(default)]
+    metadata: PageMeta,
+    #[serde(default)]
+    items: Vec<LeaseItem>,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct PageMeta {
+    #[serde(rename = "continue", default)]
+    continue_: Option<String>,
+}
+
+/// One lease: its name and the two fields of its spec, each kept as the
+/// JSON it is so that a field of the wrong type is that field missing
+/// ([`renewal_of`]'s leniency), never a page that fails.
+#[derive(serde::Deserialize)]
+struct LeaseItem {
+    metadata: ItemMeta,
+    #[serde(default)]
+    spec: Option<LeaseSpecFields>,
+}
+
+#[derive(serde::Deserialize)]
+struct ItemMeta {
+    #[serde(default)]
+    name: String,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct LeaseSpecFields {
+    #[serde(default)]
+    renew_time: Option<Value>,
+    #[serde(default)]
+    last_renew_duration_milliseconds: Option<Value>,
+}
+
+impl LeaseItem {
+    fn renewal(self) -> (String, Renewal) {
+        let spec = self.spec.unwrap_or_default();
+        (
+            self.metadata.name,
+            Renewal {
+                renew_time: spec
+                    .renew_time
+                    .as_ref()
+                    .and_then(Value::as_str)
+                    .and_then(|t| t.parse().ok()),
+                duration_ms: spec
+                    .last_renew_duration_milliseconds
+                    .as_ref()
+                    .and_then(Value::as_i64)
+                    .filter(|ms| (0..=MAX_RENEW_MS).contains(ms)),
+            },
+        )
+    }
+}
+
+/// The longest round trip a lease may carry (its CRD's maximum).
+const MAX_RENEW_MS: i64 = 86_400_000;
 
 /// The [`Renewal`] of site `name`'s lease; `Ok(None)` when it has none, or
 /// this identity may not read it, or leases are not installed.
@@ -142,5 +211,44 @@ pub async fn get_site_renewal(
         Ok(lease) => Ok(Some(renewal_of(&lease).1)),
         Err(kube::Error::Api(s)) if s.code == 403 || s.code == 404 => Ok(None),
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A page decodes lease by lease: a renew time that is not a
+    /// date-time, or a round trip of the wrong type or out of range, is
+    /// that field missing; the other leases and fields read.
+    #[test]
+    fn a_lease_page_reads_whatever_each_lease_holds() {
+        let page: LeasePage = serde_json::from_value(serde_json::json!({
+            "metadata": {"continue": "next"},
+            "items": [
+                {"metadata": {"name": "a", "managedFields": [{"manager": "x"}]},
+                 "spec": {"renewTime": "2026-12-06T10:00:30Z", "lastRenewDurationMilliseconds": 25}},
+                {"metadata": {"name": "b"}, "spec": {"renewTime": 7, "lastRenewDurationMilliseconds": "x"}},
+                {"metadata": {"name": "c"}, "spec": {"renewTime": "yesterday",
+                 "lastRenewDurationMilliseconds": 86_400_001}},
+                {"metadata": {"name": "d"}}
+            ]
+        }))
+        .unwrap();
+        assert_eq!(page.metadata.continue_.as_deref(), Some("next"));
+        let got: Vec<(String, Renewal)> = page.items.into_iter().map(LeaseItem::renewal).collect();
+        assert_eq!(
+            got[0],
+            (
+                "a".to_owned(),
+                Renewal {
+                    renew_time: Some("2026-12-06T10:00:30Z".parse().unwrap()),
+                    duration_ms: Some(25)
+                }
+            )
+        );
+        for (name, renewal) in &got[1..] {
+            assert_eq!(*renewal, Renewal::default(), "{name}");
+        }
     }
 }

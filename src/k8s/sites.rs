@@ -460,7 +460,7 @@ impl Cluster {
     ) -> impl Stream<Item = Result<SiteChange, Error>> + Send + 'static {
         use std::collections::HashMap;
         enum From {
-            Site(Result<watcher::Event<FederatedCluster>, Error>),
+            Site(Box<Result<watcher::Event<FederatedCluster>, Error>>),
             Lease(Result<watcher::Event<(String, Renewal)>, watcher::Error>),
         }
         let mut config = watcher::Config::default();
@@ -478,16 +478,17 @@ impl Cluster {
         )
         .map_err(move |e| watch_error(&server, e));
         let leases = super::site_lease::watch_site_leases(self.client.clone());
-        futures::stream::select(sites.map(From::Site), leases.map(From::Lease)).filter_map(
-            move |next| {
-                let fold = |renewals: &HashMap<String, Renewal>, site: &mut FederatedCluster| {
-                    if let Some(r) = renewals.get(site.site_name()) {
-                        site.with_lease(*r);
-                    }
-                };
-                let change = match next {
-                    From::Site(Err(e)) => Some(Err(e)),
-                    From::Site(Ok(event)) => match event {
+        let sites = sites.map(|next| From::Site(Box::new(next)));
+        futures::stream::select(sites, leases.map(From::Lease)).filter_map(move |next| {
+            let fold = |renewals: &HashMap<String, Renewal>, site: &mut FederatedCluster| {
+                if let Some(r) = renewals.get(site.site_name()) {
+                    site.with_lease(*r);
+                }
+            };
+            let change = match next {
+                From::Site(next) => match *next {
+                    Err(e) => Some(Err(e)),
+                    Ok(event) => match event {
                         watcher::Event::Init => {
                             initial.clear();
                             None
@@ -508,25 +509,29 @@ impl Cluster {
                             Some(Ok(SiteChange::Deleted(site.site_name().to_owned())))
                         }
                     },
-                    From::Lease(Ok(
-                        watcher::Event::Apply((name, r)) | watcher::Event::InitApply((name, r)),
-                    )) => {
-                        let moved = renewals.insert(name.clone(), r) != Some(r);
-                        moved.then(|| Ok(SiteChange::Renewed(name, r)))
-                    }
-                    From::Lease(Ok(watcher::Event::Delete((name, _)))) => {
-                        renewals.remove(&name);
+                },
+                From::Lease(Ok(
+                    watcher::Event::Apply((name, r)) | watcher::Event::InitApply((name, r)),
+                )) => {
+                    let moved = renewals.insert(name.clone(), r) != Some(r);
+                    if moved {
+                        Some(Ok(SiteChange::Renewed(name, r)))
+                    } else {
                         None
                     }
-                    From::Lease(Ok(watcher::Event::Init | watcher::Event::InitDone)) => None,
-                    From::Lease(Err(e)) => {
-                        tracing::debug!(error = %e, "site lease watch");
-                        None
-                    }
-                };
-                futures::future::ready(change)
-            },
-        )
+                }
+                From::Lease(Ok(watcher::Event::Delete((name, _)))) => {
+                    renewals.remove(&name);
+                    None
+                }
+                From::Lease(Ok(watcher::Event::Init | watcher::Event::InitDone)) => None,
+                From::Lease(Err(e)) => {
+                    tracing::debug!(error = %e, "site lease watch");
+                    None
+                }
+            };
+            futures::future::ready(change)
+        })
     }
 
     /// Deletes a site's FederatedCluster; Ok(None) if it was not there.

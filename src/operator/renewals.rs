@@ -158,43 +158,46 @@ where
     L: Stream<Item = Result<watcher::Event<(String, Renewal)>, watcher::Error>> + Send + 'static,
 {
     enum From {
-        Site(Result<watcher::Event<FederatedCluster>, watcher::Error>),
+        Site(Box<Result<watcher::Event<FederatedCluster>, watcher::Error>>),
         Lease(Result<watcher::Event<(String, Renewal)>, watcher::Error>),
     }
-    futures::stream::select(sites.map(From::Site), leases.map(From::Lease)).filter_map(
-        move |next| {
-            let out = match next {
-                From::Site(Ok(mut event)) => {
-                    match &mut event {
-                        watcher::Event::InitApply(site) => {
-                            renewals.fold(site);
-                        }
-                        watcher::Event::Apply(site) => {
-                            let before = cache
-                                .get(&ObjectRef::from_obj(site))
-                                .and_then(|old| heartbeat(&old));
-                            let reported = heartbeat(site);
-                            if !renewals.fold(site) && reported.is_some() && reported != before {
-                                metrics.heartbeat_seen("status");
-                            }
-                        }
-                        _ => {}
+    let sites = sites.map(|next| From::Site(Box::new(next)));
+    futures::stream::select(sites, leases.map(From::Lease)).filter_map(move |next| {
+        let next = match next {
+            From::Site(site) => Ok(*site),
+            From::Lease(lease) => Err(lease),
+        };
+        let out = match next {
+            Ok(Ok(mut event)) => {
+                match &mut event {
+                    watcher::Event::InitApply(site) => {
+                        renewals.fold(site);
                     }
-                    Some(Ok(event))
+                    watcher::Event::Apply(site) => {
+                        let before = cache
+                            .get(&ObjectRef::from_obj(site))
+                            .and_then(|old| heartbeat(&old));
+                        let reported = heartbeat(site);
+                        if !renewals.fold(site) && reported.is_some() && reported != before {
+                            metrics.heartbeat_seen("status");
+                        }
+                    }
+                    _ => {}
                 }
-                From::Site(Err(e)) => Some(Err(e)),
-                From::Lease(Ok(event)) => renewals.lease_event(event, &cache).map(|site| {
-                    metrics.heartbeat_seen("lease");
-                    Ok(watcher::Event::Apply(site))
-                }),
-                From::Lease(Err(e)) => {
-                    renewals.lease_error(&e);
-                    None
-                }
-            };
-            std::future::ready(out)
-        },
-    )
+                Some(Ok(event))
+            }
+            Ok(Err(e)) => Some(Err(e)),
+            Err(Ok(event)) => renewals.lease_event(event, &cache).map(|site| {
+                metrics.heartbeat_seen("lease");
+                Ok(watcher::Event::Apply(site))
+            }),
+            Err(Err(e)) => {
+                renewals.lease_error(&e);
+                None
+            }
+        };
+        std::future::ready(out)
+    })
 }
 
 fn heartbeat(site: &FederatedCluster) -> Option<jiff::Timestamp> {
