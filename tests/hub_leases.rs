@@ -18,37 +18,8 @@ use kubectl_fleet::k8s::site_lease::{renew_site_lease, site_leases};
 use serde_json::json;
 use support::*;
 
-/// A hub process (I = 10 s scaled by 0.1: Stale after 3 s of silence),
-/// serving its metrics over HTTPS; the CA that signed its certificate.
-fn start_hub(hub_kc: &std::path::Path, dir: &TempDir) -> (Proc, String) {
-    let (cert, key, ca) = support::localhost_cert(dir);
-    let mut args = support::hub_args(hub_kc, "hub-1", 0.1);
-    args.extend([
-        "--leader-elect".to_owned(),
-        "false".to_owned(),
-        "--tls-cert-file".into(),
-        cert.display().to_string(),
-        "--tls-private-key-file".into(),
-        key.display().to_string(),
-    ]);
-    let hub = Proc::spawn("hub", &operator_bin(), &args, dir.join("hub.log"));
-    (hub, ca)
-}
-
 async fn phase(api: &Api<FederatedCluster>, site: &str) -> Option<Phase> {
     api.get(site).await.ok().and_then(|s| s.phase())
-}
-
-/// An older edge's heartbeat: its time in the site's status.
-async fn status_heartbeat(api: &Api<FederatedCluster>, site: &str) {
-    let now = jiff::Timestamp::now();
-    api.patch_status(
-        site,
-        &PatchParams::default(),
-        &Patch::Merge(json!({"status": {"lastHeartbeatTime": now.to_string()}})),
-    )
-    .await
-    .unwrap();
 }
 
 /// This release's edge's heartbeat: a renewal of the site's lease.
@@ -104,7 +75,8 @@ async fn lease_and_status_heartbeats_are_judged_alike_in_one_fleet() {
     let dir = TempDir::new("leases");
     let kc = dir.join("admin.kubeconfig");
     sb.write_admin_kubeconfig(&kc).unwrap();
-    let (hub, ca) = start_hub(&kc, &dir);
+    // I = 10 s scaled by 0.1: Stale after 3 s of silence.
+    let (hub, ca) = support::spawn_lone_hub(&kc, &dir, "hub-1", 0.1);
 
     // Both heartbeat, each its own way, every ½ interval.
     let beat = |stop: std::time::Instant| {

@@ -24,7 +24,7 @@ use futures::StreamExt as _;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube_sandbox::{RequestRecord, Sandbox, StreamingLists};
 use kubectl_fleet::api::{Environment, FederatedCluster, Phase};
-use support::{Lane, Proc, TempDir, hub_args, operator_bin, wait_until};
+use support::{Lane, Proc, TempDir, wait_until};
 
 /// More than one page of the paged fallback (500).
 const SITES: usize = 520;
@@ -59,18 +59,7 @@ async fn fleet(lane: Lane, dir: &TempDir) -> (Sandbox, kube::Client, std::path::
 /// The hub operator, on its own (no leader election), serving its
 /// metrics over HTTPS; the CA that signed its certificate.
 fn start_hub(hub_kc: &std::path::Path, dir: &TempDir) -> (Proc, String) {
-    let (cert, key, ca) = support::localhost_cert(dir);
-    let mut args = hub_args(hub_kc, "hub-1", SCALE);
-    args.extend([
-        "--leader-elect".to_owned(),
-        "false".to_owned(),
-        "--tls-cert-file".into(),
-        cert.display().to_string(),
-        "--tls-private-key-file".into(),
-        key.display().to_string(),
-    ]);
-    let hub = Proc::spawn("hub", &operator_bin(), &args, dir.join("hub.log"));
-    (hub, ca)
+    support::spawn_lone_hub(hub_kc, dir, "hub-1", SCALE)
 }
 
 /// Creates site `name` with a heartbeat written just now.

@@ -66,17 +66,7 @@ async fn a_site_back_from_the_dark_explains_its_dark_period() {
     fleet_register(&hub_kc, SITE, 10, &site_kc, &[]);
     let api: Api<FederatedCluster> = Api::all(admin(&hub_sb).await);
     let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
-    let (cert, key, ca) = localhost_cert(&dir);
-    let mut args = hub_args(&operator_kc, "hub", SCALE);
-    args.extend([
-        "--leader-elect".to_owned(),
-        "false".to_owned(),
-        "--tls-cert-file".to_owned(),
-        cert.display().to_string(),
-        "--tls-private-key-file".to_owned(),
-        key.display().to_string(),
-    ]);
-    let hub = Proc::spawn("hub", &operator_bin(), &args, dir.join("hub.log"));
+    let (hub, ca) = spawn_lone_hub(&operator_kc, &dir, "hub", SCALE);
 
     // The member: one ready node, the edge installed as a user would.
     let member_sb = Sandbox::start();

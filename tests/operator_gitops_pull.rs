@@ -92,19 +92,14 @@ async fn a_hand_made_pull_secret_is_used_once_labelled_and_named_when_not() {
     );
     kubectl(&hub_kc, &["apply", "-f", "-"], Some(&manifest));
 
-    let (cert, key, _) = localhost_cert(&dir);
     let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
-    let mut args = hub_args(&operator_kc, "hub-1", 0.3);
+    let (mut args, _) = hub_args_tls(&operator_kc, &dir, "hub-1", 0.3);
     args.extend([
         "--probe-timeout".to_owned(),
         "4s".to_owned(),
         // The member is a kube-sandbox on the hub's own loopback.
         "--pull-allow-cidr".to_owned(),
         "127.0.0.0/8".to_owned(),
-        "--tls-cert-file".to_owned(),
-        cert.display().to_string(),
-        "--tls-private-key-file".to_owned(),
-        key.display().to_string(),
     ]);
     let _hub_proc = Proc::spawn("hub", &operator_bin(), &args, dir.join("hub.log"));
 

@@ -7,11 +7,10 @@ use crate::support;
 use std::time::Duration;
 
 use clap::Parser as _;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::Api;
 use kube_sandbox::Sandbox;
 use kubectl_fleet::api::{Environment, FederatedCluster, Phase};
 use kubectl_fleet::operator::{self, Args};
-use serde_json::json;
 use support::*;
 use tokio::sync::watch;
 
@@ -90,17 +89,6 @@ async fn empty_install_reconciles_and_writes_nothing() {
     assert!(writes.is_empty(), "an empty install wrote: {writes:?}");
 }
 
-async fn heartbeat(api: &Api<FederatedCluster>, site: &str) {
-    let now = jiff::Timestamp::now();
-    api.patch_status(
-        site,
-        &PatchParams::default(),
-        &Patch::Merge(json!({"status": {"lastHeartbeatTime": now.to_string()}})),
-    )
-    .await
-    .unwrap();
-}
-
 fn phase_of(fc: &FederatedCluster) -> Option<Phase> {
     fc.phase()
 }
@@ -126,7 +114,7 @@ async fn phase_moves_at_3i_and_10i_with_one_write_per_transition() {
         phase_of(&api.get("site-a").await.unwrap()) == Some(Phase::Pending)
     })
     .await;
-    heartbeat(&api, "site-a").await;
+    status_heartbeat(&api, "site-a").await;
     wait_until(Duration::from_secs(5), "Connected", || async {
         phase_of(&api.get("site-a").await.unwrap()) == Some(Phase::Connected)
     })

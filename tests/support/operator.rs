@@ -77,6 +77,20 @@ pub async fn ensure_namespace(client: &kube::Client, name: &str) {
     }
 }
 
+/// A heartbeat as an edge before the site lease sends it: its time (now)
+/// in the site's status, one merge patch.
+pub async fn status_heartbeat(api: &Api<FederatedCluster>, site: &str) {
+    let now = jiff::Timestamp::now();
+    let beat = serde_json::json!({"status": {"lastHeartbeatTime": now.to_string()}});
+    api.patch_status(
+        site,
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(beat),
+    )
+    .await
+    .unwrap();
+}
+
 /// Creates a Push site.
 pub async fn create_site(client: &kube::Client, name: &str, interval: i32, env: Environment) {
     let api: Api<FederatedCluster> = Api::all(client.clone());
@@ -405,6 +419,40 @@ pub fn hub_args(kubeconfig: &Path, identity: &str, scale: f64) -> Vec<String> {
         "--interval-scale".into(),
         scale.to_string(),
     ]
+}
+
+/// [`hub_args`] serving HTTPS with a `localhost` certificate written into
+/// `dir` ([`localhost_cert`]); the certificate PEM a client trusts.
+pub fn hub_args_tls(
+    kubeconfig: &Path,
+    dir: &TempDir,
+    identity: &str,
+    scale: f64,
+) -> (Vec<String>, String) {
+    let (cert, key, ca) = localhost_cert(dir);
+    let mut args = hub_args(kubeconfig, identity, scale);
+    args.extend([
+        "--tls-cert-file".to_owned(),
+        cert.display().to_string(),
+        "--tls-private-key-file".to_owned(),
+        key.display().to_string(),
+    ]);
+    (args, ca)
+}
+
+/// A hub process that judges alone (`--leader-elect false`), serving
+/// HTTPS ([`hub_args_tls`]), logging to `dir/hub.log`; the CA a client
+/// of its metrics and REST API trusts.
+pub fn spawn_lone_hub(
+    kubeconfig: &Path,
+    dir: &TempDir,
+    identity: &str,
+    scale: f64,
+) -> (Proc, String) {
+    let (mut args, ca) = hub_args_tls(kubeconfig, dir, identity, scale);
+    args.extend(["--leader-elect".to_owned(), "false".to_owned()]);
+    let hub = Proc::spawn("hub", &operator_bin(), &args, dir.join("hub.log"));
+    (hub, ca)
 }
 
 /// Edge operator arguments for tests.

@@ -229,6 +229,10 @@ pub(crate) fn is_control_or_format(c: char) -> bool {
         )
 }
 
+/// The CEL rule that a fleet object named as its site has a site's name:
+/// a DNS-1123 label (FederatedCluster, FederatedClusterLease).
+pub(crate) const SITE_NAME_RULE: &str = "self.metadata.name.size() <= 63 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')";
+
 /// Desired state of a member cluster, set by `kubectl fleet register`.
 #[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[x_kube(crates(kube_core = "::kube_core"))]
@@ -245,9 +249,7 @@ pub(crate) fn is_control_or_format(c: char) -> bool {
     status = "FederatedClusterStatus",
     derive = "PartialEq",
     doc = "A member cluster (site) registered in the fleet",
-    validation = Rule::new(
-        "self.metadata.name.size() <= 63 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')"
-    ).message("metadata.name must be a DNS-1123 label: at most 63 lowercase letters, digits or '-', starting and ending with a letter or digit"),
+    validation = Rule::new(SITE_NAME_RULE).message("metadata.name must be a DNS-1123 label: at most 63 lowercase letters, digits or '-', starting and ending with a letter or digit"),
     printcolumn(name = "Mode", type_ = "string", json_path = ".spec.mode"),
     printcolumn(name = "Tier", type_ = "string", json_path = ".spec.tier"),
     printcolumn(name = "Env", type_ = "string", json_path = ".spec.environment"),

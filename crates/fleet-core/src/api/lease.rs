@@ -19,7 +19,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube_derive::{CustomResource, KubeSchema};
 use serde::{Deserialize, Serialize};
 
-use super::cluster::{FederatedCluster, MAX_DURATION_MILLISECONDS};
+use super::cluster::{FederatedCluster, MAX_DURATION_MILLISECONDS, SITE_NAME_RULE};
 
 /// A site's heartbeat object (name = site), renewed by its edge.
 #[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
@@ -36,9 +36,7 @@ use super::cluster::{FederatedCluster, MAX_DURATION_MILLISECONDS};
     derive = "PartialEq",
     derive = "Default",
     doc = "A site's heartbeat: renewed by its edge every interval (name = site)",
-    validation = Rule::new(
-        "self.metadata.name.size() <= 63 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')"
-    ).message("metadata.name must be the site's name: a DNS-1123 label of at most 63 characters"),
+    validation = Rule::new(SITE_NAME_RULE).message("metadata.name must be the site's name: a DNS-1123 label of at most 63 characters"),
     printcolumn(name = "Renewed", type_ = "date", json_path = ".spec.renewTime"),
     printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
 )]
