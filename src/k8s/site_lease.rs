@@ -23,14 +23,7 @@ pub async fn renew_site_lease(
     name: &str,
     renewal: Renewal,
 ) -> Result<(), kube::Error> {
-    let mut spec = serde_json::Map::new();
-    if let Some(t) = renewal.renew_time {
-        spec.insert("renewTime".into(), Value::String(t.to_string()));
-    }
-    if let Some(ms) = renewal.duration_ms {
-        spec.insert("lastRenewDurationMilliseconds".into(), ms.into());
-    }
-    let patch = serde_json::json!({ "spec": spec });
+    let patch = renewal_patch(renewal);
     // Decoded as a DynamicObject: the answer is not read, and a lease
     // that would not type must not fail a renewal the server accepted.
     Api::<DynamicObject>::all_with(api.clone().into_client(), &resource())
@@ -84,4 +77,18 @@ pub fn watch_site_leases(
         watcher::Event::Apply(l) => watcher::Event::Apply(renewal_of(&l)),
         watcher::Event::Delete(l) => watcher::Event::Delete(renewal_of(&l)),
     })
+}
+
+/// The JSON merge patch body of a renewal ([`renew_site_lease`]): the
+/// lease's `spec` alone, nothing of its metadata (the admission policy
+/// `fleet-site-lease` refuses a site identity anything else).
+pub fn renewal_patch(renewal: Renewal) -> Value {
+    let mut spec = serde_json::Map::new();
+    if let Some(t) = renewal.renew_time {
+        spec.insert("renewTime".into(), Value::String(t.to_string()));
+    }
+    if let Some(ms) = renewal.duration_ms {
+        spec.insert("lastRenewDurationMilliseconds".into(), ms.into());
+    }
+    serde_json::json!({ "spec": spec })
 }

@@ -42,6 +42,10 @@
 //! carries its summary (`status.lastDarkPeriod`), and the journal starts
 //! again (docs/operations.md#dark-periods-explained-afterwards).
 
+mod lease;
+
+pub use lease::{Fallback, LEASE_RETRY_HEARTBEATS};
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -251,16 +255,33 @@ impl EdgeError {
 /// Statistics of the reports sent (benchmarks and tests read them).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EdgeStats {
-    /// Reports the hub accepted.
+    /// Status patches the hub accepted.
     pub reports: u64,
-    /// Of those, heartbeat-only ones.
+    /// Of those, heartbeat-only ones (sent while the lease cannot be
+    /// renewed, `lease::Fallback`).
     pub heartbeat_only: u64,
-    /// Bytes of patch bodies sent (accepted ones).
+    /// Lease renewals the hub accepted (heartbeats that wrote no status).
+    pub renewals: u64,
+    /// Bytes of patch bodies sent (accepted ones: status patches and
+    /// lease renewals).
     pub bytes_sent: u64,
     /// Bytes of the latest accepted patch body.
     pub last_patch_bytes: u64,
+    /// What the latest accepted body was.
+    pub last_sent: Option<Sent>,
     /// Tokens renewed.
     pub rotations: u64,
+}
+
+/// What an accepted body was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sent {
+    /// A status patch carrying a change.
+    Report,
+    /// A status patch carrying the heartbeat alone (the lease's fallback).
+    StatusHeartbeat,
+    /// A lease renewal.
+    Renewal,
 }
 
 /// What one tick did.
@@ -356,6 +377,8 @@ pub struct Edge {
     /// The other member the hub last held a report of for this site
     /// (logged once per value).
     foreign_member: Option<String>,
+    /// Its lease, or why it heartbeats through its status (`lease`).
+    lease: lease::LeaseState,
     /// The dark-period journal (`fleet::journal`).
     journal: Journal,
     /// Its copy on the member cluster.
@@ -390,6 +413,7 @@ impl Edge {
             member_check: MemberCheck::NotTheHub,
             member_config: None,
             foreign_member: None,
+            lease: lease::LeaseState::default(),
             journal: Journal::default(),
             journal_store: JournalStore::default(),
         }
@@ -469,8 +493,10 @@ impl Edge {
     /// cause, and the credential's expiry.
     fn record(&self, tick: &Tick) {
         let Some(m) = &self.metrics else { return };
-        if tick.sent.is_some() {
-            m.report_sent(self.stats.last_patch_bytes);
+        match (tick.sent.is_some(), self.stats.last_sent) {
+            (true, Some(Sent::Renewal)) => m.lease_renewed(),
+            (true, _) => m.report_sent(self.stats.last_patch_bytes),
+            (false, _) => {}
         }
         if let Some(e) = &tick.error {
             m.report_failed(e.cause_name());
@@ -792,17 +818,45 @@ impl Edge {
         // new edge process (or a re-created site) starts from what the hub holds.
         let baseline = Accepted::baseline(&mut self.accepted, &site);
         let (patch, next) = report_patch(Some(baseline), status, now);
+        let heartbeat_only = is_heartbeat_only(&patch);
+        // Nothing but the heartbeat (and the previous round trip): the
+        // lease carries it, the status stays as it is (`lease`).
+        if heartbeat_only && self.lease.to_lease() {
+            let renewal = crate::api::Renewal {
+                renew_time: Some(now + self.cfg.clock_offset),
+                duration_ms: self.last_report_ms,
+            };
+            let client = api.clone().into_client();
+            match self.renew_lease(client, renewal).await {
+                lease::Renewed::Accepted(body) => {
+                    self.count_sent(&body, Sent::Renewal);
+                    return self.accepted_tick(interval, body, member_err).await;
+                }
+                lease::Renewed::FellBack => {}
+                lease::Renewed::Failed(e) => {
+                    return Tick {
+                        interval: Some(interval),
+                        sent: None,
+                        error: Some(self.classify(e, "renewing its own lease")),
+                    };
+                }
+            }
+        }
         let sending = std::time::Instant::now();
         match patch_site_status(&api, &self.cfg.site, &patch).await {
             Ok(_) => {
                 self.last_report_ms = Some(super::metrics::report_duration_ms(sending.elapsed()));
-                let bytes = serde_json::to_vec(&patch).map(|b| b.len()).unwrap_or(0) as u64;
-                self.stats.reports += 1;
-                self.stats.bytes_sent += bytes;
-                self.stats.last_patch_bytes = bytes;
-                if is_heartbeat_only(&patch) {
-                    self.stats.heartbeat_only += 1;
+                if heartbeat_only {
+                    self.lease.heartbeat_through_status();
                 }
+                self.count_sent(
+                    &patch,
+                    if heartbeat_only {
+                        Sent::StatusHeartbeat
+                    } else {
+                        Sent::Report
+                    },
+                );
                 if reporting_dark && let Some(d) = &next.last_dark_period {
                     tracing::info!(
                         site = %self.cfg.site,
@@ -814,15 +868,7 @@ impl Edge {
                     self.journal.reported();
                 }
                 self.accepted = Some(Accepted { uid, status: next });
-                let rotate_err = match self.maybe_rotate().await {
-                    Ok(()) => self.persist().await.err(),
-                    Err(e) => Some(e),
-                };
-                Tick {
-                    interval: Some(interval),
-                    sent: Some(patch),
-                    error: member_err.or(rotate_err),
-                }
+                self.accepted_tick(interval, patch, member_err).await
             }
             Err(e) => Tick {
                 interval: Some(interval),
@@ -830,6 +876,48 @@ impl Edge {
                 error: Some(self.classify(e, "patching its own status")),
             },
         }
+    }
+
+    /// A tick whose report (`sent`) the hub accepted: the token is renewed
+    /// when due, and stored.
+    async fn accepted_tick(
+        &mut self,
+        interval: Duration,
+        sent: Value,
+        member_err: Option<EdgeError>,
+    ) -> Tick {
+        let rotate_err = match self.maybe_rotate().await {
+            Ok(()) => self.persist().await.err(),
+            Err(e) => Some(e),
+        };
+        Tick {
+            interval: Some(interval),
+            sent: Some(sent),
+            error: member_err.or(rotate_err),
+        }
+    }
+
+    /// Counts an accepted body in [`EdgeStats`].
+    fn count_sent(&mut self, body: &Value, what: Sent) {
+        let bytes = serde_json::to_vec(body).map(|b| b.len()).unwrap_or(0) as u64;
+        let stats = &mut self.stats;
+        stats.bytes_sent += bytes;
+        stats.last_patch_bytes = bytes;
+        stats.last_sent = Some(what);
+        match what {
+            Sent::Renewal => stats.renewals += 1,
+            Sent::StatusHeartbeat => {
+                stats.reports += 1;
+                stats.heartbeat_only += 1;
+            }
+            Sent::Report => stats.reports += 1,
+        }
+    }
+
+    /// Why the edge heartbeats through its status instead of its lease
+    /// (None while it renews its lease, or has not tried yet).
+    pub fn lease_fallback(&self) -> Option<lease::Fallback> {
+        self.lease.fallback()
     }
 
     /// Renews the token when less than half of its lifetime remains.
@@ -1045,8 +1133,9 @@ pub async fn run(
     }
     tracing::info!(
         site = %edge.cfg.site,
-        reports = edge.stats.reports,
-        heartbeat_only = edge.stats.heartbeat_only,
+        status_reports = edge.stats.reports,
+        status_heartbeats = edge.stats.heartbeat_only,
+        lease_renewals = edge.stats.renewals,
         bytes = edge.stats.bytes_sent,
         "edge stopped"
     );

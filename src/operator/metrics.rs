@@ -90,6 +90,7 @@ pub const SITE_LIST_MODES: [&str; 2] = ["streaming", "paged"];
 /// Metric family names of the edge role, as on the wire.
 pub const EDGE_METRIC_NAMES: &[&str] = &[
     "fleet_edge_reports_total",
+    "fleet_edge_lease_renewals_total",
     "fleet_edge_report_bytes",
     "fleet_edge_report_failures_total",
     "fleet_edge_credential_expiry_timestamp_seconds",
@@ -294,6 +295,7 @@ pub struct Metrics {
     /// per-site counters go with it.
     sites_seen: Mutex<HashSet<String>>,
     reports: Counter,
+    lease_renewals: Counter,
     report_bytes: Histogram,
     report_failures: Family<CauseLabels, Counter>,
     credential_expiry: Gauge,
@@ -342,6 +344,7 @@ impl Metrics {
             checked: Mutex::new(HashSet::new()),
             sites_seen: Mutex::new(HashSet::new()),
             reports: Counter::default(),
+            lease_renewals: Counter::default(),
             report_bytes: bytes_histogram(),
             report_failures: Family::default(),
             credential_expiry: Gauge::default(),
@@ -536,8 +539,13 @@ impl Metrics {
                 }
                 r.register(
                     "fleet_edge_reports",
-                    "Status reports the hub accepted",
+                    "Status reports the hub accepted (written when what the edge reports changes, or as the heartbeat while its lease cannot be renewed)",
                     m.reports.clone(),
+                );
+                r.register(
+                    "fleet_edge_lease_renewals",
+                    "Renewals of the site's FederatedClusterLease the hub accepted (heartbeats that wrote no status)",
+                    m.lease_renewals.clone(),
                 );
                 r.register_with_unit(
                     "fleet_edge_report",
@@ -867,6 +875,11 @@ impl Metrics {
     pub fn report_sent(&self, bytes: u64) {
         self.reports.inc();
         self.report_bytes.observe(bytes as f64);
+    }
+
+    /// The hub accepted a renewal of the edge's lease.
+    pub fn lease_renewed(&self) {
+        self.lease_renewals.inc();
     }
 
     /// A report attempt failed with `cause` (an `EdgeError::cause_name`,
