@@ -35,6 +35,7 @@ mod faults_hostile_site;
 mod faults_poisoned_site;
 mod fuzz_untrusted_input;
 mod generated_drift;
+mod hub_leases;
 mod hub_ops;
 mod hub_streaming_list;
 mod hub_truth;

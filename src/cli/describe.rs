@@ -41,21 +41,26 @@ pub async fn run(global: &GlobalArgs, args: DescribeArgs, io: &mut Io<'_>) -> Re
     // selector); like `kubectl describe`, a failed list only leaves the
     // Events section out (`events: null` in JSON/YAML).
     let sites = hub.sites();
-    let (found, record, events, incidents) = tokio::join!(
+    let (found, renewal, record, events, incidents) = tokio::join!(
         hub.found(
             format!("get FederatedCluster {site}"),
             get_site(&sites, site)
         ),
+        hub.site_renewal(site),
         super::status::read_hub_record(&hub),
         hub.site_events(site),
         super::status::read_incidents(&hub)
     );
-    let Some(found) = found? else {
+    let Some(mut found) = found? else {
         return Err(Error::Invalid {
             what: format!("site {site} is not registered on {}", hub.server()),
             hint: "list the registered sites with `kubectl fleet status`".into(),
         });
     };
+    // Its heartbeat: the later of its status's and its lease's.
+    if let Some(renewal) = renewal? {
+        found.with_lease(renewal);
+    }
     // The API server's time, as the answer with the liveness record dated it.
     let now = record.now();
     let events = events

@@ -642,6 +642,11 @@ async fn watch_frames(
                         SiteChange::Deleted(name) => {
                             fleet.remove(&name);
                         }
+                        SiteChange::Renewed(name, renewal) => {
+                            if let Some(site) = fleet.get_mut(&name) {
+                                site.with_lease(renewal);
+                            }
+                        }
                     }
                     pending = listed;
                     change = changes.next().now_or_never().flatten();

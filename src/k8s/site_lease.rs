@@ -7,7 +7,7 @@
 
 use futures::{Stream, TryStreamExt as _};
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
-use kube::runtime::watcher;
+use kube::runtime::{WatchStreamExt as _, watcher};
 use serde_json::Value;
 
 use crate::api::{FederatedClusterLease, Renewal};
@@ -63,20 +63,66 @@ pub fn renewal_of(lease: &DynamicObject) -> (String, Renewal) {
 /// Watches every site lease, each event carrying the lease's site and its
 /// [`Renewal`] ([`renewal_of`]): lists in pages of
 /// [`super::site_status::LIST_PAGE`], never the whole fleet's leases in one
-/// response.
+/// response. Errors are the watcher's, each retried after a backoff.
 pub fn watch_site_leases(
     client: kube::Client,
 ) -> impl Stream<Item = Result<watcher::Event<(String, Renewal)>, watcher::Error>> + Send + 'static
 {
     let api = Api::<DynamicObject>::all_with(client, &resource());
     let config = watcher::Config::default().page_size(super::site_status::LIST_PAGE);
-    watcher(api, config).map_ok(|event| match event {
-        watcher::Event::Init => watcher::Event::Init,
-        watcher::Event::InitApply(l) => watcher::Event::InitApply(renewal_of(&l)),
-        watcher::Event::InitDone => watcher::Event::InitDone,
-        watcher::Event::Apply(l) => watcher::Event::Apply(renewal_of(&l)),
-        watcher::Event::Delete(l) => watcher::Event::Delete(renewal_of(&l)),
-    })
+    // Retried with kube's default backoff: an API server that refuses
+    // leases is asked again at most every few minutes, not in a loop.
+    watcher(api, config)
+        .default_backoff()
+        .map_ok(|event| match event {
+            watcher::Event::Init => watcher::Event::Init,
+            watcher::Event::InitApply(l) => watcher::Event::InitApply(renewal_of(&l)),
+            watcher::Event::InitDone => watcher::Event::InitDone,
+            watcher::Event::Apply(l) => watcher::Event::Apply(renewal_of(&l)),
+            watcher::Event::Delete(l) => watcher::Event::Delete(renewal_of(&l)),
+        })
+}
+
+/// Every site lease's [`Renewal`], by site, read in pages of
+/// [`super::site_status::LIST_PAGE`] (a lease is a few hundred bytes;
+/// only the renewal is kept). `Ok(None)` when the API server has no
+/// leases to give this identity: the CRD is not installed (an older hub
+/// install, 404) or the identity may not list them (403) — readers then
+/// judge sites by the heartbeat in their status alone.
+pub async fn list_site_renewals(
+    client: kube::Client,
+) -> Result<Option<std::collections::HashMap<String, Renewal>>, kube::Error> {
+    let api = Api::<DynamicObject>::all_with(client, &resource());
+    let mut renewals = std::collections::HashMap::new();
+    let mut params = kube::api::ListParams::default().limit(super::site_status::LIST_PAGE);
+    loop {
+        let page = match api.list(&params).await {
+            Ok(page) => page,
+            Err(kube::Error::Api(s)) if s.code == 403 || s.code == 404 => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        renewals.extend(page.items.iter().map(renewal_of));
+        match page.metadata.continue_.filter(|t| !t.is_empty()) {
+            Some(token) => params = params.continue_token(&token),
+            None => return Ok(Some(renewals)),
+        }
+    }
+}
+
+/// The [`Renewal`] of site `name`'s lease; `Ok(None)` when it has none, or
+/// this identity may not read it, or leases are not installed.
+pub async fn get_site_renewal(
+    client: kube::Client,
+    name: &str,
+) -> Result<Option<Renewal>, kube::Error> {
+    match Api::<DynamicObject>::all_with(client, &resource())
+        .get(name)
+        .await
+    {
+        Ok(lease) => Ok(Some(renewal_of(&lease).1)),
+        Err(kube::Error::Api(s)) if s.code == 403 || s.code == 404 => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// The JSON merge patch body of a renewal ([`renew_site_lease`]): the

@@ -2,7 +2,7 @@
 //! list, watch, delete, a site's maintenance window and quarantine, and
 //! the Events recorded about a site.
 
-use futures::{Stream, TryStreamExt};
+use futures::{Stream, StreamExt as _, TryStreamExt};
 use kube::api::{Api, ListParams};
 use kube::runtime::watcher;
 
@@ -13,7 +13,7 @@ use super::object_ref::ObjectRef;
 use super::site_decode::{self, LeanSite};
 use crate::api::{
     Cascade, Connectivity, Correlation, FEDERATION_STATUS_NAME, FederatedCluster, FederationStatus,
-    HubLiveness, MaintenanceWindow, Quarantine,
+    HubLiveness, MaintenanceWindow, Quarantine, Renewal,
 };
 use crate::fleet::policy::Incidents;
 
@@ -294,6 +294,20 @@ impl Cluster {
         Ok(counts)
     }
 
+    /// The renewal of site `name`'s lease (`FederatedClusterLease`), if it
+    /// has one this identity may read.
+    pub async fn site_renewal(&self, name: &str) -> Result<Option<Renewal>, Error> {
+        super::site_lease::get_site_renewal(self.client.clone(), name)
+            .await
+            .map_err(|e| {
+                Error::api(
+                    format!("get FederatedClusterLease {name}"),
+                    self.server(),
+                    e,
+                )
+            })
+    }
+
     /// Lists sites, optionally filtered by a label selector, sorted by name;
     /// each site lean, as [`Cluster::for_each_site_page`] decodes it.
     pub async fn list_sites(&self, selector: Option<&str>) -> Result<Vec<FederatedCluster>, Error> {
@@ -333,6 +347,12 @@ impl Cluster {
                 .transpose()
         };
         let mut pending = self.fetch_site_page(selector, None).map_err(|e| *e)?;
+        // Each site's lease, read beside the first page and folded into
+        // every site (`FederatedCluster::with_lease`): the heartbeat is the
+        // later of the status's and the lease's.
+        let leases = tokio::spawn(super::site_lease::list_site_renewals(self.client.clone()));
+        let mut leases = Some(leases);
+        let mut renewals = std::collections::HashMap::new();
         let mut last: Option<String> = None;
         loop {
             let body = pending
@@ -355,6 +375,21 @@ impl Cluster {
             if early.as_ref() != Some(&token) {
                 // Not read early (or, never seen, read wrong): ask now.
                 next = fetch(token.as_deref()).map_err(|e| *e)?;
+            }
+            if let Some(leases) = leases.take() {
+                renewals = leases
+                    .await
+                    .map_err(|e| Error::Unexpected {
+                        what: LIST_LEASES.into(),
+                        reason: e.to_string(),
+                    })?
+                    .map_err(|e| Error::api(LIST_LEASES, self.server(), e))?
+                    .unwrap_or_default();
+            }
+            for site in &mut sites {
+                if let Some(renewal) = renewals.get(site.site_name()) {
+                    site.with_lease(*renewal);
+                }
             }
             sites.sort_by(|a, b| a.site_name().cmp(b.site_name()));
             if let (Some(last), Some(first)) = (&last, sites.first())
@@ -414,39 +449,84 @@ impl Cluster {
     /// re-list) is in, then each site applied or deleted, failures told as
     /// the CLI tells them. The caller keeps the fleet (one copy), so a
     /// change costs what the one site costs, not a copy of the fleet.
+    /// Site leases are watched beside (each kept as its [`Renewal`]) and
+    /// folded into every site handed on; a renewal that moves a known
+    /// site's heartbeat is [`SiteChange::Renewed`]. A lease watch that
+    /// fails (leases not installed, not readable) ends nothing: heartbeats
+    /// are then the status's alone.
     pub fn site_changes(
         &self,
         selector: Option<&str>,
     ) -> impl Stream<Item = Result<SiteChange, Error>> + Send + 'static {
+        use std::collections::HashMap;
+        enum From {
+            Site(Result<watcher::Event<FederatedCluster>, Error>),
+            Lease(Result<watcher::Event<(String, Renewal)>, watcher::Error>),
+        }
         let mut config = watcher::Config::default();
         if let Some(selector) = selector {
             config = config.labels(selector);
         }
         let server = self.server().to_owned();
         let mut initial: Vec<FederatedCluster> = Vec::new();
+        let mut renewals: HashMap<String, Renewal> = HashMap::new();
         // Listed as the hub lists them: streamed, else paged.
-        super::site_status::watch_sites_listing::<LeanSite, _>(&self.sites(), config, |_, _| {})
-            .map_err(move |e| watch_error(&server, e))
-            .try_filter_map(move |event| {
-                let change = match event {
-                    watcher::Event::Init => {
-                        initial.clear();
-                        None
-                    }
-                    watcher::Event::InitApply(site) => {
-                        initial.push(site);
-                        None
-                    }
-                    watcher::Event::InitDone => {
-                        Some(SiteChange::Listed(std::mem::take(&mut initial)))
-                    }
-                    watcher::Event::Apply(site) => Some(SiteChange::Applied(Box::new(site))),
-                    watcher::Event::Delete(site) => {
-                        Some(SiteChange::Deleted(site.site_name().to_owned()))
+        let sites = super::site_status::watch_sites_listing::<LeanSite, _>(
+            &self.sites(),
+            config,
+            |_, _| {},
+        )
+        .map_err(move |e| watch_error(&server, e));
+        let leases = super::site_lease::watch_site_leases(self.client.clone());
+        futures::stream::select(sites.map(From::Site), leases.map(From::Lease)).filter_map(
+            move |next| {
+                let fold = |renewals: &HashMap<String, Renewal>, site: &mut FederatedCluster| {
+                    if let Some(r) = renewals.get(site.site_name()) {
+                        site.with_lease(*r);
                     }
                 };
-                futures::future::ready(Ok(change))
-            })
+                let change = match next {
+                    From::Site(Err(e)) => Some(Err(e)),
+                    From::Site(Ok(event)) => match event {
+                        watcher::Event::Init => {
+                            initial.clear();
+                            None
+                        }
+                        watcher::Event::InitApply(mut site) => {
+                            fold(&renewals, &mut site);
+                            initial.push(site);
+                            None
+                        }
+                        watcher::Event::InitDone => {
+                            Some(Ok(SiteChange::Listed(std::mem::take(&mut initial))))
+                        }
+                        watcher::Event::Apply(mut site) => {
+                            fold(&renewals, &mut site);
+                            Some(Ok(SiteChange::Applied(Box::new(site))))
+                        }
+                        watcher::Event::Delete(site) => {
+                            Some(Ok(SiteChange::Deleted(site.site_name().to_owned())))
+                        }
+                    },
+                    From::Lease(Ok(
+                        watcher::Event::Apply((name, r)) | watcher::Event::InitApply((name, r)),
+                    )) => {
+                        let moved = renewals.insert(name.clone(), r) != Some(r);
+                        moved.then(|| Ok(SiteChange::Renewed(name, r)))
+                    }
+                    From::Lease(Ok(watcher::Event::Delete((name, _)))) => {
+                        renewals.remove(&name);
+                        None
+                    }
+                    From::Lease(Ok(watcher::Event::Init | watcher::Event::InitDone)) => None,
+                    From::Lease(Err(e)) => {
+                        tracing::debug!(error = %e, "site lease watch");
+                        None
+                    }
+                };
+                futures::future::ready(change)
+            },
+        )
     }
 
     /// Deletes a site's FederatedCluster; Ok(None) if it was not there.
@@ -582,6 +662,7 @@ fn served<T>(read: Result<Option<T>, Error>) -> Result<Option<T>, Error> {
 
 /// What a failed site list names.
 const LIST_SITES: &str = "list FederatedClusters";
+const LIST_LEASES: &str = "list FederatedClusterLeases";
 
 /// The field selector of a site's Events (`kubectl get events
 /// --field-selector` takes the same).
@@ -602,6 +683,9 @@ pub enum SiteChange {
     Applied(Box<FederatedCluster>),
     /// The site of this name was deleted.
     Deleted(String),
+    /// The lease of the site of this name was renewed (fold it into the
+    /// site with [`FederatedCluster::with_lease`]).
+    Renewed(String, Renewal),
 }
 
 /// A list request under way on the runtime (so it progresses while the

@@ -61,6 +61,7 @@ use crate::fleet::hub_status::{
     Sighting, conditions_digest, same_heartbeat,
 };
 use crate::k8s::site_decode::UnmanagedSite;
+use crate::k8s::site_lease::watch_site_leases;
 use crate::k8s::site_status::{
     InitialList, LIST_PAGE, get_site, read_in_bursts, replace_site_status, watch_sites_listing,
 };
@@ -69,8 +70,12 @@ use crate::operator::probe_stats::ProbeStats;
 
 use super::clock::{Clock, jitter, scaled};
 use super::metrics::Metrics;
+use super::renewals::with_leases;
+
+mod error;
 use super::view::{FleetView, only_heartbeat_moved};
 use crate::render::safe::Untrusted;
+pub use error::HubError;
 
 /// Reconciles running at once. Most are judgements in memory that end
 /// without a request; the bound is on the status writes in flight, each of
@@ -106,40 +111,6 @@ impl Default for HubConfig {
             credential_warning: DEFAULT_CREDENTIAL_WARNING,
             interval_scale: 1.0,
             identity: "fleet-operator".to_owned(),
-        }
-    }
-}
-
-/// A reconcile that failed.
-#[derive(Debug, thiserror::Error)]
-pub enum HubError {
-    /// Re-reading a site after a conflict failed.
-    #[error("re-reading site {site} after a conflict")]
-    Reread {
-        site: String,
-        #[source]
-        source: kube::Error,
-    },
-    /// Writing the site's status failed.
-    #[error("writing status of site {site}")]
-    Write {
-        site: String,
-        #[source]
-        source: kube::Error,
-    },
-    /// Conflicts did not stop after [`MAX_CONFLICT_RETRIES`] re-reads.
-    #[error("site {site} kept changing under the hub ({retries} conflicts in a row)")]
-    TooManyConflicts { site: String, retries: u32 },
-}
-
-impl HubError {
-    /// The `reason` label of `fleet_hub_reconcile_errors_total`
-    /// (one of [`super::metrics::HUB_ERROR_REASONS`]).
-    pub fn reason(&self) -> &'static str {
-        match self {
-            HubError::Reread { .. } => "reread",
-            HubError::Write { .. } => "write",
-            HubError::TooManyConflicts { .. } => "conflicts",
         }
     }
 }
@@ -217,6 +188,8 @@ pub struct Hub {
     pub view: Arc<FleetView>,
     /// What the Pull prober found, per site.
     pub probes: Arc<ProbeStats>,
+    /// The renewal of each site's lease, folded into every site the hub reads.
+    pub renewals: Arc<super::renewals::Renewals>,
     /// Where the leader's Events go.
     events: super::events::EventSink,
 }
@@ -266,6 +239,7 @@ impl Hub {
             view: Arc::new(FleetView::new(metrics.clone())),
             metrics,
             probes: Arc::new(ProbeStats::default()),
+            renewals: Default::default(),
             events: Default::default(),
         }
     }
@@ -898,6 +872,13 @@ impl Hub {
         }
     }
 
+    /// Reads site `name` afresh, its lease folded in.
+    async fn read_site(&self, name: &str) -> Result<FederatedCluster, kube::Error> {
+        let mut site = get_site(&self.api, name).await?;
+        self.renewals.fold(&mut site);
+        Ok(site)
+    }
+
     /// Observes `site`, and if this is a transition and this replica leads,
     /// writes it with the site's resourceVersion, re-reading and retrying on
     /// every 409.
@@ -936,7 +917,7 @@ impl Hub {
             if self.watch_down() && !fresh {
                 // Held: the cache may be as old as the watch's last
                 // delivery, so a write is judged again from a fresh read.
-                match get_site(&self.api, &name).await {
+                match self.read_site(&name).await {
                     Ok(read) => {
                         self.looked(true);
                         current = Cow::Owned(read);
@@ -1056,7 +1037,7 @@ impl Hub {
                         tokio::time::sleep(jitter(Duration::ZERO, step)).await;
                     }
                     fresh = true;
-                    current = match get_site(&self.api, &name).await {
+                    current = match self.read_site(&name).await {
                         Ok(read) => Cow::Owned(read),
                         Err(e) if is_missing(&e) => {
                             return Ok(self.gone(&name, j.phase, conflicts));
@@ -1141,11 +1122,12 @@ pub fn controller(
             ),
         }
     };
-    let sites = read_in_bursts(
-        watch_sites_listing::<UnmanagedSite, _>(&hub.api, watcher::Config::default(), told),
-        WATCH_PAUSE,
-    )
-    .map_ok(move |mut event| {
+    let listing = watch_sites_listing::<UnmanagedSite, _>(&hub.api, Default::default(), told);
+    // Each site with its lease folded in; a renewal is its site again.
+    let leases = watch_site_leases(hub.api.clone().into_client());
+    let (renewals, metrics) = (hub.renewals.clone(), hub.metrics.clone());
+    let folded = with_leases(listing, leases, renewals, store.clone(), metrics);
+    let sites = read_in_bursts(folded, WATCH_PAUSE).map_ok(move |mut event| {
         notes.summary_input(&mut event, &cache);
         event
     });

@@ -74,6 +74,7 @@ pub const HUB_METRIC_NAMES: &[&str] = &[
     "fleet_hub_last_judgement_timestamp_seconds",
     "fleet_hub_bucket_backfills_total",
     "fleet_hub_site_list_mode",
+    "fleet_hub_heartbeats",
     "federation_cluster_disconnected",
     "federation_cluster_maintenance",
     "federation_cluster_late_to_wake",
@@ -95,6 +96,11 @@ pub const EDGE_METRIC_NAMES: &[&str] = &[
     "fleet_edge_report_failures_total",
     "fleet_edge_credential_expiry_timestamp_seconds",
 ];
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ViaLabels {
+    via: &'static str,
+}
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ListModeLabels {
@@ -287,6 +293,7 @@ pub struct Metrics {
     restored: Family<ClusterLabels, Counter>,
     bucket_backfills: Family<ReasonLabels, Counter>,
     site_list_mode: Family<ListModeLabels, Gauge>,
+    heartbeats: Family<ViaLabels, Counter>,
     last_judgement: Gauge,
     /// The sites with a `federation_health_check_duration_seconds` series,
     /// so a deleted site's goes with it.
@@ -333,6 +340,7 @@ impl Metrics {
             reconcile_errors: Family::default(),
             bucket_backfills: Family::default(),
             site_list_mode: Family::default(),
+            heartbeats: Family::default(),
             writes: Counter::default(),
             conflicts: Counter::default(),
             event_lag: lag_histogram(),
@@ -485,6 +493,14 @@ impl Metrics {
                 );
                 for mode in SITE_LIST_MODES {
                     let _ = m.site_list_mode.get_or_create(&ListModeLabels { mode });
+                }
+                r.register(
+                    "fleet_hub_heartbeats",
+                    "Site heartbeats the hub saw move, by where they came from: lease (a FederatedClusterLease renewal) or status (status.lastHeartbeatTime, as edges older than the lease write it)",
+                    m.heartbeats.clone(),
+                );
+                for via in super::renewals::HEARTBEAT_SOURCES {
+                    let _ = m.heartbeats.get_or_create(&ViaLabels { via });
                 }
                 r.register(
                     "fleet_hub_status_restored",
@@ -849,6 +865,12 @@ impl Metrics {
                 .get_or_create(&ListModeLabels { mode: m })
                 .set(i64::from(m == mode));
         }
+    }
+
+    /// The hub saw a site's heartbeat move, `via` its lease or its status
+    /// (one of [`super::renewals::HEARTBEAT_SOURCES`]).
+    pub fn heartbeat_seen(&self, via: &'static str) {
+        self.heartbeats.get_or_create(&ViaLabels { via }).inc();
     }
 
     /// A site status write succeeded.

@@ -38,6 +38,7 @@ pub mod metrics;
 pub mod paging;
 pub mod probe_stats;
 pub mod prober;
+pub mod renewals;
 pub mod rest;
 pub mod review_cache;
 pub mod server;

@@ -1,0 +1,204 @@
+//! Liveness apart from status (issue 35, docs/scaling.md#liveness-apart-from-status):
+//! a hub judges a site whose edge renews its `FederatedClusterLease` and a
+//! site whose (older) edge heartbeats through its status alike, in one
+//! fleet; a renewal costs the hub no status write; a site whose lease
+//! stops goes Stale as a silent one does; and `kubectl fleet status` and
+//! `describe` show the lease's renewal as the heartbeat.
+
+use crate::support;
+
+use std::time::Duration;
+
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube_sandbox::Sandbox;
+use kubectl_fleet::api::{
+    Environment, FederatedCluster, FederatedClusterLease, FederatedClusterLeaseSpec, Phase, Renewal,
+};
+use kubectl_fleet::k8s::site_lease::{renew_site_lease, site_leases};
+use serde_json::json;
+use support::*;
+
+/// A hub process (I = 10 s scaled by 0.1: Stale after 3 s of silence),
+/// serving its metrics over HTTPS; the CA that signed its certificate.
+fn start_hub(hub_kc: &std::path::Path, dir: &TempDir) -> (Proc, String) {
+    let (cert, key, ca) = support::localhost_cert(dir);
+    let mut args = support::hub_args(hub_kc, "hub-1", 0.1);
+    args.extend([
+        "--leader-elect".to_owned(),
+        "false".to_owned(),
+        "--tls-cert-file".into(),
+        cert.display().to_string(),
+        "--tls-private-key-file".into(),
+        key.display().to_string(),
+    ]);
+    let hub = Proc::spawn("hub", &operator_bin(), &args, dir.join("hub.log"));
+    (hub, ca)
+}
+
+async fn phase(api: &Api<FederatedCluster>, site: &str) -> Option<Phase> {
+    api.get(site).await.ok().and_then(|s| s.phase())
+}
+
+/// An older edge's heartbeat: its time in the site's status.
+async fn status_heartbeat(api: &Api<FederatedCluster>, site: &str) {
+    let now = jiff::Timestamp::now();
+    api.patch_status(
+        site,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {"lastHeartbeatTime": now.to_string()}})),
+    )
+    .await
+    .unwrap();
+}
+
+/// This release's edge's heartbeat: a renewal of the site's lease.
+async fn renew(leases: &Api<FederatedClusterLease>, site: &str) {
+    let now = jiff::Timestamp::now();
+    let now = jiff::Timestamp::from_second(now.as_second()).unwrap();
+    renew_site_lease(
+        leases,
+        site,
+        Renewal {
+            renew_time: Some(now),
+            duration_ms: Some(25),
+        },
+    )
+    .await
+    .unwrap();
+}
+
+fn status_writes(sb: &Sandbox, site: &str) -> usize {
+    sb.controls()
+        .request_log()
+        .into_iter()
+        .filter(|r| {
+            r.path
+                .ends_with(&format!("/federatedclusters/{site}/status"))
+                && matches!(r.verb.as_str(), "update" | "patch")
+        })
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lease_and_status_heartbeats_are_judged_alike_in_one_fleet() {
+    let sb = Sandbox::start();
+    let client = admin(&sb).await;
+    install_crds(&client).await;
+    ensure_namespace(&client, "fleet-system").await;
+    for site in ["leased", "older"] {
+        create_site(&client, site, 10, Environment::Production).await;
+    }
+    let leases = site_leases(client.clone());
+    let mut lease = FederatedClusterLease::new("leased", FederatedClusterLeaseSpec::default());
+    lease.metadata.labels = None;
+    leases.create(&PostParams::default(), &lease).await.unwrap();
+    // The leased site's status was written once, long ago, by its edge.
+    let api: Api<FederatedCluster> = Api::all(client.clone());
+    api.patch_status(
+        "leased",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {"lastHeartbeatTime": "2026-01-01T00:00:00Z"}})),
+    )
+    .await
+    .unwrap();
+    let dir = TempDir::new("leases");
+    let kc = dir.join("admin.kubeconfig");
+    sb.write_admin_kubeconfig(&kc).unwrap();
+    let (hub, ca) = start_hub(&kc, &dir);
+
+    // Both heartbeat, each its own way, every ½ interval.
+    let beat = |stop: std::time::Instant| {
+        let (api, leases) = (api.clone(), leases.clone());
+        async move {
+            while std::time::Instant::now() < stop {
+                renew(&leases, "leased").await;
+                status_heartbeat(&api, "older").await;
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+        }
+    };
+    let beating = tokio::spawn(beat(std::time::Instant::now() + Duration::from_secs(30)));
+    wait_until(Duration::from_secs(15), "both sites Connected", || async {
+        phase(&api, "leased").await == Some(Phase::Connected)
+            && phase(&api, "older").await == Some(Phase::Connected)
+    })
+    .await;
+    // Several Stale thresholds (3 s) pass: both stay Connected, and the
+    // hub writes neither site's status meanwhile.
+    let writes = (status_writes(&sb, "leased"), status_writes(&sb, "older"));
+    for _ in 0..14 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(phase(&api, "leased").await, Some(Phase::Connected));
+        assert_eq!(phase(&api, "older").await, Some(Phase::Connected));
+    }
+    assert_eq!(
+        status_writes(&sb, "leased"),
+        writes.0,
+        "a renewal wrote the leased site's status"
+    );
+
+    // The CLI shows the lease's renewal as the leased site's heartbeat.
+    let out = kubectl_fleet(&kc, &["status", "-o", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&out[out.find('{').unwrap()..]).unwrap();
+    let leased = report["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "leased")
+        .unwrap()
+        .clone();
+    let age = leased["lastHeartbeatAgeSeconds"].as_i64().unwrap();
+    assert!(age <= 5, "the status's old heartbeat was shown: {leased}");
+    let described = kubectl_fleet(&kc, &["describe", "leased"]);
+    assert!(!described.contains("2026-01-01T00:00:00Z"), "{described}");
+
+    // The leased site's edge stops renewing (the older one goes on): it
+    // goes Stale as a silent site does, the other stays Connected.
+    beating.abort();
+    let silent_from = std::time::Instant::now();
+    let beating = tokio::spawn({
+        let api = api.clone();
+        async move {
+            loop {
+                status_heartbeat(&api, "older").await;
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+        }
+    });
+    wait_until(Duration::from_secs(10), "the leased site Stale", || async {
+        phase(&api, "leased").await == Some(Phase::Stale)
+    })
+    .await;
+    // 3 s after the hub saw the renew time last move: renewals are whole
+    // seconds (as the edge writes them), so the last one that moved it was
+    // up to 1 s, plus the ½ s between renewals, before they stopped.
+    let silent_for = silent_from.elapsed();
+    assert!(
+        silent_for >= Duration::from_millis(1500),
+        "Stale too early: {silent_for:?}"
+    );
+    assert_eq!(phase(&api, "older").await, Some(Phase::Connected));
+    // A renewal brings it back.
+    renew(&leases, "leased").await;
+    wait_until(
+        Duration::from_secs(10),
+        "the leased site Connected again",
+        || async { phase(&api, "leased").await == Some(Phase::Connected) },
+    )
+    .await;
+    beating.abort();
+
+    // The hub counted both kinds of heartbeat.
+    let addr = support::logged_addr(&hub.log_text(), "serving HTTPS");
+    let reader = support::reader_token(&client).await;
+    let (code, body) = support::https_get(&addr, "/metrics", Some(&reader), &ca).await;
+    assert_eq!(code, 200, "{body}");
+    let scrape = support::Scrape::parse(&body);
+    for via in ["lease", "status"] {
+        let n = scrape
+            .value("fleet_hub_heartbeats_total", &[("via", via)])
+            .unwrap_or_else(|| panic!("no fleet_hub_heartbeats_total{{via={via}}}: {body}"));
+        assert!(n >= 5.0, "{via}: {n}");
+    }
+    drop(hub);
+}
