@@ -29,6 +29,7 @@ mod cli_usage;
 mod cli_views;
 mod crd_schema;
 mod decode_admitted;
+mod edge_lease;
 mod faults_api;
 mod faults_e2e;
 mod faults_hostile_site;

@@ -74,7 +74,7 @@ pub const HUB_METRIC_NAMES: &[&str] = &[
     "fleet_hub_last_judgement_timestamp_seconds",
     "fleet_hub_bucket_backfills_total",
     "fleet_hub_site_list_mode",
-    "fleet_hub_heartbeats",
+    "fleet_hub_heartbeats_total",
     "federation_cluster_disconnected",
     "federation_cluster_maintenance",
     "federation_cluster_late_to_wake",

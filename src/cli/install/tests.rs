@@ -39,6 +39,8 @@ fn hub_install_is_complete_and_ordered() {
             "ValidatingAdmissionPolicyBinding/fleet-site-token-requests",
             "ValidatingAdmissionPolicy/fleet-site-bucket",
             "ValidatingAdmissionPolicyBinding/fleet-site-bucket",
+            "ValidatingAdmissionPolicy/fleet-site-lease",
+            "ValidatingAdmissionPolicyBinding/fleet-site-lease",
             "Service/fleet-operator-hub",
             "NetworkPolicy/fleet-operator-hub",
             "Deployment/fleet-operator-hub",
