@@ -45,6 +45,7 @@ mod incident_trust;
 mod kustomize_bases;
 mod layers;
 mod leader_election;
+mod lease_admission;
 mod migrating_alerts;
 mod monitoring_rules;
 mod observability_bench;
