@@ -16,20 +16,21 @@ use support::{Reply, Server, at, run_suffix};
 const CRDS_FILE: &str = "deploy/crds/federation.kubectl-fleet.dev.yaml";
 const FC: &str = "/apis/federation.kubectl-fleet.dev/v1alpha1/federatedclusters";
 const FS: &str = "/apis/federation.kubectl-fleet.dev/v1alpha1/federationstatuses";
+const FCL: &str = "/apis/federation.kubectl-fleet.dev/v1alpha1/federatedclusterleases";
 const MERGE: &str = "application/merge-patch+json";
 
-/// The real server with both CRDs installed, or `None` when skipped.
+/// The real server with the fleet's CRDs installed, or `None` when skipped.
 async fn real_with_crds() -> Option<Server> {
     Some(with_crds(Server::real()?).await)
 }
 
-/// `server` with both CRDs installed.
+/// `server` with the fleet's CRDs installed.
 async fn with_crds(server: Server) -> Server {
     let docs = support::load_yaml_docs(CRDS_FILE);
     assert_eq!(
         docs.len(),
-        2,
-        "{CRDS_FILE} holds the FederatedCluster and FederationStatus CRDs"
+        3,
+        "{CRDS_FILE} holds the FederatedCluster, FederationStatus and FederatedClusterLease CRDs"
     );
     for crd in &docs {
         server.install_crd(crd).await;
@@ -810,5 +811,49 @@ async fn edge_status_bounds_are_enforced_on_both_servers() {
             got.json["status"]["capacity"]["gpusByVendor"], at_caps["capacity"]["gpusByVendor"],
             "{kind}"
         );
+    }
+}
+
+/// A site lease (`FederatedClusterLease`) takes the edge's renewal — one
+/// merge patch of `spec.renewTime` and the round trip — and refuses what
+/// no edge writes, on both servers: a renew time that is not an RFC 3339
+/// date-time, a round trip out of range, a name that is no site's.
+#[tokio::test]
+async fn a_site_lease_takes_renewals_and_refuses_what_no_edge_writes() {
+    let mut servers = vec![with_crds(Server::sandbox()).await];
+    servers.extend(real_with_crds().await);
+    for server in &servers {
+        let kind = server.kind();
+        let name = site("lease");
+        let lease = json!({"apiVersion": "federation.kubectl-fleet.dev/v1alpha1",
+            "kind": "FederatedClusterLease", "metadata": {"name": name}, "spec": {}});
+        let r = server.raw("POST", FCL, None, Some(&lease)).await;
+        assert_eq!(r.status, 201, "{kind}: {}", r.text);
+        let path = format!("{FCL}/{name}");
+        let renewal = json!({"spec": {"renewTime": "2026-12-06T10:00:30Z",
+            "lastRenewDurationMilliseconds": 25}});
+        let r = server.raw("PATCH", &path, Some(MERGE), Some(&renewal)).await;
+        assert_eq!(r.status, 200, "{kind}: {}", r.text);
+        assert_eq!(r.json["spec"], renewal["spec"], "{kind}");
+        for (label, spec, field) in [
+            ("time", json!({"renewTime": "yesterday"}), "spec.renewTime"),
+            ("date", json!({"renewTime": "2026-02-30T00:00:00Z"}), "spec.renewTime"),
+            (
+                "round trip",
+                json!({"lastRenewDurationMilliseconds": -1}),
+                "spec.lastRenewDurationMilliseconds",
+            ),
+        ] {
+            let r = server
+                .raw("PATCH", &path, Some(MERGE), Some(&json!({"spec": spec})))
+                .await;
+            assert_eq!(r.status, 422, "{kind} {label}: {}", r.text);
+            let message = r.json["message"].as_str().unwrap_or_default();
+            assert!(message.contains(field), "{kind} {label}: {message}");
+        }
+        let mut bad = lease.clone();
+        bad["metadata"]["name"] = json!(format!("{name}.example"));
+        let r = server.raw("POST", FCL, None, Some(&bad)).await;
+        assert_eq!(r.status, 422, "{kind} name: {}", r.text);
     }
 }

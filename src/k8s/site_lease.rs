@@ -17,7 +17,16 @@ pub fn site_leases(client: kube::Client) -> Api<FederatedClusterLease> {
     Api::all(client)
 }
 
-/// Renews the lease `name`: one JSON merge patch of its `spec`.
+/// Renews the lease `name`: one JSON merge patch of its `spec`, which also
+/// clears the lease's `managedFields`. A lease is rewritten every interval
+/// by its edge alone; the API server's record of who last wrote which
+/// field (409 bytes of the 752 a lease weighs) would otherwise be
+/// rewritten into etcd with every renewal. Cleared, a renewal costs etcd
+/// 1,439 bytes of WAL instead of 2,286, against 8,543 for a heartbeat
+/// through a site's status (docs/benchmarks-heartbeat.md, real API server).
+/// An update of an object without managedFields does not start them
+/// again; an apply (a re-run `register`) does, and the next renewal
+/// clears them.
 pub async fn renew_site_lease(
     api: &Api<FederatedClusterLease>,
     name: &str,
@@ -126,8 +135,9 @@ pub async fn get_site_renewal(
 }
 
 /// The JSON merge patch body of a renewal ([`renew_site_lease`]): the
-/// lease's `spec` alone, nothing of its metadata (the admission policy
-/// `fleet-site-lease` refuses a site identity anything else).
+/// lease's `spec`, and its `managedFields` cleared (fewer bytes stored per
+/// renewal); nothing else of its metadata (the admission policy
+/// `fleet-site-lease` refuses a site identity any other change).
 pub fn renewal_patch(renewal: Renewal) -> Value {
     let mut spec = serde_json::Map::new();
     if let Some(t) = renewal.renew_time {
@@ -136,5 +146,9 @@ pub fn renewal_patch(renewal: Renewal) -> Value {
     if let Some(ms) = renewal.duration_ms {
         spec.insert("lastRenewDurationMilliseconds".into(), ms.into());
     }
-    serde_json::json!({ "spec": spec })
+    serde_json::json!({
+        // `[{}]` is the API's way to clear them (an empty list keeps them).
+        "metadata": {"managedFields": [{}]},
+        "spec": spec,
+    })
 }

@@ -223,14 +223,17 @@ mod tests {
     }
 
     #[test]
-    fn the_body_is_the_spec_alone() {
+    fn the_body_is_the_spec_and_cleared_managed_fields() {
         let body = renewal_patch(Renewal {
             renew_time: Some("2026-12-06T10:00:30Z".parse().unwrap()),
             duration_ms: Some(10),
         });
         assert_eq!(
             body,
-            serde_json::json!({"spec": {"renewTime": "2026-12-06T10:00:30Z", "lastRenewDurationMilliseconds": 10}})
+            serde_json::json!({
+                "metadata": {"managedFields": [{}]},
+                "spec": {"renewTime": "2026-12-06T10:00:30Z", "lastRenewDurationMilliseconds": 10},
+            })
         );
     }
 }
