@@ -832,12 +832,18 @@ async fn a_site_lease_takes_renewals_and_refuses_what_no_edge_writes() {
         let path = format!("{FCL}/{name}");
         let renewal = json!({"spec": {"renewTime": "2026-12-06T10:00:30Z",
             "lastRenewDurationMilliseconds": 25}});
-        let r = server.raw("PATCH", &path, Some(MERGE), Some(&renewal)).await;
+        let r = server
+            .raw("PATCH", &path, Some(MERGE), Some(&renewal))
+            .await;
         assert_eq!(r.status, 200, "{kind}: {}", r.text);
         assert_eq!(r.json["spec"], renewal["spec"], "{kind}");
         for (label, spec, field) in [
             ("time", json!({"renewTime": "yesterday"}), "spec.renewTime"),
-            ("date", json!({"renewTime": "2026-02-30T00:00:00Z"}), "spec.renewTime"),
+            (
+                "date",
+                json!({"renewTime": "2026-02-30T00:00:00Z"}),
+                "spec.renewTime",
+            ),
             (
                 "round trip",
                 json!({"lastRenewDurationMilliseconds": -1}),

@@ -24,6 +24,7 @@ fn hub_install_is_complete_and_ordered() {
         [
             "CustomResourceDefinition/federatedclusters.federation.kubectl-fleet.dev",
             "CustomResourceDefinition/federationstatuses.federation.kubectl-fleet.dev",
+            "CustomResourceDefinition/federatedclusterleases.federation.kubectl-fleet.dev",
             "Namespace/fleet-system",
             "Namespace/fleet-sites",
             "ServiceAccount/fleet-operator-hub",
