@@ -921,3 +921,75 @@ async fn a_capped_member_token_names_the_command_that_renews_it() {
     assert_ne!(before, after, "a fresh token is stored");
     assert_eq!(member_answers(&after).await, 200);
 }
+
+/// A newer kubectl-fleet on a hub whose CRDs predate the site's lease:
+/// `register` says so and registers the site without one (its edge
+/// heartbeats through the status), `unregister` removes it all the same,
+/// and once the CRDs are installed a re-run creates the lease.
+#[test]
+fn register_on_a_hub_without_the_lease_crd_warns_and_registers() {
+    let hub = Hub::new();
+    hub.kubectl(&[
+        "delete",
+        "crd",
+        "federatedclusterleases.federation.kubectl-fleet.dev",
+    ])
+    .ok();
+    let out = hub.dir.path().join("old.kubeconfig");
+    let run = hub
+        .fleet(&[
+            "register",
+            "old-crds",
+            "--output-file",
+            &out.display().to_string(),
+        ])
+        .ok();
+    assert!(
+        run.stderr.contains(
+            "warning: the hub does not serve FederatedClusterLease (its fleet CRDs predate this kubectl-fleet): \
+             site old-crds's edge heartbeats through its status until you run `kubectl fleet install --apply` on the hub \
+             and re-run `kubectl fleet register old-crds`"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(out.exists());
+    // Installing the CRDs, then re-running, creates the lease.
+    hub.install_crds();
+    let again = hub
+        .fleet(&[
+            "register",
+            "old-crds",
+            "--output-file",
+            &out.display().to_string(),
+        ])
+        .ok();
+    assert!(
+        again
+            .stderr
+            .contains("FederatedClusterLease old-crds applied"),
+        "{}",
+        again.stderr
+    );
+    hub.kubectl(&["get", "fcl", "old-crds"]).ok();
+    // Unregister deletes it (or the garbage collector does first: the
+    // lease is owned by its site).
+    hub.fleet(&["unregister", "old-crds", "--yes"]).ok();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while hub.kubectl(&["get", "fcl", "old-crds"]).code == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the lease outlived its site"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // Unregistering on a hub without the lease CRD is no error either.
+    hub.fleet(&["register", "old-crds-2"]).ok();
+    hub.kubectl(&[
+        "delete",
+        "crd",
+        "federatedclusterleases.federation.kubectl-fleet.dev",
+    ])
+    .ok();
+    hub.fleet(&["unregister", "old-crds-2", "--yes"]).ok();
+}

@@ -252,7 +252,7 @@ impl Cluster {
                 Ok(applied) => Ok(Some(applied)),
                 // Server-side apply creates a missing object: a 404 is
                 // the API itself missing (the CRDs predate the lease).
-                Err(e) if e.is_not_found() => Ok(None),
+                Err(e) if e.is_crd_missing() || e.is_not_found() => Ok(None),
                 Err(e) => Err(e),
             }
         };
@@ -593,10 +593,13 @@ impl Cluster {
         }
         // Its heartbeat object (a 404 is also a hub without its API).
         let lease = crate::k8s::site_lease::site_leases(client.clone());
-        if self.delete_if_exists(&lease, site).await? {
-            removed.push(ObjectRef::of::<crate::api::FederatedClusterLease>(
+        match self.delete_if_exists(&lease, site).await {
+            Ok(true) => removed.push(ObjectRef::of::<crate::api::FederatedClusterLease>(
                 site, None,
-            ));
+            )),
+            Ok(false) => {}
+            Err(e) if e.is_crd_missing() => {}
+            Err(e) => return Err(e),
         }
         removed.extend(self.delete_legacy_site_identity(site).await?);
         Ok(removed)
