@@ -122,6 +122,16 @@ fn a_fifty_site_inventory_registers_reruns_unchanged_and_a_bad_entry_fails_alone
     )
     .ok();
     assert_eq!(tier.stdout, "standard/eu-west-1");
+    // Each site registered has its lease, the heartbeat its edge renews.
+    let leases = shell(&hub, "kubectl get fcl -o name").ok();
+    assert_eq!(leases.stdout.lines().count(), 50, "{}", leases.stdout);
+    assert!(
+        leases
+            .stdout
+            .contains("federatedclusterlease.federation.kubectl-fleet.dev/store-42\n"),
+        "{}",
+        leases.stdout
+    );
     // Each credential is private and works, as the site, through kubectl.
     for i in [0, 37] {
         let path = hub
@@ -376,7 +386,17 @@ fn a_new_site_costs_four_round_trips(lane) {
         "critical path {deepest}:\n{}",
         shown.join("\n")
     );
-    assert_eq!(log.len(), 9, "{}", shown.join("\n"));
+    // The site's lease is applied in round trip 3 beside the roles: one
+    // request more, no round trip more.
+    assert_eq!(log.len(), 10, "{}", shown.join("\n"));
+    let lease = "/apis/federation.kubectl-fleet.dev/v1alpha1/federatedclusterleases/rt-new";
+    assert!(
+        log.iter()
+            .zip(&depth)
+            .any(|(r, d)| r.path == lease && *d == 3),
+        "{}",
+        shown.join("\n")
+    );
     // The ServiceAccount is applied twice; the second (with the digest)
     // starts only after every role and binding was answered.
     let sa = "/api/v1/namespaces/fleet-sites/serviceaccounts/fleet-edge-rt-new";

@@ -205,7 +205,7 @@ async fn rerun_updates_given_flags_and_keeps_the_rest() {
         .collect();
     // The first site of a hub without `install` also creates fleet-sites,
     // when the first namespaced apply finds it missing; the ServiceAccount
-    // goes last.
+    // goes last of the identity, then the site's lease.
     assert_eq!(
         kinds,
         [
@@ -215,7 +215,8 @@ async fn rerun_updates_given_flags_and_keeps_the_rest() {
             "Namespace",
             "Role",
             "RoleBinding",
-            "ServiceAccount"
+            "ServiceAccount",
+            "FederatedClusterLease"
         ]
     );
     hub.register("site-a", &["--environment", "staging"]);
@@ -322,16 +323,25 @@ fn register_round_trips(lane) {
         describe(&first)
     );
     // Fresh: the read of the site, one server-side apply per object (site,
-    // ClusterRole and binding, Role and binding, ServiceAccount), the
-    // ServiceAccount once more with its digest beside the TokenRequest
-    // (4 round trips for one request more; cli_enrol counts the round
-    // trips). The goal is 6; the five identity objects
+    // ClusterRole and binding, the site's lease, Role and binding,
+    // ServiceAccount), the ServiceAccount once more with its digest beside
+    // the TokenRequest (4 round trips for one request more; cli_enrol
+    // counts the round trips). The goal is 6; the five identity objects
     // are each needed without widening what a site token may do (see the
-    // docs). This guards against the count growing.
-    assert!(fresh.len() <= 9, "fresh site:\n{}", describe(&fresh));
+    // docs), and the lease, the edge's heartbeat, is applied beside them
+    // (round trip 3): one request more, no round trip more. This guards
+    // against the count growing.
+    assert!(fresh.len() <= 10, "fresh site:\n{}", describe(&fresh));
+    assert!(
+        fresh.iter().any(|r| r.path
+            == "/apis/federation.kubectl-fleet.dev/v1alpha1/federatedclusterleases/rt-site"
+            && r.status == 201),
+        "a new site gets its lease:\n{}",
+        describe(&fresh)
+    );
     // The first site also creates the namespace, when the applies sent at
     // once find it missing, and sends those three again.
-    assert!(first.len() <= 13, "first site:\n{}", describe(&first));
+    assert!(first.len() <= 14, "first site:\n{}", describe(&first));
     assert!(
         first
             .iter()
@@ -339,9 +349,11 @@ fn register_round_trips(lane) {
         "the first site creates fleet-sites:\n{}",
         describe(&first)
     );
-    // Re-run, nothing changed: read the site and its ServiceAccount, mint
-    // the token, and ask the server what that token may do. No writes.
-    assert!(rerun.len() <= 4, "re-run:\n{}", describe(&rerun));
+    // Re-run, nothing changed: read the site, its ServiceAccount and its
+    // lease (those two at once: a lease deleted since is applied again),
+    // mint the token, and ask the server what that token may do. No
+    // writes; 4 round trips, 5 requests.
+    assert!(rerun.len() <= 5, "re-run:\n{}", describe(&rerun));
     let writes: Vec<_> = rerun
         .iter()
         .filter(|r| !matches!(r.verb.as_str(), "get" | "list" | "watch"))
@@ -908,4 +920,76 @@ async fn a_capped_member_token_names_the_command_that_renews_it() {
     let after = pull_kubeconfig(&hub, "site-c").await.unwrap();
     assert_ne!(before, after, "a fresh token is stored");
     assert_eq!(member_answers(&after).await, 200);
+}
+
+/// A newer kubectl-fleet on a hub whose CRDs predate the site's lease:
+/// `register` says so and registers the site without one (its edge
+/// heartbeats through the status), `unregister` removes it all the same,
+/// and once the CRDs are installed a re-run creates the lease.
+#[test]
+fn register_on_a_hub_without_the_lease_crd_warns_and_registers() {
+    let hub = Hub::new();
+    hub.kubectl(&[
+        "delete",
+        "crd",
+        "federatedclusterleases.federation.kubectl-fleet.dev",
+    ])
+    .ok();
+    let out = hub.dir.path().join("old.kubeconfig");
+    let run = hub
+        .fleet(&[
+            "register",
+            "old-crds",
+            "--output-file",
+            &out.display().to_string(),
+        ])
+        .ok();
+    assert!(
+        run.stderr.contains(
+            "warning: the hub does not serve FederatedClusterLease (its fleet CRDs predate this kubectl-fleet): \
+             site old-crds's edge heartbeats through its status until you run `kubectl fleet install --apply` on the hub \
+             and re-run `kubectl fleet register old-crds`"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(out.exists());
+    // Installing the CRDs, then re-running, creates the lease.
+    hub.install_crds();
+    let again = hub
+        .fleet(&[
+            "register",
+            "old-crds",
+            "--output-file",
+            &out.display().to_string(),
+        ])
+        .ok();
+    assert!(
+        again
+            .stderr
+            .contains("FederatedClusterLease old-crds applied"),
+        "{}",
+        again.stderr
+    );
+    hub.kubectl(&["get", "fcl", "old-crds"]).ok();
+    // Unregister deletes it (or the garbage collector does first: the
+    // lease is owned by its site).
+    hub.fleet(&["unregister", "old-crds", "--yes"]).ok();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while hub.kubectl(&["get", "fcl", "old-crds"]).code == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the lease outlived its site"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // Unregistering on a hub without the lease CRD is no error either.
+    hub.fleet(&["register", "old-crds-2"]).ok();
+    hub.kubectl(&[
+        "delete",
+        "crd",
+        "federatedclusterleases.federation.kubectl-fleet.dev",
+    ])
+    .ok();
+    hub.fleet(&["unregister", "old-crds-2", "--yes"]).ok();
 }

@@ -419,7 +419,7 @@ async fn a_fleet_of_several_pages_is_complete_and_sorted(lane) {
         .controls()
         .request_log()
         .into_iter()
-        .filter(|r| r.verb == "list")
+        .filter(|r| r.verb == "list" && r.path.ends_with("/federatedclusters"))
         .map(|r| r.query)
         .collect();
     assert_eq!(lists.len(), 3, "{lists:?}");

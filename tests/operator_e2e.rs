@@ -305,11 +305,21 @@ async fn a_skewed_live_site_stays_connected_is_flagged_and_shows_its_hub_clock_a
     // Further heartbeats measure the same offset within tolerance: the hub
     // writes nothing for them (it logs every write that is not a phase
     // transition as a condition transition).
+    // The heartbeat as the hub reads it: the later of the status's and the
+    // lease's renewal (a steady edge renews its lease, not its status).
+    let heartbeat = || async {
+        let mut site = f.api.get("site-d").await.unwrap();
+        let leases =
+            Api::<kubectl_fleet::api::FederatedClusterLease>::all(f.api.clone().into_client());
+        if let Some(lease) = leases.get_opt("site-d").await.unwrap() {
+            site.with_lease(kubectl_fleet::api::Renewal::from(&lease));
+        }
+        site.status.unwrap().last_heartbeat_time.unwrap().0
+    };
     let before = f.api.get("site-d").await.unwrap().status.unwrap();
+    let beat = heartbeat().await;
     wait_until(Duration::from_secs(10), "three more heartbeats", || async {
-        let now = f.api.get("site-d").await.unwrap().status.unwrap();
-        now.last_heartbeat_time.unwrap().0
-            >= before.last_heartbeat_time.clone().unwrap().0 + jiff::SignedDuration::from_secs(6)
+        heartbeat().await >= beat + jiff::SignedDuration::from_secs(6)
     })
     .await;
     let after = f.api.get("site-d").await.unwrap().status.unwrap();

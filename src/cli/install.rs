@@ -893,8 +893,9 @@ pub fn hub_manifests(image: &str, tls: &ServingCert) -> Vec<Value> {
 
 /// The admission policies and bindings that refuse a site's write of a
 /// hub-owned status key and a token it mints itself beyond
-/// [`rbac::MAX_SITE_TOKEN_TTL`], and guard the bucket label and the hub's
-/// writes of a site's metadata ([`admission`]).
+/// [`rbac::MAX_SITE_TOKEN_TTL`], guard the bucket label and the hub's
+/// writes of a site's metadata, and confine a site's lease writes to the
+/// spec of its own ([`admission`]).
 fn status_ownership_objects() -> Vec<Value> {
     vec![
         serde_json::to_value(admission::status_ownership_policy()).expect("policy serialises"),
@@ -903,6 +904,8 @@ fn status_ownership_objects() -> Vec<Value> {
         serde_json::to_value(admission::site_token_binding()).expect("binding serialises"),
         serde_json::to_value(admission::site_bucket_policy()).expect("policy serialises"),
         serde_json::to_value(admission::site_bucket_binding()).expect("binding serialises"),
+        serde_json::to_value(admission::site_lease_policy()).expect("policy serialises"),
+        serde_json::to_value(admission::site_lease_binding()).expect("binding serialises"),
     ]
 }
 

@@ -358,6 +358,12 @@ impl Error {
         matches!(self, Error::NotFound { .. })
     }
 
+    /// True when the server does not serve the fleet API type asked for
+    /// (its CRD is not installed).
+    pub fn is_crd_missing(&self) -> bool {
+        matches!(self, Error::CrdMissing { .. })
+    }
+
     /// True when a write into `namespace` failed because that namespace
     /// does not exist (404 naming the namespace, as the API server answers).
     pub fn is_namespace_missing(&self, namespace: &str) -> bool {

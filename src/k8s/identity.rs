@@ -53,6 +53,21 @@ enum Namespaced {
     NamespaceMissing,
 }
 
+/// What [`Cluster::apply_site_identity`] (and
+/// [`Cluster::ensure_site_identity`]) did.
+#[derive(Debug)]
+pub struct AppliedIdentity {
+    /// The objects applied, in order (the namespace when it had to be
+    /// created; the lease last).
+    pub applied: Vec<ObjectRef>,
+    /// The objects removed to converge.
+    pub removed: Vec<ObjectRef>,
+    /// The hub does not serve `federatedclusterleases` (its CRDs predate
+    /// them): no lease was created, and the site's edge heartbeats
+    /// through its status.
+    pub lease_unserved: bool,
+}
+
 /// A token returned by the TokenRequest API.
 #[derive(Clone)]
 pub struct IssuedToken {
@@ -186,20 +201,26 @@ impl Cluster {
     pub async fn ensure_site_identity(
         &self,
         identity: &crate::manifests::rbac::SiteIdentity,
-    ) -> Result<(Vec<ObjectRef>, Vec<ObjectRef>), Error> {
+    ) -> Result<AppliedIdentity, Error> {
         let done = self.apply_site_identity(identity).await?;
         self.seal_site_identity(identity).await?;
         Ok(done)
     }
 
     /// The first of a site identity's two steps, every request at once
-    /// (one round trip): its ClusterRole with exactly the two site rules
-    /// and binding; with auto-rotation the Role/RoleBinding that lets the
+    /// (one round trip): its ClusterRole with exactly the three site rules
+    /// and binding; the site's lease (`FederatedClusterLease` SITE, its
+    /// heartbeat: created when missing, a live one's renewal kept); with
+    /// auto-rotation the Role/RoleBinding that lets the
     /// edge renew only its own token (without it they are removed, so
     /// re-running with `--no-auto-rotate` converges); and the
     /// ServiceAccount **without** its digest annotation (a ServiceAccount
     /// that had one loses it until the second step). Every object is owned
     /// by the site's FederatedCluster, so deleting the site deletes them.
+    ///
+    /// A hub whose CRDs predate the lease (404 for the lease's API) gets
+    /// the rest: [`AppliedIdentity::lease_unserved`] says so, and the edge
+    /// heartbeats through the site's status there.
     ///
     /// When `fleet-sites` turns out to be missing (the first site of a
     /// hub), it is created once and the applies that found it missing are
@@ -207,7 +228,7 @@ impl Cluster {
     pub async fn apply_site_identity(
         &self,
         identity: &crate::manifests::rbac::SiteIdentity,
-    ) -> Result<(Vec<ObjectRef>, Vec<ObjectRef>), Error> {
+    ) -> Result<AppliedIdentity, Error> {
         use futures::future::{BoxFuture, FutureExt as _, try_join_all};
         let client = &self.client;
         let name = identity
@@ -220,6 +241,21 @@ impl Cluster {
         if let Some(annotations) = unsealed.metadata.annotations.as_mut() {
             annotations.remove(crate::manifests::rbac::IDENTITY_DIGEST_ANNOTATION);
         }
+        let lease = async {
+            match self
+                .ensure(
+                    crate::k8s::site_lease::site_leases(client.clone()),
+                    identity.lease.clone(),
+                )
+                .await
+            {
+                Ok(applied) => Ok(Some(applied)),
+                // Server-side apply creates a missing object: a 404 is
+                // the API itself missing (the CRDs predate the lease).
+                Err(e) if e.is_crd_missing() || e.is_not_found() => Ok(None),
+                Err(e) => Err(e),
+            }
+        };
         let cluster_scoped = async {
             futures::try_join!(
                 self.ensure(Api::all(client.clone()), identity.cluster_role.clone()),
@@ -227,6 +263,7 @@ impl Cluster {
                     Api::all(client.clone()),
                     identity.cluster_role_binding.clone()
                 ),
+                lease,
             )
         };
         let mut namespaced: Vec<BoxFuture<'_, Result<Namespaced, Error>>> = Vec::new();
@@ -241,8 +278,9 @@ impl Cluster {
                 None => self.delete_token_role(SITES_NAMESPACE, &name).await,
             }
         };
-        let ((role, binding), first, removed) =
+        let ((role, binding, lease), first, removed) =
             futures::try_join!(cluster_scoped, try_join_all(namespaced), removal)?;
+        let lease_unserved = lease.is_none();
         let mut applied = vec![role, binding];
         let mut retry: Vec<BoxFuture<'_, Result<ObjectRef, Error>>> = Vec::new();
         for (i, outcome) in first.into_iter().enumerate() {
@@ -263,7 +301,27 @@ impl Cluster {
             applied.insert(2, self.ensure_namespace(SITES_NAMESPACE).await?);
             applied.extend(try_join_all(retry).await?);
         }
-        Ok((applied, removed))
+        applied.extend(lease);
+        Ok(AppliedIdentity {
+            applied,
+            removed,
+            lease_unserved,
+        })
+    }
+
+    /// Whether the site's lease (`FederatedClusterLease` SITE) exists: false
+    /// when it or its API is missing (a hub whose CRDs predate it).
+    pub async fn site_lease_exists(&self, site: &str) -> Result<bool, Error> {
+        let api = crate::k8s::site_lease::site_leases(self.client.clone());
+        match api.get_metadata_opt(site).await {
+            Ok(found) => Ok(found.is_some()),
+            Err(e) if super::status_code(&e) == Some(404) => Ok(false),
+            Err(e) => Err(Error::api(
+                format!("get FederatedClusterLease {site}"),
+                self.server(),
+                e,
+            )),
+        }
     }
 
     /// The second step: the ServiceAccount with the digest of the whole
@@ -361,7 +419,11 @@ impl Cluster {
             .map_err(|e| Error::api(format!("get Role {NAMESPACE}/{name}"), self.server(), e))?
             .is_some();
         let identity = crate::manifests::rbac::SiteIdentity::new(site, site_uid, auto_rotate);
-        let (applied, mut removed) = self.ensure_site_identity(&identity).await?;
+        let AppliedIdentity {
+            applied,
+            mut removed,
+            ..
+        } = self.ensure_site_identity(&identity).await?;
         removed.extend(self.delete_legacy_site_identity(site).await?);
         Ok(Some((applied, removed)))
     }
@@ -528,6 +590,16 @@ impl Cluster {
                 &name,
                 Some(SITES_NAMESPACE),
             ));
+        }
+        // Its heartbeat object (a 404 is also a hub without its API).
+        let lease = crate::k8s::site_lease::site_leases(client.clone());
+        match self.delete_if_exists(&lease, site).await {
+            Ok(true) => removed.push(ObjectRef::of::<crate::api::FederatedClusterLease>(
+                site, None,
+            )),
+            Ok(false) => {}
+            Err(e) if e.is_crd_missing() => {}
+            Err(e) => return Err(e),
         }
         removed.extend(self.delete_legacy_site_identity(site).await?);
         Ok(removed)

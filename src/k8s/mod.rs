@@ -22,7 +22,7 @@ pub use error::{
     ContextFlags, Error, is_conflict, is_missing, readable, root_cause, source_chain, status_code,
     with_causes,
 };
-pub use identity::IssuedToken;
+pub use identity::{AppliedIdentity, IssuedToken};
 pub use kubeconfig::{TokenKubeconfig, check_private_file, plain_yaml_stream, write_private_file};
 pub use manifests::{Applied, ApplyOptions, KeptField, describe_field};
 pub use object_ref::ObjectRef;

@@ -32,18 +32,7 @@ pub async fn renew_site_lease(
     name: &str,
     renewal: Renewal,
 ) -> Result<(), kube::Error> {
-    let mut spec = serde_json::Map::new();
-    if let Some(t) = renewal.renew_time {
-        spec.insert("renewTime".into(), Value::String(t.to_string()));
-    }
-    if let Some(ms) = renewal.duration_ms {
-        spec.insert("lastRenewDurationMilliseconds".into(), ms.into());
-    }
-    let patch = serde_json::json!({
-        // `[{}]` is the API's way to clear them (an empty list keeps them).
-        "metadata": {"managedFields": [{}]},
-        "spec": spec,
-    });
+    let patch = renewal_patch(renewal);
     // Decoded as a DynamicObject: the answer is not read, and a lease
     // that would not type must not fail a renewal the server accepted.
     Api::<DynamicObject>::all_with(api.clone().into_client(), &resource())
@@ -212,6 +201,25 @@ pub async fn get_site_renewal(
         Err(kube::Error::Api(s)) if s.code == 403 || s.code == 404 => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// The JSON merge patch body of a renewal ([`renew_site_lease`]): the
+/// lease's `spec`, and its `managedFields` cleared (fewer bytes stored per
+/// renewal); nothing else of its metadata (the admission policy
+/// `fleet-site-lease` refuses a site identity any other change).
+pub fn renewal_patch(renewal: Renewal) -> Value {
+    let mut spec = serde_json::Map::new();
+    if let Some(t) = renewal.renew_time {
+        spec.insert("renewTime".into(), Value::String(t.to_string()));
+    }
+    if let Some(ms) = renewal.duration_ms {
+        spec.insert("lastRenewDurationMilliseconds".into(), ms.into());
+    }
+    serde_json::json!({
+        // `[{}]` is the API's way to clear them (an empty list keeps them).
+        "metadata": {"managedFields": [{}]},
+        "spec": spec,
+    })
 }
 
 #[cfg(test)]

@@ -8,7 +8,11 @@
 //! only what changed since the last accepted report; the previous report's
 //! round trip goes with it (`lastReportDurationMilliseconds`, rounded up to
 //! the hub's health-check bucket so a steady link keeps heartbeat-only
-//! patches), which the hub observes as the site's health check. Errors back off with
+//! patches), which the hub observes as the site's health check. A report
+//! with nothing but the heartbeat is no status write: the edge renews its
+//! site's `FederatedClusterLease` instead, so the status is written only
+//! when what the edge reports changes; a site without a lease (or a right
+//! to it) is reported through its status as before (`lease`). Errors back off with
 //! jitter (never beyond one interval, so recovery is quick) and log one line
 //! naming the cause and what to do — once per transient cause (hub
 //! unreachable, hub errors), the retries at debug level, then one line when
@@ -42,6 +46,12 @@
 //! carries its summary (`status.lastDarkPeriod`), and the journal starts
 //! again (docs/operations.md#dark-periods-explained-afterwards).
 
+mod error;
+mod lease;
+
+pub use error::EdgeError;
+pub use lease::{Fallback, LEASE_RETRY_HEARTBEATS};
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -49,7 +59,6 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::api::DarkEntryKind;
 use crate::api::{EdgeStatus, FederatedCluster};
 use crate::fleet::journal::{Journal, node_readiness};
 use crate::fleet::rbac::MIN_TOKEN_TTL;
@@ -57,7 +66,7 @@ use crate::fleet::signals::SignalHistory;
 use crate::fleet::status_patch::{Accepted, report_patch};
 use crate::k8s::edge_token::{SecretName, request_site_token, store_hub_kubeconfig};
 use crate::k8s::journal::{Read as JournalRead, read_journal, write_journal};
-use crate::k8s::member::{MemberError, accepts_token, read_member};
+use crate::k8s::member::{accepts_token, read_member};
 use crate::k8s::site_status::{get_site, patch_site_status, sites};
 use crate::k8s::{readable, root_cause, source_chain, status_code};
 use crate::operator::collect::{edge_status, with_identity};
@@ -87,180 +96,36 @@ pub struct EdgeConfig {
     pub version: String,
 }
 
-/// Why a tick failed, each with the line the user sees.
-#[derive(Debug, thiserror::Error)]
-pub enum EdgeError {
-    /// The hub kubeconfig could not be used.
-    #[error(transparent)]
-    Credential(#[from] CredentialError),
-    /// 401: the token expired or was revoked, or the site was unregistered
-    /// (which deletes its identity); the edge cannot tell which.
-    #[error(
-        "hub rejected the site token (expired or revoked, or the site was unregistered): \
-         run `kubectl fleet rotate {site}` if it is still registered, else stop this edge; retrying slowly"
-    )]
-    Unauthorized { site: String },
-    /// 401 with a token past its expiry: only a new token helps.
-    #[error(
-        "hub rejected the site token: it expired at {at}; run `kubectl fleet rotate {site}` and give this edge \
-         the new configuration; retrying slowly"
-    )]
-    Expired { site: String, at: Timestamp },
-    /// 403: the identity lacks a right it needs.
-    #[error(
-        "hub denied the site identity access (403) while {doing}: re-run `kubectl fleet register {site}` to restore its rights"
-    )]
-    Forbidden { site: String, doing: &'static str },
-    /// 403 with the token of another site: the edge was handed the wrong
-    /// configuration (its token's ServiceAccount names the site it is for).
-    #[error(
-        "the hub kubeconfig holds the credential of site {owner}, not of site {site} (403): give this edge \
-         the hub kubeconfig of {site} (`kubectl fleet rotate {site}` prints a new one), or run it with --site {owner}; retrying slowly"
-    )]
-    WrongSite { site: String, owner: String },
-    /// 404: no FederatedCluster of that name.
-    #[error(
-        "site {site} is no longer registered on the hub (404): run `kubectl fleet register {site}` to register it again, \
-         else stop this edge; retrying slowly"
-    )]
-    NotRegistered { site: String },
-    /// The hub's certificate is not signed by the CA in the hub kubeconfig.
-    #[error(
-        "the hub at {url} presented a certificate the hub kubeconfig's CA does not trust ({cause}): \
-         its certificate-authority-data must be the hub's CA; re-issue it with `kubectl fleet rotate {site}` \
-         from a kubeconfig that trusts the hub; retrying slowly"
-    )]
-    HubTls {
-        site: String,
-        url: String,
-        cause: String,
-    },
-    /// 404 for the API itself: the fleet CRDs are not installed on the hub.
-    #[error(
-        "the hub does not serve {crd} (404): the fleet CRDs were deleted; run `kubectl fleet install --apply` on the hub; retrying slowly"
-    )]
-    CrdMissing { crd: &'static str },
-    /// The hub could not be reached at all.
-    #[error("hub unreachable at {url}: {cause}; retrying")]
-    Unreachable { url: String, cause: String },
-    /// Any other answer from the hub.
-    #[error("hub answered {code} while {doing}: {message}")]
-    Hub {
-        code: u16,
-        doing: &'static str,
-        message: String,
-    },
-    /// The hub answered a token renewal without a usable token.
-    #[error("renewing its own token failed: {0}; keeping the current token and retrying")]
-    Renewal(String),
-    /// The member cluster could not be read. The message carries the
-    /// cause, so it is not also the error's `source` (a printer of the
-    /// chain would say it twice).
-    #[error("reading the member cluster failed: {0}; reporting a heartbeat only")]
-    Member(MemberError),
-    /// The member cluster accepts the site's hub token: it is the hub
-    /// itself, and the edge was not told so (`--member-is-hub`).
-    #[error(
-        "the member cluster this edge reads ({member}) is the hub itself (it accepts the site's hub token): \
-         not reporting the hub's inventory as site {site}'s; point --kubeconfig at the member cluster of {site}, \
-         or run the edge with --member-is-hub if {site} is the hub's own cluster"
-    )]
-    MemberIsHub { site: String, member: String },
-    /// A renewed token could not be persisted in the member Secret.
-    #[error(
-        "renewed the site token but could not store it in Secret {secret} on the member cluster ({cause}); \
-         using it from memory, a restart would fall back to the old token: give the edge get and update on that Secret \
-         (`kubectl fleet install --role edge` does); retrying"
-    )]
-    Persist { secret: SecretName, cause: String },
-}
-
-impl EdgeError {
-    /// Whether only a person can fix this: the edge then retries at a slow
-    /// cadence (and at once when its hub kubeconfig changes on disk).
-    pub fn needs_a_person(&self) -> bool {
-        matches!(
-            self,
-            EdgeError::Unauthorized { .. }
-                | EdgeError::Expired { .. }
-                | EdgeError::NotRegistered { .. }
-                | EdgeError::Forbidden { .. }
-                | EdgeError::WrongSite { .. }
-                | EdgeError::HubTls { .. }
-                | EdgeError::CrdMissing { .. }
-                | EdgeError::MemberIsHub { .. }
-        )
-    }
-
-    /// Whether this failure leaves the site dark: no report reached the
-    /// hub (an edge that refuses to report, its member being the hub, is
-    /// not dark but misconfigured).
-    fn leaves_dark(&self) -> bool {
-        !matches!(self, EdgeError::MemberIsHub { .. })
-    }
-
-    /// What the dark-period journal notes about this failure: the hub
-    /// refusing the credential or answering with an error (a hub that does
-    /// not answer at all is what a dark period is; it is not repeated).
-    fn journal_entry(&self) -> Option<(DarkEntryKind, String)> {
-        let rejected = |d: String| Some((DarkEntryKind::CredentialRejected, d));
-        let error = |d: String| Some((DarkEntryKind::HubError, d));
-        match self {
-            EdgeError::Expired { at, .. } => {
-                rejected(format!("401: the site token expired at {at}"))
-            }
-            EdgeError::Unauthorized { .. } => rejected(
-                "401: the site token was rejected (revoked, or the site unregistered)".into(),
-            ),
-            EdgeError::Forbidden { doing, .. } => rejected(format!("403 while {doing}")),
-            EdgeError::WrongSite { owner, .. } => rejected(format!(
-                "403: the hub kubeconfig holds the credential of site {owner}"
-            )),
-            EdgeError::NotRegistered { .. } => {
-                error("404: the site is not registered on the hub".into())
-            }
-            EdgeError::CrdMissing { crd } => error(format!("404: the hub does not serve {crd}")),
-            EdgeError::HubTls { .. } => error("the hub's certificate is not trusted".into()),
-            EdgeError::Hub { code, doing, .. } => error(format!("{code} while {doing}")),
-            EdgeError::Credential(_) => error("the hub kubeconfig could not be used".into()),
-            _ => None,
-        }
-    }
-
-    /// A short stable name of the cause, for logs and tests.
-    pub fn cause_name(&self) -> &'static str {
-        match self {
-            EdgeError::Credential(_) => "credential",
-            EdgeError::Unauthorized { .. } => "unauthorized",
-            EdgeError::Expired { .. } => "token-expired",
-            EdgeError::Forbidden { .. } => "forbidden",
-            EdgeError::WrongSite { .. } => "wrong-site",
-            EdgeError::NotRegistered { .. } => "not-registered",
-            EdgeError::HubTls { .. } => "hub-tls",
-            EdgeError::CrdMissing { .. } => "crd-missing",
-            EdgeError::Unreachable { .. } => "unreachable",
-            EdgeError::Hub { .. } => "hub-error",
-            EdgeError::Member(_) => "member",
-            EdgeError::Renewal(_) => "renewal",
-            EdgeError::Persist { .. } => "persist-token",
-            EdgeError::MemberIsHub { .. } => "member-is-hub",
-        }
-    }
-}
-
 /// Statistics of the reports sent (benchmarks and tests read them).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EdgeStats {
-    /// Reports the hub accepted.
+    /// Status patches the hub accepted.
     pub reports: u64,
-    /// Of those, heartbeat-only ones.
+    /// Of those, heartbeat-only ones (sent while the lease cannot be
+    /// renewed, `lease::Fallback`).
     pub heartbeat_only: u64,
-    /// Bytes of patch bodies sent (accepted ones).
+    /// Lease renewals the hub accepted (heartbeats that wrote no status).
+    pub renewals: u64,
+    /// Bytes of patch bodies sent (accepted ones: status patches and
+    /// lease renewals).
     pub bytes_sent: u64,
     /// Bytes of the latest accepted patch body.
     pub last_patch_bytes: u64,
+    /// What the latest accepted body was.
+    pub last_sent: Option<Sent>,
     /// Tokens renewed.
     pub rotations: u64,
+}
+
+/// What an accepted body was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sent {
+    /// A status patch carrying a change.
+    Report,
+    /// A status patch carrying the heartbeat alone (the lease's fallback).
+    StatusHeartbeat,
+    /// A lease renewal.
+    Renewal,
 }
 
 /// What one tick did.
@@ -356,6 +221,8 @@ pub struct Edge {
     /// The other member the hub last held a report of for this site
     /// (logged once per value).
     foreign_member: Option<String>,
+    /// Its lease, or why it heartbeats through its status (`lease`).
+    lease: lease::LeaseState,
     /// The dark-period journal (`fleet::journal`).
     journal: Journal,
     /// Its copy on the member cluster.
@@ -390,6 +257,7 @@ impl Edge {
             member_check: MemberCheck::NotTheHub,
             member_config: None,
             foreign_member: None,
+            lease: lease::LeaseState::default(),
             journal: Journal::default(),
             journal_store: JournalStore::default(),
         }
@@ -469,8 +337,10 @@ impl Edge {
     /// cause, and the credential's expiry.
     fn record(&self, tick: &Tick) {
         let Some(m) = &self.metrics else { return };
-        if tick.sent.is_some() {
-            m.report_sent(self.stats.last_patch_bytes);
+        match (tick.sent.is_some(), self.stats.last_sent) {
+            (true, Some(Sent::Renewal)) => m.lease_renewed(),
+            (true, _) => m.report_sent(self.stats.last_patch_bytes),
+            (false, _) => {}
         }
         if let Some(e) = &tick.error {
             m.report_failed(e.cause_name());
@@ -792,17 +662,45 @@ impl Edge {
         // new edge process (or a re-created site) starts from what the hub holds.
         let baseline = Accepted::baseline(&mut self.accepted, &site);
         let (patch, next) = report_patch(Some(baseline), status, now);
+        let heartbeat_only = is_heartbeat_only(&patch);
+        // Nothing but the heartbeat (and the previous round trip): the
+        // lease carries it, the status stays as it is (`lease`).
+        if heartbeat_only && self.lease.to_lease() {
+            let renewal = crate::api::Renewal {
+                renew_time: Some(now + self.cfg.clock_offset),
+                duration_ms: self.last_report_ms,
+            };
+            let client = api.clone().into_client();
+            match self.renew_lease(client, renewal).await {
+                lease::Renewed::Accepted(body) => {
+                    self.count_sent(&body, Sent::Renewal);
+                    return self.accepted_tick(interval, body, member_err).await;
+                }
+                lease::Renewed::FellBack => {}
+                lease::Renewed::Failed(e) => {
+                    return Tick {
+                        interval: Some(interval),
+                        sent: None,
+                        error: Some(self.classify(e, "renewing its own lease")),
+                    };
+                }
+            }
+        }
         let sending = std::time::Instant::now();
         match patch_site_status(&api, &self.cfg.site, &patch).await {
             Ok(_) => {
                 self.last_report_ms = Some(super::metrics::report_duration_ms(sending.elapsed()));
-                let bytes = serde_json::to_vec(&patch).map(|b| b.len()).unwrap_or(0) as u64;
-                self.stats.reports += 1;
-                self.stats.bytes_sent += bytes;
-                self.stats.last_patch_bytes = bytes;
-                if is_heartbeat_only(&patch) {
-                    self.stats.heartbeat_only += 1;
+                if heartbeat_only {
+                    self.lease.heartbeat_through_status();
                 }
+                self.count_sent(
+                    &patch,
+                    if heartbeat_only {
+                        Sent::StatusHeartbeat
+                    } else {
+                        Sent::Report
+                    },
+                );
                 if reporting_dark && let Some(d) = &next.last_dark_period {
                     tracing::info!(
                         site = %self.cfg.site,
@@ -814,15 +712,7 @@ impl Edge {
                     self.journal.reported();
                 }
                 self.accepted = Some(Accepted { uid, status: next });
-                let rotate_err = match self.maybe_rotate().await {
-                    Ok(()) => self.persist().await.err(),
-                    Err(e) => Some(e),
-                };
-                Tick {
-                    interval: Some(interval),
-                    sent: Some(patch),
-                    error: member_err.or(rotate_err),
-                }
+                self.accepted_tick(interval, patch, member_err).await
             }
             Err(e) => Tick {
                 interval: Some(interval),
@@ -830,6 +720,48 @@ impl Edge {
                 error: Some(self.classify(e, "patching its own status")),
             },
         }
+    }
+
+    /// A tick whose report (`sent`) the hub accepted: the token is renewed
+    /// when due, and stored.
+    async fn accepted_tick(
+        &mut self,
+        interval: Duration,
+        sent: Value,
+        member_err: Option<EdgeError>,
+    ) -> Tick {
+        let rotate_err = match self.maybe_rotate().await {
+            Ok(()) => self.persist().await.err(),
+            Err(e) => Some(e),
+        };
+        Tick {
+            interval: Some(interval),
+            sent: Some(sent),
+            error: member_err.or(rotate_err),
+        }
+    }
+
+    /// Counts an accepted body in [`EdgeStats`].
+    fn count_sent(&mut self, body: &Value, what: Sent) {
+        let bytes = serde_json::to_vec(body).map(|b| b.len()).unwrap_or(0) as u64;
+        let stats = &mut self.stats;
+        stats.bytes_sent += bytes;
+        stats.last_patch_bytes = bytes;
+        stats.last_sent = Some(what);
+        match what {
+            Sent::Renewal => stats.renewals += 1,
+            Sent::StatusHeartbeat => {
+                stats.reports += 1;
+                stats.heartbeat_only += 1;
+            }
+            Sent::Report => stats.reports += 1,
+        }
+    }
+
+    /// Why the edge heartbeats through its status instead of its lease
+    /// (None while it renews its lease, or has not tried yet).
+    pub fn lease_fallback(&self) -> Option<lease::Fallback> {
+        self.lease.fallback()
     }
 
     /// Renews the token when less than half of its lifetime remains.
@@ -1045,61 +977,10 @@ pub async fn run(
     }
     tracing::info!(
         site = %edge.cfg.site,
-        reports = edge.stats.reports,
-        heartbeat_only = edge.stats.heartbeat_only,
+        status_reports = edge.stats.reports,
+        status_heartbeats = edge.stats.heartbeat_only,
+        lease_renewals = edge.stats.renewals,
         bytes = edge.stats.bytes_sent,
         "edge stopped"
     );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_journal_notes_refusals_and_errors_not_silence() {
-        let site = || "s".to_owned();
-        let at: Timestamp = "2026-01-01T02:00:00Z".parse().unwrap();
-        let kind = |e: EdgeError| e.journal_entry();
-        assert_eq!(
-            kind(EdgeError::Expired { site: site(), at }),
-            Some((
-                DarkEntryKind::CredentialRejected,
-                "401: the site token expired at 2026-01-01T02:00:00Z".to_owned()
-            ))
-        );
-        assert_eq!(
-            kind(EdgeError::Forbidden {
-                site: site(),
-                doing: "patching its own status"
-            }),
-            Some((
-                DarkEntryKind::CredentialRejected,
-                "403 while patching its own status".to_owned()
-            ))
-        );
-        assert_eq!(
-            kind(EdgeError::Hub {
-                code: 503,
-                doing: "reading its own site",
-                message: "\u{1b}[2J".into()
-            }),
-            Some((
-                DarkEntryKind::HubError,
-                "503 while reading its own site".to_owned()
-            )),
-            "the hub's message is not copied"
-        );
-        let unreachable = EdgeError::Unreachable {
-            url: "https://hub".into(),
-            cause: "connection refused".into(),
-        };
-        assert!(unreachable.leaves_dark());
-        assert_eq!(unreachable.journal_entry(), None);
-        let misconfigured = EdgeError::MemberIsHub {
-            site: site(),
-            member: "https://hub".into(),
-        };
-        assert!(!misconfigured.leaves_dark());
-    }
 }

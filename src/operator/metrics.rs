@@ -74,7 +74,7 @@ pub const HUB_METRIC_NAMES: &[&str] = &[
     "fleet_hub_last_judgement_timestamp_seconds",
     "fleet_hub_bucket_backfills_total",
     "fleet_hub_site_list_mode",
-    "fleet_hub_heartbeats",
+    "fleet_hub_heartbeats_total",
     "federation_cluster_disconnected",
     "federation_cluster_maintenance",
     "federation_cluster_late_to_wake",
@@ -84,6 +84,10 @@ pub const HUB_METRIC_NAMES: &[&str] = &[
     "federation_edge_versions",
 ];
 
+/// The values of `fleet_hub_heartbeats_total`'s `via` label: where a
+/// heartbeat the hub saw move came from (`super::renewals`).
+pub const HEARTBEAT_SOURCES: [&str; 2] = ["lease", "status"];
+
 /// The values of `fleet_hub_site_list_mode`'s `mode` label
 /// ([`crate::k8s::site_status::InitialList`]).
 pub const SITE_LIST_MODES: [&str; 2] = ["streaming", "paged"];
@@ -91,6 +95,7 @@ pub const SITE_LIST_MODES: [&str; 2] = ["streaming", "paged"];
 /// Metric family names of the edge role, as on the wire.
 pub const EDGE_METRIC_NAMES: &[&str] = &[
     "fleet_edge_reports_total",
+    "fleet_edge_lease_renewals_total",
     "fleet_edge_report_bytes",
     "fleet_edge_report_failures_total",
     "fleet_edge_credential_expiry_timestamp_seconds",
@@ -301,6 +306,7 @@ pub struct Metrics {
     /// per-site counters go with it.
     sites_seen: Mutex<HashSet<String>>,
     reports: Counter,
+    lease_renewals: Counter,
     report_bytes: Histogram,
     report_failures: Family<CauseLabels, Counter>,
     credential_expiry: Gauge,
@@ -350,6 +356,7 @@ impl Metrics {
             checked: Mutex::new(HashSet::new()),
             sites_seen: Mutex::new(HashSet::new()),
             reports: Counter::default(),
+            lease_renewals: Counter::default(),
             report_bytes: bytes_histogram(),
             report_failures: Family::default(),
             credential_expiry: Gauge::default(),
@@ -496,7 +503,7 @@ impl Metrics {
                     "Site heartbeats the hub saw move, by where they came from: lease (a FederatedClusterLease renewal) or status (status.lastHeartbeatTime, as edges older than the lease write it)",
                     m.heartbeats.clone(),
                 );
-                for via in super::renewals::HEARTBEAT_SOURCES {
+                for via in HEARTBEAT_SOURCES {
                     let _ = m.heartbeats.get_or_create(&ViaLabels { via });
                 }
                 r.register(
@@ -552,8 +559,13 @@ impl Metrics {
                 }
                 r.register(
                     "fleet_edge_reports",
-                    "Status reports the hub accepted",
+                    "Status reports the hub accepted (written when what the edge reports changes, or as the heartbeat while its lease cannot be renewed)",
                     m.reports.clone(),
+                );
+                r.register(
+                    "fleet_edge_lease_renewals",
+                    "Renewals of the site's FederatedClusterLease the hub accepted (heartbeats that wrote no status)",
+                    m.lease_renewals.clone(),
                 );
                 r.register_with_unit(
                     "fleet_edge_report",
@@ -860,7 +872,7 @@ impl Metrics {
     }
 
     /// The hub saw a site's heartbeat move, `via` its lease or its status
-    /// (one of [`super::renewals::HEARTBEAT_SOURCES`]).
+    /// (one of [`HEARTBEAT_SOURCES`]).
     pub fn heartbeat_seen(&self, via: &'static str) {
         self.heartbeats.get_or_create(&ViaLabels { via }).inc();
     }
@@ -889,6 +901,11 @@ impl Metrics {
     pub fn report_sent(&self, bytes: u64) {
         self.reports.inc();
         self.report_bytes.observe(bytes as f64);
+    }
+
+    /// The hub accepted a renewal of the edge's lease.
+    pub fn lease_renewed(&self) {
+        self.lease_renewals.inc();
     }
 
     /// A report attempt failed with `cause` (an `EdgeError::cause_name`,

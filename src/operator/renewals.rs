@@ -25,9 +25,6 @@ use crate::render::safe::Untrusted;
 
 use super::metrics::Metrics;
 
-/// The values of `fleet_hub_heartbeats_total`'s `via` label.
-pub const HEARTBEAT_SOURCES: [&str; 2] = ["lease", "status"];
-
 /// The renewal of every site lease the hub has seen, by site.
 #[derive(Debug, Default)]
 pub struct Renewals {

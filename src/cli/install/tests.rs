@@ -24,6 +24,7 @@ fn hub_install_is_complete_and_ordered() {
         [
             "CustomResourceDefinition/federatedclusters.federation.kubectl-fleet.dev",
             "CustomResourceDefinition/federationstatuses.federation.kubectl-fleet.dev",
+            "CustomResourceDefinition/federatedclusterleases.federation.kubectl-fleet.dev",
             "Namespace/fleet-system",
             "Namespace/fleet-sites",
             "ServiceAccount/fleet-operator-hub",
@@ -39,6 +40,8 @@ fn hub_install_is_complete_and_ordered() {
             "ValidatingAdmissionPolicyBinding/fleet-site-token-requests",
             "ValidatingAdmissionPolicy/fleet-site-bucket",
             "ValidatingAdmissionPolicyBinding/fleet-site-bucket",
+            "ValidatingAdmissionPolicy/fleet-site-lease",
+            "ValidatingAdmissionPolicyBinding/fleet-site-lease",
             "Service/fleet-operator-hub",
             "NetworkPolicy/fleet-operator-hub",
             "Deployment/fleet-operator-hub",

@@ -1,7 +1,7 @@
 //! `kubectl fleet register SITE`: create or converge a site on the hub
 //! (docs/architecture.md#the-life-of-a-site) and hand out the edge's configuration.
 //!
-//! Push (default): FederatedCluster, ClusterRole, binding, auto-rotation
+//! Push (default): FederatedCluster, ClusterRole, binding, its lease (heartbeat), auto-rotation
 //! Role/RoleBinding, ServiceAccount (in `fleet-sites`, created only when it
 //! is missing; a site's old objects in `fleet-system` removed), then a token, printed as a hub kubeconfig (or a Secret
 //! manifest for the edge cluster). A re-run that would change nothing
@@ -934,9 +934,17 @@ async fn register_push(
     let identity = crate::manifests::rbac::SiteIdentity::new(site, &uid, auto_rotate);
     // Round trip 3: every identity object at once, the ServiceAccount
     // without its digest (docs/benchmarks-cli.md#register-round-trips-p6).
-    let (applied, gone) = hub.apply_site_identity(&identity).await?;
-    objects.extend(applied);
-    removed.extend(gone);
+    let applied = hub.apply_site_identity(&identity).await?;
+    objects.extend(applied.applied);
+    removed.extend(applied.removed);
+    if applied.lease_unserved {
+        writeln!(
+            io.err,
+            "warning: the hub does not serve FederatedClusterLease (its fleet CRDs predate this kubectl-fleet): \
+             site {site}'s edge heartbeats through its status until you run `kubectl fleet install --apply` on the hub \
+             and re-run `kubectl fleet register {site}`"
+        )?;
+    }
     // A site registered before the identities moved to fleet-sites.
     if existing.is_some() {
         removed.extend(hub.delete_legacy_site_identity(site).await?);
@@ -1028,9 +1036,10 @@ fn same_site(live: &FederatedCluster, desired: &FederatedCluster) -> bool {
 /// For a site whose spec is already right: whether its identity is
 /// provably complete, and the token minted on the way (if it got that far;
 /// it stays valid when the identity is then applied). Proof, in three
-/// requests: the ServiceAccount exists, is owned by this site and carries
+/// round trips: the ServiceAccount exists, is owned by this site and carries
 /// the digest of exactly this identity (it is applied last, so every other
-/// object was applied before it by the same run); a token is minted for
+/// object was applied before it by the same run), and the site's lease
+/// exists (read at the same time); a token is minted for
 /// it; and the API server's own account of what that token may do (a
 /// SelfSubjectRulesReview) is exactly the identity's rules — so a role or
 /// binding deleted or edited since is noticed and applied again.
@@ -1046,10 +1055,14 @@ async fn identity_in_place(
     ttl: Duration,
     handed_out: Option<String>,
 ) -> Result<(bool, Option<IssuedToken>), Error> {
-    let Some(live) = hub.site_service_account(site).await? else {
+    // The lease is read beside the ServiceAccount (one round trip): a
+    // lease deleted since, or one the hub could not serve when the site
+    // was registered, is applied again.
+    let (live, lease) = futures::join!(hub.site_service_account(site), hub.site_lease_exists(site));
+    let Some(live) = live? else {
         return Ok((false, None));
     };
-    if !identity.written_by_complete_run(&live) {
+    if !identity.written_by_complete_run(&live) || !lease? {
         return Ok((false, None));
     }
     if let Some(handed_out) = handed_out

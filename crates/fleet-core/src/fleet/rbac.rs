@@ -36,6 +36,9 @@ pub const MEMBER_READER_NAME: &str = "fleet-member-reader";
 /// Label put on every object created for a site, valued with the site name,
 /// so `unregister` and audits can find them.
 pub const SITE_LABEL: &str = "federation.kubectl-fleet.dev/site";
+/// The plural of a site's heartbeat object (`api::lease`), as RBAC and
+/// admission rules name it.
+pub const SITE_LEASE_RESOURCE: &str = "federatedclusterleases";
 /// `app.kubernetes.io/managed-by` value on every object we create.
 pub const MANAGED_BY: &str = "kubectl-fleet";
 
@@ -258,6 +261,9 @@ pub(crate) fn rule(api_group: &str, resource: &str, names: &[&str], verbs: &[&st
 ///   `/status` update (the summary's guarded replace) and patch (the
 ///   leader's liveness record, `status.hub` alone); create (which RBAC
 ///   cannot limit by name) makes it.
+/// - `federatedclusterleases` list, watch: the sites' heartbeats
+///   (`k8s::site_lease::watch_site_leases`, which keeps only each lease's
+///   renewal). The hub never writes a lease: each is its site's edge's.
 /// - `tokenreviews`, `subjectaccessreviews` create: authenticating the
 ///   callers of the REST API and `/metrics`.
 ///
@@ -276,6 +282,7 @@ pub fn hub_operator_cluster_rules() -> Vec<PolicyRule> {
             &["get", "list", "watch", "patch"],
         ),
         rule(g, "federatedclusters/status", &[], &["update", "patch"]),
+        rule(g, SITE_LEASE_RESOURCE, &[], &["list", "watch"]),
         rule(g, "federationstatuses", &[], &["create"]),
         rule(g, "federationstatuses", &[fleet], &["get"]),
         rule(
@@ -548,6 +555,7 @@ mod tests {
             json!([
                 { "apiGroups": [g], "resources": ["federatedclusters"], "verbs": ["get", "list", "watch", "patch"] },
                 { "apiGroups": [g], "resources": ["federatedclusters/status"], "verbs": ["update", "patch"] },
+                { "apiGroups": [g], "resources": ["federatedclusterleases"], "verbs": ["list", "watch"] },
                 { "apiGroups": [g], "resources": ["federationstatuses"], "verbs": ["create"] },
                 { "apiGroups": [g], "resources": ["federationstatuses"], "resourceNames": ["fleet"], "verbs": ["get"] },
                 { "apiGroups": [g], "resources": ["federationstatuses/status"], "resourceNames": ["fleet"], "verbs": ["update", "patch"] },

@@ -15,6 +15,9 @@
 //! mint itself with its auto-rotation Role: tokens of at most
 //! [`rbac::MAX_SITE_TOKEN_TTL`] (RBAC cannot say how long).
 //!
+//! A fourth, [`site_lease_policy`], confines a site identity's writes of
+//! the heartbeat objects to the `spec` of its own lease.
+//!
 //! A third, [`site_bucket_policy`], guards a site's main resource: the
 //! bucket label ([`bucket::BUCKET_LABEL`]) is a number 0–255 whoever writes
 //! it, and the hub operator, whose `patch` of `federatedclusters` exists
@@ -310,6 +313,105 @@ pub fn site_bucket_policy() -> ValidatingAdmissionPolicy {
     }
 }
 
+/// Name of [`site_lease_policy`] and of its binding.
+pub const SITE_LEASE_POLICY: &str = "fleet-site-lease";
+
+/// The ValidatingAdmissionPolicy of the sites' leases (`api::lease`), for
+/// a site identity's writes of `federatedclusterleases` (beyond its
+/// ClusterRole, which already names its own lease only and grants neither
+/// create nor delete):
+///
+/// - a site may only update: never create or delete a lease (`register`
+///   creates it, `unregister` and the site's deletion remove it);
+/// - only the lease named as its own site (its username is
+///   `system:serviceaccount:NS:fleet-edge-SITE`);
+/// - only its `spec`: its labels, annotations, finalizers and owner
+///   references stay as `register` wrote them (a site that could add a
+///   finalizer could keep its lease past its own deletion, or relabel it
+///   into another hub replica's buckets).
+pub fn site_lease_policy() -> ValidatingAdmissionPolicy {
+    let rule = NamedRuleWithOperations {
+        api_groups: Some(vec![GROUP.into()]),
+        api_versions: Some(vec!["*".into()]),
+        operations: Some(vec!["CREATE".into(), "UPDATE".into(), "DELETE".into()]),
+        resources: Some(vec![rbac::SITE_LEASE_RESOURCE.into()]),
+        ..Default::default()
+    };
+    let var = |name: &str, expression: String| Variable {
+        name: name.into(),
+        expression,
+    };
+    let kept = |field: &str, empty: &str| {
+        format!(
+            "(has(object.metadata.{field}) ? object.metadata.{field} : {empty}) == (has(oldObject.metadata.{field}) ? oldObject.metadata.{field} : {empty})"
+        )
+    };
+    let variables = vec![
+        var(
+            "ownLease",
+            format!(
+                "{}.exists(ns, request.userInfo.username == 'system:serviceaccount:' + ns + ':{}' + request.name)",
+                cel_list(&SITE_IDENTITY_NAMESPACES),
+                rbac::EDGE_IDENTITY_PREFIX
+            ),
+        ),
+        var(
+            "metadataKept",
+            [
+                kept("labels", "{}"),
+                kept("annotations", "{}"),
+                kept("finalizers", "[]"),
+                kept("ownerReferences", "[]"),
+            ]
+            .join(" && "),
+        ),
+    ];
+    let update_only = Validation {
+        expression: "request.operation == 'UPDATE'".into(),
+        message: Some(
+            "a site may not create or delete a FederatedClusterLease: `kubectl fleet register SITE` creates it, `kubectl fleet unregister SITE` deletes it".into(),
+        ),
+        message_expression: None,
+        reason: Some("Forbidden".into()),
+    };
+    let own = Validation {
+        expression: "variables.ownLease".into(),
+        message: Some(
+            "a site may renew only the FederatedClusterLease named as its own site".into(),
+        ),
+        message_expression: None,
+        reason: Some("Forbidden".into()),
+    };
+    let spec_only = Validation {
+        expression: "request.operation != 'UPDATE' || variables.metadataKept".into(),
+        message: Some(
+            "a site may change only the spec of its FederatedClusterLease: its labels, annotations, finalizers and owners are register's".into(),
+        ),
+        message_expression: None,
+        reason: Some("Forbidden".into()),
+    };
+    ValidatingAdmissionPolicy {
+        metadata: meta(SITE_LEASE_POLICY),
+        spec: Some(ValidatingAdmissionPolicySpec {
+            failure_policy: Some("Fail".into()),
+            match_constraints: Some(MatchResources {
+                resource_rules: Some(vec![rule]),
+                ..Default::default()
+            }),
+            match_conditions: Some(vec![site_identity_match()]),
+            variables: Some(variables),
+            validations: Some(vec![update_only, own, spec_only]),
+            ..Default::default()
+        }),
+        status: None,
+    }
+}
+
+/// The binding that puts [`site_lease_policy`] in force (`Deny`).
+pub fn site_lease_binding() -> ValidatingAdmissionPolicyBinding {
+    binding(SITE_LEASE_POLICY)
+}
+
 /// The binding that puts [`site_bucket_policy`] in force (`Deny`).
 pub fn site_bucket_binding() -> ValidatingAdmissionPolicyBinding {
     binding(SITE_BUCKET_POLICY)
@@ -454,6 +556,51 @@ mod tests {
         let b = site_bucket_binding().spec.unwrap();
         assert_eq!(b.policy_name.as_deref(), Some(SITE_BUCKET_POLICY));
         assert_eq!(b.validation_actions, Some(vec!["Deny".to_owned()]));
+    }
+
+    #[test]
+    fn a_site_may_only_renew_the_spec_of_its_own_lease() {
+        let spec = site_lease_policy().spec.unwrap();
+        let rule = &spec.match_constraints.unwrap().resource_rules.unwrap()[0];
+        assert_eq!(
+            rule.resources.as_deref(),
+            Some(&["federatedclusterleases".to_owned()][..])
+        );
+        assert_eq!(
+            rule.operations.as_deref(),
+            Some(
+                &[
+                    "CREATE".to_owned(),
+                    "UPDATE".to_owned(),
+                    "DELETE".to_owned()
+                ][..]
+            )
+        );
+        assert_eq!(
+            spec.match_conditions.unwrap()[0].expression,
+            site_identity_condition()
+        );
+        let vars = spec.variables.unwrap();
+        assert_eq!(
+            vars[0].expression,
+            "['fleet-sites', 'fleet-system'].exists(ns, request.userInfo.username == 'system:serviceaccount:' + ns + ':fleet-edge-' + request.name)"
+        );
+        for field in ["labels", "annotations", "finalizers", "ownerReferences"] {
+            assert!(
+                vars[1]
+                    .expression
+                    .contains(&format!("object.metadata.{field}")),
+                "{field}"
+            );
+        }
+        let v = spec.validations.unwrap();
+        assert_eq!(v.len(), 3);
+        assert!(v.iter().all(|v| v.reason.as_deref() == Some("Forbidden")));
+        assert_eq!(spec.failure_policy.as_deref(), Some("Fail"));
+        assert_eq!(
+            site_lease_binding().spec.unwrap().policy_name.as_deref(),
+            Some(SITE_LEASE_POLICY)
+        );
     }
 
     #[test]

@@ -75,10 +75,14 @@ pub fn site_service_account(site: &str) -> ServiceAccount {
     }
 }
 
-/// ClusterRole `fleet-edge-SITE` with exactly two rules, both limited to
-/// `resourceNames: [SITE]`: get/update/patch on `federatedclusters/status`
-/// and get on `federatedclusters`. Nothing lets the site list, watch, read
-/// another site, write a spec or delete.
+/// ClusterRole `fleet-edge-SITE` with exactly three rules, each limited to
+/// `resourceNames: [SITE]`: get/update/patch on `federatedclusters/status`,
+/// get on `federatedclusters`, and get/update/patch on its own
+/// `federatedclusterleases` (its heartbeat, `api::lease`; `register`
+/// creates it). Nothing lets the site list, watch, read another site,
+/// write a spec, create or delete (the admission policy
+/// `manifests::admission::site_lease_policy` further confines the lease
+/// write to its `spec`).
 pub fn site_cluster_role(site: &str) -> ClusterRole {
     ClusterRole {
         metadata: site_meta(site, None),
@@ -90,8 +94,37 @@ pub fn site_cluster_role(site: &str) -> ClusterRole {
                 &["get", "update", "patch"],
             ),
             rule(GROUP, "federatedclusters", &[site], &["get"]),
+            rule(
+                GROUP,
+                SITE_LEASE_RESOURCE,
+                &[site],
+                &["get", "update", "patch"],
+            ),
         ]),
         aggregation_rule: None,
+    }
+}
+
+/// The site's heartbeat object `FederatedClusterLease` SITE
+/// (`api::lease`), as `register` creates it: labelled like the site's
+/// other objects (and with its bucket, so a sharded hub can watch its own
+/// buckets' leases), owned by the site (deleting the site deletes it), its
+/// spec empty until the edge's first renewal. Applied by server-side apply
+/// without a spec field, so a re-run never resets a live lease's renewal.
+pub fn site_lease(site: &str, uid: &str) -> crate::api::FederatedClusterLease {
+    let mut labels = site_labels(site);
+    labels.insert(
+        crate::fleet::bucket::BUCKET_LABEL.to_owned(),
+        crate::fleet::bucket::bucket_label_value(site),
+    );
+    crate::api::FederatedClusterLease {
+        metadata: ObjectMeta {
+            name: Some(site.to_owned()),
+            labels: Some(labels),
+            owner_references: Some(vec![site_owner_reference(site, uid)]),
+            ..ObjectMeta::default()
+        },
+        spec: Default::default(),
     }
 }
 
@@ -172,6 +205,9 @@ pub struct SiteIdentity {
     pub token_role: Option<(Role, RoleBinding)>,
     /// [`site_service_account`], with the digest annotation.
     pub service_account: ServiceAccount,
+    /// [`site_lease`]: the heartbeat object the cluster role's lease rule
+    /// names, applied with the roles.
+    pub lease: crate::api::FederatedClusterLease,
 }
 
 impl SiteIdentity {
@@ -194,13 +230,15 @@ impl SiteIdentity {
         });
         let mut service_account = site_service_account(site);
         service_account.metadata = owned(service_account.metadata);
+        let lease = site_lease(site, uid);
         let digest = {
             use sha2::Digest as _;
             let objects = serde_json::json!([
                 cluster_role,
                 cluster_role_binding,
                 token_role,
-                service_account
+                service_account,
+                lease
             ]);
             let hash = sha2::Sha256::digest(objects.to_string().as_bytes());
             hash.iter()
@@ -217,6 +255,7 @@ impl SiteIdentity {
             cluster_role_binding,
             token_role,
             service_account,
+            lease,
         }
     }
 
@@ -427,7 +466,45 @@ mod tests {
                     "resourceNames": ["site-a"],
                     "verbs": ["get"],
                 },
+                {
+                    "apiGroups": ["federation.kubectl-fleet.dev"],
+                    "resources": ["federatedclusterleases"],
+                    "resourceNames": ["site-a"],
+                    "verbs": ["get", "update", "patch"],
+                },
             ])
+        );
+    }
+
+    #[test]
+    fn a_sites_lease_is_named_labelled_and_owned_like_its_identity() {
+        let lease = serde_json::to_value(site_lease("site-a", "uid-1")).unwrap();
+        assert_eq!(
+            lease,
+            json!({
+                "apiVersion": "federation.kubectl-fleet.dev/v1alpha1",
+                "kind": "FederatedClusterLease",
+                "metadata": {
+                    "name": "site-a",
+                    "labels": {
+                        "app.kubernetes.io/managed-by": "kubectl-fleet",
+                        "federation.kubectl-fleet.dev/site": "site-a",
+                        "federation.kubectl-fleet.dev/bucket": crate::fleet::bucket::bucket_label_value("site-a"),
+                    },
+                    "ownerReferences": [{
+                        "apiVersion": "federation.kubectl-fleet.dev/v1alpha1",
+                        "kind": "FederatedCluster",
+                        "name": "site-a",
+                        "uid": "uid-1",
+                    }],
+                },
+                // Nothing of the spec: applying it never resets a renewal.
+                "spec": {},
+            })
+        );
+        assert_eq!(
+            SiteIdentity::new("site-a", "uid-1", true).lease,
+            site_lease("site-a", "uid-1")
         );
     }
 
@@ -559,6 +636,9 @@ mod tests {
                 t(GROUP, "federatedclusters/status", "s", "update"),
                 t(GROUP, "federatedclusters/status", "s", "patch"),
                 t(GROUP, "federatedclusters", "s", "get"),
+                t(GROUP, "federatedclusterleases", "s", "get"),
+                t(GROUP, "federatedclusterleases", "s", "update"),
+                t(GROUP, "federatedclusterleases", "s", "patch"),
             ])
         );
         let mut expected = without.clone();
