@@ -16,7 +16,7 @@ it (field manager kubectl-fleet), given a full edge report (a JSON merge
 patch of /status, sent as the edge sends it: no fieldManager and no
 User-Agent, as kube-rs sends none) and the hub's judgement (a PUT of /status
 with phase and conditions, likewise); and each site's FederatedClusterLease,
-server-side applied with an empty spec (as register creates it) and renewed
+server-side applied as register creates it (an empty spec and the bucket label) and renewed
 once. Then R rounds of each operation over every site, with a few writer
 threads:
 
@@ -28,9 +28,9 @@ threads:
                      (round 1: a signal appears; later rounds: it moves on)
 
 and, unless --no-variants, R rounds of lease variants on leases of their
-own (managedFields kept as without the clearing, renewTime alone, a named
-field manager, server-side apply, a lease created by POST so it has one
-managedFields entry), to tell what the bytes of a renewal are made of.
+own (managedFields kept, as without the clearing; the lease labelled and
+owned like the site's other objects; with no label; renewTime alone),
+to tell what the bytes of a renewal are made of.
 
 Each figure is a delta of etcd's own counters around the operation
 (`etcd_disk_wal_write_bytes_total`, `etcd_mvcc_db_total_size_in_bytes`,
@@ -50,6 +50,7 @@ import argparse
 import base64
 import datetime
 import http.client
+import hashlib
 import json
 import os
 import platform
@@ -394,9 +395,21 @@ def hub_judgement(site, now):
     return site
 
 
-def lease_apply(name):
-    """The lease as `kubectl fleet register` creates it: an empty spec."""
-    return {"apiVersion": API, "kind": "FederatedClusterLease", "metadata": {"name": name}, "spec": {}}
+def lease_apply(name, uid="00000000-0000-4000-8000-000000000000", shape="register"):
+    """The lease as `kubectl fleet register` creates it (manifests::rbac::site_lease):
+    an empty spec and the site's bucket label, nothing more. shape="owned": as
+    the site's other objects are made (their labels and the site as owner, `uid`);
+    shape="bare": no label at all."""
+    bucket = str(hashlib.sha256(name.encode()).digest()[0])
+    meta = {"name": name}
+    if shape == "owned":
+        meta["labels"] = {"app.kubernetes.io/managed-by": "kubectl-fleet",
+                          f"{GROUP}/site": name, f"{GROUP}/bucket": bucket}
+        meta["ownerReferences"] = [{"apiVersion": API, "kind": "FederatedCluster", "name": name,
+                                    "uid": uid}]
+    elif shape == "register":
+        meta["labels"] = {f"{GROUP}/bucket": bucket}
+    return {"apiVersion": API, "kind": "FederatedClusterLease", "metadata": meta, "spec": {}}
 
 
 def renewal(t, ms, clear=True):
@@ -545,13 +558,9 @@ class Bench:
         return label, names
 
 
-def create_by_apply(api):
+def create_by_apply(api, shape="register"):
     return lambda conn, name: api.request(conn, "PATCH", f"{LEASES}/{name}?fieldManager=kubectl-fleet&force=true",
-                                          lease_apply(name), APPLY)
-
-
-def create_by_post(api):
-    return lambda conn, name: api.request(conn, "POST", LEASES, lease_apply(name), "application/json")
+                                          lease_apply(name, shape=shape), APPLY)
 
 
 def duration_ms(i, r):
@@ -664,21 +673,17 @@ def main():
                 "lk", "lease variant: managedFields kept", create_by_apply(api),
                 lambda name, i, r, t: renewal(t, ms(i, r), clear=False)))
             variants.append(bench.lease_variant(
-                "lt", "lease variant: managedFields kept, renewTime only", create_by_apply(api),
-                lambda name, i, r, t: renewal(t, None, clear=False)))
+                "lo", "lease variant: labelled and owned like the site's other objects", create_by_apply(api, "owned"),
+                lambda name, i, r, t: renewal(t, ms(i, r))))
             variants.append(bench.lease_variant(
-                "lm", "lease variant: managedFields kept, fieldManager=fleet-edge", create_by_apply(api),
-                lambda name, i, r, t: renewal(t, ms(i, r), clear=False), query="?fieldManager=fleet-edge"))
+                "ln", "lease variant: no label", create_by_apply(api, "bare"),
+                lambda name, i, r, t: renewal(t, ms(i, r))))
             variants.append(bench.lease_variant(
-                "la", "lease variant: server-side apply, fieldManager=fleet-edge", create_by_apply(api),
-                lambda name, i, r, t: dict(lease_apply(name), **renewal(t, ms(i, r), clear=False)),
-                content_type=APPLY, query="?fieldManager=fleet-edge&force=true"))
-            variants.append(bench.lease_variant(
-                "lp", "lease variant: created by POST (one managedFields entry), kept", create_by_post(api),
-                lambda name, i, r, t: renewal(t, ms(i, r), clear=False)))
-            variants.append(bench.lease_variant(
-                "lr", "lease variant: managedFields cleared, renewTime only", create_by_apply(api),
+                "lr", "lease variant: no label, renewTime only", create_by_apply(api, "bare"),
                 lambda name, i, r, t: renewal(t, None)))
+            variants.append(bench.lease_variant(
+                "lq", "lease variant: no label, managedFields kept", create_by_apply(api, "bare"),
+                lambda name, i, r, t: renewal(t, ms(i, r), clear=False)))
             for label, names in variants:
                 sizes.append(sample(api, label.replace("lease variant: ", "lease, "), "federatedclusterleases",
                                     names))

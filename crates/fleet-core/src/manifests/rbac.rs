@@ -106,22 +106,29 @@ pub fn site_cluster_role(site: &str) -> ClusterRole {
 }
 
 /// The site's heartbeat object `FederatedClusterLease` SITE
-/// (`api::lease`), as `register` creates it: labelled like the site's
-/// other objects (and with its bucket, so a sharded hub can watch its own
-/// buckets' leases), owned by the site (deleting the site deletes it), its
-/// spec empty until the edge's first renewal. Applied by server-side apply
-/// without a spec field, so a re-run never resets a live lease's renewal.
-pub fn site_lease(site: &str, uid: &str) -> crate::api::FederatedClusterLease {
-    let mut labels = site_labels(site);
-    labels.insert(
-        crate::fleet::bucket::BUCKET_LABEL.to_owned(),
-        crate::fleet::bucket::bucket_label_value(site),
-    );
+/// (`api::lease`), as `register` creates it: named as the site, with its
+/// bucket label (so a sharded hub can watch its own buckets' leases) and
+/// nothing more, its spec empty until the edge's first renewal. Applied by
+/// server-side apply without a spec field, so a re-run never resets a live
+/// lease's renewal.
+///
+/// Unlike the site's other objects it carries neither their labels nor an
+/// owner reference to the site: the edge rewrites the whole lease with
+/// every renewal, and those bytes would be stored again each time — 2,062
+/// bytes of etcd WAL per renewal with them, 1,539 with the bucket label
+/// alone (docs/benchmarks-heartbeat.md). `unregister` deletes the lease by
+/// its name instead of leaving it to the garbage collector.
+pub fn site_lease(site: &str) -> crate::api::FederatedClusterLease {
     crate::api::FederatedClusterLease {
         metadata: ObjectMeta {
             name: Some(site.to_owned()),
-            labels: Some(labels),
-            owner_references: Some(vec![site_owner_reference(site, uid)]),
+            labels: Some(
+                [(
+                    crate::fleet::bucket::BUCKET_LABEL.to_owned(),
+                    crate::fleet::bucket::bucket_label_value(site),
+                )]
+                .into(),
+            ),
             ..ObjectMeta::default()
         },
         spec: Default::default(),
@@ -230,7 +237,7 @@ impl SiteIdentity {
         });
         let mut service_account = site_service_account(site);
         service_account.metadata = owned(service_account.metadata);
-        let lease = site_lease(site, uid);
+        let lease = site_lease(site);
         let digest = {
             use sha2::Digest as _;
             let objects = serde_json::json!([
@@ -477,8 +484,8 @@ mod tests {
     }
 
     #[test]
-    fn a_sites_lease_is_named_labelled_and_owned_like_its_identity() {
-        let lease = serde_json::to_value(site_lease("site-a", "uid-1")).unwrap();
+    fn a_sites_lease_is_named_and_bucketed_and_nothing_more() {
+        let lease = serde_json::to_value(site_lease("site-a")).unwrap();
         assert_eq!(
             lease,
             json!({
@@ -487,16 +494,8 @@ mod tests {
                 "metadata": {
                     "name": "site-a",
                     "labels": {
-                        "app.kubernetes.io/managed-by": "kubectl-fleet",
-                        "federation.kubectl-fleet.dev/site": "site-a",
                         "federation.kubectl-fleet.dev/bucket": crate::fleet::bucket::bucket_label_value("site-a"),
                     },
-                    "ownerReferences": [{
-                        "apiVersion": "federation.kubectl-fleet.dev/v1alpha1",
-                        "kind": "FederatedCluster",
-                        "name": "site-a",
-                        "uid": "uid-1",
-                    }],
                 },
                 // Nothing of the spec: applying it never resets a renewal.
                 "spec": {},
@@ -504,7 +503,7 @@ mod tests {
         );
         assert_eq!(
             SiteIdentity::new("site-a", "uid-1", true).lease,
-            site_lease("site-a", "uid-1")
+            site_lease("site-a")
         );
     }
 
