@@ -92,10 +92,26 @@ async fn lease_and_status_heartbeats_are_judged_alike_in_one_fleet() {
         }
     };
     let beating = tokio::spawn(beat(std::time::Instant::now() + Duration::from_secs(120)));
-    wait_until(Duration::from_secs(30), "both sites Connected", || async {
-        phase(&api, "leased").await == Some(Phase::Connected)
-            && phase(&api, "older").await == Some(Phase::Connected)
-    })
+    // Judged: Connected, and the edge clock compared with the hub's (the
+    // hub's second write of a new site, the ClockSkew condition).
+    let settled = |site: &'static str| {
+        let api = api.clone();
+        async move {
+            let Ok(s) = api.get(site).await else {
+                return false;
+            };
+            s.phase() == Some(Phase::Connected)
+                && s.status
+                    .as_ref()
+                    .and_then(|st| st.condition("ClockSkew"))
+                    .is_some()
+        }
+    };
+    wait_until(
+        Duration::from_secs(30),
+        "both sites Connected and judged",
+        || async { settled("leased").await && settled("older").await },
+    )
     .await;
     // More than a Stale threshold (9 s) passes: both stay Connected, and
     // the hub writes neither site's status meanwhile.
@@ -105,11 +121,17 @@ async fn lease_and_status_heartbeats_are_judged_alike_in_one_fleet() {
         assert_eq!(phase(&api, "leased").await, Some(Phase::Connected));
         assert_eq!(phase(&api, "older").await, Some(Phase::Connected));
     }
-    assert_eq!(
-        status_writes(&sb, "leased"),
-        writes.0,
-        "a renewal wrote the leased site's status"
-    );
+    let after = status_writes(&sb, "leased");
+    if after != writes.0 {
+        let site = api.get("leased").await.unwrap();
+        panic!(
+            "the hub wrote the leased site's status while it renewed: {} writes, was {}\n{}\nhub log:\n{}",
+            after,
+            writes.0,
+            serde_json::to_string_pretty(&site.status).unwrap(),
+            hub.log_text()
+        );
+    }
 
     // The CLI shows the lease's renewal as the leased site's heartbeat.
     let out = kubectl_fleet(&kc, &["status", "-o", "json"]);

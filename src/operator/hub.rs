@@ -63,7 +63,8 @@ use crate::fleet::hub_status::{
 use crate::k8s::site_decode::UnmanagedSite;
 use crate::k8s::site_lease::watch_site_leases;
 use crate::k8s::site_status::{
-    InitialList, LIST_PAGE, get_site, read_in_bursts, replace_site_status, watch_sites_listing,
+    InitialList, LIST_PAGE, get_site, in_a_list, read_in_bursts, replace_site_status,
+    watch_sites_listing,
 };
 use crate::k8s::{is_conflict, is_missing, source_chain};
 use crate::operator::probe_stats::ProbeStats;
@@ -1142,13 +1143,16 @@ pub fn controller(
     };
     let listing = watch_sites_listing::<UnmanagedSite, _>(&hub.api, Default::default(), told);
     // Each site with its lease folded in; a renewal is its site again.
+    // Both watches are read in bursts, each at full speed while it lists.
+    let listing = read_in_bursts(listing, WATCH_PAUSE, in_a_list);
     let leases = watch_site_leases(hub.api.clone().into_client());
+    let leases = read_in_bursts(leases, WATCH_PAUSE, in_a_list);
     let (renewals, metrics) = (hub.renewals.clone(), hub.metrics.clone());
-    let folded = with_leases(listing, leases, renewals, store.clone(), metrics);
-    let sites = read_in_bursts(folded, WATCH_PAUSE).map_ok(move |mut event| {
-        notes.summary_input(&mut event, &cache);
-        event
-    });
+    let sites =
+        with_leases(listing, leases, renewals, store.clone(), metrics).map_ok(move |mut event| {
+            notes.summary_input(&mut event, &cache);
+            event
+        });
     let (told, filter) = (hub.clone(), hub.clone());
     let triggers = reflector(writer, sites)
         .inspect_ok(move |_| told.summary_cached())
