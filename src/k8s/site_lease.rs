@@ -20,10 +20,10 @@ pub fn site_leases(client: kube::Client) -> Api<FederatedClusterLease> {
 /// Renews the lease `name`: one JSON merge patch of its `spec`, which also
 /// clears the lease's `managedFields`. A lease is rewritten every interval
 /// by its edge alone; the API server's record of who last wrote which
-/// field (409 bytes of the 752 a lease weighs) would otherwise be
-/// rewritten into etcd with every renewal. Cleared, a renewal costs etcd
-/// 1,439 bytes of WAL instead of 2,286, against 8,543 for a heartbeat
-/// through a site's status (docs/benchmarks-heartbeat.md, real API server).
+/// field (about half of what a lease weighs) would otherwise be rewritten
+/// into etcd with every renewal. Cleared, a renewal costs etcd 1,534 bytes
+/// of WAL instead of 2,527, against 8,544 for a heartbeat through a site's
+/// status (docs/benchmarks-heartbeat.md, real API server).
 /// An update of an object without managedFields does not start them
 /// again; an apply (a re-run `register`) does, and the next renewal
 /// clears them.
