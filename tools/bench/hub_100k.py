@@ -42,9 +42,11 @@ optional (--phases):
             the watch sees it (goal 3*I + 5 s).
   failover  two replicas with leader election (a Lease in fleet-system,
             --lease-duration): the first's start to its first liveness
-            record (a restart over a judged fleet), then SIGKILL of the
-            leader once the standby stands by, to the standby's first
-            liveness record as leader.
+            record (a restart over a judged fleet; without the hub phase
+            it first judges the never-judged fleet, every phase written),
+            then SIGKILL of the leader right after one of its records,
+            once the standby stands by and has listed the sites (its RSS
+            steady), to the standby's first liveness record as leader.
   status    the load generator and the hubs stopped: `kubectl-fleet
             status` (table), `status -o json`, and, as a user would read
             the list otherwise, curl (one GET of the whole list; and pages
@@ -84,7 +86,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from urllib.parse import quote, urlparse
+from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUP = "federation.kubectl-fleet.dev"
