@@ -70,26 +70,42 @@ pub fn renewal_of(lease: &DynamicObject) -> (String, Renewal) {
 }
 
 /// Watches every site lease, each event carrying the lease's site and its
-/// [`Renewal`] ([`renewal_of`]): lists in pages of
-/// [`super::site_status::LIST_PAGE`], never the whole fleet's leases in one
-/// response. Errors are the watcher's, each retried after a backoff.
+/// [`Renewal`] ([`renewal_of`]), listed as the sites are
+/// ([`super::site_status::watch_listing`]): a streaming list where the API
+/// server serves them, else pages of [`super::site_status::LIST_PAGE`],
+/// never the whole fleet's leases in one response. (Paged, a list of
+/// 100,000 leases read while a hub writes could outlive the history its
+/// continue token needs, and start again; a stream has no token.) Errors
+/// are the watcher's, each retried after a backoff.
 pub fn watch_site_leases(
     client: kube::Client,
 ) -> impl Stream<Item = Result<watcher::Event<(String, Renewal)>, watcher::Error>> + Send + 'static
 {
     let api = Api::<DynamicObject>::all_with(client, &resource());
-    let config = watcher::Config::default().page_size(super::site_status::LIST_PAGE);
-    // Retried with kube's default backoff: an API server that refuses
-    // leases is asked again at most every few minutes, not in a loop.
-    watcher(api, config)
-        .default_backoff()
-        .map_ok(|event| match event {
-            watcher::Event::Init => watcher::Event::Init,
-            watcher::Event::InitApply(l) => watcher::Event::InitApply(renewal_of(&l)),
-            watcher::Event::InitDone => watcher::Event::InitDone,
-            watcher::Event::Apply(l) => watcher::Event::Apply(renewal_of(&l)),
-            watcher::Event::Delete(l) => watcher::Event::Delete(renewal_of(&l)),
-        })
+    let watch = move |config| {
+        // Retried with kube's default backoff: an API server that refuses
+        // leases is asked again at most every few minutes, not in a loop.
+        watcher(api.clone(), config)
+            .default_backoff()
+            .map_ok(|event| match event {
+                watcher::Event::Init => watcher::Event::Init,
+                watcher::Event::InitApply(l) => watcher::Event::InitApply(renewal_of(&l)),
+                watcher::Event::InitDone => watcher::Event::InitDone,
+                watcher::Event::Apply(l) => watcher::Event::Apply(renewal_of(&l)),
+                watcher::Event::Delete(l) => watcher::Event::Delete(renewal_of(&l)),
+            })
+    };
+    // The site watch tells the operator how the API server lists (once,
+    // at WARN when it refuses streaming lists); the leases list alike.
+    let told = |mode: super::site_status::InitialList, why: Option<&str>| {
+        tracing::debug!(mode = mode.as_str(), why = ?why, "site leases: how they are listed");
+    };
+    super::site_status::watch_listing(
+        watch,
+        |lease: &(String, Renewal)| lease.0.clone(),
+        watcher::Config::default(),
+        told,
+    )
 }
 
 /// Every site lease's [`Renewal`], by site, read in pages of

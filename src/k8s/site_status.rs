@@ -245,14 +245,39 @@ pub fn watch_sites_listing<V: SiteView, F>(
 where
     F: FnMut(InitialList, Option<&str>) + Send + 'static,
 {
+    let api = api.clone();
+    watch_listing(
+        move |config| watch_sites::<V>(&api, config),
+        |site: &FederatedCluster| site.metadata.name.clone().unwrap_or_default(),
+        base,
+        told,
+    )
+}
+
+/// What [`watch_sites_listing`] does for sites, for any watch: `watch`
+/// makes the watch from a configuration (streaming lists asked for, or
+/// paged ones), `name` names an item (to tell a server that ignores
+/// `sendInitialEvents` by an item delivered twice). The site leases' watch
+/// lists the same way (`k8s::site_lease::watch_site_leases`).
+pub fn watch_listing<T, W, S, N, F>(
+    watch: W,
+    name: N,
+    base: watcher::Config,
+    told: F,
+) -> impl Stream<Item = Result<watcher::Event<T>, watcher::Error>> + Send + 'static
+where
+    T: Send + 'static,
+    W: Fn(watcher::Config) -> S + Send + 'static,
+    S: Stream<Item = Result<watcher::Event<T>, watcher::Error>> + Send + 'static,
+    N: Fn(&T) -> String + Send + 'static,
+    F: FnMut(InitialList, Option<&str>) + Send + 'static,
+{
     use futures::StreamExt as _;
-    struct Listing<F> {
-        api: Api<FederatedCluster>,
+    struct Listing<T, W, N, F> {
+        watch: W,
+        name: N,
         base: watcher::Config,
-        inner: futures::stream::BoxStream<
-            'static,
-            Result<watcher::Event<FederatedCluster>, watcher::Error>,
-        >,
+        inner: futures::stream::BoxStream<'static, Result<watcher::Event<T>, watcher::Error>>,
         mode: InitialList,
         /// The last mode told (`None`: none yet).
         told_mode: Option<InitialList>,
@@ -263,14 +288,19 @@ where
         seen: std::collections::HashSet<u64>,
         told: F,
     }
-    impl<F: FnMut(InitialList, Option<&str>)> Listing<F> {
+    impl<T, W, S, N, F> Listing<T, W, N, F>
+    where
+        W: Fn(watcher::Config) -> S,
+        S: Stream<Item = Result<watcher::Event<T>, watcher::Error>> + Send + 'static,
+        F: FnMut(InitialList, Option<&str>),
+    {
         /// From now on paged lists, from a new watcher.
-        fn fall_back<V: SiteView>(&mut self, why: &str) {
+        fn fall_back(&mut self, why: &str) {
             self.mode = InitialList::Paged;
             self.initial = false;
             self.seen = Default::default();
             let paged = self.base.clone().page_size(LIST_PAGE);
-            self.inner = watch_sites::<V>(&self.api, paged).boxed();
+            self.inner = (self.watch)(paged).boxed();
             self.tell(InitialList::Paged, Some(why));
         }
         fn tell(&mut self, mode: InitialList, why: Option<&str>) {
@@ -281,8 +311,9 @@ where
         }
     }
     let start = Listing {
-        api: api.clone(),
-        inner: watch_sites::<V>(api, base.clone().streaming_lists()).boxed(),
+        inner: watch(base.clone().streaming_lists()).boxed(),
+        watch,
+        name,
         base,
         mode: InitialList::Streaming,
         told_mode: None,
@@ -299,7 +330,7 @@ where
                 match tokio::time::timeout(STREAM_QUIET, st.inner.next()).await {
                     Ok(next) => next,
                     Err(_) => {
-                        st.fall_back::<V>(&format!(
+                        st.fall_back(&format!(
                             "no initial-events-end bookmark after {}s without an event (the API server ignores sendInitialEvents)",
                             STREAM_QUIET.as_secs()
                         ));
@@ -312,7 +343,7 @@ where
             match next {
                 None => return None,
                 Some(Err(err)) => match streaming_refused(&err) {
-                    Some(why) => st.fall_back::<V>(&why),
+                    Some(why) => st.fall_back(&why),
                     None => return Some((Err(err), st)),
                 },
                 Some(Ok(event)) => {
@@ -321,11 +352,11 @@ where
                             st.initial = true;
                             st.seen = Default::default();
                         }
-                        watcher::Event::InitApply(site) if st.initial => {
-                            let name = site.metadata.name.as_deref().unwrap_or_default();
-                            if !st.seen.insert(name_hash(name)) {
-                                st.fall_back::<V>(&format!(
-                                    "site {:?} came twice before the initial-events-end bookmark (the API server ignores sendInitialEvents)",
+                        watcher::Event::InitApply(item) if st.initial => {
+                            let name = (st.name)(item);
+                            if !st.seen.insert(name_hash(&name)) {
+                                st.fall_back(&format!(
+                                    "{:?} came twice before the initial-events-end bookmark (the API server ignores sendInitialEvents)",
                                     name
                                 ));
                                 continue;
