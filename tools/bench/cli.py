@@ -65,6 +65,7 @@ import time
 import http.client
 from pathlib import Path
 from urllib.parse import urlparse
+from benchlib import kubeconfig_field, log, private_file, rfc3339
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUP = "federation.kubectl-fleet.dev"
@@ -78,10 +79,6 @@ PREFIX = "BENCH-RESULT "
 GOAL_ORDER = ["P1", "P1b", "P2", "P3", "P4", "P5", "P6"]
 OPERATOR_CMD = ["cargo", "test", "--release", "--test", "integration", "operator_bench::", "--",
                 "--ignored", "--nocapture", "--test-threads", "1"]
-
-
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
 
 
 def run_checked(argv, **kw):
@@ -207,17 +204,6 @@ def self_test():
 
 # --- API servers -------------------------------------------------------------
 
-def kubeconfig_field(text, key):
-    m = re.search(rf"{key}: (\S+)", text)
-    return m.group(1) if m else None
-
-
-def private_file(path, data):
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-
-
 class Server:
     """An API server under test and what it takes to talk to it: the admin
     kubeconfig, and the same credentials for curl and for seeding."""
@@ -308,10 +294,6 @@ class RealApi(Server):
 
     def stop(self):
         subprocess.run(["bash", str(ROOT / "tools/realapi/stop.sh"), str(self.dir)], check=False)
-
-
-def rfc3339(t):
-    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def site_objects(i, now):

@@ -56,7 +56,6 @@ import os
 import platform
 import re
 import shutil
-import signal
 import ssl
 import subprocess
 import sys
@@ -66,6 +65,7 @@ import time
 import urllib.request
 from pathlib import Path
 from urllib.parse import urlparse
+from benchlib import TimeLimit, bounded, kubeconfig_field, log, rfc3339, unbounded
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUP = "federation.kubectl-fleet.dev"
@@ -85,27 +85,10 @@ ENVS = ["production", "staging", "development", "dr"]
 REGIONS = ["eu-west-1", "us-east-1", "ap-south-1", "us-west-2"]
 
 
-class TimeLimit(Exception):
-    pass
-
-
 STOP = threading.Event()  # set when the run must end: writers stop at once
 
 
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
-
-
-def rfc3339(t):
-    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 # --- the servers ---------------------------------------------------------------
-
-def kubeconfig_field(text, key):
-    m = re.search(rf"{key}: (\S+)", text)
-    return m.group(1) if m else None
-
 
 class RealApi:
     """etcd and the apiextensions-apiserver, started by tools/realapi/start.sh
@@ -617,18 +600,7 @@ def main():
     if shutil.which("kubectl") is None:
         sys.exit("heartbeat_wal: kubectl not found (it applies deploy/crds)")
 
-    def on_signal(signum, _frame):
-        STOP.set()
-        raise SystemExit(f"heartbeat_wal: stopped by signal {signal.Signals(signum).name}")
-
-    def on_alarm(_signum, _frame):
-        STOP.set()
-        raise TimeLimit(f"the time limit of {args.time_limit:.0f}s was reached")
-
-    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(s, on_signal)
-    signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, args.time_limit)
+    bounded("heartbeat_wal", args.time_limit, STOP)
 
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     load = os.getloadavg()[0]
@@ -689,7 +661,7 @@ def main():
                                     names))
         elapsed = time.monotonic() - t0
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        unbounded()
         STOP.set()
         if api is not None:
             api.stop()

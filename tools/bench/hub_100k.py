@@ -87,6 +87,7 @@ import threading
 import time
 from pathlib import Path
 from urllib.parse import urlparse
+from benchlib import TimeLimit, bounded, kubeconfig_field, private_file, rfc3339, unbounded
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUP = "federation.kubectl-fleet.dev"
@@ -107,19 +108,11 @@ ENVS = ["production", "staging", "development", "dr"]
 REGIONS = ["eu-west-1", "us-east-1", "ap-south-1", "us-west-2", "eu-central-1", "ap-northeast-1"]
 
 
-class TimeLimit(Exception):
-    pass
-
-
 STOP = threading.Event()  # the run must end: every thread stops at once
 
 
 def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def rfc3339(t):
-    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_time(s):
@@ -203,17 +196,6 @@ def self_cpu():
 
 
 # --- the API server ----------------------------------------------------------------
-
-def kubeconfig_field(text, key):
-    m = re.search(rf"{key}: (\S+)", text)
-    return m.group(1) if m else None
-
-
-def private_file(path, data):
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-
 
 class Api:
     """The sandbox's address and the admin credentials, for this process,
@@ -1306,18 +1288,7 @@ def main():
     if dirty:
         commit += " (with uncommitted changes)"
 
-    def on_signal(signum, _frame):
-        STOP.set()
-        raise SystemExit(f"hub_100k: stopped by signal {signal.Signals(signum).name}")
-
-    def on_alarm(_signum, _frame):
-        STOP.set()
-        raise TimeLimit(f"the time limit of {args.time_limit:.0f} s was reached")
-
-    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(s, on_signal)
-    signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, args.time_limit)
+    bounded("hub_100k", args.time_limit, STOP)
 
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     load = os.getloadavg()
@@ -1348,7 +1319,7 @@ def main():
         import traceback
         traceback.print_exc()
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        unbounded()
         STOP.set()
         if run.renewer:
             run.renewer.halt()

@@ -1,0 +1,60 @@
+"""What the benchmark harnesses in tools/bench share (standard library only):
+logging, RFC 3339 times, reading an API server's address and credentials out
+of a kubeconfig, writing a private file, and bounding a run in time."""
+
+import datetime
+import os
+import re
+import signal
+import sys
+
+
+class TimeLimit(Exception):
+    """The run's time limit was reached (see `bounded`)."""
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def rfc3339(t):
+    """Unix time `t` as the API server writes times: whole seconds, UTC."""
+    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def kubeconfig_field(text, key):
+    """The first value of `key` in a kubeconfig's text (server, certificate data, token)."""
+    m = re.search(rf"{key}: (\S+)", text)
+    return m.group(1) if m else None
+
+
+def private_file(path, data):
+    """Writes `data` to `path`, readable by its owner only (keys, tokens)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+
+
+def bounded(prog, time_limit, stop):
+    """Ends the run after `time_limit` seconds (raising TimeLimit) or at
+    SIGINT, SIGTERM or SIGHUP (raising SystemExit), first setting the
+    threading.Event `stop` so that worker threads end too; the caller's
+    `finally` then stops what it started. Call `unbounded()` when done."""
+
+    def on_signal(signum, _frame):
+        stop.set()
+        raise SystemExit(f"{prog}: stopped by signal {signal.Signals(signum).name}")
+
+    def on_alarm(_signum, _frame):
+        stop.set()
+        raise TimeLimit(f"the time limit of {time_limit:.0f} s was reached")
+
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, on_signal)
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, time_limit)
+
+
+def unbounded():
+    """Cancels the time limit of `bounded`."""
+    signal.setitimer(signal.ITIMER_REAL, 0)
