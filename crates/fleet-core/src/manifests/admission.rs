@@ -176,16 +176,15 @@ pub fn site_token_policy() -> ValidatingAdmissionPolicy {
                 ..Default::default()
             }),
             match_conditions: Some(vec![site_identity_match()]),
-            validations: Some(vec![Validation {
-                expression: format!(
+            validations: Some(vec![refusal(
+                format!(
                     "!has(object.spec.expirationSeconds) || object.spec.expirationSeconds <= {max}"
                 ),
-                message: Some(format!(
+                format!(
                     "a site may mint itself tokens of at most {days} days ({max} seconds): an administrator mints longer ones with kubectl fleet rotate SITE --token-ttl"
-                )),
-                message_expression: None,
-                reason: Some("Forbidden".into()),
-            }]),
+                ),
+                "Forbidden",
+            )]),
             ..Default::default()
         }),
         status: None,
@@ -276,27 +275,25 @@ pub fn site_bucket_policy() -> ValidatingAdmissionPolicy {
             ),
         ),
     ];
-    let form = Validation {
-        expression: format!(
+    let form = refusal(
+        format!(
             "!(variables.bucketKey in variables.newLabels) || variables.newLabels[variables.bucketKey].matches('{}') || (variables.bucketKey in variables.oldLabels && variables.oldLabels[variables.bucketKey] == variables.newLabels[variables.bucketKey])",
             bucket::BUCKET_VALUE_PATTERN
         ),
-        message: Some(format!(
+        format!(
             "label {key} is a site's bucket, a number from 0 to 255 derived from its name: leave it out and the hub writes it (docs/scaling.md#buckets)"
-        )),
-        message_expression: None,
-        reason: Some("Invalid".into()),
-    };
-    let hub_only = Validation {
-        expression: format!(
+        ),
+        "Invalid",
+    );
+    let hub_only = refusal(
+        format!(
             "!variables.isHub || ({update} && variables.specKept && variables.otherLabelsKept && variables.newAnnotations == variables.oldAnnotations && variables.newFinalizers == variables.oldFinalizers && variables.newOwnerReferences == variables.oldOwnerReferences && variables.bucketKey in variables.newLabels)"
         ),
-        message: Some(format!(
+        format!(
             "the hub operator may change only the label {key} of a site: its spec, other labels, annotations, finalizers and owners are the administrator's"
-        )),
-        message_expression: None,
-        reason: Some("Forbidden".into()),
-    };
+        ),
+        "Forbidden",
+    );
     ValidatingAdmissionPolicy {
         metadata: meta(SITE_BUCKET_POLICY),
         spec: Some(ValidatingAdmissionPolicySpec {
@@ -366,30 +363,21 @@ pub fn site_lease_policy() -> ValidatingAdmissionPolicy {
             .join(" && "),
         ),
     ];
-    let update_only = Validation {
-        expression: "request.operation == 'UPDATE'".into(),
-        message: Some(
-            "a site may not create or delete a FederatedClusterLease: `kubectl fleet register SITE` creates it, `kubectl fleet unregister SITE` deletes it".into(),
-        ),
-        message_expression: None,
-        reason: Some("Forbidden".into()),
-    };
-    let own = Validation {
-        expression: "variables.ownLease".into(),
-        message: Some(
-            "a site may renew only the FederatedClusterLease named as its own site".into(),
-        ),
-        message_expression: None,
-        reason: Some("Forbidden".into()),
-    };
-    let spec_only = Validation {
-        expression: "request.operation != 'UPDATE' || variables.metadataKept".into(),
-        message: Some(
-            "a site may change only the spec of its FederatedClusterLease: its labels, annotations, finalizers and owners are register's".into(),
-        ),
-        message_expression: None,
-        reason: Some("Forbidden".into()),
-    };
+    let update_only = refusal(
+        "request.operation == 'UPDATE'",
+        "a site may not create or delete a FederatedClusterLease: `kubectl fleet register SITE` creates it, `kubectl fleet unregister SITE` deletes it",
+        "Forbidden",
+    );
+    let own = refusal(
+        "variables.ownLease",
+        "a site may renew only the FederatedClusterLease named as its own site",
+        "Forbidden",
+    );
+    let spec_only = refusal(
+        "request.operation != 'UPDATE' || variables.metadataKept",
+        "a site may change only the spec of its FederatedClusterLease: its labels, annotations, finalizers and owners are register's",
+        "Forbidden",
+    );
     ValidatingAdmissionPolicy {
         metadata: meta(SITE_LEASE_POLICY),
         spec: Some(ValidatingAdmissionPolicySpec {
@@ -425,6 +413,17 @@ fn binding(policy: &str) -> ValidatingAdmissionPolicyBinding {
             validation_actions: Some(vec!["Deny".into()]),
             ..Default::default()
         }),
+    }
+}
+
+/// A validation that refuses with a fixed `message` and `reason` where
+/// `expression` is false.
+fn refusal(expression: impl Into<String>, message: impl Into<String>, reason: &str) -> Validation {
+    Validation {
+        expression: expression.into(),
+        message: Some(message.into()),
+        message_expression: None,
+        reason: Some(reason.into()),
     }
 }
 
