@@ -542,6 +542,16 @@ fn unjudged_signature(
     (verdict.state, counts)
 }
 
+/// Folds site `site`'s lease renewal, if `renewals` has one, into it.
+fn fold_renewal(
+    renewals: &std::collections::HashMap<String, crate::api::Renewal>,
+    site: &mut FederatedCluster,
+) {
+    if let Some(renewal) = renewals.get(site.site_name()) {
+        site.with_lease(*renewal);
+    }
+}
+
 /// The terminal's alternate screen: entered by `--watch` on a terminal
 /// (like `watch` and `top`), left on exit so the shell's screen comes back.
 const ENTER_ALTERNATE_SCREEN: &str = "\x1b[?1049h";
@@ -596,6 +606,7 @@ async fn watch_frames(
     use std::collections::BTreeMap;
 
     let mut changes = Box::pin(hub.site_changes(selector));
+    let mut renewals = hub.site_renewals().await.unwrap_or_default();
     let mut fleet: BTreeMap<String, FederatedCluster> = BTreeMap::new();
     let mut listed = false;
     let mut pending = false;
@@ -632,20 +643,19 @@ async fn watch_frames(
                         SiteChange::Listed(sites) => {
                             fleet = sites
                                 .into_iter()
-                                .map(|s| (s.site_name().to_owned(), s))
+                                .map(|mut s| {
+                                    fold_renewal(&renewals, &mut s);
+                                    (s.site_name().to_owned(), s)
+                                })
                                 .collect();
                             listed = true;
                         }
-                        SiteChange::Applied(site) => {
+                        SiteChange::Applied(mut site) => {
+                            fold_renewal(&renewals, &mut site);
                             fleet.insert(site.site_name().to_owned(), *site);
                         }
                         SiteChange::Deleted(name) => {
                             fleet.remove(&name);
-                        }
-                        SiteChange::Renewed(name, renewal) => {
-                            if let Some(site) = fleet.get_mut(&name) {
-                                site.with_lease(renewal);
-                            }
                         }
                     }
                     pending = listed;
@@ -655,6 +665,17 @@ async fn watch_frames(
             Wake::Frame => {}
             Wake::Poll => {
                 record = read_hub_record(hub).await;
+                // Heartbeats renew leases, which are read again here rather
+                // than watched: a fleet's renewals are most of its events,
+                // and a heartbeat's age is all they change
+                // (docs/scaling.md#liveness-apart-from-status).
+                if let Ok(read) = hub.site_renewals().await {
+                    renewals = read;
+                    for site in fleet.values_mut() {
+                        fold_renewal(&renewals, site);
+                    }
+                    pending = listed;
+                }
                 // A change of the incidents changes the decisions a
                 // report shows (a failed read keeps the last ones).
                 if let Ok(read) = output.incidents(hub).await

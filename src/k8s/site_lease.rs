@@ -204,16 +204,22 @@ impl LeaseItem {
 const MAX_RENEW_MS: i64 = 86_400_000;
 
 /// The [`Renewal`] of site `name`'s lease; `Ok(None)` when it has none, or
-/// this identity may not read it, or leases are not installed.
+/// this identity may not read it, or leases are not installed. Decoded as
+/// [`list_site_renewals`] decodes each lease.
 pub async fn get_site_renewal(
     client: kube::Client,
     name: &str,
 ) -> Result<Option<Renewal>, kube::Error> {
-    match Api::<DynamicObject>::all_with(client, &resource())
-        .get(name)
-        .await
-    {
-        Ok(lease) => Ok(Some(renewal_of(&lease).1)),
+    use kube::Resource as _;
+    let url = format!("{}/{name}", FederatedClusterLease::url_path(&(), None));
+    let req = http::Request::get(url)
+        .body(Vec::new())
+        .map_err(kube::Error::HttpError)?;
+    match client.request_text(req).await {
+        Ok(text) => {
+            let lease: LeaseItem = serde_json::from_str(&text).map_err(kube::Error::SerdeError)?;
+            Ok(Some(lease.renewal().1))
+        }
         Err(kube::Error::Api(s)) if s.code == 403 || s.code == 404 => Ok(None),
         Err(e) => Err(e),
     }

@@ -2,7 +2,7 @@
 //! list, watch, delete, a site's maintenance window and quarantine, and
 //! the Events recorded about a site.
 
-use futures::{Stream, StreamExt as _, TryStreamExt};
+use futures::{Stream, TryStreamExt};
 use kube::api::{Api, ListParams};
 use kube::runtime::watcher;
 
@@ -294,6 +294,16 @@ impl Cluster {
         Ok(counts)
     }
 
+    /// Every site lease's renewal, by site (`FederatedClusterLease`,
+    /// listed page by page); none where leases are not installed or this
+    /// identity may not list them.
+    pub async fn site_renewals(&self) -> Result<std::collections::HashMap<String, Renewal>, Error> {
+        super::site_lease::list_site_renewals(self.client.clone())
+            .await
+            .map(Option::unwrap_or_default)
+            .map_err(|e| Error::api(LIST_LEASES, self.server(), e))
+    }
+
     /// The renewal of site `name`'s lease (`FederatedClusterLease`), if it
     /// has one this identity may read.
     pub async fn site_renewal(&self, name: &str) -> Result<Option<Renewal>, Error> {
@@ -449,89 +459,39 @@ impl Cluster {
     /// re-list) is in, then each site applied or deleted, failures told as
     /// the CLI tells them. The caller keeps the fleet (one copy), so a
     /// change costs what the one site costs, not a copy of the fleet.
-    /// Site leases are watched beside (each kept as its [`Renewal`]) and
-    /// folded into every site handed on; a renewal that moves a known
-    /// site's heartbeat is [`SiteChange::Renewed`]. A lease watch that
-    /// fails (leases not installed, not readable) ends nothing: heartbeats
-    /// are then the status's alone.
     pub fn site_changes(
         &self,
         selector: Option<&str>,
     ) -> impl Stream<Item = Result<SiteChange, Error>> + Send + 'static {
-        use std::collections::HashMap;
-        enum From {
-            Site(Box<Result<watcher::Event<FederatedCluster>, Error>>),
-            Lease(Result<watcher::Event<(String, Renewal)>, watcher::Error>),
-        }
         let mut config = watcher::Config::default();
         if let Some(selector) = selector {
             config = config.labels(selector);
         }
         let server = self.server().to_owned();
         let mut initial: Vec<FederatedCluster> = Vec::new();
-        let mut renewals: HashMap<String, Renewal> = HashMap::new();
         // Listed as the hub lists them: streamed, else paged.
-        let sites = super::site_status::watch_sites_listing::<LeanSite, _>(
-            &self.sites(),
-            config,
-            |_, _| {},
-        )
-        .map_err(move |e| watch_error(&server, e));
-        let leases = super::site_lease::watch_site_leases(self.client.clone());
-        let sites = sites.map(|next| From::Site(Box::new(next)));
-        futures::stream::select(sites, leases.map(From::Lease)).filter_map(move |next| {
-            let fold = |renewals: &HashMap<String, Renewal>, site: &mut FederatedCluster| {
-                if let Some(r) = renewals.get(site.site_name()) {
-                    site.with_lease(*r);
-                }
-            };
-            let change = match next {
-                From::Site(next) => match *next {
-                    Err(e) => Some(Err(e)),
-                    Ok(event) => match event {
-                        watcher::Event::Init => {
-                            initial.clear();
-                            None
-                        }
-                        watcher::Event::InitApply(mut site) => {
-                            fold(&renewals, &mut site);
-                            initial.push(site);
-                            None
-                        }
-                        watcher::Event::InitDone => {
-                            Some(Ok(SiteChange::Listed(std::mem::take(&mut initial))))
-                        }
-                        watcher::Event::Apply(mut site) => {
-                            fold(&renewals, &mut site);
-                            Some(Ok(SiteChange::Applied(Box::new(site))))
-                        }
-                        watcher::Event::Delete(site) => {
-                            Some(Ok(SiteChange::Deleted(site.site_name().to_owned())))
-                        }
-                    },
-                },
-                From::Lease(Ok(
-                    watcher::Event::Apply((name, r)) | watcher::Event::InitApply((name, r)),
-                )) => {
-                    let moved = renewals.insert(name.clone(), r) != Some(r);
-                    if moved {
-                        Some(Ok(SiteChange::Renewed(name, r)))
-                    } else {
+        super::site_status::watch_sites_listing::<LeanSite, _>(&self.sites(), config, |_, _| {})
+            .map_err(move |e| watch_error(&server, e))
+            .try_filter_map(move |event| {
+                let change = match event {
+                    watcher::Event::Init => {
+                        initial.clear();
                         None
                     }
-                }
-                From::Lease(Ok(watcher::Event::Delete((name, _)))) => {
-                    renewals.remove(&name);
-                    None
-                }
-                From::Lease(Ok(watcher::Event::Init | watcher::Event::InitDone)) => None,
-                From::Lease(Err(e)) => {
-                    tracing::debug!(error = %e, "site lease watch");
-                    None
-                }
-            };
-            futures::future::ready(change)
-        })
+                    watcher::Event::InitApply(site) => {
+                        initial.push(site);
+                        None
+                    }
+                    watcher::Event::InitDone => {
+                        Some(SiteChange::Listed(std::mem::take(&mut initial)))
+                    }
+                    watcher::Event::Apply(site) => Some(SiteChange::Applied(Box::new(site))),
+                    watcher::Event::Delete(site) => {
+                        Some(SiteChange::Deleted(site.site_name().to_owned()))
+                    }
+                };
+                futures::future::ready(Ok(change))
+            })
     }
 
     /// Deletes a site's FederatedCluster; Ok(None) if it was not there.
@@ -688,9 +648,6 @@ pub enum SiteChange {
     Applied(Box<FederatedCluster>),
     /// The site of this name was deleted.
     Deleted(String),
-    /// The lease of the site of this name was renewed (fold it into the
-    /// site with [`FederatedCluster::with_lease`]).
-    Renewed(String, Renewal),
 }
 
 /// A list request under way on the runtime (so it progresses while the
