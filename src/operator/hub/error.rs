@@ -24,7 +24,7 @@ pub enum HubError {
 
 impl HubError {
     /// The `reason` label of `fleet_hub_reconcile_errors_total`
-    /// (one of [`super::metrics::HUB_ERROR_REASONS`]).
+    /// (one of [`crate::operator::metrics::HUB_ERROR_REASONS`]).
     pub fn reason(&self) -> &'static str {
         match self {
             HubError::Reread { .. } => "reread",
