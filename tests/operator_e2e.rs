@@ -307,15 +307,7 @@ async fn a_skewed_live_site_stays_connected_is_flagged_and_shows_its_hub_clock_a
     // transition as a condition transition).
     // The heartbeat as the hub reads it: the later of the status's and the
     // lease's renewal (a steady edge renews its lease, not its status).
-    let heartbeat = || async {
-        let mut site = f.api.get("site-d").await.unwrap();
-        let leases =
-            Api::<kubectl_fleet::api::FederatedClusterLease>::all(f.api.clone().into_client());
-        if let Some(lease) = leases.get_opt("site-d").await.unwrap() {
-            site.with_lease(kubectl_fleet::api::Renewal::from(&lease));
-        }
-        site.status.unwrap().last_heartbeat_time.unwrap().0
-    };
+    let heartbeat = || async { support::heartbeat_of(&f.api, "site-d").await.unwrap() };
     let before = f.api.get("site-d").await.unwrap().status.unwrap();
     let beat = heartbeat().await;
     wait_until(Duration::from_secs(10), "three more heartbeats", || async {

@@ -530,18 +530,6 @@ async fn site_status_of(api: &Api<FederatedCluster>, site: &str) -> Option<Feder
     api.get_opt(site).await.unwrap().and_then(|s| s.status)
 }
 
-/// A site's heartbeat as the hub reads it: the later of its status's and
-/// its lease's renewal (a steady edge renews its lease, and a restarted
-/// one that has nothing new to report too).
-async fn heartbeat_of(api: &Api<FederatedCluster>, site: &str) -> Option<Timestamp> {
-    let mut fc = api.get_opt(site).await.unwrap()?;
-    let leases = Api::<kubectl_fleet::api::FederatedClusterLease>::all(api.clone().into_client());
-    if let Some(lease) = leases.get_opt(site).await.unwrap() {
-        fc.with_lease(kubectl_fleet::api::Renewal::from(&lease));
-    }
-    fc.status?.last_heartbeat_time.map(|t| t.0)
-}
-
 /// A phase change a watch saw: seconds into the run, site, new phase.
 type Transition = (f64, String, Option<Phase>);
 

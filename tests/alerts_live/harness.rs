@@ -444,14 +444,11 @@ pub(super) fn timing(what: &str, measured: f64, low: Duration, high: Duration) {
 }
 
 /// The hub-clock time of a site's last heartbeat (Push: the edge's, whose
-/// clock is the test's; Pull: the hub's last successful probe).
+/// clock is the test's, from its lease or its status as the hub reads it;
+/// Pull: the hub's last successful probe).
 pub(super) async fn last_heartbeat(api: &Api<FederatedCluster>, site: &str) -> Timestamp {
-    api.get(site)
+    crate::support::heartbeat_of(api, site)
         .await
-        .unwrap()
-        .status
-        .and_then(|s| s.last_heartbeat_time)
-        .map(|t| t.0)
         .unwrap_or_else(|| panic!("{site} has no heartbeat"))
 }
 

@@ -77,6 +77,19 @@ pub async fn ensure_namespace(client: &kube::Client, name: &str) {
     }
 }
 
+/// A site's heartbeat as the hub reads it: the later of its status's
+/// `lastHeartbeatTime` and its lease's renewal (a steady edge renews its
+/// lease, not its status; `FederatedCluster::with_lease`). None when the
+/// site is gone or never heard from.
+pub async fn heartbeat_of(api: &Api<FederatedCluster>, site: &str) -> Option<jiff::Timestamp> {
+    let mut fc = api.get_opt(site).await.unwrap()?;
+    let leases = Api::<kubectl_fleet::api::FederatedClusterLease>::all(api.clone().into_client());
+    if let Some(lease) = leases.get_opt(site).await.unwrap() {
+        fc.with_lease(kubectl_fleet::api::Renewal::from(&lease));
+    }
+    fc.status?.last_heartbeat_time.map(|t| t.0)
+}
+
 /// A heartbeat as an edge before the site lease sends it: its time (now)
 /// in the site's status, one merge patch.
 pub async fn status_heartbeat(api: &Api<FederatedCluster>, site: &str) {
