@@ -35,6 +35,15 @@ def private_file(path, data):
         f.write(data)
 
 
+def signal_obj(kind, severity, namespace, wkind, wname, message, first, last, count):
+    s = {"type": kind, "severity": severity, "namespace": namespace,
+         "workload": {"kind": wkind, "name": wname},
+         "firstSeen": rfc3339(first), "lastSeen": rfc3339(last), "count": count}
+    if message:
+        s["message"] = message
+    return s
+
+
 def bounded(prog, time_limit, stop):
     """Ends the run after `time_limit` seconds (raising TimeLimit) or at
     SIGINT, SIGTERM or SIGHUP (raising SystemExit), first setting the

@@ -65,7 +65,7 @@ import time
 import urllib.request
 from pathlib import Path
 from urllib.parse import urlparse
-from benchlib import TimeLimit, bounded, kubeconfig_field, log, rfc3339, unbounded
+from benchlib import TimeLimit, bounded, kubeconfig_field, log, rfc3339, signal_obj, unbounded
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUP = "federation.kubectl-fleet.dev"
@@ -302,15 +302,6 @@ def site_spec(name, i):
             "capabilities": ["monitoring"], "heartbeatIntervalSeconds": 30, "maxConcurrentRemediations": 3,
         },
     }
-
-
-def signal_obj(kind, severity, namespace, wkind, wname, message, first, last, count):
-    s = {"type": kind, "severity": severity, "namespace": namespace,
-         "workload": {"kind": wkind, "name": wname},
-         "firstSeen": rfc3339(first), "lastSeen": rfc3339(last), "count": count}
-    if message:
-        s["message"] = message
-    return s
 
 
 def base_signals(i, now):

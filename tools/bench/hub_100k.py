@@ -87,7 +87,7 @@ import threading
 import time
 from pathlib import Path
 from urllib.parse import urlparse
-from benchlib import TimeLimit, bounded, kubeconfig_field, private_file, rfc3339, unbounded
+from benchlib import TimeLimit, bounded, kubeconfig_field, private_file, rfc3339, signal_obj, unbounded
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUP = "federation.kubectl-fleet.dev"
@@ -289,15 +289,6 @@ def site_apply(name, i, interval):
             "maxConcurrentRemediations": 3,
         },
     }
-
-
-def signal_obj(kind, severity, namespace, wkind, wname, message, first, last, count):
-    s = {"type": kind, "severity": severity, "namespace": namespace,
-         "workload": {"kind": wkind, "name": wname},
-         "firstSeen": rfc3339(first), "lastSeen": rfc3339(last), "count": count}
-    if message:
-        s["message"] = message
-    return s
 
 
 def edge_report(i, now):
