@@ -40,6 +40,7 @@ mod hub_leases;
 mod hub_ops;
 mod hub_streaming_list;
 mod hub_truth;
+mod hub_write_rate;
 mod incident_factors;
 mod incident_trust;
 mod kustomize_bases;

@@ -28,7 +28,7 @@ use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::Api;
 use kube::runtime::reflector::Store;
-use tokio::sync::{Notify, watch};
+use tokio::sync::watch;
 
 use crate::api::{
     FederatedCluster, FederationStatus, FederationStatusStatus, GroupedOutage, HubLiveness,
@@ -251,13 +251,13 @@ pub async fn sync_once<S: std::borrow::Borrow<FederatedCluster> + Sync>(
 /// shutdown.
 pub async fn run(
     api: Api<FederationStatus>,
+    hub: Arc<super::hub::Hub>,
     store: Store<FederatedCluster>,
-    changed: std::sync::Arc<Notify>,
-    leading: watch::Receiver<bool>,
     view: Arc<FleetView>,
     cfg: FederationConfig,
     mut shutdown: watch::Receiver<bool>,
 ) {
+    let (changed, leading) = (hub.summary_changes(), hub.leading());
     view.attach(store.clone());
     // The first signal comes once the site watch has listed the sites, so
     // the cache is complete; with no sites at all nothing is ever written.
@@ -268,9 +268,14 @@ pub async fn run(
     view.listed
         .store(true, std::sync::atomic::Ordering::Release);
     loop {
-        // The cached objects themselves, shared: a deep copy of every site
-        // at each recomputation was most of a large hub's steady CPU.
-        let sites: Vec<Arc<FederatedCluster>> = store.state();
+        // The cached objects themselves, shared (a deep copy of every site
+        // at each recomputation was most of a large hub's steady CPU), as
+        // the leader judges them now: a transition not written yet stands
+        // in (`Hub::judged_sites`), so the summary does not wait for the
+        // write rate.
+        let judged = hub.judged_sites(store.state(), hub.now());
+        let sites = judged.sites;
+        view.hold_unwritten(judged.unwritten);
         if !*leading.borrow() {
             let held = view.summary();
             let next = next_summary(

@@ -75,10 +75,13 @@ use super::renewals::with_leases;
 use super::view::{FleetView, only_heartbeat_moved};
 use crate::render::safe::Untrusted;
 
+mod budget;
 mod error;
+mod judged;
 #[cfg(test)]
 mod tests;
 
+pub use budget::DEFAULT_STATUS_WRITE_QPS;
 pub use error::HubError;
 
 /// Reconciles running at once. Most are judgements in memory that end
@@ -107,6 +110,8 @@ pub struct HubConfig {
     /// This replica's identity (its Lease holder identity), recorded as
     /// the leader in the FederationStatus liveness record.
     pub identity: String,
+    /// Status writes a second at most (`--status-write-qps`).
+    pub status_write_qps: u32,
 }
 
 impl Default for HubConfig {
@@ -115,6 +120,7 @@ impl Default for HubConfig {
             credential_warning: DEFAULT_CREDENTIAL_WARNING,
             interval_scale: 1.0,
             identity: "fleet-operator".to_owned(),
+            status_write_qps: DEFAULT_STATUS_WRITE_QPS,
         }
     }
 }
@@ -153,7 +159,9 @@ pub struct Hub {
     ledger: Mutex<HashMap<String, Known>>,
     /// The sites whose judgement was due to be written at the last
     /// liveness check (see [`Hub::judged_every_site`]).
-    unwritten: Mutex<HashSet<String>>,
+    unwritten: Mutex<judged::Unwritten>,
+    /// The pace of status writes (`--status-write-qps`).
+    writes: budget::WriteBudget,
     /// The site watch has listed the sites at least once.
     listed: std::sync::atomic::AtomicBool,
     /// The member identity each site's reports name (`MemberChanged`),
@@ -224,6 +232,7 @@ impl Hub {
         let metrics = Arc::new(Metrics::default());
         let leads_now = *leading.borrow();
         metrics.set_leader(leads_now);
+        let writes = budget::WriteBudget::new(cfg.status_write_qps);
         Self {
             api,
             cfg,
@@ -232,7 +241,8 @@ impl Hub {
             leading,
             ledger: Mutex::new(HashMap::new()),
             members: Mutex::new(HashMap::new()),
-            unwritten: Mutex::new(HashSet::new()),
+            unwritten: Default::default(),
+            writes,
             listed: Default::default(),
             seen_signals: Mutex::new(HashMap::new()),
             seen_dark: Mutex::new(HashMap::new()),
@@ -694,7 +704,7 @@ impl Hub {
         self.unwritten
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .remove(site);
+            .forget(site);
         self.metrics.forget_site(site);
     }
 
@@ -740,51 +750,6 @@ impl Hub {
             schedule: schedule.as_ref(),
         };
         hub_status::judge(site, sighting, &bearings, now)
-    }
-
-    /// Whether this replica, at `now`, has judged every site of `sites`
-    /// (its complete cache): it leads, its site watch has listed the sites
-    /// and is up (not blind), and no site has a judgement that was due to
-    /// be written at the previous check and still is. Each site is judged
-    /// again here, in memory, from what the hub observed (nothing is
-    /// folded or counted); a transition found due is given until the next
-    /// check to be written, since the controller writes it within
-    /// milliseconds unless the writes fail. This is what the leader's
-    /// `lastJudgementTime` vouches for (docs/operations.md#is-a-hub-judging).
-    pub fn judged_every_site(&self, sites: &[Arc<FederatedCluster>], now: Timestamp) -> bool {
-        if !self.is_leader()
-            || self.watch_down()
-            || !self.listed.load(std::sync::atomic::Ordering::Acquire)
-        {
-            return false;
-        }
-        let mut due_now: HashSet<String> = HashSet::new();
-        {
-            let ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());
-            for site in sites {
-                let known = ledger.get(site.site_name()).copied();
-                let sighting = Sighting::of_site(
-                    known.as_ref().map(|k| &k.sighting),
-                    site,
-                    self.effective_interval(site),
-                    now,
-                );
-                let remembered = known.and_then(|k| k.verified);
-                if self.judge_sighting(site, sighting, remembered, now).changed {
-                    due_now.insert(site.site_name().to_owned());
-                }
-            }
-        }
-        let mut unwritten = self.unwritten.lock().unwrap_or_else(|p| p.into_inner());
-        let stuck = due_now.intersection(&unwritten).count();
-        *unwritten = due_now;
-        if stuck > 0 {
-            tracing::warn!(
-                sites = stuck,
-                "some sites' judgements have not been written since the last check: not recording a full judgement"
-            );
-        }
-        stuck == 0
     }
 
     /// Whether a watch event for `site` needs a reconcile. Every event is
@@ -910,6 +875,8 @@ impl Hub {
         let mut current: Cow<'_, FederatedCluster> = Cow::Borrowed(site);
         // Whether `current` was read from the API server in this reconcile.
         let mut fresh = false;
+        // Whether this reconcile has its place in the write rate.
+        let mut paced = false;
         let mut conflicts = 0;
         loop {
             let j = self.judge(&current, (self.clock)());
@@ -959,6 +926,24 @@ impl Hub {
                             restored: false,
                         });
                     }
+                }
+            }
+            if !paced {
+                // The summary holds this judgement as soon as it is told
+                // (`Hub::judged_sites`); the object follows at the write
+                // rate, one place per reconcile (a 409's retry keeps it).
+                // The wait may be long: the site is judged again from what
+                // the cache holds now, so the write does not meet a 409
+                // for every report made meanwhile.
+                self.changed.notify_one();
+                self.writes.take().await;
+                paced = true;
+                if !fresh
+                    && let Some(now) = self.view.cached(&name)
+                    && now.metadata.resource_version != current.metadata.resource_version
+                {
+                    current = Cow::Owned(FederatedCluster::clone(&now));
+                    continue;
                 }
             }
             let from = current.phase();

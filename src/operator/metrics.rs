@@ -68,6 +68,7 @@ pub const HUB_METRIC_NAMES: &[&str] = &[
     "fleet_hub_status_conflicts_total",
     "fleet_hub_watch_event_lag_seconds",
     "fleet_hub_leader",
+    "fleet_hub_status_writes_pending",
     "federation_cluster_credential_expiration_timestamp_seconds",
     "federation_cluster_credential_renewal_timestamp_seconds",
     "fleet_hub_status_restored_total",
@@ -292,6 +293,7 @@ pub struct Metrics {
     conflicts: Counter,
     event_lag: Histogram,
     leader: Gauge,
+    writes_pending: Gauge,
     credential_expiration: Family<ClusterLabels, Gauge>,
     credential_renewal: Family<ClusterLabels, Gauge>,
     restored: Family<ClusterLabels, Counter>,
@@ -349,6 +351,7 @@ impl Metrics {
             conflicts: Counter::default(),
             event_lag: lag_histogram(),
             leader: Gauge::default(),
+            writes_pending: Gauge::default(),
             credential_expiration: Family::default(),
             credential_renewal: Family::default(),
             restored: Family::default(),
@@ -481,6 +484,11 @@ impl Metrics {
                     "fleet_hub_leader",
                     "1 while this hub replica leads, 0 while standby",
                     m.leader.clone(),
+                );
+                r.register(
+                    "fleet_hub_status_writes_pending",
+                    "Sites whose judged transition the leader has not written yet (queued behind --status-write-qps, or failing), at its last liveness check; the fleet summary and gauges hold these judgements already. 0 on a standby",
+                    m.writes_pending.clone(),
                 );
                 r.register(
                     "fleet_hub_bucket_backfills",
@@ -890,6 +898,13 @@ impl Metrics {
     /// The hub judged a heartbeat `seconds` old.
     pub fn event_lag(&self, seconds: f64) {
         self.event_lag.observe(seconds.max(0.0));
+    }
+
+    /// Sites whose judged transition is not written yet
+    /// (`fleet_hub_status_writes_pending`).
+    pub fn set_writes_pending(&self, sites: usize) {
+        self.writes_pending
+            .set(i64::try_from(sites).unwrap_or(i64::MAX));
     }
 
     /// This replica leads (or not).

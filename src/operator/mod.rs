@@ -229,6 +229,12 @@ pub struct Args {
     #[arg(long, default_value = "10m", value_parser = parse_duration)]
     pub outage_window: Duration,
 
+    /// Hub: site status writes a second at most (bursts of one second's
+    /// worth). A fleet-wide transition is written at this pace; the fleet
+    /// summary, gauges and REST API hold the hub's judgement at once.
+    #[arg(long, default_value_t = hub::DEFAULT_STATUS_WRITE_QPS, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub status_write_qps: u32,
+
     /// Edge: the site this edge reports for.
     #[arg(long, required_if_eq("federation_role", "edge"), value_parser = parse_site)]
     pub site: Option<String>,
@@ -567,6 +573,7 @@ async fn run_hub(
                 credential_warning: args.credential_warning,
                 interval_scale: args.interval_scale,
                 identity,
+                status_write_qps: args.status_write_qps,
             },
             lead_rx,
         )
@@ -609,9 +616,8 @@ async fn run_hub(
     ));
     let summary = tokio::spawn(federation::run(
         statuses.clone(),
+        hub.clone(),
         cache.clone(),
-        hub.summary_changes(),
-        hub.leading(),
         hub.view.clone(),
         federation_cfg,
         shutdown.clone(),

@@ -4,6 +4,7 @@
 //! ([`super::federation`]) publishes into it, the REST API and `/metrics`
 //! read it. A leaf below all three, so none of them reaches into another.
 
+use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
 
 use jiff::Timestamp;
@@ -49,6 +50,9 @@ pub fn only_heartbeat_moved(old: &FederatedCluster, new: &mut FederatedCluster) 
 #[derive(Debug, Default)]
 pub struct FleetView {
     store: OnceLock<Store<FederatedCluster>>,
+    /// The sites whose judged transition the leader has not written yet,
+    /// as it is about to write them, by name (from the last summary).
+    unwritten: RwLock<Arc<HashMap<String, Arc<FederatedCluster>>>>,
     /// Set at the first reconcile: the store then holds a complete list.
     pub(super) listed: std::sync::atomic::AtomicBool,
     /// The full summary, shared: readers (each REST request, the next
@@ -128,7 +132,10 @@ impl FleetView {
     }
 
     /// [`FleetView::sites`] without copying them: the cached objects
-    /// themselves, shared.
+    /// themselves, shared; a site whose judged transition the leader has
+    /// not written yet as it is about to write it (the same version of the
+    /// object, judged: [`FleetView::hold_unwritten`]), as the summary
+    /// counts it.
     pub fn shared_sites(
         &self,
         keep: impl Fn(&FederatedCluster) -> bool,
@@ -137,7 +144,39 @@ impl FleetView {
         if store.is_empty() && !self.listed.load(std::sync::atomic::Ordering::Acquire) {
             return None;
         }
-        Some(store.state_filter(|s| keep(s)))
+        let unwritten = self
+            .unwritten
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if unwritten.is_empty() {
+            return Some(store.state_filter(|s| keep(s)));
+        }
+        let judged = |site: Arc<FederatedCluster>| match unwritten.get(site.site_name()) {
+            Some(j) if j.metadata.resource_version == site.metadata.resource_version => j.clone(),
+            _ => site,
+        };
+        Some(
+            store
+                .state()
+                .into_iter()
+                .map(judged)
+                .filter(|s| keep(s))
+                .collect(),
+        )
+    }
+
+    /// The cached site `name`, as the controller's store holds it now.
+    pub(super) fn cached(&self, name: &str) -> Option<Arc<FederatedCluster>> {
+        self.store
+            .get()?
+            .get(&kube::runtime::reflector::ObjectRef::new(name))
+    }
+
+    /// Holds the sites whose judged transition the leader has not written
+    /// yet ([`super::hub::Hub::judged_sites`]) until the next summary.
+    pub(super) fn hold_unwritten(&self, sites: HashMap<String, Arc<FederatedCluster>>) {
+        *self.unwritten.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(sites);
     }
 
     /// The latest full fleet summary: every incident with all its sites

@@ -1,0 +1,154 @@
+//! The hub's judgement of the whole fleet in memory, apart from its
+//! writes: what the summary, the fleet gauges and the REST API hold at
+//! once ([`Hub::judged_sites`]), and what the liveness record vouches for
+//! ([`Hub::judged_every_site`]). Status writes follow at the rate
+//! `--status-write-qps` allows ([`super::budget`]), so a fleet-wide
+//! transition is told at once and written over minutes, not the other way
+//! round (docs/architecture.md#status-writes).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use jiff::Timestamp;
+
+use crate::api::FederatedCluster;
+use crate::fleet::hub_status::{HubStatus, Sighting};
+
+use super::Hub;
+
+/// The sites whose judgement was due to be written at the last liveness
+/// check, and the hub's status writes by then.
+#[derive(Debug, Default)]
+pub(super) struct Unwritten {
+    due: HashSet<String>,
+    writes: u64,
+}
+
+/// The fleet as the leader judges it ([`Hub::judged_sites`]).
+pub(in crate::operator) struct JudgedSites {
+    /// Every site: the cached object, or the one the hub is about to write.
+    pub sites: Vec<Arc<FederatedCluster>>,
+    /// The sites standing in for a transition not written yet, by name.
+    pub unwritten: HashMap<String, Arc<FederatedCluster>>,
+}
+
+impl Unwritten {
+    /// A deleted site is no longer due.
+    pub(super) fn forget(&mut self, site: &str) {
+        self.due.remove(site);
+    }
+}
+
+impl Hub {
+    /// `site` judged again in memory from what the hub observed, at `now`:
+    /// nothing folded, counted or remembered.
+    fn judged_in_memory<'a>(&self, site: &'a FederatedCluster, now: Timestamp) -> HubStatus<'a> {
+        let known = self
+            .ledger
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(site.site_name())
+            .copied();
+        let sighting = Sighting::of_site(
+            known.as_ref().map(|k| &k.sighting),
+            site,
+            self.effective_interval(site),
+            now,
+        );
+        self.judge_sighting(site, sighting, known.and_then(|k| k.verified), now)
+    }
+
+    /// Whether the fleet is judged in memory now: this replica leads and
+    /// sees (its site watch has listed the sites and is up).
+    fn judges_in_memory(&self) -> bool {
+        self.is_leader()
+            && !self.watch_down()
+            && self.listed.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// `sites` (the complete cache) as this replica judges them at `now`:
+    /// each site whose judgement is a transition not written yet (queued
+    /// behind the write rate, or in flight) stands in with the status the
+    /// hub is about to write, so the fleet summary, the gauges and the REST
+    /// API say at once what the hub judged. As the cache holds them while
+    /// this replica does not judge (standby, blind, not listed yet): a
+    /// blind hub's judgement would count its blind time against every site.
+    pub(in crate::operator) fn judged_sites(
+        &self,
+        sites: Vec<Arc<FederatedCluster>>,
+        now: Timestamp,
+    ) -> JudgedSites {
+        let mut unwritten = HashMap::new();
+        if !self.judges_in_memory() {
+            return JudgedSites { sites, unwritten };
+        }
+        let sites = sites
+            .into_iter()
+            .map(
+                |site| match self.judged_in_memory(&site, now).transition(&site) {
+                    None => site,
+                    Some(status) => {
+                        let judged = Arc::new(FederatedCluster {
+                            metadata: site.metadata.clone(),
+                            spec: site.spec.clone(),
+                            status: Some(status),
+                        });
+                        unwritten.insert(site.site_name().to_owned(), judged.clone());
+                        judged
+                    }
+                },
+            )
+            .collect();
+        JudgedSites { sites, unwritten }
+    }
+
+    /// Whether this replica, at `now`, has judged every site of `sites`
+    /// (its complete cache): it leads, its site watch has listed the sites
+    /// and is up (not blind), and its writes are not stuck. Each site is
+    /// judged again here, in memory, from what the hub observed (nothing
+    /// is folded or counted); what the summary says comes from the same
+    /// judgement ([`Hub::judged_sites`]). Writes are stuck when a site's
+    /// transition was due at the previous check and still is, unless the
+    /// hub wrote since, fewer statuses than were due then: it is working
+    /// through a backlog at its write rate (a fleet-wide transition), not
+    /// failing. A transition found due is given until the next check to be
+    /// written, since the controller writes it within milliseconds unless
+    /// the writes fail or queue. This is what the leader's
+    /// `lastJudgementTime` vouches for (docs/operations.md#is-a-hub-judging).
+    /// Exports the transitions not written yet
+    /// (`fleet_hub_status_writes_pending`).
+    pub fn judged_every_site(&self, sites: &[Arc<FederatedCluster>], now: Timestamp) -> bool {
+        if !self.judges_in_memory() {
+            self.metrics.set_writes_pending(0);
+            return false;
+        }
+        let due: HashSet<String> = sites
+            .iter()
+            .filter(|site| self.judged_in_memory(site, now).changed)
+            .map(|site| site.site_name().to_owned())
+            .collect();
+        self.metrics.set_writes_pending(due.len());
+        let writes = self.metrics.snapshot().1;
+        let mut unwritten = self.unwritten.lock().unwrap_or_else(|p| p.into_inner());
+        let stuck = due.intersection(&unwritten.due).count();
+        let wrote = writes.saturating_sub(unwritten.writes);
+        let working_through =
+            wrote > 0 && usize::try_from(wrote).is_ok_and(|w| w < unwritten.due.len());
+        *unwritten = Unwritten { due, writes };
+        if stuck > 0 && working_through {
+            tracing::info!(
+                pending = unwritten.due.len(),
+                written = wrote,
+                "writing a backlog of sites' judgements at the status write rate; the summary holds them already"
+            );
+            return true;
+        }
+        if stuck > 0 {
+            tracing::warn!(
+                sites = stuck,
+                "some sites' judgements have not been written since the last check: not recording a full judgement"
+            );
+        }
+        stuck == 0
+    }
+}
