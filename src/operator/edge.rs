@@ -12,7 +12,9 @@
 //! with nothing but the heartbeat is no status write: the edge renews its
 //! site's `FederatedClusterLease` instead, so the status is written only
 //! when what the edge reports changes; a site without a lease (or a right
-//! to it) is reported through its status as before (`lease`). Errors back off with
+//! to it) is reported through its status as before (`lease`). Reports
+//! follow each other one interval apart, less up to 5 % at random
+//! ([`next_report_in`]), so edges started together drift apart. Errors back off with
 //! jitter (never beyond one interval, so recovery is quick) and log one line
 //! naming the cause and what to do — once per transient cause (hub
 //! unreachable, hub errors), the retries at debug level, then one line when
@@ -898,6 +900,18 @@ pub fn backoff(failures: u32, cap: Duration) -> Duration {
     super::clock::jitter(base.mul_f64(0.8), base.mul_f64(0.4))
 }
 
+/// The wait before the next report after one the hub accepted, `elapsed`
+/// into an interval of `interval`: the rest of the interval, less up to
+/// 5 % of it at random (never later than the interval, so the hub's
+/// thresholds are unaffected). Edges started together (a power cut ends
+/// at every store at once) drift apart this way, as kubelets' node lease
+/// renewals do, instead of reaching the hub in one burst every interval.
+pub fn next_report_in(interval: Duration, elapsed: Duration) -> Duration {
+    let rest = interval.saturating_sub(elapsed);
+    let spread = rest.min(interval / 20);
+    super::clock::jitter(rest - spread, spread)
+}
+
 /// Runs the edge until `shutdown` turns true. `ready` is true while the
 /// edge is reporting: after a report the hub accepted, until one fails.
 pub async fn run(
@@ -933,7 +947,7 @@ pub async fn run(
                 }
                 failures = 0;
                 logged = None;
-                last_interval.saturating_sub(started.elapsed())
+                next_report_in(last_interval, started.elapsed())
             }
             (None, Some(e)) => {
                 failures = failures.saturating_add(1);
@@ -983,4 +997,30 @@ pub async fn run(
         bytes = edge.stats.bytes_sent,
         "edge stopped"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The next report comes within the last 5 % of the interval, never
+    /// after it, and edges do not all pick the same moment.
+    #[test]
+    fn reports_are_spread_over_the_last_twentieth_of_the_interval() {
+        let interval = Duration::from_secs(30);
+        let waits: Vec<Duration> = (0..200)
+            .map(|_| next_report_in(interval, Duration::from_millis(200)))
+            .collect();
+        let rest = Duration::from_millis(29_800);
+        assert!(
+            waits
+                .iter()
+                .all(|w| *w <= rest && *w >= rest - Duration::from_millis(1_500)),
+            "{waits:?}"
+        );
+        let distinct: std::collections::BTreeSet<_> = waits.iter().collect();
+        assert!(distinct.len() > 50, "not spread: {distinct:?}");
+        // A report that took the whole interval is followed at once.
+        assert_eq!(next_report_in(interval, interval * 2), Duration::ZERO);
+    }
 }
