@@ -284,6 +284,16 @@ fn bulk_rotate_and_unregister_by_selector_ask_first(lane) {
     let line = refused.one_line_error();
     assert!(line.contains("refusing to unregister 10 sites"), "{line}");
     assert_eq!(writes(&hub), Vec::<String>::new());
+    // Picking sites by label reads no heartbeats: no lease list.
+    let leases: Vec<String> = hub
+        .sandbox
+        .controls()
+        .request_log()
+        .into_iter()
+        .filter(|r| r.path.contains("federatedclusterleases"))
+        .map(|r| format!("{} {}", r.verb, r.path))
+        .collect();
+    assert_eq!(leases, Vec::<String>::new());
 
     // rotate -l --revoke: every matching site, new files; old tokens rejected.
     let old = std::fs::read_to_string(hub.dir.path().join("creds/store-01.kubeconfig")).unwrap();

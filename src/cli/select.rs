@@ -64,7 +64,7 @@ impl Selection {
     pub async fn sites(&self, hub: &Cluster, verb: &str) -> Result<Vec<FederatedCluster>, Error> {
         let selector = self.label_selector();
         let sites: Vec<FederatedCluster> = hub
-            .list_sites(selector.as_deref())
+            .select_sites(selector.as_deref())
             .await?
             .into_iter()
             .filter(|s| s.metadata.deletion_timestamp.is_none())
