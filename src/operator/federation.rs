@@ -273,7 +273,7 @@ pub async fn run(
         // the leader judges them now: a transition not written yet stands
         // in (`Hub::judged_sites`), so the summary does not wait for the
         // write rate.
-        let judged = hub.judged_sites(store.state(), hub.now());
+        let judged = hub.judged_sites(store.state(), &view.unwritten(), hub.now());
         let sites = judged.sites;
         view.hold_unwritten(judged.unwritten);
         if !*leading.borrow() {

@@ -144,11 +144,7 @@ impl FleetView {
         if store.is_empty() && !self.listed.load(std::sync::atomic::Ordering::Acquire) {
             return None;
         }
-        let unwritten = self
-            .unwritten
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let unwritten = self.unwritten();
         if unwritten.is_empty() {
             return Some(store.state_filter(|s| keep(s)));
         }
@@ -171,6 +167,14 @@ impl FleetView {
         self.store
             .get()?
             .get(&kube::runtime::reflector::ObjectRef::new(name))
+    }
+
+    /// The sites [`FleetView::hold_unwritten`] holds.
+    pub(super) fn unwritten(&self) -> Arc<HashMap<String, Arc<FederatedCluster>>> {
+        self.unwritten
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Holds the sites whose judged transition the leader has not written

@@ -70,12 +70,16 @@ impl Hub {
     /// each site whose judgement is a transition not written yet (queued
     /// behind the write rate, or in flight) stands in with the status the
     /// hub is about to write, so the fleet summary, the gauges and the REST
-    /// API say at once what the hub judged. As the cache holds them while
-    /// this replica does not judge (standby, blind, not listed yet): a
-    /// blind hub's judgement would count its blind time against every site.
+    /// API say at once what the hub judged. Such a stand-in from the last
+    /// summary (`held`) is taken again while it is the same judgement of
+    /// the same version of the site: a backlog is copied once, not at
+    /// every summary. As the cache holds them while this replica does not
+    /// judge (standby, blind, not listed yet): a blind hub's judgement
+    /// would count its blind time against every site.
     pub(in crate::operator) fn judged_sites(
         &self,
         sites: Vec<Arc<FederatedCluster>>,
+        held: &HashMap<String, Arc<FederatedCluster>>,
         now: Timestamp,
     ) -> JudgedSites {
         let mut unwritten = HashMap::new();
@@ -84,20 +88,32 @@ impl Hub {
         }
         let sites = sites
             .into_iter()
-            .map(
-                |site| match self.judged_in_memory(&site, now).transition(&site) {
-                    None => site,
-                    Some(status) => {
-                        let judged = Arc::new(FederatedCluster {
+            .map(|site| {
+                let j = self.judged_in_memory(&site, now);
+                if !j.changed {
+                    return site;
+                }
+                let judged = match held.get(site.site_name()) {
+                    Some(before)
+                        if before.metadata.resource_version == site.metadata.resource_version
+                            && before.status.as_ref().is_some_and(|s| j.is_in(s)) =>
+                    {
+                        before.clone()
+                    }
+                    _ => {
+                        let Some(status) = j.transition(&site) else {
+                            return site;
+                        };
+                        Arc::new(FederatedCluster {
                             metadata: site.metadata.clone(),
                             spec: site.spec.clone(),
                             status: Some(status),
-                        });
-                        unwritten.insert(site.site_name().to_owned(), judged.clone());
-                        judged
+                        })
                     }
-                },
-            )
+                };
+                unwritten.insert(site.site_name().to_owned(), judged.clone());
+                judged
+            })
             .collect();
         JudgedSites { sites, unwritten }
     }

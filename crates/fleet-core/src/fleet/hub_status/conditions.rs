@@ -324,6 +324,15 @@ impl HubStatus<'_> {
         status.clock_offset_seconds = self.clock_offset_seconds;
     }
 
+    /// Whether `status` holds this decision already (the keys
+    /// [`HubStatus::transition`] would write, as they would be written).
+    pub fn is_in(&self, status: &FederatedClusterStatus) -> bool {
+        status.phase == Some(self.phase)
+            && status.phase_transition_time == self.phase_transition_time
+            && status.conditions.as_deref() == Some(&*self.conditions)
+            && status.clock_offset_seconds == self.clock_offset_seconds
+    }
+
     /// The full status to write when this is a transition, else None.
     pub fn transition(&self, site: &FederatedCluster) -> Option<FederatedClusterStatus> {
         self.changed.then(|| {

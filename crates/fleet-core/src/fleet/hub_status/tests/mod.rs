@@ -293,6 +293,23 @@ fn the_effective_interval_sets_the_thresholds() {
     );
 }
 
+/// A judgement not written yet is told apart from one a status holds:
+/// what the hub holds for the summary while the write waits its turn.
+#[test]
+fn a_status_holds_a_judgement_once_it_is_written() {
+    let s = seen(0, 0, true);
+    let before = site();
+    let h = judge(&before, &s, fixture_now());
+    assert!(h.changed);
+    assert!(!h.is_in(&before.status.clone().unwrap_or_default()));
+    let after = written(before, &h);
+    assert!(h.is_in(after.status.as_ref().unwrap()));
+    // Another judgement (Stale, later) is not the one written.
+    let later = judge(&after, &s, at(100));
+    assert_eq!(later.phase, Phase::Stale);
+    assert!(!later.is_in(after.status.as_ref().unwrap()));
+}
+
 #[test]
 fn transitions_write_once_each_and_requeue_at_thresholds() {
     let s = seen(0, 0, true);
