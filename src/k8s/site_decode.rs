@@ -66,9 +66,6 @@ pub(crate) fn decode_site<'de, D: Deserializer<'de>, M: KeptMeta>(
     let mut site = FederatedCluster::new("", spec);
     site.metadata = metadata.into_meta();
     site.status = status;
-    // Readers hold sites (the hub every one it watches): without the room
-    // decoding left at the end of their lists.
-    site.shrink_to_fit();
     Ok(site)
 }
 
@@ -106,7 +103,6 @@ impl<'de, M: KeptMeta> Deserialize<'de> for StrictSite<M> {
         let mut site = FederatedCluster::new("", spec.map(|s| s.0).unwrap_or_default());
         site.metadata = metadata.into_meta();
         site.status = status.map(|s| s.0);
-        site.shrink_to_fit();
         Ok(StrictSite(site, std::marker::PhantomData))
     }
 }
@@ -368,76 +364,6 @@ mod tests {
         let mut expected = full;
         expected.metadata.managed_fields = None;
         assert_eq!(lean, expected);
-    }
-
-    /// A decoded site holds no room past the end of its lists (the hub
-    /// holds every site it watches): whichever way it was decoded — one
-    /// site, a watch event's, a page's typed fast path or its site-by-site
-    /// fallback — and with every value kept.
-    #[test]
-    fn a_decoded_site_holds_no_room_past_its_lists() {
-        let status = json!({"lastHeartbeatTime": "2026-12-03T10:00:30Z",
-            "conditions": [
-                {"type": "Connected", "status": "True", "reason": "HeartbeatReceived",
-                    "message": "ok", "lastTransitionTime": "2026-12-03T10:00:00Z"},
-                {"type": "CredentialExpiring", "status": "False", "reason": "RenewedByEdge",
-                    "message": "ok", "lastTransitionTime": "2026-12-03T10:00:00Z"}],
-            "signals": [{"type": "NodeNotReady", "severity": "critical", "namespace": "",
-                "workload": {"kind": "Node", "name": "n-1"}, "firstSeen": "2026-12-03T10:00:00Z",
-                "lastSeen": "2026-12-03T10:00:00Z", "count": 1}],
-            "nodeInfo": {"osImage": {"values": [{"value": "Ubuntu 24.04.1 LTS", "nodes": 3}]},
-                "kernelVersion": {"values": [{"value": "6.8.0-45-generic", "nodes": 2},
-                    {"value": "5.15.0-105-generic", "nodes": 1}]}}});
-        let spec = json!({"capabilities": ["monitoring", "remediation"],
-            "connectivity": {"offline": ["Mon-Fri 22:00-06:00"]}});
-        let site = wire(spec.clone(), status.clone());
-        // The fallback's path: one value the status cannot read.
-        let mut odd = wire(spec, status);
-        odd["metadata"]["name"] = json!("site-b");
-        odd["status"]["nodeCount"] = json!("many");
-        let page = json!({"items": [site, odd]}).to_string();
-        let strict = json!({"items": [site]}).to_string();
-        let mut decoded = vec![
-            serde_json::from_value::<UnmanagedSite>(site.clone())
-                .unwrap()
-                .0,
-            serde_json::from_str::<LeanSite>(&site.to_string())
-                .unwrap()
-                .0,
-        ];
-        for body in [page, strict] {
-            let (_, sites) =
-                decode_site_page::<crate::k8s::list_token::ListMeta, NameOnly>(&body).unwrap();
-            decoded.extend(sites);
-        }
-        assert_eq!(decoded.len(), 5);
-        for site in &decoded {
-            let status = site.status.as_ref().unwrap();
-            let conditions = status.conditions.as_ref().unwrap();
-            let signals = status.signals.as_ref().unwrap();
-            let info = status.node_info.as_ref().unwrap();
-            let connectivity = site.spec.connectivity.as_ref().unwrap();
-            assert_eq!(
-                (conditions.len(), signals.len(), site.spec.capabilities.len()),
-                (2, 1, 2)
-            );
-            assert_eq!(
-                (info.os_image.values.len(), info.kernel_version.values.len()),
-                (1, 2)
-            );
-            assert_eq!(connectivity.offline.len(), 1);
-            assert_eq!(conditions.capacity(), conditions.len());
-            assert_eq!(signals.capacity(), signals.len());
-            assert_eq!(
-                site.spec.capabilities.capacity(),
-                site.spec.capabilities.len()
-            );
-            assert_eq!(info.os_image.values.capacity(), 1);
-            assert_eq!(info.kernel_version.values.capacity(), 2);
-            assert_eq!(connectivity.offline.capacity(), 1);
-        }
-        let unreadable = decoded[3].status.as_ref().unwrap().unreadable().unwrap();
-        assert_eq!(unreadable.fields.capacity(), unreadable.fields.len());
     }
 
     #[test]

@@ -525,46 +525,6 @@ impl FederatedCluster {
             .as_ref()
             .is_some_and(|m| m.is_open(now))
     }
-
-    /// Gives back the room decoding left at the end of the site's lists:
-    /// serde grows a list it reads from JSON as it goes (a length hint
-    /// JSON does not give), so two conditions hold the room of four and one
-    /// node value that of four. Nothing else changes. The hub holds every
-    /// site it watches: at 20,000 sites this was ~500 B of a decoded
-    /// site's ~4.5 KB (docs/benchmarks-100k.md#where-the-hubs-memory-goes).
-    pub fn shrink_to_fit(&mut self) {
-        let meta = &mut self.metadata;
-        if let Some(finalizers) = meta.finalizers.as_mut() {
-            finalizers.shrink_to_fit();
-        }
-        if let Some(owners) = meta.owner_references.as_mut() {
-            owners.shrink_to_fit();
-        }
-        self.spec.capabilities.shrink_to_fit();
-        if let Some(connectivity) = self.spec.connectivity.as_mut() {
-            connectivity.offline.shrink_to_fit();
-        }
-        let Some(status) = self.status.as_mut() else {
-            return;
-        };
-        if let Some(conditions) = status.conditions.as_mut() {
-            conditions.shrink_to_fit();
-        }
-        if let Some(signals) = status.signals.as_mut() {
-            signals.shrink_to_fit();
-        }
-        if let Some(info) = status.node_info.as_mut() {
-            for attribute in info.attributes_mut() {
-                attribute.values.shrink_to_fit();
-            }
-        }
-        if let Some(dark) = status.last_dark_period.as_mut() {
-            dark.entries.shrink_to_fit();
-        }
-        if let Some(unreadable) = status.unreadable.as_mut() {
-            unreadable.fields.shrink_to_fit();
-        }
-    }
 }
 
 /// Reference to one key of a Secret.
