@@ -836,6 +836,10 @@ class Run:
                 break
             time.sleep(0.1)
 
+    def hub_env(self):
+        """The hubs' environment: this one's, with --hub-env on top."""
+        return dict(os.environ, **dict(kv.split("=", 1) for kv in self.args.hub_env))
+
     def do_preload(self):
         f = self.fleet
         log(f"preloading {f.n:,} sites ({f.n - f.silenced:,} at {f.interval} s, {f.silenced:,} at "
@@ -875,7 +879,7 @@ class Run:
         args = self.args
         self.hub = self.procs.start("hub", hub_argv(self.bin, self.api.kubeconfig, "hub-bench", False, None,
                                                     args.metrics_cluster_label),
-                                    self.work / "hub.log")
+                                    self.work / "hub.log", env=self.hub_env())
         p = self.hub
         limit = time.monotonic() + args.judge_timeout
         peak_seen = 0
@@ -1088,7 +1092,8 @@ class Run:
             self.hub = None
         lease = args.lease_duration
         a = self.procs.start("hub-a", hub_argv(self.bin, self.api.kubeconfig, "hub-a", True, lease,
-                                               args.metrics_cluster_label), self.work / "hub-a.log")
+                                               args.metrics_cluster_label), self.work / "hub-a.log",
+                             env=self.hub_env())
         seen, rec = wait_record(self.api, a, "hub-a", a.started_wall, time.monotonic() + args.judge_timeout)
         if seen is None:
             self.notes.append(f"failover: hub-a wrote no liveness record within {args.judge_timeout:.0f} s.")
@@ -1112,7 +1117,8 @@ class Run:
                 return
             log(f"hub-a judged every site, {seen - a.started_wall:.0f} s after its start")
         b = self.procs.start("hub-b", hub_argv(self.bin, self.api.kubeconfig, "hub-b", True, lease,
-                                               args.metrics_cluster_label), self.work / "hub-b.log")
+                                               args.metrics_cluster_label), self.work / "hub-b.log",
+                             env=self.hub_env())
         # The standby stands by and has listed the sites: its RSS, which
         # grows with the sites it caches (by ~60 MiB a 15 s at 100,000
         # sites, where the list is read at the pace of the hub's watch
@@ -1247,7 +1253,9 @@ def report(run, args, started, load, elapsed, commit, stopped):
         f"{f.interval}` and {f.silenced:,} with {f.silence_interval} (the ones silenced); every lease renewed "
         f"at its site's interval by the harness ({run.target_rate():,.1f} renewals/s). Hub flags beyond the "
         f"test defaults: `--metrics-auth=false` (so the harness reads /metrics), `--metrics-cluster-label="
-        f"{'true' if args.metrics_cluster_label else 'false'}`. Phases run: {', '.join(args.phases)}.", "",
+        f"{'true' if args.metrics_cluster_label else 'false'}`"
+        + "".join(f"; environment `{kv}`" for kv in args.hub_env)
+        + f". Phases run: {', '.join(args.phases)}.", "",
         "| phase | measure | value | unit | goal | |",
         "| --- | --- | ---: | --- | --- | --- |",
     ]
@@ -1300,6 +1308,9 @@ def main():
     ap.add_argument("--preload-threads", type=int, default=4)
     ap.add_argument("--renew-threads", type=int, default=4)
     ap.add_argument("--bin-dir", default=str(ROOT / "target/release"), help="the release binaries")
+    ap.add_argument("--hub-env", action="append", default=[], metavar="NAME=VALUE",
+                    help="set in every hub's environment (repeatable), e.g. MALLOC_ARENA_MAX=2 to compare the "
+                         "allocator's settings")
     ap.add_argument("--time-limit", type=float, default=3600, help="seconds the whole run may take (default 3600)")
     ap.add_argument("--write-section", metavar="FILE", help=f"replace the '{SECTION}' section of FILE")
     ap.add_argument("--smoke", action="store_true", help="2,000 sites, short windows: does the harness work?")
@@ -1308,6 +1319,9 @@ def main():
         args.sites, args.silenced, args.interval = 2000, 100, 60
         args.steady_seconds, args.settle, args.repeat, args.stale_grace = 30, 5, 1, 30
     args.phases = [p.strip() for p in args.phases.split(",") if p.strip()]
+    for kv in args.hub_env:
+        if "=" not in kv or not kv.split("=", 1)[0]:
+            sys.exit(f"hub_100k: --hub-env {kv!r}: expected NAME=VALUE")
     bad = [p for p in args.phases if p not in PHASES]
     if bad:
         sys.exit(f"hub_100k: unknown phase {bad[0]!r}; the phases are {', '.join(PHASES)}")
