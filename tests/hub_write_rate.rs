@@ -1,6 +1,6 @@
 //! A fleet-wide silence is told at once and written at the rate (issue 35,
-//! docs/architecture.md#status-writes): the hub writes site statuses at
-//! most `--status-write-qps` a second, while the `fleet` summary, the
+//! docs/architecture.md#status-writes): once a burst is spent, the hub
+//! writes site statuses at most `--status-write-qps` a second, while the `fleet` summary, the
 //! fleet gauges and the REST API hold its judgement as soon as it is made,
 //! and its liveness record goes on saying it judges while the backlog is
 //! written.
@@ -52,7 +52,17 @@ async fn a_fleet_wide_silence_is_told_at_once_and_written_at_the_rate() {
     // I = 20 s scaled by 0.3: Stale after 18 s of silence, Unreachable
     // after 60 s; liveness records every 4.5 s.
     let (mut args, ca) = hub_args_tls(&kc, &dir, "hub-1", 0.3);
-    args.extend(["--leader-elect", "false", "--status-write-qps", QPS].map(str::to_owned));
+    args.extend(
+        [
+            "--leader-elect",
+            "false",
+            "--status-write-qps",
+            QPS,
+            "--status-write-burst",
+            QPS,
+        ]
+        .map(str::to_owned),
+    );
     let hub = Proc::spawn("hub", &operator_bin(), &args, dir.join("hub.log"));
 
     // Every site heartbeats until all are Connected.

@@ -81,7 +81,7 @@ mod judged;
 #[cfg(test)]
 mod tests;
 
-pub use budget::DEFAULT_STATUS_WRITE_QPS;
+pub use budget::{DEFAULT_STATUS_WRITE_BURST, DEFAULT_STATUS_WRITE_QPS};
 pub use error::HubError;
 
 /// Reconciles running at once. Most are judgements in memory that end
@@ -112,6 +112,8 @@ pub struct HubConfig {
     pub identity: String,
     /// Status writes a second at most (`--status-write-qps`).
     pub status_write_qps: u32,
+    /// Status writes a burst may hold (`--status-write-burst`).
+    pub status_write_burst: u32,
 }
 
 impl Default for HubConfig {
@@ -121,6 +123,7 @@ impl Default for HubConfig {
             interval_scale: 1.0,
             identity: "fleet-operator".to_owned(),
             status_write_qps: DEFAULT_STATUS_WRITE_QPS,
+            status_write_burst: DEFAULT_STATUS_WRITE_BURST,
         }
     }
 }
@@ -160,7 +163,7 @@ pub struct Hub {
     /// The sites whose judgement was due to be written at the last
     /// liveness check (see [`Hub::judged_every_site`]).
     unwritten: Mutex<judged::Unwritten>,
-    /// The pace of status writes (`--status-write-qps`).
+    /// The pace of status writes (`--status-write-qps`, `--status-write-burst`).
     writes: budget::WriteBudget,
     /// The site watch has listed the sites at least once.
     listed: std::sync::atomic::AtomicBool,
@@ -232,7 +235,7 @@ impl Hub {
         let metrics = Arc::new(Metrics::default());
         let leads_now = *leading.borrow();
         metrics.set_leader(leads_now);
-        let writes = budget::WriteBudget::new(cfg.status_write_qps);
+        let writes = budget::WriteBudget::new(cfg.status_write_qps, cfg.status_write_burst);
         Self {
             api,
             cfg,

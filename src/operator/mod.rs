@@ -229,11 +229,17 @@ pub struct Args {
     #[arg(long, default_value = "10m", value_parser = parse_duration)]
     pub outage_window: Duration,
 
-    /// Hub: site status writes a second at most (bursts of one second's
-    /// worth). A fleet-wide transition is written at this pace; the fleet
-    /// summary, gauges and REST API hold the hub's judgement at once.
+    /// Hub: site status writes a second at most, once a burst is spent
+    /// (--status-write-burst). A fleet-wide transition is written at this
+    /// pace; the fleet summary, gauges and REST API hold the hub's
+    /// judgement at once.
     #[arg(long, default_value_t = hub::DEFAULT_STATUS_WRITE_QPS, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub status_write_qps: u32,
+
+    /// Hub: site status writes that may go as fast as they can before
+    /// --status-write-qps paces them (a region's outage is written at once).
+    #[arg(long, default_value_t = hub::DEFAULT_STATUS_WRITE_BURST, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub status_write_burst: u32,
 
     /// Edge: the site this edge reports for.
     #[arg(long, required_if_eq("federation_role", "edge"), value_parser = parse_site)]
@@ -574,6 +580,7 @@ async fn run_hub(
                 interval_scale: args.interval_scale,
                 identity,
                 status_write_qps: args.status_write_qps,
+                status_write_burst: args.status_write_burst,
             },
             lead_rx,
         )

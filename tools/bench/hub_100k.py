@@ -102,8 +102,9 @@ PREFIX = "BENCH-RESULT "
 MIB = 1024 * 1024
 TIME = "/usr/bin/time"
 PHASES = ["hub", "steady", "stale", "failover", "status"]
-# The hub's --status-write-qps (its default; hub_argv passes none).
-STATUS_WRITE_QPS = 100
+# The hubs' --status-write-qps and --status-write-burst (the operator's
+# defaults unless the harness is told otherwise; hub_argv passes them).
+STATUS_WRITES = {"qps": 200, "burst": 2000}
 
 TIERS = ["critical", "standard", "non-critical"]
 ENVS = ["production", "staging", "development", "dr"]
@@ -629,6 +630,8 @@ def hub_argv(bin_dir, kubeconfig, identity, leader_elect, lease_duration, cluste
             "--metrics-auth", "false", "--metrics-cluster-label", "true" if cluster_label else "false"]
     if lease_duration:
         argv += ["--lease-duration", lease_duration]
+    argv += ["--status-write-qps", str(STATUS_WRITES["qps"]),
+             "--status-write-burst", str(STATUS_WRITES["burst"])]
     return argv
 
 
@@ -1010,9 +1013,9 @@ class Run:
         r.silenced.set()
         t = time.time()
         goal = 3 * f.silence_interval + 5
-        # Phases are written at the hub's --status-write-qps (100/s by
-        # default): the backlog's time on top of the threshold.
-        backlog = f.silenced / STATUS_WRITE_QPS
+        # Past the burst, phases are written at the hub's
+        # --status-write-qps: the backlog's time on top of the threshold.
+        backlog = max(0, f.silenced - STATUS_WRITES["burst"]) / STATUS_WRITES["qps"]
         deadline = time.monotonic() + 3 * f.silence_interval + self.args.stale_grace + 1.5 * backlog
         # What the summary, the liveness record and /metrics say meanwhile:
         # the summary counts the silenced sites dark at the judgement, not
@@ -1056,7 +1059,8 @@ class Run:
             self.notes.append("stale: the summary never counted every silenced site dark in time.")
         if written_at is not None:
             self.out.emit("stale", f"{f.silenced:,} sites silenced: silence to every one's phase written "
-                          f"(at --status-write-qps {STATUS_WRITE_QPS})", written_at - t, "s")
+                          f"(--status-write-qps {STATUS_WRITES['qps']}, --status-write-burst "
+                          f"{STATUS_WRITES['burst']})", written_at - t, "s")
         self.out.emit("stale", "liveness record age, at most, through the silence and its writes",
                       oldest_record, "s", "≤ 45 s")
         if f.silenced > 1000:
@@ -1253,7 +1257,8 @@ def report(run, args, started, load, elapsed, commit, stopped):
         f"{f.interval}` and {f.silenced:,} with {f.silence_interval} (the ones silenced); every lease renewed "
         f"at its site's interval by the harness ({run.target_rate():,.1f} renewals/s). Hub flags beyond the "
         f"test defaults: `--metrics-auth=false` (so the harness reads /metrics), `--metrics-cluster-label="
-        f"{'true' if args.metrics_cluster_label else 'false'}`"
+        f"{'true' if args.metrics_cluster_label else 'false'}`, `--status-write-qps {STATUS_WRITES['qps']} "
+        f"--status-write-burst {STATUS_WRITES['burst']}`"
         + "".join(f"; environment `{kv}`" for kv in args.hub_env)
         + f". Phases run: {', '.join(args.phases)}.", "",
         "| phase | measure | value | unit | goal | |",
@@ -1308,6 +1313,10 @@ def main():
     ap.add_argument("--preload-threads", type=int, default=4)
     ap.add_argument("--renew-threads", type=int, default=4)
     ap.add_argument("--bin-dir", default=str(ROOT / "target/release"), help="the release binaries")
+    ap.add_argument("--status-write-qps", type=int, default=STATUS_WRITES["qps"],
+                    help="the hubs' --status-write-qps (default: the operator's, 200)")
+    ap.add_argument("--status-write-burst", type=int, default=STATUS_WRITES["burst"],
+                    help="the hubs' --status-write-burst (default: the operator's, 2000)")
     ap.add_argument("--hub-env", action="append", default=[], metavar="NAME=VALUE",
                     help="set in every hub's environment (repeatable), e.g. MALLOC_ARENA_MAX=2 to compare the "
                          "allocator's settings")
@@ -1319,6 +1328,7 @@ def main():
         args.sites, args.silenced, args.interval = 2000, 100, 60
         args.steady_seconds, args.settle, args.repeat, args.stale_grace = 30, 5, 1, 30
     args.phases = [p.strip() for p in args.phases.split(",") if p.strip()]
+    STATUS_WRITES.update(qps=args.status_write_qps, burst=args.status_write_burst)
     for kv in args.hub_env:
         if "=" not in kv or not kv.split("=", 1)[0]:
             sys.exit(f"hub_100k: --hub-env {kv!r}: expected NAME=VALUE")
