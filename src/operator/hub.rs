@@ -1064,6 +1064,10 @@ async fn reconcile(site: Arc<FederatedCluster>, hub: Arc<Hub>) -> Result<Action,
     // A failed reconcile is retried by the error policy; until then every
     // event of the site goes to the controller.
     hub.scheduled(site.site_name(), r.as_ref().ok().and_then(|r| r.requeue));
+    hub.unwritten
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .reconciled(site.site_name(), r.is_err());
     let r = r?;
     Ok(match r.requeue {
         Some(d) => Action::requeue(d),

@@ -17,11 +17,13 @@ use crate::fleet::hub_status::{HubStatus, Sighting};
 use super::Hub;
 
 /// The sites whose judgement was due to be written at the last liveness
-/// check, and the hub's status writes by then.
+/// check, the hub's status writes by then, and the sites whose last
+/// reconcile failed (its write, or the re-read after a 409).
 #[derive(Debug, Default)]
 pub(super) struct Unwritten {
     due: HashSet<String>,
     writes: u64,
+    failing: HashSet<String>,
 }
 
 /// The fleet as the leader judges it ([`Hub::judged_sites`]).
@@ -36,6 +38,16 @@ impl Unwritten {
     /// A deleted site is no longer due.
     pub(super) fn forget(&mut self, site: &str) {
         self.due.remove(site);
+        self.failing.remove(site);
+    }
+
+    /// Whether the last reconcile of `site` failed.
+    pub(super) fn reconciled(&mut self, site: &str, failed: bool) {
+        if !failed {
+            self.failing.remove(site);
+        } else if !self.failing.contains(site) {
+            self.failing.insert(site.to_owned());
+        }
     }
 }
 
@@ -124,12 +136,13 @@ impl Hub {
     /// judged again here, in memory, from what the hub observed (nothing
     /// is folded or counted); what the summary says comes from the same
     /// judgement ([`Hub::judged_sites`]). Writes are stuck when a site's
-    /// transition was due at the previous check and still is, unless the
-    /// hub wrote since, fewer statuses than were due then: it is working
-    /// through a backlog at its write rate (a fleet-wide transition), not
-    /// failing. A transition found due is given until the next check to be
-    /// written, since the controller writes it within milliseconds unless
-    /// the writes fail or queue. This is what the leader's
+    /// transition was due at the previous check and still is, and either
+    /// its last write failed or the hub wrote no status since: a site
+    /// still due while others are written is queued behind the write rate
+    /// (a fleet-wide transition), in whatever order the controller takes
+    /// them, not failing. A transition found due is given until the next
+    /// check to be written, since the controller writes it within
+    /// milliseconds unless the writes fail or queue. This is what the leader's
     /// `lastJudgementTime` vouches for (docs/operations.md#is-a-hub-judging).
     /// Exports the transitions not written yet
     /// (`fleet_hub_status_writes_pending`).
@@ -146,25 +159,29 @@ impl Hub {
         self.metrics.set_writes_pending(due.len());
         let writes = self.metrics.snapshot().1;
         let mut unwritten = self.unwritten.lock().unwrap_or_else(|p| p.into_inner());
-        let stuck = due.intersection(&unwritten.due).count();
+        let waiting = due.intersection(&unwritten.due).count();
+        let failing = due
+            .intersection(&unwritten.due)
+            .filter(|s| unwritten.failing.contains(*s))
+            .count();
         let wrote = writes.saturating_sub(unwritten.writes);
-        let working_through =
-            wrote > 0 && usize::try_from(wrote).is_ok_and(|w| w < unwritten.due.len());
-        *unwritten = Unwritten { due, writes };
-        if stuck > 0 && working_through {
-            tracing::info!(
-                pending = unwritten.due.len(),
-                written = wrote,
-                "writing a backlog of sites' judgements at the status write rate; the summary holds them already"
-            );
-            return true;
-        }
+        unwritten.due = due;
+        unwritten.writes = writes;
+        let stuck = if wrote == 0 { waiting } else { failing };
         if stuck > 0 {
             tracing::warn!(
                 sites = stuck,
                 "some sites' judgements have not been written since the last check: not recording a full judgement"
             );
+            return false;
         }
-        stuck == 0
+        if waiting > 0 {
+            tracing::info!(
+                pending = unwritten.due.len(),
+                written = wrote,
+                "writing a backlog of sites' judgements at the status write rate; the summary holds them already"
+            );
+        }
+        true
     }
 }
