@@ -542,16 +542,6 @@ fn unjudged_signature(
     (verdict.state, counts)
 }
 
-/// Folds site `site`'s lease renewal, if `renewals` has one, into it.
-fn fold_renewal(
-    renewals: &std::collections::HashMap<String, crate::api::Renewal>,
-    site: &mut FederatedCluster,
-) {
-    if let Some(renewal) = renewals.get(site.site_name()) {
-        site.with_lease(*renewal);
-    }
-}
-
 /// The terminal's alternate screen: entered by `--watch` on a terminal
 /// (like `watch` and `top`), left on exit so the shell's screen comes back.
 const ENTER_ALTERNATE_SCREEN: &str = "\x1b[?1049h";
@@ -644,14 +634,14 @@ async fn watch_frames(
                             fleet = sites
                                 .into_iter()
                                 .map(|mut s| {
-                                    fold_renewal(&renewals, &mut s);
+                                    s.with_lease_among(&renewals);
                                     (s.site_name().to_owned(), s)
                                 })
                                 .collect();
                             listed = true;
                         }
                         SiteChange::Applied(mut site) => {
-                            fold_renewal(&renewals, &mut site);
+                            site.with_lease_among(&renewals);
                             fleet.insert(site.site_name().to_owned(), *site);
                         }
                         SiteChange::Deleted(name) => {
@@ -672,7 +662,7 @@ async fn watch_frames(
                 if let Ok(read) = hub.site_renewals().await {
                     renewals = read;
                     for site in fleet.values_mut() {
-                        fold_renewal(&renewals, site);
+                        site.with_lease_among(&renewals);
                     }
                     pending = listed;
                 }

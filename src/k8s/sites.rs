@@ -426,9 +426,7 @@ impl Cluster {
                     .unwrap_or_default();
             }
             for site in &mut sites {
-                if let Some(renewal) = renewals.get(site.site_name()) {
-                    site.with_lease(*renewal);
-                }
+                site.with_lease_among(&renewals);
             }
             sites.sort_by(|a, b| a.site_name().cmp(b.site_name()));
             if let (Some(last), Some(first)) = (&last, sites.first())

@@ -45,10 +45,7 @@ impl Renewals {
     /// it moved the heartbeat.
     pub fn fold(&self, site: &mut FederatedCluster) -> bool {
         let book = self.book.lock().unwrap_or_else(|p| p.into_inner());
-        match book.by_site.get(site.site_name()) {
-            Some(renewal) => site.with_lease(*renewal),
-            None => false,
-        }
+        site.with_lease_among(&book.by_site)
     }
 
     /// How many leases the hub holds.

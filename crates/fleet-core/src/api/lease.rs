@@ -83,6 +83,19 @@ impl From<&FederatedClusterLease> for Renewal {
 }
 
 impl FederatedCluster {
+    /// Folds this site's renewal among `renewals` (by site name), if there
+    /// is one ([`FederatedCluster::with_lease`]); whether it changed
+    /// anything.
+    pub fn with_lease_among(
+        &mut self,
+        renewals: &std::collections::HashMap<String, Renewal>,
+    ) -> bool {
+        match renewals.get(self.site_name()) {
+            Some(renewal) => self.with_lease(*renewal),
+            None => false,
+        }
+    }
+
     /// Folds the site's lease into it: when the lease was renewed later
     /// than `status.lastHeartbeatTime` (or the status has none), the lease's
     /// renew time becomes the heartbeat and its renewal's round trip the
@@ -139,6 +152,27 @@ mod tests {
             Some(Time(at("2026-12-06T10:00:30Z")))
         );
         assert_eq!(status.last_report_duration_milliseconds, Some(12));
+    }
+
+    /// A site takes its own renewal among many, and only its own.
+    #[test]
+    fn a_site_takes_its_own_renewal_among_the_fleets() {
+        let later = Renewal {
+            renew_time: Some(at("2026-12-06T10:00:30Z")),
+            duration_ms: Some(12),
+        };
+        let others = std::collections::HashMap::from([("store-2".to_owned(), later)]);
+        let mut s = site(Some("2026-12-06T10:00:00Z"));
+        let before = s.clone();
+        assert!(!s.with_lease_among(&others));
+        assert_eq!(s, before);
+        let mut fleet = others;
+        fleet.insert("store-1".to_owned(), later);
+        assert!(s.with_lease_among(&fleet));
+        assert_eq!(
+            s.status.unwrap().last_heartbeat_time,
+            Some(Time(at("2026-12-06T10:00:30Z")))
+        );
     }
 
     #[test]
