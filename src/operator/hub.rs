@@ -932,21 +932,26 @@ impl Hub {
                 }
             }
             if !paced {
-                // The summary holds this judgement as soon as it is told
-                // (`Hub::judged_sites`); the object follows at the write
-                // rate, one place per reconcile (a 409's retry keeps it).
-                // The wait may be long: the site is judged again from what
-                // the cache holds now, so the write does not meet a 409
-                // for every report made meanwhile.
-                self.changed.notify_one();
-                self.writes.take().await;
+                // One place in the write rate per reconcile (a 409's retry
+                // keeps it).
                 paced = true;
-                if !fresh
-                    && let Some(now) = self.view.cached(&name)
-                    && now.metadata.resource_version != current.metadata.resource_version
-                {
-                    current = Cow::Owned(FederatedCluster::clone(&now));
-                    continue;
+                if let Some(at) = self.writes.slot() {
+                    // Queued: the summary holds this judgement as soon as
+                    // it is told (`Hub::judged_sites`), not when the write
+                    // goes (a write that goes now tells it by its own
+                    // watch event). The wait may be long: the site is
+                    // judged again from what the cache holds then, so the
+                    // write does not meet a 409 for every report made
+                    // meanwhile.
+                    self.changed.notify_one();
+                    tokio::time::sleep_until(at).await;
+                    if !fresh
+                        && let Some(now) = self.view.cached(&name)
+                        && now.metadata.resource_version != current.metadata.resource_version
+                    {
+                        current = Cow::Owned(FederatedCluster::clone(&now));
+                        continue;
+                    }
                 }
             }
             let from = current.phase();

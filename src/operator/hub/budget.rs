@@ -25,9 +25,9 @@ pub const DEFAULT_STATUS_WRITE_QPS: u32 = 200;
 /// otherwise: ten seconds' worth at the default rate.
 pub const DEFAULT_STATUS_WRITE_BURST: u32 = 2_000;
 
-/// A write rate: [`WriteBudget::take`] returns at once while the burst
-/// lasts, then paces callers one emission interval apart, in the order
-/// they asked.
+/// A write rate: [`WriteBudget::slot`] lets writes go at once while the
+/// burst lasts, then paces callers one emission interval apart, in the
+/// order they asked.
 #[derive(Debug)]
 pub struct WriteBudget {
     /// One write's share of a second.
@@ -51,10 +51,11 @@ impl WriteBudget {
         }
     }
 
-    /// Waits until one more write fits the rate, and takes it.
-    pub async fn take(&self) {
-        let at = self.reserve(Instant::now());
-        tokio::time::sleep_until(at).await;
+    /// Takes the next write's place in the rate: None when it may go now,
+    /// else when it may go (the caller waits until then).
+    pub fn slot(&self) -> Option<Instant> {
+        let now = Instant::now();
+        Some(self.reserve(now)).filter(|at| *at > now)
     }
 
     /// Reserves the next write at `now`: when it may go.
@@ -119,7 +120,7 @@ mod tests {
     }
 
     /// Writers asking at once are spread one emission interval apart, and
-    /// `take` waits for the slot it got.
+    /// a writer that waits for its slot waits that long.
     #[tokio::test]
     async fn writers_asking_at_once_share_the_rate() {
         let (budget, t0) = (WriteBudget::new(1, 1), Instant::now());
@@ -131,7 +132,9 @@ mod tests {
         let budget = WriteBudget::new(20, 20);
         let start = Instant::now();
         for _ in 0..22 {
-            budget.take().await;
+            if let Some(at) = budget.slot() {
+                tokio::time::sleep_until(at).await;
+            }
         }
         assert!(
             start.elapsed() >= Duration::from_millis(100),

@@ -159,11 +159,12 @@ impl Hub {
         self.metrics.set_writes_pending(due.len());
         let writes = self.metrics.snapshot().1;
         let mut unwritten = self.unwritten.lock().unwrap_or_else(|p| p.into_inner());
-        let waiting = due.intersection(&unwritten.due).count();
-        let failing = due
-            .intersection(&unwritten.due)
-            .filter(|s| unwritten.failing.contains(*s))
-            .count();
+        // Due at the previous check too, and of those, failing.
+        let (mut waiting, mut failing) = (0, 0);
+        for site in due.intersection(&unwritten.due) {
+            waiting += 1;
+            failing += usize::from(unwritten.failing.contains(site));
+        }
         let wrote = writes.saturating_sub(unwritten.writes);
         unwritten.due = due;
         unwritten.writes = writes;
