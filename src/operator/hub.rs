@@ -78,6 +78,7 @@ use crate::render::safe::Untrusted;
 mod budget;
 mod error;
 mod judged;
+mod schedule;
 #[cfg(test)]
 mod tests;
 
@@ -181,9 +182,9 @@ pub struct Hub {
     started: Timestamp,
     /// When this replica last became leader (hub clock); None while standby.
     leader_since: Mutex<Option<Timestamp>>,
-    /// When the controller will reconcile each site again by itself (the
-    /// requeue of its last reconcile); absent when nothing is scheduled.
-    due: Mutex<HashMap<String, tokio::time::Instant>>,
+    /// When each site is reconciled again by itself (the requeue of its
+    /// last reconcile), the timer that hands it to the controller then.
+    schedule: Arc<schedule::Schedule>,
     sight: Mutex<Sight>,
     /// Bumped when the site watch goes down: every site is judged again
     /// at once, from a fresh read, so the blind time stays short.
@@ -251,7 +252,7 @@ impl Hub {
             seen_dark: Mutex::new(HashMap::new()),
             started: Timestamp::now(),
             leader_since: Mutex::new(None),
-            due: Mutex::new(HashMap::new()),
+            schedule: Default::default(),
             sight: Mutex::new(Sight::default()),
             watch_lost: watch::channel(0).0,
             clock: Arc::new(Timestamp::now),
@@ -700,10 +701,7 @@ impl Hub {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(site);
-        self.due
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(site);
+        self.schedule.forget(site);
         self.unwritten
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -776,11 +774,10 @@ impl Hub {
         if j.changed {
             return true;
         }
-        let due = self.due.lock().unwrap_or_else(|p| p.into_inner());
-        match (due.get(site.site_name()), j.requeue_after) {
+        match (self.schedule.at(site.site_name()), j.requeue_after) {
             (None, _) => true,
             (Some(_), None) => false,
-            (Some(at), Some(after)) => *at > tokio::time::Instant::now() + after,
+            (Some(at), Some(after)) => at > tokio::time::Instant::now() + after,
         }
     }
 
@@ -833,17 +830,9 @@ impl Hub {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// Remembers when the controller reconciles `site` again by itself.
+    /// Remembers when `site` is reconciled again by itself.
     fn scheduled(&self, site: &str, requeue: Option<Duration>) {
-        let mut due = self.due.lock().unwrap_or_else(|p| p.into_inner());
-        match requeue {
-            Some(after) => {
-                due.insert(site.to_owned(), tokio::time::Instant::now() + after);
-            }
-            None => {
-                due.remove(site);
-            }
-        }
+        self.schedule.set(site, requeue);
     }
 
     /// The site was deleted while being reconciled: forget it, no write.
@@ -1073,11 +1062,10 @@ async fn reconcile(site: Arc<FederatedCluster>, hub: Arc<Hub>) -> Result<Action,
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .reconciled(site.site_name(), r.is_err());
-    let r = r?;
-    Ok(match r.requeue {
-        Some(d) => Action::requeue(d),
-        None => Action::await_change(),
-    })
+    // The hub's own schedule hands the site back when it is due, not the
+    // controller's scheduler (`schedule`: a name and an instant a site).
+    r?;
+    Ok(Action::await_change())
 }
 
 fn error_policy(site: Arc<FederatedCluster>, err: &HubError, hub: Arc<Hub>) -> Action {
@@ -1158,7 +1146,13 @@ pub fn controller(
     let controller = Controller::for_stream(triggers, store)
         .with_config(controller::Config::default().concurrency(RECONCILE_CONCURRENCY));
     let cache = controller.store();
+    let due = hub
+        .schedule
+        .clone()
+        .fire()
+        .map(|name| reflector::ObjectRef::new(&name));
     let run = controller
+        .reconcile_on(due)
         .reconcile_all_on(became_leader)
         .reconcile_all_on(lost)
         .graceful_shutdown_on(async move {
