@@ -98,6 +98,7 @@ pub struct Sandbox {
     admin_token: String,
     loopback_token: String,
     controls: Controls,
+    shared: Arc<shared::Shared>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
     /// The real API server behind it ([`Sandbox::start_in_front_of_realapi`]).
@@ -187,6 +188,7 @@ impl Sandbox {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel::<anyhow::Result<()>>();
         let server_config = tls.server_config.clone();
+        let served = shared.clone();
         let thread = std::thread::Builder::new()
             .name(format!("kube-sandbox-{}", addr.port()))
             .spawn(move || {
@@ -211,7 +213,7 @@ impl Sandbox {
                         }
                     };
                     let _ = ready_tx.send(Ok(()));
-                    server::run(listener, server_config, shared, rx).await;
+                    server::run(listener, server_config, served, rx).await;
                 });
                 // Dropping the runtime here cancels open connections and watches.
                 rt.shutdown_timeout(Duration::from_secs(1));
@@ -225,10 +227,25 @@ impl Sandbox {
             admin_token,
             loopback_token,
             controls,
+            shared,
             shutdown: Some(tx),
             thread: Some(thread),
             behind: None,
         })
+    }
+
+    /// Models a restart of the API server (drills): for `down`, every
+    /// connection is dropped and every new one refused (open watches
+    /// end), and from now on no watch or list resumes from a
+    /// resourceVersion older than this moment (`410 Gone`, as from the
+    /// new watch caches of a restarted server). What is stored stays.
+    pub fn restart(&self, down: Duration) {
+        self.shared
+            .state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .restart_watch_caches();
+        self.controls.outage_for(down);
     }
 
     /// `https://127.0.0.1:PORT`.

@@ -15,9 +15,16 @@ struct Cli {
     command: Command,
 }
 
+/// How long a restart ordered by SIGUSR1 keeps the server down.
+const RESTART_DOWN: Duration = Duration::from_secs(5);
+
 #[derive(Subcommand)]
 enum Command {
-    /// Serve until SIGINT or SIGTERM.
+    /// Serve until SIGINT or SIGTERM. Drills: SIGUSR1 models a restart of
+    /// the API server (5 s in which every connection is dropped and
+    /// refused; then no watch or list resumes from before it: 410 Gone,
+    /// as from a restarted server's new watch caches). What is stored
+    /// stays.
     Serve {
         /// Where to write the admin kubeconfig (atomically, mode 0600) once ready.
         #[arg(long)]
@@ -135,11 +142,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 .enable_all()
                 .build()?;
             rt.block_on(async {
-                let mut term =
-                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-                tokio::select! {
-                    r = tokio::signal::ctrl_c() => r,
-                    _ = term.recv() => Ok(()),
+                use tokio::signal::unix::{SignalKind, signal};
+                let mut term = signal(SignalKind::terminate())?;
+                let mut restart = signal(SignalKind::user_defined1())?;
+                loop {
+                    tokio::select! {
+                        r = tokio::signal::ctrl_c() => return r,
+                        _ = term.recv() => return Ok(()),
+                        _ = restart.recv() => {
+                            eprintln!("SIGUSR1: restarting (down {RESTART_DOWN:?}, watch caches start again)");
+                            sb.restart(RESTART_DOWN);
+                        }
+                    }
                 }
             })?;
             sb.shutdown();

@@ -65,6 +65,10 @@ pub struct State {
     watch_floors: HashMap<GroupResource, u64>,
     /// The ValidatingAdmissionPolicies compiled so far.
     pub admission: crate::compiled_policy::Cache,
+    /// No watch or list resumes from before this resourceVersion: where
+    /// the watch caches of a restarted API server start
+    /// ([`State::restart_watch_caches`]).
+    restarted_at: u64,
 }
 
 impl State {
@@ -87,6 +91,7 @@ impl State {
             rbac_changes: Vec::new(),
             watch_floors: HashMap::new(),
             admission: Default::default(),
+            restarted_at: 0,
         }
     }
 
@@ -115,7 +120,14 @@ impl State {
     /// global history's, or the start of the resource's watch cache.
     pub fn oldest_resumable_rv_of(&self, gr: &GroupResource) -> u64 {
         let floor = self.watch_floors.get(gr).copied().unwrap_or(0);
-        self.oldest_resumable_rv().max(floor)
+        self.oldest_resumable_rv().max(floor).max(self.restarted_at)
+    }
+
+    /// Every watch cache starts again now, as a restarted API server's
+    /// do: a watch or list from an older resourceVersion is told `410
+    /// Gone` and its client lists again.
+    pub fn restart_watch_caches(&mut self) {
+        self.restarted_at = self.rv;
     }
 
     /// Subscribes to every future event.

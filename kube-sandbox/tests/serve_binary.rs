@@ -210,3 +210,105 @@ fn serve_models_a_far_away_hub_and_logs_each_request() {
     );
     assert!(end - start >= 150_000, "held back by the delay: {get}");
 }
+
+#[test]
+fn sigusr1_models_an_api_server_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kube-sandbox"))
+        .args(["serve", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !kubeconfig.exists() {
+        assert!(Instant::now() < deadline, "kubeconfig written in time");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let kubectl = |args: &[&str]| {
+        Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(["--request-timeout", "3s"])
+            .args(args)
+            .env("KUBECACHEDIR", dir.path().join("cache"))
+            .output()
+            .unwrap()
+    };
+    let text = |out: &std::process::Output| String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let out = kubectl(&["create", "configmap", "kept", "--from-literal=a=b"]);
+    assert!(out.status.success(), "{out:?}");
+    let before = text(&kubectl(&[
+        "get",
+        "configmap",
+        "kept",
+        "-o",
+        "jsonpath={.metadata.resourceVersion}",
+    ]));
+    let watch_from = |rv: &str| {
+        let out = kubectl(&[
+            "get",
+            "--raw",
+            &format!(
+                "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion={rv}&timeoutSeconds=1"
+            ),
+        ]);
+        format!("{}{}", text(&out), String::from_utf8_lossy(&out.stderr))
+    };
+    assert!(
+        !watch_from(&before).contains("\"code\":410"),
+        "resumable before the restart"
+    );
+    // Written after `before`: a restarted server's watch cache starts
+    // past it.
+    let out = kubectl(&["create", "configmap", "later", "--from-literal=a=b"]);
+    assert!(out.status.success(), "{out:?}");
+
+    let status = Command::new("kill")
+        .args(["-USR1", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::thread::sleep(Duration::from_millis(300));
+    let down = kubectl(&["get", "configmap", "kept", "-o", "name"]);
+    assert!(!down.status.success(), "down while it restarts: {down:?}");
+
+    // Up again after its 5 s: what was stored stays, and no watch resumes
+    // from before the restart.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let up = loop {
+        let out = kubectl(&["get", "configmap", "kept", "-o", "name"]);
+        if out.status.success() {
+            break out;
+        }
+        assert!(Instant::now() < deadline, "up again: {out:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(text(&up), "configmap/kept");
+    let gone = watch_from(&before);
+    assert!(
+        gone.contains("\"code\":410") && gone.contains("too old resource version"),
+        "{gone}"
+    );
+    let now = text(&kubectl(&[
+        "get",
+        "configmaps",
+        "-o",
+        "jsonpath={.metadata.resourceVersion}",
+    ]));
+    assert!(
+        !watch_from(&now).contains("\"code\":410"),
+        "a watch from after the restart resumes"
+    );
+
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(child.wait().unwrap().success());
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(stderr.contains("SIGUSR1: restarting"), "{stderr}");
+}

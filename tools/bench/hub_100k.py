@@ -40,6 +40,14 @@ optional (--phases):
             is --silence-interval, while the rest are at --interval) stop
             renewing: from each one's last renewal to the hub's Stale as
             the watch sees it (goal 3*I + 5 s).
+  restart   kube-sandbox told to restart (SIGUSR1: 5 s down, every
+            connection dropped and refused, then no watch resumes from
+            before it: 410 Gone, as from a restarted API server's new watch
+            caches): SIGUSR1 to the hub's first liveness record judging
+            after the outage, the hub's RSS and VmHWM through its re-list
+            (both watches, sites and leases, list again), the status
+            writes and reconciles it made for it, and the sites that were
+            wrongly written Stale or Unreachable in the 60 s after.
   failover  two replicas with leader election (a Lease in fleet-system,
             --lease-duration): the first's start to its first liveness
             record (a restart over a judged fleet; without the hub phase
@@ -101,7 +109,7 @@ SECTION = "## Results"
 PREFIX = "BENCH-RESULT "
 MIB = 1024 * 1024
 TIME = "/usr/bin/time"
-PHASES = ["hub", "steady", "stale", "failover", "status"]
+PHASES = ["hub", "steady", "stale", "restart", "failover", "status"]
 # The hubs' --status-write-qps and --status-write-burst (the operator's
 # defaults unless the harness is told otherwise; hub_argv passes them).
 STATUS_WRITES = {"qps": 200, "burst": 2000}
@@ -498,12 +506,20 @@ class Renewer:
                     self.late_count[k] += 1
                 self.late[k] = max(self.late[k], behind)
                 body = renewal(time.time(), 20 + i % 60)
-                try:
-                    self.api.request(conn, "PATCH", f"{LEASES}/{f.names[i]}", body, MERGE)
-                except (OSError, http.client.HTTPException):
-                    conn.close()
-                    conn = self.api.connection(timeout=60)
-                    self.api.request(conn, "PATCH", f"{LEASES}/{f.names[i]}", body, MERGE)
+                # A renewal the API server did not answer is retried every
+                # half second for up to a minute, as an edge retries (the
+                # restart phase takes the server down for 5 s).
+                give_up = time.monotonic() + 60
+                while True:
+                    try:
+                        self.api.request(conn, "PATCH", f"{LEASES}/{f.names[i]}", body, MERGE)
+                        break
+                    except (OSError, http.client.HTTPException):
+                        conn.close()
+                        if time.monotonic() > give_up or self.stop.is_set():
+                            raise
+                        time.sleep(0.5)
+                        conn = self.api.connection(timeout=60)
                 self.last[i] = time.time()
                 self.sent[k] += 1
         except Exception as e:  # surfaced by check()
@@ -1004,6 +1020,78 @@ class Run:
         f = self.fleet
         return (f.n - f.silenced) / f.interval + f.silenced / f.silence_interval
 
+    def phase_restart(self):
+        f, p = self.fleet, self.hub
+        interval = min(f.interval, f.silence_interval if f.silenced else f.interval)
+        # The harness's own watch would be told 410 too: it stops, and a
+        # new one follows the writes made after the restart.
+        if self.watch:
+            self.watch.close()
+        m0 = scrape(self.hub_addr)
+        rss0, hwm0 = proc_mem(p.pid)
+        cpu0 = proc_cpu(p.pid)
+        os.kill(self.sandbox.pid, signal.SIGUSR1)
+        t0, t0_mono = time.time(), time.monotonic()
+        log(f"kube-sandbox restarting (SIGUSR1); hub rss {rss0 / MIB:.0f} MiB, peak so far {hwm0 / MIB:.0f} MiB")
+        up_at = t0 + 5
+        rss_max = rss0
+        seen = rec = None
+        deadline = t0_mono + self.args.judge_timeout
+        conn = None
+        while time.monotonic() < deadline:
+            if STOP.is_set():
+                raise TimeLimit("stopped")
+            if p.poll() is not None:
+                raise RuntimeError(f"the hub exited ({p.returncode}); see {p.log_path}")
+            self.renewer.check()
+            rss_max = max(rss_max, proc_mem(p.pid)[0])
+            if time.time() > up_at + 1:
+                try:
+                    conn = conn or self.api.connection(timeout=30)
+                    r = hub_record(self.api, conn)
+                except (OSError, http.client.HTTPException, RuntimeError):
+                    if conn:
+                        conn.close()
+                    conn = None
+                    r = None
+                # Judged after the restart: a record made once the server
+                # was up again, by a hub whose watches were told 410.
+                if r and r.get("lastJudgementTime") and parse_time(r["lastJudgementTime"]) >= int(up_at) + 1:
+                    seen, rec = time.time(), r
+                    break
+            time.sleep(0.25)
+        if conn:
+            conn.close()
+        if seen is None:
+            self.notes.append(f"restart: no liveness record within {self.args.judge_timeout:.0f} s of the restart.")
+            return
+        rss, hwm = proc_mem(p.pid)
+        self.out.emit("restart", "SIGUSR1 (5 s down, then 410 for every watch) to the hub's first liveness record "
+                      "judging after it", seen - t0, "s", "≤ 30 s")
+        self.out.emit("restart", "of which the server was down", 5, "s")
+        self.out.emit("RSS", "hub RSS before the restart", rss0 / MIB, "MiB")
+        self.out.emit("RSS", "hub RSS through the re-list, highest sampled (every 0.25 s)", rss_max / MIB, "MiB")
+        self.out.emit("RSS", "hub peak RSS (VmHWM) after the re-list (the process's peak so far)", hwm / MIB, "MiB")
+        self.out.emit("restart", "hub CPU from the restart to that record", proc_cpu(p.pid) - cpu0, "s")
+        # What the hub wrote for it: nothing, for a fleet whose edges kept
+        # renewing (the 5 s down is blind time, not counted against a site).
+        self.watch = PhaseWatch(self.api, f, self.api.get_json(f"{SITES}?limit=1")["metadata"]["resourceVersion"])
+        self.wait(60)
+        m1 = scrape(self.hub_addr)
+        live = [i for i in range(f.n) if not f.is_silenced(i)]
+        wrong = sum(1 for i in live if self.watch.first_seen(i, "Stale") or self.watch.first_seen(i, "Unreachable"))
+        self.out.emit("restart", "live sites written Stale or Unreachable in the 60 s after the record", wrong,
+                      "sites", "≤ 0")
+        if m0 and m1:
+            for name, what in [("fleet_hub_status_writes_total", "status writes"),
+                               ("fleet_hub_reconciles_total", "reconciles")]:
+                self.out.emit("restart", f"hub {what} from the restart to 60 s after the record ({name})",
+                              metric(m1, name) - metric(m0, name), what.split()[-1])
+        rss, _ = proc_mem(p.pid)
+        self.out.emit("RSS", "hub RSS 60 s after the record", rss / MIB, "MiB")
+        log(f"restart: record after {seen - t0:.1f} s; rss {rss0 / MIB:.0f} -> highest {rss_max / MIB:.0f} MiB, "
+            f"VmHWM {hwm / MIB:.0f} MiB")
+
     def phase_stale(self):
         f, r = self.fleet, self.renewer
         silenced = range(f.n - f.silenced, f.n)
@@ -1364,7 +1452,7 @@ def main():
     try:
         run.start_sandbox()
         run.do_preload()
-        wants_hub = any(p in args.phases for p in ("hub", "steady", "stale"))
+        wants_hub = any(p in args.phases for p in ("hub", "steady", "restart", "stale"))
         if wants_hub or "failover" in args.phases:
             run.start_load()
         if wants_hub:
@@ -1373,6 +1461,8 @@ def main():
             run.phase_steady()
         if "stale" in args.phases:
             run.phase_stale()
+        if "restart" in args.phases:
+            run.phase_restart()
         if "failover" in args.phases:
             run.phase_failover()
         if "status" in args.phases:
