@@ -198,3 +198,98 @@ async fn lease_and_status_heartbeats_are_judged_alike_in_one_fleet() {
     }
     drop(hub);
 }
+
+/// An API server restart (every connection dropped for a moment, then
+/// `410 Gone` for every watch from before it) over a fleet whose edges
+/// renew leases and whose statuses do not change: the hub's site watch
+/// lists again and holds nothing new, yet that list is the fleet as it is
+/// now. The hub judges again from it (a liveness record), rather than
+/// staying blind until some site's status changes, and the renewing site
+/// stays Connected throughout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_server_restart_over_a_quiet_fleet_is_judged_from_the_new_list() {
+    let sb = Sandbox::start();
+    let client = admin(&sb).await;
+    install_crds(&client).await;
+    ensure_namespace(&client, "fleet-system").await;
+    create_site(&client, "quiet", 10, Environment::Production).await;
+    let leases = site_leases(client.clone());
+    let mut lease = FederatedClusterLease::new("quiet", FederatedClusterLeaseSpec::default());
+    lease.metadata.labels = None;
+    leases.create(&PostParams::default(), &lease).await.unwrap();
+    let api: Api<FederatedCluster> = Api::all(client.clone());
+    let dir = TempDir::new("restart");
+    let kc = dir.join("admin.kubeconfig");
+    sb.write_admin_kubeconfig(&kc).unwrap();
+    let (hub, _ca) = support::spawn_lone_hub(&kc, &dir, "hub-1", 0.3);
+    // The edge renews every ½ s, retrying through the restart as an edge
+    // does.
+    let beating = tokio::spawn({
+        let leases = leases.clone();
+        async move {
+            loop {
+                let now = jiff::Timestamp::now();
+                let renewal = Renewal {
+                    renew_time: Some(jiff::Timestamp::from_second(now.as_second()).unwrap()),
+                    duration_ms: Some(25),
+                };
+                let _ = renew_site_lease(&leases, "quiet", renewal).await;
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+        }
+    });
+    let records: Api<kubectl_fleet::api::FederationStatus> = Api::all(client.clone());
+    let judged_at = || {
+        let records = records.clone();
+        async move {
+            records
+                .get_opt("fleet")
+                .await
+                .ok()
+                .flatten()
+                .and_then(|f| f.status?.hub)
+                .map(|h| h.last_judgement_time.0)
+        }
+    };
+    wait_until(
+        Duration::from_secs(30),
+        "judged Connected, recorded",
+        || async {
+            phase(&api, "quiet").await == Some(Phase::Connected) && judged_at().await.is_some()
+        },
+    )
+    .await;
+    let transitioned = api.get("quiet").await.unwrap().status.unwrap();
+
+    let restarted = jiff::Timestamp::now();
+    sb.controls().clear_request_log();
+    sb.restart(Duration::from_millis(500));
+    wait_until(
+        Duration::from_secs(45),
+        "a liveness record judging after the restart",
+        || async {
+            judged_at()
+                .await
+                .is_some_and(|t| t > restarted + jiff::SignedDuration::from_secs(2))
+        },
+    )
+    .await;
+    let log = hub.log_text();
+    assert!(log.contains("lost the site watch"), "{log}");
+    assert!(log.contains("the site watch delivers again"), "{log}");
+    let relisted = sb.controls().request_log().iter().any(|r| {
+        r.verb == "watch"
+            && r.path.ends_with("/federatedclusters")
+            && r.query.contains("sendInitialEvents=true")
+            && r.status == 200
+    });
+    assert!(relisted, "the hub listed the sites again");
+    let after = api.get("quiet").await.unwrap().status.unwrap();
+    assert_eq!(after.phase, Some(Phase::Connected));
+    assert_eq!(
+        after.phase_transition_time, transitioned.phase_transition_time,
+        "the renewing site left Connected"
+    );
+    beating.abort();
+    drop(hub);
+}

@@ -30,7 +30,8 @@
 //!   earliest, as with a freshly started hub.
 //! - The hub judges only on its own clock *while it could see*: from the
 //!   first error of its site watch until the watch delivers an object again
-//!   (or, while it stays down, until a GET of a site answers) the hub is
+//!   or a whole list (or, while it stays down, until a GET of a site
+//!   answers) the hub is
 //!   blind, and that blind time is not counted against any site — every
 //!   heartbeat observed before it is shifted forward by it ([`Hub`]'s
 //!   `credit`), so an API outage that also kept the edges from reporting
@@ -74,11 +75,13 @@ use super::metrics::Metrics;
 use super::renewals::with_leases;
 use super::view::{FleetView, only_heartbeat_moved};
 use crate::render::safe::Untrusted;
+use sight::Sight;
 
 mod budget;
 mod error;
 mod judged;
 mod schedule;
+mod sight;
 #[cfg(test)]
 mod tests;
 
@@ -127,19 +130,6 @@ impl Default for HubConfig {
             status_write_burst: DEFAULT_STATUS_WRITE_BURST,
         }
     }
-}
-
-/// Whether the hub can see the sites (see the module documentation).
-#[derive(Debug, Default)]
-struct Sight {
-    /// The site watch reported an error and has delivered nothing since.
-    watch_down: bool,
-    /// Since when the hub has been blind without the time being credited
-    /// to the sites yet.
-    blind_since: Option<Timestamp>,
-    /// The resourceVersion of each site as the cache last handed it to a
-    /// reconcile: a new one proves the watch delivers.
-    delivered: HashMap<String, Option<String>>,
 }
 
 /// What the hub holds in memory about one site.
@@ -589,95 +579,6 @@ impl Hub {
         }
     }
 
-    /// The site watch failed: the hub is blind from now (if it was not
-    /// already) until the watch delivers again.
-    pub fn watch_failed(&self) {
-        let now = (self.clock)();
-        let mut sight = self.sight.lock().unwrap_or_else(|p| p.into_inner());
-        if !sight.watch_down {
-            sight.watch_down = true;
-            sight.blind_since.get_or_insert(now);
-            tracing::warn!("lost the site watch: holding judgements until it delivers again");
-            self.watch_lost.send_modify(|n| *n += 1);
-        }
-    }
-
-    /// Whether the site watch is down (judgements held, see the module
-    /// documentation).
-    pub fn watch_down(&self) -> bool {
-        self.sight
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .watch_down
-    }
-
-    /// Notes the object the cache handed to a reconcile; a resourceVersion
-    /// not handed over before proves the watch delivers again.
-    fn delivered(&self, site: &FederatedCluster) {
-        let now = (self.clock)();
-        let mut sight = self.sight.lock().unwrap_or_else(|p| p.into_inner());
-        let rv = &site.metadata.resource_version;
-        let fresh = match sight.delivered.get_mut(site.site_name()) {
-            Some(held) => {
-                let fresh = held != rv;
-                held.clone_from(rv);
-                fresh
-            }
-            None => {
-                sight
-                    .delivered
-                    .insert(site.site_name().to_owned(), rv.clone());
-                true
-            }
-        };
-        if fresh && sight.watch_down {
-            sight.watch_down = false;
-            let blind = sight.blind_since.take();
-            drop(sight);
-            tracing::info!("the site watch delivers again: judging resumes");
-            self.credit(blind, now);
-        }
-    }
-
-    /// A GET made while the watch is down answered (`Ok`) or not.
-    fn looked(&self, answered: bool) {
-        let now = (self.clock)();
-        let mut sight = self.sight.lock().unwrap_or_else(|p| p.into_inner());
-        if answered {
-            let blind = sight.blind_since.take();
-            drop(sight);
-            self.credit(blind, now);
-        } else {
-            sight.blind_since.get_or_insert(now);
-        }
-    }
-
-    /// Does not count the time the hub was blind (since `since`, until
-    /// `now`) against any site: every heartbeat observed before it counts
-    /// as observed that much later. Such a sighting is no longer live (no
-    /// clock skew is measured from it).
-    fn credit(&self, since: Option<Timestamp>, now: Timestamp) {
-        let Some(since) = since else { return };
-        let blind = now.duration_since(since);
-        if blind <= jiff::SignedDuration::ZERO {
-            return;
-        }
-        let mut ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());
-        for sighting in ledger.values_mut().map(|k| &mut k.sighting) {
-            if let Some(obs) = sighting.observation.as_mut()
-                && obs.observed_at < now
-            {
-                obs.observed_at = obs.observed_at.checked_add(blind).unwrap_or(now).min(now);
-                sighting.live = false;
-            }
-        }
-        tracing::info!(
-            blind = %crate::fleet::age::human_duration(blind),
-            sites = ledger.len(),
-            "not counting the time the hub could not see against any site"
-        );
-    }
-
     /// Forgets a site (it was deleted).
     pub fn forget(&self, site: &str) {
         self.ledger
@@ -810,9 +711,13 @@ impl Hub {
         self.bucket.delivered(event, relevant);
     }
 
-    /// The cache holds the event [`Hub::summary_input`] judged last.
-    fn summary_cached(&self) {
+    /// The cache holds the event [`Hub::summary_input`] judged last (a
+    /// whole list, at its end).
+    fn summary_cached(&self, event: &watcher::Event<FederatedCluster>) {
         self.bucket.cached();
+        if matches!(event, watcher::Event::InitDone) {
+            self.relisted();
+        }
         if self
             .summary_due
             .swap(false, std::sync::atomic::Ordering::Relaxed)
@@ -1140,7 +1045,7 @@ pub fn controller(
         });
     let (told, filter) = (hub.clone(), hub.clone());
     let triggers = reflector(writer, sites)
-        .inspect_ok(move |_| told.summary_cached())
+        .inspect_ok(move |event| told.summary_cached(event))
         .applied_objects()
         .try_filter(move |site| std::future::ready(filter.needs_reconcile(site)));
     let controller = Controller::for_stream(triggers, store)
