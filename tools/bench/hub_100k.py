@@ -1098,6 +1098,12 @@ class Run:
         if self.watch.count("Connected", silenced) < f.silenced:
             self.notes.append(f"stale: only {self.watch.count('Connected', silenced)} of {f.silenced} silenced sites "
                               "were Connected before the silence.")
+        # Each silenced site renewed by the load generator at least once
+        # (its last renewal is then known here): a short hub phase leaves
+        # some with only the preload's.
+        ready_by = time.monotonic() + f.silence_interval + 5
+        while any(r.last[i] == 0 for i in silenced) and time.monotonic() < ready_by:
+            self.wait(1)
         r.silenced.set()
         t = time.time()
         goal = 3 * f.silence_interval + 5
