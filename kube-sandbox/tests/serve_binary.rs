@@ -6,15 +6,18 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[test]
-fn serve_writes_kubeconfig_and_stops_on_sigterm() {
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("nested-name.kubeconfig");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kube-sandbox"))
+/// `kube-sandbox serve --kubeconfig KUBECONFIG ARGS…`, once it has written
+/// its kubeconfig (it is ready then).
+fn serving(
+    kubeconfig: &std::path::Path,
+    args: &[&std::ffi::OsStr],
+    stderr: Stdio,
+) -> std::process::Child {
+    let child = Command::new(env!("CARGO_BIN_EXE_kube-sandbox"))
         .args(["serve", "--kubeconfig"])
-        .arg(&kubeconfig)
-        .args(["--listen", "127.0.0.1:0", "--max-token-expiration", "1h"])
-        .stderr(Stdio::piped())
+        .arg(kubeconfig)
+        .args(args)
+        .stderr(stderr)
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -22,6 +25,16 @@ fn serve_writes_kubeconfig_and_stops_on_sigterm() {
         assert!(Instant::now() < deadline, "kubeconfig written in time");
         std::thread::sleep(Duration::from_millis(50));
     }
+    child
+}
+
+#[test]
+fn serve_writes_kubeconfig_and_stops_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("nested-name.kubeconfig");
+    let args =
+        ["--listen", "127.0.0.1:0", "--max-token-expiration", "1h"].map(std::ffi::OsStr::new);
+    let mut child = serving(&kubeconfig, &args, Stdio::piped());
     let mode = std::fs::metadata(&kubeconfig).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
     let text = std::fs::read_to_string(&kubeconfig).unwrap();
@@ -155,19 +168,13 @@ fn serve_models_a_far_away_hub_and_logs_each_request() {
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("far.kubeconfig");
     let log = dir.path().join("requests.jsonl");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kube-sandbox"))
-        .args(["serve", "--kubeconfig"])
-        .arg(&kubeconfig)
-        .args(["--round-trip-delay", "150ms", "--request-log"])
-        .arg(&log)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !kubeconfig.exists() {
-        assert!(Instant::now() < deadline, "kubeconfig written in time");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let args = [
+        "--round-trip-delay".as_ref(),
+        "150ms".as_ref(),
+        "--request-log".as_ref(),
+        log.as_os_str(),
+    ];
+    let mut child = serving(&kubeconfig, &args, Stdio::null());
     let started = Instant::now();
     let out = Command::new("kubectl")
         .arg("--kubeconfig")
@@ -215,17 +222,7 @@ fn serve_models_a_far_away_hub_and_logs_each_request() {
 fn sigusr1_models_an_api_server_restart() {
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kube-sandbox"))
-        .args(["serve", "--kubeconfig"])
-        .arg(&kubeconfig)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !kubeconfig.exists() {
-        assert!(Instant::now() < deadline, "kubeconfig written in time");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut child = serving(&kubeconfig, &[], Stdio::piped());
     let kubectl = |args: &[&str]| {
         Command::new("kubectl")
             .arg("--kubeconfig")
