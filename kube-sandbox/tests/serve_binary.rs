@@ -7,12 +7,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// `kube-sandbox serve --kubeconfig KUBECONFIG ARGS…`, once it has written
-/// its kubeconfig (it is ready then).
-fn serving(
-    kubeconfig: &std::path::Path,
-    args: &[&std::ffi::OsStr],
-    stderr: Stdio,
-) -> std::process::Child {
+/// its kubeconfig (it is ready then); killed when dropped, so a failed
+/// test leaves no server behind.
+fn serving(kubeconfig: &std::path::Path, args: &[&std::ffi::OsStr], stderr: Stdio) -> Serving {
     let child = Command::new(env!("CARGO_BIN_EXE_kube-sandbox"))
         .args(["serve", "--kubeconfig"])
         .arg(kubeconfig)
@@ -25,7 +22,32 @@ fn serving(
         assert!(Instant::now() < deadline, "kubeconfig written in time");
         std::thread::sleep(Duration::from_millis(50));
     }
-    child
+    Serving(child)
+}
+
+/// A `kube-sandbox serve` process, killed (if still running) when dropped.
+struct Serving(std::process::Child);
+
+impl std::ops::Deref for Serving {
+    type Target = std::process::Child;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Serving {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
 }
 
 #[test]
