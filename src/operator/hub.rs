@@ -31,11 +31,10 @@
 //! - The hub judges only on its own clock *while it could see*: from the
 //!   first error of its site watch until the watch delivers an object again
 //!   or a whole list (or, while it stays down, until a GET of a site
-//!   answers) the hub is
-//!   blind, and that blind time is not counted against any site — every
-//!   heartbeat observed before it is shifted forward by it ([`Hub`]'s
-//!   `credit`), so an API outage that also kept the edges from reporting
-//!   never turns a live site Stale. While its watch is down the hub holds
+//!   answers) the hub is blind, and that blind time is not counted against
+//!   any site — every heartbeat observed before it is shifted forward by it
+//!   ([`Hub`]'s `credit`), so an API outage that also kept the edges from
+//!   reporting never turns a live site Stale. While its watch is down the hub holds
 //!   judgements: every site is judged again at once, and a transition it
 //!   would write is judged again from a fresh GET first, never written
 //!   from the cache the dead watch left behind (no GET while nothing is
