@@ -236,9 +236,10 @@ impl Sandbox {
 
     /// Models a restart of the API server (drills): for `down`, every
     /// connection is dropped and every new one refused (open watches
-    /// end), and from now on no watch or list resumes from a
-    /// resourceVersion older than this moment (`410 Gone`, as from the
-    /// new watch caches of a restarted server). What is stored stays.
+    /// end), and from now on no watch resumes from a resourceVersion
+    /// older than this moment (`410 Gone`, as from the new watch caches
+    /// of a restarted server). What is stored stays, and lists and
+    /// continue tokens are served from it as before.
     pub fn restart(&self, down: Duration) {
         self.shared
             .state

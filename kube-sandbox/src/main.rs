@@ -22,9 +22,8 @@ const RESTART_DOWN: Duration = Duration::from_secs(5);
 enum Command {
     /// Serve until SIGINT or SIGTERM. Drills: SIGUSR1 models a restart of
     /// the API server (5 s in which every connection is dropped and
-    /// refused; then no watch or list resumes from before it: 410 Gone,
-    /// as from a restarted server's new watch caches). What is stored
-    /// stays.
+    /// refused; then no watch resumes from before it: 410 Gone, as from
+    /// a restarted server's new watch caches). What is stored stays.
     Serve {
         /// Where to write the admin kubeconfig (atomically, mode 0600) once ready.
         #[arg(long)]

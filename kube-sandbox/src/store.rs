@@ -65,9 +65,10 @@ pub struct State {
     watch_floors: HashMap<GroupResource, u64>,
     /// The ValidatingAdmissionPolicies compiled so far.
     pub admission: crate::compiled_policy::Cache,
-    /// No watch or list resumes from before this resourceVersion: where
-    /// the watch caches of a restarted API server start
-    /// ([`State::restart_watch_caches`]).
+    /// No watch resumes from before this resourceVersion: where the watch
+    /// caches of a restarted API server start
+    /// ([`State::restart_watch_caches`]). Lists and continue tokens are
+    /// served from storage, which a restart keeps.
     restarted_at: u64,
 }
 
@@ -120,12 +121,19 @@ impl State {
     /// global history's, or the start of the resource's watch cache.
     pub fn oldest_resumable_rv_of(&self, gr: &GroupResource) -> u64 {
         let floor = self.watch_floors.get(gr).copied().unwrap_or(0);
-        self.oldest_resumable_rv().max(floor).max(self.restarted_at)
+        self.oldest_resumable_rv().max(floor)
+    }
+
+    /// The oldest resourceVersion a watch of `gr` can start from: as
+    /// [`State::oldest_resumable_rv_of`], and never before the watch
+    /// caches last started again ([`State::restart_watch_caches`]).
+    pub fn oldest_watchable_rv_of(&self, gr: &GroupResource) -> u64 {
+        self.oldest_resumable_rv_of(gr).max(self.restarted_at)
     }
 
     /// Every watch cache starts again now, as a restarted API server's
-    /// do: a watch or list from an older resourceVersion is told `410
-    /// Gone` and its client lists again.
+    /// do: a watch from an older resourceVersion is told `410 Gone` and
+    /// its client lists again.
     pub fn restart_watch_caches(&mut self) {
         self.restarted_at = self.rv;
     }

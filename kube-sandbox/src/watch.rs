@@ -221,7 +221,7 @@ pub fn serve(call: &Call, def: Arc<ResourceDef>) -> Result<Resp, ApiError> {
                     ),
                 )
             })?;
-            let oldest = st.oldest_resumable_rv_of(&def.storage_key());
+            let oldest = st.oldest_watchable_rv_of(&def.storage_key());
             if rv < oldest {
                 let status =
                     ApiError::gone(format!("too old resource version: {rv} ({})", oldest + 1))

@@ -310,6 +310,21 @@ fn sigusr1_models_an_api_server_restart() {
         gone.contains("\"code\":410") && gone.contains("too old resource version"),
         "{gone}"
     );
+    // Storage outlives the restart: a list at that very version is still
+    // served, as a restarted server serves it from etcd.
+    let exact = kubectl(&[
+        "get",
+        "--raw",
+        &format!(
+            "/api/v1/namespaces/default/configmaps?resourceVersion={before}&resourceVersionMatch=Exact"
+        ),
+    ]);
+    assert!(exact.status.success(), "{exact:?}");
+    let listed = text(&exact);
+    assert!(
+        listed.contains("\"kept\"") && !listed.contains("\"later\""),
+        "the list as it was at {before}: {listed}"
+    );
     let now = text(&kubectl(&[
         "get",
         "configmaps",

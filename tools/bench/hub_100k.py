@@ -109,6 +109,9 @@ SECTION = "## Results"
 PREFIX = "BENCH-RESULT "
 MIB = 1024 * 1024
 TIME = "/usr/bin/time"
+# How long kube-sandbox stays down when told to restart (SIGUSR1;
+# RESTART_DOWN in kube-sandbox/src/main.rs).
+SANDBOX_RESTART_DOWN = 5
 PHASES = ["hub", "steady", "stale", "restart", "failover", "status"]
 # The hubs' --status-write-qps and --status-write-burst (the operator's
 # defaults unless the harness is told otherwise; hub_argv passes them).
@@ -1022,7 +1025,6 @@ class Run:
 
     def phase_restart(self):
         f, p = self.fleet, self.hub
-        interval = min(f.interval, f.silence_interval if f.silenced else f.interval)
         # The harness's own watch would be told 410 too: it stops, and a
         # new one follows the writes made after the restart.
         if self.watch:
@@ -1033,7 +1035,7 @@ class Run:
         os.kill(self.sandbox.pid, signal.SIGUSR1)
         t0, t0_mono = time.time(), time.monotonic()
         log(f"kube-sandbox restarting (SIGUSR1); hub rss {rss0 / MIB:.0f} MiB, peak so far {hwm0 / MIB:.0f} MiB")
-        up_at = t0 + 5
+        up_at = t0 + SANDBOX_RESTART_DOWN
         rss_max = rss0
         seen = rec = None
         deadline = t0_mono + self.args.judge_timeout
@@ -1068,7 +1070,7 @@ class Run:
         rss, hwm = proc_mem(p.pid)
         self.out.emit("restart", "SIGUSR1 (5 s down, then 410 for every watch) to the hub's first liveness record "
                       "judging after it", seen - t0, "s", "≤ 30 s")
-        self.out.emit("restart", "of which the server was down", 5, "s")
+        self.out.emit("restart", "of which the server was down", SANDBOX_RESTART_DOWN, "s")
         self.out.emit("RSS", "hub RSS before the restart", rss0 / MIB, "MiB")
         self.out.emit("RSS", "hub RSS through the re-list, highest sampled (every 0.25 s)", rss_max / MIB, "MiB")
         self.out.emit("RSS", "hub peak RSS (VmHWM) after the re-list (the process's peak so far)", hwm / MIB, "MiB")
