@@ -694,10 +694,6 @@ impl Hub {
         event: &mut watcher::Event<FederatedCluster>,
         cache: &reflector::Store<FederatedCluster>,
     ) {
-        if matches!(event, watcher::Event::InitDone) {
-            self.listed
-                .store(true, std::sync::atomic::Ordering::Release);
-        }
         let relevant = match event {
             watcher::Event::Init | watcher::Event::InitApply(_) => false,
             watcher::Event::InitDone | watcher::Event::Delete(_) => true,
@@ -710,11 +706,14 @@ impl Hub {
         self.bucket.delivered(event, relevant);
     }
 
-    /// The cache holds the event [`Hub::summary_input`] judged last (a
-    /// whole list, at its end).
+    /// The cache holds the event [`Hub::summary_input`] judged last. At
+    /// the end of a list it holds the whole fleet as it is now: the hub
+    /// has listed, and sees again if its watch was down.
     fn summary_cached(&self, event: &watcher::Event<FederatedCluster>) {
         self.bucket.cached();
         if matches!(event, watcher::Event::InitDone) {
+            self.listed
+                .store(true, std::sync::atomic::Ordering::Release);
             self.relisted();
         }
         if self
