@@ -28,16 +28,27 @@ fn serving(kubeconfig: &std::path::Path, args: &[&std::ffi::OsStr], stderr: Stdi
 /// A `kube-sandbox serve` process, killed (if still running) when dropped.
 struct Serving(std::process::Child);
 
-impl std::ops::Deref for Serving {
-    type Target = std::process::Child;
-    fn deref(&self) -> &Self::Target {
-        &self.0
+impl Serving {
+    /// Sends it `signal` (`-TERM`, `-USR1`, …) as `kill` does.
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([signal, &self.0.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill {signal}");
     }
-}
 
-impl std::ops::DerefMut for Serving {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.0
+    /// Stops it with SIGTERM, which it must exit cleanly on; what it wrote
+    /// to its standard error, if that was piped.
+    fn terminate(mut self) -> String {
+        self.signal("-TERM");
+        let exit = self.0.wait().unwrap();
+        assert!(exit.success(), "clean exit on SIGTERM: {exit:?}");
+        let mut stderr = String::new();
+        if let Some(err) = self.0.stderr.as_mut() {
+            std::io::Read::read_to_string(err, &mut stderr).unwrap();
+        }
+        stderr
     }
 }
 
@@ -56,7 +67,7 @@ fn serve_writes_kubeconfig_and_stops_on_sigterm() {
     let kubeconfig = dir.path().join("nested-name.kubeconfig");
     let args =
         ["--listen", "127.0.0.1:0", "--max-token-expiration", "1h"].map(std::ffi::OsStr::new);
-    let mut child = serving(&kubeconfig, &args, Stdio::piped());
+    let child = serving(&kubeconfig, &args, Stdio::piped());
     let mode = std::fs::metadata(&kubeconfig).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
     let text = std::fs::read_to_string(&kubeconfig).unwrap();
@@ -107,15 +118,7 @@ fn serve_writes_kubeconfig_and_stops_on_sigterm() {
         "capped at 1h: {lifetime}s"
     );
 
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let exit = child.wait().unwrap();
-    assert!(exit.success(), "clean exit on SIGTERM: {exit:?}");
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let stderr = child.terminate();
     assert!(stderr.contains("serving on https://127.0.0.1:"), "{stderr}");
 }
 
@@ -196,7 +199,7 @@ fn serve_models_a_far_away_hub_and_logs_each_request() {
         "--request-log".as_ref(),
         log.as_os_str(),
     ];
-    let mut child = serving(&kubeconfig, &args, Stdio::null());
+    let child = serving(&kubeconfig, &args, Stdio::null());
     let started = Instant::now();
     let out = Command::new("kubectl")
         .arg("--kubeconfig")
@@ -213,11 +216,7 @@ fn serve_models_a_far_away_hub_and_logs_each_request() {
     );
     // One connection (2 x 150 ms) and one answer (150 ms) at least.
     assert!(took >= Duration::from_millis(450), "{took:?}");
-    Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+    child.terminate();
     let lines: Vec<serde_json::Value> = std::fs::read_to_string(&log)
         .unwrap()
         .lines()
@@ -244,7 +243,7 @@ fn serve_models_a_far_away_hub_and_logs_each_request() {
 fn sigusr1_models_an_api_server_restart() {
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
-    let mut child = serving(&kubeconfig, &[], Stdio::piped());
+    let child = serving(&kubeconfig, &[], Stdio::piped());
     let kubectl = |args: &[&str]| {
         Command::new("kubectl")
             .arg("--kubeconfig")
@@ -284,11 +283,7 @@ fn sigusr1_models_an_api_server_restart() {
     let out = kubectl(&["create", "configmap", "later", "--from-literal=a=b"]);
     assert!(out.status.success(), "{out:?}");
 
-    let status = Command::new("kill")
-        .args(["-USR1", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    child.signal("-USR1");
     std::thread::sleep(Duration::from_millis(300));
     let down = kubectl(&["get", "configmap", "kept", "-o", "name"]);
     assert!(!down.status.success(), "down while it restarts: {down:?}");
@@ -336,13 +331,6 @@ fn sigusr1_models_an_api_server_restart() {
         "a watch from after the restart resumes"
     );
 
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    assert!(child.wait().unwrap().success());
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let stderr = child.terminate();
     assert!(stderr.contains("SIGUSR1: restarting"), "{stderr}");
 }
