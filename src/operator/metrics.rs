@@ -27,14 +27,20 @@
 //! counters are only moved by the leader (the callers check); a standby
 //! exports the gauges it computes from its own cache.
 //!
+//! The per-site series every site has (`federation_cluster_nodes`, the
+//! credential timestamps, `fleet_hub_status_restored_total`) are written
+//! out at each scrape from one compact row a site ([`sites`]), not kept
+//! as families: at 100,000 sites those were the hub's largest holder of
+//! memory after its cache and its own maps.
+//!
 //! Label values a site controls (`cluster`, `region`, `group`, `version`) go through
 //! [`LabelValue`], which escapes them as the text format requires:
 //! `prometheus-client` 0.24 writes label values as they are, so one `"`
 //! or newline would corrupt the whole scrape (or forge series).
 
 use std::collections::HashSet;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use jiff::Timestamp;
 use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
@@ -137,10 +143,20 @@ impl LabelValue {
 
 impl EncodeLabelValue for LabelValue {
     fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+        Escaped(&self.0).encode(encoder)
+    }
+}
+
+/// A borrowed label value, written escaped as a [`LabelValue`] is.
+#[derive(Clone, Copy, Debug)]
+struct Escaped<'a>(&'a str);
+
+impl EncodeLabelValue for Escaped<'_> {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
         use std::fmt::Write as _;
         let escaped =
             |c: char| matches!(c, '\\' | '"' | '\n') || crate::render::safe::needs_escape(c);
-        let mut rest = self.0.as_str();
+        let mut rest = self.0;
         while let Some(i) = rest.find(escaped) {
             encoder.write_str(&rest[..i])?;
             let c = rest[i..].chars().next().unwrap_or_default();
@@ -167,12 +183,6 @@ impl ClusterLabels {
             cluster: LabelValue::new(cluster),
         }
     }
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct NodeLabels {
-    cluster: LabelValue,
-    region: LabelValue,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -282,7 +292,6 @@ pub struct Metrics {
     per_cluster_histograms: AtomicBool,
     clusters: Family<StatusLabels, Gauge>,
     health_check: HistogramFamily<ClusterLabels>,
-    nodes: Family<NodeLabels, Gauge>,
     issues: Family<SignalLabels, Counter>,
     correlations_active: Gauge,
     cascades: Family<CascadeLabels, Counter>,
@@ -294,9 +303,9 @@ pub struct Metrics {
     event_lag: Histogram,
     leader: Gauge,
     writes_pending: Gauge,
-    credential_expiration: Family<ClusterLabels, Gauge>,
-    credential_renewal: Family<ClusterLabels, Gauge>,
-    restored: Family<ClusterLabels, Counter>,
+    /// `federation_cluster_nodes`, the credential timestamps and
+    /// `fleet_hub_status_restored_total`, written out at each scrape.
+    site_series: Arc<sites::SiteSeries>,
     bucket_backfills: Family<ReasonLabels, Counter>,
     site_list_mode: Family<ListModeLabels, Gauge>,
     heartbeats: Family<ViaLabels, Counter>,
@@ -304,9 +313,6 @@ pub struct Metrics {
     /// The sites with a `federation_health_check_duration_seconds` series,
     /// so a deleted site's goes with it.
     checked: Mutex<HashSet<String>>,
-    /// The sites of the last [`Metrics::set_fleet`], so a deleted site's
-    /// per-site counters go with it.
-    sites_seen: Mutex<HashSet<String>>,
     reports: Counter,
     lease_renewals: Counter,
     report_bytes: Histogram,
@@ -337,7 +343,6 @@ impl Metrics {
             per_cluster_histograms: AtomicBool::new(true),
             clusters: Family::default(),
             health_check: Family::new_with_constructor(probe_histogram),
-            nodes: Family::default(),
             issues: Family::default(),
             correlations_active: Gauge::default(),
             cascades: Family::default(),
@@ -352,12 +357,9 @@ impl Metrics {
             event_lag: lag_histogram(),
             leader: Gauge::default(),
             writes_pending: Gauge::default(),
-            credential_expiration: Family::default(),
-            credential_renewal: Family::default(),
-            restored: Family::default(),
+            site_series: Arc::default(),
             last_judgement: Gauge::default(),
             checked: Mutex::new(HashSet::new()),
-            sites_seen: Mutex::new(HashSet::new()),
             reports: Counter::default(),
             lease_renewals: Counter::default(),
             report_bytes: bytes_histogram(),
@@ -386,23 +388,7 @@ impl Metrics {
                     Unit::Seconds,
                     m.health_check.clone(),
                 );
-                r.register_with_unit(
-                    "federation_cluster_credential_expiration_timestamp",
-                    "When each site's credential expires, as a Unix timestamp (status.credentialExpirationTime: the edge's hub token, or the hub's member token of a Pull site)",
-                    Unit::Seconds,
-                    m.credential_expiration.clone(),
-                );
-                r.register_with_unit(
-                    "federation_cluster_credential_renewal_timestamp",
-                    "When each self-renewing edge renews its hub token, as a Unix timestamp (status.credentialRenewalTime; no series when it does not renew by itself)",
-                    Unit::Seconds,
-                    m.credential_renewal.clone(),
-                );
-                r.register(
-                    "federation_cluster_nodes",
-                    "Nodes of each site, as last reported",
-                    m.nodes.clone(),
-                );
+                r.register_collector(Box::new(m.site_series.clone()));
                 r.register(
                     "cross_cluster_issues",
                     "New signals seen by the leading hub, by signal type",
@@ -514,11 +500,6 @@ impl Metrics {
                 for via in HEARTBEAT_SOURCES {
                     let _ = m.heartbeats.get_or_create(&ViaLabels { via });
                 }
-                r.register(
-                    "fleet_hub_status_restored",
-                    "Site status writes that restored hub-owned conditions someone else had changed",
-                    m.restored.clone(),
-                );
                 r.register(
                     "federation_cluster_disconnected",
                     "1 for each site shown stale or unreachable, with the value of its outage group (--outage-group-by) as `group`; sites in maintenance included (see federation_cluster_maintenance)",
@@ -660,14 +641,12 @@ impl Metrics {
     /// Drops every per-site series of a deleted site.
     pub fn forget_site(&self, cluster: &str) {
         self.forget_health_check(cluster);
-        self.restored.remove(&ClusterLabels::of(cluster));
+        self.site_series.forget(cluster);
     }
 
     /// The hub restored `cluster`'s conditions.
     pub fn status_restored(&self, cluster: &str) {
-        self.restored
-            .get_or_create(&ClusterLabels::of(cluster))
-            .inc();
+        self.site_series.restored(cluster);
     }
 
     /// The last full judgement of the fleet a leader recorded (None: none).
@@ -699,20 +678,12 @@ impl Metrics {
                 .set(counts[phase_index(*p)]);
         }
         // Deleted sites must disappear, so the families are rebuilt.
-        self.nodes.clear();
-        self.credential_expiration.clear();
-        self.credential_renewal.clear();
         self.disconnected.clear();
         self.maintenance.clear();
         self.late_to_wake.clear();
         self.expires_before_return.clear();
         let per_cluster = self.per_cluster_histograms.load(Ordering::Relaxed);
         for s in sites.iter().map(S::borrow) {
-            // The per-site counters exist at 0 from the site's first
-            // appearance, so the first event is an increase.
-            let _ = self
-                .restored
-                .get_or_create(&ClusterLabels::of(s.site_name()));
             if per_cluster {
                 self.observe_health_check_series(s.site_name());
             }
@@ -745,50 +716,19 @@ impl Metrics {
                     .set(1);
             }
         }
-        for s in sites.iter().map(S::borrow) {
-            let Some(status) = s.status.as_ref() else {
-                continue;
-            };
-            if let Some(t) = &status.credential_expiration_time {
-                self.credential_expiration
-                    .get_or_create(&ClusterLabels::of(s.site_name()))
-                    .set(t.0.as_second());
-            }
-            if let Some(t) = &status.credential_renewal_time {
-                self.credential_renewal
-                    .get_or_create(&ClusterLabels::of(s.site_name()))
-                    .set(t.0.as_second());
-            }
-            let Some(n) = status.node_count else {
-                continue;
-            };
-            self.nodes
-                .get_or_create(&NodeLabels {
-                    cluster: LabelValue::new(s.site_name()),
-                    region: LabelValue::new(s.spec.region.clone().unwrap_or_default()),
-                })
-                .set(n);
-        }
-        // Deleted sites' per-site counters and histograms go with them.
-        let names: HashSet<&str> = sites.iter().map(|s| s.borrow().site_name()).collect();
-        let mut seen = self.sites_seen.lock().unwrap_or_else(|p| p.into_inner());
+        // The per-site series (each site's restored counter at 0 from its
+        // first summary, so the first restore is an increase); a deleted
+        // site's series go with it, its health-check histogram too.
+        let mut gone = self.site_series.set(sites.iter().map(S::borrow));
         let checked = self
             .checked
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        let gone: Vec<String> = seen
-            .iter()
-            .chain(checked.iter())
-            .filter(|c| !names.contains(c.as_str()))
-            .cloned()
-            .collect();
+        gone.extend(checked.into_iter().filter(|c| !self.site_series.lists(c)));
         for cluster in gone {
             self.forget_site(&cluster);
-            seen.remove(&cluster);
         }
-        seen.extend(names.iter().map(|n| (*n).to_owned()));
-        drop(seen);
         self.correlations_active
             .set(i64::try_from(correlations_active).unwrap_or(i64::MAX));
     }
@@ -1015,5 +955,6 @@ fn phase_label(p: Phase) -> &'static str {
     }
 }
 
+mod sites;
 #[cfg(test)]
 mod tests;

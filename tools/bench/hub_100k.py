@@ -836,8 +836,9 @@ class Run:
 
     def start_sandbox(self):
         kc = self.work / "admin.kubeconfig"
-        self.sandbox = self.procs.start("kube-sandbox", [self.bin / "kube-sandbox", "serve", "--kubeconfig", kc],
-                                        self.work / "sandbox.log")
+        argv = [self.bin / "kube-sandbox", "serve", "--kubeconfig", kc,
+                "--streaming-lists", self.args.streaming_lists]
+        self.sandbox = self.procs.start("kube-sandbox", argv, self.work / "sandbox.log")
         deadline = time.monotonic() + 60
         while not kc.exists():
             if self.sandbox.poll() is not None or time.monotonic() > deadline:
@@ -938,6 +939,11 @@ class Run:
         self.hub_addr = log_addr(p, "serving HTTPS", time.monotonic() + 5)
         cpu = proc_cpu(p.pid)
         rss, hwm = proc_mem(p.pid)
+        m = scrape(self.hub_addr)
+        if m:
+            mode = [k for k in ("streaming", "paged") if metric(m, "fleet_hub_site_list_mode", f'mode="{k}"') == 1]
+            self.notes.append(f"cold start: the hub listed its sites {mode[0] if mode else 'in no mode it reported'}"
+                              f" (fleet_hub_site_list_mode; kube-sandbox --streaming-lists {args.streaming_lists}).")
         if rec_at is not None:
             self.out.emit("cold start", f"hub start to its liveness record (judged every site; {f.n:,} sites "
                           "never judged before)", rec_at - p.started_wall, "s", "≤ 30 s")
@@ -1349,7 +1355,7 @@ def report(run, args, started, load, elapsed, commit, stopped):
         f"(1/5/15 min), shared with other work; whole run {elapsed:.0f} s.", "",
         f"Binaries: release builds from `{args.bin_dir}`, of commit `{commit}`.", "",
         f"Command: `{cmd.strip()}`", "",
-        f"Fleet: {f.n:,} sites on kube-sandbox; {f.n - f.silenced:,} with `heartbeatIntervalSeconds: "
+        f"Fleet: {f.n:,} sites on kube-sandbox (streaming lists {args.streaming_lists}); {f.n - f.silenced:,} with `heartbeatIntervalSeconds: "
         f"{f.interval}` and {f.silenced:,} with {f.silence_interval} (the ones silenced); every lease renewed "
         f"at its site's interval by the harness ({run.target_rate():,.1f} renewals/s). Hub flags beyond the "
         f"test defaults: `--metrics-auth=false` (so the harness reads /metrics), `--metrics-cluster-label="
@@ -1413,6 +1419,9 @@ def main():
                     help="the hubs' --status-write-qps (default: the operator's, 200)")
     ap.add_argument("--status-write-burst", type=int, default=STATUS_WRITES["burst"],
                     help="the hubs' --status-write-burst (default: the operator's, 2000)")
+    ap.add_argument("--streaming-lists", choices=["served", "refused", "ignored"], default="served",
+                    help="how kube-sandbox answers a streaming list (its serve flag; default served): refused "
+                         "or ignored is the drill 'streaming lists unavailable', the hub then lists in pages")
     ap.add_argument("--hub-env", action="append", default=[], metavar="NAME=VALUE",
                     help="set in every hub's environment (repeatable), e.g. MALLOC_ARENA_MAX=2 to compare the "
                          "allocator's settings")

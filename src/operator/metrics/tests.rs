@@ -409,3 +409,146 @@ fn the_site_list_mode_is_one_mode_at_a_time() {
         "{text}"
     );
 }
+
+/// The lines of family `name` (its descriptor and its series) in `text`,
+/// sorted.
+fn family_lines(text: &str, name: &str) -> Vec<String> {
+    let descriptor = ["# HELP ", "# TYPE ", "# UNIT "].map(|p| format!("{p}{name} "));
+    let series = [format!("{name}{{"), format!("{name}_total{{")];
+    let mut lines: Vec<String> = text
+        .lines()
+        .filter(|l| {
+            descriptor
+                .iter()
+                .chain(&series)
+                .any(|p| l.starts_with(p.as_str()))
+        })
+        .map(str::to_owned)
+        .collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn per_site_series_written_at_scrape_read_as_prometheus_client_families_do() {
+    // The families as they were kept before they were written out at
+    // scrape (`metrics::sites`), filled with the same sites' values: the
+    // text a scrape shows must be the same, escaping included.
+    let now = crate::fleet::fixtures::fixture_now();
+    let a = crate::api::FederatedCluster::test("a")
+        .connected()
+        .with_region("eu \"west\"\n")
+        .with_token_expiring_in(3600)
+        .with_token_renewed_in(1800);
+    let mut b = crate::api::FederatedCluster::test("b").connected();
+    b.status.as_mut().unwrap().node_count = Some(4);
+    let mut c = crate::api::FederatedCluster::test("c\u{9b}").connected();
+    c.status.as_mut().unwrap().node_count = Some(7);
+    let m = Metrics::new(MetricsRole::Hub);
+    m.set_fleet(&[c.clone(), a.clone(), b.clone()], 0, Some(true), now);
+    m.status_restored("b");
+    m.status_restored("b");
+    // Restored before any summary held it: shown all the same.
+    m.status_restored("new");
+
+    #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+    struct NodeLabels {
+        cluster: LabelValue,
+        region: LabelValue,
+    }
+    let mut r = Registry::default();
+    let expiration = Family::<ClusterLabels, Gauge>::default();
+    let renewal = Family::<ClusterLabels, Gauge>::default();
+    let nodes = Family::<NodeLabels, Gauge>::default();
+    let restored = Family::<ClusterLabels, Counter>::default();
+    r.register_with_unit(
+        "federation_cluster_credential_expiration_timestamp",
+        "When each site's credential expires, as a Unix timestamp (status.credentialExpirationTime: the edge's hub token, or the hub's member token of a Pull site)",
+        Unit::Seconds,
+        expiration.clone(),
+    );
+    r.register_with_unit(
+        "federation_cluster_credential_renewal_timestamp",
+        "When each self-renewing edge renews its hub token, as a Unix timestamp (status.credentialRenewalTime; no series when it does not renew by itself)",
+        Unit::Seconds,
+        renewal.clone(),
+    );
+    r.register(
+        "federation_cluster_nodes",
+        "Nodes of each site, as last reported",
+        nodes.clone(),
+    );
+    r.register(
+        "fleet_hub_status_restored",
+        "Site status writes that restored hub-owned conditions someone else had changed",
+        restored.clone(),
+    );
+    for s in [&a, &b, &c] {
+        let name = s.site_name();
+        let status = s.status.as_ref().unwrap();
+        if let Some(t) = &status.credential_expiration_time {
+            expiration
+                .get_or_create(&ClusterLabels::of(name))
+                .set(t.0.as_second());
+        }
+        if let Some(t) = &status.credential_renewal_time {
+            renewal
+                .get_or_create(&ClusterLabels::of(name))
+                .set(t.0.as_second());
+        }
+        if let Some(n) = status.node_count {
+            let region = LabelValue::new(s.spec.region.clone().unwrap_or_default());
+            let labels = NodeLabels {
+                cluster: LabelValue::new(name),
+                region,
+            };
+            nodes.get_or_create(&labels).set(n);
+        }
+        let _ = restored.get_or_create(&ClusterLabels::of(name));
+    }
+    restored.get_or_create(&ClusterLabels::of("b")).inc_by(2);
+    restored.get_or_create(&ClusterLabels::of("new")).inc();
+    let mut want = String::new();
+    prometheus_client::encoding::text::encode(&mut want, &r).unwrap();
+
+    let got = m.encode();
+    for name in [
+        "federation_cluster_credential_expiration_timestamp_seconds",
+        "federation_cluster_credential_renewal_timestamp_seconds",
+        "federation_cluster_nodes",
+        "fleet_hub_status_restored",
+    ] {
+        let want = family_lines(&want, name);
+        assert!(want.len() > 2, "{name}: {want:?}");
+        assert_eq!(family_lines(&got, name), want, "{name}");
+    }
+    assert!(
+        got.contains("fleet_hub_status_restored_total{cluster=\"b\"} 2\n"),
+        "{got}"
+    );
+    assert!(
+        got.contains("federation_cluster_nodes{cluster=\"c\\\\u{9b}\",region=\"\"} 7\n"),
+        "{got}"
+    );
+
+    // Restores survive later summaries; a deleted site's series go.
+    m.set_fleet(&[a.clone(), b.clone()], 0, Some(true), now);
+    m.set_fleet(&[a.clone(), b], 0, Some(true), now);
+    let text = m.encode();
+    assert!(
+        text.contains("fleet_hub_status_restored_total{cluster=\"b\"} 2\n"),
+        "{text}"
+    );
+    assert!(!text.contains("cluster=\"c"), "{text}");
+    m.set_fleet(&[a], 0, Some(true), now);
+    let text = m.encode();
+    assert!(!text.contains("cluster=\"b\""), "{text}");
+    assert!(
+        text.contains("federation_cluster_nodes{cluster=\"a\""),
+        "{text}"
+    );
+    m.set_fleet::<crate::api::FederatedCluster>(&[], 0, Some(true), now);
+    let text = m.encode();
+    assert!(!text.contains("fleet_hub_status_restored"), "{text}");
+    assert!(!text.contains("timestamp_seconds{"), "{text}");
+}
