@@ -104,7 +104,7 @@ pub async fn put_crds(client: &kube::Client, crds: &[Value]) {
 /// A real Kubernetes API server (apiextensions-apiserver and etcd,
 /// CRDs only, no RBAC) of this test alone, started by
 /// `tools/realapi/start.sh` and stopped on drop (and by its watcher when
-/// the test process dies). None, with a line on stderr, when it is not
+/// the test process dies). None, with a `skipped` line, when it is not
 /// built and `FLEET_SKIP_REALAPI=1`; a panic with the hint otherwise.
 pub struct RealApi {
     dir: TempDir,
@@ -112,37 +112,17 @@ pub struct RealApi {
 
 impl RealApi {
     pub fn start() -> Option<RealApi> {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let bins = std::env::var_os("REALAPI_BIN_DIR").map_or_else(
-            || {
-                let cache = std::env::var_os("REALAPI_CACHE").map_or_else(
-                    || {
-                        PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into()))
-                            .join(".cache/kubectl-fleet-realapi")
-                    },
-                    PathBuf::from,
-                );
-                cache.join("bin")
-            },
-            PathBuf::from,
-        );
-        if !bins.join("fleet-realapi-server").is_file() {
-            let msg = format!(
-                "the real Kubernetes API server is not built in {}: run tools/realapi/build.sh \
-                 (or set FLEET_SKIP_REALAPI=1 to skip the tests that need it)",
-                bins.display()
-            );
-            if std::env::var("FLEET_SKIP_REALAPI").is_ok_and(|v| v == "1") {
-                eprintln!("skipped: {msg}");
-                return None;
-            }
-            panic!("{msg}");
+        // Built for this work tree (tools/realapi keys each build; a
+        // `REALAPI_BIN_DIR` given is used as it is), or skipped or a panic
+        // with the hint, as every real-API test does.
+        if !kube_sandbox::realapi::runs_or_skips() {
+            return None;
         }
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
         let dir = TempDir::new("realapi");
         let out = Command::new("bash")
             .arg(root.join("tools/realapi/start.sh"))
             .arg(dir.join("server"))
-            .env("REALAPI_BIN_DIR", &bins)
             .env("REALAPI_WATCH_PID", std::process::id().to_string())
             .output()
             .unwrap();
