@@ -719,15 +719,14 @@ impl Metrics {
         // The per-site series (each site's restored counter at 0 from its
         // first summary, so the first restore is an increase); a deleted
         // site's series go with it, its health-check histogram too.
-        let mut gone = self.site_series.set(sites.iter().map(S::borrow));
+        self.site_series.set(sites.iter().map(S::borrow));
         let checked = self
             .checked
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        gone.extend(checked.into_iter().filter(|c| !self.site_series.lists(c)));
-        for cluster in gone {
-            self.forget_site(&cluster);
+        for cluster in checked.iter().filter(|c| !self.site_series.lists(c)) {
+            self.forget_health_check(cluster);
         }
         self.correlations_active
             .set(i64::try_from(correlations_active).unwrap_or(i64::MAX));

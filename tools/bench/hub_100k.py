@@ -1081,8 +1081,8 @@ class Run:
             self.notes.append(f"restart: no liveness record within {self.args.judge_timeout:.0f} s of the restart.")
             return
         rss, hwm = proc_mem(p.pid)
-        self.out.emit("restart", "SIGUSR1 (5 s down, then 410 for every watch) to the hub's first liveness record "
-                      "judging after it", seen - t0, "s", "≤ 30 s")
+        self.out.emit("restart", f"SIGUSR1 ({SANDBOX_RESTART_DOWN} s down, then 410 for every watch) to the hub's "
+                      "first liveness record judging after it", seen - t0, "s", "≤ 30 s")
         self.out.emit("restart", "of which the server was down", SANDBOX_RESTART_DOWN, "s")
         self.out.emit("RSS", "hub RSS before the restart", rss0 / MIB, "MiB")
         self.out.emit("RSS", "hub RSS through the re-list, highest sampled (every 0.25 s)", rss_max / MIB, "MiB")

@@ -87,22 +87,15 @@ fn listed(rows: &[Row], name: &str) -> bool {
 }
 
 impl SiteSeries {
-    /// The sites of a new summary; returns the names of the sites of the
-    /// last one it no longer holds (deleted: their other per-site series
-    /// go too). The restores of a site it does not hold are forgotten.
-    pub(super) fn set<'a>(&self, sites: impl Iterator<Item = &'a FederatedCluster>) -> Vec<String> {
+    /// The sites of a new summary. The restores of a site it does not
+    /// hold are forgotten (a deleted site).
+    pub(super) fn set<'a>(&self, sites: impl Iterator<Item = &'a FederatedCluster>) {
         let mut rows: Vec<Row> = sites.map(Row::of).collect();
         rows.sort_unstable_by(|a, b| a.name.cmp(&b.name));
         rows.dedup_by(|a, b| a.name == b.name);
         let mut book = self.book.lock().unwrap_or_else(|p| p.into_inner());
-        let old = std::mem::replace(&mut book.rows, rows);
-        let book = &mut *book;
-        let (rows, restored) = (&book.rows, &mut book.restored);
-        restored.retain(|name, _| listed(rows, name));
-        old.into_iter()
-            .filter(|r| !listed(rows, &r.name))
-            .map(|r| r.name.into())
-            .collect()
+        book.restored.retain(|name, _| listed(&rows, name));
+        book.rows = rows;
     }
 
     /// Whether the last summary held site `name`.
