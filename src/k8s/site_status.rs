@@ -130,13 +130,61 @@ pub fn watch_sites<V: SiteView>(
 ) -> impl Stream<Item = Result<watcher::Event<FederatedCluster>, watcher::Error>> + Send + 'static + use<V>
 {
     let api: Api<V> = Api::all(api.clone().into_client());
-    watcher(api, config).map_ok(|event| match event {
+    // Retried after a backoff ([`WatchBackoff`]): an API server that is
+    // down is not asked again in a loop.
+    let watch = kube::runtime::utils::StreamBackoff::new(watcher(api, config), WatchBackoff::new());
+    watch.map_ok(|event| match event {
         watcher::Event::Init => watcher::Event::Init,
         watcher::Event::InitApply(s) => watcher::Event::InitApply(s.into_site()),
         watcher::Event::InitDone => watcher::Event::InitDone,
         watcher::Event::Apply(s) => watcher::Event::Apply(s.into_site()),
         watcher::Event::Delete(s) => watcher::Event::Delete(s.into_site()),
     })
+}
+
+/// How long the site watch waits before it tries again after an error:
+/// 0.25 s, doubling up to 1 s while the errors go on, from 0.25 s again
+/// after anything else. kube's default (0.8 s doubling to 30 s, as
+/// client-go's reflector) is made for thousands of clients of one API
+/// server; a hub is one or two, asking once a second costs a down API
+/// server nothing, and every second its site watch waits after the
+/// server came back is a second the hub holds judgements, writes no
+/// liveness record and serves its REST API from an older cache. Without
+/// jitter for the same reason.
+#[derive(Debug)]
+pub struct WatchBackoff {
+    next: std::time::Duration,
+}
+
+impl WatchBackoff {
+    const FIRST: std::time::Duration = std::time::Duration::from_millis(250);
+    const MOST: std::time::Duration = std::time::Duration::from_secs(1);
+
+    pub fn new() -> Self {
+        Self { next: Self::FIRST }
+    }
+}
+
+impl Default for WatchBackoff {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Iterator for WatchBackoff {
+    type Item = std::time::Duration;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let now = self.next;
+        self.next = (now * 2).min(Self::MOST);
+        Some(now)
+    }
+}
+
+impl kube::runtime::utils::Backoff for WatchBackoff {
+    fn reset(&mut self) {
+        self.next = Self::FIRST;
+    }
 }
 
 /// How a site watch makes its first list, and every re-list after a
@@ -217,6 +265,17 @@ fn name_hash(name: &str) -> u64 {
     BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(name)
 }
 
+/// How long a watch may stay silent after an error before it is made to
+/// list again ([`watch_listing`]). After an error kube's watcher resumes
+/// from the last resourceVersion it saw, and a resumed watch says nothing
+/// until an object changes: a watch resumed after an API server's restart
+/// at the very resourceVersion the server restarted at (nothing written
+/// since its last event) is not told `410 Gone`, and over a fleet whose
+/// statuses do not change (heartbeats on leases) nothing would tell the
+/// hub that its watch works again. A list is that proof (its end), at the
+/// cost of one list of a quiet fleet after such an error.
+pub const RESUMED_QUIET: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// [`watch_sites`] with its first list (and every re-list) made as a
 /// streaming list ([`InitialList::Streaming`], `base` with
 /// `streaming_lists()`), falling back for good to paged lists
@@ -272,6 +331,25 @@ where
     N: Fn(&T) -> String + Send + 'static,
     F: FnMut(InitialList, Option<&str>) + Send + 'static,
 {
+    listing(watch, name, base, told, RESUMED_QUIET)
+}
+
+/// [`watch_listing`], a watch silent for `resumed_quiet` after an error
+/// listing again.
+fn listing<T, W, S, N, F>(
+    watch: W,
+    name: N,
+    base: watcher::Config,
+    told: F,
+    resumed_quiet: std::time::Duration,
+) -> impl Stream<Item = Result<watcher::Event<T>, watcher::Error>> + Send + 'static
+where
+    T: Send + 'static,
+    W: Fn(watcher::Config) -> S + Send + 'static,
+    S: Stream<Item = Result<watcher::Event<T>, watcher::Error>> + Send + 'static,
+    N: Fn(&T) -> String + Send + 'static,
+    F: FnMut(InitialList, Option<&str>) + Send + 'static,
+{
     use futures::StreamExt as _;
     struct Listing<T, W, N, F> {
         watch: W,
@@ -287,6 +365,12 @@ where
         /// site, dropped at `InitDone`).
         seen: std::collections::HashSet<u64>,
         told: F,
+        /// The last item was an error: the watcher resumes or fails
+        /// again, and lists again if it stays silent ([`RESUMED_QUIET`]).
+        after_error: bool,
+        /// An item read while waiting on a resumed watch, to be judged as
+        /// any other.
+        pending: Option<Result<watcher::Event<T>, watcher::Error>>,
     }
     impl<T, W, S, N, F> Listing<T, W, N, F>
     where
@@ -294,6 +378,16 @@ where
         S: Stream<Item = Result<watcher::Event<T>, watcher::Error>> + Send + 'static,
         F: FnMut(InitialList, Option<&str>),
     {
+        /// A new watcher in the same mode: it lists first.
+        fn relist(&mut self) {
+            self.initial = false;
+            self.seen = Default::default();
+            let config = match self.mode {
+                InitialList::Streaming => self.base.clone().streaming_lists(),
+                InitialList::Paged => self.base.clone().page_size(LIST_PAGE),
+            };
+            self.inner = (self.watch)(config).boxed();
+        }
         /// From now on paged lists, from a new watcher.
         fn fall_back(&mut self, why: &str) {
             self.mode = InitialList::Paged;
@@ -320,13 +414,39 @@ where
         initial: false,
         seen: Default::default(),
         told,
+        after_error: false,
+        pending: None,
     };
-    futures::stream::unfold(start, |mut st| async move {
+    futures::stream::unfold(start, move |mut st| async move {
         loop {
-            if st.mode == InitialList::Paged {
-                return st.inner.next().await.map(|next| (next, st));
+            if st.after_error {
+                // Resumed, or still failing: either shows within
+                // RESUMED_QUIET; a silent watch lists again.
+                match tokio::time::timeout(resumed_quiet, st.inner.next()).await {
+                    Ok(Some(next)) => {
+                        st.after_error = next.is_err();
+                        if st.mode == InitialList::Paged || next.is_err() {
+                            return Some((next, st));
+                        }
+                        // A streaming list's event: judged below.
+                        st.pending = Some(next);
+                    }
+                    Ok(None) => return None,
+                    Err(_) => {
+                        st.after_error = false;
+                        st.relist();
+                        continue;
+                    }
+                }
             }
-            let next = if st.initial {
+            if st.mode == InitialList::Paged {
+                let next = st.inner.next().await;
+                st.after_error = matches!(next, Some(Err(_)));
+                return next.map(|next| (next, st));
+            }
+            let next = if let Some(next) = st.pending.take() {
+                Some(next)
+            } else if st.initial {
                 match tokio::time::timeout(STREAM_QUIET, st.inner.next()).await {
                     Ok(next) => next,
                     Err(_) => {
@@ -344,7 +464,10 @@ where
                 None => return None,
                 Some(Err(err)) => match streaming_refused(&err) {
                     Some(why) => st.fall_back(&why),
-                    None => return Some((Err(err), st)),
+                    None => {
+                        st.after_error = true;
+                        return Some((Err(err), st));
+                    }
                 },
                 Some(Ok(event)) => {
                     match &event {
@@ -575,5 +698,74 @@ mod tests {
         });
         let next = tokio::time::timeout(Duration::from_secs(1), events.next()).await;
         assert!(next.is_err(), "read before the pause ended: {next:?}");
+    }
+
+    /// A watch that resumes after an error and then says nothing (resumed
+    /// at the resourceVersion an API server restarted at, over a fleet
+    /// whose objects do not change) is made to list again after
+    /// [`RESUMED_QUIET`] (shortened here): the end of that list is how a
+    /// reader knows its watch works again.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_resumed_watch_that_stays_silent_lists_again() {
+        use futures::StreamExt as _;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        type Item = Result<watcher::Event<String>, watcher::Error>;
+        let made = std::sync::Arc::new(AtomicUsize::new(0));
+        let counted = made.clone();
+        let watch = move |_config: watcher::Config| {
+            let n = counted.fetch_add(1, Ordering::SeqCst);
+            let list: Vec<Item> = vec![
+                Ok(watcher::Event::Init),
+                Ok(watcher::Event::InitApply(format!("site-{n}"))),
+                Ok(watcher::Event::InitDone),
+            ];
+            let failed: Vec<Item> = if n == 0 {
+                vec![Err(watcher::Error::NoResourceVersion)]
+            } else {
+                vec![]
+            };
+            futures::stream::iter(list)
+                .chain(futures::stream::iter(failed))
+                .chain(futures::stream::pending())
+        };
+        let quiet = Duration::from_millis(300);
+        let mut events = Box::pin(listing(
+            watch,
+            String::clone,
+            watcher::Config::default(),
+            |_, _| {},
+            quiet,
+        ));
+        let mut next = async || events.next().await.expect("the watch ended");
+        for _ in 0..3 {
+            assert!(next().await.is_ok());
+        }
+        let started = tokio::time::Instant::now();
+        assert!(next().await.is_err(), "the error is passed on");
+        let relisted = tokio::time::timeout(quiet * 20, next()).await;
+        assert!(
+            matches!(relisted, Ok(Ok(watcher::Event::Init))),
+            "the silent watch was not made to list again: {relisted:?}"
+        );
+        assert!(
+            started.elapsed() >= quiet,
+            "listed again before the watch was quiet for {quiet:?}"
+        );
+        assert!(matches!(next().await, Ok(watcher::Event::InitApply(s)) if s == "site-1"));
+        assert!(matches!(next().await, Ok(watcher::Event::InitDone)));
+        assert_eq!(made.load(Ordering::SeqCst), 2, "one new watcher");
+    }
+
+    /// The site watch retries after 0.25 s, doubling to at most 1 s, and
+    /// from 0.25 s again once something else than an error came.
+    #[test]
+    fn the_site_watch_backs_off_to_five_seconds_and_starts_over() {
+        use kube::runtime::utils::Backoff as _;
+        let mut backoff = WatchBackoff::new();
+        let ms =
+            |b: &mut WatchBackoff, n| -> Vec<u128> { b.take(n).map(|d| d.as_millis()).collect() };
+        assert_eq!(ms(&mut backoff, 5), [250, 500, 1000, 1000, 1000]);
+        backoff.reset();
+        assert_eq!(ms(&mut backoff, 2), [250, 500]);
     }
 }

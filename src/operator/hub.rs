@@ -35,11 +35,14 @@
 //!   any site — every heartbeat observed before it is shifted forward by it
 //!   ([`Hub`]'s `credit`), so an API outage that also kept the edges from
 //!   reporting never turns a live site Stale. While its watch is down the hub holds
-//!   judgements: every site is judged again at once, and a transition it
-//!   would write is judged again from a fresh GET first, never written
-//!   from the cache the dead watch left behind (no GET while nothing is
-//!   due; while the API does not answer, the site is looked at again every
-//!   ½–1 interval).
+//!   judgements: a site is looked at as before (when it falls due, or an
+//!   event changes its judgement), and a transition it would write is
+//!   judged again from a fresh GET first, never written from the cache
+//!   the dead watch left behind (no GET while nothing is due; while the
+//!   API does not answer, the site is looked at again every ½–1
+//!   interval). Losing the watch hands no site to the controller by
+//!   itself: at 100,000 sites that put the whole fleet ahead of a write
+//!   backlog.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -175,9 +178,6 @@ pub struct Hub {
     /// last reconcile), the timer that hands it to the controller then.
     schedule: Arc<schedule::Schedule>,
     sight: Mutex<Sight>,
-    /// Bumped when the site watch goes down: every site is judged again
-    /// at once, from a fresh read, so the blind time stays short.
-    watch_lost: watch::Sender<u64>,
     clock: Clock,
     /// Signalled when a watch event changes what the fleet summary counts
     /// (see [`Hub::summary_input`]).
@@ -243,7 +243,6 @@ impl Hub {
             leader_since: Mutex::new(None),
             schedule: Default::default(),
             sight: Mutex::new(Sight::default()),
-            watch_lost: watch::channel(0).0,
             clock: Arc::new(Timestamp::now),
             changed: Arc::new(tokio::sync::Notify::new()),
             summary_due: Default::default(),
@@ -663,13 +662,15 @@ impl Hub {
     /// threshold. So a heartbeat costs a fold and a judgement in memory,
     /// not a pass through the controller's scheduler and runner, and a site
     /// is reconciled about once per 3 intervals instead of once per
-    /// heartbeat (docs/benchmarks-operator.md). While the watch is down,
-    /// every event goes through (a delivery ends the blind time).
+    /// heartbeat (docs/benchmarks-operator.md). The same holds while the
+    /// watch is down: a delivery ends the blind time here, and an event
+    /// that changes nothing (a re-list of a fleet the hub already holds,
+    /// a renewal of a site judged Connected) is no cause to look, so a
+    /// lost watch costs reconciles of the sites with something due, not
+    /// of the whole fleet ahead of a backlog's writes
+    /// (docs/benchmarks-100k.md#streaming-lists-unavailable-and-a-restart-during-a-write-backlog).
     fn needs_reconcile(&self, site: &FederatedCluster) -> bool {
         self.delivered(site);
-        if self.watch_down() {
-            return true;
-        }
         let j = self.judge(site, (self.clock)());
         if j.changed {
             return true;
@@ -1006,10 +1007,6 @@ pub fn controller(
             }
         }
     });
-    let lost = futures::stream::unfold(hub.watch_lost.subscribe(), |mut rx| async move {
-        rx.changed().await.ok()?;
-        Some(((), rx))
-    });
     let (store, writer) = reflector::store();
     // The cache keeps each site without its managedFields (never decoded).
     let (notes, cache) = (hub.clone(), store.clone());
@@ -1041,11 +1038,25 @@ pub fn controller(
             notes.summary_input(&mut event, &cache);
             event
         });
-    let (told, filter) = (hub.clone(), hub.clone());
+    let (told, filter, failed) = (hub.clone(), hub.clone(), hub.clone());
+    // The site watch's errors end here, not in the controller: kube-runtime
+    // backs off its whole trigger stream on an error (0.8 s doubling to
+    // 30 s), which paused the hub's own schedule of due sites with it;
+    // the site watch has a backoff of its own (`watch_sites`).
     let triggers = reflector(writer, sites)
         .inspect_ok(move |event| told.summary_cached(event))
         .applied_objects()
-        .try_filter(move |site| std::future::ready(filter.needs_reconcile(site)));
+        .try_filter(move |site| std::future::ready(filter.needs_reconcile(site)))
+        .filter_map(move |site| {
+            std::future::ready(match site {
+                Ok(site) => Some(Ok::<_, watcher::Error>(site)),
+                Err(e) => {
+                    tracing::debug!(error = %e, "site watch");
+                    failed.watch_failed();
+                    None
+                }
+            })
+        });
     let controller = Controller::for_stream(triggers, store)
         .with_config(controller::Config::default().concurrency(RECONCILE_CONCURRENCY));
     let cache = controller.store();
@@ -1057,24 +1068,13 @@ pub fn controller(
     let run = controller
         .reconcile_on(due)
         .reconcile_all_on(became_leader)
-        .reconcile_all_on(lost)
         .graceful_shutdown_on(async move {
             let _ = shutdown.wait_for(|s| *s).await;
         })
         .run(reconcile, error_policy, hub.clone())
-        .for_each(move |res| {
-            let hub = hub.clone();
-            async move {
-                match res {
-                    // The site watch failed (its stream is the controller's
-                    // only trigger queue).
-                    Err(kube::runtime::controller::Error::QueueError(e)) => {
-                        tracing::debug!(error = %e, "site watch");
-                        hub.watch_failed();
-                    }
-                    Err(e) => tracing::debug!(error = %e, "controller event"),
-                    Ok(_) => {}
-                }
+        .for_each(|res| async move {
+            if let Err(e) = res {
+                tracing::debug!(error = %e, "controller event");
             }
         });
     (cache, run)

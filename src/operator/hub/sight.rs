@@ -34,7 +34,6 @@ impl Hub {
             sight.watch_down = true;
             sight.blind_since.get_or_insert(now);
             tracing::warn!("lost the site watch: holding judgements until it delivers again");
-            self.watch_lost.send_modify(|n| *n += 1);
         }
     }
 
