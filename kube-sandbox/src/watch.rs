@@ -229,7 +229,7 @@ pub fn serve(call: &Call, def: Arc<ResourceDef>) -> Result<Resp, ApiError> {
                 let error = line("ERROR", &status);
                 return Ok(stream_response(vec![error], None));
             }
-            for ev in st.events_since(rv) {
+            for ev in st.events_since(&def.storage_key(), rv) {
                 if let Some(t) = filter.translate(ev) {
                     picked.push(t);
                 }

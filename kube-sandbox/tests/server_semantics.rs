@@ -190,7 +190,8 @@ async fn watch_resumes_from_a_resource_version_and_reports_gone() {
         ["ADDED b"]
     );
 
-    // Push the old version out of the history: 410 as an ERROR event.
+    // Another resource's writes leave the sites' history alone (a watch
+    // cache per resource, as the real server keeps).
     for i in 0..60 {
         h.ok(
             "POST",
@@ -198,6 +199,24 @@ async fn watch_resumes_from_a_resource_version_and_reports_gone() {
             Some(json!({"metadata": {"name": format!("cm{i}")}})),
         )
         .await;
+    }
+    let resp = h
+        .send(
+            "GET",
+            &format!("{SITES}?watch=1&resourceVersion={rv}"),
+            &[],
+            None,
+        )
+        .await
+        .unwrap();
+    let evs = events(resp, 2, Duration::from_secs(5)).await;
+    assert_eq!(summary(&evs), ["ADDED b", "DELETED a"]);
+
+    // Push the old version out of the sites' history: 410 as an ERROR
+    // event.
+    for i in 0..60 {
+        h.ok("POST", SITES, Some(site(&format!("s{i}"), json!({}))))
+            .await;
     }
     let resp = h
         .send(

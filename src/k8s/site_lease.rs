@@ -7,7 +7,7 @@
 
 use futures::{Stream, TryStreamExt as _};
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
-use kube::runtime::{WatchStreamExt as _, watcher};
+use kube::runtime::watcher;
 use serde_json::Value;
 
 use crate::api::{FederatedClusterLease, Renewal};
@@ -83,17 +83,20 @@ pub fn watch_site_leases(
 {
     let api = Api::<DynamicObject>::all_with(client, &resource());
     let watch = move |config| {
-        // Retried with kube's default backoff: an API server that refuses
-        // leases is asked again at most every few minutes, not in a loop.
-        watcher(api.clone(), config)
-            .default_backoff()
-            .map_ok(|event| match event {
+        // Retried after the site watch's backoff (at most a second apart):
+        // after an API server came back the hub reads renewals again as
+        // soon as it reads sites, and one that refuses leases is asked
+        // once a second, not in a loop (`Renewals` logs a cause once).
+        let backoff = super::site_status::WatchBackoff::new();
+        kube::runtime::utils::StreamBackoff::new(watcher(api.clone(), config), backoff).map_ok(
+            |event| match event {
                 watcher::Event::Init => watcher::Event::Init,
                 watcher::Event::InitApply(l) => watcher::Event::InitApply(renewal_of(&l)),
                 watcher::Event::InitDone => watcher::Event::InitDone,
                 watcher::Event::Apply(l) => watcher::Event::Apply(renewal_of(&l)),
                 watcher::Event::Delete(l) => watcher::Event::Delete(renewal_of(&l)),
-            })
+            },
+        )
     };
     // The site watch tells the operator how the API server lists (once,
     // at WARN when it refuses streaming lists); the leases list alike.

@@ -64,7 +64,7 @@ use crate::fleet::hub_status::{
     Sighting, conditions_digest, same_heartbeat,
 };
 use crate::k8s::site_decode::UnmanagedSite;
-use crate::k8s::site_lease::watch_site_leases;
+use crate::k8s::site_lease::{get_site_renewal, watch_site_leases};
 use crate::k8s::site_status::{
     InitialList, LIST_PAGE, get_site, in_a_list, read_in_bursts, replace_site_status,
     watch_sites_listing,
@@ -752,10 +752,18 @@ impl Hub {
         }
     }
 
-    /// Reads site `name` afresh, its lease folded in.
+    /// Reads site `name` afresh, its lease folded in: while the site watch
+    /// is down the lease watch may be as old, so the site's lease is read
+    /// afresh too (a site whose edge renews a lease would otherwise look
+    /// as silent to a fresh read as to the dead watch's cache).
     async fn read_site(&self, name: &str) -> Result<FederatedCluster, kube::Error> {
         let mut site = get_site(&self.api, name).await?;
         self.renewals.fold(&mut site);
+        if self.watch_down()
+            && let Ok(Some(renewal)) = get_site_renewal(self.api.clone().into_client(), name).await
+        {
+            site.with_lease(renewal);
+        }
         Ok(site)
     }
 

@@ -269,7 +269,7 @@ pub fn list_page(
     let (rv, after) = match continued {
         Some(token) => {
             let (rv, key) = decode_continue(token)?;
-            if rv < st.oldest_resumable_rv() {
+            if rv < st.oldest_resumable_rv_of(&def.storage_key()) {
                 return Err(ApiError::gone(
                     "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue value from the response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.",
                 ));
