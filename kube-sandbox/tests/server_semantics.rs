@@ -161,17 +161,17 @@ async fn watch_resumes_from_a_resource_version_and_reports_gone() {
     h.ok("POST", SITES, Some(site("b", json!({})))).await;
     h.ok("DELETE", &format!("{SITES}/a"), None).await;
 
-    let resp = h
-        .send(
-            "GET",
-            &format!("{SITES}?watch=1&resourceVersion={rv}"),
-            &[],
-            None,
-        )
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
-    let evs = events(resp, 2, Duration::from_secs(5)).await;
+    // The first `n` events of a watch of the sites from `rv` (a 410 comes
+    // as an ERROR event in a 200 response).
+    let watch_from_rv = |n: usize| {
+        let (h, url) = (&h, format!("{SITES}?watch=1&resourceVersion={rv}"));
+        async move {
+            let resp = h.send("GET", &url, &[], None).await.unwrap();
+            assert_eq!(resp.status(), 200);
+            events(resp, n, Duration::from_secs(5)).await
+        }
+    };
+    let evs = watch_from_rv(2).await;
     assert_eq!(summary(&evs), ["ADDED b", "DELETED a"]);
     let deleted_rv: u64 = evs[1]["object"]["metadata"]["resourceVersion"]
         .as_str()
@@ -200,16 +200,7 @@ async fn watch_resumes_from_a_resource_version_and_reports_gone() {
         )
         .await;
     }
-    let resp = h
-        .send(
-            "GET",
-            &format!("{SITES}?watch=1&resourceVersion={rv}"),
-            &[],
-            None,
-        )
-        .await
-        .unwrap();
-    let evs = events(resp, 2, Duration::from_secs(5)).await;
+    let evs = watch_from_rv(2).await;
     assert_eq!(summary(&evs), ["ADDED b", "DELETED a"]);
 
     // Push the old version out of the sites' history: 410 as an ERROR
@@ -218,16 +209,7 @@ async fn watch_resumes_from_a_resource_version_and_reports_gone() {
         h.ok("POST", SITES, Some(site(&format!("s{i}"), json!({}))))
             .await;
     }
-    let resp = h
-        .send(
-            "GET",
-            &format!("{SITES}?watch=1&resourceVersion={rv}"),
-            &[],
-            None,
-        )
-        .await
-        .unwrap();
-    let evs = events(resp, 1, Duration::from_secs(5)).await;
+    let evs = watch_from_rv(1).await;
     assert_eq!(evs[0]["type"], "ERROR");
     assert_eq!(evs[0]["object"]["code"], 410);
     assert_eq!(evs[0]["object"]["reason"], "Expired");

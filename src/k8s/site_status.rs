@@ -368,9 +368,6 @@ where
         /// The last item was an error: the watcher resumes or fails
         /// again, and lists again if it stays silent ([`RESUMED_QUIET`]).
         after_error: bool,
-        /// An item read while waiting on a resumed watch, to be judged as
-        /// any other.
-        pending: Option<Result<watcher::Event<T>, watcher::Error>>,
     }
     impl<T, W, S, N, F> Listing<T, W, N, F>
     where
@@ -391,10 +388,7 @@ where
         /// From now on paged lists, from a new watcher.
         fn fall_back(&mut self, why: &str) {
             self.mode = InitialList::Paged;
-            self.initial = false;
-            self.seen = Default::default();
-            let paged = self.base.clone().page_size(LIST_PAGE);
-            self.inner = (self.watch)(paged).boxed();
+            self.relist();
             self.tell(InitialList::Paged, Some(why));
         }
         fn tell(&mut self, mode: InitialList, why: Option<&str>) {
@@ -415,38 +409,21 @@ where
         seen: Default::default(),
         told,
         after_error: false,
-        pending: None,
     };
     futures::stream::unfold(start, move |mut st| async move {
         loop {
-            if st.after_error {
+            let next = if st.after_error {
                 // Resumed, or still failing: either shows within
-                // RESUMED_QUIET; a silent watch lists again.
+                // `resumed_quiet`; a silent watch lists again.
                 match tokio::time::timeout(resumed_quiet, st.inner.next()).await {
-                    Ok(Some(next)) => {
-                        st.after_error = next.is_err();
-                        if st.mode == InitialList::Paged || next.is_err() {
-                            return Some((next, st));
-                        }
-                        // A streaming list's event: judged below.
-                        st.pending = Some(next);
-                    }
-                    Ok(None) => return None,
+                    Ok(next) => next,
                     Err(_) => {
                         st.after_error = false;
                         st.relist();
                         continue;
                     }
                 }
-            }
-            if st.mode == InitialList::Paged {
-                let next = st.inner.next().await;
-                st.after_error = matches!(next, Some(Err(_)));
-                return next.map(|next| (next, st));
-            }
-            let next = if let Some(next) = st.pending.take() {
-                Some(next)
-            } else if st.initial {
+            } else if st.mode == InitialList::Streaming && st.initial {
                 match tokio::time::timeout(STREAM_QUIET, st.inner.next()).await {
                     Ok(next) => next,
                     Err(_) => {
@@ -460,14 +437,18 @@ where
             } else {
                 st.inner.next().await
             };
+            st.after_error = matches!(next, Some(Err(_)));
+            if st.mode == InitialList::Paged {
+                return next.map(|next| (next, st));
+            }
             match next {
                 None => return None,
                 Some(Err(err)) => match streaming_refused(&err) {
-                    Some(why) => st.fall_back(&why),
-                    None => {
-                        st.after_error = true;
-                        return Some((Err(err), st));
+                    Some(why) => {
+                        st.after_error = false;
+                        st.fall_back(&why);
                     }
+                    None => return Some((Err(err), st)),
                 },
                 Some(Ok(event)) => {
                     match &event {

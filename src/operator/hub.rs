@@ -1079,7 +1079,7 @@ pub fn controller(
         .graceful_shutdown_on(async move {
             let _ = shutdown.wait_for(|s| *s).await;
         })
-        .run(reconcile, error_policy, hub.clone())
+        .run(reconcile, error_policy, hub)
         .for_each(|res| async move {
             if let Err(e) = res {
                 tracing::debug!(error = %e, "controller event");
