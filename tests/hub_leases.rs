@@ -2,8 +2,10 @@
 //! a hub judges a site whose edge renews its `FederatedClusterLease` and a
 //! site whose (older) edge heartbeats through its status alike, in one
 //! fleet; a renewal costs the hub no status write; a site whose lease
-//! stops goes Stale as a silent one does; and `kubectl fleet status` and
-//! `describe` show the lease's renewal as the heartbeat.
+//! stops goes Stale as a silent one does; `kubectl fleet status` and
+//! `describe` show the lease's renewal as the heartbeat; and an API server
+//! that restarts or hangs over a fleet that renews leases turns no live
+//! site Stale.
 
 use crate::support;
 
@@ -20,6 +22,18 @@ use support::*;
 
 async fn phase(api: &Api<FederatedCluster>, site: &str) -> Option<Phase> {
     api.get(site).await.ok().and_then(|s| s.phase())
+}
+
+/// When the hub last recorded a full judgement (None: no record, or the
+/// API server did not answer).
+async fn judged_at(records: &Api<kubectl_fleet::api::FederationStatus>) -> Option<jiff::Timestamp> {
+    records
+        .get_opt("fleet")
+        .await
+        .ok()
+        .flatten()
+        .and_then(|f| f.status?.hub)
+        .map(|h| h.last_judgement_time.0)
 }
 
 /// This release's edge's heartbeat: a renewal of the site's lease.
@@ -239,18 +253,7 @@ async fn an_api_server_restart_over_a_quiet_fleet_is_judged_from_the_new_list() 
         }
     });
     let records: Api<kubectl_fleet::api::FederationStatus> = Api::all(client.clone());
-    let judged_at = || {
-        let records = records.clone();
-        async move {
-            records
-                .get_opt("fleet")
-                .await
-                .ok()
-                .flatten()
-                .and_then(|f| f.status?.hub)
-                .map(|h| h.last_judgement_time.0)
-        }
-    };
+    let judged_at = || judged_at(&records);
     wait_until(
         Duration::from_secs(30),
         "judged Connected, recorded",
@@ -289,6 +292,131 @@ async fn an_api_server_restart_over_a_quiet_fleet_is_judged_from_the_new_list() 
     assert_eq!(
         after.phase_transition_time, transitioned.phase_transition_time,
         "the renewing site left Connected"
+    );
+    beating.abort();
+    drop(hub);
+}
+
+/// The hub's API server hangs (a stopped process, a network path that
+/// drops packets: connections neither refused nor closed, no answer, no
+/// watch event) for 20 s, about 7 intervals, over two sites renewing
+/// leases and one silent site. No watch breaks, so nothing tells the hub
+/// it went blind but the silence itself: a transition it judges after
+/// its watches said nothing for 5 s is judged again from a fresh read
+/// first, and a read that gets no answer makes the hub blind from its
+/// watches' last event. The live sites never leave Connected (judged
+/// from the dead silence, they were written Stale once the server moved
+/// again, then Connected), while the silent site still goes Stale after
+/// the hang (the hub judges again), and the hub records a judgement again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_api_server_turns_no_renewing_site_stale() {
+    const HANG: Duration = Duration::from_secs(20);
+    let sb = Sandbox::start();
+    let client = admin(&sb).await;
+    install_crds(&client).await;
+    ensure_namespace(&client, "fleet-system").await;
+    let live = ["live-1", "live-2"];
+    for site in live.iter().chain(&["silent"]) {
+        // I = 10 s scaled by 0.3: Stale after 9 s of silence.
+        create_site(&client, site, 10, Environment::Production).await;
+    }
+    let leases = site_leases(client.clone());
+    for site in live {
+        let mut lease = FederatedClusterLease::new(site, FederatedClusterLeaseSpec::default());
+        lease.metadata.labels = None;
+        leases.create(&PostParams::default(), &lease).await.unwrap();
+    }
+    let api: Api<FederatedCluster> = Api::all(client.clone());
+    let dir = TempDir::new("hung");
+    let kc = dir.join("admin.kubeconfig");
+    sb.write_admin_kubeconfig(&kc).unwrap();
+    let (hub, _ca) = support::spawn_lone_hub(&kc, &dir, "hub-1", 0.3);
+    // The edges renew every ½ s; a renewal the hung server holds is given
+    // up after 1 s, as an edge's request timeout would.
+    let beating = tokio::spawn({
+        let leases = leases.clone();
+        async move {
+            loop {
+                for site in live {
+                    let _ =
+                        tokio::time::timeout(Duration::from_secs(1), renew(&leases, site)).await;
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+        }
+    });
+    let records: Api<kubectl_fleet::api::FederationStatus> = Api::all(client.clone());
+    let judged_at = || judged_at(&records);
+    wait_until(
+        Duration::from_secs(30),
+        "the live sites Connected, recorded",
+        || async {
+            let mut connected = true;
+            for site in live {
+                connected &= phase(&api, site).await == Some(Phase::Connected);
+            }
+            connected && judged_at().await.is_some()
+        },
+    )
+    .await;
+    // The silent site's one heartbeat: it falls due during the hang.
+    let beat = json!({"status": {"lastHeartbeatTime": jiff::Timestamp::now().to_string()}});
+    api.patch_status("silent", &PatchParams::default(), &Patch::Merge(&beat))
+        .await
+        .unwrap();
+    wait_until(
+        Duration::from_secs(10),
+        "the silent site Connected",
+        || async { phase(&api, "silent").await == Some(Phase::Connected) },
+    )
+    .await;
+    let mut before = Vec::new();
+    for site in live {
+        before.push(
+            api.get(site)
+                .await
+                .unwrap()
+                .status
+                .unwrap()
+                .phase_transition_time,
+        );
+    }
+
+    sb.controls().set_hung(true);
+    tokio::time::sleep(HANG).await;
+    let let_go = jiff::Timestamp::now();
+    sb.controls().set_hung(false);
+    wait_until(
+        Duration::from_secs(60),
+        "the silent site Stale and a liveness record after the hang",
+        || async {
+            phase(&api, "silent").await == Some(Phase::Stale)
+                && judged_at().await.is_some_and(|t| t > let_go)
+        },
+    )
+    .await;
+    // Long enough for a Stale write that waited out the hang to land.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    for (site, before) in live.iter().zip(before) {
+        let after = api.get(site).await.unwrap().status.unwrap();
+        assert_eq!(
+            after.phase,
+            Some(Phase::Connected),
+            "{site}\n{}",
+            hub.log_text()
+        );
+        assert_eq!(
+            after.phase_transition_time,
+            before,
+            "{site} left Connected during the hang\n{}",
+            hub.log_text()
+        );
+    }
+    let log = hub.log_text();
+    assert!(log.contains("the API server does not answer"), "{log}");
+    assert!(
+        !log.contains("lost the site watch"),
+        "the hang broke a watch: the test saw an outage, not a hang\n{log}"
     );
     beating.abort();
     drop(hub);

@@ -123,6 +123,7 @@ struct Inner {
     log: Mutex<VecDeque<RequestRecord>>,
     log_file: Mutex<Option<std::io::BufWriter<std::fs::File>>>,
     epoch: Instant,
+    hang: Arc<crate::hang::Hang>,
 }
 
 #[derive(Debug, Default)]
@@ -170,6 +171,7 @@ impl Controls {
                 log: Mutex::new(VecDeque::new()),
                 log_file: Mutex::new(None),
                 epoch: Instant::now(),
+                hang: Arc::default(),
             }),
         }
     }
@@ -233,6 +235,18 @@ impl Controls {
     pub fn outage_for(&self, period: Duration) {
         self.inner.outage.lock().unwrap().until = Some(Instant::now() + period);
         self.inner.outage_tx.send_modify(|g| *g += 1);
+    }
+
+    /// Hangs the server (`true`) until it is let go (`false`): every
+    /// connection, open or new, stops moving — no answer, no watch event,
+    /// nothing refused or closed — as when the server's process is stopped
+    /// or the network path to it drops packets (`crate::hang`).
+    pub fn set_hung(&self, hung: bool) {
+        self.inner.hang.set(hung);
+    }
+
+    pub(crate) fn hang(&self) -> Arc<crate::hang::Hang> {
+        self.inner.hang.clone()
     }
 
     /// Turns an open-ended outage on or off.

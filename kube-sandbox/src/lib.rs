@@ -24,6 +24,7 @@ mod discovery;
 mod errors;
 mod events;
 mod handlers;
+mod hang;
 mod http;
 mod names;
 mod objects;

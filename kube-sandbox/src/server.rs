@@ -448,6 +448,7 @@ pub async fn run(
             continue;
         }
         let _ = tcp.set_nodelay(true);
+        let tcp = crate::hang::Hanging::new(tcp, shared.controls.hang());
         let acceptor = acceptor.clone();
         let shared = shared.clone();
         tokio::spawn(async move {

@@ -38,11 +38,14 @@
 //!   judgements: a site is looked at as before (when it falls due, or an
 //!   event changes its judgement), and a transition it would write is
 //!   judged again from a fresh GET first, never written from the cache
-//!   the dead watch left behind (no GET while nothing is due; while the
-//!   API does not answer, the site is looked at again every ½–1
-//!   interval). Losing the watch hands no site to the controller by
-//!   itself: at 100,000 sites that put the whole fleet ahead of a write
-//!   backlog.
+//!   the dead watch left behind (no GET while nothing is due; a site
+//!   whose GET gets no answer is looked at again as soon as the hub sees
+//!   again, and every ½–1 interval while it does not). Losing the watch
+//!   hands no site to the controller by itself: at 100,000 sites that put
+//!   the whole fleet ahead of a write backlog. A hung API server breaks
+//!   no watch; the hub notices by the silence (`sight`): a transition
+//!   judged after its watches said nothing for 5 s is judged from a fresh
+//!   GET first, and a GET without an answer makes the hub blind.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -217,6 +220,9 @@ pub struct Reconciled {
     pub written: Option<Box<FederatedCluster>>,
     /// The write restored conditions someone else had changed.
     pub restored: bool,
+    /// The transition waits for the hub to see again: the fresh read a
+    /// blind hub makes before a write failed (`Hub::hold_for_sight`).
+    pub held: bool,
 }
 
 impl Hub {
@@ -583,11 +589,12 @@ impl Hub {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(site);
-        self.sight
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .delivered
-            .remove(site);
+        {
+            let mut sight = self.sight.lock().unwrap_or_else(|p| p.into_inner());
+            sight.delivered.remove(site);
+            sight.held.remove(site);
+            sight.unechoed.remove(site);
+        }
         self.seen_signals
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -670,7 +677,7 @@ impl Hub {
     /// of the whole fleet ahead of a backlog's writes
     /// (docs/benchmarks-100k.md#streaming-lists-unavailable-and-a-restart-during-a-write-backlog).
     fn needs_reconcile(&self, site: &FederatedCluster) -> bool {
-        self.delivered(site);
+        self.delivered(site, true);
         let j = self.judge(site, (self.clock)());
         if j.changed {
             return true;
@@ -712,6 +719,9 @@ impl Hub {
     /// has listed, and sees again if its watch was down.
     fn summary_cached(&self, event: &watcher::Event<FederatedCluster>) {
         self.bucket.cached();
+        if let watcher::Event::Apply(site) = event {
+            self.cached(site);
+        }
         if matches!(event, watcher::Event::InitDone) {
             self.listed
                 .store(true, std::sync::atomic::Ordering::Release);
@@ -749,22 +759,49 @@ impl Hub {
             requeue: None,
             written: None,
             restored: false,
+            held: false,
         }
     }
 
-    /// Reads site `name` afresh, its lease folded in: while the site watch
-    /// is down the lease watch may be as old, so the site's lease is read
-    /// afresh too (a site whose edge renews a lease would otherwise look
-    /// as silent to a fresh read as to the dead watch's cache).
-    async fn read_site(&self, name: &str) -> Result<FederatedCluster, kube::Error> {
-        let mut site = get_site(&self.api, name).await?;
-        self.renewals.fold(&mut site);
-        if self.watch_down()
-            && let Ok(Some(renewal)) = get_site_renewal(self.api.clone().into_client(), name).await
-        {
-            site.with_lease(renewal);
+    /// The fresh read of `site` got no answer: no write, the hub is blind
+    /// ([`Hub::looked`]), and the site is looked at again when it sees
+    /// again, or ½–1 interval later ([`Hub::hold_for_sight`]).
+    fn unanswered(&self, site: &FederatedCluster, judged: Phase, conflicts: u32) -> Reconciled {
+        self.looked(false);
+        let interval = self.effective_interval(site);
+        Reconciled {
+            phase: site.phase().unwrap_or(judged),
+            wrote: false,
+            conflicts,
+            requeue: Some(jitter(interval / 2, interval / 2)),
+            written: None,
+            restored: false,
+            held: true,
         }
-        Ok(site)
+    }
+
+    /// Reads site `name` afresh, its lease folded in: while the hub is
+    /// unsure of its watches ([`Hub::unsure`]) the lease watch may be as
+    /// old as the site watch, so the site's lease is read afresh too (a
+    /// site whose edge renews a lease would otherwise look as silent to a
+    /// fresh read as to the dead watch's cache). Gives up after
+    /// [`sight::FRESH_READ_TIMEOUT`] (None): an API server that hangs
+    /// holds a request for as long as kube's client waits (295 s).
+    async fn read_site(&self, name: &str) -> Option<Result<FederatedCluster, kube::Error>> {
+        let read = async {
+            let mut site = get_site(&self.api, name).await?;
+            self.renewals.fold(&mut site);
+            if self.unsure()
+                && let Ok(Some(renewal)) =
+                    get_site_renewal(self.api.clone().into_client(), name).await
+            {
+                site.with_lease(renewal);
+            }
+            Ok(site)
+        };
+        tokio::time::timeout(sight::FRESH_READ_TIMEOUT, read)
+            .await
+            .ok()
     }
 
     /// Observes `site`, and if this is a transition and this replica leads,
@@ -773,7 +810,7 @@ impl Hub {
     pub async fn reconcile_site(&self, site: &FederatedCluster) -> Result<Reconciled, HubError> {
         self.metrics.reconcile();
         let name = site.site_name().to_owned();
-        self.delivered(site);
+        self.delivered(site, false);
         // The watch's object until the hub re-reads it: no copy per
         // heartbeat, only of the objects it writes.
         let mut current: Cow<'_, FederatedCluster> = Cow::Borrowed(site);
@@ -792,6 +829,7 @@ impl Hub {
                     requeue: j.requeue_after,
                     written: None,
                     restored: false,
+                    held: false,
                 });
             };
             if !self.is_leader() {
@@ -802,33 +840,25 @@ impl Hub {
                     requeue: None,
                     written: None,
                     restored: false,
+                    held: false,
                 });
             }
-            if self.watch_down() && !fresh {
-                // Held: the cache may be as old as the watch's last
+            if !fresh && self.unsure() {
+                // Held: the cache may be as old as the watches' last
                 // delivery, so a write is judged again from a fresh read.
                 match self.read_site(&name).await {
-                    Ok(read) => {
+                    Some(Ok(read)) => {
                         self.looked(true);
                         current = Cow::Owned(read);
                         fresh = true;
                         continue;
                     }
-                    Err(e) if is_missing(&e) => {
+                    Some(Err(e)) if is_missing(&e) => {
                         self.looked(true);
                         return Ok(self.gone(&name, j.phase, conflicts));
                     }
-                    Err(_) => {
-                        self.looked(false);
-                        let interval = self.effective_interval(&current);
-                        return Ok(Reconciled {
-                            phase: current.phase().unwrap_or(j.phase),
-                            wrote: false,
-                            conflicts,
-                            requeue: Some(jitter(interval / 2, interval / 2)),
-                            written: None,
-                            restored: false,
-                        });
+                    Some(Err(_)) | None => {
+                        return Ok(self.unanswered(&current, j.phase, conflicts));
                     }
                 }
             }
@@ -841,18 +871,18 @@ impl Hub {
                     // it is told (`Hub::judged_sites`), not when the write
                     // goes (a write that goes now tells it by its own
                     // watch event). The wait may be long: the site is
-                    // judged again from what the cache holds then, so the
-                    // write does not meet a 409 for every report made
-                    // meanwhile.
+                    // judged again after it, from what the cache holds
+                    // then (so the write does not meet a 409 for every
+                    // report made meanwhile, nor miss a lease renewal,
+                    // which moves the heartbeat and not the
+                    // resourceVersion), and from a fresh read if the watch
+                    // was lost meanwhile.
                     self.changed.notify_one();
                     tokio::time::sleep_until(at).await;
-                    if !fresh
-                        && let Some(now) = self.view.cached(&name)
-                        && now.metadata.resource_version != current.metadata.resource_version
-                    {
+                    if !fresh && let Some(now) = self.view.cached(&name) {
                         current = Cow::Owned(FederatedCluster::clone(&now));
-                        continue;
                     }
+                    continue;
                 }
             }
             let from = current.phase();
@@ -862,6 +892,7 @@ impl Hub {
             match replace_site_status(&self.api, &next).await {
                 Ok(written) => {
                     self.metrics.status_write();
+                    self.written(&name, written.metadata.resource_version.as_ref());
                     if let Some(conditions) = written
                         .status
                         .as_ref()
@@ -931,6 +962,7 @@ impl Hub {
                         requeue: j.requeue_after,
                         written: Some(Box::new(written)),
                         restored: j.restored,
+                        held: false,
                     });
                 }
                 Err(e) if is_conflict(&e) => {
@@ -951,11 +983,14 @@ impl Hub {
                     }
                     fresh = true;
                     current = match self.read_site(&name).await {
-                        Ok(read) => Cow::Owned(read),
-                        Err(e) if is_missing(&e) => {
+                        Some(Ok(read)) => Cow::Owned(read),
+                        Some(Err(e)) if is_missing(&e) => {
                             return Ok(self.gone(&name, j.phase, conflicts));
                         }
-                        Err(source) => return Err(HubError::Reread { site: name, source }),
+                        Some(Err(source)) => {
+                            return Err(HubError::Reread { site: name, source });
+                        }
+                        None => return Ok(self.unanswered(&current, j.phase, conflicts)),
                     };
                 }
                 Err(e) if is_missing(&e) => return Ok(self.gone(&name, j.phase, conflicts)),
@@ -970,6 +1005,9 @@ async fn reconcile(site: Arc<FederatedCluster>, hub: Arc<Hub>) -> Result<Action,
     // A failed reconcile is retried by the error policy; until then every
     // event of the site goes to the controller.
     hub.scheduled(site.site_name(), r.as_ref().ok().and_then(|r| r.requeue));
+    if r.as_ref().is_ok_and(|r| r.held) {
+        hub.hold_for_sight(site.site_name());
+    }
     hub.unwritten
         .lock()
         .unwrap_or_else(|p| p.into_inner())

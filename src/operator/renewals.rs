@@ -140,6 +140,19 @@ impl Renewals {
 /// folded (an `Apply`). Lease watch errors never end or break the site
 /// stream ([`Renewals::lease_error`]). Counts each heartbeat the hub sees
 /// move by where it came from (`fleet_hub_heartbeats_total{via}`).
+///
+/// While the site watch lists (between its `Init` and `InitDone`), a
+/// renewal of a site already listed is folded into the cache the list
+/// replaces at its end: the listed object, folded at its page with the
+/// renewals known then, would take the cache's heartbeat back. So each
+/// site renewed during a list is folded again from the new cache right
+/// after the list's end (the reflector takes `InitDone` before this stream
+/// is asked for more). Without it, an API server restart at 100,000
+/// sites, paged (a re-list of about a minute), left ~12,500 sites cached
+/// with a heartbeat older than the hub had seen: each judged again in
+/// memory as a new heartbeat from its edge (a clock-skew condition due),
+/// never written, and the liveness record withheld for minutes
+/// (docs/benchmarks-100k.md#streaming-lists-unavailable-and-a-restart-during-a-write-backlog).
 pub fn with_leases<S, L>(
     sites: S,
     leases: L,
@@ -155,42 +168,82 @@ where
         Site(Box<Result<watcher::Event<FederatedCluster>, watcher::Error>>),
         Lease(Result<watcher::Event<(String, Renewal)>, watcher::Error>),
     }
+    struct Merging<M> {
+        merged: M,
+        /// The site watch lists: the names of the sites renewed meanwhile.
+        listing: Option<HashSet<String>>,
+        /// Renewed during the list that just ended: folded again from the
+        /// cache that now holds the list.
+        again: Vec<String>,
+    }
     let sites = sites.map(|next| From::Site(Box::new(next)));
-    futures::stream::select(sites, leases.map(From::Lease)).filter_map(move |next| {
-        let next = match next {
-            From::Site(site) => Ok(*site),
-            From::Lease(lease) => Err(lease),
-        };
-        let out = match next {
-            Ok(Ok(mut event)) => {
-                match &mut event {
-                    watcher::Event::InitApply(site) => {
-                        renewals.fold(site);
+    let merged = futures::stream::select(sites, leases.map(From::Lease)).boxed();
+    let start = Merging {
+        merged,
+        listing: None,
+        again: Vec::new(),
+    };
+    futures::stream::unfold(start, move |mut st| {
+        let (renewals, cache, metrics) = (renewals.clone(), cache.clone(), metrics.clone());
+        async move {
+            loop {
+                if let Some(name) = st.again.pop() {
+                    let Some(cached) = cache.get(&ObjectRef::new(&name)) else {
+                        continue;
+                    };
+                    let mut site = FederatedCluster::clone(&cached);
+                    if renewals.fold(&mut site) {
+                        return Some((Ok(watcher::Event::Apply(site)), st));
                     }
-                    watcher::Event::Apply(site) => {
-                        let before = cache
-                            .get(&ObjectRef::from_obj(site))
-                            .and_then(|old| heartbeat(&old));
-                        let reported = heartbeat(site);
-                        if !renewals.fold(site) && reported.is_some() && reported != before {
-                            metrics.heartbeat_seen("status");
-                        }
-                    }
-                    _ => {}
+                    continue;
                 }
-                Some(Ok(event))
+                let next = match st.merged.next().await? {
+                    From::Site(site) => Ok(*site),
+                    From::Lease(lease) => Err(lease),
+                };
+                let out = match next {
+                    Ok(Ok(mut event)) => {
+                        match &mut event {
+                            watcher::Event::Init => st.listing = Some(HashSet::new()),
+                            watcher::Event::InitApply(site) => {
+                                renewals.fold(site);
+                            }
+                            watcher::Event::InitDone => {
+                                st.again =
+                                    st.listing.take().unwrap_or_default().into_iter().collect();
+                            }
+                            watcher::Event::Apply(site) => {
+                                let before = cache
+                                    .get(&ObjectRef::from_obj(site))
+                                    .and_then(|old| heartbeat(&old));
+                                let reported = heartbeat(site);
+                                if !renewals.fold(site) && reported.is_some() && reported != before
+                                {
+                                    metrics.heartbeat_seen("status");
+                                }
+                            }
+                            watcher::Event::Delete(_) => {}
+                        }
+                        Some(Ok(event))
+                    }
+                    Ok(Err(e)) => Some(Err(e)),
+                    Err(Ok(event)) => renewals.lease_event(event, &cache).map(|site| {
+                        metrics.heartbeat_seen("lease");
+                        if let Some(renewed) = st.listing.as_mut() {
+                            renewed.insert(site.site_name().to_owned());
+                        }
+                        Ok(watcher::Event::Apply(site))
+                    }),
+                    Err(Err(e)) => {
+                        renewals.lease_error(&e);
+                        None
+                    }
+                };
+                if let Some(out) = out {
+                    return Some((out, st));
+                }
             }
-            Ok(Err(e)) => Some(Err(e)),
-            Err(Ok(event)) => renewals.lease_event(event, &cache).map(|site| {
-                metrics.heartbeat_seen("lease");
-                Ok(watcher::Event::Apply(site))
-            }),
-            Err(Err(e)) => {
-                renewals.lease_error(&e);
-                None
-            }
-        };
-        std::future::ready(out)
+        }
     })
 }
 
@@ -330,5 +383,78 @@ mod tests {
         assert!(renewals.fold(&mut b));
         let mut a = site("a", "2026-12-06T09:00:00Z");
         assert!(!renewals.fold(&mut a));
+    }
+
+    /// A renewal of a site already listed, while the site watch lists
+    /// again, holds in the cache after the list's end: the listed object
+    /// (folded at its page) replaces the cache then, and would take the
+    /// heartbeat back to before the renewal.
+    #[tokio::test]
+    async fn a_renewal_during_a_list_holds_after_the_lists_end() {
+        use futures::channel::mpsc;
+        let (cache, mut writer) = reflector::store();
+        writer.apply_watcher_event(&watcher::Event::Apply(site("a", "2026-12-06T10:00:00Z")));
+        writer.apply_watcher_event(&watcher::Event::Apply(site("b", "2026-12-06T10:00:00Z")));
+        let (sites_tx, sites_rx) = mpsc::unbounded::<SiteEvent>();
+        let (leases_tx, leases_rx) = mpsc::unbounded::<LeaseEvent>();
+        let renewals = Arc::new(Renewals::default());
+        let mut out = Box::pin(with_leases(
+            sites_rx,
+            leases_rx,
+            renewals.clone(),
+            cache.clone(),
+            Arc::new(Metrics::default()),
+        ));
+        // Each event as the reflector takes it, before the next is asked for.
+        let mut next = async || {
+            let event = out.next().await.unwrap().unwrap();
+            writer.apply_watcher_event(&event);
+            event
+        };
+        let cached = |name: &str| {
+            heartbeat(&cache.get(&ObjectRef::new(name)).unwrap()).map(|t| t.to_string())
+        };
+        sites_tx.unbounded_send(Ok(watcher::Event::Init)).unwrap();
+        sites_tx
+            .unbounded_send(Ok(watcher::Event::InitApply(site(
+                "a",
+                "2026-12-06T10:00:00Z",
+            ))))
+            .unwrap();
+        assert!(matches!(next().await, watcher::Event::Init));
+        assert!(matches!(next().await, watcher::Event::InitApply(_)));
+        // `a` renews after its page.
+        leases_tx
+            .unbounded_send(Ok(watcher::Event::Apply((
+                "a".into(),
+                renewal("2026-12-06T10:00:30Z"),
+            ))))
+            .unwrap();
+        assert!(matches!(next().await, watcher::Event::Apply(_)));
+        sites_tx
+            .unbounded_send(Ok(watcher::Event::InitApply(site(
+                "b",
+                "2026-12-06T10:00:00Z",
+            ))))
+            .unwrap();
+        sites_tx
+            .unbounded_send(Ok(watcher::Event::InitDone))
+            .unwrap();
+        assert!(matches!(next().await, watcher::Event::InitApply(_)));
+        assert!(matches!(next().await, watcher::Event::InitDone));
+        assert_eq!(
+            cached("a").as_deref(),
+            Some("2026-12-06T10:00:00Z"),
+            "the list's end took the cache back (what this fold mends)"
+        );
+        let again = tokio::time::timeout(std::time::Duration::from_secs(5), out.next()).await;
+        let Ok(Some(Ok(watcher::Event::Apply(again)))) = again else {
+            panic!("no fold after the list's end: {again:?}")
+        };
+        writer.apply_watcher_event(&watcher::Event::Apply(again));
+        assert_eq!(cached("a").as_deref(), Some("2026-12-06T10:00:30Z"));
+        assert_eq!(cached("b").as_deref(), Some("2026-12-06T10:00:00Z"));
+        drop((sites_tx, leases_tx));
+        assert!(out.next().await.is_none(), "nothing else to fold");
     }
 }

@@ -52,6 +52,76 @@ impl Unwritten {
 }
 
 impl Hub {
+    /// Up to three of the sites due at two checks in a row, each with what
+    /// the hub would write (phase, and the conditions whose status or
+    /// reason it changes) and when it looks at the site by itself next: a
+    /// withheld record names what it waits for.
+    fn stuck_examples(
+        &self,
+        sites: &[Arc<FederatedCluster>],
+        unwritten: &Unwritten,
+        now: Timestamp,
+    ) -> String {
+        let mut examples = Vec::new();
+        for site in sites {
+            if examples.len() == 3 {
+                break;
+            }
+            let name = site.site_name();
+            if !unwritten.due.contains(name) {
+                continue;
+            }
+            let j = self.judged_in_memory(site, now);
+            let cached = site.status.as_ref();
+            let was = |type_: &str| {
+                cached
+                    .and_then(|s| s.conditions.as_deref())
+                    .and_then(|c| c.iter().find(|c| c.type_ == type_))
+                    .map(|c| (c.status.clone(), c.reason.clone()))
+            };
+            let moved: Vec<String> = j
+                .conditions
+                .iter()
+                .filter(|c| was(&c.type_) != Some((c.status.clone(), c.reason.clone())))
+                .map(|c| format!("{}={}/{}", c.type_, c.status, c.reason))
+                .collect();
+            let mut moved = moved;
+            let offset = cached.and_then(|s| s.clock_offset_seconds);
+            if offset != j.clock_offset_seconds {
+                moved.push(format!(
+                    "clockOffsetSeconds={:?}->{:?}",
+                    offset, j.clock_offset_seconds
+                ));
+            }
+            if j.restored {
+                moved.push("restored".to_owned());
+            }
+            let look = self
+                .schedule
+                .at(name)
+                .map(|at| {
+                    format!(
+                        "{:.0}s",
+                        at.saturating_duration_since(tokio::time::Instant::now())
+                            .as_secs_f64()
+                    )
+                })
+                .unwrap_or_else(|| "none".to_owned());
+            examples.push(format!(
+                "{} ({} -> {}; {}; next look in {look})",
+                crate::render::safe::Untrusted(name),
+                site.phase().map_or("-", |p| p.as_str()),
+                j.phase.as_str(),
+                if moved.is_empty() {
+                    "conditions unchanged".to_owned()
+                } else {
+                    moved.join(", ")
+                },
+            ));
+        }
+        examples.join("; ")
+    }
+
     /// `site` judged again in memory from what the hub observed, at `now`:
     /// nothing folded, counted or remembered.
     fn judged_in_memory<'a>(&self, site: &'a FederatedCluster, now: Timestamp) -> HubStatus<'a> {
@@ -73,9 +143,7 @@ impl Hub {
     /// Whether the fleet is judged in memory now: this replica leads and
     /// sees (its site watch has listed the sites and is up).
     fn judges_in_memory(&self) -> bool {
-        self.is_leader()
-            && !self.watch_down()
-            && self.listed.load(std::sync::atomic::Ordering::Acquire)
+        self.is_leader() && !self.blind() && self.listed.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// `sites` (the complete cache) as this replica judges them at `now`:
@@ -151,8 +219,12 @@ impl Hub {
             self.metrics.set_writes_pending(0);
             return false;
         }
+        // A site the hub wrote whose write the cache does not hold yet is
+        // not unwritten (`Hub::written`).
+        let unechoed = self.unechoed();
         let due: HashSet<String> = sites
             .iter()
+            .filter(|site| !unechoed.contains(site.site_name()))
             .filter(|site| self.judged_in_memory(site, now).changed)
             .map(|site| site.site_name().to_owned())
             .collect();
@@ -170,8 +242,10 @@ impl Hub {
         unwritten.writes = writes;
         let stuck = if wrote == 0 { waiting } else { failing };
         if stuck > 0 {
+            let examples = self.stuck_examples(sites, &unwritten, now);
             tracing::warn!(
                 sites = stuck,
+                examples = %examples,
                 "some sites' judgements have not been written since the last check: not recording a full judgement"
             );
             return false;

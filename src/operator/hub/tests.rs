@@ -35,3 +35,85 @@ async fn a_hub_leading_from_its_start_writes_at_once() {
     let (_tx, rx) = watch::channel(true);
     assert!(hub(rx).is_leader());
 }
+
+/// A blind hub judges a write from a fresh read first; when that read
+/// fails (the API server restarting), the site is looked at again as
+/// soon as the watch delivers, not ½–1 interval later: a restarted
+/// server's whole queue of due writes (~12,000 sites at 100,000) once
+/// waited minutes for it, the liveness record with it
+/// (docs/benchmarks-100k.md#streaming-lists-unavailable-and-a-restart-during-a-write-backlog).
+#[tokio::test]
+async fn a_write_whose_fresh_read_failed_is_looked_at_again_once_the_hub_sees() {
+    let (_tx, rx) = watch::channel(true);
+    let hub = Arc::new(hub(rx));
+    // Never written: a transition is due.
+    let site = Arc::new(FederatedCluster::test("store-1"));
+    hub.delivered(&site, true);
+    hub.watch_failed();
+    reconcile(site.clone(), hub.clone()).await.unwrap();
+    let now = tokio::time::Instant::now();
+    let at = hub.schedule.at("store-1").expect("store-1 is scheduled");
+    assert!(
+        at > now + Duration::from_secs(10),
+        "looked at again {:?} from now while the hub is blind",
+        at - now
+    );
+    // The watch delivers again: a site at a newer resourceVersion.
+    let mut newer = FederatedCluster::test("store-2");
+    newer.metadata.resource_version = Some("2".to_owned());
+    hub.delivered(&newer, true);
+    assert!(!hub.blind());
+    let at = hub.schedule.at("store-1").expect("store-1 is scheduled");
+    assert!(
+        at <= tokio::time::Instant::now(),
+        "held {:?} more after the hub sees again",
+        at - tokio::time::Instant::now()
+    );
+    // Held after the hub saw again (its read failed just before): at once.
+    hub.scheduled("store-3", Some(Duration::from_secs(60)));
+    hub.hold_for_sight("store-3");
+    let at = hub.schedule.at("store-3").expect("store-3 is scheduled");
+    assert!(at <= tokio::time::Instant::now());
+}
+
+/// A site the hub just wrote, whose write the site watch has not delivered
+/// yet, is not a judgement left unwritten: the cache still holds it as it
+/// was before the write. At 100,000 sites the site watch ran tens of
+/// seconds behind a backlog of writes, and such sites withheld the
+/// liveness record once the writes stopped.
+#[tokio::test]
+async fn a_write_the_watch_has_not_delivered_yet_withholds_no_record() {
+    let (_tx, rx) = watch::channel(true);
+    let hub = hub(rx);
+    hub.listed.store(true, std::sync::atomic::Ordering::Release);
+    // Never written: a transition is due.
+    let site = Arc::new(FederatedCluster::test("store-1"));
+    hub.delivered(&site, true);
+    let sites = [site.clone()];
+    let now = jiff::Timestamp::now();
+    assert!(
+        hub.judged_every_site(&sites, now),
+        "first check: given until the next"
+    );
+    assert!(
+        !hub.judged_every_site(&sites, now),
+        "due at two checks in a row, nothing written: not judging"
+    );
+    // The hub writes it; the watch has not delivered the write.
+    hub.written("store-1", Some(&"2".to_owned()));
+    assert!(hub.judged_every_site(&sites, now));
+    assert!(hub.judged_every_site(&sites, now));
+    // A list under way brings the write: the cache holds the list only at
+    // its end.
+    let mut echoed = FederatedCluster::test("store-1");
+    echoed.metadata.resource_version = Some("2".to_owned());
+    hub.delivered(&echoed, true);
+    assert!(!hub.unechoed().is_empty());
+    hub.relisted();
+    assert!(hub.unechoed().is_empty());
+    // A watch event brings it: the cache holds it.
+    hub.written("store-1", Some(&"3".to_owned()));
+    echoed.metadata.resource_version = Some("3".to_owned());
+    hub.cached(&echoed);
+    assert!(hub.unechoed().is_empty());
+}
