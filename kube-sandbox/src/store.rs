@@ -191,24 +191,29 @@ impl State {
         }
     }
 
-    /// The objects of `gr` (in `namespace`, or all) as they were at
-    /// resourceVersion `rv`, rebuilt by undoing the kept events after it;
-    /// `None` when the history no longer reaches back that far.
-    pub fn snapshot_at(
+    /// How the objects of `gr` (in `namespace`, or all) were at
+    /// resourceVersion `rv`, where they differ from now: each key written
+    /// since, with its object as it was then (`None`: absent then), read
+    /// by undoing the kept events after `rv`; `None` when the history no
+    /// longer reaches back that far. The rest are as now, so a page of a
+    /// list at `rv` reads the current objects from its start key with
+    /// this overlaid ([`at_version`]) instead of a copy of the whole
+    /// resource per page: at 100,000 sites that copy, under the state
+    /// lock, cost every continued page 100,000 clones while every write
+    /// waited.
+    pub fn changed_since(
         &self,
         gr: &GroupResource,
         namespace: Option<&str>,
         rv: u64,
-    ) -> Option<BTreeMap<ObjKey, Arc<Value>>> {
+    ) -> Option<BTreeMap<ObjKey, Option<Arc<Value>>>> {
         if rv < self.oldest_resumable_rv_of(gr) || rv > self.rv {
             return None;
         }
-        let mut snap: BTreeMap<ObjKey, Arc<Value>> = self
-            .range(gr, namespace, None)
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        let newer: Vec<&Arc<Event>> = self.events_since(gr, rv).collect();
-        for ev in newer.into_iter().rev() {
+        let mut then: BTreeMap<ObjKey, Option<Arc<Value>>> = BTreeMap::new();
+        // Oldest first: the first event after `rv` of a key says how it
+        // was at `rv`.
+        for ev in self.events_since(gr, rv) {
             if &ev.gr != gr || namespace.is_some_and(|ns| ns != ev.namespace) {
                 continue;
             }
@@ -217,20 +222,19 @@ impl State {
                 .unwrap_or_default()
                 .to_string();
             let key = (ev.namespace.clone(), name);
-            match (&ev.kind, &ev.old) {
-                (EventType::Added, _) => {
-                    snap.remove(&key);
-                }
-                (EventType::Deleted, old) => {
-                    snap.insert(key, old.clone().unwrap_or_else(|| ev.object.clone()));
-                }
-                (_, Some(old)) => {
-                    snap.insert(key, old.clone());
-                }
-                (_, None) => {}
+            if then.contains_key(&key) {
+                continue;
             }
+            let was = match (&ev.kind, &ev.old) {
+                (EventType::Added, _) => None,
+                (EventType::Deleted, old) => Some(old.clone().unwrap_or_else(|| ev.object.clone())),
+                (_, Some(old)) => Some(old.clone()),
+                // A change that kept no old object: a later one says.
+                (_, None) => continue,
+            };
+            then.insert(key, was);
         }
-        Some(snap)
+        Some(then)
     }
 
     /// Number of objects of a resource in a namespace (or all).
@@ -361,6 +365,39 @@ impl State {
     }
 }
 
+/// The objects of `now` (a key-ordered range of the current objects)
+/// as they were at an older resourceVersion: `then` ([`State::changed_since`],
+/// from the same start key) overlaid, in key order.
+pub fn at_version<'a>(
+    now: impl Iterator<Item = (&'a ObjKey, &'a Arc<Value>)> + 'a,
+    then: impl Iterator<Item = (&'a ObjKey, &'a Option<Arc<Value>>)> + 'a,
+) -> impl Iterator<Item = (&'a ObjKey, &'a Arc<Value>)> + 'a {
+    let (mut now, mut then) = (now.peekable(), then.peekable());
+    std::iter::from_fn(move || {
+        loop {
+            let order = match (now.peek(), then.peek()) {
+                (None, None) => return None,
+                (Some(_), None) => std::cmp::Ordering::Greater,
+                (None, Some(_)) => std::cmp::Ordering::Less,
+                (Some((n, _)), Some((t, _))) => t.cmp(n),
+            };
+            if order == std::cmp::Ordering::Equal {
+                // Changed since: as it was then.
+                now.next();
+            }
+            let take_then = order != std::cmp::Ordering::Greater;
+            if take_then {
+                let (k, was) = then.next()?;
+                if let Some(v) = was {
+                    return Some((k, v));
+                }
+            } else {
+                return now.next();
+            }
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -371,6 +408,45 @@ mod tests {
             group: String::new(),
             resource: "configmaps".into(),
         }
+    }
+
+    /// A list at an older version reads each object as it was then: the
+    /// current objects with the ones changed since overlaid, from any
+    /// start key (a continued page).
+    #[test]
+    fn the_objects_at_an_older_version_are_the_current_ones_with_the_changes_undone() {
+        let mut s = State::new(Catalogue::builtin());
+        let key = |n: &str| ("ns".to_owned(), n.to_owned());
+        let obj = |n: &str, v: u32| json!({"metadata": {"name": n, "namespace": "ns"}, "v": v});
+        for n in ["a", "b", "c", "e"] {
+            s.put(&gr(), key(n), obj(n, 1));
+        }
+        let then = s.current_rv();
+        s.put(&gr(), key("b"), obj("b", 2));
+        s.put(&gr(), key("b"), obj("b", 3));
+        s.remove(&gr(), &key("c"));
+        s.put(&gr(), key("d"), obj("d", 1));
+        s.put(&gr(), key("e"), obj("e", 2));
+        let read = |after: Option<ObjKey>| {
+            let changed = s.changed_since(&gr(), Some("ns"), then).unwrap();
+            let overlay: Box<dyn Iterator<Item = (&ObjKey, &Option<Arc<Value>>)>> = match &after {
+                Some(a) => Box::new(changed.range((
+                    std::ops::Bound::Excluded(a.clone()),
+                    std::ops::Bound::Unbounded,
+                ))),
+                None => Box::new(changed.iter()),
+            };
+            at_version(s.range(&gr(), Some("ns"), after.as_ref()), overlay)
+                .map(|(k, v)| format!("{}={}", k.1, v["v"]))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(read(None), ["a=1", "b=1", "c=1", "e=1"]);
+        assert_eq!(read(Some(key("a"))), ["b=1", "c=1", "e=1"]);
+        assert_eq!(read(Some(key("c"))), ["e=1"]);
+        assert!(
+            s.changed_since(&gr(), Some("ns"), s.current_rv() + 1)
+                .is_none()
+        );
     }
 
     #[test]

@@ -281,19 +281,24 @@ pub fn list_page(
     let gr = def.storage_key();
     // A continued list, or an exact older version, reads the resource as it
     // was at `rv` (as etcd does); otherwise the current objects.
-    let snapshot = if rv < st.current_rv() {
-        st.snapshot_at(&gr, namespace, rv)
+    let then = if rv < st.current_rv() {
+        st.changed_since(&gr, namespace, rv)
     } else {
         None
     };
-    let mut objects: Box<dyn Iterator<Item = (&ObjKey, &Arc<Value>)>> = match &snapshot {
-        Some(snap) => match after.clone() {
-            Some(a) => {
-                Box::new(snap.range((std::ops::Bound::Excluded(a), std::ops::Bound::Unbounded)))
-            }
-            None => Box::new(snap.iter()),
-        },
-        None => st.range(&gr, namespace, after.as_ref()),
+    let now = st.range(&gr, namespace, after.as_ref());
+    let mut objects: Box<dyn Iterator<Item = (&ObjKey, &Arc<Value>)>> = match &then {
+        Some(then) => {
+            let then: Box<dyn Iterator<Item = (&ObjKey, &Option<Arc<Value>>)>> = match after.clone()
+            {
+                Some(a) => {
+                    Box::new(then.range((std::ops::Bound::Excluded(a), std::ops::Bound::Unbounded)))
+                }
+                None => Box::new(then.iter()),
+            };
+            Box::new(crate::store::at_version(now, then))
+        }
+        None => now,
     };
     let mut items = Vec::new();
     let mut last_key: Option<ObjKey> = None;
