@@ -24,6 +24,50 @@ async fn phase(api: &Api<FederatedCluster>, site: &str) -> Option<Phase> {
     api.get(site).await.ok().and_then(|s| s.phase())
 }
 
+/// A lone hub (I scaled by 0.3) over `client`'s sites, and a task
+/// renewing the leases of `renewing` (created here) every ½ s as their
+/// edges would, on through an API server's restart or hang: a failed
+/// renewal is tried again, one the server holds is given up after 1 s
+/// (an edge's request timeout).
+async fn renewing_fleet(
+    sb: &Sandbox,
+    client: &kube::Client,
+    renewing: &[&'static str],
+    name: &str,
+) -> (
+    Api<FederatedCluster>,
+    Proc,
+    tokio::task::JoinHandle<()>,
+    TempDir,
+) {
+    let leases = site_leases(client.clone());
+    for site in renewing {
+        let mut lease = FederatedClusterLease::new(site, FederatedClusterLeaseSpec::default());
+        lease.metadata.labels = None;
+        leases.create(&PostParams::default(), &lease).await.unwrap();
+    }
+    let dir = TempDir::new(name);
+    let kc = dir.join("admin.kubeconfig");
+    sb.write_admin_kubeconfig(&kc).unwrap();
+    let (hub, _ca) = support::spawn_lone_hub(&kc, &dir, "hub-1", 0.3);
+    let renewing = renewing.to_vec();
+    let beating = tokio::spawn(async move {
+        loop {
+            for site in &renewing {
+                let now = jiff::Timestamp::now();
+                let renewal = Renewal {
+                    renew_time: Some(jiff::Timestamp::from_second(now.as_second()).unwrap()),
+                    duration_ms: Some(25),
+                };
+                let renew = renew_site_lease(&leases, site, renewal);
+                let _ = tokio::time::timeout(Duration::from_secs(1), renew).await;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    });
+    (Api::all(client.clone()), hub, beating, dir)
+}
+
 /// When the hub last recorded a full judgement (None: no record, or the
 /// API server did not answer).
 async fn judged_at(records: &Api<kubectl_fleet::api::FederationStatus>) -> Option<jiff::Timestamp> {
@@ -227,31 +271,7 @@ async fn an_api_server_restart_over_a_quiet_fleet_is_judged_from_the_new_list() 
     install_crds(&client).await;
     ensure_namespace(&client, "fleet-system").await;
     create_site(&client, "quiet", 10, Environment::Production).await;
-    let leases = site_leases(client.clone());
-    let mut lease = FederatedClusterLease::new("quiet", FederatedClusterLeaseSpec::default());
-    lease.metadata.labels = None;
-    leases.create(&PostParams::default(), &lease).await.unwrap();
-    let api: Api<FederatedCluster> = Api::all(client.clone());
-    let dir = TempDir::new("restart");
-    let kc = dir.join("admin.kubeconfig");
-    sb.write_admin_kubeconfig(&kc).unwrap();
-    let (hub, _ca) = support::spawn_lone_hub(&kc, &dir, "hub-1", 0.3);
-    // The edge renews every ½ s, retrying through the restart as an edge
-    // does.
-    let beating = tokio::spawn({
-        let leases = leases.clone();
-        async move {
-            loop {
-                let now = jiff::Timestamp::now();
-                let renewal = Renewal {
-                    renew_time: Some(jiff::Timestamp::from_second(now.as_second()).unwrap()),
-                    duration_ms: Some(25),
-                };
-                let _ = renew_site_lease(&leases, "quiet", renewal).await;
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
-        }
-    });
+    let (api, hub, beating, _dir) = renewing_fleet(&sb, &client, &["quiet"], "restart").await;
     let records: Api<kubectl_fleet::api::FederationStatus> = Api::all(client.clone());
     let judged_at = || judged_at(&records);
     wait_until(
@@ -320,31 +340,7 @@ async fn a_hung_api_server_turns_no_renewing_site_stale() {
         // I = 10 s scaled by 0.3: Stale after 9 s of silence.
         create_site(&client, site, 10, Environment::Production).await;
     }
-    let leases = site_leases(client.clone());
-    for site in live {
-        let mut lease = FederatedClusterLease::new(site, FederatedClusterLeaseSpec::default());
-        lease.metadata.labels = None;
-        leases.create(&PostParams::default(), &lease).await.unwrap();
-    }
-    let api: Api<FederatedCluster> = Api::all(client.clone());
-    let dir = TempDir::new("hung");
-    let kc = dir.join("admin.kubeconfig");
-    sb.write_admin_kubeconfig(&kc).unwrap();
-    let (hub, _ca) = support::spawn_lone_hub(&kc, &dir, "hub-1", 0.3);
-    // The edges renew every ½ s; a renewal the hung server holds is given
-    // up after 1 s, as an edge's request timeout would.
-    let beating = tokio::spawn({
-        let leases = leases.clone();
-        async move {
-            loop {
-                for site in live {
-                    let _ =
-                        tokio::time::timeout(Duration::from_secs(1), renew(&leases, site)).await;
-                }
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
-        }
-    });
+    let (api, hub, beating, _dir) = renewing_fleet(&sb, &client, &live, "hung").await;
     let records: Api<kubectl_fleet::api::FederationStatus> = Api::all(client.clone());
     let judged_at = || judged_at(&records);
     wait_until(
