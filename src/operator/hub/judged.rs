@@ -79,13 +79,12 @@ impl Hub {
                     .and_then(|c| c.iter().find(|c| c.type_ == type_))
                     .map(|c| (c.status.clone(), c.reason.clone()))
             };
-            let moved: Vec<String> = j
+            let mut moved: Vec<String> = j
                 .conditions
                 .iter()
                 .filter(|c| was(&c.type_) != Some((c.status.clone(), c.reason.clone())))
                 .map(|c| format!("{}={}/{}", c.type_, c.status, c.reason))
                 .collect();
-            let mut moved = moved;
             let offset = cached.and_then(|s| s.clock_offset_seconds);
             if offset != j.clock_offset_seconds {
                 moved.push(format!(
