@@ -150,9 +150,12 @@ impl Hub {
     /// behind the write rate, or in flight) stands in with the status the
     /// hub is about to write, so the fleet summary, the gauges and the REST
     /// API say at once what the hub judged. Such a stand-in from the last
-    /// summary (`held`) is taken again while it is the same judgement of
-    /// the same version of the site: a backlog is copied once, not at
-    /// every summary. As the cache holds them while this replica does not
+    /// summary (`held`) is taken again while it is the same decision
+    /// about the same version of the site and heartbeat
+    /// ([`HubStatus::decides_as`]: the times a judgement stamps a change
+    /// with aside, so a stand-in shows the time the hub first judged the
+    /// change): a backlog is copied once, not at every summary, and never
+    /// held twice. As the cache holds them while this replica does not
     /// judge (standby, blind, not listed yet): a blind hub's judgement
     /// would count its blind time against every site.
     pub(in crate::operator) fn judged_sites(
@@ -172,10 +175,15 @@ impl Hub {
                 if !j.changed {
                     return site;
                 }
+                // The same decision about the same version of the site,
+                // heartbeat included (a lease renewal moves it, not the
+                // resourceVersion), stamped again with this summary's time:
+                // the stand-in held.
                 let judged = match held.get(site.site_name()) {
                     Some(before)
                         if before.metadata.resource_version == site.metadata.resource_version
-                            && before.status.as_ref().is_some_and(|s| j.is_in(s)) =>
+                            && heartbeat(before) == heartbeat(&site)
+                            && before.status.as_ref().is_some_and(|s| j.decides_as(s)) =>
                     {
                         before.clone()
                     }
@@ -258,4 +266,19 @@ impl Hub {
         }
         true
     }
+}
+
+/// A site's heartbeat as the cache holds it (its lease folded in): the
+/// time and the report's round trip (none for a site without a status).
+fn heartbeat(
+    site: &FederatedCluster,
+) -> (
+    Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    Option<i64>,
+) {
+    let status = site.status.as_ref();
+    (
+        status.and_then(|s| s.last_heartbeat_time.as_ref()),
+        status.and_then(|s| s.last_report_duration_milliseconds),
+    )
 }

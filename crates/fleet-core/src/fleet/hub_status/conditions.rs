@@ -333,6 +333,34 @@ impl HubStatus<'_> {
             && status.clock_offset_seconds == self.clock_offset_seconds
     }
 
+    /// Whether `status` holds the decision this judgement makes, whenever
+    /// it was stamped: [`HubStatus::is_in`] without the phase's and the
+    /// conditions' transition times. Two judgements of one version of a
+    /// site differ in those times only where they stamp a change with their
+    /// own `now`, so a stand-in for a write not made yet, judged again
+    /// while the write waits, is the same decision and need not be built
+    /// again (at 100,000 sites behind the write rate, a new copy of every
+    /// waiting site at every summary held two copies of each).
+    pub fn decides_as(&self, status: &FederatedClusterStatus) -> bool {
+        let same = |a: &Condition, b: &Condition| {
+            a.type_ == b.type_
+                && a.status == b.status
+                && a.reason == b.reason
+                && a.message == b.message
+                && a.observed_generation == b.observed_generation
+        };
+        status.phase == Some(self.phase)
+            && status.phase_transition_time.is_some() == self.phase_transition_time.is_some()
+            && status.clock_offset_seconds == self.clock_offset_seconds
+            && status.conditions.as_deref().is_some_and(|held| {
+                held.len() == self.conditions.len()
+                    && held
+                        .iter()
+                        .zip(self.conditions.iter())
+                        .all(|(a, b)| same(a, b))
+            })
+    }
+
     /// The full status to write when this is a transition, else None.
     pub fn transition(&self, site: &FederatedCluster) -> Option<FederatedClusterStatus> {
         self.changed.then(|| {

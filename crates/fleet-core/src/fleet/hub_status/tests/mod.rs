@@ -310,6 +310,32 @@ fn a_status_holds_a_judgement_once_it_is_written() {
     assert!(!later.is_in(after.status.as_ref().unwrap()));
 }
 
+/// A transition judged again from the same version of a site, a little
+/// later, stamps its change with the later time: the same decision, which
+/// the stand-in for its write already holds (`decides_as`), while `is_in`
+/// tells the stamps apart. A different decision is never the same.
+#[test]
+fn a_transition_judged_again_later_is_the_same_decision() {
+    let s = seen(0, 0, true);
+    let before = site();
+    let first = judge(&before, &s, fixture_now());
+    assert!(first.changed);
+    let standin = written(before.clone(), &first);
+    let again = judge(&before, &s, fixture_now() + SignedDuration::from_secs(2));
+    assert!(again.changed);
+    assert_ne!(again.phase_transition_time, first.phase_transition_time);
+    assert!(!again.is_in(standin.status.as_ref().unwrap()));
+    assert!(again.decides_as(standin.status.as_ref().unwrap()));
+    // Judged much later, the phase is another one: another decision.
+    let later = judge(&before, &s, at(100));
+    assert_ne!(later.phase, first.phase);
+    assert!(!later.decides_as(standin.status.as_ref().unwrap()));
+    // The same phase with a condition's reason changed: another decision.
+    let mut moved = standin.status.clone().unwrap();
+    moved.conditions.as_mut().unwrap()[0].reason = "Elsewhere".to_owned();
+    assert!(!again.decides_as(&moved));
+}
+
 #[test]
 fn transitions_write_once_each_and_requeue_at_thresholds() {
     let s = seen(0, 0, true);
