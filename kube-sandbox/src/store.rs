@@ -365,13 +365,22 @@ impl State {
     }
 }
 
-/// The objects of `now` (a key-ordered range of the current objects)
-/// as they were at an older resourceVersion: `then` ([`State::changed_since`],
-/// from the same start key) overlaid, in key order.
+/// The objects of `now` (a key-ordered range of the current objects,
+/// after `after`) as they were at an older resourceVersion: `changed`
+/// ([`State::changed_since`]) overlaid from the same start key, in key
+/// order.
 pub fn at_version<'a>(
     now: impl Iterator<Item = (&'a ObjKey, &'a Arc<Value>)> + 'a,
-    then: impl Iterator<Item = (&'a ObjKey, &'a Option<Arc<Value>>)> + 'a,
+    changed: &'a BTreeMap<ObjKey, Option<Arc<Value>>>,
+    after: Option<&ObjKey>,
 ) -> impl Iterator<Item = (&'a ObjKey, &'a Arc<Value>)> + 'a {
+    let then = match after {
+        Some(a) => changed.range((
+            std::ops::Bound::Excluded(a.clone()),
+            std::ops::Bound::Unbounded,
+        )),
+        None => changed.range::<ObjKey, _>(..),
+    };
     let (mut now, mut then) = (now.peekable(), then.peekable());
     std::iter::from_fn(move || {
         loop {
@@ -429,16 +438,13 @@ mod tests {
         s.put(&gr(), key("e"), obj("e", 2));
         let read = |after: Option<ObjKey>| {
             let changed = s.changed_since(&gr(), Some("ns"), then).unwrap();
-            let overlay: Box<dyn Iterator<Item = (&ObjKey, &Option<Arc<Value>>)>> = match &after {
-                Some(a) => Box::new(changed.range((
-                    std::ops::Bound::Excluded(a.clone()),
-                    std::ops::Bound::Unbounded,
-                ))),
-                None => Box::new(changed.iter()),
-            };
-            at_version(s.range(&gr(), Some("ns"), after.as_ref()), overlay)
-                .map(|(k, v)| format!("{}={}", k.1, v["v"]))
-                .collect::<Vec<_>>()
+            at_version(
+                s.range(&gr(), Some("ns"), after.as_ref()),
+                &changed,
+                after.as_ref(),
+            )
+            .map(|(k, v)| format!("{}={}", k.1, v["v"]))
+            .collect::<Vec<_>>()
         };
         assert_eq!(read(None), ["a=1", "b=1", "c=1", "e=1"]);
         assert_eq!(read(Some(key("a"))), ["b=1", "c=1", "e=1"]);

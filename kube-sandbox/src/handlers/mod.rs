@@ -288,16 +288,7 @@ pub fn list_page(
     };
     let now = st.range(&gr, namespace, after.as_ref());
     let mut objects: Box<dyn Iterator<Item = (&ObjKey, &Arc<Value>)>> = match &then {
-        Some(then) => {
-            let then: Box<dyn Iterator<Item = (&ObjKey, &Option<Arc<Value>>)>> = match after.clone()
-            {
-                Some(a) => {
-                    Box::new(then.range((std::ops::Bound::Excluded(a), std::ops::Bound::Unbounded)))
-                }
-                None => Box::new(then.iter()),
-            };
-            Box::new(crate::store::at_version(now, then))
-        }
+        Some(then) => Box::new(crate::store::at_version(now, then, after.as_ref())),
         None => now,
     };
     let mut items = Vec::new();

@@ -77,12 +77,12 @@ impl Hub {
                 cached
                     .and_then(|s| s.conditions.as_deref())
                     .and_then(|c| c.iter().find(|c| c.type_ == type_))
-                    .map(|c| (c.status.clone(), c.reason.clone()))
+                    .map(|c| (&c.status, &c.reason))
             };
             let mut moved: Vec<String> = j
                 .conditions
                 .iter()
-                .filter(|c| was(&c.type_) != Some((c.status.clone(), c.reason.clone())))
+                .filter(|c| was(&c.type_) != Some((&c.status, &c.reason)))
                 .map(|c| format!("{}={}/{}", c.type_, c.status, c.reason))
                 .collect();
             let offset = cached.and_then(|s| s.clock_offset_seconds);

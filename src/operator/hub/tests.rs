@@ -7,6 +7,17 @@ fn hub(leading: watch::Receiver<bool>) -> Hub {
     Hub::new(Api::all(client), HubConfig::default(), leading)
 }
 
+/// A leader that has listed its sites, with `name` delivered by its site
+/// watch and never written: a transition is due.
+fn leading_over_a_new_site(name: &str) -> (Hub, Arc<FederatedCluster>) {
+    let (_tx, rx) = watch::channel(true);
+    let hub = hub(rx);
+    hub.listed.store(true, std::sync::atomic::Ordering::Release);
+    let site = Arc::new(FederatedCluster::test(name));
+    hub.delivered(&site, true);
+    (hub, site)
+}
+
 /// A replica that gains the Lease writes only once it has taken leadership
 /// in (forgotten what a standby could not verify): a write made before
 /// would be remembered, then forgotten, and a forgery right after it
@@ -83,12 +94,7 @@ async fn a_write_whose_fresh_read_failed_is_looked_at_again_once_the_hub_sees() 
 /// liveness record once the writes stopped.
 #[tokio::test]
 async fn a_write_the_watch_has_not_delivered_yet_withholds_no_record() {
-    let (_tx, rx) = watch::channel(true);
-    let hub = hub(rx);
-    hub.listed.store(true, std::sync::atomic::Ordering::Release);
-    // Never written: a transition is due.
-    let site = Arc::new(FederatedCluster::test("store-1"));
-    hub.delivered(&site, true);
+    let (hub, site) = leading_over_a_new_site("store-1");
     let sites = [site.clone()];
     let now = jiff::Timestamp::now();
     assert!(
@@ -126,12 +132,7 @@ async fn a_write_the_watch_has_not_delivered_yet_withholds_no_record() {
 /// never judged, 127 MB of the hub's 219 MB peak heap).
 #[tokio::test]
 async fn a_waiting_transition_is_copied_once_not_at_every_summary() {
-    let (_tx, rx) = watch::channel(true);
-    let hub = hub(rx);
-    hub.listed.store(true, std::sync::atomic::Ordering::Release);
-    // Never written: a transition is due.
-    let site = Arc::new(FederatedCluster::test("store-1"));
-    hub.delivered(&site, true);
+    let (hub, site) = leading_over_a_new_site("store-1");
     let now = jiff::Timestamp::now();
     let first = hub.judged_sites(vec![site.clone()], &HashMap::new(), now);
     let standin = first.unwritten.get("store-1").expect("a stand-in").clone();
