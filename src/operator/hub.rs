@@ -617,16 +617,46 @@ impl Hub {
 
     /// Observes `site` and judges it as this replica may now (see
     /// `Sighting::since_takeover`); the ledger keeps what was really
-    /// observed, and which conditions it found to be the hub's word.
+    /// observed, and which conditions it found to be the hub's word. Not
+    /// those of a version other than the hub's own last write while the
+    /// site watch owes that write ([`Hub::owes_echo`]): a renewal folded
+    /// into the cache's object from before the write, found to need no
+    /// write, would make the hub's own write look like someone else's
+    /// when it arrives, and the hub would restore its own word as a
+    /// forgery (`fleet_hub_status_restored_total`, the alert
+    /// `FleetSiteStatusRestored`): seen at 100,000 sites, where the site
+    /// watch ran seconds behind the hub's writes.
     fn judge<'a>(&self, site: &'a FederatedCluster, now: Timestamp) -> HubStatus<'a> {
         let (sighting, remembered) = self.observe(site, now);
         let j = self.judge_sighting(site, sighting, remembered, now);
         if let Some(digest) = j.verified
             && remembered != Some(digest)
+            && !self.owes_echo(site)
         {
             self.remember_conditions(site.site_name(), digest);
         }
         j
+    }
+
+    /// The hub wrote `written` (the API server's answer): the site watch
+    /// owes it, and its conditions are the hub's word.
+    fn wrote(&self, written: &FederatedCluster) {
+        let name = written.site_name();
+        self.written(name, written.metadata.resource_version.as_ref());
+        if let Some(conditions) = written
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_deref())
+        {
+            self.remember_conditions(
+                name,
+                conditions_digest(
+                    written.spec.mode,
+                    self.effective_interval(written),
+                    conditions,
+                ),
+            );
+        }
     }
 
     /// The judgement of `site` from a sighting and the remembered
@@ -867,6 +897,16 @@ impl Hub {
                 // keeps it).
                 paced = true;
                 if let Some(at) = self.writes.slot() {
+                    // Queued like every site of the backlog, whether or
+                    // not its last write failed: a write that failed while
+                    // the API server restarted, retried behind the
+                    // backlog, withheld the liveness record until its turn
+                    // (`Hub::judged_every_site`). A write that fails again
+                    // marks it failing again.
+                    self.unwritten
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .reconciled(&name, false);
                     // Queued: the summary holds this judgement as soon as
                     // it is told (`Hub::judged_sites`), not when the write
                     // goes (a write that goes now tells it by its own
@@ -892,21 +932,7 @@ impl Hub {
             match replace_site_status(&self.api, &next).await {
                 Ok(written) => {
                     self.metrics.status_write();
-                    self.written(&name, written.metadata.resource_version.as_ref());
-                    if let Some(conditions) = written
-                        .status
-                        .as_ref()
-                        .and_then(|s| s.conditions.as_deref())
-                    {
-                        self.remember_conditions(
-                            &name,
-                            conditions_digest(
-                                written.spec.mode,
-                                self.effective_interval(&written),
-                                conditions,
-                            ),
-                        );
-                    }
+                    self.wrote(&written);
                     if let Some(unreadable) = hub_status::invalid_status(&current) {
                         // Logged with each write of its judgement, so once
                         // per change of what the hub cannot read.

@@ -184,6 +184,18 @@ impl Hub {
         }
     }
 
+    /// Whether `site` is another version than the hub's latest write to
+    /// it, which the site watch has not delivered yet: the cache's object
+    /// from before that write (a lease renewal folded into it makes it an
+    /// event again), or a fresh read that met a later one.
+    pub(super) fn owes_echo(&self, site: &FederatedCluster) -> bool {
+        let sight = self.sight.lock().unwrap_or_else(|p| p.into_inner());
+        sight
+            .unechoed
+            .get(site.site_name())
+            .is_some_and(|rv| Some(rv) != site.metadata.resource_version.as_ref())
+    }
+
     /// The sites whose latest status write the site watch has not
     /// delivered yet.
     pub(super) fn unechoed(&self) -> HashSet<String> {

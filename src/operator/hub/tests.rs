@@ -161,3 +161,118 @@ async fn a_waiting_transition_is_copied_once_not_at_every_summary() {
         Some(beat)
     );
 }
+
+/// The hub's own write is never taken for someone else's. A site goes
+/// Stale and the hub writes it; the edge's renewal comes before the site
+/// watch delivers that write, so the cache's object from before the
+/// write, the renewal folded in, needs no write (it still says
+/// Connected). Taking those old conditions for the hub's word made the
+/// Stale write, when the watch delivered it, look like a forgery: the
+/// hub "restored" its own conditions and counted it
+/// (`fleet_hub_status_restored_total`, which pages as
+/// `FleetSiteStatusRestored` and advises revoking the site's token). A
+/// real forgery after that is still told apart.
+#[tokio::test]
+async fn the_hubs_own_write_delivered_late_is_not_a_forgery() {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    let (hub, _) = leading_over_a_new_site("store-1");
+    let t0 = jiff::Timestamp::now();
+    let beat = |site: &FederatedCluster, at: jiff::Timestamp, rv: &str| {
+        let mut s = site.clone();
+        s.metadata.resource_version = Some(rv.to_owned());
+        s.status
+            .get_or_insert_with(Default::default)
+            .last_heartbeat_time = Some(Time(at));
+        s
+    };
+    // What the API server answers to a write of `site`'s judgement at `at`.
+    let write = |site: &FederatedCluster, at: jiff::Timestamp, rv: &str| {
+        let j = hub.judge(site, at);
+        let mut written = site.clone();
+        written.status = Some(j.transition(site).expect("a transition"));
+        written.metadata.resource_version = Some(rv.to_owned());
+        hub.wrote(&written);
+        (written, j.phase)
+    };
+    // Seen at the first list, then renewed while the hub watches.
+    let site = beat(&FederatedCluster::test("store-1"), t0, "1");
+    hub.judge(&site, t0);
+    let t0 = t0 + jiff::SignedDuration::from_secs(1);
+    let site = beat(&site, t0, "1");
+    let (connected, phase) = write(&site, t0, "2");
+    assert_eq!(phase, Phase::Connected);
+    hub.cached(&connected);
+    // Silent for 4 intervals: Stale, written; the watch owes the write.
+    let interval = i64::from(site.spec.heartbeat_interval_seconds);
+    let t1 = t0 + jiff::SignedDuration::from_secs(4 * interval);
+    let (stale, phase) = write(&connected, t1, "3");
+    assert_eq!(phase, Phase::Stale);
+    // The renewal, folded into the cache's object from before the write.
+    let t2 = t1 + jiff::SignedDuration::from_secs(1);
+    let renewed_before = beat(&connected, t2, "2");
+    assert!(!hub.judge(&renewed_before, t2).changed, "it says Connected");
+    // The watch delivers the Stale write, the renewal folded in.
+    let renewed = beat(&stale, t2, "3");
+    hub.cached(&renewed);
+    let j = hub.judge(&renewed, t2);
+    assert_eq!((j.phase, j.changed), (Phase::Connected, true));
+    assert!(!j.restored, "the hub's own Stale write taken for a forgery");
+    // Written and delivered; then someone else rewrites the conditions.
+    let (written, _) = write(&renewed, t2, "4");
+    hub.cached(&written);
+    let mut forged = written.clone();
+    forged.metadata.resource_version = Some("5".to_owned());
+    for c in forged.status.as_mut().unwrap().conditions.as_mut().unwrap() {
+        c.message = "all good, trust me".to_owned();
+    }
+    hub.cached(&forged);
+    assert!(hub.judge(&forged, t2).restored, "a forgery restored");
+}
+
+/// A write that failed (the API server restarting) and is retried behind
+/// a backlog of writes is queued like the rest of the backlog: it does
+/// not withhold the liveness record while it waits for its turn, as long
+/// as the hub writes. It once did, for as long as the backlog ahead of it.
+#[tokio::test]
+async fn a_failed_write_queued_again_behind_the_backlog_withholds_no_record() {
+    let (_tx, rx) = watch::channel(true);
+    // Never connected: every write fails at once.
+    let config = kube::Config::new("https://127.0.0.1:1".parse().unwrap());
+    let client = kube::Client::try_from(config).unwrap();
+    let paced = HubConfig {
+        status_write_qps: 1,
+        status_write_burst: 1,
+        ..HubConfig::default()
+    };
+    let hub = Arc::new(Hub::new(Api::all(client), paced, rx));
+    hub.listed.store(true, std::sync::atomic::Ordering::Release);
+    let sites: Vec<_> = ["store-1", "store-2"]
+        .map(|n| Arc::new(FederatedCluster::test(n)))
+        .into();
+    for site in &sites {
+        hub.delivered(site, true);
+    }
+    let now = jiff::Timestamp::now();
+    assert!(
+        hub.judged_every_site(&sites, now),
+        "first check: given until the next"
+    );
+    // store-1's write goes at once (the burst) and fails.
+    assert!(reconcile(sites[0].clone(), hub.clone()).await.is_err());
+    // The hub writes other sites meanwhile; store-1's retry is queued
+    // behind them.
+    hub.metrics.status_write();
+    let retry = tokio::spawn(reconcile(sites[0].clone(), hub.clone()));
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    assert!(
+        !retry.is_finished(),
+        "the retry waits for its place in the rate"
+    );
+    assert!(
+        hub.judged_every_site(&sites, now),
+        "a queued retry of a failed write withheld the record"
+    );
+    retry.abort();
+}
