@@ -52,14 +52,17 @@ impl Unwritten {
 }
 
 impl Hub {
-    /// Up to three of the sites due at two checks in a row, each with what
-    /// the hub would write (phase, and the conditions whose status or
-    /// reason it changes) and when it looks at the site by itself next: a
-    /// withheld record names what it waits for.
+    /// Up to three of the sites due at two checks in a row (of those, the
+    /// ones whose last write failed when `failing`: what withholds the
+    /// record while the hub writes others), each with what the hub would
+    /// write (phase, and the conditions whose status or reason it
+    /// changes) and when it looks at the site by itself next: a withheld
+    /// record names what it waits for.
     fn stuck_examples(
         &self,
         sites: &[Arc<FederatedCluster>],
         unwritten: &Unwritten,
+        failing: bool,
         now: Timestamp,
     ) -> String {
         let mut examples = Vec::new();
@@ -68,7 +71,7 @@ impl Hub {
                 break;
             }
             let name = site.site_name();
-            if !unwritten.due.contains(name) {
+            if !unwritten.due.contains(name) || (failing && !unwritten.failing.contains(name)) {
                 continue;
             }
             let j = self.judged_in_memory(site, now);
@@ -249,7 +252,7 @@ impl Hub {
         unwritten.writes = writes;
         let stuck = if wrote == 0 { waiting } else { failing };
         if stuck > 0 {
-            let examples = self.stuck_examples(sites, &unwritten, now);
+            let examples = self.stuck_examples(sites, &unwritten, wrote > 0, now);
             tracing::warn!(
                 sites = stuck,
                 examples = %examples,
