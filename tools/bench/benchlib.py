@@ -1,12 +1,17 @@
 """What the benchmark harnesses in tools/bench share (standard library only):
 logging, RFC 3339 times, reading an API server's address and credentials out
-of a kubeconfig, writing a private file, and bounding a run in time."""
+of a kubeconfig, writing a private file, bounding a run in time, and starting
+and stopping the real API server (tools/realapi)."""
 
 import datetime
 import os
 import re
 import signal
+import subprocess
 import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class TimeLimit(Exception):
@@ -67,3 +72,29 @@ def bounded(prog, time_limit, stop):
 def unbounded():
     """Cancels the time limit of `bounded`."""
     signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def realapi_start(workdir):
+    """Starts etcd and the real API server alone (tools/realapi/start.sh
+    DIR: loopback, CRDs and custom resources only, an admin client
+    certificate in DIR/kubeconfig). A watcher started with them stops them
+    should this process die without calling `realapi_stop` (SIGKILL).
+    Raises RuntimeError with start.sh's own words when it fails; whatever
+    it started is stopped by `realapi_stop(workdir)` either way."""
+    env = dict(os.environ, REALAPI_WATCH_PID=str(os.getpid()))
+    p = subprocess.run(["bash", str(ROOT / "tools/realapi/start.sh"), str(workdir)], env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if p.returncode != 0:
+        raise RuntimeError(f"tools/realapi/start.sh failed:\n{p.stderr.decode(errors='replace')[-2000:]}")
+
+
+def realapi_stop(workdir):
+    """Stops what `realapi_start(workdir)` started, by the PIDs it recorded."""
+    subprocess.run(["bash", str(ROOT / "tools/realapi/stop.sh"), str(workdir)], check=False,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def realapi_built():
+    """None when the real API server and etcd are built, else what to run."""
+    p = subprocess.run(["bash", str(ROOT / "tools/realapi/start.sh"), "--check"], capture_output=True, text=True)
+    return None if p.returncode == 0 else (p.stderr.strip() or "run tools/realapi/build.sh")

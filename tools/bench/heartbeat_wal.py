@@ -65,7 +65,8 @@ import time
 import urllib.request
 from pathlib import Path
 from urllib.parse import urlparse
-from benchlib import TimeLimit, bounded, kubeconfig_field, log, rfc3339, signal_obj, unbounded
+from benchlib import (TimeLimit, bounded, kubeconfig_field, log, realapi_built, realapi_start, realapi_stop, rfc3339,
+                      signal_obj, unbounded)
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUP = "federation.kubectl-fleet.dev"
@@ -98,14 +99,9 @@ class RealApi:
 
     def __init__(self, workdir):
         self.dir = workdir
-        self.started = False
-        env = dict(os.environ, REALAPI_WATCH_PID=str(os.getpid()))
-        p = subprocess.run(["bash", str(ROOT / "tools/realapi/start.sh"), str(workdir)], env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        # Whatever start.sh managed to start is stopped by stop() from here on.
+        # Whatever start.sh manages to start is stopped by stop() from here on.
         self.started = True
-        if p.returncode != 0:
-            raise RuntimeError(f"tools/realapi/start.sh failed:\n{p.stderr.decode(errors='replace')[-2000:]}")
+        realapi_start(workdir)
         text = (workdir / "kubeconfig").read_text()
         self.kubeconfig = workdir / "kubeconfig"
         url = urlparse(kubeconfig_field(text, "server"))
@@ -134,8 +130,7 @@ class RealApi:
 
     def stop(self):
         if self.started:
-            subprocess.run(["bash", str(ROOT / "tools/realapi/stop.sh"), str(self.dir)], check=False,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            realapi_stop(self.dir)
             self.started = False
 
     def connection(self):
@@ -585,8 +580,7 @@ def main():
         sys.exit("heartbeat_wal: --sites, --rounds, --workers, --variant-sites and --time-limit must be positive")
     if args.sites > 99999:
         sys.exit("heartbeat_wal: --sites is at most 99,999 (names are site-NNNNN)")
-    if subprocess.run(["bash", str(ROOT / "tools/realapi/start.sh"), "--check"],
-                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
+    if realapi_built() is not None:
         sys.exit("heartbeat_wal: the real API server is not built for this work tree: run tools/realapi/build.sh")
     if shutil.which("kubectl") is None:
         sys.exit("heartbeat_wal: kubectl not found (it applies deploy/crds)")

@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """Issue 35's "Object count" axis: one hub over 100,000 sites, in release
-builds, on kube-sandbox (docs/benchmarks-100k.md):
+builds, on kube-sandbox or on the real API server (docs/benchmarks-100k.md):
 
     python3 tools/bench/hub_100k.py                         # 100,000 sites, every phase
+    python3 tools/bench/hub_100k.py --api real --phases hub,steady,stale,restart,status
     python3 tools/bench/hub_100k.py --sites 50000 --write-section docs/benchmarks-100k.md
     python3 tools/bench/hub_100k.py --phases status         # one axis alone
     python3 tools/bench/hub_100k.py --smoke                 # 2,000 sites: does it still work?
 
-Starts a release `kube-sandbox serve` (loopback), applies deploy/crds with
-kubectl, and preloads N sites as production would hold them: each site
+Starts a release `kube-sandbox serve` (loopback) or, with --api real, etcd
+and the real apiextensions-apiserver of tools/realapi alone (loopback, CRDs
+and custom resources only: no namespaces, events or coordination leases, so
+the hub's Events are refused and the failover phase cannot run; build it
+with tools/realapi/build.sh), applies deploy/crds with kubectl, and preloads N sites as production would hold them: each site
 server-side applied as `kubectl fleet register` applies it (field manager
 kubectl-fleet; the labels of fleet::rbac::site_object_labels, the bucket
 label among them), given an edge's full status report (one JSON merge patch
@@ -18,8 +22,8 @@ register creates it (server-side apply, empty spec) and renewed once as the
 edge renews it (k8s::site_lease::renew_site_lease: a merge patch of
 spec.renewTime and lastRenewDurationMilliseconds that clears managedFields).
 Preloading is concurrent HTTP/1.1 requests with keep-alive from a few
-forked processes of a few threads each (kube-sandbox has no bulk loader:
-every object goes through its API as any client's would).
+forked processes of a few threads each (no bulk loader: every object goes
+through the API as any client's would).
 
 Then a load generator renews every lease at its site's interval, each
 site at its own phase (N/I renewals per second), and the phases run, each
@@ -43,7 +47,11 @@ optional (--phases):
   restart   kube-sandbox told to restart (SIGUSR1: 5 s down, every
             connection dropped and refused, then no watch resumes from
             before it: 410 Gone, as from a restarted API server's new watch
-            caches): SIGUSR1 to the hub's first liveness record judging
+            caches) or, with --api real, the real API server killed
+            (SIGKILL, as a crash: a SIGTERM waits up to 60 s for open
+            watches to end) and started again 5 s later with the same
+            flags over the same etcd (its watch caches built anew): the
+            restart to the hub's first liveness record judging
             after the outage, the hub's RSS and VmHWM through its re-list
             (both watches, sites and leases, list again), the status
             writes and reconciles it made for it, and the sites that were
@@ -95,7 +103,8 @@ import threading
 import time
 from pathlib import Path
 from urllib.parse import urlparse
-from benchlib import TimeLimit, bounded, kubeconfig_field, private_file, rfc3339, signal_obj, unbounded
+from benchlib import (TimeLimit, bounded, kubeconfig_field, private_file, realapi_built, realapi_start, realapi_stop,
+                      rfc3339, signal_obj, unbounded)
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUP = "federation.kubectl-fleet.dev"
@@ -110,7 +119,8 @@ PREFIX = "BENCH-RESULT "
 MIB = 1024 * 1024
 TIME = "/usr/bin/time"
 # How long kube-sandbox stays down when told to restart (SIGUSR1;
-# RESTART_DOWN in kube-sandbox/src/main.rs).
+# RESTART_DOWN in kube-sandbox/src/main.rs), and the real API server
+# between its stop and its start again (--api real).
 SANDBOX_RESTART_DOWN = 5
 PHASES = ["hub", "steady", "stale", "restart", "failover", "status"]
 # The hubs' --status-write-qps and --status-write-burst (the operator's
@@ -212,7 +222,7 @@ def self_cpu():
 # --- the API server ----------------------------------------------------------------
 
 class Api:
-    """The sandbox's address and the admin credentials, for this process,
+    """The API server's address and the admin credentials, for this process,
     curl and the forked preloaders."""
 
     def __init__(self, kubeconfig, workdir):
@@ -767,6 +777,9 @@ def measure(argv, env):
     return wall, ru.ru_utime + ru.ru_stime, rss_kib * 1024
 
 
+# Pages of 500 following `continue`, as a user with curl reads the list.
+# The real API server pretty-prints JSON for curl's User-Agent
+# (`"continue": "…"`), kube-sandbox does not: the token is found either way.
 PAGED_CURL = r"""
 set -eu
 url="$1"; shift
@@ -776,10 +789,10 @@ while :; do
   if [ -n "$cont" ]; then q="$url?limit=500&continue=$cont"; else q="$url?limit=500"; fi
   out=$(curl "$@" "$q")
   pages=$((pages + 1))
-  cont=$(printf '%s' "$out" | tail -c 4096 | grep -o '"continue":"[^"]*"' | head -n 1 | cut -d'"' -f4 \
+  cont=$(printf '%s' "$out" | tail -c 4096 | grep -o '"continue": *"[^"]*"' | head -n 1 | cut -d'"' -f4 \
          | sed -e 's/%/%25/g' -e 's/+/%2B/g' -e 's#/#%2F#g' -e 's/=/%3D/g') || true
   if [ -z "$cont" ]; then
-    cont=$(printf '%s' "$out" | head -c 4096 | grep -o '"continue":"[^"]*"' | head -n 1 | cut -d'"' -f4 \
+    cont=$(printf '%s' "$out" | head -c 4096 | grep -o '"continue": *"[^"]*"' | head -n 1 | cut -d'"' -f4 \
            | sed -e 's/%/%25/g' -e 's/+/%2B/g' -e 's#/#%2F#g' -e 's/=/%3D/g') || true
   fi
   [ -n "$cont" ] || break
@@ -833,6 +846,65 @@ class Run:
         self.watch = None
         self.hub = None
         self.hub_judged = False  # a hub wrote every site's phase
+        self.sandbox = None
+        self.realdir = None  # --api real: what tools/realapi/start.sh made
+        self.servers = {}  # name -> pid of the API server's processes
+
+    def server_name(self):
+        return "the real API server" if self.args.api == "real" else "kube-sandbox"
+
+    def start_server(self):
+        if self.args.api == "real":
+            self.start_real()
+        else:
+            self.start_sandbox()
+        self.env = dict(os.environ, KUBECONFIG=str(self.api.kubeconfig))
+        subprocess.run(["kubectl", "apply", "--server-side", "-f", str(ROOT / "deploy/crds")], env=self.env,
+                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(["kubectl", "wait", "--for=condition=Established", "--timeout=60s",
+                        f"crd/federatedclusters.{GROUP}", f"crd/federatedclusterleases.{GROUP}",
+                        f"crd/federationstatuses.{GROUP}"], env=self.env, check=True, stdout=subprocess.DEVNULL)
+        if self.sandbox:  # the real server alone serves no namespaces
+            subprocess.run(["kubectl", "create", "namespace", "fleet-system"], env=self.env, check=True,
+                           stdout=subprocess.DEVNULL)
+        for _ in range(300):  # served: discovery names the resources
+            served = {r["name"] for r in self.api.get_json(f"/apis/{API}").get("resources", [])}
+            if {"federatedclusters/status", "federatedclusterleases"} <= served:
+                break
+            time.sleep(0.1)
+
+    def start_real(self):
+        self.realdir = self.work / "realapi"
+        realapi_start(self.realdir)
+        self.servers = {name: int((self.realdir / f"{name}.pid").read_text()) for name in ("apiserver", "etcd")}
+        self.api = Api(self.realdir / "kubeconfig", self.work)
+        log(f"real API server on {self.api.server} (apiserver pid {self.servers['apiserver']}, "
+            f"etcd pid {self.servers['etcd']})")
+
+    def restart_real(self):
+        """Kills the real API server (SIGKILL) and starts it again with the
+        same flags SANDBOX_RESTART_DOWN seconds later; returns when it was
+        stopped. Its new watch caches start at etcd's current revision."""
+        pid = self.servers["apiserver"]
+        argv = [a.decode() for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if a]
+        t0 = time.time()
+        os.kill(pid, signal.SIGKILL)
+        while time.time() - t0 < 60:  # start.sh's child, not ours: gone, or a zombie
+            try:
+                if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                    break
+            except OSError:
+                break
+            time.sleep(0.05)
+        time.sleep(max(0.0, t0 + SANDBOX_RESTART_DOWN - time.time()))
+        p = self.procs.start("apiserver (restarted)", argv, self.work / "apiserver-restarted.log")
+        (self.realdir / "apiserver.pid").write_text(f"{p.pid}\n")  # for tools/realapi/stop.sh
+        self.servers["apiserver"] = p.pid
+        return t0
+
+    def stop_server(self):
+        if self.realdir:
+            realapi_stop(self.realdir)
 
     def start_sandbox(self):
         kc = self.work / "admin.kubeconfig"
@@ -845,19 +917,7 @@ class Run:
                 raise RuntimeError(f"kube-sandbox did not start; see {self.work / 'sandbox.log'}")
             time.sleep(0.05)
         self.api = Api(kc, self.work)
-        self.env = dict(os.environ, KUBECONFIG=str(kc))
-        subprocess.run(["kubectl", "apply", "--server-side", "-f", str(ROOT / "deploy/crds")], env=self.env,
-                       check=True, stdout=subprocess.DEVNULL)
-        subprocess.run(["kubectl", "wait", "--for=condition=Established", "--timeout=60s",
-                        f"crd/federatedclusters.{GROUP}", f"crd/federatedclusterleases.{GROUP}",
-                        f"crd/federationstatuses.{GROUP}"], env=self.env, check=True, stdout=subprocess.DEVNULL)
-        subprocess.run(["kubectl", "create", "namespace", "fleet-system"], env=self.env, check=True,
-                       stdout=subprocess.DEVNULL)
-        for _ in range(300):  # served: discovery names the resources
-            served = {r["name"] for r in self.api.get_json(f"/apis/{API}").get("resources", [])}
-            if {"federatedclusters/status", "federatedclusterleases"} <= served:
-                break
-            time.sleep(0.1)
+        self.servers = {"kube-sandbox": self.sandbox.pid}
 
     def hub_env(self):
         """The hubs' environment: this one's, with --hub-env on top."""
@@ -872,8 +932,8 @@ class Run:
                       f"({self.args.preload_procs}x{self.args.preload_threads} keep-alive connections)",
                       took, "s")
         self.out.emit("preload", "requests per second during the preload", 4 * f.n / took, "req/s")
-        sb_rss, _ = proc_mem(self.sandbox.pid)
-        self.out.emit("preload", f"kube-sandbox RSS holding {f.n:,} sites and leases", sb_rss / MIB, "MiB")
+        for name, pid in self.servers.items():
+            self.out.emit("preload", f"{name} RSS holding {f.n:,} sites and leases", proc_mem(pid)[0] / MIB, "MiB")
         lst = self.api.get_json(f"{SITES}?limit=1")
         self.rv = lst["metadata"]["resourceVersion"]
         one = self.api.get_json(f"{SITES}/{f.names[1]}")
@@ -942,8 +1002,10 @@ class Run:
         m = scrape(self.hub_addr)
         if m:
             mode = [k for k in ("streaming", "paged") if metric(m, "fleet_hub_site_list_mode", f'mode="{k}"') == 1]
+            how = (f"kube-sandbox --streaming-lists {args.streaming_lists}" if self.sandbox else
+                   "the real API server")
             self.notes.append(f"cold start: the hub listed its sites {mode[0] if mode else 'in no mode it reported'}"
-                              f" (fleet_hub_site_list_mode; kube-sandbox --streaming-lists {args.streaming_lists}).")
+                              f" (fleet_hub_site_list_mode; {how}).")
         if rec_at is not None:
             self.out.emit("cold start", f"hub start to its liveness record (judged every site; {f.n:,} sites "
                           "never judged before)", rec_at - p.started_wall, "s", "≤ 30 s")
@@ -978,7 +1040,7 @@ class Run:
         self.wait(self.args.settle)
         m0 = scrape(self.hub_addr)
         cpu0, sent0, t0 = proc_cpu(p.pid), r.total(), time.monotonic()
-        sb0, me0 = proc_cpu(self.sandbox.pid), self_cpu()
+        sb0, me0 = {n: proc_cpu(pid) for n, pid in self.servers.items()}, self_cpu()
         rss_max = 0
         rss_samples = []
         end = t0 + self.args.steady_seconds
@@ -990,7 +1052,7 @@ class Run:
         secs = time.monotonic() - t0
         cpu = proc_cpu(p.pid) - cpu0
         sent = r.total() - sent0
-        sb, me = proc_cpu(self.sandbox.pid) - sb0, self_cpu() - me0
+        sb, me = {n: proc_cpu(pid) - sb0[n] for n, pid in self.servers.items()}, self_cpu() - me0
         m1 = scrape(self.hub_addr)
         rss, hwm = proc_mem(p.pid)
         rate = sent / secs
@@ -1007,7 +1069,8 @@ class Run:
             # per renewal scaled to 3,333/s would overstate it several times.
             self.notes.append(f"steady: {rate:,.0f} renewals/s is far below 3,333/s, so the hub's CPU per renewal "
                               "is not scaled to it (the Rate axis: --sites 100000 --interval 30).")
-        self.out.emit("steady", "kube-sandbox CPU over the window", 100 * sb / secs, "% of a core")
+        for name, cpu_s in sb.items():
+            self.out.emit("steady", f"{name} CPU over the window", 100 * cpu_s / secs, "% of a core")
         self.out.emit("steady", "load generator and watch (this harness) CPU over the window", 100 * me / secs,
                       "% of a core")
         self.out.emit("RSS", "hub RSS in the steady window, highest", rss_max / MIB, "MiB", "≤ 300 MiB")
@@ -1045,10 +1108,17 @@ class Run:
         m0 = scrape(self.hub_addr)
         rss0, hwm0 = proc_mem(p.pid)
         cpu0 = proc_cpu(p.pid)
-        os.kill(self.sandbox.pid, signal.SIGUSR1)
-        t0, t0_mono = time.time(), time.monotonic()
-        log(f"kube-sandbox restarting (SIGUSR1); hub rss {rss0 / MIB:.0f} MiB, peak so far {hwm0 / MIB:.0f} MiB")
+        if self.sandbox:
+            os.kill(self.sandbox.pid, signal.SIGUSR1)
+            t0 = time.time()
+            how = f"SIGUSR1 ({SANDBOX_RESTART_DOWN} s down, then 410 for every watch)"
+        else:
+            t0 = self.restart_real()
+            how = f"SIGKILL to the real API server, started again {SANDBOX_RESTART_DOWN} s later,"
+        t0_mono = time.monotonic() - (time.time() - t0)
+        log(f"{self.server_name()} restarting; hub rss {rss0 / MIB:.0f} MiB, peak so far {hwm0 / MIB:.0f} MiB")
         up_at = t0 + SANDBOX_RESTART_DOWN
+        served_at = None
         rss_max = rss0
         seen = rec = None
         deadline = t0_mono + self.args.judge_timeout
@@ -1064,6 +1134,7 @@ class Run:
                 try:
                     conn = conn or self.api.connection(timeout=30)
                     r = hub_record(self.api, conn)
+                    served_at = served_at or time.time()
                 except (OSError, http.client.HTTPException, RuntimeError):
                     if conn:
                         conn.close()
@@ -1081,9 +1152,13 @@ class Run:
             self.notes.append(f"restart: no liveness record within {self.args.judge_timeout:.0f} s of the restart.")
             return
         rss, hwm = proc_mem(p.pid)
-        self.out.emit("restart", f"SIGUSR1 ({SANDBOX_RESTART_DOWN} s down, then 410 for every watch) to the hub's "
-                      "first liveness record judging after it", seen - t0, "s", "≤ 30 s")
-        self.out.emit("restart", "of which the server was down", SANDBOX_RESTART_DOWN, "s")
+        self.out.emit("restart", f"{how} to the hub's first liveness record judging after it", seen - t0, "s",
+                      "≤ 30 s")
+        if self.sandbox:
+            self.out.emit("restart", "of which the server was down", SANDBOX_RESTART_DOWN, "s")
+        elif served_at:
+            self.out.emit("restart", "of which the server was not serving (to the first answer to this harness, "
+                          "polled every 0.25 s)", served_at - t0, "s")
         self.out.emit("RSS", "hub RSS before the restart", rss0 / MIB, "MiB")
         self.out.emit("RSS", "hub RSS through the re-list, highest sampled (every 0.25 s)", rss_max / MIB, "MiB")
         self.out.emit("RSS", "hub peak RSS (VmHWM) after the re-list (the process's peak so far)", hwm / MIB, "MiB")
@@ -1362,7 +1437,10 @@ def report(run, args, started, load, elapsed, commit, stopped):
         f"(1/5/15 min), shared with other work; whole run {elapsed:.0f} s.", "",
         f"Binaries: release builds from `{args.bin_dir}`, of commit `{commit}`.", "",
         f"Command: `{cmd.strip()}`", "",
-        f"Fleet: {f.n:,} sites on kube-sandbox (streaming lists {args.streaming_lists}); {f.n - f.silenced:,} with `heartbeatIntervalSeconds: "
+        f"Fleet: {f.n:,} sites on "
+        + (f"kube-sandbox (streaming lists {args.streaming_lists})" if args.api == "sandbox" else
+           "the real API server (tools/realapi alone: apiextensions-apiserver and etcd; etcd without fsync)")
+        + f"; {f.n - f.silenced:,} with `heartbeatIntervalSeconds: "
         f"{f.interval}` and {f.silenced:,} with {f.silence_interval} (the ones silenced); every lease renewed "
         f"at its site's interval by the harness ({run.target_rate():,.1f} renewals/s). Hub flags beyond the "
         f"test defaults: `--metrics-auth=false` (so the harness reads /metrics), `--metrics-cluster-label="
@@ -1426,6 +1504,9 @@ def main():
                     help="the hubs' --status-write-qps (default: the operator's, 200)")
     ap.add_argument("--status-write-burst", type=int, default=STATUS_WRITES["burst"],
                     help="the hubs' --status-write-burst (default: the operator's, 2000)")
+    ap.add_argument("--api", choices=["sandbox", "real"], default="sandbox",
+                    help="the API server: kube-sandbox (default) or the real apiextensions-apiserver and etcd of "
+                         "tools/realapi (build it with tools/realapi/build.sh); the failover phase needs kube-sandbox")
     ap.add_argument("--streaming-lists", choices=["served", "refused", "ignored"], default="served",
                     help="how kube-sandbox answers a streaming list (its serve flag; default served): refused "
                          "or ignored is the drill 'streaming lists unavailable', the hub then lists in pages")
@@ -1440,6 +1521,8 @@ def main():
         args.sites, args.silenced, args.interval = 2000, 100, 60
         args.steady_seconds, args.settle, args.repeat, args.stale_grace = 30, 5, 1, 30
     args.phases = [p.strip() for p in args.phases.split(",") if p.strip()]
+    if args.api == "real" and args.phases == PHASES:  # every phase the real server alone can run
+        args.phases = [p for p in PHASES if p != "failover"]
     STATUS_WRITES.update(qps=args.status_write_qps, burst=args.status_write_burst)
     for kv in args.hub_env:
         if "=" not in kv or not kv.split("=", 1)[0]:
@@ -1454,7 +1537,16 @@ def main():
     for tool in ["curl", "kubectl", TIME]:
         if not shutil.which(tool):
             sys.exit(f"hub_100k: {tool} is required")
-    for b in ["kube-sandbox", "fleet-operator", "kubectl-fleet"]:
+    if args.api == "real":
+        if "failover" in args.phases:
+            sys.exit("hub_100k: --api real cannot run the failover phase (the real server alone serves no "
+                     "coordination.k8s.io leases); leave it out of --phases")
+        if args.streaming_lists != "served":
+            sys.exit("hub_100k: --streaming-lists is kube-sandbox's; the real API server serves streaming lists")
+        missing = realapi_built()
+        if missing:
+            sys.exit(f"hub_100k: {missing}")
+    for b in ["fleet-operator", "kubectl-fleet"] + (["kube-sandbox"] if args.api == "sandbox" else []):
         if not (Path(args.bin_dir) / b).exists():
             sys.exit(f"hub_100k: {Path(args.bin_dir) / b} not found: build with `cargo build --release --workspace "
                      "--bin fleet-operator --bin kube-sandbox --bin kubectl-fleet`")
@@ -1474,7 +1566,7 @@ def main():
     t0 = time.monotonic()
     stopped = None
     try:
-        run.start_sandbox()
+        run.start_server()
         run.do_preload()
         wants_hub = any(p in args.phases for p in ("hub", "steady", "restart", "stale"))
         if wants_hub or "failover" in args.phases:
@@ -1505,9 +1597,10 @@ def main():
         if run.watch:
             run.watch.close()
         run.procs.stop_all()
+        run.stop_server()
         logs = Path(tempfile.gettempdir()) / "fleet-hub-100k-logs"
         logs.mkdir(exist_ok=True)
-        for path in work.glob("*.log"):
+        for path in [*work.glob("*.log"), *work.glob("realapi/*.log")]:
             shutil.copy(path, logs / path.name)
         log(f"the processes' logs are in {logs}")
         shutil.rmtree(work, ignore_errors=True)
