@@ -204,6 +204,21 @@ pub fn is_missing(err: &kube::Error) -> bool {
     status_code(err) == Some(404)
 }
 
+/// A 404 naming the object `name`: that object is not there. A 404 naming
+/// none (`404 page not found`) says the resource is not served, which a
+/// real API server also answers for a custom resource for a few seconds
+/// after it starts, until it has loaded the definitions: not a deletion
+/// (docs/benchmarks-100k.md#the-real-api-server-at-100000-sites).
+pub fn is_missing_object(err: &kube::Error, name: &str) -> bool {
+    match err {
+        kube::Error::Api(s) if s.code == 404 => {
+            s.details.as_ref().is_some_and(|d| d.name == name)
+                || s.message.contains(&format!("\"{name}\""))
+        }
+        _ => false,
+    }
+}
+
 /// One line for a kube error: the API's code and message, or the root
 /// cause of a transport failure (never a `Debug` dump).
 pub fn readable(err: &kube::Error) -> String {
@@ -475,6 +490,31 @@ mod tests {
         assert!(matches!(
             Error::api("get x", s, api_error(500, "")),
             Error::Status { code: 500, .. }
+        ));
+    }
+
+    /// The hub forgets a site only for a 404 naming it: the real API
+    /// server answers `404 page not found` (a body that is no Status,
+    /// which kube reads as one naming nothing) for a custom resource for
+    /// a few seconds after it starts.
+    #[test]
+    fn only_a_404_naming_the_object_says_it_is_missing() {
+        assert!(is_missing_object(&api_error(404, "a"), "a"));
+        assert!(!is_missing_object(&api_error(404, "b"), "a"));
+        assert!(!is_missing_object(&api_error(404, ""), "a"));
+        assert!(!is_missing_object(&api_error(409, "a"), "a"));
+        let named = kube::core::Status::failure(
+            r#"federatedclusters.federation.kubectl-fleet.dev "a" not found"#,
+            "NotFound",
+        )
+        .with_code(404);
+        assert!(is_missing_object(&kube::Error::Api(named.boxed()), "a"));
+        let not_served =
+            kube::core::Status::failure("404 page not found", "Failed to parse error data")
+                .with_code(404);
+        assert!(!is_missing_object(
+            &kube::Error::Api(not_served.boxed()),
+            "a"
         ));
     }
 

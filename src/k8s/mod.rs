@@ -19,8 +19,8 @@ mod sites;
 
 pub use client::{Cluster, ConnectOptions, kubeconfig_from_env, read_kubeconfig, shown_server};
 pub use error::{
-    ContextFlags, Error, is_conflict, is_missing, readable, root_cause, source_chain, status_code,
-    with_causes,
+    ContextFlags, Error, is_conflict, is_missing, is_missing_object, readable, root_cause,
+    source_chain, status_code, with_causes,
 };
 pub use identity::{AppliedIdentity, IssuedToken};
 pub use kubeconfig::{TokenKubeconfig, check_private_file, plain_yaml_stream, write_private_file};

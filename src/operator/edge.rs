@@ -385,13 +385,11 @@ impl Edge {
                 _ => EdgeError::Forbidden { site, doing },
             },
             // The object missing names it; the API missing does not.
-            Some(404) => match &err {
-                kube::Error::Api(s) if !s.message.contains(&format!("\"{site}\"")) => {
-                    EdgeError::CrdMissing {
-                        crd: super::build::CRD_NAME,
-                    }
-                }
-                _ => EdgeError::NotRegistered { site },
+            Some(404) if crate::k8s::is_missing_object(&err, &site) => {
+                EdgeError::NotRegistered { site }
+            }
+            Some(404) => EdgeError::CrdMissing {
+                crd: super::build::CRD_NAME,
             },
             Some(code) => EdgeError::Hub {
                 code,

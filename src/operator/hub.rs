@@ -72,7 +72,7 @@ use crate::k8s::site_status::{
     InitialList, LIST_PAGE, get_site, in_a_list, read_in_bursts, replace_site_status,
     watch_sites_listing,
 };
-use crate::k8s::{is_conflict, is_missing, source_chain};
+use crate::k8s::{is_conflict, is_missing_object, source_chain};
 use crate::operator::probe_stats::ProbeStats;
 
 use super::clock::{Clock, jitter, scaled};
@@ -883,7 +883,7 @@ impl Hub {
                         fresh = true;
                         continue;
                     }
-                    Some(Err(e)) if is_missing(&e) => {
+                    Some(Err(e)) if is_missing_object(&e, &name) => {
                         self.looked(true);
                         return Ok(self.gone(&name, j.phase, conflicts));
                     }
@@ -1010,7 +1010,7 @@ impl Hub {
                     fresh = true;
                     current = match self.read_site(&name).await {
                         Some(Ok(read)) => Cow::Owned(read),
-                        Some(Err(e)) if is_missing(&e) => {
+                        Some(Err(e)) if is_missing_object(&e, &name) => {
                             return Ok(self.gone(&name, j.phase, conflicts));
                         }
                         Some(Err(source)) => {
@@ -1019,7 +1019,11 @@ impl Hub {
                         None => return Ok(self.unanswered(&current, j.phase, conflicts)),
                     };
                 }
-                Err(e) if is_missing(&e) => return Ok(self.gone(&name, j.phase, conflicts)),
+                // Not a 404 naming no object (the server not serving the
+                // resource yet): retried, not taken for a deletion.
+                Err(e) if is_missing_object(&e, &name) => {
+                    return Ok(self.gone(&name, j.phase, conflicts));
+                }
                 Err(source) => return Err(HubError::Write { site: name, source }),
             }
         }

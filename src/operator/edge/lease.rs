@@ -155,12 +155,8 @@ impl Edge {
 fn fallback_of(err: &kube::Error, site: &str) -> Option<Fallback> {
     match crate::k8s::status_code(err) {
         Some(403) => Some(Fallback::Forbidden),
-        Some(404) => match err {
-            kube::Error::Api(s) if s.message.contains(&format!("\"{site}\"")) => {
-                Some(Fallback::NoLease)
-            }
-            _ => Some(Fallback::NotServed),
-        },
+        Some(404) if crate::k8s::is_missing_object(err, site) => Some(Fallback::NoLease),
+        Some(404) => Some(Fallback::NotServed),
         _ => None,
     }
 }
