@@ -521,13 +521,18 @@ class Renewer:
                 body = renewal(time.time(), 20 + i % 60)
                 # A renewal the API server did not answer is retried every
                 # half second for up to a minute, as an edge retries (the
-                # restart phase takes the server down for 5 s).
+                # restart phase takes the server down for 5 s); so is one
+                # answered `404 page not found`, as the real API server
+                # answers for custom resources for a few seconds after it
+                # starts (an edge falls back to its status meanwhile).
                 give_up = time.monotonic() + 60
                 while True:
                     try:
                         self.api.request(conn, "PATCH", f"{LEASES}/{f.names[i]}", body, MERGE)
                         break
-                    except (OSError, http.client.HTTPException):
+                    except (OSError, http.client.HTTPException, RuntimeError) as e:
+                        if isinstance(e, RuntimeError) and "404 page not found" not in str(e):
+                            raise
                         conn.close()
                         if time.monotonic() > give_up or self.stop.is_set():
                             raise
