@@ -1019,8 +1019,9 @@ impl Hub {
                         None => return Ok(self.unanswered(&current, j.phase, conflicts)),
                     };
                 }
-                // Not a 404 naming no object (the server not serving the
-                // resource yet): retried, not taken for a deletion.
+                // Only a 404 naming the site is its deletion; one naming
+                // nothing (the server not serving the resource yet) is a
+                // failed write, retried.
                 Err(e) if is_missing_object(&e, &name) => {
                     return Ok(self.gone(&name, j.phase, conflicts));
                 }

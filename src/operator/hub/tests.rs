@@ -1,10 +1,15 @@
 use super::*;
 
 fn hub(leading: watch::Receiver<bool>) -> Hub {
-    // Never connected: these tests make no request.
-    let config = kube::Config::new("https://127.0.0.1:1".parse().unwrap());
-    let client = kube::Client::try_from(config).unwrap();
-    Hub::new(Api::all(client), HubConfig::default(), leading)
+    hub_with(HubConfig::default(), leading)
+}
+
+/// A hub with `config` whose API server is never reached: these tests
+/// make no request, and a write one makes fails at once.
+fn hub_with(config: HubConfig, leading: watch::Receiver<bool>) -> Hub {
+    let client = kube::Config::new("https://127.0.0.1:1".parse().unwrap());
+    let client = kube::Client::try_from(client).unwrap();
+    Hub::new(Api::all(client), config, leading)
 }
 
 /// A leader that has listed its sites, with `name` delivered by its site
@@ -236,15 +241,12 @@ async fn the_hubs_own_write_delivered_late_is_not_a_forgery() {
 #[tokio::test]
 async fn a_failed_write_queued_again_behind_the_backlog_withholds_no_record() {
     let (_tx, rx) = watch::channel(true);
-    // Never connected: every write fails at once.
-    let config = kube::Config::new("https://127.0.0.1:1".parse().unwrap());
-    let client = kube::Client::try_from(config).unwrap();
     let paced = HubConfig {
         status_write_qps: 1,
         status_write_burst: 1,
         ..HubConfig::default()
     };
-    let hub = Arc::new(Hub::new(Api::all(client), paced, rx));
+    let hub = Arc::new(hub_with(paced, rx));
     hub.listed.store(true, std::sync::atomic::Ordering::Release);
     let sites: Vec<_> = ["store-1", "store-2"]
         .map(|n| Arc::new(FederatedCluster::test(n)))
@@ -263,9 +265,8 @@ async fn a_failed_write_queued_again_behind_the_backlog_withholds_no_record() {
     // behind them.
     hub.metrics.status_write();
     let retry = tokio::spawn(reconcile(sites[0].clone(), hub.clone()));
-    for _ in 0..10 {
-        tokio::task::yield_now().await;
-    }
+    // Its place in the rate is 1 s away: queued well before then.
+    tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(
         !retry.is_finished(),
         "the retry waits for its place in the rate"
