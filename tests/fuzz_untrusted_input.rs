@@ -181,8 +181,8 @@ fn judge_and_render(sites: &[FederatedCluster], now: Timestamp) -> String {
             .as_ref()
             .and_then(|s| s.last_heartbeat_time.as_ref())
             .map(|t| t.0);
-        let first = Sighting::fold(None, reported, site.phase(), now);
-        let live = Sighting::fold(Some(&first), reported, site.phase(), now);
+        let first = Sighting::fold(None, reported, site.phase(), interval, now);
+        let live = Sighting::fold(Some(&first), reported, site.phase(), interval, now);
         for sighting in [first, live] {
             hub_status(
                 site,

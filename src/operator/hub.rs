@@ -926,6 +926,7 @@ impl Hub {
                 }
             }
             let from = current.phase();
+            let changes = j.changes(current.status.as_ref()).join(",");
             let was_late = hub_status::is_late_to_wake(&current);
             let mut next = FederatedCluster::clone(&current);
             next.status = Some(status);
@@ -979,7 +980,12 @@ impl Hub {
                             "phase transition"
                         );
                     } else {
-                        tracing::info!(site = %name, phase = j.phase.as_str(), "condition transition");
+                        tracing::info!(
+                            site = %name,
+                            phase = j.phase.as_str(),
+                            changes = %changes,
+                            "condition transition"
+                        );
                     }
                     return Ok(Reconciled {
                         phase: j.phase,

@@ -129,11 +129,6 @@ impl HeartbeatObservation {
             observed_at,
         }
     }
-
-    /// Clock skew of this observation, if beyond tolerance; see [`clock_skew`].
-    pub(crate) fn skew(&self, interval: Duration) -> Option<SignedDuration> {
-        clock_skew(self.reported, self.observed_at, interval)
-    }
 }
 
 /// Largest difference between an edge's reported heartbeat time and the
@@ -144,16 +139,11 @@ pub(crate) fn skew_tolerance(interval: Duration) -> Duration {
     interval.max(Duration::from_secs(60))
 }
 
-/// The edge clock's offset from the hub clock (positive: edge ahead) when
-/// its magnitude exceeds [`skew_tolerance`], else None.
-pub(crate) fn clock_skew(
-    reported: Timestamp,
-    observed_at: Timestamp,
-    interval: Duration,
-) -> Option<SignedDuration> {
-    let skew = reported.duration_since(observed_at);
+/// The edge clock's `offset` from the hub clock (positive: edge ahead)
+/// when its magnitude exceeds [`skew_tolerance`], else None.
+pub(crate) fn clock_skew(offset: SignedDuration, interval: Duration) -> Option<SignedDuration> {
     let tolerance = SignedDuration::try_from(skew_tolerance(interval)).ok()?;
-    (skew.abs() > tolerance).then_some(skew)
+    (offset.abs() > tolerance).then_some(offset)
 }
 
 #[cfg(test)]
@@ -319,21 +309,11 @@ mod tests {
             skew_tolerance(Duration::from_secs(600)),
             Duration::from_secs(600)
         );
-        assert_eq!(clock_skew(at(60), t0(), I), None, "exactly the tolerance");
-        assert_eq!(clock_skew(at(-60), t0(), I), None);
-        assert_eq!(
-            clock_skew(at(61), t0(), I),
-            Some(SignedDuration::from_secs(61))
-        );
-        assert_eq!(
-            clock_skew(at(-600), t0(), I),
-            Some(SignedDuration::from_secs(-600))
-        );
-        let obs = HeartbeatObservation {
-            reported: at(-600),
-            observed_at: t0(),
-        };
-        assert_eq!(obs.skew(Duration::from_secs(3600)), None);
-        assert_eq!(obs.skew(I), Some(SignedDuration::from_secs(-600)));
+        let secs = SignedDuration::from_secs;
+        assert_eq!(clock_skew(secs(60), I), None, "exactly the tolerance");
+        assert_eq!(clock_skew(secs(-60), I), None);
+        assert_eq!(clock_skew(secs(61), I), Some(secs(61)));
+        assert_eq!(clock_skew(secs(-600), I), Some(secs(-600)));
+        assert_eq!(clock_skew(secs(-600), Duration::from_secs(3600)), None);
     }
 }

@@ -361,6 +361,40 @@ impl HubStatus<'_> {
             })
     }
 
+    /// What writing this decision changes in `status`, for the log: the
+    /// keys (`phase`, `phaseTransitionTime`, `clockOffsetSeconds`) and the
+    /// condition types whose status, reason or message move, each once.
+    pub fn changes<'s>(&'s self, status: Option<&'s FederatedClusterStatus>) -> Vec<&'s str> {
+        let mut out = Vec::new();
+        let held = |f: &dyn Fn(&FederatedClusterStatus) -> bool| status.is_some_and(f);
+        if !held(&|s| s.phase == Some(self.phase)) {
+            out.push("phase");
+        }
+        if !held(&|s| s.phase_transition_time == self.phase_transition_time) {
+            out.push("phaseTransitionTime");
+        }
+        if !held(&|s| s.clock_offset_seconds == self.clock_offset_seconds) {
+            out.push("clockOffsetSeconds");
+        }
+        let before = status.and_then(|s| s.conditions.as_deref()).unwrap_or(&[]);
+        for c in self.conditions.iter() {
+            let same = before.iter().find(|b| b.type_ == c.type_).is_some_and(|b| {
+                b.status == c.status && b.reason == c.reason && b.message == c.message
+            });
+            if !same && !out.contains(&c.type_.as_str()) {
+                out.push(&c.type_);
+            }
+        }
+        for b in before {
+            if !self.conditions.iter().any(|c| c.type_ == b.type_)
+                && !out.contains(&b.type_.as_str())
+            {
+                out.push(&b.type_);
+            }
+        }
+        out
+    }
+
     /// The full status to write when this is a transition, else None.
     pub fn transition(&self, site: &FederatedCluster) -> Option<FederatedClusterStatus> {
         self.changed.then(|| {

@@ -180,6 +180,7 @@ mod tests {
                 observed_at: at(secs),
             }),
             live: true,
+            earlier_offset: Some(0),
         }
     }
 

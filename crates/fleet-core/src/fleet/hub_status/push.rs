@@ -11,7 +11,7 @@ use super::conditions::*;
 use super::credential::*;
 use super::sighting::*;
 use crate::api::{CONDITION_CLOCK_SKEW, CONDITION_CREDENTIAL_EXPIRING, FederatedCluster, Mode};
-use crate::fleet::phase::{self, HeartbeatObservation};
+use crate::fleet::phase;
 
 /// `ClockSkew` from a live observation. The message states no amount or
 /// direction: a message is rewritten only when the condition's status or
@@ -34,13 +34,6 @@ pub(super) fn skew_state(skewed: bool, interval: Duration) -> CondState<impl FnO
             format!("the edge clock is within {tolerance} of the hub clock")
         }
     })
-}
-
-/// The `clockOffsetSeconds` a live observation measures: the edge clock
-/// minus the hub clock in whole seconds when beyond the skew tolerance,
-/// else None (absent).
-pub(super) fn measured_offset(obs: &HeartbeatObservation, interval: Duration) -> Option<i64> {
-    obs.skew(interval).map(|skew| skew.as_secs())
 }
 
 /// What `clockOffsetSeconds` should hold, and whether it alone warrants a
@@ -143,10 +136,8 @@ pub(super) fn scheduled_hub_status<'a>(
         interval,
         now,
     );
-    let live = sighting.observation.filter(|_| sighting.live);
-    let skew = live
-        .as_ref()
-        .map(|obs| skew_state(obs.skew(interval).is_some(), interval));
+    let measured = sighting.clock_offset(interval);
+    let skew = measured.map(|offset| skew_state(offset.is_some(), interval));
     let (check, digest) = check_for(status, Mode::Push, interval, remembered);
     let requeue_after = [
         phase::next_transition(observed_at, interval, now),
@@ -198,7 +189,7 @@ pub(super) fn scheduled_hub_status<'a>(
     changed |= rewritten || unreadable_hub_keys(site);
     let (clock_offset_seconds, offset_moved) = clock_offset(
         status.and_then(|s| s.clock_offset_seconds),
-        live.as_ref().map(|obs| measured_offset(obs, interval)),
+        measured.map(|offset| offset.map(|o| o.as_secs())),
         changed,
         interval,
     );

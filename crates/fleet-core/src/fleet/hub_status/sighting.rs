@@ -17,6 +17,12 @@ pub struct Sighting {
     /// `observed_at` is a real observation and the skew measurable), as
     /// opposed to seeded at hub start or failover. Skew is judged only then.
     pub live: bool,
+    /// What the live observation before this one measured of the edge
+    /// clock (its heartbeat's time minus when the hub saw it, whole
+    /// seconds), kept from the last one seen at least half an interval
+    /// before the next: it confirms a reading that says the edge is
+    /// behind ([`Sighting::clock_offset`]).
+    pub earlier_offset: Option<i32>,
 }
 
 /// Whether two `lastHeartbeatTime` values are the same heartbeat: equal
@@ -41,28 +47,80 @@ impl Sighting {
     /// - The same value: the previous sighting unchanged, so the age keeps
     ///   growing on the hub clock however the edge clock runs.
     /// - No heartbeat (any more): never heard from, live.
+    ///
+    /// A new value carries what the previous live one measured of the edge
+    /// clock when that was seen at least half of `interval` before `now`
+    /// (else what the previous one carried): heartbeats delivered together
+    /// (a watch resuming after a gap hands over every renewal made in it)
+    /// do not confirm one another.
     pub fn fold(
         previous: Option<&Sighting>,
         reported: Option<Timestamp>,
         persisted_phase: Option<Phase>,
+        interval: Duration,
         now: Timestamp,
     ) -> Sighting {
         let Some(prev) = previous else {
             return Sighting {
                 observation: HeartbeatObservation::observe(None, reported, persisted_phase, now),
                 live: false,
+                earlier_offset: None,
             };
         };
         match (prev.observation, reported) {
             (Some(obs), Some(reported)) if same_heartbeat(obs.reported, reported) => *prev,
-            (_, reported) => Sighting {
-                observation: reported.map(|reported| HeartbeatObservation {
-                    reported,
-                    observed_at: now,
-                }),
-                live: true,
-            },
+            (_, reported) => {
+                let apart = prev.observation.is_some_and(|o| {
+                    now.duration_since(o.observed_at)
+                        >= SignedDuration::try_from(interval / 2).unwrap_or(SignedDuration::MAX)
+                });
+                Sighting {
+                    observation: reported.map(|reported| HeartbeatObservation {
+                        reported,
+                        observed_at: now,
+                    }),
+                    live: true,
+                    earlier_offset: match prev.raw_offset() {
+                        Some(offset) if apart => Some(offset),
+                        _ => prev.earlier_offset,
+                    },
+                }
+            }
         }
+    }
+
+    /// What this observation alone measures of the edge clock, if live:
+    /// its heartbeat's time minus when the hub saw it, whole seconds.
+    fn raw_offset(&self) -> Option<i32> {
+        let obs = self.observation.filter(|_| self.live)?;
+        let secs = obs.reported.duration_since(obs.observed_at).as_secs();
+        Some(i32::try_from(secs).unwrap_or(if secs < 0 { i32::MIN } else { i32::MAX }))
+    }
+
+    /// The edge clock's offset from the hub clock (edge minus hub) this
+    /// sighting measures with heartbeat `interval`: None when it measures
+    /// nothing (not live, or an edge behind that no earlier reading
+    /// confirms), else the offset when beyond [`phase::skew_tolerance`]
+    /// (`Some(None)`: within it).
+    ///
+    /// A heartbeat delivered late makes its edge look behind by the delay,
+    /// never ahead: a watch that resumes after a gap hands over renewals
+    /// made minutes ago, a list of 100,000 leases may take longer than the
+    /// tolerance. So a reading of an edge ahead, or within tolerance, is
+    /// taken as it is, and one of an edge behind only with the earlier
+    /// reading seen at least half an interval before it, the less behind
+    /// of the two (the smallest delay is the truest, as NTP filters its
+    /// samples). An edge whose clock falls behind is told one heartbeat
+    /// later; a late delivery never makes an honest edge look skewed.
+    pub fn clock_offset(&self, interval: Duration) -> Option<Option<SignedDuration>> {
+        let raw = SignedDuration::from_secs(self.raw_offset()?.into());
+        let offset = match phase::clock_skew(raw, interval) {
+            Some(behind) if behind.is_negative() => {
+                behind.max(SignedDuration::from_secs(self.earlier_offset?.into()))
+            }
+            _ => raw,
+        };
+        Some(phase::clock_skew(offset, interval))
     }
 }
 
@@ -92,6 +150,7 @@ impl Sighting {
                         observed_at: since,
                     }),
                     live: false,
+                    earlier_offset: self.earlier_offset,
                 }
             }
             _ => self,
@@ -131,7 +190,7 @@ impl Sighting {
             let reported = status
                 .and_then(|s| s.last_heartbeat_time.as_ref())
                 .map(|t| t.0);
-            return Sighting::fold(previous, reported, persisted, now);
+            return Sighting::fold(previous, reported, persisted, interval, now);
         }
         if let Some(prev) = previous {
             return *prev;
@@ -156,6 +215,7 @@ impl Sighting {
                 observed_at,
             }),
             live: false,
+            earlier_offset: None,
         }
     }
 }

@@ -25,6 +25,9 @@ fn at(secs: i64) -> Timestamp {
     fixture_now() + SignedDuration::from_secs(secs)
 }
 
+/// A sighting of a heartbeat reported at `reported` and seen at
+/// `observed`; if `live`, of a steady edge (the reading before it measured
+/// the same offset).
 fn seen(reported: i64, observed: i64, live: bool) -> Sighting {
     Sighting {
         observation: Some(HeartbeatObservation {
@@ -32,23 +35,25 @@ fn seen(reported: i64, observed: i64, live: bool) -> Sighting {
             observed_at: at(observed),
         }),
         live,
+        earlier_offset: live.then(|| i32::try_from(reported - observed).unwrap()),
     }
 }
 
 #[test]
 fn the_hub_truncating_a_fractional_heartbeat_is_no_new_heartbeat() {
     let sent = at(0) + SignedDuration::from_millis(750);
-    let first = Sighting::fold(Some(&NEVER), Some(sent), Some(Phase::Connected), at(1));
+    let first = Sighting::fold(Some(&NEVER), Some(sent), Some(Phase::Connected), I, at(1));
     // The hub's own status write stored the value at second precision.
-    let rewritten = Sighting::fold(Some(&first), Some(at(0)), Some(Phase::Stale), at(95));
+    let rewritten = Sighting::fold(Some(&first), Some(at(0)), Some(Phase::Stale), I, at(95));
     assert_eq!(rewritten, first, "same second, same heartbeat");
-    let next = Sighting::fold(Some(&first), Some(at(30)), Some(Phase::Stale), at(96));
+    let next = Sighting::fold(Some(&first), Some(at(30)), Some(Phase::Stale), I, at(96));
     assert_eq!(next.observation.unwrap().observed_at, at(96));
 }
 
 const NEVER: Sighting = Sighting {
     observation: None,
     live: false,
+    earlier_offset: None,
 };
 
 fn site() -> FederatedCluster {
@@ -72,29 +77,55 @@ fn written(mut site: FederatedCluster, h: &HubStatus) -> FederatedCluster {
 #[test]
 fn sightings_are_live_only_once_watched() {
     // First sight of a Connected site: seeded now, not live.
-    let first = Sighting::fold(None, Some(at(-600)), Some(Phase::Connected), at(0));
+    let first = Sighting::fold(None, Some(at(-600)), Some(Phase::Connected), I, at(0));
     assert_eq!(first, seen(-600, 0, false));
     // First sight of a Stale site: the reported time, capped at now.
-    let stale = Sighting::fold(None, Some(at(-600)), Some(Phase::Stale), at(0));
+    let stale = Sighting::fold(None, Some(at(-600)), Some(Phase::Stale), I, at(0));
     assert_eq!(stale, seen(-600, -600, false));
-    assert_eq!(Sighting::fold(None, None, None, at(0)), NEVER);
+    assert_eq!(Sighting::fold(None, None, None, I, at(0)), NEVER);
     // The same value later: unchanged, the age keeps growing.
     assert_eq!(
-        Sighting::fold(Some(&first), Some(at(-600)), Some(Phase::Connected), at(50)),
+        Sighting::fold(
+            Some(&first),
+            Some(at(-600)),
+            Some(Phase::Connected),
+            I,
+            at(50)
+        ),
         first
     );
     // A new value: observed now, live.
-    let next = Sighting::fold(Some(&first), Some(at(-570)), Some(Phase::Connected), at(30));
-    assert_eq!(next, seen(-570, 30, true));
+    let next = Sighting::fold(
+        Some(&first),
+        Some(at(-570)),
+        Some(Phase::Connected),
+        I,
+        at(30),
+    );
+    assert_eq!(
+        next,
+        Sighting {
+            earlier_offset: None,
+            ..seen(-570, 30, true)
+        },
+        "nothing live before it"
+    );
     // The first heartbeat of a site already watched: live.
-    let watched = Sighting::fold(Some(&NEVER), Some(at(5)), Some(Phase::Pending), at(6));
-    assert_eq!(watched, seen(5, 6, true));
+    let watched = Sighting::fold(Some(&NEVER), Some(at(5)), Some(Phase::Pending), I, at(6));
+    assert_eq!(
+        watched,
+        Sighting {
+            earlier_offset: None,
+            ..seen(5, 6, true)
+        }
+    );
     // The heartbeat went away: never heard from.
     assert_eq!(
-        Sighting::fold(Some(&next), None, Some(Phase::Connected), at(60)),
+        Sighting::fold(Some(&next), None, Some(Phase::Connected), I, at(60)),
         Sighting {
             observation: None,
-            live: true
+            live: true,
+            earlier_offset: Some(-600),
         }
     );
 }
@@ -160,7 +191,8 @@ fn after_a_restart_an_unreadable_heartbeat_counts_as_one_that_did_not_move() {
                 reported: fixed.status.unwrap().last_heartbeat_time.unwrap().0,
                 observed_at: at(30)
             }),
-            live: true
+            live: true,
+            earlier_offset: None,
         }
     );
 }
@@ -266,6 +298,7 @@ fn requeue_is_the_next_threshold_crossing() {
     let never = Sighting {
         observation: None,
         live: true,
+        earlier_offset: None,
     };
     assert_eq!(judge(&site(), &never, at(0)).requeue_after, None);
 }
@@ -1066,7 +1099,13 @@ fn a_new_leader_does_not_demote_a_connected_site_for_time_before_its_takeover() 
     // and until 3·I after the takeover, Stale only after that.
     let standby = seen(0, 0, true);
     let led = standby.since_takeover(Some(at(200)), Some(Phase::Connected));
-    assert_eq!(led, seen(0, 200, false));
+    assert_eq!(
+        led,
+        Sighting {
+            earlier_offset: standby.earlier_offset,
+            ..seen(0, 200, false)
+        }
+    );
     let connected = site().pull().heartbeat_ago(0);
     assert_eq!(judge(&connected, &standby, at(200)).phase, Phase::Stale);
     assert_eq!(judge(&connected, &led, at(200)).phase, Phase::Connected);
@@ -1121,3 +1160,4 @@ mod reasons_doc;
 mod rejected;
 
 mod schedule;
+mod skew;

@@ -19,6 +19,7 @@ fn credential(site: &FederatedCluster, probe: Option<&ProbeVerdict>) -> (String,
             observed_at: fixture_now(),
         }),
         live: true,
+        earlier_offset: Some(0),
     };
     let j = pull_hub_status(
         site,

@@ -48,6 +48,7 @@ fn heard(reported: &str, observed: &str) -> Sighting {
             observed_at: t(observed),
         }),
         live: true,
+        earlier_offset: None,
     }
 }
 
@@ -145,6 +146,7 @@ fn the_edge_clock_does_not_move_the_window() {
                 observed_at: observed,
             }),
             live: true,
+            earlier_offset: None,
         };
         assert_eq!(
             judged(&site, &schedule, s, t("2026-01-10T23:00:00Z")).phase,
