@@ -298,3 +298,103 @@ multi_thread async fn an_older_sites_edge_heartbeats_through_status_until_it_is_
     );
 }
 }
+
+on_both_lanes! {
+/// An API server that has just started answers 404 for the fleet's API
+/// itself for a few seconds: an edge renewing its lease then retries it
+/// (a failed report, retried soon) instead of writing its whole status
+/// for ten heartbeats, and says the API is not served yet rather than
+/// that the CRDs were deleted; only an answer that lasts a minute is
+/// taken for a hub whose CRDs lack the lease (status heartbeats) or lack
+/// the fleet's API (a person's job, retried slowly).
+multi_thread async fn a_starting_api_server_s_404_is_retried_not_taken_for_missing_crds(lane) {
+    use kube_sandbox::FaultRule;
+    let (fleet, mut edge) = Fleet::new(lane).await;
+    fleet.tick(&mut edge, 0).await;
+    fleet.tick(&mut edge, 1).await;
+    fleet.hub.controls().clear_request_log();
+    let unserved = |path: &str, count: u32| FaultRule {
+        verb: Some("patch".into()),
+        path_contains: Some(path.into()),
+        status: 404,
+        count,
+        ..Default::default()
+    };
+    let failed = |tick: Tick, second: i64| {
+        assert!(tick.sent.is_none(), "tick {second}: {:?}", tick.sent);
+        let e = tick.error.unwrap_or_else(|| panic!("tick {second}: no error"));
+        (e.cause_name(), e.needs_a_person(), e.to_string())
+    };
+
+    // One renewal meets the 404: a failed report, nothing written instead.
+    fleet.hub.controls().fail(unserved(LEASE, 1));
+    fleet.seconds.store(2, Ordering::SeqCst);
+    let (cause, person, line) = failed(edge.tick().await, 2);
+    assert_eq!((cause, person), ("not-served-yet", false), "{line}");
+    assert!(line.contains("federatedclusterleases") && line.contains("retrying"), "{line}");
+    assert!(!line.contains("were deleted;"), "{line}");
+    assert_eq!(edge.lease_fallback(), None);
+    assert_eq!(writes(&fleet.hub, STATUS), (0, 0), "no status heartbeat instead");
+    // The next report tells the hub of the failed one (the dark period,
+    // as after any failed report), then the lease is renewed again.
+    let sent = fleet.tick(&mut edge, 3).await;
+    assert_eq!(
+        sent["status"]["lastDarkPeriod"]["entries"][0]["detail"],
+        "404: the hub does not serve federatedclusterleases.federation.kubectl-fleet.dev",
+        "{sent}"
+    );
+    let sent = fleet.tick(&mut edge, 4).await;
+    assert_eq!(sent["spec"]["renewTime"], fleet.at(4), "{sent}");
+    assert_eq!(writes(&fleet.hub, LEASE), (1, 1));
+    assert_eq!(writes(&fleet.hub, STATUS), (1, 0));
+
+    // A whole report meets it too: retried soon, as for a starting server.
+    seed_member(
+        &fleet.member,
+        &[],
+        &[FailingPod {
+            namespace: "shop",
+            deployment: "checkout",
+            reason: "CrashLoopBackOff",
+        }],
+    )
+    .await;
+    fleet.hub.controls().fail(unserved(STATUS, 1));
+    fleet.seconds.store(5, Ordering::SeqCst);
+    let (cause, person, line) = failed(edge.tick().await, 5);
+    assert_eq!((cause, person), ("not-served-yet", false), "{line}");
+    assert!(line.contains("federatedclusters.federation"), "{line}");
+    let sent = fleet.tick(&mut edge, 6).await;
+    assert_eq!(sent["status"]["signals"][0]["type"], "CrashLoopBackOff", "{sent}");
+    fleet.tick(&mut edge, 7).await;
+
+    // The lease API stays unserved (a hub downgraded to CRDs without the
+    // lease): retried for a minute, then status heartbeats.
+    fleet.hub.controls().fail(unserved(LEASE, 1000));
+    fleet.seconds.store(8, Ordering::SeqCst);
+    assert_eq!(failed(edge.tick().await, 8).0, "not-served-yet");
+    // (The failed report is told in the status, as always.)
+    let sent = fleet.tick(&mut edge, 9).await;
+    assert!(sent["status"].get("lastDarkPeriod").is_some(), "{sent}");
+    fleet.seconds.store(67, Ordering::SeqCst);
+    assert_eq!(failed(edge.tick().await, 67).0, "not-served-yet");
+    fleet.tick(&mut edge, 67).await;
+    fleet.seconds.store(68, Ordering::SeqCst);
+    let Tick { sent, error, .. } = edge.tick().await;
+    let sent = sent.unwrap_or_else(|| panic!("{error:?}"));
+    assert_eq!(sent["status"]["lastHeartbeatTime"], fleet.at(68), "{sent}");
+    assert_eq!(edge.lease_fallback(), Some(Fallback::NotServed));
+
+    // Every fleet API unserved for a minute: the CRDs are missing, a
+    // person's job.
+    fleet.hub.controls().fail(unserved(STATUS, 1000));
+    for second in [69, 100, 128] {
+        fleet.seconds.store(second, Ordering::SeqCst);
+        let (cause, person, _) = failed(edge.tick().await, second);
+        assert_eq!((cause, person), ("not-served-yet", false), "at {second}");
+    }
+    fleet.seconds.store(130, Ordering::SeqCst);
+    let (cause, person, line) = failed(edge.tick().await, 130);
+    assert_eq!((cause, person), ("crd-missing", true), "{line}");
+}
+}

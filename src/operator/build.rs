@@ -7,3 +7,6 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Name of the CRD whose absence stops the operator.
 pub const CRD_NAME: &str = "federatedclusters.federation.kubectl-fleet.dev";
+
+/// Name of the CRD of the sites' leases (`api::lease`).
+pub const LEASE_CRD_NAME: &str = "federatedclusterleases.federation.kubectl-fleet.dev";

@@ -225,6 +225,9 @@ pub struct Edge {
     foreign_member: Option<String>,
     /// Its lease, or why it heartbeats through its status (`lease`).
     lease: lease::LeaseState,
+    /// When (edge clock) the hub first answered a 404 for the fleet's API
+    /// itself since it last accepted a report: see [`NOT_SERVED_PATIENCE`].
+    unserved_since: Option<Timestamp>,
     /// The dark-period journal (`fleet::journal`).
     journal: Journal,
     /// Its copy on the member cluster.
@@ -260,6 +263,7 @@ impl Edge {
             member_config: None,
             foreign_member: None,
             lease: lease::LeaseState::default(),
+            unserved_since: None,
             journal: Journal::default(),
             journal_store: JournalStore::default(),
         }
@@ -389,7 +393,11 @@ impl Edge {
                 EdgeError::NotRegistered { site }
             }
             Some(404) => EdgeError::CrdMissing {
-                crd: super::build::CRD_NAME,
+                crd: if doing == lease::RENEWING {
+                    super::build::LEASE_CRD_NAME
+                } else {
+                    super::build::CRD_NAME
+                },
             },
             Some(code) => EdgeError::Hub {
                 code,
@@ -493,7 +501,8 @@ impl Edge {
     pub async fn tick(&mut self) -> Tick {
         let now = self.site_clock();
         self.load_journal(now).await;
-        let tick = self.report().await;
+        let mut tick = self.report().await;
+        self.patience_with_an_unserved_api(&mut tick, now);
         if let (None, Some(e)) = (&tick.sent, &tick.error)
             && e.leaves_dark()
         {
@@ -507,6 +516,24 @@ impl Edge {
         }
         self.save_journal().await;
         tick
+    }
+
+    /// A 404 for the fleet's API itself (`crd-missing`) is taken for an API
+    /// server that has just started, and retried as quickly as any
+    /// transient failure (`not-served-yet`), for [`NOT_SERVED_PATIENCE`]
+    /// after the first one since the hub last accepted a report; only then
+    /// for missing CRDs, retried slowly.
+    fn patience_with_an_unserved_api(&mut self, tick: &mut Tick, now: Timestamp) {
+        if tick.sent.is_some() {
+            self.unserved_since = None;
+            return;
+        }
+        let Some(EdgeError::CrdMissing { crd }) = tick.error else {
+            return;
+        };
+        if still_patient(&mut self.unserved_since, now) {
+            tick.error = Some(EdgeError::NotServedYet { crd });
+        }
     }
 
     /// Reads the journal the edge kept on its member cluster, once (again
@@ -681,7 +708,7 @@ impl Edge {
                     return Tick {
                         interval: Some(interval),
                         sent: None,
-                        error: Some(self.classify(e, "renewing its own lease")),
+                        error: Some(self.classify(e, lease::RENEWING)),
                     };
                 }
             }
@@ -884,6 +911,24 @@ fn is_heartbeat_only(patch: &Value) -> bool {
             k == crate::fleet::status_patch::HEARTBEAT_KEY || k == "lastReportDurationMilliseconds"
         })
     })
+}
+
+/// How long the hub may answer 404 for the fleet's API itself (not for the
+/// site) before the edge takes the CRDs for missing: the real API server
+/// answers `404 page not found` for custom resources for a few seconds
+/// after it starts, until it has loaded their definitions. Meanwhile a
+/// report is retried as quickly as after any transient failure, and a
+/// lease renewal that met it is not replaced by status heartbeats (at
+/// 100,000 sites, every edge renewing in those seconds would write its
+/// status for [`lease::LEASE_RETRY_HEARTBEATS`] heartbeats), and nothing
+/// tells a person to install CRDs that are there.
+pub const NOT_SERVED_PATIENCE: Duration = Duration::from_secs(60);
+
+/// Whether an API unserved since `since` (set to `now` if unset) has been
+/// for less than [`NOT_SERVED_PATIENCE`] by `now`.
+fn still_patient(since: &mut Option<Timestamp>, now: Timestamp) -> bool {
+    let since = *since.get_or_insert(now);
+    Duration::try_from(now.duration_since(since)).unwrap_or(Duration::ZERO) < NOT_SERVED_PATIENCE
 }
 
 /// How many heartbeat intervals the slow retry of an error only a person can

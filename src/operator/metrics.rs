@@ -912,6 +912,7 @@ pub const EDGE_FAILURE_CAUSES: &[&str] = &[
     "not-registered",
     "hub-tls",
     "crd-missing",
+    "not-served-yet",
     "unreachable",
     "hub-error",
     "member",

@@ -62,6 +62,15 @@ pub enum EdgeError {
         "the hub does not serve {crd} (404): the fleet CRDs were deleted; run `kubectl fleet install --apply` on the hub; retrying slowly"
     )]
     CrdMissing { crd: &'static str },
+    /// 404 for the API itself for less than [`super::NOT_SERVED_PATIENCE`]
+    /// since the hub last served it: an API server answers so for a few
+    /// seconds after it starts, until it has loaded the CRDs.
+    #[error(
+        "the hub does not serve {crd} (404 for the API, not for this site): an API server answers so for a few seconds \
+         after it starts, until it has loaded the CRDs; retrying (if it lasts, the fleet CRDs were deleted: \
+         `kubectl fleet install --apply` on the hub)"
+    )]
+    NotServedYet { crd: &'static str },
     /// The hub could not be reached at all.
     #[error("hub unreachable at {url}: {cause}; retrying")]
     Unreachable { url: String, cause: String },
@@ -141,7 +150,9 @@ impl EdgeError {
             EdgeError::NotRegistered { .. } => {
                 error("404: the site is not registered on the hub".into())
             }
-            EdgeError::CrdMissing { crd } => error(format!("404: the hub does not serve {crd}")),
+            EdgeError::CrdMissing { crd } | EdgeError::NotServedYet { crd } => {
+                error(format!("404: the hub does not serve {crd}"))
+            }
             EdgeError::HubTls { .. } => error("the hub's certificate is not trusted".into()),
             EdgeError::Hub { code, doing, .. } => error(format!("{code} while {doing}")),
             EdgeError::Credential(_) => error("the hub kubeconfig could not be used".into()),
@@ -160,6 +171,7 @@ impl EdgeError {
             EdgeError::NotRegistered { .. } => "not-registered",
             EdgeError::HubTls { .. } => "hub-tls",
             EdgeError::CrdMissing { .. } => "crd-missing",
+            EdgeError::NotServedYet { .. } => "not-served-yet",
             EdgeError::Unreachable { .. } => "unreachable",
             EdgeError::Hub { .. } => "hub-error",
             EdgeError::Member(_) => "member",

@@ -25,6 +25,9 @@ use crate::k8s::site_lease::{renew_site_lease, renewal_patch, site_leases};
 /// could not be renewed (404 or 403), before it tries the lease again.
 pub const LEASE_RETRY_HEARTBEATS: u32 = 10;
 
+/// What the edge was doing when a renewal failed (its error's wording).
+pub(super) const RENEWING: &str = "renewing its own lease";
+
 /// Why the edge heartbeats through its status instead of its lease.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Fallback {
@@ -81,6 +84,9 @@ pub(super) struct LeaseState {
     /// Whether a renewal has succeeded since the process started or since
     /// the last fallback (the switch to the lease is logged once).
     renewing: bool,
+    /// When (edge clock) a renewal first met a 404 for the lease API
+    /// itself since the last renewal accepted.
+    unserved_since: Option<jiff::Timestamp>,
 }
 
 impl LeaseState {
@@ -129,9 +135,20 @@ impl Edge {
                 }
                 lease.renewing = true;
                 lease.fallback = None;
+                lease.unserved_since = None;
                 Renewed::Accepted(renewal_patch(renewal))
             }
             Err(e) => match fallback_of(&e, &self.cfg.site) {
+                // The lease API unserved while the edge was renewing its
+                // lease: an API server that has just started, for a while
+                // (`super::NOT_SERVED_PATIENCE`), a failed report retried
+                // soon, not status heartbeats.
+                Some(Fallback::NotServed)
+                    if self.lease.renewing
+                        && super::still_patient(&mut self.lease.unserved_since, (self.clock)()) =>
+                {
+                    Renewed::Failed(e)
+                }
                 Some(cause) => {
                     let lease = &mut self.lease;
                     lease.renewing = false;
