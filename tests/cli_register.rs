@@ -146,6 +146,45 @@ async fn output_file_is_created_0600_and_nothing_goes_to_stdout() {
     );
 }
 
+/// `register SITE > FILE`: the shell creates FILE under the user's umask
+/// (0644 under 022) before the plugin runs; the plugin makes it 0600
+/// before it writes the token there, and says so. A pipe is left alone.
+#[test]
+fn a_kubeconfig_redirected_to_a_file_others_could_read_is_made_0600() {
+    let hub = Hub::new();
+    let path = hub.dir.path().join("site-a.kubeconfig");
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_permissions(std::fs::Permissions::from_mode(0o644))
+        .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-fleet"))
+        .args(["--kubeconfig", hub.kubeconfig.to_str().unwrap()])
+        .args(["register", "site-a"])
+        .stdout(file)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600,
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "made the file stdout goes to mode 0600 (it was 0644): it holds the site's token"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        std::fs::read_to_string(&path).unwrap().contains("token: "),
+        "the kubeconfig went to the file"
+    );
+    // To a pipe: nothing said.
+    let run = hub.fleet(&["rotate", "site-a"]).ok();
+    assert!(!run.stderr.contains("made the file"), "{}", run.stderr);
+    assert!(run.stdout.contains("token: "));
+}
+
 #[test]
 fn hub_server_and_insecure_only_when_asked() {
     let hub = Hub::new();

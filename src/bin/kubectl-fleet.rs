@@ -18,6 +18,7 @@ fn main() -> ExitCode {
     let mut io = Io {
         stdout_tty,
         interactive,
+        out_is_stdout: true,
         out: &mut stdout,
         err: &mut stderr,
     };

@@ -355,6 +355,7 @@ async fn enrol_one(
             err: &mut err,
             stdout_tty: false,
             interactive: false,
+            out_is_stdout: false,
         };
         enrol_declared(global, hub, args, output.as_deref(), declared, &mut io).await
     };

@@ -190,6 +190,50 @@ pub struct Io<'a> {
     pub stdout_tty: bool,
     /// Whether stdin and stderr are terminals (interactive prompts).
     pub interactive: bool,
+    /// Whether `out` is this process's standard output, which
+    /// [`Io::before_secret`] protects when it is a file.
+    pub out_is_stdout: bool,
+}
+
+impl Io<'_> {
+    /// Before a secret (a site's token, in a kubeconfig or a Secret
+    /// manifest) goes to `out`: when that is this process's standard output
+    /// redirected to a regular file others may read (`register SITE >
+    /// site.kubeconfig` under a umask of 022 makes it 0644), the file is made
+    /// readable by its owner alone first, as `--output-file` writes it, and
+    /// stderr says so; when it cannot be (another user's file), stderr says
+    /// what to do. A terminal, a pipe or /dev/null is left alone.
+    pub fn before_secret(&mut self) -> std::io::Result<()> {
+        #[cfg(unix)]
+        if self.out_is_stdout {
+            use std::os::fd::AsFd as _;
+            use std::os::unix::fs::PermissionsExt as _;
+            let Ok(fd) = std::io::stdout().as_fd().try_clone_to_owned() else {
+                return Ok(());
+            };
+            let file = std::fs::File::from(fd);
+            let Ok(meta) = file.metadata() else {
+                return Ok(());
+            };
+            let mode = meta.permissions().mode() & 0o777;
+            if !meta.file_type().is_file() || mode & 0o077 == 0 {
+                return Ok(());
+            }
+            let private = mode & 0o700;
+            match file.set_permissions(std::fs::Permissions::from_mode(private)) {
+                Ok(()) => writeln!(
+                    self.err,
+                    "made the file stdout goes to mode {private:04o} (it was {mode:04o}): it holds the site's token"
+                )?,
+                Err(e) => writeln!(
+                    self.err,
+                    "warning: stdout goes to a file others can read (mode {mode:04o}) and it will hold the site's token: \
+                     `chmod 600` it, or use --output-file (could not change it: {e})"
+                )?,
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Command {
@@ -234,6 +278,7 @@ pub async fn run(cli: Cli, io: &mut Io<'_>) -> Result<(), Error> {
             err: &mut err,
             stdout_tty: io.stdout_tty,
             interactive: io.interactive,
+            out_is_stdout: io.out_is_stdout,
         };
         interrupt::run(dispatch(cli, &mut guarded)).await
     };

@@ -406,6 +406,7 @@ async fn rotate_to(
         err: &mut err,
         stdout_tty: false,
         interactive: false,
+        out_is_stdout: false,
     };
     let result = rotate_site(hub, args, site, &edge, &mut io).await;
     let warnings = String::from_utf8_lossy(&err)

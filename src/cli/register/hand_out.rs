@@ -157,10 +157,14 @@ pub(crate) fn hand_out(
     match edge.output {
         RegisterOutput::Config => {
             if edge.output_file.is_none() {
+                io.before_secret()?;
                 io.out.write_all(config.as_bytes())?;
             }
         }
         RegisterOutput::Json => {
+            if edge.output_file.is_none() {
+                io.before_secret()?;
+            }
             let summary = Summary {
                 site: site.to_owned(),
                 mode: Mode::Push,
