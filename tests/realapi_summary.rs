@@ -36,26 +36,25 @@ fn real_kubeconfig() -> Option<String> {
         if let Some(path) = std::env::var_os("REALAPI_KUBECONFIG") {
             return std::fs::read_to_string(&path).map_err(|e| format!("REALAPI_KUBECONFIG: {e}"));
         }
-        let bins =
-            std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into()))
-                .join(".cache/kubectl-fleet-realapi/bin");
-        if !bins.join("fleet-realapi-server").is_file() {
+        let start = concat!(env!("CARGO_MANIFEST_DIR"), "/tools/realapi/start.sh");
+        // start.sh knows where the build puts the server (its name carries
+        // a digest of its sources) and etcd.
+        let check = std::process::Command::new("bash")
+            .args([start, "--check"])
+            .output()
+            .map_err(|e| format!("tools/realapi/start.sh --check: {e}"))?;
+        if !check.status.success() {
             return Err(format!(
-                "the real Kubernetes API server is not built in {}: run tools/realapi/build.sh \
-                 (or set FLEET_SKIP_REALAPI=1)",
-                bins.display()
+                "{} (or set FLEET_SKIP_REALAPI=1)",
+                String::from_utf8_lossy(&check.stderr).trim()
             ));
         }
         // Kept for the life of the test binary; the watcher stops the
         // servers when it exits.
         let dir = Box::leak(Box::new(TempDir::new("realapi")));
         let out = std::process::Command::new("bash")
-            .arg(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tools/realapi/start.sh"
-            ))
+            .arg(start)
             .arg(dir.path())
-            .env("REALAPI_BIN_DIR", &bins)
             .env("REALAPI_WATCH_PID", std::process::id().to_string())
             .output()
             .map_err(|e| format!("tools/realapi/start.sh: {e}"))?;

@@ -64,6 +64,12 @@ pub struct SiteDescription {
     pub site: SiteReport,
     /// Capabilities from the spec.
     pub capabilities: Vec<Capability>,
+    /// The site's bucket (`fleet::bucket`: from its name, 0–255), which a
+    /// hub replica owning it judges (docs/scaling.md#buckets).
+    pub bucket: u8,
+    /// Whether the site's bucket label holds it: `right`, `missing` or
+    /// `wrong` (the hub writes the right one).
+    pub bucket_label: &'static str,
     /// Pull mode: the Secret holding the member kubeconfig.
     pub kubeconfig_secret_ref: Option<SecretKeyRef>,
     /// Which clock stamped `lastHeartbeatTime`: `hub` (Pull: the prober's
@@ -207,6 +213,8 @@ pub fn site_description(
         kind: "SiteDescription",
         site: report,
         capabilities: site.spec.capabilities.clone(),
+        bucket: crate::fleet::bucket::bucket_of(site.site_name()),
+        bucket_label: bucket_label(site),
         kubeconfig_secret_ref: site.spec.kubeconfig_secret_ref.clone(),
         heartbeat_clock: match site.spec.mode {
             Mode::Pull => "hub",
@@ -261,6 +269,15 @@ fn policy_text(p: &Policy) -> String {
     }
 }
 
+/// What `site`'s bucket label holds: `right`, `missing` or `wrong`
+/// ([`crate::fleet::bucket::BucketLabel`]).
+fn bucket_label(site: &FederatedCluster) -> &'static str {
+    use crate::fleet::bucket::BucketLabel;
+    BucketLabel::of(site.site_name(), site.metadata.labels.as_ref())
+        .reason()
+        .unwrap_or("right")
+}
+
 /// The kubectl-describe style text of `d` at `now`.
 pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
     let s = &d.site;
@@ -276,6 +293,17 @@ pub fn render_description(d: &SiteDescription, now: Timestamp) -> String {
         &s.region
             .as_deref()
             .map_or_else(|| MISSING.to_owned(), untrusted),
+    );
+    field(
+        "Bucket",
+        &match d.bucket_label {
+            "missing" => format!("{} (no bucket label yet: the hub writes it)", d.bucket),
+            "wrong" => format!(
+                "{} (its bucket label holds another value: the hub writes this one)",
+                d.bucket
+            ),
+            _ => d.bucket.to_string(),
+        },
     );
     let caps: Vec<&str> = d.capabilities.iter().map(|c| c.as_str()).collect();
     field("Capabilities", &caps.join(", "));
