@@ -417,3 +417,69 @@ async fn a_hung_api_server_turns_no_renewing_site_stale() {
     beating.abort();
     drop(hub);
 }
+
+/// The API server stops answering the fleet's API (503, as a proxy whose
+/// server died answers) while the hub's watches stay open and silent,
+/// shorter than a site's three intervals, so no transition falls due
+/// during it and the hub reads nothing afresh; the site's edge, which
+/// could not report either, renews a moment after the site would have
+/// turned Stale counting the outage. The hub asks whether the API server
+/// answers once its watches are quiet, is blind from their last event,
+/// and does not count that time against the site.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outage_behind_silent_watches_is_not_counted_against_a_site() {
+    let sb = Sandbox::start();
+    let client = admin(&sb).await;
+    install_crds(&client).await;
+    ensure_namespace(&client, "fleet-system").await;
+    // I = 10 s and 20 s, scaled by 0.3: "held" turns Stale after 18 s.
+    create_site(&client, "busy", 10, Environment::Production).await;
+    create_site(&client, "held", 20, Environment::Production).await;
+    let leases = site_leases(client.clone());
+    let mut lease = FederatedClusterLease::new("held", FederatedClusterLeaseSpec::default());
+    lease.metadata.labels = None;
+    leases.create(&PostParams::default(), &lease).await.unwrap();
+    renew(&leases, "held").await;
+    let (api, hub, beating, _dir) = renewing_fleet(&sb, &client, &["busy"], "silent-watch").await;
+    wait_until(Duration::from_secs(30), "both sites Connected", || async {
+        phase(&api, "busy").await == Some(Phase::Connected)
+            && phase(&api, "held").await == Some(Phase::Connected)
+    })
+    .await;
+    // Stay Connected through a few of held's renewals first.
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        renew(&leases, "held").await;
+    }
+    let since = api
+        .get("held")
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .phase_transition_time;
+    renew(&leases, "held").await;
+    let renewed = std::time::Instant::now();
+    sb.controls().fail(kube_sandbox::FaultRule {
+        path_contains: Some("/apis/federation.kubectl-fleet.dev/".into()),
+        status: 503,
+        count: u32::MAX,
+        ..Default::default()
+    });
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    sb.controls().clear_faults();
+    // held's edge reports a second after it would have turned Stale.
+    tokio::time::sleep(Duration::from_secs(19).saturating_sub(renewed.elapsed())).await;
+    renew(&leases, "held").await;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let after = api.get("held").await.unwrap().status.unwrap();
+    let log = hub.log_text();
+    assert_eq!(after.phase, Some(Phase::Connected), "{log}");
+    assert_eq!(
+        after.phase_transition_time, since,
+        "held left Connected\n{log}"
+    );
+    assert!(log.contains("the API server does not answer"), "{log}");
+    beating.abort();
+    drop(hub);
+}

@@ -35,6 +35,22 @@ pub async fn get_site(
     lenient(api).get(name).await.map(|s| s.0)
 }
 
+/// The site name the hub reads to learn whether the API server answers
+/// ([`sites_answer`]): any site of that name, or none, is an answer.
+pub const SIGHT_PROBE_NAME: &str = "kubectl-fleet-sight-probe";
+
+/// Whether the API server answers a read of the sites: a GET of the site
+/// [`SIGHT_PROBE_NAME`], found or not found (a 404 naming it). Any other
+/// error (a 503 of a proxy whose server is down, the `404 page not found`
+/// of a server that has not loaded the CRDs yet) is no answer.
+pub async fn sites_answer(api: &Api<FederatedCluster>) -> Result<(), kube::Error> {
+    match get_site(api, SIGHT_PROBE_NAME).await {
+        Ok(_) => Ok(()),
+        Err(e) if crate::k8s::is_missing_object(&e, SIGHT_PROBE_NAME) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 /// Sends a JSON merge patch (`{"status": {...}}`) to the site's `/status`.
 pub async fn patch_site_status(
     api: &Api<FederatedCluster>,

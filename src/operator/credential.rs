@@ -330,6 +330,12 @@ impl HubKubeconfig {
         cfg.connect_timeout = Some(Duration::from_secs(5));
         cfg.read_timeout = Some(Duration::from_secs(15));
         cfg.write_timeout = Some(Duration::from_secs(15));
+        // Each failed request is a failed tick the edge sees, backs off
+        // from and notes in its dark-period journal: kube's own retry of a
+        // 429/503/504 (15 times, backing off to minutes) held a tick
+        // silently for minutes through a hub whose proxy answered 503,
+        // while the hub saw the site fall silent.
+        cfg.default_retry = false;
         let builder =
             kube::client::ClientBuilder::try_from(cfg).map_err(|e| CredentialError::Client {
                 path: self.path.clone(),

@@ -92,6 +92,7 @@ mod tests;
 
 pub use budget::{DEFAULT_STATUS_WRITE_BURST, DEFAULT_STATUS_WRITE_QPS};
 pub use error::HubError;
+pub use sight::watch_sight;
 
 /// Reconciles running at once. Most are judgements in memory that end
 /// without a request; the bound is on the status writes in flight, each of

@@ -514,7 +514,16 @@ async fn run_hub(
     secure: Secure,
     shutdown: watch::Receiver<bool>,
 ) -> Result<(), OperatorError> {
-    let client = client_for(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
+    let config = config_for(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
+    let client =
+        kube::Client::try_from(config.clone()).map_err(|e| OperatorError::Config(Box::new(e)))?;
+    // The hub's probe of whether the API server answers (`hub::watch_sight`)
+    // sees each 503 itself.
+    let probe_client = {
+        let mut config = config;
+        config.default_retry = false;
+        kube::Client::try_from(config).map_err(|e| OperatorError::Config(Box::new(e)))?
+    };
     if !crds_installed(&client)
         .await
         .map_err(OperatorError::Discovery)?
@@ -629,6 +638,11 @@ async fn run_hub(
         federation_cfg,
         shutdown.clone(),
     ));
+    let sight = tokio::spawn(hub::watch_sight(
+        hub.clone(),
+        sites(probe_client),
+        shutdown.clone(),
+    ));
     let liveness = tokio::spawn(federation::run_liveness(
         statuses,
         hub.clone(),
@@ -641,6 +655,7 @@ async fn run_hub(
     let _ = liveness.await;
     let _ = prober.await;
     let _ = backfill.await;
+    let _ = sight.await;
     if let Some(e) = elector {
         let _ = e.await;
     }

@@ -11,6 +11,13 @@
 //!   drops packets) breaks no watch, it just stops delivering, and every
 //!   site would look silent.
 //!
+//! While the watches say nothing for [`QUIET_SIGHT`], the hub also asks
+//! the API server once per spell whether it answers ([`watch_sight`]): a
+//! watch that stops delivering (a hung server, a proxy holding a watch
+//! whose server died) is noticed even when no transition falls due, so an
+//! outage that keeps the edges from reporting is not counted against
+//! them.
+//!
 //! That blind time is not counted against any site. A site whose
 //! transition waited for a fresh read the blind hub could not make is
 //! looked at again as soon as the hub sees again ([`Hub::hold_for_sight`]).
@@ -65,6 +72,39 @@ impl Sight {
     }
 }
 
+/// Asks the API server whether it answers ([`crate::k8s::site_status::sites_answer`],
+/// within `FRESH_READ_TIMEOUT`) every `QUIET_SIGHT` while the site
+/// watch is up and the watches have said nothing for that long, and tells
+/// `hub` (`Hub::looked`): no answer makes it blind from the last event
+/// its watches delivered; an answer after that ends the blind time and
+/// credits it. One list of one site per quiet spell (a fleet that reports
+/// is never this quiet), until `shutdown` turns true.
+///
+/// `probe` reads the sites through a client that does not retry a 503
+/// itself (kube's client retries 429/503/504 up to 15 times, backing off
+/// to minutes: a probe would answer once the outage is over).
+pub async fn watch_sight(
+    hub: std::sync::Arc<Hub>,
+    probe: kube::Api<FederatedCluster>,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) {
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(QUIET_SIGHT) => {}
+            _ = shutdown.wait_for(|s| *s) => return,
+        }
+        if !hub.quiet_and_up() {
+            continue;
+        }
+        let asked = crate::k8s::site_status::sites_answer(&probe);
+        let answered = matches!(
+            tokio::time::timeout(FRESH_READ_TIMEOUT, asked).await,
+            Ok(Ok(()))
+        );
+        hub.looked(answered);
+    }
+}
+
 impl Hub {
     /// The site watch failed: the hub is blind from now (if it was not
     /// already) until the watch delivers again.
@@ -82,6 +122,18 @@ impl Hub {
     /// documentation).
     pub fn blind(&self) -> bool {
         self.sight.lock().unwrap_or_else(|p| p.into_inner()).blind()
+    }
+
+    /// Whether the site watch is up and the watches have said nothing for
+    /// [`QUIET_SIGHT`] (or the API server did not answer the last read).
+    fn quiet_and_up(&self) -> bool {
+        let now = (self.clock)();
+        let sight = self.sight.lock().unwrap_or_else(|p| p.into_inner());
+        !sight.watch_down
+            && (sight.unanswered
+                || sight.last_seen.is_some_and(|seen| {
+                    now.duration_since(seen) > jiff::SignedDuration::try_from(QUIET_SIGHT).unwrap()
+                }))
     }
 
     /// Whether a transition must be judged again from a fresh read before
