@@ -133,6 +133,21 @@ impl Fleet {
             .unwrap()
     }
 
+    /// A workload of the member starts crash-looping: what the edge
+    /// reports changes.
+    async fn crash_a_workload(&self) {
+        seed_member(
+            &self.member,
+            &[],
+            &[FailingPod {
+                namespace: "shop",
+                deployment: "checkout",
+                reason: "CrashLoopBackOff",
+            }],
+        )
+        .await;
+    }
+
     fn renew_time(lease: &FederatedClusterLease) -> Option<String> {
         lease.spec.renew_time.as_ref().map(|t| t.0.to_string())
     }
@@ -175,16 +190,7 @@ multi_thread async fn a_steady_edge_writes_its_status_once_then_only_renews_its_
 
     // A workload starts failing: the next report is a status write, at
     // once, carrying the heartbeat too; then renewals again.
-    seed_member(
-        &fleet.member,
-        &[],
-        &[FailingPod {
-            namespace: "shop",
-            deployment: "checkout",
-            reason: "CrashLoopBackOff",
-        }],
-    )
-    .await;
+    fleet.crash_a_workload().await;
     let changed = fleet.tick(&mut edge, 6).await;
     assert_eq!(changed["status"]["signals"][0]["type"], "CrashLoopBackOff", "{changed}");
     assert_eq!(changed["status"]["lastHeartbeatTime"], fleet.at(6));
@@ -349,16 +355,7 @@ multi_thread async fn a_starting_api_server_s_404_is_retried_not_taken_for_missi
     assert_eq!(writes(&fleet.hub, STATUS), (1, 0));
 
     // A whole report meets it too: retried soon, as for a starting server.
-    seed_member(
-        &fleet.member,
-        &[],
-        &[FailingPod {
-            namespace: "shop",
-            deployment: "checkout",
-            reason: "CrashLoopBackOff",
-        }],
-    )
-    .await;
+    fleet.crash_a_workload().await;
     fleet.hub.controls().fail(unserved(STATUS, 1));
     fleet.seconds.store(5, Ordering::SeqCst);
     let (cause, person, line) = failed(edge.tick().await, 5);
