@@ -927,7 +927,6 @@ impl Hub {
                 }
             }
             let from = current.phase();
-            let changes = j.changes(current.status.as_ref()).join(",");
             let was_late = hub_status::is_late_to_wake(&current);
             let mut next = FederatedCluster::clone(&current);
             next.status = Some(status);
@@ -984,7 +983,7 @@ impl Hub {
                         tracing::info!(
                             site = %name,
                             phase = j.phase.as_str(),
-                            changes = %changes,
+                            changes = %j.changes(current.status.as_ref()).join(","),
                             "condition transition"
                         );
                     }

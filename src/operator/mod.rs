@@ -339,18 +339,10 @@ pub enum OperatorError {
 
 pub use crate::k8s::source_chain;
 
-/// A client for the cluster this process runs against: `--kubeconfig`,
-/// else the files `KUBECONFIG` lists (a missing one skipped, as kubectl
-/// does), else `~/.kube/config`, else the in-cluster configuration.
-pub async fn client_for(
-    kubeconfig: Option<&std::path::Path>,
-    context: Option<&str>,
-) -> Result<kube::Client, OperatorError> {
-    let config = config_for(kubeconfig, context).await?;
-    kube::Client::try_from(config).map_err(|e| OperatorError::Config(Box::new(e)))
-}
-
-/// The client configuration [`client_for`] builds its client from.
+/// The client configuration for the cluster this process runs against:
+/// `--kubeconfig`, else the files `KUBECONFIG` lists (a missing one
+/// skipped, as kubectl does), else `~/.kube/config`, else the in-cluster
+/// configuration.
 pub async fn config_for(
     kubeconfig: Option<&std::path::Path>,
     context: Option<&str>,
@@ -515,15 +507,14 @@ async fn run_hub(
     shutdown: watch::Receiver<bool>,
 ) -> Result<(), OperatorError> {
     let config = config_for(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
-    let client =
-        kube::Client::try_from(config.clone()).map_err(|e| OperatorError::Config(Box::new(e)))?;
+    let client_of =
+        |config| kube::Client::try_from(config).map_err(|e| OperatorError::Config(Box::new(e)));
+    let client = client_of(config.clone())?;
     // The hub's probe of whether the API server answers (`hub::watch_sight`)
     // sees each 503 itself.
-    let probe_client = {
-        let mut config = config;
-        config.default_retry = false;
-        kube::Client::try_from(config).map_err(|e| OperatorError::Config(Box::new(e)))?
-    };
+    let mut probe_config = config;
+    probe_config.default_retry = false;
+    let probe_client = client_of(probe_config)?;
     if !crds_installed(&client)
         .await
         .map_err(OperatorError::Discovery)?

@@ -70,6 +70,13 @@ impl Sight {
     fn blind(&self) -> bool {
         self.watch_down || self.unanswered
     }
+
+    /// Whether the watches have said nothing for [`QUIET_SIGHT`] by `now`.
+    fn quiet(&self, now: Timestamp) -> bool {
+        self.last_seen.is_some_and(|seen| {
+            now.duration_since(seen) > jiff::SignedDuration::try_from(QUIET_SIGHT).unwrap()
+        })
+    }
 }
 
 /// Asks the API server whether it answers ([`crate::k8s::site_status::sites_answer`],
@@ -77,8 +84,8 @@ impl Sight {
 /// watch is up and the watches have said nothing for that long, and tells
 /// `hub` (`Hub::looked`): no answer makes it blind from the last event
 /// its watches delivered; an answer after that ends the blind time and
-/// credits it. One list of one site per quiet spell (a fleet that reports
-/// is never this quiet), until `shutdown` turns true.
+/// credits it. One GET per quiet spell (a fleet that reports is never
+/// this quiet), until `shutdown` turns true.
 ///
 /// `probe` reads the sites through a client that does not retry a 503
 /// itself (kube's client retries 429/503/504 up to 15 times, backing off
@@ -129,11 +136,7 @@ impl Hub {
     fn quiet_and_up(&self) -> bool {
         let now = (self.clock)();
         let sight = self.sight.lock().unwrap_or_else(|p| p.into_inner());
-        !sight.watch_down
-            && (sight.unanswered
-                || sight.last_seen.is_some_and(|seen| {
-                    now.duration_since(seen) > jiff::SignedDuration::try_from(QUIET_SIGHT).unwrap()
-                }))
+        !sight.watch_down && (sight.unanswered || sight.quiet(now))
     }
 
     /// Whether a transition must be judged again from a fresh read before
@@ -142,10 +145,7 @@ impl Hub {
     pub(super) fn unsure(&self) -> bool {
         let now = (self.clock)();
         let sight = self.sight.lock().unwrap_or_else(|p| p.into_inner());
-        sight.blind()
-            || sight.last_seen.is_some_and(|seen| {
-                now.duration_since(seen) > jiff::SignedDuration::try_from(QUIET_SIGHT).unwrap()
-            })
+        sight.blind() || sight.quiet(now)
     }
 
     /// Notes the object the cache handed to a reconcile, or (`event`) a

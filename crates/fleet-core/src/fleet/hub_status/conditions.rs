@@ -342,13 +342,6 @@ impl HubStatus<'_> {
     /// again (at 100,000 sites behind the write rate, a new copy of every
     /// waiting site at every summary held two copies of each).
     pub fn decides_as(&self, status: &FederatedClusterStatus) -> bool {
-        let same = |a: &Condition, b: &Condition| {
-            a.type_ == b.type_
-                && a.status == b.status
-                && a.reason == b.reason
-                && a.message == b.message
-                && a.observed_generation == b.observed_generation
-        };
         status.phase == Some(self.phase)
             && status.phase_transition_time.is_some() == self.phase_transition_time.is_some()
             && status.clock_offset_seconds == self.clock_offset_seconds
@@ -357,13 +350,14 @@ impl HubStatus<'_> {
                     && held
                         .iter()
                         .zip(self.conditions.iter())
-                        .all(|(a, b)| same(a, b))
+                        .all(|(a, b)| same_decision(a, b))
             })
     }
 
     /// What writing this decision changes in `status`, for the log: the
     /// keys (`phase`, `phaseTransitionTime`, `clockOffsetSeconds`) and the
-    /// condition types whose status, reason or message move, each once.
+    /// condition types whose status, reason, message or observed
+    /// generation move, each once.
     pub fn changes<'s>(&'s self, status: Option<&'s FederatedClusterStatus>) -> Vec<&'s str> {
         let mut out = Vec::new();
         let held = |f: &dyn Fn(&FederatedClusterStatus) -> bool| status.is_some_and(f);
@@ -378,9 +372,10 @@ impl HubStatus<'_> {
         }
         let before = status.and_then(|s| s.conditions.as_deref()).unwrap_or(&[]);
         for c in self.conditions.iter() {
-            let same = before.iter().find(|b| b.type_ == c.type_).is_some_and(|b| {
-                b.status == c.status && b.reason == c.reason && b.message == c.message
-            });
+            let same = before
+                .iter()
+                .find(|b| b.type_ == c.type_)
+                .is_some_and(|b| same_decision(b, c));
             if !same && !out.contains(&c.type_.as_str()) {
                 out.push(&c.type_);
             }
@@ -403,6 +398,16 @@ impl HubStatus<'_> {
             status
         })
     }
+}
+
+/// Whether two conditions say the same, whenever each was stamped: all
+/// but their transition times.
+fn same_decision(a: &Condition, b: &Condition) -> bool {
+    a.type_ == b.type_
+        && a.status == b.status
+        && a.reason == b.reason
+        && a.message == b.message
+        && a.observed_generation == b.observed_generation
 }
 
 /// A hub condition's status and reason, and its message, which is built
