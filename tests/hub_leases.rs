@@ -24,6 +24,23 @@ async fn phase(api: &Api<FederatedCluster>, site: &str) -> Option<Phase> {
     api.get(site).await.ok().and_then(|s| s.phase())
 }
 
+/// An API server (kube-sandbox) with the fleet CRDs and the hub's
+/// namespace, and its admin client.
+async fn hub_cluster() -> (Sandbox, kube::Client) {
+    let sb = Sandbox::start();
+    let client = admin(&sb).await;
+    install_crds(&client).await;
+    ensure_namespace(&client, "fleet-system").await;
+    (sb, client)
+}
+
+/// `site`'s lease as `register` creates it (an empty spec; no labels here).
+async fn create_lease(leases: &Api<FederatedClusterLease>, site: &str) {
+    let mut lease = FederatedClusterLease::new(site, FederatedClusterLeaseSpec::default());
+    lease.metadata.labels = None;
+    leases.create(&PostParams::default(), &lease).await.unwrap();
+}
+
 /// A lone hub (I scaled by 0.3) over `client`'s sites, and a task
 /// renewing the leases of `renewing` (created here) every ½ s as their
 /// edges would, on through an API server's restart or hang: a failed
@@ -42,9 +59,7 @@ async fn renewing_fleet(
 ) {
     let leases = site_leases(client.clone());
     for site in renewing {
-        let mut lease = FederatedClusterLease::new(site, FederatedClusterLeaseSpec::default());
-        lease.metadata.labels = None;
-        leases.create(&PostParams::default(), &lease).await.unwrap();
+        create_lease(&leases, site).await;
     }
     let dir = TempDir::new(name);
     let kc = dir.join("admin.kubeconfig");
@@ -110,10 +125,7 @@ fn status_writes(sb: &Sandbox, site: &str) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lease_and_status_heartbeats_are_judged_alike_in_one_fleet() {
-    let sb = Sandbox::start();
-    let client = admin(&sb).await;
-    install_crds(&client).await;
-    ensure_namespace(&client, "fleet-system").await;
+    let (sb, client) = hub_cluster().await;
     for site in ["leased", "older"] {
         create_site(&client, site, 10, Environment::Production).await;
     }
@@ -266,10 +278,7 @@ async fn lease_and_status_heartbeats_are_judged_alike_in_one_fleet() {
 /// stays Connected throughout.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_api_server_restart_over_a_quiet_fleet_is_judged_from_the_new_list() {
-    let sb = Sandbox::start();
-    let client = admin(&sb).await;
-    install_crds(&client).await;
-    ensure_namespace(&client, "fleet-system").await;
+    let (sb, client) = hub_cluster().await;
     create_site(&client, "quiet", 10, Environment::Production).await;
     let (api, hub, beating, _dir) = renewing_fleet(&sb, &client, &["quiet"], "restart").await;
     let records: Api<kubectl_fleet::api::FederationStatus> = Api::all(client.clone());
@@ -331,10 +340,7 @@ async fn an_api_server_restart_over_a_quiet_fleet_is_judged_from_the_new_list() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_api_server_turns_no_renewing_site_stale() {
     const HANG: Duration = Duration::from_secs(20);
-    let sb = Sandbox::start();
-    let client = admin(&sb).await;
-    install_crds(&client).await;
-    ensure_namespace(&client, "fleet-system").await;
+    let (sb, client) = hub_cluster().await;
     let live = ["live-1", "live-2"];
     for site in live.iter().chain(&["silent"]) {
         // I = 10 s scaled by 0.3: Stale after 9 s of silence.
@@ -428,17 +434,12 @@ async fn a_hung_api_server_turns_no_renewing_site_stale() {
 /// and does not count that time against the site.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_outage_behind_silent_watches_is_not_counted_against_a_site() {
-    let sb = Sandbox::start();
-    let client = admin(&sb).await;
-    install_crds(&client).await;
-    ensure_namespace(&client, "fleet-system").await;
+    let (sb, client) = hub_cluster().await;
     // I = 10 s and 20 s, scaled by 0.3: "held" turns Stale after 18 s.
     create_site(&client, "busy", 10, Environment::Production).await;
     create_site(&client, "held", 20, Environment::Production).await;
     let leases = site_leases(client.clone());
-    let mut lease = FederatedClusterLease::new("held", FederatedClusterLeaseSpec::default());
-    lease.metadata.labels = None;
-    leases.create(&PostParams::default(), &lease).await.unwrap();
+    create_lease(&leases, "held").await;
     renew(&leases, "held").await;
     let (api, hub, beating, _dir) = renewing_fleet(&sb, &client, &["busy"], "silent-watch").await;
     wait_until(Duration::from_secs(30), "both sites Connected", || async {
