@@ -42,10 +42,7 @@ async fn create_lease(leases: &Api<FederatedClusterLease>, site: &str) {
 }
 
 /// A lone hub (I scaled by 0.3) over `client`'s sites, and a task
-/// renewing the leases of `renewing` (created here) every ½ s as their
-/// edges would, on through an API server's restart or hang: a failed
-/// renewal is tried again, one the server holds is given up after 1 s
-/// (an edge's request timeout).
+/// renewing the leases of `renewing` (created here) ([`keep_renewing`]).
 async fn renewing_fleet(
     sb: &Sandbox,
     client: &kube::Client,
@@ -65,8 +62,20 @@ async fn renewing_fleet(
     let kc = dir.join("admin.kubeconfig");
     sb.write_admin_kubeconfig(&kc).unwrap();
     let (hub, _ca) = support::spawn_lone_hub(&kc, &dir, "hub-1", 0.3);
+    let beating = keep_renewing(leases, renewing);
+    (Api::all(client.clone()), hub, beating, dir)
+}
+
+/// A task renewing the leases of `renewing` every ½ s as their edges
+/// would, on through an API server's restart or hang: a failed renewal is
+/// tried again, one the server holds is given up after 1 s (an edge's
+/// request timeout).
+fn keep_renewing(
+    leases: Api<FederatedClusterLease>,
+    renewing: &[&'static str],
+) -> tokio::task::JoinHandle<()> {
     let renewing = renewing.to_vec();
-    let beating = tokio::spawn(async move {
+    tokio::spawn(async move {
         loop {
             for site in &renewing {
                 let now = jiff::Timestamp::now();
@@ -79,8 +88,7 @@ async fn renewing_fleet(
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
-    });
-    (Api::all(client.clone()), hub, beating, dir)
+    })
 }
 
 /// When the hub last recorded a full judgement (None: no record, or the
@@ -481,6 +489,179 @@ async fn an_outage_behind_silent_watches_is_not_counted_against_a_site() {
         "held left Connected\n{log}"
     );
     assert!(log.contains("the API server does not answer"), "{log}");
+    beating.abort();
+    drop(hub);
+}
+
+/// Refuses the hub's site watch (every watch of sites answered `429`, as
+/// a restarted API server answers while it rebuilds its watch cache of
+/// every site: ~2.5 minutes at 100,000 sites, where the leases' list was
+/// back after 8 s) and restarts the API server; returns when.
+fn restart_refusing_the_site_list(sb: &Sandbox) -> jiff::Timestamp {
+    sb.controls().fail(kube_sandbox::FaultRule {
+        verb: Some("watch".into()),
+        path_contains: Some("/federatedclusters".into()),
+        status: 429,
+        count: u32::MAX,
+        ..Default::default()
+    });
+    let restarted = jiff::Timestamp::now();
+    sb.controls().clear_request_log();
+    sb.restart(Duration::from_millis(500));
+    restarted
+}
+
+/// Whether the API server served a watch of sites since the request log
+/// was last cleared.
+fn site_watch_served(sb: &Sandbox) -> bool {
+    sb.controls()
+        .request_log()
+        .iter()
+        .any(|r| r.verb == "watch" && r.path.ends_with("/federatedclusters") && r.status == 200)
+}
+
+/// An API server restart whose site list comes back late (the real API
+/// server rebuilds its watch cache of every site before it serves a watch
+/// of them again) over a fleet whose every site renews a lease: the hub
+/// judges from the leases as soon as it has listed them again. While its
+/// site watch is still refused it records a judgement, writes Stale a
+/// site whose renewals stopped, and leaves the renewing site Connected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_restart_a_fleet_that_renews_leases_is_judged_before_its_site_list_is_back() {
+    let (sb, client) = hub_cluster().await;
+    for site in ["steady", "fading"] {
+        // I = 10 s scaled by 0.3: Stale after 9 s of silence.
+        create_site(&client, site, 10, Environment::Production).await;
+    }
+    let leases = site_leases(client.clone());
+    create_lease(&leases, "fading").await;
+    let (api, hub, beating, _dir) = renewing_fleet(&sb, &client, &["steady"], "leases-first").await;
+    let fading = keep_renewing(leases, &["fading"]);
+    let records: Api<kubectl_fleet::api::FederationStatus> = Api::all(client.clone());
+    let judged_at = || judged_at(&records);
+    wait_until(
+        Duration::from_secs(30),
+        "both sites Connected, recorded",
+        || async {
+            phase(&api, "steady").await == Some(Phase::Connected)
+                && phase(&api, "fading").await == Some(Phase::Connected)
+                && judged_at().await.is_some()
+        },
+    )
+    .await;
+    let transitioned = api.get("steady").await.unwrap().status.unwrap();
+
+    let restarted = restart_refusing_the_site_list(&sb);
+    wait_until(
+        Duration::from_secs(20),
+        "a liveness record judging after the restart",
+        || async {
+            judged_at()
+                .await
+                .is_some_and(|t| t > restarted + jiff::SignedDuration::from_secs(2))
+        },
+    )
+    .await;
+    assert!(!site_watch_served(&sb), "the site list was served");
+    let log = hub.log_text();
+    assert!(log.contains("judging from them"), "{log}");
+
+    // The fading site's edge stops renewing: Stale, judged from leases.
+    fading.abort();
+    wait_until(Duration::from_secs(30), "the fading site Stale", || async {
+        phase(&api, "fading").await == Some(Phase::Stale)
+    })
+    .await;
+    assert!(!site_watch_served(&sb), "the site list was served");
+    let after = api.get("steady").await.unwrap().status.unwrap();
+    assert_eq!(after.phase, Some(Phase::Connected));
+    assert_eq!(
+        after.phase_transition_time,
+        transitioned.phase_transition_time,
+        "the renewing site left Connected\n{}",
+        hub.log_text()
+    );
+    beating.abort();
+    drop(hub);
+}
+
+/// The same restart over a fleet with a site whose (older) edge
+/// heartbeats through its status: only the site watch brings its
+/// heartbeats, so the hub records no judgement until its site watch is
+/// back, and then at once; both sites stay Connected throughout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_site_without_a_lease_holds_the_record_until_the_site_list_is_back() {
+    let (sb, client) = hub_cluster().await;
+    for site in ["leased", "older"] {
+        create_site(&client, site, 10, Environment::Production).await;
+    }
+    let (api, hub, beating, _dir) = renewing_fleet(&sb, &client, &["leased"], "no-lease").await;
+    let older = tokio::spawn({
+        let api = api.clone();
+        async move {
+            loop {
+                // As `status_heartbeat`, a failure tried again.
+                let now = jiff::Timestamp::now().to_string();
+                let beat = Patch::Merge(json!({"status": {"lastHeartbeatTime": now}}));
+                let pp = PatchParams::default();
+                let _ = tokio::time::timeout(
+                    Duration::from_secs(1),
+                    api.patch_status("older", &pp, &beat),
+                )
+                .await;
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+        }
+    });
+    let records: Api<kubectl_fleet::api::FederationStatus> = Api::all(client.clone());
+    let judged_at = || judged_at(&records);
+    wait_until(
+        Duration::from_secs(30),
+        "both sites Connected, recorded",
+        || async {
+            phase(&api, "leased").await == Some(Phase::Connected)
+                && phase(&api, "older").await == Some(Phase::Connected)
+                && judged_at().await.is_some()
+        },
+    )
+    .await;
+    let before = [
+        api.get("leased").await.unwrap().status.unwrap(),
+        api.get("older").await.unwrap().status.unwrap(),
+    ];
+
+    let restarted = restart_refusing_the_site_list(&sb);
+    let recorded_after = |t: Option<jiff::Timestamp>| {
+        t.is_some_and(|t| t > restarted + jiff::SignedDuration::from_secs(2))
+    };
+    // More than a Stale threshold (9 s) with the site list refused.
+    for _ in 0..24 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(
+            !recorded_after(judged_at().await),
+            "recorded a judgement of a site whose heartbeats it could not see\n{}",
+            hub.log_text()
+        );
+    }
+    assert!(!site_watch_served(&sb), "the site list was served");
+    sb.controls().clear_faults();
+    wait_until(
+        Duration::from_secs(20),
+        "a liveness record once the site list is back",
+        || async { recorded_after(judged_at().await) },
+    )
+    .await;
+    for (site, before) in ["leased", "older"].iter().zip(before) {
+        let after = api.get(site).await.unwrap().status.unwrap();
+        assert_eq!(after.phase, Some(Phase::Connected), "{site}");
+        assert_eq!(
+            after.phase_transition_time,
+            before.phase_transition_time,
+            "{site} left Connected\n{}",
+            hub.log_text()
+        );
+    }
+    older.abort();
     beating.abort();
     drop(hub);
 }

@@ -31,7 +31,10 @@
 //! - The hub judges only on its own clock *while it could see*: from the
 //!   first error of its site watch until the watch delivers an object again
 //!   or a whole list (or, while it stays down, until a GET of a site
-//!   answers) the hub is blind, and that blind time is not counted against
+//!   answers) the hub is blind, unless its lease watch has listed the
+//!   leases since it last failed: it then sees every renewal, and judges a
+//!   fleet whose every site renews a lease from the leases (`sight`). That
+//!   blind time is not counted against
 //!   any site — every heartbeat observed before it is shifted forward by it
 //!   ([`Hub`]'s `credit`), so an API outage that also kept the edges from
 //!   reporting never turns a live site Stale. While its watch is down the hub holds
@@ -1073,6 +1076,7 @@ fn error_policy(site: Arc<FederatedCluster>, err: &HubError, hub: Arc<Hub>) -> A
 /// since a standby did not write what it observed.
 pub fn controller(
     hub: Arc<Hub>,
+    watches: kube::Client,
     mut shutdown: watch::Receiver<bool>,
 ) -> (Store<FederatedCluster>, impl Future<Output = ()> + Send) {
     let leading = hub.leading.clone();
@@ -1109,18 +1113,30 @@ pub fn controller(
             ),
         }
     };
-    let listing = watch_sites_listing::<UnmanagedSite, _>(&hub.api, Default::default(), told);
+    let listing = watch_sites_listing::<UnmanagedSite, _>(
+        &Api::all(watches.clone()),
+        Default::default(),
+        told,
+    );
     // Each site with its lease folded in; a renewal is its site again.
     // Both watches are read in bursts, each at full speed while it lists.
     let listing = read_in_bursts(listing, WATCH_PAUSE, in_a_list);
-    let leases = watch_site_leases(hub.api.clone().into_client());
+    let leases = watch_site_leases(watches);
     let leases = read_in_bursts(leases, WATCH_PAUSE, in_a_list);
-    let (renewals, metrics) = (hub.renewals.clone(), hub.metrics.clone());
-    let sites =
-        with_leases(listing, leases, renewals, store.clone(), metrics).map_ok(move |mut event| {
-            notes.summary_input(&mut event, &cache);
-            event
-        });
+    let (renewals, metrics, seen) = (hub.renewals.clone(), hub.metrics.clone(), hub.clone());
+    let leases_seen = move |sees| seen.leases_seen(sees);
+    let sites = with_leases(
+        listing,
+        leases,
+        renewals,
+        store.clone(),
+        metrics,
+        leases_seen,
+    )
+    .map_ok(move |mut event| {
+        notes.summary_input(&mut event, &cache);
+        event
+    });
     let (told, filter, failed) = (hub.clone(), hub.clone(), hub.clone());
     // The site watch's errors end here, not in the controller: kube-runtime
     // backs off its whole trigger stream on an error (0.8 s doubling to

@@ -510,11 +510,15 @@ async fn run_hub(
     let client_of =
         |config| kube::Client::try_from(config).map_err(|e| OperatorError::Config(Box::new(e)));
     let client = client_of(config.clone())?;
-    // The hub's probe of whether the API server answers (`hub::watch_sight`)
-    // sees each 503 itself.
-    let mut probe_config = config;
-    probe_config.default_retry = false;
-    let probe_client = client_of(probe_config)?;
+    // The hub's watches and its probe of whether the API server answers
+    // (`hub::watch_sight`) see each 429 and 503 themselves: kube's client
+    // would retry them inside the request up to 15 times, backing off
+    // exponentially to over a minute. A restarted API server answers 429
+    // to every watch while it rebuilds its watch cache; the watches retry
+    // at most a second apart (`k8s::site_status::WatchBackoff`).
+    let mut unretried = config;
+    unretried.default_retry = false;
+    let unretried = client_of(unretried)?;
     if !crds_installed(&client)
         .await
         .map_err(OperatorError::Discovery)?
@@ -606,7 +610,7 @@ async fn run_hub(
     // Every loop of the hub, started here and nowhere else: the phase
     // controller, the Pull prober, the bucket backfill, the fleet
     // summariser and the liveness record, all over the controller's cache.
-    let (cache, controller) = hub::controller(hub.clone(), shutdown.clone());
+    let (cache, controller) = hub::controller(hub.clone(), unretried.clone(), shutdown.clone());
     let prober = tokio::spawn(prober::run(
         hub.clone(),
         cache.clone(),
@@ -631,7 +635,7 @@ async fn run_hub(
     ));
     let sight = tokio::spawn(hub::watch_sight(
         hub.clone(),
-        sites(probe_client),
+        sites(unretried),
         shutdown.clone(),
     ));
     let liveness = tokio::spawn(federation::run_liveness(

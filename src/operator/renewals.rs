@@ -62,6 +62,17 @@ impl Renewals {
         self.len() == 0
     }
 
+    /// Whether the hub holds a lease of every one of `sites`: while the
+    /// lease watch sees (it has listed the leases since it last failed),
+    /// every heartbeat of theirs then reaches the hub without the site
+    /// watch (their edges renew leases, and a renewal is their heartbeat).
+    pub fn cover(&self, sites: &[Arc<FederatedCluster>]) -> bool {
+        let book = self.book.lock().unwrap_or_else(|p| p.into_inner());
+        sites
+            .iter()
+            .all(|site| book.by_site.contains_key(site.site_name()))
+    }
+
     /// Takes in one lease event; returns the site it renews, folded, when
     /// `cache` holds that site and the renewal moves its heartbeat.
     fn lease_event(
@@ -138,7 +149,9 @@ impl Renewals {
 /// site events: each site folded with its lease ([`Renewals::fold`]), and
 /// each renewal that moves a site of `cache`'s heartbeat as that site,
 /// folded (an `Apply`). Lease watch errors never end or break the site
-/// stream ([`Renewals::lease_error`]). Counts each heartbeat the hub sees
+/// stream ([`Renewals::lease_error`]); `leases_seen` is told each time the
+/// lease watch has listed the leases (`true`) and each time it fails
+/// (`false`). Counts each heartbeat the hub sees
 /// move by where it came from (`fleet_hub_heartbeats_total{via}`).
 ///
 /// While the site watch lists (between its `Init` and `InitDone`), a
@@ -153,17 +166,20 @@ impl Renewals {
 /// memory as a new heartbeat from its edge (a clock-skew condition due),
 /// never written, and the liveness record withheld for minutes
 /// (docs/benchmarks-100k.md#streaming-lists-unavailable-and-a-restart-during-a-write-backlog).
-pub fn with_leases<S, L>(
+pub fn with_leases<S, L, F>(
     sites: S,
     leases: L,
     renewals: Arc<Renewals>,
     cache: Store<FederatedCluster>,
     metrics: Arc<Metrics>,
+    leases_seen: F,
 ) -> impl Stream<Item = Result<watcher::Event<FederatedCluster>, watcher::Error>> + Send + 'static
 where
     S: Stream<Item = Result<watcher::Event<FederatedCluster>, watcher::Error>> + Send + 'static,
     L: Stream<Item = Result<watcher::Event<(String, Renewal)>, watcher::Error>> + Send + 'static,
+    F: Fn(bool) + Send + Sync + 'static,
 {
+    let leases_seen = Arc::new(leases_seen);
     enum From {
         Site(Box<Result<watcher::Event<FederatedCluster>, watcher::Error>>),
         Lease(Result<watcher::Event<(String, Renewal)>, watcher::Error>),
@@ -185,6 +201,7 @@ where
     };
     futures::stream::unfold(start, move |mut st| {
         let (renewals, cache, metrics) = (renewals.clone(), cache.clone(), metrics.clone());
+        let leases_seen = leases_seen.clone();
         async move {
             loop {
                 if let Some(name) = st.again.pop() {
@@ -227,6 +244,11 @@ where
                         Some(Ok(event))
                     }
                     Ok(Err(e)) => Some(Err(e)),
+                    Err(Ok(watcher::Event::InitDone)) => {
+                        renewals.lease_event(watcher::Event::InitDone, &cache);
+                        leases_seen(true);
+                        None
+                    }
                     Err(Ok(event)) => renewals.lease_event(event, &cache).map(|site| {
                         metrics.heartbeat_seen("lease");
                         if let Some(renewed) = st.listing.as_mut() {
@@ -236,6 +258,7 @@ where
                     }),
                     Err(Err(e)) => {
                         renewals.lease_error(&e);
+                        leases_seen(false);
                         None
                     }
                 };
@@ -297,6 +320,7 @@ mod tests {
             renewals.clone(),
             cache,
             Arc::new(Metrics::default()),
+            |_| {},
         )
         .collect()
         .await;
@@ -404,6 +428,7 @@ mod tests {
             renewals.clone(),
             cache.clone(),
             Arc::new(Metrics::default()),
+            |_| {},
         ));
         // Each event as the reflector takes it, before the next is asked for.
         let mut next = async || {

@@ -142,10 +142,15 @@ impl Hub {
         self.judge_sighting(site, sighting, known.and_then(|k| k.verified), now)
     }
 
-    /// Whether the fleet is judged in memory now: this replica leads and
-    /// sees (its site watch has listed the sites and is up).
-    fn judges_in_memory(&self) -> bool {
-        self.is_leader() && !self.blind() && self.listed.load(std::sync::atomic::Ordering::Acquire)
+    /// Whether the fleet `sites` (the complete cache) is judged in memory
+    /// now: this replica leads and sees (its site watch has listed the
+    /// sites, and is up, or is down while the lease watch holds a lease of
+    /// every site: every heartbeat then reaches the hub, see [`super::sight`]).
+    pub(super) fn judges_in_memory(&self, sites: &[Arc<FederatedCluster>]) -> bool {
+        self.is_leader()
+            && !self.blind()
+            && self.listed.load(std::sync::atomic::Ordering::Acquire)
+            && (!self.site_watch_down() || self.renewals.cover(sites))
     }
 
     /// `sites` (the complete cache) as this replica judges them at `now`:
@@ -168,7 +173,7 @@ impl Hub {
         now: Timestamp,
     ) -> JudgedSites {
         let mut unwritten = HashMap::new();
-        if !self.judges_in_memory() {
+        if !self.judges_in_memory(&sites) {
             return JudgedSites { sites, unwritten };
         }
         let sites = sites
@@ -225,7 +230,7 @@ impl Hub {
     /// Exports the transitions not written yet
     /// (`fleet_hub_status_writes_pending`).
     pub fn judged_every_site(&self, sites: &[Arc<FederatedCluster>], now: Timestamp) -> bool {
-        if !self.judges_in_memory() {
+        if !self.judges_in_memory(sites) {
             self.metrics.set_writes_pending(0);
             return false;
         }

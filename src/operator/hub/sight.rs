@@ -3,7 +3,8 @@
 //! - from the first error of its site watch until the watch delivers
 //!   again (a site with a resourceVersion not handed over before, or the
 //!   end of a list: the cache then holds the fleet as it is now) or, while
-//!   it stays down, until a GET of a site answers;
+//!   it stays down, until a GET of a site answers or the lease watch has
+//!   listed the leases again (below);
 //! - from the last event its watches delivered, when a fresh read made
 //!   after they said nothing for [`QUIET_SIGHT`] gets no answer within
 //!   [`FRESH_READ_TIMEOUT`], until a watch delivers or a read answers
@@ -17,6 +18,19 @@
 //! whose server died) is noticed even when no transition falls due, so an
 //! outage that keeps the edges from reporting is not counted against
 //! them.
+//!
+//! While the site watch is down and the lease watch sees (it has listed
+//! the leases since it last failed), the hub still sees every heartbeat
+//! of a site whose edge renews a lease: it is not blind, and when the
+//! lease watch holds a lease of every site it judges the fleet in memory
+//! (summary, liveness record) from the leases, the sites' other detail as
+//! the cache last held it ([`super::Hub::judges_in_memory`]). A site whose
+//! edge heartbeats through its status (an older edge), or has no lease
+//! yet, holds that judgement until the site watch delivers again. After an
+//! API server's restart the lease list (small objects) comes back long
+//! before the site list: 8 s against ~2.5 minutes at 100,000 sites on the
+//! real API server (docs/benchmarks-100k.md). Every transition is still
+//! written from a fresh read while the site watch is down.
 //!
 //! That blind time is not counted against any site. A site whose
 //! transition waited for a fresh read the blind hub could not make is
@@ -46,6 +60,9 @@ pub const FRESH_READ_TIMEOUT: Duration = Duration::from_secs(5);
 pub(super) struct Sight {
     /// The site watch reported an error and has delivered nothing since.
     pub(super) watch_down: bool,
+    /// The lease watch has listed the leases since it last failed
+    /// ([`Hub::leases_seen`]).
+    pub(super) leases_see: bool,
     /// A fresh read made while the watches were quiet got no answer, and
     /// nothing was delivered or answered since.
     pub(super) unanswered: bool,
@@ -67,8 +84,17 @@ pub(super) struct Sight {
 }
 
 impl Sight {
+    /// Blind: the API server did not answer, or the site watch is down
+    /// and the lease watch does not see either.
     fn blind(&self) -> bool {
-        self.watch_down || self.unanswered
+        self.unanswered || (self.watch_down && !self.leases_see)
+    }
+
+    /// Unsure of what the cache holds: the API server did not answer, the
+    /// site watch is down, or the watches have said nothing for
+    /// [`QUIET_SIGHT`] by `now`.
+    fn unsure(&self, now: Timestamp) -> bool {
+        self.unanswered || self.watch_down || self.quiet(now)
     }
 
     /// Whether the watches have said nothing for [`QUIET_SIGHT`] by `now`.
@@ -120,9 +146,50 @@ impl Hub {
         let mut sight = self.sight.lock().unwrap_or_else(|p| p.into_inner());
         if !sight.watch_down {
             sight.watch_down = true;
-            sight.blind_since.get_or_insert(now);
-            tracing::warn!("lost the site watch: holding judgements until it delivers again");
+            if sight.leases_see {
+                tracing::warn!(
+                    "lost the site watch: judging from site leases until it delivers again"
+                );
+            } else {
+                sight.blind_since.get_or_insert(now);
+                tracing::warn!("lost the site watch: holding judgements until it delivers again");
+            }
         }
+    }
+
+    /// The lease watch has listed the leases (`true`), or failed. While
+    /// the site watch is down, the hub sees again when it has listed (the
+    /// time before is credited), and is blind from when it failed.
+    pub fn leases_seen(&self, sees: bool) {
+        let now = (self.clock)();
+        let mut sight = self.sight.lock().unwrap_or_else(|p| p.into_inner());
+        if sight.leases_see == sees {
+            return;
+        }
+        let was_blind = sight.blind();
+        sight.leases_see = sees;
+        if !sight.watch_down {
+            return;
+        }
+        if !was_blind && sight.blind() {
+            sight.blind_since.get_or_insert(now);
+            tracing::warn!("lost the site watch and the lease watch: holding judgements");
+        } else if was_blind && !sight.blind() {
+            tracing::info!(
+                "the site watch is down, the lease watch has listed the leases: judging from them \
+                 (a site without a lease holds the liveness record until the site watch delivers again)"
+            );
+            self.sees_again(sight, now);
+        }
+    }
+
+    /// Whether the site watch is down (the hub judges from leases alone,
+    /// if at all).
+    pub(super) fn site_watch_down(&self) -> bool {
+        self.sight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .watch_down
     }
 
     /// Whether the hub is blind (judgements held, see the module
@@ -131,21 +198,24 @@ impl Hub {
         self.sight.lock().unwrap_or_else(|p| p.into_inner()).blind()
     }
 
-    /// Whether the site watch is up and the watches have said nothing for
-    /// [`QUIET_SIGHT`] (or the API server did not answer the last read).
+    /// Whether the site watch is up (or, while it is down, the lease
+    /// watch sees) and the watches have said nothing for [`QUIET_SIGHT`]
+    /// (or the API server did not answer the last read).
     fn quiet_and_up(&self) -> bool {
         let now = (self.clock)();
         let sight = self.sight.lock().unwrap_or_else(|p| p.into_inner());
-        !sight.watch_down && (sight.unanswered || sight.quiet(now))
+        (!sight.watch_down || sight.leases_see) && (sight.unanswered || sight.quiet(now))
     }
 
     /// Whether a transition must be judged again from a fresh read before
-    /// it is written: the hub is blind, or its watches have said nothing
-    /// for [`QUIET_SIGHT`].
+    /// it is written: the hub is blind, its site watch is down, or its
+    /// watches have said nothing for [`QUIET_SIGHT`].
     pub(super) fn unsure(&self) -> bool {
         let now = (self.clock)();
-        let sight = self.sight.lock().unwrap_or_else(|p| p.into_inner());
-        sight.blind() || sight.quiet(now)
+        self.sight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .unsure(now)
     }
 
     /// Notes the object the cache handed to a reconcile, or (`event`) a
@@ -267,7 +337,7 @@ impl Hub {
             // answered over a watch whose connection is dead says nothing
             // of what the cache holds).
             sight.unanswered = false;
-            if sight.watch_down {
+            if sight.blind() {
                 let blind = sight.blind_since.take();
                 drop(sight);
                 self.credit(blind, now);

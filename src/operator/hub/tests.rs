@@ -277,3 +277,86 @@ async fn a_failed_write_queued_again_behind_the_backlog_withholds_no_record() {
     );
     retry.abort();
 }
+
+/// Runs the lease watch's `events` through [`with_leases`] into `hub`
+/// (no site events: the site watch is down or says nothing).
+async fn lease_watch(
+    hub: &Arc<Hub>,
+    events: Vec<Result<watcher::Event<(String, crate::api::Renewal)>, watcher::Error>>,
+) {
+    let (cache, _writer) = reflector::store::<FederatedCluster>();
+    let told = hub.clone();
+    with_leases(
+        futures::stream::empty(),
+        futures::stream::iter(events),
+        hub.renewals.clone(),
+        cache,
+        hub.metrics.clone(),
+        move |sees| told.leases_seen(sees),
+    )
+    .collect::<Vec<_>>()
+    .await;
+}
+
+/// The lease watch lists `sites`' leases.
+fn leases_listed(
+    sites: &[&str],
+) -> Vec<Result<watcher::Event<(String, crate::api::Renewal)>, watcher::Error>> {
+    let renewal = crate::api::Renewal {
+        renew_time: Some(jiff::Timestamp::now()),
+        duration_ms: Some(7),
+    };
+    let mut events = vec![Ok(watcher::Event::Init)];
+    events.extend(
+        sites
+            .iter()
+            .map(|s| Ok(watcher::Event::InitApply(((*s).to_owned(), renewal)))),
+    );
+    events.push(Ok(watcher::Event::InitDone));
+    events
+}
+
+/// While its site watch is down (an API server restarted and rebuilds its
+/// watch cache of every site before it serves them again: ~2.5 minutes at
+/// 100,000 sites, the leases' list back after 8 s), a hub whose lease
+/// watch has listed the leases again sees every renewal: it is not blind,
+/// and it judges in memory (summary, liveness record) a fleet whose every
+/// site renews a lease. A site without a lease (an older edge heartbeats
+/// through its status, which only the site watch brings) holds that
+/// judgement; a failed lease watch makes the hub blind again.
+#[tokio::test]
+async fn without_its_site_watch_a_hub_judges_from_leases_a_fleet_that_renews_them() {
+    let (hub, leased) = leading_over_a_new_site("store-1");
+    let hub = Arc::new(hub);
+    lease_watch(&hub, leases_listed(&["store-1"])).await;
+    let fleet = [leased.clone()];
+    assert!(hub.judges_in_memory(&fleet));
+
+    hub.watch_failed();
+    assert!(!hub.blind(), "blind though every renewal reaches it");
+    assert!(hub.unsure(), "a write is judged from a fresh read first");
+    assert!(hub.judges_in_memory(&fleet));
+    let older = Arc::new(FederatedCluster::test("store-2"));
+    assert!(
+        !hub.judges_in_memory(&[leased.clone(), older]),
+        "judged a site whose heartbeats only the site watch brings"
+    );
+
+    // The lease watch fails too (the API server restarting): blind.
+    let refused = kube::core::Status::failure("unavailable", "ServiceUnavailable").with_code(503);
+    let failed = watcher::Error::WatchStartFailed(kube::Error::Api(Box::new(refused)));
+    lease_watch(&hub, vec![Err(failed)]).await;
+    assert!(hub.blind());
+    assert!(!hub.judges_in_memory(&fleet));
+    // It lists the leases again: the hub sees, the blind time credited.
+    lease_watch(&hub, leases_listed(&["store-1"])).await;
+    assert!(!hub.blind());
+    assert!(hub.judges_in_memory(&fleet));
+    assert!(
+        hub.sight.lock().unwrap().blind_since.is_none(),
+        "the blind time was not credited"
+    );
+    // The site watch lists again: writes need no fresh read.
+    hub.relisted();
+    assert!(!hub.unsure());
+}
