@@ -153,6 +153,15 @@ impl Hub {
             && (!self.site_watch_down() || self.renewals.cover(sites))
     }
 
+    /// Whether this replica leads but cannot judge the fleet `sites` in
+    /// memory for want of sight (blind, or its site watch down while some
+    /// site renews no lease, or not listed yet): its liveness check then
+    /// looks again every second, so the record follows as soon as it sees
+    /// again rather than up to a liveness period later.
+    pub fn waits_for_sight(&self, sites: &[Arc<FederatedCluster>]) -> bool {
+        self.is_leader() && !self.judges_in_memory(sites)
+    }
+
     /// `sites` (the complete cache) as this replica judges them at `now`:
     /// each site whose judgement is a transition not written yet (queued
     /// behind the write rate, or in flight) stands in with the status the
