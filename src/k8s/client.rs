@@ -63,24 +63,6 @@ impl std::fmt::Debug for Cluster {
     }
 }
 
-/// How the CLI retries an API server's `429`, `503` or `504`: 3 times,
-/// ½, 1 and 2 s apart (with jitter), then the command says what failed.
-/// kube's default retries them 15 times, backing off exponentially to
-/// over a minute between tries, without a word: a command against an API
-/// server whose backend is down (a load balancer answering 503) sat
-/// silent for minutes. A `Retry-After` the server sends is not followed
-/// (an answer could ask for a day); API priority and fairness asks for 1 s,
-/// which the backoff covers.
-pub fn retry_policy() -> kube::client::retry::RetryPolicy {
-    kube::client::retry::RetryPolicy::new(
-        std::time::Duration::from_millis(500),
-        std::time::Duration::from_secs(2),
-        3,
-        false,
-    )
-    .expect("constant backoff parameters are valid")
-}
-
 impl Cluster {
     /// Asks `ready` every 100 ms until it answers true, for at most
     /// `limit` (the bounded waits of `kubectl wait --timeout`): Ok then,
@@ -195,24 +177,13 @@ impl Cluster {
             config.write_timeout = Some(timeout);
             config.reset_reader_on_write = true;
         }
-        // kube's own retry of a 429/503/504 (15 times, backing off to over
-        // a minute, silently) is replaced by a bounded one; the
-        // configuration kept (`Cluster::config`, which the operator builds
-        // its clients from) is as read.
-        let mut unretried = config.clone();
-        unretried.default_retry = false;
-        let client = kube::client::ClientBuilder::try_from(unretried)
-            .map_err(|source| Error::Unreachable {
+        let client =
+            kube::Client::try_from(config.clone()).map_err(|source| Error::Unreachable {
                 what: "build the API client".into(),
                 server: server.clone(),
                 reason: root_cause(&source),
                 source,
-            })?
-            // Tower's retry clones the service it retries: kube's stack is
-            // one boxed service, shared through a buffer.
-            .with_layer(&tower::buffer::BufferLayer::new(64))
-            .with_layer(&tower::retry::RetryLayer::new(retry_policy()))
-            .build();
+            })?;
         Ok(Cluster {
             client,
             config,

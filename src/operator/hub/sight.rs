@@ -28,9 +28,10 @@
 //! edge heartbeats through its status (an older edge), or has no lease
 //! yet, holds that judgement until the site watch delivers again. After an
 //! API server's restart the lease list (small objects) comes back long
-//! before the site list: 8 s against ~2.5 minutes at 100,000 sites on the
-//! real API server (docs/benchmarks-100k.md). Every transition is still
-//! written from a fresh read while the site watch is down.
+//! before the site list: after 8–29 s against ~2.5 minutes at 100,000
+//! sites on the real API server (docs/benchmarks-100k.md). Every
+//! transition is still written from a fresh read while the site watch is
+//! down.
 //!
 //! That blind time is not counted against any site. A site whose
 //! transition waited for a fresh read the blind hub could not make is
