@@ -111,3 +111,42 @@ fn a_password_in_the_server_url_is_never_shown() {
         }
     }
 }
+
+/// An API server answering `503` (a load balancer whose backend is down)
+/// or `429` (API priority and fairness): a command tries each request 3
+/// more times, ½–2 s apart, then fails with one line naming the answer,
+/// instead of kube's 15 silent tries backing off to over a minute; an
+/// answer that passes within those tries is not noticed.
+#[test]
+fn an_unavailable_api_server_is_retried_briefly_then_told() {
+    let hub = Hub::new();
+    hub.register("site-a", &[]);
+    let controls = hub.sandbox.controls();
+    controls.clear_request_log();
+    controls.fail(kube_sandbox::FaultRule {
+        status: 503,
+        count: u32::MAX,
+        ..Default::default()
+    });
+    let run = hub.fleet(&["status"]);
+    controls.clear_faults();
+    let line = run.one_line_error();
+    let mut tries = std::collections::BTreeMap::<String, usize>::new();
+    for r in controls.request_log() {
+        *tries.entry(format!("{} {}", r.verb, r.path)).or_default() += 1;
+    }
+    assert!(
+        !tries.is_empty() && tries.values().all(|n| *n == 4),
+        "{tries:?}"
+    );
+    assert!(line.contains("503"), "{line}");
+
+    // Refused twice, then served: nothing to tell.
+    controls.fail(kube_sandbox::FaultRule {
+        status: 429,
+        count: 2,
+        ..Default::default()
+    });
+    let run = hub.fleet(&["status", "-o", "json"]).ok();
+    assert_eq!(run.json()["sites"][0]["name"], "site-a");
+}

@@ -63,6 +63,70 @@ impl std::fmt::Debug for Cluster {
     }
 }
 
+/// How long the plugin waits before each new try of a request the API
+/// server answered `429`, `503` or `504`: 3 more tries over 3.5 s, then
+/// the command says what failed. kube's client retries them 15 times by
+/// default, backing off exponentially to over a minute between tries,
+/// without a word: `kubectl fleet status` against an API server whose
+/// backend was down (a load balancer answering 503) sat 272 s silent. A
+/// `Retry-After` is not followed (an answer could ask for a day; API
+/// priority and fairness asks for 1 s, which the waits cover).
+const RETRY_WAITS: [Duration; 3] = [
+    Duration::from_millis(500),
+    Duration::from_secs(1),
+    Duration::from_secs(2),
+];
+
+/// kube's client (without its own retry) trying a request again after
+/// each of [`RETRY_WAITS`] while the API server answers `429`, `503` or
+/// `504`. A request whose body cannot be replayed (a stream) is tried
+/// once. Written as one small service rather than tower's retry layer,
+/// which needs a cloneable stack (a buffer over kube's boxed one): that
+/// grew the plugin by 149 KB, past its 12 MiB goal.
+#[derive(Clone)]
+struct BoundedRetry(kube::Client);
+
+impl tower_service::Service<http::Request<kube::client::Body>> for BoundedRetry {
+    type Response = http::Response<kube::client::Body>;
+    type Error = kube::Error;
+    type Future = futures::future::BoxFuture<'static, Result<Self::Response, kube::Error>>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), kube::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<kube::client::Body>) -> Self::Future {
+        let client = self.0.clone();
+        Box::pin(async move {
+            let (method, uri, headers) = (
+                request.method().clone(),
+                request.uri().clone(),
+                request.headers().clone(),
+            );
+            let body = request.body().try_clone();
+            let mut answer = client.send(request).await?;
+            for wait in RETRY_WAITS {
+                if !matches!(answer.status().as_u16(), 429 | 503 | 504) {
+                    break;
+                }
+                let Some(again) = body.as_ref().and_then(kube::client::Body::try_clone) else {
+                    break;
+                };
+                tokio::time::sleep(wait).await;
+                let mut retry = http::Request::new(again);
+                *retry.method_mut() = method.clone();
+                *retry.uri_mut() = uri.clone();
+                *retry.headers_mut() = headers.clone();
+                answer = client.send(retry).await?;
+            }
+            Ok(answer)
+        })
+    }
+}
+
 impl Cluster {
     /// Asks `ready` every 100 ms until it answers true, for at most
     /// `limit` (the bounded waits of `kubectl wait --timeout`): Ok then,
@@ -177,13 +241,20 @@ impl Cluster {
             config.write_timeout = Some(timeout);
             config.reset_reader_on_write = true;
         }
-        let client =
-            kube::Client::try_from(config.clone()).map_err(|source| Error::Unreachable {
-                what: "build the API client".into(),
-                server: server.clone(),
-                reason: root_cause(&source),
-                source,
-            })?;
+        // kube's own retry of a 429/503/504 (15 times, backing off to over
+        // a minute, silently) gives way to a bounded one ([`BoundedRetry`]);
+        // the configuration kept (`Cluster::config`, which the operator
+        // builds its clients from) is as read.
+        let mut unretried = config.clone();
+        unretried.default_retry = false;
+        let client = kube::Client::try_from(unretried).map_err(|source| Error::Unreachable {
+            what: "build the API client".into(),
+            server: server.clone(),
+            reason: root_cause(&source),
+            source,
+        })?;
+        let namespace = client.default_namespace().to_owned();
+        let client = kube::Client::new(BoundedRetry(client), namespace);
         Ok(Cluster {
             client,
             config,
