@@ -103,6 +103,28 @@ async fn judged_at(records: &Api<kubectl_fleet::api::FederationStatus>) -> Optio
         .map(|h| h.last_judgement_time.0)
 }
 
+/// Waits (30 s at most) until each of `sites` is Connected and the hub
+/// has recorded a full judgement.
+async fn connected_and_recorded(
+    api: &Api<FederatedCluster>,
+    records: &Api<kubectl_fleet::api::FederationStatus>,
+    sites: &[&str],
+) {
+    wait_until(
+        Duration::from_secs(30),
+        "the sites Connected, a judgement recorded",
+        || async {
+            for site in sites {
+                if phase(api, site).await != Some(Phase::Connected) {
+                    return false;
+                }
+            }
+            judged_at(records).await.is_some()
+        },
+    )
+    .await;
+}
+
 /// This release's edge's heartbeat: a renewal of the site's lease.
 async fn renew(leases: &Api<FederatedClusterLease>, site: &str) {
     let now = jiff::Timestamp::now();
@@ -291,14 +313,7 @@ async fn an_api_server_restart_over_a_quiet_fleet_is_judged_from_the_new_list() 
     let (api, hub, beating, _dir) = renewing_fleet(&sb, &client, &["quiet"], "restart").await;
     let records: Api<kubectl_fleet::api::FederationStatus> = Api::all(client.clone());
     let judged_at = || judged_at(&records);
-    wait_until(
-        Duration::from_secs(30),
-        "judged Connected, recorded",
-        || async {
-            phase(&api, "quiet").await == Some(Phase::Connected) && judged_at().await.is_some()
-        },
-    )
-    .await;
+    connected_and_recorded(&api, &records, &["quiet"]).await;
     let transitioned = api.get("quiet").await.unwrap().status.unwrap();
 
     let restarted = jiff::Timestamp::now();
@@ -357,18 +372,7 @@ async fn a_hung_api_server_turns_no_renewing_site_stale() {
     let (api, hub, beating, _dir) = renewing_fleet(&sb, &client, &live, "hung").await;
     let records: Api<kubectl_fleet::api::FederationStatus> = Api::all(client.clone());
     let judged_at = || judged_at(&records);
-    wait_until(
-        Duration::from_secs(30),
-        "the live sites Connected, recorded",
-        || async {
-            let mut connected = true;
-            for site in live {
-                connected &= phase(&api, site).await == Some(Phase::Connected);
-            }
-            connected && judged_at().await.is_some()
-        },
-    )
-    .await;
+    connected_and_recorded(&api, &records, &live).await;
     // The silent site's one heartbeat: it falls due during the hang.
     let beat = json!({"status": {"lastHeartbeatTime": jiff::Timestamp::now().to_string()}});
     api.patch_status("silent", &PatchParams::default(), &Patch::Merge(&beat))
@@ -539,16 +543,7 @@ async fn after_a_restart_a_fleet_that_renews_leases_is_judged_before_its_site_li
     let fading = keep_renewing(leases, &["fading"]);
     let records: Api<kubectl_fleet::api::FederationStatus> = Api::all(client.clone());
     let judged_at = || judged_at(&records);
-    wait_until(
-        Duration::from_secs(30),
-        "both sites Connected, recorded",
-        || async {
-            phase(&api, "steady").await == Some(Phase::Connected)
-                && phase(&api, "fading").await == Some(Phase::Connected)
-                && judged_at().await.is_some()
-        },
-    )
-    .await;
+    connected_and_recorded(&api, &records, &["steady", "fading"]).await;
     let transitioned = api.get("steady").await.unwrap().status.unwrap();
 
     let restarted = restart_refusing_the_site_list(&sb);
@@ -615,16 +610,7 @@ async fn a_site_without_a_lease_holds_the_record_until_the_site_list_is_back() {
     });
     let records: Api<kubectl_fleet::api::FederationStatus> = Api::all(client.clone());
     let judged_at = || judged_at(&records);
-    wait_until(
-        Duration::from_secs(30),
-        "both sites Connected, recorded",
-        || async {
-            phase(&api, "leased").await == Some(Phase::Connected)
-                && phase(&api, "older").await == Some(Phase::Connected)
-                && judged_at().await.is_some()
-        },
-    )
-    .await;
+    connected_and_recorded(&api, &records, &["leased", "older"]).await;
     let before = [
         api.get("leased").await.unwrap().status.unwrap(),
         api.get("older").await.unwrap().status.unwrap(),
