@@ -248,3 +248,77 @@ async fn failover_time_over_20_leader_deaths() {
     let bound = LEASE + Duration::from_millis(1);
     assert!(times.iter().all(|t| *t <= bound), "{secs:?} over {bound:?}");
 }
+
+/// A leader whose renewal goes unanswered (an API server that hangs on it;
+/// kube's client retrying a 503 for minutes is the same to the elector)
+/// stops acting as leader at its renew deadline: never two leaders. Both
+/// replicas run as the hub runs them (`leader::run`, the system clocks);
+/// only hub-a's next renewal is held (answered 60 s late but written at
+/// once, as a write in flight is), so the standby sees it and may take the
+/// lease a duration later, and hub-a may renew it again once it stood down.
+#[tokio::test]
+async fn a_leader_whose_renewal_hangs_steps_down_and_two_never_lead() {
+    use kube_sandbox::FaultRule;
+    use kubectl_fleet::operator::leader;
+    use tokio::sync::watch;
+    let f = Fixture::new().await;
+    let lease = Duration::from_secs(6);
+    let elector = |identity: &str| {
+        let cfg = ElectionConfig {
+            namespace: NS.into(),
+            name: "fleet-hub".into(),
+            identity: identity.into(),
+            lease_duration: lease,
+        };
+        LeaderElector::new(f.api.clone(), cfg)
+    };
+    let (stop_tx, stop) = watch::channel(false);
+    let (a_tx, mut a_leads) = watch::channel(false);
+    let a = tokio::spawn(leader::run(elector("hub-a"), a_tx, stop.clone()));
+    tokio::time::timeout(Duration::from_secs(10), a_leads.wait_for(|l| *l))
+        .await
+        .expect("hub-a leads")
+        .unwrap();
+    let (b_tx, b_leads) = watch::channel(false);
+    let b = tokio::spawn(leader::run(elector("hub-b"), b_tx, stop.clone()));
+    f.sb.controls().fail(FaultRule {
+        verb: Some("update".into()),
+        path_contains: Some("/leases/fleet-hub".into()),
+        status: 0,
+        count: 1,
+        delay: Duration::from_secs(60),
+        ..Default::default()
+    });
+    let held = std::time::Instant::now();
+    let mut stood_down = None;
+    while held.elapsed() < 3 * lease {
+        let (a_now, b_now) = (*a_leads.borrow(), *b_leads.borrow());
+        assert!(
+            !(a_now && b_now),
+            "hub-a and hub-b both lead {:?} after hub-a's renewal was held",
+            held.elapsed()
+        );
+        if !a_now && stood_down.is_none() {
+            stood_down = Some(held.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let stood_down = stood_down.expect("hub-a stood down while its renewal was held");
+    // Its last renewal was at most a retry period before the hold.
+    let bound = lease / 3 + lease * 2 / 3 + Duration::from_secs(1);
+    assert!(
+        stood_down <= bound,
+        "hub-a stood down {stood_down:?} after the hold"
+    );
+    assert!(
+        *a_leads.borrow() || *b_leads.borrow(),
+        "one of them leads again"
+    );
+    stop_tx.send_replace(true);
+    for run in [a, b] {
+        tokio::time::timeout(Duration::from_secs(10), run)
+            .await
+            .expect("the election stops on shutdown")
+            .unwrap();
+    }
+}

@@ -8,7 +8,9 @@
 //! cannot make a standby steal a live lease). A leader that cannot renew
 //! steps down two thirds of the duration after it *sent* its last
 //! successful renewal, before any standby may take over, so two replicas
-//! never both believe they lead.
+//! never both believe they lead; a round is cut off at that deadline, so a
+//! renewal the API server holds (or kube's client retries) cannot keep it
+//! acting longer ([`LeaderElector::round_limit`]).
 //!
 //! A standby watches the Lease as well as reading it once per retry
 //! period: each renewal is observed as it happens, so its "unchanged
@@ -292,6 +294,18 @@ impl LeaderElector {
             .is_none_or(|at| now.saturating_sub(at) >= self.cfg.renew_deadline())
     }
 
+    /// How long the next round may take: for a leader, the time left
+    /// until its renew deadline (a round that ends later could not keep it
+    /// leading); for a standby, the renew deadline (the record it read is
+    /// stale by then).
+    pub fn round_limit(&self, leading: bool) -> Duration {
+        let deadline = self.cfg.renew_deadline();
+        match self.last_renewal {
+            Some(at) if leading => deadline.saturating_sub((self.monotonic)().saturating_sub(at)),
+            _ => deadline,
+        }
+    }
+
     /// Gives the Lease up (on graceful shutdown) so a standby takes over at
     /// once instead of waiting out the lease duration.
     pub async fn release(&mut self) -> Result<(), LeaseError> {
@@ -336,10 +350,20 @@ pub async fn run(
     let mut first = true;
     'rounds: loop {
         let was_leader = *leading.borrow();
-        let now_leader = match elector.try_acquire_or_renew().await {
-            Ok(held) => held,
-            Err(err) => {
+        // A round is bounded by the time a leader has left to renew (a
+        // standby's by the renew deadline): a request the API server holds,
+        // or kube's client retries for minutes, would otherwise keep a
+        // leader acting past its deadline while a standby takes over.
+        let limit = elector.round_limit(was_leader);
+        let round = tokio::time::timeout(limit, elector.try_acquire_or_renew()).await;
+        let now_leader = match round {
+            Ok(Ok(held)) => held,
+            Ok(Err(err)) => {
                 tracing::warn!(error = %err, cause = %source_chain(&err), "leader election round failed");
+                was_leader && !elector.past_renew_deadline()
+            }
+            Err(_) => {
+                tracing::warn!(limit = ?limit, "leader election round not answered in time");
                 was_leader && !elector.past_renew_deadline()
             }
         };
