@@ -651,3 +651,43 @@ async fn a_site_without_a_lease_holds_the_record_until_the_site_list_is_back() {
     beating.abort();
     drop(hub);
 }
+
+/// The API server answers 503 to every request for 45 s (a load balancer
+/// whose backends are down; not a hang, not refused connections): once it
+/// serves again, the hub records a judgement within a liveness period and
+/// a few seconds, not when a request it kept retrying inside the client
+/// (kube's default: backing off to over a minute) happens to be tried
+/// again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_503_outage_the_hub_records_its_judgement_again_at_once() {
+    let (sb, client) = hub_cluster().await;
+    // I = 10 s scaled by 0.3: a liveness period of 4.5 s.
+    create_site(&client, "steady", 10, Environment::Production).await;
+    let (api, hub, beating, _dir) = renewing_fleet(&sb, &client, &["steady"], "after-503").await;
+    let records: Api<kubectl_fleet::api::FederationStatus> = Api::all(client.clone());
+    connected_and_recorded(&api, &records, &["steady"]).await;
+    sb.controls().fail(kube_sandbox::FaultRule {
+        status: 503,
+        count: u32::MAX,
+        ..Default::default()
+    });
+    tokio::time::sleep(Duration::from_secs(45)).await;
+    sb.controls().clear_faults();
+    let served = jiff::Timestamp::now();
+    let started = std::time::Instant::now();
+    wait_until(
+        Duration::from_secs(120),
+        "a liveness record after the outage",
+        || async { judged_at(&records).await.is_some_and(|t| t > served) },
+    )
+    .await;
+    let took = started.elapsed();
+    println!("record {took:?} after the API server served again");
+    assert!(
+        took < Duration::from_secs(12),
+        "the record came {took:?} after the API server served again\n{}",
+        hub.log_text()
+    );
+    beating.abort();
+    drop(hub);
+}

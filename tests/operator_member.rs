@@ -9,6 +9,9 @@
 //!   makes it alternate, and the hub flags the site `MemberChanged`
 //!   (condition, Event, `status -o wide`, `describe`, `-o json`).
 //! - Sites whose edges read one cluster are one cluster to correlations.
+//! - A member API server that keeps answering 503, or hangs, does not
+//!   silence its site: the edge reads it for half an interval at most and
+//!   heartbeats with what it last read.
 //!
 //! Intervals: `heartbeatIntervalSeconds: 10` scaled by the hidden
 //! `--interval-scale 0.2` on every process, so I = 2 s.
@@ -74,6 +77,22 @@ fn exit_of(proc: &mut Proc, timeout: Duration) -> std::process::ExitStatus {
     }
 }
 
+/// A hub API server installed with `kubectl fleet install --apply`, its
+/// kubeconfig, an admin client, and a hub operator running over it.
+async fn installed_hub_running(dir: &TempDir) -> (Sandbox, std::path::PathBuf, kube::Client, Proc) {
+    let hub_sb = Sandbox::start();
+    let hub_kc = installed_hub(&hub_sb, dir);
+    let hub = admin(&hub_sb).await;
+    let operator_kc = hub_operator_kubeconfig(&hub_sb, dir).await;
+    let proc = Proc::spawn(
+        "hub",
+        &operator_bin(),
+        &hub_args(&operator_kc, "hub-a", SCALE),
+        dir.join("hub.log"),
+    );
+    (hub_sb, hub_kc, hub, proc)
+}
+
 async fn member_of(api: &Api<FederatedCluster>, site: &str) -> Option<String> {
     api.get(site).await.ok()?.status?.member
 }
@@ -131,17 +150,8 @@ async fn an_edge_whose_member_is_the_hub_refuses_to_report_unless_told() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_edge_for_one_site_is_flagged_member_changed() {
     let dir = TempDir::new("member-changed");
-    let hub_sb = Sandbox::start();
-    let hub_kc = installed_hub(&hub_sb, &dir);
-    let hub = admin(&hub_sb).await;
+    let (_hub_sb, hub_kc, hub, _hub) = installed_hub_running(&dir).await;
     let api: Api<FederatedCluster> = Api::all(hub.clone());
-    let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
-    let _hub = Proc::spawn(
-        "hub",
-        &operator_bin(),
-        &hub_args(&operator_kc, "hub-a", SCALE),
-        dir.join("hub.log"),
-    );
     let (one_sb, one_kc) = member_sandbox(&dir, "one", (0, 0)).await;
     let (two_sb, two_kc) = member_sandbox(&dir, "two", (0, 0)).await;
     let one = kube_system_uid(&admin(&one_sb).await).await;
@@ -230,17 +240,8 @@ async fn a_second_edge_for_one_site_is_flagged_member_changed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sites_whose_edges_read_one_cluster_make_no_cross_cluster_correlation() {
     let dir = TempDir::new("member-one-cluster");
-    let hub_sb = Sandbox::start();
-    let hub_kc = installed_hub(&hub_sb, &dir);
-    let hub = admin(&hub_sb).await;
+    let (_hub_sb, hub_kc, hub, _hub) = installed_hub_running(&dir).await;
     let api: Api<FederatedCluster> = Api::all(hub.clone());
-    let operator_kc = hub_operator_kubeconfig(&hub_sb, &dir).await;
-    let _hub = Proc::spawn(
-        "hub",
-        &operator_bin(),
-        &hub_args(&operator_kc, "hub-a", SCALE),
-        dir.join("hub.log"),
-    );
     // One member cluster with a crash-looping Deployment, read by the
     // edges of three "sites".
     let member_sb = Sandbox::start();
@@ -292,4 +293,75 @@ async fn sites_whose_edges_read_one_cluster_make_no_cross_cluster_correlation() 
         serde_json::json!([]),
         "{incidents}"
     );
+}
+
+/// The member's API server answers 503 to everything (overloaded, or a
+/// load balancer without backends), then hangs, 12 s each (6 intervals):
+/// the site stays Connected throughout, its inventory as last read, and
+/// the edge says why it reports no more; once the member answers, its
+/// inventory is read again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_that_answers_503_or_hangs_does_not_silence_its_site() {
+    let dir = TempDir::new("member-unwell");
+    let (_hub_sb, hub_kc, hub, _hub) = installed_hub_running(&dir).await;
+    let api: Api<FederatedCluster> = Api::all(hub.clone());
+    let (member_sb, member_kc) = member_sandbox(&dir, "m", (4, 4)).await;
+    let site_kc = dir.join("site-a.kubeconfig");
+    fleet_register(&hub_kc, "site-a", 10, &site_kc, &[]);
+    let edge = spawn_edge(&dir, "edge", "site-a", &member_kc, &site_kc, &[]);
+    wait_until(WAIT, "site-a Connected", || async {
+        api.get("site-a")
+            .await
+            .is_ok_and(|fc| fc.phase() == Some(Phase::Connected))
+    })
+    .await;
+    let nodes = |fc: &FederatedCluster| fc.status.as_ref().and_then(|s| s.node_count);
+    assert_eq!(nodes(&api.get("site-a").await.unwrap()), Some(1));
+
+    for hang in [false, true] {
+        if hang {
+            member_sb.controls().set_hung(true);
+        } else {
+            member_sb.controls().fail(kube_sandbox::FaultRule {
+                status: 503,
+                count: u32::MAX,
+                ..Default::default()
+            });
+        }
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(12) {
+            let fc = api.get("site-a").await.unwrap();
+            assert_eq!(
+                fc.phase(),
+                Some(Phase::Connected),
+                "{:?} into the member's {}\n{}",
+                start.elapsed(),
+                if hang { "hang" } else { "503s" },
+                edge.log_text()
+            );
+            assert_eq!(nodes(&fc), Some(1), "the inventory as last read");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        member_sb.controls().clear_faults();
+        member_sb.controls().set_hung(false);
+    }
+    let log = edge.log_text();
+    assert!(log.contains("reading the member cluster failed"), "{log}");
+    assert!(log.contains("was not read within"), "{log}");
+
+    // The member answers again: a node it gained is reported.
+    seed_member(
+        &admin(&member_sb).await,
+        &[NodeSeed {
+            name: "m-node-2",
+            gpus: &[],
+            ready: true,
+        }],
+        &[],
+    )
+    .await;
+    wait_until(WAIT, "the member's second node reported", || async {
+        nodes(&api.get("site-a").await.unwrap()) == Some(2)
+    })
+    .await;
 }

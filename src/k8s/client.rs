@@ -63,9 +63,10 @@ impl std::fmt::Debug for Cluster {
     }
 }
 
-/// How long the plugin waits before each new try of a request the API
+/// How long a client waits before each new try of a request the API
 /// server answered `429`, `503` or `504`: 3 more tries over 3.5 s, then
-/// the command says what failed. kube's client retries them 15 times by
+/// the plugin's command says what failed (the operator's loops try again
+/// on their own schedules). kube's client retries them 15 times by
 /// default, backing off exponentially to over a minute between tries,
 /// without a word: `kubectl fleet status` against an API server whose
 /// backend was down (a load balancer answering 503) sat 272 s silent. A
@@ -125,6 +126,19 @@ impl tower_service::Service<http::Request<kube::client::Body>> for BoundedRetry 
             Ok(answer)
         })
     }
+}
+
+/// A client for `config` whose 429/503/504 answers are tried again only
+/// after each of `RETRY_WAITS` (`BoundedRetry`), not 15 times over
+/// minutes as kube's default does, silently: the plugin's, the hub's and
+/// an edge's client of its member cluster. After a 45 s outage answering
+/// 503, the hub's liveness record came 46.7 s after the API server served
+/// again, its read of it waiting inside kube's backoff.
+pub fn bounded_client(mut config: kube::Config) -> Result<kube::Client, kube::Error> {
+    config.default_retry = false;
+    let client = kube::Client::try_from(config)?;
+    let namespace = client.default_namespace().to_owned();
+    Ok(kube::Client::new(BoundedRetry(client), namespace))
 }
 
 impl Cluster {
@@ -241,20 +255,14 @@ impl Cluster {
             config.write_timeout = Some(timeout);
             config.reset_reader_on_write = true;
         }
-        // kube's own retry of a 429/503/504 (15 times, backing off to over
-        // a minute, silently) gives way to a bounded one ([`BoundedRetry`]);
-        // the configuration kept (`Cluster::config`, which the operator
+        // The configuration kept (`Cluster::config`, which the operator
         // builds its clients from) is as read.
-        let mut unretried = config.clone();
-        unretried.default_retry = false;
-        let client = kube::Client::try_from(unretried).map_err(|source| Error::Unreachable {
+        let client = bounded_client(config.clone()).map_err(|source| Error::Unreachable {
             what: "build the API client".into(),
             server: server.clone(),
             reason: root_cause(&source),
             source,
         })?;
-        let namespace = client.default_namespace().to_owned();
-        let client = kube::Client::new(BoundedRetry(client), namespace);
         Ok(Cluster {
             client,
             config,

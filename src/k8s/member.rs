@@ -147,6 +147,11 @@ pub enum MemberError {
     /// Something answered, but not as a Kubernetes API server does.
     #[error("reading {what} from the member cluster: the answer is not the Kubernetes API's")]
     NotKubernetes { what: &'static str },
+    /// The reading was not done within its time (the edge's: half the
+    /// heartbeat interval): an API server that hangs, or keeps answering
+    /// 429/503.
+    #[error("the member cluster was not read within {limit:?}")]
+    NotInTime { limit: std::time::Duration },
 }
 
 impl MemberError {

@@ -17,7 +17,9 @@ mod object_ref;
 mod server_clock;
 mod sites;
 
-pub use client::{Cluster, ConnectOptions, kubeconfig_from_env, read_kubeconfig, shown_server};
+pub use client::{
+    Cluster, ConnectOptions, bounded_client, kubeconfig_from_env, read_kubeconfig, shown_server,
+};
 pub use error::{
     ContextFlags, Error, is_conflict, is_missing, is_missing_object, readable, root_cause,
     source_chain, status_code, with_causes,

@@ -374,6 +374,12 @@ pub fn classify(err: &MemberError, server: &str, site: &str) -> (ProbeFailure, S
                 ),
             );
         }
+        MemberError::NotInTime { .. } => {
+            return (
+                ProbeFailure::Timeout,
+                format!("{server} did not answer in time"),
+            );
+        }
         MemberError::Read { source, .. } => source,
     };
     if let kube::Error::Api(s) = source {

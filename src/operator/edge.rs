@@ -68,7 +68,7 @@ use crate::fleet::signals::SignalHistory;
 use crate::fleet::status_patch::{Accepted, report_patch};
 use crate::k8s::edge_token::{SecretName, request_site_token, store_hub_kubeconfig};
 use crate::k8s::journal::{Read as JournalRead, read_journal, write_journal};
-use crate::k8s::member::{accepts_token, read_member};
+use crate::k8s::member::{MemberError, accepts_token, read_member};
 use crate::k8s::site_status::{get_site, patch_site_status, sites};
 use crate::k8s::{readable, root_cause, source_chain, status_code};
 use crate::operator::collect::{edge_status, with_identity};
@@ -232,6 +232,9 @@ pub struct Edge {
     journal: Journal,
     /// Its copy on the member cluster.
     journal_store: JournalStore,
+    /// The site's heartbeat interval as last read (scaled): a call to the
+    /// member may take half of it ([`Edge::member_limit`]).
+    interval: Duration,
 }
 
 /// What the edge knows of its journal's copy on the member cluster.
@@ -249,7 +252,6 @@ impl Edge {
     /// An edge for `cfg` reading its member cluster through `member`.
     pub fn new(cfg: EdgeConfig, member: kube::Client) -> Self {
         Self {
-            cfg,
             member,
             hub: None,
             accepted: None,
@@ -266,6 +268,11 @@ impl Edge {
             unserved_since: None,
             journal: Journal::default(),
             journal_store: JournalStore::default(),
+            interval: super::clock::scaled(
+                Duration::from_secs(crate::api::DEFAULT_HEARTBEAT_INTERVAL_SECONDS as u64),
+                cfg.interval_scale,
+            ),
+            cfg,
         }
     }
 
@@ -452,6 +459,15 @@ impl Edge {
         super::clock::scaled(site.heartbeat_interval(), self.cfg.interval_scale)
     }
 
+    /// How long one call to the member cluster may take: half the
+    /// heartbeat interval (the hub's probe of a Pull site is bounded
+    /// alike). A member API server that hangs, or keeps answering 503,
+    /// delays the heartbeat by that much and never silences the site: the
+    /// edge reports what it last read, and why not more.
+    fn member_limit(&self) -> Duration {
+        (self.interval / 2).max(Duration::from_millis(100))
+    }
+
     /// The edge-owned status to report now for `site` (its object on the
     /// hub, whose signals are the previous report when this process starts).
     async fn observe_member(
@@ -459,7 +475,11 @@ impl Edge {
         site: &FederatedCluster,
         now: Timestamp,
     ) -> (EdgeStatus, Option<EdgeError>) {
-        match read_member(&self.member).await {
+        let limit = self.member_limit();
+        let read = tokio::time::timeout(limit, read_member(&self.member))
+            .await
+            .unwrap_or(Err(MemberError::NotInTime { limit }));
+        match read {
             Ok(objs) => {
                 let status = edge_status(&objs, self.history.previous(site), now);
                 if status.member != self.last_member.as_ref().and_then(|m| m.member.clone()) {
@@ -547,7 +567,15 @@ impl Edge {
             self.journal_store.loaded = true;
             return;
         };
-        match read_journal(&self.member, &at).await {
+        let limit = self.member_limit();
+        let Ok(read) = tokio::time::timeout(limit, read_journal(&self.member, &at)).await else {
+            self.journal_failing(
+                &at,
+                format!("the member cluster did not answer within {limit:?}"),
+            );
+            return;
+        };
+        match read {
             Ok(JournalRead::Journal(found)) => {
                 if found.is_dark() {
                     tracing::info!(site = %self.cfg.site, configmap = %at, entries = found.entries.len(), "restarted during a dark period: continuing its journal");
@@ -570,11 +598,7 @@ impl Edge {
             Err(e) => {
                 // Not loaded: asked again next tick, and never overwritten
                 // with a journal that does not know what it holds.
-                let cause = readable(&e);
-                if self.journal_store.failing.as_deref() != Some(cause.as_str()) {
-                    tracing::warn!(site = %self.cfg.site, configmap = %at, cause = %cause, "could not read the dark-period journal on the member cluster yet; retrying");
-                    self.journal_store.failing = Some(cause);
-                }
+                self.journal_failing(&at, readable(&e));
                 return;
             }
         }
@@ -597,24 +621,34 @@ impl Edge {
         {
             return;
         }
-        match write_journal(&self.member, &at, &self.journal).await {
-            Ok(()) => {
+        let limit = self.member_limit();
+        let write = tokio::time::timeout(limit, write_journal(&self.member, &at, &self.journal));
+        match write.await {
+            Ok(Ok(())) => {
                 self.journal_store.written = Some(self.journal.clone());
                 self.journal_store.failing = None;
             }
-            Err(e) => {
-                let cause = readable(&e);
-                if self.journal_store.failing.as_deref() != Some(cause.as_str()) {
-                    tracing::warn!(site = %self.cfg.site, configmap = %at, cause = %cause, "could not write the dark-period journal on the member cluster; keeping it in memory and retrying");
-                    self.journal_store.failing = Some(cause);
-                }
-            }
+            Ok(Err(e)) => self.journal_failing(&at, readable(&e)),
+            Err(_) => self.journal_failing(
+                &at,
+                format!("the member cluster did not answer within {limit:?}"),
+            ),
+        }
+    }
+
+    /// Logs (once per cause) that the journal on the member could not be
+    /// read or written; it stays in memory and is tried again next tick.
+    fn journal_failing(&mut self, at: &SecretName, cause: String) {
+        if self.journal_store.failing.as_deref() != Some(cause.as_str()) {
+            tracing::warn!(site = %self.cfg.site, configmap = %at, cause = %cause, loaded = self.journal_store.loaded, "could not read or write the dark-period journal on the member cluster; keeping it in memory and retrying");
+            self.journal_store.failing = Some(cause);
         }
     }
 
     /// Notes in the journal what the member shows while the site is dark.
     async fn observe_dark(&mut self, now: Timestamp) {
-        if let Ok(objs) = read_member(&self.member).await {
+        let limit = self.member_limit();
+        if let Ok(Ok(objs)) = tokio::time::timeout(limit, read_member(&self.member)).await {
             let signals = edge_status(&objs, &[], now).signals.unwrap_or_default();
             self.journal
                 .observe(&node_readiness(&objs.nodes), &signals, now);
@@ -643,6 +677,7 @@ impl Edge {
             }
         };
         let interval = self.interval_of(&site);
+        self.interval = interval;
         if let Err(e) = self.check_member().await {
             return Tick {
                 interval: Some(interval),

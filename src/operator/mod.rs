@@ -509,13 +509,17 @@ async fn run_hub(
     let config = config_for(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
     let client_of =
         |config| kube::Client::try_from(config).map_err(|e| OperatorError::Config(Box::new(e)));
-    let client = client_of(config.clone())?;
+    // kube's client would retry a 429/503/504 inside the request up to 15
+    // times, backing off exponentially to over a minute. The hub's reads
+    // and writes try 3 more times over 3.5 s, then their loops try again
+    // on their own schedules (`k8s::bounded_client`).
+    let client = crate::k8s::bounded_client(config.clone())
+        .map_err(|e| OperatorError::Config(Box::new(e)))?;
     // The hub's watches and its probe of whether the API server answers
-    // (`hub::watch_sight`) see each 429 and 503 themselves: kube's client
-    // would retry them inside the request up to 15 times, backing off
-    // exponentially to over a minute. A restarted API server answers 429
-    // to every watch while it rebuilds its watch cache; the watches retry
-    // at most a second apart (`k8s::site_status::WatchBackoff`).
+    // (`hub::watch_sight`) see each 429 and 503 themselves. A restarted
+    // API server answers 429 to every watch while it rebuilds its watch
+    // cache; the watches retry at most a second apart
+    // (`k8s::site_status::WatchBackoff`).
     let mut unretried = config;
     unretried.default_retry = false;
     let unretried = client_of(unretried)?;
@@ -669,7 +673,7 @@ async fn run_edge(
     let site = args.site.clone().unwrap_or_default();
     let hub_path = args.hub_kubeconfig.clone().unwrap_or_default();
     let member_config = config_for(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
-    let member = kube::Client::try_from(member_config.clone())
+    let member = crate::k8s::bounded_client(member_config.clone())
         .map_err(|e| OperatorError::Config(Box::new(e)))?;
     let hub_kc = credential::HubKubeconfig::read(&hub_path)?;
     let hub_client = hub_kc.client().await?;
