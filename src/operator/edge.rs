@@ -1001,6 +1001,8 @@ pub async fn run(
     // The transient cause already logged in this run of failures: its
     // repeats go to debug, so an outage costs one line, not one per retry.
     let mut logged: Option<&'static str> = None;
+    // The same for a cause of reports sent with an error.
+    let mut noted: Option<&'static str> = None;
     let mut last_interval =
         Duration::from_secs(crate::api::DEFAULT_HEARTBEAT_INTERVAL_SECONDS as u64);
     loop {
@@ -1017,9 +1019,27 @@ pub async fn run(
         let mut person = false;
         let wait = match (&tick.sent, &tick.error) {
             (Some(_), err) => {
-                if let Some(e) = err {
-                    tracing::warn!(site = %edge.cfg.site, cause = e.cause_name(), "{}", Untrusted(e));
+                // A report sent with an error (the member not read): one
+                // line per cause while it lasts (a member down for an hour
+                // at I = 10 s said so 360 times), one when it is gone; a
+                // cause only a person can fix repeats as a reminder.
+                match err {
+                    Some(e) if noted == Some(e.cause_name()) => {
+                        tracing::debug!(site = %edge.cfg.site, cause = e.cause_name(), "{}", Untrusted(e));
+                    }
+                    Some(e) => {
+                        tracing::warn!(site = %edge.cfg.site, cause = e.cause_name(), "{}", Untrusted(e));
+                    }
+                    None => {
+                        if let Some(cause) = noted {
+                            tracing::info!(site = %edge.cfg.site, cause, "reporting without that error again");
+                        }
+                    }
                 }
+                noted = err
+                    .as_ref()
+                    .filter(|e| !e.needs_a_person())
+                    .map(EdgeError::cause_name);
                 if failures > 0 {
                     tracing::info!(site = %edge.cfg.site, failed_reports = failures, "reporting to the hub again");
                 }
