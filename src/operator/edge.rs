@@ -459,9 +459,9 @@ impl Edge {
         super::clock::scaled(site.heartbeat_interval(), self.cfg.interval_scale)
     }
 
-    /// How long one call to the member cluster may take: half the
-    /// heartbeat interval (the hub's probe of a Pull site is bounded
-    /// alike). A member API server that hangs, or keeps answering 503,
+    /// How long one call to the member cluster may take (its reading, the
+    /// journal, the renewed token's Secret): half the heartbeat interval
+    /// (the hub's probe of a Pull site is bounded alike). A member API server that hangs, or keeps answering 503,
     /// delays the heartbeat by that much and never silences the site: the
     /// edge reports what it last read, and why not more.
     fn member_limit(&self) -> Duration {
@@ -919,17 +919,26 @@ impl Edge {
         if hub.durable.token() == hub.kubeconfig.token() {
             return Ok(());
         }
-        store_hub_kubeconfig(
+        let limit = self.member_limit();
+        let store = store_hub_kubeconfig(
             &self.member,
             secret,
             crate::api::DEFAULT_KUBECONFIG_KEY,
             hub.kubeconfig.text(),
-        )
-        .await
-        .map_err(|e| EdgeError::Persist {
-            secret: secret.clone(),
-            cause: readable(&e),
-        })?;
+        );
+        let cause = match tokio::time::timeout(limit, store).await {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(readable(&e)),
+            Err(_) => Some(format!(
+                "the member cluster did not answer within {limit:?}"
+            )),
+        };
+        if let Some(cause) = cause {
+            return Err(EdgeError::Persist {
+                secret: secret.clone(),
+                cause,
+            });
+        }
         tracing::info!(site = %self.cfg.site, secret = %secret, "stored the renewed token in the member Secret; a restart uses it");
         if let Some(h) = self.hub.as_mut() {
             h.durable = h.kubeconfig.clone();
