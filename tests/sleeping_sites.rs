@@ -477,6 +477,39 @@ async fn a_pull_store_whose_member_goes_silent_sleeps_then_is_late_to_wake() {
         "{}",
         wide.stdout
     );
+    // The failed probe is a Warning for the member without a schedule,
+    // Normal (and says why) for the store asleep as its schedule says.
+    let events: Api<k8s_openapi::api::core::v1::Event> =
+        Api::namespaced(admin(&hub_sb).await, "default");
+    let probe_failed = |site: &'static str| {
+        let events = events.clone();
+        async move {
+            let fields = format!("involvedObject.name={site},reason=ProbeFailed");
+            let listed = events
+                .list(&kube::api::ListParams::default().fields(&fields))
+                .await
+                .unwrap()
+                .items;
+            listed.first().map(|e| {
+                (
+                    e.type_.clone().unwrap_or_default(),
+                    e.message.clone().unwrap_or_default(),
+                )
+            })
+        }
+    };
+    wait_until(wait, "a ProbeFailed Event of each site", || async {
+        probe_failed("pull-plain").await.is_some() && probe_failed("pull-store").await.is_some()
+    })
+    .await;
+    let (plain_type, _) = probe_failed("pull-plain").await.unwrap();
+    assert_eq!(plain_type, "Warning");
+    let (store_type, store_note) = probe_failed("pull-store").await.unwrap();
+    assert_eq!(store_type, "Normal", "{store_note}");
+    assert!(
+        store_note.contains("offline as its schedule says"),
+        "{store_note}"
+    );
     // Past the longest absence plus 3 intervals: late to wake.
     let late_by = Duration::from_secs(60) + Duration::from_secs(9);
     wait_until(late_by + wait, "pull-store late to wake", || async {

@@ -1183,7 +1183,7 @@ pub fn controller(
 /// from the platform's IANA database (jiff caches each zone it read). A
 /// zone the database lacks leaves the windows unjudged (the CLI refuses
 /// such a zone; docs/operations.md#expected-connectivity).
-fn site_schedule(c: &crate::api::Connectivity) -> crate::fleet::connectivity::Schedule {
+pub(crate) fn site_schedule(c: &crate::api::Connectivity) -> crate::fleet::connectivity::Schedule {
     let zone = c
         .time_zone
         .as_deref()

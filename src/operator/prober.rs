@@ -617,12 +617,20 @@ impl SiteProber {
                     Some(ProbeOutcome::Failed { failure: was, .. }) if was == failure
                 );
                 if !same {
+                    // A store probed as it closes for the night, inside its
+                    // schedule: Normal, not a Warning every night.
+                    let asleep = asleep_as_scheduled(&site, interval, self.hub.now());
+                    let expected = if asleep {
+                        " (expected: the site is offline as its schedule says)"
+                    } else {
+                        ""
+                    };
                     self.hub.record_event(super::events::about_site(
                         &site,
-                        true,
+                        !asleep,
                         "ProbeFailed",
                         "Probe",
-                        format!("{}: {}", failure.as_str(), Untrusted(message)),
+                        format!("{}: {}{expected}", failure.as_str(), Untrusted(message)),
                     ));
                 }
             }
@@ -641,6 +649,26 @@ impl SiteProber {
             };
         }
     }
+}
+
+/// Whether `site` is silent as its schedule expects at `now`: its last
+/// successful probe (its heartbeat, on the hub's clock) was followed by an
+/// offline window or lies within its longest absence, as the hub judges a
+/// `Sleeping` site (`fleet::connectivity::expect`).
+fn asleep_as_scheduled(site: &FederatedCluster, interval: Duration, now: Timestamp) -> bool {
+    let heard = site
+        .status
+        .as_ref()
+        .and_then(|s| s.last_heartbeat_time.as_ref());
+    let (Some(c), Some(heard)) = (site.spec.connectivity.as_ref(), heard) else {
+        return false;
+    };
+    let schedule = super::hub::site_schedule(c);
+    let (expectation, _) = crate::fleet::connectivity::expect(&schedule, heard.0, interval, now);
+    matches!(
+        expectation,
+        crate::fleet::connectivity::Expectation::Sleeping { .. }
+    )
 }
 
 /// Runs the prober until `shutdown` turns true: keeps one probing task per
