@@ -256,6 +256,7 @@ async fn failover_time_over_20_leader_deaths() {
 /// only hub-a's next renewal is held (answered 60 s late but written at
 /// once, as a write in flight is), so the standby sees it and may take the
 /// lease a duration later, and hub-a may renew it again once it stood down.
+/// A shutdown while the Lease's writes are held ends within seconds.
 #[tokio::test]
 async fn a_leader_whose_renewal_hangs_steps_down_and_two_never_lead() {
     use kube_sandbox::FaultRule;
@@ -314,11 +315,21 @@ async fn a_leader_whose_renewal_hangs_steps_down_and_two_never_lead() {
         *a_leads.borrow() || *b_leads.borrow(),
         "one of them leads again"
     );
+    // Shut down while every write of the Lease is held: the leader's
+    // release is given up after a retry period, not awaited for 60 s.
+    f.sb.controls().fail(FaultRule {
+        verb: Some("update".into()),
+        path_contains: Some("/leases/fleet-hub".into()),
+        status: 0,
+        count: u32::MAX,
+        delay: Duration::from_secs(60),
+        ..Default::default()
+    });
     stop_tx.send_replace(true);
     for run in [a, b] {
         tokio::time::timeout(Duration::from_secs(10), run)
             .await
-            .expect("the election stops on shutdown")
+            .expect("the election stops on shutdown, the release held")
             .unwrap();
     }
 }

@@ -408,10 +408,14 @@ pub async fn run(
     }
     if *leading.borrow() {
         leading.send_replace(false);
-        if let Err(err) = elector.release().await {
-            tracing::warn!(error = %err, "could not release the lease on shutdown");
-        } else {
-            tracing::info!("released the lease");
+        // Bounded as a round is: an API server that holds the request must
+        // not hold the shutdown (a standby then takes over a duration later).
+        match tokio::time::timeout(retry, elector.release()).await {
+            Ok(Ok(())) => tracing::info!("released the lease"),
+            Ok(Err(err)) => tracing::warn!(error = %err, "could not release the lease on shutdown"),
+            Err(_) => {
+                tracing::warn!(limit = ?retry, "could not release the lease on shutdown: not answered in time")
+            }
         }
     }
 }
