@@ -75,6 +75,11 @@ use crate::operator::collect::{edge_status, with_identity};
 use crate::operator::credential::{CredentialError, HubKubeconfig};
 use crate::render::safe::Untrusted;
 
+/// Why a call to the member cluster was given up ([`Edge::member_limit`]).
+fn member_late(limit: Duration) -> String {
+    format!("the member cluster did not answer within {limit:?}")
+}
+
 /// Edge settings.
 #[derive(Clone, Debug)]
 pub struct EdgeConfig {
@@ -461,9 +466,10 @@ impl Edge {
 
     /// How long one call to the member cluster may take (its reading, the
     /// journal, the renewed token's Secret): half the heartbeat interval
-    /// (the hub's probe of a Pull site is bounded alike). A member API server that hangs, or keeps answering 503,
-    /// delays the heartbeat by that much and never silences the site: the
-    /// edge reports what it last read, and why not more.
+    /// (the hub's probe of a Pull site is bounded alike). A member API
+    /// server that hangs, or keeps answering 503, delays the heartbeat by
+    /// that much and never silences the site: the edge reports what it
+    /// last read, and why not more.
     fn member_limit(&self) -> Duration {
         (self.interval / 2).max(Duration::from_millis(100))
     }
@@ -569,10 +575,7 @@ impl Edge {
         };
         let limit = self.member_limit();
         let Ok(read) = tokio::time::timeout(limit, read_journal(&self.member, &at)).await else {
-            self.journal_failing(
-                &at,
-                format!("the member cluster did not answer within {limit:?}"),
-            );
+            self.journal_failing(&at, "read", member_late(limit));
             return;
         };
         match read {
@@ -598,7 +601,7 @@ impl Edge {
             Err(e) => {
                 // Not loaded: asked again next tick, and never overwritten
                 // with a journal that does not know what it holds.
-                self.journal_failing(&at, readable(&e));
+                self.journal_failing(&at, "read", readable(&e));
                 return;
             }
         }
@@ -628,19 +631,17 @@ impl Edge {
                 self.journal_store.written = Some(self.journal.clone());
                 self.journal_store.failing = None;
             }
-            Ok(Err(e)) => self.journal_failing(&at, readable(&e)),
-            Err(_) => self.journal_failing(
-                &at,
-                format!("the member cluster did not answer within {limit:?}"),
-            ),
+            Ok(Err(e)) => self.journal_failing(&at, "write", readable(&e)),
+            Err(_) => self.journal_failing(&at, "write", member_late(limit)),
         }
     }
 
     /// Logs (once per cause) that the journal on the member could not be
-    /// read or written; it stays in memory and is tried again next tick.
-    fn journal_failing(&mut self, at: &SecretName, cause: String) {
+    /// read or written (`what`); it stays in memory and is tried again
+    /// next tick.
+    fn journal_failing(&mut self, at: &SecretName, what: &str, cause: String) {
         if self.journal_store.failing.as_deref() != Some(cause.as_str()) {
-            tracing::warn!(site = %self.cfg.site, configmap = %at, cause = %cause, loaded = self.journal_store.loaded, "could not read or write the dark-period journal on the member cluster; keeping it in memory and retrying");
+            tracing::warn!(site = %self.cfg.site, configmap = %at, cause = %cause, "could not {what} the dark-period journal on the member cluster; keeping it in memory and retrying");
             self.journal_store.failing = Some(cause);
         }
     }
@@ -929,9 +930,7 @@ impl Edge {
         let cause = match tokio::time::timeout(limit, store).await {
             Ok(Ok(())) => None,
             Ok(Err(e)) => Some(readable(&e)),
-            Err(_) => Some(format!(
-                "the member cluster did not answer within {limit:?}"
-            )),
+            Err(_) => Some(member_late(limit)),
         };
         if let Some(cause) = cause {
             return Err(EdgeError::Persist {
