@@ -370,3 +370,59 @@ async fn a_member_that_answers_503_or_hangs_does_not_silence_its_site() {
     let log = edge.log_text();
     assert!(log.contains("reporting without that error again"), "{log}");
 }
+
+/// A member that takes longer than half an interval to read (every answer
+/// of its API server 300 ms late, as a very large cluster or a far one
+/// answers) is still read: the reading the edge gave up on for one report
+/// goes on and serves the next, so a node the member gains is reported,
+/// and the site stays Connected meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_slower_to_read_than_half_an_interval_is_still_reported() {
+    let dir = TempDir::new("member-slow");
+    let (_hub_sb, hub_kc, hub, _hub) = installed_hub_running(&dir).await;
+    let api: Api<FederatedCluster> = Api::all(hub.clone());
+    let (member_sb, member_kc) = member_sandbox(&dir, "m", (0, 0)).await;
+    let site_kc = dir.join("site-a.kubeconfig");
+    fleet_register(&hub_kc, "site-a", 10, &site_kc, &[]);
+    let edge = spawn_edge(&dir, "edge", "site-a", &member_kc, &site_kc, &[]);
+    let nodes = |fc: &FederatedCluster| fc.status.as_ref().and_then(|s| s.node_count);
+    wait_until(WAIT, "site-a Connected with its node", || async {
+        api.get("site-a")
+            .await
+            .is_ok_and(|fc| fc.phase() == Some(Phase::Connected) && nodes(&fc) == Some(1))
+    })
+    .await;
+
+    member_sb.controls().set_latency(Duration::from_millis(300));
+    seed_member(
+        &admin(&member_sb).await,
+        &[NodeSeed {
+            name: "m-node-2",
+            gpus: &[],
+            ready: true,
+        }],
+        &[],
+    )
+    .await;
+    let start = Instant::now();
+    loop {
+        let fc = api.get("site-a").await.unwrap();
+        assert_eq!(
+            fc.phase(),
+            Some(Phase::Connected),
+            "{:?} into the slow member\n{}",
+            start.elapsed(),
+            edge.log_text()
+        );
+        if nodes(&fc) == Some(2) {
+            break;
+        }
+        assert!(
+            start.elapsed() < WAIT,
+            "the slow member's second node never reported\n{}",
+            edge.log_text()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(edge.log_text().contains("was not read within"));
+}
