@@ -68,7 +68,7 @@ use crate::fleet::signals::SignalHistory;
 use crate::fleet::status_patch::{Accepted, report_patch};
 use crate::k8s::edge_token::{SecretName, request_site_token, store_hub_kubeconfig};
 use crate::k8s::journal::{Read as JournalRead, read_journal, write_journal};
-use crate::k8s::member::{MemberError, MemberObjects, accepts_token, read_member};
+use crate::k8s::member::{MemberError, accepts_token, read_member};
 use crate::k8s::site_status::{get_site, patch_site_status, sites};
 use crate::k8s::{readable, root_cause, source_chain, status_code};
 use crate::operator::collect::{edge_status, with_identity};
@@ -240,34 +240,6 @@ pub struct Edge {
     /// The site's heartbeat interval as last read (scaled): a call to the
     /// member may take half of it ([`Edge::member_limit`]).
     interval: Duration,
-    /// A reading of the member still going on after its report was sent
-    /// without it.
-    reading: Option<Reading>,
-}
-
-/// A reading of the member cluster that may outlive the report that
-/// started it: a member slower than half an interval to read (a very large
-/// cluster) is still read, and reported one heartbeat later. It ends with
-/// the edge.
-struct Reading {
-    task: tokio::task::JoinHandle<Result<MemberObjects, MemberError>>,
-    started: std::time::Instant,
-}
-
-impl Reading {
-    fn start(member: &kube::Client) -> Self {
-        let member = member.clone();
-        Reading {
-            task: tokio::spawn(async move { read_member(&member).await }),
-            started: std::time::Instant::now(),
-        }
-    }
-}
-
-impl Drop for Reading {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
 }
 
 /// What the edge knows of its journal's copy on the member cluster.
@@ -305,7 +277,6 @@ impl Edge {
                 Duration::from_secs(crate::api::DEFAULT_HEARTBEAT_INTERVAL_SECONDS as u64),
                 cfg.interval_scale,
             ),
-            reading: None,
             cfg,
         }
     }
@@ -511,23 +482,9 @@ impl Edge {
         now: Timestamp,
     ) -> (EdgeStatus, Option<EdgeError>) {
         let limit = self.member_limit();
-        // A reading given up on for the last report goes on and serves
-        // this one, unless it has run for three intervals (a connection
-        // that will never answer): then a new one starts.
-        let mut reading = match self.reading.take() {
-            Some(r) if r.started.elapsed() < self.interval * 3 => r,
-            _ => Reading::start(&self.member),
-        };
-        let read = match tokio::time::timeout(limit, &mut reading.task).await {
-            Ok(Ok(read)) => read,
-            Ok(Err(join)) if join.is_panic() => std::panic::resume_unwind(join.into_panic()),
-            // Not aborted but by its drop: a cancelled reading is not kept.
-            Ok(Err(_)) => Err(MemberError::NotInTime { limit }),
-            Err(_) => {
-                self.reading = Some(reading);
-                Err(MemberError::NotInTime { limit })
-            }
-        };
+        let read = tokio::time::timeout(limit, read_member(&self.member))
+            .await
+            .unwrap_or(Err(MemberError::NotInTime { limit }));
         match read {
             Ok(objs) => {
                 let status = edge_status(&objs, self.history.previous(site), now);
