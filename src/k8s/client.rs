@@ -134,11 +134,18 @@ impl tower_service::Service<http::Request<kube::client::Body>> for BoundedRetry 
 /// an edge's client of its member cluster. After a 45 s outage answering
 /// 503, the hub's liveness record came 46.7 s after the API server served
 /// again, its read of it waiting inside kube's backoff.
-pub fn bounded_client(mut config: kube::Config) -> Result<kube::Client, kube::Error> {
-    config.default_retry = false;
-    let client = kube::Client::try_from(config)?;
+pub fn bounded_client(config: kube::Config) -> Result<kube::Client, kube::Error> {
+    let client = unretried_client(config)?;
     let namespace = client.default_namespace().to_owned();
     Ok(kube::Client::new(BoundedRetry(client), namespace))
+}
+
+/// A client for `config` that does not retry a 429/503/504 at all: each
+/// is its caller's to see (the hub's watches and its probe of the API
+/// server; `bounded_client` builds on it).
+pub fn unretried_client(mut config: kube::Config) -> Result<kube::Client, kube::Error> {
+    config.default_retry = false;
+    kube::Client::try_from(config)
 }
 
 impl Cluster {

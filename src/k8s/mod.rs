@@ -19,6 +19,7 @@ mod sites;
 
 pub use client::{
     Cluster, ConnectOptions, bounded_client, kubeconfig_from_env, read_kubeconfig, shown_server,
+    unretried_client,
 };
 pub use error::{
     ContextFlags, Error, is_conflict, is_missing, is_missing_object, readable, root_cause,

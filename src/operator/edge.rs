@@ -474,6 +474,13 @@ impl Edge {
         (self.interval / 2).max(Duration::from_millis(100))
     }
 
+    /// `call` to the member cluster, given up after [`Edge::member_limit`]
+    /// (then `Err` of that limit).
+    async fn on_member<T>(&self, call: impl Future<Output = T>) -> Result<T, Duration> {
+        let limit = self.member_limit();
+        tokio::time::timeout(limit, call).await.map_err(|_| limit)
+    }
+
     /// The edge-owned status to report now for `site` (its object on the
     /// hub, whose signals are the previous report when this process starts).
     async fn observe_member(
@@ -481,10 +488,10 @@ impl Edge {
         site: &FederatedCluster,
         now: Timestamp,
     ) -> (EdgeStatus, Option<EdgeError>) {
-        let limit = self.member_limit();
-        let read = tokio::time::timeout(limit, read_member(&self.member))
+        let read = self
+            .on_member(read_member(&self.member))
             .await
-            .unwrap_or(Err(MemberError::NotInTime { limit }));
+            .unwrap_or_else(|limit| Err(MemberError::NotInTime { limit }));
         match read {
             Ok(objs) => {
                 let status = edge_status(&objs, self.history.previous(site), now);
@@ -573,10 +580,12 @@ impl Edge {
             self.journal_store.loaded = true;
             return;
         };
-        let limit = self.member_limit();
-        let Ok(read) = tokio::time::timeout(limit, read_journal(&self.member, &at)).await else {
-            self.journal_failing(&at, "read", member_late(limit));
-            return;
+        let read = match self.on_member(read_journal(&self.member, &at)).await {
+            Ok(read) => read,
+            Err(limit) => {
+                self.journal_failing(&at, "read", member_late(limit));
+                return;
+            }
         };
         match read {
             Ok(JournalRead::Journal(found)) => {
@@ -624,15 +633,14 @@ impl Edge {
         {
             return;
         }
-        let limit = self.member_limit();
-        let write = tokio::time::timeout(limit, write_journal(&self.member, &at, &self.journal));
-        match write.await {
+        let write = write_journal(&self.member, &at, &self.journal);
+        match self.on_member(write).await {
             Ok(Ok(())) => {
                 self.journal_store.written = Some(self.journal.clone());
                 self.journal_store.failing = None;
             }
             Ok(Err(e)) => self.journal_failing(&at, "write", readable(&e)),
-            Err(_) => self.journal_failing(&at, "write", member_late(limit)),
+            Err(limit) => self.journal_failing(&at, "write", member_late(limit)),
         }
     }
 
@@ -648,8 +656,7 @@ impl Edge {
 
     /// Notes in the journal what the member shows while the site is dark.
     async fn observe_dark(&mut self, now: Timestamp) {
-        let limit = self.member_limit();
-        if let Ok(Ok(objs)) = tokio::time::timeout(limit, read_member(&self.member)).await {
+        if let Ok(Ok(objs)) = self.on_member(read_member(&self.member)).await {
             let signals = edge_status(&objs, &[], now).signals.unwrap_or_default();
             self.journal
                 .observe(&node_readiness(&objs.nodes), &signals, now);
@@ -920,17 +927,16 @@ impl Edge {
         if hub.durable.token() == hub.kubeconfig.token() {
             return Ok(());
         }
-        let limit = self.member_limit();
         let store = store_hub_kubeconfig(
             &self.member,
             secret,
             crate::api::DEFAULT_KUBECONFIG_KEY,
             hub.kubeconfig.text(),
         );
-        let cause = match tokio::time::timeout(limit, store).await {
+        let cause = match self.on_member(store).await {
             Ok(Ok(())) => None,
             Ok(Err(e)) => Some(readable(&e)),
-            Err(_) => Some(member_late(limit)),
+            Err(limit) => Some(member_late(limit)),
         };
         if let Some(cause) = cause {
             return Err(EdgeError::Persist {

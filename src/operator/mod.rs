@@ -507,8 +507,6 @@ async fn run_hub(
     shutdown: watch::Receiver<bool>,
 ) -> Result<(), OperatorError> {
     let config = config_for(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
-    let client_of =
-        |config| kube::Client::try_from(config).map_err(|e| OperatorError::Config(Box::new(e)));
     // kube's client would retry a 429/503/504 inside the request up to 15
     // times, backing off exponentially to over a minute. The hub's reads
     // and writes try 3 more times over 3.5 s, then their loops try again
@@ -520,9 +518,8 @@ async fn run_hub(
     // API server answers 429 to every watch while it rebuilds its watch
     // cache; the watches retry at most a second apart
     // (`k8s::site_status::WatchBackoff`).
-    let mut unretried = config;
-    unretried.default_retry = false;
-    let unretried = client_of(unretried)?;
+    let unretried =
+        crate::k8s::unretried_client(config).map_err(|e| OperatorError::Config(Box::new(e)))?;
     if !crds_installed(&client)
         .await
         .map_err(OperatorError::Discovery)?
