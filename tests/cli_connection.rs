@@ -135,8 +135,10 @@ fn an_unavailable_api_server_is_retried_briefly_then_told() {
     for r in controls.request_log() {
         *tries.entry(format!("{} {}", r.verb, r.path)).or_default() += 1;
     }
+    // The command's requests run at once; it ends when the first has had
+    // its 4 tries, so another may be caught before its last.
     assert!(
-        !tries.is_empty() && tries.values().all(|n| *n == 4),
+        tries.values().all(|n| *n <= 4) && tries.values().any(|n| *n == 4),
         "{tries:?}"
     );
     assert!(line.contains("503"), "{line}");
