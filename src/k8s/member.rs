@@ -946,8 +946,17 @@ impl<'a> MemberReader<'a> {
         Ok(Some(ApiResource::from_gvk_with_plural(&gvk, kind.plural())))
     }
 
-    /// Reads everything one report needs from the member cluster.
-    pub async fn read(&self) -> Result<MemberObjects, MemberError> {
+    /// Reads everything one report needs from the member cluster. Boxed,
+    /// so that one copy of the reading's code serves the hub's prober and
+    /// the edge, which keeps a reading across reports as a boxed future of
+    /// its own (`operator::edge::Reading`): without this box the compiler
+    /// built the reading into each, and fleet-operator grew by ~240 KB.
+    pub fn read(&self) -> futures::future::BoxFuture<'_, Result<MemberObjects, MemberError>> {
+        Box::pin(self.read_all())
+    }
+
+    /// [`MemberReader::read`], unboxed.
+    async fn read_all(&self) -> Result<MemberObjects, MemberError> {
         let version: VersionInfo = self.get("server version", "/version").await?;
         let nodes = self
             .list(
