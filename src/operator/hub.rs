@@ -51,7 +51,7 @@
 //!   GET first, and a GET without an answer makes the hub blind.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -66,8 +66,8 @@ use tokio::sync::watch;
 
 use crate::api::{FederatedCluster, Mode, Phase};
 use crate::fleet::hub_status::{
-    self, Bearings, CheckedConditions, DEFAULT_CREDENTIAL_WARNING, HubStatus, MemberSighting,
-    Sighting, conditions_digest, same_heartbeat,
+    self, Bearings, CheckedConditions, DEFAULT_CREDENTIAL_WARNING, HubStatus, MemberChange,
+    MemberSighting, Sighting, conditions_digest, same_heartbeat,
 };
 use crate::k8s::site_decode::UnmanagedSite;
 use crate::k8s::site_lease::{get_site_renewal, watch_site_leases};
@@ -88,6 +88,8 @@ use sight::Sight;
 mod budget;
 mod error;
 mod judged;
+mod ledger;
+use ledger::{Known, Noticed, signal_digest, signal_digests};
 mod schedule;
 mod sight;
 #[cfg(test)]
@@ -141,16 +143,6 @@ impl Default for HubConfig {
     }
 }
 
-/// What the hub holds in memory about one site.
-#[derive(Clone, Copy, Debug)]
-struct Known {
-    /// Its heartbeats.
-    sighting: Sighting,
-    /// The digest of the conditions this replica last wrote or checked
-    /// (`hub_status::conditions_digest`); forgotten on becoming leader.
-    verified: Option<CheckedConditions>,
-}
-
 /// Shared state of the hub controller.
 pub struct Hub {
     api: Api<FederatedCluster>,
@@ -167,15 +159,6 @@ pub struct Hub {
     writes: budget::WriteBudget,
     /// The site watch has listed the sites at least once.
     listed: std::sync::atomic::AtomicBool,
-    /// The member identity each site's reports name (`MemberChanged`),
-    /// observed leader or not.
-    members: Mutex<HashMap<String, MemberSighting>>,
-    /// The signal keys last seen per site, leader or not, so a new leader
-    /// does not count again what the old one counted.
-    seen_signals: Mutex<HashMap<String, HashSet<String>>>,
-    /// The dark period (`status.lastDarkPeriod`: its from and to) last
-    /// seen per site, so each newly reported one is recorded once.
-    seen_dark: Mutex<HashMap<String, Option<(Timestamp, Timestamp)>>>,
     /// When this process started (hub clock): signals already present in
     /// the first sighting of a site count only if they began after it.
     started: Timestamp,
@@ -243,12 +226,9 @@ impl Hub {
             acting: leads_now.into(),
             leading,
             ledger: Mutex::new(HashMap::new()),
-            members: Mutex::new(HashMap::new()),
             unwritten: Default::default(),
             writes,
             listed: Default::default(),
-            seen_signals: Mutex::new(HashMap::new()),
-            seen_dark: Mutex::new(HashMap::new()),
             started: Timestamp::now(),
             leader_since: Mutex::new(None),
             schedule: Default::default(),
@@ -394,8 +374,10 @@ impl Hub {
         self.metrics.set_leader(leading);
     }
 
-    /// Folds the site's current heartbeat into the ledger; returns the
-    /// sighting and the digest of the conditions last checked.
+    /// Folds the site's current heartbeat, member, signals and dark period
+    /// into the ledger; returns the sighting and the digest of the
+    /// conditions last checked. What it notices is acted on once the
+    /// ledger is let go ([`Hub::act_on`]).
     fn observe(
         &self,
         site: &FederatedCluster,
@@ -408,65 +390,129 @@ impl Hub {
             .filter(|s| s.unreadable().is_none_or(|u| !u.heartbeat()))
             .and_then(|s| s.last_heartbeat_time.as_ref())
             .map(|t| t.0);
-        self.observe_signals(site);
-        self.observe_member(site, now);
-        self.observe_dark_period(site);
+        let signals = status.map(|s| s.signals()).unwrap_or_default();
+        let dark = status
+            .and_then(|s| s.last_dark_period.as_ref())
+            .map(|d| (d.from.0, d.to.0));
+        let leading = self.is_leader();
+        let interval = self.effective_interval(site);
+        let mut noticed = Noticed::default();
         let mut ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());
-        let before = ledger.get(name).copied();
-        // A heartbeat that changed while the hub watched: its age says how
-        // far behind the hub judges (includes any edge clock skew).
-        if let Some(t) = reported
-            && before.is_some_and(|b| {
-                b.sighting
-                    .observation
-                    .is_none_or(|o| !same_heartbeat(o.reported, t))
-            })
-        {
-            self.metrics
-                .event_lag(now.duration_since(t).as_secs_f64().max(0.0));
-            self.observe_report(site);
-        }
-        let sighting = Sighting::of_site(
-            before.as_ref().map(|b| &b.sighting),
-            site,
-            self.effective_interval(site),
-            now,
-        );
-        let verified = before.and_then(|b| b.verified);
-        // In place when the site is known: no key allocated per event.
-        match ledger.get_mut(name) {
-            Some(held) => held.sighting = sighting,
+        let (sighting, verified) = match ledger.get_mut(name) {
+            // In place when the site is known: no key allocated per event.
+            Some(known) => {
+                // A heartbeat that changed while the hub watched: its age
+                // says how far behind the hub judges (includes any edge
+                // clock skew).
+                noticed.heartbeat = reported.is_some_and(|t| {
+                    known
+                        .sighting
+                        .observation
+                        .is_none_or(|o| !same_heartbeat(o.reported, t))
+                });
+                noticed.member = known
+                    .member
+                    .observe(status.and_then(|s| s.member.as_deref()), now);
+                if !(signals.is_empty() && known.signals.is_empty()) {
+                    let digests = signal_digests(signals);
+                    if leading {
+                        noticed.signals = signals
+                            .iter()
+                            .filter(|s| known.signals.binary_search(&signal_digest(s)).is_err())
+                            .map(|s| s.type_)
+                            .collect();
+                    }
+                    if digests != known.signals {
+                        known.signals = digests;
+                    }
+                }
+                noticed.dark = dark.is_some() && known.dark != dark;
+                known.dark = dark;
+                known.sighting = Sighting::of_site(Some(&known.sighting), site, interval, now);
+                (known.sighting, known.verified)
+            }
+            // The first sighting (a start, a takeover's warm cache, or a
+            // new site): what it already shows counts only if it began
+            // after this process started (older was counted by the replica
+            // that led then).
             None => {
+                if leading {
+                    noticed.signals = signals
+                        .iter()
+                        .filter(|s| s.first_seen.0 > self.started)
+                        .map(|s| s.type_)
+                        .collect();
+                }
+                noticed.dark = dark.is_some_and(|(_, to)| to > self.started);
+                let sighting = Sighting::of_site(None, site, interval, now);
                 ledger.insert(
                     name.to_owned(),
                     Known {
                         sighting,
                         verified: None,
+                        member: MemberSighting::first(site, now),
+                        signals: signal_digests(signals),
+                        dark,
                     },
                 );
+                (sighting, None)
             }
-        }
+        };
+        drop(ledger);
+        self.act_on(site, noticed, reported, now);
         (sighting, verified)
     }
 
-    /// Folds the member identity `site` reports into what the hub saw of
-    /// it; while leading, a change is a `MemberChanged` Event naming both
-    /// members.
-    fn observe_member(&self, site: &FederatedCluster, now: Timestamp) {
-        let reported = site.status.as_ref().and_then(|s| s.member.as_deref());
-        let mut members = self.members.lock().unwrap_or_else(|p| p.into_inner());
-        let change = match members.get_mut(site.site_name()) {
-            Some(seen) => seen.observe(reported, now),
-            None => {
-                members.insert(
-                    site.site_name().to_owned(),
-                    MemberSighting::first(site, now),
-                );
-                None
+    /// What [`Hub::observe`] noticed of `site`: a new heartbeat's lag (and
+    /// a Push site's report duration); a member change (logged; while
+    /// leading, a `MemberChanged` Event naming both members); new signals,
+    /// counted once (their policy decisions are counted with the fleet's
+    /// incidents, by the summary: [`super::federation`]); a new dark period
+    /// (logged; while leading, its Events, [`super::events::dark_period`];
+    /// nothing of it feeds the hub's judgement: it is the site's own
+    /// account).
+    fn act_on(
+        &self,
+        site: &FederatedCluster,
+        noticed: Noticed,
+        reported: Option<Timestamp>,
+        now: Timestamp,
+    ) {
+        if let Some(t) = reported.filter(|_| noticed.heartbeat) {
+            self.metrics
+                .event_lag(now.duration_since(t).as_secs_f64().max(0.0));
+            self.observe_report(site);
+        }
+        for signal_type in noticed.signals {
+            self.metrics.new_signal(signal_type);
+        }
+        if let Some(change) = noticed.member {
+            self.member_changed(site, change);
+        }
+        let dark = site
+            .status
+            .as_ref()
+            .and_then(|s| s.last_dark_period.as_ref());
+        if let Some(dark) = dark.filter(|_| noticed.dark) {
+            tracing::info!(
+                site = %site.site_name(),
+                from = %dark.from.0,
+                to = %dark.to.0,
+                entries = dark.entries.len(),
+                dropped = dark.dropped,
+                "the site reported a dark period (its own account)"
+            );
+            if self.is_leader() {
+                for note in super::events::dark_period(site, dark) {
+                    self.events.record(note);
+                }
             }
-        };
-        drop(members);
-        let Some(change) = change else { return };
+        }
+    }
+
+    /// The member cluster `site`'s reports come from changed: logged;
+    /// while leading, a `MemberChanged` Event naming both members.
+    fn member_changed(&self, site: &FederatedCluster, change: MemberChange) {
         tracing::warn!(
             site = %site.site_name(),
             from = %Untrusted(&change.from),
@@ -514,79 +560,6 @@ impl Hub {
         }
     }
 
-    /// Remembers the site's signals; while leading, counts each one not
-    /// seen before once (its policy decision is counted with the fleet's
-    /// incidents, by the summary: [`super::federation`]). Signals present in the
-    /// first sighting of a site count only if they began after this process
-    /// started: older ones were counted by the replica that led then.
-    fn observe_signals(&self, site: &FederatedCluster) {
-        let signals = site
-            .status
-            .as_ref()
-            .map(|s| s.signals())
-            .unwrap_or_default();
-        let mut seen = self.seen_signals.lock().unwrap_or_else(|p| p.into_inner());
-        let known = seen.get(site.site_name());
-        if signals.is_empty() && known.is_some_and(HashSet::is_empty) {
-            return;
-        }
-        if self.is_leader() {
-            for s in signals {
-                let new = match known {
-                    Some(k) => !k.contains(&s.key()),
-                    None => s.first_seen.0 > self.started,
-                };
-                if new {
-                    self.metrics.new_signal(s.type_);
-                }
-            }
-        }
-        seen.insert(
-            site.site_name().to_owned(),
-            signals.iter().map(crate::api::Signal::key).collect(),
-        );
-    }
-
-    /// Remembers the dark period the site reports; while leading, records
-    /// the Events of each new one ([`super::events::dark_period`]). One
-    /// present at the first sighting of a site is new only if it ended
-    /// after this process started (an older one was recorded by the replica
-    /// that led then). Nothing here feeds the hub's judgement: the dark
-    /// period is the site's own account.
-    fn observe_dark_period(&self, site: &FederatedCluster) {
-        let dark = site
-            .status
-            .as_ref()
-            .and_then(|s| s.last_dark_period.as_ref());
-        let key = dark.map(|d| (d.from.0, d.to.0));
-        let mut seen = self.seen_dark.lock().unwrap_or_else(|p| p.into_inner());
-        let new = match (seen.get(site.site_name()), key) {
-            (_, None) => false,
-            (Some(held), Some(k)) => *held != Some(k),
-            (None, Some((_, to))) => to > self.started,
-        };
-        if seen.get(site.site_name()) != Some(&key) {
-            seen.insert(site.site_name().to_owned(), key);
-        }
-        drop(seen);
-        let Some(dark) = dark.filter(|_| new) else {
-            return;
-        };
-        tracing::info!(
-            site = %site.site_name(),
-            from = %dark.from.0,
-            to = %dark.to.0,
-            entries = dark.entries.len(),
-            dropped = dark.dropped,
-            "the site reported a dark period (its own account)"
-        );
-        if self.is_leader() {
-            for note in super::events::dark_period(site, dark) {
-                self.events.record(note);
-            }
-        }
-    }
-
     /// Forgets a site (it was deleted).
     pub fn forget(&self, site: &str) {
         self.ledger
@@ -599,18 +572,6 @@ impl Hub {
             sight.held.remove(site);
             sight.unechoed.remove(site);
         }
-        self.seen_signals
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(site);
-        self.seen_dark
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(site);
-        self.members
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(site);
         self.schedule.forget(site);
         self.unwritten
             .lock()
@@ -680,13 +641,14 @@ impl Hub {
             Mode::Pull => self.probes.verdict(site.site_name()),
         };
         let schedule = site.spec.connectivity.as_ref().map(site_schedule);
-        let members = self.members.lock().unwrap_or_else(|p| p.into_inner());
+        let interval = self.effective_interval(site);
+        let ledger = self.ledger.lock().unwrap_or_else(|p| p.into_inner());
         let bearings = Bearings {
-            interval: self.effective_interval(site),
+            interval,
             credential_warning: self.cfg.credential_warning,
             leader_since,
             probe: probe.as_ref(),
-            member: members.get(site.site_name()),
+            member: ledger.get(site.site_name()).map(|k| &k.member),
             remembered,
             schedule: schedule.as_ref(),
         };

@@ -132,14 +132,19 @@ impl Hub {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(site.site_name())
-            .copied();
+            .map(|k| (k.sighting, k.verified));
         let sighting = Sighting::of_site(
-            known.as_ref().map(|k| &k.sighting),
+            known.as_ref().map(|(sighting, _)| sighting),
             site,
             self.effective_interval(site),
             now,
         );
-        self.judge_sighting(site, sighting, known.and_then(|k| k.verified), now)
+        self.judge_sighting(
+            site,
+            sighting,
+            known.and_then(|(_, verified)| verified),
+            now,
+        )
     }
 
     /// Whether the fleet `sites` (the complete cache) is judged in memory
