@@ -249,11 +249,14 @@ pub struct Edge {
 /// A reading of the member cluster that may outlive the report that
 /// started it: a member slower than half an interval to read (a very large
 /// cluster, or a far one) is still read, and reported a heartbeat later.
-/// It is a future the edge polls only while a report waits for it (no task
-/// of its own: one cost fleet-operator 296 KB); the member's answers
-/// arrive meanwhile on the client's own connection.
+/// It is a future the edge polls while a report waits for it and while it
+/// waits for the next report ([`Reading::finish`]): no task of its own (one
+/// cost fleet-operator 296 KB).
 struct Reading {
     read: futures::future::BoxFuture<'static, Result<MemberObjects, MemberError>>,
+    /// What it read, once it has finished between two reports, and how
+    /// long it took.
+    done: Option<(Result<MemberObjects, MemberError>, Duration)>,
     started: std::time::Instant,
 }
 
@@ -262,7 +265,16 @@ impl Reading {
         let member = member.clone();
         Reading {
             read: Box::pin(async move { read_member(&member).await }),
+            done: None,
             started: std::time::Instant::now(),
+        }
+    }
+
+    /// Reads on until the reading is done (between two reports).
+    async fn finish(&mut self) {
+        if self.done.is_none() {
+            let read = (&mut self.read).await;
+            self.done = Some((read, self.started.elapsed()));
         }
     }
 }
@@ -521,6 +533,17 @@ impl Edge {
     async fn read_member(&mut self) -> Result<MemberObjects, MemberError> {
         let kept = self.kept_reading().take();
         let mut reading = match kept {
+            // Read between reports. A member that slow is read on so: the
+            // next reading starts now, to serve the next report.
+            Some(Reading {
+                done: Some((read, took)),
+                ..
+            }) => {
+                if took > self.member_limit() {
+                    *self.kept_reading() = Some(Reading::start(&self.member));
+                }
+                return read;
+            }
             Some(r) if r.started.elapsed() < self.interval * 3 => r,
             _ => Reading::start(&self.member),
         };
@@ -1129,6 +1152,8 @@ pub async fn run(
             }
             (None, None) => last_interval,
         };
+        // A member reading the last report gave up on reads on meanwhile.
+        let mut reading = edge.kept_reading().take();
         // A slow retry ends early when a new credential arrives on disk.
         let credential_arrives = async {
             if !person {
@@ -1141,11 +1166,19 @@ pub async fn run(
                 }
             }
         };
+        let read_on = async {
+            if let Some(r) = reading.as_mut() {
+                r.finish().await;
+            }
+            std::future::pending::<()>().await
+        };
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
             _ = credential_arrives => {}
+            _ = read_on => {}
             _ = shutdown.wait_for(|s| *s) => break,
         }
+        *edge.kept_reading() = reading;
     }
     tracing::info!(
         site = %edge.cfg.site,
