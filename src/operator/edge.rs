@@ -50,6 +50,8 @@
 
 mod error;
 mod lease;
+mod reading;
+use reading::Reading;
 
 pub use error::EdgeError;
 pub use lease::{Fallback, LEASE_RETRY_HEARTBEATS};
@@ -68,7 +70,7 @@ use crate::fleet::signals::SignalHistory;
 use crate::fleet::status_patch::{Accepted, report_patch};
 use crate::k8s::edge_token::{SecretName, request_site_token, store_hub_kubeconfig};
 use crate::k8s::journal::{Read as JournalRead, read_journal, write_journal};
-use crate::k8s::member::{MemberError, MemberObjects, accepts_token, read_member};
+use crate::k8s::member::{MemberError, MemberObjects, accepts_token};
 use crate::k8s::site_status::{get_site, patch_site_status, sites};
 use crate::k8s::{readable, root_cause, source_chain, status_code};
 use crate::operator::collect::{edge_status, with_identity};
@@ -244,39 +246,6 @@ pub struct Edge {
     /// serve the next one ([`Reading`]). In a mutex only to keep `Edge`
     /// `Sync` (a boxed future is not); only ever reached through `&mut`.
     reading: std::sync::Mutex<Option<Reading>>,
-}
-
-/// A reading of the member cluster that may outlive the report that
-/// started it: a member slower than half an interval to read (a very large
-/// cluster, or a far one) is still read, and reported a heartbeat later.
-/// It is a future the edge polls while a report waits for it and while it
-/// waits for the next report ([`Reading::finish`]): no task of its own (one
-/// cost fleet-operator 296 KB).
-struct Reading {
-    read: futures::future::BoxFuture<'static, Result<MemberObjects, MemberError>>,
-    /// What it read, once it has finished between two reports, and how
-    /// long it took.
-    done: Option<(Result<MemberObjects, MemberError>, Duration)>,
-    started: std::time::Instant,
-}
-
-impl Reading {
-    fn start(member: &kube::Client) -> Self {
-        let member = member.clone();
-        Reading {
-            read: Box::pin(async move { read_member(&member).await }),
-            done: None,
-            started: std::time::Instant::now(),
-        }
-    }
-
-    /// Reads on until the reading is done (between two reports).
-    async fn finish(&mut self) {
-        if self.done.is_none() {
-            let read = (&mut self.read).await;
-            self.done = Some((read, self.started.elapsed()));
-        }
-    }
 }
 
 /// What the edge knows of its journal's copy on the member cluster.
