@@ -414,17 +414,17 @@ impl Hub {
                     .member
                     .observe(status.and_then(|s| s.member.as_deref()), now);
                 if !(signals.is_empty() && known.signals.is_empty()) {
-                    let digests = signal_digests(signals);
+                    // Each key hashed once, for the count and the record.
+                    let each: Vec<u64> = signals.iter().map(signal_digest).collect();
                     if leading {
                         noticed.signals = signals
                             .iter()
-                            .filter(|s| known.signals.binary_search(&signal_digest(s)).is_err())
-                            .map(|s| s.type_)
+                            .zip(&each)
+                            .filter(|(_, d)| known.signals.binary_search(d).is_err())
+                            .map(|(s, _)| s.type_)
                             .collect();
                     }
-                    if digests != known.signals {
-                        known.signals = digests;
-                    }
+                    known.signals = ledger::sorted(each);
                 }
                 noticed.dark = dark.is_some() && known.dark != dark;
                 known.dark = dark;

@@ -44,7 +44,11 @@ pub(super) fn signal_digest(signal: &crate::api::Signal) -> u64 {
 
 /// The digests of `signals`' keys, sorted ([`Known::signals`]).
 pub(super) fn signal_digests(signals: &[crate::api::Signal]) -> Box<[u64]> {
-    let mut digests: Vec<u64> = signals.iter().map(signal_digest).collect();
+    sorted(signals.iter().map(signal_digest).collect())
+}
+
+/// `digests` sorted, as [`Known::signals`] holds them.
+pub(super) fn sorted(mut digests: Vec<u64>) -> Box<[u64]> {
     digests.sort_unstable();
     digests.into_boxed_slice()
 }
